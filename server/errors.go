@@ -65,3 +65,77 @@ type Recovery struct {
 
 func (e *Error) Error() string { return string(e.Code) + " " + e.Reason + ": " + e.Message }
 func (e *Error) Unwrap() error { return e.Cause }
+
+// Reason tokens (one level below Code) and file reasons. Stable across releases.
+const (
+	ReasonInvalidArgument   = "INVALID_ARGUMENT"
+	ReasonPathOutsideRoot   = "PATH_OUTSIDE_ROOT"
+	ReasonPathNotDirectory  = "PATH_NOT_DIRECTORY"
+	ReasonBlankMessage      = "BLANK_MESSAGE"
+	ReasonNotPulled         = "NOT_PULLED"
+	ReasonInvalidFiles      = "INVALID_FILES"
+	ReasonMergeConflict     = "MERGE_CONFLICT"
+	ReasonUnresolvedMarkers = "UNRESOLVED_MARKERS"
+	ReasonOutsideWritable   = "OUTSIDE_WRITABLE"
+	ReasonInsideReadOnly    = "INSIDE_READ_ONLY"
+	ReasonRetriesExhausted  = "RETRIES_EXHAUSTED"
+	ReasonStoreUnreachable  = "STORE_UNREACHABLE"
+	ReasonAccessDenied      = "ACCESS_DENIED"
+	ReasonAcceptanceUnknown = "ACCEPTANCE_UNKNOWN"
+	ReasonCorruptManifest   = "CORRUPT_MANIFEST"
+	ReasonCorruptPack       = "CORRUPT_PACK"
+	ReasonMissingPack       = "MISSING_PACK"
+	ReasonCacheCorrupt      = "CACHE_CORRUPT"
+	ReasonLocalIO           = "LOCAL_IO"
+	ReasonInternal          = "INTERNAL"
+	ReasonResynchronized    = "RESYNCHRONIZED"
+	ReasonRecoveryPending   = "RECOVERY_PENDING"
+
+	FileInvalidUTF8     = "INVALID_UTF8"
+	FileNulByte         = "NUL_BYTE"
+	FileSymlink         = "SYMLINK"
+	FileSpecial         = "SPECIAL_FILE"
+	FileInvalidName     = "INVALID_NAME"
+	FileNameCollision   = "NAME_COLLISION"
+	FilePathTooLong     = "PATH_TOO_LONG"
+	FileConflictMarkers = "CONFLICT_MARKERS"
+	// TEXT_CONFLICT, MODIFY_DELETE and FILE_DIRECTORY come from merge.FileReason;
+	// OUTSIDE_WRITABLE and INSIDE_READ_ONLY are also file reasons.
+)
+
+// CatalogRow is one row of the error reference (docs/errors.md is generated
+// from Catalog and checked against it by a test).
+type CatalogRow struct {
+	Code        Code
+	Reason      string
+	Action      Action
+	Retryable   bool
+	FileReasons []string
+	Meaning     string
+}
+
+// Catalog is the complete table of domain errors.
+var Catalog = []CatalogRow{
+	{CodeInvalidRequest, ReasonInvalidArgument, ActionFixRequest, false, nil, "An input field is missing, unknown, null, of the wrong type, or out of bounds."},
+	{CodeInvalidRequest, ReasonPathOutsideRoot, ActionFixRequest, false, nil, "The path resolves outside the workspace root."},
+	{CodeInvalidRequest, ReasonPathNotDirectory, ActionFixRequest, false, nil, "The path names something that is not a directory."},
+	{CodeInvalidRequest, ReasonBlankMessage, ActionFixRequest, false, nil, "The commit message is empty or only white space."},
+	{CodeInvalidRequest, ReasonNotPulled, ActionPullFirst, false, nil, "The directory has never been pulled, so there is no baseline to commit against."},
+	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong}, "Files that the notebook cannot hold; nothing was published or deleted."},
+	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory)}, "Concurrent changes overlap; conflict blocks were written into the files."},
+	{CodeContentConflict, ReasonUnresolvedMarkers, ActionEditFiles, false, []string{FileConflictMarkers}, "Files still hold complete conflict blocks; resolve them before committing."},
+	{CodeReadOnlyPath, ReasonOutsideWritable, ActionWriteElsewhere, false, []string{ReasonOutsideWritable}, "Changes outside the writable set were refused and reset."},
+	{CodeReadOnlyPath, ReasonInsideReadOnly, ActionWriteElsewhere, false, []string{ReasonInsideReadOnly}, "Changes inside the read-only set were refused and reset."},
+	{CodeRemoteBusy, ReasonRetriesExhausted, ActionRetry, true, nil, "Other writers won every publication attempt; nothing was lost, retry."},
+	{CodeStorageFailure, ReasonStoreUnreachable, ActionRetry, true, nil, "The store did not answer or failed; retry later."},
+	{CodeStorageFailure, ReasonAccessDenied, ActionCheckStore, false, nil, "The store refused the credentials or the bucket."},
+	{CodeStorageFailure, ReasonAcceptanceUnknown, ActionRetry, true, nil, "The publication's outcome could not be decided; a retry is safe and never duplicates changes."},
+	{CodeStorageIntegrity, ReasonCorruptManifest, ActionRunVerify, false, nil, "The current manifest is malformed."},
+	{CodeStorageIntegrity, ReasonCorruptPack, ActionRunVerify, false, nil, "A pack does not match its checksum or format."},
+	{CodeStorageIntegrity, ReasonMissingPack, ActionRunVerify, false, nil, "A pack the manifest references is missing."},
+	{CodeStorageIntegrity, ReasonCacheCorrupt, ActionRunVerify, false, nil, "The local object cache is corrupt."},
+	{CodeEngineFailed, ReasonLocalIO, ActionCheckHost, true, nil, "A local file operation failed (see detail)."},
+	{CodeEngineFailed, ReasonInternal, ActionCheckHost, false, nil, "An unexpected failure; the log record with the diagnosticId has the cause."},
+	{CodeRecoveryFailure, ReasonResynchronized, ActionPull, true, nil, "An operation failed after it began rewriting the directory; the directory was resynchronised."},
+	{CodeRecoveryFailure, ReasonRecoveryPending, ActionPull, true, nil, "An earlier operation was interrupted; the next call resynchronises first."},
+}
