@@ -1,24 +1,432 @@
 package main
 
-// Contract for the shared store/engine flags (DESIGN §8), owned by the CLI
-// (pull/commit/status/log) work; serve and verify use it too. The owner
-// replaces the bodies; the signatures may grow but must not change.
+// The shared store/engine settings of DESIGN §8, used by pull, commit,
+// status, log, serve and verify.
+//
+// Every setting has a flag, an environment variable and a default; a flag
+// given on the command line beats the environment, which beats the default
+// (an empty environment variable counts as unset). addSettingsFlags only
+// registers flags, so `-h` never touches anything; engineConfig resolves the
+// values, validates them (a *usageError, exit 2), and opens the store.
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 
+	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
+// A setting is one row of the DESIGN §8 table.
+type setting struct {
+	flag, env, meta, usage string
+	def                    func() string // the default shown by -h and used when unset
+}
+
+// The rows, in the order -h prints them.
+var (
+	setStore         = setting{"store", "SLIVINGDOC_STORE", "URL", "the notebook store: file:///abs/dir or s3://bucket/prefix", defaultStoreURL}
+	setBucket        = setting{"bucket", "SLIVINGDOC_BUCKET", "NAME", "S3 bucket; when set, the S3 backend is used with --prefix", none}
+	setPrefix        = setting{"prefix", "SLIVINGDOC_PREFIX", "KEY", "key prefix of the notebook in the bucket (S3 only)", constant("slivingdoc")}
+	setRegion        = setting{"region", "AWS_REGION", "REGION", "S3 region", constant("us-east-1")}
+	setEndpoint      = setting{"endpoint", "AWS_ENDPOINT_URL_S3", "URL", "custom S3 endpoint (no user info); default: AWS resolution", none}
+	setPathStyle     = setting{"path-style", "SLIVINGDOC_PATH_STYLE", "", "use path-style S3 addressing", constant("false")}
+	setWorkspaceRoot = setting{"workspace-root", "SLIVINGDOC_WORKSPACE_ROOT", "DIR", "paths must resolve at or below DIR; default: pull/commit/status use the notebook directory itself, serve a session directory", none}
+	setPrivateRoot   = setting{"private-root", "SLIVINGDOC_PRIVATE_ROOT", "DIR", "private state and object cache, never inside the workspace", defaultPrivateRoot}
+	setWritable      = setting{"writable", "SLIVINGDOC_WRITABLE", "PATH", "notebook-relative path commits may change (repeatable; env: ':'-separated)", none}
+	setReadOnly      = setting{"read-only", "SLIVINGDOC_READ_ONLY", "PATH", "notebook-relative path commits may not change (repeatable; env: ':'-separated)", none}
+	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "lost-race retries per commit (0..100)", constant("8")}
+	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", constant("1024")}
+	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "older checkpoint chains kept (0..64)", constant("1")}
+)
+
+var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
+	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained}
+
+func none() string { return "" }
+
+func constant(v string) func() string { return func() string { return v } }
+
 // settings holds the values of the shared flags of one command invocation.
-type settings struct{}
+type settings struct {
+	fs     *flag.FlagSet
+	getenv func(string) string
+	values map[*setting]*string
+	lists  map[*setting]*listFlag
+	// Logger, when set before engineConfig, becomes Config.Logger; otherwise
+	// a logger on stderr is made.
+	Logger *slog.Logger
+}
+
+// listFlag is a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, string(listSeparator)) }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// listSeparator splits SLIVINGDOC_WRITABLE and SLIVINGDOC_READ_ONLY. ':' can
+// never occur in a notebook path (DESIGN §6), so the split is unambiguous on
+// every platform.
+const listSeparator = ':'
 
 // addSettingsFlags registers every DESIGN §8 flag on fs.
-func addSettingsFlags(fs *flag.FlagSet) *settings { return &settings{} }
+func addSettingsFlags(fs *flag.FlagSet) *settings {
+	s := &settings{fs: fs, getenv: os.Getenv, values: map[*setting]*string{}, lists: map[*setting]*listFlag{}}
+	for _, st := range allSettings {
+		switch st {
+		case &setWritable, &setReadOnly:
+			l := &listFlag{}
+			s.lists[st] = l
+			fs.Var(l, st.flag, st.usage)
+		case &setPathStyle:
+			v := new(string)
+			s.values[st] = v
+			fs.Var(boolString{v}, st.flag, st.usage)
+		default:
+			s.values[st] = fs.String(st.flag, "", st.usage)
+		}
+	}
+	return s
+}
+
+// boolString is a boolean flag (-path-style, -path-style=false) that keeps
+// its raw text so "given on the command line" can be told from "default".
+type boolString struct{ v *string }
+
+func (b boolString) String() string {
+	if b.v == nil {
+		return ""
+	}
+	return *b.v
+}
+func (b boolString) Set(v string) error {
+	if _, err := strconv.ParseBool(v); err != nil {
+		return errors.New("want true or false")
+	}
+	*b.v = v
+	return nil
+}
+func (b boolString) IsBoolFlag() bool { return true }
+
+// usageError is a bad flag or environment value: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// source tells where a resolved value came from.
+type source int
+
+const (
+	fromDefault source = iota
+	fromEnv
+	fromFlag
+)
+
+// name is how an error message refers to the value's origin.
+func (st *setting) name(src source) string {
+	if src == fromEnv {
+		return st.env
+	}
+	return "--" + st.flag
+}
+
+// lookup resolves one scalar setting: flag > environment > default.
+func (s *settings) lookup(st *setting) (string, source) {
+	given := false
+	s.fs.Visit(func(f *flag.Flag) {
+		if f.Name == st.flag {
+			given = true
+		}
+	})
+	if given {
+		return *s.values[st], fromFlag
+	}
+	if v := s.getenv(st.env); v != "" {
+		return v, fromEnv
+	}
+	return st.def(), fromDefault
+}
+
+// lookupList resolves a repeatable setting: the flags, else the environment list.
+func (s *settings) lookupList(st *setting) []string {
+	if l := *s.lists[st]; len(l) > 0 {
+		return l
+	}
+	var out []string
+	for _, v := range strings.Split(s.getenv(st.env), string(listSeparator)) {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (s *settings) lookupInt(st *setting, lo, hi int) (int, error) {
+	v, src := s.lookup(st)
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < lo || n > hi {
+		if hi == maxInt {
+			return 0, usageErrorf("%s: %q is not a whole number of at least %d", st.name(src), v, lo)
+		}
+		return 0, usageErrorf("%s: %q is not a whole number from %d to %d", st.name(src), v, lo, hi)
+	}
+	return n, nil
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// storeSpec is the resolved store selection.
+type storeSpec struct {
+	fileDir string          // the file store's directory, when not S3
+	s3      remote.S3Config // when Bucket != ""
+}
+
+// resolveStore applies the selection rules: --bucket (flag or env) implies
+// S3 with --prefix; --store names file:// or s3://; a flag beats the
+// environment, and --store and --bucket at the same level contradict.
+func (s *settings) resolveStore() (storeSpec, error) {
+	store, storeSrc := s.lookup(&setStore)
+	bucket, bucketSrc := s.lookup(&setBucket)
+	prefix, prefixSrc := s.lookup(&setPrefix)
+	region, _ := s.lookup(&setRegion)
+	endpoint, endpointSrc := s.lookup(&setEndpoint)
+	ps, psSrc := s.lookup(&setPathStyle)
+	pathStyle, err := strconv.ParseBool(ps)
+	if err != nil {
+		return storeSpec{}, usageErrorf("%s: %q is not true or false", setPathStyle.name(psSrc), ps)
+	}
+	if endpoint != "" {
+		u, err := url.Parse(endpoint)
+		switch {
+		case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
+			return storeSpec{}, usageErrorf("%s: want an http:// or https:// URL", setEndpoint.name(endpointSrc))
+		case u.User != nil:
+			// Credentials come from the AWS chain only; a URL with them would
+			// leak into logs and process listings.
+			return storeSpec{}, usageErrorf("%s: an endpoint URL must not carry user info; use the AWS credential chain", setEndpoint.name(endpointSrc))
+		}
+	}
+	s3 := remote.S3Config{Bucket: bucket, Prefix: prefix, Region: region, Endpoint: endpoint, PathStyle: pathStyle}
+
+	useBucket := bucket != "" && (storeSrc == fromDefault || bucketSrc > storeSrc)
+	if bucket != "" && storeSrc == bucketSrc {
+		return storeSpec{}, usageErrorf("%s and %s both select a store; give one", setStore.name(storeSrc), setBucket.name(bucketSrc))
+	}
+	if useBucket {
+		if err := checkBucket(bucket); err != nil {
+			return storeSpec{}, usageErrorf("%s: %v", setBucket.name(bucketSrc), err)
+		}
+		if err := checkPrefix(prefix); err != nil {
+			return storeSpec{}, usageErrorf("%s: %v", setPrefix.name(prefixSrc), err)
+		}
+		return storeSpec{s3: s3}, nil
+	}
+	switch {
+	case strings.HasPrefix(store, "file://"):
+		dir := strings.TrimPrefix(store, "file://")
+		if runtime.GOOS == "windows" && len(dir) > 2 && dir[0] == '/' && dir[2] == ':' {
+			dir = dir[1:] // file:///C:/x
+		}
+		if !filepath.IsAbs(dir) {
+			return storeSpec{}, usageErrorf("%s: %q: a file store needs an absolute path, as in file:///home/me/store", setStore.name(storeSrc), store)
+		}
+		return storeSpec{fileDir: filepath.Clean(dir)}, nil
+	case strings.HasPrefix(store, "s3://"):
+		rest := strings.TrimPrefix(store, "s3://")
+		b, p, _ := strings.Cut(rest, "/")
+		if err := checkBucket(b); err != nil {
+			return storeSpec{}, usageErrorf("%s: %q: %v", setStore.name(storeSrc), store, err)
+		}
+		s3.Bucket = b
+		if p = strings.Trim(p, "/"); p != "" {
+			if prefixSrc != fromDefault && prefix != p {
+				return storeSpec{}, usageErrorf("%s names prefix %q but %s says %q; give one", setStore.name(storeSrc), p, setPrefix.name(prefixSrc), prefix)
+			}
+			s3.Prefix = p
+		}
+		if err := checkPrefix(s3.Prefix); err != nil {
+			return storeSpec{}, usageErrorf("%s: %v", setStore.name(storeSrc), err)
+		}
+		return storeSpec{s3: s3}, nil
+	default:
+		return storeSpec{}, usageErrorf("%s: %q: want file:///abs/dir or s3://bucket/prefix", setStore.name(storeSrc), store)
+	}
+}
+
+func checkBucket(b string) error {
+	if len(b) < 3 || len(b) > 63 {
+		return errors.New("a bucket name has 3 to 63 characters")
+	}
+	for _, r := range b {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return fmt.Errorf("bucket name %q: only lowercase letters, digits, '-' and '.'", b)
+		}
+	}
+	return nil
+}
+
+func checkPrefix(p string) error {
+	if strings.HasPrefix(p, "/") || strings.Contains(p, "//") || strings.ContainsAny(p, "\x00\n\r") {
+		return fmt.Errorf("prefix %q: want slash-separated key segments", p)
+	}
+	return nil
+}
 
 // engineConfig resolves flags > environment > defaults, opens the store
 // and returns the engine configuration. Call it after fs.Parse.
+//
+// WorkspaceRoot and DefaultDir stay empty unless --workspace-root is given:
+// each command applies its own default. Bad values are *usageError.
 func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
-	panic("slivingdoc: engineConfig not implemented yet")
+	var cfg server.Config
+	spec, err := s.resolveStore()
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.CommitRetries, err = s.lookupInt(&setRetries, 0, 100); err != nil {
+		return cfg, err
+	}
+	if cfg.CheckpointPacks, err = s.lookupInt(&setCheckpoint, 1, maxInt); err != nil {
+		return cfg, err
+	}
+	if cfg.RetainedCheckpoints, err = s.lookupInt(&setRetained, 0, 64); err != nil {
+		return cfg, err
+	}
+	cfg.Writable = s.lookupList(&setWritable)
+	cfg.ReadOnly = s.lookupList(&setReadOnly)
+
+	if root, src := s.lookup(&setWorkspaceRoot); root != "" {
+		if cfg.WorkspaceRoot, err = absDir(root); err != nil {
+			return cfg, usageErrorf("%s: %v", setWorkspaceRoot.name(src), err)
+		}
+	}
+	priv, privSrc := s.lookup(&setPrivateRoot)
+	if priv == "" {
+		return cfg, usageErrorf("no private root: set %s or %s (the user cache directory is unknown)", setPrivateRoot.name(fromFlag), setPrivateRoot.env)
+	}
+	if cfg.PrivateRoot, err = absDir(priv); err != nil {
+		return cfg, usageErrorf("%s: %v", setPrivateRoot.name(privSrc), err)
+	}
+	redactPath(cfg.PrivateRoot)
+
+	cfg.Logger = s.Logger
+	if cfg.Logger == nil {
+		cfg.Logger = newLogger(os.Stderr)
+	}
+	if spec.s3.Bucket != "" {
+		cfg.Store, err = remote.NewS3(ctx, spec.s3)
+	} else {
+		if spec.fileDir == "" {
+			return cfg, usageErrorf("no store: set --store or %s (the user data directory is unknown)", setStore.env)
+		}
+		cfg.Store, err = remote.NewFile(spec.fileDir)
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("opening the store: %w", err)
+	}
+	return cfg, nil
+}
+
+// absDir expands a leading ~/ and makes p absolute and clean.
+func absDir(p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%q: home directory unknown: %w", p, err)
+		}
+		p = filepath.Join(home, p[1:])
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", p, err)
+	}
+	return a, nil
+}
+
+// defaultStoreURL is file://<user data dir>/slivingdoc/store, or "" when
+// the data directory is unknown.
+func defaultStoreURL() string {
+	d, err := userDataDir()
+	if err != nil {
+		return ""
+	}
+	d = filepath.ToSlash(filepath.Join(d, "slivingdoc", "store"))
+	if !strings.HasPrefix(d, "/") {
+		d = "/" + d // windows: file:///C:/...
+	}
+	return "file://" + d
+}
+
+// defaultPrivateRoot is <user cache dir>/slivingdoc, or "" when unknown.
+func defaultPrivateRoot() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "slivingdoc")
+}
+
+// userDataDir is the per-user directory for application data: Go's
+// standard library has cache and config but no data directory.
+func userDataDir() (string, error) {
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return d, nil
+		}
+		return "", errors.New("%LocalAppData% is not set")
+	case "darwin", "ios":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, "Library", "Application Support"), nil
+	case "plan9":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, "lib"), nil
+	default:
+		// XDG: a relative XDG_DATA_HOME is invalid and must be ignored.
+		if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+			return d, nil
+		}
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, ".local", "share"), nil
+	}
+}
+
+// printSettingsUsage writes the settings reference: flag, environment
+// variable and default of each row. It reads only the environment.
+func printSettingsUsage(w io.Writer) {
+	fmt.Fprintf(w, "\nStore and engine settings (flag > environment > default):\n")
+	for _, st := range allSettings {
+		name := "--" + st.flag
+		if st.meta != "" {
+			name += " " + st.meta
+		}
+		fmt.Fprintf(w, "  %s\n      %s\n      env %s", name, st.usage, st.env)
+		if d := st.def(); d != "" {
+			fmt.Fprintf(w, "; default %s", d)
+		}
+		fmt.Fprintln(w)
+	}
 }

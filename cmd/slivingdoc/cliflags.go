@@ -1,0 +1,176 @@
+package main
+
+// Flag parsing and engine set-up shared by pull, commit, status and log.
+//
+// Flags may come before or after the positional path (`commit notes -m x`
+// and `commit -m x notes` both work); `--` ends the flags.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+// cliCommand is the parsed command line of one engine command.
+type cliCommand struct {
+	name     string
+	fs       *flag.FlagSet
+	settings *settings
+	stdio    stdio
+}
+
+// newCLICommand makes the flag set; usage prints synopsis, the command's
+// own flags, and the settings reference, without touching anything else.
+func newCLICommand(name, synopsis, about string, s stdio) *cliCommand {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	c := &cliCommand{name: name, fs: fs, stdio: s}
+	c.settings = addSettingsFlags(fs)
+	fs.Usage = func() {
+		w := s.out // -h output is the reference the user asked for
+		fmt.Fprintf(w, "Usage: slivingdoc %s\n\n%s\n", synopsis, about)
+		own := false
+		fs.VisitAll(func(f *flag.Flag) {
+			if isSettingFlag(f.Name) {
+				return
+			}
+			if !own {
+				fmt.Fprintf(w, "\nFlags:\n")
+				own = true
+			}
+			arg, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(w, "  -%s %s\n      %s\n", f.Name, arg, usage)
+		})
+		printSettingsUsage(w)
+		fmt.Fprintf(w, "\nEnvironment: LOG_LEVEL (e.g. info,remote=debug), NO_COLOR.\nExit status: 0 OK, 1 an error result or conflict (report on stdout), 2 a usage or setup error.\n")
+	}
+	return c
+}
+
+func isSettingFlag(name string) bool {
+	for _, st := range allSettings {
+		if st.flag == name {
+			return true
+		}
+	}
+	return false
+}
+
+// parse parses flags interspersed with positionals and returns the
+// positionals; done is true when the caller should exit with code.
+func (c *cliCommand) parse(args []string, maxPositional int) (pos []string, code int, done bool) {
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0, true
+			}
+			return nil, 2, true // flag already printed the error and usage
+		}
+		rest := c.fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if len(pos) > maxPositional {
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: too many arguments: %s\n", c.name, strings.Join(pos[maxPositional:], " "))
+		return nil, 2, true
+	}
+	return pos, 0, false
+}
+
+// config resolves the settings and opens the store (usage errors: exit 2).
+func (c *cliCommand) config(ctx context.Context) (server.Config, int, bool) {
+	c.settings.Logger = newLogger(c.stdio.err)
+	cfg, err := c.settings.engineConfig(ctx)
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(c.stdio.err, "slivingdoc %s: %s\n", c.name, ue.msg)
+		} else {
+			fmt.Fprintf(c.stdio.err, "slivingdoc %s: %s\n", c.name, scrubText(err.Error()))
+		}
+		return cfg, 2, true
+	}
+	return cfg, 0, false
+}
+
+// start starts the engine. When the user gave no --workspace-root, root
+// (the notebook directory for pull/commit/status) becomes both the
+// workspace root and the default directory.
+func (c *cliCommand) start(cfg *server.Config, root string) (*server.Engine, int, bool) {
+	if cfg.WorkspaceRoot == "" {
+		cfg.WorkspaceRoot = root
+	}
+	if cfg.DefaultDir == "" {
+		cfg.DefaultDir = root
+	}
+	e, err := server.New(*cfg)
+	if err != nil {
+		var de *server.Error
+		if errors.As(err, &de) {
+			return nil, reportError(c.stdio.out, cfg.Logger, c.name, err, cfg.Writable, cfg.ReadOnly), true
+		}
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %s\n", c.name, err)
+		return nil, 2, true
+	}
+	return e, 0, false
+}
+
+// notebookDir turns the optional path argument into an absolute directory
+// (default: the working directory). With mayBeMissing (pull) a missing
+// directory is fine: makeDir creates it once the settings are valid.
+func (c *cliCommand) notebookDir(pos []string, mayBeMissing bool) (string, int, bool) {
+	p := "."
+	if len(pos) > 0 {
+		p = pos[0]
+	}
+	if p == "" {
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: empty path\n", c.name)
+		return "", 2, true
+	}
+	dir, err := absDir(p)
+	if err != nil {
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %v\n", c.name, err)
+		return "", 2, true
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %s is not a directory\n", c.name, dir)
+		return "", 2, true
+	case errors.Is(err, os.ErrNotExist) && mayBeMissing:
+	case err != nil:
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %v\n", c.name, err)
+		return "", 2, true
+	}
+	return dir, 0, false
+}
+
+// makeDir creates the notebook directory when it is missing.
+func (c *cliCommand) makeDir(dir string) (int, bool) {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %v\n", c.name, err)
+		return 2, true
+	}
+	return 0, false
+}
+
+// fail prints a failed operation's report and returns its exit code.
+func (c *cliCommand) fail(e *server.Engine, cfg server.Config, err error) int {
+	w, r := cfg.Writable, cfg.ReadOnly
+	if e != nil {
+		w, r = e.PathSets()
+	}
+	return reportError(c.stdio.out, cfg.Logger, c.name, err, w, r)
+}

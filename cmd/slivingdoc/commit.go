@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func init() {
+	register(command{name: "commit", summary: "publish a directory's changes", run: runCommit})
+}
+
+// maxMessageFile bounds -F input; the engine enforces the real limit
+// (16,384 bytes) with its own error, so read a little more than that.
+const maxMessageFile = 1 << 20
+
+// runCommit publishes the directory's changes with a message (-m, or -F
+// file, "-" for standard input) and incorporates concurrent changes.
+func runCommit(ctx context.Context, args []string, s stdio) int {
+	c := newCLICommand("commit", "commit [flags] [path] -m <message>",
+		"Publishes the changes in the directory (default: the working directory) since its last\n"+
+			"pull or commit, and incorporates concurrent non-conflicting changes. The directory must\n"+
+			"have been pulled. Overlapping concurrent changes become conflict blocks (exit 1);\n"+
+			"resolve them and commit again.", s)
+	msg := c.fs.String("m", "", "the commit message (non-blank UTF-8 without U+0000, at most 16,384 bytes)")
+	msgFile := c.fs.String("F", "", "read the commit message from `file` (\"-\": standard input)")
+	pos, code, done := c.parse(args, 1)
+	if done {
+		return code
+	}
+	given := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case given["m"] && given["F"]:
+		fmt.Fprintf(s.err, "slivingdoc commit: give -m or -F, not both\n")
+		return 2
+	case !given["m"] && !given["F"]:
+		fmt.Fprintf(s.err, "slivingdoc commit: a message is required: -m <message> or -F <file>\n")
+		return 2
+	case given["F"]:
+		b, err := readMessageFile(*msgFile, s.in)
+		if err != nil {
+			fmt.Fprintf(s.err, "slivingdoc commit: -F: %v\n", err)
+			return 2
+		}
+		*msg = string(b)
+	}
+	dir, code, done := c.notebookDir(pos, false)
+	if done {
+		return code
+	}
+	cfg, code, done := c.config(ctx)
+	if done {
+		return code
+	}
+	e, code, done := c.start(&cfg, dir)
+	if done {
+		return code
+	}
+	defer e.Close()
+	res, err := e.Commit(ctx, dir, *msg)
+	if err != nil {
+		return c.fail(e, cfg, err)
+	}
+	printResult(s.out, res)
+	return 0
+}
+
+func readMessageFile(name string, stdin io.Reader) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	return io.ReadAll(io.LimitReader(r, maxMessageFile))
+}

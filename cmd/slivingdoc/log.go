@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+func init() {
+	register(command{name: "log", summary: "list recent publications", run: runLog})
+}
+
+// runLog prints the most recent accepted publications, newest first.
+func runLog(ctx context.Context, args []string, s stdio) int {
+	c := newCLICommand("log", "log [flags] [-n N]",
+		"Lists recent accepted publications of the notebook, newest first: generation, time (UTC),\n"+
+			"message and the files each one changed.", s)
+	n := c.fs.Int("n", 10, "show at most `N` publications (1..1000)")
+	if _, code, done := c.parse(args, 0); done {
+		return code
+	}
+	if *n < 1 || *n > 1000 {
+		fmt.Fprintf(s.err, "slivingdoc log: -n %d: want 1..1000\n", *n)
+		return 2
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(s.err, "slivingdoc log: %v\n", err)
+		return 2
+	}
+	cfg, code, done := c.config(ctx)
+	if done {
+		return code
+	}
+	e, code, done := c.start(&cfg, wd)
+	if done {
+		return code
+	}
+	defer e.Close()
+	entries, err := e.Log(ctx, *n)
+	if err != nil {
+		return c.fail(e, cfg, err)
+	}
+	printLog(s.out, entries)
+	return 0
+}
+
+// printLog prints each entry as
+//
+//	generation 7  2026-11-30T10:20:20Z
+//	    the message, every line indented
+//	  notes/a.md  +1 -0
+//	  1 file changed, 1 insertion(+), 0 deletions(-)
+//
+// with a blank line between entries.
+func printLog(w io.Writer, entries []server.LogEntry) {
+	p := colourFor(w)
+	for i, en := range entries {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s  %s\n", p.paint(ansiYel, fmt.Sprintf("generation %d", en.Generation)), en.Time.UTC().Format(time.RFC3339))
+		for _, l := range strings.Split(strings.TrimRight(en.Message, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s\n", safeText(l))
+		}
+		ins, del := 0, 0
+		for _, f := range en.Files {
+			fmt.Fprintf(w, "  %s  %s %s\n", safeText(f.Path), p.paint(ansiGreen, fmt.Sprintf("+%d", f.Insertions)), p.paint(ansiRed, fmt.Sprintf("-%d", f.Deletions)))
+			ins += f.Insertions
+			del += f.Deletions
+		}
+		fmt.Fprintf(w, "  %s\n", totals(len(en.Files), ins, del))
+	}
+}

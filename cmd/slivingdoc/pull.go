@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+)
+
+func init() {
+	register(command{name: "pull", summary: "write the current notebook into a directory", run: runPull})
+}
+
+// runPull merges the accepted notebook into the directory (default: the
+// working directory, created when missing) and records it as the baseline.
+func runPull(ctx context.Context, args []string, s stdio) int {
+	c := newCLICommand("pull", "pull [flags] [path]",
+		"Writes the merge of the directory's baseline, its files and the accepted notebook into\n"+
+			"the directory (created when missing) and records the accepted state. Never publishes.\n"+
+			"Concurrent changes that overlap local edits become conflict blocks (exit 1).", s)
+	pos, code, done := c.parse(args, 1)
+	if done {
+		return code
+	}
+	dir, code, done := c.notebookDir(pos, true)
+	if done {
+		return code
+	}
+	cfg, code, done := c.config(ctx)
+	if done {
+		return code
+	}
+	if code, done := c.makeDir(dir); done {
+		return code
+	}
+	e, code, done := c.start(&cfg, dir)
+	if done {
+		return code
+	}
+	defer e.Close()
+	res, err := e.Pull(ctx, dir)
+	if err != nil {
+		return c.fail(e, cfg, err)
+	}
+	printResult(s.out, res)
+	return 0
+}

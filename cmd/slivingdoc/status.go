@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+func init() {
+	register(command{name: "status", summary: "show local changes and whether the notebook moved", run: runStatus})
+}
+
+// runStatus lists files added, modified and deleted against the baseline
+// and whether the accepted notebook moved since; it publishes nothing.
+func runStatus(ctx context.Context, args []string, s stdio) int {
+	c := newCLICommand("status", "status [flags] [path]",
+		"Lists the directory's changes against its baseline (A added, M modified, D deleted)\n"+
+			"and whether the accepted notebook moved since the last pull or commit. Publishes and\n"+
+			"writes nothing.", s)
+	pos, code, done := c.parse(args, 1)
+	if done {
+		return code
+	}
+	dir, code, done := c.notebookDir(pos, false)
+	if done {
+		return code
+	}
+	cfg, code, done := c.config(ctx)
+	if done {
+		return code
+	}
+	e, code, done := c.start(&cfg, dir)
+	if done {
+		return code
+	}
+	defer e.Close()
+	st, err := e.Status(ctx, dir)
+	if err != nil {
+		return c.fail(e, cfg, err)
+	}
+	printStatus(s.out, st)
+	return 0
+}
+
+// printStatus prints
+//
+//	generation 5, notebook at generation 7: pull to update
+//	A  new.md
+//	M  notes/a.md
+//	D  old.md
+func printStatus(w io.Writer, st *server.Status) {
+	p := colourFor(w)
+	switch {
+	case st.Generation == st.BaseGeneration:
+		fmt.Fprintf(w, "generation %d, notebook unchanged\n", st.BaseGeneration)
+	default:
+		fmt.Fprintf(w, "generation %d, %s: pull to update\n", st.BaseGeneration, p.paint(ansiYel, fmt.Sprintf("notebook at generation %d", st.Generation)))
+	}
+	type line struct{ mark, path string }
+	var lines []line
+	for _, f := range st.Added {
+		lines = append(lines, line{p.paint(ansiGreen, "A"), f})
+	}
+	for _, f := range st.Modified {
+		lines = append(lines, line{p.paint(ansiYel, "M"), f})
+	}
+	for _, f := range st.Deleted {
+		lines = append(lines, line{p.paint(ansiRed, "D"), f})
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].path < lines[j].path })
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s  %s\n", l.mark, safeText(l.path))
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(w, "no local changes")
+	}
+}
