@@ -7,51 +7,10 @@ package remote
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
-
-// Sentinels every backend maps its errors to, wrapping the original cause.
-var (
-	ErrNotFound     = errors.New("remote: object not found")
-	ErrPrecondition = errors.New("remote: precondition failed") // a lost race, never a storage failure
-	ErrAmbiguous    = errors.New("remote: outcome unknown")     // the request may or may not have been applied
-	ErrUnavailable  = errors.New("remote: store unreachable")
-	ErrAccessDenied = errors.New("remote: access denied")
-	ErrIntegrity    = errors.New("remote: integrity violation") // corrupt manifest, pack checksum or size mismatch
-	ErrIncompatible = errors.New("remote: store lacks required guarantees")
-	ErrLostRace     = errors.New("remote: publication lost the race") // retries exhausted
-)
-
-// ObjectInfo describes one listed object.
-type ObjectInfo struct {
-	Key  string
-	Size int64
-	ETag string
-}
-
-// Store is the object-store boundary. Keys are relative to the notebook's
-// prefix, "/"-separated. Guarantees every backend must give (proved by the
-// contract suite and, in the field, by Probe):
-//   - read-after-write: a Get after a successful write returns that write;
-//   - CreateIfAbsent succeeds for exactly one of any number of racing callers;
-//   - ReplaceIfMatch succeeds only when the stored ETag equals etag, and for
-//     exactly one of racing callers holding the same ETag;
-//   - a failed write leaves no partial object.
-type Store interface {
-	Get(ctx context.Context, key string) (data []byte, etag string, err error)
-	Head(ctx context.Context, key string) (ObjectInfo, error)
-	CreateIfAbsent(ctx context.Context, key string, data []byte) (etag string, err error)
-	ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (newETag string, err error)
-	Put(ctx context.Context, key string, data []byte) error // immutable objects (packs)
-	Delete(ctx context.Context, key string) error
-	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
-	// Identity names the store and prefix (no credentials), stable across
-	// processes: private state is keyed by it.
-	Identity() string
-}
 
 // PackRef names one pack in the manifest and how to verify it.
 type PackRef struct {
@@ -144,16 +103,6 @@ func (n *Notebook) FetchPack(ctx context.Context, ref PackRef) ([]byte, error) {
 func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
 	panic("remote: Publish not implemented yet")
 }
-
-// Probe proves on a disposable key that store enforces conditional create,
-// conditional replace and read-after-write; otherwise ErrIncompatible.
-func Probe(ctx context.Context, store Store) error { panic("remote: Probe not implemented yet") }
-
-// NewMem returns an empty in-memory store (faults are configured on it).
-func NewMem() *Mem { panic("remote: NewMem not implemented yet") }
-
-// Mem is the in-memory store with scripted faults.
-type Mem struct{ Store }
 
 // NewFile returns the directory store rooted at dir (created if needed).
 func NewFile(dir string) (Store, error) { panic("remote: NewFile not implemented yet") }

@@ -1,0 +1,36 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels every backend maps its errors to, wrapping the original cause.
+var (
+	ErrNotFound     = errors.New("remote: object not found")
+	ErrPrecondition = errors.New("remote: precondition failed") // a lost race, never a storage failure
+	ErrAmbiguous    = errors.New("remote: outcome unknown")     // the request may or may not have been applied
+	ErrUnavailable  = errors.New("remote: store unreachable")
+	ErrAccessDenied = errors.New("remote: access denied")
+	ErrIntegrity    = errors.New("remote: integrity violation") // corrupt manifest, pack checksum or size mismatch
+	ErrIncompatible = errors.New("remote: store lacks required guarantees")
+	ErrLostRace     = errors.New("remote: publication lost the race") // retries exhausted
+)
+
+// Refinements of ErrIntegrity: an error matching one of these also matches
+// ErrIntegrity, so callers that only care about "integrity" need not list
+// them. They let the caller name the reason (CORRUPT_MANIFEST, ...).
+var (
+	ErrCorruptManifest = fmt.Errorf("remote: corrupt manifest: %w", ErrIntegrity)
+	ErrCorruptPack     = fmt.Errorf("remote: corrupt pack: %w", ErrIntegrity)
+	ErrMissingPack     = fmt.Errorf("remote: missing pack: %w", ErrIntegrity)
+)
+
+// ErrGenerationOverflow is returned when the accepted generation is the
+// largest uint64: the counter never wraps, so nothing can be published.
+var ErrGenerationOverflow = errors.New("remote: generation counter exhausted")
+
+// ErrInvalidKey is returned for a key a backend refuses to address (empty,
+// absolute, with "." or ".." segments, ...). It is a programming error, not
+// a store condition.
+var ErrInvalidKey = errors.New("remote: invalid object key")

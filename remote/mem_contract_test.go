@@ -1,0 +1,12 @@
+package remote_test
+
+import (
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
+)
+
+func TestMemContract(t *testing.T) {
+	remotetest.Run(t, func(t *testing.T) remote.Store { return remote.NewMem() })
+}
