@@ -1,0 +1,158 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+// Byte bounds of the inputs (spec/mcp-tools.md, Inputs). They are checked
+// here, not in the schema: JSON Schema maxLength counts code points.
+const (
+	maxPathBytes    = 4096
+	maxMessageBytes = 16384
+)
+
+// args is one decoded tool input.
+type args struct {
+	path       string // "" = the server's notebook directory; otherwise absolute, ~/ expanded
+	message    string
+	hasMessage bool
+}
+
+// decodeArgs decodes raw tool arguments strictly: a JSON object whose only
+// members are the tool's fields, each at most once, each a string. Absent
+// arguments are the empty object. Every failure is INVALID_REQUEST.
+func decodeArgs(raw json.RawMessage, tool string) (args, *server.Error) {
+	var a args
+	withMessage := tool == ToolCommit
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return a, a.validate(tool)
+	}
+	if !utf8.Valid(raw) {
+		return a, invalidArgument("%s: the arguments are not valid UTF-8.", tool)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return a, invalidArgument("%s: the arguments must be a JSON object.", tool)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return a, invalidArgument("%s: the arguments are not valid JSON.", tool)
+		}
+		name, _ := tok.(string) // object keys are always strings
+		known := name == "path" || (withMessage && name == "message")
+		if !known {
+			return a, invalidArgument("%s: unknown field %s; the tool accepts %s.", tool, shortQuote(name), accepted(tool))
+		}
+		if seen[name] {
+			return a, invalidArgument("%s: field %q appears more than once.", tool, name)
+		}
+		seen[name] = true
+		var value any
+		if err := dec.Decode(&value); err != nil {
+			return a, invalidArgument("%s: the arguments are not valid JSON.", tool)
+		}
+		s, ok := value.(string)
+		switch {
+		case value == nil:
+			return a, invalidArgument("%s: field %q is null; omit it instead.", tool, name)
+		case !ok:
+			return a, invalidArgument("%s: field %q must be a string.", tool, name)
+		}
+		if name == "path" {
+			a.path = s
+		} else {
+			a.message, a.hasMessage = s, true
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return a, invalidArgument("%s: the arguments are not valid JSON.", tool)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return a, invalidArgument("%s: the arguments must be a single JSON object.", tool)
+	}
+	return a, a.validate(tool)
+}
+
+// validate applies the field rules and resolves ~/ in path.
+func (a *args) validate(tool string) *server.Error {
+	if a.path != "" {
+		if strings.ContainsRune(a.path, 0) {
+			return invalidArgument("%s: path contains U+0000.", tool)
+		}
+		if rest, ok := strings.CutPrefix(a.path, "~/"); ok {
+			home, err := os.UserHomeDir()
+			if err != nil || home == "" {
+				return invalidArgument("%s: path begins with ~/ but the server has no home directory.", tool)
+			}
+			a.path = filepath.Join(home, rest)
+		}
+		if len(a.path) > maxPathBytes {
+			return invalidArgument("%s: path is %d bytes; the limit is 4,096.", tool, len(a.path))
+		}
+		if !filepath.IsAbs(a.path) {
+			return invalidArgument("%s: path must be absolute (or begin with ~/); omit it for the server's notebook directory.", tool)
+		}
+	}
+	if tool != ToolCommit {
+		return nil
+	}
+	switch {
+	case !a.hasMessage:
+		return invalidArgument("notes_commit: message is required.")
+	case strings.ContainsRune(a.message, 0):
+		return invalidArgument("notes_commit: message contains U+0000.")
+	case len(a.message) > maxMessageBytes:
+		return invalidArgument("notes_commit: message is %d bytes; the limit is 16,384.", len(a.message))
+	case strings.TrimFunc(a.message, unicode.IsSpace) == "":
+		return requestError(server.ReasonBlankMessage, "notes_commit: message is blank; describe the change.")
+	}
+	return nil
+}
+
+func accepted(tool string) string {
+	if tool == ToolCommit {
+		return "only message and path"
+	}
+	return "only path"
+}
+
+// shortQuote quotes a caller-supplied field name, bounded so an abusive key
+// cannot flood the result.
+func shortQuote(s string) string {
+	const limit = 64
+	if len(s) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q…", s[:cut])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func invalidArgument(format string, v ...any) *server.Error {
+	return requestError(server.ReasonInvalidArgument, fmt.Sprintf(format, v...))
+}
+
+func requestError(reason, message string) *server.Error {
+	return &server.Error{
+		Code:    server.CodeInvalidRequest,
+		Reason:  reason,
+		Action:  server.ActionFixRequest,
+		Message: message,
+	}
+}

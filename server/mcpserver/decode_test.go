@@ -1,0 +1,91 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+// TestDecodeRejects lists every input the strict decode refuses, with the
+// reason token an agent branches on.
+func TestDecodeRejects(t *testing.T) {
+	long := "/" + strings.Repeat("a", maxPathBytes) // 4,097 bytes
+	cases := []struct {
+		name, tool, raw, reason string
+	}{
+		{"unknown field", ToolPull, `{"dir":"/x"}`, server.ReasonInvalidArgument},
+		{"message on pull", ToolPull, `{"message":"m"}`, server.ReasonInvalidArgument},
+		{"duplicate path", ToolPull, `{"path":"/a","path":"/b"}`, server.ReasonInvalidArgument},
+		{"duplicate message", ToolCommit, `{"message":"a","message":"b"}`, server.ReasonInvalidArgument},
+		{"null path", ToolPull, `{"path":null}`, server.ReasonInvalidArgument},
+		{"null message", ToolCommit, `{"message":null}`, server.ReasonInvalidArgument},
+		{"null arguments", ToolPull, `null`, server.ReasonInvalidArgument},
+		{"array arguments", ToolPull, `[]`, server.ReasonInvalidArgument},
+		{"string arguments", ToolPull, `"x"`, server.ReasonInvalidArgument},
+		{"number path", ToolPull, `{"path":1}`, server.ReasonInvalidArgument},
+		{"bool message", ToolCommit, `{"message":true}`, server.ReasonInvalidArgument},
+		{"object path", ToolPull, `{"path":{"a":"b"}}`, server.ReasonInvalidArgument},
+		{"invalid utf8", ToolCommit, "{\"message\":\"a\xff\"}", server.ReasonInvalidArgument},
+		{"relative path", ToolPull, `{"path":"notes"}`, server.ReasonInvalidArgument},
+		{"tilde without slash", ToolPull, `{"path":"~"}`, server.ReasonInvalidArgument},
+		{"nul in path", ToolPull, `{"path":"/a\u0000b"}`, server.ReasonInvalidArgument},
+		{"path over 4096 bytes", ToolPull, `{"path":"` + long + `"}`, server.ReasonInvalidArgument},
+		{"missing message", ToolCommit, `{}`, server.ReasonInvalidArgument},
+		{"absent arguments on commit", ToolCommit, ``, server.ReasonInvalidArgument},
+		{"nul in message", ToolCommit, `{"message":"a\u0000"}`, server.ReasonInvalidArgument},
+		{"message over 16384 bytes", ToolCommit, `{"message":"` + strings.Repeat("é", 8193) + `"}`, server.ReasonInvalidArgument},
+		{"empty message", ToolCommit, `{"message":""}`, server.ReasonBlankMessage},
+		{"white space message", ToolCommit, `{"message":" \t\n\r\u00a0\u2003\u3000\u0085"}`, server.ReasonBlankMessage},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := decodeArgs(json.RawMessage(c.raw), c.tool)
+			if err == nil {
+				t.Fatalf("decodeArgs(%s) accepted", c.raw)
+			}
+			if err.Code != server.CodeInvalidRequest || err.Reason != c.reason || err.Action != server.ActionFixRequest || err.Retryable {
+				t.Fatalf("got %s/%s/%s retryable=%t, want INVALID_REQUEST/%s/FIX_REQUEST", err.Code, err.Reason, err.Action, err.Retryable, c.reason)
+			}
+			if err.Message == "" {
+				t.Fatal("empty message")
+			}
+		})
+	}
+}
+
+func TestDecodeAccepts(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory:", err)
+	}
+	maxPath := "/" + strings.Repeat("a", maxPathBytes-1)
+	maxMsg := strings.Repeat("é", maxMessageBytes/2)
+	cases := []struct {
+		name, tool, raw string
+		want            args
+	}{
+		{"absent arguments", ToolPull, ``, args{}},
+		{"empty object", ToolPull, `{}`, args{}},
+		{"empty path", ToolPull, `{"path":""}`, args{}},
+		{"absolute path", ToolPull, `{"path":"/w/notes"}`, args{path: "/w/notes"}},
+		{"tilde path", ToolPull, `{"path":"~/notes"}`, args{path: filepath.Join(home, "notes")}},
+		{"path of exactly 4096 bytes", ToolPull, `{"path":"` + maxPath + `"}`, args{path: maxPath}},
+		{"message kept byte for byte", ToolCommit, `{"message":"  fix\ttypo \u200b\n","path":""}`, args{message: "  fix\ttypo \u200b\n", hasMessage: true}},
+		{"message of exactly 16384 bytes", ToolCommit, `{"message":"` + maxMsg + `"}`, args{message: maxMsg, hasMessage: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := decodeArgs(json.RawMessage(c.raw), c.tool)
+			if err != nil {
+				t.Fatalf("decodeArgs(%.80s) = %v", c.raw, err)
+			}
+			if got != c.want {
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,35 @@
+package mcpserver
+
+import "testing"
+
+func TestScrubRemovesSecretsAndIDs(t *testing.T) {
+	sc := newScrubber([]string{"/home/u/.cache/slivingdoc", "s3cr3tVALUE"})
+	id64 := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	cases := []struct{ in, want string }{
+		{"read packs/increments/18-0190f1a2-7c3b-7def-8abc-0123456789ab.pack: EOF", "read <pack>: EOF"},
+		{"packs/checkpoints/1024-0190f1a2-7c3b-7def-8abc-0123456789ab.pack", "<pack>"},
+		{"probe/0190f1a2-7c3b-7def-8abc-0123456789ab failed", "<probe> failed"},
+		{"object " + id64 + " missing", "object <id> missing"},
+		{"commit 0123456789abcdef0123456789abcdef01234567", "commit <id>"},
+		{"key AKIAIOSFODNN7EXAMPLE denied", "key <access-key> denied"},
+		{"key ASIAY34FZKBOKMUTVV7A denied", "key <access-key> denied"},
+		{"GET https://user:pw@s3.example.com/b", "GET https://s3.example.com/b"},
+		{"lock /home/u/.cache/slivingdoc/dirs/x/lock busy", "lock <private>/dirs/x/lock busy"},
+		{"token s3cr3tVALUE", "token <private>"},
+		// Ordinary text and short hex (line numbers, generations) survive.
+		{"notes/a.md lines 12-18 generation 0xff cafe", "notes/a.md lines 12-18 generation 0xff cafe"},
+	}
+	for _, c := range cases {
+		if got := sc.text(c.in); got != c.want {
+			t.Errorf("scrub(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestScrubIgnoresTinyLiterals(t *testing.T) {
+	// An empty or tiny secret (an unset variable) must not shred every word.
+	sc := newScrubber([]string{"", "a"})
+	if got := sc.text("a plain message"); got != "a plain message" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -1,0 +1,198 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpgo "github.com/mark3labs/mcp-go/server"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+// ImplementationName is the name the server advertises in initialize.
+const ImplementationName = "slivingdoc"
+
+// Engine is the part of *server.Engine the adapter uses; tests substitute
+// a fake to exercise the envelope without a store.
+type Engine interface {
+	PathSets() (writable, readOnly []string)
+	ResolveDir(path string) (string, error)
+	Pull(ctx context.Context, path string) (*server.Result, error)
+	Commit(ctx context.Context, path, message string) (*server.Result, error)
+}
+
+var _ Engine = (*server.Engine)(nil)
+
+// Options configure the adapter.
+type Options struct {
+	Version string       // the release version advertised in initialize
+	Logger  *slog.Logger // start and completion records; nil discards
+	// Redact lists literal strings never to show in any result or log
+	// record at info level (the private root, secret values).
+	Redact []string
+}
+
+// Adapter serves the two tools for one engine.
+type Adapter struct {
+	eng   Engine
+	log   *slog.Logger
+	sets  pathSets
+	scrub scrubber
+	dir   string
+	mcp   *mcpgo.MCPServer
+}
+
+// New builds the MCP server for eng. The notebook directory named in the
+// instructions is eng.ResolveDir("").
+func New(eng Engine, opts Options) (*Adapter, error) {
+	dir, err := eng.ResolveDir("")
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: resolve the notebook directory: %w", err)
+	}
+	writable, readOnly := eng.PathSets()
+	a := &Adapter{
+		eng:   eng,
+		log:   opts.Logger,
+		sets:  pathSets{writable: writable, readOnly: readOnly},
+		scrub: newScrubber(opts.Redact),
+		dir:   dir,
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	a.log = a.log.With("module", "mcp")
+	a.mcp = mcpgo.NewMCPServer(ImplementationName, opts.Version,
+		mcpgo.WithInstructions(instructions(dir, a.sets)),
+		// The tool list never changes while the process runs.
+		mcpgo.WithToolCapabilities(false),
+	)
+	for _, t := range tools(a.sets) {
+		a.mcp.AddTool(t, a.handler(t.Name))
+	}
+	return a, nil
+}
+
+// MCPServer exposes the underlying server (in-process tests).
+func (a *Adapter) MCPServer() *mcpgo.MCPServer { return a.mcp }
+
+// Serve speaks MCP JSON-RPC on in/out until in ends or ctx is cancelled.
+// out carries only protocol messages; the transport's own errors go to
+// the logger.
+func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	s := mcpgo.NewStdioServer(a.mcp)
+	s.SetErrorLogger(log.New(logWriter{a.log, a.scrub}, "", 0))
+	a.log.Info("serving", "dir", a.scrub.text(a.dir), "writable", entries(a.sets.writable), "readOnly", entries(a.sets.readOnly))
+	err := s.Listen(ctx, in, out)
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// logWriter turns the transport's log.Logger lines into records.
+type logWriter struct {
+	log   *slog.Logger
+	scrub scrubber
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Error("transport", "detail", w.scrub.text(strings.TrimSpace(string(p))))
+	return len(p), nil
+}
+
+// newDiagnosticID returns 16 lowercase hex characters, fresh per call.
+func newDiagnosticID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// handler runs one tool. It returns a Go error only for a cancelled
+// request, which mcp-go turns into a protocol error; everything else is a
+// result the adapter built itself.
+func (a *Adapter) handler(tool string) mcpgo.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		id := newDiagnosticID()
+		start := time.Now()
+		a.log.Info("tool call", "mcpReqID", id, "tool", tool)
+		defer func() {
+			if p := recover(); p != nil {
+				res, err = a.fail(tool, id, start, &server.Error{
+					Code:    server.CodeEngineFailed,
+					Reason:  server.ReasonInternal,
+					Action:  server.ActionCheckHost,
+					Message: "The server failed unexpectedly; the log record with this diagnosticId has the cause.",
+					Cause:   fmt.Errorf("panic: %v", p),
+				}), nil
+			}
+		}()
+
+		in, derr := decodeArgs(req.Params.RawArguments, tool)
+		if derr != nil {
+			return a.fail(tool, id, start, derr), nil
+		}
+		var r *server.Result
+		if tool == ToolCommit {
+			r, err = a.eng.Commit(ctx, in.path, in.message)
+		} else {
+			r, err = a.eng.Pull(ctx, in.path)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", "CANCELLED", "ms", since(start))
+				return nil, ctx.Err()
+			}
+			var de *server.Error
+			if !errors.As(err, &de) {
+				de = &server.Error{
+					Code:    server.CodeEngineFailed,
+					Reason:  server.ReasonInternal,
+					Action:  server.ActionCheckHost,
+					Message: "The server failed unexpectedly; the log record with this diagnosticId has the cause.",
+					Cause:   err,
+				}
+			}
+			return a.fail(tool, id, start, de), nil
+		}
+		ok := newOK(r, a.sets)
+		a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", ok.Code,
+			"generation", ok.Generation, "files", ok.FilesChanged, "ms", since(start))
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{mcp.NewTextContent(okText(ok, a.sets))},
+			StructuredContent: ok,
+		}, nil
+	}
+}
+
+// fail builds the error result and writes the completion record. The
+// record's cause is scrubbed like the result; the raw cause, which may name
+// keys or private paths, is kept for debug level only.
+func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *mcp.CallToolResult {
+	env := newErr(e, id, a.sets, a.scrub)
+	attrs := []any{"mcpReqID", id, "tool", tool, "code", env.Code, "reason", env.Reason, "ms", since(start)}
+	if e.Cause != nil {
+		attrs = append(attrs, "cause", a.scrub.text(e.Cause.Error()))
+	}
+	a.log.Warn("tool call done", attrs...)
+	if e.Cause != nil && a.log.Enabled(context.Background(), slog.LevelDebug) {
+		a.log.Debug("tool call cause", "mcpReqID", id, "cause", e.Cause.Error())
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(errText(env))},
+		StructuredContent: env,
+		IsError:           true,
+	}
+}
+
+func since(t time.Time) float64 {
+	return float64(time.Since(t).Microseconds()) / 1000
+}
