@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/mcpserver"
+)
+
+func init() {
+	register(command{name: "serve", summary: "run the MCP server (notes_pull, notes_commit) over stdio", run: runServe})
+}
+
+// secretEnv names environment variables whose values must never appear in
+// a result or log record, whatever a dependency puts in an error.
+var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"}
+
+// runServe speaks MCP JSON-RPC on stdin/stdout until stdin closes. Stdout
+// carries only protocol messages; logs go to stderr.
+//
+// Without --workspace-root the server makes its own session directory
+// (<tmp>/slivingdoc-XXXX/notebook) and uses it as notebook directory and
+// workspace root, so an agent simply omits path. With one, the root is the
+// notebook directory and path may address directories below it. The
+// session directory is kept on exit: it may hold edits not yet committed.
+func runServe(ctx context.Context, args []string, s stdio) int {
+	c := newCLICommand("serve", "serve [flags]", "", s)
+	c.fs.Usage = func() {
+		w := s.out
+		fmt.Fprintf(w, "Usage: slivingdoc serve [flags]\n\n"+
+			"Runs the MCP server over stdio: exactly two tools, notes_pull and notes_commit.\n"+
+			"Stdout carries only MCP JSON-RPC; logs go to stderr. Without --workspace-root the\n"+
+			"server makes a session directory (<tmp>/slivingdoc-XXXX/notebook) and serves it;\n"+
+			"with one, that directory is the notebook directory and tool calls may pass a path\n"+
+			"at or below it.\n")
+		printSettingsUsage(w)
+		fmt.Fprintf(w, "\nEnvironment: LOG_LEVEL (e.g. info,mcp=debug).\n"+
+			"Exit status: 0 when stdin closes, 1 the engine refused to start, 2 a usage or setup error.\n")
+	}
+	if _, code, done := c.parse(args, 0); done {
+		return code
+	}
+	cfg, code, done := c.config(ctx)
+	if done {
+		return code
+	}
+	log := cfg.Logger.With("module", "cli")
+	if cfg.WorkspaceRoot == "" {
+		dir, err := sessionDir()
+		if err != nil {
+			fmt.Fprintf(s.err, "slivingdoc serve: session directory: %v\n", err)
+			return 2
+		}
+		cfg.WorkspaceRoot = dir
+		log.Info("session directory", "dir", dir)
+	}
+	if cfg.DefaultDir == "" {
+		cfg.DefaultDir = cfg.WorkspaceRoot
+	}
+
+	eng, err := server.New(cfg)
+	if err != nil {
+		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))
+		var de *server.Error
+		if errors.As(err, &de) {
+			return 1
+		}
+		return 2
+	}
+	defer eng.Close()
+
+	redact := []string{cfg.PrivateRoot}
+	for _, k := range secretEnv {
+		redact = append(redact, os.Getenv(k))
+	}
+	a, err := mcpserver.New(eng, mcpserver.Options{Version: version, Logger: cfg.Logger, Redact: redact})
+	if err != nil {
+		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))
+		return 2
+	}
+	if err := a.Serve(ctx, s.in, s.out); err != nil {
+		log.Error("serve ended", "err", scrubText(err.Error()))
+		return 2
+	}
+	return 0
+}
+
+// sessionDir makes <tmp>/slivingdoc-XXXX/notebook. Symlinks in the
+// temporary directory (macOS /tmp) are resolved so the path the tools
+// report is the one the engine checks.
+func sessionDir() (string, error) {
+	base, err := os.MkdirTemp("", "slivingdoc-")
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(base); err == nil {
+		base = real
+	}
+	dir := filepath.Join(base, "notebook")
+	return dir, os.Mkdir(dir, 0o700)
+}
