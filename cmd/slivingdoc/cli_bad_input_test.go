@@ -1,0 +1,175 @@
+//go:build unix
+
+package main
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Every bad input gives a clear error naming the offending file, on pull
+// and on commit, and nothing is published or deleted.
+func TestCLIBadFiles(t *testing.T) {
+	type bad struct{ path, reason string }
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, a *agent)
+		want  []bad
+	}{
+		{"invalid UTF-8", func(t *testing.T, a *agent) { a.write("bad.md", "ok\n\xff\xfe\n") }, []bad{{"bad.md", "INVALID_UTF8"}}},
+		{"NUL byte", func(t *testing.T, a *agent) { a.write("sub/nul.md", "a\x00b\n") }, []bad{{"sub/nul.md", "NUL_BYTE"}}},
+		{"symlink inside", func(t *testing.T, a *agent) { symlink(t, "a.md", filepath.Join(a.dir, "link.md")) }, []bad{{"link.md", "SYMLINK"}}},
+		{"symlink escaping", func(t *testing.T, a *agent) {
+			outside := filepath.Join(t.TempDir(), "secret.md")
+			if err := os.WriteFile(outside, []byte("secret\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			symlink(t, outside, filepath.Join(a.dir, "escape.md"))
+		}, []bad{{"escape.md", "SYMLINK"}}},
+		{"symlinked directory escaping", func(t *testing.T, a *agent) { symlink(t, t.TempDir(), filepath.Join(a.dir, "elsewhere")) }, []bad{{"elsewhere", "SYMLINK"}}},
+		{"FIFO", func(t *testing.T, a *agent) {
+			if err := syscall.Mkfifo(filepath.Join(a.dir, "pipe.md"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []bad{{"pipe.md", "SPECIAL_FILE"}}},
+		{"reserved character", func(t *testing.T, a *agent) { a.write("a:b.md", "x\n") }, []bad{{"a:b.md", "INVALID_NAME"}}},
+		{"trailing dot", func(t *testing.T, a *agent) { a.write("dot.", "x\n") }, []bad{{"dot.", "INVALID_NAME"}}},
+		{"device name", func(t *testing.T, a *agent) { a.write("CON", "x\n") }, []bad{{"CON", "INVALID_NAME"}}},
+		{"not NFC", func(t *testing.T, a *agent) { a.write("cafe\u0301.md", "x\n") }, []bad{{"cafe\u0301.md", "INVALID_NAME"}}},
+		{"case collision", func(t *testing.T, a *agent) { a.write("Note.md", "x\n"); a.write("note.md", "y\n") }, []bad{{"", "NAME_COLLISION"}}},
+		{"every offending file", func(t *testing.T, a *agent) {
+			a.write("bad.md", "\xff\n")
+			a.write("d/nul.md", "\x00")
+			a.write("a:b.md", "x\n")
+		}, []bad{{"bad.md", "INVALID_UTF8"}, {"d/nul.md", "NUL_BYTE"}, {"a:b.md", "INVALID_NAME"}}},
+	}
+	forEachBackend(t, func(t *testing.T, nb *notebook) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				a := nb.agent("a")
+				before := nb.generation()
+				a.pull()
+				a.write("a.md", "accepted\n")
+				a.commit("accepted")
+				a.write("a.md", "accepted\nand a local edit\n")
+				a.write("keep.md", "local only\n")
+				tc.setup(t, a)
+				local := a.files()
+				links := symlinks(t, a.dir)
+
+				for _, op := range [][]string{{"commit", a.dir, "-m", "must be refused"}, {"pull", a.dir}} {
+					rep := mustFail(t, a.run(op...))
+					if rep.code != "INVALID_CONTENT" || rep.reason != "INVALID_FILES" || rep.action != "FIX_FILES" || rep.retryable {
+						t.Fatalf("%s: report %+v", op[0], rep)
+					}
+					for _, w := range tc.want {
+						found := false
+						for _, f := range rep.files {
+							found = found || (f.reason == w.reason && (w.path == "" || f.path == w.path))
+						}
+						if !found {
+							t.Errorf("%s: report does not name %q with %s: %+v", op[0], w.path, w.reason, rep.files)
+						}
+					}
+					for _, f := range rep.files {
+						if f.path == "a.md" || f.path == "keep.md" {
+							t.Errorf("%s: a good file is reported: %+v", op[0], f)
+						}
+					}
+					if !maps.Equal(a.files(), local) || !maps.Equal(symlinks(t, a.dir), links) {
+						t.Fatalf("%s changed the directory: %q", op[0], a.files())
+					}
+				}
+				if g := nb.generation(); g != before+1 {
+					t.Fatalf("generation %d, want %d: something was published", g, before+1)
+				}
+			})
+		}
+	})
+}
+
+// Bad requests: a path outside the workspace root, and blank, NUL,
+// invalid or oversize messages. Nothing is published; a message at the
+// limit is accepted.
+func TestCLIBadRequests(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, nb *notebook) {
+		a := nb.agent("a")
+		a.pull()
+		a.write("a.md", "one\n")
+		a.commit("one")
+		a.write("a.md", "two\n")
+
+		msgFile := func(content string) string {
+			p := filepath.Join(t.TempDir(), "msg")
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		outside := t.TempDir()
+		cases := []struct {
+			name         string
+			args         []string
+			code, reason string
+		}{
+			{"commit outside the root", []string{"commit", outside, "--workspace-root", a.dir, "-m", "x"}, "INVALID_REQUEST", "PATH_OUTSIDE_ROOT"},
+			{"pull outside the root", []string{"pull", outside, "--workspace-root", a.dir}, "INVALID_REQUEST", "PATH_OUTSIDE_ROOT"},
+			{"blank message", []string{"commit", a.dir, "-m", " \t\n\u00a0\u3000"}, "INVALID_REQUEST", "BLANK_MESSAGE"},
+			{"empty message", []string{"commit", a.dir, "-m", ""}, "INVALID_REQUEST", "BLANK_MESSAGE"},
+			{"NUL in message", []string{"commit", a.dir, "-F", msgFile("a\x00b")}, "INVALID_REQUEST", "INVALID_ARGUMENT"},
+			{"invalid UTF-8 message", []string{"commit", a.dir, "-F", msgFile("a\xffb")}, "INVALID_REQUEST", "INVALID_ARGUMENT"},
+			{"oversize message", []string{"commit", a.dir, "-m", strings.Repeat("x", 16385)}, "INVALID_REQUEST", "INVALID_ARGUMENT"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				rep := mustFail(t, a.run(tc.args...))
+				if rep.code != tc.code || rep.reason != tc.reason || rep.action != "FIX_REQUEST" || rep.retryable {
+					t.Fatalf("report %+v", rep)
+				}
+				if got := a.read("a.md"); got != "two\n" {
+					t.Fatalf("local edit lost: %q", got)
+				}
+			})
+		}
+		if g := nb.generation(); g != 1 {
+			t.Fatalf("generation %d after refused commits", g)
+		}
+		if r := a.commit(strings.Repeat("é", 8192)); r.generation != 2 {
+			t.Fatalf("a 16,384-byte message: %+v", r)
+		}
+	})
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// symlinks maps every symlink under dir to its target.
+func symlinks(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			dst, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[p] = dst
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
