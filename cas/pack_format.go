@@ -1,0 +1,192 @@
+package cas
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Pack layout, format version 1 (docs/format.md, "Packs"):
+//
+//	header   magic "SLVDPACK" | version u32 | flags u32 (0) | pack length u64
+//	records  kind u8 | encoding u8 | ID [32] | body length u32 | stored length u32 | stored bytes
+//	index    per object, sorted by ID: ID [32] | record offset u64 | stored length u32
+//	trailer  index offset u64 | object count u32 | flags u32 (0) | BLAKE3-256 of all preceding bytes
+const (
+	packMagic   = "SLVDPACK"
+	PackVersion = 1
+
+	packHeaderSize  = 8 + 4 + 4 + 8
+	recordHeader    = 1 + 1 + 32 + 4 + 4
+	indexEntrySize  = 32 + 8 + 4
+	packTrailerSize = 8 + 4 + 4 + 32
+	packMinSize     = packHeaderSize + recordHeader + 2 + indexEntrySize + packTrailerSize
+)
+
+// Record encodings.
+const (
+	encodingRaw  = 0
+	encodingZstd = 1
+)
+
+// Compression policy: bodies shorter than compressMin are stored raw (a
+// zstd frame costs more than it can save), and a compressed body is kept
+// only when it is at most 7/8 of the raw size.
+const compressMin = 64
+
+var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+	e, err := zstd.NewWriter(nil,
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), // every body is checked against its ID
+		zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		panic(err) // only invalid options fail, and these are constants
+	}
+	return e
+})
+
+var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+	d, err := zstd.NewReader(nil,
+		zstd.WithDecoderMaxMemory(MaxObjectSize),
+		// Output never grows beyond the declared body length.
+		zstd.WithDecodeAllCapLimit(true))
+	if err != nil {
+		panic(err)
+	}
+	return d
+})
+
+// indexEntry is one decoded index entry.
+type indexEntry struct {
+	id     ID
+	offset uint64
+	stored uint32
+}
+
+func readIndexEntry(b []byte) indexEntry {
+	var e indexEntry
+	copy(e.id[:], b)
+	e.offset = le.Uint64(b[32:])
+	e.stored = le.Uint32(b[40:])
+	return e
+}
+
+// checkHeader validates the header against the actual pack size.
+func checkHeader(h []byte, size int64) error {
+	if size < packHeaderSize || len(h) < packHeaderSize {
+		return fmt.Errorf("pack of %d bytes: %w", size, ErrTruncated)
+	}
+	if string(h[:8]) != packMagic {
+		return corruptf("not a pack (bad magic)")
+	}
+	if v := le.Uint32(h[8:]); v != PackVersion {
+		return fmt.Errorf("pack version %d: %w", v, ErrUnsupportedVersion)
+	}
+	if f := le.Uint32(h[12:]); f != 0 {
+		return corruptf("pack header flags %#x", f)
+	}
+	switch declared := le.Uint64(h[16:]); {
+	case uint64(size) < declared:
+		return fmt.Errorf("pack of %d bytes, header declares %d: %w", size, declared, ErrTruncated)
+	case uint64(size) > declared:
+		return corruptf("pack of %d bytes, header declares %d", size, declared)
+	}
+	if size < packMinSize {
+		return corruptf("pack of %d bytes is too small to hold an object", size)
+	}
+	return nil
+}
+
+// checkTrailer validates the trailer's fields (not its checksum) and returns
+// where the index starts and how many entries it has.
+func checkTrailer(t []byte, size int64) (indexOff uint64, count int, err error) {
+	indexOff = le.Uint64(t)
+	n := le.Uint32(t[8:])
+	if f := le.Uint32(t[12:]); f != 0 {
+		return 0, 0, corruptf("pack trailer flags %#x", f)
+	}
+	if n == 0 {
+		return 0, 0, corruptf("pack holds no objects")
+	}
+	end := uint64(size) - packTrailerSize
+	if indexOff < packHeaderSize || indexOff > end || (end-indexOff)/indexEntrySize != uint64(n) || (end-indexOff)%indexEntrySize != 0 {
+		return 0, 0, corruptf("pack index of %d entries does not fit at offset %d", n, indexOff)
+	}
+	return indexOff, int(n), nil
+}
+
+// checkIndex validates the index: IDs strictly increasing, and the records
+// it points to tiling the bytes between header and index exactly, so that
+// no byte of a pack is unaccounted for.
+func checkIndex(index []byte, indexOff uint64) error {
+	n := len(index) / indexEntrySize
+	spans := make([]indexEntry, n)
+	for i := range spans {
+		spans[i] = readIndexEntry(index[i*indexEntrySize:])
+		if i > 0 && bytes.Compare(spans[i-1].id[:], spans[i].id[:]) >= 0 {
+			return corruptf("pack index is not sorted by ID at entry %d", i)
+		}
+	}
+	slices.SortFunc(spans, func(a, b indexEntry) int { return cmp.Compare(a.offset, b.offset) })
+	next := uint64(packHeaderSize)
+	for _, s := range spans {
+		if s.offset != next {
+			return corruptf("pack record at offset %d, expected %d", s.offset, next)
+		}
+		next += recordHeader + uint64(s.stored)
+	}
+	if next != indexOff {
+		return corruptf("pack records end at %d, index starts at %d", next, indexOff)
+	}
+	return nil
+}
+
+// decodeRecord decodes the record for e from rec (its header and stored
+// bytes, exactly), verifying the record matches the index and the body
+// hashes to the ID. The body may alias rec.
+func decodeRecord(rec []byte, e indexEntry) (Object, error) {
+	if len(rec) != recordHeader+int(e.stored) {
+		return Object{}, corruptf("pack record of %d bytes, index says %d", len(rec), recordHeader+int(e.stored))
+	}
+	kind, enc := Kind(rec[0]), rec[1]
+	var id ID
+	copy(id[:], rec[2:])
+	rawLen, stored := le.Uint32(rec[34:]), le.Uint32(rec[38:])
+	data := rec[recordHeader:]
+	switch {
+	case id != e.id:
+		return Object{}, corruptf("pack record ID differs from its index entry")
+	case stored != e.stored:
+		return Object{}, corruptf("pack record length differs from its index entry")
+	case rawLen == 0 || rawLen > MaxObjectSize:
+		return Object{}, corruptf("pack record body length %d", rawLen)
+	}
+	var body []byte
+	switch enc {
+	case encodingRaw:
+		if rawLen != stored {
+			return Object{}, corruptf("raw pack record with body length %d, stored %d", rawLen, stored)
+		}
+		body = data
+	case encodingZstd:
+		var err error
+		body, err = zstdDecoder().DecodeAll(data, make([]byte, 0, rawLen))
+		if err != nil {
+			return Object{}, corruptf("pack record: zstd: %v", err)
+		}
+		if len(body) != int(rawLen) {
+			return Object{}, corruptf("pack record body of %d bytes, declared %d", len(body), rawLen)
+		}
+	default:
+		return Object{}, corruptf("pack record encoding %d", enc)
+	}
+	o := Object{ID: id, Kind: kind, Body: body}
+	if err := o.verify(); err != nil {
+		return Object{}, err
+	}
+	return o, nil
+}

@@ -1,0 +1,434 @@
+package cas
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Store is the local pack store: a directory of verified packs, safe for
+// concurrent readers in one process and for several processes sharing the
+// directory. It is a Source.
+//
+// The store keeps only an index in memory (ID -> pack, offset, length) and
+// reads each object with one ReadAt, opening the pack file for that read
+// alone: hundreds of packs cost no file descriptors, and another process
+// may remove a pack at any time (on Windows an open file could not be
+// removed). Pack files are named by the caller; files whose names start
+// with "." are temporary and ignored.
+type Store struct {
+	dir string
+
+	addMu sync.Mutex // serialises AddPack within the process
+
+	mu     sync.RWMutex
+	closed bool
+	packs  map[string]*storedPack // loaded packs by file name
+	broken map[string]error       // files in dir that failed to load
+	index  map[ID]location
+	// The directory's modification time at the last scan, and when that
+	// scan started: a miss skips the rescan only while the directory is
+	// provably unchanged (see refreshIfChanged).
+	scannedMtime time.Time
+	scannedAt    time.Time
+}
+
+type storedPack struct {
+	name string
+	size int64
+}
+
+type location struct {
+	pack   *storedPack
+	offset uint64
+	stored uint32
+}
+
+// racyWindow is how long after a directory's modification time a scan must
+// start before an unchanged modification time proves no pack was added
+// since: generous enough for coarse file system timestamps.
+const racyWindow = 2 * time.Second
+
+// OpenStore opens (creating if needed) the pack store in dir. It reads the
+// header, trailer and index of every pack already there, not their
+// contents: those packs were verified by the AddPack that stored them.
+func OpenStore(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cas: open store: %w", err)
+	}
+	s := &Store{
+		dir:    dir,
+		packs:  make(map[string]*storedPack),
+		broken: make(map[string]error),
+		index:  make(map[ID]location),
+	}
+	if err := s.Refresh(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Refresh loads packs that other processes added to the directory and
+// forgets packs that were removed. Get and Has call it on a miss.
+func (s *Store) Refresh() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scanLocked()
+}
+
+func (s *Store) scanLocked() error {
+	if s.closed {
+		return errStoreClosed
+	}
+	start := time.Now()
+	st, err := os.Stat(s.dir)
+	if err != nil {
+		return fmt.Errorf("cas: scan store: %w", err)
+	}
+	des, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("cas: scan store: %w", err)
+	}
+	present := make(map[string]bool, len(des))
+	for _, de := range des {
+		name := de.Name()
+		if strings.HasPrefix(name, ".") || !de.Type().IsRegular() {
+			continue
+		}
+		present[name] = true
+		if s.packs[name] != nil {
+			continue
+		}
+		if err := s.loadLocked(name); err != nil {
+			s.broken[name] = err
+		} else {
+			delete(s.broken, name)
+		}
+	}
+	gone := false
+	for name := range s.packs {
+		if !present[name] {
+			delete(s.packs, name)
+			gone = true
+		}
+	}
+	for name := range s.broken {
+		if !present[name] {
+			delete(s.broken, name)
+		}
+	}
+	if gone {
+		s.rebuildIndexLocked()
+	}
+	s.scannedMtime, s.scannedAt = st.ModTime(), start
+	return nil
+}
+
+// loadLocked reads the structure of the pack file name and adds its
+// objects to the index.
+func (s *Store) loadLocked(name string) error {
+	f, err := os.Open(filepath.Join(s.dir, name))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	head := make([]byte, packHeaderSize)
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if err := checkHeader(head, size); err != nil {
+		return err
+	}
+	tail := make([]byte, packTrailerSize)
+	if _, err := f.ReadAt(tail, size-packTrailerSize); err != nil {
+		return err
+	}
+	indexOff, count, err := checkTrailer(tail, size)
+	if err != nil {
+		return err
+	}
+	index := make([]byte, count*indexEntrySize)
+	if _, err := f.ReadAt(index, int64(indexOff)); err != nil {
+		return err
+	}
+	if err := checkIndex(index, indexOff); err != nil {
+		return err
+	}
+	s.installLocked(&storedPack{name: name, size: size}, index)
+	return nil
+}
+
+func (s *Store) installLocked(p *storedPack, index []byte) {
+	s.packs[p.name] = p
+	for i := 0; i < len(index); i += indexEntrySize {
+		e := readIndexEntry(index[i:])
+		if _, ok := s.index[e.id]; !ok {
+			s.index[e.id] = location{pack: p, offset: e.offset, stored: e.stored}
+		}
+	}
+}
+
+// rebuildIndexLocked drops index entries of packs no longer present and
+// reloads the remaining packs' indexes (objects may have been in both).
+func (s *Store) rebuildIndexLocked() {
+	s.index = make(map[ID]location, len(s.index))
+	names := make([]string, 0, len(s.packs))
+	for name := range s.packs {
+		names = append(names, name)
+	}
+	clear(s.packs)
+	for _, name := range names {
+		if err := s.loadLocked(name); err != nil {
+			s.broken[name] = err
+		}
+	}
+}
+
+// refreshIfChanged rescans unless the directory is provably unchanged
+// since the last scan: same modification time, and that scan started
+// well after it, so a later change would have moved it.
+func (s *Store) refreshIfChanged() error {
+	st, err := os.Stat(s.dir)
+	if err != nil {
+		return fmt.Errorf("cas: scan store: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.ModTime().Equal(s.scannedMtime) && s.scannedAt.Sub(s.scannedMtime) > racyWindow {
+		return nil
+	}
+	return s.scanLocked()
+}
+
+var errStoreClosed = errors.New("cas: store is closed")
+
+// AddPack verifies data as a pack and stores it under name (a file name,
+// no slashes) atomically: temp file, fsync, rename. Adding a name that is
+// already present is a no-op. Verification is complete: the trailer
+// checksum, the index, and every object against its ID and kind rules.
+func (s *Store) AddPack(name string, data []byte) error {
+	if err := checkPackName(name); err != nil {
+		return err
+	}
+	p, err := OpenPack(data)
+	if err != nil {
+		return fmt.Errorf("cas: add pack %q: %w", name, err)
+	}
+	if err := p.Verify(); err != nil {
+		return fmt.Errorf("cas: add pack %q: %w", name, err)
+	}
+	s.addMu.Lock()
+	defer s.addMu.Unlock()
+	if s.HasPack(name) {
+		return nil
+	}
+	if err := writeFileAtomic(s.dir, name, data); err != nil {
+		return fmt.Errorf("cas: add pack %q: %w", name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errStoreClosed
+	}
+	delete(s.broken, name)
+	s.installLocked(&storedPack{name: name, size: int64(len(data))}, p.index)
+	return nil
+}
+
+func checkPackName(name string) error {
+	if name == "" || strings.HasPrefix(name, ".") || strings.ContainsAny(name, "/\\\x00") || len(name) > 255 {
+		return fmt.Errorf("cas: invalid pack name %q", name)
+	}
+	return nil
+}
+
+// writeFileAtomic makes dir/name hold data or nothing: the bytes go to a
+// temporary file that is synced before the rename, and the directory is
+// synced after it so that the rename itself survives a crash.
+func writeFileAtomic(dir, name string, data []byte) (err error) {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(dir, "."+name+"."+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // directories cannot be opened for sync; NTFS journals renames
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// HasPack reports whether a pack file named name is loaded, rescanning
+// the directory if it is not.
+func (s *Store) HasPack(name string) bool {
+	s.mu.RLock()
+	ok := s.packs[name] != nil
+	s.mu.RUnlock()
+	if ok {
+		return true
+	}
+	if s.refreshIfChanged() != nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.packs[name] != nil
+}
+
+// Packs returns the names of the loaded packs and, for each file in the
+// directory that could not be loaded, why.
+func (s *Store) Packs() (names []string, broken map[string]error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for name := range s.packs {
+		names = append(names, name)
+	}
+	broken = make(map[string]error, len(s.broken))
+	for name, err := range s.broken {
+		broken[name] = err
+	}
+	return names, broken
+}
+
+// VerifyPack reads the pack file name completely and verifies it as
+// AddPack does.
+func (s *Store) VerifyPack(name string) error {
+	if err := checkPackName(name); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(s.dir, name))
+	if err != nil {
+		return fmt.Errorf("cas: verify pack %q: %w", name, err)
+	}
+	p, err := OpenPack(data)
+	if err == nil {
+		err = p.Verify()
+	}
+	if err != nil {
+		return fmt.Errorf("cas: verify pack %q: %w", name, err)
+	}
+	return nil
+}
+
+// lookup returns where id is stored, rescanning the directory on a miss.
+func (s *Store) lookup(id ID) (location, error) {
+	s.mu.RLock()
+	loc, ok := s.index[id]
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return location{}, errStoreClosed
+	}
+	if ok {
+		return loc, nil
+	}
+	if err := s.refreshIfChanged(); err != nil {
+		return location{}, err
+	}
+	s.mu.RLock()
+	loc, ok = s.index[id]
+	s.mu.RUnlock()
+	if !ok {
+		return location{}, ErrNotFound
+	}
+	return loc, nil
+}
+
+// Get returns the object id, verified against its ID.
+func (s *Store) Get(id ID) (Object, error) {
+	loc, err := s.lookup(id)
+	if err != nil {
+		return Object{}, err
+	}
+	o, err := s.read(loc, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Another process removed the pack: find the object elsewhere.
+		if err := s.Refresh(); err != nil {
+			return Object{}, err
+		}
+		if loc, err = s.lookup(id); err != nil {
+			return Object{}, err
+		}
+		o, err = s.read(loc, id)
+	}
+	return o, err
+}
+
+func (s *Store) read(loc location, id ID) (Object, error) {
+	f, err := os.Open(filepath.Join(s.dir, loc.pack.name))
+	if err != nil {
+		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.pack.name, err)
+	}
+	defer f.Close()
+	rec := make([]byte, recordHeader+int(loc.stored))
+	if _, err := f.ReadAt(rec, int64(loc.offset)); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("pack %q changed size: %w", loc.pack.name, ErrTruncated)
+		}
+		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.pack.name, err)
+	}
+	o, err := decodeRecord(rec, indexEntry{id: id, offset: loc.offset, stored: loc.stored})
+	if err != nil {
+		return Object{}, fmt.Errorf("cas: pack %q: %w", loc.pack.name, err)
+	}
+	return o, nil
+}
+
+// Has reports whether the store holds id (rescanning on a miss). It does
+// not read the object.
+func (s *Store) Has(id ID) bool {
+	_, err := s.lookup(id)
+	return err == nil
+}
+
+// Close releases the store's memory; later calls fail. The store holds no
+// open files between calls.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.packs, s.broken, s.index = nil, nil, nil
+	return nil
+}
