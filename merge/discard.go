@@ -1,0 +1,102 @@
+package merge
+
+// discard is git's xdl_cleanup_records, the step before its Myers diff. It
+// decides which of the lines [from, from+count) of f take part in the diff
+// against o and marks the others changed in c:
+//   - a line that occurs nowhere in o is changed, whatever the diff says;
+//   - a line that occurs in o at least mlim times (mlim ~ sqrt(len(f)), as
+//     blank lines typically do) is changed too when it sits in the middle of
+//     runs of such unmatched lines (see multimatch).
+//
+// Taking the same lines out as git does makes the diff below choose the
+// same of several equally short diffs far more often; it also shrinks the
+// problem. It returns the indexes of the kept lines, in order.
+func discard(f, o []int32, from, count int, c []bool) []int {
+	occ := occurrences(f[from:from+count], o)
+	mlim := min(bogoSqrt(len(f)), maxEqLimit)
+	dis := make([]int8, count) // 0 no match, 1 match, 2 many matches
+	for i, s := range f[from : from+count] {
+		switch n := occ[s]; {
+		case n == 0:
+			dis[i] = 0
+		case n >= mlim:
+			dis[i] = 2
+		default:
+			dis[i] = 1
+		}
+	}
+	keep := make([]int, 0, count)
+	for i, d := range dis {
+		if d == 1 || d == 2 && !multimatch(dis, i) {
+			keep = append(keep, from+i)
+		} else {
+			c[from+i+1] = true
+		}
+	}
+	return keep
+}
+
+const (
+	maxEqLimit    = 1024 // XDL_MAX_EQLIMIT
+	simscanWindow = 100  // XDL_SIMSCAN_WINDOW
+	kpdisRun      = 4    // XDL_KPDIS_RUN
+)
+
+// occurrences counts, for each symbol of lines, how often it occurs in o.
+func occurrences(lines, o []int32) map[int32]int {
+	occ := make(map[int32]int, len(lines))
+	for _, s := range lines {
+		occ[s] = 0
+	}
+	for _, s := range o {
+		if n, ok := occ[s]; ok {
+			occ[s] = n + 1
+		}
+	}
+	return occ
+}
+
+// bogoSqrt is git's xdl_bogosqrt: a power of two near sqrt(n).
+func bogoSqrt(n int) int {
+	i := 1
+	for ; n > 0; n >>= 2 {
+		i <<= 1
+	}
+	return i
+}
+
+// multimatch is git's xdl_clean_mmatch: a many-matches line i is dropped
+// when it sits between runs of unmatched lines on both sides (within a
+// window) and unmatched lines outnumber many-matches ones more than 3 to 1.
+func multimatch(dis []int8, i int) bool {
+	s, e := max(0, i-simscanWindow), min(len(dis)-1, i+simscanWindow)
+	rdis0, rpdis0 := 0, 1
+	for r := 1; i-r >= s; r++ {
+		if dis[i-r] == 0 {
+			rdis0++
+		} else if dis[i-r] == 2 {
+			rpdis0++
+		} else {
+			break
+		}
+	}
+	if rdis0 == 0 {
+		return false
+	}
+	rdis1, rpdis1 := 0, 1
+	for r := 1; i+r <= e; r++ {
+		if dis[i+r] == 0 {
+			rdis1++
+		} else if dis[i+r] == 2 {
+			rpdis1++
+		} else {
+			break
+		}
+	}
+	if rdis1 == 0 {
+		return false
+	}
+	rdis1 += rdis0
+	rpdis1 += rpdis0
+	return rpdis1*kpdisRun < rpdis1+rdis1
+}
