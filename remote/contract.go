@@ -104,9 +104,6 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 	panic("remote: Publish not implemented yet")
 }
 
-// NewFile returns the directory store rooted at dir (created if needed).
-func NewFile(dir string) (Store, error) { panic("remote: NewFile not implemented yet") }
-
 // S3Config configures the S3 backend.
 type S3Config struct {
 	Bucket    string

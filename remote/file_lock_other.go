@@ -1,0 +1,19 @@
+//go:build !unix && !windows
+
+package remote
+
+import (
+	"fmt"
+	"os"
+)
+
+// Platforms without a file lock (js, wasip1, plan9) cannot give the file
+// store's cross-process guarantee, so every write is refused rather than
+// silently unsafe.
+func lockFile(f *os.File) error {
+	return fmt.Errorf("%w: no file lock on this platform", ErrIncompatible)
+}
+
+func unlockFile(f *os.File) error { return nil }
+
+func syncDir(dir string) error { return nil }
