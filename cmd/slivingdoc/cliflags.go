@@ -64,12 +64,20 @@ func isSettingFlag(name string) bool {
 // parse parses flags interspersed with positionals and returns the
 // positionals; done is true when the caller should exit with code.
 func (c *cliCommand) parse(args []string, maxPositional int) (pos []string, code int, done bool) {
+	// The flag package prints the usage on -h and on a bad flag alike; the
+	// reference belongs on stdout for -h only, so print it here.
+	usage := c.fs.Usage
+	c.fs.Usage = func() {}
+	defer func() { c.fs.Usage = usage }()
 	for {
 		if err := c.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				usage()
 				return nil, 0, true
 			}
-			return nil, 2, true // flag already printed the error and usage
+			// flag already printed the error on stderr.
+			fmt.Fprintf(c.stdio.err, "Run 'slivingdoc %s -h' for the reference.\n", c.name)
+			return nil, 2, true
 		}
 		rest := c.fs.Args()
 		if len(rest) == 0 {

@@ -33,6 +33,9 @@ func newLogger(w io.Writer) *slog.Logger {
 		levels: lv,
 	}
 	l := slog.New(h)
+	for _, k := range credentialEnv {
+		redactPath(os.Getenv(k))
+	}
 	if err != nil {
 		l.Warn("ignoring LOG_LEVEL", "module", "cli", "err", err.Error())
 	}
@@ -192,15 +195,18 @@ var scrubPatterns = []struct {
 	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@`), "${1}<user>@"},
 }
 
+// credentialEnv are variables whose values no record may show.
+var credentialEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"}
+
 var (
 	redactMu    sync.RWMutex
 	redactPaths []string // longest first
 )
 
-// redactPath registers a private path (the private root) that records at
-// info and above must never show.
+// redactPath registers a private path (the private root) or a secret value
+// that records at info and above must never show.
 func redactPath(p string) {
-	if p == "" || p == "/" {
+	if len(p) < 2 {
 		return
 	}
 	redactMu.Lock()
