@@ -1,0 +1,90 @@
+package cas_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// notebook writes a commit over a few files (one chunked, one shared by two
+// paths) into m and returns the commit and its decoded parts.
+func notebook(t *testing.T, m *cas.Memory) (commit cas.ID, big cas.File, bigID cas.ID) {
+	t.Helper()
+	bigID = mustFile(t, m, genText(31, 200<<10))
+	small := mustFile(t, m, []byte("small\n"))
+	root, err := cas.WriteTree(m, map[string]cas.ID{
+		"big.md":        bigID,
+		"a/small.md":    small,
+		"b/c/small.md":  small,
+		"b/c/other.md":  mustFile(t, m, []byte("other\n")),
+		"b/copy/big.md": bigID,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cas.EncodeCommit(cas.Commit{Tree: root, Parent: cas.Sum([]byte("a parent not in m")), Message: []byte("x")})
+	mustPut(t, m, c)
+	o, _ := m.Get(bigID)
+	big, err = cas.DecodeFile(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ID, big, bigID
+}
+
+// A complete closure passes although the parent commit is absent: the
+// check covers one commit's state, not its history.
+func TestCheckClosureComplete(t *testing.T) {
+	m := cas.NewMemory()
+	commit, _, _ := notebook(t, m)
+	if err := cas.CheckClosure(m, commit); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckClosureReportsEachMissingObject(t *testing.T) {
+	probe := cas.NewMemory()
+	commit, _, _ := notebook(t, probe)
+	for _, id := range probe.IDs() {
+		m := cas.NewMemory()
+		notebook(t, m)
+		m.Delete(id)
+		if err := cas.CheckClosure(m, commit); !errors.Is(err, cas.ErrNotFound) {
+			o, _ := probe.Get(id)
+			t.Fatalf("%v object missing: CheckClosure error = %v, want ErrNotFound", o.Kind, err)
+		}
+	}
+}
+
+func TestCheckClosureRefusesNonCommit(t *testing.T) {
+	m := cas.NewMemory()
+	_, _, bigID := notebook(t, m)
+	if err := cas.CheckClosure(m, bigID); !errors.Is(err, cas.ErrCorrupt) {
+		t.Fatalf("CheckClosure(file) error = %v, want ErrCorrupt", err)
+	}
+}
+
+// lyingSource returns a different, valid object for one ID: a Source bug
+// or a hash collision must not pass as the requested object.
+type lyingSource struct {
+	*cas.Memory
+	victim cas.ID
+	swap   cas.Object
+}
+
+func (s lyingSource) Get(id cas.ID) (cas.Object, error) {
+	if id == s.victim {
+		return s.swap, nil
+	}
+	return s.Memory.Get(id)
+}
+
+func TestCheckClosureDetectsWrongObject(t *testing.T) {
+	m := cas.NewMemory()
+	commit, big, _ := notebook(t, m)
+	src := lyingSource{Memory: m, victim: big.Chunks[2].ID, swap: mustChunk(t, []byte("other"))}
+	if err := cas.CheckClosure(src, commit); !errors.Is(err, cas.ErrCorrupt) {
+		t.Fatalf("CheckClosure error = %v, want ErrCorrupt", err)
+	}
+}
