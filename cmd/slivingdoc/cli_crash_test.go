@@ -6,19 +6,18 @@ import (
 	"maps"
 	"syscall"
 	"testing"
+
+	"github.com/slivingdoc/slivingdoc/server"
 )
 
-// crashPoints are the engine's failpoints (server/failpoint*.go) between
-// "L rewrite started" and "baseline recorded", and the operations that
-// reach each of them.
-var crashPoints = []struct {
-	name string
-	ops  []string // "pull", "commit"
-}{
-	{"after-recovery-flag", []string{"pull", "commit"}},
-	{"mid-rewrite", []string{"pull", "commit"}},
-	{"before-baseline", []string{"pull", "commit"}},
-	{"after-publish", []string{"commit"}},
+// crashOps lists the operations that reach each failpoint of the engine
+// (server.Failpoints): all of them lie on the rewrite path of both
+// operations, except the one between publication and rewrite.
+func crashOps(point string) []string {
+	if point == server.FailAfterPublish {
+		return []string{"commit"}
+	}
+	return []string{"pull", "commit"}
 }
 
 // kill -9 at each failpoint: the next call recovers from `current`, and no
@@ -27,11 +26,11 @@ func TestCLICrashRecovery(t *testing.T) {
 	bin := cliFailpointBinary(t)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			for _, cp := range crashPoints {
-				for _, op := range cp.ops {
-					t.Run(cp.name+"/"+op, func(t *testing.T) {
+			for _, point := range server.Failpoints {
+				for _, op := range crashOps(point) {
+					t.Run(point+"/"+op, func(t *testing.T) {
 						nb := newNotebook(t, b)
-						crashAndRecover(t, nb, bin, cp.name, op)
+						crashAndRecover(t, nb, bin, point, op)
 					})
 				}
 			}
