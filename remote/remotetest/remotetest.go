@@ -517,3 +517,13 @@ func testNoLostUpdates(t *testing.T, newStore func(t *testing.T) remote.Store) {
 		t.Fatalf("counter = %s after %s increments: updates were lost", data, want)
 	}
 }
+
+// AssertFaultsFired fails t if any fault scripted on m was never consumed:
+// a recovery test whose fault never fired proves nothing. Call it at the end
+// of (or deferred in) every test that scripts faults.
+func AssertFaultsFired(t testing.TB, m *remote.Mem) {
+	t.Helper()
+	if left := m.Unfired(); len(left) > 0 {
+		t.Errorf("scripted faults never fired: %v", left)
+	}
+}

@@ -1,0 +1,181 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// State is an observed `current`: the manifest (nil for the empty notebook
+// at generation 0) and the ETag a conditional replace must match ("" when
+// `current` is absent).
+type State struct {
+	Manifest *Manifest
+	ETag     string
+}
+
+// Generation returns the accepted generation (0 for the empty notebook).
+func (s State) Generation() uint64 {
+	if s.Manifest == nil {
+		return 0
+	}
+	return s.Manifest.Generation
+}
+
+// Head returns the accepted head commit (zero for the empty notebook).
+func (s State) Head() cas.ID {
+	if s.Manifest == nil {
+		return cas.ID{}
+	}
+	return s.Manifest.Head
+}
+
+// Proposal is what one publication attempt wants accepted.
+type Proposal struct {
+	Pack []byte // a complete pack holding every object the new head needs that the chain lacks
+	Head cas.ID // the new head commit; its parent must be the observed head
+	Skip bool   // nothing to publish: the observed state is already the result
+}
+
+// Accepted is the outcome of a successful publication.
+//
+// State is the state this publication created. When acceptance was proved
+// by re-reading `current` after an ambiguous reply and later publications
+// had already been accepted on top, State.ETag is "" (the ETag of our
+// version is unknowable): it must not be used for a conditional write —
+// callers re-read `current` before their next publication anyway.
+type Accepted struct {
+	State       State
+	Publication string
+	Attempts    int
+	Published   bool // false when the final proposal was Skip
+}
+
+// NoRetries as Options.Retries makes the first lost race final.
+const NoRetries = -1
+
+// Options configure a Notebook. Zero fields take the defaults.
+type Options struct {
+	Retries   int           // lost-race retries after the first attempt (default 8; NoRetries for none)
+	FirstWait time.Duration // first backoff ceiling (default 25ms)
+	MaxWait   time.Duration // backoff cap (default 2s)
+
+	// Sleep waits d or until ctx is done (default: a timer). Tests inject
+	// a fake clock here.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Rand is the jitter source (default: the runtime's random source).
+	Rand rand.Source
+}
+
+// Defaults of Options (DESIGN §5).
+const (
+	DefaultRetries   = 8
+	DefaultFirstWait = 25 * time.Millisecond
+	DefaultMaxWait   = 2 * time.Second
+)
+
+// Notebook runs the publication protocol on one store. It is safe for
+// concurrent use.
+type Notebook struct {
+	store Store
+	opts  Options
+	rmu   sync.Mutex // guards opts.Rand, which need not be concurrency-safe
+}
+
+// Open returns the Notebook on store.
+func Open(store Store, opts Options) *Notebook {
+	switch {
+	case opts.Retries == 0:
+		opts.Retries = DefaultRetries
+	case opts.Retries < 0:
+		opts.Retries = 0
+	}
+	if opts.FirstWait <= 0 {
+		opts.FirstWait = DefaultFirstWait
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
+	if opts.MaxWait < opts.FirstWait {
+		opts.MaxWait = opts.FirstWait
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	return &Notebook{store: store, opts: opts}
+}
+
+// Store returns the store the notebook runs on.
+func (n *Notebook) Store() Store { return n.store }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ReadCurrent reads and strictly decodes `current`. An absent `current` is
+// the empty notebook (State{}); an undecodable one wraps ErrCorruptManifest.
+func (n *Notebook) ReadCurrent(ctx context.Context) (State, error) {
+	data, etag, err := n.store.Get(ctx, CurrentKey)
+	if errors.Is(err, ErrNotFound) {
+		return State{}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("remote: read current: %w", err)
+	}
+	m, err := DecodeManifest(data)
+	if err != nil {
+		return State{}, fmt.Errorf("remote: read current: %w", err)
+	}
+	return State{Manifest: m, ETag: etag}, nil
+}
+
+// FetchPack downloads a pack and returns it only if its size and BLAKE3
+// match ref. A pack the store does not have wraps ErrMissingPack (and
+// ErrNotFound); one that does not match wraps ErrCorruptPack. Both wrap
+// ErrIntegrity: the manifest promised the pack.
+func (n *Notebook) FetchPack(ctx context.Context, ref PackRef) ([]byte, error) {
+	data, _, err := n.store.Get(ctx, ref.Key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, fmt.Errorf("remote: pack %s named by current: %w: %w", ref.Key, ErrMissingPack, err)
+	case err != nil:
+		return nil, fmt.Errorf("remote: fetch pack %s: %w", ref.Key, err)
+	case int64(len(data)) != ref.Size:
+		return nil, fmt.Errorf("remote: pack %s: %w: %d bytes, manifest says %d", ref.Key, ErrCorruptPack, len(data), ref.Size)
+	case cas.Sum(data) != ref.Sum:
+		return nil, fmt.Errorf("remote: pack %s: %w: BLAKE3 does not match the manifest", ref.Key, ErrCorruptPack)
+	}
+	return data, nil
+}
+
+// backoff returns the wait before retry number attempt (1-based): full
+// jitter below a ceiling that doubles from FirstWait up to MaxWait, so
+// racing writers spread out instead of colliding again in lockstep.
+func (n *Notebook) backoff(attempt int) time.Duration {
+	ceiling := n.opts.FirstWait
+	for i := 1; i < attempt && ceiling < n.opts.MaxWait; i++ {
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, n.opts.MaxWait)
+	var r uint64
+	if n.opts.Rand != nil {
+		n.rmu.Lock()
+		r = n.opts.Rand.Uint64()
+		n.rmu.Unlock()
+	} else {
+		r = rand.Uint64()
+	}
+	return time.Duration(r % uint64(ceiling))
+}

@@ -1,0 +1,154 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// errNotAccepted marks an attempt that did not change `current`: a lost
+// race, or an ambiguous write proved not (yet) applied. Publish retries it.
+var errNotAccepted = errors.New("remote: not accepted")
+
+// resolveTimeout bounds the re-reads that decide an ambiguous write. They
+// run even if the caller's context is cancelled: the caller must learn
+// whether its change was accepted.
+const resolveTimeout = 30 * time.Second
+
+// Publish runs the protocol: it calls build with the latest accepted state
+// and a fresh publication ID, uploads the proposal's pack, and replaces
+// `current` conditionally. A lost race re-reads `current` and calls build
+// again after a jittered backoff; an ambiguous replace is resolved by
+// re-reading `current` and looking for the publication ID. It returns
+// Accepted only when acceptance is proved; ErrLostRace when retries run
+// out; ErrAmbiguous when acceptance could not be decided.
+//
+// Errors from build are returned unchanged. A store error during upload or
+// an unambiguous store error on the replace (unreachable, access denied)
+// is returned wrapped: nothing was accepted, at most an unreferenced pack
+// is left behind. An error matching ErrAmbiguous may also match the
+// sentinel of its cause, so callers test ErrAmbiguous first.
+func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
+	state, err := n.ReadCurrent(ctx)
+	if err != nil {
+		return Accepted{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		pub := NewUUIDv7()
+		prop, err := build(ctx, state, pub)
+		if err != nil {
+			return Accepted{}, err
+		}
+		if prop.Skip {
+			return Accepted{State: state, Attempts: attempt}, nil
+		}
+		next, err := n.attempt(ctx, state, pub, prop)
+		if err == nil {
+			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true}, nil
+		}
+		if !errors.Is(err, errNotAccepted) {
+			return Accepted{}, err
+		}
+		if attempt > n.opts.Retries {
+			return Accepted{}, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
+		}
+		if err := n.opts.Sleep(ctx, n.backoff(attempt)); err != nil {
+			return Accepted{}, err
+		}
+		if state, err = n.ReadCurrent(ctx); err != nil {
+			return Accepted{}, err
+		}
+	}
+}
+
+// attempt uploads the proposal's pack and conditionally replaces `current`
+// with the manifest that accepts it.
+func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop Proposal) (State, error) {
+	if len(prop.Pack) == 0 || prop.Head.IsZero() {
+		return State{}, errors.New("remote: a proposal needs a pack and a head (or Skip)")
+	}
+	gen, err := NextGeneration(observed.Generation())
+	if err != nil {
+		return State{}, err
+	}
+	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
+	next, err := observed.Manifest.Extend(pub, prop.Head, ref)
+	if err != nil {
+		return State{}, fmt.Errorf("remote: proposal refused: %w", err)
+	}
+	data, err := EncodeManifest(next)
+	if err != nil {
+		return State{}, err
+	}
+	// The pack first: until `current` names it, it is only a proposal.
+	if err := n.store.Put(ctx, ref.Key, prop.Pack); err != nil {
+		return State{}, fmt.Errorf("remote: upload pack: %w", err)
+	}
+	var etag string
+	if observed.ETag == "" {
+		etag, err = n.store.CreateIfAbsent(ctx, CurrentKey, data)
+	} else {
+		etag, err = n.store.ReplaceIfMatch(ctx, CurrentKey, data, observed.ETag)
+	}
+	switch {
+	case err == nil:
+		return State{Manifest: next, ETag: etag}, nil
+	case errors.Is(err, ErrPrecondition):
+		return State{}, fmt.Errorf("%w: lost the race for generation %d: %w", errNotAccepted, gen, err)
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrAccessDenied), errors.Is(err, ErrInvalidKey):
+		// The store refused or never received the request.
+		return State{}, fmt.Errorf("remote: replace current: %w", err)
+	default:
+		// ErrAmbiguous, a cancelled context, or an error nobody mapped:
+		// the replace may have been applied.
+		return n.resolve(ctx, next, pub, err)
+	}
+}
+
+// resolve decides an ambiguous replace by re-reading `current`. Our write
+// was conditional on generation g-1, so it can only ever have produced
+// generation g: if an increment of generation g is recorded, it is ours or
+// someone else's; if `current` is still below g, ours has not landed (a
+// retry is safe, the store lets at most one of them win).
+func (n *Notebook) resolve(ctx context.Context, next *Manifest, pub string, cause error) (State, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	defer cancel()
+	var cur State
+	var err error
+	for try := 1; try <= 3; try++ {
+		if cur, err = n.ReadCurrent(rctx); err == nil || errors.Is(err, ErrIntegrity) {
+			break
+		}
+		if try < 3 {
+			_ = n.opts.Sleep(rctx, n.backoff(try))
+		}
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and re-reading current failed: %v", pub, ErrAmbiguous, cause, err)
+	}
+	g := next.Generation
+	if _, ok := cur.Manifest.find(pub); ok {
+		if cur.Generation() == g {
+			return cur, nil
+		}
+		return State{Manifest: next}, nil // accepted, and others already built on it
+	}
+	if cur.Generation() < g {
+		return State{}, fmt.Errorf("%w: the replace did not land (%w)", errNotAccepted, cause)
+	}
+	if _, ok := cur.Manifest.findGeneration(g); ok {
+		return State{}, fmt.Errorf("%w: another publication took generation %d (%w)", errNotAccepted, g, cause)
+	}
+	return State{}, fmt.Errorf("remote: publication %s: %w: generation %d is no longer recorded in current (%w)", pub, ErrAmbiguous, g, cause)
+}
+
+// find is FindPublication on a possibly nil manifest.
+func (m *Manifest) find(pub string) (Increment, bool) {
+	if m == nil {
+		return Increment{}, false
+	}
+	return m.FindPublication(pub)
+}
