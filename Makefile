@@ -38,3 +38,51 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+# ---- Release: static binaries, SHA256SUMS, npm tarballs (all under DIST) ----
+# make release VERSION=x.y.z   then   make npm-pack VERSION=x.y.z
+
+DIST      ?= dist
+# os/arch[/goarm]; npm/slivingdoc/lib/platforms.js lists the same matrix.
+PLATFORMS ?= linux/amd64 linux/arm64 linux/arm/7 darwin/amd64 darwin/arm64 windows/amd64
+# Tracked files whose release version `make release` rewrites.
+VERSION_FILES ?= server.json docs/mcp-hosts.md
+# semver.org 2.0.0, without the leading "v" the file names add.
+SEMVER_RE := ^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$$
+SEMVER_ANY := [0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?
+
+.PHONY: release npm-pack
+
+release:
+	@printf '%s\n' '$(VERSION)' | grep -Eq '$(SEMVER_RE)' || \
+		{ echo "make release: VERSION='$(VERSION)' is not a semantic version; use e.g. make release VERSION=1.2.3" >&2; exit 2; }
+	@mkdir -p $(DIST) && rm -f $(DIST)/slivingdoc-v$(VERSION)-* $(DIST)/SHA256SUMS
+	@set -e; for p in $(PLATFORMS); do \
+		os=$${p%%/*}; rest=$${p#*/}; arch=$${rest%%/*}; arm=; ext=; \
+		case $$rest in */*) arm=$${rest#*/};; esac; \
+		[ "$$os" = windows ] && ext=.exe; \
+		out=$(DIST)/slivingdoc-v$(VERSION)-$$os-$$arch$${arm:+v$$arm}$$ext; \
+		echo "build $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm \
+			$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/slivingdoc; \
+	done
+	@# Sorted by name, "<sha256>  <name>", LF: what `sha256sum -c` reads.
+	@cd $(DIST) && if command -v sha256sum >/dev/null; then sha256sum slivingdoc-v$(VERSION)-*; \
+		else shasum -a 256 slivingdoc-v$(VERSION)-*; fi | LC_ALL=C sort -k2 > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
+	@set -e; for f in $(VERSION_FILES); do [ -f "$$f" ] || continue; \
+		case "$$f" in \
+		*.json) sed -E 's/^([[:space:]]*"version": ")[^"]*"/\1$(VERSION)"/' "$$f" > "$$f.tmp";; \
+		*) sed -E -e 's/slivingdoc@$(SEMVER_ANY)/slivingdoc@$(VERSION)/g' \
+			-e 's/slivingdoc-v$(SEMVER_ANY)-(linux|darwin|windows)-/slivingdoc-v$(VERSION)-\3-/g' \
+			-e 's|/releases/download/v$(SEMVER_ANY)/|/releases/download/v$(VERSION)/|g' \
+			-e 's/^([>[:space:]]*Version:[[:space:]]*v?)$(SEMVER_ANY)/\1$(VERSION)/' "$$f" > "$$f.tmp";; \
+		esac; \
+		if cmp -s "$$f" "$$f.tmp"; then rm "$$f.tmp"; else mv "$$f.tmp" "$$f"; echo "version $(VERSION) -> $$f"; fi; \
+	done
+	@# Each binary: right OS and architecture, no dynamic loader, version stamped.
+	$(GO) test -count=1 -run '^TestReleaseBinaries$$' ./npm/ -args -release-dir='$(abspath $(DIST))' -release-version='$(VERSION)'
+
+npm-pack:
+	@printf '%s\n' '$(VERSION)' | grep -Eq '$(SEMVER_RE)' || \
+		{ echo "make npm-pack: VERSION='$(VERSION)' is not a semantic version; use the VERSION of make release" >&2; exit 2; }
+	node npm/pack.js --version '$(VERSION)' --dist '$(DIST)' --out '$(DIST)/npm' --platforms '$(PLATFORMS)'
