@@ -174,8 +174,17 @@ func (c *cliCommand) makeDir(dir string) (int, bool) {
 	return 0, false
 }
 
+// exitInterrupted is the shell's code for a process ended by SIGINT.
+const exitInterrupted = 130
+
 // fail prints a failed operation's report and returns its exit code.
 func (c *cliCommand) fail(e *server.Engine, cfg server.Config, err error) int {
+	if errors.Is(err, context.Canceled) {
+		// Interrupted (Ctrl-C, SIGTERM): not a domain outcome. The engine's
+		// recovery flag covers a rewrite it did not finish.
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: interrupted\n", c.name)
+		return exitInterrupted
+	}
 	w, r := cfg.Writable, cfg.ReadOnly
 	if e != nil {
 		w, r = e.PathSets()

@@ -131,7 +131,7 @@ func reportError(w io.Writer, log *slog.Logger, op string, err error, writable, 
 		fmt.Fprintf(w, "writable: %s\n", safeText(strings.Join(writable, ", ")))
 	}
 	if len(readOnly) > 0 {
-		fmt.Fprintf(w, "readOnly: %s\n", safeText(strings.Join(readOnly, ", ")))
+		fmt.Fprintf(w, "read-only: %s\n", safeText(strings.Join(readOnly, ", ")))
 	}
 	return 1
 }
