@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/mcpserver"
 )
@@ -60,6 +61,17 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	}
 	if cfg.DefaultDir == "" {
 		cfg.DefaultDir = cfg.WorkspaceRoot
+	}
+
+	// A store without conditional writes would corrupt the notebook under
+	// concurrency; that is a startup-only diagnostic, never a tool result.
+	// Other probe failures (an unreachable store) are left to the calls,
+	// which report them with a retry verdict.
+	if err := remote.Probe(ctx, cfg.Store); errors.Is(err, remote.ErrIncompatible) {
+		fmt.Fprintf(s.err, "slivingdoc serve: INCOMPATIBLE_STORE: %s\n", scrubText(err.Error()))
+		return 1
+	} else if err != nil {
+		log.Warn("store probe failed; calls will report it", "err", scrubText(err.Error()))
 	}
 
 	eng, err := server.New(cfg)
