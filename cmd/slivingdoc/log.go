@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,16 +29,11 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "slivingdoc log: -n %d: want 1..1000\n", *n)
 		return 2
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintf(s.err, "slivingdoc log: %v\n", err)
-		return 2
-	}
 	cfg, code, done := c.config(ctx)
 	if done {
 		return code
 	}
-	e, code, done := c.start(&cfg, wd)
+	e, code, done := c.start(&cfg, logWorkspace(cfg.PrivateRoot))
 	if done {
 		return code
 	}
@@ -48,6 +44,18 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 	}
 	printLog(s.out, entries)
 	return 0
+}
+
+// logWorkspace is the workspace root log gives the engine, which needs one
+// though log reads no directory: the working directory, unless the private
+// root lies inside it (say, the home directory), which the engine refuses;
+// then a path below the private root, which is never read or created.
+func logWorkspace(priv string) string {
+	wd, err := os.Getwd()
+	if err != nil || wd == priv || strings.HasPrefix(priv, strings.TrimSuffix(wd, string(filepath.Separator))+string(filepath.Separator)) {
+		return filepath.Join(priv, "log-workspace")
+	}
+	return wd
 }
 
 // printLog prints each entry as
