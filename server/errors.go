@@ -130,6 +130,7 @@ var Catalog = []CatalogRow{
 	{CodeStorageFailure, ReasonStoreUnreachable, ActionRetry, true, nil, "The store did not answer or failed; retry later."},
 	{CodeStorageFailure, ReasonAccessDenied, ActionCheckStore, false, nil, "The store refused the credentials or the bucket."},
 	{CodeStorageFailure, ReasonAcceptanceUnknown, ActionRetry, true, nil, "The publication's outcome could not be decided; a retry is safe and never duplicates changes."},
+	{CodeStorageFailure, ReasonIncompatibleStore, ActionCheckStore, false, nil, "The store stopped enforcing conditional writes when its compatibility was re-proved (at startup this is the INCOMPATIBLE_STORE diagnostic instead)."},
 	{CodeStorageIntegrity, ReasonCorruptManifest, ActionRunVerify, false, nil, "The current manifest is malformed."},
 	{CodeStorageIntegrity, ReasonCorruptPack, ActionRunVerify, false, nil, "A pack does not match its checksum or format."},
 	{CodeStorageIntegrity, ReasonMissingPack, ActionRunVerify, false, nil, "A pack the manifest references is missing."},

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// The object cache of one store lives in P/stores/<hash(identity)>/chains/,
+// one cas.Store per active chain, named after the chain's first pack (the
+// checkpoint, or the first increment before any checkpoint). Within one
+// chain the pack list only grows, so every object in a chain's cache is
+// reachable through the accepted manifest: a commit may skip uploading any
+// object the cache holds. When a checkpoint replaces the chain, a new cache
+// starts; older caches stay readable as a fallback for baseline content.
+
+// chainCache is one open cache directory.
+type chainCache struct {
+	key   string
+	store *cas.Store
+}
+
+func (c *chainCache) close() error { return c.store.Close() }
+
+// chainKey names the cache of the chain state belongs to.
+func chainKey(state remote.State) string {
+	if state.Manifest == nil {
+		return "empty"
+	}
+	packs := state.Manifest.Packs()
+	if len(packs) == 0 {
+		return "empty"
+	}
+	return hashKey(packs[0].Key)
+}
+
+func packName(ref remote.PackRef) string { return hashKey(ref.Key) + ".pack" }
+
+func (e *Engine) chainsDir() string { return filepath.Join(e.storeDir(), "chains") }
+
+// openChain returns the (memoised) cache named key.
+func (e *Engine) openChain(key string) (*chainCache, error) {
+	e.objMu.Lock()
+	defer e.objMu.Unlock()
+	if c := e.objects[key]; c != nil {
+		return c, nil
+	}
+	s, err := cas.OpenStore(filepath.Join(e.chainsDir(), key))
+	if err != nil {
+		return nil, err
+	}
+	c := &chainCache{key: key, store: s}
+	e.objects[key] = c
+	return c, nil
+}
+
+// fetchParallel bounds concurrent pack downloads: enough to hide latency
+// on a cold pull, few enough not to flood a small store.
+const fetchParallel = 8
+
+// sync makes the cache of state's chain hold every pack of the chain,
+// downloading the missing ones in parallel; each is verified (size and
+// BLAKE3 by remote, pack trailer and index by cas) before it is kept.
+func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, error) {
+	c, err := e.openChain(chainKey(state))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if state.Manifest == nil {
+		return c, nil
+	}
+	var missing []remote.PackRef
+	for _, ref := range state.Manifest.Packs() {
+		if !c.store.HasPack(packName(ref)) {
+			missing = append(missing, ref)
+		}
+	}
+	if len(missing) == 0 {
+		return c, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, fetchParallel)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for _, ref := range missing {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				return
+			}
+			data, err := e.notebook.FetchPack(ctx, ref)
+			if err == nil {
+				err = c.store.AddPack(packName(ref), data)
+			}
+			if err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		e.storeTrouble(first)
+		return nil, packErr(first)
+	}
+	return c, nil
+}
+
+// objectSource reads from the current chain's cache first, then from older
+// chain caches of the same store (baseline content that a checkpoint no
+// longer reaches may still be there).
+type objectSource struct {
+	e       *Engine
+	primary *chainCache
+	others  []*chainCache
+	scanned bool
+}
+
+func (e *Engine) source(primary *chainCache) *objectSource {
+	return &objectSource{e: e, primary: primary}
+}
+
+func (s *objectSource) Get(id cas.ID) (cas.Object, error) {
+	var firstErr error
+	if s.primary != nil {
+		o, err := s.primary.store.Get(id)
+		if err == nil {
+			return o, nil
+		}
+		firstErr = err
+		if !errors.Is(err, cas.ErrNotFound) {
+			return cas.Object{}, err
+		}
+	}
+	if !s.scanned {
+		s.scanned = true
+		ents, _ := os.ReadDir(s.e.chainsDir())
+		for _, ent := range ents {
+			if !ent.IsDir() || (s.primary != nil && ent.Name() == s.primary.key) {
+				continue
+			}
+			if c, err := s.e.openChain(ent.Name()); err == nil {
+				s.others = append(s.others, c)
+			}
+		}
+	}
+	for _, c := range s.others {
+		if o, err := c.store.Get(id); err == nil {
+			return o, nil
+		}
+	}
+	if firstErr == nil {
+		firstErr = cas.ErrNotFound
+	}
+	return cas.Object{}, firstErr
+}
+
+// filterSink puts into a pack only the objects the chain does not hold yet,
+// so a commit uploads what changed (a 1 KiB append to a large file uploads
+// its new chunks, not the file).
+type filterSink struct {
+	have  *cas.Store
+	pack  *cas.PackWriter
+	added map[cas.ID]bool
+}
+
+func (f *filterSink) Put(o cas.Object) error {
+	if f.added[o.ID] || (f.have != nil && f.have.Has(o.ID)) {
+		return nil
+	}
+	f.added[o.ID] = true
+	return f.pack.Put(o)
+}
+
+// treeOf returns the flat file map of the commit head (empty for zero).
+func treeOf(src cas.Source, head cas.ID) (map[string]cas.ID, error) {
+	if head.IsZero() {
+		return map[string]cas.ID{}, nil
+	}
+	o, err := src.Get(head)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cas.DecodeCommit(o)
+	if err != nil {
+		return nil, err
+	}
+	return cas.ReadTree(src, c.Tree)
+}

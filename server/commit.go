@@ -1,0 +1,396 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// maxMessageBytes bounds a commit message (spec: notes_commit.message).
+const maxMessageBytes = 16384
+
+// errMergeConflict aborts a publication attempt whose merge conflicts.
+var errMergeConflict = errors.New("server: the merge has conflicts")
+
+// Commit publishes the directory's changes and incorporates concurrent
+// non-conflicting ones (DESIGN §6). Errors are *Error.
+func (e *Engine) Commit(ctx context.Context, path, message string) (*Result, error) {
+	if err := checkMessage(message); err != nil {
+		return nil, err
+	}
+	if _, err := e.resolveLexical(path); err != nil {
+		return nil, err
+	}
+	if err := e.Probe(ctx); err != nil {
+		return nil, err
+	}
+	s, err := e.begin(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer s.end()
+	if s.base == nil {
+		return nil, invalidRequest(ReasonNotPulled, "")
+	}
+	if err := s.open(false); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, invalidRequest(ReasonPathNotDirectory, "The directory does not exist.")
+		}
+		return nil, err
+	}
+	if err := s.recoverFirst(); err != nil {
+		return nil, err
+	}
+	if s.scan == nil {
+		if _, err := s.scanL(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.refuseMarkers(); err != nil {
+		return nil, err
+	}
+	if err := s.refuseReadOnly(); err != nil {
+		return nil, err
+	}
+	return s.publish(message)
+}
+
+func checkMessage(m string) *Error {
+	if len(m) > maxMessageBytes || !utf8.ValidString(m) || strings.ContainsRune(m, 0) {
+		return invalidRequest(ReasonInvalidArgument, "message must be UTF-8 without U+0000, at most 16,384 bytes.")
+	}
+	if strings.TrimFunc(m, unicode.IsSpace) == "" {
+		return invalidRequest(ReasonBlankMessage, "")
+	}
+	return nil
+}
+
+// refuseMarkers refuses a commit while any file of L holds a complete
+// conflict block, listing each file and block range.
+func (s *session) refuseMarkers() error {
+	files := s.scan.markerFiles()
+	if len(files) == 0 {
+		return nil
+	}
+	de := newError(CodeContentConflict, ReasonUnresolvedMarkers, "", nil)
+	for _, p := range files {
+		content, err := s.load(s.scan.files[p])
+		if err != nil {
+			return s.e.fail("read conflicted file", err)
+		}
+		ranges := merge.ScanMarkers(content)
+		if len(ranges) == 0 {
+			continue // the cached flag was stale: no complete block now
+		}
+		de.Files = append(de.Files, FileError{Path: p, Reason: FileConflictMarkers, Ranges: ranges})
+	}
+	if len(de.Files) == 0 {
+		return nil
+	}
+	return de
+}
+
+// refuseReadOnly refuses a commit that changes files outside the writable
+// set or inside the read-only set, resetting exactly those files to the
+// accepted baseline content; other local edits stay in L.
+func (s *session) refuseReadOnly() error {
+	if s.e.sets.empty() {
+		return nil
+	}
+	base := s.baseFiles()
+	var refused []FileError
+	seen := map[string]bool{}
+	check := func(p string) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		if s.scan.files[p] == base[p] {
+			return
+		}
+		if reason := s.e.sets.refusal(p); reason != "" {
+			refused = append(refused, FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
+		}
+	}
+	for p := range s.scan.files {
+		check(p)
+	}
+	for p := range base {
+		check(p)
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	sortFileErrors(refused)
+	// Resetting needs the baseline's content: make sure the cache holds
+	// the accepted chain (a refusal is not on the fast path).
+	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	if err != nil {
+		return s.e.fail("read current", err)
+	}
+	chain, err := s.e.sync(s.ctx, state)
+	if err != nil {
+		return err
+	}
+	s.src = s.e.source(chain)
+	target := make(map[string]merge.Entry, len(s.scan.files))
+	for p, id := range s.scan.files {
+		target[p] = merge.Entry{ID: id}
+	}
+	reason := ReasonOutsideWritable
+	for _, f := range refused {
+		if id, ok := base[f.Path]; ok {
+			target[f.Path] = merge.Entry{ID: id}
+		} else {
+			delete(target, f.Path)
+		}
+		if f.Reason == ReasonInsideReadOnly {
+			reason = ReasonInsideReadOnly
+		}
+	}
+	_, changes, err := s.plan(target)
+	if err != nil {
+		return s.e.fail("plan reset", err)
+	}
+	if err := s.materialise(changes, recoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.base.Generation}, s.base); err != nil {
+		return err
+	}
+	de := newError(CodeReadOnlyPath, reason, "", nil)
+	de.Files = refused
+	return de
+}
+
+// attemptResult is what the accepted (last) build decided.
+type attemptResult struct {
+	observed remote.State
+	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
+	merged   merge.TreeResult
+	ids      map[string]cas.ID // the merged tree
+	pack     []byte
+}
+
+// publish merges inside the publication protocol, so every attempt (after
+// a lost race) merges against the state it will be conditional on.
+func (s *session) publish(message string) (*Result, error) {
+	var last attemptResult
+	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
+		last = attemptResult{observed: observed}
+		chain, err := s.e.sync(ctx, observed)
+		if err != nil {
+			return remote.Proposal{}, err
+		}
+		s.src = s.e.source(chain)
+		last.rFiles = s.base.Files
+		if observed.Head() != s.base.Head {
+			if last.rFiles, err = treeOf(s.src, observed.Head()); err != nil {
+				return remote.Proposal{}, err
+			}
+		}
+		last.merged, err = merge.Trees(s.base.Files, s.scan.files, last.rFiles, s.load)
+		if err != nil {
+			return remote.Proposal{}, err
+		}
+		if len(last.merged.Conflicts) > 0 {
+			return remote.Proposal{}, errMergeConflict
+		}
+		if last.ids, err = entryIDs(last.merged.Files); err != nil {
+			return remote.Proposal{}, err
+		}
+		if sameTree(last.ids, last.rFiles) {
+			return remote.Proposal{Skip: true}, nil
+		}
+		sink := &filterSink{have: chain.store, pack: cas.NewPackWriter(), added: map[cas.ID]bool{}}
+		for p, id := range last.ids {
+			if chain.store.Has(id) || sink.added[id] {
+				continue
+			}
+			content := last.merged.Files[p].Content
+			if content == nil {
+				if content, err = s.load(id); err != nil {
+					return remote.Proposal{}, err
+				}
+			}
+			if _, err := cas.WriteFile(sink, content); err != nil {
+				return remote.Proposal{}, err
+			}
+		}
+		tree, err := cas.WriteTree(sink, last.ids)
+		if err != nil {
+			return remote.Proposal{}, err
+		}
+		commit := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: observed.Head(), Publication: publication, Time: time.Now(), Message: []byte(message)})
+		if err := sink.Put(commit); err != nil {
+			return remote.Proposal{}, err
+		}
+		if last.pack, err = sink.pack.Finish(); err != nil {
+			return remote.Proposal{}, err
+		}
+		return remote.Proposal{Pack: last.pack, Head: commit.ID}, nil
+	}
+	acc, err := s.e.notebook.Publish(s.ctx, build)
+	if errors.Is(err, errMergeConflict) {
+		return nil, s.materialiseConflict(last)
+	}
+	if err != nil {
+		return nil, s.e.fail("publish", err)
+	}
+	// Accepted: from here on, finish locally whatever the caller's context.
+	s.ctx = detach(s.ctx)
+	accepted := "no"
+	if acc.Published {
+		accepted = "yes"
+		s.keepOwnPack(acc, last.pack)
+	}
+	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
+	if err := failpoint(FailAfterPublish); err != nil {
+		return nil, s.recoveryFailure(flag, "publish", err)
+	}
+	res := &Result{Path: s.dir, Generation: acc.State.Generation(), Files: []FileStat{}}
+	if acc.Published {
+		if res.Files, err = s.increment(last); err != nil {
+			// The publication stands; only its report failed.
+			s.e.log.Warn("cannot compute the commit diffstat", "err", err)
+			res.Files = []FileStat{}
+		}
+	}
+	_, changes, err := s.plan(last.merged.Files)
+	if err != nil {
+		return nil, s.recoveryFailure(flag, "rewrite", err)
+	}
+	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: last.ids}
+	if err := s.materialise(changes, flag, next); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// materialiseConflict writes the conflict blocks into L, records the
+// observed R as the baseline (so resolving them and committing publishes
+// the resolution) and reports the conflicts. Nothing was published.
+func (s *session) materialiseConflict(last attemptResult) error {
+	_, changes, err := s.plan(last.merged.Files)
+	if err != nil {
+		return s.e.fail("plan rewrite", err)
+	}
+	st := last.observed
+	flag := recoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
+	if err := s.materialise(changes, flag, &baseline{Generation: st.Generation(), Head: st.Head(), Files: last.rFiles}); err != nil {
+		return err
+	}
+	return conflictError(last.merged.Conflicts)
+}
+
+// keepOwnPack adds the accepted pack to the cache so no process on this
+// host downloads what it just uploaded.
+func (s *session) keepOwnPack(acc remote.Accepted, pack []byte) {
+	if acc.State.Manifest == nil {
+		return
+	}
+	inc, ok := acc.State.Manifest.FindPublication(acc.Publication)
+	if !ok {
+		return
+	}
+	c, err := s.e.openChain(chainKey(acc.State))
+	if err == nil {
+		err = c.store.AddPack(packName(inc.Pack), pack)
+	}
+	if err != nil {
+		s.e.log.Warn("cannot keep the published pack in the cache", "err", err)
+	}
+}
+
+// increment is the commit's diffstat: the merged tree against the observed
+// remote parent tree.
+func (s *session) increment(last attemptResult) ([]FileStat, error) {
+	out := []FileStat{}
+	for _, p := range unionPaths(last.ids, last.rFiles) {
+		oldID, hadOld := last.rFiles[p]
+		newID, hasNew := last.ids[p]
+		if hadOld && hasNew && oldID == newID {
+			continue
+		}
+		var oldC, newC []byte
+		var err error
+		if hadOld {
+			if oldC, err = s.load(oldID); err != nil {
+				return nil, err
+			}
+		}
+		if hasNew {
+			if newC = last.merged.Files[p].Content; newC == nil {
+				if newC, err = s.load(newID); err != nil {
+					return nil, err
+				}
+			}
+		}
+		ins, del := merge.Stat(nilIfAbsent(oldC, hadOld), nilIfAbsent(newC, hasNew))
+		out = append(out, FileStat{Path: p, Insertions: ins, Deletions: del})
+	}
+	return out, nil
+}
+
+func nilIfAbsent(c []byte, present bool) []byte {
+	if !present {
+		return nil
+	}
+	if c == nil {
+		return []byte{}
+	}
+	return c
+}
+
+// entryIDs is the file map of a merge result (IDs of merged contents are
+// computed, not stored).
+func entryIDs(files map[string]merge.Entry) (map[string]cas.ID, error) {
+	ids := make(map[string]cas.ID, len(files))
+	for p, ent := range files {
+		id := ent.ID
+		if id.IsZero() {
+			var err error
+			if id, err = cas.WriteFile(nil, ent.Content); err != nil {
+				return nil, err
+			}
+		}
+		ids[p] = id
+	}
+	return ids, nil
+}
+
+func sameTree(a, b map[string]cas.ID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, id := range a {
+		if other, ok := b[p]; !ok || other != id {
+			return false
+		}
+	}
+	return true
+}
+
+func unionPaths(a, b map[string]cas.ID) []string {
+	seen := make(map[string]bool, len(a)+len(b))
+	for p := range a {
+		seen[p] = true
+	}
+	for p := range b {
+		seen[p] = true
+	}
+	return sortedKeys(seen)
+}
+
+func sortFileErrors(fs []FileError) {
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].Path < fs[j-1].Path; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+}

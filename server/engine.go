@@ -1,0 +1,236 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// Config is everything the operations need; the CLI builds it from flags,
+// environment and defaults (DESIGN §8).
+type Config struct {
+	Store         remote.Store
+	PrivateRoot   string // P: private state and the object cache; never inside WorkspaceRoot
+	WorkspaceRoot string // request paths must resolve at or below it
+	DefaultDir    string // the directory used when the request path is empty
+	Writable      []string
+	ReadOnly      []string
+	CommitRetries int // lost-race retries after the first attempt: 0..100, 0 = none (the CLI default is 8)
+	// CheckpointPacks and RetainedCheckpoints configure checkpoints.
+	CheckpointPacks     int
+	RetainedCheckpoints int
+	Logger              *slog.Logger
+}
+
+// Engine runs pull, commit, status and log. It is safe for concurrent use;
+// calls on one directory are serialised in the process and across processes.
+type Engine struct {
+	store     remote.Store
+	notebook  *remote.Notebook
+	log       *slog.Logger
+	workspace string // absolute, cleaned
+	defDir    string // absolute, cleaned, at or below workspace
+	private   string // absolute, cleaned, outside workspace
+	storeKey  string // hash of the store identity: names P/stores/<storeKey>
+	writable  []string
+	readOnly  []string
+	sets      pathSets
+
+	dirMu sync.Mutex
+	dirs  map[string]*sync.Mutex // per-L in-process serialisation
+
+	objMu   sync.Mutex
+	objects map[string]*chainCache // open caches by chain key
+
+	probeMu sync.Mutex
+	probed  bool
+}
+
+// maxCommitRetries bounds Config.CommitRetries (DESIGN §8).
+const maxCommitRetries = 100
+
+// New validates cfg and returns the engine. Its errors are configuration
+// errors (plain errors, not *Error): they are the operator's to fix.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: no store configured")
+	}
+	if cfg.CommitRetries < 0 || cfg.CommitRetries > maxCommitRetries {
+		return nil, fmt.Errorf("server: commit retries must be 0..%d, got %d", maxCommitRetries, cfg.CommitRetries)
+	}
+	ws := cfg.WorkspaceRoot
+	if ws == "" {
+		ws = cfg.DefaultDir
+	}
+	if ws == "" {
+		return nil, errors.New("server: no workspace root configured")
+	}
+	ws, err := absClean(ws)
+	if err != nil {
+		return nil, fmt.Errorf("server: workspace root: %w", err)
+	}
+	def := cfg.DefaultDir
+	if def == "" {
+		def = ws
+	}
+	if def, err = absClean(def); err != nil {
+		return nil, fmt.Errorf("server: default directory: %w", err)
+	}
+	if !within(ws, def) {
+		return nil, errors.New("server: the default directory must be at or below the workspace root")
+	}
+	if cfg.PrivateRoot == "" {
+		return nil, errors.New("server: no private root configured")
+	}
+	priv, err := absClean(cfg.PrivateRoot)
+	if err != nil {
+		return nil, fmt.Errorf("server: private root: %w", err)
+	}
+	// Private state inside the workspace would be visible (and editable) as
+	// notebook content; compare real paths so a symlink cannot hide it.
+	if within(realPath(ws), realPath(priv)) || within(ws, priv) {
+		return nil, errors.New("server: the private root must not be inside the workspace root")
+	}
+	sets, err := newPathSets(cfg.Writable, cfg.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	// Config counts retries as DESIGN §8 does (0 = none); remote.Options
+	// reads 0 as "default".
+	retries := cfg.CommitRetries
+	if retries == 0 {
+		retries = remote.NoRetries
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e := &Engine{
+		store:     cfg.Store,
+		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries}),
+		log:       logger,
+		workspace: ws,
+		defDir:    def,
+		private:   priv,
+		storeKey:  hashKey(cfg.Store.Identity()),
+		sets:      sets,
+		dirs:      map[string]*sync.Mutex{},
+		objects:   map[string]*chainCache{},
+	}
+	return e, nil
+}
+
+// Close releases the engine's resources (open object caches).
+func (e *Engine) Close() error {
+	e.objMu.Lock()
+	defer e.objMu.Unlock()
+	var first error
+	for k, c := range e.objects {
+		if err := c.close(); err != nil && first == nil {
+			first = err
+		}
+		delete(e.objects, k)
+	}
+	return first
+}
+
+// PathSets returns the normalised, sorted writable and read-only sets.
+func (e *Engine) PathSets() (writable, readOnly []string) {
+	return append([]string{}, e.sets.writable...), append([]string{}, e.sets.readOnly...)
+}
+
+// FileStat is one file's line delta.
+type FileStat struct {
+	Path       string
+	Insertions int
+	Deletions  int
+}
+
+// Result is the outcome of a successful pull or commit.
+type Result struct {
+	Path       string // the resolved visible directory
+	Generation uint64 // the accepted generation after the operation
+	Files      []FileStat
+}
+
+// Status reports local changes against the baseline and whether the remote
+// moved, without publishing.
+type Status struct {
+	Path           string
+	BaseGeneration uint64
+	Generation     uint64 // accepted generation now
+	Added          []string
+	Modified       []string
+	Deleted        []string
+}
+
+// LogEntry is one accepted publication.
+type LogEntry struct {
+	Generation uint64
+	Time       time.Time
+	Message    string
+	Files      []FileStat
+}
+
+// dirLock serialises calls on one visible directory inside the process;
+// the lock file in P (lockFile) does it across processes.
+func (e *Engine) dirLock(dir string) *sync.Mutex {
+	e.dirMu.Lock()
+	defer e.dirMu.Unlock()
+	m := e.dirs[dir]
+	if m == nil {
+		m = &sync.Mutex{}
+		e.dirs[dir] = m
+	}
+	return m
+}
+
+func absClean(p string) (string, error) {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Clean(p), nil
+}
+
+// within reports whether p is root or below it (both absolute and clean).
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !startsWithDotDot(rel) && !filepath.IsAbs(rel))
+}
+
+func startsWithDotDot(rel string) bool {
+	return len(rel) >= 3 && rel[:2] == ".." && os.IsPathSeparator(rel[2])
+}
+
+// realPath resolves symlinks in the longest existing prefix of p, so a
+// path that does not exist yet still compares by where it would be.
+func realPath(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// detach keeps a call's values but not its cancellation: once the store
+// accepted a publication, L and P are brought up to date regardless.
+func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -1,0 +1,181 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"syscall"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// This file is the one place where failures become domain errors: remote
+// and cas sentinels, OS errors and contexts map to *Error with the code,
+// action and retryable verdict of their Catalog row. Messages are fixed
+// text (never a path in P, a key, an ID or a credential); the original
+// error rides along as Cause for the log only.
+
+// Closed set of ENGINE_FAILED/LOCAL_IO details (Error.Detail).
+const (
+	DetailDiskFull       = "disk full"
+	DetailQuota          = "disk quota exceeded"
+	DetailPermission     = "permission denied"
+	DetailReadOnlyFS     = "read-only file system"
+	DetailTooManyFiles   = "too many open files"
+	DetailIO             = "input/output error"
+	DetailNameTooLong    = "file name too long"
+	DetailVanished       = "a file or directory vanished during the operation"
+	DetailChangedDuring  = "a file changed during the operation"
+	DetailLocked         = "the directory is locked by another operation"
+	DetailNotEmptyTarget = "a directory is in the way of a file"
+)
+
+// LocalIODetails lists every Detail value, for the error reference.
+var LocalIODetails = []string{
+	DetailDiskFull, DetailQuota, DetailPermission, DetailReadOnlyFS, DetailTooManyFiles,
+	DetailIO, DetailNameTooLong, DetailVanished, DetailChangedDuring, DetailLocked, DetailNotEmptyTarget,
+}
+
+// ReasonIncompatibleStore is the STORAGE_FAILURE reason for a store that
+// failed the compatibility probe after startup (at startup, the adapters
+// report it as their own diagnostic: errors.Is(err, remote.ErrIncompatible)).
+const ReasonIncompatibleStore = "INCOMPATIBLE_STORE"
+
+var defaultMessages = map[string]string{
+	ReasonInvalidArgument:   "The request has an invalid argument.",
+	ReasonPathOutsideRoot:   "The path resolves outside the workspace root.",
+	ReasonPathNotDirectory:  "The path names something that is not a directory.",
+	ReasonBlankMessage:      "The commit message is empty or only white space.",
+	ReasonNotPulled:         "This directory has not been pulled yet; pull it before committing.",
+	ReasonInvalidFiles:      "Some files cannot be part of the notebook; nothing was published or deleted.",
+	ReasonMergeConflict:     "Concurrent changes overlap; resolve the conflict blocks written into the files, then commit.",
+	ReasonUnresolvedMarkers: "Files still hold complete conflict blocks; resolve them before committing.",
+	ReasonOutsideWritable:   "Changes outside the writable set were refused and reset to the accepted content; nothing was published.",
+	ReasonInsideReadOnly:    "Changes inside the read-only set were refused and reset to the accepted content; nothing was published.",
+	ReasonRetriesExhausted:  "Other writers won every publication attempt; nothing was lost, retry.",
+	ReasonStoreUnreachable:  "The store did not answer or failed; retry later.",
+	ReasonAccessDenied:      "The store refused the credentials or the bucket.",
+	ReasonAcceptanceUnknown: "The publication's outcome could not be decided; a retry is safe and never duplicates changes.",
+	ReasonCorruptManifest:   "The store's current manifest is malformed.",
+	ReasonCorruptPack:       "A pack in the store does not match its checksum or format.",
+	ReasonMissingPack:       "A pack the manifest references is missing from the store.",
+	ReasonCacheCorrupt:      "The local object cache is corrupt or incomplete.",
+	ReasonLocalIO:           "A local file operation failed.",
+	ReasonInternal:          "An unexpected failure; the log record with the diagnostic ID has the cause.",
+	ReasonResynchronized:    "The operation failed after it began rewriting the directory; the directory was resynchronised with the accepted notebook.",
+	ReasonRecoveryPending:   "An interrupted operation left the directory to be resynchronised; the next call does it first.",
+	ReasonIncompatibleStore: "The store does not enforce the conditional writes the notebook needs.",
+}
+
+// newError builds the *Error of one Catalog row (code and reason decide
+// action and retryable), with the row's default message unless msg is set.
+func newError(code Code, reason, msg string, cause error) *Error {
+	e := &Error{Code: code, Reason: reason, Message: msg, Cause: cause, Files: []FileError{}}
+	if e.Message == "" {
+		e.Message = defaultMessages[reason]
+	}
+	for _, row := range Catalog {
+		if row.Code == code && row.Reason == reason {
+			e.Action, e.Retryable = row.Action, row.Retryable
+			return e
+		}
+	}
+	// Unreachable for the tokens this package uses (a test walks them all),
+	// but never leave the caller without a next step.
+	e.Action = ActionCheckHost
+	return e
+}
+
+func invalidRequest(reason, msg string) *Error {
+	return newError(CodeInvalidRequest, reason, msg, nil)
+}
+
+// mapErr turns any failure into a domain error. It is total: an unknown
+// failure is ENGINE_FAILED/INTERNAL with the cause kept for the log.
+func mapErr(err error) *Error {
+	var de *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &de):
+		return de
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return newError(CodeStorageFailure, ReasonStoreUnreachable, "The request was cancelled or timed out.", err)
+	case errors.Is(err, remote.ErrLostRace):
+		return newError(CodeRemoteBusy, ReasonRetriesExhausted, "", err)
+	case errors.Is(err, remote.ErrAmbiguous):
+		return newError(CodeStorageFailure, ReasonAcceptanceUnknown, "", err)
+	case errors.Is(err, remote.ErrAccessDenied):
+		return newError(CodeStorageFailure, ReasonAccessDenied, "", err)
+	case errors.Is(err, remote.ErrIncompatible):
+		return newError(CodeStorageFailure, ReasonIncompatibleStore, "", err)
+	case errors.Is(err, remote.ErrIntegrity):
+		return newError(CodeStorageIntegrity, ReasonCorruptManifest, "", err)
+	case errors.Is(err, remote.ErrUnavailable), errors.Is(err, remote.ErrPrecondition):
+		return newError(CodeStorageFailure, ReasonStoreUnreachable, "", err)
+	case errors.Is(err, remote.ErrNotFound):
+		return newError(CodeStorageIntegrity, ReasonMissingPack, "", err)
+	case errors.Is(err, cas.ErrCorrupt), errors.Is(err, cas.ErrNotFound):
+		return newError(CodeStorageIntegrity, ReasonCacheCorrupt, "", err)
+	}
+	if d, ok := localDetail(err); ok {
+		e := newError(CodeEngineFailed, ReasonLocalIO, "", err)
+		if d != "" {
+			e.Detail = d
+			e.Message = "A local file operation failed: " + d + "."
+		}
+		return e
+	}
+	return newError(CodeEngineFailed, ReasonInternal, "", err)
+}
+
+// packErr maps a failure to fetch or store one pack: the manifest itself
+// was fine, so integrity failures are the pack's.
+func packErr(err error) *Error {
+	switch {
+	case errors.Is(err, remote.ErrNotFound):
+		return newError(CodeStorageIntegrity, ReasonMissingPack, "", err)
+	case errors.Is(err, remote.ErrIntegrity), errors.Is(err, cas.ErrCorrupt):
+		return newError(CodeStorageIntegrity, ReasonCorruptPack, "", err)
+	}
+	return mapErr(err)
+}
+
+// localDetail classifies an OS failure into the closed detail set.
+func localDetail(err error) (string, bool) {
+	var errno syscall.Errno
+	isOS := errors.As(err, &errno)
+	var pe *fs.PathError
+	isOS = isOS || errors.As(err, &pe)
+	switch {
+	case errors.Is(err, errChangedDuringScan):
+		return DetailChangedDuring, true
+	case errors.Is(err, errLocked):
+		return DetailLocked, true
+	case errors.Is(err, syscall.ENOSPC):
+		return DetailDiskFull, true
+	case errors.Is(err, syscall.EDQUOT):
+		return DetailQuota, true
+	case errors.Is(err, syscall.EROFS):
+		return DetailReadOnlyFS, true
+	case errors.Is(err, fs.ErrPermission):
+		return DetailPermission, true
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return DetailTooManyFiles, true
+	case errors.Is(err, syscall.EIO):
+		return DetailIO, true
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return DetailNameTooLong, true
+	case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EISDIR):
+		return DetailNotEmptyTarget, true
+	case errors.Is(err, fs.ErrNotExist):
+		return DetailVanished, true
+	}
+	if isOS {
+		// An OS failure outside the closed set: LOCAL_IO without detail;
+		// the log has the cause.
+		return "", true
+	}
+	return "", false
+}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
+)
+
+// maxLog bounds Log: it reads recent history only.
+const maxLog = 1000
+
+// Log returns up to n recent publications, newest first, read from the
+// object cache after syncing it with `current`. It walks n commits back
+// from the head (never the whole history) and stops early where the chain
+// no longer holds a parent (before the active checkpoint).
+func (e *Engine) Log(ctx context.Context, n int) ([]LogEntry, error) {
+	if n <= 0 {
+		return []LogEntry{}, nil
+	}
+	n = min(n, maxLog)
+	if err := e.Probe(ctx); err != nil {
+		return nil, err
+	}
+	state, err := e.notebook.ReadCurrent(ctx)
+	if err != nil {
+		return nil, e.fail("read current", err)
+	}
+	chain, err := e.sync(ctx, state)
+	if err != nil {
+		return nil, err
+	}
+	src := e.source(chain)
+	out := []LogEntry{}
+	// A commit's generation is the increment that published it; commits
+	// folded into the checkpoint have none left and end the log.
+	gens := map[cas.ID]uint64{}
+	if state.Manifest != nil {
+		for _, inc := range state.Manifest.Increments {
+			gens[inc.Head] = inc.Generation
+		}
+	}
+	head := state.Head()
+	var tree map[string]cas.ID
+	for len(out) < n && !head.IsZero() {
+		gen, ok := gens[head]
+		if !ok {
+			break
+		}
+		o, err := src.Get(head)
+		if err != nil {
+			break // older than the chain the cache holds
+		}
+		c, err := cas.DecodeCommit(o)
+		if err != nil {
+			return nil, e.fail("decode commit", err)
+		}
+		if tree == nil {
+			if tree, err = cas.ReadTree(src, c.Tree); err != nil {
+				return nil, e.fail("read tree", err)
+			}
+		}
+		parentTree := map[string]cas.ID{}
+		if !c.Parent.IsZero() {
+			po, err := src.Get(c.Parent)
+			if err != nil {
+				parentTree = nil
+			} else if pc, err := cas.DecodeCommit(po); err != nil {
+				return nil, e.fail("decode commit", err)
+			} else if parentTree, err = cas.ReadTree(src, pc.Tree); err != nil {
+				parentTree = nil
+			}
+		}
+		entry := LogEntry{Generation: gen, Time: c.Time, Message: string(c.Message), Files: []FileStat{}}
+		if parentTree != nil {
+			if entry.Files, err = treeDelta(src, parentTree, tree); err != nil {
+				return nil, e.fail("diffstat", err)
+			}
+		}
+		out = append(out, entry)
+		head, tree = c.Parent, parentTree
+		if tree == nil {
+			break
+		}
+	}
+	return out, nil
+}
+
+// treeDelta is the per-file line delta from one tree to the next.
+func treeDelta(src cas.Source, from, to map[string]cas.ID) ([]FileStat, error) {
+	out := []FileStat{}
+	for _, p := range unionPaths(from, to) {
+		a, hadA := from[p]
+		b, hasB := to[p]
+		if hadA && hasB && a == b {
+			continue
+		}
+		var ac, bc []byte
+		var err error
+		if hadA {
+			if ac, err = cas.ReadFile(src, a); err != nil {
+				return nil, err
+			}
+		}
+		if hasB {
+			if bc, err = cas.ReadFile(src, b); err != nil {
+				return nil, err
+			}
+		}
+		ins, del := merge.Stat(nilIfAbsent(ac, hadA), nilIfAbsent(bc, hasB))
+		out = append(out, FileStat{Path: p, Insertions: ins, Deletions: del})
+	}
+	return out, nil
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+
+	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// Pull writes the merge of baseline, visible directory and accepted state
+// into the directory and records the accepted state. Pull never publishes.
+// Overlapping changes leave conflict blocks in the files and return
+// CONTENT_CONFLICT/MERGE_CONFLICT (with the new state recorded). Errors
+// are *Error.
+func (e *Engine) Pull(ctx context.Context, path string) (*Result, error) {
+	if err := e.Probe(ctx); err != nil {
+		return nil, err
+	}
+	s, err := e.begin(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer s.end()
+	if err := s.open(true); err != nil {
+		return nil, err
+	}
+	res, conflicts, err := s.pull("pull")
+	if err != nil {
+		return nil, err
+	}
+	if len(conflicts) > 0 {
+		return nil, conflictError(conflicts)
+	}
+	return res, nil
+}
+
+// pull is the synchronisation shared by Pull and by recovery: scan L, read
+// `current`, merge(A, L, R), rewrite L, record R as the baseline.
+func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
+	if _, err := s.scanL(); err != nil {
+		return nil, nil, err
+	}
+	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	if err != nil {
+		return nil, nil, s.e.fail("read current", err)
+	}
+	return s.syncTo(op, state)
+}
+
+// syncTo merges R = state into L against A and records it. The scan of L
+// must be current.
+func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Conflict, error) {
+	pending, err := s.state.loadRecovery()
+	if err != nil {
+		return nil, nil, s.e.fail("load recovery flag", err)
+	}
+	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
+	if s.base != nil && state.Head() == s.base.Head && pending == nil && len(s.scan.temps) == 0 {
+		// R == A: the merge is L itself; nothing to fetch or rewrite.
+		if s.base.Generation != state.Generation() {
+			s.base.Generation = state.Generation()
+			if err := s.state.saveBaseline(s.base); err != nil {
+				return nil, nil, s.e.fail("record baseline", err)
+			}
+		}
+		s.saveStats()
+		return res, nil, nil
+	}
+	chain, err := s.e.sync(s.ctx, state)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.src = s.e.source(chain)
+	rFiles := s.baseFiles()
+	if state.Head() != s.baseHead() {
+		if rFiles, err = treeOf(s.src, state.Head()); err != nil {
+			return nil, nil, s.e.fail("read remote tree", err)
+		}
+	}
+	tr, err := merge.Trees(s.baseFiles(), s.scan.files, rFiles, s.load)
+	if err != nil {
+		return nil, nil, s.e.fail("merge", err)
+	}
+	_, changes, err := s.plan(tr.Files)
+	if err != nil {
+		return nil, nil, s.e.fail("plan rewrite", err)
+	}
+	res.Files = diffstat(changes)
+	flag := recoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}
+	if err := s.materialise(changes, flag, &baseline{Generation: state.Generation(), Head: state.Head(), Files: rFiles}); err != nil {
+		return nil, nil, err
+	}
+	return res, tr.Conflicts, nil
+}
+
+// materialise rewrites L and records the new baseline, with the recovery
+// flag covering both; a failure once L may have changed becomes
+// RECOVERY_FAILURE (after an attempt to resynchronise at once).
+func (s *session) materialise(changes []change, flag recoveryFlag, next *baseline) error {
+	pending, err := s.state.loadRecovery()
+	if err != nil {
+		return s.e.fail("load recovery flag", err)
+	}
+	mutating := len(changes) > 0 || len(s.scan.temps) > 0 || pending != nil
+	if err := s.apply(changes, flag); err != nil {
+		return s.recoveryFailure(flag, "rewrite", err)
+	}
+	if err := s.state.saveBaseline(next); err != nil {
+		if !mutating {
+			return s.e.fail("record baseline", err)
+		}
+		return s.recoveryFailure(flag, "baseline", err)
+	}
+	s.base = next
+	if mutating {
+		if err := failpoint(FailAfterBaseline); err != nil {
+			return s.recoveryFailure(flag, "baseline", err)
+		}
+		if err := s.state.clearRecovery(); err != nil {
+			return s.recoveryFailure(flag, "baseline", err)
+		}
+	}
+	s.saveStats()
+	return nil
+}
+
+// conflictError reports merge conflicts written into L.
+func conflictError(conflicts []merge.Conflict) *Error {
+	de := newError(CodeContentConflict, ReasonMergeConflict, "", nil)
+	for _, c := range conflicts {
+		ranges := append([]merge.Range{}, c.Ranges...)
+		de.Files = append(de.Files, FileError{Path: c.Path, Reason: string(c.Reason), Ranges: ranges})
+	}
+	return de
+}

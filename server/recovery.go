@@ -1,0 +1,78 @@
+package server
+
+import "context"
+
+// Recovery. Before L is rewritten, P records the recovery flag; it is
+// cleared once L and the baseline are durable. While it is set, the
+// baseline still describes the state before the interrupted rewrite, so a
+// resynchronisation is simply merge(A, L, R) with L as found: files the
+// rewrite already wrote merge as identical changes, files it did not reach
+// keep their local edits, and nothing the caller did that was not
+// published is dropped. Temporary files the rewrite left are removed.
+
+// recoveryFailure turns a failure after local mutation began into
+// RECOVERY_FAILURE. It first tries to resynchronise from `current` (once,
+// in a fresh context: the original may be what failed); the report says
+// whether that worked.
+func (s *session) recoveryFailure(flag recoveryFlag, stage string, cause error) *Error {
+	s.e.log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
+	flag.Stage = stage
+	if err := s.state.setRecovery(flag); err != nil {
+		s.e.log.Error("cannot record the recovery flag", "err", err)
+	}
+	de := newError(CodeRecoveryFailure, ReasonRecoveryPending, "", cause)
+	de.Recovery = &Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted}
+	if s.inRecovery {
+		return de
+	}
+	if err := s.resync(context.WithoutCancel(s.ctx)); err != nil {
+		s.e.log.Error("resynchronisation failed; the next call retries it", "err", err)
+		return de
+	}
+	resynced := newError(CodeRecoveryFailure, ReasonResynchronized, "", cause)
+	resynced.Recovery = &Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted, Resynchronized: true}
+	return resynced
+}
+
+// resync brings L and the baseline to merge(A, L, current), clearing the
+// recovery flag. Conflicts are left as blocks in the files (and reported
+// by the caller's next operation through the marker check).
+func (s *session) resync(ctx context.Context) error {
+	s.inRecovery = true
+	defer func() { s.inRecovery = false }()
+	saved := s.ctx
+	s.ctx = ctx
+	defer func() { s.ctx = saved }()
+	s.stats = s.state.loadStatCache()
+	_, _, err := s.pull("resync")
+	return err
+}
+
+// recoverFirst runs a pending resynchronisation before an operation.
+func (s *session) recoverFirst() error {
+	flag, err := s.state.loadRecovery()
+	if err != nil {
+		return s.e.fail("load recovery flag", err)
+	}
+	if flag == nil {
+		return nil
+	}
+	s.e.log.Info("resynchronising after an interrupted operation", "op", flag.Op, "stage", flag.Stage)
+	s.inRecovery = true
+	_, conflicts, err := s.pull("resync")
+	s.inRecovery = false
+	if err != nil {
+		// Domain errors the caller can act on (bad files, store trouble)
+		// pass through; the flag stays and the next call tries again.
+		if de := mapErr(err); de.Code != CodeEngineFailed {
+			return de
+		}
+		de := newError(CodeRecoveryFailure, ReasonRecoveryPending, "", err)
+		de.Recovery = &Recovery{Stage: flag.Stage, RemoteAccepted: flag.RemoteAccepted}
+		return de
+	}
+	if len(conflicts) > 0 {
+		return conflictError(conflicts)
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+)
+
+// ResolveDir resolves a request path ("" = DefaultDir; "~/" expanded;
+// relative paths are taken from DefaultDir) and checks that it is at or
+// below the workspace root, lexically and through os.Root, so a symlink
+// cannot lead outside. A directory that does not exist yet is fine (pull
+// creates it). Errors are *Error.
+func (e *Engine) ResolveDir(path string) (string, error) {
+	abs, err := e.resolveLexical(path)
+	if err != nil {
+		return "", err
+	}
+	if err := e.checkThroughRoot(abs); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+func (e *Engine) resolveLexical(path string) (string, error) {
+	if path == "" {
+		return e.defDir, nil
+	}
+	if len(path) > maxPathBytes || !utf8.ValidString(path) || strings.ContainsRune(path, 0) {
+		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
+	}
+	if path == "~" || strings.HasPrefix(path, "~/") || strings.HasPrefix(path, `~`+string(filepath.Separator)) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", invalidRequest(ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
+		}
+		path = filepath.Join(home, path[1:])
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(e.defDir, path)
+	}
+	path = filepath.Clean(path)
+	if len(path) > maxPathBytes {
+		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
+	}
+	if !within(e.workspace, path) {
+		return "", invalidRequest(ReasonPathOutsideRoot, "")
+	}
+	return path, nil
+}
+
+// checkThroughRoot stats abs through the workspace os.Root: a symlink that
+// leaves the root fails there while a plain stat succeeds.
+func (e *Engine) checkThroughRoot(abs string) error {
+	root, err := os.OpenRoot(e.workspace)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer root.Close()
+	rel, _ := filepath.Rel(e.workspace, abs)
+	st, err := root.Stat(rel)
+	switch {
+	case err == nil && !st.IsDir():
+		return invalidRequest(ReasonPathNotDirectory, "")
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		if _, plain := os.Stat(abs); plain == nil {
+			return invalidRequest(ReasonPathOutsideRoot, "")
+		}
+		return nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return invalidRequest(ReasonPathNotDirectory, "")
+	}
+	if _, plain := os.Stat(abs); plain == nil {
+		return invalidRequest(ReasonPathOutsideRoot, "")
+	}
+	return mapErr(err)
+}
+
+// openDir opens L through the workspace root, creating it when asked.
+// Everything the operations do inside L goes through the returned root.
+func (e *Engine) openDir(abs string, create bool) (*os.Root, error) {
+	ws, err := os.OpenRoot(e.workspace)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer ws.Close()
+	rel, _ := filepath.Rel(e.workspace, abs)
+	if create && rel != "." {
+		if err := ws.MkdirAll(rel, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := e.checkThroughRoot(abs); err != nil {
+				return nil, err
+			}
+			return nil, mapErr(err)
+		}
+	}
+	r, err := ws.OpenRoot(rel)
+	if err != nil {
+		if cerr := e.checkThroughRoot(abs); cerr != nil {
+			return nil, cerr
+		}
+		return nil, mapErr(err)
+	}
+	return r, nil
+}

@@ -1,0 +1,213 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
+)
+
+// change is one file of L to rewrite (content) or remove (del).
+type change struct {
+	path    string
+	id      cas.ID
+	old     []byte // content before (nil: the file is new)
+	content []byte // content after (nil with del)
+	del     bool
+}
+
+// plan compares the target tree with L and loads, before anything is
+// touched, the old and new content of every file that changes: the
+// rewrite then never needs L to be intact, and the diffstat is exact.
+func (s *session) plan(target map[string]merge.Entry) (map[string]cas.ID, []change, error) {
+	ids := make(map[string]cas.ID, len(target))
+	var changes []change
+	for p, ent := range target {
+		id := ent.ID
+		if id.IsZero() {
+			var err error
+			if id, err = cas.WriteFile(nil, ent.Content); err != nil {
+				return nil, nil, err
+			}
+		}
+		ids[p] = id
+		if cur, ok := s.scan.files[p]; ok && cur == id {
+			continue
+		}
+		c := change{path: p, id: id, content: ent.Content}
+		if c.content == nil {
+			var err error
+			if c.content, err = s.load(id); err != nil {
+				return nil, nil, err
+			}
+			if c.content == nil {
+				c.content = []byte{}
+			}
+		}
+		changes = append(changes, c)
+	}
+	for p := range s.scan.files {
+		if _, ok := target[p]; !ok {
+			changes = append(changes, change{path: p, del: true})
+		}
+	}
+	for i := range changes {
+		c := &changes[i]
+		if cur, ok := s.scan.files[c.path]; ok {
+			old, err := s.load(cur)
+			if err != nil {
+				return nil, nil, err
+			}
+			c.old = old
+			if c.old == nil {
+				c.old = []byte{}
+			}
+		}
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
+	return ids, changes, nil
+}
+
+// diffstat is the per-file line delta of changes (on-disk delta of L).
+func diffstat(changes []change) []FileStat {
+	out := []FileStat{}
+	for _, c := range changes {
+		ins, del := merge.Stat(c.old, c.content)
+		out = append(out, FileStat{Path: c.path, Insertions: ins, Deletions: del})
+	}
+	return out
+}
+
+// apply rewrites L: the recovery flag first, then removals (and the
+// directories they empty), then each new content written to a temporary
+// sibling, fsynced and renamed over its target. The stat cache is updated
+// with what was written; entries stay untrusted until a later scan.
+func (s *session) apply(changes []change, flag recoveryFlag) error {
+	if len(changes) == 0 && len(s.scan.temps) == 0 {
+		return nil
+	}
+	flag.Stage = "rewrite"
+	if err := s.state.setRecovery(flag); err != nil {
+		return err
+	}
+	if err := failpoint(FailAfterRecoveryFlag); err != nil {
+		return err
+	}
+	for _, t := range s.scan.temps {
+		if err := s.root.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	s.scan.temps = nil
+	s.scan.changed = true
+	for _, c := range changes {
+		if !c.del {
+			continue
+		}
+		if err := s.root.Remove(c.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		delete(s.scan.files, c.path)
+		delete(s.scan.stats, c.path)
+		s.pruneEmpty(path.Dir(c.path))
+	}
+	dirs := map[string]bool{}
+	written := 0
+	for _, c := range changes {
+		if c.del {
+			continue
+		}
+		st, err := s.writeFile(c.path, c.content)
+		if err != nil {
+			return err
+		}
+		st.ID = c.id
+		st.Markers = len(merge.ScanMarkers(c.content)) > 0
+		s.scan.files[c.path] = c.id
+		s.scan.stats[c.path] = st
+		dirs[path.Dir(c.path)] = true
+		if written++; written == 1 {
+			if err := failpoint(FailMidRewrite); err != nil {
+				return err
+			}
+		}
+	}
+	for d := range dirs {
+		if err := s.syncDirIn(d); err != nil {
+			return err
+		}
+	}
+	return failpoint(FailAfterRewrite)
+}
+
+// writeFile replaces one file of L atomically, keeping its permissions.
+func (s *session) writeFile(p string, content []byte) (statEntry, error) {
+	perm := fs.FileMode(0o666)
+	if fi, err := s.root.Lstat(p); err == nil {
+		switch {
+		case fi.Mode().IsRegular():
+			perm = fi.Mode().Perm()
+		case fi.IsDir():
+			// An empty directory (not state) stands where a file goes.
+			if err := s.root.Remove(p); err != nil {
+				return statEntry{}, err
+			}
+		}
+	}
+	if dir := path.Dir(p); dir != "." {
+		if err := s.root.MkdirAll(dir, 0o777); err != nil {
+			return statEntry{}, err
+		}
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(path.Dir(p), tempPrefix+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return statEntry{}, err
+	}
+	_, err = f.Write(content)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.root.Rename(tmp, p)
+	}
+	if err != nil {
+		s.root.Remove(tmp)
+		return statEntry{}, err
+	}
+	fi, err := s.root.Lstat(p)
+	if err != nil {
+		return statEntry{}, err
+	}
+	return statOf(fi), nil
+}
+
+// pruneEmpty removes dir and its parents while they are empty (never L).
+func (s *session) pruneEmpty(dir string) {
+	for dir != "." && dir != "/" && dir != "" {
+		if s.root.Remove(dir) != nil {
+			return
+		}
+		dir = path.Dir(dir)
+	}
+}
+
+func (s *session) syncDirIn(dir string) error {
+	d, err := s.root.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return dirSyncErr(d.Sync())
+}

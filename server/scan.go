@@ -1,0 +1,295 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
+)
+
+// errChangedDuringScan: a file was replaced between its directory listing
+// and its read (the caller may simply retry).
+var errChangedDuringScan = errors.New("server: a file changed while it was being read")
+
+// tempPrefix marks the temporary siblings the rewrite of L creates; the
+// scan ignores them and recovery removes them.
+const tempPrefix = ".slivingdoc-tmp-"
+
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, ".tmp") && len(name) == len(tempPrefix)+16+4
+}
+
+// scanResult is L as the operations see it.
+type scanResult struct {
+	files   map[string]cas.ID    // tree L: path → file ID
+	stats   map[string]statEntry // the stat cache to record
+	content map[string][]byte    // files read by this scan
+	invalid []FileError          // every file that breaks the content rules
+	temps   []string             // leftover temporary files of a crashed rewrite
+	changed bool                 // stats differ from the loaded cache
+	byID    map[cas.ID]string    // file ID → one path holding it (built on demand)
+}
+
+// racyMargin: a file whose mtime is not older than the scan start by this
+// much may still be written within the same timestamp tick after we read
+// it, so its cache entry is not trusted next time. File systems with
+// whole-second timestamps get two seconds.
+func racyMargin(mtime int64) int64 {
+	if mtime%int64(time.Second) == 0 {
+		return int64(2 * time.Second)
+	}
+	return int64(50 * time.Millisecond)
+}
+
+type pendingRead struct {
+	root *os.Root
+	name string // within root
+	rel  string // within L
+	st   statEntry
+}
+
+// scan lists L through root, reuses trusted stat-cache entries for files
+// whose stat did not change and reads (in parallel) the others.
+func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
+	start := time.Now().UnixNano()
+	res := &scanResult{
+		files:   make(map[string]cas.ID, len(cache)),
+		stats:   make(map[string]statEntry, len(cache)),
+		content: map[string][]byte{},
+	}
+	var pending []pendingRead
+	var opened []*os.Root
+	defer func() {
+		for _, r := range opened {
+			r.Close()
+		}
+	}()
+	var walk func(r *os.Root, prefix string) error
+	walk = func(r *os.Root, prefix string) error {
+		d, err := r.Open(".")
+		if err != nil {
+			return err
+		}
+		entries, err := d.ReadDir(-1)
+		d.Close()
+		if err != nil {
+			return err
+		}
+		names := make([]string, len(entries))
+		for i, ent := range entries {
+			names[i] = ent.Name()
+		}
+		collide := collisions(names)
+		for _, ent := range entries {
+			name := ent.Name()
+			rel := prefix + name
+			typ := ent.Type()
+			if typ.IsRegular() && isTempName(name) {
+				res.temps = append(res.temps, rel)
+				continue
+			}
+			if reason := nameReason(name); reason != "" {
+				res.invalid = append(res.invalid, FileError{Path: rel, Reason: reason})
+				continue
+			}
+			if collide[name] {
+				res.invalid = append(res.invalid, FileError{Path: rel, Reason: FileNameCollision})
+				continue
+			}
+			if len(rel) > maxPathBytes {
+				res.invalid = append(res.invalid, FileError{Path: rel, Reason: FilePathTooLong})
+				continue
+			}
+			switch {
+			case typ&fs.ModeSymlink != 0:
+				res.invalid = append(res.invalid, FileError{Path: rel, Reason: FileSymlink})
+			case typ.IsDir():
+				sub, err := r.OpenRoot(name)
+				if err != nil {
+					return err
+				}
+				opened = append(opened, sub)
+				if err := walk(sub, rel+"/"); err != nil {
+					return err
+				}
+			case typ.IsRegular():
+				info, err := ent.Info()
+				if err != nil {
+					return err
+				}
+				st := statOf(info)
+				if c, ok := cache[rel]; ok && c.Trusted && sameStat(c, st) {
+					res.files[rel] = c.ID
+					res.stats[rel] = c
+					continue
+				}
+				pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: st})
+			default:
+				res.invalid = append(res.invalid, FileError{Path: rel, Reason: FileSpecial})
+			}
+		}
+		return nil
+	}
+	if err := walk(root, ""); err != nil {
+		return nil, err
+	}
+	if err := res.readPending(pending, start); err != nil {
+		return nil, err
+	}
+	sort.Slice(res.invalid, func(i, j int) bool { return res.invalid[i].Path < res.invalid[j].Path })
+	res.changed = len(res.stats) != len(cache) || len(pending) > 0
+	return res, nil
+}
+
+// readPending reads the files the cache could not vouch for, on all cores:
+// hashing dominates a cold scan.
+func (res *scanResult) readPending(pending []pendingRead, start int64) error {
+	if len(pending) == 0 {
+		return nil
+	}
+	type outcome struct {
+		content []byte
+		st      statEntry
+		reason  string
+		err     error
+	}
+	out := make([]outcome, len(pending))
+	workers := min(runtime.GOMAXPROCS(0), len(pending))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(pending) {
+					return
+				}
+				p := pending[i]
+				o := &out[i]
+				o.content, o.st, o.reason, o.err = readChecked(p.root, p.name, p.st)
+				if o.err == nil && o.reason == "" {
+					o.st.ID, o.err = cas.WriteFile(nil, o.content)
+					o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
+					o.st.Trusted = o.st.Mtime < start-racyMargin(o.st.Mtime)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, p := range pending {
+		o := out[i]
+		switch {
+		case o.err != nil:
+			return o.err
+		case o.reason != "":
+			res.invalid = append(res.invalid, FileError{Path: p.rel, Reason: o.reason})
+		default:
+			res.files[p.rel] = o.st.ID
+			res.stats[p.rel] = o.st
+			res.content[p.rel] = o.content
+		}
+	}
+	return nil
+}
+
+// readChecked reads one file and checks it is still the regular file that
+// was listed (a FIFO or symlink raced in is refused, not followed or
+// blocked on) and that its content is UTF-8 without NUL.
+func readChecked(r *os.Root, name string, listed statEntry) ([]byte, statEntry, string, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		if li, lerr := r.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return nil, statEntry{}, FileSymlink, nil
+		}
+		return nil, statEntry{}, "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, statEntry{}, "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, statEntry{}, FileSpecial, nil
+	}
+	st := statOf(fi)
+	if st.Ino != listed.Ino || st.Dev != listed.Dev {
+		// Replaced since the listing: by a symlink (refuse) or a new file.
+		if li, lerr := r.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return nil, statEntry{}, FileSymlink, nil
+		}
+		return nil, statEntry{}, "", errChangedDuringScan
+	}
+	content := make([]byte, 0, fi.Size()+1)
+	buf := bytes.NewBuffer(content)
+	if _, err := io.Copy(buf, f); err != nil {
+		return nil, statEntry{}, "", err
+	}
+	content = buf.Bytes()
+	if reason := contentReason(content); reason != "" {
+		return nil, statEntry{}, reason, nil
+	}
+	// Stat again after reading: a write during the read changes the stat,
+	// and the next scan must not trust what we recorded.
+	if fi2, err := f.Stat(); err == nil {
+		if st2 := statOf(fi2); !sameStat(st, st2) {
+			st.Mtime = -1 // never equal to a real stat: re-read next time
+		}
+	}
+	return content, st, "", nil
+}
+
+func contentReason(content []byte) string {
+	if bytes.IndexByte(content, 0) >= 0 {
+		return FileNulByte
+	}
+	if !utf8.Valid(content) {
+		return FileInvalidUTF8
+	}
+	return ""
+}
+
+func statOf(fi fs.FileInfo) statEntry {
+	ctime, ino, dev := sysStat(fi)
+	return statEntry{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: ctime, Ino: ino, Dev: dev}
+}
+
+func sameStat(a, b statEntry) bool {
+	return a.Size == b.Size && a.Mtime == b.Mtime && a.Ctime == b.Ctime && a.Ino == b.Ino && a.Dev == b.Dev
+}
+
+// pathOf returns a path of L holding file ID id ("" if none).
+func (res *scanResult) pathOf(id cas.ID) string {
+	if res.byID == nil {
+		res.byID = make(map[cas.ID]string, len(res.files))
+		for p, fid := range res.files {
+			res.byID[fid] = p
+		}
+	}
+	return res.byID[id]
+}
+
+// markerFiles returns the files of L holding complete conflict blocks.
+func (res *scanResult) markerFiles() []string {
+	var out []string
+	for p, s := range res.stats {
+		if s.Markers {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
+)
+
+// session is one call on one visible directory, holding its locks.
+type session struct {
+	e     *Engine
+	ctx   context.Context
+	dir   string   // absolute L
+	root  *os.Root // L, opened through the workspace root (nil until opened)
+	state dirState
+	mu    *sync.Mutex
+	lock  *lockFile
+	base  *baseline // nil: never pulled
+	stats map[string]statEntry
+	scan  *scanResult
+	src   *objectSource // object reads, set once the chain is synced
+
+	inRecovery bool // a resynchronisation is running: no nested one
+}
+
+// begin resolves the request path, takes the in-process and cross-process
+// locks and loads the directory's private state.
+func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
+	dir, err := e.ResolveDir(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDir(dir)}}
+	s.mu = e.dirLock(dir)
+	s.mu.Lock()
+	if s.lock, err = acquireLock(ctx, s.state.file("lock")); err != nil {
+		s.mu.Unlock()
+		return nil, e.fail("lock", err)
+	}
+	b, err := s.state.loadBaseline()
+	if errors.Is(err, errBadStateFile) {
+		e.log.Warn("baseline unreadable; treating the directory as never pulled", "dir", dir, "err", err)
+		b, err = nil, nil
+	}
+	if err != nil {
+		s.end()
+		return nil, e.fail("load baseline", err)
+	}
+	s.base = b
+	s.stats = s.state.loadStatCache()
+	return s, nil
+}
+
+func (s *session) end() {
+	if s.root != nil {
+		s.root.Close()
+	}
+	if err := s.lock.release(); err != nil {
+		s.e.log.Warn("releasing the directory lock", "err", err)
+	}
+	s.mu.Unlock()
+}
+
+// open opens L (creating it for a pull).
+func (s *session) open(create bool) error {
+	if s.root != nil {
+		return nil
+	}
+	r, err := s.e.openDir(s.dir, create)
+	if err != nil {
+		return err
+	}
+	s.root = r
+	return nil
+}
+
+// scanL scans L and refuses content that breaks the rules, naming every
+// offending file; nothing has been changed at that point.
+func (s *session) scanL() (*scanResult, error) {
+	res, err := scan(s.root, s.stats)
+	if err != nil {
+		return nil, s.e.fail("scan", err)
+	}
+	if len(res.invalid) > 0 {
+		de := newError(CodeInvalidContent, ReasonInvalidFiles, "", nil)
+		for _, f := range res.invalid {
+			de.Files = append(de.Files, FileError{Path: f.Path, Reason: f.Reason, Ranges: []merge.Range{}})
+		}
+		return nil, de
+	}
+	s.scan = res
+	return res, nil
+}
+
+// baseFiles is A's tree (empty when never pulled).
+func (s *session) baseFiles() map[string]cas.ID {
+	if s.base == nil {
+		return map[string]cas.ID{}
+	}
+	return s.base.Files
+}
+
+func (s *session) baseHead() cas.ID {
+	if s.base == nil {
+		return cas.ID{}
+	}
+	return s.base.Head
+}
+
+// load returns the content of a file ID: from what the scan read, from
+// the object cache, or by re-reading the file of L that holds it (local
+// content that was never published is only in L).
+func (s *session) load(id cas.ID) ([]byte, error) {
+	p := ""
+	if s.scan != nil {
+		if p = s.scan.pathOf(id); p != "" {
+			if c, ok := s.scan.content[p]; ok {
+				return c, nil
+			}
+		}
+	}
+	if s.src != nil {
+		c, err := cas.ReadFile(s.src, id)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, cas.ErrNotFound) || p == "" {
+			return nil, err
+		}
+	}
+	if p == "" {
+		return nil, cas.ErrNotFound
+	}
+	listed := s.scan.stats[p]
+	c, _, reason, err := readChecked(s.root, p, listed)
+	if err != nil {
+		return nil, err
+	}
+	if reason != "" {
+		return nil, errChangedDuringScan
+	}
+	if got, err := cas.WriteFile(nil, c); err != nil || got != id {
+		return nil, errChangedDuringScan
+	}
+	return c, nil
+}
+
+// saveStats records the stat cache when it changed. It is only a cache,
+// so it is not fsynced and a failure is logged, not returned.
+func (s *session) saveStats() {
+	if s.scan == nil || !s.scan.changed {
+		return
+	}
+	if err := s.state.saveStatCache(s.scan.stats); err != nil {
+		s.e.log.Warn("cannot record the stat cache", "err", err)
+	}
+}
+
+// fail maps err to a domain error and logs the cause (the only place the
+// cause, which may hold private paths, is written).
+func (e *Engine) fail(stage string, err error) *Error {
+	de := mapErr(err)
+	e.storeTrouble(err)
+	if de.Cause != nil {
+		e.log.Warn("operation failed", "stage", stage, "code", string(de.Code), "reason", de.Reason, "err", de.Cause)
+	}
+	return de
+}

@@ -1,0 +1,348 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// Private state (P) layout under Config.PrivateRoot:
+//
+//	stores/<hash(store identity)>/probe                 cached probe verdict
+//	stores/<hash(store identity)>/chains/<hash(chain)>/ object cache (cas.Store)
+//	dirs/<hash(store identity, L)>/lock                 cross-process lock
+//	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID
+//	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
+//	dirs/<hash(store identity, L)>/recovery             present = recoveryRequired
+//
+// Every file is written atomically (temp, fsync, rename, fsync dir). The
+// binary files end in the BLAKE3 of their preceding bytes, so a torn or
+// foreign file is detected instead of trusted.
+
+const (
+	baselineMagic  = "SLDBASE1"
+	statCacheMagic = "SLDSTAT1"
+)
+
+var errBadStateFile = errors.New("server: private state file is corrupt")
+
+// hashKey names a P directory after s without revealing s.
+func hashKey(s string) string {
+	sum := cas.Sum([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e.storeKey) }
+
+func (e *Engine) stateDir(dir string) string {
+	return filepath.Join(e.private, "dirs", hashKey(e.store.Identity()+"\x00"+dir))
+}
+
+// writeAtomic replaces name with data so that a reader (or a crash) sees
+// either the old or the new content, never a mix, and makes it durable.
+func writeAtomic(name string, data []byte) error { return writeReplace(name, data, true) }
+
+// writeReplace is writeAtomic, optionally without the fsyncs (for caches,
+// whose loss costs only time and whose tearing the checksum detects).
+func writeReplace(name string, data []byte, durable bool) error {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if !durable {
+		return nil
+	}
+	return syncDir(dir)
+}
+
+// baseline is A: the accepted state this directory was last synchronised
+// to. It always equals the tree of an accepted head.
+type baseline struct {
+	Generation uint64
+	Head       cas.ID
+	Files      map[string]cas.ID
+}
+
+func encodeBaseline(b *baseline) []byte {
+	paths := sortedKeys(b.Files)
+	var buf bytes.Buffer
+	buf.Grow(len(baselineMagic) + 44 + len(paths)*(40+34) + 32)
+	buf.WriteString(baselineMagic)
+	buf.Write(binary.BigEndian.AppendUint64(nil, b.Generation))
+	buf.Write(b.Head[:])
+	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(paths))))
+	for _, p := range paths {
+		buf.Write(binary.BigEndian.AppendUint16(nil, uint16(len(p))))
+		buf.WriteString(p)
+		id := b.Files[p]
+		buf.Write(id[:])
+	}
+	sum := cas.Sum(buf.Bytes())
+	buf.Write(sum[:])
+	return buf.Bytes()
+}
+
+func decodeBaseline(data []byte) (*baseline, error) {
+	r, err := newStateReader(data, baselineMagic)
+	if err != nil {
+		return nil, err
+	}
+	b := &baseline{Generation: r.u64()}
+	copy(b.Head[:], r.bytes(32))
+	n := int(r.u32())
+	if n > len(data)/34 {
+		return nil, errBadStateFile
+	}
+	b.Files = make(map[string]cas.ID, n)
+	for i := 0; i < n && r.ok(); i++ {
+		p := string(r.bytes(int(r.u16())))
+		var id cas.ID
+		copy(id[:], r.bytes(32))
+		b.Files[p] = id
+	}
+	if !r.done() {
+		return nil, errBadStateFile
+	}
+	return b, nil
+}
+
+// statEntry is what the stat cache knows about one file of L: the stat
+// fields that change when the file is written, the file ID of the content
+// read at that stat, and whether the entry may be trusted (its mtime was
+// older than the scan that recorded it, see scan.go).
+type statEntry struct {
+	Size, Mtime, Ctime int64
+	Ino, Dev           uint64
+	ID                 cas.ID
+	Trusted            bool
+	Markers            bool // the content holds a complete conflict block
+}
+
+func encodeStatCache(m map[string]statEntry) []byte {
+	paths := sortedKeys(m)
+	var buf bytes.Buffer
+	buf.Grow(len(statCacheMagic) + 4 + len(paths)*(40+75) + 32)
+	buf.WriteString(statCacheMagic)
+	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(paths))))
+	var b []byte
+	for _, p := range paths {
+		s := m[p]
+		b = b[:0]
+		b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
+		b = append(b, p...)
+		b = binary.BigEndian.AppendUint64(b, uint64(s.Size))
+		b = binary.BigEndian.AppendUint64(b, uint64(s.Mtime))
+		b = binary.BigEndian.AppendUint64(b, uint64(s.Ctime))
+		b = binary.BigEndian.AppendUint64(b, s.Ino)
+		b = binary.BigEndian.AppendUint64(b, s.Dev)
+		b = append(b, s.ID[:]...)
+		var flags byte
+		if s.Trusted {
+			flags |= 1
+		}
+		if s.Markers {
+			flags |= 2
+		}
+		b = append(b, flags)
+		buf.Write(b)
+	}
+	sum := cas.Sum(buf.Bytes())
+	buf.Write(sum[:])
+	return buf.Bytes()
+}
+
+func decodeStatCache(data []byte) (map[string]statEntry, error) {
+	r, err := newStateReader(data, statCacheMagic)
+	if err != nil {
+		return nil, err
+	}
+	n := int(r.u32())
+	if n > len(data)/75 {
+		return nil, errBadStateFile
+	}
+	m := make(map[string]statEntry, n)
+	for i := 0; i < n && r.ok(); i++ {
+		p := string(r.bytes(int(r.u16())))
+		s := statEntry{Size: int64(r.u64()), Mtime: int64(r.u64()), Ctime: int64(r.u64()), Ino: r.u64(), Dev: r.u64()}
+		copy(s.ID[:], r.bytes(32))
+		flags := r.bytes(1)
+		if len(flags) == 1 {
+			s.Trusted, s.Markers = flags[0]&1 != 0, flags[0]&2 != 0
+		}
+		m[p] = s
+	}
+	if !r.done() {
+		return nil, errBadStateFile
+	}
+	return m, nil
+}
+
+// stateReader decodes a checksummed state file; any overrun or trailing
+// byte makes it invalid rather than partially read.
+type stateReader struct {
+	b   []byte
+	bad bool
+}
+
+func newStateReader(data []byte, magic string) (*stateReader, error) {
+	if len(data) < len(magic)+32 || string(data[:len(magic)]) != magic {
+		return nil, errBadStateFile
+	}
+	body := data[:len(data)-32]
+	if sum := cas.Sum(body); !bytes.Equal(sum[:], data[len(data)-32:]) {
+		return nil, errBadStateFile
+	}
+	return &stateReader{b: body[len(magic):]}, nil
+}
+
+func (r *stateReader) bytes(n int) []byte {
+	if r.bad || n > len(r.b) {
+		r.bad = true
+		return nil
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *stateReader) u16() uint16 {
+	if b := r.bytes(2); b != nil {
+		return binary.BigEndian.Uint16(b)
+	}
+	return 0
+}
+func (r *stateReader) u32() uint32 {
+	if b := r.bytes(4); b != nil {
+		return binary.BigEndian.Uint32(b)
+	}
+	return 0
+}
+func (r *stateReader) u64() uint64 {
+	if b := r.bytes(8); b != nil {
+		return binary.BigEndian.Uint64(b)
+	}
+	return 0
+}
+func (r *stateReader) ok() bool   { return !r.bad }
+func (r *stateReader) done() bool { return !r.bad && len(r.b) == 0 }
+
+// recoveryFlag is recorded before L is rewritten and removed once L and
+// the baseline are durable. Its presence makes the next call resynchronise.
+type recoveryFlag struct {
+	Op             string `json:"op"`
+	Stage          string `json:"stage"`
+	RemoteAccepted string `json:"remoteAccepted"`
+	Generation     uint64 `json:"generation"`
+}
+
+// dirState is the private state of one visible directory.
+type dirState struct {
+	path string // P/dirs/<hash>
+}
+
+func (d dirState) file(name string) string { return filepath.Join(d.path, name) }
+
+// loadBaseline returns nil when the directory was never pulled, and
+// errBadStateFile when the baseline cannot be trusted (the caller logs it
+// and treats the directory as never pulled: a pull then keeps every local
+// file, at worst as a conflict block, and commits are refused until then).
+func (d dirState) loadBaseline() (*baseline, error) {
+	data, err := os.ReadFile(d.file("baseline"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeBaseline(data)
+}
+
+func (d dirState) saveBaseline(b *baseline) error {
+	return writeAtomic(d.file("baseline"), encodeBaseline(b))
+}
+
+// loadStatCache returns an empty cache when there is none or it is
+// unreadable: the cache only saves reads, it never decides content.
+func (d dirState) loadStatCache() map[string]statEntry {
+	data, err := os.ReadFile(d.file("statcache"))
+	if err != nil {
+		return map[string]statEntry{}
+	}
+	m, err := decodeStatCache(data)
+	if err != nil {
+		return map[string]statEntry{}
+	}
+	return m
+}
+
+func (d dirState) saveStatCache(m map[string]statEntry) error {
+	return writeReplace(d.file("statcache"), encodeStatCache(m), false)
+}
+
+func (d dirState) loadRecovery() (*recoveryFlag, error) {
+	data, err := os.ReadFile(d.file("recovery"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f recoveryFlag
+	if json.Unmarshal(data, &f) != nil {
+		// Unreadable but present: recovery is still required.
+		return &recoveryFlag{Stage: "unknown", RemoteAccepted: "unknown"}, nil
+	}
+	return &f, nil
+}
+
+func (d dirState) setRecovery(f recoveryFlag) error {
+	data, _ := json.Marshal(f)
+	return writeAtomic(d.file("recovery"), data)
+}
+
+func (d dirState) clearRecovery() error {
+	err := os.Remove(d.file("recovery"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(d.path)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+	"sort"
+)
+
+// Status reports local changes against the baseline (added, modified,
+// deleted files) and the accepted generation now, without publishing or
+// touching L. A directory never pulled reports every file as added.
+func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
+	if err := e.Probe(ctx); err != nil {
+		return nil, err
+	}
+	s, err := e.begin(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer s.end()
+	st := &Status{Path: s.dir, Added: []string{}, Modified: []string{}, Deleted: []string{}}
+	if s.base != nil {
+		st.BaseGeneration = s.base.Generation
+	}
+	if err := s.open(false); err == nil {
+		if _, err := s.scanL(); err != nil {
+			return nil, err
+		}
+	} else if s.base == nil {
+		// Neither pulled nor present: an empty directory to be.
+		s.scan = &scanResult{}
+	} else {
+		return nil, err
+	}
+	base := s.baseFiles()
+	for p, id := range s.scan.files {
+		old, ok := base[p]
+		switch {
+		case !ok:
+			st.Added = append(st.Added, p)
+		case old != id:
+			st.Modified = append(st.Modified, p)
+		}
+	}
+	for p := range base {
+		if _, ok := s.scan.files[p]; !ok {
+			st.Deleted = append(st.Deleted, p)
+		}
+	}
+	sort.Strings(st.Added)
+	sort.Strings(st.Modified)
+	sort.Strings(st.Deleted)
+	state, err := e.notebook.ReadCurrent(ctx)
+	if err != nil {
+		return nil, e.fail("read current", err)
+	}
+	st.Generation = state.Generation()
+	s.saveStats()
+	return st, nil
+}
