@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -45,7 +46,11 @@ func TestDifferentialAgainstGit(t *testing.T) {
 	if testing.Short() {
 		n = 200
 	}
-	g := newNoteGen(20261130)
+	seed := uint64(20261130)
+	if s := os.Getenv("MERGE_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	g := newNoteGen(seed)
 	dir := t.TempDir()
 	var clean, cleanSame, conflicts, conflictSame, missed int
 	for i := range n {

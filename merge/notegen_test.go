@@ -91,7 +91,14 @@ func (g *noteGen) doc(blocks int) []string {
 type edit func(lines []string, at int) []string
 
 func (g *noteGen) randomEdit() edit {
-	switch g.r.IntN(8) {
+	switch g.r.IntN(9) {
+	case 8: // rewrite a section: many new lines with blank lines among them
+		n, b := 4+g.r.IntN(10), g.doc(2+g.r.IntN(4))
+		return func(l []string, at int) []string {
+			i := at % (len(l) + 1)
+			j := min(len(l), i+n)
+			return insert(append(clone(l[:i]), l[j:]...), i, b...)
+		}
 	case 0: // modify a line
 		s := g.sentence(2, 8)
 		return func(l []string, at int) []string {

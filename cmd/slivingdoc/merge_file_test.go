@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeTriple writes local, base and remote into a temporary directory and
+// returns their paths in the command's argument order.
+func writeTriple(t *testing.T, local, base, remote string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for _, f := range []struct{ name, content string }{{"local.md", local}, {"base.md", base}, {"remote.md", remote}} {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte(f.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func runMerge(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"merge-file"}, args...), stdio{strings.NewReader(""), &out, &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestMergeFileClean(t *testing.T) {
+	paths := writeTriple(t, "A\nb\nc\n", "a\nb\nc\n", "a\nb\nc\r\nd")
+	code, out, _ := runMerge(paths...)
+	if code != 0 || out != "A\nb\nc\r\nd" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+}
+
+func TestMergeFileConflicts(t *testing.T) {
+	paths := writeTriple(t, "a\nmine\nc\n", "a\nb\nc\n", "a\ntheirs\nc\n")
+	code, out, stderr := runMerge(paths...)
+	want := "a\n<<<<<<< local\nmine\n=======\ntheirs\n>>>>>>> remote\nc\n"
+	if code != 1 || out != want {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	if !strings.Contains(stderr, "2-6") {
+		t.Errorf("stderr %q does not give the block's range 2-6", stderr)
+	}
+	for _, p := range paths {
+		if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("<<<<<<<")) {
+			t.Errorf("%s was modified", p)
+		}
+	}
+}
+
+func TestMergeFileErrors(t *testing.T) {
+	paths := writeTriple(t, "a\n", "a\n", "a\n")
+	missing := filepath.Join(t.TempDir(), "missing.md")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // a token of the message: the offending path or role
+	}{
+		{"missing local", []string{missing, paths[1], paths[2]}, "local"},
+		{"missing base", []string{paths[0], missing, paths[2]}, "missing.md"},
+		{"directory as remote", []string{paths[0], paths[1], t.TempDir()}, "directory"},
+		{"two files", paths[:2], "3 files"},
+		{"four files", append(paths, paths[0]), "3 files"},
+		{"unknown flag", append([]string{"--ours"}, paths...), "ours"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := runMerge(tc.args...)
+			if code != 2 || out != "" || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+			}
+		})
+	}
+}
+
+func TestMergeFileHelp(t *testing.T) {
+	code, out, _ := runMerge("-h")
+	if code != 0 || !strings.Contains(out, "<local> <base> <remote>") {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+}
+
+// Through the real binary, as a person uses it: exit statuses and stdout
+// match `git merge-file -p` on the same files.
+func TestMergeFileBinaryMatchesGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	bin := cliBinary(t)
+	for _, tc := range []struct{ local, base, remote string }{
+		{"# T\n\nmine\n\nend\n", "# T\n\nold\n\nend\n", "# T\n\nold\n\nEND\n"},
+		{"x\r\nL\r\ny\r\n", "x\r\nb\r\ny\r\n", "x\r\nR\r\ny\r\n"},
+		{"only local", "", "only remote"},
+	} {
+		paths := writeTriple(t, tc.local, tc.base, tc.remote)
+		ours := exec.Command(bin, append([]string{"merge-file"}, paths...)...)
+		ref := exec.Command(git, append([]string{"merge-file", "-p", "-L", "local", "-L", "base", "-L", "remote"}, paths...)...)
+		ourOut, _ := ours.Output()
+		refOut, _ := ref.Output()
+		if !bytes.Equal(ourOut, refOut) || (ours.ProcessState.ExitCode() == 0) != (ref.ProcessState.ExitCode() == 0) {
+			t.Errorf("%q: slivingdoc exit %d %q; git exit %d %q", tc, ours.ProcessState.ExitCode(), ourOut, ref.ProcessState.ExitCode(), refOut)
+		}
+	}
+}
