@@ -114,14 +114,16 @@ func (c *cliCommand) config(ctx context.Context) (server.Config, int, bool) {
 }
 
 // start starts the engine. When the user gave no --workspace-root, root
-// (the notebook directory for pull/commit/status) becomes both the
-// workspace root and the default directory.
+// (the notebook directory for pull/commit/status) becomes the workspace
+// root; the default directory is the workspace root.
 func (c *cliCommand) start(cfg *server.Config, root string) (*server.Engine, int, bool) {
 	if cfg.WorkspaceRoot == "" {
 		cfg.WorkspaceRoot = root
 	}
 	if cfg.DefaultDir == "" {
-		cfg.DefaultDir = root
+		// The commands pass the directory explicitly; the engine checks it
+		// against the root, so a path outside is a PATH_OUTSIDE_ROOT report.
+		cfg.DefaultDir = cfg.WorkspaceRoot
 	}
 	e, err := server.New(*cfg)
 	if err != nil {
