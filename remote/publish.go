@@ -137,10 +137,12 @@ func (n *Notebook) resolve(ctx context.Context, next *Manifest, pub string, caus
 		return State{Manifest: next}, nil // accepted, and others already built on it
 	}
 	if cur.Generation() < g {
-		return State{}, fmt.Errorf("%w: the replace did not land (%w)", errNotAccepted, cause)
+		// The cause is kept as text only: it says "ambiguous", but the
+		// outcome is now known.
+		return State{}, fmt.Errorf("%w: the replace did not land (%v)", errNotAccepted, cause)
 	}
 	if _, ok := cur.Manifest.findGeneration(g); ok {
-		return State{}, fmt.Errorf("%w: another publication took generation %d (%w)", errNotAccepted, g, cause)
+		return State{}, fmt.Errorf("%w: another publication took generation %d (%v)", errNotAccepted, g, cause)
 	}
 	return State{}, fmt.Errorf("remote: publication %s: %w: generation %d is no longer recorded in current (%w)", pub, ErrAmbiguous, g, cause)
 }

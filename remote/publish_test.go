@@ -1,0 +1,176 @@
+package remote_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// noSleep is an injected clock that records the backoff waits.
+type noSleep struct{ waits []time.Duration }
+
+func (s *noSleep) Sleep(ctx context.Context, d time.Duration) error {
+	s.waits = append(s.waits, d)
+	return ctx.Err()
+}
+
+// proposer is a build callback: each call proposes a new head whose pack is
+// derived from the publication ID, and records what it observed.
+type proposer struct {
+	observed []remote.State
+	pubs     []string
+}
+
+func (p *proposer) build(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
+	p.observed = append(p.observed, observed)
+	p.pubs = append(p.pubs, pub)
+	return remote.Proposal{Pack: []byte("pack of " + pub), Head: cas.Sum([]byte("head of " + pub))}, nil
+}
+
+func TestPublishFirstAndNext(t *testing.T) {
+	ctx := context.Background()
+	m := remote.NewMem()
+	nb := remote.Open(m, remote.Options{})
+	var p proposer
+
+	acc, err := nb.Publish(ctx, p.build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !acc.Published || acc.Attempts != 1 || acc.State.Generation() != 1 || acc.Publication != p.pubs[0] {
+		t.Fatalf("first publication: %+v", acc)
+	}
+	if p.observed[0].Generation() != 0 || p.observed[0].Manifest != nil || p.observed[0].ETag != "" {
+		t.Fatalf("build observed %+v, want the empty notebook", p.observed[0])
+	}
+	// The uncontended floor: one GET, one PUT of the pack, one conditional write.
+	if g, w := m.Calls(remote.OpGet), m.Calls(remote.OpPut)+m.Calls(remote.OpCreate)+m.Calls(remote.OpReplace); g != 1 || w != 2 {
+		t.Fatalf("first publication used %d GETs and %d writes, want 1 and 2", g, w)
+	}
+
+	acc2, err := nb.Publish(ctx, p.build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc2.State.Generation() != 2 || p.observed[1].Head() != acc.State.Head() {
+		t.Fatalf("second publication: %+v built on %v", acc2, p.observed[1].Head())
+	}
+	// What Publish reports is what a fresh reader sees.
+	cur, err := nb.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.ETag != acc2.State.ETag || cur.Head() != acc2.State.Head() || cur.Generation() != 2 {
+		t.Fatalf("current = gen %d etag %s; Publish said gen 2 etag %s", cur.Generation(), cur.ETag, acc2.State.ETag)
+	}
+	inc := cur.Manifest.Increments[1]
+	if inc.Parent != acc.State.Head() || inc.Publication != acc2.Publication {
+		t.Fatalf("increment 2 = %+v", inc)
+	}
+	// Every pack the manifest names is present and verifies.
+	for _, ref := range cur.Manifest.Packs() {
+		data, err := nb.FetchPack(ctx, ref)
+		if err != nil {
+			t.Fatalf("FetchPack(%s): %v", ref.Key, err)
+		}
+		if want := "pack of " + p.pubs[len(p.pubs)-1]; ref == inc.Pack && string(data) != want {
+			t.Fatalf("pack %s holds %q", ref.Key, data)
+		}
+	}
+}
+
+func TestPublishSkip(t *testing.T) {
+	ctx := context.Background()
+	m := remote.NewMem()
+	nb := remote.Open(m, remote.Options{})
+	var p proposer
+	if _, err := nb.Publish(ctx, p.build); err != nil {
+		t.Fatal(err)
+	}
+	before := m.Calls(remote.OpPut) + m.Calls(remote.OpReplace)
+	acc, err := nb.Publish(ctx, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
+		return remote.Proposal{Skip: true}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc.Published || acc.Publication != "" || acc.State.Generation() != 1 {
+		t.Fatalf("Skip: %+v", acc)
+	}
+	if after := m.Calls(remote.OpPut) + m.Calls(remote.OpReplace); after != before {
+		t.Fatal("a skipped publication wrote to the store")
+	}
+}
+
+func TestPublishBuildErrorUnchanged(t *testing.T) {
+	errMine := errors.New("merge refused")
+	nb := remote.Open(remote.NewMem(), remote.Options{})
+	_, err := nb.Publish(context.Background(), func(context.Context, remote.State, string) (remote.Proposal, error) {
+		return remote.Proposal{}, errMine
+	})
+	if err != errMine {
+		t.Fatalf("Publish = %v, want the build error itself", err)
+	}
+}
+
+func TestPublishRefusesBadProposal(t *testing.T) {
+	ctx := context.Background()
+	m := remote.NewMem()
+	nb := remote.Open(m, remote.Options{})
+	var p proposer
+	first, err := nb.Publish(ctx, p.build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, prop := range map[string]remote.Proposal{
+		"no pack":        {Head: cas.Sum([]byte("x"))},
+		"no head":        {Pack: []byte("x")},
+		"unchanged head": {Pack: []byte("x"), Head: first.State.Head()},
+	} {
+		_, err := nb.Publish(ctx, func(context.Context, remote.State, string) (remote.Proposal, error) { return prop, nil })
+		if err == nil {
+			t.Errorf("%s: published", name)
+		}
+	}
+	if cur, _ := nb.ReadCurrent(ctx); cur.Generation() != 1 {
+		t.Fatalf("a refused proposal changed current to generation %d", cur.Generation())
+	}
+}
+
+func TestPublishGenerationOverflow(t *testing.T) {
+	ctx := context.Background()
+	m := remote.NewMem()
+	nb := remote.Open(m, remote.Options{})
+	// A valid manifest at the last generation: the checkpoint covers
+	// everything, nothing is active after it.
+	head := cas.Sum([]byte("last"))
+	pub := pubs[0]
+	top := &remote.Manifest{
+		Generation: 1<<64 - 1,
+		Head:       head,
+		Checkpoint: remote.Checkpoint{
+			Pack:        remote.PackRef{Key: remote.CheckpointKey(1<<64-1, pub), Sum: cas.Sum([]byte("cp")), Size: 2},
+			Head:        head,
+			Through:     1<<64 - 1,
+			Publication: pub,
+		},
+	}
+	data, err := remote.EncodeManifest(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CreateIfAbsent(ctx, remote.CurrentKey, data); err != nil {
+		t.Fatal(err)
+	}
+	var p proposer
+	if _, err := nb.Publish(ctx, p.build); !errors.Is(err, remote.ErrGenerationOverflow) {
+		t.Fatalf("Publish at the last generation = %v, want ErrGenerationOverflow", err)
+	}
+	if objs, _ := m.List(ctx, remote.IncrementsPrefix); len(objs) != 0 {
+		t.Fatal("a refused publication uploaded a pack")
+	}
+}
