@@ -27,6 +27,8 @@ var (
 	// the canonical rules (wrong ID, bad structure). Unlike ErrCorrupt it
 	// names a caller mistake, not damaged storage.
 	ErrInvalidObject = errors.New("cas: invalid object")
+	// ErrStoreClosed: a call on a Store after Close.
+	ErrStoreClosed = errors.New("cas: store is closed")
 )
 
 // corruptf returns an error wrapping ErrCorrupt.

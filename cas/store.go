@@ -87,7 +87,7 @@ func (s *Store) Refresh() error {
 
 func (s *Store) scanLocked() error {
 	if s.closed {
-		return errStoreClosed
+		return ErrStoreClosed
 	}
 	start := time.Now()
 	st, err := os.Stat(s.dir)
@@ -214,8 +214,6 @@ func (s *Store) refreshIfChanged() error {
 	return s.scanLocked()
 }
 
-var errStoreClosed = errors.New("cas: store is closed")
-
 // AddPack verifies data as a pack and stores it under name (a file name,
 // no slashes) atomically: temp file, fsync, rename. Adding a name that is
 // already present is a no-op. Verification is complete: the trailer
@@ -242,7 +240,7 @@ func (s *Store) AddPack(name string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return errStoreClosed
+		return ErrStoreClosed
 	}
 	delete(s.broken, name)
 	s.installLocked(&storedPack{name: name, size: int64(len(data))}, p.index)
@@ -359,7 +357,7 @@ func (s *Store) lookup(id ID) (location, error) {
 	closed := s.closed
 	s.mu.RUnlock()
 	if closed {
-		return location{}, errStoreClosed
+		return location{}, ErrStoreClosed
 	}
 	if ok {
 		return loc, nil
