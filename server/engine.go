@@ -40,8 +40,6 @@ type Engine struct {
 	defDir    string // absolute, cleaned, at or below workspace
 	private   string // absolute, cleaned, outside workspace
 	storeKey  string // hash of the store identity: names P/stores/<storeKey>
-	writable  []string
-	readOnly  []string
 	sets      pathSets
 
 	dirMu sync.Mutex

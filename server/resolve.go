@@ -53,8 +53,9 @@ func (e *Engine) resolveLexical(path string) (string, error) {
 	return path, nil
 }
 
-// checkThroughRoot stats abs through the workspace os.Root: a symlink that
-// leaves the root fails there while a plain stat succeeds.
+// checkThroughRoot stats abs through the workspace os.Root. When the root
+// refuses it, the real path (symlinks resolved as far as the path exists)
+// tells an escape from an ordinary failure.
 func (e *Engine) checkThroughRoot(abs string) error {
 	root, err := os.OpenRoot(e.workspace)
 	if err != nil {
@@ -68,16 +69,12 @@ func (e *Engine) checkThroughRoot(abs string) error {
 		return invalidRequest(ReasonPathNotDirectory, "")
 	case err == nil:
 		return nil
+	case !within(realPath(e.workspace), realPath(abs)):
+		return invalidRequest(ReasonPathOutsideRoot, "")
 	case errors.Is(err, fs.ErrNotExist):
-		if _, plain := os.Stat(abs); plain == nil {
-			return invalidRequest(ReasonPathOutsideRoot, "")
-		}
 		return nil
 	case errors.Is(err, syscall.ENOTDIR):
 		return invalidRequest(ReasonPathNotDirectory, "")
-	}
-	if _, plain := os.Stat(abs); plain == nil {
-		return invalidRequest(ReasonPathOutsideRoot, "")
 	}
 	return mapErr(err)
 }
