@@ -1,0 +1,81 @@
+package server
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// A commit that changes files outside the writable set or inside the
+// read-only set is refused with READ_ONLY_PATH; exactly those files are
+// reset to the accepted content, other local edits stay, nothing is
+// published, and the next commit publishes the allowed edits.
+func TestReadOnlyRefusalResets(t *testing.T) {
+	store := remote.NewMem()
+	admin := newAgent(t, store)
+	admin.pull()
+	admin.write("notes/a.md", "a\n")
+	admin.write("notes/archive/old.md", "old\n")
+	admin.write("docs/guide.md", "guide\n")
+	admin.commit("seed")
+
+	ag := newAgent(t, store, withSets([]string{"notes"}, []string{"notes/archive"}))
+	ag.pull()
+	ag.write("notes/a.md", "a\nmine\n")           // allowed
+	ag.write("notes/archive/old.md", "changed\n") // inside read-only (longest match)
+	ag.remove("docs/guide.md")                    // outside writable
+	ag.write("top.md", "new\n")                   // outside writable, added
+	puts := store.Calls(remote.OpPut)
+
+	_, err := ag.e.Commit(context.Background(), "", "mixed")
+	de := domainErr(t, err, CodeReadOnlyPath, ReasonInsideReadOnly)
+	want := []string{"docs/guide.md:OUTSIDE_WRITABLE", "notes/archive/old.md:INSIDE_READ_ONLY", "top.md:OUTSIDE_WRITABLE"}
+	if got := fileReasons(de); !reflect.DeepEqual(got, want) {
+		t.Fatalf("refused files %v, want %v", got, want)
+	}
+	if store.Calls(remote.OpPut) != puts {
+		t.Fatalf("a refused commit uploaded a pack")
+	}
+	equalMaps(t, "after the refusal", ag.files(), map[string]string{
+		"notes/a.md": "a\nmine\n", "notes/archive/old.md": "old\n", "docs/guide.md": "guide\n",
+	})
+
+	res := ag.commit("allowed only")
+	equalMaps(t, "published", stats(res.Files), map[string][2]int{"notes/a.md": {1, 0}})
+}
+
+func TestPathSetLongestMatch(t *testing.T) {
+	sets, err := newPathSets([]string{"notes/", "./notes/archive/keep", "x"}, []string{"notes/archive", "x/y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, r := sets.writable, sets.readOnly; !reflect.DeepEqual(w, []string{"notes", "notes/archive/keep", "x"}) || !reflect.DeepEqual(r, []string{"notes/archive", "x/y"}) {
+		t.Fatalf("normalised sets %v %v", w, r)
+	}
+	for p, want := range map[string]string{
+		"notes/a.md":              "",
+		"notes":                   "",
+		"notesx.md":               ReasonOutsideWritable,
+		"notes/archive/b.md":      ReasonInsideReadOnly,
+		"notes/archive/keep/c.md": "",
+		"notes/archive/keeper.md": ReasonInsideReadOnly,
+		"x/y/z":                   ReasonInsideReadOnly,
+		"x/yz":                    "",
+		"other.md":                ReasonOutsideWritable,
+	} {
+		if got := sets.refusal(p); got != want {
+			t.Errorf("refusal(%q) = %q, want %q", p, got, want)
+		}
+	}
+	onlyRO, _ := newPathSets(nil, []string{"docs"})
+	if onlyRO.refusal("a.md") != "" || onlyRO.refusal("docs/a.md") != ReasonInsideReadOnly {
+		t.Fatalf("read-only set alone")
+	}
+	for _, bad := range [][2][]string{{{"/abs"}, nil}, {{"../up"}, nil}, {{""}, nil}, {{"a"}, {"a/"}}} {
+		if _, err := newPathSets(bad[0], bad[1]); err == nil {
+			t.Errorf("sets %v accepted", bad)
+		}
+	}
+}

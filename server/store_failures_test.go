@@ -1,0 +1,188 @@
+package server
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+func totalCalls(m *remote.Mem) int {
+	n := 0
+	for _, op := range []remote.Op{remote.OpGet, remote.OpHead, remote.OpCreate, remote.OpReplace, remote.OpPut, remote.OpDelete, remote.OpList} {
+		n += m.Calls(op)
+	}
+	return n
+}
+
+// DESIGN §10: an uncontended commit costs three requests, a no-op pull one,
+// and the probe verdict is proved once per store and private root, not per
+// process.
+func TestRequestCounts(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("f.md", "1\n")
+	a.commit("seed")
+
+	n := totalCalls(store)
+	a.appendTo("f.md", "2\n")
+	a.commit("append")
+	if got := totalCalls(store) - n; got != 3 {
+		t.Fatalf("uncontended commit made %d requests, want 3", got)
+	}
+	n = totalCalls(store)
+	a.pull()
+	if got := totalCalls(store) - n; got != 1 {
+		t.Fatalf("no-op pull made %d requests, want 1", got)
+	}
+
+	// A new engine on the same private root (a new CLI process) does not
+	// probe again.
+	e2, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	n = totalCalls(store)
+	if _, err := e2.Pull(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := totalCalls(store) - n; got != 1 {
+		t.Fatalf("no-op pull in a new process made %d requests, want 1 (probe verdict cached)", got)
+	}
+}
+
+// A replace whose response is lost but which the store applied is proved
+// accepted by re-reading `current`: OK, once.
+func TestAmbiguousReplaceResolvedAccepted(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("f.md", "1\n")
+	a.commit("seed")
+	a.write("f.md", "1\n2\n")
+	store.Inject(remote.Fault{Op: remote.OpReplace, After: remote.ErrAmbiguous})
+	res := a.commit("lost response")
+	if res.Generation != 2 || len(res.Files) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	if left := store.Unfired(); len(left) != 0 {
+		t.Fatalf("unfired faults %v", left)
+	}
+	b := newAgent(t, store)
+	if b.pull().Generation != 2 || b.read("f.md") != "1\n2\n" {
+		t.Fatalf("remote state wrong")
+	}
+}
+
+// When acceptance cannot be decided the caller gets ACCEPTANCE_UNKNOWN,
+// L is untouched, and a retry never duplicates the change.
+func TestAmbiguousReplaceUnknown(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("f.md", "1\n")
+	a.commit("seed")
+	a.write("f.md", "1\n2\n")
+	store.Inject(
+		remote.Fault{Op: remote.OpGet}, // Publish's first read of current passes
+		remote.Fault{Op: remote.OpReplace, After: remote.ErrAmbiguous},
+		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
+		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
+		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
+	)
+	_, err := a.e.Commit(context.Background(), "", "unknown")
+	de := domainErr(t, err, CodeStorageFailure, ReasonAcceptanceUnknown)
+	if !de.Retryable || de.Action != ActionRetry {
+		t.Fatalf("envelope %+v", de)
+	}
+	if left := store.Unfired(); len(left) != 0 {
+		t.Fatalf("unfired faults %v", left)
+	}
+	if a.read("f.md") != "1\n2\n" {
+		t.Fatalf("local edit touched")
+	}
+	res := a.commit("retry")
+	if res.Generation != 2 || len(res.Files) != 0 {
+		t.Fatalf("retry published again: %+v", res)
+	}
+}
+
+// Lost races beyond the retry budget: REMOTE_BUSY, retryable, L untouched.
+func TestRetriesExhausted(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store, withRetries(1))
+	a.pull()
+	a.write("f.md", "1\n")
+	store.Inject(
+		remote.Fault{Op: remote.OpCreate, KeyPrefix: "current", Before: remote.ErrPrecondition},
+		remote.Fault{Op: remote.OpCreate, KeyPrefix: "current", Before: remote.ErrPrecondition},
+	)
+	_, err := a.e.Commit(context.Background(), "", "busy")
+	de := domainErr(t, err, CodeRemoteBusy, ReasonRetriesExhausted)
+	if !de.Retryable {
+		t.Fatal("REMOTE_BUSY must be retryable")
+	}
+	if left := store.Unfired(); len(left) != 0 {
+		t.Fatalf("unfired faults %v", left)
+	}
+	if a.read("f.md") != "1\n" {
+		t.Fatal("local edit touched")
+	}
+	a.commit("now")
+}
+
+// Store and integrity failures map to their codes; an unexpected store
+// error makes the next call prove the store again.
+func TestStoreFailures(t *testing.T) {
+	ctx := context.Background()
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("f.md", "1\n")
+	a.commit("seed")
+
+	store.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
+	_, err := a.e.Pull(ctx, "")
+	domainErr(t, err, CodeStorageFailure, ReasonStoreUnreachable)
+	if _, err := os.Stat(a.e.probeFile()); err == nil {
+		t.Fatal("probe verdict kept after an unexpected store error")
+	}
+	a.pull() // proves again and works
+
+	store.Inject(remote.Fault{Op: remote.OpGet, Before: remote.ErrAccessDenied})
+	_, err = a.e.Pull(ctx, "")
+	domainErr(t, err, CodeStorageFailure, ReasonAccessDenied)
+
+	// A pack that is missing or does not match its checksum.
+	infos, err := store.List(ctx, "packs/")
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("packs %v %v", infos, err)
+	}
+	key := infos[0].Key
+	data, _, _ := store.Get(ctx, key)
+	if err := store.Put(ctx, key, append([]byte{data[0] ^ 1}, data[1:]...)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newAgent(t, store).e.Pull(ctx, "")
+	domainErr(t, err, CodeStorageIntegrity, ReasonCorruptPack)
+	if err := store.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newAgent(t, store).e.Pull(ctx, "")
+	domainErr(t, err, CodeStorageIntegrity, ReasonMissingPack)
+
+	// A malformed manifest.
+	cur, etag, _ := store.Get(ctx, "current")
+	if _, err := store.ReplaceIfMatch(ctx, "current", []byte(strings.Replace(string(cur), "{", "{\"x\":1,", 1)), etag); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.e.Pull(ctx, "")
+	de := domainErr(t, err, CodeStorageIntegrity, ReasonCorruptManifest)
+	if strings.Contains(de.Error(), key) || strings.Contains(de.Message, a.e.private) {
+		t.Fatalf("error text leaks a key or a private path: %q", de.Error())
+	}
+}
