@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -77,6 +78,17 @@ func TestFileWorker(t *testing.T) {
 			}
 		}
 		fmt.Println("done")
+	case "publish":
+		nb := remote.Open(s, remote.Options{})
+		fileBarrier(dir, id, n)
+		acc, err := nb.Publish(ctx, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
+			return remote.Proposal{Pack: []byte("pack of " + pub), Head: cas.Sum([]byte("head of " + pub))}, nil
+		})
+		if err != nil {
+			fmt.Println("error", err)
+			return
+		}
+		fmt.Println("accepted", acc.Publication, acc.State.Generation())
 	}
 }
 
@@ -111,8 +123,8 @@ func runWorkers(t *testing.T, dir, mode string) []string {
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("worker %d: %v\n%s", i, err, outs[i].String())
 		}
-		verdicts[i] = strings.Fields(outs[i].String() + " none")[0]
-		if verdicts[i] == "error" {
+		verdicts[i] = strings.TrimSpace(strings.SplitN(outs[i].String(), "\n", 2)[0])
+		if strings.HasPrefix(verdicts[i], "error") || verdicts[i] == "" {
 			t.Fatalf("worker %d: %s", i, outs[i].String())
 		}
 	}
@@ -170,5 +182,40 @@ func TestFileProcessesNoLostUpdates(t *testing.T) {
 	data, _, err := s.Get(ctx, "counter")
 	if want := strconv.Itoa(processes * 10); err != nil || string(data) != want {
 		t.Fatalf("counter = %q, %v; want %s: an update was lost across processes", data, err, want)
+	}
+}
+
+// Several processes publish at once on one directory store: every one is
+// accepted exactly once, each at its own generation, none is lost.
+func TestFileProcessesPublish(t *testing.T) {
+	dir := t.TempDir()
+	generations := map[string]bool{}
+	var published []string
+	for i, v := range runWorkers(t, dir, "publish") {
+		f := strings.Fields(v)
+		if len(f) != 3 || f[0] != "accepted" {
+			t.Fatalf("process %d: %q", i, v)
+		}
+		if generations[f[2]] {
+			t.Fatalf("two processes were accepted at generation %s", f[2])
+		}
+		generations[f[2]] = true
+		published = append(published, f[1])
+	}
+	s, err := remote.NewFile(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := remote.Open(s, remote.Options{}).ReadCurrent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.Generation() != processes {
+		t.Fatalf("generation %d after %d accepted publications", cur.Generation(), processes)
+	}
+	for _, pub := range published {
+		if _, ok := cur.Manifest.FindPublication(pub); !ok {
+			t.Fatalf("accepted publication %s is not in current", pub)
+		}
 	}
 }
