@@ -10,6 +10,7 @@ package main
 // or `chattr +i` (which refuses writes even to root).
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/zeebo/blake3"
 
 	"github.com/slivingdoc/slivingdoc/server"
 )
@@ -44,6 +47,7 @@ var rowTests = map[string]rowTest{
 	"STORAGE_INTEGRITY/CACHE_CORRUPT":     rowCacheCorrupt,
 	"ENGINE_FAILED/LOCAL_IO":              rowLocalIO,
 	"ENGINE_FAILED/INTERNAL":              rowInternal,
+	"STORAGE_FAILURE/INCOMPATIBLE_STORE":  rowIncompatibleStore,
 	"RECOVERY_FAILURE/RESYNCHRONIZED":     rowResynchronized,
 	"RECOVERY_FAILURE/RECOVERY_PENDING":   rowRecoveryPending,
 }
@@ -171,7 +175,7 @@ func rowInvalidFiles(t *testing.T, nb *notebook, row server.CatalogRow) {
 	s.pull()
 	a.write("ok.md", "fine\n")
 	a.write("bad-utf8.md", "caf\xe9\n")
-	a.write("nul.md", "a\x00b\n")
+	a.write("zero.md", "a\x00b\n")
 	a.write("Case.md", "1\n")
 	a.write("case.md", "2\n")
 	a.write("a:b.md", "colon\n")
@@ -182,22 +186,28 @@ func rowInvalidFiles(t *testing.T, nb *notebook, row server.CatalogRow) {
 		t.Fatal(err)
 	}
 	long := deepFile(t, a.dir)
-	before := a.files()
+	short := []string{"ok.md", "bad-utf8.md", "zero.md", "Case.md", "case.md", "a:b.md", "link.md", "pipe"}
 	r := s.call(ToolCommitName, map[string]any{"message": "bad files"})
 	wantRow(t, r, row)
 	got := fileReasons(r)
 	want := map[string]string{
 		"bad-utf8.md": server.FileInvalidUTF8,
-		"nul.md":      server.FileNulByte,
+		"zero.md":     server.FileNulByte,
 		"link.md":     server.FileSymlink,
 		"pipe":        server.FileSpecial,
 		"a:b.md":      server.FileInvalidName,
-		long:          server.FilePathTooLong,
 	}
 	for p, reason := range want {
 		if got[p] != reason {
 			t.Errorf("file %.60s: reason %q, want %s (all: %v)", p, got[p], reason, got)
 		}
+	}
+	tooLong := false
+	for p, reason := range got {
+		tooLong = tooLong || reason == server.FilePathTooLong && len(p) > 4096 && strings.HasPrefix(long, p)
+	}
+	if !tooLong {
+		t.Errorf("no PATH_TOO_LONG for the deep file or its first too-long ancestor")
 	}
 	if got["Case.md"] != server.FileNameCollision && got["case.md"] != server.FileNameCollision {
 		t.Errorf("no NAME_COLLISION for Case.md/case.md: %v", got)
@@ -206,8 +216,15 @@ func rowInvalidFiles(t *testing.T, nb *notebook, row server.CatalogRow) {
 		t.Errorf("a valid file is listed: %v", got)
 	}
 	// Nothing was published or deleted.
-	if after := a.files(); len(after) != len(before) {
-		t.Errorf("files changed: %d before, %d after", len(before), len(after))
+	for _, p := range short {
+		if _, err := os.Lstat(filepath.Join(a.dir, p)); err != nil {
+			t.Errorf("%s after the refused commit: %v", p, err)
+		}
+	}
+	if root, err := os.OpenRoot(a.dir); err != nil {
+		t.Fatal(err)
+	} else if _, err := root.Lstat(long); err != nil {
+		t.Errorf("the deep file after the refused commit: %v", err)
 	}
 	b := nb.agent("b").serve()
 	if r := b.pull(); r.s["generation"] != float64(0) {
@@ -219,7 +236,7 @@ func rowInvalidFiles(t *testing.T, nb *notebook, row server.CatalogRow) {
 // directory at a time (the absolute path is too long for one system call).
 func deepFile(t *testing.T, dir string) string {
 	t.Helper()
-	seg := strings.Repeat("d", 250)
+	seg := strings.Repeat("n", 250) // not a hex digit: the leak scan must not see an ID
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -398,6 +415,15 @@ func rowAcceptanceUnknown(t *testing.T, nb *notebook, row server.CatalogRow) {
 	t.Skip("needs a fail-after-apply store fault: covered by server tests over remote.Mem")
 }
 
+func rowIncompatibleStore(t *testing.T, nb *notebook, row server.CatalogRow) {
+	// The row is the store losing its guarantees when re-proved during a
+	// session; at startup serve exits with the INCOMPATIBLE_STORE
+	// diagnostic instead. The file store always keeps its guarantees, so
+	// neither can be provoked through the binary; remote's probe tests
+	// cover the detection.
+	t.Skip("needs a store without conditional writes: covered by remote probe tests")
+}
+
 func rowCorruptManifest(t *testing.T, nb *notebook, row server.CatalogRow) {
 	s := nb.agent("a").serve()
 	s.pull()
@@ -448,27 +474,46 @@ func rowCacheCorrupt(t *testing.T, nb *notebook, row server.CatalogRow) {
 	a.write("notes/a.md", "one\ntwo\nthree\nfour\nfive\n")
 	sa.commit("base")
 	sb.pull()
-	// Damage every cached object file of b, then make b need them: a text
-	// merge of a file both sides changed reads the base from the cache.
+	// Damage the objects in every cached pack of b while no server has it
+	// open, keeping each pack's checksum valid so the cache trusts it; then
+	// make b need them: a text merge of a file both sides changed reads the
+	// base from the cache.
+	sb.close()
 	var damaged int
-	_ = filepath.Walk(b.priv, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() && strings.Contains(p, "stores") && fi.Size() > 64 {
-			if bs, err := os.ReadFile(p); err == nil {
-				bs[len(bs)/2] ^= 0xff
-				if os.WriteFile(p, bs, 0o644) == nil {
-					damaged++
-				}
+	_ = filepath.Walk(filepath.Join(b.priv, "stores"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() && strings.HasSuffix(p, ".pack") {
+			if bs, err := os.ReadFile(p); err == nil && os.WriteFile(p, damageRecords(bs), 0o644) == nil {
+				damaged++
 			}
 		}
 		return nil
 	})
 	if damaged == 0 {
-		t.Fatal("no cache files found under the private root")
+		t.Fatal("no cached packs found under the private root")
 	}
+	sb = b.serve()
 	a.write("notes/a.md", "one\ntwo\nthree\nfour\nFIVE\n")
 	sa.commit("a")
 	b.write("notes/a.md", "ONE\ntwo\nthree\nfour\nfive\n")
 	wantRow(t, sb.call(ToolCommitName, map[string]any{"message": "b"}), row)
+}
+
+// damageRecords flips the first stored byte of every object record of a
+// pack (format v1, docs/format.md) and rewrites the trailer checksum, so
+// the pack loads but its objects no longer match their IDs.
+func damageRecords(p []byte) []byte {
+	const header, record, trailer = 24, 42, 48
+	end := int(binary.LittleEndian.Uint64(p[len(p)-trailer:]))
+	for off := header; off+record <= end; {
+		n := int(binary.LittleEndian.Uint32(p[off+38:]))
+		if n > 0 {
+			p[off+record] ^= 0xff
+		}
+		off += record + n
+	}
+	sum := blake3.Sum256(p[:len(p)-32])
+	copy(p[len(p)-32:], sum[:])
+	return p
 }
 
 func rowLocalIO(t *testing.T, nb *notebook, row server.CatalogRow) {
@@ -496,27 +541,37 @@ func rowInternal(t *testing.T, nb *notebook, row server.CatalogRow) {
 	t.Skip("no external trigger: covered by server/mcpserver TestUnexpectedFailuresStayInEnvelope")
 }
 
-// rowResynchronized: a pull whose rewrite of the directory fails midway
-// (a file the OS refuses to replace) reports the recovery.
 func rowResynchronized(t *testing.T, nb *notebook, row server.CatalogRow) {
-	r := failedRewrite(t, nb)
-	if r.str("reason") != row.Reason {
-		t.Skipf("the failed rewrite reported %s, not %s", r.str("reason"), row.Reason)
-	}
-	wantRow(t, r, row)
+	// RESYNCHRONIZED needs a failure the immediate resynchronisation does
+	// not meet again (a cancelled context, a transient I/O error). A
+	// cancelled MCP request is a protocol error by design, and an on-disk
+	// fault persists into the resync (that is RECOVERY_PENDING below).
+	t.Skip("needs a transient fault: covered by server/recovery_test.go with injected failpoint errors")
 }
 
+// rowRecoveryPending: a pull whose rewrite of the directory fails midway
+// (a file the OS refuses to replace) cannot resynchronise either; once the
+// fault is gone the next call recovers.
 func rowRecoveryPending(t *testing.T, nb *notebook, row server.CatalogRow) {
-	r := failedRewrite(t, nb)
-	if r.str("reason") != row.Reason {
-		t.Skipf("the failed rewrite reported %s, not %s", r.str("reason"), row.Reason)
-	}
+	b, sb, r := failedRewrite(t, nb)
 	wantRow(t, r, row)
+	rec := r.s["recovery"].(map[string]any)
+	if rec["resynchronized"] != false || rec["remoteAccepted"] == "" {
+		t.Fatalf("recovery report %v", rec)
+	}
+	if !strings.Contains(r.text, "\nrecovery: stage ") {
+		t.Fatalf("text item lacks the recovery report:\n%s", r.text)
+	}
+	exec.Command("chattr", "-R", "-i", b.dir).Run()
+	sb.pull()
+	if b.read("x/1.md") != "1 changed\n" || b.read("x/2.md") != "2 changed\n" {
+		t.Fatalf("not recovered: %q", b.files())
+	}
 }
 
 // failedRewrite makes a pull fail after it began rewriting the directory
 // and returns the result; the recovery report must be present.
-func failedRewrite(t *testing.T, nb *notebook) result {
+func failedRewrite(t *testing.T, nb *notebook) (*agent, *mcpServer, result) {
 	t.Helper()
 	a, b := nb.agent("a"), nb.agent("b")
 	sa, sb := a.serve(), b.serve()
@@ -537,5 +592,5 @@ func failedRewrite(t *testing.T, nb *notebook) result {
 	if rec == nil || rec["stage"] == "" || rec["remoteAccepted"] == nil {
 		t.Fatalf("recovery report missing: %s", r.raw)
 	}
-	return r
+	return b, sb, r
 }

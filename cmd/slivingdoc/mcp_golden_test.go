@@ -165,14 +165,25 @@ var goldenID = regexp.MustCompile(`(diagnosticId"?: ?"?)[0-9a-f]{16}`)
 
 // TestMCPGolden snapshots the surface for each path-set configuration.
 func TestMCPGolden(t *testing.T) {
+	// The spec's sentences, copied here independently of the server's
+	// constants: each golden is also checked against them.
+	const (
+		writableNotes = " Writable paths: `notes`. notes_commit refuses any change elsewhere, resets those files, and reports READ_ONLY_PATH; write only under them."
+		readOnlyDocs  = " Read-only paths: `docs, faq.md`. notes_commit refuses any change under them, resets those files, and reports READ_ONLY_PATH; write elsewhere."
+		readOnlyNest  = " Read-only paths: `notes/fixed`. notes_commit refuses any change under them, resets those files, and reports READ_ONLY_PATH; where the two sets nest, the longest matching entry decides."
+	)
 	cases := []struct {
-		name  string
-		flags []string
+		name      string
+		flags     []string
+		sentences string // appended to the instructions and both descriptions
+		dirSuffix string // appended to the success text item
+		errSets   string // appended to the error text item
 	}{
-		{"no_sets", nil},
-		{"writable", []string{"--writable", "notes"}},
-		{"read_only", []string{"--read-only", "docs", "--read-only", "faq.md"}},
-		{"both_sets", []string{"--writable", "notes", "--read-only", "notes/fixed"}},
+		{"no_sets", nil, "", "", ""},
+		{"writable", []string{"--writable", "notes"}, writableNotes, " (writable: notes)", "\nwritable: notes"},
+		{"read_only", []string{"--read-only", "docs", "--read-only", "faq.md"}, readOnlyDocs, " (read-only: docs, faq.md)", "\nread-only: docs, faq.md"},
+		{"both_sets", []string{"--writable", "notes", "--read-only", "notes/fixed"}, writableNotes + readOnlyNest,
+			" (writable: notes; read-only: notes/fixed; longest match decides)", "\nwritable: notes\nread-only: notes/fixed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -197,6 +208,29 @@ func TestMCPGolden(t *testing.T) {
 			if !isErr {
 				t.Fatalf("a blank message was accepted: %s", errText)
 			}
+			if want := specInstructions(a.dir) + c.sentences; ir.Instructions != want {
+				t.Errorf("instructions\n got %q\nwant %q", ir.Instructions, want)
+			}
+			var tl struct {
+				Tools []struct{ Name, Description string }
+			}
+			if err := json.Unmarshal(list, &tl); err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range tl.Tools {
+				if want := specDescriptions[tool.Name] + c.sentences; tool.Description != want {
+					t.Errorf("%s description\n got %q\nwant %q", tool.Name, tool.Description, want)
+				}
+			}
+			if len(tl.Tools) != 2 {
+				t.Errorf("%d tools", len(tl.Tools))
+			}
+			if pullText != a.dir+c.dirSuffix {
+				t.Errorf("success text item %q, want %q", pullText, a.dir+c.dirSuffix)
+			}
+			if !strings.HasSuffix(errText, c.errSets) || (c.errSets == "" && strings.Contains(errText, "writable:")) {
+				t.Errorf("error text item lacks the path sets %q:\n%s", c.errSets, errText)
+			}
 			got := formatTxtar([][2]string{
 				{"initialize.json", norm(indent(t, init))},
 				{"instructions.txt", norm(ir.Instructions) + "\n"},
@@ -209,6 +243,16 @@ func TestMCPGolden(t *testing.T) {
 			checkGolden(t, filepath.Join("testdata", "mcp", c.name+".txtar"), got)
 		})
 	}
+}
+
+// The spec's normative strings (spec/mcp-tools.md), byte for byte.
+func specInstructions(dir string) string {
+	return "The notebook directory is " + dir + ". Call notes_pull, edit UTF-8 text files (without U+0000) there, then call notes_commit to publish. Both tools default to that directory; pass path only to address a subdirectory of it."
+}
+
+var specDescriptions = map[string]string{
+	ToolPullName:   "Write the current notebook into the notebook directory and record the accepted state. Omit path or pass an empty string to use the server's notebook directory, which the result reports. Edit UTF-8 text files (without U+0000) there between notes_pull and notes_commit; notes_commit publishes the changes and incorporates concurrent non-conflicting changes.",
+	ToolCommitName: "Publish the caller's changes in the notebook directory and incorporate concurrent non-conflicting changes. Omit path or pass an empty string to use the server's notebook directory, which the result reports. message must be non-blank UTF-8 without U+0000, at most 16,384 bytes; it is retained in recent internal history only.",
 }
 
 // formatTxtar writes sections in the txtar format (golang.org/x/tools/txtar).

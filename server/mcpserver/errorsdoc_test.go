@@ -103,8 +103,11 @@ file (` + "`lines a-b, c-d`" + ` when it has ranges), and after the diagnostic I
 ` + "`read-only: …`" + `.
 
 Not domain errors: a cancelled request and a malformed JSON-RPC message are
-protocol errors, and ` + "`INCOMPATIBLE_STORE`" + ` is a startup-only diagnostic of
-` + "`slivingdoc serve`" + ` (the process exits) that never appears in a result.
+protocol errors. A store that does not enforce conditional writes found at
+startup is the startup-only ` + "`INCOMPATIBLE_STORE`" + ` diagnostic: ` + "`slivingdoc serve`" + `
+prints it on stderr and exits 1, so it never appears in a result; the
+` + "`STORAGE_FAILURE`" + `/` + "`INCOMPATIBLE_STORE`" + ` row below is the same finding when the
+engine re-proves the store during a session.
 
 ## The table
 
@@ -121,6 +124,10 @@ protocol errors, and ` + "`INCOMPATIBLE_STORE`" + ` is a startup-only diagnostic
 			retry = "yes"
 		}
 		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s | %s | %s |\n", r.Code, r.Reason, r.Action, retry, files, r.Meaning)
+	}
+	b.WriteString("\n## `detail` values of `ENGINE_FAILED`\n\nThe closed set a classified local failure reports:\n\n")
+	for _, d := range server.LocalIODetails {
+		fmt.Fprintf(&b, "- `%s`\n", d)
 	}
 	b.WriteString("\n## Actions\n\n| action | what the caller does |\n| --- | --- |\n")
 	done := map[server.Action]bool{}

@@ -1,0 +1,143 @@
+package main
+
+// Interop with a second, independent client: the MCP Inspector CLI (the
+// TypeScript SDK) lists the tools of the built binary and calls notes_pull.
+// The Inspector is pinned by server/mcpserver/testdata/inspector/
+// package.json and package-lock.json and installed with `npm ci` into the
+// user cache directory on first use (keyed by the lock file's hash).
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+const inspectorSpec = "../../server/mcpserver/testdata/inspector"
+
+// inspectorCLI returns the directory of the installed Inspector CLI
+// package, installing it when missing.
+func inspectorCLI(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("npm is required in CI for the Inspector interop test")
+		}
+		t.Skip("npm not found; the Inspector interop test needs Node.js")
+	}
+	lock, err := os.ReadFile(filepath.Join(inspectorSpec, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := os.ReadFile(filepath.Join(inspectorSpec, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append(pkg, lock...))
+	dir := filepath.Join(cache, "slivingdoc-test", "inspector-"+hex.EncodeToString(sum[:6]))
+	pkgDir := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector-cli")
+	if _, err := os.Stat(filepath.Join(pkgDir, "build", "cli.js")); err == nil {
+		return pkgDir
+	}
+	// Install into a fresh directory and rename it into place, so an
+	// interrupted install is never mistaken for a complete one.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
+		if _, statErr := os.Stat(pkgDir); statErr != nil { // a concurrent run may have won
+			t.Fatal(err)
+		}
+	}
+	return pkgDir
+}
+
+func TestMCPInspectorListsToolsAndPulls(t *testing.T) {
+	pkgDir := inspectorCLI(t)
+	a := newNotebook(t, backends[0]).agent("a")
+	if err := os.MkdirAll(a.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := storeDir(a.nb)
+	inspect := func(extra ...string) []byte {
+		t.Helper()
+		args := append([]string{filepath.Join(pkgDir, "build", "cli.js"), "--cli",
+			a.bin, "serve", "--workspace-root", a.dir, "--store", "file://" + filepath.ToSlash(store), "--private-root", a.priv}, extra...)
+		cmd := exec.Command("node", args...)
+		// The Inspector finds its own package.json relative to the working
+		// directory (../package.json), so it must run from build/.
+		cmd.Dir = filepath.Join(pkgDir, "build")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		done := make(chan error, 1)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("inspector %v: %v\n%s\n%s", extra, err, out.String(), errb.String())
+			}
+		case <-time.After(2 * time.Minute):
+			cmd.Process.Kill()
+			t.Fatalf("inspector %v timed out", extra)
+		}
+		checkNoLeak(t, "inspector output", out.String(), a.priv)
+		return out.Bytes()
+	}
+
+	var list struct {
+		Tools []struct {
+			Name        string
+			InputSchema map[string]any
+		}
+	}
+	if err := json.Unmarshal(inspect("--method", "tools/list"), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 2 || list.Tools[0].Name != ToolCommitName || list.Tools[1].Name != ToolPullName {
+		t.Fatalf("tools: %+v", list.Tools)
+	}
+	for _, tool := range list.Tools {
+		if tool.InputSchema["additionalProperties"] != false {
+			t.Errorf("%s: open schema %v", tool.Name, tool.InputSchema)
+		}
+	}
+
+	var call struct {
+		Content []struct{ Type, Text string }
+		StructuredContent map[string]any
+		IsError           bool
+	}
+	if err := json.Unmarshal(inspect("--method", "tools/call", "--tool-name", ToolPullName), &call); err != nil {
+		t.Fatal(err)
+	}
+	if call.IsError || len(call.Content) != 1 || call.Content[0].Text != a.dir || call.StructuredContent["code"] != "OK" || call.StructuredContent["path"] != a.dir {
+		t.Fatalf("notes_pull through the Inspector: %+v", call)
+	}
+}
