@@ -130,7 +130,7 @@ func TestMCPInspectorListsToolsAndPulls(t *testing.T) {
 	}
 
 	var call struct {
-		Content []struct{ Type, Text string }
+		Content           []struct{ Type, Text string }
 		StructuredContent map[string]any
 		IsError           bool
 	}
