@@ -20,13 +20,30 @@ const (
 // IncrementKey is the key of the pack published at generation by the
 // publication with ID publication.
 func IncrementKey(generation uint64, publication string) string {
-	return fmt.Sprintf("%s%020d-%s%s", IncrementsPrefix, generation, publication, packSuffix)
+	return packKey(IncrementsPrefix, generation, publication)
 }
 
 // CheckpointKey is the key of the checkpoint pack covering generations up to
 // and including through, written by publication.
 func CheckpointKey(through uint64, publication string) string {
-	return fmt.Sprintf("%s%020d-%s%s", CheckpointsPrefix, through, publication, packSuffix)
+	return packKey(CheckpointsPrefix, through, publication)
+}
+
+// packKey formats <prefix><generation, 20 digits>-<publication>.pack without
+// fmt: manifest validation derives one key per increment.
+func packKey(prefix string, generation uint64, publication string) string {
+	b := make([]byte, 0, len(prefix)+20+1+len(publication)+len(packSuffix))
+	b = append(b, prefix...)
+	var digits [20]byte
+	for i := len(digits) - 1; i >= 0; i-- {
+		digits[i] = byte('0' + generation%10)
+		generation /= 10
+	}
+	b = append(b, digits[:]...)
+	b = append(b, '-')
+	b = append(b, publication...)
+	b = append(b, packSuffix...)
+	return string(b)
 }
 
 // ProbeKey is the disposable key the startup probe uses.
@@ -54,4 +71,22 @@ func ParsePackKey(key string) (checkpoint bool, generation uint64, publication s
 		return false, 0, "", fmt.Errorf("%w: %q is not a pack key", ErrInvalidKey, key)
 	}
 	return checkpoint, generation, publication, nil
+}
+
+// isPackKey reports whether key == packKey(prefix, generation, publication)
+// without building the string (validation runs it once per increment).
+func isPackKey(key, prefix string, generation uint64, publication string) bool {
+	if len(key) != len(prefix)+20+1+len(publication)+len(packSuffix) ||
+		key[:len(prefix)] != prefix || key[len(key)-len(packSuffix):] != packSuffix {
+		return false
+	}
+	digits := key[len(prefix) : len(prefix)+20]
+	for i := len(digits) - 1; i >= 0; i-- {
+		if digits[i] != byte('0'+generation%10) {
+			return false
+		}
+		generation /= 10
+	}
+	rest := key[len(prefix)+20:]
+	return rest[0] == '-' && rest[1:1+len(publication)] == publication
 }

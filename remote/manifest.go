@@ -230,7 +230,7 @@ func (m *Manifest) validate() error {
 	if len(m.Retained) > MaxRetained {
 		return fmt.Errorf("%d retained chains, more than %d", len(m.Retained), MaxRetained)
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(m.Increments)+1)
 	active := m.Active()
 	if err := validateChain(active, seen); err != nil {
 		return fmt.Errorf("active chain: %w", err)
@@ -274,7 +274,7 @@ func validateChain(c Chain, seen map[string]bool) error {
 		if cp.Through == 0 || cp.Head.IsZero() || !IsPublicationID(cp.Publication) {
 			return fmt.Errorf("checkpoint needs a through-generation, a head and a publication ID")
 		}
-		if err := checkPackRef(cp.Pack, CheckpointKey(cp.Through, cp.Publication)); err != nil {
+		if err := checkPackRef(cp.Pack, CheckpointsPrefix, cp.Through, cp.Publication); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		if err := unique(seen, "publication", cp.Publication); err != nil {
@@ -295,7 +295,7 @@ func validateChain(c Chain, seen map[string]bool) error {
 		if !IsPublicationID(inc.Publication) {
 			return fmt.Errorf("increment %d: publication is not a UUIDv7", i)
 		}
-		if err := checkPackRef(inc.Pack, IncrementKey(inc.Generation, inc.Publication)); err != nil {
+		if err := checkPackRef(inc.Pack, IncrementsPrefix, inc.Generation, inc.Publication); err != nil {
 			return fmt.Errorf("increment %d: %w", i, err)
 		}
 		if err := unique(seen, "publication", inc.Publication); err != nil {
@@ -309,9 +309,9 @@ func validateChain(c Chain, seen map[string]bool) error {
 	return nil
 }
 
-func checkPackRef(p PackRef, wantKey string) error {
-	if p.Key != wantKey {
-		return fmt.Errorf("pack key %q is not %q", p.Key, wantKey)
+func checkPackRef(p PackRef, prefix string, generation uint64, publication string) error {
+	if !isPackKey(p.Key, prefix, generation, publication) {
+		return fmt.Errorf("pack key %q is not %q", p.Key, packKey(prefix, generation, publication))
 	}
 	if p.Size <= 0 || p.Size > MaxPackSize {
 		return fmt.Errorf("pack size %d outside (0, %d]", p.Size, int64(MaxPackSize))

@@ -1,11 +1,8 @@
 package remote
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -78,9 +75,11 @@ func appendID(b []byte, id cas.ID) []byte { return appendString(b, id.String()) 
 
 // DecodeManifest strictly decodes `current`: malformed JSON, an unknown,
 // duplicate, missing or null field, a number that is not a plain unsigned
-// integer, trailing data, a version other than 1, more than
-// MaxManifestBytes, or any broken Validate rule is an error wrapping
-// ErrCorruptManifest. Nothing is allocated from a count in the input.
+// integer, a string with an escape or a character outside printable ASCII
+// (no field value ever needs one), trailing data, a version other than 1,
+// more than MaxManifestBytes, or any broken Validate rule is an error
+// wrapping ErrCorruptManifest. Fields may come in any order and with any
+// JSON whitespace. Nothing is allocated from a count in the input.
 func DecodeManifest(data []byte) (*Manifest, error) {
 	m, err := decodeManifest(data)
 	if err != nil {
@@ -96,34 +95,33 @@ func decodeManifest(data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("%d bytes, more than %d", len(data), MaxManifestBytes)
 	}
-	d := &decoder{json.NewDecoder(bytes.NewReader(data))}
-	d.UseNumber()
+	p := &parser{b: data}
 	m := &Manifest{}
-	var chain Chain
-	err := d.object([]string{"version", "generation", "head", "checkpoint", "increments", "retained"}, func(name string) error {
-		switch name {
-		case "version":
-			v, err := d.uint()
+	var active Chain
+	err := p.object(manifestFields, func(field int) error {
+		switch field {
+		case 0:
+			v, err := p.uint()
 			if err == nil && v != ManifestVersion {
 				err = fmt.Errorf("version %d is not supported by this build (reads version %d)", v, ManifestVersion)
 			}
 			return err
-		case "generation":
-			return d.uintTo(&m.Generation)
-		case "head":
-			return d.idTo(&m.Head)
-		case "checkpoint":
-			return d.checkpoint(&chain.Checkpoint)
-		case "increments":
-			return d.increments(&chain.Increments)
-		default: // retained
-			return d.array(MaxRetained, func() error {
+		case 1:
+			return p.uintTo(&m.Generation)
+		case 2:
+			return p.idTo(&m.Head)
+		case 3:
+			return p.checkpoint(&active.Checkpoint)
+		case 4:
+			return p.increments(&active.Increments)
+		default:
+			return p.array(MaxRetained, func() error {
 				var c Chain
-				err := d.object([]string{"checkpoint", "increments"}, func(name string) error {
-					if name == "checkpoint" {
-						return d.checkpoint(&c.Checkpoint)
+				err := p.object(chainFields, func(field int) error {
+					if field == 0 {
+						return p.checkpoint(&c.Checkpoint)
 					}
-					return d.increments(&c.Increments)
+					return p.increments(&c.Increments)
 				})
 				m.Retained = append(m.Retained, c)
 				return err
@@ -133,120 +131,308 @@ func decodeManifest(data []byte) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, fmt.Errorf("data after the manifest object")
+	p.ws()
+	if p.i != len(p.b) {
+		return nil, fmt.Errorf("offset %d: data after the manifest object", p.i)
 	}
-	m.Checkpoint, m.Increments = chain.Checkpoint, chain.Increments
+	m.Checkpoint, m.Increments = active.Checkpoint, active.Increments
 	return m, nil
 }
 
-type decoder struct{ *json.Decoder }
+// Field names per object, in encoding order.
+var (
+	manifestFields   = []string{"version", "generation", "head", "checkpoint", "increments", "retained"}
+	chainFields      = []string{"checkpoint", "increments"}
+	checkpointFields = []string{"key", "blake3", "size", "head", "through", "publication"}
+	incrementFields  = []string{"generation", "publication", "parent", "head", "key", "blake3", "size"}
+)
 
-// object reads one JSON object whose fields are exactly names (any order),
-// calling field for each.
-func (d *decoder) object(names []string, field func(name string) error) error {
-	if err := d.delim('{'); err != nil {
+func (p *parser) checkpoint(cp *Checkpoint) error {
+	return p.object(checkpointFields, func(field int) error {
+		switch field {
+		case 0:
+			return p.stringTo(&cp.Pack.Key)
+		case 1:
+			return p.idTo(&cp.Pack.Sum)
+		case 2:
+			return p.sizeTo(&cp.Pack.Size)
+		case 3:
+			return p.idTo(&cp.Head)
+		case 4:
+			return p.uintTo(&cp.Through)
+		default:
+			return p.stringTo(&cp.Publication)
+		}
+	})
+}
+
+func (p *parser) increments(dst *[]Increment) error {
+	return p.array(MaxIncrements, func() error {
+		var inc Increment
+		err := p.object(incrementFields, func(field int) error {
+			switch field {
+			case 0:
+				return p.uintTo(&inc.Generation)
+			case 1:
+				return p.stringTo(&inc.Publication)
+			case 2:
+				return p.idTo(&inc.Parent)
+			case 3:
+				return p.idTo(&inc.Head)
+			case 4:
+				return p.stringTo(&inc.Pack.Key)
+			case 5:
+				return p.idTo(&inc.Pack.Sum)
+			default:
+				return p.sizeTo(&inc.Pack.Size)
+			}
+		})
+		*dst = append(*dst, inc)
+		return err
+	})
+}
+
+// parser is a strict scanner for the JSON subset the encoder writes plus
+// insignificant whitespace. It is hand-written because `current` is read on
+// every pull and commit: encoding/json's token API costs several
+// milliseconds on a manifest of a few hundred increments.
+type parser struct {
+	b []byte
+	i int
+}
+
+func (p *parser) errorf(format string, args ...any) error {
+	return fmt.Errorf("offset %d: %s", p.i, fmt.Sprintf(format, args...))
+}
+
+func (p *parser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// next skips whitespace and returns the next byte without consuming it
+// (0 at the end of input).
+func (p *parser) next() byte {
+	p.ws()
+	if p.i == len(p.b) {
+		return 0
+	}
+	return p.b[p.i]
+}
+
+func (p *parser) expect(c byte) error {
+	if got := p.next(); got != c {
+		return p.errorf("want %q, found %s", c, p.what())
+	}
+	p.i++
+	return nil
+}
+
+// what describes the value starting at the current byte, for errors.
+func (p *parser) what() string {
+	if p.i >= len(p.b) {
+		return "the end of the data"
+	}
+	switch c := p.b[p.i]; {
+	case c == 'n':
+		return "null"
+	case c == '"':
+		return "a string"
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == '-' || '0' <= c && c <= '9':
+		return "a number"
+	default:
+		return fmt.Sprintf("%q", c)
+	}
+}
+
+// object reads one object whose fields are exactly names, in any order,
+// calling field with each one's index.
+func (p *parser) object(names []string, field func(int) error) error {
+	if err := p.expect('{'); err != nil {
 		return err
 	}
-	seen := make(map[string]bool, len(names))
-	for d.More() {
-		tok, err := d.Token()
-		if err != nil {
-			return err
-		}
-		name, _ := tok.(string)
-		known := false
-		for _, n := range names {
-			known = known || n == name
-		}
-		switch {
-		case !known:
-			return fmt.Errorf("unknown field %q", name)
-		case seen[name]:
-			return fmt.Errorf("duplicate field %q", name)
-		}
-		seen[name] = true
-		if err := field(name); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+	var seen uint64 // len(names) <= 64
+	if p.next() == '}' {
+		p.i++
+	} else {
+		for {
+			name, err := p.rawString()
+			if err != nil {
+				return err
+			}
+			idx := -1
+			for j, n := range names {
+				if n == string(name) { // no allocation: compiler-optimised comparison
+					idx = j
+					break
+				}
+			}
+			switch {
+			case idx < 0:
+				return p.errorf("unknown field %q", name)
+			case seen&(1<<idx) != 0:
+				return p.errorf("duplicate field %q", name)
+			}
+			seen |= 1 << idx
+			if err := p.expect(':'); err != nil {
+				return err
+			}
+			p.ws()
+			if err := field(idx); err != nil {
+				return fmt.Errorf("%s: %w", names[idx], err)
+			}
+			c := p.next()
+			p.i++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				p.i--
+				return p.errorf("want ',' or '}', found %s", p.what())
+			}
 		}
 	}
-	if err := d.delim('}'); err != nil {
-		return err
-	}
-	for _, n := range names {
-		if !seen[n] {
-			return fmt.Errorf("missing field %q", n)
+	for j, n := range names {
+		if seen&(1<<j) == 0 {
+			return p.errorf("missing field %q", n)
 		}
 	}
 	return nil
 }
 
-// array reads one JSON array of at most max elements.
-func (d *decoder) array(max int, elem func() error) error {
-	if err := d.delim('['); err != nil {
+// array reads one array of at most max elements.
+func (p *parser) array(max int, elem func() error) error {
+	if err := p.expect('['); err != nil {
 		return err
 	}
-	for n := 0; d.More(); n++ {
+	if p.next() == ']' {
+		p.i++
+		return nil
+	}
+	for n := 0; ; n++ {
 		if n == max {
-			return fmt.Errorf("more than %d elements", max)
+			return p.errorf("more than %d elements", max)
 		}
 		if err := elem(); err != nil {
 			return fmt.Errorf("element %d: %w", n, err)
 		}
+		c := p.next()
+		p.i++
+		if c == ']' {
+			return nil
+		}
+		if c != ',' {
+			p.i--
+			return p.errorf("want ',' or ']', found %s", p.what())
+		}
 	}
-	return d.delim(']')
 }
 
-func (d *decoder) delim(want json.Delim) error {
-	tok, err := d.Token()
+// rawString reads a string of printable ASCII without escapes and returns
+// its bytes (aliasing the input).
+func (p *parser) rawString() ([]byte, error) {
+	if p.next() != '"' {
+		return nil, p.errorf("want a string, found %s", p.what())
+	}
+	start := p.i + 1
+	for j := start; j < len(p.b); j++ {
+		switch c := p.b[j]; {
+		case c == '"':
+			p.i = j + 1
+			return p.b[start:j], nil
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			p.i = j
+			return nil, p.errorf("escape or character outside printable ASCII in a string")
+		}
+	}
+	p.i = len(p.b)
+	return nil, p.errorf("unterminated string")
+}
+
+func (p *parser) stringTo(dst *string) error {
+	s, err := p.rawString()
 	if err != nil {
 		return err
 	}
-	if got, ok := tok.(json.Delim); !ok || got != want {
-		return fmt.Errorf("want %q, found %s", want, describe(tok))
+	*dst = string(s)
+	return nil
+}
+
+func (p *parser) idTo(dst *cas.ID) error {
+	s, err := p.rawString()
+	if err != nil {
+		return err
+	}
+	if len(s) != 2*len(dst) {
+		return errors.New("want 64 lowercase hex characters")
+	}
+	for k := range dst {
+		hi, ok1 := unhex(s[2*k])
+		lo, ok2 := unhex(s[2*k+1])
+		if !ok1 || !ok2 {
+			return errors.New("want 64 lowercase hex characters")
+		}
+		dst[k] = hi<<4 | lo
 	}
 	return nil
 }
 
-func describe(tok json.Token) string {
-	switch tok.(type) {
-	case nil:
-		return "null"
-	case json.Delim:
-		return fmt.Sprintf("%q", tok)
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
 	}
-	return "a value"
+	return 0, false
 }
 
-func (d *decoder) uint() (uint64, error) {
-	tok, err := d.Token()
-	if err != nil {
-		return 0, err
+// uint reads a JSON number that is a plain unsigned integer: digits only,
+// no leading zero, no sign, fraction or exponent, at most 2^64-1.
+func (p *parser) uint() (uint64, error) {
+	start := p.i
+	for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
+		p.i++
 	}
-	n, ok := tok.(json.Number)
-	if !ok {
-		return 0, fmt.Errorf("want an unsigned integer, found %s", describe(tok))
+	digits := p.b[start:p.i]
+	if len(digits) == 0 {
+		p.i = start
+		return 0, p.errorf("want an unsigned integer, found %s", p.what())
 	}
-	v, err := strconv.ParseUint(string(n), 10, 64)
+	if p.i < len(p.b) {
+		if c := p.b[p.i]; c == '.' || c == 'e' || c == 'E' {
+			return 0, p.errorf("want an unsigned integer, found a fraction or exponent")
+		}
+	}
+	if len(digits) > 1 && digits[0] == '0' {
+		return 0, p.errorf("number with a leading zero")
+	}
+	v, err := strconv.ParseUint(string(digits), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("want an unsigned integer, found %q", string(n))
+		return 0, p.errorf("number out of range")
 	}
 	return v, nil
 }
 
-func (d *decoder) uintTo(dst *uint64) (err error) {
-	*dst, err = d.uint()
+func (p *parser) uintTo(dst *uint64) (err error) {
+	*dst, err = p.uint()
 	return err
 }
 
-func (d *decoder) sizeTo(dst *int64) error {
-	v, err := d.uint()
+func (p *parser) sizeTo(dst *int64) error {
+	v, err := p.uint()
 	if err != nil {
 		return err
 	}
@@ -255,75 +441,4 @@ func (d *decoder) sizeTo(dst *int64) error {
 	}
 	*dst = int64(v)
 	return nil
-}
-
-func (d *decoder) stringTo(dst *string) error {
-	tok, err := d.Token()
-	if err != nil {
-		return err
-	}
-	s, ok := tok.(string)
-	if !ok {
-		return fmt.Errorf("want a string, found %s", describe(tok))
-	}
-	*dst = s
-	return nil
-}
-
-func (d *decoder) idTo(dst *cas.ID) error {
-	var s string
-	if err := d.stringTo(&s); err != nil {
-		return err
-	}
-	id, err := cas.ParseID(s)
-	if err != nil {
-		return errors.New("want 64 lowercase hex characters")
-	}
-	*dst = id
-	return nil
-}
-
-func (d *decoder) checkpoint(cp *Checkpoint) error {
-	return d.object([]string{"key", "blake3", "size", "head", "through", "publication"}, func(name string) error {
-		switch name {
-		case "key":
-			return d.stringTo(&cp.Pack.Key)
-		case "blake3":
-			return d.idTo(&cp.Pack.Sum)
-		case "size":
-			return d.sizeTo(&cp.Pack.Size)
-		case "head":
-			return d.idTo(&cp.Head)
-		case "through":
-			return d.uintTo(&cp.Through)
-		default:
-			return d.stringTo(&cp.Publication)
-		}
-	})
-}
-
-func (d *decoder) increments(dst *[]Increment) error {
-	return d.array(MaxIncrements, func() error {
-		var inc Increment
-		err := d.object([]string{"generation", "publication", "parent", "head", "key", "blake3", "size"}, func(name string) error {
-			switch name {
-			case "generation":
-				return d.uintTo(&inc.Generation)
-			case "publication":
-				return d.stringTo(&inc.Publication)
-			case "parent":
-				return d.idTo(&inc.Parent)
-			case "head":
-				return d.idTo(&inc.Head)
-			case "key":
-				return d.stringTo(&inc.Pack.Key)
-			case "blake3":
-				return d.idTo(&inc.Pack.Sum)
-			default:
-				return d.sizeTo(&inc.Pack.Size)
-			}
-		})
-		*dst = append(*dst, inc)
-		return err
-	})
 }
