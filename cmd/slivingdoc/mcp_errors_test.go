@@ -409,10 +409,9 @@ func rowAccessDenied(t *testing.T, nb *notebook, row server.CatalogRow) {
 }
 
 func rowAcceptanceUnknown(t *testing.T, nb *notebook, row server.CatalogRow) {
-	// An ambiguous publication needs a store that fails after applying a
-	// write; the file store cannot be made to. The engine's tests cover it
-	// over remote.Mem's fail-after fault; here only the row's tokens.
-	t.Skip("needs a fail-after-apply store fault: covered by server tests over remote.Mem")
+	// An ambiguous publication needs a store whose replace is lost in
+	// flight and whose re-reads fail; the file store cannot be made to.
+	t.Skip("needs scripted store faults: covered through MCP by server/mcpserver TestStoreFaultAcceptanceUnknown (engine over remote.Mem)")
 }
 
 func rowIncompatibleStore(t *testing.T, nb *notebook, row server.CatalogRow) {
@@ -421,7 +420,7 @@ func rowIncompatibleStore(t *testing.T, nb *notebook, row server.CatalogRow) {
 	// diagnostic instead. The file store always keeps its guarantees, so
 	// neither can be provoked through the binary; remote's probe tests
 	// cover the detection.
-	t.Skip("needs a store without conditional writes: covered by remote probe tests")
+	t.Skip("needs a store without conditional writes: covered through MCP by server/mcpserver TestStoreFaultIncompatibleStore (engine over remote.Mem)")
 }
 
 func rowCorruptManifest(t *testing.T, nb *notebook, row server.CatalogRow) {

@@ -31,11 +31,13 @@ type args struct {
 
 // decodeArgs decodes raw tool arguments strictly: a JSON object whose only
 // members are the tool's fields, each at most once, each a string. Absent
-// arguments are the empty object. Every failure is INVALID_REQUEST.
+// or null arguments are the empty object. Every failure is INVALID_REQUEST.
 func decodeArgs(raw json.RawMessage, tool string) (args, *server.Error) {
 	var a args
 	withMessage := tool == ToolCommit
-	if len(bytes.TrimSpace(raw)) == 0 {
+	// Absent and null arguments both mean "no arguments": some clients
+	// send a nil map as null. Null as a field value is refused below.
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return a, a.validate(tool)
 	}
 	if !utf8.Valid(raw) {

@@ -23,7 +23,6 @@ func TestDecodeRejects(t *testing.T) {
 		{"duplicate message", ToolCommit, `{"message":"a","message":"b"}`, server.ReasonInvalidArgument},
 		{"null path", ToolPull, `{"path":null}`, server.ReasonInvalidArgument},
 		{"null message", ToolCommit, `{"message":null}`, server.ReasonInvalidArgument},
-		{"null arguments", ToolPull, `null`, server.ReasonInvalidArgument},
 		{"array arguments", ToolPull, `[]`, server.ReasonInvalidArgument},
 		{"string arguments", ToolPull, `"x"`, server.ReasonInvalidArgument},
 		{"number path", ToolPull, `{"path":1}`, server.ReasonInvalidArgument},
@@ -69,6 +68,7 @@ func TestDecodeAccepts(t *testing.T) {
 		want            args
 	}{
 		{"absent arguments", ToolPull, ``, args{}},
+		{"null arguments", ToolPull, `null`, args{}},
 		{"empty object", ToolPull, `{}`, args{}},
 		{"empty path", ToolPull, `{"path":""}`, args{}},
 		{"absolute path", ToolPull, `{"path":"/w/notes"}`, args{path: "/w/notes"}},

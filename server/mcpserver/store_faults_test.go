@@ -1,0 +1,110 @@
+package mcpserver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+// The catalog rows that need a store to misbehave in ways the file store
+// cannot (cmd/slivingdoc's black-box rows skip them) run here: the real
+// engine over remote.Mem with scripted faults, behind the adapter, driven
+// by the go-sdk client.
+
+func memEngine(t *testing.T, mem *remote.Mem) (*server.Engine, string) {
+	t.Helper()
+	base := t.TempDir()
+	dir := filepath.Join(base, "notes")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := server.New(server.Config{
+		Store:         mem,
+		PrivateRoot:   filepath.Join(base, "private"),
+		WorkspaceRoot: dir,
+		DefaultDir:    dir,
+		CommitRetries: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng, dir
+}
+
+func callTool(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]any) (map[string]any, string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return structured(t, res), text(t, res), res.IsError
+}
+
+func wantCatalogRow(t *testing.T, s map[string]any, txt string, code server.Code, reason string) {
+	t.Helper()
+	row := catalogRow(code, reason)
+	if row.Reason != reason {
+		t.Fatalf("no catalog row %s/%s", code, reason)
+	}
+	if s["code"] != string(code) || s["reason"] != reason || s["action"] != string(row.Action) || s["retryable"] != row.Retryable {
+		t.Fatalf("got %v, want row %+v\n%s", s, row, txt)
+	}
+}
+
+func TestStoreFaultAcceptanceUnknown(t *testing.T) {
+	mem := remote.NewMem()
+	eng, dir := memEngine(t, mem)
+	cs, _ := connect(t, eng)
+	write := func(content string) {
+		if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, txt, isErr := callTool(t, cs, ToolPull, nil); isErr {
+		t.Fatal(txt)
+	}
+	// A clean commit tells how many reads precede the replace of `current`.
+	write("a\n")
+	before := mem.Calls(remote.OpGet)
+	if _, txt, isErr := callTool(t, cs, ToolCommit, map[string]any{"message": "first"}); isErr {
+		t.Fatal(txt)
+	}
+	reads := mem.Calls(remote.OpGet) - before
+	// Next commit: the replace is lost in flight, and every re-read that
+	// could settle the outcome fails.
+	write("a\nb\n")
+	mem.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: "current", Before: remote.ErrAmbiguous})
+	for range reads {
+		mem.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: "current"}) // pass through
+	}
+	for range 3 {
+		mem.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
+	}
+	s, txt, isErr := callTool(t, cs, ToolCommit, map[string]any{"message": "second"})
+	if !isErr {
+		t.Fatalf("commit succeeded: %s", txt)
+	}
+	wantCatalogRow(t, s, txt, server.CodeStorageFailure, server.ReasonAcceptanceUnknown)
+	if u := mem.Unfired(); len(u) > 0 {
+		t.Fatalf("faults never fired: %v", u)
+	}
+}
+
+func TestStoreFaultIncompatibleStore(t *testing.T) {
+	mem := remote.NewMem()
+	mem.IgnorePreconditions(true)
+	eng, _ := memEngine(t, mem)
+	cs, _ := connect(t, eng)
+	s, txt, isErr := callTool(t, cs, ToolPull, nil)
+	if !isErr {
+		t.Skip("the engine did not re-prove the store on this call")
+	}
+	wantCatalogRow(t, s, txt, server.CodeStorageFailure, server.ReasonIncompatibleStore)
+}
