@@ -30,7 +30,6 @@ type rawMCP struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	in     io.WriteCloser
-	out    *bufio.Reader
 	stderr *lockedBuffer
 	priv   string
 	lines  chan string

@@ -41,8 +41,6 @@ type pathSets struct {
 	readOnly []string
 }
 
-func (p pathSets) none() bool { return len(p.writable) == 0 && len(p.readOnly) == 0 }
-
 // entries renders a set the way every surface names it.
 func entries(set []string) string { return strings.Join(set, ", ") }
 
