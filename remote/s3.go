@@ -102,12 +102,10 @@ func NewS3(ctx context.Context, cfg S3Config) (Store, error) {
 		loadOpts = append(loadOpts, config.WithCredentialsProvider(
 			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")))
 	}
-	if cfg.Transport != nil {
-		loadOpts = append(loadOpts, config.WithHTTPClient(&http.Client{Transport: cfg.Transport}))
-	} else {
-		loadOpts = append(loadOpts, config.WithHTTPClient(awshttp.NewBuildableClient().
-			WithTransportOptions(func(tr *http.Transport) { tr.ResponseHeaderTimeout = s3ResponseTimeout })))
-	}
+	// A buildable client, so that the AWS configuration can still add a
+	// custom CA bundle to it.
+	loadOpts = append(loadOpts, config.WithHTTPClient(awshttp.NewBuildableClient().
+		WithTransportOptions(func(tr *http.Transport) { tr.ResponseHeaderTimeout = s3ResponseTimeout })))
 	awsCfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
 		// The shared config files are unreadable or malformed; the error
@@ -122,6 +120,9 @@ func NewS3(ctx context.Context, cfg S3Config) (Store, error) {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
+		if cfg.Transport != nil {
+			o.HTTPClient = &http.Client{Transport: cfg.Transport}
+		}
 	})
 	return &s3Store{
 		client:   client,
@@ -225,13 +226,7 @@ func (s *s3Store) ReplaceIfMatch(ctx context.Context, key string, data []byte, e
 		// Without the header the PUT would be unconditional.
 		return "", fmt.Errorf("%w: replace %s: no ETag to match", ErrPrecondition, key)
 	}
-	newETag, err := s.put(ctx, "replace", key, data, s3Conditional, func(in *s3.PutObjectInput) { in.IfMatch = aws.String(etag) })
-	if errors.Is(err, ErrNotFound) {
-		// S3 answers If-Match on a missing key with 404: the ETag we hold
-		// is no longer current, which is a lost race like any other.
-		return "", fmt.Errorf("%w: %w", ErrPrecondition, err)
-	}
-	return newETag, err
+	return s.put(ctx, "replace", key, data, s3Conditional, func(in *s3.PutObjectInput) { in.IfMatch = aws.String(etag) })
 }
 
 func (s *s3Store) Put(ctx context.Context, key string, data []byte) error {

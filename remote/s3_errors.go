@@ -39,7 +39,7 @@ func traceSend(ctx context.Context) (context.Context, *atomic.Bool) {
 // SDK error stays wrapped as the cause (a 412 is a lost race, yet its request
 // ID still belongs in the log).
 //
-//	response 412, or 409 on a conditional write  ErrPrecondition
+//	response 412; 409 or 404 to a conditional    ErrPrecondition
 //	response 404 (NoSuchKey, NotFound)            ErrNotFound
 //	response 404 NoSuchBucket                     ErrUnavailable (misconfigured, not an empty notebook)
 //	response 401, 403                             ErrAccessDenied
@@ -70,6 +70,10 @@ func s3StatusSentinel(kind s3OpKind, status int, code string) error {
 		return ErrPrecondition
 	case status == 404 && code == "NoSuchBucket":
 		return ErrUnavailable
+	case status == 404 && kind == s3Conditional:
+		// If-Match on a missing key: the ETag we hold is no longer
+		// current, which is a lost race like any other.
+		return ErrPrecondition
 	case status == 404:
 		return ErrNotFound
 	case status == 401 || status == 403:
