@@ -43,7 +43,8 @@ func changed(a, b []int32) (ca, cb []bool) {
 	}
 	// Lines that cannot match are changed without asking the diff; the
 	// rest (kept) go to go-diff, indexed back through ka and kb.
-	ka, kb := discard(a, b, p, len(ma), ca), discard(b, a, p, len(mb), cb)
+	inB, inA := occurrences(a, b, ma, mb)
+	ka, kb := discard(a, b, p, len(ma), ca, inB), discard(b, a, p, len(mb), cb, inA)
 	ra, rb, ok := toRunes(a, b, ka, kb)
 	if !ok {
 		// More distinct lines than runes: replace the middle wholesale. The

@@ -11,12 +11,11 @@ package merge
 // Taking the same lines out as git does makes the diff below choose the
 // same of several equally short diffs far more often; it also shrinks the
 // problem. It returns the indexes of the kept lines, in order.
-func discard(f, o []int32, from, count int, c []bool) []int {
-	occ := occurrences(f[from:from+count], o)
+func discard(f, o []int32, from, count int, c []bool, occ counter) []int {
 	mlim := min(bogoSqrt(len(f)), maxEqLimit)
 	dis := make([]int8, count) // 0 no match, 1 match, 2 many matches
 	for i, s := range f[from : from+count] {
-		switch n := occ[s]; {
+		switch n := occ(s); {
 		case n == 0:
 			dis[i] = 0
 		case n >= mlim:
@@ -42,18 +41,44 @@ const (
 	kpdisRun      = 4    // XDL_KPDIS_RUN
 )
 
-// occurrences counts, for each symbol of lines, how often it occurs in o.
-func occurrences(lines, o []int32) map[int32]int {
-	occ := make(map[int32]int, len(lines))
-	for _, s := range lines {
-		occ[s] = 0
+// counter returns how often a symbol occurs in one file.
+type counter func(int32) int
+
+// occurrences returns counters of the symbols of a in b and of b in a.
+// Symbols are small dense ints, so a slice indexed by symbol does it in
+// one pass without hashing; when the symbols are sparse (a small diff
+// inside a big merge) a map of the symbols that are asked about is used.
+func occurrences(a, b []int32, ma, mb []int32) (inB, inA counter) {
+	top := int32(0)
+	for _, s := range a {
+		top = max(top, s)
 	}
-	for _, s := range o {
-		if n, ok := occ[s]; ok {
-			occ[s] = n + 1
+	for _, s := range b {
+		top = max(top, s)
+	}
+	if int(top) <= 4*(len(a)+len(b))+1024 {
+		ca, cb := make([]int32, top+1), make([]int32, top+1)
+		for _, s := range a {
+			ca[s]++
 		}
+		for _, s := range b {
+			cb[s]++
+		}
+		return func(s int32) int { return int(cb[s]) }, func(s int32) int { return int(ca[s]) }
 	}
-	return occ
+	count := func(asked, in []int32) counter {
+		m := make(map[int32]int, len(asked))
+		for _, s := range asked {
+			m[s] = 0
+		}
+		for _, s := range in {
+			if n, ok := m[s]; ok {
+				m[s] = n + 1
+			}
+		}
+		return func(s int32) int { return m[s] }
+	}
+	return count(ma, b), count(mb, a)
 }
 
 // bogoSqrt is git's xdl_bogosqrt: a power of two near sqrt(n).

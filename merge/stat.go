@@ -25,7 +25,7 @@ func Stat(old, new []byte) (insertions, deletions int) {
 	case len(new) == 0:
 		return 0, CountLines(old)
 	}
-	in := newInterner((len(old) + len(new)) / 64)
+	in := newInterner()
 	for _, h := range diff(in.split(old).sym, in.split(new).sym) {
 		insertions += h.chg2
 		deletions += h.chg1

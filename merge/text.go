@@ -52,7 +52,7 @@ func Text(base, local, remote []byte) TextResult {
 	if bytes.Equal(remote, base) || bytes.Equal(local, remote) {
 		return TextResult{Content: local}
 	}
-	in := newInterner((len(base) + len(local) + len(remote)) / 64)
+	in := newInterner()
 	b, l, r := in.split(base), in.split(local), in.split(remote)
 	rs := regions(b, l, r)
 	rs = refine(l, r, rs)

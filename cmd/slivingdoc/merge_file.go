@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -34,6 +35,10 @@ The files are only read. Exit status: 0 clean merge, 1 conflicts (their
 line ranges are listed on stderr), 2 usage or read error.
 `
 
+// mergeFileNoGCLimit is the input size up to which merge-file runs without
+// the garbage collector.
+const mergeFileNoGCLimit = 64 << 20
+
 func runMergeFile(_ context.Context, args []string, s stdio) int {
 	fset := flag.NewFlagSet("merge-file", flag.ContinueOnError)
 	fset.SetOutput(io.Discard)
@@ -50,6 +55,7 @@ func runMergeFile(_ context.Context, args []string, s stdio) int {
 		return 2
 	}
 	var content [3][]byte
+	total := 0
 	for i, role := range []string{"local", "base", "remote"} {
 		b, err := readInput(fset.Arg(i))
 		if err != nil {
@@ -57,6 +63,12 @@ func runMergeFile(_ context.Context, args []string, s stdio) int {
 			return 2
 		}
 		content[i] = b
+		total += len(b)
+	}
+	if total <= mergeFileNoGCLimit {
+		// One merge and the process exits: collecting garbage is wasted
+		// work. The merge allocates about ten times its input.
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	}
 	res := merge.Text(content[1], content[0], content[2])
 	if _, err := s.out.Write(res.Content); err != nil {

@@ -1,0 +1,147 @@
+package bench
+
+// Benchmarks of the text merge (issue 3): merge.Text on 1 MB and 5 MB notes
+// with 100 scattered edits per side, in MB/s of note size; and whole
+// processes, `slivingdoc merge-file` against `git merge-file -p` on the same
+// files, timed alternately in the same run and quoted as a ratio.
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/merge"
+)
+
+var mergeSizes = []int{1 << 20, 5 << 20}
+
+const mergeEdits = 100 // per side
+
+// mergeNote returns a note of about size bytes (markdown paragraphs, lists
+// and blank lines) and two edited versions, each with mergeEdits changed
+// lines at scattered positions that never touch the other side's, so the
+// merge is clean and exercises the whole diff.
+func mergeNote(size int) (base, local, remote []byte) {
+	r := rand.New(rand.NewPCG(uint64(size), 3))
+	words := strings.Fields("the notebook agent merge line commit pull remote local file todo done fix check test build plan idea status next server store pack tree cache retry value")
+	var lines []string
+	n := 0
+	for n < size {
+		var l string
+		switch r.IntN(6) {
+		case 0:
+			l = ""
+		case 1:
+			l = fmt.Sprintf("- [ ] item %d %s", len(lines), words[r.IntN(len(words))])
+		default:
+			var b strings.Builder
+			fmt.Fprintf(&b, "%d", len(lines)) // lines are mostly distinct, as in real notes
+			for range 6 + r.IntN(8) {
+				b.WriteString(" " + words[r.IntN(len(words))])
+			}
+			l = b.String()
+		}
+		lines = append(lines, l)
+		n += len(l) + 1
+	}
+	// Positions 0, 4, 8, ... go to local and 2, 6, 10, ... to remote, so
+	// the two sides' edits are at least one unchanged line apart.
+	slots := r.Perm(len(lines) / 4)[:2*mergeEdits]
+	edit := func(slots []int, off int, tag string) []byte {
+		out := append([]string(nil), lines...)
+		for _, s := range slots {
+			out[4*s+off] += " edited by " + tag
+		}
+		return []byte(strings.Join(out, "\n") + "\n")
+	}
+	return []byte(strings.Join(lines, "\n") + "\n"), edit(slots[:mergeEdits], 0, "local"), edit(slots[mergeEdits:], 2, "remote")
+}
+
+func BenchmarkMergeText(b *testing.B) {
+	for _, size := range mergeSizes {
+		base, local, remote := mergeNote(size)
+		b.Run(sizeName(size), func(b *testing.B) {
+			if res := merge.Text(base, local, remote); len(res.Conflicts) != 0 {
+				b.Fatalf("conflicts %v in a merge built to be clean", res.Conflicts)
+			}
+			b.SetBytes(int64(len(base)))
+			b.ReportAllocs()
+			for b.Loop() {
+				merge.Text(base, local, remote)
+			}
+		})
+	}
+}
+
+// BenchmarkMergeFileProcess times whole processes; ms/slivingdoc and
+// ms/git are medians, x-git their ratio (below 1: faster than git).
+func BenchmarkMergeFileProcess(b *testing.B) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		b.Skip("git not installed")
+	}
+	bin := cliBinary(b)
+	for _, size := range mergeSizes {
+		base, local, remote := mergeNote(size)
+		dir := b.TempDir()
+		paths := make([]string, 3)
+		for i, c := range [][]byte{local, base, remote} {
+			paths[i] = filepath.Join(dir, []string{"local", "base", "remote"}[i])
+			if err := os.WriteFile(paths[i], c, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ours := append([]string{bin, "merge-file"}, paths...)
+		ref := append([]string{git, "merge-file", "-p", "-L", "local", "-L", "base", "-L", "remote"}, paths...)
+		b.Run(sizeName(size), func(b *testing.B) {
+			if o, g := mergeOutput(b, ours), mergeOutput(b, ref); !bytes.Equal(o, g) {
+				b.Fatalf("slivingdoc and git disagree on the benchmark input")
+			}
+			var us, them, usCPU, themCPU []time.Duration
+			for b.Loop() {
+				wall, cpu := timeProcess(b, ours)
+				us, usCPU = append(us, wall), append(usCPU, cpu)
+				wall, cpu = timeProcess(b, ref)
+				them, themCPU = append(them, wall), append(themCPU, cpu)
+			}
+			b.ReportMetric(float64(median(us).Microseconds())/1000, "ms/slivingdoc")
+			b.ReportMetric(float64(median(them).Microseconds())/1000, "ms/git")
+			b.ReportMetric(float64(median(us))/float64(median(them)), "x-git")
+			// CPU time (user+system) is steadier than wall time on a
+			// loaded machine.
+			b.ReportMetric(float64(median(usCPU))/float64(median(themCPU)), "x-git-cpu")
+		})
+	}
+}
+
+func mergeOutput(b *testing.B, argv []string) []byte {
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	if err != nil {
+		b.Fatalf("%s: %v", argv[0], err)
+	}
+	return out
+}
+
+// timeProcess runs argv with stdout on /dev/null, as a user's redirect
+// would, and returns its wall and CPU (user+system) time.
+func timeProcess(b *testing.B, argv []string) (wall, cpu time.Duration) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout = null
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s: %v", argv[0], err)
+	}
+	wall = time.Since(start)
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
