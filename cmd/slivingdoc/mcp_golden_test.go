@@ -27,12 +27,12 @@ var updateGolden = flag.Bool("update", false, "rewrite the MCP golden files in t
 
 // rawMCP is a line-level JSON-RPC peer of a serve process.
 type rawMCP struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	stderr *lockedBuffer
-	priv   string
-	lines  chan string
+	t         *testing.T
+	cmd       *exec.Cmd
+	in        io.WriteCloser
+	stderr    *lockedBuffer
+	forbidden []string
+	lines     chan string
 }
 
 func (a *agent) serveRaw(flags ...string) *rawMCP {
@@ -42,8 +42,8 @@ func (a *agent) serveRaw(flags ...string) *rawMCP {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(a.bin, append([]string{"serve", "--workspace-root", a.dir}, flags...)...)
-	cmd.Env = append(append([]string{}, a.env...), plantedSecrets...)
-	r := &rawMCP{t: t, cmd: cmd, stderr: &lockedBuffer{}, priv: a.priv, lines: make(chan string, 16)}
+	cmd.Env = serveEnv(a.env)
+	r := &rawMCP{t: t, cmd: cmd, stderr: &lockedBuffer{}, forbidden: forbiddenIn(cmd.Env, a.priv), lines: make(chan string, 16)}
 	cmd.Stderr = r.stderr
 	var err error
 	if r.in, err = cmd.StdinPipe(); err != nil {
@@ -78,7 +78,7 @@ func (a *agent) serveRaw(flags ...string) *rawMCP {
 			t.Errorf("serve did not exit when stdin closed")
 		}
 		for _, line := range strings.Split(r.stderr.String(), "\n") {
-			checkNoLeak(t, "log line", line, r.priv)
+			checkNoLeak(t, "log line", line, r.forbidden)
 		}
 	})
 	return r
@@ -104,7 +104,7 @@ func (r *rawMCP) next() map[string]json.RawMessage {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			r.t.Fatalf("stdout carries a non-JSON-RPC line %q", line)
 		}
-		checkNoLeak(r.t, "stdout", line, r.priv)
+		checkNoLeak(r.t, "stdout", line, r.forbidden)
 		return m
 	case <-time.After(30 * time.Second):
 		r.t.Fatalf("no answer\nstderr:\n%s", r.stderr)

@@ -26,6 +26,8 @@ type mcpServer struct {
 	a      *agent
 	cs     *sdk.ClientSession
 	stderr *lockedBuffer
+	// forbidden are the literal strings no output may contain.
+	forbidden []string
 }
 
 type lockedBuffer struct {
@@ -60,9 +62,9 @@ func (a *agent) serveArgs(args ...string) *mcpServer {
 	t := a.nb.t
 	t.Helper()
 	cmd := exec.Command(a.bin, args...)
-	cmd.Env = append(append([]string{}, a.env...), plantedSecrets...)
+	cmd.Env = serveEnv(a.env)
 	cmd.Dir = filepath.Dir(a.dir)
-	m := &mcpServer{t: t, a: a, stderr: &lockedBuffer{}}
+	m := &mcpServer{t: t, a: a, stderr: &lockedBuffer{}, forbidden: forbiddenIn(cmd.Env, a.priv)}
 	cmd.Stderr = m.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -87,7 +89,7 @@ func (m *mcpServer) close() {
 	}
 	m.cs = nil
 	for _, line := range strings.Split(m.stderr.String(), "\n") {
-		checkNoLeak(m.t, "log line", line, m.a.priv)
+		checkNoLeak(m.t, "log line", line, m.forbidden)
 	}
 }
 
@@ -134,8 +136,8 @@ func (m *mcpServer) call(tool string, args any) result {
 	if err := json.Unmarshal(raw, &r.s); err != nil || r.s == nil {
 		m.t.Fatalf("%s: structuredContent is not an object: %s", tool, raw)
 	}
-	checkNoLeak(m.t, tool+" text", r.text, m.a.priv)
-	checkNoLeak(m.t, tool+" structured", r.raw, m.a.priv)
+	checkNoLeak(m.t, tool+" text", r.text, m.forbidden)
+	checkNoLeak(m.t, tool+" structured", r.raw, m.forbidden)
 	return r
 }
 

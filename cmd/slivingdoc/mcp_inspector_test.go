@@ -107,7 +107,7 @@ func TestMCPInspectorListsToolsAndPulls(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatalf("inspector %v timed out", extra)
 		}
-		checkNoLeak(t, "inspector output", out.String(), a.priv)
+		checkNoLeak(t, "inspector output", out.String(), forbiddenIn(a.env, a.priv))
 		return out.Bytes()
 	}
 

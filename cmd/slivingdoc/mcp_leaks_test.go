@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,9 +22,28 @@ const (
 	plantedSecret    = "pLaNtEdSeCrEt/wJalrXUtnFEMI/K7MDENG+bPxRfiCY"
 )
 
-var plantedSecrets = []string{
-	"AWS_ACCESS_KEY_ID=" + plantedAccessKey,
-	"AWS_SECRET_ACCESS_KEY=" + plantedSecret,
+// serveEnv is the environment of a server process: the agent's, plus the
+// planted credentials unless the backend brought real ones (SeaweedFS).
+func serveEnv(base []string) []string {
+	env := append([]string{}, base...)
+	for _, kv := range base {
+		if strings.HasPrefix(kv, "AWS_SECRET_ACCESS_KEY=") {
+			return env
+		}
+	}
+	return append(env, "AWS_ACCESS_KEY_ID="+plantedAccessKey, "AWS_SECRET_ACCESS_KEY="+plantedSecret)
+}
+
+// forbiddenIn lists the literal strings no output of a server with env and
+// private root priv may contain: the private root and the secret key.
+func forbiddenIn(env []string, priv string) []string {
+	out := []string{priv}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "AWS_SECRET_ACCESS_KEY="); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 var diagnosticIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
@@ -37,25 +57,24 @@ var leakPatterns = map[string]*regexp.Regexp{
 }
 
 // leaks lists what s reveals.
-func leaks(s, privateRoot string) []string {
+func leaks(s string, forbidden []string) []string {
 	var out []string
 	for name, re := range leakPatterns {
 		if re.MatchString(s) {
 			out = append(out, name)
 		}
 	}
-	if strings.Contains(s, plantedSecret) {
-		out = append(out, "secret access key")
-	}
-	if privateRoot != "" && strings.Contains(s, privateRoot) {
-		out = append(out, "private root")
+	for _, f := range forbidden {
+		if f != "" && strings.Contains(s, f) {
+			out = append(out, "private root or secret "+strconv.Quote(f))
+		}
 	}
 	return out
 }
 
-func checkNoLeak(t *testing.T, what, s, privateRoot string) {
+func checkNoLeak(t *testing.T, what, s string, forbidden []string) {
 	t.Helper()
-	if l := leaks(s, privateRoot); len(l) > 0 {
+	if l := leaks(s, forbidden); len(l) > 0 {
 		t.Errorf("%s leaks %v:\n%s", what, l, s)
 	}
 }
@@ -63,6 +82,7 @@ func checkNoLeak(t *testing.T, what, s, privateRoot string) {
 // The scanner must be able to fail: each planted leak is found.
 func TestMCPLeakScannerFindsEachKind(t *testing.T) {
 	priv := "/home/u/.cache/slivingdoc"
+	forbidden := forbiddenIn(serveEnv(nil), priv)
 	for _, s := range []string{
 		"object 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		"commit 0123456789abcdef0123456789abcdef01234567",
@@ -73,11 +93,11 @@ func TestMCPLeakScannerFindsEachKind(t *testing.T) {
 		"endpoint https://user:pw@example.com",
 		"state under " + priv + "/dirs",
 	} {
-		if len(leaks(s, priv)) == 0 {
+		if len(leaks(s, forbidden)) == 0 {
 			t.Errorf("scanner misses the leak in %q", s)
 		}
 	}
-	if l := leaks("CONTENT_CONFLICT · MERGE_CONFLICT\ndiagnosticId: 0011223344556677\nfile: notes/a.md · TEXT_CONFLICT · lines 1-5", priv); len(l) > 0 {
+	if l := leaks("CONTENT_CONFLICT · MERGE_CONFLICT\ndiagnosticId: 0011223344556677\nfile: notes/a.md · TEXT_CONFLICT · lines 1-5", forbidden); len(l) > 0 {
 		t.Errorf("false positive %v", l)
 	}
 }
