@@ -27,10 +27,11 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// MaxObjectSize bounds the canonical encoding of any object (64 MiB). It
-// keeps a hostile pack from making a reader allocate more than that for
-// one object; a tree of 100,000 entries or a file of 10 GiB stay far below.
-const MaxObjectSize = 64 << 20
+// MaxObjectSize bounds the canonical encoding of any object (16 MiB), and
+// so what a hostile pack can make a reader allocate for one object. The
+// largest real objects stay far below: a tree of 100,000 entries is about
+// 5 MiB, the file object of a 1 GiB file about 4.5 MiB.
+const MaxObjectSize = 16 << 20
 
 // Object is one object in canonical form. Body is the canonical encoding,
 // starting with the kind tag; ID is Sum(Body).
