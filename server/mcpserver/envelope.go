@@ -90,7 +90,8 @@ func okText(r okResult, p pathSets) string { return r.Path + p.dirSuffix() }
 
 // newErr builds the envelope of a domain error. Tokens the engine left
 // empty are completed from server.Catalog so an agent always has a reason
-// and a next step; all diagnostic text is scrubbed.
+// and a next step; all diagnostic text is scrubbed. File paths are not:
+// they are the caller's own names, and an agent must find the file.
 func newErr(e *server.Error, diagID string, p pathSets, sc scrubber) errResult {
 	out := errResult{
 		Code:         string(e.Code),
