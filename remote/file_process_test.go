@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -82,7 +81,7 @@ func TestFileWorker(t *testing.T) {
 		nb := remote.Open(s, remote.Options{})
 		fileBarrier(dir, id, n)
 		acc, err := nb.Publish(ctx, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
-			return remote.Proposal{Pack: []byte("pack of " + pub), Head: cas.Sum([]byte("head of " + pub))}, nil
+			return proposal(observed.Head(), pub), nil
 		})
 		if err != nil {
 			fmt.Println("error", err)

@@ -67,8 +67,8 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 // attempt uploads the proposal's pack and conditionally replaces `current`
 // with the manifest that accepts it.
 func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop Proposal) (State, error) {
-	if len(prop.Pack) == 0 || prop.Head.IsZero() {
-		return State{}, errors.New("remote: a proposal needs a pack and a head (or Skip)")
+	if err := checkProposal(prop, observed.Head(), pub); err != nil {
+		return State{}, err
 	}
 	gen, err := NextGeneration(observed.Generation())
 	if err != nil {
@@ -106,6 +106,38 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 		// the replace may have been applied.
 		return n.resolve(ctx, next, pub, err)
 	}
+}
+
+// ErrInvalidProposal is returned by Publish for a proposal it will not
+// upload: a bug in the caller, never a store condition.
+var ErrInvalidProposal = errors.New("remote: invalid proposal")
+
+// checkProposal re-parses the pack before it is uploaded (trailer, index)
+// and proves that it holds the head commit, built on the observed head by
+// this publication: the increment's parent and publication ID must describe
+// the commit graph truthfully, since verify and readers rely on them.
+func checkProposal(prop Proposal, observed cas.ID, pub string) error {
+	if len(prop.Pack) == 0 || prop.Head.IsZero() {
+		return fmt.Errorf("%w: it needs a pack and a head (or Skip)", ErrInvalidProposal)
+	}
+	pack, err := cas.OpenPack(prop.Pack)
+	if err != nil {
+		return fmt.Errorf("%w: the pack does not open: %w", ErrInvalidProposal, err)
+	}
+	obj, err := pack.Get(prop.Head)
+	if err != nil {
+		return fmt.Errorf("%w: the pack lacks the head commit: %w", ErrInvalidProposal, err)
+	}
+	c, err := cas.DecodeCommit(obj)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: the head is not a commit: %w", ErrInvalidProposal, err)
+	case c.Parent != observed:
+		return fmt.Errorf("%w: the head commit's parent is not the observed head", ErrInvalidProposal)
+	case c.Publication != pub:
+		return fmt.Errorf("%w: the head commit carries publication %q, not %q", ErrInvalidProposal, c.Publication, pub)
+	}
+	return nil
 }
 
 // resolve decides an ambiguous replace by re-reading `current`. Our write

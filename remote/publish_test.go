@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -28,7 +29,23 @@ type proposer struct {
 func (p *proposer) build(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
 	p.observed = append(p.observed, observed)
 	p.pubs = append(p.pubs, pub)
-	return remote.Proposal{Pack: []byte("pack of " + pub), Head: cas.Sum([]byte("head of " + pub))}, nil
+	return proposal(observed.Head(), pub), nil
+}
+
+// proposal returns a real pack holding a commit on parent made by pub (its
+// tree is a placeholder: remote checks the commit, not its closure).
+func proposal(parent cas.ID, pub string) remote.Proposal {
+	commit := cas.EncodeCommit(cas.Commit{Tree: cas.Sum([]byte("tree of " + pub)), Parent: parent, Publication: pub,
+		Time: time.Unix(1700000000, 0), Message: []byte("test")})
+	w := cas.NewPackWriter()
+	if err := w.Put(commit); err != nil {
+		panic(err)
+	}
+	pack, err := w.Finish()
+	if err != nil {
+		panic(err)
+	}
+	return remote.Proposal{Pack: pack, Head: commit.ID}
 }
 
 func TestPublishFirstAndNext(t *testing.T) {
@@ -77,8 +94,8 @@ func TestPublishFirstAndNext(t *testing.T) {
 		if err != nil {
 			t.Fatalf("FetchPack(%s): %v", ref.Key, err)
 		}
-		if want := "pack of " + p.pubs[len(p.pubs)-1]; ref == inc.Pack && string(data) != want {
-			t.Fatalf("pack %s holds %q", ref.Key, data)
+		if want := proposal(inc.Parent, inc.Publication).Pack; ref == inc.Pack && !bytes.Equal(data, want) {
+			t.Fatalf("pack %s does not hold the proposed bytes", ref.Key)
 		}
 	}
 }
@@ -126,15 +143,37 @@ func TestPublishRefusesBadProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, prop := range map[string]remote.Proposal{
-		"no pack":        {Head: cas.Sum([]byte("x"))},
-		"no head":        {Pack: []byte("x")},
-		"unchanged head": {Pack: []byte("x"), Head: first.State.Head()},
+	good := proposal(first.State.Head(), "")
+	for name, mk := range map[string]func(observed remote.State, pub string) remote.Proposal{
+		"no pack": func(o remote.State, pub string) remote.Proposal {
+			return remote.Proposal{Head: proposal(o.Head(), pub).Head}
+		},
+		"no head": func(o remote.State, pub string) remote.Proposal {
+			return remote.Proposal{Pack: proposal(o.Head(), pub).Pack}
+		},
+		"not a pack": func(o remote.State, pub string) remote.Proposal {
+			return remote.Proposal{Pack: []byte("x"), Head: proposal(o.Head(), pub).Head}
+		},
+		"head not in it": func(o remote.State, pub string) remote.Proposal {
+			return remote.Proposal{Pack: good.Pack, Head: proposal(o.Head(), pub).Head}
+		},
+		"head not a commit": func(o remote.State, pub string) remote.Proposal {
+			w := cas.NewPackWriter()
+			obj, _ := cas.ChunkObject([]byte("chunk"))
+			_ = w.Put(obj)
+			pack, _ := w.Finish()
+			return remote.Proposal{Pack: pack, Head: obj.ID}
+		},
+		"wrong parent":      func(o remote.State, pub string) remote.Proposal { return proposal(cas.ID{}, pub) },
+		"wrong publication": func(o remote.State, pub string) remote.Proposal { return proposal(o.Head(), remote.NewUUIDv7()) },
 	} {
-		_, err := nb.Publish(ctx, func(context.Context, remote.State, string) (remote.Proposal, error) { return prop, nil })
-		if err == nil {
-			t.Errorf("%s: published", name)
+		_, err := nb.Publish(ctx, func(_ context.Context, o remote.State, pub string) (remote.Proposal, error) { return mk(o, pub), nil })
+		if !errors.Is(err, remote.ErrInvalidProposal) {
+			t.Errorf("%s: Publish = %v, want ErrInvalidProposal", name, err)
 		}
+	}
+	if m.Calls(remote.OpPut) != 1 {
+		t.Fatal("an invalid proposal was uploaded")
 	}
 	if cur, _ := nb.ReadCurrent(ctx); cur.Generation() != 1 {
 		t.Fatalf("a refused proposal changed current to generation %d", cur.Generation())
