@@ -53,3 +53,21 @@ func TestOpenURLRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenURLS3Dispatch(t *testing.T) {
+	ctx := context.Background()
+	cfg := remote.S3Config{Bucket: "other", Prefix: "kept", Region: "us-east-1", Endpoint: "http://127.0.0.1:9", PathStyle: true}
+	for raw, want := range map[string]string{
+		"s3://notes/team/a": "s3://notes/team/a",
+		"s3://notes":        "s3://notes/kept", // no prefix in the URL: the configured one
+		"s3://notes/":       "s3://notes/kept",
+	} {
+		s, err := remote.OpenURL(ctx, raw, cfg)
+		if err != nil {
+			t.Fatalf("OpenURL(%q): %v", raw, err)
+		}
+		if id := s.Identity(); !strings.HasPrefix(id, want+"?") && id != want {
+			t.Errorf("OpenURL(%q).Identity() = %q, want bucket and prefix %q", raw, id, want)
+		}
+	}
+}
