@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -141,22 +142,22 @@ func (s *session) refuseReadOnly() error {
 		return err
 	}
 	s.src = s.e.source(chain)
-	target := make(map[string]merge.Entry, len(s.scan.files))
+	target := &merged{ids: make(map[string]cas.ID, len(s.scan.files))}
 	for p, id := range s.scan.files {
-		target[p] = merge.Entry{ID: id}
+		target.ids[p] = id
 	}
 	reason := ReasonOutsideWritable
 	for _, f := range refused {
 		if id, ok := base[f.Path]; ok {
-			target[f.Path] = merge.Entry{ID: id}
+			target.ids[f.Path] = id
 		} else {
-			delete(target, f.Path)
+			delete(target.ids, f.Path)
 		}
 		if f.Reason == ReasonInsideReadOnly {
 			reason = ReasonInsideReadOnly
 		}
 	}
-	_, changes, err := s.plan(target)
+	changes, err := s.plan(target)
 	if err != nil {
 		return s.e.fail("plan reset", err)
 	}
@@ -172,8 +173,7 @@ func (s *session) refuseReadOnly() error {
 type attemptResult struct {
 	observed remote.State
 	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
-	merged   merge.TreeResult
-	ids      map[string]cas.ID // the merged tree
+	merged   *merged
 	pack     []byte
 }
 
@@ -194,35 +194,30 @@ func (s *session) publish(message string) (*Result, error) {
 				return remote.Proposal{}, err
 			}
 		}
-		last.merged, err = merge.Trees(s.base.Files, s.scan.files, last.rFiles, s.load)
-		if err != nil {
+		if last.merged, err = s.mergeWith(observed.Head(), last.rFiles); err != nil {
 			return remote.Proposal{}, err
 		}
-		if len(last.merged.Conflicts) > 0 {
+		if len(last.merged.conflicts) > 0 {
 			return remote.Proposal{}, errMergeConflict
 		}
-		if last.ids, err = entryIDs(last.merged.Files); err != nil {
-			return remote.Proposal{}, err
-		}
-		if sameTree(last.ids, last.rFiles) {
+		ids := last.merged.ids
+		if sameTree(ids, last.rFiles) {
 			return remote.Proposal{Skip: true}, nil
 		}
 		sink := &filterSink{have: chain.store, pack: cas.NewPackWriter(), added: map[cas.ID]bool{}}
-		for p, id := range last.ids {
-			if chain.store.Has(id) || sink.added[id] {
-				continue
+		for p, id := range ids {
+			if rid, ok := last.rFiles[p]; (ok && rid == id) || sink.added[id] || chain.store.Has(id) {
+				continue // the chain (or this pack) holds it already
 			}
-			content := last.merged.Files[p].Content
-			if content == nil {
-				if content, err = s.load(id); err != nil {
-					return remote.Proposal{}, err
-				}
+			content, err := s.content(last.merged, p)
+			if err != nil {
+				return remote.Proposal{}, err
 			}
 			if _, err := cas.WriteFile(sink, content); err != nil {
 				return remote.Proposal{}, err
 			}
 		}
-		tree, err := cas.WriteTree(sink, last.ids)
+		tree, err := cas.WriteTree(sink, ids)
 		if err != nil {
 			return remote.Proposal{}, err
 		}
@@ -261,11 +256,11 @@ func (s *session) publish(message string) (*Result, error) {
 			res.Files = []FileStat{}
 		}
 	}
-	_, changes, err := s.plan(last.merged.Files)
+	changes, err := s.plan(last.merged)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
-	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: last.ids}
+	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: last.merged.ids}
 	if err := s.materialise(changes, flag, next); err != nil {
 		return nil, err
 	}
@@ -276,7 +271,7 @@ func (s *session) publish(message string) (*Result, error) {
 // observed R as the baseline (so resolving them and committing publishes
 // the resolution) and reports the conflicts. Nothing was published.
 func (s *session) materialiseConflict(last attemptResult) error {
-	_, changes, err := s.plan(last.merged.Files)
+	changes, err := s.plan(last.merged)
 	if err != nil {
 		return s.e.fail("plan rewrite", err)
 	}
@@ -285,7 +280,7 @@ func (s *session) materialiseConflict(last attemptResult) error {
 	if err := s.materialise(changes, flag, &baseline{Generation: st.Generation(), Head: st.Head(), Files: last.rFiles}); err != nil {
 		return err
 	}
-	return conflictError(last.merged.Conflicts)
+	return conflictError(last.merged.conflicts)
 }
 
 // keepOwnPack adds the accepted pack to the cache so no process on this
@@ -308,15 +303,25 @@ func (s *session) keepOwnPack(acc remote.Accepted, pack []byte) {
 }
 
 // increment is the commit's diffstat: the merged tree against the observed
-// remote parent tree.
+// remote parent tree. Only changed paths are visited in sorted order.
 func (s *session) increment(last attemptResult) ([]FileStat, error) {
-	out := []FileStat{}
-	for _, p := range unionPaths(last.ids, last.rFiles) {
-		oldID, hadOld := last.rFiles[p]
-		newID, hasNew := last.ids[p]
-		if hadOld && hasNew && oldID == newID {
-			continue
+	ids, parent := last.merged.ids, last.rFiles
+	var paths []string
+	for p, id := range ids {
+		if old, ok := parent[p]; !ok || old != id {
+			paths = append(paths, p)
 		}
+	}
+	for p := range parent {
+		if _, ok := ids[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	out := []FileStat{}
+	for _, p := range paths {
+		oldID, hadOld := parent[p]
+		_, hasNew := ids[p]
 		var oldC, newC []byte
 		var err error
 		if hadOld {
@@ -325,10 +330,8 @@ func (s *session) increment(last attemptResult) ([]FileStat, error) {
 			}
 		}
 		if hasNew {
-			if newC = last.merged.Files[p].Content; newC == nil {
-				if newC, err = s.load(newID); err != nil {
-					return nil, err
-				}
+			if newC, err = s.content(last.merged, p); err != nil {
+				return nil, err
 			}
 		}
 		ins, del := merge.Stat(nilIfAbsent(oldC, hadOld), nilIfAbsent(newC, hasNew))
@@ -345,23 +348,6 @@ func nilIfAbsent(c []byte, present bool) []byte {
 		return []byte{}
 	}
 	return c
-}
-
-// entryIDs is the file map of a merge result (IDs of merged contents are
-// computed, not stored).
-func entryIDs(files map[string]merge.Entry) (map[string]cas.ID, error) {
-	ids := make(map[string]cas.ID, len(files))
-	for p, ent := range files {
-		id := ent.ID
-		if id.IsZero() {
-			var err error
-			if id, err = cas.WriteFile(nil, ent.Content); err != nil {
-				return nil, err
-			}
-		}
-		ids[p] = id
-	}
-	return ids, nil
 }
 
 func sameTree(a, b map[string]cas.ID) bool {

@@ -32,10 +32,17 @@ func withRetries(n int) agentOpt { return func(c *Config) { c.CommitRetries = n 
 
 func newAgent(t *testing.T, store remote.Store, opts ...agentOpt) *agent {
 	t.Helper()
-	ws := t.TempDir()
+	return newAgentTB(t, t, store, opts...)
+}
+
+// newAgentTB builds an agent for a test or a benchmark (tb owns the temp
+// dirs; t is what the file helpers report to).
+func newAgentTB(tb testing.TB, t *testing.T, store remote.Store, opts ...agentOpt) *agent {
+	tb.Helper()
+	ws := tb.TempDir()
 	cfg := Config{
 		Store:         store,
-		PrivateRoot:   t.TempDir(),
+		PrivateRoot:   tb.TempDir(),
 		WorkspaceRoot: ws,
 		DefaultDir:    filepath.Join(ws, "notes"),
 		CommitRetries: 8,
@@ -45,9 +52,9 @@ func newAgent(t *testing.T, store remote.Store, opts ...agentOpt) *agent {
 	}
 	e, err := New(cfg)
 	if err != nil {
-		t.Fatalf("New: %v", err)
+		tb.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { e.Close() })
+	tb.Cleanup(func() { e.Close() })
 	return &agent{t: t, e: e, ws: ws, dir: cfg.DefaultDir}
 }
 

@@ -77,11 +77,11 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 			return nil, nil, s.e.fail("read remote tree", err)
 		}
 	}
-	tr, err := merge.Trees(s.baseFiles(), s.scan.files, rFiles, s.load)
+	m, err := s.mergeWith(state.Head(), rFiles)
 	if err != nil {
 		return nil, nil, s.e.fail("merge", err)
 	}
-	_, changes, err := s.plan(tr.Files)
+	changes, err := s.plan(m)
 	if err != nil {
 		return nil, nil, s.e.fail("plan rewrite", err)
 	}
@@ -90,7 +90,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	if err := s.materialise(changes, flag, &baseline{Generation: state.Generation(), Head: state.Head(), Files: rFiles}); err != nil {
 		return nil, nil, err
 	}
-	return res, tr.Conflicts, nil
+	return res, m.conflicts, nil
 }
 
 // materialise rewrites L and records the new baseline, with the recovery

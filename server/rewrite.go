@@ -22,38 +22,71 @@ type change struct {
 	del     bool
 }
 
-// plan compares the target tree with L and loads, before anything is
-// touched, the old and new content of every file that changes: the
-// rewrite then never needs L to be intact, and the diffstat is exact.
-func (s *session) plan(target map[string]merge.Entry) (map[string]cas.ID, []change, error) {
-	ids := make(map[string]cas.ID, len(target))
-	var changes []change
-	for p, ent := range target {
+// merged is a merge result as the operations use it: the file ID of every
+// path, the content of files a text merge produced, and the conflicts.
+type merged struct {
+	ids       map[string]cas.ID
+	contents  map[string][]byte
+	conflicts []merge.Conflict
+}
+
+// mergeWith merges A, L and R (rHead, rFiles). The common cases skip the
+// tree merge: R == A yields L (a commit with no concurrent change), L == A
+// yields R (a pull with no local change).
+func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*merged, error) {
+	if rHead == s.baseHead() {
+		return &merged{ids: s.scan.files}, nil
+	}
+	if sameTree(s.scan.files, s.baseFiles()) {
+		return &merged{ids: rFiles}, nil
+	}
+	tr, err := merge.Trees(s.baseFiles(), s.scan.files, rFiles, s.load)
+	if err != nil {
+		return nil, err
+	}
+	m := &merged{ids: make(map[string]cas.ID, len(tr.Files)), contents: map[string][]byte{}, conflicts: tr.Conflicts}
+	for p, ent := range tr.Files {
 		id := ent.ID
 		if id.IsZero() {
-			var err error
 			if id, err = cas.WriteFile(nil, ent.Content); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
+			m.contents[p] = ent.Content
 		}
-		ids[p] = id
+		m.ids[p] = id
+	}
+	return m, nil
+}
+
+// content returns the content of path p of the result.
+func (s *session) content(m *merged, p string) ([]byte, error) {
+	if c, ok := m.contents[p]; ok {
+		return c, nil
+	}
+	return s.load(m.ids[p])
+}
+
+// plan compares the result with L and loads, before anything is touched,
+// the old and new content of every file that changes: the rewrite then
+// never needs L to be intact, and the diffstat is exact.
+func (s *session) plan(m *merged) ([]change, error) {
+	var changes []change
+	for p, id := range m.ids {
 		if cur, ok := s.scan.files[p]; ok && cur == id {
 			continue
 		}
-		c := change{path: p, id: id, content: ent.Content}
+		c := change{path: p, id: id}
+		var err error
+		if c.content, err = s.content(m, p); err != nil {
+			return nil, err
+		}
 		if c.content == nil {
-			var err error
-			if c.content, err = s.load(id); err != nil {
-				return nil, nil, err
-			}
-			if c.content == nil {
-				c.content = []byte{}
-			}
+			c.content = []byte{}
 		}
 		changes = append(changes, c)
 	}
 	for p := range s.scan.files {
-		if _, ok := target[p]; !ok {
+		if _, ok := m.ids[p]; !ok {
 			changes = append(changes, change{path: p, del: true})
 		}
 	}
@@ -62,7 +95,7 @@ func (s *session) plan(target map[string]merge.Entry) (map[string]cas.ID, []chan
 		if cur, ok := s.scan.files[c.path]; ok {
 			old, err := s.load(cur)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			c.old = old
 			if c.old == nil {
@@ -71,7 +104,7 @@ func (s *session) plan(target map[string]merge.Entry) (map[string]cas.ID, []chan
 		}
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
-	return ids, changes, nil
+	return changes, nil
 }
 
 // diffstat is the per-file line delta of changes (on-disk delta of L).

@@ -59,7 +59,9 @@ type pendingRead struct {
 }
 
 // scan lists L through root, reuses trusted stat-cache entries for files
-// whose stat did not change and reads (in parallel) the others.
+// whose stat did not change and reads (in parallel) the others. Directories
+// are listed in parallel too: a no-op call is one stat per file, and on a
+// large notebook those system calls are most of its cost.
 func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 	start := time.Now().UnixNano()
 	res := &scanResult{
@@ -67,88 +69,145 @@ func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 		stats:   make(map[string]statEntry, len(cache)),
 		content: map[string][]byte{},
 	}
-	var pending []pendingRead
-	var opened []*os.Root
+	w := &walker{res: res, cache: cache, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	w.walk(root, "")
+	w.wg.Wait()
 	defer func() {
-		for _, r := range opened {
+		for _, r := range w.opened {
 			r.Close()
 		}
 	}()
-	var walk func(r *os.Root, prefix string) error
-	walk = func(r *os.Root, prefix string) error {
-		d, err := r.Open(".")
-		if err != nil {
-			return err
-		}
-		entries, err := d.ReadDir(-1)
-		d.Close()
-		if err != nil {
-			return err
-		}
-		names := make([]string, len(entries))
-		for i, ent := range entries {
-			names[i] = ent.Name()
-		}
-		collide := collisions(names)
-		for _, ent := range entries {
-			name := ent.Name()
-			rel := prefix + name
-			typ := ent.Type()
-			if typ.IsRegular() && isTempName(name) {
-				res.temps = append(res.temps, rel)
-				continue
-			}
-			if reason := nameReason(name); reason != "" {
-				res.invalid = append(res.invalid, FileError{Path: rel, Reason: reason})
-				continue
-			}
-			if collide[name] {
-				res.invalid = append(res.invalid, FileError{Path: rel, Reason: FileNameCollision})
-				continue
-			}
-			if len(rel) > maxPathBytes {
-				res.invalid = append(res.invalid, FileError{Path: rel, Reason: FilePathTooLong})
-				continue
-			}
-			switch {
-			case typ&fs.ModeSymlink != 0:
-				res.invalid = append(res.invalid, FileError{Path: rel, Reason: FileSymlink})
-			case typ.IsDir():
-				sub, err := r.OpenRoot(name)
-				if err != nil {
-					return err
-				}
-				opened = append(opened, sub)
-				if err := walk(sub, rel+"/"); err != nil {
-					return err
-				}
-			case typ.IsRegular():
-				info, err := ent.Info()
-				if err != nil {
-					return err
-				}
-				st := statOf(info)
-				if c, ok := cache[rel]; ok && c.Trusted && sameStat(c, st) {
-					res.files[rel] = c.ID
-					res.stats[rel] = c
-					continue
-				}
-				pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: st})
-			default:
-				res.invalid = append(res.invalid, FileError{Path: rel, Reason: FileSpecial})
-			}
-		}
-		return nil
+	if w.err != nil {
+		return nil, w.err
 	}
-	if err := walk(root, ""); err != nil {
-		return nil, err
-	}
-	if err := res.readPending(pending, start); err != nil {
+	if err := res.readPending(w.pending, start); err != nil {
 		return nil, err
 	}
 	sort.Slice(res.invalid, func(i, j int) bool { return res.invalid[i].Path < res.invalid[j].Path })
-	res.changed = len(res.stats) != len(cache) || len(pending) > 0
+	res.changed = len(res.stats) != len(cache) || len(w.pending) > 0
 	return res, nil
+}
+
+// walker lists directories, each on its own goroutine while a slot is
+// free, and merges every directory's findings under one lock.
+type walker struct {
+	res   *scanResult
+	cache map[string]statEntry
+	sem   chan struct{}
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	pending []pendingRead
+	opened  []*os.Root
+	err     error
+}
+
+func (w *walker) fail(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+}
+
+func (w *walker) walk(r *os.Root, prefix string) {
+	d, err := r.Open(".")
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	names := make([]string, len(entries))
+	for i, ent := range entries {
+		names[i] = ent.Name()
+	}
+	collide := collisions(names)
+	type found struct {
+		rel string
+		st  statEntry
+	}
+	var (
+		reused  []found
+		pending []pendingRead
+		invalid []FileError
+		temps   []string
+		subs    []*os.Root
+		subRel  []string
+	)
+	for _, ent := range entries {
+		name := ent.Name()
+		rel := prefix + name
+		typ := ent.Type()
+		if typ.IsRegular() && isTempName(name) {
+			temps = append(temps, rel)
+			continue
+		}
+		if reason := nameReason(name); reason != "" {
+			invalid = append(invalid, FileError{Path: rel, Reason: reason})
+			continue
+		}
+		if collide[name] {
+			invalid = append(invalid, FileError{Path: rel, Reason: FileNameCollision})
+			continue
+		}
+		if len(rel) > maxPathBytes {
+			invalid = append(invalid, FileError{Path: rel, Reason: FilePathTooLong})
+			continue
+		}
+		switch {
+		case typ&fs.ModeSymlink != 0:
+			invalid = append(invalid, FileError{Path: rel, Reason: FileSymlink})
+		case typ.IsDir():
+			sub, err := r.OpenRoot(name)
+			if err != nil {
+				w.fail(err)
+				return
+			}
+			subs = append(subs, sub)
+			subRel = append(subRel, rel+"/")
+		case typ.IsRegular():
+			info, err := ent.Info()
+			if err != nil {
+				w.fail(err)
+				return
+			}
+			st := statOf(info)
+			if c, ok := w.cache[rel]; ok && c.Trusted && sameStat(c, st) {
+				reused = append(reused, found{rel, c})
+				continue
+			}
+			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: st})
+		default:
+			invalid = append(invalid, FileError{Path: rel, Reason: FileSpecial})
+		}
+	}
+	w.mu.Lock()
+	for _, f := range reused {
+		w.res.files[f.rel] = f.st.ID
+		w.res.stats[f.rel] = f.st
+	}
+	w.pending = append(w.pending, pending...)
+	w.res.invalid = append(w.res.invalid, invalid...)
+	w.res.temps = append(w.res.temps, temps...)
+	w.opened = append(w.opened, subs...)
+	w.mu.Unlock()
+	for i, sub := range subs {
+		select {
+		case w.sem <- struct{}{}:
+			w.wg.Add(1)
+			go func() {
+				defer func() { <-w.sem; w.wg.Done() }()
+				w.walk(sub, subRel[i])
+			}()
+		default:
+			w.walk(sub, subRel[i])
+		}
+	}
 }
 
 // readPending reads the files the cache could not vouch for, on all cores:

@@ -1,0 +1,98 @@
+//go:build unix
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// benchNotebook builds a notebook of n files of 2 KB (in directories of
+// 100, like real notes), committed once over the file store, and returns
+// its agent with files aged past the racy window.
+func benchNotebook(b *testing.B, n int) *agent {
+	b.Helper()
+	store, err := remote.NewFile(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	a := newAgentTB(b, t, store)
+	if _, err := a.e.Pull(context.Background(), ""); err != nil {
+		b.Fatal(err)
+	}
+	line := strings.Repeat("x", 63) + "\n"
+	body := strings.Repeat(line, 32) // 2 KiB
+	old := time.Now().Add(-time.Hour)
+	for i := range n {
+		p := filepath.Join(a.dir, fmt.Sprintf("d%03d", i/100), fmt.Sprintf("note-%05d.md", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("# note %d\n%s", i, body)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	if _, err := a.e.Commit(context.Background(), "", "seed"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := a.e.Pull(context.Background(), ""); err != nil { // warm the stat cache
+		b.Fatal(err)
+	}
+	return a
+}
+
+// BenchmarkCommitAppend: append 1 KiB to one file and commit (DESIGN §10:
+// ≤ 30 ms at 1,000 files, ≤ 100 ms at 10,000, whole CLI process).
+func BenchmarkCommitAppend(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			a := benchNotebook(b, n)
+			target := filepath.Join(a.dir, "d000", "note-00000.md")
+			chunk := strings.Repeat("y", 1023) + "\n"
+			b.ResetTimer()
+			cpu := cpuTime()
+			for b.Loop() {
+				f, _ := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
+				f.WriteString(chunk)
+				f.Close()
+				if _, err := a.e.Commit(context.Background(), "", "append"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}
+
+// BenchmarkNoopPull10000: a pull with nothing to do on 10,000 files.
+func BenchmarkNoopPull10000(b *testing.B) {
+	a := benchNotebook(b, 10000)
+	b.ResetTimer()
+	cpu := cpuTime()
+	for b.Loop() {
+		if _, err := a.e.Pull(context.Background(), ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
+// cpuTime is the process's user+system CPU time: on a shared machine it
+// says more about the engine's cost than wall time does.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
