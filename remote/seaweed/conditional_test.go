@@ -108,13 +108,13 @@ func TestServerIfMatchRaceHasOneWinner(t *testing.T) {
 	srv := seaweed.Shared(t)
 	c, bucket := srv.Client(), srv.NewBucket(t)
 	ctx := context.Background()
-	for round := range 5 {
+	for round := range 3 {
 		key := fmt.Sprintf("race-%d", round)
 		etag, err := put(ctx, c, bucket, key, "base", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		const writers = 12
+		const writers = 8
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		var mu sync.Mutex
