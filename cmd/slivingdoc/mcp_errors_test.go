@@ -545,7 +545,7 @@ func rowResynchronized(t *testing.T, nb *notebook, row server.CatalogRow) {
 	// not meet again (a cancelled context, a transient I/O error). A
 	// cancelled MCP request is a protocol error by design, and an on-disk
 	// fault persists into the resync (that is RECOVERY_PENDING below).
-	t.Skip("needs a transient fault: covered by server/recovery_test.go with injected failpoint errors")
+	t.Skip("needs a transient fault: covered through MCP by server/mcpserver TestTransientRewriteFaultResynchronizes")
 }
 
 // rowRecoveryPending: a pull whose rewrite of the directory fails midway

@@ -2,8 +2,11 @@ package mcpserver
 
 import (
 	"context"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,4 +110,99 @@ func TestStoreFaultIncompatibleStore(t *testing.T) {
 		t.Skip("the engine did not re-prove the store on this call")
 	}
 	wantCatalogRow(t, s, txt, server.CodeStorageFailure, server.ReasonIncompatibleStore)
+}
+
+// onRecovery is a log handler that runs fn (once) when the engine reports
+// a failure after local changes began: an error record with a stage. The
+// engine logs it before it tries to resynchronise, so fn can remove the
+// fault and make the fault transient.
+type onRecovery struct {
+	once *sync.Once
+	fn   func()
+}
+
+func (h onRecovery) Enabled(context.Context, slog.Level) bool { return true }
+func (h onRecovery) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h onRecovery) WithGroup(string) slog.Handler            { return h }
+func (h onRecovery) Handle(_ context.Context, r slog.Record) error {
+	if r.Level < slog.LevelError {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "stage" {
+			h.once.Do(h.fn)
+			return false
+		}
+		return true
+	})
+	return nil
+}
+
+// A pull whose rewrite fails midway on a fault that is gone by the time
+// the engine resynchronises reports RECOVERY_FAILURE/RESYNCHRONIZED.
+func TestTransientRewriteFaultResynchronizes(t *testing.T) {
+	mem := remote.NewMem()
+	other, otherDir := memEngine(t, mem)
+	ctx := context.Background()
+	write := func(dir, name, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := other.Pull(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	write(otherDir, "x/1.md", "1\n")
+	write(otherDir, "x/2.md", "2\n")
+	if _, err := other.Commit(ctx, "", "base"); err != nil {
+		t.Fatal(err)
+	}
+
+	base := t.TempDir()
+	dir := filepath.Join(base, "notes")
+	victim := filepath.Join(dir, "x", "2.md")
+	chattr := func(flag string) error { return exec.Command("chattr", flag, victim).Run() }
+	eng, err := server.New(server.Config{
+		Store: mem, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, DefaultDir: dir,
+		Logger: slog.New(onRecovery{once: &sync.Once{}, fn: func() { chattr("-i") }}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connect(t, eng)
+	if _, txt, isErr := callTool(t, cs, ToolPull, nil); isErr {
+		t.Fatal(txt)
+	}
+	write(otherDir, "x/1.md", "1 changed\n")
+	write(otherDir, "x/2.md", "2 changed\n")
+	if _, err := other.Commit(ctx, "", "change"); err != nil {
+		t.Fatal(err)
+	}
+	if err := chattr("+i"); err != nil {
+		t.Skipf("chattr +i unavailable (%v): the test needs a write the OS refuses", err)
+	}
+	t.Cleanup(func() { chattr("-i") })
+
+	s, txt, isErr := callTool(t, cs, ToolPull, nil)
+	if !isErr {
+		t.Fatalf("the pull met no fault: %s", txt)
+	}
+	wantCatalogRow(t, s, txt, server.CodeRecoveryFailure, server.ReasonResynchronized)
+	rec, _ := s["recovery"].(map[string]any)
+	if rec == nil || rec["resynchronized"] != true || rec["stage"] == "" {
+		t.Fatalf("recovery report %v", s["recovery"])
+	}
+	for name, want := range map[string]string{"x/1.md": "1 changed\n", "x/2.md": "2 changed\n"} {
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
+			t.Errorf("%s after resynchronisation: %q, want %q", name, got, want)
+		}
+	}
 }
