@@ -101,13 +101,16 @@ func TestPackObjectIDIsVerifiedOnDecode(t *testing.T) {
 	}
 }
 
+// Something that is not a pack says so, even when it is short, rather
+// than claiming to be a truncated pack.
 func TestNotAPackIsCorrupt(t *testing.T) {
 	for name, data := range map[string][]byte{
-		"text":  []byte("this is not a pack, but it is long enough to hold a header and a trailer......................"),
-		"zeros": make([]byte, 200),
+		"text":       []byte("this is not a pack, but it is long enough to hold a header and a trailer......................"),
+		"zeros":      make([]byte, 200),
+		"short text": []byte("not a pack"),
 	} {
-		if _, err := cas.OpenPack(data); !errors.Is(err, cas.ErrCorrupt) {
-			t.Errorf("%s: error = %v, want ErrCorrupt", name, err)
+		if _, err := cas.OpenPack(data); !errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrTruncated) {
+			t.Errorf("%s: error = %v, want ErrCorrupt but not ErrTruncated", name, err)
 		}
 	}
 }

@@ -75,16 +75,21 @@ func readIndexEntry(b []byte) indexEntry {
 	return e
 }
 
-// checkHeader validates the header against the actual pack size.
+// checkHeader validates the header h (the first bytes of the pack, up to
+// 24) against the actual pack size.
 func checkHeader(h []byte, size int64) error {
-	if size < packHeaderSize || len(h) < packHeaderSize {
-		return fmt.Errorf("pack of %d bytes: %w", size, ErrTruncated)
-	}
-	if string(h[:8]) != packMagic {
+	// Magic and version first, as far as present: a short file that is not
+	// a pack, or a pack of a newer format, should say so, not "truncated".
+	if len(h) >= 8 && string(h[:8]) != packMagic {
 		return corruptf("not a pack (bad magic)")
 	}
-	if v := le.Uint32(h[8:]); v != PackVersion {
-		return fmt.Errorf("pack version %d: %w", v, ErrUnsupportedVersion)
+	if len(h) >= 12 {
+		if v := le.Uint32(h[8:]); v != PackVersion {
+			return fmt.Errorf("pack version %d: %w", v, ErrUnsupportedVersion)
+		}
+	}
+	if size < packHeaderSize || len(h) < packHeaderSize {
+		return fmt.Errorf("pack of %d bytes: %w", size, ErrTruncated)
 	}
 	if f := le.Uint32(h[12:]); f != 0 {
 		return corruptf("pack header flags %#x", f)

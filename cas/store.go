@@ -147,10 +147,11 @@ func (s *Store) loadLocked(name string) error {
 	}
 	size := st.Size()
 	head := make([]byte, packHeaderSize)
-	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	if err := checkHeader(head, size); err != nil {
+	if err := checkHeader(head[:n], size); err != nil {
 		return err
 	}
 	tail := make([]byte, packTrailerSize)
