@@ -37,6 +37,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/logging"
 )
 
 // S3Config configures the S3 backend.
@@ -115,15 +116,26 @@ func NewS3(ctx context.Context, cfg S3Config) (Store, error) {
 	if awsCfg.Region == "" {
 		awsCfg.Region = DefaultS3Region
 	}
+	// The SDK must not write to stderr on its own: only our structured
+	// logs go there.
+	awsCfg.Logger = logging.Nop{}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
+		o.DisableLogOutputChecksumValidationSkipped = true
 		if cfg.Transport != nil {
 			o.HTTPClient = &http.Client{Transport: cfg.Transport}
 		}
 	})
+	if ep := client.Options().BaseEndpoint; endpoint == "" && ep != nil {
+		// The AWS configuration (AWS_ENDPOINT_URL_S3, a profile) chose the
+		// endpoint: it obeys the same rules and names the store too.
+		if endpoint, err = checkEndpoint(*ep); err != nil {
+			return nil, err
+		}
+	}
 	return &s3Store{
 		client:   client,
 		bucket:   cfg.Bucket,

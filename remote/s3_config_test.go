@@ -135,3 +135,23 @@ func TestS3KeysUnderPrefix(t *testing.T) {
 		t.Fatalf("the store lists %v, %v; want only its own two keys, relative", objs, err)
 	}
 }
+
+// An endpoint from the AWS configuration (here AWS_ENDPOINT_URL_S3) obeys
+// the same rules as one given explicitly, and names the store as well.
+func TestS3EndpointFromAWSConfiguration(t *testing.T) {
+	ctx := context.Background()
+	cfg := remote.S3Config{Bucket: "notes", Prefix: "nb", AccessKeyID: "AKIDENV", SecretAccessKey: "env-secret"}
+	t.Setenv("AWS_ENDPOINT_URL_S3", "")
+	plain := openS3(t, cfg).Identity()
+
+	t.Setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9000")
+	if got := openS3(t, cfg).Identity(); got == plain || !strings.Contains(got, "127.0.0.1") {
+		t.Fatalf("identity %q ignores the configured endpoint (AWS: %q)", got, plain)
+	}
+
+	t.Setenv("AWS_ENDPOINT_URL_S3", "http://AKIDUSER:s3cr3t@127.0.0.1:9000")
+	_, err := remote.NewS3(ctx, cfg)
+	if !errors.Is(err, remote.ErrStoreURL) || strings.Contains(err.Error(), "s3cr3t") {
+		t.Fatalf("NewS3 with user info in AWS_ENDPOINT_URL_S3 = %v, want ErrStoreURL without the secret", err)
+	}
+}
