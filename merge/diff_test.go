@@ -1,0 +1,112 @@
+package merge
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// checkDiff asserts that hs is a valid diff of a into b: hunks in order,
+// separated by unchanged lines, and applying them to a gives b.
+func checkDiff(t *testing.T, a, b []int32, hs []hunk) {
+	t.Helper()
+	var out []int32
+	i := 0
+	for k, h := range hs {
+		if h.i1 < i || (k > 0 && h.i1 == i) || h.chg1+h.chg2 == 0 {
+			t.Fatalf("hunk %d %+v out of order or empty (previous end %d)", k, h, i)
+		}
+		if h.i2-len(out) != h.i1-i {
+			t.Fatalf("hunk %d %+v: new position %d, want %d", k, h, len(out)+h.i1-i, h.i2)
+		}
+		out = append(out, a[i:h.i1]...)
+		out = append(out, b[h.i2:h.i2+h.chg2]...)
+		i = h.i1 + h.chg1
+	}
+	out = append(out, a[i:]...)
+	if len(out) != len(b) {
+		t.Fatalf("applied diff has %d lines, want %d", len(out), len(b))
+	}
+	for k := range out {
+		if out[k] != b[k] {
+			t.Fatalf("applied diff differs from b at line %d", k)
+		}
+	}
+}
+
+func randomSyms(r *rand.Rand, n, alphabet int) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = int32(r.IntN(alphabet))
+	}
+	return s
+}
+
+// mutate copies a with random deletions, insertions and changes.
+func mutate(r *rand.Rand, a []int32, rate float64, alphabet int) []int32 {
+	var b []int32
+	for _, s := range a {
+		switch x := r.Float64(); {
+		case x < rate/3: // deleted
+		case x < 2*rate/3:
+			b = append(b, int32(r.IntN(alphabet)), s)
+		case x < rate:
+			b = append(b, int32(r.IntN(alphabet)))
+		default:
+			b = append(b, s)
+		}
+	}
+	return b
+}
+
+func TestDiffIsValid(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		alphabet := 2 + r.IntN(40)
+		a := randomSyms(r, r.IntN(60), alphabet)
+		b := mutate(r, a, r.Float64(), alphabet)
+		checkDiff(t, a, b, diff(a, b))
+	}
+}
+
+// Large, very different inputs take git's shortcuts past an edit cost of
+// 256 (long snakes, then the furthest-reaching path); the diff stays valid.
+func TestDiffLargeRewritesStayValid(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct{ n, alphabet int }{{6000, 8}, {6000, 5000}, {20000, 200}} {
+		a := randomSyms(r, tc.n, tc.alphabet)
+		checkDiff(t, a, nil, diff(a, nil))
+		b := mutate(r, a, 0.3, tc.alphabet)
+		checkDiff(t, a, b, diff(a, b))
+		c := randomSyms(r, tc.n, tc.alphabet)
+		checkDiff(t, a, c, diff(a, c))
+	}
+	// Big enough (over 64K lines in all) that the cost cap exceeds 256, so
+	// the long-snake shortcut is reached first: a common block after about
+	// 300 edits' worth of different lines.
+	common := randomSyms(r, 100, 1000)
+	a := append(append(randomSyms(r, 150, 1000), common...), randomSyms(r, 35000, 1000)...)
+	b := append(append(randomSyms(r, 150, 1000), common...), randomSyms(r, 35000, 1000)...)
+	checkDiff(t, a, b, diff(a, b))
+}
+
+// A diff of versions that share most lines is minimal: one changed line
+// costs one deletion and one insertion.
+func TestDiffSmallEditsAreMinimal(t *testing.T) {
+	a := make([]int32, 1000)
+	for i := range a {
+		a[i] = int32(i)
+	}
+	b := append([]int32(nil), a...)
+	b[10], b[500] = 5000, 5001
+	b = append(b[:700], append([]int32{6000}, b[700:]...)...)
+	hs := diff(a, b)
+	checkDiff(t, a, b, hs)
+	del, ins := 0, 0
+	for _, h := range hs {
+		del += h.chg1
+		ins += h.chg2
+	}
+	if del != 2 || ins != 3 {
+		t.Fatalf("-%d +%d, want -2 +3: %+v", del, ins, hs)
+	}
+}

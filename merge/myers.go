@@ -1,0 +1,218 @@
+package merge
+
+// myers is git's xdl_recs_cmp and xdl_split (xdiff/xdiffi.c, git 2.39): a
+// linear-space Myers diff that finds the middle snake from both ends and
+// recurses on the halves. Tie-breaking between equally short diffs follows
+// git's exactly (see doc.go for why that matters). Past an edit cost of 256
+// it takes git's shortcuts (a long snake far along a diagonal, or the
+// furthest-reaching path once the cost reaches ~sqrt(N)), so huge rewrites
+// stay fast, at the price of a diff that may not be minimal, exactly as git.
+//
+// ha1 and ha2 are the symbols of the kept lines; r1 and r2 map them back
+// to file lines, whose changes are marked in c1 and c2.
+type myers struct {
+	ha1, ha2   []int32
+	r1, r2     []int
+	c1, c2     []bool
+	kvdf, kvdb []int // indexed by diagonal + off
+	off        int
+	mxcost     int
+}
+
+const (
+	snakeCnt   = 20  // XDL_SNAKE_CNT
+	heurMin    = 256 // XDL_HEUR_MIN_COST
+	maxCostMin = 256 // XDL_MAX_COST_MIN
+	kHeur      = 4   // XDL_K_HEUR
+	lineMax    = int(^uint(0) >> 2)
+)
+
+func xdiff(ha1, ha2 []int32, r1, r2 []int, c1, c2 []bool) {
+	nd := len(ha1) + len(ha2) + 3
+	m := &myers{ha1: ha1, ha2: ha2, r1: r1, r2: r2, c1: c1, c2: c2,
+		kvdf: make([]int, nd), kvdb: make([]int, nd), off: len(ha2) + 1,
+		mxcost: max(bogoSqrt(nd), maxCostMin)}
+	m.cmp(0, len(ha1), 0, len(ha2), false)
+}
+
+func (m *myers) cmp(off1, lim1, off2, lim2 int, needMin bool) {
+	for off1 < lim1 && off2 < lim2 && m.ha1[off1] == m.ha2[off2] {
+		off1++
+		off2++
+	}
+	for off1 < lim1 && off2 < lim2 && m.ha1[lim1-1] == m.ha2[lim2-1] {
+		lim1--
+		lim2--
+	}
+	switch {
+	case off1 == lim1:
+		for ; off2 < lim2; off2++ {
+			m.c2[m.r2[off2]+1] = true
+		}
+	case off2 == lim2:
+		for ; off1 < lim1; off1++ {
+			m.c1[m.r1[off1]+1] = true
+		}
+	default:
+		i1, i2, minLo, minHi := m.split(off1, lim1, off2, lim2, needMin)
+		m.cmp(off1, i1, off2, i2, minLo)
+		m.cmp(i1, lim1, i2, lim2, minHi)
+	}
+}
+
+func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, minLo, minHi bool) {
+	ha1, ha2 := m.ha1, m.ha2
+	o := m.off
+	kvdf := func(d int) *int { return &m.kvdf[d+o] }
+	kvdb := func(d int) *int { return &m.kvdb[d+o] }
+	dmin, dmax := off1-lim2, lim1-off2
+	fmid, bmid := off1-off2, lim1-lim2
+	odd := (fmid-bmid)&1 != 0
+	fmin, fmax := fmid, fmid
+	bmin, bmax := bmid, bmid
+	*kvdf(fmid) = off1
+	*kvdb(bmid) = lim1
+	for ec := 1; ; ec++ {
+		gotSnake := false
+		if fmin > dmin {
+			fmin--
+			*kvdf(fmin - 1) = -1
+		} else {
+			fmin++
+		}
+		if fmax < dmax {
+			fmax++
+			*kvdf(fmax + 1) = -1
+		} else {
+			fmax--
+		}
+		for d := fmax; d >= fmin; d -= 2 {
+			var i1 int
+			if *kvdf(d - 1) >= *kvdf(d + 1) {
+				i1 = *kvdf(d - 1) + 1
+			} else {
+				i1 = *kvdf(d + 1)
+			}
+			prev1 := i1
+			i2 := i1 - d
+			for i1 < lim1 && i2 < lim2 && ha1[i1] == ha2[i2] {
+				i1++
+				i2++
+			}
+			if i1-prev1 > snakeCnt {
+				gotSnake = true
+			}
+			*kvdf(d) = i1
+			if odd && bmin <= d && d <= bmax && *kvdb(d) <= i1 {
+				return i1, i2, true, true
+			}
+		}
+		if bmin > dmin {
+			bmin--
+			*kvdb(bmin - 1) = lineMax
+		} else {
+			bmin++
+		}
+		if bmax < dmax {
+			bmax++
+			*kvdb(bmax + 1) = lineMax
+		} else {
+			bmax--
+		}
+		for d := bmax; d >= bmin; d -= 2 {
+			var i1 int
+			if *kvdb(d - 1) < *kvdb(d + 1) {
+				i1 = *kvdb(d - 1)
+			} else {
+				i1 = *kvdb(d + 1) - 1
+			}
+			prev1 := i1
+			i2 := i1 - d
+			for i1 > off1 && i2 > off2 && ha1[i1-1] == ha2[i2-1] {
+				i1--
+				i2--
+			}
+			if prev1-i1 > snakeCnt {
+				gotSnake = true
+			}
+			*kvdb(d) = i1
+			if !odd && fmin <= d && d <= fmax && i1 <= *kvdf(d) {
+				return i1, i2, true, true
+			}
+		}
+		if needMin {
+			continue
+		}
+		if gotSnake && ec > heurMin {
+			best := 0
+			for d := fmax; d >= fmin; d -= 2 {
+				dd := d - fmid
+				if dd < 0 {
+					dd = -dd
+				}
+				i1 := *kvdf(d)
+				i2 := i1 - d
+				v := (i1 - off1) + (i2 - off2) - dd
+				if v > kHeur*ec && v > best && off1+snakeCnt <= i1 && i1 < lim1 && off2+snakeCnt <= i2 && i2 < lim2 {
+					for k := 1; ha1[i1-k] == ha2[i2-k]; k++ {
+						if k == snakeCnt {
+							best, s1, s2 = v, i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				return s1, s2, true, false
+			}
+			for d := bmax; d >= bmin; d -= 2 {
+				dd := d - bmid
+				if dd < 0 {
+					dd = -dd
+				}
+				i1 := *kvdb(d)
+				i2 := i1 - d
+				v := (lim1 - i1) + (lim2 - i2) - dd
+				if v > kHeur*ec && v > best && off1 < i1 && i1 <= lim1-snakeCnt && off2 < i2 && i2 <= lim2-snakeCnt {
+					for k := 0; ha1[i1+k] == ha2[i2+k]; k++ {
+						if k == snakeCnt-1 {
+							best, s1, s2 = v, i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				return s1, s2, false, true
+			}
+		}
+		if ec >= m.mxcost {
+			fbest, fbest1 := -1, -1
+			for d := fmax; d >= fmin; d -= 2 {
+				i1 := min(*kvdf(d), lim1)
+				i2 := i1 - d
+				if lim2 < i2 {
+					i1, i2 = lim2+d, lim2
+				}
+				if fbest < i1+i2 {
+					fbest, fbest1 = i1+i2, i1
+				}
+			}
+			bbest, bbest1 := lineMax, lineMax
+			for d := bmax; d >= bmin; d -= 2 {
+				i1 := max(off1, *kvdb(d))
+				i2 := i1 - d
+				if i2 < off2 {
+					i1, i2 = off2+d, off2
+				}
+				if i1+i2 < bbest {
+					bbest, bbest1 = i1+i2, i1
+				}
+			}
+			if (lim1+lim2)-bbest < fbest-(off1+off2) {
+				return fbest1, fbest - fbest1, true, false
+			}
+			return bbest1, bbest - bbest1, false, true
+		}
+	}
+}
