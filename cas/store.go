@@ -78,7 +78,8 @@ func OpenStore(dir string) (*Store, error) {
 }
 
 // Refresh loads packs that other processes added to the directory and
-// forgets packs that were removed. Get and Has call it on a miss.
+// forgets packs that were removed. Get does this on a miss, unless the
+// directory is provably unchanged since the last scan.
 func (s *Store) Refresh() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -299,8 +300,9 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// HasPack reports whether a pack file named name is loaded, rescanning
-// the directory if it is not.
+// HasPack reports whether a pack file named name is loaded; if it is not,
+// it looks for that one file on disk (another process may have added it)
+// and loads it. A file that exists but is not a valid pack is not a pack.
 func (s *Store) HasPack(name string) bool {
 	s.mu.RLock()
 	ok := s.packs[name] != nil
@@ -308,12 +310,25 @@ func (s *Store) HasPack(name string) bool {
 	if ok {
 		return true
 	}
-	if s.refreshIfChanged() != nil {
+	if checkPackName(name) != nil {
 		return false
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.packs[name] != nil
+	if _, err := os.Stat(filepath.Join(s.dir, name)); err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.packs[name] == nil {
+		if err := s.loadLocked(name); err != nil {
+			s.broken[name] = err
+			return false
+		}
+		delete(s.broken, name)
+	}
+	return true
 }
 
 // Packs returns the names of the loaded packs and, for each file in the
@@ -415,11 +430,15 @@ func (s *Store) read(loc location, id ID) (Object, error) {
 	return o, nil
 }
 
-// Has reports whether the store holds id (rescanning on a miss). It does
-// not read the object.
+// Has reports whether a pack this Store has loaded holds id. Unlike Get it
+// does not look for packs other processes added since the last scan (call
+// Refresh for that), so it costs no I/O: it is meant for deciding what to
+// pack, where a false negative only stores an object twice.
 func (s *Store) Has(id ID) bool {
-	_, err := s.lookup(id)
-	return err == nil
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.index[id]
+	return ok
 }
 
 // Close releases the store's memory; later calls fail. The store holds no

@@ -91,11 +91,24 @@ func TestStoreSeesPacksOfOtherProcesses(t *testing.T) {
 	if err := writer.AddPack("2-b.pack", data); err != nil {
 		t.Fatal(err)
 	}
+	if reader.Has(id) {
+		t.Fatal("Has looked at the directory; it is documented to use the loaded index only")
+	}
 	if _, err := cas.ReadFile(reader, id); err != nil {
 		t.Fatalf("reader did not pick up the new pack: %v", err)
 	}
-	if !reader.HasPack("2-b.pack") {
-		t.Fatal("HasPack false for a pack another process added")
+	if !reader.Has(id) {
+		t.Fatal("Has false after Get loaded the new pack")
+	}
+	data2, id2 := packOf(t, []byte("second pack of the other process"))
+	if err := writer.AddPack("3-c.pack", data2); err != nil {
+		t.Fatal(err)
+	}
+	if !reader.HasPack("3-c.pack") || !reader.Has(id2) {
+		t.Fatal("HasPack did not load a pack another process added")
+	}
+	if reader.HasPack("4-absent.pack") {
+		t.Fatal("HasPack true for an absent pack")
 	}
 }
 
