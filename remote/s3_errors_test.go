@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -234,34 +233,4 @@ func TestS3MissingBucketIsNotAnEmptyNotebook(t *testing.T) {
 	cfg.Bucket = "no-such-bucket-" + remote.NewUUIDv7()[:8]
 	_, _, err := openS3(t, cfg).Get(context.Background(), remote.CurrentKey)
 	expectOnly(t, "Get in a missing bucket", err, remote.ErrUnavailable)
-}
-
-// A server that stops answering after the request was sent: a write is
-// ambiguous, a read merely unavailable. Needs a server of its own (paused).
-func TestS3TimeoutAfterSend(t *testing.T) {
-	srv := seaweed.Start(t)
-	s := seaweedStore(t, srv, nil)
-	ctx := context.Background()
-	etag, err := s.CreateIfAbsent(ctx, "current", []byte("v1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	srv.Pause(t)
-	short, cancel := context.WithTimeout(ctx, time.Second)
-	_, err = s.ReplaceIfMatch(short, "current", []byte("v2"), etag)
-	cancel()
-	expectOnly(t, "replace on a stalled server", err, remote.ErrAmbiguous)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("cause lost: %v", err)
-	}
-	short, cancel = context.WithTimeout(ctx, time.Second)
-	_, _, err = s.Get(short, "current")
-	cancel()
-	expectOnly(t, "get on a stalled server", err, remote.ErrUnavailable)
-	srv.Resume(t)
-
-	if _, _, err := s.Get(ctx, "current"); err != nil {
-		t.Fatalf("after resume: %v", err)
-	}
 }
