@@ -114,3 +114,36 @@ func TestNotAPackIsCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// Behind a valid checksum, the index must still describe the records
+// exactly: sorted IDs, records tiling the space between header and index.
+func TestPackIndexStructureIsChecked(t *testing.T) {
+	data, objs := smallPack(t)
+	tr := len(data) - 48
+	indexOff := int(binary.LittleEndian.Uint64(data[tr:]))
+	mutations := map[string]func(b []byte){
+		"offset moved by one": func(b []byte) {
+			binary.LittleEndian.PutUint64(b[indexOff+32:], binary.LittleEndian.Uint64(b[indexOff+32:])+1)
+		},
+		"stored length off by one": func(b []byte) {
+			binary.LittleEndian.PutUint32(b[indexOff+40:], binary.LittleEndian.Uint32(b[indexOff+40:])+1)
+		},
+		"entries swapped": func(b []byte) {
+			e0 := bytes.Clone(b[indexOff : indexOff+44])
+			copy(b[indexOff:], b[indexOff+44:indexOff+88])
+			copy(b[indexOff+44:], e0)
+		},
+		"count too small":    func(b []byte) { binary.LittleEndian.PutUint32(b[tr+8:], uint32(len(objs)-1)) },
+		"count zero":         func(b []byte) { binary.LittleEndian.PutUint32(b[tr+8:], 0) },
+		"index offset moved": func(b []byte) { binary.LittleEndian.PutUint64(b[tr:], uint64(indexOff+44)) },
+		"trailer flags":      func(b []byte) { b[tr+12] = 1 },
+		"header flags":       func(b []byte) { b[12] = 1 },
+	}
+	for name, mutate := range mutations {
+		bad := bytes.Clone(data)
+		mutate(bad)
+		if _, err := cas.OpenPack(reseal(bad)); !errors.Is(err, cas.ErrCorrupt) {
+			t.Errorf("%s: OpenPack error = %v, want ErrCorrupt", name, err)
+		}
+	}
+}
