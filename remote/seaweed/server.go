@@ -58,7 +58,6 @@ type process struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	err    error // the Wait result, set before exited is closed
-	paused bool
 }
 
 type ports struct{ master, masterGRPC, volume, volumeGRPC, filer, filerGRPC, s3, s3GRPC int }
@@ -390,16 +389,10 @@ func (s *Server) signal(freeze bool) error {
 	if s.proc == nil {
 		return errors.New("server is not running")
 	}
-	var err error
 	if freeze {
-		err = pause(s.proc.cmd.Process)
-	} else {
-		err = resume(s.proc.cmd.Process)
+		return pause(s.proc.cmd.Process)
 	}
-	if err == nil {
-		s.proc.paused = freeze
-	}
-	return err
+	return resume(s.proc.cmd.Process)
 }
 
 // stop ends the running process, if any, and waits for it to exit.
