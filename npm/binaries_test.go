@@ -15,6 +15,7 @@ import (
 	"debug/macho"
 	"debug/pe"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,7 +77,9 @@ func TestReleaseBinaries(t *testing.T) {
 			}
 			checkBuildInfo(t, path, tg)
 			checkVersionStamp(t, data, r.version)
-			checkExecutable(t, path, tg)
+			for _, p := range executableProblems(path, tg) {
+				t.Error(p)
+			}
 			runVersion(t, path, tg, r.version)
 		})
 	}
@@ -154,53 +157,55 @@ func checkVersionStamp(t *testing.T, data []byte, version string) {
 	}
 }
 
-// checkExecutable checks the format and CPU, and that nothing is loaded at
-// start but the operating system's own interface (libSystem on macOS, where
-// Go always links it; kernel32 and friends on Windows; nothing on Linux).
-func checkExecutable(t *testing.T, path string, tg target) {
-	t.Helper()
-	var libs []string
+// executableProblems checks the format and CPU, and that nothing is loaded
+// at start but the operating system's own libraries (macOS system libraries
+// and frameworks, which Go always links there; kernel32 on Windows; nothing
+// at all on Linux: no interpreter, no dynamic section).
+func executableProblems(path string, tg target) []string {
+	var problems, libs []string
 	switch tg.goos {
 	case "linux":
 		f, err := elf.Open(path)
 		if err != nil {
-			t.Fatalf("not ELF: %v", err)
+			return []string{fmt.Sprintf("not ELF: %v", err)}
 		}
 		defer f.Close()
 		machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "arm": elf.EM_ARM}[tg.goarch]
 		if f.Machine != machine || f.Type != elf.ET_EXEC {
-			t.Errorf("ELF %v %v, want %v executable", f.Type, f.Machine, machine)
+			problems = append(problems, fmt.Sprintf("ELF %v %v, want %v executable", f.Type, f.Machine, machine))
 		}
 		for _, p := range f.Progs {
 			if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-				t.Errorf("has %v: dynamically linked", p.Type)
+				problems = append(problems, fmt.Sprintf("has %v: dynamically linked", p.Type))
 			}
 		}
 		libs, _ = f.ImportedLibraries()
 	case "darwin":
 		f, err := macho.Open(path)
 		if err != nil {
-			t.Fatalf("not Mach-O: %v", err)
+			return []string{fmt.Sprintf("not Mach-O: %v", err)}
 		}
 		defer f.Close()
 		cpu := map[string]macho.Cpu{"amd64": macho.CpuAmd64, "arm64": macho.CpuArm64}[tg.goarch]
 		if f.Cpu != cpu || f.Type != macho.TypeExec {
-			t.Errorf("Mach-O %v %v, want %v executable", f.Type, f.Cpu, cpu)
+			problems = append(problems, fmt.Sprintf("Mach-O %v %v, want %v executable", f.Type, f.Cpu, cpu))
 		}
 		all, _ := f.ImportedLibraries()
 		for _, l := range all {
-			if l != "/usr/lib/libSystem.B.dylib" {
+			// libSystem, libresolv, CoreFoundation and Security (for the
+			// system's certificate roots) ship with every macOS.
+			if !strings.HasPrefix(l, "/usr/lib/") && !strings.HasPrefix(l, "/System/Library/Frameworks/") {
 				libs = append(libs, l)
 			}
 		}
 	case "windows":
 		f, err := pe.Open(path)
 		if err != nil {
-			t.Fatalf("not PE: %v", err)
+			return []string{fmt.Sprintf("not PE: %v", err)}
 		}
 		defer f.Close()
 		if f.Machine != pe.IMAGE_FILE_MACHINE_AMD64 {
-			t.Errorf("PE machine %#x, want AMD64", f.Machine)
+			problems = append(problems, fmt.Sprintf("PE machine %#x, want AMD64", f.Machine))
 		}
 		all, _ := f.ImportedLibraries()
 		for _, l := range all {
@@ -210,7 +215,30 @@ func checkExecutable(t *testing.T, path string, tg target) {
 		}
 	}
 	if len(libs) > 0 {
-		t.Errorf("needs shared libraries %v", libs)
+		problems = append(problems, fmt.Sprintf("needs shared libraries %v", libs))
+	}
+	return problems
+}
+
+// The check above is what vouches for every release binary; show it can fail.
+func TestExecutableCheckCatchesDynamicLinking(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("uses the system's own dynamically linked ELF programs")
+	}
+	tg := target{"linux", runtime.GOARCH, ""}
+	ls, err := exec.LookPath("ls")
+	if err != nil {
+		t.Skip(err)
+	}
+	if problems := executableProblems(ls, tg); !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "PT_INTERP") }) {
+		t.Errorf("%s passes as static: %v", ls, problems)
+	}
+	other := target{"linux", map[string]string{"amd64": "arm64"}[runtime.GOARCH], ""}
+	if other.goarch == "" {
+		other.goarch = "amd64"
+	}
+	if problems := executableProblems(ls, other); len(problems) == 0 {
+		t.Errorf("%s passes as linux/%s", ls, other.goarch)
 	}
 }
 
@@ -238,6 +266,7 @@ func runVersion(t *testing.T, path string, tg target, version string) {
 	if err != nil {
 		t.Fatalf("%v: %v", argv, err)
 	}
+	t.Logf("ran %v", argv)
 	if want := "slivingdoc " + version + "\n"; string(out) != want {
 		t.Errorf("%v printed %q, want %q", argv, out, want)
 	}

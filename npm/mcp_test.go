@@ -1,7 +1,7 @@
 package npm_test
 
-// An MCP host's configuration, { "command": "npx", "args": ["slivingdoc",
-// "serve"] }, gives a working server: a real MCP client completes
+// An MCP host's configuration, { "command": "npx", "args": ["-y",
+// "slivingdoc", "serve"] }, gives a working server: a real MCP client completes
 // initialize and tools/list through npx and the launcher, the server
 // advertises slivingdoc at the release version, and closing stdin ends the
 // whole chain cleanly.
@@ -44,7 +44,7 @@ func TestMCPOverLauncher(t *testing.T) {
 	}
 
 	home := t.TempDir()
-	cmd := exec.Command("npx", "slivingdoc", "serve")
+	cmd := exec.Command("npx", "-y", "slivingdoc", "serve")
 	cmd.Dir = project
 	// Everything the server keeps goes under home.
 	cmd.Env = npmEnv(

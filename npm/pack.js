@@ -85,19 +85,23 @@ function main() {
     fail(`${sumsFile}: ${err.message} (run \`make release VERSION=${version}\` first)`);
   }
 
-  fs.rmSync(out, { recursive: true, force: true });
-  const stage = path.join(out, 'stage');
-  fs.mkdirSync(stage, { recursive: true });
-  const tarballs = [];
-
-  for (const p of selectPlatforms(opts.platforms)) {
+  // Check everything before writing anything: a refusal leaves no tarball.
+  const selected = selectPlatforms(opts.platforms).map((p) => {
     const asset = assetName(p, version);
     const src = path.join(dist, asset);
     if (!sums.has(asset)) fail(`${asset} is not listed in ${sumsFile}`);
     if (!fs.existsSync(src)) fail(`${src} is missing (run \`make release VERSION=${version}\` first)`);
     const digest = crypto.createHash('sha256').update(fs.readFileSync(src)).digest('hex');
     if (digest !== sums.get(asset)) fail(`${src} does not match its SHA256SUMS entry`);
+    return { p, src };
+  });
 
+  fs.rmSync(out, { recursive: true, force: true });
+  const stage = path.join(out, 'stage');
+  fs.mkdirSync(stage, { recursive: true });
+  const tarballs = [];
+
+  for (const { p, src } of selected) {
     const dir = path.join(stage, p.node);
     copyTree(path.join(__dirname, 'platform'), dir);
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));

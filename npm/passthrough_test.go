@@ -100,17 +100,13 @@ func TestLauncherPassesExitStatus(t *testing.T) {
 
 func TestLauncherPassesDeathBySignal(t *testing.T) {
 	bin := fakeLauncher(t)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL} {
-		res := runIn(t, t.TempDir(), "", bin, "kill", strings.TrimPrefix(signalName(sig), "SIG"))
+	for name, sig := range map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP, "KILL": syscall.SIGKILL} {
+		res := runIn(t, t.TempDir(), "", bin, "kill", name)
 		ws := res.state.Sys().(syscall.WaitStatus)
 		if !ws.Signaled() || ws.Signal() != sig {
 			t.Errorf("binary killed by %v: launcher ended with %v (stderr %q)", sig, res.state, res.stderr)
 		}
 	}
-}
-
-func signalName(s syscall.Signal) string {
-	return map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT", syscall.SIGHUP: "SIGHUP", syscall.SIGKILL: "SIGKILL"}[s]
 }
 
 func TestLauncherForwardsStopSignals(t *testing.T) {
