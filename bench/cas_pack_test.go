@@ -124,3 +124,33 @@ func BenchmarkCASStoreGet(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkCASOpenStore300: what every process pays to open a local store
+// of 300 packs (header, trailer and index of each; no whole-pack hashing).
+func BenchmarkCASOpenStore300(b *testing.B) {
+	dir := b.TempDir()
+	s, err := cas.OpenStore(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 300 {
+		w := cas.NewPackWriter()
+		for j := range 10 {
+			if _, err := cas.WriteFile(w, casText(uint64(i*10+j), 2000)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		data, _ := w.Finish()
+		if err := s.AddPack(fmt.Sprintf("%d.pack", i), data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+	for b.Loop() {
+		s, err := cas.OpenStore(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}

@@ -20,15 +20,15 @@ import (
 // directory. It is a Source.
 //
 // The store keeps only an index in memory (ID -> pack, offset, length) and
-// reads each object with one ReadAt, opening the pack file for that read
-// alone: hundreds of packs cost no file descriptors, and another process
-// may remove a pack at any time (on Windows an open file could not be
-// removed). Pack files are named by the caller; files whose names start
-// with "." are temporary and ignored.
+// reads each object with one ReadAt; handles of at most 64 recently read
+// packs stay open (none on Windows, where an open file could not be
+// removed by another process). Pack files are named by the caller; files
+// whose names start with "." are temporary and ignored.
 type Store struct {
 	dir string
 
 	addMu sync.Mutex // serialises AddPack within the process
+	files *packFiles // open handles of recently read packs
 
 	mu     sync.RWMutex
 	closed bool
@@ -67,6 +67,7 @@ func OpenStore(dir string) (*Store, error) {
 	}
 	s := &Store{
 		dir:    dir,
+		files:  newPackFiles(),
 		packs:  make(map[string]*storedPack),
 		broken: make(map[string]error),
 		index:  make(map[ID]location),
@@ -116,9 +117,10 @@ func (s *Store) scanLocked() error {
 		}
 	}
 	gone := false
-	for name := range s.packs {
+	for name, p := range s.packs {
 		if !present[name] {
 			delete(s.packs, name)
+			s.files.drop(p)
 			gone = true
 		}
 	}
@@ -189,8 +191,9 @@ func (s *Store) installLocked(p *storedPack, index []byte) {
 func (s *Store) rebuildIndexLocked() {
 	s.index = make(map[ID]location, len(s.index))
 	names := make([]string, 0, len(s.packs))
-	for name := range s.packs {
+	for name, p := range s.packs {
 		names = append(names, name)
+		s.files.drop(p)
 	}
 	clear(s.packs)
 	for _, name := range names {
@@ -411,13 +414,13 @@ func (s *Store) Get(id ID) (Object, error) {
 }
 
 func (s *Store) read(loc location, id ID) (Object, error) {
-	f, err := os.Open(filepath.Join(s.dir, loc.pack.name))
+	h, err := s.files.acquire(loc.pack, filepath.Join(s.dir, loc.pack.name))
 	if err != nil {
 		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.pack.name, err)
 	}
-	defer f.Close()
+	defer s.files.release(h)
 	rec := make([]byte, recordHeader+int(loc.stored))
-	if _, err := f.ReadAt(rec, int64(loc.offset)); err != nil {
+	if _, err := h.f.ReadAt(rec, int64(loc.offset)); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("pack %q changed size: %w", loc.pack.name, ErrTruncated)
 		}
@@ -441,12 +444,12 @@ func (s *Store) Has(id ID) bool {
 	return ok
 }
 
-// Close releases the store's memory; later calls fail. The store holds no
-// open files between calls.
+// Close releases the store's memory and open files; later calls fail.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
 	s.packs, s.broken, s.index = nil, nil, nil
+	s.files.dropAll()
 	return nil
 }

@@ -1,0 +1,128 @@
+package cas
+
+import (
+	"os"
+	"runtime"
+	"sync"
+)
+
+// packFiles keeps open handles to the most recently read packs so that a
+// Get costs one pread instead of open, pread and close. It holds at most
+// maxOpen handles; past that, the least recently used idle one is closed,
+// and if none is idle the read uses a handle of its own.
+//
+// On Windows no handle is kept: an open file there cannot be removed or
+// replaced by another process, and the store promises that it can.
+type packFiles struct {
+	mu      sync.Mutex
+	maxOpen int
+	tick    uint64
+	open    map[*storedPack]*packHandle
+}
+
+type packHandle struct {
+	f       *os.File
+	refs    int    // reads in flight
+	lastUse uint64 // packFiles.tick at the last acquire
+	dropped bool   // no longer cached: close when refs reaches 0
+}
+
+func newPackFiles() *packFiles {
+	n := 64
+	if runtime.GOOS == "windows" {
+		n = 0
+	}
+	return &packFiles{maxOpen: n, open: make(map[*storedPack]*packHandle)}
+}
+
+// acquire returns an open handle for p; the caller must release it.
+func (pf *packFiles) acquire(p *storedPack, path string) (*packHandle, error) {
+	pf.mu.Lock()
+	if h := pf.open[p]; h != nil {
+		pf.tick++
+		h.refs++
+		h.lastUse = pf.tick
+		pf.mu.Unlock()
+		return h, nil
+	}
+	pf.mu.Unlock()
+
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	h := &packHandle{f: f, refs: 1}
+
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	if other := pf.open[p]; other != nil {
+		// Another reader cached a handle meanwhile: use ours once.
+		h.dropped = true
+		return h, nil
+	}
+	if len(pf.open) >= pf.maxOpen && !pf.evictLocked() {
+		h.dropped = true
+		return h, nil
+	}
+	pf.tick++
+	h.lastUse = pf.tick
+	pf.open[p] = h
+	return h, nil
+}
+
+// evictLocked closes the least recently used idle handle, reporting
+// whether there was one (or room to begin with).
+func (pf *packFiles) evictLocked() bool {
+	if pf.maxOpen == 0 {
+		return false
+	}
+	var victim *storedPack
+	var oldest uint64
+	for p, h := range pf.open {
+		if h.refs == 0 && (victim == nil || h.lastUse < oldest) {
+			victim, oldest = p, h.lastUse
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	pf.dropLocked(victim)
+	return true
+}
+
+func (pf *packFiles) release(h *packHandle) {
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	h.refs--
+	if h.dropped && h.refs == 0 {
+		h.f.Close()
+	}
+}
+
+// drop forgets p's handle (the pack was removed or the store closed); it
+// is closed once no read uses it.
+func (pf *packFiles) drop(p *storedPack) {
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	pf.dropLocked(p)
+}
+
+func (pf *packFiles) dropLocked(p *storedPack) {
+	h := pf.open[p]
+	if h == nil {
+		return
+	}
+	delete(pf.open, p)
+	h.dropped = true
+	if h.refs == 0 {
+		h.f.Close()
+	}
+}
+
+func (pf *packFiles) dropAll() {
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	for p := range pf.open {
+		pf.dropLocked(p)
+	}
+}
