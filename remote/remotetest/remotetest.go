@@ -382,8 +382,8 @@ func testIsolation(t *testing.T, newStore func(t *testing.T) remote.Store) {
 
 func testIdentity(t *testing.T, newStore func(t *testing.T) remote.Store) {
 	a, b := newStore(t), newStore(t)
-	if a.Identity() == "" || a.Identity() != a.Identity() {
-		t.Fatalf("Identity must be non-empty and stable, got %q", a.Identity())
+	if id := a.Identity(); id == "" || a.Identity() != id {
+		t.Fatalf("Identity must be non-empty and stable, got %q", id)
 	}
 	if a.Identity() == b.Identity() {
 		t.Fatalf("two stores with different prefixes share the identity %q", a.Identity())
