@@ -24,11 +24,15 @@
 //   - PackWriter (a Sink) and Pack: one immutable pack; OpenPack verifies
 //     the whole-pack checksum and index, Pack.Get verifies each object's ID.
 //   - Store: a directory of packs with an in-memory ID -> (pack, offset)
-//     index; objects are read with ReadAt, never whole packs.
+//     index; objects are read with ReadAt, never whole packs, through a
+//     small cache of open pack handles (store_files.go).
+//   - Memory: an in-memory Source and Sink, for tests and staging.
 //
 // Trust: a pack's trailer checksum is verified whenever its bytes are
-// accepted (OpenPack, Store.AddPack, Store.Verify); packs already in a
+// accepted (OpenPack, Store.AddPack, Store.VerifyPack); packs already in a
 // Store directory were verified when they were added, so reopening them
 // checks only their header, length, trailer fields and index structure.
-// Every object's ID is verified on every decode, from any source.
+// Every object's ID is verified on every decode by Pack and Store; the
+// helpers (ReadFile, ReadTree, CheckClosure) also check that a Source
+// returned the object they asked for, of the kind they expect.
 package cas

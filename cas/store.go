@@ -42,9 +42,9 @@ type Store struct {
 	scannedAt    time.Time
 }
 
+// storedPack is one loaded pack file; index locations point to it.
 type storedPack struct {
 	name string
-	size int64
 }
 
 type location struct {
@@ -172,7 +172,7 @@ func (s *Store) loadLocked(name string) error {
 	if err := checkIndex(index, indexOff); err != nil {
 		return err
 	}
-	s.installLocked(&storedPack{name: name, size: size}, index)
+	s.installLocked(&storedPack{name: name}, index)
 	return nil
 }
 
@@ -248,7 +248,7 @@ func (s *Store) AddPack(name string, data []byte) error {
 		return ErrStoreClosed
 	}
 	delete(s.broken, name)
-	s.installLocked(&storedPack{name: name, size: int64(len(data))}, p.index)
+	s.installLocked(&storedPack{name: name}, p.index)
 	return nil
 }
 
