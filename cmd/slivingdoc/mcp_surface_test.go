@@ -90,6 +90,18 @@ func TestMCPSessionDirectory(t *testing.T) {
 	}
 	// Nothing outside the session directory is addressable.
 	wantError(t, s.call(ToolPullName, map[string]any{"path": a.dir}), "INVALID_REQUEST", "PATH_OUTSIDE_ROOT", "FIX_REQUEST", false)
+
+	// At exit a directory with files stays; an unused one is removed.
+	s.close()
+	if _, err := os.Stat(filepath.Join(dir, "hello.md")); err != nil {
+		t.Fatalf("the session directory lost its files at exit: %v", err)
+	}
+	idle := a.serveArgs("serve")
+	idleDir := sessionDirPattern.FindStringSubmatch(idle.cs.InitializeResult().Instructions)[1]
+	idle.close()
+	if _, err := os.Stat(filepath.Dir(idleDir)); !os.IsNotExist(err) {
+		t.Fatalf("an unused session directory was left behind: %v", err)
+	}
 }
 
 // With --workspace-root, path addresses directories below it, also as ~/.

@@ -26,8 +26,9 @@ var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECU
 // Without --workspace-root the server makes its own session directory
 // (<tmp>/slivingdoc-XXXX/notebook) and uses it as notebook directory and
 // workspace root, so an agent simply omits path. With one, the root is the
-// notebook directory and path may address directories below it. The
-// session directory is kept on exit: it may hold edits not yet committed.
+// notebook directory and path may address directories below it. A session
+// directory that holds files is kept on exit (they may be edits not yet
+// committed); an empty one is removed.
 func runServe(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("serve", "serve [flags]", "", s)
 	c.fs.Usage = func() {
@@ -58,6 +59,13 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		}
 		cfg.WorkspaceRoot = dir
 		log.Info("session directory", "dir", dir)
+		// Only an empty session directory goes away at exit: os.Remove
+		// refuses a directory that still holds files.
+		defer func() {
+			if os.Remove(dir) == nil {
+				os.Remove(filepath.Dir(dir))
+			}
+		}()
 	}
 	if cfg.DefaultDir == "" {
 		cfg.DefaultDir = cfg.WorkspaceRoot
