@@ -139,6 +139,7 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 	}
 	s.scan.temps = nil
 	s.scan.changed = true
+	s.scan.byID = nil // rebuilt from the rewritten tree on demand
 	for _, c := range changes {
 		if !c.del {
 			continue
@@ -148,6 +149,7 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 		}
 		delete(s.scan.files, c.path)
 		delete(s.scan.stats, c.path)
+		delete(s.scan.content, c.path)
 		s.pruneEmpty(path.Dir(c.path))
 	}
 	dirs := map[string]bool{}
@@ -164,6 +166,7 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 		st.Markers = len(merge.ScanMarkers(c.content)) > 0
 		s.scan.files[c.path] = c.id
 		s.scan.stats[c.path] = st
+		s.scan.content[c.path] = c.content
 		dirs[path.Dir(c.path)] = true
 		if written++; written == 1 {
 			if err := failpoint(FailMidRewrite); err != nil {

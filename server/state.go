@@ -90,23 +90,21 @@ type baseline struct {
 	Files      map[string]cas.ID
 }
 
+// encodeBaseline writes entries in map order: the file is private and
+// read whole, so sorting 10,000 paths on every call would buy nothing.
 func encodeBaseline(b *baseline) []byte {
-	paths := sortedKeys(b.Files)
-	var buf bytes.Buffer
-	buf.Grow(len(baselineMagic) + 44 + len(paths)*(40+34) + 32)
-	buf.WriteString(baselineMagic)
-	buf.Write(binary.BigEndian.AppendUint64(nil, b.Generation))
-	buf.Write(b.Head[:])
-	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(paths))))
-	for _, p := range paths {
-		buf.Write(binary.BigEndian.AppendUint16(nil, uint16(len(p))))
-		buf.WriteString(p)
-		id := b.Files[p]
-		buf.Write(id[:])
+	out := make([]byte, 0, len(baselineMagic)+44+len(b.Files)*(40+34)+32)
+	out = append(out, baselineMagic...)
+	out = binary.BigEndian.AppendUint64(out, b.Generation)
+	out = append(out, b.Head[:]...)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(b.Files)))
+	for p, id := range b.Files {
+		out = binary.BigEndian.AppendUint16(out, uint16(len(p)))
+		out = append(out, p...)
+		out = append(out, id[:]...)
 	}
-	sum := cas.Sum(buf.Bytes())
-	buf.Write(sum[:])
-	return buf.Bytes()
+	sum := cas.Sum(out)
+	return append(out, sum[:]...)
 }
 
 func decodeBaseline(data []byte) (*baseline, error) {
@@ -146,15 +144,10 @@ type statEntry struct {
 }
 
 func encodeStatCache(m map[string]statEntry) []byte {
-	paths := sortedKeys(m)
-	var buf bytes.Buffer
-	buf.Grow(len(statCacheMagic) + 4 + len(paths)*(40+75) + 32)
-	buf.WriteString(statCacheMagic)
-	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(paths))))
-	var b []byte
-	for _, p := range paths {
-		s := m[p]
-		b = b[:0]
+	b := make([]byte, 0, len(statCacheMagic)+4+len(m)*(40+75)+32)
+	b = append(b, statCacheMagic...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(m)))
+	for p, s := range m {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
 		b = append(b, p...)
 		b = binary.BigEndian.AppendUint64(b, uint64(s.Size))
@@ -171,11 +164,9 @@ func encodeStatCache(m map[string]statEntry) []byte {
 			flags |= 2
 		}
 		b = append(b, flags)
-		buf.Write(b)
 	}
-	sum := cas.Sum(buf.Bytes())
-	buf.Write(sum[:])
-	return buf.Bytes()
+	sum := cas.Sum(b)
+	return append(b, sum[:]...)
 }
 
 func decodeStatCache(data []byte) (map[string]statEntry, error) {
