@@ -1,7 +1,11 @@
 package cas_test
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -86,5 +90,37 @@ func TestCheckClosureDetectsWrongObject(t *testing.T) {
 	src := lyingSource{Memory: m, victim: big.Chunks[2].ID, swap: mustChunk(t, []byte("other"))}
 	if err := cas.CheckClosure(src, commit); !errors.Is(err, cas.ErrCorrupt) {
 		t.Fatalf("CheckClosure error = %v, want ErrCorrupt", err)
+	}
+}
+
+// Through a Store, a damaged chunk on disk is reported as corrupt, and the
+// error names the file's path, never an object ID (IDs stay inside the
+// process).
+func TestCheckClosureThroughDamagedStore(t *testing.T) {
+	m := cas.NewMemory()
+	commit, big, _ := notebook(t, m)
+	w := cas.NewPackWriter()
+	for _, id := range m.IDs() {
+		o, _ := m.Get(id)
+		mustPut(t, w, o)
+	}
+	data, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := big.Chunks[1].ID
+	bad := bytes.Clone(data)
+	bad[recordOffset(t, data, victim)+42+5] ^= 0x20 // inside the stored bytes
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.pack"), bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, dir)
+	err = cas.CheckClosure(s, commit)
+	if !errors.Is(err, cas.ErrCorrupt) {
+		t.Fatalf("CheckClosure error = %v, want ErrCorrupt", err)
+	}
+	if strings.Contains(err.Error(), victim.String()) || strings.Contains(err.Error(), commit.String()) {
+		t.Fatalf("error %q carries an object ID", err)
 	}
 }
