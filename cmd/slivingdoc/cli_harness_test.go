@@ -68,7 +68,9 @@ func (nb *notebook) agent(name string) *agent {
 	base := nb.t.TempDir()
 	a := &agent{nb: nb, name: name, dir: filepath.Join(base, "notes"), priv: filepath.Join(base, "private"), bin: nb.bin}
 	a.env = append(cleanEnv(), nb.env...)
-	a.env = append(a.env, "SLIVINGDOC_PRIVATE_ROOT="+a.priv)
+	// Per-user directories in the test's own space, so a test that forgets
+	// a store setting never touches the real user data or cache dirs.
+	a.env = append(a.env, "SLIVINGDOC_PRIVATE_ROOT="+a.priv, "XDG_DATA_HOME="+filepath.Join(base, "xdg-data"), "XDG_CACHE_HOME="+filepath.Join(base, "xdg-cache"))
 	return a
 }
 

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote/seaweed"
@@ -69,10 +68,25 @@ func TestCLIStoreSpellings(t *testing.T) {
 		if r := mustOK(t, c.run("pull", c.dir, "--bucket", bucket, "--path-style")); r.generation != 0 {
 			t.Fatalf("the default prefix is another notebook: %+v", r)
 		}
-		// Store errors are reports, not crashes: a bucket that does not exist.
-		o := c.run("pull", c.dir, "--bucket", "no-such-"+strings.ToLower(bucket), "--path-style")
-		if rep := mustFail(t, o); rep.code != "STORAGE_FAILURE" {
-			t.Fatalf("missing bucket: %+v", rep)
+		// Store failures are reports that keep local work: credentials the
+		// store refuses (the read-only identity), and a store that does not
+		// answer. (SeaweedFS creates a missing bucket on the first PUT, so
+		// a missing bucket cannot be shown here.)
+		b.write("x.md", "x\nlocal edit\n")
+		ro := []string{"AWS_ACCESS_KEY_ID=" + srv.ReadOnlyAccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.ReadOnlySecretKey}
+		rep := mustFail(t, b.runEnv(ro, "commit", b.dir, "-m", "refused"))
+		if rep.code != "STORAGE_FAILURE" || rep.reason != "ACCESS_DENIED" || rep.action != "CHECK_STORE" || rep.retryable {
+			t.Fatalf("read-only credentials: %+v", rep)
+		}
+		rep = mustFail(t, b.run("commit", b.dir, "-m", "unreachable", "--endpoint", "http://127.0.0.1:1"))
+		if rep.code != "STORAGE_FAILURE" || rep.reason != "STORE_UNREACHABLE" || rep.action != "RETRY" || !rep.retryable {
+			t.Fatalf("unreachable store: %+v", rep)
+		}
+		if got := b.read("x.md"); got != "x\nlocal edit\n" {
+			t.Fatalf("local edit lost: %q", got)
+		}
+		if r := b.pull(); r.generation != 1 {
+			t.Fatalf("something was published: %+v", r)
 		}
 	})
 }
