@@ -27,6 +27,9 @@ const (
 // so a small hostile tree could otherwise describe exponentially many paths.
 const MaxTreeFiles = 1 << 22
 
+// treeFileLimit is MaxTreeFiles; tests lower it.
+var treeFileLimit = MaxTreeFiles
+
 // EncodeTree returns the canonical tree object of entries, which must be
 // sorted by name bytes, with unique valid names and non-zero IDs.
 func EncodeTree(entries []TreeEntry) (Object, error) {
@@ -185,8 +188,8 @@ func ReadTree(src Source, root ID) (map[string]ID, error) {
 	files := make(map[string]ID)
 	err := walkTree(src, root, nil, func(path string, e TreeEntry) error {
 		if e.Kind == KindFile {
-			if len(files) == MaxTreeFiles {
-				return corruptf("tree holds more than %d files", MaxTreeFiles)
+			if len(files) == treeFileLimit {
+				return corruptf("tree holds more than %d files", treeFileLimit)
 			}
 			files[path] = e.ID
 		}
