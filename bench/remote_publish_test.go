@@ -14,6 +14,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -42,15 +43,27 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return c.base.RoundTrip(req)
 }
 
-// publishPackSize is the pack of a small commit (one changed note).
-const publishPackSize = 2 << 10
+// publishNoteSize is the note a small commit changes.
+const publishNoteSize = 2 << 10
 
-func packFor(pub string) []byte {
-	return bytes.Repeat([]byte(pub[:8]), publishPackSize/8)
-}
-
-func buildProposal(_ context.Context, _ remote.State, pub string) (remote.Proposal, error) {
-	return remote.Proposal{Pack: packFor(pub), Head: cas.Sum([]byte("head " + pub))}, nil
+// buildProposal proposes a real pack: the changed note's chunk and a commit
+// on the observed head (the tree is a placeholder; remote checks the
+// commit, not its closure).
+func buildProposal(_ context.Context, observed remote.State, pub string) (remote.Proposal, error) {
+	chunk, err := cas.ChunkObject(bytes.Repeat([]byte(pub[len(pub)-8:]), publishNoteSize/8))
+	if err != nil {
+		return remote.Proposal{}, err
+	}
+	commit := cas.EncodeCommit(cas.Commit{Tree: cas.Sum([]byte("tree " + pub)), Parent: observed.Head(),
+		Publication: pub, Time: time.Now(), Message: []byte("bench")})
+	w := cas.NewPackWriter()
+	for _, o := range []cas.Object{chunk, commit} {
+		if err := w.Put(o); err != nil {
+			return remote.Proposal{}, err
+		}
+	}
+	pack, err := w.Finish()
+	return remote.Proposal{Pack: pack, Head: commit.ID}, err
 }
 
 func seaweedS3Config(srv *seaweed.Server, transport http.RoundTripper) remote.S3Config {
@@ -79,7 +92,7 @@ func floorRound(ctx context.Context, c *s3.Client, bucket, prefix string, pack, 
 	if err != nil {
 		return err
 	}
-	_, _ = bytes.NewBuffer(nil).ReadFrom(got.Body)
+	_, _ = io.Copy(io.Discard, got.Body)
 	got.Body.Close()
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String(prefix + "packs/" + remote.NewUUIDv7()),
 		Body: bytes.NewReader(pack)}); err != nil {
@@ -139,9 +152,10 @@ func BenchmarkRemotePublish(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		pack := make([]byte, acc.State.Manifest.Increments[len(acc.State.Manifest.Increments)-1].Pack.Size)
 		before = floor.n.Load()
 		start = time.Now()
-		if err := floorRound(ctx, fc, srv.Bucket, floorPrefix, packFor(acc.Publication), manifest); err != nil {
+		if err := floorRound(ctx, fc, srv.Bucket, floorPrefix, pack, manifest); err != nil {
 			b.Fatal(err)
 		}
 		floorTimes = append(floorTimes, time.Since(start))
