@@ -71,17 +71,6 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		cfg.DefaultDir = cfg.WorkspaceRoot
 	}
 
-	// A store without conditional writes would corrupt the notebook under
-	// concurrency; that is a startup-only diagnostic, never a tool result.
-	// Other probe failures (an unreachable store) are left to the calls,
-	// which report them with a retry verdict.
-	if err := remote.Probe(ctx, cfg.Store); errors.Is(err, remote.ErrIncompatible) {
-		fmt.Fprintf(s.err, "slivingdoc serve: INCOMPATIBLE_STORE: %s\n", scrubText(err.Error()))
-		return 1
-	} else if err != nil {
-		log.Warn("store probe failed; calls will report it", "err", scrubText(err.Error()))
-	}
-
 	eng, err := server.New(cfg)
 	if err != nil {
 		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))
@@ -92,6 +81,20 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return 2
 	}
 	defer eng.Close()
+
+	// A store without conditional writes would corrupt the notebook under
+	// concurrency: that is a startup-only diagnostic, never a tool result.
+	// Other probe failures (an unreachable store) are left to the calls,
+	// which report them with a retry verdict. The engine caches the verdict
+	// per store, so this costs requests only when it is stale.
+	if err := eng.Probe(ctx); errors.Is(err, remote.ErrIncompatible) {
+		log.Error("store probe", "err", err.Error()) // the logger scrubs
+		fmt.Fprintf(s.err, "slivingdoc serve: INCOMPATIBLE_STORE: the store does not enforce the conditional writes "+
+			"a shared notebook needs (If-None-Match/If-Match on PUT); use a store that does\n")
+		return 1
+	} else if err != nil {
+		log.Warn("store probe failed; calls will report it", "err", scrubText(err.Error()))
+	}
 
 	redact := []string{cfg.PrivateRoot}
 	for _, k := range secretEnv {
