@@ -176,6 +176,35 @@ func (c *cliCommand) makeDir(dir string) (int, bool) {
 	return 0, false
 }
 
+// inDir is what pull, commit and status share once their flags are
+// parsed: resolve the notebook directory (create: make it when missing,
+// once the settings are known to be valid), the settings and the engine,
+// then run op; a failure of op is printed as its report.
+func (c *cliCommand) inDir(ctx context.Context, pos []string, create bool, op func(e *server.Engine, dir string) error) int {
+	dir, code, done := c.notebookDir(pos, create)
+	if done {
+		return code
+	}
+	cfg, code, done := c.config(ctx)
+	if done {
+		return code
+	}
+	if create {
+		if code, done := c.makeDir(dir); done {
+			return code
+		}
+	}
+	e, code, done := c.start(&cfg, dir)
+	if done {
+		return code
+	}
+	defer e.Close()
+	if err := op(e, dir); err != nil {
+		return c.fail(e, cfg, err)
+	}
+	return 0
+}
+
 // exitInterrupted is the shell's code for a process ended by SIGINT.
 const exitInterrupted = 130
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/slivingdoc/slivingdoc/server"
 )
 
 func init() {
@@ -47,25 +49,13 @@ func runCommit(ctx context.Context, args []string, s stdio) int {
 		}
 		*msg = string(b)
 	}
-	dir, code, done := c.notebookDir(pos, false)
-	if done {
-		return code
-	}
-	cfg, code, done := c.config(ctx)
-	if done {
-		return code
-	}
-	e, code, done := c.start(&cfg, dir)
-	if done {
-		return code
-	}
-	defer e.Close()
-	res, err := e.Commit(ctx, dir, *msg)
-	if err != nil {
-		return c.fail(e, cfg, err)
-	}
-	printResult(s.out, res)
-	return 0
+	return c.inDir(ctx, pos, false, func(e *server.Engine, dir string) error {
+		res, err := e.Commit(ctx, dir, *msg)
+		if err == nil {
+			printResult(s.out, res)
+		}
+		return err
+	})
 }
 
 func readMessageFile(name string, stdin io.Reader) ([]byte, error) {

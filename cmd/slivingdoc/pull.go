@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+
+	"github.com/slivingdoc/slivingdoc/server"
 )
 
 func init() {
@@ -19,26 +21,11 @@ func runPull(ctx context.Context, args []string, s stdio) int {
 	if done {
 		return code
 	}
-	dir, code, done := c.notebookDir(pos, true)
-	if done {
-		return code
-	}
-	cfg, code, done := c.config(ctx)
-	if done {
-		return code
-	}
-	if code, done := c.makeDir(dir); done {
-		return code
-	}
-	e, code, done := c.start(&cfg, dir)
-	if done {
-		return code
-	}
-	defer e.Close()
-	res, err := e.Pull(ctx, dir)
-	if err != nil {
-		return c.fail(e, cfg, err)
-	}
-	printResult(s.out, res)
-	return 0
+	return c.inDir(ctx, pos, true, func(e *server.Engine, dir string) error {
+		res, err := e.Pull(ctx, dir)
+		if err == nil {
+			printResult(s.out, res)
+		}
+		return err
+	})
 }

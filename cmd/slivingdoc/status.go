@@ -24,25 +24,13 @@ func runStatus(ctx context.Context, args []string, s stdio) int {
 	if done {
 		return code
 	}
-	dir, code, done := c.notebookDir(pos, false)
-	if done {
-		return code
-	}
-	cfg, code, done := c.config(ctx)
-	if done {
-		return code
-	}
-	e, code, done := c.start(&cfg, dir)
-	if done {
-		return code
-	}
-	defer e.Close()
-	st, err := e.Status(ctx, dir)
-	if err != nil {
-		return c.fail(e, cfg, err)
-	}
-	printStatus(s.out, st)
-	return 0
+	return c.inDir(ctx, pos, false, func(e *server.Engine, dir string) error {
+		st, err := e.Status(ctx, dir)
+		if err == nil {
+			printStatus(s.out, st)
+		}
+		return err
+	})
 }
 
 // printStatus prints
