@@ -32,7 +32,8 @@ func (m *Memory) Put(obj Object) error {
 	return nil
 }
 
-// Get returns the object id or ErrNotFound.
+// Get returns the object id or ErrNotFound. The body is shared with the
+// Memory: callers must not modify it.
 func (m *Memory) Get(id ID) (Object, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

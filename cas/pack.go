@@ -8,9 +8,9 @@ import (
 	"sort"
 )
 
-// PackWriter accumulates objects for one pack. It is a Sink. Objects are
-// laid out in the order they are first put (a file's chunks stay
-// together); the index is sorted at Finish.
+// PackWriter accumulates objects for one pack in memory. It is a Sink,
+// not safe for concurrent use. Objects are laid out in the order they are
+// first put (a file's chunks stay together); the index is sorted at Finish.
 type PackWriter struct {
 	buf     []byte
 	entries []indexEntry
