@@ -211,6 +211,10 @@ func (s *Server) run() error {
 		return fmt.Errorf("seaweed: server log: %w", err)
 	}
 	fmt.Fprintf(logFile, "=== %s weed %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(s.args(), " "))
+	if err := s.writeSocketList(); err != nil {
+		logFile.Close()
+		return err
+	}
 	cmd := exec.Command(s.bin, s.args()...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -222,6 +226,7 @@ func (s *Server) run() error {
 	go func() {
 		proc.err = cmd.Wait()
 		logFile.Close()
+		removeSockets(s.dir)
 		close(proc.exited)
 	}()
 	s.mu.Lock()
@@ -441,6 +446,39 @@ func (s *Server) LogPath() string { return s.logPath() }
 
 func (s *Server) logPath() string { return filepath.Join(s.dir, "weed.log") }
 
+// weed puts a unix socket per gRPC service into /tmp, named by port, and
+// leaves it there when it dies. The data dir lists them, so that whoever
+// sees the process gone (its own waiter, or sweepStale after the test
+// binary died) removes them.
+const socketList = "sockets"
+
+func (s *Server) writeSocketList() error {
+	p := s.ports
+	var paths []string
+	for _, svc := range []struct {
+		name string
+		port int
+	}{{"master", p.masterGRPC}, {"volume", p.volumeGRPC}, {"filer", p.filerGRPC}, {"s3", p.s3GRPC}} {
+		paths = append(paths, fmt.Sprintf("/tmp/seaweedfs-%s-grpc-%d.sock", svc.name, svc.port))
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, socketList), []byte(strings.Join(paths, "\n")), 0o644); err != nil {
+		return fmt.Errorf("seaweed: %w", err)
+	}
+	return nil
+}
+
+func removeSockets(dir string) {
+	data, err := os.ReadFile(filepath.Join(dir, socketList))
+	if err != nil {
+		return
+	}
+	for _, p := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(p, "/tmp/seaweedfs-") && strings.HasSuffix(p, ".sock") {
+			_ = os.Remove(p)
+		}
+	}
+}
+
 // freePorts asks the kernel for distinct free loopback ports. They are
 // released before weed binds them, so launch retries if one got taken.
 func freePorts() (ports, error) {
@@ -472,6 +510,7 @@ func sweepStale() {
 		if err != nil || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
+		removeSockets(m)
 		_ = os.RemoveAll(m)
 	}
 }
