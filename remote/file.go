@@ -110,7 +110,7 @@ func (f *File) Get(ctx context.Context, key string) ([]byte, string, error) {
 // readObject reads one object; a directory at the path is "not found"
 // (it is a key prefix, not an object).
 func readObject(p string) ([]byte, error) {
-	data, err := os.ReadFile(p)
+	data, err := readShared(p)
 	if err != nil {
 		return nil, mapFileErr(err)
 	}
