@@ -200,6 +200,44 @@ func (m *Manifest) Extend(publication string, head cas.ID, pack PackRef) (*Manif
 	return &next, nil
 }
 
+// SwapCheckpoint returns the manifest that makes cp the active checkpoint:
+// cp must cover a prefix of the active chain (cp.Through is the generation
+// of an active increment and cp.Head its head). The increments after it stay
+// active; the replaced prefix (old checkpoint plus increments up to
+// cp.Through) becomes the newest retained chain, and only the newest retain
+// retained chains are kept. The generation advances by one, like any
+// replacement of `current`. m is not modified.
+func (m *Manifest) SwapCheckpoint(cp Checkpoint, retain int) (*Manifest, error) {
+	cut := -1
+	for i, inc := range m.Increments {
+		if inc.Generation == cp.Through {
+			cut = i
+			break
+		}
+	}
+	if cut < 0 || m.Increments[cut].Head != cp.Head {
+		return nil, fmt.Errorf("%w: the checkpoint does not end at an active increment", ErrCorruptManifest)
+	}
+	gen, err := NextGeneration(m.Generation)
+	if err != nil {
+		return nil, err
+	}
+	next := *m
+	next.Generation = gen
+	next.Checkpoint = cp
+	next.Increments = append([]Increment(nil), m.Increments[cut+1:]...)
+	replaced := Chain{Checkpoint: m.Checkpoint, Increments: append([]Increment(nil), m.Increments[:cut+1]...)}
+	next.Retained = append([]Chain{replaced}, m.Retained...)
+	next.Retained = next.Retained[:min(max(retain, 0), len(next.Retained))]
+	if len(next.Retained) == 0 {
+		next.Retained = nil
+	}
+	if err := next.Validate(); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
 // Validate checks every rule of manifest version 1 (docs/storage.md):
 //   - generation >= 1 and head non-zero;
 //   - every chain is consistent: a genesis or well-formed checkpoint, then

@@ -193,3 +193,56 @@ func TestGenerationOverflowRefused(t *testing.T) {
 		t.Fatalf("Extend at the maximum generation = %v, want ErrGenerationOverflow", err)
 	}
 }
+
+func TestManifestSwapCheckpoint(t *testing.T) {
+	m := linear(t, 5)
+	cpAt := func(m *remote.Manifest, gen uint64, pub string) remote.Checkpoint {
+		inc, _ := m.FindPublication(pubs[gen-1])
+		return remote.Checkpoint{Pack: remote.PackRef{Key: remote.CheckpointKey(gen, pub), Sum: id("cp " + pub), Size: 9000},
+			Head: inc.Head, Through: gen, Publication: pub}
+	}
+	one, err := m.SwapCheckpoint(cpAt(m, 3, pubs[5]), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Generation != 6 || one.Head != m.Head || len(one.Increments) != 2 || len(one.Retained) != 1 || len(one.Retained[0].Increments) != 3 {
+		t.Fatalf("after a checkpoint through 3: gen %d, %d active, %d retained", one.Generation, len(one.Increments), len(one.Retained))
+	}
+	if one.Increments[0].Parent != one.Checkpoint.Head {
+		t.Fatal("the first active increment does not build on the checkpoint")
+	}
+	// A second checkpoint with retention 1 keeps only the newest chain.
+	two, err := one.SwapCheckpoint(cpAt(one, 4, pubs[6]), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(two.Retained) != 1 || two.Retained[0].Checkpoint != one.Checkpoint {
+		t.Fatalf("retained after two checkpoints: %+v", two.Retained)
+	}
+	if _, ok := two.FindPublication(pubs[0]); ok {
+		t.Fatal("a chain beyond the retention is still referenced")
+	}
+	if _, err := remote.DecodeManifest(mustEncode(t, two)); err != nil {
+		t.Fatalf("a swapped manifest does not round-trip: %v", err)
+	}
+	// Retention 0 drops the replaced chain.
+	zero, err := m.SwapCheckpoint(cpAt(m, 3, pubs[5]), 0)
+	if err != nil || len(zero.Retained) != 0 {
+		t.Fatalf("retention 0: %v retained, %v", zero.Retained, err)
+	}
+	// A checkpoint that is not a prefix of the active chain is refused.
+	bad := cpAt(m, 3, pubs[5])
+	bad.Head = id("elsewhere")
+	if _, err := m.SwapCheckpoint(bad, 1); !errors.Is(err, remote.ErrCorruptManifest) {
+		t.Fatalf("SwapCheckpoint off the chain = %v", err)
+	}
+}
+
+func mustEncode(t *testing.T, m *remote.Manifest) []byte {
+	t.Helper()
+	data, err := remote.EncodeManifest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
