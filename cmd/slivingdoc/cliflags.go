@@ -125,7 +125,11 @@ func (c *cliCommand) start(cfg *server.Config, root string) (*server.Engine, int
 		// against the root, so a path outside is a PATH_OUTSIDE_ROOT report.
 		cfg.DefaultDir = cfg.WorkspaceRoot
 	}
-	e, err := server.New(*cfg)
+	// The engine's records carry no module of their own; name it so that
+	// LOG_LEVEL=server=debug reaches them.
+	ecfg := *cfg
+	ecfg.Logger = cfg.Logger.With("module", "server")
+	e, err := server.New(ecfg)
 	if err != nil {
 		var de *server.Error
 		if errors.As(err, &de) {

@@ -5,6 +5,7 @@ package main
 // text item), and colour only for a terminal without NO_COLOR.
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -102,7 +103,7 @@ func reportError(w io.Writer, log *slog.Logger, op string, err error, writable, 
 		if de.Cause != nil {
 			attrs = append(attrs, "cause", de.Cause.Error())
 		}
-		log.Error("operation failed", attrs...)
+		log.Log(context.Background(), logLevelFor(de.Code), "operation failed", attrs...)
 	}
 	p := colourFor(w)
 	fmt.Fprintf(w, "%s · %s\n", p.paint(ansiRed+ansiBold, string(de.Code)), de.Reason)
@@ -134,6 +135,19 @@ func reportError(w io.Writer, log *slog.Logger, op string, err error, writable, 
 		fmt.Fprintf(w, "read-only: %s\n", safeText(strings.Join(readOnly, ", ")))
 	}
 	return 1
+}
+
+// logLevelFor keeps stderr quiet for outcomes the report fully explains
+// (the user fixes the request, the files or the conflict) and logs store,
+// engine and recovery failures, whose cause is only in the log, as errors.
+func logLevelFor(c server.Code) slog.Level {
+	switch c {
+	case server.CodeInvalidRequest, server.CodeInvalidContent, server.CodeContentConflict, server.CodeReadOnlyPath:
+		return slog.LevelDebug
+	case server.CodeRemoteBusy:
+		return slog.LevelWarn
+	}
+	return slog.LevelError
 }
 
 // diagnosticID is 16 lowercase hex characters, fresh per report.
