@@ -77,7 +77,9 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
 	next, err := observed.Manifest.Extend(pub, prop.Head, ref)
 	if err != nil {
-		return State{}, fmt.Errorf("remote: proposal refused: %w", err)
+		// The observed manifest was valid, so the proposal broke a rule:
+		// not an integrity problem of the store.
+		return State{}, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
 	}
 	data, err := EncodeManifest(next)
 	if err != nil {
