@@ -58,6 +58,12 @@ func hostPlatform() string {
 	return ""
 }
 
+// assetOf is the os-arch part of a release file name for a PLATFORMS entry:
+// linux/arm/7 -> linux-armv7.
+func assetOf(platform string) string {
+	return strings.NewReplacer("/arm/7", "-armv7", "/", "-").Replace(platform)
+}
+
 // makeTarget runs make in the repository root and returns its output.
 func makeTarget(args ...string) (string, error) {
 	cmd := exec.Command("make", append([]string{"-C", repoRoot, "--no-print-directory"}, args...)...)
@@ -196,15 +202,22 @@ var hostTarballsOnce = sync.OnceValues(func() ([]string, error) {
 func installProject(t *testing.T, tarballs []string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"user-project","private":true}`+"\n"), 0o644); err != nil {
+	if err := installInto(dir, tarballs); err != nil {
 		t.Fatal(err)
+	}
+	return dir
+}
+
+func installInto(dir string, tarballs []string) error {
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"user-project","private":true}`+"\n"), 0o644); err != nil {
+		return err
 	}
 	cmd := exec.Command("npm", append([]string{"install", "--ignore-scripts"}, tarballs...)...)
 	cmd.Dir, cmd.Env = dir, npmEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install: %v\n%s", err, out)
+		return fmt.Errorf("npm install: %v\n%s", err, out)
 	}
-	return dir
+	return nil
 }
 
 // result is one finished process.

@@ -43,7 +43,7 @@ var fakeProject = sync.OnceValues(func() (string, error) {
 	if err := os.MkdirAll(dist, 0o755); err != nil {
 		return "", err
 	}
-	asset := "slivingdoc-v" + fakeVersion + "-" + strings.NewReplacer("/arm/7", "-armv7", "/", "-").Replace(hostPlatform())
+	asset := "slivingdoc-v" + fakeVersion + "-" + assetOf(hostPlatform())
 	sums := fmt.Sprintf("%x  %s\n", sha256.Sum256([]byte(fakeBinary)), asset)
 	if err := os.WriteFile(filepath.Join(dist, asset), []byte(fakeBinary), 0o755); err != nil {
 		return "", err
@@ -59,13 +59,8 @@ var fakeProject = sync.OnceValues(func() (string, error) {
 	if err := os.MkdirAll(project, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(project, "package.json"), []byte(`{"name":"p","private":true}`), 0o644); err != nil {
+	if err := installInto(project, tarballs); err != nil {
 		return "", err
-	}
-	cmd := exec.Command("npm", append([]string{"install", "--ignore-scripts"}, tarballs...)...)
-	cmd.Dir, cmd.Env = project, npmEnv()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm install: %v\n%s", err, out)
 	}
 	return filepath.Join(project, "node_modules", ".bin", "slivingdoc"), nil
 })

@@ -48,7 +48,7 @@ func TestDefaultPlatformsAreTheLauncherMatrix(t *testing.T) {
 		t.Errorf("Makefile PLATFORMS %v, launcher matrix %v", got, want)
 	}
 	for _, p := range strings.Fields(string(matrix)) {
-		asset := strings.NewReplacer("/arm/7", "-armv7", "/", "-").Replace(p)
+		asset := assetOf(p)
 		if _, ok := targets[asset]; !ok {
 			t.Errorf("platform %s (asset %s) has no expected target in binaries_test.go", p, asset)
 		}
