@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // noSleep is an injected clock that records the backoff waits.
@@ -32,20 +33,10 @@ func (p *proposer) build(ctx context.Context, observed remote.State, pub string)
 	return proposal(observed.Head(), pub), nil
 }
 
-// proposal returns a real pack holding a commit on parent made by pub (its
-// tree is a placeholder: remote checks the commit, not its closure).
+// proposal returns a valid proposal: a real pack with a commit on parent
+// made by pub.
 func proposal(parent cas.ID, pub string) remote.Proposal {
-	commit := cas.EncodeCommit(cas.Commit{Tree: cas.Sum([]byte("tree of " + pub)), Parent: parent, Publication: pub,
-		Time: time.Unix(1700000000, 0), Message: []byte("test")})
-	w := cas.NewPackWriter()
-	if err := w.Put(commit); err != nil {
-		panic(err)
-	}
-	pack, err := w.Finish()
-	if err != nil {
-		panic(err)
-	}
-	return remote.Proposal{Pack: pack, Head: commit.ID}
+	return remotetest.Proposal(parent, pub, []byte("test"))
 }
 
 func TestPublishFirstAndNext(t *testing.T) {

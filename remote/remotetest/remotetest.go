@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -49,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) remote.Store) {
 		{"RaceCreate", testRaceCreate},
 		{"RaceReplace", testRaceReplace},
 		{"NoLostUpdates", testNoLostUpdates},
+		{"PublishRace", testPublishRace},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore) })
 	}
@@ -526,4 +528,78 @@ func AssertFaultsFired(t testing.TB, m *remote.Mem) {
 	if left := m.Unfired(); len(left) > 0 {
 		t.Errorf("scripted faults never fired: %v", left)
 	}
+}
+
+// testPublishRace runs the publication protocol itself on the backend:
+// Racers notebooks build on the same observed state (a barrier in build),
+// so all but one lose their first conditional replace. Every loser must be
+// retried and accepted, never fail: a writer can lose only when another is
+// accepted, so Racers-1 losses at most, within the default retries.
+func testPublishRace(t *testing.T, newStore func(t *testing.T) remote.Store) {
+	s := newStore(t)
+	ctx := ctxFor(t)
+	var built sync.WaitGroup
+	built.Add(Racers)
+	accepted := make([]remote.Accepted, Racers)
+	errs := race(ctx, func(ctx context.Context, i int) error {
+		first := true
+		var err error
+		accepted[i], err = remote.Open(s, remote.Options{}).Publish(ctx, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
+			if first {
+				first = false
+				built.Done()
+				built.Wait()
+			}
+			return Proposal(observed.Head(), pub, fmt.Appendf(nil, "writer %d", i)), nil
+		})
+		return err
+	})
+	firstTry := 0
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d: %v (a lost race must be retried, never reported)", i, err)
+		}
+		if accepted[i].Attempts == 1 {
+			firstTry++
+		}
+	}
+	if firstTry != 1 {
+		t.Fatalf("%d writers were accepted on their first attempt from the same state, want 1", firstTry)
+	}
+	nb := remote.Open(s, remote.Options{})
+	cur, err := nb.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.Generation() != Racers {
+		t.Fatalf("generation %d after %d accepted publications", cur.Generation(), Racers)
+	}
+	for i, acc := range accepted {
+		if _, ok := cur.Manifest.FindPublication(acc.Publication); !ok {
+			t.Fatalf("writer %d's accepted publication is not in current", i)
+		}
+	}
+	for _, ref := range cur.Manifest.Packs() {
+		if _, err := nb.FetchPack(ctx, ref); err != nil {
+			t.Fatalf("FetchPack(%s): %v", ref.Key, err)
+		}
+	}
+}
+
+// Proposal returns a valid proposal for tests: a pack holding one commit on
+// parent made by publication pub, with a placeholder tree (remote checks
+// the commit, not its closure). note makes commits of different writers
+// differ.
+func Proposal(parent cas.ID, pub string, note []byte) remote.Proposal {
+	commit := cas.EncodeCommit(cas.Commit{Tree: cas.Sum(append([]byte("tree "), note...)), Parent: parent,
+		Publication: pub, Time: time.Unix(1700000000, 0), Message: note})
+	w := cas.NewPackWriter()
+	if err := w.Put(commit); err != nil {
+		panic(err)
+	}
+	pack, err := w.Finish()
+	if err != nil {
+		panic(err)
+	}
+	return remote.Proposal{Pack: pack, Head: commit.ID}
 }
