@@ -33,7 +33,7 @@ type Fault struct {
 	KeyPrefix string        // "" matches every key
 	Delay     time.Duration // latency before the request is applied (honours ctx)
 	Barrier   *Barrier      // wait here before the request is applied
-	Before    error         // return this (wrapped) instead of applying
+	Before    error         // return this (wrapped) instead of applying; wins over After
 	After     error         // apply, then return this (wrapped): the lost-response case
 
 	fired bool
@@ -104,9 +104,9 @@ type Barrier struct {
 	open    chan struct{}
 }
 
-// NewBarrier returns a barrier for n callers.
+// NewBarrier returns a barrier for n callers (at least 1).
 func NewBarrier(n int) *Barrier {
-	return &Barrier{n: n, open: make(chan struct{})}
+	return &Barrier{n: max(n, 1), open: make(chan struct{})}
 }
 
 // Wait blocks until n callers have called Wait or ctx is done.
