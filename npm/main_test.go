@@ -67,6 +67,13 @@ func assetOf(platform string) string {
 // makeTarget runs make in the repository root and returns its output.
 func makeTarget(args ...string) (string, error) {
 	cmd := exec.Command("make", append([]string{"-C", repoRoot, "--no-print-directory"}, args...)...)
+	// Under `make test` the outer make's flags and variables (MAKEFLAGS)
+	// would leak into this one; it gets only what the test says.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MFLAGS" && k != "MAKELEVEL" && k != "MAKEOVERRIDES" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
