@@ -24,8 +24,7 @@ func benchNotebook(b *testing.B, n int) *agent {
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := &testing.T{}
-	a := newAgentTB(b, t, store)
+	a := newAgentTB(b, nil, store)
 	if _, err := a.e.Pull(context.Background(), ""); err != nil {
 		b.Fatal(err)
 	}
@@ -95,4 +94,44 @@ func cpuTime() time.Duration {
 
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+// BenchmarkColdPullAfterHistory: a new directory (fresh private root)
+// pulls 1,000 files after 200 commits (DESIGN §10: ≤ 0.6 s), and a 1 KiB
+// append + commit after that history (within 1.2x of the first commits).
+func BenchmarkColdPullAfterHistory(b *testing.B) {
+	a := benchNotebook(b, 1000)
+	target := filepath.Join(a.dir, "d000", "note-00000.md")
+	chunk := strings.Repeat("z", 1023) + "\n"
+	for i := range 200 {
+		p := filepath.Join(a.dir, fmt.Sprintf("d%03d", i%10), fmt.Sprintf("note-%05d.md", i*5))
+		f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(chunk)
+		f.Close()
+		if _, err := a.e.Commit(context.Background(), "", "history"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("cold-pull", func(b *testing.B) {
+		cpu := cpuTime()
+		for b.Loop() {
+			fresh := newAgentTB(b, nil, a.e.store)
+			if _, err := fresh.e.Pull(context.Background(), ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, cpu)
+	})
+	b.Run("commit-after-200", func(b *testing.B) {
+		cpu := cpuTime()
+		for b.Loop() {
+			f, _ := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(chunk)
+			f.Close()
+			if _, err := a.e.Commit(context.Background(), "", "append"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, cpu)
+	})
 }

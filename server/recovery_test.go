@@ -99,7 +99,7 @@ func TestRecoveryResynchronises(t *testing.T) {
 // recovery is pending; the next call resynchronises first.
 func TestRecoveryPendingThenNextCall(t *testing.T) {
 	_, a, b := recoveryScene(t)
-	failAt(t, FailMidRewrite, 2) // the call and its immediate resync
+	failAt(t, FailAfterRecoveryFlag, 2) // the call and its immediate resync
 	_, err := b.e.Pull(context.Background(), "")
 	de := domainErr(t, err, CodeRecoveryFailure, ReasonRecoveryPending)
 	if de.Recovery == nil || de.Recovery.Resynchronized || de.Recovery.Stage != "rewrite" || de.Recovery.RemoteAccepted != "no" {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"sync"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -152,59 +153,119 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 		delete(s.scan.content, c.path)
 		s.pruneEmpty(path.Dir(c.path))
 	}
-	dirs := map[string]bool{}
-	written := 0
-	for _, c := range changes {
-		if c.del {
-			continue
+	return s.writeAll(changes)
+}
+
+// writeParallel bounds concurrent file writes: enough for the file
+// system to group their fsyncs into few journal commits.
+const writeParallel = 8
+
+// writeAll writes every non-deleted change. Each directory is opened once
+// (through s.root) and files are written by a few workers in parallel; the
+// directories are fsynced at the end so the renames are durable before the
+// baseline is recorded.
+func (s *session) writeAll(changes []change) error {
+	var writes []*change
+	dirs := map[string]*os.Root{}
+	for i := range changes {
+		if c := &changes[i]; !c.del {
+			writes = append(writes, c)
+			dirs[path.Dir(c.path)] = nil
 		}
-		st, err := s.writeFile(c.path, c.content)
+	}
+	defer func() {
+		for d, r := range dirs {
+			if r != nil && d != "." {
+				r.Close()
+			}
+		}
+	}()
+	for _, d := range sortedKeys(dirs) {
+		r, err := s.openWriteDir(d)
 		if err != nil {
 			return err
 		}
-		st.ID = c.id
-		st.Markers = len(merge.ScanMarkers(c.content)) > 0
-		s.scan.files[c.path] = c.id
-		s.scan.stats[c.path] = st
-		s.scan.content[c.path] = c.content
-		dirs[path.Dir(c.path)] = true
-		if written++; written == 1 {
-			if err := failpoint(FailMidRewrite); err != nil {
-				return err
-			}
-		}
+		dirs[d] = r
 	}
-	for d := range dirs {
-		if err := s.syncDirIn(d); err != nil {
+	var (
+		mu      sync.Mutex
+		next    int
+		written int
+		first   error
+		wg      sync.WaitGroup
+	)
+	for range min(writeParallel, len(writes)) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				if first != nil || next >= len(writes) {
+					mu.Unlock()
+					return
+				}
+				c := writes[next]
+				next++
+				mu.Unlock()
+				st, err := writeLeaf(dirs[path.Dir(c.path)], path.Base(c.path), c.content)
+				mu.Lock()
+				if err == nil {
+					st.ID = c.id
+					st.Markers = len(merge.ScanMarkers(c.content)) > 0
+					s.scan.files[c.path] = c.id
+					s.scan.stats[c.path] = st
+					s.scan.content[c.path] = c.content
+					if written++; written == 1 {
+						err = failpoint(FailMidRewrite)
+					}
+				}
+				if err != nil && first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	for _, r := range dirs {
+		if err := syncRootDir(r); err != nil {
 			return err
 		}
 	}
 	return failpoint(FailAfterRewrite)
 }
 
-// writeFile replaces one file of L atomically, keeping its permissions.
-func (s *session) writeFile(p string, content []byte) (statEntry, error) {
+// openWriteDir opens (creating) directory d of L for writing files into.
+func (s *session) openWriteDir(d string) (*os.Root, error) {
+	if d == "." {
+		return s.root, nil
+	}
+	if err := s.root.MkdirAll(d, 0o777); err != nil {
+		return nil, err
+	}
+	return s.root.OpenRoot(d)
+}
+
+// writeLeaf replaces file name in directory r atomically (temporary
+// sibling, fsync, rename), keeping the permissions of the file it replaces.
+func writeLeaf(r *os.Root, name string, content []byte) (statEntry, error) {
 	perm := fs.FileMode(0o666)
-	if fi, err := s.root.Lstat(p); err == nil {
+	if fi, err := r.Lstat(name); err == nil {
 		switch {
 		case fi.Mode().IsRegular():
 			perm = fi.Mode().Perm()
 		case fi.IsDir():
 			// An empty directory (not state) stands where a file goes.
-			if err := s.root.Remove(p); err != nil {
+			if err := r.Remove(name); err != nil {
 				return statEntry{}, err
 			}
 		}
 	}
-	if dir := path.Dir(p); dir != "." {
-		if err := s.root.MkdirAll(dir, 0o777); err != nil {
-			return statEntry{}, err
-		}
-	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(p), tempPrefix+hex.EncodeToString(rnd[:])+".tmp")
-	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	tmp := tempPrefix + hex.EncodeToString(rnd[:]) + ".tmp"
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return statEntry{}, err
 	}
@@ -216,13 +277,13 @@ func (s *session) writeFile(p string, content []byte) (statEntry, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = s.root.Rename(tmp, p)
+		err = r.Rename(tmp, name)
 	}
 	if err != nil {
-		s.root.Remove(tmp)
+		r.Remove(tmp)
 		return statEntry{}, err
 	}
-	fi, err := s.root.Lstat(p)
+	fi, err := r.Lstat(name)
 	if err != nil {
 		return statEntry{}, err
 	}
@@ -239,8 +300,9 @@ func (s *session) pruneEmpty(dir string) {
 	}
 }
 
-func (s *session) syncDirIn(dir string) error {
-	d, err := s.root.Open(dir)
+// syncRootDir makes the renames in directory r durable.
+func syncRootDir(r *os.Root) error {
+	d, err := r.Open(".")
 	if err != nil {
 		return err
 	}
