@@ -1,0 +1,258 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// Verify (DESIGN §5, docs/operations.md) checks a whole store:
+//
+//	current      decodes, and obeys every manifest rule (a rule-breaking
+//	             manifest that still parses is checked further, so one
+//	             report shows everything)
+//	each pack    every pack any chain names: present, size and BLAKE3 as
+//	             the manifest says, trailer and index sound, every object
+//	             decodes to its ID
+//	increments   each increment's pack holds its head commit, with the
+//	             parent and publication the manifest records
+//	closures     the head of every chain (active and retained) reads
+//	             completely from that chain's own packs
+//	orphans      packs no chain names: listed, not an error
+//
+// Packs are read one at a time and kept in memory for the closure walk of
+// their chain; chains are checked one after the other.
+
+// Finding codes. They are stable tokens for scripts and tests.
+const (
+	FindingManifestUnreadable = "MANIFEST_UNREADABLE" // current cannot be parsed at all
+	FindingManifestInvalid    = "MANIFEST_INVALID"    // current parses but breaks a rule
+	FindingPackMissing        = "PACK_MISSING"
+	FindingPackSize           = "PACK_SIZE_MISMATCH"
+	FindingPackChecksum       = "PACK_CHECKSUM_MISMATCH"
+	FindingPackCorrupt        = "PACK_CORRUPT" // right size and checksum, but the pack or an object in it is damaged
+	FindingIncrement          = "INCREMENT_MISMATCH"
+	FindingClosure            = "CLOSURE_INCOMPLETE"
+)
+
+// Finding is one integrity problem.
+type Finding struct {
+	Code   string // a Finding* token
+	Key    string // the object concerned: "current" or a pack key
+	Chain  string // "active", "retained 1", ... ("" for the manifest)
+	Detail string // what is wrong, for people; never an object ID
+}
+
+// Report is the outcome of Verify. The store is whole when Findings is
+// empty; orphans do not count.
+type Report struct {
+	Generation uint64 // of `current` (0 when absent or unreadable)
+	Chains     int
+	Packs      int   // referenced packs checked
+	Bytes      int64 // their total size
+	Objects    int   // objects decoded and checked against their IDs
+	Findings   []Finding
+	Orphans    []ObjectInfo // packs (or other objects under packs/) no chain references
+}
+
+// OK reports whether the store is whole.
+func (r *Report) OK() bool { return len(r.Findings) == 0 }
+
+// VerifyOptions configure Verify.
+type VerifyOptions struct {
+	// Progress, if set, is called after each pack is checked with the
+	// number checked so far and the total.
+	Progress func(done, total int)
+}
+
+// Verify checks the store. The error is for a store it could not read
+// (unreachable, access denied, a listing that failed); integrity problems
+// are Findings.
+func Verify(ctx context.Context, store Store, opts VerifyOptions) (*Report, error) {
+	n := Open(store, Options{})
+	rep := &Report{}
+	m, err := verifyManifest(ctx, store, rep)
+	if err != nil {
+		return nil, err
+	}
+	referenced := map[string]bool{}
+	if m != nil {
+		rep.Generation = m.Generation
+		chains := m.Chains()
+		rep.Chains = len(chains)
+		total := 0
+		for _, c := range chains {
+			total += len(c.Packs())
+		}
+		done := 0
+		for i, c := range chains {
+			name := "active"
+			if i > 0 {
+				name = fmt.Sprintf("retained %d", i)
+			}
+			if err := verifyChain(ctx, n, c, name, rep, referenced, func() {
+				done++
+				if opts.Progress != nil {
+					opts.Progress(done, total)
+				}
+			}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	unreadable := len(rep.Findings) > 0 && rep.Findings[0].Code == FindingManifestUnreadable
+	if err := listOrphans(ctx, store, !unreadable, referenced, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// verifyManifest reads `current`. It returns the manifest to check packs
+// against: nil when absent or unparseable, the parsed value (with a
+// MANIFEST_INVALID finding) when it breaks a rule.
+func verifyManifest(ctx context.Context, store Store, rep *Report) (*Manifest, error) {
+	data, _, err := store.Get(ctx, CurrentKey)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil // the empty notebook
+	}
+	if err != nil {
+		return nil, fmt.Errorf("remote: verify: read current: %w", err)
+	}
+	m, err := decodeManifest(data)
+	if err != nil {
+		rep.Findings = append(rep.Findings, Finding{Code: FindingManifestUnreadable, Key: CurrentKey, Detail: err.Error()})
+		return nil, nil
+	}
+	if err := m.validate(); err != nil {
+		rep.Findings = append(rep.Findings, Finding{Code: FindingManifestInvalid, Key: CurrentKey, Detail: err.Error()})
+	}
+	return m, nil
+}
+
+// verifyChain checks one chain's packs and the closure of its head.
+func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Report, referenced map[string]bool, tick func()) error {
+	var packs packSource
+	complete := true
+	check := func(ref PackRef) (*cas.Pack, error) {
+		defer tick()
+		if _, _, _, err := ParsePackKey(ref.Key); err != nil {
+			// A rule-breaking manifest may name any key; never fetch one
+			// outside packs/ (it could be `current` or another notebook).
+			rep.Findings = append(rep.Findings, Finding{Code: FindingManifestInvalid, Key: CurrentKey, Chain: name, Detail: fmt.Sprintf("names %q, which is not a pack key", ref.Key)})
+			return nil, nil
+		}
+		referenced[ref.Key] = true
+		p, f, err := checkPack(ctx, n, ref)
+		if err != nil {
+			return nil, err
+		}
+		rep.Packs++
+		if f != nil {
+			f.Chain = name
+			rep.Findings = append(rep.Findings, *f)
+			return nil, nil
+		}
+		rep.Bytes += ref.Size
+		rep.Objects += p.Len()
+		return p, nil
+	}
+	if !c.Checkpoint.IsGenesis() {
+		p, err := check(c.Checkpoint.Pack)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			complete = false
+		} else {
+			packs = append(packs, p)
+		}
+	}
+	for _, inc := range c.Increments {
+		p, err := check(inc.Pack)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			complete = false
+			continue
+		}
+		packs = append(packs, p)
+		if d := incrementMismatch(p, inc); d != "" {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingIncrement, Key: inc.Pack.Key, Chain: name, Detail: d})
+		}
+	}
+	head := c.Head()
+	if !complete || head.IsZero() {
+		return nil // the damaged packs are reported; a closure walk would only repeat them
+	}
+	if err := cas.CheckClosure(packs, head); err != nil {
+		rep.Findings = append(rep.Findings, Finding{Code: FindingClosure, Chain: name, Detail: "the chain's head does not read completely from its packs: " + err.Error()})
+	}
+	return nil
+}
+
+// checkPack fetches and checks one referenced pack. A store failure is the
+// error; an integrity problem is the finding.
+func checkPack(ctx context.Context, n *Notebook, ref PackRef) (*cas.Pack, *Finding, error) {
+	data, err := n.FetchPack(ctx, ref)
+	switch {
+	case errors.Is(err, ErrMissingPack):
+		return nil, &Finding{Code: FindingPackMissing, Key: ref.Key, Detail: "the store does not have it"}, nil
+	case errors.Is(err, ErrCorruptPack):
+		if info, herr := n.store.Head(ctx, ref.Key); herr == nil && info.Size != ref.Size {
+			return nil, &Finding{Code: FindingPackSize, Key: ref.Key, Detail: fmt.Sprintf("%d bytes, the manifest says %d", info.Size, ref.Size)}, nil
+		}
+		return nil, &Finding{Code: FindingPackChecksum, Key: ref.Key, Detail: "its BLAKE3 does not match the manifest"}, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("remote: verify: %w", err)
+	}
+	p, err := cas.OpenPack(data)
+	if err == nil {
+		err = p.Verify()
+	}
+	if err != nil {
+		return nil, &Finding{Code: FindingPackCorrupt, Key: ref.Key, Detail: err.Error()}, nil
+	}
+	return p, nil, nil
+}
+
+// incrementMismatch checks that an increment's pack holds its head commit
+// and that the commit agrees with the manifest's record of it.
+func incrementMismatch(p *cas.Pack, inc Increment) string {
+	o, err := p.Get(inc.Head)
+	if err != nil {
+		return "the pack does not hold the increment's head commit"
+	}
+	c, err := cas.DecodeCommit(o)
+	switch {
+	case err != nil:
+		return "the increment's head is not a commit"
+	case c.Parent != inc.Parent:
+		return "the head commit's parent is not the increment's parent"
+	case c.Publication != inc.Publication:
+		return "the head commit was made by another publication"
+	}
+	return ""
+}
+
+// listOrphans lists what lies under packs/ that no chain references. When
+// `current` could not be parsed nothing is known to be referenced, so
+// nothing is called an orphan.
+func listOrphans(ctx context.Context, store Store, known bool, referenced map[string]bool, rep *Report) error {
+	if !known {
+		return nil
+	}
+	objs, err := store.List(ctx, "packs/")
+	if err != nil {
+		return fmt.Errorf("remote: verify: list packs: %w", err)
+	}
+	for _, o := range objs {
+		if !referenced[o.Key] && !strings.HasSuffix(o.Key, "/") {
+			rep.Orphans = append(rep.Orphans, o)
+		}
+	}
+	return nil
+}
