@@ -243,6 +243,7 @@ func (s *session) publish(message string) (*Result, error) {
 	if acc.Published {
 		accepted = "yes"
 		s.keepOwnPack(acc, last.pack)
+		s.e.maybeCheckpoint(acc.State)
 	}
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
 	if err := failpoint(FailAfterPublish); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -24,7 +25,9 @@ type Config struct {
 	Writable      []string
 	ReadOnly      []string
 	CommitRetries int // lost-race retries after the first attempt: 0..100, 0 = none (the CLI default is 8)
-	// CheckpointPacks and RetainedCheckpoints configure checkpoints.
+	// CheckpointPacks is the active-chain length that triggers a
+	// background checkpoint after a commit (0 = remote.DefaultCheckpointPacks);
+	// RetainedCheckpoints the older chains it keeps (0..64, 0 = none).
 	CheckpointPacks     int
 	RetainedCheckpoints int
 	Logger              *slog.Logger
@@ -50,10 +53,19 @@ type Engine struct {
 
 	probeMu sync.Mutex
 	probed  bool
+
+	checkpointPacks int            // active increments that trigger a checkpoint
+	retained        int            // retained chains a checkpoint keeps
+	checkpointing   atomic.Bool    // a background checkpoint is running
+	background      sync.WaitGroup // background checkpoints; Close waits for them
 }
 
-// maxCommitRetries bounds Config.CommitRetries (DESIGN §8).
-const maxCommitRetries = 100
+// maxCommitRetries bounds Config.CommitRetries, maxRetained
+// Config.RetainedCheckpoints (DESIGN §8).
+const (
+	maxCommitRetries = 100
+	maxRetained      = 64
+)
 
 // New validates cfg and returns the engine. Its errors are configuration
 // errors (plain errors, not *Error): they are the operator's to fix.
@@ -63,6 +75,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.CommitRetries < 0 || cfg.CommitRetries > maxCommitRetries {
 		return nil, fmt.Errorf("server: commit retries must be 0..%d, got %d", maxCommitRetries, cfg.CommitRetries)
+	}
+	if cfg.CheckpointPacks < 0 || cfg.RetainedCheckpoints < 0 || cfg.RetainedCheckpoints > maxRetained {
+		return nil, fmt.Errorf("server: checkpoint packs must be >= 1 and retained checkpoints 0..%d", maxRetained)
+	}
+	if cfg.CheckpointPacks == 0 {
+		cfg.CheckpointPacks = remote.DefaultCheckpointPacks
 	}
 	ws := cfg.WorkspaceRoot
 	if ws == "" {
@@ -122,12 +140,17 @@ func New(cfg Config) (*Engine, error) {
 		sets:      sets,
 		dirs:      map[string]*sync.Mutex{},
 		objects:   map[string]*chainCache{},
+
+		checkpointPacks: cfg.CheckpointPacks,
+		retained:        cfg.RetainedCheckpoints,
 	}
 	return e, nil
 }
 
-// Close releases the engine's resources (open object caches).
+// Close waits for a background checkpoint, then releases the engine's
+// resources (open object caches).
 func (e *Engine) Close() error {
+	e.background.Wait()
 	e.objMu.Lock()
 	defer e.objMu.Unlock()
 	var first error
