@@ -4,10 +4,26 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime/debug"
+	"strings"
 )
 
 func init() {
 	register(command{name: "version", summary: "print the version", run: runVersion})
+	version = resolveVersion(version, debug.ReadBuildInfo)
+}
+
+// resolveVersion keeps a stamped release version; an unstamped binary built
+// by `go install module@vX.Y.Z` reports the module version instead of "dev".
+func resolveVersion(stamped string, buildInfo func() (*debug.BuildInfo, bool)) string {
+	if stamped != "dev" {
+		return stamped
+	}
+	info, ok := buildInfo()
+	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" {
+		return stamped
+	}
+	return strings.TrimPrefix(info.Main.Version, "v")
 }
 
 func runVersion(_ context.Context, args []string, s stdio) int {
