@@ -143,7 +143,7 @@ type checkpointWork struct {
 // builtPack is an uploaded checkpoint pack and its object set.
 type builtPack struct {
 	data []byte
-	w    *cas.PackWriter
+	ids  map[cas.ID]bool
 }
 
 // fromPrefixPacks reads an object from the prefix's packs, downloading
@@ -184,6 +184,16 @@ func (w *checkpointWork) build(ctx context.Context, extra []cas.ID) (Checkpoint,
 	if err != nil {
 		return Checkpoint{}, builtPack{}, err
 	}
+	// Re-parse before upload (as Publish does), and keep the object set
+	// for tailNeeds: the writer forgets it at Finish.
+	opened, err := cas.OpenPack(data)
+	if err != nil {
+		return Checkpoint{}, builtPack{}, fmt.Errorf("remote: checkpoint pack does not open: %w", err)
+	}
+	ids := make(map[cas.ID]bool, opened.Len())
+	for _, id := range opened.IDs() {
+		ids[id] = true
+	}
 	pub := NewUUIDv7()
 	cp := Checkpoint{
 		Pack:        PackRef{Key: CheckpointKey(w.through, pub), Sum: cas.Sum(data), Size: int64(len(data))},
@@ -194,7 +204,7 @@ func (w *checkpointWork) build(ctx context.Context, extra []cas.ID) (Checkpoint,
 	if err := w.n.store.Put(ctx, cp.Pack.Key, data); err != nil {
 		return Checkpoint{}, builtPack{}, fmt.Errorf("remote: upload checkpoint: %w", err)
 	}
-	return cp, builtPack{data: data, w: pw}, nil
+	return cp, builtPack{data: data, ids: ids}, nil
 }
 
 func (w *checkpointWork) tailSource() cas.Source {
@@ -272,7 +282,7 @@ func (w *checkpointWork) apply(ctx context.Context, state State, cp Checkpoint, 
 		return nil, nil, fmt.Errorf("%w: generation %d is not in the active chain", ErrCheckpointSuperseded, w.through)
 	}
 	tail := m.Increments[k+1:]
-	need, err := w.tailNeeds(ctx, tail, pack.w)
+	need, err := w.tailNeeds(ctx, tail, pack.ids)
 	if err != nil || len(need) > 0 {
 		return nil, need, err
 	}
@@ -287,7 +297,7 @@ func (w *checkpointWork) apply(ctx context.Context, state State, cp Checkpoint, 
 // that is neither in those packs nor in the checkpoint. The checkpoint is
 // closed under references, so when this is empty the closure of every
 // tail head is complete in the new chain.
-func (w *checkpointWork) tailNeeds(ctx context.Context, tail []Increment, cp *cas.PackWriter) ([]cas.ID, error) {
+func (w *checkpointWork) tailNeeds(ctx context.Context, tail []Increment, cp map[cas.ID]bool) ([]cas.ID, error) {
 	if len(tail) == 0 {
 		return nil, nil
 	}
@@ -322,7 +332,7 @@ func (w *checkpointWork) tailNeeds(ctx context.Context, tail []Increment, cp *ca
 				return nil, fmt.Errorf("remote: tail pack: %w: %w", ErrCorruptPack, err)
 			}
 			for _, r := range refs {
-				if !have[r] && !cp.Has(r) {
+				if !have[r] && !cp[r] {
 					have[r] = true // ask once
 					need = append(need, r)
 				}
