@@ -188,7 +188,7 @@ func (s *session) publish(message string) (*Result, error) {
 			return remote.Proposal{}, err
 		}
 		s.src = s.e.source(chain)
-		last.rFiles = s.base.Files
+		last.rFiles = s.baseFiles()
 		if observed.Head() != s.base.Head {
 			if last.rFiles, err = treeOf(s.src, observed.Head()); err != nil {
 				return remote.Proposal{}, err

@@ -28,12 +28,25 @@ func nameReason(name string) string {
 	if name == "." || name == ".." || strings.EqualFold(name, ".git") {
 		return FileInvalidName
 	}
-	if !norm.NFC.IsNormalString(name) {
-		return FileInvalidName
-	}
-	for _, r := range name {
-		if unicode.IsControl(r) || strings.ContainsRune(`/\:*?"<>|`, r) {
+	ascii := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= utf8.RuneSelf {
+			ascii = false
+			continue
+		}
+		if c < 0x20 || c == 0x7f || forbiddenASCII[c] {
 			return FileInvalidName
+		}
+	}
+	if !ascii { // ASCII is always NFC and has no other control characters
+		if !norm.NFC.IsNormalString(name) {
+			return FileInvalidName
+		}
+		for _, r := range name {
+			if unicode.IsControl(r) {
+				return FileInvalidName
+			}
 		}
 	}
 	if last := name[len(name)-1]; last == ' ' || last == '.' {
@@ -44,6 +57,13 @@ func nameReason(name string) string {
 	}
 	return ""
 }
+
+var forbiddenASCII = func() (t [utf8.RuneSelf]bool) {
+	for _, c := range `/\:*?"<>|` {
+		t[c] = true
+	}
+	return t
+}()
 
 // isDeviceName reports Windows reserved device names, which Windows
 // resolves whatever the extension ("con.txt" is the console).

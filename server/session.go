@@ -101,7 +101,7 @@ func (s *session) baseFiles() map[string]cas.ID {
 	if s.base == nil {
 		return map[string]cas.ID{}
 	}
-	return s.base.Files
+	return s.base.files()
 }
 
 func (s *session) baseHead() cas.ID {

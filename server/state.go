@@ -87,18 +87,40 @@ func writeReplace(name string, data []byte, durable bool) error {
 type baseline struct {
 	Generation uint64
 	Head       cas.ID
-	Files      map[string]cas.ID
+	Files      map[string]cas.ID // nil until files() decodes entries
+
+	entries []byte // verified, undecoded entries of a loaded baseline
+	count   int
+}
+
+// files returns A's tree, decoding it on first use: a no-op pull needs
+// only the head, and 10,000 entries are worth not decoding.
+func (b *baseline) files() map[string]cas.ID {
+	if b.Files != nil {
+		return b.Files
+	}
+	b.Files = make(map[string]cas.ID, b.count)
+	r := &stateReader{b: b.entries}
+	for range b.count {
+		p := string(r.bytes(int(r.u16())))
+		var id cas.ID
+		copy(id[:], r.bytes(32))
+		b.Files[p] = id
+	}
+	b.entries = nil
+	return b.Files
 }
 
 // encodeBaseline writes entries in map order: the file is private and
 // read whole, so sorting 10,000 paths on every call would buy nothing.
 func encodeBaseline(b *baseline) []byte {
-	out := make([]byte, 0, len(baselineMagic)+44+len(b.Files)*(40+34)+32)
+	files := b.files()
+	out := make([]byte, 0, len(baselineMagic)+44+len(files)*(40+34)+32)
 	out = append(out, baselineMagic...)
 	out = binary.BigEndian.AppendUint64(out, b.Generation)
 	out = append(out, b.Head[:]...)
-	out = binary.BigEndian.AppendUint32(out, uint32(len(b.Files)))
-	for p, id := range b.Files {
+	out = binary.BigEndian.AppendUint32(out, uint32(len(files)))
+	for p, id := range files {
 		out = binary.BigEndian.AppendUint16(out, uint16(len(p)))
 		out = append(out, p...)
 		out = append(out, id[:]...)
@@ -114,16 +136,14 @@ func decodeBaseline(data []byte) (*baseline, error) {
 	}
 	b := &baseline{Generation: r.u64()}
 	copy(b.Head[:], r.bytes(32))
-	n := int(r.u32())
-	if n > len(data)/34 {
+	b.count = int(r.u32())
+	if b.count > len(data)/34 {
 		return nil, errBadStateFile
 	}
-	b.Files = make(map[string]cas.ID, n)
-	for i := 0; i < n && r.ok(); i++ {
-		p := string(r.bytes(int(r.u16())))
-		var id cas.ID
-		copy(id[:], r.bytes(32))
-		b.Files[p] = id
+	// Check the structure now (cheap, no allocation) so files() cannot fail.
+	b.entries = r.b
+	for i := 0; i < b.count && r.ok(); i++ {
+		r.bytes(int(r.u16()) + 32)
 	}
 	if !r.done() {
 		return nil, errBadStateFile

@@ -14,7 +14,7 @@ func TestBaselineCodec(t *testing.T) {
 	}}
 	data := encodeBaseline(b)
 	got, err := decodeBaseline(data)
-	if err != nil || !reflect.DeepEqual(got, b) {
+	if err != nil || got.Generation != b.Generation || got.Head != b.Head || !reflect.DeepEqual(got.files(), b.Files) {
 		t.Fatalf("round trip: %v %+v", err, got)
 	}
 	for i := range data {
@@ -28,7 +28,7 @@ func TestBaselineCodec(t *testing.T) {
 		t.Fatal("truncated baseline accepted")
 	}
 	empty := &baseline{Files: map[string]cas.ID{}}
-	if got, err := decodeBaseline(encodeBaseline(empty)); err != nil || !reflect.DeepEqual(got, empty) {
+	if got, err := decodeBaseline(encodeBaseline(empty)); err != nil || !reflect.DeepEqual(got.files(), empty.Files) {
 		t.Fatalf("empty baseline: %v %+v", err, got)
 	}
 }
