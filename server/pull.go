@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -103,6 +104,10 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 	}
 	mutating := len(changes) > 0 || len(s.scan.temps) > 0 || pending != nil
 	if err := s.apply(changes, flag); err != nil {
+		var ns *notStarted
+		if errors.As(err, &ns) && pending == nil {
+			return s.e.fail("record recovery flag", ns.err)
+		}
 		return s.recoveryFailure(flag, "rewrite", err)
 	}
 	if err := s.state.saveBaseline(next); err != nil {

@@ -128,7 +128,7 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 	}
 	flag.Stage = "rewrite"
 	if err := s.state.setRecovery(flag); err != nil {
-		return err
+		return &notStarted{err}
 	}
 	if err := failpoint(FailAfterRecoveryFlag); err != nil {
 		return err
@@ -155,6 +155,12 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 	}
 	return s.writeAll(changes)
 }
+
+// notStarted wraps a failure that happened before L was touched.
+type notStarted struct{ err error }
+
+func (n *notStarted) Error() string { return n.err.Error() }
+func (n *notStarted) Unwrap() error { return n.err }
 
 // writeParallel bounds concurrent file writes: enough for the file
 // system to group their fsyncs into few journal commits.
