@@ -205,15 +205,6 @@ func mustVerify(t testing.TB, store remote.Store) *remote.Report {
 	return rep
 }
 
-// findingCodes lists the codes of rep's findings.
-func findingCodes(rep *remote.Report) []string {
-	var out []string
-	for _, f := range rep.Findings {
-		out = append(out, f.Code)
-	}
-	return out
-}
-
 // packKeys lists the keys under prefix.
 func packKeys(t testing.TB, store remote.Store, prefix string) []string {
 	t.Helper()

@@ -1,0 +1,57 @@
+package remote_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// A store after 1,000 commits, with a checkpoint and cleanup each time
+// the tail reaches 64 increments, verifies whole: every referenced pack,
+// every object, every chain's closure; nothing orphaned is left behind
+// at or below the last cutoff.
+func TestVerifyHealthyAfterThousandCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 commits")
+	}
+	ctx := context.Background()
+	m := remote.NewMem()
+	w := newTreeWriter(m)
+	checkpoints := 0
+	for i := range 1000 {
+		acc, err := w.commit(ctx, fmt.Sprint("commit ", i), func(f map[string][]byte) {
+			p := fmt.Sprintf("notes/%02d.md", i%20)
+			f[p] = append(f[p], fmt.Sprintf("entry %d\n", i)...)
+			if i%97 == 0 {
+				delete(f, fmt.Sprintf("notes/%02d.md", (i+7)%20))
+			}
+		})
+		if err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		if len(acc.State.Manifest.Increments) < 64 {
+			continue
+		}
+		res, err := w.nb.Checkpoint(ctx, remote.CheckpointOptions{Retained: 1, MinIncrements: 64})
+		if err != nil {
+			t.Fatalf("checkpoint after commit %d: %v", i, err)
+		}
+		checkpoints++
+		if _, err := w.nb.Cleanup(ctx, res.Checkpoint.Through); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := mustVerify(t, m)
+	if checkpoints != 15 || rep.Generation != 1000+15 || rep.Chains != 2 {
+		t.Fatalf("%d checkpoints, report %+v", checkpoints, rep)
+	}
+	if len(rep.Orphans) != 0 {
+		t.Fatalf("orphans after cleanups: %v", rep.Orphans)
+	}
+	// Only the active and one retained chain are stored.
+	if n := len(packKeys(t, m, "packs/")); n != rep.Packs {
+		t.Fatalf("%d packs stored, %d referenced", n, rep.Packs)
+	}
+}
