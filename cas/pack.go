@@ -94,7 +94,7 @@ func (w *PackWriter) Finish() ([]byte, error) {
 	le.PutUint64(w.buf[16:], uint64(len(w.buf)+32))
 	sum := Sum(w.buf)
 	w.buf = append(w.buf, sum[:]...)
-	w.done, w.buf, w.seen = w.buf, nil, nil
+	w.done, w.buf = w.buf, nil
 	return w.done, nil
 }
 

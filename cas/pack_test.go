@@ -149,3 +149,15 @@ func TestPackCompressesWherePays(t *testing.T) {
 		}
 	}
 }
+
+func TestPackWriterHasAfterFinish(t *testing.T) {
+	w := cas.NewPackWriter()
+	o := mustChunk(t, []byte("kept"))
+	mustPut(t, w, o)
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Has(o.ID) || w.Len() != 1 {
+		t.Fatal("a finished PackWriter forgot what it holds")
+	}
+}
