@@ -66,5 +66,5 @@ func (e *Engine) checkpoint(ctx context.Context, state remote.State) {
 		e.log.Warn("cleanup stopped; unreferenced packs may remain", "deleted", len(cl.Deleted), "err", err)
 		return
 	}
-	e.log.Info("cleanup done", "deleted", len(cl.Deleted), "kept", cl.Kept)
+	e.log.Debug("cleanup done", "deleted", len(cl.Deleted), "kept", cl.Kept)
 }
