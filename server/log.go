@@ -35,8 +35,11 @@ func (e *Engine) Log(ctx context.Context, n int) ([]LogEntry, error) {
 	// A commit's generation is the increment that published it; commits
 	// folded into the checkpoint have none left and end the log.
 	gens := map[cas.ID]uint64{}
-	if state.Manifest != nil {
-		for _, inc := range state.Manifest.Increments {
+	if m := state.Manifest; m != nil {
+		if !m.Checkpoint.IsGenesis() {
+			gens[m.Checkpoint.Head] = m.Checkpoint.Through
+		}
+		for _, inc := range m.Increments {
 			gens[inc.Head] = inc.Generation
 		}
 	}
