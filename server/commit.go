@@ -183,13 +183,24 @@ func (s *session) publish(message string) (*Result, error) {
 	var last attemptResult
 	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
 		last = attemptResult{observed: observed}
-		chain, err := s.e.sync(ctx, observed)
-		if err != nil {
-			return remote.Proposal{}, err
+		// The object cache is opened only when needed: a commit with no
+		// change on either side touches nothing but `current`.
+		var chain *chainCache
+		var err error
+		syncChain := func() error {
+			if chain == nil {
+				if chain, err = s.e.sync(ctx, observed); err != nil {
+					return err
+				}
+				s.src = s.e.source(chain)
+			}
+			return nil
 		}
-		s.src = s.e.source(chain)
 		last.rFiles = s.baseFiles()
 		if observed.Head() != s.base.Head {
+			if err := syncChain(); err != nil {
+				return remote.Proposal{}, err
+			}
 			if last.rFiles, err = treeOf(s.src, observed.Head()); err != nil {
 				return remote.Proposal{}, err
 			}
@@ -203,6 +214,9 @@ func (s *session) publish(message string) (*Result, error) {
 		ids := last.merged.ids
 		if sameTree(ids, last.rFiles) {
 			return remote.Proposal{Skip: true}, nil
+		}
+		if err := syncChain(); err != nil {
+			return remote.Proposal{}, err
 		}
 		sink := &filterSink{have: chain.store, pack: cas.NewPackWriter(), added: map[cas.ID]bool{}}
 		for p, id := range ids {

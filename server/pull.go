@@ -110,13 +110,17 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 		}
 		return s.recoveryFailure(flag, "rewrite", err)
 	}
-	if err := s.state.saveBaseline(next); err != nil {
-		if !mutating {
-			return s.e.fail("record baseline", err)
+	// Same accepted head and generation: the recorded baseline already
+	// says this (a baseline is its head's tree), so skip the write.
+	if mutating || s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation {
+		if err := s.state.saveBaseline(next); err != nil {
+			if !mutating {
+				return s.e.fail("record baseline", err)
+			}
+			return s.recoveryFailure(flag, "baseline", err)
 		}
-		return s.recoveryFailure(flag, "baseline", err)
+		s.base = next
 	}
-	s.base = next
 	if mutating {
 		if err := failpoint(FailAfterBaseline); err != nil {
 			return s.recoveryFailure(flag, "baseline", err)
