@@ -107,7 +107,8 @@ type Pack struct {
 // OpenPack verifies the trailer checksum and the index and returns the pack.
 // Every object's ID is verified again when it is decoded by Get. A short
 // pack is ErrTruncated, an unknown version ErrUnsupportedVersion; both are
-// ErrCorrupt, like every other failure.
+// ErrCorrupt, like every other failure. The Pack reads data in place: the
+// caller must not modify it afterwards.
 func OpenPack(data []byte) (*Pack, error) {
 	size := int64(len(data))
 	if err := checkHeader(data, size); err != nil {
