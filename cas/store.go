@@ -40,6 +40,7 @@ type Store struct {
 	// provably unchanged (see refreshIfChanged).
 	scannedMtime time.Time
 	scannedAt    time.Time
+	swept        bool // stale temporary files were removed (first scan)
 }
 
 // storedPack is one loaded pack file; index locations point to it.
@@ -103,7 +104,13 @@ func (s *Store) scanLocked() error {
 	present := make(map[string]bool, len(des))
 	for _, de := range des {
 		name := de.Name()
-		if strings.HasPrefix(name, ".") || !de.Type().IsRegular() {
+		if strings.HasPrefix(name, ".") {
+			if !s.swept {
+				removeStaleTemp(s.dir, de)
+			}
+			continue
+		}
+		if !de.Type().IsRegular() {
 			continue
 		}
 		present[name] = true
@@ -133,7 +140,23 @@ func (s *Store) scanLocked() error {
 		s.rebuildIndexLocked()
 	}
 	s.scannedMtime, s.scannedAt = st.ModTime(), start
+	s.swept = true
 	return nil
+}
+
+// staleTempAge is how old a temporary file must be before a newly opened
+// store removes it: the leftover of a process that died in AddPack, not
+// the file another process is writing right now.
+const staleTempAge = time.Hour
+
+func removeStaleTemp(dir string, de fs.DirEntry) {
+	name := de.Name()
+	if !strings.HasSuffix(name, ".tmp") || !de.Type().IsRegular() {
+		return
+	}
+	if info, err := de.Info(); err == nil && time.Since(info.ModTime()) > staleTempAge {
+		_ = os.Remove(filepath.Join(dir, name)) // best effort: the next open retries
+	}
 }
 
 // loadLocked reads the structure of the pack file name and adds its

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -261,5 +262,35 @@ func TestStoreClosed(t *testing.T) {
 	s.Close()
 	if _, err := s.Get(cas.Sum(nil)); !errors.Is(err, cas.ErrStoreClosed) {
 		t.Fatalf("Get on a closed store: error = %v, want ErrStoreClosed", err)
+	}
+}
+
+// A temporary file left by a process that died in AddPack is removed when
+// a store is next opened, once it is old enough not to be another
+// process's write in progress.
+func TestStoreRemovesStaleTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".1.pack.0123.tmp")
+	fresh := filepath.Join(dir, ".2.pack.4567.tmp")
+	other := filepath.Join(dir, ".keep")
+	for _, p := range []string{stale, fresh, other} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	for _, p := range []string{stale, other} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openStore(t, dir)
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stale temporary file kept: %v", err)
+	}
+	for _, p := range []string{fresh, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s removed: %v", filepath.Base(p), err)
+		}
 	}
 }
