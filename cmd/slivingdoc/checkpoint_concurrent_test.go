@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+// With --checkpoint-packs 5, three processes commit 20 times each. Every
+// commit succeeds (checkpoints run beside them and never fail them),
+// checkpoints are swapped in, the active tail stays short throughout, a
+// fresh directory's cold pull downloads the checkpoint and the tail only,
+// and verify finds the store whole.
+func TestCLICheckpointsUnderConcurrentWriters(t *testing.T) {
+	const writers, commits, threshold = 3, 20, 5
+	forEachBackend(t, func(t *testing.T, nb *notebook) {
+		store := openTestStore(t, nb.env)
+		env := []string{fmt.Sprint("SLIVINGDOC_CHECKPOINT_PACKS=", threshold)}
+
+		// Watch the tail while the writers run.
+		var maxTail atomic.Int64
+		stop := make(chan struct{})
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			nbk := remote.Open(store, remote.Options{})
+			for {
+				if st, err := nbk.ReadCurrent(context.Background()); err == nil && st.Manifest != nil {
+					if n := int64(len(st.Manifest.Increments)); n > maxTail.Load() {
+						maxTail.Store(n)
+					}
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}()
+
+		var wg sync.WaitGroup
+		errs := make(chan string, writers)
+		for i := range writers {
+			a := nb.agent(fmt.Sprint("w", i))
+			wg.Go(func() {
+				if o := a.runEnv(env, "pull", a.dir); o.code != 0 {
+					errs <- o.String()
+					return
+				}
+				name := fmt.Sprintf("w%d.md", i)
+				var content strings.Builder
+				for j := range commits {
+					fmt.Fprintf(&content, "writer %d line %d\n", i, j)
+					a.write(name, content.String())
+					if o := a.runEnv(env, "commit", a.dir, "-m", fmt.Sprintf("w%d c%d", i, j)); o.code != 0 {
+						errs <- o.String()
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(stop)
+		<-watched
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		if t.Failed() {
+			return
+		}
+
+		st, err := remote.Open(store, remote.Options{}).ReadCurrent(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mf := st.Manifest
+		swaps := mf.Generation - writers*commits
+		if mf.Checkpoint.IsGenesis() || swaps == 0 {
+			t.Fatalf("no checkpoint after %d commits (generation %d)", writers*commits, mf.Generation)
+		}
+		// A worker folds what it saw; increments accepted while it built stay
+		// in the tail, so the bound is the threshold plus what the writers
+		// can add during one checkpoint.
+		if mt := maxTail.Load(); mt > 2*threshold+writers {
+			t.Errorf("the active tail reached %d increments (threshold %d)", mt, threshold)
+		}
+		t.Logf("%s: %d checkpoints swapped in, longest tail observed %d, final tail %d", nb.backend, swaps, maxTail.Load(), len(mf.Increments))
+
+		// Cold pull in a fresh private root, counting what it downloads.
+		counted := &countingStore{Store: store}
+		gets := coldPull(t, counted)
+		var cps, incs int
+		for _, k := range gets {
+			switch {
+			case strings.HasPrefix(k, remote.CheckpointsPrefix):
+				cps++
+			case strings.HasPrefix(k, remote.IncrementsPrefix):
+				incs++
+			}
+		}
+		if cps != 1 || incs != len(mf.Increments) {
+			t.Errorf("cold pull fetched %d checkpoints and %d increments; the active chain is 1 checkpoint and %d increments", cps, incs, len(mf.Increments))
+		}
+
+		a := nb.agent("verifier")
+		o := a.runEnv(env, "verify", "--json")
+		var rep verifyJSON
+		if o.code != 0 || json.Unmarshal([]byte(o.stdout), &rep) != nil || !rep.OK || rep.Generation != mf.Generation {
+			t.Fatalf("verify after the run: %s", o)
+		}
+	})
+}
+
+// coldPull pulls the notebook into a fresh directory with a fresh private
+// root through store and returns the keys it read with GET.
+func coldPull(t *testing.T, store *countingStore) []string {
+	t.Helper()
+	base := t.TempDir()
+	dir := filepath.Join(base, "notes")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e, err := server.New(server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CheckpointPacks: 5, RetainedCheckpoints: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	store.reset()
+	if _, err := e.Pull(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	return store.keys()
+}
+
+// countingStore records every key read with Get.
+type countingStore struct {
+	remote.Store
+	mu    sync.Mutex
+	gets  []string
+	bytes int64
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	data, etag, err := c.Store.Get(ctx, key)
+	c.mu.Lock()
+	c.gets = append(c.gets, key)
+	c.bytes += int64(len(data))
+	c.mu.Unlock()
+	return data, etag, err
+}
+
+func (c *countingStore) reset() {
+	c.mu.Lock()
+	c.gets, c.bytes = nil, 0
+	c.mu.Unlock()
+}
+
+func (c *countingStore) keys() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.gets...)
+}
+
+// openTestStore opens, in the test process, the store a notebook's
+// environment selects (file:// or the SeaweedFS bucket).
+func openTestStore(t *testing.T, env []string) remote.Store {
+	t.Helper()
+	get := func(k string) string {
+		for _, kv := range env {
+			if key, v, ok := strings.Cut(kv, "="); ok && key == k {
+				return v
+			}
+		}
+		return ""
+	}
+	if dir, ok := strings.CutPrefix(get("SLIVINGDOC_STORE"), "file://"); ok {
+		s, err := remote.NewFile(filepath.FromSlash(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s, err := remote.NewS3(context.Background(), remote.S3Config{
+		Bucket: get("SLIVINGDOC_BUCKET"), Prefix: "slivingdoc", Region: get("AWS_REGION"),
+		Endpoint: get("AWS_ENDPOINT_URL_S3"), PathStyle: true,
+		AccessKeyID: get("AWS_ACCESS_KEY_ID"), SecretAccessKey: get("AWS_SECRET_ACCESS_KEY"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
