@@ -105,7 +105,19 @@ func (o outcome) String() string {
 // environment entries.
 func (a *agent) runEnv(extra []string, args ...string) outcome {
 	a.nb.t.Helper()
+	return a.exec(extra, "", args...)
+}
+
+// runStdin runs the binary with stdin as its standard input.
+func (a *agent) runStdin(stdin string, args ...string) outcome {
+	a.nb.t.Helper()
+	return a.exec(nil, stdin, args...)
+}
+
+func (a *agent) exec(extra []string, stdin string, args ...string) outcome {
+	a.nb.t.Helper()
 	cmd := exec.Command(a.bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(append([]string{}, a.env...), extra...)
 	cmd.Dir = filepath.Dir(a.dir)
 	var out, errb bytes.Buffer
