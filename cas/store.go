@@ -263,6 +263,11 @@ func (s *Store) AddPack(name string, data []byte) error {
 		return nil
 	}
 	if err := writeFileAtomic(s.dir, name, data); err != nil {
+		// Another process may have stored the name meanwhile (on Windows a
+		// rename onto a file it is reading fails): then it is present.
+		if s.HasPack(name) {
+			return nil
+		}
 		return fmt.Errorf("cas: add pack %q: %w", name, err)
 	}
 	s.mu.Lock()
