@@ -28,7 +28,7 @@ func TestCLIOutputLeaksNothing(t *testing.T) {
 		keep(a.run("commit", a.dir, "-m", "a"))
 		b.write("n.md", "one\nB\n")
 		keep(b.run("commit", b.dir, "-m", "b")) // conflict
-		keep(b.run("commit", b.dir, "-m", "b"))  // unresolved markers
+		keep(b.run("commit", b.dir, "-m", "b")) // unresolved markers
 		b.write("bad.md", "\xff")
 		keep(b.run("status", b.dir))
 		keep(b.run("pull", b.dir))
