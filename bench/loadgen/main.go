@@ -1,0 +1,363 @@
+// Command loadgen is slivingdoc's system benchmark: it drives the built
+// slivingdoc binary as separate processes, the way agents and people run
+// it, against the file store and against SeaweedFS on loopback (started
+// with the project's remote/seaweed tooling), and writes a dated report
+// with SVG charts. `make bench-system` runs it.
+//
+// Data flow:
+//
+//	flags ─▶ profile (quick | full) ─▶ runner
+//	runner: the slivingdoc binary (built unless -bin), a work directory,
+//	        the store targets: file (a directory per notebook) and
+//	        seaweedfs (a key prefix per notebook; a counting reverse proxy
+//	        on 127.0.0.1 in front of it for the requests workload)
+//	workloads, each on fresh notebook locations, each a whole-process run
+//	  of the CLI measured by wall time and the child's rusage (CPU, max RSS):
+//	  requests+floor  requests and bytes per operation through the proxy;
+//	                  the floor: GET + PUT + conditional PUT by a bare SDK
+//	                  client, and the startup of a slivingdoc process
+//	  latency         N files x 2 KB: 1 KiB append + commit, no-op commit,
+//	                  no-op pull; git status / git commit -a on a copy
+//	  history         successive commits; first 10 vs last 10; cold and
+//	                  warm pulls of the grown notebook
+//	  bytes           1 KiB appends to a 1 MiB file; store bytes listed
+//	  merge           merge-file against git merge-file -p, 1 and 5 MB
+//	  contention      N writers (own directory and private root) racing,
+//	                  disjoint files or one shared file; audit of every line
+//	  agents          100 agents x 1 commit spread over a window, then a burst
+//	─▶ Results ─▶ report.go: <out>/<date>.md (tables, DESIGN §10 verdicts),
+//	              svg.go: <date>-*.svg, and <date>.json (the raw figures)
+//
+// The line audit (linecheck.go) is what makes contention a correctness
+// test too: every writer tags its lines, and the final notebook must hold
+// every accepted line exactly once.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+)
+
+// profile sizes every workload.
+type profile struct {
+	name              string
+	sizes             []int // latency notebook sizes (files)
+	latencyReps       int
+	latencyStores     []string
+	historyFiles      int
+	historyCommits    int
+	historyStores     []string
+	coldPulls         int
+	warmPulls         int
+	bytesAppends      int
+	floorReps         int
+	mergeSizes        []int
+	mergeReps         int
+	writers           []int
+	contentionCommits int
+	contentionModes   []string
+	contentionStores  []string
+	contentionTimeout time.Duration // per run; writers still busy then are reported unfinished
+	agents            int
+	agentWindow       time.Duration
+	agentStores       []string
+}
+
+var (
+	both   = []string{"file", "seaweedfs"}
+	onlyS3 = []string{"seaweedfs"}
+)
+
+// profiles: quick fits `make bench-system` in under 15 minutes on 2 cores;
+// full is what the report quotes when there is time.
+var profiles = map[string]profile{
+	"quick": {
+		name: "quick", sizes: []int{100, 1000, 10000}, latencyReps: 10, latencyStores: both,
+		historyFiles: 1000, historyCommits: 200, historyStores: onlyS3, coldPulls: 3, warmPulls: 10,
+		bytesAppends: 20, floorReps: 30, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 3,
+		writers: []int{10, 50, 100}, contentionCommits: 10, contentionModes: []string{modeDisjoint, modeShared},
+		contentionStores: onlyS3, contentionTimeout: 3 * time.Minute,
+		agents: 100, agentWindow: 60 * time.Second, agentStores: onlyS3,
+	},
+	"full": {
+		name: "full", sizes: []int{100, 1000, 10000}, latencyReps: 30, latencyStores: both,
+		historyFiles: 1000, historyCommits: 200, historyStores: both, coldPulls: 5, warmPulls: 30,
+		bytesAppends: 50, floorReps: 100, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 7,
+		writers: []int{10, 50, 100}, contentionCommits: 10, contentionModes: []string{modeDisjoint, modeShared},
+		contentionStores: both, contentionTimeout: 5 * time.Minute,
+		agents: 100, agentWindow: 60 * time.Second, agentStores: both,
+	},
+}
+
+var allWorkloads = []string{"requests", "latency", "history", "bytes", "merge", "contention", "agents"}
+
+// runner holds what every workload shares.
+type runner struct {
+	bin    string
+	work   string
+	prof   profile
+	stores map[string]*storeTarget
+	srv    *seaweed.Server
+	log    *log.Logger
+	// sabotage, when set (tests), runs after the contention writers finish
+	// and before the audit: it may change the notebook behind their back.
+	sabotage func(ctx context.Context, st *storeTarget, loc string, actors []*actor) error
+}
+
+func (r *runner) tempDir(name string) string {
+	d, err := os.MkdirTemp(r.work, name+"-")
+	if err != nil {
+		panic(err) // the work directory is ours; failing here means the disk is gone
+	}
+	return d
+}
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == spawnerArg {
+		spawnerMain()
+		return
+	}
+	// Before anything grows this process: see spawner.go.
+	sp, err := startSpawner()
+	if err != nil {
+		log.Fatalf("loadgen: spawner: %v", err)
+	}
+	procSpawner = sp
+	defer sp.close()
+	quick := flag.Bool("quick", false, "the quick profile (same as -profile quick)")
+	profName := flag.String("profile", "full", "workload sizes: quick or full")
+	bin := flag.String("bin", "", "the slivingdoc binary to measure (default: build ./cmd/slivingdoc)")
+	out := flag.String("out", "bench/results", "directory of the report, charts and raw JSON")
+	workloads := flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads to run")
+	stores := flag.String("stores", "file,seaweedfs", "comma-separated stores to allow")
+	reps := flag.Int("reps", 0, "override the latency repetitions")
+	sizes := flag.String("sizes", "", "override the latency notebook sizes, e.g. 100,1000")
+	writers := flag.String("writers", "", "override the contention writer counts, e.g. 10,50")
+	agents := flag.Int("agents", 0, "override the number of agents")
+	window := flag.Duration("agent-window", 0, "override the agents' spread window")
+	historyCommits := flag.Int("history-commits", 0, "override the history length")
+	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
+	flag.Parse()
+	if *quick {
+		*profName = "quick"
+	}
+	prof, ok := profiles[*profName]
+	if !ok {
+		log.Fatalf("loadgen: unknown profile %q (quick or full)", *profName)
+	}
+	if *reps > 0 {
+		prof.latencyReps = *reps
+	}
+	if *sizes != "" {
+		prof.sizes = atoiList(*sizes)
+	}
+	if *writers != "" {
+		prof.writers = atoiList(*writers)
+	}
+	if *agents > 0 {
+		prof.agents = *agents
+	}
+	if *window > 0 {
+		prof.agentWindow = *window
+	}
+	if *historyCommits > 0 {
+		prof.historyCommits = *historyCommits
+	}
+	allowed := strings.Split(*stores, ",")
+	for _, l := range []*[]string{&prof.latencyStores, &prof.historyStores, &prof.contentionStores, &prof.agentStores} {
+		*l = slices.DeleteFunc(slices.Clone(*l), func(s string) bool { return !slices.Contains(allowed, s) })
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	lg := log.New(os.Stderr, "loadgen: ", log.Ltime)
+	var res *Results
+	res, err = run(ctx, lg, prof, *bin, strings.Split(*workloads, ","), slices.Contains(allowed, "file"), slices.Contains(allowed, "seaweedfs"))
+	if err != nil {
+		sp.close()
+		lg.Fatal(err)
+	}
+	paths, err := writeReport(*out, *date, res)
+	if err != nil {
+		lg.Fatal(err)
+	}
+	for _, p := range paths {
+		fmt.Println(p)
+	}
+}
+
+func atoiList(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err != nil || n <= 0 {
+			log.Fatalf("loadgen: bad number %q in %q", f, s)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// run measures everything in workloads and returns the results. A
+// workload that fails is recorded in Results.Failures; the others go on.
+func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workloads []string, useFile, useSeaweed bool) (*Results, error) {
+	work, err := os.MkdirTemp("", "slivingdoc-loadgen-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	r := &runner{bin: bin, work: work, prof: prof, log: lg, stores: map[string]*storeTarget{}}
+	if r.bin == "" {
+		r.bin = filepath.Join(work, "slivingdoc")
+		lg.Printf("building slivingdoc")
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", r.bin, "github.com/slivingdoc/slivingdoc/cmd/slivingdoc")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	} else if r.bin, err = filepath.Abs(r.bin); err != nil {
+		return nil, err
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, fmt.Errorf("git is the reference of the no-op scans and merge-file and is not installed")
+	}
+	res := newResults(prof, r.bin)
+	if s, _, err := runTimed(ctx, work, "true"); err == nil {
+		res.Meta.RSSFloorKiB = s.RSSKiB
+	}
+	if useFile {
+		r.stores["file"] = fileTarget(work)
+	}
+	if useSeaweed {
+		tb := &programTB{}
+		defer tb.close()
+		lg.Printf("starting SeaweedFS (remote/seaweed; builds it on first use)")
+		t0 := time.Now()
+		if r.srv, err = startSeaweed(tb); err != nil {
+			return nil, fmt.Errorf("seaweedfs: %w", err)
+		}
+		lg.Printf("SeaweedFS up in %v at %s", time.Since(t0).Round(time.Millisecond), r.srv.Endpoint)
+		proxy, err := newCountingProxy(r.srv.Endpoint)
+		if err != nil {
+			return nil, err
+		}
+		defer proxy.close()
+		r.stores["seaweedfs"] = seaweedTarget(r.srv, proxy)
+	}
+	step := func(name string, f func() error) {
+		if ctx.Err() != nil {
+			return
+		}
+		lg.Printf("%s ...", name)
+		t0 := time.Now()
+		if err := f(); err != nil {
+			lg.Printf("%s FAILED: %v", name, err)
+			res.Failures = append(res.Failures, fmt.Sprintf("%s: %v", name, err))
+			return
+		}
+		lg.Printf("%s done in %v", name, time.Since(t0).Round(time.Millisecond))
+	}
+	want := func(w string) bool { return slices.Contains(workloads, w) }
+	sw := r.stores["seaweedfs"]
+	if want("requests") && sw != nil {
+		step("requests", func() error {
+			rr, err := r.requests(ctx, sw)
+			res.Requests = &rr
+			return err
+		})
+		step("floor", func() error {
+			pack, manifest := res.Requests.commitSizes()
+			f, err := r.floor(ctx, r.srv, pack, manifest)
+			res.Floor = &f
+			return err
+		})
+	}
+	for _, name := range prof.latencyStores {
+		st := r.stores[name]
+		for _, n := range prof.sizes {
+			if want("latency") && st != nil {
+				step(fmt.Sprintf("latency %s %d files", name, n), func() error {
+					l, err := r.latency(ctx, st, n)
+					if err == nil {
+						res.Latency = append(res.Latency, l)
+					}
+					return err
+				})
+			}
+		}
+	}
+	for _, name := range prof.historyStores {
+		if st := r.stores[name]; want("history") && st != nil {
+			step("history "+name, func() error {
+				h, err := r.history(ctx, st)
+				if err == nil {
+					res.History = append(res.History, h)
+				}
+				return err
+			})
+		}
+	}
+	for _, name := range both {
+		if st := r.stores[name]; want("bytes") && st != nil {
+			step("bytes "+name, func() error {
+				b, err := r.bytesWorkload(ctx, st)
+				if err == nil {
+					res.Bytes = append(res.Bytes, b)
+				}
+				return err
+			})
+		}
+	}
+	if want("merge") {
+		for _, size := range prof.mergeSizes {
+			step(fmt.Sprintf("merge-file %d MB", size>>20), func() error {
+				m, err := r.mergeWorkload(ctx, size)
+				if err == nil {
+					res.Merge = append(res.Merge, m)
+				}
+				return err
+			})
+		}
+	}
+	for _, name := range prof.contentionStores {
+		st := r.stores[name]
+		for _, mode := range prof.contentionModes {
+			for _, n := range prof.writers {
+				if want("contention") && st != nil {
+					step(fmt.Sprintf("contention %s %s %d writers", name, mode, n), func() error {
+						c, err := r.contention(ctx, st, mode, n)
+						if err == nil {
+							res.Contention = append(res.Contention, c)
+						}
+						return err
+					})
+				}
+			}
+		}
+	}
+	for _, name := range prof.agentStores {
+		if st := r.stores[name]; want("agents") && st != nil {
+			step("agents "+name, func() error {
+				a, err := r.agentsWorkload(ctx, st)
+				if err == nil {
+					res.Agents = append(res.Agents, a)
+				}
+				return err
+			})
+		}
+	}
+	res.finish()
+	return res, ctx.Err()
+}

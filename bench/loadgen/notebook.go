@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// notebook is one visible directory with its own private root, on one
+// location of a store: what one agent or person has.
+type notebook struct {
+	bin  string
+	dir  string
+	env  []string
+	loc  string
+	st   *storeTarget
+	priv string
+}
+
+// newNotebook makes a notebook directory and private root under base for
+// loc. Proxied processes send their S3 requests through the counting proxy.
+func (r *runner) newNotebook(st *storeTarget, loc, base string, proxied bool) *notebook {
+	priv := filepath.Join(base, "private")
+	env := append(cleanEnv(), st.env(loc, proxied)...)
+	env = append(env, "SLIVINGDOC_PRIVATE_ROOT="+priv, "LOG_LEVEL=warn", "NO_COLOR=1")
+	return &notebook{bin: r.bin, dir: filepath.Join(base, "notes"), env: env, loc: loc, st: st, priv: priv}
+}
+
+// cleanEnv is this process's environment without anything that would
+// configure slivingdoc or the AWS SDK behind the load generator's back.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "SLIVINGDOC_") || strings.HasPrefix(k, "AWS_") || k == "LOG_LEVEL" || k == "NO_COLOR" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func (n *notebook) pull(ctx context.Context) (Outcome, error) {
+	return runCLI(ctx, n.bin, n.env, "pull", n.dir)
+}
+
+func (n *notebook) commit(ctx context.Context, msg string) (Outcome, error) {
+	return runCLI(ctx, n.bin, n.env, "commit", n.dir, "-m", msg)
+}
+
+// mustOK runs op and turns a domain error into an error: for set-up steps
+// that must succeed.
+func mustOK(o Outcome, err error) (Outcome, error) {
+	if err == nil && o.Code != "" {
+		err = fmt.Errorf("unexpected %s · %s:\n%s", o.Code, o.Reason, o.Stdout)
+	}
+	return o, err
+}
+
+// noteText is size bytes of deterministic prose-like lines.
+func noteText(seed, size int) []byte {
+	var buf bytes.Buffer
+	x := uint64(seed)*0x9e3779b97f4a7c15 + 1
+	words := []string{"note", "agent", "merge", "the", "commit", "of", "a", "line", "store", "pull", "shared", "text", "plan", "todo"}
+	for buf.Len() < size {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		buf.WriteString(words[x%uint64(len(words))])
+		if x%11 == 0 {
+			buf.WriteByte('\n')
+		} else {
+			buf.WriteByte(' ')
+		}
+	}
+	out := buf.Bytes()[:size-1]
+	return append(out, '\n')
+}
+
+// fill writes files x size bytes under dir, 100 files per subdirectory,
+// and returns their slash paths.
+func fill(dir string, files, size int) ([]string, error) {
+	names := make([]string, files)
+	for i := range files {
+		names[i] = fmt.Sprintf("d%03d/note-%05d.md", i/100, i)
+		p := filepath.Join(dir, filepath.FromSlash(names[i]))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, noteText(i, size), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+// appendTo appends data to the file at path.
+func appendTo(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// gitRef is a git repository holding a copy of a notebook tree: the
+// reference for the no-op scans.
+type gitRef struct{ dir string }
+
+// newGitRef copies src into dir, commits it, ages the files (git re-hashes
+// "racily clean" files on every status; a user's repository is older than
+// a second) and warms the index.
+func newGitRef(ctx context.Context, src, dir string) (*gitRef, error) {
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		return nil, err
+	}
+	old := time.Now().Add(-time.Minute)
+	if err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}); err != nil {
+		return nil, err
+	}
+	g := &gitRef{dir}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "tree"}} {
+		if _, _, err := runTimed(ctx, dir, "git", args...); err != nil {
+			return nil, err
+		}
+	}
+	_, err := g.status(ctx)
+	return g, err
+}
+
+func (g *gitRef) status(ctx context.Context) (Sample, error) {
+	s, _, err := runTimed(ctx, g.dir, "git", "status", "--porcelain")
+	return s, err
+}
+
+// commitAll times `git commit -qam`: a local commit with no network, for
+// scale next to the notebook's published commit.
+func (g *gitRef) commitAll(ctx context.Context, msg string) (Sample, error) {
+	s, _, err := runTimed(ctx, g.dir, "git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-qam", msg)
+	return s, err
+}

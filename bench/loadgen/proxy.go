@@ -1,0 +1,151 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// countingProxy is a reverse proxy on 127.0.0.1 in front of SeaweedFS that
+// counts requests and bytes by operation class ("PUT current",
+// "GET packs/increments", "LIST", ...). The Host header is passed through
+// unchanged: SigV4 signs it, so the server must see the one the client
+// signed.
+type countingProxy struct {
+	URL string
+	srv *http.Server
+	ln  net.Listener
+
+	mu     sync.Mutex
+	counts map[string]*OpCount
+}
+
+// OpCount is the traffic of one operation class.
+type OpCount struct {
+	Class    string
+	Requests int
+	BytesUp  int64 // request bodies
+	BytesDn  int64 // response bodies
+}
+
+func newCountingProxy(target string) (*countingProxy, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &countingProxy{URL: "http://" + ln.Addr().String(), ln: ln, counts: map[string]*OpCount{}}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(u)
+			r.Out.Host = r.In.Host
+		},
+	}
+	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := &countingReader{r: r.Body}
+		r.Body = body
+		cw := &countingWriter{ResponseWriter: w}
+		rp.ServeHTTP(cw, r)
+		p.add(classify(r), body.n, cw.n)
+	})}
+	go func() { _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+func (p *countingProxy) close() { _ = p.srv.Close() }
+
+func (p *countingProxy) add(class string, up, dn int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.counts[class]
+	if c == nil {
+		c = &OpCount{Class: class}
+		p.counts[class] = c
+	}
+	c.Requests++
+	c.BytesUp += up
+	c.BytesDn += dn
+}
+
+// take returns the counts since the last take, sorted by class, and resets
+// them. Callers run one process at a time between takes.
+func (p *countingProxy) take() []OpCount {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]OpCount, 0, len(p.counts))
+	for _, c := range p.counts {
+		out = append(out, *c)
+	}
+	p.counts = map[string]*OpCount{}
+	slices.SortFunc(out, func(a, b OpCount) int { return strings.Compare(a.Class, b.Class) })
+	return out
+}
+
+// classify names a path-style S3 request /<bucket>/<prefix>/<key> by its
+// method and key class; a conditional write says so.
+func classify(r *http.Request) string {
+	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
+	method := r.Method
+	if r.URL.Query().Has("list-type") || (r.Method == http.MethodGet && len(parts) < 3) {
+		return "LIST"
+	}
+	if len(parts) < 3 {
+		return method + " (bucket)"
+	}
+	key := parts[2]
+	class := key
+	switch {
+	case strings.HasPrefix(key, "packs/increments/"):
+		class = "packs/increments"
+	case strings.HasPrefix(key, "packs/checkpoints/"):
+		class = "packs/checkpoints"
+	case strings.HasPrefix(key, "probe/"):
+		class = "probe"
+	}
+	switch {
+	case r.Header.Get("If-Match") != "":
+		method += " if-match"
+	case r.Header.Get("If-None-Match") != "":
+		method += " if-none-match"
+	}
+	return method + " " + class
+}
+
+type countingReader struct {
+	r io.ReadCloser
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) Close() error { return c.r.Close() }
+
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Flush keeps streamed responses streaming through the proxy.
+func (c *countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+)
+
+// storeTarget is a store the workloads run against. A location is one
+// notebook in it: a directory of the file store, or a key prefix in the
+// SeaweedFS bucket. Every workload takes fresh locations, so no two
+// measurements share a notebook or a cache.
+type storeTarget struct {
+	name string
+	// env points a slivingdoc process at loc; proxied routes S3 requests
+	// through the counting proxy (SeaweedFS only).
+	env func(loc string, proxied bool) []string
+	// newLocation returns an empty notebook location.
+	newLocation func() string
+	// list returns every object of loc.
+	list func(ctx context.Context, loc string) ([]object, error)
+	// proxy counts the requests of proxied processes; nil for the file store.
+	proxy *countingProxy
+}
+
+type object struct {
+	Key  string
+	Size int64
+}
+
+var locations atomic.Int64
+
+func fileTarget(work string) *storeTarget {
+	return &storeTarget{
+		name: "file",
+		env: func(loc string, _ bool) []string {
+			return []string{"SLIVINGDOC_STORE=file://" + filepath.ToSlash(loc)}
+		},
+		newLocation: func() string {
+			return filepath.Join(work, fmt.Sprintf("store-%03d", locations.Add(1)))
+		},
+		list: listDir,
+	}
+}
+
+// listDir lists a file store: every regular file except its lock and
+// temporary files, keyed by slash path.
+func listDir(_ context.Context, root string) ([]object, error) {
+	var objs []object
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) && p == root {
+				return filepath.SkipAll // nothing published yet
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == ".tmp" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if rel == ".lock" {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		objs = append(objs, object{rel, info.Size()})
+		return nil
+	})
+	return objs, err
+}
+
+func seaweedTarget(srv *seaweed.Server, proxy *countingProxy) *storeTarget {
+	client := srv.Client()
+	return &storeTarget{
+		name: "seaweedfs",
+		env: func(loc string, proxied bool) []string {
+			env := srv.Env()
+			if proxied {
+				env = append(env, "AWS_ENDPOINT_URL_S3="+proxy.URL) // later entries win
+			}
+			return append(env, "SLIVINGDOC_BUCKET="+srv.Bucket, "SLIVINGDOC_PREFIX="+loc,
+				"SLIVINGDOC_PATH_STYLE=true", "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
+		},
+		newLocation: func() string { return fmt.Sprintf("loadgen-%03d", locations.Add(1)) },
+		list: func(ctx context.Context, loc string) ([]object, error) {
+			var objs []object
+			prefix := loc + "/"
+			p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: &srv.Bucket, Prefix: &prefix})
+			for p.HasMorePages() {
+				page, err := p.NextPage(ctx)
+				if err != nil {
+					return nil, err
+				}
+				for _, o := range page.Contents {
+					objs = append(objs, object{strings.TrimPrefix(*o.Key, prefix), *o.Size})
+				}
+			}
+			return objs, nil
+		},
+		proxy: proxy,
+	}
+}
+
+// storeStats sums a listing: all bytes, and the number of increment packs
+// (one per publication attempt: each attempt uploads its own pack, and a
+// lost attempt's pack stays until a checkpoint's cleanup).
+func storeStats(objs []object) (bytes int64, increments int) {
+	for _, o := range objs {
+		bytes += o.Size
+		if strings.HasPrefix(o.Key, "packs/increments/") {
+			increments++
+		}
+	}
+	return bytes, increments
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// Verdict is one row of DESIGN §10 judged against this run.
+type Verdict struct {
+	Workload string
+	Target   string
+	Measured string
+	Met      *bool // nil: not measured in this run
+}
+
+func verdict(met bool) *bool { return &met }
+
+// targets judges every DESIGN §10 row on SeaweedFS figures (the design's
+// reference store), medians of the repeated runs.
+func targets(res *Results) []Verdict {
+	var vs []Verdict
+	add := func(workload, target string, measured string, met *bool) {
+		vs = append(vs, Verdict{workload, target, measured, met})
+	}
+
+	// Requests.
+	if rq := res.Requests; rq != nil {
+		appends, noopPull, noopCommit := []int{}, -1, -1
+		for _, op := range rq.Ops {
+			switch op.Op {
+			case reqAppendCommit:
+				appends = append(appends, op.Requests)
+			case reqNoopPull:
+				noopPull = op.Requests
+			case reqNoopCommit:
+				noopCommit = op.Requests
+			}
+		}
+		met := noopPull >= 0 && noopPull <= 1
+		for _, n := range appends {
+			met = met && n <= 3
+		}
+		add("requests per uncontended commit / no-op pull", "3 / 1",
+			fmt.Sprintf("commits: %v; no-op pull: %d (no-op commit: %d)", appends, noopPull, noopCommit), verdict(met))
+	} else {
+		add("requests per uncontended commit / no-op pull", "3 / 1", "not measured", nil)
+	}
+
+	lat := func(files int) *LatencyResult {
+		for i := range res.Latency {
+			if res.Latency[i].Store == "seaweedfs" && res.Latency[i].Files == files {
+				return &res.Latency[i]
+			}
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		files int
+		limit time.Duration
+	}{{1000, 30 * time.Millisecond}, {10000, 100 * time.Millisecond}} {
+		name := fmt.Sprintf("1 KiB append + commit, %s files x 2 KB", thousands(c.files))
+		target := fmt.Sprintf("≤ %s", fmtDur(c.limit))
+		if l := lat(c.files); l != nil {
+			m := l.Ops[opAppendCommit].Wall.Median
+			add(name, target, fmt.Sprintf("%s (CPU %s)", fmtDur(m), fmtDur(l.Ops[opAppendCommit].CPU.Median)), verdict(m <= c.limit))
+		} else {
+			add(name, target, "not measured", nil)
+		}
+	}
+
+	hist := func(store string) *HistoryResult {
+		for i := range res.History {
+			if res.History[i].Store == store {
+				return &res.History[i]
+			}
+		}
+		return nil
+	}
+	if h := hist("seaweedfs"); h != nil {
+		add(fmt.Sprintf("the same after %d earlier commits (%s files)", len(h.Commits), thousands(h.Files)), "within 1.2x of the first commits",
+			fmt.Sprintf("last 10 %s vs first 10 %s: %.2fx", fmtDur(h.Last10.Median), fmtDur(h.First10.Median), h.Ratio), verdict(h.Ratio <= 1.2))
+	} else {
+		add("the same after 200 earlier commits", "within 1.2x of the first commits", "not measured", nil)
+	}
+
+	if l := lat(10000); l != nil {
+		git := l.Ops[opGitStatus].Wall.Median
+		for _, op := range []string{opNoopPull, opNoopCommit} {
+			m := l.Ops[op].Wall.Median
+			r := float64(m) / float64(git)
+			add(op+" on 10,000 files", "≤ 2x git status",
+				fmt.Sprintf("%s vs git status %s: %.2fx", fmtDur(m), fmtDur(git), r), verdict(r <= 2))
+		}
+	} else {
+		add("no-op pull or commit on 10,000 files", "≤ 2x git status", "not measured", nil)
+	}
+
+	if h := hist("seaweedfs"); h != nil && h.ColdPull.Wall.N > 0 {
+		m := h.ColdPull.Wall.Median
+		add(fmt.Sprintf("cold pull of %s files after %d commits", thousands(h.Files), len(h.Commits)), "≤ 0.6 s",
+			fmt.Sprintf("%s (max %s)", fmtDur(m), fmtDur(h.ColdPull.Wall.Max)), verdict(m <= 600*time.Millisecond))
+	} else {
+		add("cold pull of 1,000 files after 200 commits", "≤ 0.6 s", "not measured", nil)
+	}
+
+	var bytesRow *BytesResult
+	for i := range res.Bytes {
+		if res.Bytes[i].Store == "seaweedfs" {
+			bytesRow = &res.Bytes[i]
+		}
+	}
+	if b := bytesRow; b != nil && len(b.PerCommit) > 0 {
+		add("bytes stored per 1 KiB append to a 1 MiB file", "≤ 16 KiB",
+			fmt.Sprintf("median %s, max %s over %d commits", fmtBytes(b.Median), fmtBytes(b.Max), len(b.PerCommit)), verdict(b.Median <= 16<<10))
+	} else {
+		add("bytes stored per 1 KiB append to a 1 MiB file", "≤ 16 KiB", "not measured", nil)
+	}
+
+	cont := func(writers int) *ContentionResult {
+		for i := range res.Contention {
+			c := &res.Contention[i]
+			if c.Store == "seaweedfs" && c.Mode == modeDisjoint && c.Writers == writers {
+				return c
+			}
+		}
+		return nil
+	}
+	if c := cont(10); c != nil {
+		add("10 writers on disjoint files, 10 commits each", "≥ 50 accepted commits/s, no REMOTE_BUSY",
+			fmt.Sprintf("%.1f commits/s, %d REMOTE_BUSY, %d/%d accepted", c.CommitsPerSec, c.Busy, c.Accepted, c.Writers*c.CommitsEach),
+			verdict(c.CommitsPerSec >= 50 && c.Busy == 0))
+	} else {
+		add("10 writers on disjoint files, 10 commits each", "≥ 50 accepted commits/s, no REMOTE_BUSY", "not measured", nil)
+	}
+	if c := cont(50); c != nil {
+		all := c.Writers * c.CommitsEach
+		add("50 writers on disjoint files", "all commits accepted, none REMOTE_BUSY",
+			fmt.Sprintf("%d/%d accepted, %d REMOTE_BUSY (%.1f commits/s)", c.Accepted, all, c.Busy, c.CommitsPerSec),
+			verdict(c.Accepted == all && c.Busy == 0))
+	} else {
+		add("50 writers on disjoint files", "all commits accepted, none REMOTE_BUSY", "not measured", nil)
+	}
+
+	if len(res.Merge) > 0 {
+		met := true
+		var parts []string
+		for _, m := range res.Merge {
+			met = met && m.Ratio <= 1
+			parts = append(parts, fmt.Sprintf("%d MB: %s vs %s (%.2fx)", m.Size>>20, fmtDur(m.Ours.Wall.Median), fmtDur(m.Git.Wall.Median), m.Ratio))
+		}
+		add("merge-file on 1–5 MB notes", "not slower than git merge-file", joinSemi(parts), verdict(met))
+	} else {
+		add("merge-file on 1–5 MB notes", "not slower than git merge-file", "not measured", nil)
+	}
+	return vs
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+)
+
+// AgentsResult is the planning workload: agents committing ~1 KB each,
+// once per minute, time-compressed so that every agent commits once in
+// Window at an independent random instant; then a burst in which all of
+// them commit at the same instant.
+type AgentsResult struct {
+	Store  string
+	Agents int
+	Window time.Duration
+	Spread AgentPhase
+	Burst  AgentPhase
+}
+
+// AgentPhase is one phase of the agents workload.
+type AgentPhase struct {
+	Accepted   int
+	Busy       int
+	Conflicts  int
+	Other      map[string]int
+	Unfinished []string
+	Commit     OpStats       // accepted commit processes
+	Wall       time.Duration // phase start to the last accepted commit
+	Attempts   int           // increment packs uploaded
+	Check      LineCheck
+}
+
+// agentPayload is the ~1 KB each agent commits (a tagged line plus text).
+const agentPayload = 960
+
+func (r *runner) agentsWorkload(ctx context.Context, st *storeTarget) (AgentsResult, error) {
+	res := AgentsResult{Store: st.name, Agents: r.prof.agents, Window: r.prof.agentWindow}
+	base := r.tempDir("agents-" + st.name)
+	defer os.RemoveAll(base)
+	actors, loc, _, err := r.setupActors(ctx, st, base, "a", r.prof.agents, false, agentPayload)
+	if err != nil {
+		return res, err
+	}
+	rng := rand.New(rand.NewPCG(42, uint64(r.prof.agents)))
+	offsets := make([]time.Duration, len(actors))
+	for i := range offsets {
+		offsets[i] = time.Duration(rng.Int64N(int64(r.prof.agentWindow)))
+	}
+	if res.Spread, err = r.agentPhase(ctx, st, loc, base+"/spread", actors, offsets); err != nil {
+		return res, fmt.Errorf("spread: %w", err)
+	}
+	for _, a := range actors { // the burst's figures are its own
+		a.ok, a.busy, a.conflicts, a.other, a.commits, a.attempts = 0, 0, 0, map[string]int{}, nil, nil
+	}
+	if res.Burst, err = r.agentPhase(ctx, st, loc, base+"/burst", actors, make([]time.Duration, len(actors))); err != nil {
+		return res, fmt.Errorf("burst: %w", err)
+	}
+	return res, nil
+}
+
+// agentPhase lets actor i edit and commit at offsets[i] after a common
+// start.
+func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base string, actors []*actor, offsets []time.Duration) (AgentPhase, error) {
+	var ph AgentPhase
+	before, err := st.list(ctx, loc)
+	if err != nil {
+		return ph, err
+	}
+	_, inc0 := storeStats(before)
+	var longest time.Duration
+	for _, o := range offsets {
+		longest = max(longest, o)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, longest+r.prof.contentionTimeout)
+	defer cancel()
+	for _, a := range actors { // edits first: the burst is the commits alone
+		if err := a.edit(); err != nil {
+			return ph, err
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var last time.Time
+	errs := make([]error, len(actors))
+	t0 := time.Now()
+	for i, a := range actors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-time.After(time.Until(t0.Add(offsets[i]))):
+			case <-runCtx.Done():
+				errs[i] = runCtx.Err()
+				return
+			}
+			if errs[i] = a.commit(runCtx, maxTriesPerCommit); errs[i] == nil {
+				mu.Lock()
+				last = time.Now()
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if !last.IsZero() {
+		ph.Wall = last.Sub(t0)
+	}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, errGaveUp) && !errors.Is(err, context.DeadlineExceeded) {
+			return ph, fmt.Errorf("%s: %w", actors[i].tag, err)
+		}
+		ph.Unfinished = append(ph.Unfinished, fmt.Sprintf("%s: %v", actors[i].tag, err))
+	}
+	t := totals(actors)
+	ph.Accepted, ph.Busy, ph.Conflicts, ph.Other, ph.Commit = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits
+	after, err := st.list(ctx, loc)
+	if err != nil {
+		return ph, err
+	}
+	_, inc1 := storeStats(after)
+	ph.Attempts = inc1 - inc0
+	ph.Check, _, err = r.audit(ctx, st, loc, base, t.accepted, t.written)
+	return ph, err
+}

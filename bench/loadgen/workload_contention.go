@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// ContentionResult is N writers committing at once: each its own directory
+// and private root, commitsEach commits, on disjoint files or on one shared
+// file (each writer in its own section).
+type ContentionResult struct {
+	Store             string
+	Mode              string // "disjoint" or "shared"
+	Writers           int
+	CommitsEach       int
+	Accepted          int // commits reported OK to the writers
+	Generations       uint64
+	Wall              time.Duration // start to the last accepted commit
+	CommitsPerSec     float64
+	Attempts          int // publication attempts: increment packs uploaded
+	AttemptsPerCommit float64
+	Busy              int
+	Conflicts         int
+	Other             map[string]int
+	Unfinished        []string // writers that stopped early, with the reason
+	Commit            OpStats  // accepted commit processes
+	Processes         int      // every commit process started
+	Check             LineCheck
+}
+
+const (
+	modeDisjoint = "disjoint"
+	modeShared   = "shared"
+)
+
+// maxTriesPerCommit bounds the processes one writer spends on one commit.
+const maxTriesPerCommit = 20
+
+func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, writers int) (ContentionResult, error) {
+	res := ContentionResult{Store: st.name, Mode: mode, Writers: writers, CommitsEach: r.prof.contentionCommits}
+	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%d", st.name, mode, writers))
+	defer os.RemoveAll(base)
+	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode == modeShared, 0)
+	if err != nil {
+		return res, err
+	}
+	before, err := st.list(ctx, loc)
+	if err != nil {
+		return res, err
+	}
+	_, inc0 := storeStats(before)
+
+	runCtx, cancel := context.WithTimeout(ctx, r.prof.contentionTimeout)
+	defer cancel()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var last time.Time
+	errs := make([]error, len(actors))
+	for i, a := range actors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range r.prof.contentionCommits {
+				if err := a.edit(); err != nil {
+					errs[i] = err
+					return
+				}
+				if err := a.commit(runCtx, maxTriesPerCommit); err != nil {
+					errs[i] = err
+					return
+				}
+				mu.Lock()
+				last = time.Now()
+				mu.Unlock()
+			}
+		}()
+	}
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	if !last.IsZero() {
+		res.Wall = last.Sub(t0)
+	}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, errGaveUp) && !errors.Is(err, context.DeadlineExceeded) {
+			return res, fmt.Errorf("%s: %w", actors[i].tag, err)
+		}
+		res.Unfinished = append(res.Unfinished, fmt.Sprintf("%s: %v", actors[i].tag, err))
+	}
+	if r.sabotage != nil {
+		if err := r.sabotage(ctx, st, loc, actors); err != nil {
+			return res, fmt.Errorf("sabotage: %w", err)
+		}
+	}
+	t := totals(actors)
+	res.Accepted, res.Busy, res.Conflicts, res.Other, res.Commit, res.Processes = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits, t.Processes
+	if res.Wall > 0 {
+		res.CommitsPerSec = float64(res.Accepted) / res.Wall.Seconds()
+	}
+	after, err := st.list(ctx, loc)
+	if err != nil {
+		return res, err
+	}
+	_, inc1 := storeStats(after)
+	res.Attempts = inc1 - inc0
+	if res.Accepted > 0 {
+		res.AttemptsPerCommit = float64(res.Attempts) / float64(res.Accepted)
+	}
+	check, gen, err := r.audit(ctx, st, loc, base, t.accepted, t.written)
+	if err != nil {
+		return res, err
+	}
+	res.Check, res.Generations = check, gen-gen0
+	return res, nil
+}
+
+// setupActors creates a notebook at a fresh location with one file per
+// actor (or one shared file with a section each), commits it, and gives
+// every actor its own pulled directory. It returns the generation after
+// set-up.
+func (r *runner) setupActors(ctx context.Context, st *storeTarget, base, prefix string, n int, shared bool, payload int) ([]*actor, string, uint64, error) {
+	loc := st.newLocation()
+	seed := r.newNotebook(st, loc, filepath.Join(base, "seed"), false)
+	if _, err := mustOK(seed.pull(ctx)); err != nil {
+		return nil, "", 0, err
+	}
+	tags := make([]string, n)
+	for i := range tags {
+		tags[i] = fmt.Sprintf("%s%03d", prefix, i)
+	}
+	if shared {
+		if err := os.WriteFile(filepath.Join(seed.dir, "shared.md"), sharedFile(tags), 0o644); err != nil {
+			return nil, "", 0, err
+		}
+	} else {
+		for _, t := range tags {
+			if err := os.WriteFile(filepath.Join(seed.dir, t+".md"), []byte("# "+t+"\n"), 0o644); err != nil {
+				return nil, "", 0, err
+			}
+		}
+	}
+	o, err := mustOK(seed.commit(ctx, "set-up"))
+	if err != nil {
+		return nil, "", 0, err
+	}
+	actors := make([]*actor, n)
+	for i, t := range tags {
+		file := t + ".md"
+		if shared {
+			file = "shared.md"
+		}
+		actors[i] = newActor(t, r.newNotebook(st, loc, filepath.Join(base, t), false), file, shared, payload)
+	}
+	// Set-up pulls, two at a time: they are not measured.
+	err = parallel(len(actors), 2, func(i int) error {
+		_, err := mustOK(actors[i].nb.pull(ctx))
+		return err
+	})
+	return actors, loc, o.Generation, err
+}
+
+// audit pulls the final notebook into a fresh directory and checks every
+// tagged line; it returns the final generation too.
+func (r *runner) audit(ctx context.Context, st *storeTarget, loc, base string, accepted, written []string) (LineCheck, uint64, error) {
+	nb := r.newNotebook(st, loc, filepath.Join(base, "audit"), false)
+	o, err := mustOK(nb.pull(ctx))
+	if err != nil {
+		return LineCheck{}, 0, fmt.Errorf("audit pull: %w", err)
+	}
+	tree, err := readTree(nb.dir)
+	if err != nil {
+		return LineCheck{}, 0, err
+	}
+	return checkLines(tree, accepted, written), o.Generation, nil
+}
+
+// parallel runs f(0..n-1) with at most k at a time and returns the first
+// error.
+func parallel(n, k int, f func(i int) error) error {
+	sem := make(chan struct{}, k)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
