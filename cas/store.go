@@ -195,12 +195,18 @@ func (s *Store) loadLocked(name string) error {
 	if err := checkIndex(index, indexOff); err != nil {
 		return err
 	}
-	s.installLocked(&storedPack{name: name}, index)
+	s.installLocked(name, index)
 	return nil
 }
 
-func (s *Store) installLocked(p *storedPack, index []byte) {
-	s.packs[p.name] = p
+// installLocked records the pack file name (once, even if loaded twice by
+// racing paths) and indexes the objects of index not indexed yet.
+func (s *Store) installLocked(name string, index []byte) {
+	p := s.packs[name]
+	if p == nil {
+		p = &storedPack{name: name}
+		s.packs[name] = p
+	}
 	for i := 0; i < len(index); i += indexEntrySize {
 		e := readIndexEntry(index[i:])
 		if _, ok := s.index[e.id]; !ok {
@@ -276,7 +282,7 @@ func (s *Store) AddPack(name string, data []byte) error {
 		return ErrStoreClosed
 	}
 	delete(s.broken, name)
-	s.installLocked(&storedPack{name: name}, p.index)
+	s.installLocked(name, p.index)
 	return nil
 }
 
