@@ -86,3 +86,15 @@ npm-pack:
 	@printf '%s\n' '$(VERSION)' | grep -Eq '$(SEMVER_RE)' || \
 		{ echo "make npm-pack: VERSION='$(VERSION)' is not a semantic version; use the VERSION of make release" >&2; exit 2; }
 	node npm/pack.js --version '$(VERSION)' --dist '$(DIST)' --out '$(DIST)/npm' --platforms '$(PLATFORMS)'
+
+# ---- System benchmark: bench/loadgen drives the built binary (file store and
+# SeaweedFS on loopback) and writes bench/results/<date>.md, its SVG charts
+# and the raw JSON. The quick profile fits in 15 minutes on 2 cores;
+# make bench-system BENCH_PROFILE=full for the documented full profile.
+BENCH_PROFILE ?= quick
+BENCH_FLAGS   ?=
+
+.PHONY: bench-system
+
+bench-system: build
+	$(GO) run ./bench/loadgen -profile $(BENCH_PROFILE) -bin $(BIN) -out bench/results $(BENCH_FLAGS)
