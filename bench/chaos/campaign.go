@@ -1,0 +1,374 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+)
+
+// campaign is the run against one store: its writers, its faults, its
+// figures.
+type campaign struct {
+	cfg    config
+	store  string // "file" or "seaweedfs"
+	stream uint64 // random stream of this store (schedule and writers)
+	work   string
+	env    []string // selects the store; writers add their private root
+
+	srv   *seaweed.Server // seaweedfs only
+	tb    *driverTB
+	proxy *faultProxy
+	disk  *smallDisk // nil when the host refuses a tmpfs
+
+	kinds   []faultKind
+	writers []*writer
+	st      *stats
+
+	mu      sync.Mutex
+	outages []window // intervals the store was down, for the outage rule
+}
+
+type window struct{ from, to time.Time }
+
+func newCampaign(cfg config, store string, stream uint64) *campaign {
+	return &campaign{cfg: cfg, store: store, stream: stream,
+		work: filepath.Join(cfg.work, store), st: newStats(store)}
+}
+
+// setup starts the store (and proxy), mounts the small disk, and decides
+// which fault kinds this store gets.
+func (c *campaign) setup() error {
+	if err := os.MkdirAll(c.work, 0o755); err != nil {
+		return err
+	}
+	c.kinds = []faultKind{faultKill}
+	switch c.store {
+	case "file":
+		c.env = []string{"SLIVINGDOC_STORE=file://" + filepath.ToSlash(filepath.Join(c.work, "store"))}
+	case "seaweedfs":
+		c.tb = &driverTB{}
+		start := time.Now()
+		if err := seaweedCall(func() { c.srv = seaweed.Start(c.tb) }); err != nil {
+			return fmt.Errorf("start SeaweedFS: %w", err)
+		}
+		c.st.note("SeaweedFS started in %s", time.Since(start).Round(100*time.Millisecond))
+		target := c.srv.Endpoint[len("http://"):]
+		p, err := newFaultProxy(target)
+		if err != nil {
+			return err
+		}
+		c.proxy = p
+		c.env = append(c.srv.Env(),
+			"AWS_ENDPOINT_URL_S3="+p.URL(), // later entries win: writers go through the proxy
+			"SLIVINGDOC_BUCKET="+c.srv.Bucket,
+			"SLIVINGDOC_PREFIX="+fmt.Sprintf("chaos-%d", c.cfg.seed),
+			"SLIVINGDOC_PATH_STYLE=true",
+			"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
+		c.kinds = append(c.kinds, faultOutage, faultSlow)
+	default:
+		return fmt.Errorf("unknown store %q (file, seaweedfs)", c.store)
+	}
+	d, err := mountSmallDisk(filepath.Join(c.work, "disk"), c.cfg.diskMB)
+	if err != nil {
+		c.st.note("disk-full left out: this host refuses a tmpfs (%v)", err)
+	} else {
+		c.disk = d
+		c.kinds = append(c.kinds, faultDisk)
+	}
+	c.kinds = append(c.kinds, faultCorrupt)
+	home := filepath.Join(c.work, "home")
+	c.env = append(c.env, "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
+		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
+		"PATH="+os.Getenv("PATH"), "NO_COLOR=1", "LOG_LEVEL=error",
+		"SLIVINGDOC_CHECKPOINT_PACKS="+strconv.Itoa(c.cfg.checkpointPacks))
+	return nil
+}
+
+// teardown stops whatever setup started.
+func (c *campaign) teardown() {
+	if c.proxy != nil {
+		c.proxy.Close()
+	}
+	if c.tb != nil {
+		c.tb.close()
+	}
+	if c.disk != nil {
+		if err := c.disk.unmount(); err != nil {
+			c.st.note("%v", err)
+		}
+	}
+}
+
+// procEnv is the environment of a process using private root priv.
+func (c *campaign) procEnv(priv string) []string {
+	return append(slices.Clip(c.env), "SLIVINGDOC_PRIVATE_ROOT="+priv)
+}
+
+// run is the whole campaign: seed the notebook, start the writers, inject
+// the scheduled faults, stop, settle, and check.
+func (c *campaign) run() error {
+	if err := c.setup(); err != nil {
+		return err
+	}
+	defer c.teardown()
+	if err := c.seedNotebook(); err != nil {
+		return err
+	}
+	for i := range c.cfg.writers {
+		w, err := c.newWriter(i)
+		if err != nil {
+			return err
+		}
+		defer w.journal.Close()
+		c.writers = append(c.writers, w)
+	}
+	for _, w := range c.writers {
+		if !c.untilOK(w, "pull") {
+			return fmt.Errorf("writer %d: first pull never succeeded", w.id)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range c.writers {
+		wg.Go(func() { c.loop(ctx, w) })
+	}
+	diskWriter := 0
+	events := schedule(c.cfg.seed, c.stream, c.kinds, c.cfg.rounds, c.cfg.writers, diskWriter)
+	c.st.start = time.Now()
+	deadline := c.st.start.Add(c.cfg.duration)
+	for i, ev := range events {
+		// The time cap never cuts the first len(kinds) events: every kind fires.
+		if i >= len(c.kinds) && c.cfg.duration > 0 && time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(ev.Gap)
+		fired, err := c.inject(ctx, ev)
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return fmt.Errorf("round %d (%s): %w", ev.Round, ev.Kind, err)
+		}
+		c.st.event(ev, fired)
+	}
+	c.st.faultPhase = time.Since(c.st.start)
+	cancel()
+	wg.Wait()
+	return c.check()
+}
+
+// seedNotebook publishes the initial tree from a directory of its own.
+func (c *campaign) seedNotebook() error {
+	dir := filepath.Join(c.work, "seed")
+	w := &writer{id: -1, dir: dir, priv: filepath.Join(c.work, "seed-priv"), started: make(chan struct{}, 1)}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if !c.untilOK(w, "pull") {
+		return errors.New("seed: pull never succeeded")
+	}
+	for name, content := range initialTree(c.cfg.writers) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if !c.untilOK(w, "commit", "-m", "chaos: initial notebook") {
+		return errors.New("seed: commit never succeeded")
+	}
+	return nil
+}
+
+func (c *campaign) newWriter(i int) (*writer, error) {
+	base := filepath.Join(c.work, fmt.Sprintf("w%02d", i))
+	w := &writer{
+		id:      i,
+		dir:     filepath.Join(base, "notebook"),
+		priv:    filepath.Join(base, "private"),
+		tag:     fmt.Sprintf("chaos-%d-%s-w%02d", c.cfg.seed, c.store, i),
+		rng:     rand.New(rand.NewPCG(c.cfg.seed, c.stream<<8|uint64(i+1))),
+		started: make(chan struct{}, 1),
+	}
+	if i == 0 && c.disk != nil {
+		w.priv = filepath.Join(c.disk.dir, "private")
+	}
+	for _, d := range []string{w.dir, w.priv} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	j, err := os.OpenFile(filepath.Join(base, "journal"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	w.journal = j
+	return w, nil
+}
+
+// exec runs one operation of w and records it.
+func (c *campaign) exec(w *writer, args ...string) opResult {
+	res := runProc(c.cfg.bin, w.dir, c.procEnv(w.priv), c.cfg.opBound, w.setProc, args...)
+	res.Writer = w.id
+	c.st.op(res)
+	return res
+}
+
+// untilOK repeats an operation (outside the fault phase) until it
+// succeeds, a bounded number of times.
+func (c *campaign) untilOK(w *writer, args ...string) bool {
+	for attempt := range 20 {
+		res := c.exec(w, args...)
+		if res.Outcome == outOK {
+			if args[0] == "commit" && w.journal != nil {
+				if err := w.accepted(res.Generation); err != nil {
+					c.st.fail("writer %d: journal: %v", w.id, err)
+				}
+			}
+			return true
+		}
+		if res.Outcome == outDomain && res.Report.Action == "EDIT_FILES" {
+			c.resolve(w)
+		}
+		time.Sleep(time.Duration(100*(attempt+1)) * time.Millisecond)
+	}
+	return false
+}
+
+// loop is a writer at work during the fault phase.
+func (c *campaign) loop(ctx context.Context, w *writer) {
+	integrity := 0  // consecutive STORAGE_INTEGRITY results
+	prev := "start" // how the previous operation ended, for conflict notes
+	for ctx.Err() == nil {
+		op := "commit"
+		if w.rng.IntN(100) < 15 {
+			op = "pull"
+		}
+		args := []string{op}
+		if op == "commit" {
+			if w.pending < 40 { // a writer cut off for long stops piling up edits
+				if _, err := w.edit(); err != nil {
+					c.st.fail("writer %d: edit: %v", w.id, err)
+					return
+				}
+			}
+			args = append(args, "-m", fmt.Sprintf("w%02d edit %d", w.id, w.seq))
+		}
+		res := c.exec(w, args...)
+		switch res.Outcome {
+		case outOK:
+			integrity = 0
+			if op == "commit" {
+				if err := w.accepted(res.Generation); err != nil {
+					c.st.fail("writer %d: journal: %v", w.id, err)
+					return
+				}
+			}
+		case outDomain:
+			switch res.Report.Action {
+			case "EDIT_FILES":
+				c.st.note("writer %d: %s·%s on %s after %s", w.id, res.Report.Code, res.Report.Reason, op, prev)
+				c.resolve(w)
+			case "RUN_VERIFY":
+				integrity++
+				if integrity >= 3 {
+					// The engine did not heal its cache by itself; do what an
+					// operator would, and count it.
+					c.st.cacheReset(w.id, res.Report.Reason)
+					_ = os.RemoveAll(filepath.Join(w.priv, "stores"))
+					integrity = 0
+				}
+			}
+			if res.Report.Retryable {
+				time.Sleep(time.Duration(200+w.rng.IntN(500)) * time.Millisecond) // an agent told RETRY waits a moment
+			}
+		}
+		prev = fmt.Sprintf("%s %s", op, res.Outcome)
+		if res.Outcome == outDomain {
+			prev += " " + res.Report.Code + "·" + res.Report.Reason
+		}
+	}
+}
+
+func (c *campaign) resolve(w *writer) {
+	n, err := resolveMarkers(w.dir)
+	if err != nil {
+		c.st.fail("writer %d: resolve conflict blocks: %v", w.id, err)
+	}
+	c.st.conflicts(n)
+}
+
+// inject performs one fault and reports whether it demonstrably fired.
+// An error means the campaign itself cannot go on (the store would not
+// come back, the disk cannot be freed).
+func (c *campaign) inject(ctx context.Context, ev event) (bool, error) {
+	switch ev.Kind {
+	case faultKill:
+		return c.writers[ev.Target].kill(ctx, ev.Aim, 20*time.Second), nil
+
+	case faultOutage:
+		from := time.Now()
+		c.proxy.Down()
+		stop := c.srv.Stop
+		if ev.Crash {
+			stop = c.srv.Kill
+		}
+		if err := seaweedCall(func() { stop(c.tb) }); err != nil {
+			return false, err
+		}
+		time.Sleep(ev.Length)
+		if err := seaweedCall(func() { c.srv.Restart(c.tb) }); err != nil {
+			return false, err
+		}
+		to := time.Now()
+		if err := c.proxy.Up(); err != nil {
+			return false, err
+		}
+		c.mu.Lock()
+		c.outages = append(c.outages, window{from, to})
+		c.mu.Unlock()
+		return true, nil
+
+	case faultSlow:
+		before := c.proxy.Delayed()
+		c.proxy.SetSlow(ev.Aim)
+		time.Sleep(ev.Length)
+		c.proxy.SetSlow(0)
+		return c.proxy.Delayed() > before, nil
+
+	case faultDisk:
+		w := c.writers[ev.Target]
+		if err := c.disk.fill(); err != nil {
+			_ = c.disk.free()
+			return false, fmt.Errorf("fill the small disk: %w", err)
+		}
+		// Keep it full for the fault's length, and at least until one
+		// operation of the writer started and ended on the full disk.
+		end := time.Now().Add(ev.Length)
+		ops := c.st.opsOf(w.id)
+		for time.Now().Before(end) || c.st.opsOf(w.id) < ops+2 {
+			if time.Since(end) > 30*time.Second {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := c.disk.free(); err != nil {
+			return false, fmt.Errorf("free the small disk: %w", err)
+		}
+		return c.st.opsOf(w.id) >= ops+2, nil
+
+	case faultCorrupt:
+		return corruptPack(c.writers[ev.Target].priv, rand.New(rand.NewPCG(c.cfg.seed, uint64(ev.Round))))
+	}
+	return false, fmt.Errorf("unknown fault %q", ev.Kind)
+}

@@ -1,0 +1,173 @@
+//go:build unix
+
+// Command chaos is the fault campaign (issue 10): K writer agents commit to
+// one notebook through the built slivingdoc binary while faults strike at
+// random moments, and at the end nothing accepted or written is lost.
+//
+// Data flow, per store (the file store, then SeaweedFS via remote/seaweed):
+//
+//	campaign.setup   store (+ faultProxy in front of SeaweedFS), a small
+//	                 tmpfs holding writer 0's private root, env
+//	seedNotebook     publish shared.md (one section per writer) and wNN.md
+//	writer loops     each: pull, or add a token line + commit; one process
+//	                 per operation; journal WRITE before the edit, OK after
+//	                 an OK commit (fsynced)
+//	fault loop       schedule(seed) -> events: kill-writer (SIGKILL the
+//	                 running process), store-outage (stop or crash
+//	                 SeaweedFS, restart), slow-store (proxy delays),
+//	                 disk-full (fill the tmpfs), corrupt-cache (flip a byte
+//	                 of a cached pack); each must demonstrably fire
+//	check            outage rule; settle (every writer commits until OK);
+//	                 fresh pull; `slivingdoc verify`; judge(journals,
+//	                 fresh tree, writers' directories)
+//	report           figures on stdout, Markdown summary with -summary
+//
+// Per operation: it ends within -op-bound, and an error is a documented
+// code·reason with its documented action and retryability
+// (server.Catalog). The seed is printed; -seed replays the same schedule.
+// Exit status: 0 all rules held, 1 a rule failed, 2 the campaign could not
+// run.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+type config struct {
+	seed            uint64
+	writers         int
+	rounds          int           // fault events per store
+	duration        time.Duration // cap on each store's fault phase (0: none)
+	opBound         time.Duration
+	stores          []string
+	bin             string
+	work            string
+	keep            bool
+	summary         string
+	diskMB          int
+	checkpointPacks int
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+		os.Exit(2)
+	}
+	os.Exit(campaignMain(cfg))
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	var cfg config
+	var stores string
+	fs.Uint64Var(&cfg.seed, "seed", 0, "random seed (0: draw one); the same seed replays the same schedule")
+	fs.IntVar(&cfg.writers, "writers", 4, "writer agents per store")
+	fs.IntVar(&cfg.rounds, "rounds", 40, "fault events per store")
+	fs.DurationVar(&cfg.duration, "duration", 0, "cap on each store's fault phase (0: run every round); never cuts the first event of each kind")
+	fs.DurationVar(&cfg.opBound, "op-bound", 90*time.Second, "time bound of one operation")
+	fs.StringVar(&stores, "stores", "file,seaweedfs", "stores to run against, in order")
+	fs.StringVar(&cfg.bin, "bin", "", "slivingdoc binary (default: build ./cmd/slivingdoc into the work dir)")
+	fs.StringVar(&cfg.work, "work", "", "work directory (default: a fresh temporary one, removed after a passing run)")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the work directory even after a passing run")
+	fs.StringVar(&cfg.summary, "summary", "", "write the Markdown summary to this file")
+	fs.IntVar(&cfg.diskMB, "disk-mb", 32, "size of the small disk (tmpfs) under writer 0's private root")
+	fs.IntVar(&cfg.checkpointPacks, "checkpoint-packs", 24, "SLIVINGDOC_CHECKPOINT_PACKS of every process: low, so checkpoints and cleanup run under faults too")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if cfg.writers < 1 || cfg.rounds < 1 || cfg.opBound <= 0 || cfg.diskMB < 1 || cfg.checkpointPacks < 1 {
+		return cfg, errors.New("-writers, -rounds, -op-bound, -disk-mb and -checkpoint-packs must be positive")
+	}
+	for _, s := range strings.Split(stores, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.stores = append(cfg.stores, s)
+		}
+	}
+	if cfg.seed == 0 {
+		cfg.seed = uint64(time.Now().UnixNano())&(1<<53-1) | 1
+	}
+	return cfg, nil
+}
+
+func campaignMain(cfg config) int {
+	fmt.Printf("chaos: seed %d\nreplay: go run ./bench/chaos %s\n", cfg.seed, replayArgs(cfg))
+	temp := cfg.work == ""
+	if temp {
+		dir, err := os.MkdirTemp("", "slivingdoc-chaos-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+			return 2
+		}
+		cfg.work = dir
+	}
+	cfg.work, _ = filepath.Abs(cfg.work)
+	if cfg.bin == "" {
+		cfg.bin = filepath.Join(cfg.work, "slivingdoc")
+		out, err := exec.Command("go", "build", "-o", cfg.bin, "github.com/slivingdoc/slivingdoc/cmd/slivingdoc").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "chaos: build slivingdoc: %v\n%s", err, out)
+			return 2
+		}
+	}
+	cfg.bin, _ = filepath.Abs(cfg.bin)
+
+	var all []*stats
+	broken := false
+	for i, store := range cfg.stores {
+		c := newCampaign(cfg, store, uint64(i+1))
+		fmt.Printf("chaos: %s: %d writers, %d rounds\n", store, cfg.writers, cfg.rounds)
+		if err := c.run(); err != nil {
+			c.st.fail("campaign could not complete: %v", err)
+			broken = true
+		}
+		all = append(all, c.st)
+		fmt.Print(textReport(c.st))
+	}
+	md := markdownReport(cfg, all, time.Now().UTC())
+	if cfg.summary != "" {
+		if err := os.WriteFile(cfg.summary, []byte(md), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+			return 2
+		}
+	}
+	failed := 0
+	for _, s := range all {
+		failed += len(s.failures) + len(s.unfired)
+		for _, k := range s.kindsScheduled() {
+			if s.fired[k] == 0 {
+				failed++
+			}
+		}
+	}
+	if failed > 0 || broken {
+		fmt.Printf("chaos: FAIL (seed %d; work dir kept: %s)\n", cfg.seed, cfg.work)
+		if broken {
+			return 2
+		}
+		return 1
+	}
+	if temp && !cfg.keep {
+		os.RemoveAll(cfg.work)
+	}
+	fmt.Printf("chaos: PASS (seed %d)\n", cfg.seed)
+	return 0
+}
+
+func replayArgs(cfg config) string {
+	args := fmt.Sprintf("-seed %d -writers %d -rounds %d -stores %s", cfg.seed, cfg.writers, cfg.rounds, strings.Join(cfg.stores, ","))
+	if cfg.duration > 0 {
+		args += fmt.Sprintf(" -duration %s", cfg.duration)
+	}
+	return args
+}

@@ -1,0 +1,142 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+func (s *stats) kindsScheduled() []faultKind {
+	var ks []faultKind
+	for _, k := range allKinds {
+		if s.scheduled[k] > 0 {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+func (s *stats) errorRows() []*errCount {
+	rows := make([]*errCount, 0, len(s.errors))
+	for _, e := range s.errors {
+		rows = append(rows, e)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].N != rows[j].N {
+			return rows[i].N > rows[j].N
+		}
+		return rows[i].Code+rows[i].Reason < rows[j].Code+rows[j].Reason
+	})
+	return rows
+}
+
+func (s *stats) opsTotal() int {
+	n := 0
+	for _, v := range s.ops {
+		n += v
+	}
+	return n
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+
+// textReport is the figures of one store on the terminal.
+func textReport(s *stats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "chaos: %s: %d fault events in %s\n", s.store, s.events(), s.faultPhase.Round(time.Second))
+	for _, k := range s.kindsScheduled() {
+		fmt.Fprintf(&b, "  fault %-14s scheduled %4d  fired %4d\n", k, s.scheduled[k], s.fired[k])
+	}
+	fmt.Fprintf(&b, "  operations %d (pull %d, commit %d): OK %d, errors %d, killed %d, timeouts %d, broken %d\n",
+		s.opsTotal(), s.ops["pull"], s.ops["commit"], s.outcomes[outOK], s.outcomes[outDomain], s.outcomes[outKilled], s.outcomes[outTimeout], s.outcomes[outBroken])
+	fmt.Fprintf(&b, "  operation time: p50 %s, p99 %s, max %s (%s) within the bound\n", ms(s.percentile(0.5)), ms(s.percentile(0.99)), ms(s.longest.Duration()), s.longest.Op)
+	for _, e := range s.errorRows() {
+		fmt.Fprintf(&b, "  error %s · %s  action %s  retryable %t  x%d\n", e.Code, e.Reason, e.Action, e.Retryable, e.N)
+	}
+	v := s.verdict
+	fmt.Fprintf(&b, "  tokens written %d: accepted %d, published without OK %d, on disk only %d, lost %d, duplicated %d, phantom %d\n",
+		v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
+	fmt.Fprintf(&b, "  verify passed: %t; operations during outages: %d; conflict blocks resolved: %d; cache resets: %d\n",
+		s.verified, s.duringOutage, s.resolved, len(s.resets))
+	for _, n := range s.notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	for _, u := range s.unfired {
+		fmt.Fprintf(&b, "  FAIL: fault did not fire: %s\n", u)
+	}
+	for _, f := range s.failures {
+		fmt.Fprintf(&b, "  FAIL: %s\n", f)
+	}
+	return b.String()
+}
+
+// markdownReport is the committed campaign summary.
+func markdownReport(cfg config, all []*stats, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Fault campaign %s\n\n", now.Format("2006-01-02"))
+	fmt.Fprintf(&b, "Seed %d, %d writers per store, up to %d fault events per store, operation bound %s, checkpoint every %d packs.\n",
+		cfg.seed, cfg.writers, cfg.rounds, cfg.opBound, cfg.checkpointPacks)
+	fmt.Fprintf(&b, "Replay: `go run ./bench/chaos %s`.\n\n", replayArgs(cfg))
+	fmt.Fprintf(&b, "Each writer runs the built binary, one process per operation: a pull, or a fresh token line (its own file or its section of a shared file) and a commit. The journal records every token written and every token a commit reported OK. At the end every writer commits what it holds, a fresh directory pulls, `slivingdoc verify` checks the store, and every token is judged.\n\n")
+
+	events, ops := 0, 0
+	for _, s := range all {
+		events += s.events()
+		ops += s.opsTotal()
+	}
+	fmt.Fprintf(&b, "**%d fault events, %d operations, across %d stores.**\n\n", events, ops, len(all))
+
+	fmt.Fprintf(&b, "## Faults\n\n| store | kind | scheduled | fired |\n| --- | --- | ---: | ---: |\n")
+	for _, s := range all {
+		for _, k := range s.kindsScheduled() {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", s.store, k, s.scheduled[k], s.fired[k])
+		}
+	}
+	fmt.Fprintf(&b, "\n## Operations\n\n| store | fault phase | operations | pull | commit | OK | errors | killed | timeouts | broken | p50 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, s := range all {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n", s.store, s.faultPhase.Round(time.Second),
+			s.opsTotal(), s.ops["pull"], s.ops["commit"], s.outcomes[outOK], s.outcomes[outDomain], s.outcomes[outKilled],
+			s.outcomes[outTimeout], s.outcomes[outBroken], ms(s.percentile(0.5)), ms(s.percentile(0.99)), ms(s.longest.Duration()))
+	}
+	fmt.Fprintf(&b, "\n## Errors seen\n\nEvery one checked against the documented table (`server.Catalog`, docs/errors.md): code, reason, action and retryability.\n\n| store | code | reason | action | retryable | count |\n| --- | --- | --- | --- | --- | ---: |\n")
+	for _, s := range all {
+		for _, e := range s.errorRows() {
+			fmt.Fprintf(&b, "| %s | `%s` | `%s` | `%s` | %t | %d |\n", s.store, e.Code, e.Reason, e.Action, e.Retryable, e.N)
+		}
+	}
+	fmt.Fprintf(&b, "\n## Outcome\n\n| store | tokens written | accepted (OK) | published without OK | on disk only | lost | duplicated | phantom | verify | ops during outages | conflict blocks | cache resets | failures |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
+	for _, s := range all {
+		v := s.verdict
+		verify := "fail"
+		if s.verified {
+			verify = "pass"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %s | %d | %d | %d | %d |\n", s.store, v.Written, v.Accepted, v.Published, v.OnDisk,
+			v.Lost, v.Duplicated, v.Phantom, verify, s.duringOutage, s.resolved, len(s.resets), len(s.failures)+len(s.unfired))
+	}
+	var notes []string
+	for _, s := range all {
+		for _, n := range s.notes {
+			notes = append(notes, s.store+": "+n)
+		}
+		for _, r := range s.resets {
+			notes = append(notes, s.store+": the cache of "+r+" was removed by the campaign after three integrity errors in a row")
+		}
+		for _, u := range s.unfired {
+			notes = append(notes, s.store+": FAIL: fault did not fire: "+u)
+		}
+		for _, f := range s.failures {
+			notes = append(notes, s.store+": FAIL: "+strings.ReplaceAll(f, "\n", " "))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(&b, "\n## Notes\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	return b.String()
+}

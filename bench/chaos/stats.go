@@ -1,0 +1,146 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// stats are the figures of one store's campaign. Failures fail the run;
+// notes are reported as they are.
+type stats struct {
+	store string
+
+	mu         sync.Mutex
+	start      time.Time
+	faultPhase time.Duration
+	scheduled  map[faultKind]int
+	fired      map[faultKind]int
+	unfired    []string // events that did not demonstrably happen
+	ops        map[string]int
+	outcomes   map[outcome]int
+	errors     map[string]*errCount // by "CODE·REASON"
+	perWriter  map[int]int          // finished operations
+	durations  []time.Duration
+	all        []opResult // every operation, without output, for the outage rule
+	// operations that ran entirely while the store was down
+	duringOutage int
+	longest      opResult
+	resolved     int // conflict blocks the writers had to resolve
+	resets       []string
+	failures     []string
+	notes        []string
+	verdict      verdict
+	verified     bool
+}
+
+type errCount struct {
+	Code, Reason, Action string
+	Retryable            bool
+	N                    int
+}
+
+func newStats(store string) *stats {
+	return &stats{store: store, scheduled: map[faultKind]int{}, fired: map[faultKind]int{},
+		ops: map[string]int{}, outcomes: map[outcome]int{}, errors: map[string]*errCount{}, perWriter: map[int]int{}}
+}
+
+func (s *stats) fail(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, fmt.Sprintf(format, args...))
+}
+
+func (s *stats) note(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+}
+
+func (s *stats) event(ev event, fired bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scheduled[ev.Kind]++
+	if fired {
+		s.fired[ev.Kind]++
+	} else {
+		s.unfired = append(s.unfired, fmt.Sprintf("round %d %s (writer %d)", ev.Round, ev.Kind, ev.Target))
+	}
+}
+
+// op records one finished operation and applies the per-operation rules:
+// the time bound, a documented error with its documented retryability,
+// and no broken outcome (exit 2, a crash, a report that does not parse).
+func (s *stats) op(r opResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops[r.Op]++
+	s.outcomes[r.Outcome]++
+	s.perWriter[r.Writer]++
+	d := r.Duration()
+	brief := r
+	brief.Output = ""
+	s.all = append(s.all, brief)
+	s.durations = append(s.durations, d)
+	if d > s.longest.Duration() {
+		s.longest = r
+	}
+	switch r.Outcome {
+	case outDomain:
+		key := r.Report.Code + "·" + r.Report.Reason
+		e := s.errors[key]
+		if e == nil {
+			e = &errCount{Code: r.Report.Code, Reason: r.Report.Reason, Action: r.Report.Action, Retryable: r.Report.Retryable}
+			s.errors[key] = e
+		}
+		e.N++
+		if msg := checkCatalog(r.Report); msg != "" {
+			s.failures = append(s.failures, fmt.Sprintf("writer %d %s: undocumented error: %s", r.Writer, r.Op, msg))
+		}
+	case outTimeout:
+		s.failures = append(s.failures, fmt.Sprintf("writer %d %s ran past the %s bound and was killed:\n%s", r.Writer, r.Op, d.Round(time.Millisecond), r.Output))
+	case outBroken:
+		s.failures = append(s.failures, fmt.Sprintf("writer %d %s ended without a result or a report:\n%s", r.Writer, r.Op, r.Output))
+	}
+}
+
+func (s *stats) opsOf(w int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.perWriter[w]
+}
+
+func (s *stats) conflicts(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resolved += n
+}
+
+func (s *stats) cacheReset(w int, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resets = append(s.resets, fmt.Sprintf("writer %d (%s)", w, reason))
+}
+
+// events is the number of faults injected.
+func (s *stats) events() int {
+	n := 0
+	for _, v := range s.scheduled {
+		n += v
+	}
+	return n
+}
+
+// percentile is the nearest-rank percentile q of the operation times.
+func (s *stats) percentile(q float64) time.Duration {
+	if len(s.durations) == 0 {
+		return 0
+	}
+	d := slices.Clone(s.durations)
+	slices.Sort(d)
+	i := int(q*float64(len(d))+0.5) - 1
+	return d[min(max(i, 0), len(d)-1)]
+}

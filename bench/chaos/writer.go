@@ -1,0 +1,268 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// writer is one agent of the campaign: a notebook directory L, a private
+// root P, and a loop of slivingdoc processes (pull, or edit + commit). Each
+// edit adds one fresh token line, either at the end of the writer's own
+// file or at the end of its section of the shared file (sections are
+// separated by unchanged header lines, so concurrent inserts merge
+// cleanly). The journal records every token written and every token a
+// commit reported OK, durably, before the next step.
+type writer struct {
+	id      int
+	dir     string // L
+	priv    string // P
+	tag     string // token prefix, unique per campaign and writer
+	rng     *rand.Rand
+	journal *os.File
+
+	seq     int
+	pending int // tokens written since the last OK commit
+
+	mu  sync.Mutex
+	cur *proc // running process, nil between operations
+	// started is signalled (non-blocking) when a process starts, for a kill
+	// fault waiting for one.
+	started chan struct{}
+}
+
+const sharedFile = "shared.md"
+
+func ownFile(id int) string { return fmt.Sprintf("w%02d.md", id) }
+
+func sectionHeader(id int) string { return fmt.Sprintf("## section w%02d", id) }
+
+// initialTree is the notebook the campaign starts from.
+func initialTree(writers int) map[string]string {
+	var shared strings.Builder
+	shared.WriteString("# shared notes\n")
+	for i := range writers {
+		fmt.Fprintf(&shared, "%s\n", sectionHeader(i))
+	}
+	files := map[string]string{sharedFile: shared.String()}
+	for i := range writers {
+		files[ownFile(i)] = fmt.Sprintf("# notes of w%02d\n", i)
+	}
+	return files
+}
+
+func (w *writer) setProc(p *proc) {
+	w.mu.Lock()
+	w.cur = p
+	w.mu.Unlock()
+	if p != nil {
+		select {
+		case w.started <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// kill waits (up to wait) for a process of w to run for aim, then sends it
+// SIGKILL. It reports whether the kill landed: the process was still
+// running and died of the signal.
+func (w *writer) kill(ctx context.Context, aim, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		w.mu.Lock()
+		p := w.cur
+		w.mu.Unlock()
+		if p == nil {
+			select {
+			case <-w.started:
+			case <-time.After(50 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if d := time.Until(p.started.Add(aim)); d > 0 {
+			time.Sleep(d)
+		}
+		w.mu.Lock()
+		if w.cur != p {
+			w.mu.Unlock()
+			continue // it finished first; aim at the next one
+		}
+		p.killed.Store(true)
+		err := p.cmd.Process.Kill()
+		w.mu.Unlock()
+		<-p.done
+		if err == nil && diedOfKill(p.cmd.ProcessState) {
+			return true
+		}
+	}
+	return false
+}
+
+// record appends lines to the journal and syncs it.
+func (w *writer) record(lines ...string) error {
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w.journal, l); err != nil {
+			return err
+		}
+	}
+	return w.journal.Sync()
+}
+
+// edit adds the next token to L and journals it as written.
+func (w *writer) edit() (string, error) {
+	w.seq++
+	tok := fmt.Sprintf("%s-%05d", w.tag, w.seq)
+	if err := w.record("WRITE " + tok); err != nil {
+		return "", err
+	}
+	if w.rng.IntN(2) == 0 && w.insertShared(tok) {
+		w.pending++
+		return tok, nil
+	}
+	path := filepath.Join(w.dir, ownFile(w.id))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", err
+	}
+	_, err = fmt.Fprintln(f, tok)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	w.pending++
+	return tok, err
+}
+
+// insertShared puts tok at the end of w's section of the shared file; it
+// reports false when the file or the section header is not there.
+func (w *writer) insertShared(tok string) bool {
+	path := filepath.Join(w.dir, sharedFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	own := sectionHeader(w.id) + "\n"
+	at := -1
+	for i, l := range lines {
+		if l == own {
+			at = i + 1
+			for at < len(lines) && !strings.HasPrefix(lines[at], "## section ") {
+				at++
+			}
+			break
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	if at == len(lines) && at > 0 && !strings.HasSuffix(lines[at-1], "\n") {
+		lines[at-1] += "\n"
+	}
+	out := strings.Join(lines[:at], "") + tok + "\n" + strings.Join(lines[at:], "")
+	return os.WriteFile(path, []byte(out), 0o644) == nil
+}
+
+// accepted journals every token written so far as reported OK: a commit
+// publishes the whole of L, so everything written before it started is in
+// the accepted notebook.
+func (w *writer) accepted(gen uint64) error {
+	var lines []string
+	for s := w.seq - w.pending + 1; s <= w.seq; s++ {
+		lines = append(lines, fmt.Sprintf("OK %s-%05d gen=%d", w.tag, s, gen))
+	}
+	w.pending = 0
+	return w.record(lines...)
+}
+
+// resolveMarkers resolves every conflict block in the files of L as an
+// agent that knows every line here is unique would: the remote side, then
+// the local lines the remote side lacks. It returns how many blocks it
+// resolved. The campaign's edits never overlap, so each block is itself
+// worth reporting.
+func resolveMarkers(dir string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out, blocks := resolveBlocks(string(data))
+		if blocks == 0 {
+			return nil
+		}
+		n += blocks
+		return os.WriteFile(p, []byte(out), 0o644)
+	})
+	return n, err
+}
+
+// resolveBlocks is resolveMarkers on one file's text.
+func resolveBlocks(text string) (string, int) {
+	lines := strings.SplitAfter(text, "\n")
+	var out, local, remote []string
+	state, blocks := 0, 0 // 0 outside, 1 local side, 2 remote side
+	for _, l := range lines {
+		switch strings.TrimRight(l, "\r\n") {
+		case "<<<<<<< local":
+			if state == 0 {
+				state, local, remote = 1, nil, nil
+				continue
+			}
+		case "=======":
+			if state == 1 {
+				state = 2
+				continue
+			}
+		case ">>>>>>> remote":
+			if state == 2 {
+				blocks++
+				seen := map[string]bool{}
+				for _, r := range remote {
+					seen[strings.TrimRight(r, "\r\n")] = true
+				}
+				out = append(out, remote...)
+				for _, x := range local {
+					if !seen[strings.TrimRight(x, "\r\n")] {
+						out = append(out, x)
+					}
+				}
+				state = 0
+				continue
+			}
+		}
+		if l != "" && !strings.HasSuffix(l, "\n") && state != 0 {
+			l += "\n" // the side's last line before a marker
+		}
+		switch state {
+		case 0:
+			out = append(out, l)
+		case 1:
+			local = append(local, l)
+		case 2:
+			remote = append(remote, l)
+		}
+	}
+	if state != 0 { // an incomplete block is ordinary text
+		out = append(out, "<<<<<<< local\n")
+		out = append(out, local...)
+		if state == 2 {
+			out = append(out, "=======\n")
+			out = append(out, remote...)
+		}
+	}
+	return strings.Join(out, ""), blocks
+}
