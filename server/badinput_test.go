@@ -116,3 +116,17 @@ func TestBadRequests(t *testing.T) {
 		domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
 	}
 }
+
+// Committing a directory that was pulled and then removed is refused: it
+// would otherwise publish the deletion of every file.
+func TestCommitRemovedDirectory(t *testing.T) {
+	a := newAgent(t, remote.NewMem())
+	a.pull()
+	a.write("f.md", "x\n")
+	a.commit("seed")
+	if err := os.RemoveAll(a.dir); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.e.Commit(context.Background(), "", "everything gone")
+	domainErr(t, err, CodeInvalidRequest, ReasonPathNotDirectory)
+}

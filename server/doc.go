@@ -7,35 +7,48 @@
 //
 // Data flow of one call (pull or commit):
 //
-//	request path ─ResolveDir─▶ L (absolute, at or below WorkspaceRoot)
-//	             ─lockDir────▶ in-process mutex + lock file in P
-//	P/dirs/<h>   ─loadDir────▶ baseline A (generation, head, path→file ID),
-//	                           stat cache, recovery flag
-//	             (recovery flag set: resynchronise first, see recovery.go)
-//	L            ─scan───────▶ tree L (path→file ID); only files whose stat
-//	                           differs from the cache (or is racy) are read,
-//	                           through os.Root, and checked against §6
-//	R            ─ReadCurrent / Publish's build callback─▶ manifest
-//	             ─objects.sync▶ missing packs fetched in parallel into the
+//	request path ─ResolveDir─▶ L (absolute, at or below WorkspaceRoot,
+//	                           checked lexically and through os.Root)
+//	             ─begin──────▶ in-process mutex per L + lock file in P;
+//	                           baseline A (generation, head, path→file ID),
+//	                           stat cache
+//	             (recovery flag set: resynchronise first, recovery.go)
+//	L            ─scan───────▶ tree L (path→file ID): one stat per file,
+//	                           directories listed in parallel; only files
+//	                           whose stat differs from a trusted cache
+//	                           entry are read (through os.Root) and checked
+//	                           against the content rules of DESIGN §6
+//	R            ─ReadCurrent (pull) or inside Publish's build (commit)
+//	             ─sync───────▶ missing packs fetched in parallel into the
 //	                           shared cache P/stores/<h>/chains/<h>
-//	merge.Trees(A, L, R) ─▶ result tree (+ conflicts)
-//	commit only: the result is packed (objects the chain lacks) and
-//	             published conditionally; a lost race re-merges
-//	recovery flag ─▶ rewrite L (only changed files, each atomically)
-//	             ─▶ baseline + stat cache recorded ─▶ flag cleared
+//	mergeWith(A, L, R) ─▶ result (R == A yields L, L == A yields R,
+//	                       otherwise merge.Trees)
+//	commit only: objects the chain lacks are packed and published
+//	             conditionally; a lost race re-merges in the next build
+//	plan ─▶ old and new content of each changed file, loaded up front
+//	apply ─▶ recovery flag, removals, parallel atomic writes, dir fsyncs
+//	       ─▶ baseline + stat cache recorded ─▶ flag cleared
 //
-// Private state (state.go) is keyed by BLAKE3 of the store identity and the
-// absolute L path, so two stores never share a baseline; the object cache
-// is keyed by the store identity and by the first pack of the active chain,
-// so everything in one cache directory belongs to the chain and a commit
-// can skip objects the cache already holds without re-uploading them.
-//
-// Pull returns CONTENT_CONFLICT/MERGE_CONFLICT after it has written the
-// conflict blocks and recorded the new baseline, so the caller learns
-// which files need editing; nothing is lost and the next commit refuses
-// until the blocks are resolved.
-//
-// Every file written into L first goes to a temporary sibling named
-// ".slivingdoc-tmp-<16 hex>.tmp" and is renamed over the target; the scan
-// ignores such names and recovery removes the leftovers of a crash.
+// Decisions worth knowing:
+//   - Private state is keyed by BLAKE3 of the store identity and the
+//     absolute L path (state.go), so two stores never share a baseline. The
+//     object cache is keyed by the store identity and by the first pack of
+//     the active chain: everything in one cache directory belongs to the
+//     accepted chain, so a commit skips uploading any object the cache
+//     holds. After a checkpoint a new cache starts; older ones remain a
+//     read fallback for baseline content a checkpoint no longer reaches.
+//   - Pull returns CONTENT_CONFLICT/MERGE_CONFLICT after it has written the
+//     conflict blocks and recorded the new baseline, so the caller learns
+//     which files to edit; the next commit refuses until they are resolved.
+//   - A commit refused for READ_ONLY_PATH resets exactly the refused files
+//     to the baseline (a file added there is removed) and keeps every other
+//     local edit; nothing is published.
+//   - A file whose mtime is within the racy window of the scan that read it
+//     is re-read next time (scan.go: 50 ms, 2 s on whole-second time
+//     stamps), so an edit in the same timestamp tick is never missed.
+//   - Files of L are written through a temporary sibling named
+//     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; the scan
+//     ignores such names and recovery removes leftovers of a crash.
+//   - Status and Log never write L. Status of a directory never pulled
+//     lists every file as added.
 package server
