@@ -33,7 +33,7 @@ bench:
 fuzz:
 	@set -e; for t in $$($(GO) test -list '^Fuzz' ./fuzz/ | grep '^Fuzz'); do \
 		echo "fuzz $$t ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./fuzz/; \
+		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./fuzz/; \
 	done
 
 clean:
