@@ -140,3 +140,35 @@ func TestPublishedButNotRewritten(t *testing.T) {
 	a.pull()
 	equalMaps(t, "a", a.files(), sceneWant)
 }
+
+// An edit made while a pull is rewriting the directory (after the scan,
+// before the file is replaced) is not overwritten: the rewrite stops, and
+// the resynchronisation merges the edit with the remote change.
+func TestEditDuringRewriteIsKept(t *testing.T) {
+	store := remote.NewMem()
+	a, b := newAgent(t, store), newAgent(t, store)
+	a.pull()
+	a.write("x.md", "1\n2\n3\n4\n5\n6\n")
+	a.commit("seed")
+	b.pull()
+	a.write("x.md", "remote\n2\n3\n4\n5\n6\n")
+	a.commit("remote edit")
+
+	edited := false
+	testFail = func(name string) error {
+		if name == FailAfterRecoveryFlag && !edited {
+			edited = true
+			b.write("x.md", "1\n2\n3\n4\n5\n6\nconcurrent\n")
+		}
+		return nil
+	}
+	t.Cleanup(func() { testFail = nil })
+	_, err := b.e.Pull(context.Background(), "")
+	de := domainErr(t, err, CodeRecoveryFailure, ReasonResynchronized)
+	if !errors.Is(de, errChangedDuringScan) {
+		t.Fatalf("cause %v", de.Cause)
+	}
+	if got := b.read("x.md"); got != "remote\n2\n3\n4\n5\n6\nconcurrent\n" {
+		t.Fatalf("concurrent edit lost or not merged: %q", got)
+	}
+}

@@ -21,6 +21,7 @@ type change struct {
 	old     []byte // content before (nil: the file is new)
 	content []byte // content after (nil with del)
 	del     bool
+	was     *statEntry // the file's stat when it was scanned (nil: absent)
 }
 
 // merged is a merge result as the operations use it: the file ID of every
@@ -93,6 +94,9 @@ func (s *session) plan(m *merged) ([]change, error) {
 	}
 	for i := range changes {
 		c := &changes[i]
+		if st, ok := s.scan.stats[c.path]; ok {
+			c.was = &st
+		}
 		if cur, ok := s.scan.files[c.path]; ok {
 			old, err := s.load(cur)
 			if err != nil {
@@ -144,6 +148,9 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 	for _, c := range changes {
 		if !c.del {
 			continue
+		}
+		if err := unchangedSince(s.root, c.path, c.was); err != nil {
+			return err
 		}
 		if err := s.root.Remove(c.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -211,7 +218,7 @@ func (s *session) writeAll(changes []change) error {
 				c := writes[next]
 				next++
 				mu.Unlock()
-				st, err := writeLeaf(dirs[path.Dir(c.path)], path.Base(c.path), c.content)
+				st, err := writeLeaf(dirs[path.Dir(c.path)], path.Base(c.path), c.content, c.was)
 				mu.Lock()
 				if err == nil {
 					st.ID = c.id
@@ -253,9 +260,34 @@ func (s *session) openWriteDir(d string) (*os.Root, error) {
 	return s.root.OpenRoot(d)
 }
 
+// unchangedSince refuses to replace or remove a file that someone changed
+// (or created) after the scan: the rewrite would otherwise drop that edit.
+// The caller turns the error into a recovery, which merges the edit in.
+func unchangedSince(r *os.Root, name string, was *statEntry) error {
+	fi, err := r.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		if was != nil {
+			return errChangedDuringScan
+		}
+		return nil // an empty directory, not state (writeLeaf removes it)
+	case was == nil || !sameStat(statOf(fi), *was):
+		return errChangedDuringScan
+	}
+	return nil
+}
+
 // writeLeaf replaces file name in directory r atomically (temporary
-// sibling, fsync, rename), keeping the permissions of the file it replaces.
-func writeLeaf(r *os.Root, name string, content []byte) (statEntry, error) {
+// sibling, fsync, rename), keeping the permissions of the file it replaces,
+// and only if that file is still as scanned (was).
+func writeLeaf(r *os.Root, name string, content []byte, was *statEntry) (statEntry, error) {
+	if err := unchangedSince(r, name, was); err != nil {
+		return statEntry{}, err
+	}
 	perm := fs.FileMode(0o666)
 	if fi, err := r.Lstat(name); err == nil {
 		switch {
