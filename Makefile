@@ -98,3 +98,15 @@ BENCH_FLAGS   ?=
 
 bench-system: build
 	$(GO) run ./bench/loadgen -profile $(BENCH_PROFILE) -bin $(BIN) -out bench/results $(BENCH_FLAGS)
+
+# ---- Fault campaign (bench/chaos, docs in its package comment) ----
+# The default is CI-sized (about two minutes on 2 cores). Replay a failure
+# with the printed seed: make chaos CHAOS_FLAGS='-seed N ...' (the printed
+# replay line has every flag). The committed campaign:
+#   make chaos CHAOS_FLAGS='-rounds 300 -writers 4 -summary bench/results/chaos-<date>.md'
+CHAOS_FLAGS ?= -rounds 60 -duration 30s -writers 3
+
+.PHONY: chaos
+
+chaos: build
+	$(GO) run ./bench/chaos -bin $(BIN) $(CHAOS_FLAGS)

@@ -1,0 +1,53 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A writer's edit to the shared file lands at the end of its own section,
+// so concurrent edits of two writers are separated by a header line.
+func TestInsertSharedAtSectionEnd(t *testing.T) {
+	dir := t.TempDir()
+	base := "# shared notes\n## section w00\nx0\n## section w01\n## section w02\n"
+	if err := os.WriteFile(filepath.Join(dir, sharedFile), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int{0, 1, 2} {
+		w := &writer{id: id, dir: dir}
+		if !w.insertShared("t" + string(rune('0'+id))) {
+			t.Fatalf("writer %d found no section", id)
+		}
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, sharedFile))
+	want := "# shared notes\n## section w00\nx0\nt0\n## section w01\nt1\n## section w02\nt2\n"
+	if string(got) != want {
+		t.Fatalf("shared file =\n%s\nwant\n%s", got, want)
+	}
+	if (&writer{id: 3, dir: dir}).insertShared("t3") {
+		t.Fatal("a writer without a section inserted anyway")
+	}
+}
+
+// Resolving a block keeps the remote side and adds the local lines it
+// lacks, once; text outside blocks and incomplete blocks stay as they are.
+func TestResolveBlocks(t *testing.T) {
+	tests := []struct {
+		in, want string
+		blocks   int
+	}{
+		{"a\n<<<<<<< local\nx\ny\n=======\ny\nz\n>>>>>>> remote\nb\n", "a\ny\nz\nx\nb\n", 1},
+		{"<<<<<<< local\nx\n=======\n>>>>>>> remote\n<<<<<<< local\n=======\nq\n>>>>>>> remote\n", "x\nq\n", 2},
+		{"a\n<<<<<<< local\nx\n", "a\n<<<<<<< local\nx\n", 0},
+		{"plain\ntext", "plain\ntext", 0},
+	}
+	for _, tc := range tests {
+		got, n := resolveBlocks(tc.in)
+		if got != tc.want || n != tc.blocks {
+			t.Errorf("resolveBlocks(%q) = %q, %d; want %q, %d", tc.in, got, n, tc.want, tc.blocks)
+		}
+	}
+}
