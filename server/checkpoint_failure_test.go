@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
+)
+
+func readCurrent(t *testing.T, store remote.Store) *remote.Manifest {
+	t.Helper()
+	st, err := remote.Open(store, remote.Options{}).ReadCurrent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Manifest
+}
+
+func verifyWhole(t *testing.T, store remote.Store) {
+	t.Helper()
+	rep, err := remote.Verify(context.Background(), store, remote.VerifyOptions{})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %+v", err, rep)
+	}
+}
+
+// A checkpoint that fails leaves the commit and accepted state alone; a
+// later commit over the threshold tries again.
+func TestCheckpointFailureNeverFailsTheCommit(t *testing.T) {
+	m := remote.NewMem()
+	m.Inject(remote.Fault{Op: remote.OpPut, KeyPrefix: remote.CheckpointsPrefix, Before: remote.ErrUnavailable})
+	a := newAgent(t, m, withCheckpoints(2, 1))
+	a.pull()
+	for i := range 2 {
+		a.write("n.md", fmt.Sprint(i, "\n"))
+		a.commit("n")
+	}
+	a.e.background.Wait()
+	remotetest.AssertFaultsFired(t, m)
+	if mf := readCurrent(t, m); mf.Generation != 2 || !mf.Checkpoint.IsGenesis() {
+		t.Fatalf("a failed checkpoint changed current: generation %d", mf.Generation)
+	}
+	a.write("n.md", "2\n")
+	if res := a.commit("n"); res.Generation != 3 {
+		t.Fatalf("commit after a failed checkpoint: generation %d", res.Generation)
+	}
+	a.e.background.Wait()
+	if mf := readCurrent(t, m); mf.Checkpoint.Through != 3 {
+		t.Fatalf("the retried checkpoint: through %d", mf.Checkpoint.Through)
+	}
+	verifyWhole(t, m)
+}
+
+func TestNewRefusesBadCheckpointSettings(t *testing.T) {
+	for _, c := range []Config{{CheckpointPacks: -1}, {RetainedCheckpoints: -1}, {RetainedCheckpoints: 65}} {
+		c.Store, c.PrivateRoot, c.WorkspaceRoot = remote.NewMem(), t.TempDir(), t.TempDir()
+		if _, err := New(c); err == nil {
+			t.Fatalf("New accepted %+v", c)
+		}
+	}
+}
