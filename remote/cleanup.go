@@ -28,7 +28,7 @@ const cleanupBatch = 64
 // CleanupResult lists what a cleanup did.
 type CleanupResult struct {
 	Deleted []string // pack keys removed
-	Kept    int      // packs at or below the cutoff kept because a chain references them
+	Kept    int      // candidates kept: a chain references them, or they lie above the active checkpoint
 }
 
 // Cleanup deletes every pack at or below cutoff (a checkpoint's
