@@ -277,7 +277,7 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 		case outDomain:
 			switch res.Report.Action {
 			case "EDIT_FILES":
-				c.st.note("writer %d: %s·%s on %s after %s", w.id, res.Report.Code, res.Report.Reason, op, prev)
+				c.st.conflictAfter(fmt.Sprintf("%s·%s on %s after %s", res.Report.Code, res.Report.Reason, op, prev))
 				c.resolve(w)
 			case "RUN_VERIFY":
 				integrity++
@@ -368,7 +368,16 @@ func (c *campaign) inject(ctx context.Context, ev event) (bool, error) {
 		return c.st.opsOf(w.id) >= ops+2, nil
 
 	case faultCorrupt:
-		return corruptPack(c.writers[ev.Target].priv, rand.New(rand.NewPCG(c.cfg.seed, uint64(ev.Round))))
+		// A writer whose cache was just reset has no pack yet: the next
+		// writer in order takes the fault instead.
+		rng := rand.New(rand.NewPCG(c.cfg.seed, uint64(ev.Round)))
+		for i := range c.writers {
+			fired, err := corruptPack(c.writers[(ev.Target+i)%len(c.writers)].priv, rng)
+			if fired || err != nil {
+				return fired, err
+			}
+		}
+		return false, nil
 	}
 	return false, fmt.Errorf("unknown fault %q", ev.Kind)
 }

@@ -130,52 +130,70 @@ func judge(journals map[int]journal, fresh map[string]int, onDisk map[int]map[st
 	return v
 }
 
-// check ends the campaign: the outage rule, settle, fresh pull, verify,
-// and the journal judgement. Its failures go to the stats.
+// check ends the campaign. The journals are judged twice: right after
+// the fault phase (the rule for edits never reported OK bites here: each
+// is published or still in its directory), and after every writer settled
+// (then, normally, everything is published), when verify also runs.
 func (c *campaign) check() error {
 	c.checkOutageRule()
+	before, err := c.judgeNow("after-faults", false)
+	if err != nil {
+		return err
+	}
 	for _, w := range c.writers {
 		if !c.untilOK(w, "commit", "-m", "chaos: settle") {
 			c.st.note("writer %d could not settle; its unpublished edits must be on disk", w.id)
 		}
 	}
-	fresh := &writer{id: -2, dir: filepath.Join(c.work, "fresh"), priv: filepath.Join(c.work, "fresh-priv"), started: make(chan struct{}, 1)}
+	after, err := c.judgeNow("after-settle", true)
+	if err != nil {
+		return err
+	}
+	c.st.mu.Lock()
+	c.st.before, c.st.verdict = before, after
+	c.st.mu.Unlock()
+	return nil
+}
+
+// judgeNow pulls the notebook into a fresh directory of its own, runs
+// verify there if asked, and judges every writer's journal against it and
+// the writers' directories; problems become failures.
+func (c *campaign) judgeNow(name string, verify bool) (verdict, error) {
+	fresh := &writer{id: -2, dir: filepath.Join(c.work, name), priv: filepath.Join(c.work, name+"-priv"), started: make(chan struct{}, 1)}
 	for _, d := range []string{fresh.dir, fresh.priv} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
+			return verdict{}, err
 		}
 	}
 	if !c.untilOK(fresh, "pull") {
-		return fmt.Errorf("a fresh pull never succeeded")
+		return verdict{}, fmt.Errorf("%s: a fresh pull never succeeded", name)
 	}
-	c.verify(fresh)
-
+	if verify {
+		c.verify(fresh)
+	}
 	freshTokens, err := countTokens(fresh.dir)
 	if err != nil {
-		return err
+		return verdict{}, err
 	}
 	journals := map[int]journal{}
 	onDisk := map[int]map[string]int{}
 	for _, w := range c.writers {
 		if journals[w.id], err = readJournal(w.journal.Name()); err != nil {
-			return err
+			return verdict{}, err
 		}
 		if onDisk[w.id], err = countTokens(w.dir); err != nil {
-			return err
+			return verdict{}, err
 		}
 	}
 	v := judge(journals, freshTokens, onDisk)
-	c.st.mu.Lock()
-	c.st.verdict = v
-	c.st.mu.Unlock()
 	for i, p := range v.Problems {
 		if i == 20 {
-			c.st.fail("... and %d more token problems", len(v.Problems)-i)
+			c.st.fail("%s: ... and %d more token problems", name, len(v.Problems)-i)
 			break
 		}
-		c.st.fail("%s", p)
+		c.st.fail("%s: %s", name, p)
 	}
-	return nil
+	return v, nil
 }
 
 // verify runs `slivingdoc verify` on the store; it must pass.

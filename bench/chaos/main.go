@@ -53,6 +53,7 @@ type config struct {
 	summary         string
 	diskMB          int
 	checkpointPacks int
+	verbose         bool
 }
 
 func main() {
@@ -72,7 +73,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.writers, "writers", 4, "writer agents per store")
 	fs.IntVar(&cfg.rounds, "rounds", 40, "fault events per store")
 	fs.DurationVar(&cfg.duration, "duration", 0, "cap on each store's fault phase (0: run every round); never cuts the first event of each kind")
-	fs.DurationVar(&cfg.opBound, "op-bound", 90*time.Second, "time bound of one operation")
+	fs.DurationVar(&cfg.opBound, "op-bound", 60*time.Second, "time bound of one operation")
 	fs.StringVar(&stores, "stores", "file,seaweedfs", "stores to run against, in order")
 	fs.StringVar(&cfg.bin, "bin", "", "slivingdoc binary (default: build ./cmd/slivingdoc into the work dir)")
 	fs.StringVar(&cfg.work, "work", "", "work directory (default: a fresh temporary one, removed after a passing run)")
@@ -80,6 +81,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.summary, "summary", "", "write the Markdown summary to this file")
 	fs.IntVar(&cfg.diskMB, "disk-mb", 32, "size of the small disk (tmpfs) under writer 0's private root")
 	fs.IntVar(&cfg.checkpointPacks, "checkpoint-packs", 24, "SLIVINGDOC_CHECKPOINT_PACKS of every process: low, so checkpoints and cleanup run under faults too")
+	fs.BoolVar(&cfg.verbose, "v", false, "print sample log lines behind each error code")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -102,6 +104,9 @@ func parseFlags(args []string) (config, error) {
 
 func campaignMain(cfg config) int {
 	fmt.Printf("chaos: seed %d\nreplay: go run ./bench/chaos %s\n", cfg.seed, replayArgs(cfg))
+	if os.Geteuid() != 0 {
+		fmt.Printf("chaos: not root: the disk-full fault needs a tmpfs mount and is left out\n")
+	}
 	temp := cfg.work == ""
 	if temp {
 		dir, err := os.MkdirTemp("", "slivingdoc-chaos-")
@@ -132,7 +137,7 @@ func campaignMain(cfg config) int {
 			broken = true
 		}
 		all = append(all, c.st)
-		fmt.Print(textReport(c.st))
+		fmt.Print(textReport(c.st, cfg.verbose))
 	}
 	md := markdownReport(cfg, all, time.Now().UTC())
 	if cfg.summary != "" {

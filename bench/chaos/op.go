@@ -49,6 +49,7 @@ type opResult struct {
 	Generation uint64
 	Start, End time.Time
 	Output     string // stdout+stderr, kept for broken outcomes only
+	Cause      string // an error's last log line (the cause behind the report)
 }
 
 func (r opResult) Duration() time.Duration { return r.End.Sub(r.Start) }
@@ -173,6 +174,7 @@ func runProc(bin, dir string, env []string, bound time.Duration, onStart func(*p
 	case errors.As(err, &exit) && exit.ExitCode() == 1:
 		if rep, ok := parseReport(out.String()); ok {
 			res.Outcome, res.Report = outDomain, rep
+			res.Cause = lastLine(errOut.String())
 			break
 		}
 		res.Outcome = outBroken
@@ -189,6 +191,11 @@ func runProc(bin, dir string, env []string, bound time.Duration, onStart func(*p
 func diedOfKill(ps *os.ProcessState) bool {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 func tail(s string) string {

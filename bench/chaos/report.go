@@ -41,10 +41,19 @@ func (s *stats) opsTotal() int {
 	return n
 }
 
+func sortedKeys(m map[string]int) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
 
 // textReport is the figures of one store on the terminal.
-func textReport(s *stats) string {
+func textReport(s *stats, verbose bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos: %s: %d fault events in %s\n", s.store, s.events(), s.faultPhase.Round(time.Second))
 	for _, k := range s.kindsScheduled() {
@@ -55,12 +64,25 @@ func textReport(s *stats) string {
 	fmt.Fprintf(&b, "  operation time: p50 %s, p99 %s, max %s (%s) within the bound\n", ms(s.percentile(0.5)), ms(s.percentile(0.99)), ms(s.longest.Duration()), s.longest.Op)
 	for _, e := range s.errorRows() {
 		fmt.Fprintf(&b, "  error %s · %s  action %s  retryable %t  x%d\n", e.Code, e.Reason, e.Action, e.Retryable, e.N)
+		if verbose {
+			for _, c := range e.Causes {
+				fmt.Fprintf(&b, "    %s\n", c)
+			}
+		}
 	}
-	v := s.verdict
-	fmt.Fprintf(&b, "  tokens written %d: accepted %d, published without OK %d, on disk only %d, lost %d, duplicated %d, phantom %d\n",
-		v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
+	for _, x := range []struct {
+		when string
+		v    verdict
+	}{{"after faults", s.before}, {"after settle", s.verdict}} {
+		v := x.v
+		fmt.Fprintf(&b, "  %s: tokens written %d: accepted %d, published without OK %d, on disk only %d, lost %d, duplicated %d, phantom %d\n",
+			x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
+	}
 	fmt.Fprintf(&b, "  verify passed: %t; operations during outages: %d; conflict blocks resolved: %d; cache resets: %d\n",
 		s.verified, s.duringOutage, s.resolved, len(s.resets))
+	for _, cx := range sortedKeys(s.conflictCx) {
+		fmt.Fprintf(&b, "  conflict: %s x%d\n", cx, s.conflictCx[cx])
+	}
 	for _, n := range s.notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
@@ -107,20 +129,31 @@ func markdownReport(cfg config, all []*stats, now time.Time) string {
 			fmt.Fprintf(&b, "| %s | `%s` | `%s` | `%s` | %t | %d |\n", s.store, e.Code, e.Reason, e.Action, e.Retryable, e.N)
 		}
 	}
-	fmt.Fprintf(&b, "\n## Outcome\n\n| store | tokens written | accepted (OK) | published without OK | on disk only | lost | duplicated | phantom | verify | ops during outages | conflict blocks | cache resets | failures |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(&b, "\n## Outcome\n\nJudged right after the fault phase (a token never reported OK must be published or still in its writer's directory) and again after every writer settled. A token reported OK must be in a fresh pull exactly once, both times.\n\n| store | when | tokens written | accepted (OK) | published without OK | on disk only | lost | duplicated | phantom |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, s := range all {
-		v := s.verdict
+		for _, x := range []struct {
+			when string
+			v    verdict
+		}{{"after faults", s.before}, {"after settle", s.verdict}} {
+			v := x.v
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d |\n", s.store, x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
+		}
+	}
+	fmt.Fprintf(&b, "\n| store | verify | ops entirely during outages | conflict blocks resolved | cache resets | failures |\n| --- | --- | ---: | ---: | ---: | ---: |\n")
+	for _, s := range all {
 		verify := "fail"
 		if s.verified {
 			verify = "pass"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %s | %d | %d | %d | %d |\n", s.store, v.Written, v.Accepted, v.Published, v.OnDisk,
-			v.Lost, v.Duplicated, v.Phantom, verify, s.duringOutage, s.resolved, len(s.resets), len(s.failures)+len(s.unfired))
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |\n", s.store, verify, s.duringOutage, s.resolved, len(s.resets), len(s.failures)+len(s.unfired))
 	}
 	var notes []string
 	for _, s := range all {
 		for _, n := range s.notes {
 			notes = append(notes, s.store+": "+n)
+		}
+		for _, cx := range sortedKeys(s.conflictCx) {
+			notes = append(notes, fmt.Sprintf("%s: %d× %s", s.store, s.conflictCx[cx], cx))
 		}
 		for _, r := range s.resets {
 			notes = append(notes, s.store+": the cache of "+r+" was removed by the campaign after three integrity errors in a row")

@@ -29,11 +29,13 @@ type stats struct {
 	// operations that ran entirely while the store was down
 	duringOutage int
 	longest      opResult
-	resolved     int // conflict blocks the writers had to resolve
+	resolved     int            // conflict blocks the writers had to resolve
+	conflictCx   map[string]int // conflict results by what the writer's previous operation did
 	resets       []string
 	failures     []string
 	notes        []string
-	verdict      verdict
+	before       verdict // right after the fault phase
+	verdict      verdict // after settling
 	verified     bool
 }
 
@@ -41,11 +43,12 @@ type errCount struct {
 	Code, Reason, Action string
 	Retryable            bool
 	N                    int
+	Causes               []string // a few log lines behind it, for the terminal
 }
 
 func newStats(store string) *stats {
 	return &stats{store: store, scheduled: map[faultKind]int{}, fired: map[faultKind]int{},
-		ops: map[string]int{}, outcomes: map[outcome]int{}, errors: map[string]*errCount{}, perWriter: map[int]int{}}
+		conflictCx: map[string]int{}, ops: map[string]int{}, outcomes: map[outcome]int{}, errors: map[string]*errCount{}, perWriter: map[int]int{}}
 }
 
 func (s *stats) fail(format string, args ...any) {
@@ -82,7 +85,7 @@ func (s *stats) op(r opResult) {
 	s.perWriter[r.Writer]++
 	d := r.Duration()
 	brief := r
-	brief.Output = ""
+	brief.Output, brief.Cause = "", ""
 	s.all = append(s.all, brief)
 	s.durations = append(s.durations, d)
 	if d > s.longest.Duration() {
@@ -97,6 +100,9 @@ func (s *stats) op(r opResult) {
 			s.errors[key] = e
 		}
 		e.N++
+		if len(e.Causes) < 3 && r.Cause != "" {
+			e.Causes = append(e.Causes, fmt.Sprintf("after %s: %s", r.Op, r.Cause))
+		}
 		if msg := checkCatalog(r.Report); msg != "" {
 			s.failures = append(s.failures, fmt.Sprintf("writer %d %s: undocumented error: %s", r.Writer, r.Op, msg))
 		}
@@ -117,6 +123,12 @@ func (s *stats) conflicts(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resolved += n
+}
+
+func (s *stats) conflictAfter(context string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conflictCx[context]++
 }
 
 func (s *stats) cacheReset(w int, reason string) {
