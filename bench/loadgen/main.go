@@ -65,9 +65,9 @@ type profile struct {
 	floorReps         int
 	mergeSizes        []int
 	mergeReps         int
-	writers           []int
+	writers           []int // disjoint files
+	sharedWriters     []int // one shared file
 	contentionCommits int
-	contentionModes   []string
 	contentionStores  []string
 	contentionTimeout time.Duration // per run; writers still busy then are reported unfinished
 	agents            int
@@ -87,15 +87,15 @@ var profiles = map[string]profile{
 		name: "quick", sizes: []int{100, 1000, 10000}, latencyReps: 10, latencyStores: both,
 		historyFiles: 1000, historyCommits: 200, historyStores: onlyS3, coldPulls: 3, warmPulls: 10,
 		bytesAppends: 20, floorReps: 30, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 3,
-		writers: []int{10, 50, 100}, contentionCommits: 10, contentionModes: []string{modeDisjoint, modeShared},
-		contentionStores: onlyS3, contentionTimeout: 3 * time.Minute,
+		writers: []int{10, 50, 100}, sharedWriters: []int{10, 50}, contentionCommits: 10,
+		contentionStores: onlyS3, contentionTimeout: 2 * time.Minute,
 		agents: 100, agentWindow: 60 * time.Second, agentStores: onlyS3,
 	},
 	"full": {
 		name: "full", sizes: []int{100, 1000, 10000}, latencyReps: 30, latencyStores: both,
 		historyFiles: 1000, historyCommits: 200, historyStores: both, coldPulls: 5, warmPulls: 30,
 		bytesAppends: 50, floorReps: 100, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 7,
-		writers: []int{10, 50, 100}, contentionCommits: 10, contentionModes: []string{modeDisjoint, modeShared},
+		writers: []int{10, 50, 100}, sharedWriters: []int{10, 50, 100}, contentionCommits: 10,
 		contentionStores: both, contentionTimeout: 5 * time.Minute,
 		agents: 100, agentWindow: 60 * time.Second, agentStores: both,
 	},
@@ -165,6 +165,7 @@ func main() {
 	}
 	if *writers != "" {
 		prof.writers = atoiList(*writers)
+		prof.sharedWriters = prof.writers
 	}
 	if *agents > 0 {
 		prof.agents = *agents
@@ -333,8 +334,9 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 	}
 	for _, name := range prof.contentionStores {
 		st := r.stores[name]
-		for _, mode := range prof.contentionModes {
-			for _, n := range prof.writers {
+		for _, mode := range []string{modeDisjoint, modeShared} {
+			counts := map[string][]int{modeDisjoint: prof.writers, modeShared: prof.sharedWriters}[mode]
+			for _, n := range counts {
 				if want("contention") && st != nil {
 					step(fmt.Sprintf("contention %s %s %d writers", name, mode, n), func() error {
 						c, err := r.contention(ctx, st, mode, n)

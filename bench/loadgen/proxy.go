@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // countingProxy is a reverse proxy on 127.0.0.1 in front of SeaweedFS that
@@ -23,6 +24,7 @@ type countingProxy struct {
 
 	mu     sync.Mutex
 	counts map[string]*OpCount
+	times  map[string][]time.Duration
 }
 
 // OpCount is the traffic of one operation class.
@@ -31,6 +33,8 @@ type OpCount struct {
 	Requests int
 	BytesUp  int64 // request bodies
 	BytesDn  int64 // response bodies
+	Statuses map[int]int
+	Time     Dist // request to end of response, as the client sees it (+ the proxy)
 }
 
 func newCountingProxy(target string) (*countingProxy, error) {
@@ -42,7 +46,7 @@ func newCountingProxy(target string) (*countingProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &countingProxy{URL: "http://" + ln.Addr().String(), ln: ln, counts: map[string]*OpCount{}}
+	p := &countingProxy{URL: "http://" + ln.Addr().String(), ln: ln, counts: map[string]*OpCount{}, times: map[string][]time.Duration{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(u)
@@ -52,9 +56,10 @@ func newCountingProxy(target string) (*countingProxy, error) {
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := &countingReader{r: r.Body}
 		r.Body = body
-		cw := &countingWriter{ResponseWriter: w}
+		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
 		rp.ServeHTTP(cw, r)
-		p.add(classify(r), body.n, cw.n)
+		p.add(classify(r), body.n, cw.n, cw.status, time.Since(start))
 	})}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
@@ -62,17 +67,19 @@ func newCountingProxy(target string) (*countingProxy, error) {
 
 func (p *countingProxy) close() { _ = p.srv.Close() }
 
-func (p *countingProxy) add(class string, up, dn int64) {
+func (p *countingProxy) add(class string, up, dn int64, status int, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.counts[class]
 	if c == nil {
-		c = &OpCount{Class: class}
+		c = &OpCount{Class: class, Statuses: map[int]int{}}
 		p.counts[class] = c
 	}
 	c.Requests++
 	c.BytesUp += up
 	c.BytesDn += dn
+	c.Statuses[status]++
+	p.times[class] = append(p.times[class], d)
 }
 
 // take returns the counts since the last take, sorted by class, and resets
@@ -81,10 +88,11 @@ func (p *countingProxy) take() []OpCount {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]OpCount, 0, len(p.counts))
-	for _, c := range p.counts {
+	for class, c := range p.counts {
+		c.Time = summarize(p.times[class])
 		out = append(out, *c)
 	}
-	p.counts = map[string]*OpCount{}
+	p.counts, p.times = map[string]*OpCount{}, map[string][]time.Duration{}
 	slices.SortFunc(out, func(a, b OpCount) int { return strings.Compare(a.Class, b.Class) })
 	return out
 }
@@ -134,7 +142,13 @@ func (c *countingReader) Close() error { return c.r.Close() }
 
 type countingWriter struct {
 	http.ResponseWriter
-	n int64
+	n      int64
+	status int
+}
+
+func (c *countingWriter) WriteHeader(code int) {
+	c.status = code
+	c.ResponseWriter.WriteHeader(code)
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {

@@ -252,6 +252,16 @@ func (r *Results) markdown(date string) string {
 				fmtDur(c.Commit.Wall.Median), fmtDur(c.Commit.Wall.P90), fmtDur(c.Commit.Wall.Max), auditText(c.Check, c.Generations, c.Accepted))
 		}
 		p("\n")
+		if slices.ContainsFunc(r.Contention, func(c ContentionResult) bool { return len(c.Requests) > 0 }) {
+			p("Traffic of the SeaweedFS runs, through the counting proxy (request time as the writers see it, proxy included; 412 = a lost conditional write):\n\n")
+			p("| files | writers | requests / accepted commit | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | ---: | --- | --- |\n")
+			for _, c := range r.Contention {
+				if len(c.Requests) > 0 {
+					p("| %s | %d | %s |\n", c.Mode, c.Writers, trafficCells(c.Requests, c.Accepted))
+				}
+			}
+			p("\n")
+		}
 		for _, c := range r.Contention {
 			if len(c.Other) > 0 || len(c.Unfinished) > 0 {
 				p("- %s %s %d writers: other results %v; unfinished: %s\n", c.Store, c.Mode, c.Writers, c.Other, oneLine(strings.Join(c.Unfinished, "; ")))
@@ -283,6 +293,10 @@ func (r *Results) markdown(date string) string {
 					notes = append(notes, fmt.Sprintf("- %s %s: other results %v; unfinished: %s\n", a.Store, ph.name, ph.ph.Other, oneLine(strings.Join(ph.ph.Unfinished, "; "))))
 				}
 			}
+			if len(a.Spread.Requests) > 0 || len(a.Burst.Requests) > 0 {
+				p("\n| phase | requests / accepted commit | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | --- | --- |\n")
+				p("| spread | %s |\n| burst | %s |\n", trafficCells(a.Spread.Requests, a.Spread.Accepted), trafficCells(a.Burst.Requests, a.Burst.Accepted))
+			}
 			p("\n%s\n", strings.Join(notes, ""))
 		}
 	}
@@ -298,6 +312,26 @@ func (r *Results) markdown(date string) string {
 		p("\n")
 	}
 	return b.String()
+}
+
+// trafficCells renders a run's proxy counts as three table cells.
+func trafficCells(reqs []OpCount, accepted int) string {
+	total := 0
+	cond := "–"
+	var other []string
+	for _, c := range reqs {
+		total += c.Requests
+		if c.Class == "PUT if-match current" {
+			cond = fmt.Sprintf("%d, %d × 412, %s / %s / %s", c.Requests, c.Statuses[412], fmtDur(c.Time.Median), fmtDur(c.Time.P90), fmtDur(c.Time.Max))
+			continue
+		}
+		other = append(other, fmt.Sprintf("%s ×%d (%s median)", c.Class, c.Requests, fmtDur(c.Time.Median)))
+	}
+	per := "–"
+	if accepted > 0 {
+		per = fmt.Sprintf("%.1f", float64(total)/float64(accepted))
+	}
+	return per + " | " + cond + " | " + strings.Join(other, "; ")
 }
 
 func (r *Results) latencyReps() int {

@@ -33,6 +33,7 @@ type AgentPhase struct {
 	Wall       time.Duration // phase start to the last accepted commit
 	Attempts   int           // increment packs uploaded
 	Check      LineCheck
+	Requests   []OpCount // SeaweedFS: the phase's traffic through the proxy
 }
 
 // agentPayload is the ~1 KB each agent commits (a tagged line plus text).
@@ -72,6 +73,9 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 		return ph, err
 	}
 	_, inc0 := storeStats(before)
+	if st.proxy != nil {
+		st.proxy.take()
+	}
 	var longest time.Duration
 	for _, o := range offsets {
 		longest = max(longest, o)
@@ -108,6 +112,9 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 	wg.Wait()
 	if !last.IsZero() {
 		ph.Wall = last.Sub(t0)
+	}
+	if st.proxy != nil {
+		ph.Requests = st.proxy.take()
 	}
 	for i, err := range errs {
 		if err == nil {

@@ -31,6 +31,9 @@ type ContentionResult struct {
 	Commit            OpStats  // accepted commit processes
 	Processes         int      // every commit process started
 	Check             LineCheck
+	// Requests is the traffic of the run (SeaweedFS: writers go through
+	// the counting proxy): lost races show as 412s of "PUT if-match current".
+	Requests []OpCount
 }
 
 const (
@@ -54,6 +57,9 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 		return res, err
 	}
 	_, inc0 := storeStats(before)
+	if st.proxy != nil {
+		st.proxy.take()
+	}
 
 	runCtx, cancel := context.WithTimeout(ctx, r.prof.contentionTimeout)
 	defer cancel()
@@ -87,6 +93,9 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 	wg.Wait()
 	if !last.IsZero() {
 		res.Wall = last.Sub(t0)
+	}
+	if st.proxy != nil {
+		res.Requests = st.proxy.take()
 	}
 	for i, err := range errs {
 		if err == nil {
@@ -159,7 +168,9 @@ func (r *runner) setupActors(ctx context.Context, st *storeTarget, base, prefix 
 		if shared {
 			file = "shared.md"
 		}
-		actors[i] = newActor(t, r.newNotebook(st, loc, filepath.Join(base, t), false), file, shared, payload)
+		// Through the counting proxy when there is one: the runs report
+		// their traffic, lost races included.
+		actors[i] = newActor(t, r.newNotebook(st, loc, filepath.Join(base, t), st.proxy != nil), file, shared, payload)
 	}
 	// Set-up pulls, two at a time: they are not measured.
 	err = parallel(len(actors), 2, func(i int) error {
