@@ -61,12 +61,13 @@ type pendingRead struct {
 // scan lists L through root, reuses trusted stat-cache entries for files
 // whose stat did not change and reads (in parallel) the others. Directories
 // are listed in parallel too: a no-op call is one stat per file, and on a
-// large notebook those system calls are most of its cost.
+// large notebook those system calls are most of its cost. The cache map
+// becomes the result's stats (updated in place, not copied).
 func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 	start := time.Now().UnixNano()
 	res := &scanResult{
 		files:   make(map[string]cas.ID, len(cache)),
-		stats:   make(map[string]statEntry, len(cache)),
+		stats:   cache, // updated in place: most entries are reused as they are
 		content: map[string][]byte{},
 	}
 	w := &walker{res: res, cache: cache, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
@@ -84,7 +85,15 @@ func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 		return nil, err
 	}
 	sort.Slice(res.invalid, func(i, j int) bool { return res.invalid[i].Path < res.invalid[j].Path })
-	res.changed = len(res.stats) != len(cache) || len(w.pending) > 0
+	res.changed = len(w.pending) > 0
+	if len(res.files)+len(res.invalid) != len(cache) || res.changed {
+		for p := range cache {
+			if _, ok := res.files[p]; !ok {
+				delete(cache, p) // vanished (or now invalid): forget it
+				res.changed = true
+			}
+		}
+	}
 	return res, nil
 }
 
@@ -189,7 +198,6 @@ func (w *walker) walk(r *os.Root, prefix string) {
 	w.mu.Lock()
 	for _, f := range reused {
 		w.res.files[f.rel] = f.st.ID
-		w.res.stats[f.rel] = f.st
 	}
 	w.pending = append(w.pending, pending...)
 	w.res.invalid = append(w.res.invalid, invalid...)
