@@ -271,24 +271,18 @@ func (w *checkpointWork) apply(ctx context.Context, state State, cp Checkpoint, 
 	if m.Checkpoint.Through >= w.through {
 		return nil, nil, fmt.Errorf("%w: the active checkpoint covers generation %d", ErrCheckpointSuperseded, m.Checkpoint.Through)
 	}
-	k := -1
-	for i, inc := range m.Increments {
-		if inc.Generation == w.through {
-			k = i
-			break
-		}
+	// SwapCheckpoint refuses a checkpoint that does not end at an active
+	// increment with our head: the prefix is gone.
+	next, err := m.SwapCheckpoint(cp, w.retained)
+	if errors.Is(err, ErrGenerationOverflow) {
+		return nil, nil, err
 	}
-	if k < 0 || m.Increments[k].Head != w.head {
-		return nil, nil, fmt.Errorf("%w: generation %d is not in the active chain", ErrCheckpointSuperseded, w.through)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: generation %d is not in the active chain: %w", ErrCheckpointSuperseded, w.through, err)
 	}
-	tail := m.Increments[k+1:]
-	need, err := w.tailNeeds(ctx, tail, pack.ids)
+	need, err := w.tailNeeds(ctx, next.Increments, pack.ids)
 	if err != nil || len(need) > 0 {
 		return nil, need, err
-	}
-	next, err := m.SwapCheckpoint(cp, w.retained)
-	if err != nil {
-		return nil, nil, err
 	}
 	return next, nil, nil
 }
