@@ -60,7 +60,12 @@ func TestLostRaceReMerges(t *testing.T) {
 // root: every line is present at the end and the generation counts every
 // publication.
 func TestConcurrentWritersDisjointFiles(t *testing.T) {
-	store := remote.NewMem()
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) { concurrentWriters(t, store) })
+	}
+}
+
+func concurrentWriters(t *testing.T, store remote.Store) {
 	const writers, commits = 5, 4
 	agents := make([]*agent, writers)
 	for i := range agents {
