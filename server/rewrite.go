@@ -65,7 +65,13 @@ func (s *session) content(m *merged, p string) ([]byte, error) {
 	if c, ok := m.contents[p]; ok {
 		return c, nil
 	}
-	return s.load(m.ids[p])
+	id := m.ids[p]
+	if s.scan != nil && s.scan.files[p] == id { // L's own file, often just read
+		if c, ok := s.scan.content[p]; ok {
+			return c, nil
+		}
+	}
+	return s.load(id)
 }
 
 // plan compares the result with L and loads, before anything is touched,
