@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // actor is one writer of contention or one agent: its own notebook
@@ -164,8 +165,9 @@ func (a *actor) commit(ctx context.Context, maxTries int) error {
 type actorTotals struct {
 	OK, Busy, Conflicts int
 	Other               map[string]int
-	Commits             OpStats // accepted commit processes
-	Processes           int     // every commit process
+	Commits             OpStats       // accepted commit processes
+	Processes           int           // every commit process
+	CPU                 time.Duration // of every commit process
 	accepted, written   []string
 }
 
@@ -181,6 +183,9 @@ func totals(actors []*actor) actorTotals {
 		}
 		commits = append(commits, a.commits...)
 		t.Processes += len(a.attempts)
+		for _, s := range a.attempts {
+			t.CPU += s.CPU
+		}
 		t.accepted = append(t.accepted, a.accepted...)
 		t.written = append(t.written, a.written...)
 	}

@@ -149,7 +149,16 @@ func main() {
 	window := flag.Duration("agent-window", 0, "override the agents' spread window")
 	historyCommits := flag.Int("history-commits", 0, "override the history length")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
+	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
 	flag.Parse()
+	if *render != "" {
+		paths, err := rerender(*render, *out, *date)
+		if err != nil {
+			log.Fatalf("loadgen: %v", err)
+		}
+		fmt.Println(strings.Join(paths, "\n"))
+		return
+	}
 	if *quick {
 		*profName = "quick"
 	}

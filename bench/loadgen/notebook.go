@@ -117,7 +117,8 @@ type gitRef struct{ dir string }
 
 // newGitRef copies src into dir, commits it, ages the files (git re-hashes
 // "racily clean" files on every status; a user's repository is older than
-// a second) and warms the index.
+// a second) and warms the index. Automatic gc is off: a background repack
+// inside a timed round would measure git's housekeeping, not its scan.
 func newGitRef(ctx context.Context, src, dir string) (*gitRef, error) {
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		return nil, err
@@ -132,7 +133,7 @@ func newGitRef(ctx context.Context, src, dir string) (*gitRef, error) {
 		return nil, err
 	}
 	g := &gitRef{dir}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "tree"}} {
+	for _, args := range [][]string{{"init", "-q"}, {"config", "gc.auto", "0"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "tree"}} {
 		if _, _, err := runTimed(ctx, dir, "git", args...); err != nil {
 			return nil, err
 		}

@@ -42,6 +42,20 @@ func writeReport(out, date string, res *Results) ([]string, error) {
 	return append([]string{md, js}, paths...), nil
 }
 
+// rerender writes the report of a saved run again: for a report whose
+// presentation changed, without measuring again.
+func rerender(jsonPath, out, date string) ([]string, error) {
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return nil, err
+	}
+	var res Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", jsonPath, err)
+	}
+	return writeReport(out, date, &res)
+}
+
 // charts are the report's figures, by file-name suffix.
 func (r *Results) charts() map[string]chart {
 	cs := map[string]chart{}
@@ -132,7 +146,8 @@ func (r *Results) markdown(date string) string {
 
 	p("## DESIGN §10 targets\n\nJudged on SeaweedFS, the design's reference store.\n\n")
 	p("| workload | target | measured | verdict |\n| --- | --- | --- | --- |\n")
-	for _, v := range targets(r) {
+	vs := targets(r)
+	for _, v := range vs {
 		verdict := "not measured"
 		if v.Met != nil {
 			verdict = map[bool]string{true: "met", false: "**missed**"}[*v.Met]
@@ -140,6 +155,19 @@ func (r *Results) markdown(date string) string {
 		p("| %s | %s | %s | %s |\n", v.Workload, v.Target, v.Measured, verdict)
 	}
 	p("\n")
+	var misses []Verdict
+	for _, v := range vs {
+		if v.Met != nil && !*v.Met {
+			misses = append(misses, v)
+		}
+	}
+	if len(misses) > 0 {
+		p("### Misses: by how much, and the measurements that bear on why\n\n")
+		for _, v := range misses {
+			p("- **%s** (target %s): %s. %s.\n", v.Workload, v.Target, v.Measured, v.Evidence)
+		}
+		p("\n")
+	}
 
 	if f := r.Floor; f != nil {
 		p("## The floor\n\n")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -10,7 +11,8 @@ type Verdict struct {
 	Workload string
 	Target   string
 	Measured string
-	Met      *bool // nil: not measured in this run
+	Met      *bool  // nil: not measured in this run
+	Evidence string // measured facts that bear on a miss
 }
 
 func verdict(met bool) *bool { return &met }
@@ -20,8 +22,15 @@ func verdict(met bool) *bool { return &met }
 func targets(res *Results) []Verdict {
 	var vs []Verdict
 	add := func(workload, target string, measured string, met *bool) {
-		vs = append(vs, Verdict{workload, target, measured, met})
+		vs = append(vs, Verdict{Workload: workload, Target: target, Measured: measured, Met: met})
 	}
+	evidence := func(format string, args ...any) { vs[len(vs)-1].Evidence = fmt.Sprintf(format, args...) }
+	floors := "no floor measured"
+	if f := res.Floor; f != nil {
+		floors = fmt.Sprintf("process startup alone (`slivingdoc version`) %s wall / %s CPU; the three requests alone %s",
+			fmtDur(f.Startup.Wall.Median), fmtDur(f.Startup.CPU.Median), fmtDur(f.Requests.Median))
+	}
+	loadNote := "load average median " + loadMedian(res.Meta.Load)
 
 	// Requests.
 	if rq := res.Requests; rq != nil {
@@ -62,7 +71,10 @@ func targets(res *Results) []Verdict {
 		target := fmt.Sprintf("≤ %s", fmtDur(c.limit))
 		if l := lat(c.files); l != nil {
 			m := l.Ops[opAppendCommit].Wall.Median
-			add(name, target, fmt.Sprintf("%s (CPU %s)", fmtDur(m), fmtDur(l.Ops[opAppendCommit].CPU.Median)), verdict(m <= c.limit))
+			op := l.Ops[opAppendCommit]
+			add(name, target, fmt.Sprintf("%s (CPU %s)", fmtDur(m), fmtDur(op.CPU.Median)), verdict(m <= c.limit))
+			evidence("median CPU %s is %.0f%% of the wall time; p10 %s; %s; %s",
+				fmtDur(op.CPU.Median), 100*float64(op.CPU.Median)/float64(max(m, 1)), fmtDur(op.Wall.P10), floors, loadNote)
 		} else {
 			add(name, target, "not measured", nil)
 		}
@@ -79,6 +91,9 @@ func targets(res *Results) []Verdict {
 	if h := hist("seaweedfs"); h != nil {
 		add(fmt.Sprintf("the same after %d earlier commits (%s files)", len(h.Commits), thousands(h.Files)), "within 1.2x of the first commits",
 			fmt.Sprintf("last 10 %s vs first 10 %s: %.2fx", fmtDur(h.Last10.Median), fmtDur(h.First10.Median), h.Ratio), verdict(h.Ratio <= 1.2))
+		k := min(10, len(h.Commits)/2)
+		evidence("CPU medians: first 10 %s, last 10 %s (CPU does not depend on the machine's load, wall does); %s",
+			fmtDur(opStats(h.Commits[:k]).CPU.Median), fmtDur(opStats(h.Commits[len(h.Commits)-k:]).CPU.Median), loadNote)
 	} else {
 		add("the same after 200 earlier commits", "within 1.2x of the first commits", "not measured", nil)
 	}
@@ -90,6 +105,8 @@ func targets(res *Results) []Verdict {
 			r := float64(m) / float64(git)
 			add(op+" on 10,000 files", "≤ 2x git status",
 				fmt.Sprintf("%s vs git status %s: %.2fx", fmtDur(m), fmtDur(git), r), verdict(r <= 2))
+			evidence("CPU %s vs git status %s (%.2fx); max RSS %s vs %s; %s; %s", fmtDur(l.Ops[op].CPU.Median), fmtDur(l.Ops[opGitStatus].CPU.Median),
+				float64(l.Ops[op].CPU.Median)/float64(max(l.Ops[opGitStatus].CPU.Median, 1)), fmtKiB(l.Ops[op].MaxRSS), fmtKiB(l.Ops[opGitStatus].MaxRSS), floors, loadNote)
 		}
 	} else {
 		add("no-op pull or commit on 10,000 files", "≤ 2x git status", "not measured", nil)
@@ -99,6 +116,19 @@ func targets(res *Results) []Verdict {
 		m := h.ColdPull.Wall.Median
 		add(fmt.Sprintf("cold pull of %s files after %d commits", thousands(h.Files), len(h.Commits)), "≤ 0.6 s",
 			fmt.Sprintf("%s (max %s)", fmtDur(m), fmtDur(h.ColdPull.Wall.Max)), verdict(m <= 600*time.Millisecond))
+		cold := "the requests workload did not run"
+		if res.Requests != nil {
+			for _, op := range res.Requests.Ops {
+				if op.Op == reqColdPull {
+					var parts []string
+					for _, c := range op.Counts {
+						parts = append(parts, fmt.Sprintf("%s ×%d ↓%s", c.Class, c.Requests, fmtBytes(c.BytesDn)))
+					}
+					cold = fmt.Sprintf("a cold pull of %s files after %d commits sends %d requests (%s)", thousands(res.Requests.Files), 3, op.Requests, joinSemi(parts))
+				}
+			}
+		}
+		evidence("CPU median %s of wall %s; %s; %s", fmtDur(h.ColdPull.CPU.Median), fmtDur(m), cold, loadNote)
 	} else {
 		add("cold pull of 1,000 files after 200 commits", "≤ 0.6 s", "not measured", nil)
 	}
@@ -129,6 +159,7 @@ func targets(res *Results) []Verdict {
 		add("10 writers on disjoint files, 10 commits each", "≥ 50 accepted commits/s, no REMOTE_BUSY",
 			fmt.Sprintf("%.1f commits/s, %d REMOTE_BUSY, %d/%d accepted", c.CommitsPerSec, c.Busy, c.Accepted, c.Writers*c.CommitsEach),
 			verdict(c.CommitsPerSec >= 50 && c.Busy == 0))
+		evidence("%s", contentionEvidence(c, res.Meta.CPUs))
 	} else {
 		add("10 writers on disjoint files, 10 commits each", "≥ 50 accepted commits/s, no REMOTE_BUSY", "not measured", nil)
 	}
@@ -137,6 +168,7 @@ func targets(res *Results) []Verdict {
 		add("50 writers on disjoint files", "all commits accepted, none REMOTE_BUSY",
 			fmt.Sprintf("%d/%d accepted, %d REMOTE_BUSY (%.1f commits/s)", c.Accepted, all, c.Busy, c.CommitsPerSec),
 			verdict(c.Accepted == all && c.Busy == 0))
+		evidence("%s", contentionEvidence(c, res.Meta.CPUs))
 	} else {
 		add("50 writers on disjoint files", "all commits accepted, none REMOTE_BUSY", "not measured", nil)
 	}
@@ -149,8 +181,44 @@ func targets(res *Results) []Verdict {
 			parts = append(parts, fmt.Sprintf("%d MB: %s vs %s (%.2fx)", m.Size>>20, fmtDur(m.Ours.Wall.Median), fmtDur(m.Git.Wall.Median), m.Ratio))
 		}
 		add("merge-file on 1–5 MB notes", "not slower than git merge-file", joinSemi(parts), verdict(met))
+		var cpu []string
+		for _, m := range res.Merge {
+			cpu = append(cpu, fmt.Sprintf("%d MB CPU %s vs %s", m.Size>>20, fmtDur(m.Ours.CPU.Median), fmtDur(m.Git.CPU.Median)))
+		}
+		evidence("%s; %s; %s", joinSemi(cpu), floors, loadNote)
 	} else {
 		add("merge-file on 1–5 MB notes", "not slower than git merge-file", "not measured", nil)
 	}
 	return vs
+}
+
+// contentionEvidence explains a contention figure by what bounds it: the
+// CPU the commit processes needed on this machine's cores, and the lost
+// conditional writes.
+func contentionEvidence(c *ContentionResult, cpus int) string {
+	if c.Accepted == 0 {
+		return "no commit accepted"
+	}
+	s := fmt.Sprintf("%.2f publication attempts per accepted commit", c.AttemptsPerCommit)
+	if c.CPU > 0 {
+		perCommit := c.CPU / time.Duration(c.Accepted)
+		s = fmt.Sprintf("%d commit processes used %.1f CPU-s for %d accepted commits (%s CPU per accepted commit, retries included): "+
+			"on %d cores the commit processes alone cannot exceed %.1f commits/s; %.2f publication attempts per accepted commit",
+			c.Processes, c.CPU.Seconds(), c.Accepted, fmtDur(perCommit), cpus, float64(cpus)/perCommit.Seconds(), c.AttemptsPerCommit)
+	}
+	for _, r := range c.Requests {
+		if r.Class == "PUT if-match current" {
+			s += fmt.Sprintf("; %d of %d conditional writes of `current` lost the race (412), answered in %s median / %s max", r.Statuses[412], r.Requests, fmtDur(r.Time.Median), fmtDur(r.Time.Max))
+		}
+	}
+	return s
+}
+
+func loadMedian(l []float64) string {
+	if len(l) == 0 {
+		return "unknown"
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	return fmt.Sprintf("%.2f", s[(len(s)-1)/2])
 }

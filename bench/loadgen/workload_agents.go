@@ -30,6 +30,8 @@ type AgentPhase struct {
 	Other      map[string]int
 	Unfinished []string
 	Commit     OpStats       // accepted commit processes
+	Processes  int           // every commit process
+	CPU        time.Duration // user+system of all commit processes
 	Wall       time.Duration // phase start to the last accepted commit
 	Attempts   int           // increment packs uploaded
 	Check      LineCheck
@@ -126,7 +128,7 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 		ph.Unfinished = append(ph.Unfinished, fmt.Sprintf("%s: %v", actors[i].tag, err))
 	}
 	t := totals(actors)
-	ph.Accepted, ph.Busy, ph.Conflicts, ph.Other, ph.Commit = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits
+	ph.Accepted, ph.Busy, ph.Conflicts, ph.Other, ph.Commit, ph.Processes, ph.CPU = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits, t.Processes, t.CPU
 	after, err := st.list(ctx, loc)
 	if err != nil {
 		return ph, err

@@ -27,9 +27,10 @@ type ContentionResult struct {
 	Busy              int
 	Conflicts         int
 	Other             map[string]int
-	Unfinished        []string // writers that stopped early, with the reason
-	Commit            OpStats  // accepted commit processes
-	Processes         int      // every commit process started
+	Unfinished        []string      // writers that stopped early, with the reason
+	Commit            OpStats       // accepted commit processes
+	Processes         int           // every commit process started
+	CPU               time.Duration // user+system of all commit processes
 	Check             LineCheck
 	// Requests is the traffic of the run (SeaweedFS: writers go through
 	// the counting proxy): lost races show as 412s of "PUT if-match current".
@@ -112,7 +113,7 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 		}
 	}
 	t := totals(actors)
-	res.Accepted, res.Busy, res.Conflicts, res.Other, res.Commit, res.Processes = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits, t.Processes
+	res.Accepted, res.Busy, res.Conflicts, res.Other, res.Commit, res.Processes, res.CPU = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits, t.Processes, t.CPU
 	if res.Wall > 0 {
 		res.CommitsPerSec = float64(res.Accepted) / res.Wall.Seconds()
 	}
