@@ -229,6 +229,7 @@ func (s *session) writeAll(changes []change) error {
 				if err == nil {
 					st.ID = c.id
 					st.Markers = len(merge.ScanMarkers(c.content)) > 0
+					st.path = c.path
 					s.scan.files[c.path] = c.id
 					s.scan.stats[c.path] = st
 					s.scan.content[c.path] = c.content

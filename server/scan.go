@@ -136,12 +136,13 @@ func (w *walker) walk(r *os.Root, prefix string) {
 		names[i] = ent.Name()
 	}
 	collide := collisions(names)
+	var relBuf []byte
 	type found struct {
 		rel string
-		st  statEntry
+		id  cas.ID
 	}
 	var (
-		reused  []found
+		reused  = make([]found, 0, len(entries))
 		pending []pendingRead
 		invalid []FileError
 		temps   []string
@@ -150,8 +151,28 @@ func (w *walker) walk(r *os.Root, prefix string) {
 	)
 	for _, ent := range entries {
 		name := ent.Name()
-		rel := prefix + name
 		typ := ent.Type()
+		if typ.IsRegular() {
+			// The common case, a known file: look it up without building
+			// its path string (the cache's key is reused).
+			relBuf = append(append(relBuf[:0], prefix...), name...)
+			if c, ok := w.cache[string(relBuf)]; ok && c.Trusted {
+				info, err := ent.Info()
+				if err != nil {
+					w.fail(err)
+					return
+				}
+				if st := statOf(info); sameStat(c, st) && !collide[name] {
+					key := c.path
+					if key == "" {
+						key = string(relBuf)
+					}
+					reused = append(reused, found{key, c.ID})
+					continue
+				}
+			}
+		}
+		rel := prefix + name
 		if typ.IsRegular() && isTempName(name) {
 			temps = append(temps, rel)
 			continue
@@ -185,19 +206,14 @@ func (w *walker) walk(r *os.Root, prefix string) {
 				w.fail(err)
 				return
 			}
-			st := statOf(info)
-			if c, ok := w.cache[rel]; ok && c.Trusted && sameStat(c, st) {
-				reused = append(reused, found{rel, c})
-				continue
-			}
-			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: st})
+			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: statOf(info)})
 		default:
 			invalid = append(invalid, FileError{Path: rel, Reason: FileSpecial})
 		}
 	}
 	w.mu.Lock()
 	for _, f := range reused {
-		w.res.files[f.rel] = f.st.ID
+		w.res.files[f.rel] = f.id
 	}
 	w.pending = append(w.pending, pending...)
 	w.res.invalid = append(w.res.invalid, invalid...)
@@ -265,6 +281,7 @@ func (res *scanResult) readPending(pending []pendingRead, start int64) error {
 		case o.reason != "":
 			res.invalid = append(res.invalid, FileError{Path: p.rel, Reason: o.reason})
 		default:
+			o.st.path = p.rel
 			res.files[p.rel] = o.st.ID
 			res.stats[p.rel] = o.st
 			res.content[p.rel] = o.content
