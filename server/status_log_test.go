@@ -17,6 +17,12 @@ func TestStatus(t *testing.T) {
 	if err != nil || st.BaseGeneration != 0 || st.Generation != 0 || len(st.Added)+len(st.Modified)+len(st.Deleted) != 0 {
 		t.Fatalf("status of a fresh directory: %+v %v", st, err)
 	}
+	// Never pulled: every file is added.
+	b.write("pre.md", "p\n")
+	if st, err := b.e.Status(ctx, ""); err != nil || !reflect.DeepEqual(st.Added, []string{"pre.md"}) {
+		t.Fatalf("status before the first pull: %+v %v", st, err)
+	}
+	b.remove("pre.md")
 	a.pull()
 	a.write("keep.md", "k\n")
 	a.write("mod.md", "m\n")
