@@ -10,6 +10,10 @@ STATICCHECK_VERSION := 2026.2.2
 FUZZTIME  ?= 10s
 TESTFLAGS ?=
 
+# Tests and benchmarks talk only to 127.0.0.1: keep the AWS SDK's default
+# credential chain away from the instance metadata endpoint.
+export AWS_EC2_METADATA_DISABLED := true
+
 .PHONY: all build test lint bench fuzz clean
 
 all: build

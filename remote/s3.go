@@ -95,7 +95,10 @@ func NewS3(ctx context.Context, cfg S3Config) (Store, error) {
 		return nil, err
 	}
 
-	var loadOpts []func(*config.LoadOptions) error
+	// The SDK must not write to stderr on its own: only our structured logs
+	// go there. The logger is set before loading because the credential
+	// providers built during the load (IMDS among them) keep the one they see.
+	loadOpts := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{})}
 	if cfg.Region != "" {
 		loadOpts = append(loadOpts, config.WithRegion(cfg.Region))
 	}
@@ -116,9 +119,6 @@ func NewS3(ctx context.Context, cfg S3Config) (Store, error) {
 	if awsCfg.Region == "" {
 		awsCfg.Region = DefaultS3Region
 	}
-	// The SDK must not write to stderr on its own: only our structured
-	// logs go there.
-	awsCfg.Logger = logging.Nop{}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)

@@ -85,7 +85,9 @@ func cleanEnv() []string {
 		}
 		out = append(out, kv)
 	}
-	return out
+	// Tests never reach the instance metadata endpoint: it is not on
+	// loopback, and the SDK's default chain would try it without credentials.
+	return append(out, "AWS_EC2_METADATA_DISABLED=true")
 }
 
 // outcome is one finished process.
