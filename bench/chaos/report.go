@@ -78,8 +78,8 @@ func textReport(s *stats, verbose bool) string {
 		fmt.Fprintf(&b, "  %s: tokens written %d: accepted %d, published without OK %d, on disk only %d, lost %d, duplicated %d, phantom %d\n",
 			x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
 	}
-	fmt.Fprintf(&b, "  verify passed: %t; operations during outages: %d; conflict blocks resolved: %d; cache resets: %d\n",
-		s.verified, s.duringOutage, s.resolved, len(s.resets))
+	fmt.Fprintf(&b, "  generation reached %d; verify passed: %t; operations during outages: %d; conflict blocks resolved: %d; cache resets: %d\n",
+		s.generation, s.verified, s.duringOutage, s.resolved, len(s.resets))
 	for _, cx := range sortedKeys(s.conflictCx) {
 		fmt.Fprintf(&b, "  conflict: %s x%d\n", cx, s.conflictCx[cx])
 	}
@@ -139,13 +139,13 @@ func markdownReport(cfg config, all []*stats, now time.Time) string {
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d |\n", s.store, x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
 		}
 	}
-	fmt.Fprintf(&b, "\n| store | verify | ops entirely during outages | conflict blocks resolved | cache resets | failures |\n| --- | --- | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(&b, "\n| store | generation reached | verify | ops entirely during outages | conflict blocks resolved | cache resets | failures |\n| --- | ---: | --- | ---: | ---: | ---: | ---: |\n")
 	for _, s := range all {
 		verify := "fail"
 		if s.verified {
 			verify = "pass"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |\n", s.store, verify, s.duringOutage, s.resolved, len(s.resets), len(s.failures)+len(s.unfired))
+		fmt.Fprintf(&b, "| %s | %d | %s | %d | %d | %d | %d |\n", s.store, s.generation, verify, s.duringOutage, s.resolved, len(s.resets), len(s.failures)+len(s.unfired))
 	}
 	var notes []string
 	for _, s := range all {
@@ -156,7 +156,7 @@ func markdownReport(cfg config, all []*stats, now time.Time) string {
 			notes = append(notes, fmt.Sprintf("%s: %d× %s", s.store, s.conflictCx[cx], cx))
 		}
 		for _, r := range s.resets {
-			notes = append(notes, s.store+": the cache of "+r+" was removed by the campaign after three integrity errors in a row")
+			notes = append(notes, s.store+": the object cache of "+r+" was removed by the campaign after three integrity errors in a row (the engine keeps reporting a damaged cached pack; the documented action, verify, finds the store whole)")
 		}
 		for _, u := range s.unfired {
 			notes = append(notes, s.store+": FAIL: fault did not fire: "+u)

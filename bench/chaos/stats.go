@@ -37,6 +37,7 @@ type stats struct {
 	before       verdict // right after the fault phase
 	verdict      verdict // after settling
 	verified     bool
+	generation   uint64 // the highest accepted generation an operation reported
 }
 
 type errCount struct {
@@ -91,6 +92,7 @@ func (s *stats) op(r opResult) {
 	if d > s.longest.Duration() {
 		s.longest = r
 	}
+	s.generation = max(s.generation, r.Generation)
 	switch r.Outcome {
 	case outDomain:
 		key := r.Report.Code + "·" + r.Report.Reason
