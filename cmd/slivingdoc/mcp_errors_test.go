@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // One test per row of docs/errors.md (server.Catalog), through MCP against
@@ -97,17 +99,6 @@ func wantNoFiles(t *testing.T, r result) {
 	if len(r.files()) != 0 {
 		t.Fatalf("files should be empty: %s", r.raw)
 	}
-}
-
-// storeDir is the file store's directory of nb.
-func storeDir(nb *notebook) string {
-	for _, kv := range nb.env {
-		if v, ok := strings.CutPrefix(kv, "SLIVINGDOC_STORE=file://"); ok {
-			return filepath.FromSlash(v)
-		}
-	}
-	nb.t.Fatal("not a file store")
-	return ""
 }
 
 // immutable sets the immutable attribute (refused writes, even for root)

@@ -246,3 +246,14 @@ func fileRanges(r result) map[string][][2]int {
 	}
 	return out
 }
+
+// storeDir is the file store's directory of nb.
+func storeDir(nb *notebook) string {
+	for _, kv := range nb.env {
+		if v, ok := strings.CutPrefix(kv, "SLIVINGDOC_STORE=file://"); ok {
+			return filepath.FromSlash(v)
+		}
+	}
+	nb.t.Fatal("not a file store")
+	return ""
+}
