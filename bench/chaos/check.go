@@ -53,14 +53,7 @@ func readJournal(path string) (journal, error) {
 // countTokens counts each token line in the files under dir.
 func countTokens(dir string) (map[string]int, error) {
 	n := map[string]int{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
+	err := eachFile(dir, func(_ string, data []byte) error {
 		for _, l := range strings.Split(string(data), "\n") {
 			if strings.HasPrefix(l, tokenPrefix) {
 				n[l]++
@@ -69,6 +62,20 @@ func countTokens(dir string) (map[string]int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// eachFile calls f with the path and content of every file under dir.
+func eachFile(dir string, f func(path string, data []byte) error) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return f(p, data)
+	})
 }
 
 // verdict is what became of every token.

@@ -192,14 +192,7 @@ func (w *writer) accepted(gen uint64) error {
 // worth reporting.
 func resolveMarkers(dir string) (int, error) {
 	n := 0
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
+	err := eachFile(dir, func(p string, data []byte) error {
 		out, blocks := resolveBlocks(string(data))
 		if blocks == 0 {
 			return nil
