@@ -125,7 +125,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 		w.fail(err)
 		return
 	}
-	entries, err := d.ReadDir(-1)
+	entries, err := listDir(d)
 	d.Close()
 	if err != nil {
 		w.fail(err)
@@ -133,7 +133,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 	}
 	names := make([]string, len(entries))
 	for i, ent := range entries {
-		names[i] = ent.Name()
+		names[i] = ent.name
 	}
 	collide := collisions(names)
 	var relBuf []byte
@@ -150,19 +150,14 @@ func (w *walker) walk(r *os.Root, prefix string) {
 		subRel  []string
 	)
 	for _, ent := range entries {
-		name := ent.Name()
-		typ := ent.Type()
+		name := ent.name
+		typ := ent.typ
 		if typ.IsRegular() {
 			// The common case, a known file: look it up without building
 			// its path string (the cache's key is reused).
 			relBuf = append(append(relBuf[:0], prefix...), name...)
 			if c, ok := w.cache[string(relBuf)]; ok && c.Trusted {
-				info, err := ent.Info()
-				if err != nil {
-					w.fail(err)
-					return
-				}
-				if st := statOf(info); sameStat(c, st) && !collide[name] {
+				if sameStat(c, ent.st) && !collide[name] {
 					key := c.path
 					if key == "" {
 						key = string(relBuf)
@@ -201,12 +196,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 			subs = append(subs, sub)
 			subRel = append(subRel, rel+"/")
 		case typ.IsRegular():
-			info, err := ent.Info()
-			if err != nil {
-				w.fail(err)
-				return
-			}
-			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: statOf(info)})
+			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: ent.st})
 		default:
 			invalid = append(invalid, FileError{Path: rel, Reason: FileSpecial})
 		}
