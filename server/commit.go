@@ -27,12 +27,6 @@ func (e *Engine) Commit(ctx context.Context, path, message string) (*Result, err
 	if err := checkMessage(message); err != nil {
 		return nil, err
 	}
-	if _, err := e.resolveLexical(path); err != nil {
-		return nil, err
-	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
 	s, err := e.begin(ctx, path)
 	if err != nil {
 		return nil, err

@@ -14,9 +14,6 @@ import (
 // CONTENT_CONFLICT/MERGE_CONFLICT (with the new state recorded). Errors
 // are *Error.
 func (e *Engine) Pull(ctx context.Context, path string) (*Result, error) {
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
 	s, err := e.begin(ctx, path)
 	if err != nil {
 		return nil, err

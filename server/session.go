@@ -27,11 +27,15 @@ type session struct {
 	inRecovery bool // a resynchronisation is running: no nested one
 }
 
-// begin resolves the request path, takes the in-process and cross-process
-// locks and loads the directory's private state.
+// begin starts a call on a directory: it proves the store (a cached
+// verdict, normally), resolves the request path, takes the in-process and
+// cross-process locks and loads the directory's private state.
 func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 	dir, err := e.ResolveDir(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.Probe(ctx); err != nil {
 		return nil, err
 	}
 	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDir(dir)}}

@@ -9,9 +9,6 @@ import (
 // deleted files) and the accepted generation now, without publishing or
 // touching L. A directory never pulled reports every file as added.
 func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
 	s, err := e.begin(ctx, path)
 	if err != nil {
 		return nil, err
