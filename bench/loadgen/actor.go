@@ -122,19 +122,21 @@ func (a *actor) resolveKeepBoth() error {
 // errGaveUp: an actor stopped retrying one commit.
 var errGaveUp = errors.New("gave up")
 
+// errStopped: the run's time cap passed before the actor's next try.
+var errStopped = errors.New("stopped at the time cap")
+
 // commit commits until accepted: REMOTE_BUSY is retried, a conflict is
 // resolved (keeping both sides) and committed again, up to maxTries
-// processes for this commit.
-func (a *actor) commit(ctx context.Context, maxTries int) error {
+// processes for this commit. No new process starts once stop is done, but
+// one that runs is waited for and counted: a commit the store accepted is
+// always known to the audit.
+func (a *actor) commit(ctx, stop context.Context, maxTries int) error {
 	for try := 1; ; try++ {
-		if err := ctx.Err(); err != nil {
-			return err
+		if stop.Err() != nil {
+			return fmt.Errorf("%s: %w", a.tag, errStopped)
 		}
 		o, err := a.nb.commit(ctx, a.tag+" note")
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
 			return err
 		}
 		a.attempts = append(a.attempts, o.Sample)
@@ -159,6 +161,37 @@ func (a *actor) commit(ctx context.Context, maxTries int) error {
 			return fmt.Errorf("%s: %w after %d tries", a.tag, errGaveUp, try)
 		}
 	}
+}
+
+// unfinishedSummary groups the actors that stopped early by reason.
+func unfinishedSummary(errs []error, actors []*actor) ([]string, error) {
+	var stopped, gaveUp []string
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, errStopped):
+			stopped = append(stopped, actors[i].tag)
+		case errors.Is(err, errGaveUp):
+			gaveUp = append(gaveUp, actors[i].tag)
+		default:
+			return nil, fmt.Errorf("%s: %w", actors[i].tag, err)
+		}
+	}
+	var out []string
+	if len(stopped) > 0 {
+		out = append(out, fmt.Sprintf("%d stopped at the time cap before finishing (%s)", len(stopped), abbreviate(stopped)))
+	}
+	if len(gaveUp) > 0 {
+		out = append(out, fmt.Sprintf("%d gave up a commit after %d tries (%s)", len(gaveUp), maxTriesPerCommit, abbreviate(gaveUp)))
+	}
+	return out, nil
+}
+
+func abbreviate(tags []string) string {
+	if len(tags) <= 6 {
+		return strings.Join(tags, ", ")
+	}
+	return strings.Join(tags[:6], ", ") + fmt.Sprintf(", … %d more", len(tags)-6)
 }
 
 // actorTotals adds up a group of actors.

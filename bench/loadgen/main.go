@@ -148,6 +148,7 @@ func main() {
 	agents := flag.Int("agents", 0, "override the number of agents")
 	window := flag.Duration("agent-window", 0, "override the agents' spread window")
 	historyCommits := flag.Int("history-commits", 0, "override the history length")
+	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
 	flag.Parse()
@@ -181,6 +182,9 @@ func main() {
 	}
 	if *window > 0 {
 		prof.agentWindow = *window
+	}
+	if *capRun > 0 {
+		prof.contentionTimeout = *capRun
 	}
 	if *historyCommits > 0 {
 		prof.historyCommits = *historyCommits
@@ -368,6 +372,9 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 				return err
 			})
 		}
+	}
+	if s, _, err := runTimed(ctx, work, "true"); err == nil {
+		res.Meta.RSSFloorEndKiB = s.RSSKiB
 	}
 	res.finish()
 	return res, ctx.Err()

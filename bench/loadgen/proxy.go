@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -52,6 +53,10 @@ func newCountingProxy(target string) (*countingProxy, error) {
 			r.SetURL(u)
 			r.Out.Host = r.In.Host
 		},
+		// A request the client abandons (its own timeout) is counted as
+		// the 502 the proxy answers; one log line each would drown the
+		// progress output.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := &countingReader{r: r.Body}

@@ -135,7 +135,7 @@ func (r *Results) markdown(date string) string {
 	p("| load average (1 min) during the run | %s |\n", loadSummary(m.Load))
 	p("| measured tree | commit %s, binary `%s`, %s |\n", m.Commit, m.Binary, m.GoVersion)
 	p("| references | %s; SeaweedFS %s on 127.0.0.1 |\n", m.Git, m.SeaweedFS)
-	p("| max RSS floor | %s: what `/bin/true` reports when started the same way; smaller RSS figures cannot be seen (bench/loadgen/spawner.go) |\n\n", fmtKiB(m.RSSFloorKiB))
+	p("| max RSS floor | %s at the start, %s at the end: what `/bin/true` reports when started the same way; smaller RSS figures cannot be seen (bench/loadgen/spawner.go), so git's are upper bounds |\n\n", fmtKiB(m.RSSFloorKiB), fmtKiB(m.RSSFloorEndKiB))
 	if len(r.Failures) > 0 {
 		p("**Workloads that did not complete:**\n\n")
 		for _, f := range r.Failures {
@@ -292,7 +292,7 @@ func (r *Results) markdown(date string) string {
 		}
 		for _, c := range r.Contention {
 			if len(c.Other) > 0 || len(c.Unfinished) > 0 {
-				p("- %s %s %d writers: other results %v; unfinished: %s\n", c.Store, c.Mode, c.Writers, c.Other, oneLine(strings.Join(c.Unfinished, "; ")))
+				p("- %s, %s, %d writers: %s\n", c.Store, c.Mode, c.Writers, incompleteText(c.Other, c.Unfinished))
 			}
 		}
 		p("\n")
@@ -318,7 +318,7 @@ func (r *Results) markdown(date string) string {
 					fmtDur(ph.ph.Commit.Wall.Median), fmtDur(ph.ph.Commit.Wall.P90), fmtDur(ph.ph.Commit.Wall.Max), fmtDur(ph.ph.Commit.CPU.Median), fmtKiB(ph.ph.Commit.MaxRSS),
 					auditText(ph.ph.Check, 0, 0))
 				if len(ph.ph.Other) > 0 || len(ph.ph.Unfinished) > 0 {
-					notes = append(notes, fmt.Sprintf("- %s %s: other results %v; unfinished: %s\n", a.Store, ph.name, ph.ph.Other, oneLine(strings.Join(ph.ph.Unfinished, "; "))))
+					notes = append(notes, fmt.Sprintf("- %s, %s: %s\n", a.Store, ph.name, incompleteText(ph.ph.Other, ph.ph.Unfinished)))
 				}
 			}
 			if len(a.Spread.Requests) > 0 || len(a.Burst.Requests) > 0 {
@@ -340,6 +340,17 @@ func (r *Results) markdown(date string) string {
 		p("\n")
 	}
 	return b.String()
+}
+
+// incompleteText describes results other than OK/REMOTE_BUSY/conflict and
+// the actors that did not finish.
+func incompleteText(other map[string]int, unfinished []string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(other)) {
+		parts = append(parts, fmt.Sprintf("%d × %s", other[k], k))
+	}
+	parts = append(parts, unfinished...)
+	return oneLine(strings.Join(parts, "; "))
 }
 
 // trafficCells renders a run's proxy counts as three table cells.

@@ -51,6 +51,9 @@ type Meta struct {
 	// every measured process is: RSS figures at or below it mean "at most
 	// this" (spawner.go explains why).
 	RSSFloorKiB int64
+	// RSSFloorEndKiB is the same at the end of the run (the spawner grows
+	// a little as it serves hundreds of concurrent processes).
+	RSSFloorEndKiB int64
 }
 
 func newResults(prof profile, bin string) *Results {

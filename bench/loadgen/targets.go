@@ -116,17 +116,15 @@ func targets(res *Results) []Verdict {
 		m := h.ColdPull.Wall.Median
 		add(fmt.Sprintf("cold pull of %s files after %d commits", thousands(h.Files), len(h.Commits)), "≤ 0.6 s",
 			fmt.Sprintf("%s (max %s)", fmtDur(m), fmtDur(h.ColdPull.Wall.Max)), verdict(m <= 600*time.Millisecond))
-		cold := "the requests workload did not run"
-		if res.Requests != nil {
-			for _, op := range res.Requests.Ops {
-				if op.Op == reqColdPull {
-					var parts []string
-					for _, c := range op.Counts {
-						parts = append(parts, fmt.Sprintf("%s ×%d ↓%s", c.Class, c.Requests, fmtBytes(c.BytesDn)))
-					}
-					cold = fmt.Sprintf("a cold pull of %s files after %d commits sends %d requests (%s)", thousands(res.Requests.Files), 3, op.Requests, joinSemi(parts))
-				}
+		cold := "its requests were not counted"
+		if len(h.ColdPullRequests) > 0 {
+			var parts []string
+			total := 0
+			for _, c := range h.ColdPullRequests {
+				total += c.Requests
+				parts = append(parts, fmt.Sprintf("%s ×%d ↓%s (%s median)", c.Class, c.Requests, fmtBytes(c.BytesDn), fmtDur(c.Time.Median)))
 			}
+			cold = fmt.Sprintf("one such cold pull through the proxy sent %d requests: %s", total, joinSemi(parts))
 		}
 		evidence("CPU median %s of wall %s; %s; %s", fmtDur(h.ColdPull.CPU.Median), fmtDur(m), cold, loadNote)
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -101,10 +100,10 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 			select {
 			case <-time.After(time.Until(t0.Add(offsets[i]))):
 			case <-runCtx.Done():
-				errs[i] = runCtx.Err()
+				errs[i] = fmt.Errorf("%s: %w", a.tag, errStopped)
 				return
 			}
-			if errs[i] = a.commit(runCtx, maxTriesPerCommit); errs[i] == nil {
+			if errs[i] = a.commit(ctx, runCtx, maxTriesPerCommit); errs[i] == nil {
 				mu.Lock()
 				last = time.Now()
 				mu.Unlock()
@@ -118,14 +117,8 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 	if st.proxy != nil {
 		ph.Requests = st.proxy.take()
 	}
-	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, errGaveUp) && !errors.Is(err, context.DeadlineExceeded) {
-			return ph, fmt.Errorf("%s: %w", actors[i].tag, err)
-		}
-		ph.Unfinished = append(ph.Unfinished, fmt.Sprintf("%s: %v", actors[i].tag, err))
+	if ph.Unfinished, err = unfinishedSummary(errs, actors); err != nil {
+		return ph, err
 	}
 	t := totals(actors)
 	ph.Accepted, ph.Busy, ph.Conflicts, ph.Other, ph.Commit, ph.Processes, ph.CPU = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits, t.Processes, t.CPU

@@ -79,7 +79,7 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 					errs[i] = err
 					return
 				}
-				if err := a.commit(runCtx, maxTriesPerCommit); err != nil {
+				if err := a.commit(ctx, runCtx, maxTriesPerCommit); err != nil {
 					errs[i] = err
 					return
 				}
@@ -98,14 +98,8 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 	if st.proxy != nil {
 		res.Requests = st.proxy.take()
 	}
-	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, errGaveUp) && !errors.Is(err, context.DeadlineExceeded) {
-			return res, fmt.Errorf("%s: %w", actors[i].tag, err)
-		}
-		res.Unfinished = append(res.Unfinished, fmt.Sprintf("%s: %v", actors[i].tag, err))
+	if res.Unfinished, err = unfinishedSummary(errs, actors); err != nil {
+		return res, err
 	}
 	if r.sabotage != nil {
 		if err := r.sabotage(ctx, st, loc, actors); err != nil {

@@ -19,6 +19,9 @@ type HistoryResult struct {
 	Ratio    float64 // Last10.Median / First10.Median
 	ColdPull OpStats // a fresh directory and private root: every pack fetched
 	WarmPull OpStats // no-op pull of the committing directory
+	// ColdPullRequests is the traffic of one more cold pull, through the
+	// counting proxy (SeaweedFS), not timed with the others.
+	ColdPullRequests []OpCount
 }
 
 func (r *runner) history(ctx context.Context, st *storeTarget) (HistoryResult, error) {
@@ -73,6 +76,14 @@ func (r *runner) history(ctx context.Context, st *storeTarget) (HistoryResult, e
 		if err := os.RemoveAll(filepath.Dir(fresh.dir)); err != nil {
 			return res, err
 		}
+	}
+	if st.proxy != nil {
+		counted := r.newNotebook(st, nb.loc, filepath.Join(base, "cold-counted"), true)
+		st.proxy.take()
+		if _, err := mustOK(counted.pull(ctx)); err != nil {
+			return res, fmt.Errorf("counted cold pull: %w", err)
+		}
+		res.ColdPullRequests = st.proxy.take()
 	}
 	for range r.prof.warmPulls {
 		o, err := mustOK(nb.pull(ctx))
