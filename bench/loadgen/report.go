@@ -82,7 +82,7 @@ func (r *Results) charts() map[string]chart {
 				}
 			}
 		}
-		c.Series = append(c.Series, s)
+		c.Series = append(c.Series, s, series{Name: "DESIGN §10 target (append + commit)", X: []float64{1000, 10000}, Y: []float64{30, 100}, Dots: true, Dashed: true})
 		cs["latency-size"] = c
 	}
 	if len(r.History) > 0 {
@@ -116,6 +116,7 @@ func (r *Results) charts() map[string]chart {
 				}
 			}
 		}
+		c.Series = append(c.Series, series{Name: "DESIGN §10 target (10 writers)", X: []float64{10}, Y: []float64{50}, Dots: true, Dashed: true})
 		cs["throughput-writers"] = c
 	}
 	return cs

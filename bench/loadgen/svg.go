@@ -11,9 +11,10 @@ import (
 // that they read the same in light and dark viewers.
 
 type series struct {
-	Name string
-	X, Y []float64
-	Dots bool // mark each point (few points); otherwise a line only
+	Name   string
+	X, Y   []float64
+	Dots   bool // mark each point (few points); otherwise a line only
+	Dashed bool // a reference (a target), not a measurement
 }
 
 type chart struct {
@@ -23,8 +24,8 @@ type chart struct {
 }
 
 const (
-	chartW, chartH                     = 720, 420
-	marginL, marginR, marginT, marginB = 70, 200, 40, 50
+	chartW, chartH                     = 820, 420
+	marginL, marginR, marginT, marginB = 70, 300, 40, 50
 	plotW, plotH                       = chartW - marginL - marginR, chartH - marginT - marginB
 	chartFont                          = `font-family="sans-serif" font-size="12"`
 )
@@ -42,6 +43,9 @@ func (c chart) svg() []byte {
 	if math.IsInf(xmin, 0) { // no data
 		xmin, xmax = 0, 1
 	}
+	if !c.LogX {
+		xmin = math.Min(xmin, 0)
+	}
 	fx := func(x float64) float64 { return x }
 	if c.LogX {
 		fx = math.Log10
@@ -57,7 +61,7 @@ func (c chart) svg() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+"\n", chartW, chartH, chartW, chartH)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", chartW, chartH)
-	fmt.Fprintf(&b, `<text x="%d" y="22" %s font-size="15" font-weight="bold">%s</text>`+"\n", marginL, chartFont, esc(c.Title))
+	fmt.Fprintf(&b, `<text x="%d" y="22" font-family="sans-serif" font-size="15" font-weight="bold">%s</text>`+"\n", marginL, esc(c.Title))
 	// grid and Y ticks
 	for y := 0.0; y <= ytop+ystep/2; y += ystep {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", marginL, marginL+plotW, py(y), py(y))
@@ -77,14 +81,18 @@ func (c chart) svg() []byte {
 		for j := range s.X {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.X[j]), py(s.Y[j])))
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", col, strings.Join(pts, " "))
+		dash := ""
+		if s.Dashed {
+			dash = ` stroke-dasharray="6 4"`
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", col, dash, strings.Join(pts, " "))
 		if s.Dots {
 			for j := range s.X {
 				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s: %s</title></circle>`+"\n", px(s.X[j]), py(s.Y[j]), col, esc(s.Name), tickLabel(s.Y[j]))
 			}
 		}
 		ly := marginT + 10 + i*20
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n", marginL+plotW+12, marginL+plotW+32, ly, ly, col)
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"%s/>`+"\n", marginL+plotW+12, marginL+plotW+32, ly, ly, col, dash)
 		fmt.Fprintf(&b, `<text x="%d" y="%d" %s>%s</text>`+"\n", marginL+plotW+38, ly+4, chartFont, esc(s.Name))
 	}
 	b.WriteString("</svg>\n")
@@ -116,11 +124,9 @@ func xTicks(min, max float64, log bool) []float64 {
 		}
 		return ts
 	}
-	top, step := niceScale(max)
-	for x := 0.0; x <= top+step/2; x += step {
-		if x >= min-step/2 {
-			ts = append(ts, x)
-		}
+	_, step := niceScale(max - min)
+	for x := math.Ceil(min/step) * step; x <= max+step/1e6; x += step {
+		ts = append(ts, x)
 	}
 	return ts
 }

@@ -32,7 +32,17 @@ func TestChartSVG(t *testing.T) {
 				t.Fatalf("%s: not well-formed: %v", c.Title, err)
 			}
 			el, ok := tok.(xml.StartElement)
-			if !ok || el.Name.Local != "circle" {
+			if !ok {
+				continue
+			}
+			seen := map[string]bool{} // encoding/xml accepts duplicates; SVG renderers refuse them
+			for _, a := range el.Attr {
+				if seen[a.Name.Local] {
+					t.Fatalf("%s: <%s> repeats attribute %s", c.Title, el.Name.Local, a.Name.Local)
+				}
+				seen[a.Name.Local] = true
+			}
+			if el.Name.Local != "circle" {
 				continue
 			}
 			points++
