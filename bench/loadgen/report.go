@@ -17,20 +17,8 @@ func writeReport(out, date string, res *Results) ([]string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	var paths []string
-	charts := res.charts()
-	names := slices.Sorted(maps.Keys(charts))
-	for _, name := range names {
-		p := filepath.Join(out, date+"-"+name+".svg")
-		if err := os.WriteFile(p, charts[name].svg(), 0o644); err != nil {
-			return nil, err
-		}
-		paths = append(paths, p)
-	}
-	md := filepath.Join(out, date+".md")
-	if err := os.WriteFile(md, []byte(res.markdown(date)), 0o644); err != nil {
-		return nil, err
-	}
+	// The raw figures first: if anything after fails, the run is not lost
+	// (-render writes the report from them).
 	raw, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return nil, err
@@ -39,7 +27,20 @@ func writeReport(out, date string, res *Results) ([]string, error) {
 	if err := os.WriteFile(js, append(raw, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	return append([]string{md, js}, paths...), nil
+	md := filepath.Join(out, date+".md")
+	paths := []string{md, js}
+	charts := res.charts()
+	for _, name := range slices.Sorted(maps.Keys(charts)) {
+		p := filepath.Join(out, date+"-"+name+".svg")
+		if err := os.WriteFile(p, charts[name].svg(), 0o644); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	if err := os.WriteFile(md, []byte(res.markdown(date)), 0o644); err != nil {
+		return nil, err
+	}
+	return paths, nil
 }
 
 // rerender writes the report of a saved run again: for a report whose
