@@ -206,47 +206,103 @@ func (s *session) writeAll(changes []change) error {
 		}
 		dirs[d] = r
 	}
+	// Phase 1, in parallel: each new content goes to a temporary sibling.
+	// With many files one syncfs replaces a fsync per file (whose journal
+	// commits would serialise the creates).
+	batch := len(writes) >= syncfsMin && canSyncFS
+	tmps := make([]string, len(writes))
+	defer func() {
+		for i, t := range tmps {
+			if t != "" {
+				dirs[path.Dir(writes[i].path)].Remove(t)
+			}
+		}
+	}()
+	// Workers take whole directories: creates in one directory serialise
+	// on its lock in the kernel, and contending for it only burns CPU.
+	var groups [][]int
+	byDir := map[string]int{}
+	for i, c := range writes {
+		d := path.Dir(c.path)
+		g, ok := byDir[d]
+		if !ok {
+			g = len(groups)
+			byDir[d] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
 	var (
-		mu      sync.Mutex
-		next    int
-		written int
-		first   error
-		wg      sync.WaitGroup
+		mu    sync.Mutex
+		next  int
+		first error
+		wg    sync.WaitGroup
 	)
-	for range min(writeParallel, len(writes)) {
+	for range min(writeParallel, len(groups)) {
 		wg.Go(func() {
 			for {
 				mu.Lock()
-				if first != nil || next >= len(writes) {
+				if first != nil || next >= len(groups) {
 					mu.Unlock()
 					return
 				}
-				c := writes[next]
+				group := groups[next]
 				next++
 				mu.Unlock()
-				st, err := writeLeaf(dirs[path.Dir(c.path)], path.Base(c.path), c.content, c.was)
-				mu.Lock()
-				if err == nil {
-					st.ID = c.id
-					st.Markers = len(merge.ScanMarkers(c.content)) > 0
-					st.path = c.path
-					s.scan.files[c.path] = c.id
-					s.scan.stats[c.path] = st
-					s.scan.content[c.path] = c.content
-					if written++; written == 1 {
-						err = failpoint(FailMidRewrite)
+				for _, i := range group {
+					c := writes[i]
+					tmp, err := stageLeaf(dirs[path.Dir(c.path)], path.Base(c.path), c.content, c.was, !batch)
+					mu.Lock()
+					tmps[i] = tmp
+					if err != nil && first == nil {
+						first = err
+					}
+					stop := first != nil
+					mu.Unlock()
+					if stop {
+						return
 					}
 				}
-				if err != nil && first == nil {
-					first = err
-				}
-				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	if first != nil {
 		return first
+	}
+	if batch {
+		if err := syncFS(s.root); err != nil {
+			return err
+		}
+	}
+	// Phase 2: rename each over its target, checking first that nobody
+	// changed the target since the scan.
+	for i, c := range writes {
+		r := dirs[path.Dir(c.path)]
+		name := path.Base(c.path)
+		if err := unchangedSince(r, name, c.was); err != nil {
+			return err
+		}
+		if err := r.Rename(tmps[i], name); err != nil {
+			return err
+		}
+		tmps[i] = ""
+		fi, err := r.Lstat(name)
+		if err != nil {
+			return err
+		}
+		st := statOf(fi)
+		st.ID = c.id
+		st.Markers = len(merge.ScanMarkers(c.content)) > 0
+		st.path = c.path
+		s.scan.files[c.path] = c.id
+		s.scan.stats[c.path] = st
+		s.scan.content[c.path] = c.content
+		if i == 0 {
+			if err := failpoint(FailMidRewrite); err != nil {
+				return err
+			}
+		}
 	}
 	for _, r := range dirs {
 		if err := syncRootDir(r); err != nil {
@@ -255,6 +311,10 @@ func (s *session) writeAll(changes []change) error {
 	}
 	return failpoint(FailAfterRewrite)
 }
+
+// syncfsMin is the number of files from which one file-system flush is
+// cheaper than a fsync per file.
+const syncfsMin = 16
 
 // openWriteDir opens (creating) directory d of L for writing files into.
 func (s *session) openWriteDir(d string) (*os.Root, error) {
@@ -288,12 +348,12 @@ func unchangedSince(r *os.Root, name string, was *statEntry) error {
 	return nil
 }
 
-// writeLeaf replaces file name in directory r atomically (temporary
-// sibling, fsync, rename), keeping the permissions of the file it replaces,
-// and only if that file is still as scanned (was).
-func writeLeaf(r *os.Root, name string, content []byte, was *statEntry) (statEntry, error) {
+// stageLeaf writes content to a new temporary sibling of name in r (with
+// the permissions of the file it will replace) and returns its name. It
+// fsyncs the file unless the caller flushes the file system afterwards.
+func stageLeaf(r *os.Root, name string, content []byte, was *statEntry, fsync bool) (string, error) {
 	if err := unchangedSince(r, name, was); err != nil {
-		return statEntry{}, err
+		return "", err
 	}
 	perm := fs.FileMode(0o666)
 	if fi, err := r.Lstat(name); err == nil {
@@ -303,7 +363,7 @@ func writeLeaf(r *os.Root, name string, content []byte, was *statEntry) (statEnt
 		case fi.IsDir():
 			// An empty directory (not state) stands where a file goes.
 			if err := r.Remove(name); err != nil {
-				return statEntry{}, err
+				return "", err
 			}
 		}
 	}
@@ -312,27 +372,20 @@ func writeLeaf(r *os.Root, name string, content []byte, was *statEntry) (statEnt
 	tmp := tempPrefix + hex.EncodeToString(rnd[:]) + ".tmp"
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return statEntry{}, err
+		return "", err
 	}
 	_, err = f.Write(content)
-	if err == nil {
+	if err == nil && fsync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = r.Rename(tmp, name)
-	}
 	if err != nil {
 		r.Remove(tmp)
-		return statEntry{}, err
+		return "", err
 	}
-	fi, err := r.Lstat(name)
-	if err != nil {
-		return statEntry{}, err
-	}
-	return statOf(fi), nil
+	return tmp, nil
 }
 
 // pruneEmpty removes dir and its parents while they are empty (never L).
