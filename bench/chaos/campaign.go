@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -162,6 +163,9 @@ func (c *campaign) run() error {
 			return fmt.Errorf("round %d (%s): %w", ev.Round, ev.Kind, err)
 		}
 		c.st.event(ev, fired)
+		if ev.Round%50 == 0 {
+			fmt.Printf("chaos: %s: %d events in %s\n", c.store, ev.Round, time.Since(c.st.start).Round(time.Second))
+		}
 	}
 	c.st.faultPhase = time.Since(c.st.start)
 	cancel()
@@ -264,7 +268,13 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 			}
 			args = append(args, "-m", fmt.Sprintf("w%02d edit %d", w.id, w.seq))
 		}
+		before, _ := snapshot(w.dir)
 		res := c.exec(w, args...)
+		if err := w.record(opLine(res)); err != nil {
+			c.st.fail("writer %d: journal: %v", w.id, err)
+			return
+		}
+		c.watchDuplicates(w, before, res, prev)
 		switch res.Outcome {
 		case outOK:
 			integrity = 0
@@ -297,6 +307,65 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 		if res.Outcome == outDomain {
 			prev += " " + res.Report.Code + "·" + res.Report.Reason
 		}
+	}
+}
+
+// watchDuplicates looks for a token line that L holds twice, right after
+// each operation: a duplicate is a merge gone wrong, and the operation
+// that made it is the one to debug. The first time, L before and after is
+// kept in the work directory.
+func (c *campaign) watchDuplicates(w *writer, before map[string][]byte, res opResult, prev string) {
+	if w.dupSeen {
+		return
+	}
+	n, err := countTokens(w.dir)
+	if err != nil {
+		return
+	}
+	for tok, k := range n {
+		if k < 2 {
+			continue
+		}
+		w.dupSeen = true
+		dir := filepath.Join(c.work, fmt.Sprintf("w%02d-duplicate", w.id))
+		after, _ := snapshot(w.dir)
+		saveSnapshot(filepath.Join(dir, "before"), before)
+		saveSnapshot(filepath.Join(dir, "after"), after)
+		c.st.note("writer %d: %s is in its directory %d times right after %s (%s), previous operation %s; L before and after kept in %s",
+			w.id, tok, k, res.Op, describe(res), prev, dir)
+		return
+	}
+}
+
+func describe(r opResult) string {
+	if r.Outcome == outDomain {
+		return fmt.Sprintf("%s %s·%s", r.Outcome, r.Report.Code, r.Report.Reason)
+	}
+	return string(r.Outcome)
+}
+
+// opLine is the journal record of one operation, for reading a failed
+// run's history.
+func opLine(r opResult) string {
+	return fmt.Sprintf("OP %s %s gen=%d ms=%d", r.Op, strings.ReplaceAll(describe(r), " ", "/"), r.Generation, r.Duration().Milliseconds())
+}
+
+// snapshot reads every file of dir.
+func snapshot(dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := eachFile(dir, func(p string, data []byte) error {
+		rel, _ := filepath.Rel(dir, p)
+		files[rel] = data
+		return nil
+	})
+	return files, err
+}
+
+func saveSnapshot(dir string, files map[string][]byte) {
+	for rel, data := range files {
+		p := filepath.Join(dir, rel)
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		_ = os.WriteFile(p, data, 0o644)
 	}
 }
 

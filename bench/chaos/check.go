@@ -21,7 +21,7 @@ import (
 const tokenPrefix = "chaos-"
 
 // journal is one writer's record: tokens written to L, in order, and the
-// tokens a commit reported OK.
+// tokens a commit reported OK. (It also lists each operation's outcome.)
 type journal struct {
 	written []string
 	ok      map[string]bool
@@ -43,6 +43,7 @@ func readJournal(path string) (journal, error) {
 			j.written = append(j.written, tok)
 		case "OK":
 			j.ok[tok] = true
+		case "OP": // an operation's outcome, for people reading a failed run
 		default:
 			return j, fmt.Errorf("%s: unreadable line %q", path, sc.Text())
 		}
@@ -50,10 +51,17 @@ func readJournal(path string) (journal, error) {
 	return j, sc.Err()
 }
 
+// engineTemp starts the temporary siblings a rewrite of L creates (and
+// the next operation removes after a crash): not the user's files.
+const engineTemp = ".slivingdoc-tmp-"
+
 // countTokens counts each token line in the files under dir.
 func countTokens(dir string) (map[string]int, error) {
 	n := map[string]int{}
-	err := eachFile(dir, func(_ string, data []byte) error {
+	err := eachFile(dir, func(p string, data []byte) error {
+		if strings.HasPrefix(filepath.Base(p), engineTemp) {
+			return nil
+		}
 		for _, l := range strings.Split(string(data), "\n") {
 			if strings.HasPrefix(l, tokenPrefix) {
 				n[l]++

@@ -29,7 +29,8 @@ type writer struct {
 	journal *os.File
 
 	seq     int
-	pending int // tokens written since the last OK commit
+	pending int  // tokens written since the last OK commit
+	dupSeen bool // a duplicate token line was seen in L (reported once)
 
 	mu  sync.Mutex
 	cur *proc // running process, nil between operations
