@@ -32,8 +32,9 @@ func TestInsertSharedAtSectionEnd(t *testing.T) {
 	}
 }
 
-// Resolving a block keeps the remote side and adds the local lines it
-// lacks, once; text outside blocks and incomplete blocks stay as they are.
+// Resolving a block keeps the remote side and adds the local lines found
+// nowhere else in the file, once; text outside blocks and incomplete
+// blocks stay as they are.
 func TestResolveBlocks(t *testing.T) {
 	tests := []struct {
 		in, want string
@@ -43,6 +44,9 @@ func TestResolveBlocks(t *testing.T) {
 		{"<<<<<<< local\nx\n=======\n>>>>>>> remote\n<<<<<<< local\n=======\nq\n>>>>>>> remote\n", "x\nq\n", 2},
 		{"a\n<<<<<<< local\nx\n", "a\n<<<<<<< local\nx\n", 0},
 		{"plain\ntext", "plain\ntext", 0},
+		// The local side's line is also outside the block (refinement put
+		// the common tail there): not added a second time.
+		{"a\n<<<<<<< local\nx\ny\n=======\nz\n>>>>>>> remote\ny\n", "a\nz\nx\ny\n", 1},
 	}
 	for _, tc := range tests {
 		got, n := resolveBlocks(tc.in)

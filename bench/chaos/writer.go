@@ -188,12 +188,15 @@ func (w *writer) accepted(gen uint64) error {
 
 // resolveMarkers resolves every conflict block in the files of L as an
 // agent that knows every line here is unique would: the remote side, then
-// the local lines the remote side lacks. It returns how many blocks it
-// resolved. The campaign's edits never overlap, so each block is itself
-// worth reporting.
+// the local lines found nowhere else in the file. It returns how many
+// blocks it resolved. The campaign's edits never overlap, so each block is
+// itself worth reporting.
 func resolveMarkers(dir string) (int, error) {
 	n := 0
 	err := eachFile(dir, func(p string, data []byte) error {
+		if strings.HasPrefix(filepath.Base(p), engineTemp) {
+			return nil
+		}
 		out, blocks := resolveBlocks(string(data))
 		if blocks == 0 {
 			return nil
@@ -206,14 +209,19 @@ func resolveMarkers(dir string) (int, error) {
 
 // resolveBlocks is resolveMarkers on one file's text.
 func resolveBlocks(text string) (string, int) {
-	lines := strings.SplitAfter(text, "\n")
-	var out, local, remote []string
-	state, blocks := 0, 0 // 0 outside, 1 local side, 2 remote side
-	for _, l := range lines {
+	type block struct{ local, remote []string }
+	type segment struct {
+		line  string // outside a block
+		block *block
+	}
+	var segs []segment
+	var cur *block
+	state := 0 // 0 outside, 1 local side, 2 remote side
+	for _, l := range strings.SplitAfter(text, "\n") {
 		switch strings.TrimRight(l, "\r\n") {
 		case "<<<<<<< local":
 			if state == 0 {
-				state, local, remote = 1, nil, nil
+				state, cur = 1, &block{}
 				continue
 			}
 		case "=======":
@@ -223,17 +231,7 @@ func resolveBlocks(text string) (string, int) {
 			}
 		case ">>>>>>> remote":
 			if state == 2 {
-				blocks++
-				seen := map[string]bool{}
-				for _, r := range remote {
-					seen[strings.TrimRight(r, "\r\n")] = true
-				}
-				out = append(out, remote...)
-				for _, x := range local {
-					if !seen[strings.TrimRight(x, "\r\n")] {
-						out = append(out, x)
-					}
-				}
+				segs = append(segs, segment{block: cur})
 				state = 0
 				continue
 			}
@@ -243,20 +241,53 @@ func resolveBlocks(text string) (string, int) {
 		}
 		switch state {
 		case 0:
-			out = append(out, l)
+			segs = append(segs, segment{line: l})
 		case 1:
-			local = append(local, l)
+			cur.local = append(cur.local, l)
 		case 2:
-			remote = append(remote, l)
+			cur.remote = append(cur.remote, l)
 		}
 	}
 	if state != 0 { // an incomplete block is ordinary text
-		out = append(out, "<<<<<<< local\n")
-		out = append(out, local...)
+		segs = append(segs, segment{line: "<<<<<<< local\n"})
+		for _, l := range cur.local {
+			segs = append(segs, segment{line: l})
+		}
 		if state == 2 {
-			out = append(out, "=======\n")
-			out = append(out, remote...)
+			segs = append(segs, segment{line: "=======\n"})
+			for _, l := range cur.remote {
+				segs = append(segs, segment{line: l})
+			}
 		}
 	}
-	return strings.Join(out, ""), blocks
+	key := func(l string) string { return strings.TrimRight(l, "\r\n") }
+	kept := map[string]bool{} // every line the resolution keeps anyway
+	blocks := 0
+	for _, sg := range segs {
+		if sg.block == nil {
+			kept[key(sg.line)] = true
+			continue
+		}
+		blocks++
+		for _, l := range sg.block.remote {
+			kept[key(l)] = true
+		}
+	}
+	var out strings.Builder
+	for _, sg := range segs {
+		if sg.block == nil {
+			out.WriteString(sg.line)
+			continue
+		}
+		for _, l := range sg.block.remote {
+			out.WriteString(l)
+		}
+		for _, l := range sg.block.local {
+			if !kept[key(l)] {
+				kept[key(l)] = true
+				out.WriteString(l)
+			}
+		}
+	}
+	return out.String(), blocks
 }
