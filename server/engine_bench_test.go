@@ -19,12 +19,20 @@ import (
 // 100, like real notes), committed once over the file store, and returns
 // its agent with files aged past the racy window.
 func benchNotebook(b *testing.B, n int) *agent {
+	a, _ := benchNotebookConfig(b, n)
+	return a
+}
+
+// benchNotebookConfig is benchNotebook that also returns the agent's
+// engine configuration (to start more engines on the same directory).
+func benchNotebookConfig(b *testing.B, n int) (*agent, Config) {
 	b.Helper()
 	store, err := remote.NewFile(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	a := newAgentTB(b, nil, store)
+	var cfg *Config
+	a := newAgentTB(b, nil, store, func(c *Config) { cfg = c })
 	if _, err := a.e.Pull(context.Background(), ""); err != nil {
 		b.Fatal(err)
 	}
@@ -45,7 +53,7 @@ func benchNotebook(b *testing.B, n int) *agent {
 	if _, err := a.e.Pull(context.Background(), ""); err != nil { // warm the stat cache
 		b.Fatal(err)
 	}
-	return a
+	return a, *cfg
 }
 
 // BenchmarkCommitAppend: append 1 KiB to one file and commit (DESIGN §10:
