@@ -370,6 +370,8 @@ func saveSnapshot(dir string, files map[string][]byte) {
 }
 
 func (c *campaign) resolve(w *writer) {
+	before, _ := snapshot(w.dir)
+	defer c.watchDuplicates(w, before, opResult{Op: "conflict resolution", Outcome: outOK}, "a conflict")
 	n, err := resolveMarkers(w.dir)
 	if err != nil {
 		c.st.fail("writer %d: resolve conflict blocks: %v", w.id, err)

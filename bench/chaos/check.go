@@ -164,10 +164,29 @@ func (c *campaign) check() error {
 	if err != nil {
 		return err
 	}
+	var largest int64
+	for _, w := range c.writers {
+		largest = max(largest, dirSize(w.priv))
+	}
 	c.st.mu.Lock()
 	c.st.before, c.st.verdict = before, after
+	c.st.privateMax = largest
 	c.st.mu.Unlock()
 	return nil
+}
+
+// dirSize is the bytes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // judgeNow pulls the notebook into a fresh directory of its own, runs

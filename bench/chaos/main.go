@@ -79,7 +79,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.work, "work", "", "work directory (default: a fresh temporary one, removed after a passing run)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the work directory even after a passing run")
 	fs.StringVar(&cfg.summary, "summary", "", "write the Markdown summary to this file")
-	fs.IntVar(&cfg.diskMB, "disk-mb", 32, "size of the small disk (tmpfs) under writer 0's private root")
+	fs.IntVar(&cfg.diskMB, "disk-mb", 64, "size of the small disk (tmpfs) under writer 0's private root")
 	fs.IntVar(&cfg.checkpointPacks, "checkpoint-packs", 24, "SLIVINGDOC_CHECKPOINT_PACKS of every process: low, so checkpoints and cleanup run under faults too")
 	fs.BoolVar(&cfg.verbose, "v", false, "print sample log lines behind each error code")
 	if err := fs.Parse(args); err != nil {

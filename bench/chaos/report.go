@@ -78,6 +78,7 @@ func textReport(s *stats, verbose bool) string {
 		fmt.Fprintf(&b, "  %s: tokens written %d: accepted %d, published without OK %d, on disk only %d, lost %d, duplicated %d, phantom %d\n",
 			x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
 	}
+	fmt.Fprintf(&b, "  largest private root at the end: %.1f MB\n", float64(s.privateMax)/(1<<20))
 	fmt.Fprintf(&b, "  generation reached %d; verify passed: %t; operations during outages: %d; conflict blocks resolved: %d; cache resets: %d\n",
 		s.generation, s.verified, s.duringOutage, s.resolved, len(s.resets))
 	for _, cx := range sortedKeys(s.conflictCx) {
@@ -139,13 +140,13 @@ func markdownReport(cfg config, all []*stats, now time.Time) string {
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d |\n", s.store, x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
 		}
 	}
-	fmt.Fprintf(&b, "\n| store | generation reached | verify | ops entirely during outages | conflict blocks resolved | cache resets | failures |\n| --- | ---: | --- | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(&b, "\n| store | generation reached | largest private root | verify | ops entirely during outages | conflict blocks resolved | cache resets | failures |\n| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
 	for _, s := range all {
 		verify := "fail"
 		if s.verified {
 			verify = "pass"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %d | %d | %d | %d |\n", s.store, s.generation, verify, s.duringOutage, s.resolved, len(s.resets), len(s.failures)+len(s.unfired))
+		fmt.Fprintf(&b, "| %s | %d | %.1f MB | %s | %d | %d | %d | %d |\n", s.store, s.generation, float64(s.privateMax)/(1<<20), verify, s.duringOutage, s.resolved, len(s.resets), len(s.failures)+len(s.unfired))
 	}
 	var notes []string
 	for _, s := range all {

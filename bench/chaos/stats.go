@@ -38,6 +38,7 @@ type stats struct {
 	verdict      verdict // after settling
 	verified     bool
 	generation   uint64 // the highest accepted generation an operation reported
+	privateMax   int64  // bytes of the largest writer private root at the end
 }
 
 type errCount struct {
