@@ -190,25 +190,33 @@ func (s *session) publish(message string) (*Result, error) {
 			}
 			return nil
 		}
-		last.rFiles = s.baseFiles()
-		if observed.Head() != s.base.Head {
+		if observed.Head() == s.base.Head {
+			// R == A: the merge is L, and when L is A too there is
+			// nothing to publish (checked without decoding A).
+			last.merged = &merged{ids: s.scan.files}
+			if s.base.sameFiles(s.scan.files) {
+				last.rFiles = s.scan.files
+				return remote.Proposal{Skip: true}, nil
+			}
+			last.rFiles = s.baseFiles()
+		} else {
 			if err := syncChain(); err != nil {
 				return remote.Proposal{}, err
 			}
 			if last.rFiles, err = treeOf(s.src, observed.Head()); err != nil {
 				return remote.Proposal{}, err
 			}
-		}
-		if last.merged, err = s.mergeWith(observed.Head(), last.rFiles); err != nil {
-			return remote.Proposal{}, err
-		}
-		if len(last.merged.conflicts) > 0 {
-			return remote.Proposal{}, errMergeConflict
+			if last.merged, err = s.mergeWith(observed.Head(), last.rFiles); err != nil {
+				return remote.Proposal{}, err
+			}
+			if len(last.merged.conflicts) > 0 {
+				return remote.Proposal{}, errMergeConflict
+			}
+			if sameTree(last.merged.ids, last.rFiles) {
+				return remote.Proposal{Skip: true}, nil
+			}
 		}
 		ids := last.merged.ids
-		if sameTree(ids, last.rFiles) {
-			return remote.Proposal{Skip: true}, nil
-		}
 		if err := syncChain(); err != nil {
 			return remote.Proposal{}, err
 		}

@@ -39,7 +39,7 @@ func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*merged, er
 	if rHead == s.baseHead() {
 		return &merged{ids: s.scan.files}, nil
 	}
-	if sameTree(s.scan.files, s.baseFiles()) {
+	if s.localIsBase() {
 		return &merged{ids: rFiles}, nil
 	}
 	tr, err := merge.Trees(s.baseFiles(), s.scan.files, rFiles, s.load)

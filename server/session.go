@@ -108,6 +108,14 @@ func (s *session) baseFiles() map[string]cas.ID {
 	return s.base.files()
 }
 
+// localIsBase reports whether the scanned L is A's tree.
+func (s *session) localIsBase() bool {
+	if s.base == nil {
+		return len(s.scan.files) == 0
+	}
+	return s.base.sameFiles(s.scan.files)
+}
+
 func (s *session) baseHead() cas.ID {
 	if s.base == nil {
 		return cas.ID{}

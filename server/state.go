@@ -100,15 +100,41 @@ func (b *baseline) files() map[string]cas.ID {
 		return b.Files
 	}
 	b.Files = make(map[string]cas.ID, b.count)
+	// One string holds every path (as in decodeStatCache): decoding does
+	// not allocate 10,000 strings.
+	all := string(b.entries)
 	r := &stateReader{b: b.entries}
 	for range b.count {
-		p := string(r.bytes(int(r.u16())))
+		l := int(r.u16())
+		off := len(b.entries) - len(r.b)
+		r.bytes(l)
 		var id cas.ID
 		copy(id[:], r.bytes(32))
-		b.Files[p] = id
+		b.Files[all[off:off+l]] = id
 	}
 	b.entries = nil
 	return b.Files
+}
+
+// sameFiles reports whether files is A's tree. On a loaded baseline it
+// compares the encoded entries in place: a no-op commit learns that
+// nothing changed without building A's map.
+func (b *baseline) sameFiles(files map[string]cas.ID) bool {
+	if b.Files != nil {
+		return sameTree(b.Files, files)
+	}
+	if len(files) != b.count {
+		return false
+	}
+	r := &stateReader{b: b.entries}
+	for range b.count {
+		p := r.bytes(int(r.u16()))
+		id, ok := files[string(p)]
+		if !ok || !bytes.Equal(id[:], r.bytes(32)) {
+			return false
+		}
+	}
+	return true
 }
 
 // encodeBaseline writes entries in map order: the file is private and
