@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -169,6 +168,7 @@ type attemptResult struct {
 	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
 	merged   *merged
 	pack     []byte
+	changed  map[string]cas.ID // paths of merged that differ from rFiles (zero ID: removed)
 }
 
 // publish merges inside the publication protocol, so every attempt (after
@@ -250,6 +250,7 @@ func (s *session) publish(message string) (*Result, error) {
 				}
 			}
 		}
+		last.changed = changes
 		tree, err := s.writeTree(sink, chain.store, observed.Head(), ids, changes)
 		if err != nil {
 			return remote.Proposal{}, err
@@ -367,21 +368,11 @@ func (s *session) keepOwnPack(acc remote.Accepted, pack []byte) {
 }
 
 // increment is the commit's diffstat: the merged tree against the observed
-// remote parent tree. Only changed paths are visited in sorted order.
+// remote parent tree. Only changed paths (found while building the
+// publication) are visited, in sorted order.
 func (s *session) increment(last attemptResult) ([]FileStat, error) {
 	ids, parent := last.merged.ids, last.rFiles
-	var paths []string
-	for p, id := range ids {
-		if old, ok := parent[p]; !ok || old != id {
-			paths = append(paths, p)
-		}
-	}
-	for p := range parent {
-		if _, ok := ids[p]; !ok {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
+	paths := sortedKeys(last.changed)
 	out := []FileStat{}
 	for _, p := range paths {
 		oldID, hadOld := parent[p]
