@@ -25,7 +25,9 @@
 //     the whole-pack checksum and index, Pack.Get verifies each object's ID.
 //   - Store: a directory of packs with an in-memory ID -> (pack, offset)
 //     index; objects are read with ReadAt, never whole packs, through a
-//     small cache of open pack handles (store_files.go).
+//     small cache of open pack handles (store_files.go). A merged index
+//     file caches every pack's index sorted by ID (store_index.go), so
+//     opening a store of hundreds of packs reads one file, not each pack.
 //   - Memory: an in-memory Source and Sink, for tests and staging.
 //
 // Trust: a pack's trailer checksum is verified whenever its bytes are

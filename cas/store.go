@@ -34,7 +34,8 @@ type Store struct {
 	closed bool
 	packs  map[string]*storedPack // loaded packs by file name
 	broken map[string]error       // files in dir that failed to load
-	index  map[ID]location
+	index  map[ID]location        // objects of packs loaded on their own
+	midx   *mergedIndex           // objects of the packs the merged index lists (store_index.go)
 	// The directory's modification time at the last scan, and when that
 	// scan started: a miss skips the rescan only while the directory is
 	// provably unchanged (see refreshIfChanged).
@@ -46,6 +47,7 @@ type Store struct {
 // storedPack is one loaded pack file; index locations point to it.
 type storedPack struct {
 	name string
+	size int64
 }
 
 type location struct {
@@ -62,6 +64,8 @@ const racyWindow = 2 * time.Second
 // OpenStore opens (creating if needed) the pack store in dir. It reads the
 // header, trailer and index of every pack already there, not their
 // contents: those packs were verified by the AddPack that stored them.
+// Packs recorded in the merged index (store_index.go) are not read at all:
+// their size is checked and the one index file serves their objects.
 func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cas: open store: %w", err)
@@ -110,17 +114,24 @@ func (s *Store) scanLocked() error {
 			}
 			continue
 		}
-		if !de.Type().IsRegular() {
-			continue
+		if de.Type().IsRegular() {
+			present[name] = true
 		}
-		present[name] = true
-		if s.packs[name] != nil {
+	}
+	if !s.swept {
+		s.useMergedIndexLocked(present)
+	}
+	loaded, objects := 0, len(s.index)
+	for _, de := range des {
+		name := de.Name()
+		if !present[name] || s.packs[name] != nil {
 			continue
 		}
 		if err := s.loadLocked(name); err != nil {
 			s.broken[name] = err
 		} else {
 			delete(s.broken, name)
+			loaded++
 		}
 	}
 	gone := false
@@ -138,6 +149,8 @@ func (s *Store) scanLocked() error {
 	}
 	if gone {
 		s.rebuildIndexLocked()
+	} else if !s.swept && (loaded >= mergedRewritePacks || len(s.index)-objects >= mergedRewriteObjects) {
+		s.writeMergedIndexLocked()
 	}
 	s.scannedMtime, s.scannedAt = st.ModTime(), start
 	s.swept = true
@@ -195,16 +208,16 @@ func (s *Store) loadLocked(name string) error {
 	if err := checkIndex(index, indexOff); err != nil {
 		return err
 	}
-	s.installLocked(name, index)
+	s.installLocked(name, index, size)
 	return nil
 }
 
 // installLocked records the pack file name (once, even if loaded twice by
 // racing paths) and indexes the objects of index not indexed yet.
-func (s *Store) installLocked(name string, index []byte) {
+func (s *Store) installLocked(name string, index []byte, size int64) {
 	p := s.packs[name]
 	if p == nil {
-		p = &storedPack{name: name}
+		p = &storedPack{name: name, size: size}
 		s.packs[name] = p
 	}
 	for i := 0; i < len(index); i += indexEntrySize {
@@ -218,7 +231,8 @@ func (s *Store) installLocked(name string, index []byte) {
 // rebuildIndexLocked drops index entries of packs no longer present and
 // reloads the remaining packs' indexes (objects may have been in both).
 func (s *Store) rebuildIndexLocked() {
-	s.index = make(map[ID]location, len(s.index))
+	s.index = make(map[ID]location, len(s.index)+s.midx.count())
+	s.midx = nil
 	names := make([]string, 0, len(s.packs))
 	for name, p := range s.packs {
 		names = append(names, name)
@@ -282,7 +296,7 @@ func (s *Store) AddPack(name string, data []byte) error {
 		return ErrStoreClosed
 	}
 	delete(s.broken, name)
-	s.installLocked(name, p.index)
+	s.installLocked(name, p.index, int64(len(data)))
 	return nil
 }
 
@@ -406,7 +420,7 @@ func (s *Store) VerifyPack(name string) error {
 // lookup returns where id is stored, rescanning the directory on a miss.
 func (s *Store) lookup(id ID) (location, error) {
 	s.mu.RLock()
-	loc, ok := s.index[id]
+	loc, ok := s.findLocked(id)
 	closed := s.closed
 	s.mu.RUnlock()
 	if closed {
@@ -419,7 +433,7 @@ func (s *Store) lookup(id ID) (location, error) {
 		return location{}, err
 	}
 	s.mu.RLock()
-	loc, ok = s.index[id]
+	loc, ok = s.findLocked(id)
 	s.mu.RUnlock()
 	if !ok {
 		return location{}, ErrNotFound
@@ -474,8 +488,20 @@ func (s *Store) read(loc location, id ID) (Object, error) {
 func (s *Store) Has(id ID) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	_, ok := s.index[id]
+	_, ok := s.findLocked(id)
 	return ok
+}
+
+// findLocked looks id up among the packs loaded on their own, then in the
+// merged index.
+func (s *Store) findLocked(id ID) (location, bool) {
+	if loc, ok := s.index[id]; ok {
+		return loc, true
+	}
+	if s.midx != nil {
+		return s.midx.find(id)
+	}
+	return location{}, false
 }
 
 // Close releases the store's memory and open files; later calls fail.
@@ -483,7 +509,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	s.packs, s.broken, s.index = nil, nil, nil
+	s.packs, s.broken, s.index, s.midx = nil, nil, nil, nil
 	s.files.dropAll()
 	return nil
 }
