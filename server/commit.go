@@ -193,7 +193,7 @@ func (s *session) publish(message string) (*Result, error) {
 		if observed.Head() == s.base.Head {
 			// R == A: the merge is L, and when L is A too there is
 			// nothing to publish (checked without decoding A).
-			last.merged = &merged{ids: s.scan.files}
+			last.merged = &merged{ids: s.scan.files, local: true}
 			if s.base.sameFiles(s.scan.files) {
 				last.rFiles = s.scan.files
 				return remote.Proposal{Skip: true}, nil

@@ -49,6 +49,9 @@ func listFD(fd int) ([]dirEnt, error) {
 		if n <= 0 {
 			return out, nil
 		}
+		if out == nil {
+			out = make([]dirEnt, 0, n/24+1) // no record is shorter than 24 bytes: never regrown in the first batch
+		}
 		for b := buf[:n]; len(b) >= direntNameOff; {
 			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 			if reclen < direntNameOff || reclen > len(b) {

@@ -27,6 +27,7 @@ type change struct {
 // merged is a merge result as the operations use it: the file ID of every
 // path, the content of files a text merge produced, and the conflicts.
 type merged struct {
+	local     bool // ids is the scan's own map: the result is L as it is
 	ids       map[string]cas.ID
 	contents  map[string][]byte
 	conflicts []merge.Conflict
@@ -37,7 +38,7 @@ type merged struct {
 // yields R (a pull with no local change).
 func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*merged, error) {
 	if rHead == s.baseHead() {
-		return &merged{ids: s.scan.files}, nil
+		return &merged{ids: s.scan.files, local: true}, nil
 	}
 	if s.localIsBase() {
 		return &merged{ids: rFiles}, nil
@@ -78,6 +79,9 @@ func (s *session) content(m *merged, p string) ([]byte, error) {
 // the old and new content of every file that changes: the rewrite then
 // never needs L to be intact, and the diffstat is exact.
 func (s *session) plan(m *merged) ([]change, error) {
+	if m.local {
+		return nil, nil // nothing to compare 10,000 paths for
+	}
 	var changes []change
 	for p, id := range m.ids {
 		if cur, ok := s.scan.files[p]; ok && cur == id {
