@@ -124,7 +124,16 @@ func (s *Store) useMergedIndexLocked(present map[string]bool) bool {
 		if !present[p.name] {
 			return false
 		}
-		fi, err := os.Lstat(filepath.Join(s.dir, p.name))
+	}
+	// Through a Root, each check is one stat relative to the directory
+	// instead of a lookup of the whole path.
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	for _, p := range m.packs {
+		fi, err := root.Lstat(p.name)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != p.size {
 			return false // changed since it was indexed: load every pack on its own
 		}
