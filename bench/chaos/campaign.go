@@ -76,7 +76,7 @@ func (c *campaign) setup() error {
 			"SLIVINGDOC_PREFIX="+fmt.Sprintf("chaos-%d", c.cfg.seed),
 			"SLIVINGDOC_PATH_STYLE=true",
 			"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
-		c.kinds = append(c.kinds, faultOutage, faultSlow)
+		c.kinds = append(c.kinds, faultOutage, faultFreeze, faultSlow)
 	default:
 		return fmt.Errorf("unknown store %q (file, seaweedfs)", c.store)
 	}
@@ -407,6 +407,24 @@ func (c *campaign) inject(ctx context.Context, ev event) (bool, error) {
 		}
 		c.mu.Lock()
 		c.outages = append(c.outages, window{from, to})
+		c.mu.Unlock()
+		return true, nil
+
+	case faultFreeze:
+		// The server still accepts connections (the kernel does) but
+		// answers nothing: requests hang until the client gives up. No
+		// operation may outlast the bound, and one that ran entirely in
+		// the freeze must fail as an outage does.
+		from := time.Now()
+		if err := seaweedCall(func() { c.srv.Pause(c.tb) }); err != nil {
+			return false, err
+		}
+		time.Sleep(ev.Length)
+		if err := seaweedCall(func() { c.srv.Resume(c.tb) }); err != nil {
+			return false, err
+		}
+		c.mu.Lock()
+		c.outages = append(c.outages, window{from, time.Now()})
 		c.mu.Unlock()
 		return true, nil
 

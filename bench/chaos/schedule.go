@@ -14,15 +14,17 @@ const (
 	faultKill    faultKind = "kill-writer"   // SIGKILL a running writer process
 	faultOutage  faultKind = "store-outage"  // stop SeaweedFS, then restart it
 	faultSlow    faultKind = "slow-store"    // delay every request through the proxy
+	faultFreeze  faultKind = "store-freeze"  // SIGSTOP SeaweedFS past the S3 response timeout, then SIGCONT
 	faultDisk    faultKind = "disk-full"     // fill the small disk holding a private root
 	faultCorrupt faultKind = "corrupt-cache" // flip a byte of a cached pack in a private root
 )
 
 // allKinds is the report order.
-var allKinds = []faultKind{faultKill, faultOutage, faultSlow, faultDisk, faultCorrupt}
+var allKinds = []faultKind{faultKill, faultOutage, faultFreeze, faultSlow, faultDisk, faultCorrupt}
 
-// weights favour cheap faults; an outage costs a SeaweedFS restart (~17 s).
-var weights = map[faultKind]int{faultKill: 45, faultOutage: 4, faultSlow: 16, faultDisk: 15, faultCorrupt: 15}
+// weights favour cheap faults; an outage costs a SeaweedFS restart (~17 s),
+// a freeze outlasts the S3 client's 30 s response timeout.
+var weights = map[faultKind]int{faultKill: 45, faultOutage: 4, faultFreeze: 2, faultSlow: 16, faultDisk: 15, faultCorrupt: 15}
 
 // event is one scheduled fault. Everything about it is drawn from the
 // seed, so a seed replays the same sequence of faults, targets, gaps and
@@ -70,6 +72,8 @@ func schedule(seed uint64, stream uint64, kinds []faultKind, rounds, writers, di
 		case faultOutage:
 			ev.Length = between(rng, time.Second, 4*time.Second)
 			ev.Crash = rng.IntN(2) == 0
+		case faultFreeze:
+			ev.Length = between(rng, 32*time.Second, 40*time.Second)
 		case faultSlow:
 			ev.Length = between(rng, time.Second, 4*time.Second)
 			ev.Aim = between(rng, 200*time.Millisecond, 1500*time.Millisecond)
