@@ -14,7 +14,8 @@
 //	                 an OK commit (fsynced)
 //	fault loop       schedule(seed) -> events: kill-writer (SIGKILL the
 //	                 running process), store-outage (stop or crash
-//	                 SeaweedFS, restart), slow-store (proxy delays),
+//	                 SeaweedFS, restart), store-freeze (SIGSTOP past the
+//	                 S3 response timeout), slow-store (proxy delays),
 //	                 disk-full (fill the tmpfs), corrupt-cache (flip a byte
 //	                 of a cached pack); each must demonstrably fire
 //	check            outage rule; settle (every writer commits until OK);
@@ -24,7 +25,11 @@
 //
 // Per operation: it ends within -op-bound, and an error is a documented
 // code·reason with its documented action and retryability
-// (server.Catalog). The seed is printed; -seed replays the same schedule.
+// (server.Catalog); one that ran entirely while SeaweedFS was down or
+// frozen ends STORAGE_FAILURE, retryable, RETRY. Every scheduled fault must
+// demonstrably fire. The seed is printed; -seed replays the same schedule.
+// The disk-full fault needs a tmpfs mount (root); elsewhere it is left out
+// and the run says so.
 // Exit status: 0 all rules held, 1 a rule failed, 2 the campaign could not
 // run.
 package main
