@@ -247,7 +247,7 @@ func (c *campaign) verify(w *writer) {
 }
 
 // checkOutageRule: an operation that ran entirely while the store was
-// down ends in STORAGE_FAILURE, retryable, with RETRY as its action (or
+// down or frozen ends in STORAGE_FAILURE, retryable, with RETRY as its action (or
 // was killed by a fault).
 func (c *campaign) checkOutageRule() {
 	c.mu.Lock()
@@ -262,7 +262,7 @@ func (c *campaign) checkOutageRule() {
 			}
 			c.st.duringOutage++
 			if r.Outcome != outDomain || r.Report.Code != "STORAGE_FAILURE" || !r.Report.Retryable || r.Report.Action != "RETRY" {
-				c.st.failures = append(c.st.failures, fmt.Sprintf("writer %d %s during a store outage ended %s %s·%s (action %s, retryable %t); want STORAGE_FAILURE, retryable, RETRY",
+				c.st.failures = append(c.st.failures, fmt.Sprintf("writer %d %s while the store was down or frozen ended %s %s·%s (action %s, retryable %t); want STORAGE_FAILURE, retryable, RETRY",
 					r.Writer, r.Op, r.Outcome, r.Report.Code, r.Report.Reason, r.Report.Action, r.Report.Retryable))
 			}
 		}
