@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"time"
@@ -227,6 +228,9 @@ func (s *session) publish(message string) (*Result, error) {
 			rid, ok := last.rFiles[p]
 			if ok && rid == id {
 				continue // the chain holds it already
+			}
+			if id.IsZero() { // a zero ID in changes means "removed"
+				return remote.Proposal{}, fmt.Errorf("%w: %q has the zero file ID", cas.ErrInvalidPath, p)
 			}
 			changes[p] = id
 			if !ok {
