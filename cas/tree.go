@@ -137,12 +137,22 @@ type dirNode struct {
 	dirs    map[string]*dirNode // subdirectories by name
 }
 
-func (d *dirNode) add(path string, id ID) error {
+// splitPath splits a slash-separated tree path into its segments, each a
+// valid name.
+func splitPath(path string) ([]string, error) {
 	segs := strings.Split(path, "/")
 	for _, s := range segs {
 		if err := checkName(s); err != nil {
-			return fmt.Errorf("%w: %q: %v", ErrInvalidPath, path, err)
+			return nil, fmt.Errorf("%w: %q: %v", ErrInvalidPath, path, err)
 		}
+	}
+	return segs, nil
+}
+
+func (d *dirNode) add(path string, id ID) error {
+	segs, err := splitPath(path)
+	if err != nil {
+		return err
 	}
 	for _, s := range segs[:len(segs)-1] {
 		next := d.dirs[s]

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // UpdateTree returns the root tree ID of the tree base with changes
@@ -38,11 +37,9 @@ type changeNode struct {
 }
 
 func (n *changeNode) add(path string, id ID) error {
-	segs := strings.Split(path, "/")
-	for _, s := range segs {
-		if err := checkName(s); err != nil {
-			return fmt.Errorf("%w: %q: %v", ErrInvalidPath, path, err)
-		}
+	segs, err := splitPath(path)
+	if err != nil {
+		return err
 	}
 	for _, s := range segs[:len(segs)-1] {
 		next := n.dirs[s]
