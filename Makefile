@@ -6,7 +6,8 @@ GO        ?= go
 BIN       ?= bin/slivingdoc
 VERSION   ?= dev
 LDFLAGS   := -s -w -X main.version=$(VERSION)
-STATICCHECK_VERSION := 2026.2.2
+# staticcheck release 2026.2.2 is module version v0.8.2
+STATICCHECK_VERSION := v0.8.2
 FUZZTIME  ?= 10s
 TESTFLAGS ?=
 
