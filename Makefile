@@ -108,7 +108,7 @@ bench-system: build
 # The default is CI-sized (about two minutes on 2 cores). Replay a failure
 # with the printed seed: make chaos CHAOS_FLAGS='-seed N ...' (the printed
 # replay line has every flag). The committed campaign:
-#   make chaos CHAOS_FLAGS='-rounds 300 -writers 4 -summary bench/results/chaos-<date>.md'
+#   make chaos CHAOS_FLAGS='-rounds 280 -writers 4 -v -summary bench/results/chaos-<date>.md'
 CHAOS_FLAGS ?= -rounds 60 -duration 30s -writers 3
 
 .PHONY: chaos
