@@ -276,7 +276,11 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 		}
 		lg.Printf("%s ...", name)
 		t0 := time.Now()
-		if err := f(); err != nil {
+		l0, _ := loadAverage()
+		err := f()
+		l1, _ := loadAverage()
+		res.Steps = append(res.Steps, Step{Name: name, Start: t0.UTC(), Duration: time.Since(t0), LoadStart: l0, LoadEnd: l1})
+		if err != nil {
 			lg.Printf("%s FAILED: %v", name, err)
 			res.Failures = append(res.Failures, fmt.Sprintf("%s: %v", name, err))
 			return

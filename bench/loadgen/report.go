@@ -138,6 +138,14 @@ func (r *Results) markdown(date string) string {
 	p("| measured tree | commit %s, binary `%s`, %s |\n", m.Commit, m.Binary, m.GoVersion)
 	p("| references | %s; SeaweedFS %s on 127.0.0.1 |\n", m.Git, m.SeaweedFS)
 	p("| max RSS floor | %s at the start, %s at the end: what `/bin/true` reports when started the same way; smaller RSS figures cannot be seen (bench/loadgen/spawner.go), so git's are upper bounds |\n\n", fmtKiB(m.RSSFloorKiB), fmtKiB(m.RSSFloorEndKiB))
+	if len(r.Steps) > 0 {
+		p("<details><summary>Workloads as they ran, with the 1-minute load average before and after each</summary>\n\n")
+		p("| workload | start | duration | load before | load after |\n| --- | --- | ---: | ---: | ---: |\n")
+		for _, st := range r.Steps {
+			p("| %s | %s | %s | %.2f | %.2f |\n", st.Name, st.Start.Format("15:04:05"), st.Duration.Round(100*time.Millisecond), st.LoadStart, st.LoadEnd)
+		}
+		p("\n</details>\n\n")
+	}
 	if len(r.Failures) > 0 {
 		p("**Workloads that did not complete:**\n\n")
 		for _, f := range r.Failures {

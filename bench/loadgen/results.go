@@ -25,9 +25,21 @@ type Results struct {
 	Contention []ContentionResult
 	Agents     []AgentsResult
 	Failures   []string // workloads that could not complete, with the reason
+	Steps      []Step   // every workload as it ran, with the load around it
 
 	loadMu   sync.Mutex
 	loadStop chan struct{}
+}
+
+// Step is one workload run: when, how long, and the machine's 1-minute
+// load average before and after (the load generator's own processes
+// included: contention and agents load the machine themselves).
+type Step struct {
+	Name      string
+	Start     time.Time
+	Duration  time.Duration
+	LoadStart float64
+	LoadEnd   float64
 }
 
 // Meta describes the run and the machine.
