@@ -176,8 +176,10 @@ type attemptResult struct {
 // a lost race) merges against the state it will be conditional on.
 func (s *session) publish(message string) (*Result, error) {
 	var last attemptResult
+	var pend pendingEntry
 	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
 		last = attemptResult{observed: observed}
+		s.adoptPublished(observed)
 		// The object cache is opened only when needed: a commit with no
 		// change on either side touches nothing but `current`.
 		var chain *chainCache
@@ -266,6 +268,7 @@ func (s *session) publish(message string) (*Result, error) {
 		if last.pack, err = sink.pack.Finish(); err != nil {
 			return remote.Proposal{}, err
 		}
+		pend = s.recordPending(publication, ids)
 		return remote.Proposal{Pack: last.pack, Head: commit.ID}, nil
 	}
 	acc, err := s.e.notebook.Publish(s.ctx, build)
@@ -280,6 +283,11 @@ func (s *session) publish(message string) (*Result, error) {
 	accepted := "no"
 	if acc.Published {
 		accepted = "yes"
+		// Until the baseline records it, merges take the publication as
+		// common ground (a resynchronisation below may need it).
+		if s.overlayBase(pend) {
+			s.adopted = append(s.adopted, pend)
+		}
 		s.keepOwnPack(acc, last.pack)
 		s.e.maybeCheckpoint(acc.State)
 	}
@@ -301,6 +309,12 @@ func (s *session) publish(message string) (*Result, error) {
 	}
 	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: last.merged.ids}
 	if err := s.materialise(changes, flag, next); err != nil {
+		var de *Error
+		if acc.Published && errors.As(err, &de) && de.Code != CodeRecoveryFailure {
+			// Nothing was rewritten (a full disk, say), but the caller
+			// must learn that the publication stands.
+			return nil, s.recoveryFailure(flag, "rewrite", err)
+		}
 		return nil, err
 	}
 	return res, nil

@@ -52,6 +52,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	if err != nil {
 		return nil, nil, s.e.fail("load recovery flag", err)
 	}
+	s.adoptPublished(state)
 	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
 	if s.base != nil && state.Head() == s.base.Head && pending == nil && len(s.scan.temps) == 0 {
 		// R == A: the merge is L itself; nothing to fetch or rewrite.
@@ -116,6 +117,10 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 			}
 			return s.recoveryFailure(flag, "baseline", err)
 		}
+		if s.pendingOnDisk && (s.base == nil || s.base.Head != next.Head) {
+			s.dropPending() // the record's base is superseded
+		}
+		s.adopted = nil
 		s.base = next
 	}
 	if mutating {

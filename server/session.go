@@ -25,6 +25,11 @@ type session struct {
 	src   *objectSource // object reads, set once the chain is synced
 
 	inRecovery bool // a resynchronisation is running: no nested one
+
+	// Pending publications (pending.go).
+	pendingChecked bool           // the record was consulted this session
+	pendingOnDisk  bool           // a record may exist in P
+	adopted        []pendingEntry // accepted entries applied to base
 }
 
 // begin starts a call on a directory: it proves the store (a cached

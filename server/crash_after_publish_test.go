@@ -1,0 +1,156 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// errKilled is panicked at a failpoint to stop a call dead, as a kill
+// would: nothing after the failpoint runs (deferred unlocks aside).
+var errKilled = errors.New("killed at failpoint")
+
+// killCommitAt runs a commit of a that stops at failpoint name, then
+// replaces a's engine by a fresh one on the same private root (a new
+// process).
+func killCommitAt(t *testing.T, a *agent, store remote.Store, name, msg string) {
+	t.Helper()
+	testFail = func(n string) error {
+		if n == name {
+			panic(errKilled)
+		}
+		return nil
+	}
+	func() {
+		defer func() {
+			testFail = nil
+			if r := recover(); r != errKilled {
+				t.Fatalf("commit was not stopped at %s: %v", name, r)
+			}
+		}()
+		a.e.Commit(context.Background(), "", msg)
+	}()
+	private := a.e.private
+	a.e.Close()
+	e, err := New(Config{Store: store, PrivateRoot: private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	a.e = e
+}
+
+// A commit accepted by the store whose process died before L and the
+// baseline were updated must not make the next adjacent edit conflict
+// with the writer's own published lines (the fault campaign's finding 1).
+func TestKilledAfterPublishNextCommitIsClean(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("n.md", "a\n")
+	a.commit("one")
+	a.appendTo("n.md", "x\n")
+	killCommitAt(t, a, store, FailAfterPublish, "two")
+	a.appendTo("n.md", "y\n")
+	res := a.commit("three")
+	if got := a.read("n.md"); got != "a\nx\ny\n" {
+		t.Fatalf("n.md = %q", got)
+	}
+	equalMaps(t, "diffstat", stats(res.Files), map[string][2]int{"n.md": {1, 0}})
+	b := newAgent(t, store)
+	b.pull()
+	if got := b.read("n.md"); got != "a\nx\ny\n" {
+		t.Fatalf("published n.md = %q", got)
+	}
+}
+
+// The same with a pull next, and with another writer's change to the same
+// file accepted in between: the writer's own lines are not doubled and the
+// other change is merged.
+func TestKilledAfterPublishThenOthersThenPull(t *testing.T) {
+	store := remote.NewMem()
+	a, b := newAgent(t, store), newAgent(t, store)
+	a.pull()
+	a.write("n.md", "top\n\nmid\n\na\n")
+	a.write("gone.md", "g\n")
+	a.commit("one")
+	b.pull()
+	a.appendTo("n.md", "x\n")
+	a.remove("gone.md")
+	a.write("new.md", "new\n")
+	killCommitAt(t, a, store, FailAfterPublish, "two")
+	b.pull()
+	b.write("n.md", "TOP\n\nmid\n\na\nx\n")
+	b.commit("other")
+	a.appendTo("n.md", "y\n")
+	a.pull()
+	equalMaps(t, "a's files", a.files(), map[string]string{"n.md": "TOP\n\nmid\n\na\nx\ny\n", "new.md": "new\n"})
+	a.commit("three")
+	b.pull()
+	equalMaps(t, "b's files", b.files(), map[string]string{"n.md": "TOP\n\nmid\n\na\nx\ny\n", "new.md": "new\n"})
+}
+
+// A publication that never reached the store leaves no trace: the next
+// commit publishes the edit as usual.
+func TestKilledBeforeAcceptanceNextCommitPublishes(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("n.md", "a\n")
+	a.commit("one")
+	a.appendTo("n.md", "x\n")
+	store.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
+	if _, err := a.e.Commit(context.Background(), "", "two"); err == nil {
+		t.Fatal("commit with a failing store succeeded")
+	}
+	a.appendTo("n.md", "y\n")
+	a.commit("three")
+	b := newAgent(t, store)
+	b.pull()
+	if got := b.read("n.md"); got != "a\nx\ny\n" {
+		t.Fatalf("published n.md = %q", got)
+	}
+}
+
+// When P cannot be written right after the store accepted the commit (a
+// full disk), the error says the publication was accepted, and once P is
+// writable again the next commit does not conflict with it.
+func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("n.md", "a\n")
+	a.commit("one")
+	a.appendTo("n.md", "x\n")
+	flag := a.e.stateDir(a.dir) + "/recovery"
+	testFail = func(n string) error {
+		if n == FailAfterPublish {
+			// A non-empty directory where the flag goes: no write of
+			// it can succeed, as on a full disk.
+			if err := os.MkdirAll(flag+"/x", 0o700); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	}
+	t.Cleanup(func() { testFail = nil })
+	_, err := a.e.Commit(context.Background(), "", "two")
+	testFail = nil
+	var de *Error
+	if !errors.As(err, &de) || de.Code != CodeRecoveryFailure || de.Recovery == nil || de.Recovery.RemoteAccepted != "yes" {
+		t.Fatalf("want RECOVERY_FAILURE with remoteAccepted yes, got %v (%+v)", err, de)
+	}
+	if err := os.RemoveAll(flag); err != nil {
+		t.Fatal(err)
+	}
+	a.appendTo("n.md", "y\n")
+	a.commit("three")
+	b := newAgent(t, store)
+	b.pull()
+	if got := b.read("n.md"); got != "a\nx\ny\n" {
+		t.Fatalf("published n.md = %q", got)
+	}
+}

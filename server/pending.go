@@ -1,0 +1,176 @@
+package server
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// Pending publications. A commit can be accepted by the store and then
+// interrupted (killed, disk full) before L and the baseline A are updated.
+// A then predates the accepted publication, and merge(A, L, R) would see
+// the writer's own published lines as added on both sides — a conflict
+// with itself as soon as L is edited next to them.
+//
+// So before each publication attempt P records, without fsync (losing the
+// record only degrades to that conflict), the attempt's publication ID and
+// its overlay: each path the scanned L changed relative to A whose file
+// the proposed tree M keeps as L had it (a path M merged with others'
+// changes is left out: A stays its base). On the next call, if `current`
+// holds the publication, the merge base is A with the overlay applied:
+// L's published changes are then common to both sides, and edits made
+// after the crash still merge as local changes. A record whose
+// publication `current` does not hold, or whose base is not A's head, is
+// dropped. Recording a baseline with another head removes the record.
+//
+// The record keeps earlier accepted entries, so a second interrupted
+// commit on top of an adopted one does not forget the first.
+
+// pendingRecord is P/dirs/<h>/pending.
+type pendingRecord struct {
+	BaseHead string         `json:"baseHead"` // hex of A's head the overlays apply to
+	Entries  []pendingEntry `json:"entries"`
+}
+
+// pendingEntry is one publication's overlay: path → hex file ID, "" for a
+// path the publication removed.
+type pendingEntry struct {
+	Publication string            `json:"publication"`
+	Overlay     map[string]string `json:"overlay"`
+}
+
+func (d dirState) loadPending() (*pendingRecord, error) {
+	data, err := os.ReadFile(d.file("pending"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r pendingRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, errBadStateFile
+	}
+	return &r, nil
+}
+
+func (d dirState) savePending(r *pendingRecord) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return writeReplace(d.file("pending"), data, false)
+}
+
+func (d dirState) removePending() error {
+	err := os.Remove(d.file("pending"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// adoptPublished applies the pending record's accepted overlays to s.base
+// (in memory only), once per session. state is an observed `current`.
+func (s *session) adoptPublished(state remote.State) {
+	if s.pendingChecked || s.base == nil {
+		return
+	}
+	s.pendingChecked = true
+	rec, err := s.state.loadPending()
+	if err != nil {
+		s.e.log.Warn("pending publication record unreadable; ignoring it", "err", err)
+	}
+	if rec == nil {
+		if err != nil {
+			s.dropPending()
+		}
+		return
+	}
+	s.pendingOnDisk = true
+	if rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || state.Manifest == nil {
+		s.dropPending()
+		return
+	}
+	var accepted []pendingEntry
+	for _, ent := range rec.Entries {
+		if _, ok := state.Manifest.FindPublication(ent.Publication); ok {
+			accepted = append(accepted, ent)
+		}
+	}
+	if len(accepted) == 0 {
+		s.dropPending() // proved absent (or no longer recorded)
+		return
+	}
+	for _, ent := range accepted {
+		if !s.overlayBase(ent) {
+			s.dropPending()
+			return
+		}
+	}
+	s.adopted = accepted
+	s.e.log.Info("adopting an accepted publication interrupted before it was recorded", "publications", len(accepted))
+}
+
+// overlayBase replaces s.base by A with ent's overlay applied; false if
+// the overlay is malformed (then s.base is unchanged).
+func (s *session) overlayBase(ent pendingEntry) bool {
+	old := s.baseFiles()
+	files := make(map[string]cas.ID, len(old)+len(ent.Overlay))
+	for p, id := range old {
+		files[p] = id
+	}
+	for p, h := range ent.Overlay {
+		if h == "" {
+			delete(files, p)
+			continue
+		}
+		id, err := cas.ParseID(h)
+		if err != nil || id.IsZero() {
+			return false
+		}
+		files[p] = id
+	}
+	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files}
+	return true
+}
+
+// recordPending writes the record for a publication attempt whose
+// proposed tree is ids, built from the scanned L against s.base. It
+// returns the new entry (kept for adoption in this session once accepted).
+func (s *session) recordPending(publication string, ids map[string]cas.ID) pendingEntry {
+	ent := pendingEntry{Publication: publication, Overlay: map[string]string{}}
+	base := s.baseFiles()
+	for p, id := range s.scan.files {
+		if base[p] != id && ids[p] == id {
+			ent.Overlay[p] = hex.EncodeToString(id[:])
+		}
+	}
+	for p := range base {
+		if _, inL := s.scan.files[p]; !inL {
+			if _, inM := ids[p]; !inM {
+				ent.Overlay[p] = ""
+			}
+		}
+	}
+	rec := &pendingRecord{BaseHead: hex.EncodeToString(s.base.Head[:]), Entries: append(append([]pendingEntry{}, s.adopted...), ent)}
+	if err := s.state.savePending(rec); err != nil {
+		s.e.log.Warn("cannot record the pending publication", "err", err)
+	} else {
+		s.pendingOnDisk = true
+	}
+	return ent
+}
+
+// dropPending removes the record (a hint: failure is only logged).
+func (s *session) dropPending() {
+	if err := s.state.removePending(); err != nil {
+		s.e.log.Warn("cannot remove the pending publication record", "err", err)
+	}
+	s.pendingOnDisk = false
+}
