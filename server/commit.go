@@ -27,6 +27,10 @@ func (e *Engine) Commit(ctx context.Context, path, message string) (*Result, err
 	if err := checkMessage(message); err != nil {
 		return nil, err
 	}
+	return e.withHealing(func() (*Result, error) { return e.commit(ctx, path, message) })
+}
+
+func (e *Engine) commit(ctx context.Context, path, message string) (*Result, error) {
 	s, err := e.begin(ctx, path)
 	if err != nil {
 		return nil, err
@@ -297,10 +301,10 @@ func (s *session) publish(message string) (*Result, error) {
 	}
 	res := &Result{Path: s.dir, Generation: acc.State.Generation(), Files: []FileStat{}}
 	if acc.Published {
-		if res.Files, err = s.increment(last); err != nil {
-			// The publication stands; only its report failed.
-			s.e.log.Warn("cannot compute the commit diffstat", "err", err)
-			res.Files = []FileStat{}
+		if res.Files, err = s.diffstat(acc.State, last); err != nil {
+			// The publication stands; the caller must learn that, and
+			// not a diffstat of nothing.
+			return nil, s.recoveryFailure(flag, "diffstat", err)
 		}
 	}
 	changes, err := s.plan(last.merged)
@@ -383,6 +387,21 @@ func (s *session) keepOwnPack(acc remote.Accepted, pack []byte) {
 	if err != nil {
 		s.e.log.Warn("cannot keep the published pack in the cache", "err", err)
 	}
+}
+
+// diffstat is increment, once more after healing the cache if a cached
+// object was corrupt.
+func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, error) {
+	files, err := s.increment(last)
+	if err == nil || !errors.Is(err, cas.ErrCorrupt) || !s.e.healCache() {
+		return files, err
+	}
+	chain, err := s.e.sync(s.ctx, state)
+	if err != nil {
+		return nil, err
+	}
+	s.src = s.e.source(chain)
+	return s.increment(last)
 }
 
 // increment is the commit's diffstat: the merged tree against the observed

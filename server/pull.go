@@ -14,6 +14,10 @@ import (
 // CONTENT_CONFLICT/MERGE_CONFLICT (with the new state recorded). Errors
 // are *Error.
 func (e *Engine) Pull(ctx context.Context, path string) (*Result, error) {
+	return e.withHealing(func() (*Result, error) { return e.pull(ctx, path) })
+}
+
+func (e *Engine) pull(ctx context.Context, path string) (*Result, error) {
 	s, err := e.begin(ctx, path)
 	if err != nil {
 		return nil, err

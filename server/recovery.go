@@ -1,6 +1,11 @@
 package server
 
-import "context"
+import (
+	"context"
+	"errors"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
 
 // Recovery. Before L is rewritten, P records the recovery flag; it is
 // cleared once L and the baseline are durable. While it is set, the
@@ -19,6 +24,9 @@ func (s *session) recoveryFailure(flag recoveryFlag, stage string, cause error) 
 	flag.Stage = stage
 	if err := s.state.setRecovery(flag); err != nil {
 		s.e.log.Error("cannot record the recovery flag", "err", err)
+	}
+	if errors.Is(cause, cas.ErrCorrupt) {
+		s.e.healCache() // the resynchronisation then fetches fresh copies
 	}
 	de := newError(CodeRecoveryFailure, ReasonRecoveryPending, "", cause)
 	de.Recovery = &Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted}
