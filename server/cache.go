@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,7 +18,9 @@ import (
 // chain the pack list only grows, so every object in a chain's cache is
 // reachable through the accepted manifest: a commit may skip uploading any
 // object the cache holds. When a checkpoint replaces the chain, a new cache
-// starts; older caches stay readable as a fallback for baseline content.
+// starts; the caches of the retained chains stay readable as a fallback
+// for baseline content, and those of chains the store no longer keeps are
+// removed (prune.go).
 
 // chainCache is one open cache directory.
 type chainCache struct {
@@ -32,7 +35,12 @@ func chainKey(state remote.State) string {
 	if state.Manifest == nil {
 		return "empty"
 	}
-	packs := state.Manifest.Packs()
+	return chainKeyOf(state.Manifest.Active())
+}
+
+// chainKeyOf names the cache of chain c: its first pack.
+func chainKeyOf(c remote.Chain) string {
+	packs := c.Packs()
 	if len(packs) == 0 {
 		return "empty"
 	}
@@ -45,18 +53,39 @@ func (e *Engine) chainsDir() string { return filepath.Join(e.storeDir(), "chains
 
 // openChain returns the (memoised) cache named key.
 func (e *Engine) openChain(key string) (*chainCache, error) {
+	c, _, err := e.openChainCreated(key)
+	return c, err
+}
+
+// openChainCreated is openChain, also reporting whether the cache
+// directory was created now (the first sight of a chain in this P).
+func (e *Engine) openChainCreated(key string) (*chainCache, bool, error) {
 	e.objMu.Lock()
 	defer e.objMu.Unlock()
 	if c := e.objects[key]; c != nil {
-		return c, nil
+		return c, false, nil
 	}
-	s, err := cas.OpenStore(filepath.Join(e.chainsDir(), key))
+	dir := filepath.Join(e.chainsDir(), key)
+	_, err := os.Stat(dir)
+	created := errors.Is(err, fs.ErrNotExist)
+	s, err := cas.OpenStore(dir)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	c := &chainCache{key: key, store: s}
 	e.objects[key] = c
-	return c, nil
+	return c, created, nil
+}
+
+// openChainOf opens the cache of state's chain. The first sight of a
+// chain in this P means a checkpoint was swapped in: the caches of chains
+// the manifest no longer names are then removed (prune.go).
+func (e *Engine) openChainOf(state remote.State) (*chainCache, error) {
+	c, created, err := e.openChainCreated(chainKey(state))
+	if err == nil && created {
+		e.pruneChains(state)
+	}
+	return c, err
 }
 
 // fetchParallel bounds concurrent pack downloads: enough to hide latency
@@ -67,7 +96,7 @@ const fetchParallel = 8
 // downloading the missing ones in parallel; each is verified (size and
 // BLAKE3 by remote, pack trailer and index by cas) before it is kept.
 func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, error) {
-	c, err := e.openChain(chainKey(state))
+	c, err := e.openChainOf(state)
 	if err != nil {
 		return nil, mapErr(err)
 	}

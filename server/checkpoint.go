@@ -56,7 +56,7 @@ func (e *Engine) checkpoint(ctx context.Context, state remote.State) {
 	e.log.Info("checkpoint swapped in", "generation", res.State.Generation(), "through", res.Checkpoint.Through,
 		"bytes", len(res.Pack), "attempts", res.Attempts, "builds", res.Builds)
 	// The next sync of the new chain need not download what was just built.
-	if c, err := e.openChain(chainKey(res.State)); err == nil {
+	if c, err := e.openChainOf(res.State); err == nil {
 		if err := c.store.AddPack(packName(res.Checkpoint.Pack), res.Pack); err != nil {
 			e.log.Warn("cannot keep the checkpoint in the cache", "err", err)
 		}

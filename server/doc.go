@@ -35,8 +35,9 @@
 //     object cache is keyed by the store identity and by the first pack of
 //     the active chain: everything in one cache directory belongs to the
 //     accepted chain, so a commit skips uploading any object the cache
-//     holds. After a checkpoint a new cache starts; older ones remain a
-//     read fallback for baseline content a checkpoint no longer reaches.
+//     holds. After a checkpoint a new cache starts; those of retained
+//     chains remain a read fallback for baseline content a checkpoint no
+//     longer reaches, those of chains the store dropped are removed.
 //   - Pull returns CONTENT_CONFLICT/MERGE_CONFLICT after it has written the
 //     conflict blocks and recorded the new baseline, so the caller learns
 //     which files to edit; the next commit refuses until they are resolved.

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// chainCaches lists the chain cache directories in a's private root.
+func chainCaches(t *testing.T, a *agent) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(a.e.private, "stores", "*", "chains", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			out = append(out, filepath.Base(d))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// The object cache in P holds only the chains the store keeps (the active
+// and the retained ones), however many checkpoints pass, both for the
+// writer that checkpoints and for one that only observes checkpoints.
+func TestChainCachesArePruned(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store, withCheckpoints(2, 1))
+	b := newAgent(t, store, withCheckpoints(1000, 1))
+	a.pull()
+	b.pull()
+	for i := range 12 {
+		a.write(fmt.Sprintf("a%d.md", i), fmt.Sprint(i, "\n"))
+		a.commit(fmt.Sprint("a", i))
+		a.e.background.Wait() // let each checkpoint finish
+		b.write(fmt.Sprintf("b%d.md", i), fmt.Sprint(i, "\n"))
+		b.commit(fmt.Sprint("b", i))
+	}
+	st, err := remote.Open(store, remote.Options{}).ReadCurrent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Manifest.Retained) == 0 || st.Manifest.Checkpoint.Through < 10 {
+		t.Fatalf("too few checkpoints to test: through %d, %d retained", st.Manifest.Checkpoint.Through, len(st.Manifest.Retained))
+	}
+	keep := map[string]bool{}
+	for _, c := range st.Manifest.Chains() {
+		keep[chainKeyOf(c)] = true
+	}
+	for _, ag := range []*agent{a, b} {
+		ag.pull()
+		caches := chainCaches(t, ag)
+		if len(caches) > len(keep) {
+			t.Errorf("%d chain caches for %d chains the store keeps: %v", len(caches), len(keep), caches)
+		}
+		for _, c := range caches {
+			if !keep[c] {
+				t.Errorf("cache %s belongs to no chain the store keeps", c)
+			}
+		}
+	}
+	// Both still work across the pruning.
+	a.write("last.md", "a\n")
+	a.commit("last a")
+	b.pull()
+	equalMaps(t, "b's files", b.files(), a.files())
+}
