@@ -22,8 +22,10 @@ import (
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
 //	dirs/<hash(store identity, L)>/recovery             present = recoveryRequired
+//	dirs/<hash(store identity, L)>/pending              publication in flight (pending.go)
 //
-// Every file is written atomically (temp, fsync, rename, fsync dir). The
+// Every file is written atomically (temp, fsync, rename, fsync dir; the
+// caches, statcache and pending, without the fsyncs). The
 // binary files end in the BLAKE3 of their preceding bytes, so a torn or
 // foreign file is detected instead of trusted.
 
