@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -13,8 +15,9 @@ import (
 )
 
 // The object cache of one store lives in P/stores/<hash(identity)>/chains/,
-// one cas.Store per active chain, named after the chain's first pack (the
-// checkpoint, or the first increment before any checkpoint). Within one
+// one cas.Store per active chain, named after the generation its
+// checkpoint reaches and its first pack (the checkpoint, or the first
+// increment before any checkpoint). Within one
 // chain the pack list only grows, so every object in a chain's cache is
 // reachable through the accepted manifest: a commit may skip uploading any
 // object the cache holds. When a checkpoint replaces the chain, a new cache
@@ -38,13 +41,26 @@ func chainKey(state remote.State) string {
 	return chainKeyOf(state.Manifest.Active())
 }
 
-// chainKeyOf names the cache of chain c: its first pack.
+// chainKeyOf names the cache of chain c: the generation its checkpoint
+// reaches (so caches order by age without a manifest, see prune.go) and
+// the hash of its first pack.
 func chainKeyOf(c remote.Chain) string {
 	packs := c.Packs()
 	if len(packs) == 0 {
 		return "empty"
 	}
-	return hashKey(packs[0].Key)
+	return strconv.FormatUint(c.Checkpoint.Through, 10) + "-" + hashKey(packs[0].Key)
+}
+
+// chainThrough returns the checkpoint generation a cache name records;
+// false for a name of another form (an older release's cache).
+func chainThrough(key string) (uint64, bool) {
+	g, _, ok := strings.Cut(key, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(g, 10, 64)
+	return n, err == nil
 }
 
 func packName(ref remote.PackRef) string { return hashKey(ref.Key) + ".pack" }

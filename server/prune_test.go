@@ -37,6 +37,12 @@ func TestChainCachesArePruned(t *testing.T) {
 	b := newAgent(t, store, withCheckpoints(1000, 1))
 	a.pull()
 	b.pull()
+	// The cache of a chain newer than any this test reaches, as another
+	// process sharing b's P could hold: it must survive b's pruning.
+	newer := filepath.Join(b.e.chainsDir(), "999999-0123456789abcdef0123456789abcdef")
+	if err := os.MkdirAll(newer, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 12 {
 		a.write(fmt.Sprintf("a%d.md", i), fmt.Sprint(i, "\n"))
 		a.commit(fmt.Sprint("a", i))
@@ -54,6 +60,12 @@ func TestChainCachesArePruned(t *testing.T) {
 	keep := map[string]bool{}
 	for _, c := range st.Manifest.Chains() {
 		keep[chainKeyOf(c)] = true
+	}
+	if _, err := os.Stat(newer); err != nil {
+		t.Fatalf("a newer chain's cache was removed: %v", err)
+	}
+	if err := os.RemoveAll(newer); err != nil {
+		t.Fatal(err)
 	}
 	for _, ag := range []*agent{a, b} {
 		ag.pull()

@@ -17,7 +17,7 @@ import (
 // Private state (P) layout under Config.PrivateRoot:
 //
 //	stores/<hash(store identity)>/probe                 cached probe verdict
-//	stores/<hash(store identity)>/chains/<hash(chain)>/ object cache (cas.Store)
+//	stores/<hash(store identity)>/chains/<through>-<hash(chain)>/ object cache (cas.Store)
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
