@@ -287,11 +287,10 @@ func (s *session) publish(message string) (*Result, error) {
 	accepted := "no"
 	if acc.Published {
 		accepted = "yes"
-		// Until the baseline records it, merges take the publication as
-		// common ground (a resynchronisation below may need it).
-		if s.overlayBase(pend) {
-			s.adopted = append(s.adopted, pend)
-		}
+		// Until the baseline records it, a resynchronisation must take
+		// the publication as common ground (applied there, not here: the
+		// common path never needs it).
+		s.accepted = &pend
 		s.keepOwnPack(acc, last.pack)
 		s.e.maybeCheckpoint(acc.State)
 	}

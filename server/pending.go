@@ -42,6 +42,8 @@ type pendingRecord struct {
 type pendingEntry struct {
 	Publication string            `json:"publication"`
 	Overlay     map[string]string `json:"overlay"`
+
+	baseHead cas.ID // the head of the base the overlay applies to (not encoded)
 }
 
 func (d dirState) loadPending() (*pendingRecord, error) {
@@ -140,11 +142,23 @@ func (s *session) overlayBase(ent pendingEntry) bool {
 	return true
 }
 
+// adoptAccepted applies this session's accepted publication to s.base
+// before a resynchronisation merges against it.
+func (s *session) adoptAccepted() {
+	if s.accepted == nil || s.base == nil || s.base.Head != s.accepted.baseHead {
+		return
+	}
+	if s.overlayBase(*s.accepted) {
+		s.adopted = append(s.adopted, *s.accepted)
+	}
+	s.accepted = nil
+}
+
 // recordPending writes the record for a publication attempt whose
 // proposed tree is ids, built from the scanned L against s.base. It
 // returns the new entry (kept for adoption in this session once accepted).
 func (s *session) recordPending(publication string, ids map[string]cas.ID) pendingEntry {
-	ent := pendingEntry{Publication: publication, Overlay: map[string]string{}}
+	ent := pendingEntry{Publication: publication, Overlay: map[string]string{}, baseHead: s.base.Head}
 	base := s.baseFiles()
 	for p, id := range s.scan.files {
 		if base[p] != id && ids[p] == id {

@@ -52,6 +52,7 @@ func (s *session) resync(ctx context.Context) error {
 	s.ctx = ctx
 	defer func() { s.ctx = saved }()
 	s.stats = s.state.loadStatCache()
+	s.adoptAccepted()
 	_, _, err := s.pull("resync")
 	return err
 }

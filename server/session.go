@@ -30,6 +30,7 @@ type session struct {
 	pendingChecked bool           // the record was consulted this session
 	pendingOnDisk  bool           // a record may exist in P
 	adopted        []pendingEntry // accepted entries applied to base
+	accepted       *pendingEntry  // this session's accepted publication, not yet applied to base
 }
 
 // begin starts a call on a directory: it proves the store (a cached
