@@ -43,16 +43,32 @@ func killCommitAt(t *testing.T, a *agent, store remote.Store, name, msg string) 
 	a.e = e
 }
 
-// A commit accepted by the store whose process died before L and the
-// baseline were updated must not make the next adjacent edit conflict
-// with the writer's own published lines (the fault campaign's finding 1).
-func TestKilledAfterPublishNextCommitIsClean(t *testing.T) {
+// wantPublished asserts what a fresh pull finds in rel.
+func wantPublished(t *testing.T, store remote.Store, rel, want string) {
+	t.Helper()
+	obs := newAgent(t, store)
+	obs.pull()
+	if got := obs.read(rel); got != want {
+		t.Fatalf("published %s = %q, want %q", rel, got, want)
+	}
+}
+
+// editAfterCommit: a committed n.md = "a", then appended "x" locally.
+func editAfterCommit(t *testing.T) (*remote.Mem, *agent) {
 	store := remote.NewMem()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("n.md", "a\n")
 	a.commit("one")
 	a.appendTo("n.md", "x\n")
+	return store, a
+}
+
+// A commit accepted by the store whose process died before L and the
+// baseline were updated must not make the next adjacent edit conflict
+// with the writer's own published lines (the fault campaign's finding 1).
+func TestKilledAfterPublishNextCommitIsClean(t *testing.T) {
+	store, a := editAfterCommit(t)
 	killCommitAt(t, a, store, FailAfterPublish, "two")
 	a.appendTo("n.md", "y\n")
 	res := a.commit("three")
@@ -60,11 +76,7 @@ func TestKilledAfterPublishNextCommitIsClean(t *testing.T) {
 		t.Fatalf("n.md = %q", got)
 	}
 	equalMaps(t, "diffstat", stats(res.Files), map[string][2]int{"n.md": {1, 0}})
-	b := newAgent(t, store)
-	b.pull()
-	if got := b.read("n.md"); got != "a\nx\ny\n" {
-		t.Fatalf("published n.md = %q", got)
-	}
+	wantPublished(t, store, "n.md", "a\nx\ny\n")
 }
 
 // The same with a pull next, and with another writer's change to the same
@@ -96,35 +108,21 @@ func TestKilledAfterPublishThenOthersThenPull(t *testing.T) {
 // A publication that never reached the store leaves no trace: the next
 // commit publishes the edit as usual.
 func TestKilledBeforeAcceptanceNextCommitPublishes(t *testing.T) {
-	store := remote.NewMem()
-	a := newAgent(t, store)
-	a.pull()
-	a.write("n.md", "a\n")
-	a.commit("one")
-	a.appendTo("n.md", "x\n")
+	store, a := editAfterCommit(t)
 	store.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
 	if _, err := a.e.Commit(context.Background(), "", "two"); err == nil {
 		t.Fatal("commit with a failing store succeeded")
 	}
 	a.appendTo("n.md", "y\n")
 	a.commit("three")
-	b := newAgent(t, store)
-	b.pull()
-	if got := b.read("n.md"); got != "a\nx\ny\n" {
-		t.Fatalf("published n.md = %q", got)
-	}
+	wantPublished(t, store, "n.md", "a\nx\ny\n")
 }
 
 // When P cannot be written right after the store accepted the commit (a
 // full disk), the error says the publication was accepted, and once P is
 // writable again the next commit does not conflict with it.
 func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
-	store := remote.NewMem()
-	a := newAgent(t, store)
-	a.pull()
-	a.write("n.md", "a\n")
-	a.commit("one")
-	a.appendTo("n.md", "x\n")
+	store, a := editAfterCommit(t)
 	flag := a.e.stateDir(a.dir) + "/recovery"
 	testFail = func(n string) error {
 		if n == FailAfterPublish {
@@ -148,9 +146,5 @@ func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
 	}
 	a.appendTo("n.md", "y\n")
 	a.commit("three")
-	b := newAgent(t, store)
-	b.pull()
-	if got := b.read("n.md"); got != "a\nx\ny\n" {
-		t.Fatalf("published n.md = %q", got)
-	}
+	wantPublished(t, store, "n.md", "a\nx\ny\n")
 }

@@ -50,6 +50,13 @@
 //   - Files of L are written through a temporary sibling named
 //     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; the scan
 //     ignores such names and recovery removes leftovers of a crash.
+//   - Each publication attempt first records, in P and without fsync, its
+//     publication ID and the changes of L it publishes (pending.go): a
+//     commit accepted and then interrupted before A was recorded is taken
+//     as common ground by the next merge instead of conflicting with
+//     itself.
+//   - A cached object failing its check drops the damaged packs and runs
+//     the operation once more with fresh copies from the store (heal.go).
 //   - Status and Log never write L. Status of a directory never pulled
 //     lists every file as added.
 package server
