@@ -132,3 +132,20 @@ func TestDamagedCachedPackDiffstat(t *testing.T) {
 	res := a.commit("two")
 	equalMaps(t, "diffstat", stats(res.Files), map[string][2]int{"n.md": {1, 0}})
 }
+
+// Log reads the diffstat of each commit from the cache: a damaged pack
+// there is healed as well.
+func TestDamagedCachedPackIsHealedOnLog(t *testing.T) {
+	a := newAgent(t, remote.NewMem())
+	a.pull()
+	a.write("n.md", "top\n"+filler+"end\n")
+	a.commit("one")
+	flipByte(t, cachedPacks(t, a)[0], 200)
+	entries, err := a.e.Log(t.Context(), 5)
+	if err != nil {
+		t.Fatalf("log: %v", err)
+	}
+	if len(entries) != 1 || len(entries[0].Files) != 1 || entries[0].Files[0].Insertions != 42 {
+		t.Fatalf("log: %+v", entries)
+	}
+}

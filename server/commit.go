@@ -27,7 +27,7 @@ func (e *Engine) Commit(ctx context.Context, path, message string) (*Result, err
 	if err := checkMessage(message); err != nil {
 		return nil, err
 	}
-	return e.withHealing(func() (*Result, error) { return e.commit(ctx, path, message) })
+	return withHealing(e, func() (*Result, error) { return e.commit(ctx, path, message) })
 }
 
 func (e *Engine) commit(ctx context.Context, path, message string) (*Result, error) {

@@ -20,7 +20,7 @@ import (
 
 // withHealing runs op, and once more after healing the cache if it failed
 // because a cached object was corrupt.
-func (e *Engine) withHealing(op func() (*Result, error)) (*Result, error) {
+func withHealing[T any](e *Engine, op func() (T, error)) (T, error) {
 	res, err := op()
 	if err == nil || !errors.Is(err, cas.ErrCorrupt) {
 		return res, err

@@ -22,6 +22,11 @@ func (e *Engine) Log(ctx context.Context, n int) ([]LogEntry, error) {
 	if err := e.Probe(ctx); err != nil {
 		return nil, err
 	}
+	return withHealing(e, func() ([]LogEntry, error) { return e.history(ctx, n) })
+}
+
+// history is Log after the request checks.
+func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 	state, err := e.notebook.ReadCurrent(ctx)
 	if err != nil {
 		return nil, e.fail("read current", err)

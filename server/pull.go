@@ -14,7 +14,7 @@ import (
 // CONTENT_CONFLICT/MERGE_CONFLICT (with the new state recorded). Errors
 // are *Error.
 func (e *Engine) Pull(ctx context.Context, path string) (*Result, error) {
-	return e.withHealing(func() (*Result, error) { return e.pull(ctx, path) })
+	return withHealing(e, func() (*Result, error) { return e.pull(ctx, path) })
 }
 
 func (e *Engine) pull(ctx context.Context, path string) (*Result, error) {
