@@ -467,20 +467,23 @@ func rowCacheCorrupt(t *testing.T, nb *notebook, row server.CatalogRow) {
 	// Damage the objects in every cached pack of b while no server has it
 	// open, keeping each pack's checksum valid so the cache trusts it; then
 	// make b need them: a text merge of a file both sides changed reads the
-	// base from the cache.
+	// base from the cache. The engine drops a damaged pack and fetches it
+	// again, so the cache is made unrepairable: the damaged packs cannot be
+	// removed.
 	sb.close()
-	var damaged int
+	var damaged []string
 	_ = filepath.Walk(filepath.Join(b.priv, "stores"), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() && strings.HasSuffix(p, ".pack") {
 			if bs, err := os.ReadFile(p); err == nil && os.WriteFile(p, damageRecords(bs), 0o644) == nil {
-				damaged++
+				damaged = append(damaged, p)
 			}
 		}
 		return nil
 	})
-	if damaged == 0 {
+	if len(damaged) == 0 {
 		t.Fatal("no cached packs found under the private root")
 	}
+	immutable(t, damaged...)
 	sb = b.serve()
 	a.write("notes/a.md", "one\ntwo\nthree\nfour\nFIVE\n")
 	sa.commit("a")
