@@ -148,3 +148,21 @@ func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
 	a.commit("three")
 	wantPublished(t, store, "n.md", "a\nx\ny\n")
 }
+
+// A commit whose acceptance could not be decided (ACCEPTANCE_UNKNOWN) but
+// that the store did accept is common ground for the next commit too.
+func TestAcceptanceUnknownThenAdjacentEdit(t *testing.T) {
+	store, a := editAfterCommit(t)
+	store.Inject(
+		remote.Fault{Op: remote.OpGet}, // Publish's first read of current passes
+		remote.Fault{Op: remote.OpReplace, After: remote.ErrAmbiguous},
+		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
+		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
+		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
+	)
+	_, err := a.e.Commit(context.Background(), "", "two")
+	domainErr(t, err, CodeStorageFailure, ReasonAcceptanceUnknown)
+	a.appendTo("n.md", "y\n")
+	a.commit("three")
+	wantPublished(t, store, "n.md", "a\nx\ny\n")
+}
