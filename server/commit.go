@@ -272,7 +272,13 @@ func (s *session) publish(message string) (*Result, error) {
 		if last.pack, err = sink.pack.Finish(); err != nil {
 			return remote.Proposal{}, err
 		}
-		pend = s.recordPending(publication, ids)
+		if observed.Head() == s.base.Head {
+			// The proposal is L itself and changes is L's delta from A:
+			// no need to compare 10,000 paths again.
+			pend = s.recordPending(publication, nil, changes)
+		} else {
+			pend = s.recordPending(publication, ids, nil)
+		}
 		return remote.Proposal{Pack: last.pack, Head: commit.ID}, nil
 	}
 	acc, err := s.e.notebook.Publish(s.ctx, build)

@@ -166,3 +166,18 @@ func TestAcceptanceUnknownThenAdjacentEdit(t *testing.T) {
 	a.commit("three")
 	wantPublished(t, store, "n.md", "a\nx\ny\n")
 }
+
+// The same when the interrupted commit merged another writer's change
+// (its proposal is not L itself): the next commit is clean and keeps both.
+func TestKilledAfterMergingPublishNextCommitIsClean(t *testing.T) {
+	store, a := editAfterCommit(t)
+	b := newAgent(t, store)
+	b.pull()
+	b.write("other.md", "b\n")
+	b.commit("b")
+	killCommitAt(t, a, store, FailAfterPublish, "two")
+	a.appendTo("n.md", "y\n")
+	a.commit("three")
+	wantPublished(t, store, "n.md", "a\nx\ny\n")
+	wantPublished(t, store, "other.md", "b\n")
+}

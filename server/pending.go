@@ -155,20 +155,32 @@ func (s *session) adoptAccepted() {
 }
 
 // recordPending writes the record for a publication attempt whose
-// proposed tree is ids, built from the scanned L against s.base. It
-// returns the new entry (kept for adoption in this session once accepted).
-func (s *session) recordPending(publication string, ids map[string]cas.ID) pendingEntry {
+// proposed tree is ids, built from the scanned L against s.base; or, when
+// the proposal is L itself, whose delta from s.base is local (zero ID:
+// removed). It returns the new entry (kept for adoption in this session
+// once accepted).
+func (s *session) recordPending(publication string, ids, local map[string]cas.ID) pendingEntry {
 	ent := pendingEntry{Publication: publication, Overlay: map[string]string{}, baseHead: s.base.Head}
-	base := s.baseFiles()
-	for p, id := range s.scan.files {
-		if base[p] != id && ids[p] == id {
-			ent.Overlay[p] = hex.EncodeToString(id[:])
-		}
-	}
-	for p := range base {
-		if _, inL := s.scan.files[p]; !inL {
-			if _, inM := ids[p]; !inM {
+	if ids == nil {
+		for p, id := range local {
+			if id.IsZero() {
 				ent.Overlay[p] = ""
+			} else {
+				ent.Overlay[p] = hex.EncodeToString(id[:])
+			}
+		}
+	} else {
+		base := s.baseFiles()
+		for p, id := range s.scan.files {
+			if base[p] != id && ids[p] == id {
+				ent.Overlay[p] = hex.EncodeToString(id[:])
+			}
+		}
+		for p := range base {
+			if _, inL := s.scan.files[p]; !inL {
+				if _, inM := ids[p]; !inM {
+					ent.Overlay[p] = ""
+				}
 			}
 		}
 	}
