@@ -109,8 +109,10 @@ func (s *session) adoptPublished(state remote.State) {
 		s.dropPending() // proved absent (or no longer recorded)
 		return
 	}
+	orig := s.base
 	for _, ent := range accepted {
 		if !s.overlayBase(ent) {
+			s.base = orig
 			s.dropPending()
 			return
 		}
