@@ -52,9 +52,13 @@ func chainKeyOf(c remote.Chain) string {
 	return strconv.FormatUint(c.Checkpoint.Through, 10) + "-" + hashKey(packs[0].Key)
 }
 
-// chainThrough returns the checkpoint generation a cache name records;
-// false for a name of another form (an older release's cache).
+// chainThrough returns the checkpoint generation a cache name records
+// (0 for the empty notebook's); false for a name of another form (an
+// older release's cache).
 func chainThrough(key string) (uint64, bool) {
+	if key == "empty" {
+		return 0, true
+	}
 	g, _, ok := strings.Cut(key, "-")
 	if !ok {
 		return 0, false

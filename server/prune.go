@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -10,10 +12,16 @@ import (
 // Pruning the object cache. Each checkpoint starts a new chain cache; the
 // store keeps only the active chain and the retained ones (remote cleanup
 // deletes the packs of older chains), so the cache of an older chain holds
-// nothing the store still serves and only grows P. When a chain is first
-// seen in P, the caches of chains older than every chain state's manifest
-// keeps are removed (a cache name starts with the generation its
-// checkpoint reaches; names of another form are an older release's).
+// nothing the store still serves and only grows P — except the baseline
+// content of a directory that was last synchronised in that chain: its
+// next merge reads the base from there, and nothing else has it. When a
+// chain is first seen in P, the caches older than both every chain state's
+// manifest keeps and the chain of the oldest baseline recorded in P are
+// removed (a cache name starts with the generation its checkpoint
+// reaches; names of another form are an older release's and are kept).
+// A directory abandoned with an old baseline therefore pins the caches
+// from its chain on; so does a directory of another store sharing P
+// (baselines do not say which store they belong to).
 //
 // Other processes sharing P are safe: a cache as new as the oldest kept
 // chain is never removed, even one of a newer manifest than ours (another
@@ -39,11 +47,25 @@ func (e *Engine) pruneChains(state remote.State) {
 		e.log.Warn("cannot list the object caches", "err", err)
 		return
 	}
+	if g, ok := e.oldestBaseline(); ok {
+		// The cache of the chain that held the oldest baseline's head: the
+		// newest one whose checkpoint is at or below its generation.
+		pin, found := uint64(0), false
+		for _, ent := range ents {
+			if t, ok := chainThrough(ent.Name()); ok && t <= g && (!found || t > pin) {
+				pin, found = t, true
+			}
+		}
+		if found {
+			oldest = min(oldest, pin)
+		}
+	}
 	removed := 0
 	for _, ent := range ents {
 		name := ent.Name()
-		if through, ok := chainThrough(name); !ent.IsDir() || (ok && through >= oldest) {
-			continue
+		through, ok := chainThrough(name)
+		if !ent.IsDir() || !ok || through >= oldest {
+			continue // an older release's cache cannot be dated: kept
 		}
 		e.objMu.Lock()
 		delete(e.objects, name)
@@ -57,4 +79,32 @@ func (e *Engine) pruneChains(state remote.State) {
 	if removed > 0 {
 		e.log.Info("removed the object caches of chains the store no longer keeps", "caches", removed)
 	}
+}
+
+// oldestBaseline returns the lowest generation of the baselines recorded
+// in P (only their headers are read); false when there is none.
+func (e *Engine) oldestBaseline() (uint64, bool) {
+	dirs, err := os.ReadDir(filepath.Join(e.private, "dirs"))
+	if err != nil {
+		return 0, false
+	}
+	var oldest uint64
+	found := false
+	head := make([]byte, len(baselineMagic)+8)
+	for _, d := range dirs {
+		f, err := os.Open(filepath.Join(e.private, "dirs", d.Name(), "baseline"))
+		if err != nil {
+			continue // never pulled
+		}
+		_, err = io.ReadFull(f, head)
+		f.Close()
+		g := uint64(0) // unreadable: pin everything, to be safe
+		if err == nil && string(head[:len(baselineMagic)]) == baselineMagic {
+			g = binary.BigEndian.Uint64(head[len(baselineMagic):])
+		}
+		if !found || g < oldest {
+			oldest, found = g, true
+		}
+	}
+	return oldest, found
 }

@@ -85,3 +85,34 @@ func TestChainCachesArePruned(t *testing.T) {
 	b.pull()
 	equalMaps(t, "b's files", b.files(), a.files())
 }
+
+// A directory of the same private root last synchronised several
+// checkpoints ago still merges: its base content lives only in the cache
+// of its old chain (the store dropped those packs), which is kept.
+func TestPruneKeepsTheChainOfAnOldBaseline(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store, withCheckpoints(2, 1))
+	ctx := context.Background()
+	stale := filepath.Join(a.ws, "stale")
+	a.pull()
+	a.write("shared.md", "1\n2\n3\n4\n5\n6\n")
+	a.commit("c0")
+	if _, err := a.e.Pull(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		a.write("shared.md", fmt.Sprintf("1\n2\n3\n4\n5\nsix %d\n", i))
+		a.commit(fmt.Sprint("c", i+1))
+		a.e.background.Wait()
+	}
+	if err := os.WriteFile(filepath.Join(stale, "shared.md"), []byte("one\n2\n3\n4\n5\n6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.e.Commit(ctx, stale, "stale edit"); err != nil {
+		t.Fatalf("commit of the stale directory: %v", err)
+	}
+	a.pull()
+	if got := a.read("shared.md"); got != "one\n2\n3\n4\n5\nsix 9\n" {
+		t.Fatalf("merged shared.md = %q", got)
+	}
+}
