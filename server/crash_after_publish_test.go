@@ -181,3 +181,22 @@ func TestKilledAfterMergingPublishNextCommitIsClean(t *testing.T) {
 	wantPublished(t, store, "n.md", "a\nx\ny\n")
 	wantPublished(t, store, "other.md", "b\n")
 }
+
+// The same when the interrupted commit text-merged the file with another
+// writer's change (each writer appends in its own section, as in the
+// fault campaign): the next edit in the writer's section is clean.
+func TestKilledAfterTextMergedPublishNextCommitIsClean(t *testing.T) {
+	store := remote.NewMem()
+	a, b := newAgent(t, store), newAgent(t, store)
+	a.pull()
+	a.write("s.md", "# a\na1\n\n\n\n# b\nb1\n")
+	a.commit("sections")
+	b.pull()
+	b.write("s.md", "# a\na1\n\n\n\n# b\nb1\nb2\n")
+	b.commit("b2")
+	a.write("s.md", "# a\na1\na2\n\n\n\n# b\nb1\n")
+	killCommitAt(t, a, store, FailAfterPublish, "a2")
+	a.write("s.md", "# a\na1\na2\na3\n\n\n\n# b\nb1\n")
+	a.commit("a3")
+	wantPublished(t, store, "s.md", "# a\na1\na2\na3\n\n\n\n# b\nb1\nb2\n")
+}

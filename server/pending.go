@@ -19,12 +19,13 @@ import (
 //
 // So before each publication attempt P records, without fsync (losing the
 // record only degrades to that conflict), the attempt's publication ID and
-// its overlay: each path the scanned L changed relative to A whose file
-// the proposed tree M keeps as L had it (a path M merged with others'
-// changes is left out: A stays its base). On the next call, if `current`
-// holds the publication, the merge base is A with the overlay applied:
-// L's published changes are then common to both sides, and edits made
-// after the crash still merge as local changes. A record whose
+// its overlay: each path the scanned L changed relative to A, with L's
+// file ID, and L's content where M text-merged it with others' changes
+// (then M minus that content is exactly the others' changes; the content
+// is in no pack). On the next call, if `current` holds the publication,
+// the merge base is A with the overlay applied: L's published changes are
+// then common to both sides, and edits made after the crash still merge as
+// local changes. A record whose
 // publication `current` does not hold, or whose base is not A's head, is
 // dropped. Recording a baseline with another head removes the record.
 //
@@ -42,6 +43,11 @@ type pendingRecord struct {
 type pendingEntry struct {
 	Publication string            `json:"publication"`
 	Overlay     map[string]string `json:"overlay"`
+	// Bases holds L's content of each path the publication text-merged
+	// with others' changes: that content is the right base for the next
+	// merge (M minus it is exactly the others' changes), and it is in no
+	// pack, since M's merged content was published instead.
+	Bases map[string][]byte `json:"bases,omitempty"`
 
 	baseHead cas.ID // the head of the base the overlay applies to (not encoded)
 }
@@ -138,6 +144,15 @@ func (s *session) overlayBase(ent pendingEntry) bool {
 		if err != nil || id.IsZero() {
 			return false
 		}
+		if c, ok := ent.Bases[p]; ok {
+			if got, err := cas.WriteFile(nil, c); err != nil || got != id {
+				return false
+			}
+			if s.baseContent == nil {
+				s.baseContent = map[cas.ID][]byte{}
+			}
+			s.baseContent[id] = c
+		}
 		files[p] = id
 	}
 	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files}
@@ -174,9 +189,24 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 	} else {
 		base := s.baseFiles()
 		for p, id := range s.scan.files {
-			if base[p] != id && ids[p] == id {
-				ent.Overlay[p] = hex.EncodeToString(id[:])
+			if base[p] == id {
+				continue
 			}
+			m, inM := ids[p]
+			if !inM {
+				continue
+			}
+			if m != id {
+				c, err := s.content(&merged{ids: s.scan.files}, p)
+				if err != nil {
+					continue // A stays the base of p: at worst a conflict
+				}
+				if ent.Bases == nil {
+					ent.Bases = map[string][]byte{}
+				}
+				ent.Bases[p] = c
+			}
+			ent.Overlay[p] = hex.EncodeToString(id[:])
 		}
 		for p := range base {
 			if _, inL := s.scan.files[p]; !inL {

@@ -27,10 +27,11 @@ type session struct {
 	inRecovery bool // a resynchronisation is running: no nested one
 
 	// Pending publications (pending.go).
-	pendingChecked bool           // the record was consulted this session
-	pendingOnDisk  bool           // a record may exist in P
-	adopted        []pendingEntry // accepted entries applied to base
-	accepted       *pendingEntry  // this session's accepted publication, not yet applied to base
+	pendingChecked bool              // the record was consulted this session
+	pendingOnDisk  bool              // a record may exist in P
+	adopted        []pendingEntry    // accepted entries applied to base
+	accepted       *pendingEntry     // this session's accepted publication, not yet applied to base
+	baseContent    map[cas.ID][]byte // content of adopted bases found in no pack
 }
 
 // begin starts a call on a directory: it proves the store (a cached
@@ -133,6 +134,9 @@ func (s *session) baseHead() cas.ID {
 // the object cache, or by re-reading the file of L that holds it (local
 // content that was never published is only in L).
 func (s *session) load(id cas.ID) ([]byte, error) {
+	if c, ok := s.baseContent[id]; ok {
+		return c, nil
+	}
 	p := ""
 	if s.scan != nil {
 		if p = s.scan.pathOf(id); p != "" {
