@@ -272,12 +272,18 @@ func (s *session) publish(message string) (*Result, error) {
 		if last.pack, err = sink.pack.Finish(); err != nil {
 			return remote.Proposal{}, err
 		}
+		// A P that cannot hold the record could not record the baseline
+		// either: publishing then would leave the accepted change for the
+		// next merge to meet as a conflict, so nothing is published.
 		if observed.Head() == s.base.Head {
 			// The proposal is L itself and changes is L's delta from A:
 			// no need to compare 10,000 paths again.
-			pend = s.recordPending(publication, nil, changes)
+			pend, err = s.recordPending(publication, nil, changes)
 		} else {
-			pend = s.recordPending(publication, ids, nil)
+			pend, err = s.recordPending(publication, ids, nil)
+		}
+		if err != nil {
+			return remote.Proposal{}, err
 		}
 		return remote.Proposal{Pack: last.pack, Head: commit.ID}, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -199,4 +200,20 @@ func TestKilledAfterTextMergedPublishNextCommitIsClean(t *testing.T) {
 	a.write("s.md", "# a\na1\na2\na3\n\n\n\n# b\nb1\n")
 	a.commit("a3")
 	wantPublished(t, store, "s.md", "# a\na1\na2\na3\n\n\n\n# b\nb1\nb2\n")
+}
+
+// A P that cannot record the pending publication (a full disk) fails the
+// commit before anything is published: publishing would leave an accepted
+// change that the directory cannot record.
+func TestUnwritablePendingRecordPublishesNothing(t *testing.T) {
+	store, a := editAfterCommit(t)
+	if err := os.MkdirAll(filepath.Join(a.e.stateDir(a.dir), "pending", "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.e.Commit(context.Background(), "", "two")
+	domainErr(t, err, CodeEngineFailed, ReasonLocalIO)
+	if n := store.Calls(remote.OpPut); n != 1 {
+		t.Fatalf("%d pack uploads, want 1 (the first commit's only)", n)
+	}
+	wantPublished(t, store, "n.md", "a\n")
 }

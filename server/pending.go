@@ -18,7 +18,8 @@ import (
 // with itself as soon as L is edited next to them.
 //
 // So before each publication attempt P records, without fsync (losing the
-// record only degrades to that conflict), the attempt's publication ID and
+// record only degrades to that conflict; a P that cannot write it fails
+// the commit before anything is published), the attempt's publication ID and
 // its overlay: each path the scanned L changed relative to A, with L's
 // file ID, and L's content where M text-merged it with others' changes
 // (then M minus that content is exactly the others' changes; the content
@@ -176,7 +177,7 @@ func (s *session) adoptAccepted() {
 // the proposal is L itself, whose delta from s.base is local (zero ID:
 // removed). It returns the new entry (kept for adoption in this session
 // once accepted).
-func (s *session) recordPending(publication string, ids, local map[string]cas.ID) pendingEntry {
+func (s *session) recordPending(publication string, ids, local map[string]cas.ID) (pendingEntry, error) {
 	ent := pendingEntry{Publication: publication, Overlay: map[string]string{}, baseHead: s.base.Head}
 	if ids == nil {
 		for p, id := range local {
@@ -218,11 +219,10 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 	}
 	rec := &pendingRecord{BaseHead: hex.EncodeToString(s.base.Head[:]), Entries: append(append([]pendingEntry{}, s.adopted...), ent)}
 	if err := s.state.savePending(rec); err != nil {
-		s.e.log.Warn("cannot record the pending publication", "err", err)
-	} else {
-		s.pendingOnDisk = true
+		return pendingEntry{}, err
 	}
-	return ent
+	s.pendingOnDisk = true
+	return ent, nil
 }
 
 // dropPending removes the record (a hint: failure is only logged).
