@@ -134,7 +134,7 @@ var Catalog = []CatalogRow{
 	{CodeStorageIntegrity, ReasonCorruptManifest, ActionRunVerify, false, nil, "The current manifest is malformed."},
 	{CodeStorageIntegrity, ReasonCorruptPack, ActionRunVerify, false, nil, "A pack does not match its checksum or format."},
 	{CodeStorageIntegrity, ReasonMissingPack, ActionRunVerify, false, nil, "A pack the manifest references is missing."},
-	{CodeStorageIntegrity, ReasonCacheCorrupt, ActionRunVerify, false, nil, "The local object cache is corrupt."},
+	{CodeStorageIntegrity, ReasonCacheCorrupt, ActionRunVerify, false, nil, "The local object cache is corrupt and could not be repaired (damaged packs are normally dropped and fetched again)."},
 	{CodeEngineFailed, ReasonLocalIO, ActionCheckHost, true, nil, "A local file operation failed (see detail)."},
 	{CodeEngineFailed, ReasonInternal, ActionCheckHost, false, nil, "An unexpected failure; the log record with the diagnosticId has the cause."},
 	{CodeRecoveryFailure, ReasonResynchronized, ActionPull, true, nil, "An operation failed after it began rewriting the directory; the directory was resynchronised."},
