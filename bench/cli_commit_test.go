@@ -21,7 +21,7 @@ func BenchmarkCLICommit1KiB(b *testing.B) {
 				names := fill(b, nb.dir, files, 2048)
 				nb.run("commit", nb.dir, "-m", "tree")
 				git := newGitReference(b, nb.dir)
-				edit := noteText(-1, 1024)
+				edit := NoteText(-1, 1024)
 
 				var runs, ref []time.Duration
 				i := 0

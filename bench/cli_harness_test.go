@@ -86,26 +86,6 @@ func (n *cliNotebook) run(args ...string) time.Duration {
 	return d
 }
 
-// noteText is a deterministic line of prose-like text.
-func noteText(seed, size int) []byte {
-	var buf bytes.Buffer
-	x := uint64(seed)*0x9e3779b97f4a7c15 + 1
-	words := []string{"note", "agent", "merge", "the", "commit", "of", "a", "line", "store", "pull", "shared", "text"}
-	for buf.Len() < size {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		buf.WriteString(words[x%uint64(len(words))])
-		if x%9 == 0 {
-			buf.WriteByte('\n')
-		} else {
-			buf.WriteByte(' ')
-		}
-	}
-	out := buf.Bytes()[:size-1]
-	return append(out, '\n')
-}
-
 // fill writes files x size bytes under dir, 100 files per subdirectory.
 func fill(b *testing.B, dir string, files, size int) []string {
 	b.Helper()
@@ -116,7 +96,7 @@ func fill(b *testing.B, dir string, files, size int) []string {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			b.Fatal(err)
 		}
-		if err := os.WriteFile(p, noteText(i, size), 0o644); err != nil {
+		if err := os.WriteFile(p, NoteText(i, size), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -28,7 +28,7 @@ func BenchmarkCLICommitAfterHistory(b *testing.B) {
 				names := fill(b, nb.dir, files, 2048)
 				nb.run("commit", nb.dir, "-m", "tree")
 				git := newGitReference(b, nb.dir)
-				edit := noteText(-1, 1024)
+				edit := NoteText(-1, 1024)
 				i := 0
 				commit := func(ref *[]time.Duration) time.Duration {
 					name := filepath.FromSlash(names[i%len(names)])

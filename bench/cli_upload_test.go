@@ -19,7 +19,7 @@ func BenchmarkCLIAppendUpload(b *testing.B) {
 	fill(b, nb.dir, 1, 1<<20)
 	nb.run("commit", nb.dir, "-m", "1 MiB")
 	name := filepath.Join(nb.dir, "d000", "note-00000.md")
-	edit := noteText(-2, 1024)
+	edit := NoteText(-2, 1024)
 
 	var uploaded, stored, n int64
 	for b.Loop() {

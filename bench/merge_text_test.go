@@ -7,12 +7,9 @@ package bench
 
 import (
 	"bytes"
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,51 +18,9 @@ import (
 
 var mergeSizes = []int{1 << 20, 5 << 20}
 
-const mergeEdits = 100 // per side
-
-// mergeNote returns a note of about size bytes (markdown paragraphs, lists
-// and blank lines) and two edited versions, each with mergeEdits changed
-// lines at scattered positions that never touch the other side's, so the
-// merge is clean and exercises the whole diff.
-func mergeNote(size int) (base, local, remote []byte) {
-	r := rand.New(rand.NewPCG(uint64(size), 3))
-	words := strings.Fields("the notebook agent merge line commit pull remote local file todo done fix check test build plan idea status next server store pack tree cache retry value")
-	var lines []string
-	n := 0
-	for n < size {
-		var l string
-		switch r.IntN(6) {
-		case 0:
-			l = ""
-		case 1:
-			l = fmt.Sprintf("- [ ] item %d %s", len(lines), words[r.IntN(len(words))])
-		default:
-			var b strings.Builder
-			fmt.Fprintf(&b, "%d", len(lines)) // lines are mostly distinct, as in real notes
-			for range 6 + r.IntN(8) {
-				b.WriteString(" " + words[r.IntN(len(words))])
-			}
-			l = b.String()
-		}
-		lines = append(lines, l)
-		n += len(l) + 1
-	}
-	// Positions 0, 4, 8, ... go to local and 2, 6, 10, ... to remote, so
-	// the two sides' edits are at least one unchanged line apart.
-	slots := r.Perm(len(lines) / 4)[:2*mergeEdits]
-	edit := func(slots []int, off int, tag string) []byte {
-		out := append([]string(nil), lines...)
-		for _, s := range slots {
-			out[4*s+off] += " edited by " + tag
-		}
-		return []byte(strings.Join(out, "\n") + "\n")
-	}
-	return []byte(strings.Join(lines, "\n") + "\n"), edit(slots[:mergeEdits], 0, "local"), edit(slots[mergeEdits:], 2, "remote")
-}
-
 func BenchmarkMergeText(b *testing.B) {
 	for _, size := range mergeSizes {
-		base, local, remote := mergeNote(size)
+		base, local, remote := MergeNote(size)
 		b.Run(sizeName(size), func(b *testing.B) {
 			if res := merge.Text(base, local, remote); len(res.Conflicts) != 0 {
 				b.Fatalf("conflicts %v in a merge built to be clean", res.Conflicts)
@@ -89,7 +44,7 @@ func BenchmarkMergeFileProcess(b *testing.B) {
 	}
 	bin := cliBinary(b)
 	for _, size := range mergeSizes {
-		base, local, remote := mergeNote(size)
+		base, local, remote := MergeNote(size)
 		dir := b.TempDir()
 		paths := make([]string, 3)
 		for i, c := range [][]byte{local, base, remote} {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/bench"
 )
 
 // actor is one writer of contention or one agent: its own notebook
@@ -53,11 +55,11 @@ func sharedFile(tags []string) []byte {
 
 // edit adds the next tagged line (and payload) to the actor's file.
 func (a *actor) edit() error {
-	line := fmt.Sprintf("%s-c%03d %s", a.tag, a.seq, strings.TrimSpace(string(noteText(a.seq*1000+len(a.tag), 48))))
+	line := fmt.Sprintf("%s-c%03d %s", a.tag, a.seq, strings.TrimSpace(string(bench.NoteText(a.seq*1000+len(a.tag), 48))))
 	line = strings.ReplaceAll(line, "\n", " ")
 	block := line + "\n"
 	if a.payload > 0 {
-		block += string(noteText(len(a.written)*131+a.seq, a.payload))
+		block += string(bench.NoteText(len(a.written)*131+a.seq, a.payload))
 	}
 	a.seq++
 	path := filepath.Join(a.nb.dir, filepath.FromSlash(a.file))

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/bench"
 )
 
 // notebook is one visible directory with its own private root, on one
@@ -61,26 +62,6 @@ func mustOK(o Outcome, err error) (Outcome, error) {
 	return o, err
 }
 
-// noteText is size bytes of deterministic prose-like lines.
-func noteText(seed, size int) []byte {
-	var buf bytes.Buffer
-	x := uint64(seed)*0x9e3779b97f4a7c15 + 1
-	words := []string{"note", "agent", "merge", "the", "commit", "of", "a", "line", "store", "pull", "shared", "text", "plan", "todo"}
-	for buf.Len() < size {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		buf.WriteString(words[x%uint64(len(words))])
-		if x%11 == 0 {
-			buf.WriteByte('\n')
-		} else {
-			buf.WriteByte(' ')
-		}
-	}
-	out := buf.Bytes()[:size-1]
-	return append(out, '\n')
-}
-
 // fill writes files x size bytes under dir, 100 files per subdirectory,
 // and returns their slash paths.
 func fill(dir string, files, size int) ([]string, error) {
@@ -91,7 +72,7 @@ func fill(dir string, files, size int) ([]string, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(p, noteText(i, size), 0o644); err != nil {
+		if err := os.WriteFile(p, bench.NoteText(i, size), 0o644); err != nil {
 			return nil, err
 		}
 	}

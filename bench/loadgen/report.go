@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/bench"
 )
 
 // writeReport writes <out>/<date>.md, its charts <date>-*.svg and the raw
@@ -341,7 +343,7 @@ func (r *Results) markdown(date string) string {
 
 	if len(r.Merge) > 0 {
 		p("## merge-file\n\n")
-		p("`slivingdoc merge-file` against `git merge-file -p` on the same three files (a note with %d edited lines per side, a clean merge), timed alternately.\n\n", mergeEdits)
+		p("`slivingdoc merge-file` against `git merge-file -p` on the same three files (a note with %d edited lines per side, a clean merge), timed alternately.\n\n", bench.MergeEdits)
 		p("| size | slivingdoc median (CPU) | git median (CPU) | ratio | max RSS ours / git | same bytes |\n| ---: | --- | --- | ---: | --- | --- |\n")
 		for _, mr := range r.Merge {
 			p("| %d MB | %s (%s) | %s (%s) | %.2fx | %s / %s | %v |\n", mr.Size>>20, fmtDur(mr.Ours.Wall.Median), fmtDur(mr.Ours.CPU.Median),

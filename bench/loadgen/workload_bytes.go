@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/slivingdoc/slivingdoc/bench"
 )
 
 // BytesResult is the bytes workload: 1 KiB appends to one 1 MiB file, and
@@ -29,7 +31,7 @@ func (r *runner) bytesWorkload(ctx context.Context, st *storeTarget) (BytesResul
 		return res, err
 	}
 	path := filepath.Join(nb.dir, "big.md")
-	if err := os.WriteFile(path, noteText(7, bigFileSize), 0o644); err != nil {
+	if err := os.WriteFile(path, bench.NoteText(7, bigFileSize), 0o644); err != nil {
 		return res, err
 	}
 	if _, err := mustOK(nb.commit(ctx, "1 MiB note")); err != nil {
@@ -41,7 +43,7 @@ func (r *runner) bytesWorkload(ctx context.Context, st *storeTarget) (BytesResul
 	}
 	res.Initial = before
 	for i := range r.prof.bytesAppends {
-		if err := appendTo(path, noteText(100+i, appendSize)); err != nil {
+		if err := appendTo(path, bench.NoteText(100+i, appendSize)); err != nil {
 			return res, err
 		}
 		if _, err := mustOK(nb.commit(ctx, fmt.Sprintf("append %d", i+1))); err != nil {

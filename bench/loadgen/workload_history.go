@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/bench"
 )
 
 // HistoryResult is the history workload: successive append commits on one
@@ -42,7 +44,7 @@ func (r *runner) history(ctx context.Context, st *storeTarget) (HistoryResult, e
 	}
 	for i := range r.prof.historyCommits {
 		name := filepath.FromSlash(names[(i*7919)%len(names)])
-		if err := appendTo(filepath.Join(nb.dir, name), noteText(-1-i, appendSize)); err != nil {
+		if err := appendTo(filepath.Join(nb.dir, name), bench.NoteText(-1-i, appendSize)); err != nil {
 			return res, err
 		}
 		o, err := mustOK(nb.commit(ctx, fmt.Sprintf("append %d", i+1)))

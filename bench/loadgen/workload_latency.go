@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/bench"
 )
 
 // LatencyResult is the latency workload on one store and notebook size:
@@ -76,7 +78,7 @@ func (r *runner) latency(ctx context.Context, st *storeTarget, files int) (Laten
 	samples := map[string][]Sample{}
 	for i := range r.prof.latencyReps {
 		name := filepath.FromSlash(names[(i*7919)%len(names)]) // spread over the tree
-		edit := noteText(-1-i, appendSize)
+		edit := bench.NoteText(-1-i, appendSize)
 		if err := appendTo(filepath.Join(nb.dir, name), edit); err != nil {
 			return res, err
 		}

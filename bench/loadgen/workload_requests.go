@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/slivingdoc/slivingdoc/bench"
 	"github.com/slivingdoc/slivingdoc/remote/seaweed"
 )
 
@@ -74,7 +75,7 @@ func (r *runner) requests(ctx context.Context, st *storeTarget) (RequestsResult,
 	// Three rounds: the first append after the tree may still warm caches;
 	// all are reported.
 	for i := range 3 {
-		if err := appendTo(filepath.Join(nb.dir, filepath.FromSlash(names[i*37])), noteText(-1-i, appendSize)); err != nil {
+		if err := appendTo(filepath.Join(nb.dir, filepath.FromSlash(names[i*37])), bench.NoteText(-1-i, appendSize)); err != nil {
 			return res, err
 		}
 		o, err := nb.commit(ctx, "append")
