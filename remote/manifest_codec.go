@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -71,7 +72,13 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func appendID(b []byte, id cas.ID) []byte { return appendString(b, id.String()) }
+// appendID writes id as quoted lowercase hex, in place: id.String() would
+// allocate a string per ID, three per increment.
+func appendID(b []byte, id cas.ID) []byte {
+	b = append(b, '"')
+	b = hex.AppendEncode(b, id[:])
+	return append(b, '"')
+}
 
 // DecodeManifest strictly decodes `current`: malformed JSON, an unknown,
 // duplicate, missing or null field, a number that is not a plain unsigned
