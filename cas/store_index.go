@@ -55,11 +55,16 @@ func (m *mergedIndex) find(id ID) (location, bool) {
 	if i == n {
 		return location{}, false
 	}
+	got, loc := m.entry(i)
+	return loc, got == id
+}
+
+// entry decodes entry i.
+func (m *mergedIndex) entry(i int) (ID, location) {
 	e := m.entries[i*mergedEntrySize:]
-	if !bytes.Equal(e[:32], id[:]) {
-		return location{}, false
-	}
-	return location{pack: m.packs[le.Uint32(e[32:])], offset: le.Uint64(e[36:]), stored: le.Uint32(e[44:])}, true
+	var id ID
+	copy(id[:], e)
+	return id, location{pack: m.packs[le.Uint32(e[32:])], offset: le.Uint64(e[36:]), stored: le.Uint32(e[44:])}
 }
 
 var errBadMergedIndex = errors.New("cas: merged index is invalid")
@@ -173,11 +178,9 @@ func (s *Store) writeMergedIndexLocked() {
 	}
 	if s.midx != nil {
 		for i := range s.midx.count() {
-			e := s.midx.entries[i*mergedEntrySize:]
-			var id ID
-			copy(id[:], e)
+			id, loc := s.midx.entry(i)
 			if _, dup := s.index[id]; !dup {
-				all = append(all, entry{id, location{pack: s.midx.packs[le.Uint32(e[32:])], offset: le.Uint64(e[36:]), stored: le.Uint32(e[44:])}})
+				all = append(all, entry{id, loc})
 			}
 		}
 	}
