@@ -126,13 +126,7 @@ func (a *Adapter) handler(tool string) mcpgo.ToolHandlerFunc {
 		a.log.Info("tool call", "mcpReqID", id, "tool", tool)
 		defer func() {
 			if p := recover(); p != nil {
-				res, err = a.fail(tool, id, start, &server.Error{
-					Code:    server.CodeEngineFailed,
-					Reason:  server.ReasonInternal,
-					Action:  server.ActionCheckHost,
-					Message: "The server failed unexpectedly; the log record with this diagnosticId has the cause.",
-					Cause:   fmt.Errorf("panic: %v", p),
-				}), nil
+				res, err = a.fail(tool, id, start, internalError(fmt.Errorf("panic: %v", p))), nil
 			}
 		}()
 
@@ -153,13 +147,7 @@ func (a *Adapter) handler(tool string) mcpgo.ToolHandlerFunc {
 			}
 			var de *server.Error
 			if !errors.As(err, &de) {
-				de = &server.Error{
-					Code:    server.CodeEngineFailed,
-					Reason:  server.ReasonInternal,
-					Action:  server.ActionCheckHost,
-					Message: "The server failed unexpectedly; the log record with this diagnosticId has the cause.",
-					Cause:   err,
-				}
+				de = internalError(err)
 			}
 			return a.fail(tool, id, start, de), nil
 		}
@@ -170,6 +158,18 @@ func (a *Adapter) handler(tool string) mcpgo.ToolHandlerFunc {
 			Content:           []mcp.Content{mcp.NewTextContent(okText(ok, a.sets))},
 			StructuredContent: ok,
 		}, nil
+	}
+}
+
+// internalError is the report for a failure the engine did not classify
+// (a panic, an error that is not a *server.Error).
+func internalError(cause error) *server.Error {
+	return &server.Error{
+		Code:    server.CodeEngineFailed,
+		Reason:  server.ReasonInternal,
+		Action:  server.ActionCheckHost,
+		Message: "The server failed unexpectedly; the log record with this diagnosticId has the cause.",
+		Cause:   cause,
 	}
 }
 
