@@ -128,7 +128,7 @@ func WriteTree(sink Sink, files map[string]ID) (ID, error) {
 			return ID{}, err
 		}
 	}
-	return root.write(sink)
+	return root.write(sink, "")
 }
 
 // dirNode is one directory while WriteTree collects paths.
@@ -169,27 +169,36 @@ func (d *dirNode) add(path string, id ID) error {
 	return nil
 }
 
-func (d *dirNode) write(sink Sink) (ID, error) {
+func (d *dirNode) write(sink Sink, prefix string) (ID, error) {
 	for name, sub := range d.dirs {
-		id, err := sub.write(sink)
+		id, err := sub.write(sink, prefix+name+"/")
 		if err != nil {
 			return ID{}, err
 		}
 		d.entries = append(d.entries, TreeEntry{Name: name, Kind: KindTree, ID: id})
 	}
-	slices.SortFunc(d.entries, func(a, b TreeEntry) int { return cmp.Compare(a.Name, b.Name) })
-	for i := 1; i < len(d.entries); i++ {
-		// Map keys are unique, so an equal neighbour is a file that is also
-		// a directory ("a" and "a/b").
-		if d.entries[i-1].Name == d.entries[i].Name {
-			return ID{}, fmt.Errorf("%w: %q is both a file and a directory", ErrInvalidPath, d.entries[i].Name)
+	return writeEntries(sink, d.entries, prefix)
+}
+
+// writeEntries sorts the entries of directory prefix, encodes them and
+// puts the tree into sink. Files and directories are each unique by name,
+// so an equal neighbour is a file that is also a directory ("a" and "a/b").
+func writeEntries(sink Sink, entries []TreeEntry, prefix string) (ID, error) {
+	slices.SortFunc(entries, func(a, b TreeEntry) int { return cmp.Compare(a.Name, b.Name) })
+	for i := 1; i < len(entries); i++ {
+		if entries[i-1].Name == entries[i].Name {
+			return ID{}, bothErr(prefix + entries[i].Name)
 		}
 	}
-	o, err := EncodeTree(d.entries)
+	o, err := EncodeTree(entries)
 	if err != nil {
 		return ID{}, err
 	}
 	return o.ID, put(sink, o)
+}
+
+func bothErr(path string) error {
+	return fmt.Errorf("%w: %q is both a file and a directory", ErrInvalidPath, path)
 }
 
 // ReadTree walks the tree root and returns the flat map of file paths to

@@ -1,10 +1,6 @@
 package cas
 
-import (
-	"cmp"
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // UpdateTree returns the root tree ID of the tree base with changes
 // applied: each path maps to its new file ID, or to the zero ID to remove
@@ -132,17 +128,8 @@ func (n *changeNode) apply(src Source, sink Sink, base ID, prefix string) (ID, b
 	if len(out) == 0 && prefix != "" {
 		return ID{}, true, nil
 	}
-	slices.SortFunc(out, func(a, b TreeEntry) int { return cmp.Compare(a.Name, b.Name) })
-	for i := 1; i < len(out); i++ {
-		if out[i-1].Name == out[i].Name {
-			return ID{}, false, bothErr(prefix + out[i].Name)
-		}
-	}
-	o, err := EncodeTree(out)
-	if err != nil {
-		return ID{}, false, err
-	}
-	return o.ID, false, put(sink, o)
+	id, err := writeEntries(sink, out, prefix)
+	return id, false, err
 }
 
 // addDir applies sub to the subtree base (zero: new) named name and
@@ -171,8 +158,4 @@ func (n *changeNode) dropDir(src Source, sink Sink, e TreeEntry, prefix string) 
 		return bothErr(prefix + e.Name)
 	}
 	return nil
-}
-
-func bothErr(path string) error {
-	return fmt.Errorf("%w: %q is both a file and a directory", ErrInvalidPath, path)
 }
