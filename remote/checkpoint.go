@@ -225,10 +225,7 @@ func (w *checkpointWork) swap(ctx context.Context, state *State, cp Checkpoint, 
 		if err != nil || len(need) > 0 {
 			return need, err
 		}
-		data, err := EncodeManifest(next)
-		if err != nil {
-			return nil, err
-		}
+		data := encodeManifest(next) // SwapCheckpoint validated it
 		etag, err := w.n.store.ReplaceIfMatch(ctx, CurrentKey, data, state.ETag)
 		switch {
 		case err == nil:

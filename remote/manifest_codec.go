@@ -19,6 +19,13 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
+	return encodeManifest(m), nil
+}
+
+// encodeManifest returns the canonical bytes of a manifest already
+// validated: Extend and SwapCheckpoint validate what they return, so
+// Publish and Checkpoint do not validate it a second time.
+func encodeManifest(m *Manifest) []byte {
 	b := make([]byte, 0, 256+300*len(m.Increments))
 	b = append(b, `{"version":`...)
 	b = strconv.AppendUint(b, ManifestVersion, 10)
@@ -35,7 +42,7 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 		b = append(b, '}')
 	}
 	b = append(b, "]}\n"...)
-	return b, nil
+	return b
 }
 
 // appendChain writes `"checkpoint":{...},"increments":[...]`.

@@ -81,10 +81,7 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 		// not an integrity problem of the store.
 		return State{}, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
 	}
-	data, err := EncodeManifest(next)
-	if err != nil {
-		return State{}, err
-	}
+	data := encodeManifest(next) // Extend validated it
 	// The pack first: until `current` names it, it is only a proposal.
 	if err := n.store.Put(ctx, ref.Key, prop.Pack); err != nil {
 		return State{}, fmt.Errorf("remote: upload pack: %w", err)
