@@ -16,12 +16,9 @@ type Memory struct {
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory { return &Memory{objects: make(map[ID]Object)} }
 
-// Put verifies obj against its ID and kind rules and keeps it.
+// Put verifies obj as a PackWriter does (ID, size, kind rules) and keeps it.
 func (m *Memory) Put(obj Object) error {
-	if err := obj.verify(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidObject, err)
-	}
-	if err := checkBody(obj.Kind, obj.Body); err != nil {
+	if err := obj.check(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidObject, err)
 	}
 	m.mu.Lock()

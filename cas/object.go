@@ -105,6 +105,18 @@ func (o Object) verify() error {
 	return nil
 }
 
+// check is what every Sink here checks before it keeps o: verify, the
+// size limit, and the rules of o's kind.
+func (o Object) check() error {
+	if err := o.verify(); err != nil {
+		return err
+	}
+	if len(o.Body) > MaxObjectSize {
+		return corruptf("object of %d bytes exceeds the %d-byte limit", len(o.Body), MaxObjectSize)
+	}
+	return checkBody(o.Kind, o.Body)
+}
+
 // ChunkObject returns the chunk object holding data (1 to MaxChunk bytes).
 func ChunkObject(data []byte) (Object, error) {
 	if len(data) == 0 || len(data) > MaxChunk {

@@ -36,13 +36,7 @@ func (w *PackWriter) Put(obj Object) error {
 	if _, ok := w.seen[obj.ID]; ok {
 		return nil
 	}
-	if err := obj.verify(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidObject, err)
-	}
-	if len(obj.Body) > MaxObjectSize {
-		return fmt.Errorf("%w: object of %d bytes exceeds the %d-byte limit", ErrInvalidObject, len(obj.Body), MaxObjectSize)
-	}
-	if err := checkBody(obj.Kind, obj.Body); err != nil {
+	if err := obj.check(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidObject, err)
 	}
 	enc, stored := byte(encodingRaw), obj.Body
