@@ -159,7 +159,7 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 		if !c.del {
 			continue
 		}
-		if err := unchangedSince(s.root, c.path, c.was); err != nil {
+		if _, err := unchangedSince(s.root, c.path, c.was); err != nil {
 			return err
 		}
 		if err := s.root.Remove(c.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -284,7 +284,7 @@ func (s *session) writeAll(changes []change) error {
 	for i, c := range writes {
 		r := dirs[path.Dir(c.path)]
 		name := path.Base(c.path)
-		if err := unchangedSince(r, name, c.was); err != nil {
+		if _, err := unchangedSince(r, name, c.was); err != nil {
 			return err
 		}
 		if err := r.Rename(tmps[i], name); err != nil {
@@ -334,33 +334,35 @@ func (s *session) openWriteDir(d string) (*os.Root, error) {
 // unchangedSince refuses to replace or remove a file that someone changed
 // (or created) after the scan: the rewrite would otherwise drop that edit.
 // The caller turns the error into a recovery, which merges the edit in.
-func unchangedSince(r *os.Root, name string, was *statEntry) error {
+// It returns what stands at name (nil: nothing).
+func unchangedSince(r *os.Root, name string, was *statEntry) (fs.FileInfo, error) {
 	fi, err := r.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return nil, nil
 	case err != nil:
-		return err
+		return nil, err
 	case !fi.Mode().IsRegular():
 		if was != nil {
-			return errChangedDuringScan
+			return nil, errChangedDuringScan
 		}
-		return nil // an empty directory, not state (writeLeaf removes it)
+		return fi, nil // an empty directory, not state (stageLeaf removes it)
 	case was == nil || !sameStat(statOf(fi), *was):
-		return errChangedDuringScan
+		return nil, errChangedDuringScan
 	}
-	return nil
+	return fi, nil
 }
 
 // stageLeaf writes content to a new temporary sibling of name in r (with
 // the permissions of the file it will replace) and returns its name. It
 // fsyncs the file unless the caller flushes the file system afterwards.
 func stageLeaf(r *os.Root, name string, content []byte, was *statEntry, fsync bool) (string, error) {
-	if err := unchangedSince(r, name, was); err != nil {
+	fi, err := unchangedSince(r, name, was)
+	if err != nil {
 		return "", err
 	}
 	perm := fs.FileMode(0o666)
-	if fi, err := r.Lstat(name); err == nil {
+	if fi != nil {
 		switch {
 		case fi.Mode().IsRegular():
 			perm = fi.Mode().Perm()
