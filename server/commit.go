@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -128,7 +129,7 @@ func (s *session) refuseReadOnly() error {
 	if len(refused) == 0 {
 		return nil
 	}
-	sortFileErrors(refused)
+	sort.Slice(refused, func(i, j int) bool { return refused[i].Path < refused[j].Path })
 	// Resetting needs the baseline's content: make sure the cache holds
 	// the accepted chain (a refusal is not on the fast path).
 	state, err := s.e.notebook.ReadCurrent(s.ctx)
@@ -474,12 +475,4 @@ func unionPaths(a, b map[string]cas.ID) []string {
 		seen[p] = true
 	}
 	return sortedKeys(seen)
-}
-
-func sortFileErrors(fs []FileError) {
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].Path < fs[j-1].Path; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
 }
