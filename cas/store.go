@@ -270,11 +270,8 @@ func (s *Store) AddPack(name string, data []byte) error {
 	if err := checkPackName(name); err != nil {
 		return err
 	}
-	p, err := OpenPack(data)
+	p, err := openVerified(data)
 	if err != nil {
-		return fmt.Errorf("cas: add pack %q: %w", name, err)
-	}
-	if err := p.Verify(); err != nil {
 		return fmt.Errorf("cas: add pack %q: %w", name, err)
 	}
 	s.addMu.Lock()
@@ -407,14 +404,23 @@ func (s *Store) VerifyPack(name string) error {
 	if err != nil {
 		return fmt.Errorf("cas: verify pack %q: %w", name, err)
 	}
-	p, err := OpenPack(data)
-	if err == nil {
-		err = p.Verify()
-	}
-	if err != nil {
+	if _, err := openVerified(data); err != nil {
 		return fmt.Errorf("cas: verify pack %q: %w", name, err)
 	}
 	return nil
+}
+
+// openVerified opens data as a pack and verifies every object: the
+// complete check of bytes before the store accepts them.
+func openVerified(data []byte) (*Pack, error) {
+	p, err := OpenPack(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Verify(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // lookup returns where id is stored, rescanning the directory on a miss.
