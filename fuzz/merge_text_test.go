@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -80,7 +81,7 @@ func FuzzMergeText(f *testing.F) {
 			prev = r.End
 		}
 		if !markerLike(base, local, remote) {
-			if scanned := merge.ScanMarkers(got.Content); !sameRanges(scanned, got.Conflicts) {
+			if scanned := merge.ScanMarkers(got.Content); !slices.Equal(scanned, got.Conflicts) {
 				t.Fatalf("scanner found %v, merge wrote %v in %q", scanned, got.Conflicts, got.Content)
 			}
 		}
@@ -104,16 +105,4 @@ func splitLines(b []byte) [][]byte {
 // isMarker reports whether line is exactly m ended by LF or CRLF.
 func isMarker(line []byte, m string) bool {
 	return string(line) == m+"\n" || string(line) == m+"\r\n"
-}
-
-func sameRanges(a, b []merge.Range) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
