@@ -49,10 +49,7 @@ const (
 )
 
 // NewFile returns the directory store rooted at dir (created if needed).
-func NewFile(dir string) (Store, error) { return OpenFile(dir) }
-
-// OpenFile is NewFile returning the concrete type.
-func OpenFile(dir string) (*File, error) {
+func NewFile(dir string) (Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("remote: file store: empty directory")
 	}
@@ -74,9 +71,6 @@ func OpenFile(dir string) (*File, error) {
 
 // Identity implements Store.
 func (f *File) Identity() string { return f.identity }
-
-// Root returns the store's directory.
-func (f *File) Root() string { return f.root }
 
 func (f *File) path(key string) (string, error) {
 	if err := CheckKey(key); err != nil {
