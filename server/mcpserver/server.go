@@ -81,9 +81,6 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	return a, nil
 }
 
-// MCPServer exposes the underlying server (in-process tests).
-func (a *Adapter) MCPServer() *mcpgo.MCPServer { return a.mcp }
-
 // Serve speaks MCP JSON-RPC on in/out until in ends or ctx is cancelled.
 // out carries only protocol messages; the transport's own errors go to
 // the logger.
