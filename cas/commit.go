@@ -105,16 +105,8 @@ func checkFile(src Source, id ID, seen map[ID]bool) error {
 		if seen[ref.ID] {
 			continue
 		}
-		co, err := get(src, ref.ID, KindChunk)
-		if err != nil {
-			return fmt.Errorf("chunk %d: %w", i, err)
-		}
-		data, err := DecodeChunk(co)
-		if err != nil {
-			return fmt.Errorf("chunk %d: %w", i, err)
-		}
-		if len(data) != int(ref.Size) {
-			return corruptf("chunk %d has %d bytes, file says %d", i, len(data), ref.Size)
+		if _, err := readChunk(src, i, ref); err != nil {
+			return err
 		}
 		seen[ref.ID] = true
 	}

@@ -183,20 +183,29 @@ func ReadFile(src Source, id ID) ([]byte, error) {
 	// allocation: a hostile file object could still claim a huge size.
 	out := make([]byte, 0, min(f.Size, MaxObjectSize))
 	for i, c := range f.Chunks {
-		co, err := get(src, c.ID, KindChunk)
-		if err != nil {
-			return nil, fmt.Errorf("chunk %d of file: %w", i, err)
-		}
-		data, err := DecodeChunk(co)
+		data, err := readChunk(src, i, c)
 		if err != nil {
 			return nil, err
-		}
-		if len(data) != int(c.Size) {
-			return nil, corruptf("chunk %d has %d bytes, file says %d", i, len(data), c.Size)
 		}
 		out = append(out, data...)
 	}
 	return out, nil
+}
+
+// readChunk reads chunk i of a file, listed as ref, and checks its length.
+func readChunk(src Source, i int, ref ChunkRef) ([]byte, error) {
+	co, err := get(src, ref.ID, KindChunk)
+	if err != nil {
+		return nil, fmt.Errorf("chunk %d: %w", i, err)
+	}
+	data, err := DecodeChunk(co)
+	if err != nil {
+		return nil, fmt.Errorf("chunk %d: %w", i, err)
+	}
+	if len(data) != int(ref.Size) {
+		return nil, corruptf("chunk %d has %d bytes, file says %d", i, len(data), ref.Size)
+	}
+	return data, nil
 }
 
 // get reads id from src and checks the object is the one asked for and of
