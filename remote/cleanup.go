@@ -37,7 +37,11 @@ type CleanupResult struct {
 // never affected.
 func (n *Notebook) Cleanup(ctx context.Context, cutoff uint64) (CleanupResult, error) {
 	var res CleanupResult
-	var candidates []string
+	type candidate struct {
+		key string
+		gen uint64
+	}
+	var candidates []candidate
 	for _, prefix := range []string{IncrementsPrefix, CheckpointsPrefix} {
 		objs, err := n.store.List(ctx, prefix)
 		if err != nil {
@@ -45,7 +49,7 @@ func (n *Notebook) Cleanup(ctx context.Context, cutoff uint64) (CleanupResult, e
 		}
 		for _, o := range objs {
 			if _, gen, _, err := ParsePackKey(o.Key); err == nil && gen <= cutoff {
-				candidates = append(candidates, o.Key)
+				candidates = append(candidates, candidate{o.Key, gen})
 			}
 		}
 	}
@@ -59,16 +63,15 @@ func (n *Notebook) Cleanup(ctx context.Context, cutoff uint64) (CleanupResult, e
 		}
 		limit := min(cutoff, state.Manifest.Checkpoint.Through)
 		referenced := state.Manifest.Referenced()
-		for _, key := range batch {
-			_, gen, _, _ := ParsePackKey(key)
-			if _, ok := referenced[key]; ok || gen > limit {
+		for _, c := range batch {
+			if _, ok := referenced[c.key]; ok || c.gen > limit {
 				res.Kept++
 				continue
 			}
-			if err := n.store.Delete(ctx, key); err != nil {
-				return res, fmt.Errorf("remote: cleanup: delete %s: %w", key, err)
+			if err := n.store.Delete(ctx, c.key); err != nil {
+				return res, fmt.Errorf("remote: cleanup: delete %s: %w", c.key, err)
 			}
-			res.Deleted = append(res.Deleted, key)
+			res.Deleted = append(res.Deleted, c.key)
 		}
 	}
 	return res, nil
