@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 )
 
 // PackWriter accumulates objects for one pack in memory. It is a Sink,
@@ -127,15 +126,11 @@ func (p *Pack) Len() int { return len(p.index) / indexEntrySize }
 
 // find returns the index entry of id.
 func (p *Pack) find(id ID) (indexEntry, bool) {
-	n := p.Len()
-	i := sort.Search(n, func(i int) bool {
-		return bytes.Compare(p.index[i*indexEntrySize:i*indexEntrySize+32], id[:]) >= 0
-	})
-	if i == n {
+	i, ok := searchID(p.index, indexEntrySize, id)
+	if !ok {
 		return indexEntry{}, false
 	}
-	e := readIndexEntry(p.index[i*indexEntrySize:])
-	return e, e.id == id
+	return readIndexEntry(p.index[i*indexEntrySize:]), true
 }
 
 // Get returns the object id, verified against its ID. The body is a copy:

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -73,6 +74,17 @@ func readIndexEntry(b []byte) indexEntry {
 	e.offset = le.Uint64(b[32:])
 	e.stored = le.Uint32(b[40:])
 	return e
+}
+
+// searchID finds id in records of size bytes each, sorted by the ID
+// each starts with (a pack's index, the merged index), and returns its
+// position.
+func searchID(records []byte, size int, id ID) (int, bool) {
+	n := len(records) / size
+	i := sort.Search(n, func(i int) bool {
+		return bytes.Compare(records[i*size:i*size+len(id)], id[:]) >= 0
+	})
+	return i, i < n && bytes.Equal(records[i*size:i*size+len(id)], id[:])
 }
 
 // checkHeader validates the header h (the first bytes of the pack, up to

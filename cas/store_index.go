@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 )
 
 // The merged index is a cache of every loaded pack's index in one file,
@@ -48,15 +47,12 @@ type mergedIndex struct {
 }
 
 func (m *mergedIndex) find(id ID) (location, bool) {
-	n := len(m.entries) / mergedEntrySize
-	i := sort.Search(n, func(i int) bool {
-		return bytes.Compare(m.entries[i*mergedEntrySize:i*mergedEntrySize+32], id[:]) >= 0
-	})
-	if i == n {
+	i, ok := searchID(m.entries, mergedEntrySize, id)
+	if !ok {
 		return location{}, false
 	}
-	got, loc := m.entry(i)
-	return loc, got == id
+	_, loc := m.entry(i)
+	return loc, true
 }
 
 // entry decodes entry i.
