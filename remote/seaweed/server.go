@@ -441,9 +441,7 @@ func (s *Server) Close() {
 	_ = os.RemoveAll(s.dir)
 }
 
-// LogPath is the server's combined output, for diagnosing a failed test.
-func (s *Server) LogPath() string { return s.logPath() }
-
+// logPath is the server's combined output; a failed start quotes its tail.
 func (s *Server) logPath() string { return filepath.Join(s.dir, "weed.log") }
 
 // weed puts a unix socket per gRPC service into /tmp, named by port, and
