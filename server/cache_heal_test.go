@@ -149,3 +149,27 @@ func TestDamagedCachedPackIsHealedOnLog(t *testing.T) {
 		t.Fatalf("log: %+v", entries)
 	}
 }
+
+// Wherever the damage falls (a file, a tree or the commit object), Log
+// heals and reports the publication; it never answers a shorter history.
+func TestDamagedCachedPackAnywhereIsHealedOnLog(t *testing.T) {
+	for at := int64(0); ; at += 29 {
+		a := newAgent(t, remote.NewMem())
+		a.pull()
+		a.write("n.md", "top\n"+filler+"end\n")
+		a.commit("one")
+		p := cachedPacks(t, a)[0]
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at >= fi.Size() {
+			return
+		}
+		flipByte(t, p, at)
+		entries, err := a.e.Log(t.Context(), 5)
+		if err != nil || len(entries) != 1 || len(entries[0].Files) != 1 {
+			t.Fatalf("damage at %d of %d: log: %v %+v", at, fi.Size(), err, entries)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -56,8 +57,11 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 			break
 		}
 		o, err := src.Get(head)
-		if err != nil {
+		if errors.Is(err, cas.ErrNotFound) {
 			break // older than the chain the cache holds
+		}
+		if err != nil { // a damaged cached pack: Log heals and retries
+			return nil, e.fail("read commit", err)
 		}
 		c, err := cas.DecodeCommit(o)
 		if err != nil {
@@ -71,12 +75,17 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 		parentTree := map[string]cas.ID{}
 		if !c.Parent.IsZero() {
 			po, err := src.Get(c.Parent)
-			if err != nil {
-				parentTree = nil
-			} else if pc, err := cas.DecodeCommit(po); err != nil {
-				return nil, e.fail("decode commit", err)
-			} else if parentTree, err = cas.ReadTree(src, pc.Tree); err != nil {
-				parentTree = nil
+			if err == nil {
+				var pc cas.Commit
+				if pc, err = cas.DecodeCommit(po); err != nil {
+					return nil, e.fail("decode commit", err)
+				}
+				parentTree, err = cas.ReadTree(src, pc.Tree)
+			}
+			if errors.Is(err, cas.ErrNotFound) {
+				parentTree = nil // older than the chain the cache holds
+			} else if err != nil {
+				return nil, e.fail("read parent", err)
 			}
 		}
 		entry := LogEntry{Generation: gen, Time: c.Time, Message: string(c.Message), Files: []FileStat{}}
