@@ -1,7 +1,8 @@
 // Package bench holds the Go benchmarks of slivingdoc (in its _test files:
 // cas, merge, remote, CLI and checkpoint workloads) and the deterministic
 // note generators that they and the load generator (bench/loadgen) share, so
-// both measure the same inputs.
+// both measure the same inputs; and ProgramTB, with which the load
+// generator and the fault campaign (bench/chaos) drive remote/seaweed.
 package bench
 
 import (

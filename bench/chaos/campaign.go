@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/bench"
 	"github.com/slivingdoc/slivingdoc/remote/seaweed"
 )
 
@@ -28,7 +29,7 @@ type campaign struct {
 	env    []string // selects the store; writers add their private root
 
 	srv   *seaweed.Server // seaweedfs only
-	tb    *driverTB
+	tb    *bench.ProgramTB
 	proxy *faultProxy
 	disk  *smallDisk // nil when the host refuses a tmpfs
 
@@ -58,9 +59,9 @@ func (c *campaign) setup() error {
 	case "file":
 		c.env = []string{"SLIVINGDOC_STORE=file://" + filepath.ToSlash(filepath.Join(c.work, "store"))}
 	case "seaweedfs":
-		c.tb = &driverTB{}
+		c.tb = &bench.ProgramTB{LogPrefix: "seaweed: "}
 		start := time.Now()
-		if err := seaweedCall(func() { c.srv = seaweed.Start(c.tb) }); err != nil {
+		if err := bench.SeaweedCall(func() { c.srv = seaweed.Start(c.tb) }); err != nil {
 			return fmt.Errorf("start SeaweedFS: %w", err)
 		}
 		c.st.note("SeaweedFS started in %s", time.Since(start).Round(100*time.Millisecond))
@@ -102,7 +103,7 @@ func (c *campaign) teardown() {
 		c.proxy.Close()
 	}
 	if c.tb != nil {
-		c.tb.close()
+		c.tb.Close()
 	}
 	if c.disk != nil {
 		if err := c.disk.unmount(); err != nil {
@@ -394,11 +395,11 @@ func (c *campaign) inject(ctx context.Context, ev event) (bool, error) {
 		if ev.Crash {
 			stop = c.srv.Kill
 		}
-		if err := seaweedCall(func() { stop(c.tb) }); err != nil {
+		if err := bench.SeaweedCall(func() { stop(c.tb) }); err != nil {
 			return false, err
 		}
 		time.Sleep(ev.Length)
-		if err := seaweedCall(func() { c.srv.Restart(c.tb) }); err != nil {
+		if err := bench.SeaweedCall(func() { c.srv.Restart(c.tb) }); err != nil {
 			return false, err
 		}
 		to := time.Now()
@@ -416,11 +417,11 @@ func (c *campaign) inject(ctx context.Context, ev event) (bool, error) {
 		// operation may outlast the bound, and one that ran entirely in
 		// the freeze must fail as an outage does.
 		from := time.Now()
-		if err := seaweedCall(func() { c.srv.Pause(c.tb) }); err != nil {
+		if err := bench.SeaweedCall(func() { c.srv.Pause(c.tb) }); err != nil {
 			return false, err
 		}
 		time.Sleep(ev.Length)
-		if err := seaweedCall(func() { c.srv.Resume(c.tb) }); err != nil {
+		if err := bench.SeaweedCall(func() { c.srv.Resume(c.tb) }); err != nil {
 			return false, err
 		}
 		c.mu.Lock()

@@ -47,6 +47,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/bench"
 	"github.com/slivingdoc/slivingdoc/remote/seaweed"
 )
 
@@ -255,11 +256,11 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 		r.stores["file"] = fileTarget(work)
 	}
 	if useSeaweed {
-		tb := &programTB{}
-		defer tb.close()
+		tb := &bench.ProgramTB{}
+		defer tb.Close()
 		lg.Printf("starting SeaweedFS (remote/seaweed; builds it on first use)")
 		t0 := time.Now()
-		if r.srv, err = startSeaweed(tb); err != nil {
+		if err = bench.SeaweedCall(func() { r.srv = seaweed.Start(tb) }); err != nil {
 			return nil, fmt.Errorf("seaweedfs: %w", err)
 		}
 		lg.Printf("SeaweedFS up in %v at %s", time.Since(t0).Round(time.Millisecond), r.srv.Endpoint)
