@@ -107,24 +107,20 @@ func (s *session) refuseReadOnly() error {
 	}
 	base := s.baseFiles()
 	var refused []FileError
-	seen := map[string]bool{}
 	check := func(p string) {
-		if seen[p] {
-			return
-		}
-		seen[p] = true
-		if s.scan.files[p] == base[p] {
-			return
-		}
 		if reason := s.e.sets.refusal(p); reason != "" {
 			refused = append(refused, FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
 		}
 	}
-	for p := range s.scan.files {
-		check(p)
+	for p, id := range s.scan.files {
+		if base[p] != id { // changed or added
+			check(p)
+		}
 	}
 	for p := range base {
-		check(p)
+		if _, ok := s.scan.files[p]; !ok { // removed
+			check(p)
+		}
 	}
 	if len(refused) == 0 {
 		return nil
