@@ -195,7 +195,8 @@ var scrubPatterns = []struct {
 	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@`), "${1}<user>@"},
 }
 
-// credentialEnv are variables whose values no record may show.
+// credentialEnv are variables whose values no record and no MCP result may
+// show (serve passes them to the adapter's redaction too).
 var credentialEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"}
 
 var (

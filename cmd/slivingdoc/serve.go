@@ -16,10 +16,6 @@ func init() {
 	register(command{name: "serve", summary: "run the MCP server (notes_pull, notes_commit) over stdio", run: runServe})
 }
 
-// secretEnv names environment variables whose values must never appear in
-// a result or log record, whatever a dependency puts in an error.
-var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"}
-
 // runServe speaks MCP JSON-RPC on stdin/stdout until stdin closes. Stdout
 // carries only protocol messages; logs go to stderr.
 //
@@ -97,7 +93,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	}
 
 	redact := []string{cfg.PrivateRoot}
-	for _, k := range secretEnv {
+	for _, k := range credentialEnv { // the logger's list (logging.go)
 		redact = append(redact, os.Getenv(k))
 	}
 	a, err := mcpserver.New(eng, mcpserver.Options{Version: version, Logger: cfg.Logger, Redact: redact})
