@@ -140,22 +140,21 @@ func (m *Manifest) Referenced() map[string]PackRef {
 // FindPublication returns the increment published with ID pub, searching
 // the active chain and then the retained chains.
 func (m *Manifest) FindPublication(pub string) (Increment, bool) {
-	for _, c := range m.Chains() {
-		for _, inc := range c.Increments {
-			if inc.Publication == pub {
-				return inc, true
-			}
-		}
-	}
-	return Increment{}, false
+	return m.findIncrement(func(inc Increment) bool { return inc.Publication == pub })
 }
 
 // findGeneration returns the increment accepted at generation g, if any
 // chain still records it.
 func (m *Manifest) findGeneration(g uint64) (Increment, bool) {
+	return m.findIncrement(func(inc Increment) bool { return inc.Generation == g })
+}
+
+// findIncrement returns the first increment, active chain first, that
+// match accepts.
+func (m *Manifest) findIncrement(match func(Increment) bool) (Increment, bool) {
 	for _, c := range m.Chains() {
 		for _, inc := range c.Increments {
-			if inc.Generation == g {
+			if match(inc) {
 				return inc, true
 			}
 		}
