@@ -30,7 +30,9 @@ func BenchmarkCLICommitAfterHistory(b *testing.B) {
 				git := newGitReference(b, nb.dir)
 				edit := NoteText(-1, 1024)
 				i := 0
-				commit := func(ref *[]time.Duration) time.Duration {
+				// appendNext appends the edit to the next file, and with ref
+				// to the git reference's copy, timing its status.
+				appendNext := func(ref *[]time.Duration) {
 					name := filepath.FromSlash(names[i%len(names)])
 					i++
 					appendTo(b, filepath.Join(nb.dir, name), edit)
@@ -38,6 +40,9 @@ func BenchmarkCLICommitAfterHistory(b *testing.B) {
 						appendTo(b, filepath.Join(git.dir, name), edit)
 						*ref = append(*ref, git.status())
 					}
+				}
+				commit := func(ref *[]time.Duration) time.Duration {
+					appendNext(ref)
 					return nb.run("commit", nb.dir, "-m", "append 1 KiB")
 				}
 
@@ -53,11 +58,7 @@ func BenchmarkCLICommitAfterHistory(b *testing.B) {
 				b.StartTimer()
 				for b.Loop() {
 					b.StopTimer()
-					name := filepath.FromSlash(names[i%len(names)])
-					i++
-					appendTo(b, filepath.Join(nb.dir, name), edit)
-					appendTo(b, filepath.Join(git.dir, name), edit)
-					ref = append(ref, git.status())
+					appendNext(&ref)
 					b.StartTimer()
 					after = append(after, nb.run("commit", nb.dir, "-m", "append 1 KiB"))
 				}
