@@ -16,7 +16,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,12 +101,6 @@ func floorRound(ctx context.Context, c *s3.Client, bucket, prefix string, pack, 
 	return err
 }
 
-func medianDuration(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 func BenchmarkRemotePublish(b *testing.B) {
 	srv := seaweed.Shared(b)
 	ctx := context.Background()
@@ -163,7 +156,7 @@ func BenchmarkRemotePublish(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	mp, mf := medianDuration(pubTimes), medianDuration(floorTimes)
+	mp, mf := median(pubTimes), median(floorTimes)
 	b.ReportMetric(float64(pubReqs)/float64(b.N), "req/publish")
 	b.ReportMetric(float64(floorReqs)/float64(b.N), "req/floor")
 	b.ReportMetric(float64(mp.Microseconds())/1000, "ms/publish")
