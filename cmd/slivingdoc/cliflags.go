@@ -125,11 +125,7 @@ func (c *cliCommand) start(cfg *server.Config, root string) (*server.Engine, int
 		// against the root, so a path outside is a PATH_OUTSIDE_ROOT report.
 		cfg.DefaultDir = cfg.WorkspaceRoot
 	}
-	// The engine's records carry no module of their own; name it so that
-	// LOG_LEVEL=server=debug reaches them.
-	ecfg := *cfg
-	ecfg.Logger = cfg.Logger.With("module", "server")
-	e, err := server.New(ecfg)
+	e, err := newEngine(*cfg)
 	if err != nil {
 		var de *server.Error
 		if errors.As(err, &de) {
@@ -139,6 +135,14 @@ func (c *cliCommand) start(cfg *server.Config, root string) (*server.Engine, int
 		return nil, 2, true
 	}
 	return e, 0, false
+}
+
+// newEngine starts the engine of cfg (every command that runs one, serve
+// too). The engine's records carry no module of their own; name it so that
+// LOG_LEVEL=server=debug reaches them.
+func newEngine(cfg server.Config) (*server.Engine, error) {
+	cfg.Logger = cfg.Logger.With("module", "server")
+	return server.New(cfg)
 }
 
 // notebookDir turns the optional path argument into an absolute directory

@@ -67,7 +67,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		cfg.DefaultDir = cfg.WorkspaceRoot
 	}
 
-	eng, err := server.New(cfg)
+	eng, err := newEngine(cfg)
 	if err != nil {
 		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))
 		var de *server.Error
