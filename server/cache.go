@@ -201,8 +201,14 @@ func (s *objectSource) Get(id cas.ID) (cas.Object, error) {
 		}
 	}
 	for _, c := range s.others {
-		if o, err := c.store.Get(id); err == nil {
+		o, err := c.store.Get(id)
+		if err == nil {
 			return o, nil
+		}
+		// A damaged copy in an older chain's cache must surface as
+		// corrupt (so the caller heals the cache), not as missing.
+		if firstErr == nil || (errors.Is(firstErr, cas.ErrNotFound) && !errors.Is(err, cas.ErrNotFound)) {
+			firstErr = err
 		}
 	}
 	if firstErr == nil {
