@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkProcessCommitAppend is BenchmarkCommitAppend with a fresh
@@ -57,4 +58,45 @@ func processCall(b *testing.B, cfg Config, call func(*Engine) error) {
 	if err := e.Close(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkProcessNoopPull10000 is the pull twin of
+// BenchmarkProcessNoopCommit10000: both send one request, so their CPU
+// should differ by little.
+func BenchmarkProcessNoopPull10000(b *testing.B) {
+	_, cfg := benchNotebookConfig(b, 10000)
+	cpu := cpuTime()
+	for b.Loop() {
+		processCall(b, cfg, func(e *Engine) error { _, err := e.Pull(context.Background(), ""); return err })
+	}
+	reportCPU(b, cpu)
+}
+
+// BenchmarkProcessNoopAfterAppend is the load generator's round on 10,000
+// files: append 1 KiB and commit, then a no-op commit, then a no-op pull,
+// each a fresh Engine. The no-op calls follow a commit that read a file
+// written moments before, as they do in real use.
+func BenchmarkProcessNoopAfterAppend(b *testing.B) {
+	_, cfg := benchNotebookConfig(b, 10000)
+	target := filepath.Join(cfg.DefaultDir, "d000", "note-00000.md")
+	chunk := strings.Repeat("y", 1023) + "\n"
+	var commitCPU, noopCommitCPU, noopPullCPU time.Duration
+	for b.Loop() {
+		f, _ := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(chunk)
+		f.Close()
+		start := cpuTime()
+		processCall(b, cfg, func(e *Engine) error { _, err := e.Commit(context.Background(), "", "append"); return err })
+		mid := cpuTime()
+		processCall(b, cfg, func(e *Engine) error { _, err := e.Commit(context.Background(), "", "noop"); return err })
+		end := cpuTime()
+		processCall(b, cfg, func(e *Engine) error { _, err := e.Pull(context.Background(), ""); return err })
+		commitCPU += mid - start
+		noopCommitCPU += end - mid
+		noopPullCPU += cpuTime() - end
+	}
+	per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
+	b.ReportMetric(per(commitCPU), "commit-cpu-ms/op")
+	b.ReportMetric(per(noopCommitCPU), "noop-commit-cpu-ms/op")
+	b.ReportMetric(per(noopPullCPU), "noop-pull-cpu-ms/op")
 }
