@@ -11,7 +11,7 @@ package merge
 // c and co are the change marks of f and fo with their sentinels (index i+1
 // is line i). Groups of f and fo correspond one to one because the unchanged
 // lines between them pair up.
-func compact(f []int32, c, co []bool) {
+func compact(f []int32, c, co []byte) {
 	x := cfile{f, c}
 	o := cfile{nil, co}
 	g, gOther := x.first(), o.first()
@@ -19,25 +19,30 @@ func compact(f []int32, c, co []bool) {
 		if g.end != g.start {
 			x.compactGroup(&g, o, &gOther)
 		}
-		if !x.next(&g) {
+		if g.end == x.nrec() {
 			return
 		}
-		if !o.next(&gOther) {
-			panic("merge: change groups out of step")
+		// The groups up to the next changed line of f are empty and need
+		// nothing: jump over them, and over as many groups of fo.
+		next := nextChanged(c, g.end+1)
+		if next == x.nrec() {
+			return
 		}
+		o.skip(&gOther, next-g.end)
+		g = group{next, x.scanDown(next)}
 	}
 }
 
 type cfile struct {
 	recs []int32
-	c    []bool
+	c    []byte
 }
 
 // group is a run [start, end) of changed lines, possibly empty.
 type group struct{ start, end int }
 
-func (f cfile) changed(i int) bool  { return f.c[i+1] }
-func (f cfile) set(i int, v bool)   { f.c[i+1] = v }
+func (f cfile) changed(i int) bool  { return f.c[i+1] != 0 }
+func (f cfile) set(i int, v byte)   { f.c[i+1] = v }
 func (f cfile) nrec() int           { return len(f.c) - 2 }
 func (f cfile) match(i, j int) bool { return f.recs[i] == f.recs[j] }
 func (f cfile) first() (g group)    { g.end = f.scanDown(0); return g }
@@ -63,6 +68,25 @@ func (f cfile) next(g *group) bool {
 	return true
 }
 
+// skip moves g n groups on, as n calls of next would: each step passes one
+// unchanged line and the run of changed lines after it.
+func (f cfile) skip(g *group, n int) {
+	p := g.end // the unchanged line that ends g
+	for {
+		if p >= f.nrec() {
+			panic("merge: change groups out of step")
+		}
+		q := nextChanged(f.c, p+1)
+		if q-p >= n {
+			p += n
+			break
+		}
+		n -= q - p
+		p = f.scanDown(q)
+	}
+	g.start, g.end = p, f.scanDown(p)
+}
+
 func (f cfile) previous(g *group) bool {
 	if g.start == 0 {
 		return false
@@ -75,9 +99,9 @@ func (f cfile) previous(g *group) bool {
 func (f cfile) slideUp(g *group) bool {
 	if g.start > 0 && f.match(g.start-1, g.end-1) {
 		g.start--
-		f.set(g.start, true)
+		f.set(g.start, 1)
 		g.end--
-		f.set(g.end, false)
+		f.set(g.end, 0)
 		g.start = f.scanUp(g.start)
 		return true
 	}
@@ -86,9 +110,9 @@ func (f cfile) slideUp(g *group) bool {
 
 func (f cfile) slideDown(g *group) bool {
 	if g.end < f.nrec() && f.match(g.start, g.end) {
-		f.set(g.start, false)
+		f.set(g.start, 0)
 		g.start++
-		f.set(g.end, true)
+		f.set(g.end, 1)
 		g.end++
 		g.end = f.scanDown(g.end)
 		return true

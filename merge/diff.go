@@ -1,16 +1,47 @@
 package merge
 
+import "bytes"
+
 // hunk is one change between an old and a new line sequence: old lines
 // [i1, i1+chg1) become new lines [i2, i2+chg2). A diff is a list of hunks in
 // order, separated by at least one unchanged line.
 type hunk struct{ i1, i2, chg1, chg2 int }
 
+// diff returns the line diff of a (old) and b (new) as git's xdiff makes it.
+func diff(a, b []int32) []hunk {
+	top := int32(-1)
+	for _, s := range a {
+		top = max(top, s)
+	}
+	for _, s := range b {
+		top = max(top, s)
+	}
+	return newDiffer(int(top)+1).diff(a, b)
+}
+
+// differ diffs symbol sequences whose symbols are below nsym. It keeps its
+// scratch memory from one diff to the next, so the diffs of one merge
+// (base against each side, then the conflicts' sides against each other)
+// allocate it once: fresh memory is a good part of a merge's cost.
+type differ struct {
+	occA, occB []int32 // per symbol, its count in a and in b; zero between diffs
+	ca, cb     []byte  // change marks, see changed
+	dis        []int8
+	ka, kb     []int32 // the kept lines ...
+	ha1, ha2   []int32 // ... and their symbols
+	kvdf, kvdb []int
+}
+
+func newDiffer(nsym int) *differ {
+	return &differ{occA: make([]int32, nsym), occB: make([]int32, nsym)}
+}
+
 // diff returns the line diff of a (old) and b (new) as git's xdiff makes it
 // (xdl_do_diff without flags): common prefix and suffix trimmed, unmatched
 // lines discarded (discard.go), a Myers diff of the rest (myers.go), then
 // the change runs compacted (compact.go).
-func diff(a, b []int32) []hunk {
-	ca, cb := changed(a, b)
+func (d *differ) diff(a, b []int32) []hunk {
+	ca, cb := d.changed(a, b)
 	// The order matters and is git's: first the old file's runs (deletions)
 	// against the new file, then the new file's (insertions).
 	compact(a, ca, cb)
@@ -18,11 +49,25 @@ func diff(a, b []int32) []hunk {
 	return script(ca, cb, len(a), len(b))
 }
 
-// changed marks the lines of a and b that the diff changes. Both
-// slices carry a false sentinel before the first and after the last line
-// (index i+1 is line i), which the compaction walks rely on.
-func changed(a, b []int32) (ca, cb []bool) {
-	ca, cb = make([]bool, len(a)+2), make([]bool, len(b)+2)
+// grow returns s resized to n elements, reusing its memory when it can;
+// the contents are unspecified.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// changed marks the lines of a and b that the diff changes: mark 1 is
+// changed, 0 unchanged. Both slices carry an unchanged sentinel before the
+// first and after the last line (index i+1 is line i), which the compaction
+// walks rely on. Bytes rather than bools so that runs are found with
+// bytes.IndexByte.
+func (d *differ) changed(a, b []int32) (ca, cb []byte) {
+	d.ca, d.cb = grow(d.ca, len(a)+2), grow(d.cb, len(b)+2)
+	ca, cb = d.ca, d.cb
+	clear(ca)
+	clear(cb)
 	p := 0
 	for p < len(a) && p < len(b) && a[p] == b[p] {
 		p++
@@ -31,52 +76,69 @@ func changed(a, b []int32) (ca, cb []bool) {
 	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
 		s++
 	}
-	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
-	if len(ma) == 0 || len(mb) == 0 {
-		mark(ca, p, len(ma))
-		mark(cb, p, len(mb))
+	na, nb := len(a)-p-s, len(b)-p-s
+	if na == 0 || nb == 0 {
+		mark(ca, p, na)
+		mark(cb, p, nb)
 		return ca, cb
 	}
 	// Lines that cannot match are changed without asking the diff; the
 	// rest (kept) go to the Myers diff, indexed back through ka and kb.
-	inB, inA := occurrences(a, b, ma, mb)
-	ka, kb := discard(a, b, p, len(ma), ca, inB), discard(b, a, p, len(mb), cb, inA)
-	ha1, ha2 := make([]int32, len(ka)), make([]int32, len(kb))
-	for i, k := range ka {
-		ha1[i] = a[k]
+	for _, s := range a {
+		d.occA[s]++
 	}
-	for i, k := range kb {
-		ha2[i] = b[k]
+	for _, s := range b {
+		d.occB[s]++
 	}
-	xdiff(ha1, ha2, ka, kb, ca, cb)
+	d.ka, d.ha1 = d.discard(a, p, na, ca, d.occB, d.ka, d.ha1)
+	d.kb, d.ha2 = d.discard(b, p, nb, cb, d.occA, d.kb, d.ha2)
+	for _, s := range a {
+		d.occA[s] = 0
+	}
+	for _, s := range b {
+		d.occB[s] = 0
+	}
+	d.xdiff(ca, cb)
 	return ca, cb
 }
 
-func mark(c []bool, from, count int) {
+func mark(c []byte, from, count int) {
 	for k := from; k < from+count; k++ {
-		c[k+1] = true
+		c[k+1] = 1
 	}
 }
 
 // script turns the change marks into hunks.
-func script(ca, cb []bool, na, nb int) []hunk {
+func script(ca, cb []byte, na, nb int) []hunk {
 	var hs []hunk
 	i, j := 0, 0
 	for i < na || j < nb {
-		if !ca[i+1] && !cb[j+1] {
-			i++
-			j++
-			continue
+		// Unchanged lines pair up: skip to the first changed one of
+		// either file.
+		da, db := nextChanged(ca, i), nextChanged(cb, j)
+		step := min(da-i, db-j)
+		i, j = i+step, j+step
+		if i >= na && j >= nb {
+			break
 		}
 		h := hunk{i1: i, i2: j}
-		for ca[i+1] {
+		for ca[i+1] != 0 {
 			i++
 		}
-		for cb[j+1] {
+		for cb[j+1] != 0 {
 			j++
 		}
 		h.chg1, h.chg2 = i-h.i1, j-h.i2
 		hs = append(hs, h)
 	}
 	return hs
+}
+
+// nextChanged returns the first changed line at or after i, or the
+// number of lines when there is none.
+func nextChanged(c []byte, i int) int {
+	if k := bytes.IndexByte(c[i+1:len(c)-1], 1); k >= 0 {
+		return i + k
+	}
+	return len(c) - 2
 }

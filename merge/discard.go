@@ -2,20 +2,24 @@ package merge
 
 // discard is git's xdl_cleanup_records, the step before its Myers diff. It
 // decides which of the lines [from, from+count) of f take part in the diff
-// against o and marks the others changed in c:
-//   - a line that occurs nowhere in o is changed, whatever the diff says;
-//   - a line that occurs in o at least mlim times (mlim ~ sqrt(len(f)), as
+// against the other file and marks the others changed in c:
+//   - a line that occurs nowhere in the other file is changed, whatever the
+//     diff says;
+//   - a line that occurs there at least mlim times (mlim ~ sqrt(len(f)), as
 //     blank lines typically do) is changed too when it sits in the middle of
 //     runs of such unmatched lines (see multimatch).
 //
 // Taking the same lines out as git does makes the diff below choose the
 // same of several equally short diffs far more often; it also shrinks the
-// problem. It returns the indexes of the kept lines, in order.
-func discard(f, o []int32, from, count int, c []bool, occ counter) []int {
-	mlim := min(bogoSqrt(len(f)), maxEqLimit)
-	dis := make([]int8, count) // 0 no match, 1 match, 2 many matches
+// problem. occ counts every symbol in the other file. It returns the
+// indexes of the kept lines, in order, and their symbols, in keep and ha
+// (reused).
+func (d *differ) discard(f []int32, from, count int, c []byte, occ []int32, keep, ha []int32) ([]int32, []int32) {
+	mlim := int32(min(bogoSqrt(len(f)), maxEqLimit))
+	d.dis = grow(d.dis, count)
+	dis := d.dis // 0 no match, 1 match, 2 many matches
 	for i, s := range f[from : from+count] {
-		switch n := occ(s); {
+		switch n := occ[s]; {
 		case n == 0:
 			dis[i] = 0
 		case n >= mlim:
@@ -24,15 +28,16 @@ func discard(f, o []int32, from, count int, c []bool, occ counter) []int {
 			dis[i] = 1
 		}
 	}
-	keep := make([]int, 0, count)
-	for i, d := range dis {
-		if d == 1 || d == 2 && !multimatch(dis, i) {
-			keep = append(keep, from+i)
+	keep, ha = grow(keep, count)[:0], grow(ha, count)[:0]
+	for i, x := range dis {
+		if x == 1 || x == 2 && !multimatch(dis, i) {
+			keep = append(keep, int32(from+i))
+			ha = append(ha, f[from+i])
 		} else {
-			c[from+i+1] = true
+			c[from+i+1] = 1
 		}
 	}
-	return keep
+	return keep, ha
 }
 
 const (
@@ -40,46 +45,6 @@ const (
 	simscanWindow = 100  // XDL_SIMSCAN_WINDOW
 	kpdisRun      = 4    // XDL_KPDIS_RUN
 )
-
-// counter returns how often a symbol occurs in one file.
-type counter func(int32) int
-
-// occurrences returns counters of the symbols of a in b and of b in a.
-// Symbols are small dense ints, so a slice indexed by symbol does it in
-// one pass without hashing; when the symbols are sparse (a small diff
-// inside a big merge) a map of the symbols that are asked about is used.
-func occurrences(a, b []int32, ma, mb []int32) (inB, inA counter) {
-	top := int32(0)
-	for _, s := range a {
-		top = max(top, s)
-	}
-	for _, s := range b {
-		top = max(top, s)
-	}
-	if int(top) <= 4*(len(a)+len(b))+1024 {
-		ca, cb := make([]int32, top+1), make([]int32, top+1)
-		for _, s := range a {
-			ca[s]++
-		}
-		for _, s := range b {
-			cb[s]++
-		}
-		return func(s int32) int { return int(cb[s]) }, func(s int32) int { return int(ca[s]) }
-	}
-	count := func(asked, in []int32) counter {
-		m := make(map[int32]int, len(asked))
-		for _, s := range asked {
-			m[s] = 0
-		}
-		for _, s := range in {
-			if n, ok := m[s]; ok {
-				m[s] = n + 1
-			}
-		}
-		return func(s int32) int { return m[s] }
-	}
-	return count(ma, b), count(mb, a)
-}
 
 // bogoSqrt is git's xdl_bogosqrt: a power of two near sqrt(n).
 func bogoSqrt(n int) int {

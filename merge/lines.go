@@ -2,7 +2,9 @@ package merge
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 )
 
 // text is one file split into lines: line i is buf[start[i]:start[i+1]],
@@ -28,118 +30,201 @@ func (t *text) lines(from, count int) []byte {
 func (t *text) line(i int) []byte { return t.buf[t.start[i]:t.start[i+1]] }
 
 // interner gives every distinct line one symbol, shared by the files of one
-// merge so that a line comparison is an int comparison.
+// merge so that a line comparison is an int comparison. Symbols are dense:
+// 0 up to nsym()-1, in order of first appearance.
 type interner struct {
 	table lineTable
 	ref   *text
-	// at is, per symbol, its only line number in the first file split
-	// (the base), or -1 when that file has it more than once or not at all.
+	// at is, per symbol of the first file split (the reference, the base),
+	// its only line number there, or ^(its first line number) when the
+	// reference has it more than once. Symbols from later files come after.
 	at []int32
+	// extra holds the lines of the symbols from len(at) on.
+	extra [][]byte
 }
 
 func newInterner() *interner { return &interner{} }
 
+// nsym is the number of symbols handed out so far.
+func (in *interner) nsym() int { return len(in.at) + len(in.extra) }
+
+// symLine returns the bytes of symbol id's line.
+func (in *interner) symLine(id int32) []byte {
+	if int(id) < len(in.at) {
+		i := in.at[id]
+		if i < 0 {
+			i = ^i
+		}
+		return in.ref.line(int(i))
+	}
+	return in.extra[int(id)-len(in.at)]
+}
+
 // split cuts buf into lines and interns them. A final run without LF is a
 // line of its own; empty content has no lines.
 //
-// The first file split is the reference; a later one is walked alongside
-// it, and a line equal to the reference's next line takes its symbol
-// without hashing. After a line that differs, the walk resumes after the
-// reference line it matches, if that line is unique there. Versions of one
-// note share most lines in order, so nearly every line is matched this way
-// and only changed lines are looked up.
+// The first file split is the reference: every line is hashed. A later file
+// is walked alongside it: the bytes from the current position on are
+// compared with the reference's from its next expected line on, and every
+// whole line inside the common stretch takes the reference line's symbol
+// without being hashed or even searched for its LF. After a line that
+// differs, the walk resumes after the reference line it matches, if that
+// line is unique there. Versions of one note share most lines in order, so
+// nearly every line is matched a stretch at a time and only changed lines
+// are looked up.
 func (in *interner) split(buf []byte) *text {
-	ref := in.at == nil
-	t := &text{buf: buf}
-	est := bytes.Count(buf, []byte{'\n'}) + 1
-	t.start = make([]int, 0, est+1)
-	t.sym = make([]int32, 0, est)
-	if ref {
-		// Later files add only their changed lines to the table.
-		in.ref, in.table = t, newLineTable(est+est/8)
+	n := bytes.Count(buf, []byte{'\n'})
+	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+		n++
 	}
-	cur := 0 // next reference line expected
-	for off := 0; off < len(buf); {
-		end := len(buf)
-		if i := bytes.IndexByte(buf[off:], '\n'); i >= 0 {
-			end = off + i + 1
-		}
-		line := buf[off:end]
-		t.start = append(t.start, off)
-		switch {
-		case ref:
-			t.sym = append(t.sym, in.intern(line, int32(len(t.sym))))
-		case cur < in.ref.n() && bytes.Equal(line, in.ref.line(cur)):
-			t.sym = append(t.sym, in.ref.sym[cur])
-			cur++
-		default:
-			s := in.intern(line, -1)
-			t.sym = append(t.sym, s)
-			if int(s) < len(in.at) && in.at[s] >= 0 {
-				cur = int(in.at[s]) + 1
-			}
-		}
-		off = end
-	}
-	t.start = append(t.start, len(buf))
-	if ref && in.at == nil {
-		in.at = []int32{} // an empty reference still marks the first split done
+	t := &text{buf: buf, start: make([]int, n+1), sym: make([]int32, n)}
+	t.start[n] = len(buf)
+	if in.ref == nil {
+		in.ref, in.table, in.at = t, newLineTable(n), make([]int32, 0, n)
+		in.splitRef(t)
+	} else {
+		in.splitNext(t)
 	}
 	return t
 }
 
-// intern returns the symbol of line; refLine is its line number when
-// splitting the reference, -1 otherwise.
-func (in *interner) intern(line []byte, refLine int32) int32 {
-	id, added := in.table.intern(line)
-	if refLine >= 0 {
+func (in *interner) splitRef(t *text) {
+	buf := t.buf
+	for i, off := 0, 0; off < len(buf); i++ {
+		end := len(buf)
+		if k := bytes.IndexByte(buf[off:], '\n'); k >= 0 {
+			end = off + k + 1
+		}
+		t.start[i] = off
+		id, added := in.table.intern(in, buf[off:end])
 		if added {
-			in.at = append(in.at, refLine)
-		} else {
-			in.at[id] = -1 // not unique in the reference
+			in.at = append(in.at, int32(i))
+		} else if in.at[id] >= 0 {
+			in.at[id] = ^in.at[id] // not unique in the reference
+		}
+		t.sym[i] = id
+		off = end
+	}
+}
+
+func (in *interner) splitNext(t *text) {
+	buf, ref := t.buf, in.ref
+	rn := ref.n()
+	// A reference whose last line lacks an LF matches it only at the end.
+	refOpenEnd := len(ref.buf) > 0 && ref.buf[len(ref.buf)-1] != '\n'
+	cur := 0 // next reference line expected
+	for i, off := 0, 0; off < len(buf); {
+		if cur < rn {
+			rs := ref.start[cur]
+			lim := rs + commonPrefix(buf[off:], ref.buf[rs:])
+			j := cur
+			for j < rn && ref.start[j+1] <= lim {
+				j++
+			}
+			if j == rn && refOpenEnd && off+len(ref.buf)-rs != len(buf) {
+				j--
+			}
+			if j > cur {
+				delta := off - rs
+				for k := cur; k < j; k++ {
+					t.start[i] = ref.start[k] + delta
+					t.sym[i] = ref.sym[k]
+					i++
+				}
+				off, cur = ref.start[j]+delta, j
+				continue
+			}
+		}
+		end := len(buf)
+		if k := bytes.IndexByte(buf[off:], '\n'); k >= 0 {
+			end = off + k + 1
+		}
+		t.start[i] = off
+		id, added := in.table.intern(in, buf[off:end])
+		if added {
+			in.extra = append(in.extra, buf[off:end])
+		}
+		t.sym[i] = id
+		if int(id) < len(in.at) && in.at[id] >= 0 {
+			cur = int(in.at[id]) + 1
+		}
+		i++
+		off = end
+	}
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b,
+// comparing eight bytes at a time.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	a, b = a[:n], b[:n]
+	i := 0
+	for ; i+32 <= n; i += 32 {
+		x0 := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:])
+		x1 := binary.LittleEndian.Uint64(a[i+8:]) ^ binary.LittleEndian.Uint64(b[i+8:])
+		x2 := binary.LittleEndian.Uint64(a[i+16:]) ^ binary.LittleEndian.Uint64(b[i+16:])
+		x3 := binary.LittleEndian.Uint64(a[i+24:]) ^ binary.LittleEndian.Uint64(b[i+24:])
+		if x0|x1|x2|x3 != 0 {
+			break
 		}
 	}
-	return id
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // lineTable is an open-addressing hash set of lines numbering them in
-// order of arrival. It beats a map[string]int32 here because a probe reads
-// one 16-byte slot and compares the stored hash before touching the line.
+// order of arrival. A slot is 8 bytes, a 32-bit hash tag and the symbol, so
+// the table of a 1 MB note stays a few hundred KB; the lines themselves are
+// found through the interner. The tag also picks the home slot (by
+// multiply-shift, so the size need not be a power of two), which lets the
+// table grow without hashing the lines again.
 type lineTable struct {
 	seed  maphash.Seed
-	slots []slot // len is a power of two, at most half full
-	lines [][]byte
+	slots []slot // at most 2/3 full
+	used  int
 }
 
 type slot struct {
-	hash uint64
-	id   int32 // symbol + 1; 0 is an empty slot
+	tag uint32
+	id  int32 // symbol + 1; 0 is an empty slot
 }
 
 func newLineTable(sizeHint int) lineTable {
-	n := 16
-	for n < 2*sizeHint {
-		n <<= 1
-	}
-	return lineTable{seed: maphash.MakeSeed(), slots: make([]slot, n), lines: make([][]byte, 0, sizeHint)}
+	return lineTable{seed: maphash.MakeSeed(), slots: make([]slot, max(16, sizeHint+sizeHint/2+1))}
 }
 
-func (t *lineTable) intern(line []byte) (id int32, added bool) {
-	h := maphash.Bytes(t.seed, line)
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+func (t *lineTable) home(tag uint32) int {
+	return int(uint64(tag) * uint64(len(t.slots)) >> 32)
+}
+
+// intern returns line's symbol. A new line gets the next symbol of in,
+// and the caller must record the line there (in.at or in.extra) before the
+// next call.
+func (t *lineTable) intern(in *interner, line []byte) (id int32, added bool) {
+	tag := uint32(maphash.Bytes(t.seed, line) >> 32)
+	for i := t.home(tag); ; {
 		s := &t.slots[i]
 		if s.id == 0 {
-			id = int32(len(t.lines))
-			t.lines = append(t.lines, line)
-			*s = slot{hash: h, id: id + 1}
-			if 2*len(t.lines) > len(t.slots) {
+			id = int32(in.nsym())
+			*s = slot{tag: tag, id: id + 1}
+			t.used++
+			if 3*t.used > 2*len(t.slots) {
 				t.grow()
 			}
 			return id, true
 		}
-		if s.hash == h && bytes.Equal(t.lines[s.id-1], line) {
+		if s.tag == tag && bytes.Equal(in.symLine(s.id-1), line) {
 			return s.id - 1, false
+		}
+		if i++; i == len(t.slots) {
+			i = 0
 		}
 	}
 }
@@ -147,14 +232,15 @@ func (t *lineTable) intern(line []byte) (id int32, added bool) {
 func (t *lineTable) grow() {
 	old := t.slots
 	t.slots = make([]slot, 2*len(old))
-	mask := uint64(len(t.slots) - 1)
 	for _, s := range old {
 		if s.id == 0 {
 			continue
 		}
-		i := s.hash & mask
+		i := t.home(s.tag)
 		for t.slots[i].id != 0 {
-			i = (i + 1) & mask
+			if i++; i == len(t.slots) {
+				i = 0
+			}
 		}
 		t.slots[i] = s
 	}

@@ -12,8 +12,8 @@ package merge
 // to file lines, whose changes are marked in c1 and c2.
 type myers struct {
 	ha1, ha2   []int32
-	r1, r2     []int
-	c1, c2     []bool
+	r1, r2     []int32
+	c1, c2     []byte
 	kvdf, kvdb []int // indexed by diagonal + off
 	off        int
 	mxcost     int
@@ -27,12 +27,16 @@ const (
 	lineMax    = int(^uint(0) >> 2)
 )
 
-func xdiff(ha1, ha2 []int32, r1, r2 []int, c1, c2 []bool) {
-	nd := len(ha1) + len(ha2) + 3
-	m := &myers{ha1: ha1, ha2: ha2, r1: r1, r2: r2, c1: c1, c2: c2,
-		kvdf: make([]int, nd), kvdb: make([]int, nd), off: len(ha2) + 1,
+// xdiff diffs d's kept lines (see discard) and marks the changes in c1 and
+// c2. The diagonal vectors need no clearing: the search initialises every
+// entry before reading it, as git's does.
+func (d *differ) xdiff(c1, c2 []byte) {
+	nd := len(d.ha1) + len(d.ha2) + 3
+	d.kvdf, d.kvdb = grow(d.kvdf, nd), grow(d.kvdb, nd)
+	m := &myers{ha1: d.ha1, ha2: d.ha2, r1: d.ka, r2: d.kb, c1: c1, c2: c2,
+		kvdf: d.kvdf, kvdb: d.kvdb, off: len(d.ha2) + 1,
 		mxcost: max(bogoSqrt(nd), maxCostMin)}
-	m.cmp(0, len(ha1), 0, len(ha2), false)
+	m.cmp(0, len(d.ha1), 0, len(d.ha2), false)
 }
 
 func (m *myers) cmp(off1, lim1, off2, lim2 int, needMin bool) {
@@ -47,11 +51,11 @@ func (m *myers) cmp(off1, lim1, off2, lim2 int, needMin bool) {
 	switch {
 	case off1 == lim1:
 		for ; off2 < lim2; off2++ {
-			m.c2[m.r2[off2]+1] = true
+			m.c2[m.r2[off2]+1] = 1
 		}
 	case off2 == lim2:
 		for ; off1 < lim1; off1++ {
-			m.c1[m.r1[off1]+1] = true
+			m.c1[m.r1[off1]+1] = 1
 		}
 	default:
 		i1, i2, minLo, minHi := m.split(off1, lim1, off2, lim2, needMin)

@@ -26,7 +26,8 @@ func Stat(old, new []byte) (insertions, deletions int) {
 		return 0, CountLines(old)
 	}
 	in := newInterner()
-	for _, h := range diff(in.split(old).sym, in.split(new).sym) {
+	a, b := in.split(old), in.split(new)
+	for _, h := range newDiffer(in.nsym()).diff(a.sym, b.sym) {
 		insertions += h.chg2
 		deletions += h.chg1
 	}

@@ -54,8 +54,9 @@ func Text(base, local, remote []byte) TextResult {
 	}
 	in := newInterner()
 	b, l, r := in.split(base), in.split(local), in.split(remote)
-	rs := regions(b, l, r)
-	rs = refine(l, r, rs)
+	d := newDiffer(in.nsym())
+	rs := regions(d, b, l, r)
+	rs = refine(d, l, r, rs)
 	rs = joinConflicts(l, rs)
 	return write(b, l, r, rs)
 }
@@ -64,8 +65,8 @@ func Text(base, local, remote []byte) TextResult {
 // (git's xdl_do_merge). Hunks separated by at least one unchanged base line
 // are one-sided; identical hunks are taken once; anything else that touches
 // or overlaps is a conflict, grown to cover every hunk it touches.
-func regions(b, l, r *text) []region {
-	h1, h2 := diff(b.sym, l.sym), diff(b.sym, r.sym)
+func regions(d *differ, b, l, r *text) []region {
+	h1, h2 := d.diff(b.sym, l.sym), d.diff(b.sym, r.sym)
 	var rs []region
 	for len(h1) > 0 && len(h2) > 0 {
 		x, y := h1[0], h2[0]
@@ -141,7 +142,7 @@ func appendRegion(rs []region, m region) []region {
 // refine shrinks each conflict to the lines where local and remote really
 // differ: the two sides are diffed against each other and every hunk of
 // that diff becomes its own conflict (git's xdl_refine_conflicts).
-func refine(l, r *text, rs []region) []region {
+func refine(d *differ, l, r *text, rs []region) []region {
 	out := make([]region, 0, len(rs))
 	for _, m := range rs {
 		if m.kind != regionConflict || m.chg1 == 0 || m.chg2 == 0 {
@@ -149,7 +150,7 @@ func refine(l, r *text, rs []region) []region {
 			out = append(out, m)
 			continue
 		}
-		hs := diff(l.sym[m.i1:m.i1+m.chg1], r.sym[m.i2:m.i2+m.chg2])
+		hs := d.diff(l.sym[m.i1:m.i1+m.chg1], r.sym[m.i2:m.i2+m.chg2])
 		if len(hs) == 0 {
 			m.kind = regionIdentical
 			out = append(out, m)
