@@ -239,7 +239,7 @@ func (w *checkpointWork) swap(ctx context.Context, state *State, cp Checkpoint, 
 			// Ambiguous: the re-read below tells whether ours landed.
 		}
 		if errors.Is(err, ErrPrecondition) && res.Attempts <= w.n.opts.Retries {
-			if err := w.n.opts.Sleep(ctx, w.n.backoff(res.Attempts)); err != nil {
+			if err := w.n.opts.Sleep(ctx, w.n.backoff(res.Attempts, 0)); err != nil {
 				return nil, err
 			}
 		}

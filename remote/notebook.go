@@ -68,6 +68,9 @@ type Options struct {
 	// Sleep waits d or until ctx is done (default: a timer). Tests inject
 	// a fake clock here.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock that measures an attempt's window (default
+	// time.Now).
+	Now func() time.Time
 	// Rand is the jitter source (default: the runtime's random source).
 	Rand rand.Source
 }
@@ -106,6 +109,9 @@ func Open(store Store, opts Options) *Notebook {
 	}
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &Notebook{store: store, opts: opts}
 }
@@ -161,10 +167,14 @@ func (n *Notebook) FetchPack(ctx context.Context, ref PackRef) ([]byte, error) {
 }
 
 // backoff returns the wait before retry number attempt (1-based): full
-// jitter below a ceiling that doubles from FirstWait up to MaxWait, so
-// racing writers spread out instead of colliding again in lockstep.
-func (n *Notebook) backoff(attempt int) time.Duration {
-	ceiling := n.opts.FirstWait
+// jitter below a ceiling that doubles up to MaxWait, so racing writers
+// spread out instead of colliding again in lockstep. The first ceiling is
+// FirstWait or the lost attempt's window (from reading `current` to
+// learning of the loss), whichever is longer: when every writer's attempt
+// takes a long time (many writers sharing a few cores), retries spaced by
+// less than one attempt would all overlap and lose again.
+func (n *Notebook) backoff(attempt int, window time.Duration) time.Duration {
+	ceiling := max(n.opts.FirstWait, min(window, n.opts.MaxWait))
 	for i := 1; i < attempt && ceiling < n.opts.MaxWait; i++ {
 		ceiling *= 2
 	}

@@ -36,6 +36,7 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 	if err != nil {
 		return Accepted{}, err
 	}
+	read := n.opts.Now()
 	for attempt := 1; ; attempt++ {
 		pub := NewUUIDv7()
 		prop, err := build(ctx, state, pub)
@@ -45,7 +46,12 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 		if prop.Skip {
 			return Accepted{State: state, Attempts: attempt}, nil
 		}
-		next, err := n.attempt(ctx, state, pub, prop)
+		var next State
+		if attempt > 1 && n.moved(ctx, state) {
+			err = fmt.Errorf("%w: current moved past generation %d while the retry was built: %w", errNotAccepted, state.Generation(), ErrPrecondition)
+		} else {
+			next, err = n.attempt(ctx, state, pub, prop)
+		}
 		if err == nil {
 			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true}, nil
 		}
@@ -55,13 +61,28 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 		if attempt > n.opts.Retries {
 			return Accepted{}, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
 		}
-		if err := n.opts.Sleep(ctx, n.backoff(attempt)); err != nil {
+		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
 			return Accepted{}, err
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
 			return Accepted{}, err
 		}
+		read = n.opts.Now()
 	}
+}
+
+// moved reports whether `current` is no longer the observed state, by one
+// HEAD: a retry that would lose anyway then skips its pack upload and its
+// conditional write (on SeaweedFS a conditional write that meets another
+// one waits a second for the key's lock). Only retries ask — an
+// uncontended commit stays at three requests — and any doubt (an error)
+// answers "not moved": the conditional write is the authority.
+func (n *Notebook) moved(ctx context.Context, observed State) bool {
+	info, err := n.store.Head(ctx, CurrentKey)
+	if err != nil {
+		return false
+	}
+	return info.ETag != observed.ETag
 }
 
 // attempt uploads the proposal's pack and conditionally replaces `current`
@@ -154,7 +175,7 @@ func (n *Notebook) resolve(ctx context.Context, next *Manifest, pub string, caus
 			break
 		}
 		if try < 3 {
-			_ = n.opts.Sleep(rctx, n.backoff(try))
+			_ = n.opts.Sleep(rctx, n.backoff(try, 0))
 		}
 	}
 	if err != nil {
