@@ -29,7 +29,7 @@ type differ struct {
 	dis        []int8
 	ka, kb     []int32 // the kept lines ...
 	ha1, ha2   []int32 // ... and their symbols
-	kvdf, kvdb []int
+	kvdf, kvdb []int32
 }
 
 func newDiffer(nsym int) *differ {
@@ -50,10 +50,11 @@ func (d *differ) diff(a, b []int32) []hunk {
 }
 
 // grow returns s resized to n elements, reusing its memory when it can;
-// the contents are unspecified.
+// the contents are unspecified. A new slice gets some headroom, as the
+// second diff of a merge is usually a little larger than the first.
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		return make([]T, n, n+n/32+16)
 	}
 	return s[:n]
 }

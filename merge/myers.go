@@ -14,7 +14,7 @@ type myers struct {
 	ha1, ha2   []int32
 	r1, r2     []int32
 	c1, c2     []byte
-	kvdf, kvdb []int // indexed by diagonal + off
+	kvdf, kvdb []int32 // indexed by diagonal + off; int32 as the symbols
 	off        int
 	mxcost     int
 }
@@ -24,7 +24,7 @@ const (
 	heurMin    = 256 // XDL_HEUR_MIN_COST
 	maxCostMin = 256 // XDL_MAX_COST_MIN
 	kHeur      = 4   // XDL_K_HEUR
-	lineMax    = int(^uint(0) >> 2)
+	lineMax    = 1<<31 - 1
 )
 
 // xdiff diffs d's kept lines (see discard) and marks the changes in c1 and
@@ -67,35 +67,37 @@ func (m *myers) cmp(off1, lim1, off2, lim2 int, needMin bool) {
 func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, minLo, minHi bool) {
 	ha1, ha2 := m.ha1, m.ha2
 	o := m.off
-	kvdf := func(d int) *int { return &m.kvdf[d+o] }
-	kvdb := func(d int) *int { return &m.kvdb[d+o] }
+	kvdf := func(d int) int { return int(m.kvdf[d+o]) }
+	kvdb := func(d int) int { return int(m.kvdb[d+o]) }
+	setKvdf := func(d, v int) { m.kvdf[d+o] = int32(v) }
+	setKvdb := func(d, v int) { m.kvdb[d+o] = int32(v) }
 	dmin, dmax := off1-lim2, lim1-off2
 	fmid, bmid := off1-off2, lim1-lim2
 	odd := (fmid-bmid)&1 != 0
 	fmin, fmax := fmid, fmid
 	bmin, bmax := bmid, bmid
-	*kvdf(fmid) = off1
-	*kvdb(bmid) = lim1
+	setKvdf(fmid, off1)
+	setKvdb(bmid, lim1)
 	for ec := 1; ; ec++ {
 		gotSnake := false
 		if fmin > dmin {
 			fmin--
-			*kvdf(fmin - 1) = -1
+			setKvdf(fmin-1, -1)
 		} else {
 			fmin++
 		}
 		if fmax < dmax {
 			fmax++
-			*kvdf(fmax + 1) = -1
+			setKvdf(fmax+1, -1)
 		} else {
 			fmax--
 		}
 		for d := fmax; d >= fmin; d -= 2 {
 			var i1 int
-			if *kvdf(d - 1) >= *kvdf(d + 1) {
-				i1 = *kvdf(d - 1) + 1
+			if kvdf(d-1) >= kvdf(d+1) {
+				i1 = kvdf(d-1) + 1
 			} else {
-				i1 = *kvdf(d + 1)
+				i1 = kvdf(d + 1)
 			}
 			prev1 := i1
 			i2 := i1 - d
@@ -106,29 +108,29 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 			if i1-prev1 > snakeCnt {
 				gotSnake = true
 			}
-			*kvdf(d) = i1
-			if odd && bmin <= d && d <= bmax && *kvdb(d) <= i1 {
+			setKvdf(d, i1)
+			if odd && bmin <= d && d <= bmax && kvdb(d) <= i1 {
 				return i1, i2, true, true
 			}
 		}
 		if bmin > dmin {
 			bmin--
-			*kvdb(bmin - 1) = lineMax
+			setKvdb(bmin-1, lineMax)
 		} else {
 			bmin++
 		}
 		if bmax < dmax {
 			bmax++
-			*kvdb(bmax + 1) = lineMax
+			setKvdb(bmax+1, lineMax)
 		} else {
 			bmax--
 		}
 		for d := bmax; d >= bmin; d -= 2 {
 			var i1 int
-			if *kvdb(d - 1) < *kvdb(d + 1) {
-				i1 = *kvdb(d - 1)
+			if kvdb(d-1) < kvdb(d+1) {
+				i1 = kvdb(d - 1)
 			} else {
-				i1 = *kvdb(d + 1) - 1
+				i1 = kvdb(d+1) - 1
 			}
 			prev1 := i1
 			i2 := i1 - d
@@ -139,8 +141,8 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 			if prev1-i1 > snakeCnt {
 				gotSnake = true
 			}
-			*kvdb(d) = i1
-			if !odd && fmin <= d && d <= fmax && i1 <= *kvdf(d) {
+			setKvdb(d, i1)
+			if !odd && fmin <= d && d <= fmax && i1 <= kvdf(d) {
 				return i1, i2, true, true
 			}
 		}
@@ -154,7 +156,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 				if dd < 0 {
 					dd = -dd
 				}
-				i1 := *kvdf(d)
+				i1 := kvdf(d)
 				i2 := i1 - d
 				v := (i1 - off1) + (i2 - off2) - dd
 				if v > kHeur*ec && v > best && off1+snakeCnt <= i1 && i1 < lim1 && off2+snakeCnt <= i2 && i2 < lim2 {
@@ -174,7 +176,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 				if dd < 0 {
 					dd = -dd
 				}
-				i1 := *kvdb(d)
+				i1 := kvdb(d)
 				i2 := i1 - d
 				v := (lim1 - i1) + (lim2 - i2) - dd
 				if v > kHeur*ec && v > best && off1 < i1 && i1 <= lim1-snakeCnt && off2 < i2 && i2 <= lim2-snakeCnt {
@@ -193,7 +195,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 		if ec >= m.mxcost {
 			fbest, fbest1 := -1, -1
 			for d := fmax; d >= fmin; d -= 2 {
-				i1 := min(*kvdf(d), lim1)
+				i1 := min(kvdf(d), lim1)
 				i2 := i1 - d
 				if lim2 < i2 {
 					i1, i2 = lim2+d, lim2
@@ -204,7 +206,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 			}
 			bbest, bbest1 := lineMax, lineMax
 			for d := bmax; d >= bmin; d -= 2 {
-				i1 := max(off1, *kvdb(d))
+				i1 := max(off1, kvdb(d))
 				i2 := i1 - d
 				if i2 < off2 {
 					i1, i2 = off2+d, off2

@@ -199,7 +199,7 @@ func containsAlnum(b []byte) bool {
 // write renders the merge with local as the skeleton (git's
 // xdl_fill_merge_buffer) and records each conflict block's line range.
 func write(b, l, r *text, rs []region) TextResult {
-	w := writer{out: make([]byte, 0, len(l.buf)+len(r.buf)/8+64)}
+	w := writer{out: make([]byte, 0, outputSize(l, r, rs))}
 	i := 0 // next local line not yet written
 	for _, m := range rs {
 		switch m.kind {
@@ -219,6 +219,24 @@ func write(b, l, r *text, rs []region) TextResult {
 	}
 	w.put(l.lines(i, l.n()-i))
 	return TextResult{Content: w.out, Conflicts: w.ranges}
+}
+
+// outputSize is the size of write's output for a clean merge, and an upper
+// bound with conflicts: a 1 MB note is then written into one buffer that is
+// neither grown nor much larger than needed.
+func outputSize(l, r *text, rs []region) int {
+	n := len(l.buf)
+	for _, m := range rs {
+		switch m.kind {
+		case regionConflict:
+			// Both sides, three markers, and at most six line ends
+			// added (see block), each CRLF at most.
+			n += len(r.lines(m.i2, m.chg2)) + len(markerLocal) + len(markerSep) + len(markerRemote) + 6*2
+		case regionRemote:
+			n += len(r.lines(m.i2, m.chg2)) - len(l.lines(m.i1, m.chg1))
+		}
+	}
+	return n
 }
 
 // writer accumulates the output and counts its lines lazily.
