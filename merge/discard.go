@@ -16,9 +16,10 @@ package merge
 // (reused).
 func (d *differ) discard(f []int32, from, count int, c []byte, occ []int32, keep, ha []int32) ([]int32, []int32) {
 	mlim := int32(min(bogoSqrt(len(f)), maxEqLimit))
+	f, c = f[from:from+count], c[from+1:from+1+count]
 	d.dis = grow(d.dis, count)
 	dis := d.dis // 0 no match, 1 match, 2 many matches
-	for i, s := range f[from : from+count] {
+	for i, s := range f {
 		// Without a switch the compiler can avoid branching: the counts
 		// follow no pattern a branch predictor could learn.
 		var x int8
@@ -29,16 +30,17 @@ func (d *differ) discard(f []int32, from, count int, c []byte, occ []int32, keep
 		}
 		dis[i] = x
 	}
-	keep, ha = grow(keep, count)[:0], grow(ha, count)[:0]
+	keep, ha = grow(keep, count), grow(ha, count)
+	k := 0
 	for i, x := range dis {
 		if x == 1 || x == 2 && !multimatch(dis, i) {
-			keep = append(keep, int32(from+i))
-			ha = append(ha, f[from+i])
+			keep[k], ha[k] = int32(from+i), f[i]
+			k++
 		} else {
-			c[from+i+1] = 1
+			c[i] = 1
 		}
 	}
-	return keep, ha
+	return keep[:k], ha[:k]
 }
 
 const (

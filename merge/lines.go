@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+	"slices"
 )
 
 // text is one file split into lines: line i is buf[start[i]:start[i+1]],
@@ -73,21 +74,23 @@ func (in *interner) symLine(id int32) []byte {
 // nearly every line is matched a stretch at a time and only changed lines
 // are looked up.
 func (in *interner) split(buf []byte) *text {
+	if in.ref != nil {
+		return in.splitNext(buf)
+	}
 	n := bytes.Count(buf, []byte{'\n'})
 	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
 		n++
 	}
 	t := &text{buf: buf, start: make([]int, n+1), sym: make([]int32, n)}
 	t.start[n] = len(buf)
-	if in.ref == nil {
-		in.ref, in.table, in.at = t, newLineTable(n), make([]int32, 0, n)
-		in.splitRef(t)
-	} else {
-		in.splitNext(t)
-	}
+	in.ref, in.table, in.at = t, newLineTable(n), make([]int32, 0, n)
+	in.splitRef(t)
 	return t
 }
 
+// splitRef splits and hashes every line, then interns them in a second
+// pass: the table probes, nearly all cache misses, then follow each other
+// closely enough for the processor to overlap them.
 func (in *interner) splitRef(t *text) {
 	buf := t.buf
 	for i, off := 0, 0; off < len(buf); i++ {
@@ -96,24 +99,31 @@ func (in *interner) splitRef(t *text) {
 			end = off + k + 1
 		}
 		t.start[i] = off
-		id, added := in.table.intern(in, buf[off:end])
+		t.sym[i] = int32(in.table.tag(buf[off:end])) // the tag until interned
+		off = end
+	}
+	for i, tag := range t.sym {
+		id, added := in.table.intern(in, uint32(tag), t.line(i))
 		if added {
 			in.at = append(in.at, int32(i))
 		} else if in.at[id] >= 0 {
 			in.at[id] = ^in.at[id] // not unique in the reference
 		}
 		t.sym[i] = id
-		off = end
 	}
 }
 
-func (in *interner) splitNext(t *text) {
-	buf, ref := t.buf, in.ref
+func (in *interner) splitNext(buf []byte) *text {
+	ref := in.ref
 	rn := ref.n()
+	// Not counted: the reference's line length, with some slack, is a
+	// good guess, and append copes with a bad one.
+	est := int(int64(rn)*int64(len(buf))/int64(max(len(ref.buf), 1))) + rn/64 + 16
+	t := &text{buf: buf, start: make([]int, 0, est+1), sym: make([]int32, 0, est)}
 	// A reference whose last line lacks an LF matches it only at the end.
 	refOpenEnd := len(ref.buf) > 0 && ref.buf[len(ref.buf)-1] != '\n'
 	cur := 0 // next reference line expected
-	for i, off := 0, 0; off < len(buf); {
+	for off := 0; off < len(buf); {
 		if cur < rn {
 			rs := ref.start[cur]
 			lim := rs + commonPrefix(buf[off:], ref.buf[rs:])
@@ -126,10 +136,11 @@ func (in *interner) splitNext(t *text) {
 			}
 			if j > cur {
 				delta := off - rs
-				for k := cur; k < j; k++ {
-					t.start[i] = ref.start[k] + delta
-					t.sym[i] = ref.sym[k]
-					i++
+				t.sym = append(t.sym, ref.sym[cur:j]...)
+				n0 := len(t.start)
+				t.start = slices.Grow(t.start, j-cur)[:n0+j-cur]
+				for k, s := range ref.start[cur:j] {
+					t.start[n0+k] = s + delta
 				}
 				off, cur = ref.start[j]+delta, j
 				continue
@@ -139,34 +150,31 @@ func (in *interner) splitNext(t *text) {
 		if k := bytes.IndexByte(buf[off:], '\n'); k >= 0 {
 			end = off + k + 1
 		}
-		t.start[i] = off
-		id, added := in.table.intern(in, buf[off:end])
+		id, added := in.table.intern(in, in.table.tag(buf[off:end]), buf[off:end])
 		if added {
 			in.extra = append(in.extra, buf[off:end])
 		}
-		t.sym[i] = id
+		t.start = append(t.start, off)
+		t.sym = append(t.sym, id)
 		if int(id) < len(in.at) && in.at[id] >= 0 {
 			cur = int(in.at[id]) + 1
 		}
-		i++
 		off = end
 	}
+	t.start = append(t.start, len(buf))
+	return t
 }
 
-// commonPrefix returns the length of the longest common prefix of a and b,
-// comparing eight bytes at a time.
+// commonPrefix returns the length of the longest common prefix of a and b:
+// whole blocks compared by bytes.Equal (vectorised), the first differing
+// one eight bytes at a time.
 func commonPrefix(a, b []byte) int {
+	const block = 256
 	n := min(len(a), len(b))
 	a, b = a[:n], b[:n]
 	i := 0
-	for ; i+32 <= n; i += 32 {
-		x0 := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:])
-		x1 := binary.LittleEndian.Uint64(a[i+8:]) ^ binary.LittleEndian.Uint64(b[i+8:])
-		x2 := binary.LittleEndian.Uint64(a[i+16:]) ^ binary.LittleEndian.Uint64(b[i+16:])
-		x3 := binary.LittleEndian.Uint64(a[i+24:]) ^ binary.LittleEndian.Uint64(b[i+24:])
-		if x0|x1|x2|x3 != 0 {
-			break
-		}
+	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
+		i += block
 	}
 	for ; i+8 <= n; i += 8 {
 		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
@@ -204,11 +212,13 @@ func (t *lineTable) home(tag uint32) int {
 	return int(uint64(tag) * uint64(len(t.slots)) >> 32)
 }
 
-// intern returns line's symbol. A new line gets the next symbol of in,
-// and the caller must record the line there (in.at or in.extra) before the
-// next call.
-func (t *lineTable) intern(in *interner, line []byte) (id int32, added bool) {
-	tag := uint32(maphash.Bytes(t.seed, line) >> 32)
+// tag is line's hash.
+func (t *lineTable) tag(line []byte) uint32 { return uint32(maphash.Bytes(t.seed, line) >> 32) }
+
+// intern returns the symbol of line, whose hash is tag. A new line gets the
+// next symbol of in, and the caller must record the line there (in.at or
+// in.extra) before the next call.
+func (t *lineTable) intern(in *interner, tag uint32, line []byte) (id int32, added bool) {
 	for i := t.home(tag); ; {
 		s := &t.slots[i]
 		if s.id == 0 {
