@@ -6,14 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
-	"strings"
+	"sort"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/slivingdoc/slivingdoc/server"
 )
@@ -48,8 +45,16 @@ type Adapter struct {
 	sets  pathSets
 	scrub scrubber
 	dir   string
-	mcp   *mcpgo.MCPServer
+
+	version      string
+	instructions string
+	tools        []mcp.Tool             // sorted by name, as tools/list sends them
+	handlers     map[string]toolHandler // by tool name
 }
+
+// toolHandler runs one tool call. It returns a Go error only for a
+// cancelled request, which the transport answers as a protocol error.
+type toolHandler func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
 
 // New builds the MCP server for eng. The notebook directory named in the
 // instructions is eng.ResolveDir("").
@@ -70,40 +75,15 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	a.log = a.log.With("module", "mcp")
-	a.mcp = mcpgo.NewMCPServer(ImplementationName, opts.Version,
-		mcpgo.WithInstructions(instructions(dir, a.sets)),
-		// The tool list never changes while the process runs.
-		mcpgo.WithToolCapabilities(false),
-	)
-	for _, t := range tools(a.sets) {
-		a.mcp.AddTool(t, a.handler(t.Name))
+	a.version = opts.Version
+	a.instructions = instructions(dir, a.sets)
+	a.tools = tools(a.sets)
+	sort.Slice(a.tools, func(i, j int) bool { return a.tools[i].Name < a.tools[j].Name })
+	a.handlers = map[string]toolHandler{}
+	for _, t := range a.tools {
+		a.handlers[t.Name] = a.handler(t.Name)
 	}
 	return a, nil
-}
-
-// Serve speaks MCP JSON-RPC on in/out until in ends or ctx is cancelled.
-// out carries only protocol messages; the transport's own errors go to
-// the logger.
-func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s := mcpgo.NewStdioServer(a.mcp)
-	s.SetErrorLogger(log.New(logWriter{a.log, a.scrub}, "", 0))
-	a.log.Info("serving", "dir", a.scrub.text(a.dir), "writable", entries(a.sets.writable), "readOnly", entries(a.sets.readOnly))
-	err := s.Listen(ctx, in, out)
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
-
-// logWriter turns the transport's log.Logger lines into records.
-type logWriter struct {
-	log   *slog.Logger
-	scrub scrubber
-}
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.log.Error("transport", "detail", w.scrub.text(strings.TrimSpace(string(p))))
-	return len(p), nil
 }
 
 // newDiagnosticID returns 16 lowercase hex characters, fresh per call.
@@ -114,9 +94,9 @@ func newDiagnosticID() string {
 }
 
 // handler runs one tool. It returns a Go error only for a cancelled
-// request, which mcp-go turns into a protocol error; everything else is a
-// result the adapter built itself.
-func (a *Adapter) handler(tool string) mcpgo.ToolHandlerFunc {
+// request, which the transport turns into a protocol error; everything
+// else is a result the adapter built itself.
+func (a *Adapter) handler(tool string) toolHandler {
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		id := newDiagnosticID()
 		start := time.Now()
