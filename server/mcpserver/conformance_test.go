@@ -158,13 +158,3 @@ func (p *pipe) next() string {
 	}
 	return ""
 }
-
-// quiet asserts that nothing arrives for d.
-func (p *pipe) quiet(d time.Duration) {
-	p.t.Helper()
-	select {
-	case line := <-p.lines:
-		p.t.Fatalf("unexpected message %s", line)
-	case <-time.After(d):
-	}
-}
