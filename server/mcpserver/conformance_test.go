@@ -31,7 +31,7 @@ type exchange struct {
 
 // readExchanges parses the txtar recording: "-- NN request --" holds one
 // line, "-- NN replies --" zero or more.
-func readExchanges(t *testing.T, path string) []exchange {
+func readExchanges(t testing.TB, path string) []exchange {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -87,6 +87,17 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 // MCPServer.HandleMessage do: the envelope checks first, then
 // notifications, then the request by method.
 func (c *conn) handle(ctx context.Context, line []byte) {
+	var id any
+	defer func() {
+		// As in mcp-go: a bug answering one message must not end the
+		// process, and a request still gets an answer.
+		if p := recover(); p != nil {
+			c.transportError("answer message", fmt.Errorf("panic: %v", p))
+			if id != nil {
+				c.writeError(id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", p))
+			}
+		}
+	}()
 	if !json.Valid(line) {
 		c.writeError(nil, mcp.PARSE_ERROR, "Parse error")
 		return
@@ -112,6 +123,7 @@ func (c *conn) handle(ctx context.Context, line []byte) {
 		c.notification(line)
 		return
 	}
+	id = msg.ID
 	if msg.Result != nil {
 		return // a response to a request of ours; we send none
 	}
