@@ -251,8 +251,12 @@ func (c *conn) callTool(ctx context.Context, id any, e era, req mcp.CallToolRequ
 	}
 	c.startCall(ctx, id, func(ctx context.Context) {
 		res, err := h(ctx, req)
-		if err != nil {
+		switch {
+		case err != nil:
 			c.writeError(id, mcp.INTERNAL_ERROR, err.Error())
+			return
+		case res == nil: // mcp-go's answer; our handlers always build one
+			c.writeError(id, mcp.INTERNAL_ERROR, fmt.Sprintf("tool '%s' handler returned no result", req.Params.Name))
 			return
 		}
 		c.a.decorate(&res.Result, e)
