@@ -8,6 +8,7 @@ import (
 // reply is a decoded JSON-RPC response.
 type reply struct {
 	JSONRPC string          `json:"jsonrpc"`
+	Method  string          `json:"method"` // set on a notification
 	ID      json.RawMessage `json:"id"`
 	Result  json.RawMessage `json:"result"`
 	Error   *struct {

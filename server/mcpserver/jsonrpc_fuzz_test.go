@@ -1,26 +1,12 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// lockedWriter collects what the conn writes from several goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
 
 // Whatever a line holds, the server neither panics nor writes anything but
 // whole JSON-RPC 2.0 messages, at most two (subscriptions/listen's
@@ -37,28 +23,19 @@ func FuzzHandleLine(f *testing.F) {
 		if strings.ContainsRune(line, '\n') {
 			t.Skip("one line is one message")
 		}
-		out := &lockedWriter{}
+		out := &syncBuffer{}
 		c := &conn{a: a, out: out, inflight: map[string]*inflightCall{}}
 		c.handle(context.Background(), []byte(line+"\n"))
 		c.calls.Wait()
-		msgs := strings.Split(strings.TrimSuffix(out.b.String(), "\n"), "\n")
-		if out.b.Len() == 0 {
+		msgs := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if out.String() == "" {
 			msgs = nil
 		}
 		if len(msgs) > 2 {
 			t.Fatalf("%d messages for one line", len(msgs))
 		}
 		for _, m := range msgs {
-			var msg struct {
-				JSONRPC string          `json:"jsonrpc"`
-				Method  string          `json:"method"`
-				ID      json.RawMessage `json:"id"`
-				Result  json.RawMessage `json:"result"`
-				Error   *struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			}
+			var msg reply
 			if err := json.Unmarshal([]byte(m), &msg); err != nil || msg.JSONRPC != "2.0" {
 				t.Fatalf("wrote %q", m)
 			}
