@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,9 +27,11 @@ import (
 // is in no pack). On the next call, if `current` holds the publication,
 // the merge base is A with the overlay applied: L's published changes are
 // then common to both sides, and edits made after the crash still merge as
-// local changes. A record whose
-// publication `current` does not hold, or whose base is not A's head, is
-// dropped. Recording a baseline with another head removes the record.
+// local changes. A record of A's head whose publication `current` does
+// not hold is dropped. A record of another base is stale and ignored: it
+// stays on disk (removing it would cost the next commit a file creation)
+// until the next publication attempt overwrites it. The record ends in
+// the BLAKE3 of its JSON, so a write torn by a crash is not adopted.
 //
 // The record keeps earlier accepted entries, so a second interrupted
 // commit on top of an adopted one does not forget the first.
@@ -53,25 +56,64 @@ type pendingEntry struct {
 	baseHead cas.ID // the head of the base the overlay applies to (not encoded)
 }
 
-func (d dirState) loadPending() (*pendingRecord, error) {
+// The record is its JSON followed by "\n", the hex BLAKE3 of the JSON and
+// "\n"; a record without that trailer (as the first versions wrote it) is
+// read as plain JSON.
+const pendingSumLen = 1 + 64 + 1
+
+// loadPending returns the record if its base is head (nil, nil when there
+// is none or it belongs to another base: a record is never removed just
+// because the baseline moved on, it is simply stale). checked reports
+// whether the file, if any, carries the checksum trailer.
+func (d dirState) loadPending(head cas.ID) (rec *pendingRecord, checked bool, err error) {
 	data, err := os.ReadFile(d.file("pending"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, true, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	body := data
+	if n := len(data); n > pendingSumLen && data[n-1] == '\n' && data[n-pendingSumLen] == '\n' {
+		sum, herr := hex.DecodeString(string(data[n-pendingSumLen+1 : n-1]))
+		if herr == nil {
+			body, checked = data[:n-pendingSumLen], true
+			if got := cas.Sum(body); !bytes.Equal(got[:], sum) {
+				return nil, true, errBadStateFile
+			}
+		}
+	}
+	// json.Marshal writes the fields in order: a stale record is known by
+	// its first bytes, without decoding what may be 10,000 paths.
+	if !bytes.HasPrefix(body, []byte(`{"baseHead":"`+hex.EncodeToString(head[:])+`"`)) {
+		var probe struct {
+			BaseHead string `json:"baseHead"`
+		}
+		if json.Unmarshal(body, &probe) != nil {
+			return nil, checked, errBadStateFile
+		}
+		return nil, checked, nil // another base's record
 	}
 	var r pendingRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, errBadStateFile
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, checked, errBadStateFile
 	}
-	return &r, nil
+	return &r, checked, nil
 }
 
-func (d dirState) savePending(r *pendingRecord) error {
+// savePending writes r. It runs before every publication attempt, so it
+// rewrites the file in place; but over a record without the checksum
+// (or an unreadable file) it replaces the file whole, since a torn
+// in-place write over such a file could read as another valid record.
+func (d dirState) savePending(r *pendingRecord, inPlace bool) error {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
+	}
+	sum := cas.Sum(data)
+	data = append(append(append(data, '\n'), hex.EncodeToString(sum[:])...), '\n')
+	if inPlace {
+		return writeInPlace(d.file("pending"), data)
 	}
 	return writeReplace(d.file("pending"), data, false)
 }
@@ -91,18 +133,17 @@ func (s *session) adoptPublished(state remote.State) {
 		return
 	}
 	s.pendingChecked = true
-	rec, err := s.state.loadPending()
+	rec, checked, err := s.state.loadPending(s.base.Head)
+	s.pendingInPlace = checked && err == nil
 	if err != nil {
 		s.e.log.Warn("pending publication record unreadable; ignoring it", "err", err)
-	}
-	if rec == nil {
-		if err != nil {
-			s.dropPending()
-		}
+		s.dropPending()
 		return
 	}
-	s.pendingOnDisk = true
-	if rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || state.Manifest == nil {
+	if rec == nil {
+		return
+	}
+	if state.Manifest == nil {
 		s.dropPending()
 		return
 	}
@@ -218,17 +259,18 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 		}
 	}
 	rec := &pendingRecord{BaseHead: hex.EncodeToString(s.base.Head[:]), Entries: append(append([]pendingEntry{}, s.adopted...), ent)}
-	if err := s.state.savePending(rec); err != nil {
+	if err := s.state.savePending(rec, s.pendingInPlace); err != nil {
 		return pendingEntry{}, err
 	}
-	s.pendingOnDisk = true
+	s.pendingInPlace = true
 	return ent, nil
 }
 
-// dropPending removes the record (a hint: failure is only logged).
+// dropPending removes a record of the current base that must not be
+// adopted (a hint: failure is only logged).
 func (s *session) dropPending() {
 	if err := s.state.removePending(); err != nil {
 		s.e.log.Warn("cannot remove the pending publication record", "err", err)
 	}
-	s.pendingOnDisk = false
+	s.pendingInPlace = true
 }
