@@ -28,6 +28,14 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	} else {
 		return nil, err
 	}
+	state, err := e.notebook.ReadCurrent(ctx)
+	if err != nil {
+		return nil, e.fail("read current", err)
+	}
+	st.Generation = state.Generation()
+	// A commit accepted and then interrupted before its baseline was
+	// recorded has published its edits: they are not local changes.
+	s.adoptPublished(state)
 	base := s.baseFiles()
 	for p, id := range s.scan.files {
 		old, ok := base[p]
@@ -46,11 +54,6 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	sort.Strings(st.Added)
 	sort.Strings(st.Modified)
 	sort.Strings(st.Deleted)
-	state, err := e.notebook.ReadCurrent(ctx)
-	if err != nil {
-		return nil, e.fail("read current", err)
-	}
-	st.Generation = state.Generation()
 	s.saveStats()
 	return st, nil
 }
