@@ -64,38 +64,54 @@ const pendingSumLen = 1 + 64 + 1
 // loadPending returns the record if its base is head (nil, nil when there
 // is none or it belongs to another base: a record is never removed just
 // because the baseline moved on, it is simply stale). checked reports
-// whether the file, if any, carries the checksum trailer.
+// whether the file, if any, carries the checksum trailer. A stale record
+// (the seed of 10,000 files leaves a large one) costs two short reads.
 func (d dirState) loadPending(head cas.ID) (rec *pendingRecord, checked bool, err error) {
-	data, err := os.ReadFile(d.file("pending"))
+	f, err := os.Open(d.file("pending"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	body := data
-	if n := len(data); n > pendingSumLen && data[n-1] == '\n' && data[n-pendingSumLen] == '\n' {
-		sum, herr := hex.DecodeString(string(data[n-pendingSumLen+1 : n-1]))
-		if herr == nil {
-			body, checked = data[:n-pendingSumLen], true
-			if got := cas.Sum(body); !bytes.Equal(got[:], sum) {
-				return nil, true, errBadStateFile
-			}
-		}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
 	}
-	// json.Marshal writes the fields in order: a stale record is known by
-	// its first bytes, without decoding what may be 10,000 paths.
-	if !bytes.HasPrefix(body, []byte(`{"baseHead":"`+hex.EncodeToString(head[:])+`"`)) {
-		var probe struct {
-			BaseHead string `json:"baseHead"`
+	size := fi.Size()
+	var sum [32]byte
+	if size > pendingSumLen {
+		var tail [pendingSumLen]byte
+		if _, err := f.ReadAt(tail[:], size-pendingSumLen); err != nil {
+			return nil, false, err
 		}
-		if json.Unmarshal(body, &probe) != nil {
-			return nil, checked, errBadStateFile
-		}
+		_, herr := hex.Decode(sum[:], tail[1:pendingSumLen-1])
+		checked = herr == nil && tail[0] == '\n' && tail[pendingSumLen-1] == '\n'
+	}
+	// json.Marshal writes the fields in order: the base is in the first
+	// bytes, whichever version wrote the record.
+	const lead = `{"baseHead":"`
+	var first [len(lead) + 64 + 1]byte
+	n, _ := f.ReadAt(first[:], 0)
+	if n < len(first) || string(first[:len(lead)]) != lead || first[len(first)-1] != '"' {
+		return nil, checked, errBadStateFile
+	}
+	if string(first[len(lead):len(lead)+64]) != hex.EncodeToString(head[:]) {
 		return nil, checked, nil // another base's record
 	}
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return nil, checked, err
+	}
+	if checked {
+		data = data[:size-pendingSumLen]
+		if got := cas.Sum(data); !bytes.Equal(got[:], sum[:]) {
+			return nil, true, errBadStateFile
+		}
+	}
 	var r pendingRecord
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, checked, errBadStateFile
 	}
 	return &r, checked, nil
