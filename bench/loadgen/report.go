@@ -282,10 +282,11 @@ func (r *Results) markdown(date string) string {
 		p("N writers, each with its own directory and private root, start together and make %d commits each as fast as they can, "+
 			"each commit adding one tagged line: to the writer's own file (disjoint) or to the writer's own section of one shared file "+
 			"(shared: every commit is a real text merge). A writer retries a commit after REMOTE_BUSY, and resolves a conflict by "+
-			"keeping both sides. Attempts are publication attempts, counted as the increment packs uploaded (every attempt uploads "+
-			"its own). The audit pulls the final notebook and checks every accepted line is there exactly once.\n\n", r.Contention[0].CommitsEach)
+			"keeping both sides. Uploads are the publication attempts that reached the store, counted as the increment packs uploaded (each "+
+			"uploads its own); a retry first checks `current` with a HEAD and drops itself, uploading nothing, when another writer "+
+			"has published meanwhile: those show as HEAD requests in the traffic table. The audit pulls the final notebook and checks every accepted line is there exactly once.\n\n", r.Contention[0].CommitsEach)
 		p("![throughput vs writers](%s-throughput-writers.svg)\n\n", date)
-		p("| store | files | writers | accepted | wall | commits/s | attempts / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | audit |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+		p("| store | files | writers | accepted | wall | commits/s | uploads / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | audit |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 		for _, c := range r.Contention {
 			p("| %s | %s | %d | %d/%d | %s | %.1f | %.2f | %d | %d | %s / %s / %s | %s |\n", c.Store, c.Mode, c.Writers, c.Accepted, c.Writers*c.CommitsEach,
 				fmtDur(c.Wall), c.CommitsPerSec, c.AttemptsPerCommit, c.Busy, c.Conflicts,
@@ -317,7 +318,7 @@ func (r *Results) markdown(date string) string {
 				"of a %s window (the planning load of %d agents x 1 commit per minute, time-compressed to the window). *Burst*: all agents append "+
 				"~1 KB, then all commit at the same instant.\n\n", a.Store, a.Agents, a.Window, a.Agents)
 			var notes []string
-			p("| phase | accepted | last accepted after | attempts / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | CPU median | max RSS | audit |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |\n")
+			p("| phase | accepted | last accepted after | uploads / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | CPU median | max RSS | audit |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |\n")
 			for _, ph := range []struct {
 				name string
 				ph   AgentPhase

@@ -197,16 +197,19 @@ func contentionEvidence(c *ContentionResult, cpus int) string {
 	if c.Accepted == 0 {
 		return "no commit accepted"
 	}
-	s := fmt.Sprintf("%.2f publication attempts per accepted commit", c.AttemptsPerCommit)
+	s := fmt.Sprintf("%.2f pack uploads per accepted commit", c.AttemptsPerCommit)
 	if c.CPU > 0 {
 		perCommit := c.CPU / time.Duration(c.Accepted)
 		s = fmt.Sprintf("%d commit processes used %.1f CPU-s for %d accepted commits (%s CPU per accepted commit, retries included): "+
-			"on %d cores the commit processes alone cannot exceed %.1f commits/s; %.2f publication attempts per accepted commit",
+			"on %d cores the commit processes alone cannot exceed %.1f commits/s; %.2f pack uploads per accepted commit",
 			c.Processes, c.CPU.Seconds(), c.Accepted, fmtDur(perCommit), cpus, float64(cpus)/perCommit.Seconds(), c.AttemptsPerCommit)
 	}
 	for _, r := range c.Requests {
 		if r.Class == "PUT if-match current" {
 			s += fmt.Sprintf("; %d of %d conditional writes of `current` lost the race (412), answered in %s median / %s max", r.Statuses[412], r.Requests, fmtDur(r.Time.Median), fmtDur(r.Time.Max))
+		}
+		if r.Class == "HEAD current" {
+			s += fmt.Sprintf("; %d retries checked `current` with a HEAD before uploading", r.Requests)
 		}
 	}
 	return s
