@@ -5,30 +5,68 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
-	"slices"
 )
 
-// text is one file split into lines: line i is buf[start[i]:start[i+1]],
+// text is one file split into lines: line i is buf[start(i):start(i+1)],
 // and sym[i] its interned symbol.
+//
+// The reference text (the base, the first one split) keeps the offset of
+// every line in offs, then len(buf). A text split against it shares most
+// lines with it, so it keeps only runs: a run of lines found in ref at a
+// fixed byte shift, or a run of other lines whose offsets are in its own
+// offs. A 1 MB side then costs a few hundred runs instead of 8 bytes a line
+// of fresh memory; its offsets are asked for only at the merge's hunks.
 type text struct {
-	buf   []byte
-	start []int // len(sym)+1 offsets
-	sym   []int32
+	buf  []byte
+	sym  []int32
+	offs []int
+	ref  *text // nil for the reference
+	runs []run // runs[0].line is 0; a run lasts until the next one
+}
+
+type run struct {
+	line int // the run's first line
+	from int // the first line's line number in ref, or -1 for an own run
+	at   int // ref run: the byte shift from ref; own run: index in offs
 }
 
 // n is the number of lines.
 func (t *text) n() int { return len(t.sym) }
+
+// start returns the offset of line i; start(n()) is len(buf).
+func (t *text) start(i int) int {
+	if t.ref == nil {
+		return t.offs[i]
+	}
+	if i == len(t.sym) {
+		return len(t.buf)
+	}
+	// The last run starting at or before line i.
+	lo, hi := 0, len(t.runs)
+	for hi-lo > 1 {
+		if m := int(uint(lo+hi) >> 1); t.runs[m].line <= i {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	r := t.runs[lo]
+	if r.from < 0 {
+		return t.offs[r.at+i-r.line]
+	}
+	return t.ref.offs[r.from+i-r.line] + r.at
+}
 
 // lines returns the bytes of lines [from, from+count).
 func (t *text) lines(from, count int) []byte {
 	if count <= 0 {
 		return nil
 	}
-	return t.buf[t.start[from]:t.start[from+count]]
+	return t.buf[t.start(from):t.start(from+count)]
 }
 
 // line returns the bytes of line i.
-func (t *text) line(i int) []byte { return t.buf[t.start[i]:t.start[i+1]] }
+func (t *text) line(i int) []byte { return t.buf[t.start(i):t.start(i+1)] }
 
 // interner gives every distinct line one symbol, shared by the files of one
 // merge so that a line comparison is an int comparison. Symbols are dense:
@@ -81,8 +119,8 @@ func (in *interner) split(buf []byte) *text {
 	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
 		n++
 	}
-	t := &text{buf: buf, start: make([]int, n+1), sym: make([]int32, n)}
-	t.start[n] = len(buf)
+	t := &text{buf: buf, offs: make([]int, n+1), sym: make([]int32, n)}
+	t.offs[n] = len(buf)
 	in.ref, in.table, in.at = t, newLineTable(n), make([]int32, 0, n)
 	in.splitRef(t)
 	return t
@@ -98,7 +136,7 @@ func (in *interner) splitRef(t *text) {
 		if k := bytes.IndexByte(buf[off:], '\n'); k >= 0 {
 			end = off + k + 1
 		}
-		t.start[i] = off
+		t.offs[i] = off
 		t.sym[i] = int32(in.table.tag(buf[off:end])) // the tag until interned
 		off = end
 	}
@@ -119,30 +157,25 @@ func (in *interner) splitNext(buf []byte) *text {
 	// Not counted: the reference's line length, with some slack, is a
 	// good guess, and append copes with a bad one.
 	est := int(int64(rn)*int64(len(buf))/int64(max(len(ref.buf), 1))) + rn/64 + 16
-	t := &text{buf: buf, start: make([]int, 0, est+1), sym: make([]int32, 0, est)}
+	t := &text{buf: buf, sym: make([]int32, 0, est), ref: ref}
 	// A reference whose last line lacks an LF matches it only at the end.
 	refOpenEnd := len(ref.buf) > 0 && ref.buf[len(ref.buf)-1] != '\n'
 	cur := 0 // next reference line expected
 	for off := 0; off < len(buf); {
 		if cur < rn {
-			rs := ref.start[cur]
+			rs := ref.offs[cur]
 			lim := rs + commonPrefix(buf[off:], ref.buf[rs:])
 			j := cur
-			for j < rn && ref.start[j+1] <= lim {
+			for j < rn && ref.offs[j+1] <= lim {
 				j++
 			}
 			if j == rn && refOpenEnd && off+len(ref.buf)-rs != len(buf) {
 				j--
 			}
 			if j > cur {
-				delta := off - rs
+				t.runs = append(t.runs, run{line: len(t.sym), from: cur, at: off - rs})
 				t.sym = append(t.sym, ref.sym[cur:j]...)
-				n0 := len(t.start)
-				t.start = slices.Grow(t.start, j-cur)[:n0+j-cur]
-				for k, s := range ref.start[cur:j] {
-					t.start[n0+k] = s + delta
-				}
-				off, cur = ref.start[j]+delta, j
+				off, cur = ref.offs[j]+off-rs, j
 				continue
 			}
 		}
@@ -154,14 +187,16 @@ func (in *interner) splitNext(buf []byte) *text {
 		if added {
 			in.extra = append(in.extra, buf[off:end])
 		}
-		t.start = append(t.start, off)
+		if n := len(t.runs); n == 0 || t.runs[n-1].from >= 0 {
+			t.runs = append(t.runs, run{line: len(t.sym), from: -1, at: len(t.offs)})
+		}
+		t.offs = append(t.offs, off)
 		t.sym = append(t.sym, id)
 		if int(id) < len(in.at) && in.at[id] >= 0 {
 			cur = int(in.at[id]) + 1
 		}
 		off = end
 	}
-	t.start = append(t.start, len(buf))
 	return t
 }
 
