@@ -1,6 +1,9 @@
 package merge
 
-import "bytes"
+import (
+	"bytes"
+	"math"
+)
 
 // hunk is one change between an old and a new line sequence: old lines
 // [i1, i1+chg1) become new lines [i2, i2+chg2). A diff is a list of hunks in
@@ -24,8 +27,8 @@ func diff(a, b []int32) []hunk {
 // (base against each side, then the conflicts' sides against each other)
 // allocate it once: fresh memory is a good part of a merge's cost.
 type differ struct {
-	occA, occB []int32 // per symbol, its count in a and in b; zero between diffs
-	ca, cb     []byte  // change marks, see changed
+	occA, occB []uint16 // per symbol, its count in a and in b; zero between diffs
+	ca, cb     []byte   // change marks, see changed
 	dis        []int8
 	ka, kb     []int32 // the kept lines ...
 	ha1, ha2   []int32 // ... and their symbols
@@ -33,7 +36,7 @@ type differ struct {
 }
 
 func newDiffer(nsym int) *differ {
-	return &differ{occA: make([]int32, nsym), occB: make([]int32, nsym)}
+	return &differ{occA: make([]uint16, nsym), occB: make([]uint16, nsym)}
 }
 
 // diff returns the line diff of a (old) and b (new) as git's xdiff makes it
@@ -85,12 +88,8 @@ func (d *differ) changed(a, b []int32) (ca, cb []byte) {
 	}
 	// Lines that cannot match are changed without asking the diff; the
 	// rest (kept) go to the Myers diff, indexed back through ka and kb.
-	for _, s := range a {
-		d.occA[s]++
-	}
-	for _, s := range b {
-		d.occB[s]++
-	}
+	count(d.occA, a)
+	count(d.occB, b)
 	d.ka, d.ha1 = d.discard(a, p, na, ca, d.occB, d.ka, d.ha1)
 	d.kb, d.ha2 = d.discard(b, p, nb, cb, d.occA, d.kb, d.ha2)
 	for _, s := range a {
@@ -101,6 +100,17 @@ func (d *differ) changed(a, b []int32) (ca, cb []byte) {
 	}
 	d.xdiff(ca, cb)
 	return ca, cb
+}
+
+// count adds the occurrences of the symbols of f to occ. A count stops at
+// the largest uint16, far above the largest threshold discard compares
+// it with (maxEqLimit).
+func count(occ []uint16, f []int32) {
+	for _, s := range f {
+		if occ[s] != math.MaxUint16 {
+			occ[s]++
+		}
+	}
 }
 
 func mark(c []byte, from, count int) {

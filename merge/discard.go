@@ -14,8 +14,8 @@ package merge
 // problem. occ counts every symbol in the other file. It returns the
 // indexes of the kept lines, in order, and their symbols, in keep and ha
 // (reused).
-func (d *differ) discard(f []int32, from, count int, c []byte, occ []int32, keep, ha []int32) ([]int32, []int32) {
-	mlim := int32(min(bogoSqrt(len(f)), maxEqLimit))
+func (d *differ) discard(f []int32, from, count int, c []byte, occ []uint16, keep, ha []int32) ([]int32, []int32) {
+	mlim := uint16(min(bogoSqrt(len(f)), maxEqLimit))
 	f, c = f[from:from+count], c[from+1:from+1+count]
 	d.dis = grow(d.dis, count)
 	dis := d.dis // 0 no match, 1 match, 2 many matches

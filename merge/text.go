@@ -67,7 +67,7 @@ func Text(base, local, remote []byte) TextResult {
 // or overlaps is a conflict, grown to cover every hunk it touches.
 func regions(d *differ, b, l, r *text) []region {
 	h1, h2 := d.diff(b.sym, l.sym), d.diff(b.sym, r.sym)
-	var rs []region
+	rs := make([]region, 0, len(h1)+len(h2)) // folding only shrinks it
 	for len(h1) > 0 && len(h2) > 0 {
 		x, y := h1[0], h2[0]
 		switch {
