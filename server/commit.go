@@ -194,15 +194,17 @@ func (s *session) publish(message string) (*Result, error) {
 			}
 			return nil
 		}
+		var changes map[string]cas.ID // the paths that differ from R (zero ID: removed)
 		if observed.Head() == s.base.Head {
-			// R == A: the merge is L, and when L is A too there is
-			// nothing to publish (checked without decoding A).
+			// R == A: the merge is L, and L's delta from A is found in
+			// one pass over A's encoded entries (no map of A is built
+			// unless L added paths). rFiles then holds only A's entries
+			// at the changed paths: all the diffstat reads of the parent.
 			last.merged = &merged{ids: s.scan.files, local: true}
-			if s.base.sameFiles(s.scan.files) {
-				last.rFiles = s.scan.files
+			changes, last.rFiles = s.base.delta(s.scan.files)
+			if len(changes) == 0 {
 				return remote.Proposal{Skip: true}, nil
 			}
-			last.rFiles = s.baseFiles()
 		} else {
 			if err := syncChain(); err != nil {
 				return remote.Proposal{}, err
@@ -216,7 +218,7 @@ func (s *session) publish(message string) (*Result, error) {
 			if len(last.merged.conflicts) > 0 {
 				return remote.Proposal{}, errMergeConflict
 			}
-			if sameTree(last.merged.ids, last.rFiles) {
+			if changes = changedPaths(last.rFiles, last.merged.ids); len(changes) == 0 {
 				return remote.Proposal{Skip: true}, nil
 			}
 		}
@@ -225,19 +227,12 @@ func (s *session) publish(message string) (*Result, error) {
 			return remote.Proposal{}, err
 		}
 		sink := &filterSink{have: chain.store, pack: cas.NewPackWriter(), added: map[cas.ID]bool{}}
-		changes := map[string]cas.ID{} // the paths that differ from R
-		added := 0
-		for p, id := range ids {
-			rid, ok := last.rFiles[p]
-			if ok && rid == id {
-				continue // the chain holds it already
-			}
-			if id.IsZero() { // a zero ID in changes means "removed"
-				return remote.Proposal{}, fmt.Errorf("%w: %q has the zero file ID", cas.ErrInvalidPath, p)
-			}
-			changes[p] = id
-			if !ok {
-				added++
+		for p, id := range changes {
+			if id.IsZero() {
+				if _, ok := ids[p]; ok { // a zero ID in changes means "removed"
+					return remote.Proposal{}, fmt.Errorf("%w: %q has the zero file ID", cas.ErrInvalidPath, p)
+				}
+				continue
 			}
 			if sink.added[id] || chain.store.Has(id) {
 				continue // the chain (or this pack) holds it already
@@ -248,13 +243,6 @@ func (s *session) publish(message string) (*Result, error) {
 			}
 			if _, err := cas.WriteFile(sink, content); err != nil {
 				return remote.Proposal{}, err
-			}
-		}
-		if len(ids)-added != len(last.rFiles) { // some paths of R are gone
-			for p := range last.rFiles {
-				if _, ok := ids[p]; !ok {
-					changes[p] = cas.ID{}
-				}
 			}
 		}
 		last.changed = changes
@@ -448,6 +436,30 @@ func nilIfAbsent(c []byte, present bool) []byte {
 		return []byte{}
 	}
 	return c
+}
+
+// changedPaths returns the paths where ids differs from r: each with its ID
+// in ids, zero where ids lacks it.
+func changedPaths(r, ids map[string]cas.ID) map[string]cas.ID {
+	changes := map[string]cas.ID{}
+	kept := 0
+	for p, id := range ids {
+		if rid, ok := r[p]; ok {
+			kept++
+			if rid == id {
+				continue
+			}
+		}
+		changes[p] = id
+	}
+	if kept != len(r) { // some paths of r are gone
+		for p := range r {
+			if _, ok := ids[p]; !ok {
+				changes[p] = cas.ID{}
+			}
+		}
+	}
+	return changes
 }
 
 func sameTree(a, b map[string]cas.ID) bool {

@@ -167,6 +167,49 @@ func (b *baseline) sameFiles(files map[string]cas.ID) bool {
 	return true
 }
 
+// delta returns the paths where files differs from A, each with its ID in
+// files (zero: removed), and A's IDs at those paths. On a loaded baseline
+// it walks the encoded entries once, looking each up in files; A's paths
+// are decoded into a set only when files holds paths A lacks.
+func (b *baseline) delta(files map[string]cas.ID) (changes, old map[string]cas.ID) {
+	changes, old = map[string]cas.ID{}, map[string]cas.ID{}
+	present := 0
+	if b.Files != nil {
+		for p, id := range b.Files {
+			cur, ok := files[p]
+			if ok {
+				present++
+			}
+			if !ok || cur != id {
+				changes[p], old[p] = cur, id
+			}
+		}
+	} else {
+		r := &stateReader{b: b.entries}
+		for range b.count {
+			p := r.bytes(int(r.u16()))
+			var id cas.ID
+			copy(id[:], r.bytes(32))
+			cur, ok := files[string(p)]
+			if ok {
+				present++
+			}
+			if !ok || cur != id {
+				changes[string(p)], old[string(p)] = cur, id
+			}
+		}
+	}
+	if present != len(files) { // L added paths
+		base := b.files()
+		for p, id := range files {
+			if _, ok := base[p]; !ok {
+				changes[p] = id
+			}
+		}
+	}
+	return changes, old
+}
+
 // encodeBaseline writes entries in map order: the file is private and
 // read whole, so sorting 10,000 paths on every call would buy nothing.
 func encodeBaseline(b *baseline) []byte {
