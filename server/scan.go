@@ -373,6 +373,23 @@ func (res *scanResult) pathOf(id cas.ID) string {
 	return res.byID[id]
 }
 
+// readContent returns content with file ID id that this scan read. The
+// scan of a commit usually read a handful of files: they are searched
+// directly, without pathOf's map of every path of L (10,000 entries for
+// a diffstat that wants one old version, which the object cache holds).
+func (res *scanResult) readContent(id cas.ID) ([]byte, bool) {
+	if len(res.content) > 64 {
+		c, ok := res.content[res.pathOf(id)]
+		return c, ok
+	}
+	for p, c := range res.content {
+		if res.files[p] == id {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
 // markerFiles returns the files of L holding complete conflict blocks.
 func (res *scanResult) markerFiles() []string {
 	var out []string

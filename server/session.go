@@ -137,12 +137,9 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 	if c, ok := s.baseContent[id]; ok {
 		return c, nil
 	}
-	p := ""
 	if s.scan != nil {
-		if p = s.scan.pathOf(id); p != "" {
-			if c, ok := s.scan.content[p]; ok {
-				return c, nil
-			}
+		if c, ok := s.scan.readContent(id); ok {
+			return c, nil
 		}
 	}
 	if s.src != nil {
@@ -150,9 +147,13 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		if err == nil {
 			return c, nil
 		}
-		if !errors.Is(err, cas.ErrNotFound) || p == "" {
+		if !errors.Is(err, cas.ErrNotFound) || s.scan == nil {
 			return nil, err
 		}
+	}
+	p := ""
+	if s.scan != nil {
+		p = s.scan.pathOf(id)
 	}
 	if p == "" {
 		return nil, cas.ErrNotFound
