@@ -17,30 +17,41 @@ package merge
 func (d *differ) discard(f []int32, from, count int, c []byte, occ []uint16, keep, ha []int32) ([]int32, []int32) {
 	mlim := uint16(min(bogoSqrt(len(f)), maxEqLimit))
 	f, c = f[from:from+count], c[from+1:from+1+count]
-	d.dis = grow(d.dis, count)
-	dis := d.dis // 0 no match, 1 match, 2 many matches
+	// dis has a matched sentinel on both sides, see below.
+	d.dis = grow(d.dis, count+2)
+	pd := d.dis
+	pd[0], pd[count+1] = 1, 1
+	dis := pd[1 : count+1] // 0 no match, 1 match, 2 many matches
+	// The loops below do not branch on the classes: they follow no
+	// pattern a branch predictor could learn (blank lines, say, are
+	// many-matches lines anywhere in a note).
 	for i, s := range f {
-		// Without a switch the compiler can avoid branching: the counts
-		// follow no pattern a branch predictor could learn.
-		var x int8
-		if n := occ[s]; n >= mlim {
-			x = 2
-		} else if n > 0 {
-			x = 1
-		}
-		dis[i] = x
+		n := occ[s]
+		dis[i] = int8(b2i(n > 0) + b2i(n >= mlim))
 	}
 	keep, ha = grow(keep, count), grow(ha, count)
 	k := 0
 	for i, x := range dis {
-		if x == 1 || x == 2 && !multimatch(dis, i) {
-			keep[k], ha[k] = int32(from+i), f[i]
-			k++
-		} else {
-			c[i] = 1
+		keep[k], ha[k] = int32(from+i), f[i]
+		kept := b2i(x != 0)
+		// multimatch drops a many-matches line only between runs of
+		// unmatched ones: with a matched neighbour (pd[i] is dis[i-1],
+		// pd[i+2] is dis[i+1]) it is kept without asking.
+		if b2i(x == 2)&b2i(pd[i] != 1)&b2i(pd[i+2] != 1) != 0 && multimatch(dis, i) {
+			kept = 0
 		}
+		c[i] = byte(1 - kept)
+		k += kept
 	}
 	return keep[:k], ha[:k]
+}
+
+// b2i is 1 for true, 0 for false, without a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 const (
