@@ -4,13 +4,13 @@ package server
 
 import "os"
 
-// listDir lists the open directory d with an lstat of each regular file.
-func listDir(d *os.File) ([]dirEnt, error) {
+// listDir appends to out the entries of the open directory d, with an
+// lstat of each regular file.
+func listDir(d *os.File, out []dirEnt) ([]dirEnt, error) {
 	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]dirEnt, 0, len(entries))
 	for _, ent := range entries {
 		e := dirEnt{name: ent.Name(), typ: ent.Type()}
 		if e.typ.IsRegular() {

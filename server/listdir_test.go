@@ -23,7 +23,7 @@ func TestListDirMatchesReadDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := listDir(d)
+	got, err := listDir(d, nil)
 	d.Close()
 	if err != nil {
 		t.Fatal(err)

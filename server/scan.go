@@ -119,18 +119,25 @@ func (w *walker) fail(err error) {
 	w.mu.Unlock()
 }
 
+// dirEntBufs recycles directory listings: a walk is done with its
+// listing before it descends, and a fresh slice per directory is 2 MB of
+// new memory for a short process at 10,000 files.
+var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
+
 func (w *walker) walk(r *os.Root, prefix string) {
 	d, err := r.Open(".")
 	if err != nil {
 		w.fail(err)
 		return
 	}
-	entries, err := listDir(d)
+	listing := dirEntBufs.Get().(*[]dirEnt)
+	entries, err := listDir(d, (*listing)[:0])
 	d.Close()
 	if err != nil {
 		w.fail(err)
 		return
 	}
+	*listing = entries
 	names := make([]string, len(entries))
 	for i, ent := range entries {
 		names[i] = ent.name
@@ -201,6 +208,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 			invalid = append(invalid, FileError{Path: rel, Reason: FileSpecial})
 		}
 	}
+	dirEntBufs.Put(listing) // done with it before descending
 	w.mu.Lock()
 	for _, f := range reused {
 		w.res.files[f.rel] = f.id
