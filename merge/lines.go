@@ -69,34 +69,28 @@ func (t *text) lines(from, count int) []byte {
 func (t *text) line(i int) []byte { return t.buf[t.start(i):t.start(i+1)] }
 
 // interner gives every distinct line one symbol, shared by the files of one
-// merge so that a line comparison is an int comparison. Symbols are dense:
-// 0 up to nsym()-1, in order of first appearance.
+// merge so that a line comparison is an int comparison. A line of the first
+// file split (the reference, the base) has the number of its first
+// occurrence there as its symbol; a line first seen in a later file gets
+// the next symbol from ref.n() on. Symbols are below nsym().
 type interner struct {
 	table lineTable
 	ref   *text
-	// at is, per symbol of the first file split (the reference, the base),
-	// its only line number there, or ^(its first line number) when the
-	// reference has it more than once. Symbols from later files come after.
-	at []int32
-	// extra holds the lines of the symbols from len(at) on.
+	// extra holds the lines of the symbols from ref.n() on.
 	extra [][]byte
 }
 
 func newInterner() *interner { return &interner{} }
 
-// nsym is the number of symbols handed out so far.
-func (in *interner) nsym() int { return len(in.at) + len(in.extra) }
+// nsym is the bound of the symbols handed out so far.
+func (in *interner) nsym() int { return in.ref.n() + len(in.extra) }
 
 // symLine returns the bytes of symbol id's line.
 func (in *interner) symLine(id int32) []byte {
-	if int(id) < len(in.at) {
-		i := in.at[id]
-		if i < 0 {
-			i = ^i
-		}
-		return in.ref.line(int(i))
+	if n := in.ref.n(); int(id) >= n {
+		return in.extra[int(id)-n]
 	}
-	return in.extra[int(id)-len(in.at)]
+	return in.ref.line(int(id))
 }
 
 // split cuts buf into lines and interns them. A final run without LF is a
@@ -121,7 +115,7 @@ func (in *interner) split(buf []byte) *text {
 	}
 	t := &text{buf: buf, offs: make([]int, n+1), sym: make([]int32, n)}
 	t.offs[n] = len(buf)
-	in.ref, in.table, in.at = t, newLineTable(n), make([]int32, 0, n)
+	in.ref, in.table = t, newLineTable(n)
 	in.splitRef(t)
 	return t
 }
@@ -141,13 +135,7 @@ func (in *interner) splitRef(t *text) {
 		off = end
 	}
 	for i, tag := range t.sym {
-		id, added := in.table.intern(in, uint32(tag), t.line(i))
-		if added {
-			in.at = append(in.at, int32(i))
-		} else if in.at[id] >= 0 {
-			in.at[id] = ^in.at[id] // not unique in the reference
-		}
-		t.sym[i] = id
+		t.sym[i], _ = in.table.intern(in, uint32(tag), t.line(i), int32(i))
 	}
 }
 
@@ -183,8 +171,8 @@ func (in *interner) splitNext(buf []byte) *text {
 		if k := bytes.IndexByte(buf[off:], '\n'); k >= 0 {
 			end = off + k + 1
 		}
-		id, added := in.table.intern(in, in.table.tag(buf[off:end]), buf[off:end])
-		if added {
+		id, unique := in.table.intern(in, in.table.tag(buf[off:end]), buf[off:end], -1)
+		if int(id) == in.nsym() {
 			in.extra = append(in.extra, buf[off:end])
 		}
 		if n := len(t.runs); n == 0 || t.runs[n-1].from >= 0 {
@@ -192,8 +180,8 @@ func (in *interner) splitNext(buf []byte) *text {
 		}
 		t.offs = append(t.offs, off)
 		t.sym = append(t.sym, id)
-		if int(id) < len(in.at) && in.at[id] >= 0 {
-			cur = int(in.at[id]) + 1
+		if unique {
+			cur = int(id) + 1
 		}
 		off = end
 	}
@@ -222,21 +210,22 @@ func commonPrefix(a, b []byte) int {
 	return i
 }
 
-// lineTable is an open-addressing hash set of lines numbering them in
-// order of arrival. A slot is 8 bytes, a 32-bit hash tag and the symbol, so
-// the table of a 1 MB note stays a few hundred KB; the lines themselves are
-// found through the interner. The tag also picks the home slot (by
-// multiply-shift, so the size need not be a power of two), which lets the
-// table grow without hashing the lines again.
+// lineTable is an open-addressing hash set of lines. A slot is 8 bytes, a
+// 32-bit hash tag and the symbol, so the table of a 1 MB note stays a few
+// hundred KB; the lines themselves are found through the interner. The tag
+// also picks the home slot (by multiply-shift, so the size need not be a
+// power of two), which lets the table grow without hashing the lines again.
 type lineTable struct {
 	seed  maphash.Seed
 	slots []slot // at most 2/3 full
 	used  int
 }
 
+// slot holds symbol+1 (so 0 is an empty slot), negated unless the symbol
+// is a line that the reference has exactly once.
 type slot struct {
 	tag uint32
-	id  int32 // symbol + 1; 0 is an empty slot
+	v   int32
 }
 
 func newLineTable(sizeHint int) lineTable {
@@ -250,23 +239,33 @@ func (t *lineTable) home(tag uint32) int {
 // tag is line's hash.
 func (t *lineTable) tag(line []byte) uint32 { return uint32(maphash.Bytes(t.seed, line) >> 32) }
 
-// intern returns the symbol of line, whose hash is tag. A new line gets the
-// next symbol of in, and the caller must record the line there (in.at or
-// in.extra) before the next call.
-func (t *lineTable) intern(in *interner, tag uint32, line []byte) (id int32, added bool) {
+// intern returns the symbol of line, whose hash is tag, and whether the
+// reference has that line exactly once. Splitting the reference, refLine is
+// line's number there; otherwise it is -1, and a new line gets the symbol
+// in.nsym(), which the caller must record in in.extra before the next call.
+func (t *lineTable) intern(in *interner, tag uint32, line []byte, refLine int32) (id int32, unique bool) {
 	for i := t.home(tag); ; {
 		s := &t.slots[i]
-		if s.id == 0 {
-			id = int32(in.nsym())
-			*s = slot{tag: tag, id: id + 1}
-			t.used++
-			if 3*t.used > 2*len(t.slots) {
+		if s.v == 0 {
+			v := -int32(in.nsym()) - 1
+			if refLine >= 0 {
+				v = refLine + 1
+			}
+			*s = slot{tag: tag, v: v}
+			if t.used++; 3*t.used > 2*len(t.slots) {
 				t.grow()
 			}
-			return id, true
+			return max(v, -v) - 1, v > 0
 		}
-		if s.tag == tag && bytes.Equal(in.symLine(s.id-1), line) {
-			return s.id - 1, false
+		if s.tag == tag {
+			id = max(s.v, -s.v) - 1
+			if bytes.Equal(in.symLine(id), line) {
+				unique = s.v > 0
+				if refLine >= 0 && unique {
+					s.v = -s.v // a second time in the reference
+				}
+				return id, unique
+			}
 		}
 		if i++; i == len(t.slots) {
 			i = 0
@@ -278,11 +277,11 @@ func (t *lineTable) grow() {
 	old := t.slots
 	t.slots = make([]slot, 2*len(old))
 	for _, s := range old {
-		if s.id == 0 {
+		if s.v == 0 {
 			continue
 		}
 		i := t.home(s.tag)
-		for t.slots[i].id != 0 {
+		for t.slots[i].v != 0 {
 			if i++; i == len(t.slots) {
 				i = 0
 			}
