@@ -36,7 +36,10 @@ type differ struct {
 }
 
 func newDiffer(nsym int) *differ {
-	return &differ{occA: make([]uint16, nsym), occB: make([]uint16, nsym)}
+	d := &differ{occA: make([]uint16, nsym), occB: make([]uint16, nsym)}
+	touch(d.occA) // count reads before it writes
+	touch(d.occB)
+	return d
 }
 
 // diff returns the line diff of a (old) and b (new) as git's xdiff makes it

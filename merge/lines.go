@@ -229,8 +229,18 @@ type slot struct {
 }
 
 func newLineTable(sizeHint int) lineTable {
-	return lineTable{seed: maphash.MakeSeed(), slots: make([]slot, max(16, sizeHint+sizeHint/2+1))}
+	slots := make([]slot, max(16, sizeHint+sizeHint/2+1))
+	touch(slots)
+	return lineTable{seed: maphash.MakeSeed(), slots: slots}
 }
+
+// touch writes zeros over s, which make already zeroed. Memory fresh from
+// the OS is not written by make, and a table read before it is written
+// costs twice: the first read of a page maps the shared zero page, and the
+// first write then replaces it, which flushes the TLB of every core the
+// process ran on. A short process like merge-file gets all its memory
+// fresh. Writing first costs one ordinary page fault per page.
+func touch[T any](s []T) { clear(s) }
 
 func (t *lineTable) home(tag uint32) int {
 	return int(uint64(tag) * uint64(len(t.slots)) >> 32)
@@ -276,6 +286,7 @@ func (t *lineTable) intern(in *interner, tag uint32, line []byte, refLine int32)
 func (t *lineTable) grow() {
 	old := t.slots
 	t.slots = make([]slot, 2*len(old))
+	touch(t.slots)
 	for _, s := range old {
 		if s.v == 0 {
 			continue
