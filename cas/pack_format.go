@@ -39,8 +39,13 @@ const (
 // only when it is at most 7/8 of the raw size.
 const compressMin = 64
 
+// The fastest level: a commit runs in a short process that compresses a
+// few small objects, and the default level's larger tables cost 1 ms of
+// CPU there (allocation and page faults) against 0.3 ms, for output ~7%
+// larger on notes. Any level decodes the same; the format does not change.
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	e, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderCRC(false), // every body is checked against its ID
 		zstd.WithLowerEncoderMem(true))
