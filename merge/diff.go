@@ -10,18 +10,6 @@ import (
 // order, separated by at least one unchanged line.
 type hunk struct{ i1, i2, chg1, chg2 int }
 
-// diff returns the line diff of a (old) and b (new) as git's xdiff makes it.
-func diff(a, b []int32) []hunk {
-	top := int32(-1)
-	for _, s := range a {
-		top = max(top, s)
-	}
-	for _, s := range b {
-		top = max(top, s)
-	}
-	return newDiffer(int(top)+1).diff(a, b)
-}
-
 // differ diffs symbol sequences whose symbols are below nsym. It keeps its
 // scratch memory from one diff to the next, so the diffs of one merge
 // (base against each side, then the conflicts' sides against each other)

@@ -5,6 +5,15 @@ import (
 	"testing"
 )
 
+// diff diffs a and b with a differ of their own.
+func diff(a, b []int32) []hunk {
+	top := int32(-1)
+	for _, s := range append(append([]int32(nil), a...), b...) {
+		top = max(top, s)
+	}
+	return newDiffer(int(top)+1).diff(a, b)
+}
+
 // checkDiff asserts that hs is a valid diff of a into b: hunks in order,
 // separated by unchanged lines, and applying them to a gives b.
 func checkDiff(t *testing.T, a, b []int32, hs []hunk) {
