@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -263,7 +262,7 @@ func (s *Store) refreshIfChanged() error {
 }
 
 // AddPack verifies data as a pack and stores it under name (a file name,
-// no slashes) atomically: temp file, fsync, rename. Adding a name that is
+// no slashes) atomically: temp file, rename. Adding a name that is
 // already present is a no-op. Verification is complete: the trailer
 // checksum, the index, and every object against its ID and kind rules.
 func (s *Store) AddPack(name string, data []byte) error {
@@ -279,7 +278,7 @@ func (s *Store) AddPack(name string, data []byte) error {
 	if s.HasPack(name) {
 		return nil
 	}
-	if err := writeFileAtomic(s.dir, name, data); err != nil {
+	if err := writeFileRenamed(s.dir, name, data); err != nil {
 		// Another process may have stored the name meanwhile (on Windows a
 		// rename onto a file it is reading fails): then it is present.
 		if s.HasPack(name) {
@@ -304,48 +303,26 @@ func checkPackName(name string) error {
 	return nil
 }
 
-// writeFileAtomic makes dir/name hold data or nothing: the bytes go to a
-// temporary file that is synced before the rename, and the directory is
-// synced after it so that the rename itself survives a crash.
-func writeFileAtomic(dir, name string, data []byte) (err error) {
+// writeFileRenamed makes dir/name hold data or nothing for every reader:
+// the bytes go to a temporary file renamed over the name. Neither is
+// fsynced: the store is a cache of packs the remote store holds, and a
+// pack a crash tears or loses costs a download, never content. A lost or
+// truncated file fails the header, trailer or size check when it is
+// loaded and is fetched again; damage inside a pack fails its objects' ID
+// check on read, and the caller then drops the pack (server's healing).
+// The fsyncs cost a commit that fetches others' packs two disk flushes
+// per pack, serialised by addMu.
+func writeFileRenamed(dir, name string, data []byte) (err error) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(dir, "."+name+"."+hex.EncodeToString(rnd[:])+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err = os.WriteFile(tmp, data, 0o600); err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
 	if err != nil {
-		return err
+		os.Remove(tmp)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil // directories cannot be opened for sync; NTFS journals renames
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return err
 }
 
 // HasPack reports whether a pack file named name is loaded; if it is not,
