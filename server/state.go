@@ -22,7 +22,7 @@ import (
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
-//	dirs/<hash(store identity, L)>/recovery             present = recoveryRequired
+//	dirs/<hash(store identity, L)>/recovery             non-blank = recoveryRequired
 //	dirs/<hash(store identity, L)>/pending              publication in flight (pending.go)
 //
 // Every file is written atomically (temp, fsync, rename, fsync dir),
@@ -439,6 +439,16 @@ func (d dirState) saveStatCache(m map[string]statEntry) error {
 	return writeInPlace(d.file("statcache"), encodeStatCache(m))
 }
 
+// The recovery flag is set when its file holds anything but white space
+// (v1 removed the file to clear it; an absent file is still clear). Once
+// the file exists it is rewritten in place and kept, so setting and
+// clearing the flag around every rewrite of L allocates and frees no
+// inode (see writeInPlace); each change is still fsynced before the
+// caller goes on. A write torn by a crash reads as set (an extra
+// resynchronisation), or as clear only if the crash came before setRecovery
+// returned, when L was not touched yet.
+const recoveryCleared = "\n"
+
 func (d dirState) loadRecovery() (*recoveryFlag, error) {
 	data, err := os.ReadFile(d.file("recovery"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -446,6 +456,9 @@ func (d dirState) loadRecovery() (*recoveryFlag, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
 	}
 	var f recoveryFlag
 	if json.Unmarshal(data, &f) != nil {
@@ -457,18 +470,39 @@ func (d dirState) loadRecovery() (*recoveryFlag, error) {
 
 func (d dirState) setRecovery(f recoveryFlag) error {
 	data, _ := json.Marshal(f)
-	return writeAtomic(d.file("recovery"), data)
+	return d.writeRecovery(data)
 }
 
 func (d dirState) clearRecovery() error {
-	err := os.Remove(d.file("recovery"))
+	return d.writeRecovery([]byte(recoveryCleared))
+}
+
+// writeRecovery makes data the flag file's content, durably: in place
+// when the file exists, else through a new file renamed in (and the
+// directory fsynced).
+func (d dirState) writeRecovery(data []byte) error {
+	name := d.file("recovery")
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		if string(data) == recoveryCleared {
+			return nil // never set
+		}
+		return writeAtomic(name, data)
 	}
 	if err != nil {
 		return err
 	}
-	return syncDir(d.path)
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func sortedKeys[V any](m map[string]V) []string {
