@@ -26,7 +26,6 @@ import (
 type Store struct {
 	dir string
 
-	addMu sync.Mutex // serialises AddPack within the process
 	files *packFiles // open handles of recently read packs
 
 	mu     sync.RWMutex
@@ -273,8 +272,9 @@ func (s *Store) AddPack(name string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("cas: add pack %q: %w", name, err)
 	}
-	s.addMu.Lock()
-	defer s.addMu.Unlock()
+	// Packs of different names are written in parallel (a sync adds
+	// several at once); two writers of one name both rename the same
+	// bytes in, and installLocked records the name once.
 	if s.HasPack(name) {
 		return nil
 	}
@@ -311,7 +311,7 @@ func checkPackName(name string) error {
 // loaded and is fetched again; damage inside a pack fails its objects' ID
 // check on read, and the caller then drops the pack (server's healing).
 // The fsyncs cost a commit that fetches others' packs two disk flushes
-// per pack, serialised by addMu.
+// per pack.
 func writeFileRenamed(dir, name string, data []byte) (err error) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
