@@ -21,6 +21,7 @@ type differ struct {
 	ka, kb     []int32 // the kept lines ...
 	ha1, ha2   []int32 // ... and their symbols
 	kvdf, kvdb []int32
+	window     int // the Myers search's first window if not 0 (tests)
 }
 
 func newDiffer(nsym int) *differ {

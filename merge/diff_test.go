@@ -119,3 +119,31 @@ func TestDiffSmallEditsAreMinimal(t *testing.T) {
 		t.Fatalf("-%d +%d, want -2 +3: %+v", del, ins, hs)
 	}
 }
+
+// The Myers search keeps its diagonals in a window that starts over wider
+// when the search outgrows it; the window must not change the diff. Small
+// first windows make nearly every search start over, at one edge of the
+// window or another.
+func TestDiffDoesNotDependOnTheSearchWindow(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 100 {
+		alphabet := 2 + r.IntN(30)
+		a := randomSyms(r, r.IntN(1000), alphabet)
+		b := mutate(r, a, r.Float64(), alphabet)
+		want := diff(a, b)
+		for _, w := range []int{1, 2, 3, 5, 8, 13, 40} {
+			d := newDiffer(alphabet)
+			d.window = w
+			got := d.diff(a, b)
+			checkDiff(t, a, b, got)
+			if len(got) != len(want) {
+				t.Fatalf("%d hunks with a first window of %d, %d without", len(got), w, len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("hunk %d: %+v with a first window of %d, %+v without", i, got[i], w, want[i])
+				}
+			}
+		}
+	}
+}

@@ -11,12 +11,12 @@ package merge
 // ha1 and ha2 are the symbols of the kept lines; r1 and r2 map them back
 // to file lines, whose changes are marked in c1 and c2.
 type myers struct {
-	ha1, ha2   []int32
-	r1, r2     []int32
-	c1, c2     []byte
-	kvdf, kvdb []int32 // indexed by diagonal + off; int32 as the symbols
-	off        int
-	mxcost     int
+	ha1, ha2 []int32
+	r1, r2   []int32
+	c1, c2   []byte
+	d        *differ // whose kvdf and kvdb hold the diagonals
+	mxcost   int
+	window   int // see split
 }
 
 const (
@@ -28,14 +28,18 @@ const (
 )
 
 // xdiff diffs d's kept lines (see discard) and marks the changes in c1 and
-// c2. The diagonal vectors need no clearing: the search initialises every
-// entry before reading it, as git's does.
+// c2.
 func (d *differ) xdiff(c1, c2 []byte) {
 	nd := len(d.ha1) + len(d.ha2) + 3
-	d.kvdf, d.kvdb = grow(d.kvdf, nd), grow(d.kvdb, nd)
 	m := &myers{ha1: d.ha1, ha2: d.ha2, r1: d.ka, r2: d.kb, c1: c1, c2: c2,
-		kvdf: d.kvdf, kvdb: d.kvdb, off: len(d.ha2) + 1,
-		mxcost: max(bogoSqrt(nd), maxCostMin)}
+		d: d, mxcost: max(bogoSqrt(nd), maxCostMin)}
+	// A search without needMin stops at cost mxcost, and one with needMin
+	// splits a part of a search that stopped at that cost or less: this
+	// first window should always suffice.
+	m.window = m.mxcost + 2
+	if d.window > 0 {
+		m.window = d.window
+	}
 	m.cmp(0, len(d.ha1), 0, len(d.ha2), false)
 }
 
@@ -64,15 +68,40 @@ func (m *myers) cmp(off1, lim1, off2, lim2 int, needMin bool) {
 	}
 }
 
+// split finds where to cut [off1, lim1) x [off2, lim2) in two. git keeps
+// a vector entry for every diagonal of the whole diff; the search only
+// visits the diagonals within its edit cost of the two it starts from, so
+// a window around those is enough and keeps the vectors of a 1 MB diff of
+// a few hundred changes a few KB instead of hundreds. A window too narrow
+// for the cost the search reaches makes it start over in one four times
+// wider; the search does not depend on the window, only its memory does.
 func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, minLo, minHi bool) {
+	w := m.window
+	for {
+		s1, s2, minLo, minHi, ok := m.search(off1, lim1, off2, lim2, needMin, w)
+		if ok {
+			return s1, s2, minLo, minHi
+		}
+		w *= 4
+	}
+}
+
+// search is xdl_split with diagonal vectors covering the diagonals within w
+// of the two middle ones; it gives up (ok false) if it must go further.
+func (m *myers) search(off1, lim1, off2, lim2 int, needMin bool, w int) (s1, s2 int, minLo, minHi, ok bool) {
 	ha1, ha2 := m.ha1, m.ha2
-	o := m.off
-	kvdf := func(d int) int { return int(m.kvdf[d+o]) }
-	kvdb := func(d int) int { return int(m.kvdb[d+o]) }
-	setKvdf := func(d, v int) { m.kvdf[d+o] = int32(v) }
-	setKvdb := func(d, v int) { m.kvdb[d+o] = int32(v) }
 	dmin, dmax := off1-lim2, lim1-off2
 	fmid, bmid := off1-off2, lim1-lim2
+	// The diagonals touched are [dmin-1, dmax+1] at most.
+	lo, hi := max(dmin-1, min(fmid, bmid)-w), min(dmax+1, max(fmid, bmid)+w)
+	m.d.kvdf, m.d.kvdb = grow(m.d.kvdf, hi-lo+1), grow(m.d.kvdb, hi-lo+1)
+	kf, kb := m.d.kvdf, m.d.kvdb
+	// The vectors need no clearing: the search sets every entry before
+	// reading it, as git's does.
+	kvdf := func(d int) int { return int(kf[d-lo]) }
+	kvdb := func(d int) int { return int(kb[d-lo]) }
+	setKvdf := func(d, v int) { kf[d-lo] = int32(v) }
+	setKvdb := func(d, v int) { kb[d-lo] = int32(v) }
 	odd := (fmid-bmid)&1 != 0
 	fmin, fmax := fmid, fmid
 	bmin, bmax := bmid, bmid
@@ -82,12 +111,18 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 		gotSnake := false
 		if fmin > dmin {
 			fmin--
+			if fmin-1 < lo {
+				return 0, 0, false, false, false
+			}
 			setKvdf(fmin-1, -1)
 		} else {
 			fmin++
 		}
 		if fmax < dmax {
 			fmax++
+			if fmax+1 > hi {
+				return 0, 0, false, false, false
+			}
 			setKvdf(fmax+1, -1)
 		} else {
 			fmax--
@@ -110,17 +145,23 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 			}
 			setKvdf(d, i1)
 			if odd && bmin <= d && d <= bmax && kvdb(d) <= i1 {
-				return i1, i2, true, true
+				return i1, i2, true, true, true
 			}
 		}
 		if bmin > dmin {
 			bmin--
+			if bmin-1 < lo {
+				return 0, 0, false, false, false
+			}
 			setKvdb(bmin-1, lineMax)
 		} else {
 			bmin++
 		}
 		if bmax < dmax {
 			bmax++
+			if bmax+1 > hi {
+				return 0, 0, false, false, false
+			}
 			setKvdb(bmax+1, lineMax)
 		} else {
 			bmax--
@@ -143,7 +184,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 			}
 			setKvdb(d, i1)
 			if !odd && fmin <= d && d <= fmax && i1 <= kvdf(d) {
-				return i1, i2, true, true
+				return i1, i2, true, true, true
 			}
 		}
 		if needMin {
@@ -169,7 +210,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 				}
 			}
 			if best > 0 {
-				return s1, s2, true, false
+				return s1, s2, true, false, true
 			}
 			for d := bmax; d >= bmin; d -= 2 {
 				dd := d - bmid
@@ -189,7 +230,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 				}
 			}
 			if best > 0 {
-				return s1, s2, false, true
+				return s1, s2, false, true, true
 			}
 		}
 		if ec >= m.mxcost {
@@ -216,9 +257,9 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (s1, s2 int, min
 				}
 			}
 			if (lim1+lim2)-bbest < fbest-(off1+off2) {
-				return fbest1, fbest - fbest1, true, false
+				return fbest1, fbest - fbest1, true, false, true
 			}
-			return bbest1, bbest - bbest1, false, true
+			return bbest1, bbest - bbest1, false, true, true
 		}
 	}
 }
