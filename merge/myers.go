@@ -44,14 +44,10 @@ func (d *differ) xdiff(c1, c2 []byte) {
 }
 
 func (m *myers) cmp(off1, lim1, off2, lim2 int, needMin bool) {
-	for off1 < lim1 && off2 < lim2 && m.ha1[off1] == m.ha2[off2] {
-		off1++
-		off2++
-	}
-	for off1 < lim1 && off2 < lim2 && m.ha1[lim1-1] == m.ha2[lim2-1] {
-		lim1--
-		lim2--
-	}
+	k := common(m.ha1[off1:lim1], m.ha2[off2:lim2])
+	off1, off2 = off1+k, off2+k
+	k = commonBack(m.ha1[off1:lim1], m.ha2[off2:lim2])
+	lim1, lim2 = lim1-k, lim2-k
 	switch {
 	case off1 == lim1:
 		for ; off2 < lim2; off2++ {
@@ -136,9 +132,9 @@ func (m *myers) search(off1, lim1, off2, lim2 int, needMin bool, w int) (s1, s2 
 			}
 			prev1 := i1
 			i2 := i1 - d
-			for i1 < lim1 && i2 < lim2 && ha1[i1] == ha2[i2] {
-				i1++
-				i2++
+			if i1 < lim1 && i2 < lim2 && ha1[i1] == ha2[i2] {
+				k := 1 + common(ha1[i1+1:lim1], ha2[i2+1:lim2])
+				i1, i2 = i1+k, i2+k
 			}
 			if i1-prev1 > snakeCnt {
 				gotSnake = true
@@ -175,9 +171,9 @@ func (m *myers) search(off1, lim1, off2, lim2 int, needMin bool, w int) (s1, s2 
 			}
 			prev1 := i1
 			i2 := i1 - d
-			for i1 > off1 && i2 > off2 && ha1[i1-1] == ha2[i2-1] {
-				i1--
-				i2--
+			if i1 > off1 && i2 > off2 && ha1[i1-1] == ha2[i2-1] {
+				k := 1 + commonBack(ha1[off1:i1-1], ha2[off2:i2-1])
+				i1, i2 = i1-k, i2-k
 			}
 			if prev1-i1 > snakeCnt {
 				gotSnake = true
@@ -262,4 +258,39 @@ func (m *myers) search(off1, lim1, off2, lim2 int, needMin bool, w int) (s1, s2 
 			return bbest1, bbest - bbest1, false, true, true
 		}
 	}
+}
+
+// common returns the length of the common prefix of a and b. Snakes
+// (runs of equal lines) are long between a note's edits; eight symbols
+// are compared per branch.
+func common(a, b []int32) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		x, y := a[i:i+8:i+8], b[i:i+8:i+8]
+		if (x[0]^y[0])|(x[1]^y[1])|(x[2]^y[2])|(x[3]^y[3])|(x[4]^y[4])|(x[5]^y[5])|(x[6]^y[6])|(x[7]^y[7]) != 0 {
+			break
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonBack returns the length of the common suffix of a and b.
+func commonBack(a, b []int32) int {
+	n := min(len(a), len(b))
+	a, b = a[len(a)-n:], b[len(b)-n:]
+	i := n // a[i:] and b[i:] are equal
+	for ; i >= 8; i -= 8 {
+		x, y := a[i-8:i:i], b[i-8:i:i]
+		if (x[0]^y[0])|(x[1]^y[1])|(x[2]^y[2])|(x[3]^y[3])|(x[4]^y[4])|(x[5]^y[5])|(x[6]^y[6])|(x[7]^y[7]) != 0 {
+			break
+		}
+	}
+	for i > 0 && a[i-1] == b[i-1] {
+		i--
+	}
+	return n - i
 }
