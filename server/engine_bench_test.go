@@ -92,6 +92,21 @@ func BenchmarkNoopPull10000(b *testing.B) {
 	reportCPU(b, cpu)
 }
 
+// BenchmarkNoopCommit10000: a commit with nothing to publish on 10,000
+// files. Like the no-op pull it sends one request; beyond the pull it
+// compares L with A.
+func BenchmarkNoopCommit10000(b *testing.B) {
+	a := benchNotebook(b, 10000)
+	b.ResetTimer()
+	cpu := cpuTime()
+	for b.Loop() {
+		if _, err := a.e.Commit(context.Background(), "", "noop"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
 // cpuTime is the process's user+system CPU time: on a shared machine it
 // says more about the engine's cost than wall time does.
 func cpuTime() time.Duration {
