@@ -36,7 +36,7 @@ type scanResult struct {
 	content map[string][]byte    // files read by this scan
 	invalid []FileError          // every file that breaks the content rules
 	temps   []string             // leftover temporary files of a crashed rewrite
-	changed bool                 // stats must be recorded (entries vanished, or L was rewritten)
+	changed bool                 // stats must be recorded (entries vanished)
 	spared  int                  // what recording stats would spare the next scan (cacheWorth)
 	byID    map[cas.ID]string    // file ID → one path holding it (built on demand)
 }
