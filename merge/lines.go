@@ -90,7 +90,7 @@ func (in *interner) symLine(id int32) []byte {
 	if n := in.ref.n(); int(id) >= n {
 		return in.extra[int(id)-n]
 	}
-	return in.ref.line(int(id))
+	return in.ref.buf[in.ref.offs[id]:in.ref.offs[id+1]]
 }
 
 // split cuts buf into lines and interns them. A final run without LF is a
@@ -134,8 +134,9 @@ func (in *interner) splitRef(t *text) {
 		t.sym[i] = int32(in.table.tag(buf[off:end])) // the tag until interned
 		off = end
 	}
+	offs := t.offs[:len(t.sym)+1]
 	for i, tag := range t.sym {
-		t.sym[i], _ = in.table.intern(in, uint32(tag), t.line(i), int32(i))
+		t.sym[i], _ = in.table.intern(in, uint32(tag), buf[offs[i]:offs[i+1]], int32(i))
 	}
 }
 
