@@ -1,0 +1,80 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// DESIGN §10: once the store's probe verdict is cached in P, a process
+// (a fresh Engine) sends three requests for an uncontended commit (GET
+// current, PUT the pack, conditional PUT of current) and one for a no-op
+// commit, a no-op pull or a status.
+func TestRequestsPerOperation(t *testing.T) {
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	for i := range 30 {
+		a.write(fmt.Sprintf("d%d/n%02d.md", i%3, i), "note\n")
+	}
+	a.commit("seed")
+
+	ops := []remote.Op{remote.OpGet, remote.OpHead, remote.OpCreate, remote.OpReplace, remote.OpPut, remote.OpDelete, remote.OpList}
+	count := func() map[remote.Op]int {
+		out := map[remote.Op]int{}
+		for _, op := range ops {
+			out[op] = store.Calls(op)
+		}
+		return out
+	}
+	// Each step runs in a fresh Engine on the same P, as one CLI process.
+	step := func(name string, want map[remote.Op]int, call func(e *Engine) error) {
+		t.Helper()
+		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := count()
+		if err := call(e); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got := map[remote.Op]int{}
+		for op, n := range count() {
+			if d := n - before[op]; d != 0 {
+				got[op] = d
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("%s: requests %v, want %v", name, got, want)
+		}
+	}
+	ctx := context.Background()
+	a.appendTo("d1/n01.md", "more\n")
+	step("commit", map[remote.Op]int{remote.OpGet: 1, remote.OpPut: 1, remote.OpReplace: 1}, func(e *Engine) error {
+		_, err := e.Commit(ctx, "", "append")
+		return err
+	})
+	step("no-op commit", map[remote.Op]int{remote.OpGet: 1}, func(e *Engine) error {
+		_, err := e.Commit(ctx, "", "nothing")
+		return err
+	})
+	step("no-op pull", map[remote.Op]int{remote.OpGet: 1}, func(e *Engine) error {
+		_, err := e.Pull(ctx, "")
+		return err
+	})
+	step("status", map[remote.Op]int{remote.OpGet: 1}, func(e *Engine) error {
+		_, err := e.Status(ctx, "")
+		return err
+	})
+	a.appendTo("d2/n02.md", "again\n")
+	step("second commit", map[remote.Op]int{remote.OpGet: 1, remote.OpPut: 1, remote.OpReplace: 1}, func(e *Engine) error {
+		_, err := e.Commit(ctx, "", "append again")
+		return err
+	})
+}
