@@ -41,7 +41,7 @@
 // Cost: merge-file runs Text once in a short process without the garbage
 // collector, so every byte allocated is a fresh page to fault in; the merge
 // keeps its per-line state in int32 and bytes, reuses the diffs' scratch
-// memory, and allocates about three times the size of one input on a note
+// memory, and allocates about 2.5 times the size of one input on a note
 // of scattered edits (bench/merge_text_test.go).
 //
 // Trees merges three complete trees path by path (tree.go documents the
