@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"syscall"
 )
@@ -24,6 +25,9 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdio stdio) int
+	// noGC: a one-shot command whose garbage dies with the process; main
+	// starts it with the collector off (the command may turn it back on).
+	noGC bool
 }
 
 // stdio is the command's standard streams, injectable for tests.
@@ -37,6 +41,9 @@ var commands = map[string]command{}
 func register(c command) { commands[c.name] = c }
 
 func main() {
+	if len(os.Args) > 1 && commands[os.Args[1]].noGC {
+		debug.SetGCPercent(-1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 	stop()
