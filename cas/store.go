@@ -9,8 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,20 +23,23 @@ import (
 //
 // The store keeps only an index in memory (ID -> pack, offset, length) and
 // reads each object with one ReadAt; handles of at most 64 recently read
-// packs stay open (none on Windows, where an open file could not be
-// removed by another process). Pack files are named by the caller; files
-// whose names start with "." are temporary and ignored.
+// files stay open (none on Windows, where an open file could not be
+// removed by another process). A pack is kept either in a file of its own,
+// named by the caller, or with others in a bundle (bundle.go), a file
+// whose name ends in ".bundle"; files whose names start with "." are
+// temporary and ignored.
 type Store struct {
 	dir string
 
-	files *packFiles // open handles of recently read packs
+	handles *packFiles // open handles of recently read files
 
 	mu     sync.RWMutex
 	closed bool
-	packs  map[string]*storedPack // loaded packs by file name
+	files  map[string]*storedFile // loaded files by file name
+	packs  map[string]*storedFile // loaded packs by pack name: a file holding each
 	broken map[string]error       // files in dir that failed to load
-	index  map[ID]location        // objects of packs loaded on their own
-	midx   *mergedIndex           // objects of the packs the merged index lists (store_index.go)
+	index  map[ID]location        // objects of files loaded on their own
+	midx   *mergedIndex           // objects of the files the merged index lists (store_index.go)
 	// The directory's modification time at the last scan, and when that
 	// scan started: a miss skips the rescan only while the directory is
 	// provably unchanged (see refreshIfChanged).
@@ -42,15 +48,26 @@ type Store struct {
 	swept        bool // stale temporary files were removed (first scan)
 }
 
-// storedPack is one loaded pack file; index locations point to it.
-type storedPack struct {
-	name string
-	size int64
+// storedFile is one loaded file of the directory, a plain pack or a
+// bundle; index locations point into it.
+type storedFile struct {
+	name  string
+	size  int64
+	packs []string // the packs of a bundle, sorted; nil for a plain pack
+}
+
+// packNames returns the names of the packs f holds: a plain pack file
+// holds the pack of its own name.
+func (f *storedFile) packNames() []string {
+	if f.packs == nil {
+		return []string{f.name}
+	}
+	return f.packs
 }
 
 type location struct {
-	pack   *storedPack
-	offset uint64
+	file   *storedFile
+	offset uint64 // of the object's record, from the start of the file
 	stored uint32
 }
 
@@ -60,20 +77,22 @@ type location struct {
 const racyWindow = 2 * time.Second
 
 // OpenStore opens (creating if needed) the pack store in dir. It reads the
-// header, trailer and index of every pack already there, not their
-// contents: those packs were verified by the AddPack that stored them.
-// Packs recorded in the merged index (store_index.go) are not read at all:
-// their size is checked and the one index file serves their objects.
+// header, trailer and index of every pack already there (and each
+// bundle's header), not their contents: those packs were verified by the
+// AddPacks that stored them. Files recorded in the merged index
+// (store_index.go) are not read at all: their size is checked and the one
+// index file serves their objects.
 func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cas: open store: %w", err)
 	}
 	s := &Store{
-		dir:    dir,
-		files:  newPackFiles(),
-		packs:  make(map[string]*storedPack),
-		broken: make(map[string]error),
-		index:  make(map[ID]location),
+		dir:     dir,
+		handles: newPackFiles(),
+		files:   make(map[string]*storedFile),
+		packs:   make(map[string]*storedFile),
+		broken:  make(map[string]error),
+		index:   make(map[ID]location),
 	}
 	if err := s.Refresh(); err != nil {
 		return nil, err
@@ -82,7 +101,7 @@ func OpenStore(dir string) (*Store, error) {
 }
 
 // Refresh loads packs that other processes added to the directory and
-// forgets packs that were removed. Get does this on a miss, unless the
+// forgets files that were removed. Get does this on a miss, unless the
 // directory is provably unchanged since the last scan.
 func (s *Store) Refresh() error {
 	s.mu.Lock()
@@ -122,7 +141,7 @@ func (s *Store) scanLocked() error {
 	loaded, objects := 0, len(s.index)
 	for _, de := range des {
 		name := de.Name()
-		if !present[name] || s.packs[name] != nil {
+		if !present[name] || s.files[name] != nil {
 			continue
 		}
 		if err := s.loadLocked(name); err != nil {
@@ -133,10 +152,10 @@ func (s *Store) scanLocked() error {
 		}
 	}
 	gone := false
-	for name, p := range s.packs {
+	for name, f := range s.files {
 		if !present[name] {
-			delete(s.packs, name)
-			s.files.drop(p)
+			delete(s.files, name)
+			s.handles.drop(f)
 			gone = true
 		}
 	}
@@ -156,7 +175,7 @@ func (s *Store) scanLocked() error {
 }
 
 // staleTempAge is how old a temporary file must be before a newly opened
-// store removes it: the leftover of a process that died in AddPack, not
+// store removes it: the leftover of a process that died in AddPacks, not
 // the file another process is writing right now.
 const staleTempAge = time.Hour
 
@@ -170,8 +189,8 @@ func removeStaleTemp(dir string, de fs.DirEntry) {
 	}
 }
 
-// loadLocked reads the structure of the pack file name and adds its
-// objects to the index.
+// loadLocked reads the structure of the file name, a plain pack or a
+// bundle, and adds its objects to the index.
 func (s *Store) loadLocked(name string) error {
 	f, err := os.Open(filepath.Join(s.dir, name))
 	if err != nil {
@@ -182,60 +201,100 @@ func (s *Store) loadLocked(name string) error {
 	if err != nil {
 		return err
 	}
-	size := st.Size()
-	head := make([]byte, packHeaderSize)
-	n, err := f.ReadAt(head, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return err
+	file := &storedFile{name: name, size: st.Size()}
+	if !isBundleName(name) {
+		index, err := readPackIndex(f, 0, file.size)
+		if err != nil {
+			return err
+		}
+		s.indexLocked(s.addFileLocked(file), index, 0)
+		return nil
 	}
-	if err := checkHeader(head[:n], size); err != nil {
-		return err
-	}
-	tail := make([]byte, packTrailerSize)
-	if _, err := f.ReadAt(tail, size-packTrailerSize); err != nil {
-		return err
-	}
-	indexOff, count, err := checkTrailer(tail, size)
+	bundled, err := readBundleHeader(f, file.size)
 	if err != nil {
 		return err
 	}
-	index := make([]byte, count*indexEntrySize)
-	if _, err := f.ReadAt(index, int64(indexOff)); err != nil {
-		return err
+	indexes := make([][]byte, len(bundled))
+	for i, bp := range bundled {
+		if indexes[i], err = readPackIndex(f, int64(bp.offset), int64(bp.length)); err != nil {
+			return fmt.Errorf("bundled pack %q: %w", bp.name, err)
+		}
+		file.packs = append(file.packs, bp.name)
 	}
-	if err := checkIndex(index, indexOff); err != nil {
-		return err
+	file = s.addFileLocked(file)
+	for i, bp := range bundled {
+		s.indexLocked(file, indexes[i], bp.offset)
 	}
-	s.installLocked(name, index, size)
 	return nil
 }
 
-// installLocked records the pack file name (once, even if loaded twice by
-// racing paths) and indexes the objects of index not indexed yet.
-func (s *Store) installLocked(name string, index []byte, size int64) {
-	p := s.packs[name]
-	if p == nil {
-		p = &storedPack{name: name, size: size}
-		s.packs[name] = p
+// readPackIndex checks the header, trailer and index of the pack of size
+// bytes that starts at base in f, and returns its index.
+func readPackIndex(f *os.File, base, size int64) ([]byte, error) {
+	head := make([]byte, packHeaderSize)
+	n, err := f.ReadAt(head, base)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
 	}
+	if err := checkHeader(head[:n], size); err != nil {
+		return nil, err
+	}
+	tail := make([]byte, packTrailerSize)
+	if _, err := f.ReadAt(tail, base+size-packTrailerSize); err != nil {
+		return nil, err
+	}
+	indexOff, count, err := checkTrailer(tail, size)
+	if err != nil {
+		return nil, err
+	}
+	index := make([]byte, count*indexEntrySize)
+	if _, err := f.ReadAt(index, base+int64(indexOff)); err != nil {
+		return nil, err
+	}
+	if err := checkIndex(index, indexOff); err != nil {
+		return nil, err
+	}
+	return index, nil
+}
+
+// addFileLocked records file and the packs it holds (once, even if loaded
+// twice by racing paths) and returns the recorded file.
+func (s *Store) addFileLocked(file *storedFile) *storedFile {
+	if old := s.files[file.name]; old != nil {
+		return old
+	}
+	s.files[file.name] = file
+	for _, name := range file.packNames() {
+		if s.packs[name] == nil {
+			s.packs[name] = file
+		}
+	}
+	return file
+}
+
+// indexLocked indexes the objects of index not indexed yet: the index of
+// a pack that starts at base in file.
+func (s *Store) indexLocked(file *storedFile, index []byte, base uint64) {
 	for i := 0; i < len(index); i += indexEntrySize {
 		e := readIndexEntry(index[i:])
 		if _, ok := s.index[e.id]; !ok {
-			s.index[e.id] = location{pack: p, offset: e.offset, stored: e.stored}
+			s.index[e.id] = location{file: file, offset: base + e.offset, stored: e.stored}
 		}
 	}
 }
 
-// rebuildIndexLocked drops index entries of packs no longer present and
-// reloads the remaining packs' indexes (objects may have been in both).
+// rebuildIndexLocked drops index entries of files no longer present and
+// reloads the remaining files' indexes (objects may have been in both, and
+// a pack in two files).
 func (s *Store) rebuildIndexLocked() {
 	s.index = make(map[ID]location, len(s.index)+s.midx.count())
 	s.midx = nil
-	names := make([]string, 0, len(s.packs))
-	for name, p := range s.packs {
+	names := make([]string, 0, len(s.files))
+	for name, f := range s.files {
 		names = append(names, name)
-		s.files.drop(p)
+		s.handles.drop(f)
 	}
+	clear(s.files)
 	clear(s.packs)
 	for _, name := range names {
 		if err := s.loadLocked(name); err != nil {
@@ -261,30 +320,68 @@ func (s *Store) refreshIfChanged() error {
 }
 
 // AddPack verifies data as a pack and stores it under name (a file name,
-// no slashes) atomically: temp file, rename. Adding a name that is
-// already present is a no-op. Verification is complete: the trailer
-// checksum, the index, and every object against its ID and kind rules.
+// no slashes, not ending in ".bundle") atomically: temp file, rename. Adding a name that is already present is a no-op. Verification
+// is complete: the trailer checksum, the index, and every object against
+// its ID and kind rules.
 func (s *Store) AddPack(name string, data []byte) error {
-	if err := checkPackName(name); err != nil {
+	return s.AddPacks([]NamedPack{{Name: name, Data: data}})
+}
+
+// AddPacks verifies each pack as AddPack does and stores those not present
+// yet in one file, atomically: either every one of them is stored or none
+// is. Two or more go into a bundle, whose file costs one create and one
+// rename however many packs it holds; a single pack gets a file of its own
+// name, as with AddPack. A name given twice is stored once.
+func (s *Store) AddPacks(packs []NamedPack) error {
+	for _, p := range packs {
+		if err := checkPackName(p.Name); err != nil {
+			return err
+		}
+	}
+	packs = slices.Clone(packs)
+	slices.SortStableFunc(packs, func(a, b NamedPack) int { return strings.Compare(a.Name, b.Name) })
+	packs = slices.CompactFunc(packs, func(a, b NamedPack) bool { return a.Name == b.Name })
+	opened, err := verifyPacks(packs)
+	if err != nil {
 		return err
 	}
-	p, err := openVerified(data)
-	if err != nil {
-		return fmt.Errorf("cas: add pack %q: %w", name, err)
+	// Calls run in parallel: two that store the same pack both write it,
+	// and the store keeps using whichever file it loaded first.
+	var add []NamedPack
+	var indexes [][]byte
+	for i, p := range packs {
+		if !s.HasPack(p.Name) {
+			add = append(add, p)
+			indexes = append(indexes, opened[i].index)
+		}
 	}
-	// Packs of different names are written in parallel (a sync adds
-	// several at once); two writers of one name both rename the same
-	// bytes in, and installLocked records the name once.
-	if s.HasPack(name) {
+	switch len(add) {
+	case 0:
 		return nil
+	case 1:
+		return s.addFile(add[0].Name, nil, add, indexes)
 	}
-	if err := writeFileRenamed(s.dir, name, data); err != nil {
-		// Another process may have stored the name meanwhile (on Windows a
-		// rename onto a file it is reading fails): then it is present.
-		if s.HasPack(name) {
+	header := encodeBundleHeader(add)
+	sum := Sum(header)
+	return s.addFile(hex.EncodeToString(sum[:16])+bundleSuffix, header, add, indexes)
+}
+
+// addFile writes header (nil for a plain pack file) and the bytes of packs
+// as the file name and indexes it: indexes are the packs' indexes.
+func (s *Store) addFile(name string, header []byte, packs []NamedPack, indexes [][]byte) error {
+	data := [][]byte{header}
+	names := make([]string, len(packs))
+	for i, p := range packs {
+		data = append(data, p.Data)
+		names[i] = p.Name
+	}
+	if err := writeFileRenamed(s.dir, name, data...); err != nil {
+		// Another process may have stored the packs meanwhile (on Windows
+		// a rename onto a file it is reading fails): then they are present.
+		if !slices.ContainsFunc(names, func(n string) bool { return !s.HasPack(n) }) {
 			return nil
 		}
-		return fmt.Errorf("cas: add pack %q: %w", name, err)
+		return fmt.Errorf("cas: add packs %q: %w", names, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -292,31 +389,82 @@ func (s *Store) AddPack(name string, data []byte) error {
 		return ErrStoreClosed
 	}
 	delete(s.broken, name)
-	s.installLocked(name, p.index, int64(len(data)))
+	file := &storedFile{name: name}
+	if header != nil {
+		file.packs = names
+	}
+	base := uint64(len(header))
+	offsets := make([]uint64, len(packs))
+	for i, p := range packs {
+		offsets[i] = base
+		base += uint64(len(p.Data))
+	}
+	file.size = int64(base)
+	file = s.addFileLocked(file)
+	for i := range packs {
+		s.indexLocked(file, indexes[i], offsets[i])
+	}
 	return nil
 }
 
+// verifyPacks opens and verifies every pack, on up to GOMAXPROCS cores:
+// decoding and hashing every object is most of the cost of adding a pack.
+func verifyPacks(packs []NamedPack) ([]*Pack, error) {
+	opened := make([]*Pack, len(packs))
+	errs := make([]error, len(packs))
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1)) - 1; i < len(packs); i = int(next.Add(1)) - 1 {
+			opened[i], errs[i] = openVerified(packs[i].Data)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(packs)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("cas: add pack %q: %w", packs[i].Name, err)
+		}
+	}
+	return opened, nil
+}
+
 func checkPackName(name string) error {
-	if name == "" || strings.HasPrefix(name, ".") || strings.ContainsAny(name, "/\\\x00") || len(name) > 255 {
+	if name == "" || strings.HasPrefix(name, ".") || strings.ContainsAny(name, "/\\\x00") || len(name) > 255 || isBundleName(name) {
 		return fmt.Errorf("cas: invalid pack name %q", name)
 	}
 	return nil
 }
 
-// writeFileRenamed makes dir/name hold data or nothing for every reader:
-// the bytes go to a temporary file renamed over the name. Neither is
-// fsynced: the store is a cache of packs the remote store holds, and a
-// pack a crash tears or loses costs a download, never content. A lost or
-// truncated file fails the header, trailer or size check when it is
-// loaded and is fetched again; damage inside a pack fails its objects' ID
-// check on read, and the caller then drops the pack (server's healing).
-// The fsyncs cost a commit that fetches others' packs two disk flushes
-// per pack.
-func writeFileRenamed(dir, name string, data []byte) (err error) {
+// writeFileRenamed makes dir/name hold the concatenation of data or
+// nothing for every reader: the bytes go to a temporary file renamed over
+// the name. Neither is fsynced: the store is a cache of packs the remote
+// store holds, and a file a crash tears or loses costs a download, never
+// content. A lost or truncated file fails the size, header (a bundle's
+// checksum) or trailer check when it is loaded and is fetched again;
+// damage inside a pack fails its objects' ID check on read, and the
+// caller then drops the file (server's healing). The fsyncs cost a commit
+// that fetches others' packs two disk flushes per file.
+func writeFileRenamed(dir, name string, data ...[]byte) (err error) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(dir, "."+name+"."+hex.EncodeToString(rnd[:])+".tmp")
-	if err = os.WriteFile(tmp, data, 0o600); err == nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	for _, b := range data {
+		if err == nil {
+			_, err = f.Write(b)
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, name))
 	}
 	if err != nil {
@@ -325,9 +473,11 @@ func writeFileRenamed(dir, name string, data []byte) (err error) {
 	return err
 }
 
-// HasPack reports whether a pack file named name is loaded; if it is not,
-// it looks for that one file on disk (another process may have added it)
-// and loads it. A file that exists but is not a valid pack is not a pack.
+// HasPack reports whether a loaded file holds the pack name; if none does,
+// it looks for a pack file of that name on disk (another process may have
+// added it) and loads it. A file that exists but is not a valid pack is
+// not a pack. Packs that other processes added in a bundle are seen after
+// a Refresh (or a Get that missed).
 func (s *Store) HasPack(name string) bool {
 	s.mu.RLock()
 	ok := s.packs[name] != nil
@@ -346,7 +496,7 @@ func (s *Store) HasPack(name string) bool {
 	if s.closed {
 		return false
 	}
-	if s.packs[name] == nil {
+	if s.files[name] == nil {
 		if err := s.loadLocked(name); err != nil {
 			s.broken[name] = err
 			return false
@@ -357,7 +507,7 @@ func (s *Store) HasPack(name string) bool {
 }
 
 // Packs returns the names of the loaded packs and, for each file in the
-// directory that could not be loaded, why.
+// directory that could not be loaded (a pack or a bundle), why.
 func (s *Store) Packs() (names []string, broken map[string]error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -371,13 +521,22 @@ func (s *Store) Packs() (names []string, broken map[string]error) {
 	return names, broken
 }
 
-// VerifyPack reads the pack file name completely and verifies it as
-// AddPack does.
+// VerifyPack reads the pack name completely and verifies it as AddPack
+// does; for a pack in a bundle, it also verifies the bundle's header.
 func (s *Store) VerifyPack(name string) error {
 	if err := checkPackName(name); err != nil {
 		return err
 	}
-	data, err := os.ReadFile(filepath.Join(s.dir, name))
+	s.mu.RLock()
+	file := s.packs[name]
+	s.mu.RUnlock()
+	var data []byte
+	var err error
+	if file == nil || file.packs == nil {
+		data, err = os.ReadFile(filepath.Join(s.dir, name))
+	} else {
+		data, err = readBundledPack(filepath.Join(s.dir, file.name), name)
+	}
 	if err != nil {
 		return fmt.Errorf("cas: verify pack %q: %w", name, err)
 	}
@@ -385,6 +544,57 @@ func (s *Store) VerifyPack(name string) error {
 		return fmt.Errorf("cas: verify pack %q: %w", name, err)
 	}
 	return nil
+}
+
+// readBundledPack returns the bytes of the pack name in the bundle at path.
+func readBundledPack(path, name string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	bundled, err := readBundleHeader(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	i, ok := slices.BinarySearchFunc(bundled, name, func(bp bundledPack, name string) int { return strings.Compare(bp.name, name) })
+	if !ok {
+		return nil, fmt.Errorf("bundle %q no longer holds it: %w", filepath.Base(path), fs.ErrNotExist)
+	}
+	data := make([]byte, bundled[i].length)
+	if _, err := f.ReadAt(data, int64(bundled[i].offset)); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// RemovePack removes the file that holds the pack name, with every other
+// pack of it if it is a bundle, or the file name if it could not be
+// loaded (see Packs), and forgets what it held: the way to drop a damaged
+// pack so that it can be added again. A name that is neither is
+// fs.ErrNotExist.
+func (s *Store) RemovePack(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrStoreClosed
+	}
+	file := ""
+	if f := s.packs[name]; f != nil {
+		file = f.name
+	} else if _, ok := s.broken[name]; ok {
+		file = name
+	} else {
+		return fmt.Errorf("cas: remove pack %q: %w", name, fs.ErrNotExist)
+	}
+	if err := os.Remove(filepath.Join(s.dir, file)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cas: remove pack %q: %w", name, err)
+	}
+	return s.scanLocked()
 }
 
 // openVerified opens data as a pack and verifies every object: the
@@ -445,21 +655,21 @@ func (s *Store) Get(id ID) (Object, error) {
 }
 
 func (s *Store) read(loc location, id ID) (Object, error) {
-	h, err := s.files.acquire(loc.pack, filepath.Join(s.dir, loc.pack.name))
+	h, err := s.handles.acquire(loc.file, filepath.Join(s.dir, loc.file.name))
 	if err != nil {
-		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.pack.name, err)
+		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.file.name, err)
 	}
-	defer s.files.release(h)
+	defer s.handles.release(h)
 	rec := make([]byte, recordHeader+int(loc.stored))
 	if _, err := h.f.ReadAt(rec, int64(loc.offset)); err != nil {
 		if errors.Is(err, io.EOF) {
-			err = fmt.Errorf("pack %q changed size: %w", loc.pack.name, ErrTruncated)
+			err = fmt.Errorf("pack %q changed size: %w", loc.file.name, ErrTruncated)
 		}
-		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.pack.name, err)
+		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.file.name, err)
 	}
 	o, err := decodeRecord(rec, indexEntry{id: id, offset: loc.offset, stored: loc.stored})
 	if err != nil {
-		return Object{}, fmt.Errorf("cas: pack %q: %w", loc.pack.name, err)
+		return Object{}, fmt.Errorf("cas: pack %q: %w", loc.file.name, err)
 	}
 	return o, nil
 }
@@ -492,7 +702,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	s.packs, s.broken, s.index, s.midx = nil, nil, nil, nil
-	s.files.dropAll()
+	s.files, s.packs, s.broken, s.index, s.midx = nil, nil, nil, nil, nil
+	s.handles.dropAll()
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// packFiles keeps open handles to the most recently read packs so that a
+// packFiles keeps open handles to the most recently read files so that a
 // Get costs one pread instead of open, pread and close. It holds at most
 // maxOpen handles; past that, the least recently used idle one is closed,
 // and if none is idle the read uses a handle of its own.
@@ -17,7 +17,7 @@ type packFiles struct {
 	mu      sync.Mutex
 	maxOpen int
 	tick    uint64
-	open    map[*storedPack]*packHandle
+	open    map[*storedFile]*packHandle
 }
 
 type packHandle struct {
@@ -32,11 +32,11 @@ func newPackFiles() *packFiles {
 	if runtime.GOOS == "windows" {
 		n = 0
 	}
-	return &packFiles{maxOpen: n, open: make(map[*storedPack]*packHandle)}
+	return &packFiles{maxOpen: n, open: make(map[*storedFile]*packHandle)}
 }
 
 // acquire returns an open handle for p; the caller must release it.
-func (pf *packFiles) acquire(p *storedPack, path string) (*packHandle, error) {
+func (pf *packFiles) acquire(p *storedFile, path string) (*packHandle, error) {
 	pf.mu.Lock()
 	if h := pf.open[p]; h != nil {
 		pf.tick++
@@ -76,7 +76,7 @@ func (pf *packFiles) evictLocked() bool {
 	if pf.maxOpen == 0 {
 		return false
 	}
-	var victim *storedPack
+	var victim *storedFile
 	var oldest uint64
 	for p, h := range pf.open {
 		if h.refs == 0 && (victim == nil || h.lastUse < oldest) {
@@ -99,15 +99,15 @@ func (pf *packFiles) release(h *packHandle) {
 	}
 }
 
-// drop forgets p's handle (the pack was removed or the store closed); it
+// drop forgets p's handle (the file was removed or the store closed); it
 // is closed once no read uses it.
-func (pf *packFiles) drop(p *storedPack) {
+func (pf *packFiles) drop(p *storedFile) {
 	pf.mu.Lock()
 	defer pf.mu.Unlock()
 	pf.dropLocked(p)
 }
 
-func (pf *packFiles) dropLocked(p *storedPack) {
+func (pf *packFiles) dropLocked(p *storedFile) {
 	h := pf.open[p]
 	if h == nil {
 		return

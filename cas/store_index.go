@@ -8,32 +8,36 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
-// The merged index is a cache of every loaded pack's index in one file,
+// The merged index is a cache of every loaded file's objects in one file,
 // sorted by ID, so that opening a store of hundreds of packs reads one
-// file instead of opening each pack, and looks objects up by binary search
+// file instead of opening each, and looks objects up by binary search
 // instead of building a map of every object. Layout (little-endian):
 //
-//	"SLDMIDX1"
-//	u32 packs,   per pack: u16 name length, name, u64 file size
-//	u32 entries, per entry (sorted by ID, unique): ID, u32 pack number,
-//	                                               u64 offset, u32 stored length
+//	"SLDMIDX2"
+//	u32 files,   per file: u16 name length, name, u64 file size,
+//	                       u32 bundled packs (0: a plain pack, named by the file),
+//	                       per bundled pack: u16 name length, name
+//	u32 entries, per entry (sorted by ID, unique): ID, u32 file number,
+//	                                               u64 offset in the file, u32 stored length
 //	BLAKE3-256 of all preceding bytes
 //
 // It is only a cache: it is written without fsync (a torn file fails its
-// checksum and is ignored), and a pack it lists is used only while a file
-// of that name and size is in the directory; otherwise the whole file is
-// ignored and every pack is loaded on its own, as without it. A listed
-// pack was structurally checked when it was loaded for the index, and
-// every object read from it is still verified against its ID.
+// checksum and is ignored), and a file it lists is used only while a file
+// of that name and size is in the directory; otherwise the whole index is
+// ignored and every file is loaded on its own, as without it. A listed
+// file was structurally checked when it was loaded for the index, and
+// every object read from it is still verified against its ID. An index of
+// an older layout ("SLDMIDX1", before bundles) is ignored and rewritten.
 const (
 	mergedIndexName  = ".index" // a dot name: never taken for a pack; not *.tmp: never swept
-	mergedIndexMagic = "SLDMIDX1"
+	mergedIndexMagic = "SLDMIDX2"
 	mergedEntrySize  = 32 + 4 + 8 + 4
 )
 
-// Rewrite the merged index when opening a store loaded this many packs,
+// Rewrite the merged index when opening a store loaded this many files,
 // or this many objects, on their own: below that, loading them costs less
 // than rewriting the file.
 const (
@@ -42,7 +46,7 @@ const (
 )
 
 type mergedIndex struct {
-	packs   []*storedPack
+	files   []*storedFile
 	entries []byte // mergedEntrySize each, sorted by ID
 }
 
@@ -60,7 +64,7 @@ func (m *mergedIndex) entry(i int) (ID, location) {
 	e := m.entries[i*mergedEntrySize:]
 	var id ID
 	copy(id[:], e)
-	return id, location{pack: m.packs[le.Uint32(e[32:])], offset: le.Uint64(e[36:]), stored: le.Uint32(e[44:])}
+	return id, location{file: m.files[le.Uint32(e[32:])], offset: le.Uint64(e[36:]), stored: le.Uint32(e[44:])}
 }
 
 var errBadMergedIndex = errors.New("cas: merged index is invalid")
@@ -84,20 +88,29 @@ func decodeMergedIndex(data []byte) (*mergedIndex, error) {
 		return nil, errBadMergedIndex
 	}
 	r := reader{b: body[len(mergedIndexMagic):]}
-	np := r.u32("packs")
-	if r.err != nil || uint64(np) > uint64(len(r.b)/(2+1+8)) {
+	nf := r.u32("files")
+	if r.err != nil || uint64(nf) > uint64(len(r.b)/(2+1+8+4)) {
 		return nil, errBadMergedIndex
 	}
-	m := &mergedIndex{packs: make([]*storedPack, np)}
-	seen := make(map[string]bool, np)
-	for i := range m.packs {
-		name := string(r.take(int(r.u16("name length")), "name"))
-		size := r.u64("size")
-		if r.err != nil || checkPackName(name) != nil || seen[name] {
+	m := &mergedIndex{files: make([]*storedFile, nf)}
+	seen := make(map[string]bool, nf)
+	for i := range m.files {
+		f := &storedFile{name: string(r.take(int(r.u16("name length")), "name"))}
+		f.size = int64(r.u64("size"))
+		np := r.u32("bundled packs")
+		if r.err != nil || seen[f.name] || isBundleName(f.name) != (np > 0) || uint64(np) > uint64(len(r.b)/3) ||
+			checkPackName(strings.TrimSuffix(f.name, bundleSuffix)) != nil {
 			return nil, errBadMergedIndex
 		}
-		seen[name] = true
-		m.packs[i] = &storedPack{name: name, size: int64(size)}
+		for range np {
+			name := string(r.take(int(r.u16("bundled name length")), "bundled name"))
+			if r.err != nil || checkPackName(name) != nil || (len(f.packs) > 0 && f.packs[len(f.packs)-1] >= name) {
+				return nil, errBadMergedIndex
+			}
+			f.packs = append(f.packs, name)
+		}
+		seen[f.name] = true
+		m.files[i] = f
 	}
 	ne := r.u32("entries")
 	if r.err != nil || uint64(ne)*mergedEntrySize != uint64(len(r.b)) {
@@ -106,7 +119,7 @@ func decodeMergedIndex(data []byte) (*mergedIndex, error) {
 	m.entries = r.b
 	for i := range int(ne) {
 		e := m.entries[i*mergedEntrySize:]
-		if le.Uint32(e[32:]) >= np || (i > 0 && bytes.Compare(m.entries[(i-1)*mergedEntrySize:][:32], e[:32]) >= 0) {
+		if le.Uint32(e[32:]) >= nf || (i > 0 && bytes.Compare(m.entries[(i-1)*mergedEntrySize:][:32], e[:32]) >= 0) {
 			return nil, errBadMergedIndex
 		}
 	}
@@ -114,15 +127,15 @@ func decodeMergedIndex(data []byte) (*mergedIndex, error) {
 }
 
 // useMergedIndexLocked adopts the merged index of the directory if every
-// pack it lists is present (in present) with the size it had; it returns
+// file it lists is present (in present) with the size it had; it returns
 // whether it did.
 func (s *Store) useMergedIndexLocked(present map[string]bool) bool {
 	m, err := readMergedIndex(s.dir)
 	if err != nil {
 		return false
 	}
-	for _, p := range m.packs {
-		if !present[p.name] {
+	for _, f := range m.files {
+		if !present[f.name] {
 			return false
 		}
 	}
@@ -133,36 +146,41 @@ func (s *Store) useMergedIndexLocked(present map[string]bool) bool {
 		return false
 	}
 	defer root.Close()
-	for _, p := range m.packs {
-		fi, err := root.Lstat(p.name)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != p.size {
-			return false // changed since it was indexed: load every pack on its own
+	for _, f := range m.files {
+		fi, err := root.Lstat(f.name)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.size {
+			return false // changed since it was indexed: load every file on its own
 		}
 	}
-	for _, p := range m.packs {
-		s.packs[p.name] = p
+	for i, f := range m.files {
+		m.files[i] = s.addFileLocked(f)
 	}
 	s.midx = m
 	return true
 }
 
-// writeMergedIndexLocked records every loaded pack's objects in the merged
+// writeMergedIndexLocked records every loaded file's objects in the merged
 // index. Failure only costs the next open time, so it is ignored.
 func (s *Store) writeMergedIndexLocked() {
-	names := make([]string, 0, len(s.packs))
-	for name := range s.packs {
+	names := make([]string, 0, len(s.files))
+	for name := range s.files {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	number := make(map[*storedPack]uint32, len(names))
+	number := make(map[*storedFile]uint32, len(names))
 	out := []byte(mergedIndexMagic)
 	out = le.AppendUint32(out, uint32(len(names)))
 	for i, name := range names {
-		p := s.packs[name]
-		number[p] = uint32(i)
+		f := s.files[name]
+		number[f] = uint32(i)
 		out = le.AppendUint16(out, uint16(len(name)))
 		out = append(out, name...)
-		out = le.AppendUint64(out, uint64(p.size))
+		out = le.AppendUint64(out, uint64(f.size))
+		out = le.AppendUint32(out, uint32(len(f.packs)))
+		for _, p := range f.packs {
+			out = le.AppendUint16(out, uint16(len(p)))
+			out = append(out, p...)
+		}
 	}
 	type entry struct {
 		id  ID
@@ -184,7 +202,7 @@ func (s *Store) writeMergedIndexLocked() {
 	out = le.AppendUint32(out, uint32(len(all)))
 	for _, e := range all {
 		out = append(out, e.id[:]...)
-		out = le.AppendUint32(out, number[e.loc.pack])
+		out = le.AppendUint32(out, number[e.loc.file])
 		out = le.AppendUint64(out, e.loc.offset)
 		out = le.AppendUint32(out, e.loc.stored)
 	}
