@@ -46,16 +46,25 @@ func TestStoreHelperProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for i := range processPacks {
-		name, data, _ := processPack(t, c, i)
-		if err := s.AddPack(name, data); err != nil {
+	// The last child adds its packs five at a time, in bundles.
+	group := 1
+	if c == 3 {
+		group = 5
+	}
+	for i := 0; i < processPacks; i += group {
+		var packs []cas.NamedPack
+		for j := i; j < i+group; j++ {
+			name, data, _ := processPack(t, c, j)
+			packs = append(packs, cas.NamedPack{Name: name, Data: data})
+		}
+		if err := s.AddPacks(packs); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-// Several processes add packs to one directory at once, some under the
-// same names, while this process reads: every pack ends up complete and
+// Several processes add packs to one directory at once, alone or in
+// bundles, some under the same names, while this process reads: every pack ends up complete and
 // every object readable.
 func TestStoreSharedByProcesses(t *testing.T) {
 	if testing.Short() {
@@ -86,6 +95,9 @@ func TestStoreSharedByProcesses(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := reader.Refresh(); err != nil { // HasPack looks for plain pack files only
 		t.Fatal(err)
 	}
 	for _, c := range children {
