@@ -1,0 +1,162 @@
+//go:build unix
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// cacheFiles counts the files of the object caches under the private root
+// priv (not temporary files or merged indexes): each one cost a create.
+func cacheFiles(tb testing.TB, priv string) int {
+	tb.Helper()
+	all, err := filepath.Glob(filepath.Join(priv, "stores", "*", "chains", "*", "*"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for _, p := range all {
+		if !strings.HasPrefix(filepath.Base(p), ".") {
+			n++
+		}
+	}
+	return n
+}
+
+// BenchmarkCommitAfterOthers: a commit process (a fresh Engine) on a small
+// notebook (20 files) that another writer committed to k times since its
+// last sync, as under k+1 writers: it fetches k increment packs, then
+// commits a 1 KiB append. The rival's commits are not counted.
+//
+// Metrics: cpu-ms/op and wall-ms/op of the commit process, cache-files/op
+// created in its object cache.
+func BenchmarkCommitAfterOthers(b *testing.B) {
+	for _, k := range []int{10, 49} {
+		b.Run(fmt.Sprint(k), func(b *testing.B) {
+			store, err := remote.NewFile(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var cfg *Config
+			// No checkpoint: every sync fetches increments only.
+			a := newAgentTB(b, nil, store, noCheckpoints, func(c *Config) { cfg = c })
+			rival := newAgentTB(b, nil, store, noCheckpoints)
+			ctx := context.Background()
+			if _, err := a.e.Pull(ctx, ""); err != nil {
+				b.Fatal(err)
+			}
+			line := strings.Repeat("x", 63) + "\n"
+			for i := range 20 {
+				p := filepath.Join(a.dir, fmt.Sprintf("note-%02d.md", i))
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(fmt.Sprintf("# note %d\n%s", i, strings.Repeat(line, 32))), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := a.e.Commit(ctx, "", "seed"); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rival.e.Pull(ctx, ""); err != nil {
+				b.Fatal(err)
+			}
+			chunk := strings.Repeat("y", 1023) + "\n"
+			appendTo := func(p string) {
+				f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.WriteString(chunk)
+				f.Close()
+			}
+			var cpu, wall time.Duration
+			files := 0
+			for b.Loop() {
+				b.StopTimer()
+				for range k {
+					appendTo(filepath.Join(rival.dir, "note-19.md"))
+					if _, err := rival.e.Commit(ctx, "", "rival"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				appendTo(filepath.Join(a.dir, "note-00.md"))
+				before := cacheFiles(b, cfg.PrivateRoot)
+				b.StartTimer()
+				c, w := cpuTime(), time.Now()
+				processCall(b, *cfg, func(e *Engine) error { _, err := e.Commit(ctx, "", "append"); return err })
+				cpu, wall = cpu+cpuTime()-c, wall+time.Since(w)
+				files += cacheFiles(b, cfg.PrivateRoot) - before
+			}
+			b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(wall)/float64(time.Millisecond)/float64(b.N), "wall-ms/op")
+			b.ReportMetric(float64(files)/float64(b.N), "cache-files/op")
+		})
+	}
+}
+
+// noCheckpoints keeps every commit an increment of the one chain.
+func noCheckpoints(c *Config) { c.CheckpointPacks = 1 << 30 }
+
+// BenchmarkColdPullFiles: a new directory (fresh private root) pulls a
+// notebook of 1,000 files after 200 commits (DESIGN §10: <= 0.6 s): the
+// seed and 200 increments, no checkpoint at the default threshold. It
+// also counts the files the pull created in its object cache.
+//
+// Metrics: cpu-ms/op and wall-ms/op of the pull, cache-files/op.
+func BenchmarkColdPullFiles(b *testing.B) {
+	store, err := remote.NewFile(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := newAgentTB(b, nil, store)
+	ctx := context.Background()
+	if _, err := a.e.Pull(ctx, ""); err != nil {
+		b.Fatal(err)
+	}
+	body := strings.Repeat(strings.Repeat("x", 63)+"\n", 32)
+	for i := range 1000 {
+		p := filepath.Join(a.dir, fmt.Sprintf("d%03d", i/100), fmt.Sprintf("note-%05d.md", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("# note %d\n%s", i, body)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := a.e.Commit(ctx, "", "seed"); err != nil {
+		b.Fatal(err)
+	}
+	chunk := strings.Repeat("z", 1023) + "\n"
+	for i := range 200 {
+		p := filepath.Join(a.dir, fmt.Sprintf("d%03d", i*5/100), fmt.Sprintf("note-%05d.md", i*5))
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.WriteString(chunk)
+		f.Close()
+		if _, err := a.e.Commit(ctx, "", "history"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var cpu, wall time.Duration
+	files := 0
+	for b.Loop() {
+		var priv string
+		fresh := newAgentTB(b, nil, store, func(c *Config) { priv = c.PrivateRoot })
+		c, w := cpuTime(), time.Now()
+		if _, err := fresh.e.Pull(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		cpu, wall = cpu+cpuTime()-c, wall+time.Since(w)
+		files += cacheFiles(b, priv)
+	}
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(wall)/float64(time.Millisecond)/float64(b.N), "wall-ms/op")
+	b.ReportMetric(float64(files)/float64(b.N), "cache-files/op")
+}
