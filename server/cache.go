@@ -114,7 +114,10 @@ const fetchParallel = 8
 
 // sync makes the cache of state's chain hold every pack of the chain,
 // downloading the missing ones in parallel; each is verified (size and
-// BLAKE3 by remote, pack trailer and index by cas) before it is kept.
+// BLAKE3 by remote, pack trailer, index and objects by cas) before it is
+// kept. The packs of one sync are kept in one file (a cas bundle): a
+// commit under N writers fetches about N-1 increments, and creating a
+// file costs far more than writing its bytes.
 func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, error) {
 	c, err := e.openChainOf(state)
 	if err != nil {
@@ -123,11 +126,14 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 	if state.Manifest == nil {
 		return c, nil
 	}
-	var missing []remote.PackRef
-	for _, ref := range state.Manifest.Packs() {
-		if !c.store.HasPack(packName(ref)) {
-			missing = append(missing, ref)
+	missing := missingPacks(c.store, state.Manifest.Packs())
+	if len(missing) > 0 {
+		// Another process sharing the cache may have kept them, in a
+		// bundle HasPack does not look for: one rescan finds it.
+		if err := c.store.Refresh(); err != nil {
+			return nil, mapErr(err)
 		}
+		missing = missingPacks(c.store, missing)
 	}
 	if len(missing) == 0 {
 		return c, nil
@@ -138,7 +144,8 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
-	for _, ref := range missing {
+	fetched := make([]cas.NamedPack, len(missing))
+	for i, ref := range missing {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -146,20 +153,36 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 				return
 			}
 			data, err := e.notebook.FetchPack(ctx, ref)
-			if err == nil {
-				err = c.store.AddPack(packName(ref), data)
-			}
 			if err != nil {
 				once.Do(func() { first = err; cancel() })
+				return
 			}
+			fetched[i] = cas.NamedPack{Name: packName(ref), Data: data}
 		})
 	}
 	wg.Wait()
+	if first == nil {
+		first = ctx.Err() // the caller's: some packs were not fetched
+	}
+	if first == nil {
+		first = c.store.AddPacks(fetched)
+	}
 	if first != nil {
 		e.storeTrouble(first)
 		return nil, packErr(first)
 	}
 	return c, nil
+}
+
+// missingPacks returns the packs of refs the cache store does not hold.
+func missingPacks(store *cas.Store, refs []remote.PackRef) []remote.PackRef {
+	var missing []remote.PackRef
+	for _, ref := range refs {
+		if !store.HasPack(packName(ref)) {
+			missing = append(missing, ref)
+		}
+	}
+	return missing
 }
 
 // objectSource reads from the current chain's cache first, then from older

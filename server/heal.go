@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -39,9 +37,11 @@ func withHealing[T any](e *Engine, op func() (T, error)) (T, error) {
 }
 
 // healCache removes from every open chain cache the packs that fail
-// verification, and reports whether it removed any. Other processes
-// sharing the cache lose nothing they could have read correctly; a read
-// of a removed pack makes them rescan and fetch it again.
+// verification, and reports whether it removed any. A pack kept in a
+// bundle is removed with the whole bundle (cas.Store.RemovePack), its good
+// packs too: they are fetched again with the damaged one. Other processes
+// sharing the cache lose at most downloads: a read of a removed pack
+// makes them rescan and fetch it again.
 func (e *Engine) healCache() bool {
 	e.objMu.Lock()
 	caches := make([]*chainCache, 0, len(e.objects))
@@ -51,7 +51,6 @@ func (e *Engine) healCache() bool {
 	e.objMu.Unlock()
 	dropped := false
 	for _, c := range caches {
-		dir := filepath.Join(e.chainsDir(), c.key)
 		names, broken := c.store.Packs()
 		var bad []string
 		for name := range broken {
@@ -62,21 +61,20 @@ func (e *Engine) healCache() bool {
 				bad = append(bad, name)
 			}
 		}
-		removed := false
 		for _, name := range bad {
-			err := os.Remove(filepath.Join(dir, name))
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// A pack kept in a bundle goes with the whole bundle: sync
+			// fetches all of its packs again. Its other bad packs are
+			// then already gone (fs.ErrNotExist).
+			err := c.store.RemovePack(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
 				e.log.Warn("cannot remove a damaged cached pack", "err", err)
 				continue
 			}
 			e.log.Warn("removed a damaged cached pack; it is fetched again", "pack", name)
-			removed = true
-		}
-		if removed {
 			dropped = true
-			if err := c.store.Refresh(); err != nil {
-				e.log.Warn("cannot rescan the object cache", "err", err)
-			}
 		}
 	}
 	return dropped

@@ -14,23 +14,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-// cacheFiles counts the files of the object caches under the private root
-// priv (not temporary files or merged indexes): each one cost a create.
-func cacheFiles(tb testing.TB, priv string) int {
-	tb.Helper()
-	all, err := filepath.Glob(filepath.Join(priv, "stores", "*", "chains", "*", "*"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n := 0
-	for _, p := range all {
-		if !strings.HasPrefix(filepath.Base(p), ".") {
-			n++
-		}
-	}
-	return n
-}
-
 // BenchmarkCommitAfterOthers: a commit process (a fresh Engine) on a small
 // notebook (20 files) that another writer committed to k times since its
 // last sync, as under k+1 writers: it fetches k increment packs, then
