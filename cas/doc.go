@@ -10,6 +10,7 @@
 //	content ≤ InlineMax ── inline ─────┘                ├─▶ tree objects ─▶ commit object
 //	                                      WriteTree ────┘
 //	objects ──PackWriter.Put──▶ Finish ──▶ pack bytes ──▶ remote / Store.AddPack
+//	packs fetched together ──▶ Store.AddPacks ──▶ one bundle file (bundle.go)
 //
 // Reading goes the other way: Store (or Pack) is a Source; ReadTree turns a
 // root tree into the flat path map, ReadFile reassembles a file, and
@@ -23,17 +24,27 @@
 //     byte, so there is exactly one encoding of every value.
 //   - PackWriter (a Sink) and Pack: one immutable pack; OpenPack verifies
 //     the whole-pack checksum and index, Pack.Get verifies each object's ID.
-//   - Store: a directory of packs with an in-memory ID -> (pack, offset)
+//   - Store: a directory of packs with an in-memory ID -> (file, offset)
 //     index; objects are read with ReadAt, never whole packs, through a
-//     small cache of open pack handles (store_files.go). A merged index
-//     file caches every pack's index sorted by ID (store_index.go), so
+//     small cache of open file handles (store_files.go). A pack lives in a
+//     file of its own name, or with others in a bundle: AddPacks writes
+//     the packs of one call (one sync of the server) as one file, because
+//     creating a file costs far more CPU than writing its bytes. A bundle
+//     (bundle.go) is a header listing (name, offset, length) per pack, with
+//     its own checksum, then the packs back to back, each a complete pack;
+//     a pack keeps its name (HasPack, VerifyPack), and dropping a damaged
+//     pack (RemovePack) removes its whole file. Files are written by temp
+//     file, fsync, rename and directory fsync: a crash leaves the whole
+//     file or none. A merged index file caches every file's objects
+//     sorted by ID and the names of the packs in each (store_index.go), so
 //     opening a store of hundreds of packs reads one file, not each pack.
 //   - Memory: an in-memory Source and Sink, for tests and staging.
 //
 // Trust: a pack's trailer checksum is verified whenever its bytes are
-// accepted (OpenPack, Store.AddPack, Store.VerifyPack); packs already in a
-// Store directory were verified when they were added, so reopening them
-// checks only their header, length, trailer fields and index structure.
+// accepted (OpenPack, Store.AddPack(s), Store.VerifyPack); packs already in
+// a Store directory were verified when they were added, so reopening them
+// checks only their header, length, trailer fields and index structure
+// (and a bundle's header against its checksum).
 // Every object's ID is verified on every decode by Pack and Store; the
 // helpers (ReadFile, ReadTree, CheckClosure) also check that a Source
 // returned the object they asked for, of the kind they expect.
