@@ -10,13 +10,22 @@ import (
 	"slices"
 )
 
-// corruptPack flips one byte of one cached pack under the private root
-// priv, in place, as a failing disk would. It reports whether a pack was
+// corruptPack flips one byte of one cached pack file or bundle under the
+// private root priv, in place, as a failing disk would. It reports whether a pack was
 // there to damage and now reads back different.
 func corruptPack(priv string, rng *rand.Rand) (bool, error) {
 	packs, err := filepath.Glob(filepath.Join(priv, "stores", "*", "chains", "*", "*.pack"))
-	if err != nil || len(packs) == 0 {
+	if err != nil {
 		return false, err
+	}
+	// The packs one sync fetched share a bundle file (cas, docs/format.md §5).
+	bundles, err := filepath.Glob(filepath.Join(priv, "stores", "*", "chains", "*", "*.bundle"))
+	if err != nil {
+		return false, err
+	}
+	packs = append(packs, bundles...)
+	if len(packs) == 0 {
+		return false, nil
 	}
 	slices.Sort(packs) // Glob's order is the file system's; the seed picks from a sorted list
 	p := packs[rng.IntN(len(packs))]
