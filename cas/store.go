@@ -333,6 +333,9 @@ func (s *Store) AddPack(name string, data []byte) error {
 // rename however many packs it holds; a single pack gets a file of its own
 // name, as with AddPack. A name given twice is stored once.
 func (s *Store) AddPacks(packs []NamedPack) error {
+	if len(packs) == 0 {
+		return nil
+	}
 	for _, p := range packs {
 		if err := checkPackName(p.Name); err != nil {
 			return err

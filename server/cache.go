@@ -112,12 +112,18 @@ func (e *Engine) openChainOf(state remote.State) (*chainCache, error) {
 // on a cold pull, few enough not to flood a small store.
 const fetchParallel = 8
 
+// syncBundleBytes bounds the fetched bytes sync holds before keeping them:
+// a sync whose packs are larger (a cold pull of a big notebook) writes a
+// bundle per this many bytes instead of holding them all in memory. A
+// variable for tests.
+var syncBundleBytes = 64 << 20
+
 // sync makes the cache of state's chain hold every pack of the chain,
 // downloading the missing ones in parallel; each is verified (size and
 // BLAKE3 by remote, pack trailer, index and objects by cas) before it is
-// kept. The packs of one sync are kept in one file (a cas bundle): a
-// commit under N writers fetches about N-1 increments, and creating a
-// file costs far more than writing its bytes.
+// kept. The packs of one sync are kept in one file (a cas bundle, up to
+// syncBundleBytes): a commit under N writers fetches about N-1 increments,
+// and creating a file costs far more than writing its bytes.
 func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, error) {
 	c, err := e.openChainOf(state)
 	if err != nil {
@@ -144,8 +150,11 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
-	fetched := make([]cas.NamedPack, len(missing))
-	for i, ref := range missing {
+	fail := func(err error) { once.Do(func() { first = err; cancel() }) }
+	var mu sync.Mutex // guards pending, pendingBytes
+	var pending []cas.NamedPack
+	pendingBytes := 0
+	for _, ref := range missing {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -154,18 +163,32 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 			}
 			data, err := e.notebook.FetchPack(ctx, ref)
 			if err != nil {
-				once.Do(func() { first = err; cancel() })
+				fail(err)
 				return
 			}
-			fetched[i] = cas.NamedPack{Name: packName(ref), Data: data}
+			mu.Lock()
+			pending = append(pending, cas.NamedPack{Name: packName(ref), Data: data})
+			pendingBytes += len(data)
+			var full []cas.NamedPack
+			if pendingBytes >= syncBundleBytes {
+				full, pending, pendingBytes = pending, nil, 0
+			}
+			mu.Unlock()
+			if full != nil {
+				if err := c.store.AddPacks(full); err != nil {
+					fail(err)
+				}
+			}
 		})
 	}
 	wg.Wait()
 	if first == nil {
 		first = ctx.Err() // the caller's: some packs were not fetched
 	}
-	if first == nil {
-		first = c.store.AddPacks(fetched)
+	// What was fetched is kept even if another pack failed: the next sync
+	// need not download it again.
+	if err := c.store.AddPacks(pending); err != nil && first == nil {
+		first = err
 	}
 	if first != nil {
 		e.storeTrouble(first)

@@ -2,10 +2,12 @@ package server
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -123,5 +125,75 @@ func verifyCaches(t *testing.T, a *agent) {
 			}
 		}
 		s.Close()
+	}
+}
+
+// A sync whose packs exceed syncBundleBytes keeps them in several files
+// rather than holding them all in memory.
+func TestSyncBundlesAreBounded(t *testing.T) {
+	defer func(n int) { syncBundleBytes = n }(syncBundleBytes)
+	syncBundleBytes = 1 // every pack is over the bound: each is kept alone
+	store := remote.NewMem()
+	a, b := newAgent(t, store), newAgent(t, store)
+	a.pull()
+	b.pull()
+	for i := range 3 {
+		b.write(fmt.Sprintf("n%d.md", i), filler)
+		b.commit(fmt.Sprint("commit ", i))
+	}
+	before := cacheFiles(t, a.e.private)
+	a.pull()
+	if n := cacheFiles(t, a.e.private) - before; n != 3 {
+		t.Fatalf("a pull of three packs over the bound created %d cache files, want 3", n)
+	}
+	if bundles := cachedBundles(t, a); len(bundles) != 0 {
+		t.Fatalf("bundles: %v", bundles)
+	}
+	for i := range 3 {
+		if got := a.read(fmt.Sprintf("n%d.md", i)); got != filler {
+			t.Fatalf("n%d.md = %q", i, got)
+		}
+	}
+	verifyCaches(t, a)
+}
+
+// When one pack cannot be fetched, the packs that were are kept (in one
+// bundle): the next sync does not download them again.
+func TestSyncKeepsFetchedPacksWhenOneFails(t *testing.T) {
+	store := remote.NewMem()
+	a, b := newAgent(t, store), newAgent(t, store)
+	a.pull()
+	b.pull()
+	for i := range 3 {
+		b.write(fmt.Sprintf("n%d.md", i), filler)
+		b.commit(fmt.Sprint("commit ", i))
+	}
+	keys, err := store.List(t.Context(), remote.IncrementsPrefix)
+	if err != nil || len(keys) != 3 {
+		t.Fatalf("increments %v %v", keys, err)
+	}
+	if err := store.Delete(t.Context(), keys[1].Key); err != nil {
+		t.Fatal(err)
+	}
+	// The failure comes last, once the other two packs were fetched.
+	store.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: keys[1].Key, Delay: 300 * time.Millisecond})
+	_, err = a.e.Pull(t.Context(), "")
+	domainErr(t, err, CodeStorageIntegrity, ReasonMissingPack)
+	if bundles := cachedBundles(t, a); len(bundles) != 1 {
+		t.Fatalf("bundles after a pull that fetched two of three packs: %v", bundles)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(a.e.private, "stores", "*", "chains", "*"))
+	kept := 0
+	for _, dir := range dirs {
+		s, err := cas.OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _ := s.Packs()
+		kept += len(names)
+		s.Close()
+	}
+	if kept != 2 {
+		t.Fatalf("%d packs kept, want the 2 fetched", kept)
 	}
 }
