@@ -33,11 +33,13 @@
 //     (bundle.go) is a header listing (name, offset, length) per pack, with
 //     its own checksum, then the packs back to back, each a complete pack;
 //     a pack keeps its name (HasPack, VerifyPack), and dropping a damaged
-//     pack (RemovePack) removes its whole file. Files are written by temp
-//     file, fsync, rename and directory fsync: a crash leaves the whole
-//     file or none. A merged index file caches every file's objects
-//     sorted by ID and the names of the packs in each (store_index.go), so
-//     opening a store of hundreds of packs reads one file, not each pack.
+//     pack (RemovePack) removes its whole file. Files are written to a
+//     temporary file renamed in, not fsynced: a killed writer leaves the
+//     whole file or none, and a file a power loss tears fails the load or
+//     read checks and is fetched again. A merged index file caches every
+//     file's objects sorted by ID and the names of the packs in each
+//     (store_index.go), so opening a store of hundreds of packs reads one
+//     file, not each pack.
 //   - Memory: an in-memory Source and Sink, for tests and staging.
 //
 // Trust: a pack's trailer checksum is verified whenever its bytes are
