@@ -320,9 +320,10 @@ func (s *Store) refreshIfChanged() error {
 }
 
 // AddPack verifies data as a pack and stores it under name (a file name,
-// no slashes, not ending in ".bundle") atomically: temp file, rename. Adding a name that is already present is a no-op. Verification
-// is complete: the trailer checksum, the index, and every object against
-// its ID and kind rules.
+// no slashes, not ending in ".bundle") atomically: temp file, rename.
+// Adding a name that is already present is a no-op. Verification is
+// complete: the trailer checksum, the index, and every object against its
+// ID and kind rules.
 func (s *Store) AddPack(name string, data []byte) error {
 	return s.AddPacks([]NamedPack{{Name: name, Data: data}})
 }
