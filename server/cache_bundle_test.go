@@ -128,11 +128,9 @@ func verifyCaches(t *testing.T, a *agent) {
 	}
 }
 
-// A sync whose packs exceed syncBundleBytes keeps them in several files
-// rather than holding them all in memory.
-func TestSyncBundlesAreBounded(t *testing.T) {
-	defer func(n int) { syncBundleBytes = n }(syncBundleBytes)
-	syncBundleBytes = 1 // every pack is over the bound: each is kept alone
+// threeCommitsScene: a pulled the empty notebook, then b committed three
+// files, one commit each.
+func threeCommitsScene(t *testing.T) (*remote.Mem, *agent) {
 	store := remote.NewMem()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
@@ -141,6 +139,15 @@ func TestSyncBundlesAreBounded(t *testing.T) {
 		b.write(fmt.Sprintf("n%d.md", i), filler)
 		b.commit(fmt.Sprint("commit ", i))
 	}
+	return store, a
+}
+
+// A sync whose packs exceed syncBundleBytes keeps them in several files
+// rather than holding them all in memory.
+func TestSyncBundlesAreBounded(t *testing.T) {
+	defer func(n int) { syncBundleBytes = n }(syncBundleBytes)
+	syncBundleBytes = 1 // every pack is over the bound: each is kept alone
+	_, a := threeCommitsScene(t)
 	before := cacheFiles(t, a.e.private)
 	a.pull()
 	if n := cacheFiles(t, a.e.private) - before; n != 3 {
@@ -160,14 +167,7 @@ func TestSyncBundlesAreBounded(t *testing.T) {
 // When one pack cannot be fetched, the packs that were are kept (in one
 // bundle): the next sync does not download them again.
 func TestSyncKeepsFetchedPacksWhenOneFails(t *testing.T) {
-	store := remote.NewMem()
-	a, b := newAgent(t, store), newAgent(t, store)
-	a.pull()
-	b.pull()
-	for i := range 3 {
-		b.write(fmt.Sprintf("n%d.md", i), filler)
-		b.commit(fmt.Sprint("commit ", i))
-	}
+	store, a := threeCommitsScene(t)
 	keys, err := store.List(t.Context(), remote.IncrementsPrefix)
 	if err != nil || len(keys) != 3 {
 		t.Fatalf("increments %v %v", keys, err)
