@@ -2,6 +2,7 @@ package cas_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -268,4 +269,35 @@ func TestStoreSeesBundlesOfOtherProcesses(t *testing.T) {
 			t.Fatalf("pack %s of another store not seen", p.Name)
 		}
 	}
+}
+
+// A merged index of the layout before bundles ("SLDMIDX1") is ignored and
+// replaced: every pack of the store it describes is still read.
+func TestStoreReplacesPreBundleMergedIndex(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	var ids []cas.ID
+	old := binary.LittleEndian.AppendUint32([]byte("SLDMIDX1"), 10)
+	for i := range 10 {
+		data, id := packOf(t, fmt.Appendf(nil, "pack %d\n", i))
+		name := fmt.Sprintf("%02d.pack", i)
+		if err := s.AddPack(name, data); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		old = binary.LittleEndian.AppendUint16(old, uint16(len(name)))
+		old = append(old, name...)
+		old = binary.LittleEndian.AppendUint64(old, uint64(len(data)))
+	}
+	old = binary.LittleEndian.AppendUint32(old, 0) // no entries: useless if taken
+	sum := cas.Sum(old)
+	path := filepath.Join(dir, ".index")
+	if err := os.WriteFile(path, append(old, sum[:]...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, openStore(t, dir), ids)
+	if got, err := os.ReadFile(path); err != nil || !bytes.HasPrefix(got, []byte("SLDMIDX2")) {
+		t.Fatalf("merged index not rewritten: %.8q, %v", got, err)
+	}
+	readAll(t, openStore(t, dir), ids)
 }
