@@ -37,7 +37,7 @@ type scanResult struct {
 	invalid []FileError          // every file that breaks the content rules
 	temps   []string             // leftover temporary files of a crashed rewrite
 	changed bool                 // stats must be recorded (entries vanished)
-	spared  int                  // what recording stats would spare the next scan (cacheWorth)
+	spared  int                  // what recording stats would spare the next scan (readWorth)
 	byID    map[cas.ID]string    // file ID → one path holding it (built on demand)
 }
 
