@@ -55,11 +55,6 @@
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.
-//   - P's small, frequently rewritten files (stat cache, pending record,
-//     recovery flag) are overwritten in place rather than replaced by a
-//     renamed new file: on ext4 a file creation costs far more CPU than
-//     the write. The stat cache is rewritten only when it spares the next
-//     scan enough reads (scan.go, readWorth).
 //   - A cached object failing its check drops the damaged packs and runs
 //     the operation once more with fresh copies from the store (heal.go).
 //   - Status and Log never write L. Status of a directory never pulled

@@ -58,9 +58,6 @@ func newAgentTB(tb testing.TB, t *testing.T, store remote.Store, opts ...agentOp
 	return &agent{t: t, e: e, ws: ws, dir: cfg.DefaultDir}
 }
 
-// dirState is a's private state of its notebook directory.
-func (a *agent) dirState() dirState { return dirState{path: a.e.stateDir(a.dir)} }
-
 func (a *agent) path(rel string) string { return filepath.Join(a.dir, filepath.FromSlash(rel)) }
 
 func (a *agent) write(rel, content string) {

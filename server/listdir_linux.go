@@ -14,11 +14,11 @@ import (
 )
 
 // listDir appends to out the entries of the open directory d, with an
-// lstat of each regular file, straight from getdents64 and
-// fstatat(AT_SYMLINK_NOFOLLOW) relative to d's descriptor: the same system
-// calls os.File.ReadDir makes inside a Root, without its per-entry
-// FileInfo allocations. A no-op call on a large notebook is little more
-// than this loop.
+// lstat of each regular file,
+// straight from getdents64 and fstatat(AT_SYMLINK_NOFOLLOW) relative to
+// d's descriptor: the same system calls os.File.ReadDir makes inside a
+// Root, without its per-entry FileInfo allocations. A no-op call on a
+// large notebook is little more than this loop.
 func listDir(d *os.File, out []dirEnt) ([]dirEnt, error) {
 	sc, err := d.SyscallConn()
 	if err != nil {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,11 +26,9 @@ import (
 // is in no pack). On the next call, if `current` holds the publication,
 // the merge base is A with the overlay applied: L's published changes are
 // then common to both sides, and edits made after the crash still merge as
-// local changes. A record of A's head whose publication `current` does
-// not hold is dropped. A record of another base is stale and ignored: it
-// stays on disk (removing it would cost the next commit a file creation)
-// until the next publication attempt overwrites it. The record ends in
-// the BLAKE3 of its JSON, so a write torn by a crash is not adopted.
+// local changes. A record whose
+// publication `current` does not hold, or whose base is not A's head, is
+// dropped. Recording a baseline with another head removes the record.
 //
 // The record keeps earlier accepted entries, so a second interrupted
 // commit on top of an adopted one does not forget the first.
@@ -56,80 +53,25 @@ type pendingEntry struct {
 	baseHead cas.ID // the head of the base the overlay applies to (not encoded)
 }
 
-// The record is its JSON followed by "\n", the hex BLAKE3 of the JSON and
-// "\n"; a record without that trailer (as the first versions wrote it) is
-// read as plain JSON.
-const pendingSumLen = 1 + 64 + 1
-
-// loadPending returns the record if its base is head (nil, nil when there
-// is none or it belongs to another base: a record is never removed just
-// because the baseline moved on, it is simply stale). checked reports
-// whether the file, if any, carries the checksum trailer. A stale record
-// (the seed of 10,000 files leaves a large one) costs two short reads.
-func (d dirState) loadPending(head cas.ID) (rec *pendingRecord, checked bool, err error) {
-	f, err := os.Open(d.file("pending"))
+func (d dirState) loadPending() (*pendingRecord, error) {
+	data, err := os.ReadFile(d.file("pending"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, true, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	size := fi.Size()
-	var sum [32]byte
-	if size > pendingSumLen {
-		var tail [pendingSumLen]byte
-		if _, err := f.ReadAt(tail[:], size-pendingSumLen); err != nil {
-			return nil, false, err
-		}
-		_, herr := hex.Decode(sum[:], tail[1:pendingSumLen-1])
-		checked = herr == nil && tail[0] == '\n' && tail[pendingSumLen-1] == '\n'
-	}
-	// json.Marshal writes the fields in order: the base is in the first
-	// bytes, whichever version wrote the record.
-	const lead = `{"baseHead":"`
-	var first [len(lead) + 64 + 1]byte
-	n, _ := f.ReadAt(first[:], 0)
-	if n < len(first) || string(first[:len(lead)]) != lead || first[len(first)-1] != '"' {
-		return nil, checked, errBadStateFile
-	}
-	if string(first[len(lead):len(lead)+64]) != hex.EncodeToString(head[:]) {
-		return nil, checked, nil // another base's record
-	}
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return nil, checked, err
-	}
-	if checked {
-		data = data[:size-pendingSumLen]
-		if got := cas.Sum(data); !bytes.Equal(got[:], sum[:]) {
-			return nil, true, errBadStateFile
-		}
+		return nil, err
 	}
 	var r pendingRecord
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, checked, errBadStateFile
+		return nil, errBadStateFile
 	}
-	return &r, checked, nil
+	return &r, nil
 }
 
-// savePending writes r. It runs before every publication attempt, so it
-// rewrites the file in place; but over a record without the checksum
-// (or an unreadable file) it replaces the file whole, since a torn
-// in-place write over such a file could read as another valid record.
-func (d dirState) savePending(r *pendingRecord, inPlace bool) error {
+func (d dirState) savePending(r *pendingRecord) error {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
-	}
-	sum := cas.Sum(data)
-	data = append(append(append(data, '\n'), hex.EncodeToString(sum[:])...), '\n')
-	if inPlace {
-		return writeInPlace(d.file("pending"), data)
 	}
 	return writeReplace(d.file("pending"), data, false)
 }
@@ -149,17 +91,18 @@ func (s *session) adoptPublished(state remote.State) {
 		return
 	}
 	s.pendingChecked = true
-	rec, checked, err := s.state.loadPending(s.base.Head)
-	s.pendingInPlace = checked && err == nil
+	rec, err := s.state.loadPending()
 	if err != nil {
 		s.e.log.Warn("pending publication record unreadable; ignoring it", "err", err)
-		s.dropPending()
-		return
 	}
 	if rec == nil {
+		if err != nil {
+			s.dropPending()
+		}
 		return
 	}
-	if state.Manifest == nil {
+	s.pendingOnDisk = true
+	if rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || state.Manifest == nil {
 		s.dropPending()
 		return
 	}
@@ -275,18 +218,17 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 		}
 	}
 	rec := &pendingRecord{BaseHead: hex.EncodeToString(s.base.Head[:]), Entries: append(append([]pendingEntry{}, s.adopted...), ent)}
-	if err := s.state.savePending(rec, s.pendingInPlace); err != nil {
+	if err := s.state.savePending(rec); err != nil {
 		return pendingEntry{}, err
 	}
-	s.pendingInPlace = true
+	s.pendingOnDisk = true
 	return ent, nil
 }
 
-// dropPending removes a record of the current base that must not be
-// adopted (a hint: failure is only logged).
+// dropPending removes the record (a hint: failure is only logged).
 func (s *session) dropPending() {
 	if err := s.state.removePending(); err != nil {
 		s.e.log.Warn("cannot remove the pending publication record", "err", err)
 	}
-	s.pendingInPlace = true
+	s.pendingOnDisk = false
 }

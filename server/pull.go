@@ -121,6 +121,9 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 			}
 			return s.recoveryFailure(flag, "baseline", err)
 		}
+		if s.pendingOnDisk && (s.base == nil || s.base.Head != next.Head) {
+			s.dropPending() // the record's base is superseded
+		}
 		s.adopted = nil
 		s.base = next
 	}

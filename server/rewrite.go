@@ -153,10 +153,7 @@ func (s *session) apply(changes []change, flag recoveryFlag) error {
 		}
 	}
 	s.scan.temps = nil
-	// The stat cache need not be recorded for this: the entries of files
-	// written here are untrusted (re-read next time, recorded or not), and
-	// the recorded entry of a replaced or removed file names an inode and
-	// change time no file will have again.
+	s.scan.changed = true
 	s.scan.byID = nil // rebuilt from the rewritten tree on demand
 	for _, c := range changes {
 		if !c.del {

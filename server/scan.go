@@ -36,8 +36,7 @@ type scanResult struct {
 	content map[string][]byte    // files read by this scan
 	invalid []FileError          // every file that breaks the content rules
 	temps   []string             // leftover temporary files of a crashed rewrite
-	changed bool                 // stats must be recorded (entries vanished)
-	spared  int                  // what recording stats would spare the next scan (readWorth)
+	changed bool                 // stats differ from the loaded cache
 	byID    map[cas.ID]string    // file ID → one path holding it (built on demand)
 }
 
@@ -86,7 +85,8 @@ func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 		return nil, err
 	}
 	sort.Slice(res.invalid, func(i, j int) bool { return res.invalid[i].Path < res.invalid[j].Path })
-	if len(res.files)+len(res.invalid) != len(cache) || len(w.pending) > 0 {
+	res.changed = len(w.pending) > 0
+	if len(res.files)+len(res.invalid) != len(cache) || res.changed {
 		for p := range cache {
 			if _, ok := res.files[p]; !ok {
 				delete(cache, p) // vanished (or now invalid): forget it
@@ -283,26 +283,9 @@ func (res *scanResult) readPending(pending []pendingRead, start int64) error {
 			res.files[p.rel] = o.st.ID
 			res.stats[p.rel] = o.st
 			res.content[p.rel] = o.content
-			if o.st.Trusted && o.st.Mtime >= 0 { // the next scan may reuse it
-				res.spared += readWorth(len(o.content))
-			}
 		}
 	}
 	return nil
-}
-
-// The stat cache is rewritten whole, so recording it after a scan that
-// read a few files costs more than reading them again: at 10,000 files
-// the write is ~2.5 ms, a re-read of a small note ~15 µs. In units of one
-// cache entry's share of the write, a re-read costs about 64 plus one per
-// 256 bytes; the cache is recorded once what it spares is a quarter of
-// what it costs (the files are re-read by every call until then, so
-// waiting longer would cost more than the write).
-func readWorth(size int) int { return 64 + size/256 }
-
-// worthRecording reports whether the stats should be recorded.
-func (res *scanResult) worthRecording() bool {
-	return res.changed || res.spared*4 >= len(res.stats)
 }
 
 // readChecked reads one file and checks it is still the regular file that

@@ -47,7 +47,7 @@ func TestScanUsesStatCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := scanDir(t, dir, map[string]statEntry{})
-	if len(first.content) != 2 || len(first.files) != 2 || !first.worthRecording() {
+	if len(first.content) != 2 || len(first.files) != 2 || !first.changed {
 		t.Fatalf("cold scan read %d files, tree %v", len(first.content), first.files)
 	}
 	want, _ := cas.WriteFile(nil, []byte("aaa\n"))
@@ -61,7 +61,7 @@ func TestScanUsesStatCache(t *testing.T) {
 	}
 
 	second := scanDir(t, dir, first.stats)
-	if len(second.content) != 0 || second.worthRecording() {
+	if len(second.content) != 0 || second.changed {
 		t.Fatalf("warm scan re-read %d files", len(second.content))
 	}
 	equalMaps(t, "tree", second.files, first.files)

@@ -28,7 +28,7 @@ type session struct {
 
 	// Pending publications (pending.go).
 	pendingChecked bool              // the record was consulted this session
-	pendingInPlace bool              // the record's file may be rewritten in place (see savePending)
+	pendingOnDisk  bool              // a record may exist in P
 	adopted        []pendingEntry    // accepted entries applied to base
 	accepted       *pendingEntry     // this session's accepted publication, not yet applied to base
 	baseContent    map[cas.ID][]byte // content of adopted bases found in no pack
@@ -172,11 +172,10 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 	return c, nil
 }
 
-// saveStats records the stat cache when that is worth it (see
-// readWorth): an entry not recorded only costs a re-read. It is only a
-// cache, so it is not fsynced and a failure is logged, not returned.
+// saveStats records the stat cache when it changed. It is only a cache,
+// so it is not fsynced and a failure is logged, not returned.
 func (s *session) saveStats() {
-	if s.scan == nil || !s.scan.worthRecording() {
+	if s.scan == nil || !s.scan.changed {
 		return
 	}
 	if err := s.state.saveStatCache(s.scan.stats); err != nil {

@@ -22,14 +22,13 @@ import (
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
-//	dirs/<hash(store identity, L)>/recovery             non-blank = recoveryRequired
+//	dirs/<hash(store identity, L)>/recovery             present = recoveryRequired
 //	dirs/<hash(store identity, L)>/pending              publication in flight (pending.go)
 //
-// Every file is written atomically (temp, fsync, rename, fsync dir),
-// except the caches, statcache and pending, which are rewritten in place
-// without fsync (writeInPlace). The binary files end in the BLAKE3 of
-// their preceding bytes, so a torn or foreign file is detected instead of
-// trusted.
+// Every file is written atomically (temp, fsync, rename, fsync dir; the
+// caches, statcache and pending, without the fsyncs). The
+// binary files end in the BLAKE3 of their preceding bytes, so a torn or
+// foreign file is detected instead of trusted.
 
 const (
 	baselineMagic  = "SLDBASE1"
@@ -84,33 +83,6 @@ func writeReplace(name string, data []byte, durable bool) error {
 		return nil
 	}
 	return syncDir(dir)
-}
-
-// writeInPlace overwrites name with data in the existing file (created on
-// first use) instead of a renamed temporary: no inode is allocated or
-// freed, and on ext4, where a create costs 0.2-1 ms of CPU once files
-// churn (its allocator skips recently deleted inodes one by one), that is
-// most of the cost of a small write. Only for P files that are read under
-// the directory lock and verify themselves, whose loss costs only time:
-// a torn write (a crash, a full disk) fails the check and reads as no file.
-func writeInPlace(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(name), 0o700); err == nil {
-			f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Truncate(int64(len(data)))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // baseline is A: the accepted state this directory was last synchronised
@@ -436,18 +408,8 @@ func (d dirState) loadStatCache() map[string]statEntry {
 }
 
 func (d dirState) saveStatCache(m map[string]statEntry) error {
-	return writeInPlace(d.file("statcache"), encodeStatCache(m))
+	return writeReplace(d.file("statcache"), encodeStatCache(m), false)
 }
-
-// The recovery flag is set when its file holds anything but white space
-// (v1 removed the file to clear it; an absent file is still clear). Once
-// the file exists it is rewritten in place and kept, so setting and
-// clearing the flag around every rewrite of L allocates and frees no
-// inode (see writeInPlace); each change is still fsynced before the
-// caller goes on. A write torn by a crash reads as set (an extra
-// resynchronisation), or as clear only if the crash came before setRecovery
-// returned, when L was not touched yet.
-const recoveryCleared = "\n"
 
 func (d dirState) loadRecovery() (*recoveryFlag, error) {
 	data, err := os.ReadFile(d.file("recovery"))
@@ -456,9 +418,6 @@ func (d dirState) loadRecovery() (*recoveryFlag, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
 	}
 	var f recoveryFlag
 	if json.Unmarshal(data, &f) != nil {
@@ -470,39 +429,18 @@ func (d dirState) loadRecovery() (*recoveryFlag, error) {
 
 func (d dirState) setRecovery(f recoveryFlag) error {
 	data, _ := json.Marshal(f)
-	return d.writeRecovery(data)
+	return writeAtomic(d.file("recovery"), data)
 }
 
 func (d dirState) clearRecovery() error {
-	return d.writeRecovery([]byte(recoveryCleared))
-}
-
-// writeRecovery makes data the flag file's content, durably: in place
-// when the file exists, else through a new file renamed in (and the
-// directory fsynced).
-func (d dirState) writeRecovery(data []byte) error {
-	name := d.file("recovery")
-	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	err := os.Remove(d.file("recovery"))
 	if errors.Is(err, fs.ErrNotExist) {
-		if string(data) == recoveryCleared {
-			return nil // never set
-		}
-		return writeAtomic(name, data)
+		return nil
 	}
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Truncate(int64(len(data)))
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return syncDir(d.path)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
