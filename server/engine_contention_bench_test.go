@@ -50,6 +50,29 @@ func BenchmarkProcessCommitContended(b *testing.B) {
 	a := newAgentTB(b, nil, store, func(c *Config) { cfg = c })
 	rival := newAgentTB(b, nil, files)
 	ctx := context.Background()
+	seedSmallNotebook(b, ctx, a, rival)
+	store.rival = func() {
+		appendKiB(b, filepath.Join(rival.dir, "note-19.md"))
+		if _, err := rival.e.Commit(ctx, "", "rival"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	target := filepath.Join(a.dir, "note-00.md")
+	cpu := cpuTime()
+	for b.Loop() {
+		appendKiB(b, target)
+		store.left = store.lose
+		processCall(b, *cfg, func(e *Engine) error { _, err := e.Commit(ctx, "", "append"); return err })
+		if store.left != 0 {
+			b.Fatal("the rival did not commit first")
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu-store.rivalCPU)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+// seedSmallNotebook is the notebook of the contention runs: a commits 20
+// notes of about 2 KB and rival pulls them (both pull first).
+func seedSmallNotebook(b *testing.B, ctx context.Context, a, rival *agent) {
 	for _, ag := range []*agent{a, rival} {
 		if _, err := ag.e.Pull(ctx, ""); err != nil {
 			b.Fatal(err)
@@ -68,30 +91,16 @@ func BenchmarkProcessCommitContended(b *testing.B) {
 	if _, err := rival.e.Pull(ctx, ""); err != nil {
 		b.Fatal(err)
 	}
-	chunk := strings.Repeat("y", 1023) + "\n"
-	appendTo := func(p string) {
-		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.WriteString(chunk)
-		f.Close()
+}
+
+// appendKiB appends a 1 KiB line to the file at p.
+func appendKiB(b *testing.B, p string) {
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
 	}
-	store.rival = func() {
-		appendTo(filepath.Join(rival.dir, "note-19.md"))
-		if _, err := rival.e.Commit(ctx, "", "rival"); err != nil {
-			b.Fatal(err)
-		}
+	defer f.Close()
+	if _, err := f.WriteString(strings.Repeat("y", 1023) + "\n"); err != nil {
+		b.Fatal(err)
 	}
-	target := filepath.Join(a.dir, "note-00.md")
-	cpu := cpuTime()
-	for b.Loop() {
-		appendTo(target)
-		store.left = store.lose
-		processCall(b, *cfg, func(e *Engine) error { _, err := e.Commit(ctx, "", "append"); return err })
-		if store.left != 0 {
-			b.Fatal("the rival did not commit first")
-		}
-	}
-	b.ReportMetric(float64(cpuTime()-cpu-store.rivalCPU)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }

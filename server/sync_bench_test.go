@@ -33,43 +33,18 @@ func BenchmarkCommitAfterOthers(b *testing.B) {
 			a := newAgentTB(b, nil, store, noCheckpoints, func(c *Config) { cfg = c })
 			rival := newAgentTB(b, nil, store, noCheckpoints)
 			ctx := context.Background()
-			if _, err := a.e.Pull(ctx, ""); err != nil {
-				b.Fatal(err)
-			}
-			line := strings.Repeat("x", 63) + "\n"
-			for i := range 20 {
-				p := filepath.Join(a.dir, fmt.Sprintf("note-%02d.md", i))
-				os.MkdirAll(filepath.Dir(p), 0o755)
-				if err := os.WriteFile(p, []byte(fmt.Sprintf("# note %d\n%s", i, strings.Repeat(line, 32))), 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if _, err := a.e.Commit(ctx, "", "seed"); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := rival.e.Pull(ctx, ""); err != nil {
-				b.Fatal(err)
-			}
-			chunk := strings.Repeat("y", 1023) + "\n"
-			appendTo := func(p string) {
-				f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				f.WriteString(chunk)
-				f.Close()
-			}
+			seedSmallNotebook(b, ctx, a, rival)
 			var cpu, wall time.Duration
 			files := 0
 			for b.Loop() {
 				b.StopTimer()
 				for range k {
-					appendTo(filepath.Join(rival.dir, "note-19.md"))
+					appendKiB(b, filepath.Join(rival.dir, "note-19.md"))
 					if _, err := rival.e.Commit(ctx, "", "rival"); err != nil {
 						b.Fatal(err)
 					}
 				}
-				appendTo(filepath.Join(a.dir, "note-00.md"))
+				appendKiB(b, filepath.Join(a.dir, "note-00.md"))
 				before := cacheFiles(b, cfg.PrivateRoot)
 				b.StartTimer()
 				c, w := cpuTime(), time.Now()
