@@ -125,12 +125,9 @@ func reportCPU(b *testing.B, start time.Duration) {
 func BenchmarkColdPullAfterHistory(b *testing.B) {
 	a := benchNotebook(b, 1000)
 	target := filepath.Join(a.dir, "d000", "note-00000.md")
-	chunk := strings.Repeat("z", 1023) + "\n"
 	for i := range 200 {
-		p := filepath.Join(a.dir, fmt.Sprintf("d%03d", i%10), fmt.Sprintf("note-%05d.md", i*5))
-		f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-		f.WriteString(chunk)
-		f.Close()
+		// benchNotebook puts note i in d<i/100>.
+		appendKiB(b, filepath.Join(a.dir, fmt.Sprintf("d%03d", i*5/100), fmt.Sprintf("note-%05d.md", i*5)))
 		if _, err := a.e.Commit(context.Background(), "", "history"); err != nil {
 			b.Fatal(err)
 		}
@@ -148,9 +145,7 @@ func BenchmarkColdPullAfterHistory(b *testing.B) {
 	b.Run("commit-after-200", func(b *testing.B) {
 		cpu := cpuTime()
 		for b.Loop() {
-			f, _ := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
-			f.WriteString(chunk)
-			f.Close()
+			appendKiB(b, target)
 			if _, err := a.e.Commit(context.Background(), "", "append"); err != nil {
 				b.Fatal(err)
 			}
