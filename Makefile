@@ -35,10 +35,16 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
 
 # Every fuzz target in fuzz/, each for FUZZTIME.
+# Fuzz targets live in ./fuzz/, except those that need a package's
+# internals (FUZZ_PKGS lists their packages).
+FUZZ_PKGS ?= ./fuzz/ ./server/mcpserver/
+
 fuzz:
-	@set -e; for t in $$($(GO) test -list '^Fuzz' ./fuzz/ | grep '^Fuzz'); do \
-		echo "fuzz $$t ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./fuzz/; \
+	@set -e; for p in $(FUZZ_PKGS); do \
+		for t in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
+			echo "fuzz $$p $$t ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$p; \
+		done; \
 	done
 
 clean:
