@@ -63,13 +63,10 @@ func BenchmarkCommitAppend(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			a := benchNotebook(b, n)
 			target := filepath.Join(a.dir, "d000", "note-00000.md")
-			chunk := strings.Repeat("y", 1023) + "\n"
 			b.ResetTimer()
 			cpu := cpuTime()
 			for b.Loop() {
-				f, _ := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
-				f.WriteString(chunk)
-				f.Close()
+				appendKiB(b, target)
 				if _, err := a.e.Commit(context.Background(), "", "append"); err != nil {
 					b.Fatal(err)
 				}
@@ -115,6 +112,18 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// appendKiB appends a 1 KiB line to the file at p.
+func appendKiB(b *testing.B, p string) {
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(strings.Repeat("y", 1023) + "\n"); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
@@ -132,15 +141,20 @@ func BenchmarkColdPullAfterHistory(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// cache-files/op: the files the pull created in its object cache.
 	b.Run("cold-pull", func(b *testing.B) {
 		cpu := cpuTime()
+		files := 0
 		for b.Loop() {
-			fresh := newAgentTB(b, nil, a.e.store)
+			var priv string
+			fresh := newAgentTB(b, nil, a.e.store, func(c *Config) { priv = c.PrivateRoot })
 			if _, err := fresh.e.Pull(context.Background(), ""); err != nil {
 				b.Fatal(err)
 			}
+			files += cacheFiles(b, priv)
 		}
 		reportCPU(b, cpu)
+		b.ReportMetric(float64(files)/float64(b.N), "cache-files/op")
 	})
 	b.Run("commit-after-200", func(b *testing.B) {
 		cpu := cpuTime()

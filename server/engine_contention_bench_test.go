@@ -92,15 +92,3 @@ func seedSmallNotebook(b *testing.B, ctx context.Context, a, rival *agent) {
 		b.Fatal(err)
 	}
 }
-
-// appendKiB appends a 1 KiB line to the file at p.
-func appendKiB(b *testing.B, p string) {
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(strings.Repeat("y", 1023) + "\n"); err != nil {
-		b.Fatal(err)
-	}
-}

@@ -5,9 +5,7 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -22,12 +20,9 @@ func BenchmarkProcessCommitAppend(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			a, cfg := benchNotebookConfig(b, n)
 			target := filepath.Join(a.dir, "d000", "note-00000.md")
-			chunk := strings.Repeat("y", 1023) + "\n"
 			cpu := cpuTime()
 			for b.Loop() {
-				f, _ := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
-				f.WriteString(chunk)
-				f.Close()
+				appendKiB(b, target)
 				processCall(b, cfg, func(e *Engine) error { _, err := e.Commit(context.Background(), "", "append"); return err })
 			}
 			reportCPU(b, cpu)
@@ -79,12 +74,9 @@ func BenchmarkProcessNoopPull10000(b *testing.B) {
 func BenchmarkProcessNoopAfterAppend(b *testing.B) {
 	_, cfg := benchNotebookConfig(b, 10000)
 	target := filepath.Join(cfg.DefaultDir, "d000", "note-00000.md")
-	chunk := strings.Repeat("y", 1023) + "\n"
 	var commitCPU, noopCommitCPU, noopPullCPU time.Duration
 	for b.Loop() {
-		f, _ := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
-		f.WriteString(chunk)
-		f.Close()
+		appendKiB(b, target)
 		start := cpuTime()
 		processCall(b, cfg, func(e *Engine) error { _, err := e.Commit(context.Background(), "", "append"); return err })
 		mid := cpuTime()

@@ -5,9 +5,7 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,60 +59,3 @@ func BenchmarkCommitAfterOthers(b *testing.B) {
 
 // noCheckpoints keeps every commit an increment of the one chain.
 func noCheckpoints(c *Config) { c.CheckpointPacks = 1 << 30 }
-
-// BenchmarkColdPullFiles: a new directory (fresh private root) pulls a
-// notebook of 1,000 files after 200 commits (DESIGN §10: <= 0.6 s): the
-// seed and 200 increments, no checkpoint at the default threshold. It
-// also counts the files the pull created in its object cache.
-//
-// Metrics: cpu-ms/op and wall-ms/op of the pull, cache-files/op.
-func BenchmarkColdPullFiles(b *testing.B) {
-	store, err := remote.NewFile(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	a := newAgentTB(b, nil, store)
-	ctx := context.Background()
-	if _, err := a.e.Pull(ctx, ""); err != nil {
-		b.Fatal(err)
-	}
-	body := strings.Repeat(strings.Repeat("x", 63)+"\n", 32)
-	for i := range 1000 {
-		p := filepath.Join(a.dir, fmt.Sprintf("d%03d", i/100), fmt.Sprintf("note-%05d.md", i))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(fmt.Sprintf("# note %d\n%s", i, body)), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if _, err := a.e.Commit(ctx, "", "seed"); err != nil {
-		b.Fatal(err)
-	}
-	chunk := strings.Repeat("z", 1023) + "\n"
-	for i := range 200 {
-		p := filepath.Join(a.dir, fmt.Sprintf("d%03d", i*5/100), fmt.Sprintf("note-%05d.md", i*5))
-		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.WriteString(chunk)
-		f.Close()
-		if _, err := a.e.Commit(ctx, "", "history"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var cpu, wall time.Duration
-	files := 0
-	for b.Loop() {
-		var priv string
-		fresh := newAgentTB(b, nil, store, func(c *Config) { priv = c.PrivateRoot })
-		c, w := cpuTime(), time.Now()
-		if _, err := fresh.e.Pull(ctx, ""); err != nil {
-			b.Fatal(err)
-		}
-		cpu, wall = cpu+cpuTime()-c, wall+time.Since(w)
-		files += cacheFiles(b, priv)
-	}
-	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-	b.ReportMetric(float64(wall)/float64(time.Millisecond)/float64(b.N), "wall-ms/op")
-	b.ReportMetric(float64(files)/float64(b.N), "cache-files/op")
-}
