@@ -21,12 +21,32 @@ import (
 // and its read (the caller may simply retry).
 var errChangedDuringScan = errors.New("server: a file changed while it was being read")
 
-// tempPrefix marks the temporary siblings the rewrite of L creates; the
-// scan ignores them and recovery removes them.
+// tempPrefix marks the temporary siblings the rewrite of L creates
+// (tempPrefix, 16 lowercase hex digits, ".tmp"). Such a name is taken for
+// a leftover of ours only while an interrupted rewrite is pending (the
+// recovery flag is set: every rewrite sets it before creating one, and a
+// rewrite that ends removes its own): then the scan sets it aside and the
+// resynchronisation removes it. At any other time it is an ordinary file,
+// so a user's file of that name is never hidden or deleted.
 const tempPrefix = ".slivingdoc-tmp-"
 
 func isTempName(name string) bool {
-	return strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, ".tmp") && len(name) == len(tempPrefix)+16+4
+	if !strings.HasPrefix(name, tempPrefix) || !strings.HasSuffix(name, ".tmp") || len(name) != len(tempPrefix)+16+4 {
+		return false
+	}
+	for _, c := range name[len(tempPrefix) : len(tempPrefix)+16] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// scanRules is what a scan leaves out: ignored entries, and (with
+// tempsOurs) the temporary files of an interrupted rewrite.
+type scanRules struct {
+	ignore    *ignoreRules
+	tempsOurs bool
 }
 
 // scanResult is L as the operations see it.
@@ -36,6 +56,9 @@ type scanResult struct {
 	content map[string][]byte    // files read by this scan
 	invalid []FileError          // every file that breaks the content rules
 	temps   []string             // leftover temporary files of a crashed rewrite
+	ignored []string             // entries of L the ignore rules leave out (directories end in '/')
+	virtual map[string]bool      // paths of files that are A's, not read from L (ignore_state.go)
+	restore map[string]bool      // virtual paths to write into L at the next rewrite
 	changed bool                 // stats differ from the loaded cache
 	byID    map[cas.ID]string    // file ID → one path holding it (built on demand)
 }
@@ -64,13 +87,18 @@ type pendingRead struct {
 // large notebook those system calls are most of its cost. The cache map
 // becomes the result's stats (updated in place, not copied).
 func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
+	return scanWith(root, cache, scanRules{tempsOurs: true})
+}
+
+// scanWith is scan under rules.
+func scanWith(root *os.Root, cache map[string]statEntry, rules scanRules) (*scanResult, error) {
 	start := time.Now().UnixNano()
 	res := &scanResult{
 		files:   make(map[string]cas.ID, len(cache)),
 		stats:   cache, // updated in place: most entries are reused as they are
 		content: map[string][]byte{},
 	}
-	w := &walker{res: res, cache: cache, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	w.walk(root, "")
 	w.wg.Wait()
 	defer func() {
@@ -85,6 +113,7 @@ func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 		return nil, err
 	}
 	sort.Slice(res.invalid, func(i, j int) bool { return res.invalid[i].Path < res.invalid[j].Path })
+	sort.Strings(res.ignored)
 	res.changed = len(w.pending) > 0
 	if len(res.files)+len(res.invalid) != len(cache) || res.changed {
 		for p := range cache {
@@ -102,6 +131,7 @@ func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 type walker struct {
 	res   *scanResult
 	cache map[string]statEntry
+	rules scanRules
 	sem   chan struct{}
 	wg    sync.WaitGroup
 
@@ -138,6 +168,24 @@ func (w *walker) walk(r *os.Root, prefix string) {
 		return
 	}
 	*listing = entries
+	var ignored []string
+	if ign := w.rules.ignore; !ign.empty() {
+		// Ignored entries are dropped before anything looks at them: they
+		// are never read, and never collide with a sibling.
+		kept := entries[:0]
+		for _, ent := range entries {
+			if ign.matchEntry(prefix, ent.name, ent.typ.IsDir()) {
+				rel := prefix + ent.name
+				if ent.typ.IsDir() {
+					rel += "/"
+				}
+				ignored = append(ignored, rel)
+				continue
+			}
+			kept = append(kept, ent)
+		}
+		entries = kept
+	}
 	names := make([]string, len(entries))
 	for i, ent := range entries {
 		names[i] = ent.name
@@ -175,7 +223,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 			}
 		}
 		rel := prefix + name
-		if typ.IsRegular() && isTempName(name) {
+		if w.rules.tempsOurs && typ.IsRegular() && isTempName(name) {
 			temps = append(temps, rel)
 			continue
 		}
@@ -216,6 +264,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 	w.pending = append(w.pending, pending...)
 	w.res.invalid = append(w.res.invalid, invalid...)
 	w.res.temps = append(w.res.temps, temps...)
+	w.res.ignored = append(w.res.ignored, ignored...)
 	w.opened = append(w.opened, subs...)
 	w.mu.Unlock()
 	for i, sub := range subs {
@@ -358,7 +407,9 @@ func (res *scanResult) pathOf(id cas.ID) string {
 	if res.byID == nil {
 		res.byID = make(map[cas.ID]string, len(res.files))
 		for p, fid := range res.files {
-			res.byID[fid] = p
+			if !res.virtual[p] { // not in L: never re-read from there
+				res.byID[fid] = p
+			}
 		}
 	}
 	return res.byID[id]
