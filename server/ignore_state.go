@@ -55,7 +55,7 @@ func (s *session) addVirtual(res *scanResult) {
 	}
 	var now []string
 	eachBasePath(s.base, func(p []byte, id cas.ID) {
-		if !ign.mayMatchBytes(p) && len(old) == 0 {
+		if !ign.mayMatchBytes(p) && !old[string(p)] {
 			return
 		}
 		ps := string(p)
@@ -79,6 +79,7 @@ func (s *session) addVirtual(res *scanResult) {
 		res.files[ps] = id
 		now = append(now, ps)
 	})
+	res.withheld = now
 	if len(now) != len(old) || !allIn(now, old) {
 		if err := s.state.saveWithheld(now); err != nil {
 			s.e.log.Warn("cannot record the withheld paths", "err", err)
@@ -177,14 +178,26 @@ func (s *session) plan(m *merged) ([]change, error) {
 	}
 	kept := changes[:0]
 	planned := map[string]bool{}
+	var withheld []string
 	for _, c := range changes {
 		if s.e.ignore.matchPath(c.path) {
+			if !c.del && !s.scan.virtual[c.path] {
+				withheld = append(withheld, c.path) // new in R: L never receives it
+			}
 			continue
 		}
 		planned[c.path] = true
 		kept = append(kept, c)
 	}
 	changes = kept
+	if len(withheld) > 0 {
+		// Recorded before the rewrite: should the baseline not follow, the
+		// next scan drops the entries A lacks.
+		s.scan.withheld = append(s.scan.withheld, withheld...)
+		if err := s.state.saveWithheld(append([]string{}, s.scan.withheld...)); err != nil {
+			return nil, err
+		}
+	}
 	if s.src == nil {
 		return changes, nil
 	}

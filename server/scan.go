@@ -51,16 +51,17 @@ type scanRules struct {
 
 // scanResult is L as the operations see it.
 type scanResult struct {
-	files   map[string]cas.ID    // tree L: path → file ID
-	stats   map[string]statEntry // the stat cache to record
-	content map[string][]byte    // files read by this scan
-	invalid []FileError          // every file that breaks the content rules
-	temps   []string             // leftover temporary files of a crashed rewrite
-	ignored []string             // entries of L the ignore rules leave out (directories end in '/')
-	virtual map[string]bool      // paths of files that are A's, not read from L (ignore_state.go)
-	restore map[string]bool      // virtual paths to write into L at the next rewrite
-	changed bool                 // stats differ from the loaded cache
-	byID    map[cas.ID]string    // file ID → one path holding it (built on demand)
+	files    map[string]cas.ID    // tree L: path → file ID
+	stats    map[string]statEntry // the stat cache to record
+	content  map[string][]byte    // files read by this scan
+	invalid  []FileError          // every file that breaks the content rules
+	temps    []string             // leftover temporary files of a crashed rewrite
+	ignored  []string             // entries of L the ignore rules leave out (directories end in '/')
+	virtual  map[string]bool      // paths of files that are A's, not read from L (ignore_state.go)
+	restore  map[string]bool      // virtual paths to write into L at the next rewrite
+	withheld []string             // A's paths L does not hold because of a rule (as recorded in P)
+	changed  bool                 // stats differ from the loaded cache
+	byID     map[cas.ID]string    // file ID → one path holding it (built on demand)
 }
 
 // racyMargin: a file whose mtime is not older than the scan start by this
