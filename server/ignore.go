@@ -88,6 +88,7 @@ type ignoreRule struct {
 	name    nameGlob   // when !anchored
 	segs    []nameGlob // when anchored
 	double  []bool     // segs[i] is "**"
+	lead    string     // the literal first segment and '/', "" when not literal
 	dirOnly bool
 }
 
@@ -99,6 +100,7 @@ type ignoreRules struct {
 	names      []ignoreRule
 	anchored   []ignoreRule
 	anyName    bool      // some name rule has no usable first/last byte
+	anyLead    bool      // some anchored rule does not start with a literal segment
 	first      [256]bool // a name rule may match a name starting with this byte
 	last       [256]bool // ... or ending with it
 	dirRules   bool      // some rule is directory-only
@@ -178,9 +180,18 @@ func (r *ignoreRules) add(p string) error {
 		}
 		return nil
 	}
-	for _, seg := range strings.Split(p, "/") {
+	segs := strings.Split(p, "/")
+	if len(segs) > 62 {
+		return fmt.Errorf("more than 62 segments")
+	}
+	for _, seg := range segs {
 		rule.segs = append(rule.segs, compileName(seg))
 		rule.double = append(rule.double, seg == "**")
+	}
+	if !rule.double[0] && rule.segs[0].kind == globExact {
+		rule.lead = rule.segs[0].lit + "/"
+	} else {
+		r.anyLead = true
 	}
 	r.anchored = append(r.anchored, rule)
 	return nil
@@ -197,31 +208,95 @@ func (r *ignoreRules) Patterns() []string {
 // empty reports whether nothing is ever ignored.
 func (r *ignoreRules) empty() bool { return r == nil || !r.fileFilter }
 
-// matchEntry reports whether the directory entry name, at notebook path
-// prefix+name, is ignored. dir says it is a directory. Only the entry
-// itself is tested: the scan never descends into an ignored directory.
-func (r *ignoreRules) matchEntry(prefix, name string, dir bool) bool {
+// dirStates is where each anchored rule stands after a directory's path:
+// bit i of states[k] set means rule k has matched its first i segments.
+// The scan passes it down the walk, so an entry is tested against the
+// next segments only (no path is built or split), and a rule that cannot
+// match below a directory costs nothing there.
+type dirStates []uint64
+
+// rootStates is the states of the notebook's top directory.
+func (r *ignoreRules) rootStates() dirStates {
+	if r == nil || len(r.anchored) == 0 {
+		return nil
+	}
+	st := make(dirStates, len(r.anchored))
+	for k := range r.anchored {
+		st[k] = r.anchored[k].closure(1)
+	}
+	return st
+}
+
+// closure adds, for each "**" position reached, the position after it
+// ("**" matches zero segments).
+func (a *ignoreRule) closure(set uint64) uint64 {
+	for i := range a.segs {
+		if set&(1<<i) != 0 && a.double[i] {
+			set |= 1 << (i + 1)
+		}
+	}
+	return set
+}
+
+// step consumes one path segment.
+func (a *ignoreRule) step(set uint64, name string) uint64 {
+	var next uint64
+	for i := range a.segs {
+		if set&(1<<i) == 0 {
+			continue
+		}
+		if a.double[i] {
+			next |= 1 << i // "**" consumes it and stays
+		} else if a.segs[i].match(name) {
+			next |= 1 << (i + 1)
+		}
+	}
+	return a.closure(next)
+}
+
+// matchEntry reports whether the directory entry name, in a directory whose
+// anchored-rule states are st, is ignored; dir says it is a directory. It
+// also returns the states below it (for a directory that is not ignored).
+// Only the entry itself is tested: the scan never descends into an
+// ignored directory.
+func (r *ignoreRules) matchEntry(st dirStates, name string, dir bool) (bool, dirStates) {
 	if r == nil || !r.fileFilter || name == "" {
-		return false
+		return false, nil
 	}
 	if r.anyName || r.first[name[0]] || r.last[name[len(name)-1]] {
 		for i := range r.names {
 			n := &r.names[i]
 			if (!n.dirOnly || dir) && n.name.match(name) {
-				return true
+				return true, nil
 			}
 		}
 	}
-	if len(r.anchored) > 0 {
-		segs := strings.Split(prefix+name, "/")
-		for i := range r.anchored {
-			a := &r.anchored[i]
-			if (!a.dirOnly || dir) && matchSegs(a.segs, a.double, segs) {
-				return true
+	if len(st) == 0 {
+		return false, nil
+	}
+	var below dirStates
+	live := false
+	for k, set := range st {
+		if set == 0 {
+			continue
+		}
+		a := &r.anchored[k]
+		next := a.step(set, name)
+		if next&(1<<len(a.segs)) != 0 && (!a.dirOnly || dir) {
+			return true, nil
+		}
+		if dir && next != 0 {
+			if below == nil {
+				below = make(dirStates, len(st))
 			}
+			below[k] = next
+			live = true
 		}
 	}
-	return false
+	if !live {
+		below = nil
+	}
+	return false, below
 }
 
 // matchPath reports whether the notebook path p (of a file) is ignored:
@@ -230,37 +305,21 @@ func (r *ignoreRules) matchPath(p string) bool {
 	if r == nil || !r.fileFilter {
 		return false
 	}
+	st := r.rootStates()
 	start := 0
 	for {
 		i := strings.IndexByte(p[start:], '/')
 		if i < 0 {
-			return r.matchEntry(p[:start], p[start:], false)
+			ign, _ := r.matchEntry(st, p[start:], false)
+			return ign
 		}
-		if r.matchEntry(p[:start], p[start:start+i], true) {
+		ign, below := r.matchEntry(st, p[start:start+i], true)
+		if ign {
 			return true
 		}
+		st = below
 		start += i + 1
 	}
-}
-
-// matchSegs matches path segments against pattern segments, "**" standing
-// for zero or more segments.
-func matchSegs(pat []nameGlob, double []bool, segs []string) bool {
-	if len(pat) == 0 {
-		return len(segs) == 0
-	}
-	if double[0] {
-		for k := 0; k <= len(segs); k++ {
-			if matchSegs(pat[1:], double[1:], segs[k:]) {
-				return true
-			}
-		}
-		return false
-	}
-	if len(segs) == 0 || !pat[0].match(segs[0]) {
-		return false
-	}
-	return matchSegs(pat[1:], double[1:], segs[1:])
 }
 
 // IgnorePatterns returns the configured ignore patterns (--ignore), not

@@ -124,8 +124,13 @@ func (r *ignoreRules) mayMatchBytes(p []byte) bool {
 	if r.empty() {
 		return false
 	}
-	if r.anyName || len(r.anchored) > 0 {
+	if r.anyName || r.anyLead {
 		return true
+	}
+	for i := range r.anchored {
+		if bytes.HasPrefix(p, []byte(r.anchored[i].lead)) {
+			return true
+		}
 	}
 	start := 0
 	for i := 0; i <= len(p); i++ {

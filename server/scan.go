@@ -100,7 +100,7 @@ func scanWith(root *os.Root, cache map[string]statEntry, rules scanRules) (*scan
 		content: map[string][]byte{},
 	}
 	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	w.walk(root, "")
+	w.walk(root, "", rules.ignore.rootStates())
 	w.wg.Wait()
 	defer func() {
 		for _, r := range w.opened {
@@ -155,7 +155,7 @@ func (w *walker) fail(err error) {
 // new memory for a short process at 10,000 files.
 var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
 
-func (w *walker) walk(r *os.Root, prefix string) {
+func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 	d, err := r.Open(".")
 	if err != nil {
 		w.fail(err)
@@ -170,12 +170,20 @@ func (w *walker) walk(r *os.Root, prefix string) {
 	}
 	*listing = entries
 	var ignored []string
+	var below map[string]dirStates // anchored-rule states of subdirectories
 	if ign := w.rules.ignore; !ign.empty() {
 		// Ignored entries are dropped before anything looks at them: they
 		// are never read, and never collide with a sibling.
 		kept := entries[:0]
 		for _, ent := range entries {
-			if ign.matchEntry(prefix, ent.name, ent.typ.IsDir()) {
+			drop, sub := ign.matchEntry(states, ent.name, ent.typ.IsDir())
+			if sub != nil {
+				if below == nil {
+					below = map[string]dirStates{}
+				}
+				below[ent.name] = sub
+			}
+			if drop {
 				rel := prefix + ent.name
 				if ent.typ.IsDir() {
 					rel += "/"
@@ -204,6 +212,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 		temps   []string
 		subs    []*os.Root
 		subRel  []string
+		subSt   []dirStates
 	)
 	for _, ent := range entries {
 		name := ent.name
@@ -251,6 +260,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 			}
 			subs = append(subs, sub)
 			subRel = append(subRel, rel+"/")
+			subSt = append(subSt, below[name])
 		case typ.IsRegular():
 			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: ent.st})
 		default:
@@ -274,10 +284,10 @@ func (w *walker) walk(r *os.Root, prefix string) {
 			w.wg.Add(1)
 			go func() {
 				defer func() { <-w.sem; w.wg.Done() }()
-				w.walk(sub, subRel[i])
+				w.walk(sub, subRel[i], subSt[i])
 			}()
 		default:
-			w.walk(sub, subRel[i])
+			w.walk(sub, subRel[i], subSt[i])
 		}
 	}
 }
