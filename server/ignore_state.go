@@ -128,7 +128,8 @@ func (r *ignoreRules) mayMatchBytes(p []byte) bool {
 		return true
 	}
 	for i := range r.anchored {
-		if bytes.HasPrefix(p, []byte(r.anchored[i].lead)) {
+		lead := r.anchored[i].lead // "build/": the path build/... or the file build
+		if bytes.HasPrefix(p, []byte(lead)) || string(p) == lead[:len(lead)-1] {
 			return true
 		}
 	}

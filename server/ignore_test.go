@@ -38,6 +38,8 @@ func TestIgnorePatterns(t *testing.T) {
 		{"drafts/*.md", "x/drafts/a.md", false},
 		{"drafts/*.md", "drafts/sub/a.md", false},
 		{"/build", "build/", true},
+		{"/build", "build", true},
+		{"/build", "x/build", false},
 		{"/build", "x/build/", false},
 		{"**/tmp", "tmp/", true},
 		{"**/tmp", "a/b/tmp", true},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -170,5 +171,38 @@ func TestCLIUserFileNamedLikeATemp(t *testing.T) {
 	b.pull()
 	if got := b.read(name); got != "mine\n" {
 		t.Fatalf("not published: %q", got)
+	}
+}
+
+// Over MCP: notes_commit answers a credential with the domain error
+// (INVALID_FILES, SECRET, ranges), and the secret appears in no response
+// or log line (the harness checks every line against forbidden).
+func TestMCPSecretRefused(t *testing.T) {
+	a := newNotebook(t, backends[0]).agent("mcp")
+	r := a.serveRaw()
+	c := secretstest.Cases(31)[0] // AWS key ID and secret, lines 2-3
+	r.forbidden = append(r.forbidden, c.Secret)
+	r.initialize()
+	if text, isErr, _ := r.toolText(2, ToolPullName, `{}`); isErr {
+		t.Fatalf("pull: %s", text)
+	}
+	a.write("creds.md", strings.Join(c.Lines, "\n")+"\n")
+	text, isErr, raw := r.toolText(3, ToolCommitName, `{"message":"leak"}`)
+	if !isErr {
+		t.Fatalf("the commit was accepted: %s", text)
+	}
+	var env struct {
+		Code, Reason, Action string
+		Files                []struct {
+			Path, Reason string
+			Ranges       []struct{ Start, End int }
+		}
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Code != "INVALID_CONTENT" || env.Reason != "INVALID_FILES" || env.Action != "FIX_FILES" || len(env.Files) != 1 ||
+		env.Files[0].Path != "creds.md" || env.Files[0].Reason != "SECRET" || fmt.Sprint(env.Files[0].Ranges) != "[{2 3}]" {
+		t.Fatalf("envelope %s", raw)
 	}
 }
