@@ -121,3 +121,14 @@ CHAOS_FLAGS ?= -rounds 60 -duration 30s -writers 3
 
 chaos: build
 	$(GO) run ./bench/chaos -bin $(BIN) $(CHAOS_FLAGS)
+
+# ---- Fleet simulation (bench/fleetsim, docs in its package comment): many
+# engines in one process on the mem store behind a latency model (20 ms round
+# trips by default), 100 and 1,000 agents x 1 commit at a random instant of a
+# minute; prints the tables (model time). About 3 minutes on 2 cores.
+FLEET_FLAGS ?= -agents 100,1000
+
+.PHONY: bench-fleet
+
+bench-fleet:
+	$(GO) run ./bench/fleetsim/cmd/fleetsim $(FLEET_FLAGS)
