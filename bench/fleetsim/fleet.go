@@ -91,6 +91,9 @@ type Result struct {
 	Real          time.Duration
 	SetupReal     time.Duration
 	CPU           time.Duration // of this process during the run (0 where not measured)
+	// Load is the machine's 1-minute load average at the start and end of
+	// the run (Linux; nil elsewhere): the simulation shares the cores.
+	Load []float64
 	Audit         Audit
 }
 
@@ -176,6 +179,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	store.Enable(true)
 	store.Take()
 	cpu0 := cpuTime()
+	res.Load = appendLoad(res.Load)
 	t0 := time.Now().Add(50 * time.Millisecond)
 	deadline := t0.Add(real(time.Duration(cfg.Windows)*cfg.Window + cfg.Cap))
 	var lastOK atomic.Int64 // real nanoseconds after t0
@@ -232,6 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	close(done)
 	res.Real = time.Since(t0)
 	res.CPU = cpuTime() - cpu0
+	res.Load = appendLoad(res.Load)
 	store.Enable(false)
 	res.Counts = store.Take()
 	if err := errors.Join(errs...); err != nil {

@@ -14,17 +14,17 @@ func Markdown(runs []*Result) string {
 	var b strings.Builder
 	if len(runs) > 0 {
 		m := runs[0].Model
-		fmt.Fprintf(&b, "Model: round trip %v, jitter ±%.0f%%, conditional write holds its key %v, bandwidth %s per request, time scale %gx (figures in model time). Engines on the real clock; CPU of the whole simulation shared by 2 cores is the *cores* column.\n\n",
+		fmt.Fprintf(&b, "Model: round trip %v, jitter ±%.0f%%, conditional write holds its key %v, bandwidth %s per request, time scale %gx (figures in model time). Engines on the real clock; the simulation's own CPU over the run's real time is the *cores* column, the machine's 1-minute load average at start and end the *load* column.\n\n",
 			m.RTT, 100*m.Jitter, m.CondService, bandwidth(m.Bandwidth), m.Scale)
 	}
-	b.WriteString("| agents | arrival | accepted | REMOTE_BUSY | gave up | other | generations | commits/s (offered) | commits per won write of current | commit latency p50 / p90 / p99 / max | call p50 / p99 | cores | audit |\n")
-	b.WriteString("| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: | --- |\n")
+	b.WriteString("| agents | arrival | accepted | REMOTE_BUSY | gave up | other | generations | commits/s (offered) | commits per won write of current | commit latency p50 / p90 / p99 / max | call p50 / p99 | cores | load | audit |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: | --- | --- |\n")
 	for _, r := range runs {
-		fmt.Fprintf(&b, "| %d | %s | %d / %d | %d | %d | %s | %d | %.1f (%.1f) | %.2f | %s / %s / %s / %s | %s / %s | %.2f | %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %d / %d | %d | %d | %s | %d | %.1f (%.1f) | %.2f | %s / %s / %s / %s | %s / %s | %.2f | %s | %s |\n",
 			r.Agents, arrival(r), r.Accepted, r.Offered, r.Busy, r.GaveUp, other(r.Other), r.Generations,
 			r.CommitsPerSec, r.OfferedPerSec, r.CommitsPerConditional(),
 			ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.Max),
-			ms(r.CallLatency.P50), ms(r.CallLatency.P99), r.CoresBusy(), auditText(r.Audit))
+			ms(r.CallLatency.P50), ms(r.CallLatency.P99), r.CoresBusy(), loadText(r.Load), auditText(r.Audit))
 	}
 	b.WriteString("\nRequests per accepted commit (conditional writes: won + lost):\n\n")
 	b.WriteString("| agents | arrival | total | GET (current) | PUT | CREATE | REPLACE won + lost | LIST | HEAD | DELETE | KiB up | KiB down |\n")
@@ -78,4 +78,15 @@ func auditText(a Audit) string {
 		return fmt.Sprintf("ok (%d lines)", a.Expected)
 	}
 	return fmt.Sprintf("FAILED: %d lost, %d duplicated, %d unknown of %d", len(a.Lost), len(a.Duplicated), len(a.Unknown), a.Expected)
+}
+
+func loadText(l []float64) string {
+	var parts []string
+	for _, v := range l {
+		parts = append(parts, fmt.Sprintf("%.1f", v))
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, " → ")
 }

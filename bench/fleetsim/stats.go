@@ -1,7 +1,10 @@
 package fleetsim
 
 import (
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -21,4 +24,22 @@ func percentiles(ds []time.Duration) Percentiles {
 		return s[min(max(i, 0), len(s)-1)]
 	}
 	return Percentiles{N: len(s), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: s[len(s)-1]}
+}
+
+// appendLoad appends the 1-minute load average from /proc/loadavg, when
+// there is one.
+func appendLoad(l []float64) []float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return l
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return l
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return l
+	}
+	return append(l, v)
 }
