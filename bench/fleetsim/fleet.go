@@ -93,8 +93,8 @@ type Result struct {
 	CPU           time.Duration // of this process during the run (0 where not measured)
 	// Load is the machine's 1-minute load average at the start and end of
 	// the run (Linux; nil elsewhere): the simulation shares the cores.
-	Load []float64
-	Audit         Audit
+	Load  []float64
+	Audit Audit
 }
 
 // CoresBusy is the simulation's CPU over the run's real time.
