@@ -79,8 +79,9 @@ type Result struct {
 	Busy          int     // REMOTE_BUSY results
 	GaveUp        int     // commits abandoned after MaxTries calls or at the cap
 	Other         map[string]int
-	Calls         int    // Engine.Commit calls
-	Generations   uint64 // generations the run added
+	OtherCause    map[string]string // the first cause seen of each Other key (for diagnosis)
+	Calls         int               // Engine.Commit calls
+	Generations   uint64            // generations the run added
 	// Elapsed runs from the first instant to the last accepted commit;
 	// CommitsPerSec is Accepted over it.
 	Elapsed       time.Duration
@@ -93,8 +94,12 @@ type Result struct {
 	CPU           time.Duration // of this process during the run (0 where not measured)
 	// Load is the machine's 1-minute load average at the start and end of
 	// the run (Linux; nil elsewhere): the simulation shares the cores.
-	Load  []float64
-	Audit Audit
+	Load []float64
+	// FileLimit is the open-file limit the run had (0 = unknown): an
+	// engine keeps up to 64 cached pack files open, and a run past the
+	// limit fails calls with LOCAL_IO (too many open files).
+	FileLimit uint64
+	Audit     Audit
 }
 
 // CoresBusy is the simulation's CPU over the run's real time.
@@ -122,6 +127,10 @@ func (r *Result) PerCommit(n int64) float64 {
 	return float64(n) / float64(r.Accepted)
 }
 
+// packHandlesPerEngine is the most pack files one engine's object cache
+// keeps open (cas/store_files.go).
+const packHandlesPerEngine = 64
+
 type agent struct {
 	tag  string
 	e    *server.Engine
@@ -131,6 +140,7 @@ type agent struct {
 	pending, accepted, written []string
 	ok, busy, gaveUp, calls    int
 	other                      map[string]int
+	cause                      map[string]string
 	latency, callLatency       []time.Duration // real time
 }
 
@@ -152,9 +162,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer os.RemoveAll(base)
 
+	// Up to 64 cached pack handles per engine, plus the lock files and
+	// writes of the calls in flight.
+	want := uint64(cfg.Agents)*(packHandlesPerEngine+8) + 1024
+	limit := raiseFileLimit(want)
+	if limit != 0 && limit < want {
+		cfg.Progress("warning: open-file limit %d is below the %d that %d engines may use: calls may fail with LOCAL_IO (too many open files)", limit, want, cfg.Agents)
+	}
 	mem := remote.NewMem()
 	store := NewLatency(mem, cfg.Model, cfg.Seed)
-	res := &Result{Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}}
+	res := &Result{FileLimit: limit, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
 
 	setup0 := time.Now()
 	agents, gen0, err := setup(ctx, cfg, store, base)
@@ -253,6 +270,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		for k, v := range a.other {
 			res.Other[k] += v
 		}
+		for k, v := range a.cause {
+			if _, seen := res.OtherCause[k]; !seen {
+				res.OtherCause[k] = v
+			}
+		}
 		for _, d := range a.latency {
 			lat = append(lat, model(d))
 		}
@@ -340,7 +362,7 @@ func setup(ctx context.Context, cfg Config, store remote.Store, base string) ([]
 		if err := os.WriteFile(filepath.Join(dir, tag+".md"), []byte("# "+tag+"\n"), 0o644); err != nil {
 			return nil, 0, err
 		}
-		agents[i] = &agent{tag: tag, other: map[string]int{}}
+		agents[i] = &agent{tag: tag, other: map[string]int{}, cause: map[string]string{}}
 	}
 	r, err := seed.Commit(ctx, "", "set-up")
 	if err != nil {
@@ -413,7 +435,11 @@ func (a *agent) commit(ctx context.Context, deadline time.Time, maxTries int) (b
 		case se.Code == server.CodeRemoteBusy:
 			a.busy++
 		case se.Retryable:
-			a.other[string(se.Code)+" · "+se.Reason]++
+			k := string(se.Code) + " · " + se.Reason
+			a.other[k]++
+			if _, seen := a.cause[k]; !seen && se.Cause != nil {
+				a.cause[k] = se.Cause.Error()
+			}
 		default:
 			return false, fmt.Errorf("%s: commit: %s · %s: %v", a.tag, se.Code, se.Reason, err)
 		}

@@ -58,7 +58,10 @@ func main() {
 		if err != nil {
 			lg.Fatalf("%d agents: %v", n, err)
 		}
-		lg.Printf("%d agents: %d accepted, real %v, CPU %v", n, r.Accepted, r.Real.Round(time.Millisecond), r.CPU.Round(time.Millisecond))
+		lg.Printf("%d agents: %d accepted, real %v, CPU %v, open-file limit %d", n, r.Accepted, r.Real.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.FileLimit)
+		for k, c := range r.OtherCause {
+			lg.Printf("%d agents: first cause of %s: %s", n, k, c)
+		}
 		runs = append(runs, r)
 	}
 	fmt.Print(fleetsim.Markdown(runs))
