@@ -32,9 +32,15 @@ type Config struct {
 	// before it gives up (0 = 20, as bench/loadgen's actors).
 	CommitRetries int
 	MaxTries      int
-	Dir           string        // parent of the run's L and P directories (default: /dev/shm when present)
-	Cap           time.Duration // no new Commit call starts this long after the last instant (0 = 10 minutes)
-	Progress      func(format string, args ...any)
+	Dir           string // parent of the run's L and P directories (default: /dev/shm when present)
+	// EnginePerCommit gives every Commit call a fresh engine, closed after
+	// it, as the CLI does (one process per call); otherwise each agent
+	// keeps one engine for the run, as `slivingdoc serve` does. A kept
+	// engine holds up to 64 pack files open, which bounds the fleet one
+	// process can hold by its open-file limit.
+	EnginePerCommit bool
+	Cap             time.Duration // no new Commit call starts this long after the last instant (0 = 10 minutes)
+	Progress        func(format string, args ...any)
 }
 
 func (c *Config) defaults() {
@@ -67,21 +73,22 @@ func (c *Config) defaults() {
 // Result is what one run measured. Durations are in the model's time
 // unless named Real.
 type Result struct {
-	Agents        int
-	Windows       int
-	Window        time.Duration
-	Burst         bool
-	Model         Model
-	Seed          uint64
-	Offered       int     // commits the agents set out to make
-	OfferedPerSec float64 // Offered over the windows
-	Accepted      int     // commits reported OK to the agents
-	Busy          int     // REMOTE_BUSY results
-	GaveUp        int     // commits abandoned after MaxTries calls or at the cap
-	Other         map[string]int
-	OtherCause    map[string]string // the first cause seen of each Other key (for diagnosis)
-	Calls         int               // Engine.Commit calls
-	Generations   uint64            // generations the run added
+	Agents          int
+	Windows         int
+	Window          time.Duration
+	Burst           bool
+	EnginePerCommit bool
+	Model           Model
+	Seed            uint64
+	Offered         int     // commits the agents set out to make
+	OfferedPerSec   float64 // Offered over the windows
+	Accepted        int     // commits reported OK to the agents
+	Busy            int     // REMOTE_BUSY results
+	GaveUp          int     // commits abandoned after MaxTries calls or at the cap
+	Other           map[string]int
+	OtherCause      map[string]string // the first cause seen of each Other key (for diagnosis)
+	Calls           int               // Engine.Commit calls
+	Generations     uint64            // generations the run added
 	// Elapsed runs from the first instant to the last accepted commit;
 	// CommitsPerSec is Accepted over it.
 	Elapsed       time.Duration
@@ -133,8 +140,9 @@ const packHandlesPerEngine = 64
 
 type agent struct {
 	tag  string
-	e    *server.Engine
-	path string // the agent's file, absolute
+	e    *server.Engine // the kept engine; nil with Config.EnginePerCommit
+	base string         // parent of the agent's L and P
+	path string         // the agent's file, absolute
 	seq  int
 
 	pending, accepted, written []string
@@ -166,12 +174,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// writes of the calls in flight.
 	want := uint64(cfg.Agents)*(packHandlesPerEngine+8) + 1024
 	limit := raiseFileLimit(want)
+	if cfg.EnginePerCommit {
+		want = 0 // only the engines of calls in flight hold files
+	}
 	if limit != 0 && limit < want {
 		cfg.Progress("warning: open-file limit %d is below the %d that %d engines may use: calls may fail with LOCAL_IO (too many open files)", limit, want, cfg.Agents)
 	}
 	mem := remote.NewMem()
 	store := NewLatency(mem, cfg.Model, cfg.Seed)
-	res := &Result{FileLimit: limit, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
+	res := &Result{FileLimit: limit, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, EnginePerCommit: cfg.EnginePerCommit, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
 
 	setup0 := time.Now()
 	agents, gen0, err := setup(ctx, cfg, store, base)
@@ -230,7 +241,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					errs[i] = err
 					return
 				}
-				ok, err := a.commit(ctx, deadline, cfg.MaxTries)
+				ok, err := a.commit(ctx, store, cfg.CommitRetries, deadline, cfg.MaxTries)
 				if err != nil {
 					errs[i] = err
 					return
@@ -370,14 +381,20 @@ func setup(ctx context.Context, cfg Config, store remote.Store, base string) ([]
 	}
 	err = parallel(len(agents), 2*runtime.GOMAXPROCS(0), func(i int) error {
 		a := agents[i]
-		e, dir, err := newEngine(store, filepath.Join(base, a.tag), cfg.CommitRetries)
+		a.base = filepath.Join(base, a.tag)
+		e, dir, err := newEngine(store, a.base, cfg.CommitRetries)
 		if err != nil {
 			return err
 		}
-		a.e, a.path = e, filepath.Join(dir, a.tag+".md")
+		a.path = filepath.Join(dir, a.tag+".md")
 		if _, err := e.Pull(ctx, ""); err != nil {
+			e.Close()
 			return fmt.Errorf("%s: pull: %w", a.tag, err)
 		}
+		if cfg.EnginePerCommit {
+			return e.Close()
+		}
+		a.e = e
 		return nil
 	})
 	return agents, r.Generation, err
@@ -411,14 +428,14 @@ func (a *agent) edit(payload int) error {
 // cancelled, so every accepted commit is known to the audit. A
 // non-retryable domain error ends the run: on disjoint files there
 // should be none.
-func (a *agent) commit(ctx context.Context, deadline time.Time, maxTries int) (bool, error) {
+func (a *agent) commit(ctx context.Context, store remote.Store, retries int, deadline time.Time, maxTries int) (bool, error) {
 	for try := 1; ; try++ {
 		if time.Now().After(deadline) {
 			a.gaveUp++
 			return false, nil
 		}
 		t := time.Now()
-		_, err := a.e.Commit(ctx, "", a.tag+" note")
+		err := a.commitOnce(ctx, store, retries)
 		a.calls++
 		a.callLatency = append(a.callLatency, time.Since(t))
 		if err == nil {
@@ -448,6 +465,22 @@ func (a *agent) commit(ctx context.Context, deadline time.Time, maxTries int) (b
 			return false, nil
 		}
 	}
+}
+
+// commitOnce is one Commit call, on a fresh engine when the agent keeps
+// none (its construction and close are part of the call, as in a CLI
+// process).
+func (a *agent) commitOnce(ctx context.Context, store remote.Store, retries int) error {
+	e := a.e
+	if e == nil {
+		var err error
+		if e, _, err = newEngine(store, a.base, retries); err != nil {
+			return err
+		}
+		defer e.Close()
+	}
+	_, err := e.Commit(ctx, "", a.tag+" note")
+	return err
 }
 
 // auditNotebook pulls the final notebook with a fresh engine into dir and

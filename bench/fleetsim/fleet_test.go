@@ -16,9 +16,16 @@ import (
 // accepted line is in the final notebook exactly once, the run's
 // generations are at most its commits, each won write of current adds at
 // least one, and every commit read current and uploaded a pack.
+// Both with an engine kept per agent (serve) and with one per call (CLI).
 func TestTinyFleetAuditsClean(t *testing.T) {
+	for _, perCommit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "kept", true: "per-commit"}[perCommit], func(t *testing.T) { tinyFleet(t, perCommit) })
+	}
+}
+
+func tinyFleet(t *testing.T, perCommit bool) {
 	res, err := Run(context.Background(), Config{
-		Agents: 10, Windows: 2, Window: 400 * time.Millisecond, Seed: 7, Dir: t.TempDir(),
+		Agents: 10, Windows: 2, Window: 400 * time.Millisecond, Seed: 7, Dir: t.TempDir(), EnginePerCommit: perCommit,
 		Model: Model{RTT: 4 * time.Millisecond, Jitter: 0.5, CondService: time.Millisecond},
 	})
 	if err != nil {

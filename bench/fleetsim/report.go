@@ -14,17 +14,17 @@ func Markdown(runs []*Result) string {
 	var b strings.Builder
 	if len(runs) > 0 {
 		m := runs[0].Model
-		fmt.Fprintf(&b, "Model: round trip %v, jitter ±%.0f%%, conditional write holds its key %v, bandwidth %s per request, time scale %gx (figures in model time). Engines on the real clock; the simulation's own CPU over the run's real time is the *cores* column, the machine's 1-minute load average at start and end the *load* column.\n\n",
+		fmt.Fprintf(&b, "Model: round trip %v, jitter ±%.0f%%, conditional write holds its key %v, bandwidth %s per request, time scale %gx (figures in model time). Engines on the real clock; the simulation's own CPU over the run's real time is the *cores* column (all engines' work, which a real fleet spreads over its machines; *CPU / commit* is that CPU per accepted commit), the machine's 1-minute load average at start and end the *load* column.\n\n",
 			m.RTT, 100*m.Jitter, m.CondService, bandwidth(m.Bandwidth), m.Scale)
 	}
-	b.WriteString("| agents | arrival | accepted | REMOTE_BUSY | gave up | other | generations | commits/s (offered) | commits per won write of current | commit latency p50 / p90 / p99 / max | call p50 / p99 | cores | load | audit |\n")
-	b.WriteString("| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: | --- | --- |\n")
+	b.WriteString("| agents | arrival | accepted | REMOTE_BUSY | gave up | other | generations | commits/s (offered) | commits per won write of current | commit latency p50 / p90 / p99 / max | call p50 / p99 | cores | CPU / commit | load | audit |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | --- |\n")
 	for _, r := range runs {
-		fmt.Fprintf(&b, "| %d | %s | %d / %d | %d | %d | %s | %d | %.1f (%.1f) | %.2f | %s / %s / %s / %s | %s / %s | %.2f | %s | %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %d / %d | %d | %d | %s | %d | %.1f (%.1f) | %.2f | %s / %s / %s / %s | %s / %s | %.2f | %s | %s | %s |\n",
 			r.Agents, arrival(r), r.Accepted, r.Offered, r.Busy, r.GaveUp, other(r.Other), r.Generations,
 			r.CommitsPerSec, r.OfferedPerSec, r.CommitsPerConditional(),
 			ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.Max),
-			ms(r.CallLatency.P50), ms(r.CallLatency.P99), r.CoresBusy(), loadText(r.Load), auditText(r.Audit))
+			ms(r.CallLatency.P50), ms(r.CallLatency.P99), r.CoresBusy(), ms(time.Duration(r.PerCommit(int64(r.CPU)))), loadText(r.Load), auditText(r.Audit))
 	}
 	b.WriteString("\nRequests per accepted commit (conditional writes: won + lost):\n\n")
 	b.WriteString("| agents | arrival | total | GET (current) | PUT | CREATE | REPLACE won + lost | LIST | HEAD | DELETE | KiB up | KiB down |\n")
@@ -45,7 +45,11 @@ func arrival(r *Result) string {
 	if r.Burst {
 		how = "burst"
 	}
-	return fmt.Sprintf("%s, %d x %v", how, r.Windows, r.Window)
+	eng := "serve-like"
+	if r.EnginePerCommit {
+		eng = "engine per commit"
+	}
+	return fmt.Sprintf("%s, %d x %v, %s", how, r.Windows, r.Window, eng)
 }
 
 func bandwidth(bps int64) string {

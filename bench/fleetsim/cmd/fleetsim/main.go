@@ -34,6 +34,7 @@ func main() {
 	retries := flag.Int("commit-retries", 8, "each engine's lost-race retries (the CLI default)")
 	maxTries := flag.Int("max-tries", 20, "Commit calls an agent spends on one commit")
 	capRun := flag.Duration("cap", 10*time.Minute, "no new call starts this long after the last instant (model time)")
+	perCommit := flag.Bool("engine-per-commit", false, "a fresh engine per Commit call, as the CLI (default: one engine per agent, as serve)")
 	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default /dev/shm when present)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	flag.Parse()
@@ -50,7 +51,7 @@ func main() {
 		cfg := fleetsim.Config{
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
 			Model:         fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
-			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir,
+			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
 		}
 		lg.Printf("%d agents ...", n)
