@@ -35,7 +35,7 @@ func main() {
 	maxTries := flag.Int("max-tries", 20, "Commit calls an agent spends on one commit")
 	capRun := flag.Duration("cap", 10*time.Minute, "no new call starts this long after the last instant (model time)")
 	perCommit := flag.Bool("engine-per-commit", false, "a fresh engine per Commit call, as the CLI (default: one engine per agent, as serve)")
-	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default /dev/shm when present)")
+	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	flag.Parse()
 
