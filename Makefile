@@ -125,7 +125,11 @@ chaos: build
 # ---- Fleet simulation (bench/fleetsim, docs in its package comment): many
 # engines in one process on the mem store behind a latency model (20 ms round
 # trips by default), 100 and 1,000 agents x 1 commit at a random instant of a
-# minute; prints the tables (model time). About 3 minutes on 2 cores.
+# minute; prints the tables (model time). Real time: the window plus the tail
+# (v1 at 1,000 agents collapses: ~5 minutes until the agents give up) plus the
+# set-up (~1 minute for 1,000 agents, ~4 GB of files in the temp directory).
+# Kept engines hold up to 64 files open each: below an open-file limit of
+# ~72 x agents add FLEET_FLAGS='-agents 100,1000 -engine-per-commit'.
 FLEET_FLAGS ?= -agents 100,1000
 
 .PHONY: bench-fleet
