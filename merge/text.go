@@ -30,7 +30,7 @@ type TextResult struct {
 // 6): lines both sides only inserted at one place are all kept, remote's
 // first. Content may share memory with the inputs when one side is
 // unchanged.
-func Text(base, local, remote []byte) TextResult { return merge3(base, local, remote, true) }
+func Text(base, local, remote []byte) TextResult { return merge3(base, local, remote, false) }
 
 // TextStrict merges as Text does but without rule 6: two insertions at one
 // place conflict, as they do for `git merge-file`.
@@ -47,10 +47,55 @@ func merge3(base, local, remote []byte, strict bool) TextResult {
 	in := newInterner()
 	b, l, r := in.split(base), in.split(local), in.split(remote)
 	d := newDiffer(in.nsym())
-	rs := regions(d, b, l, r, strict)
-	rs = refine(d, l, r, rs)
-	rs = join(l, r, rs)
-	return write(b, l, r, rs)
+	rs := regions(d, b, l, r)
+	merged := join(l, r, refine(d, l, r, rs))
+	if strict || clean(merged) {
+		return write(b, l, r, merged)
+	}
+	if !additions(rs, merged) {
+		return write(b, l, r, merged)
+	}
+	return write(b, l, r, join(l, r, refine(d, l, r, rs)))
+}
+
+// additions applies rule 6 to rs, the regions before refinement, given
+// merged, their refined and joined form under rules 1-5: each region where
+// both sides only inserted lines becomes an addBoth, unless its lines are
+// part of a block whose sides came out equal (the two diffs of base placed
+// one change differently: rule 3 has made that clean already). It reports
+// whether it changed any region.
+func additions(rs, merged []region) bool {
+	changed := false
+	k := 0
+	for i, m := range rs {
+		if !m.adds {
+			continue
+		}
+		for k < len(merged) && merged[k].l0+merged[k].ln <= m.l0 && merged[k].l0 < m.l0 {
+			k++ // wholly before m
+		}
+		agreed := false
+		for j := k; j < len(merged) && merged[j].l0 < m.l0+m.ln; j++ {
+			agreed = agreed || merged[j].agreed && m.l0 < merged[j].l0+merged[j].ln
+		}
+		if agreed {
+			continue
+		}
+		rs[i].kind = addBoth
+		rs[i].l0, rs[i].ln = m.l0+m.fixed, m.ln-m.fixed
+		rs[i].r0, rs[i].rn = m.r0+m.fixed, m.rn-m.fixed
+		changed = true
+	}
+	return changed
+}
+
+func clean(rs []region) bool {
+	for _, m := range rs {
+		if m.kind == conflict {
+			return false
+		}
+	}
+	return true
 }
 
 // What a region of the merge writes in place of local's lines.
@@ -69,15 +114,21 @@ type region struct {
 	kind   kind
 	l0, ln int
 	r0, rn int
+	// adds marks a conflict where both sides only inserted lines (rule
+	// 6), after their first fixed lines (see finalLineEnded).
+	adds  bool
+	fixed int
+	// agreed marks a block whose joined sides came out equal (join).
+	agreed bool
 }
 
 // regions groups the two sides' hunks into regions, walking them in base
 // order. A region is a hunk and every hunk of the other side that overlaps
 // or touches it, repeatedly (rule 2: only an unchanged base line between
 // two changes keeps them apart). Its kind follows from which sides it has
-// hunks of and whether their lines are equal (rule 3) or only insertions
-// at one base position (rule 6).
-func regions(d *differ, b, l, r *text, strict bool) []region {
+// hunks of and whether their lines are equal (rule 3); a conflict of only
+// insertions at one base position is marked for rule 6.
+func regions(d *differ, b, l, r *text) []region {
 	hl, hr := d.diff(b.sym, l.sym), d.diff(b.sym, r.sym)
 	rs := make([]region, 0, len(hl)+len(hr))
 	offL, offR := 0, 0 // a side's line number minus base's, after the hunks so far
@@ -115,17 +166,15 @@ func regions(d *differ, b, l, r *text, strict bool) []region {
 				m.ln = -1
 			}
 			m.kind = keepLocal
-		case strict:
-			m.kind = conflict
-		case s == e:
-			m.kind = addBoth
-		case finalLineEnded(b, l, r, s, e, m):
-			// Appending to a last line without LF gives it one on both
-			// sides alike; that is not a change of the line (rule 6).
-			m.kind = addBoth
-			m.l0, m.ln, m.r0, m.rn = m.l0+1, m.ln-1, m.r0+1, m.rn-1
 		default:
 			m.kind = conflict
+			if s == e {
+				m.adds = true
+			} else if finalLineEnded(b, l, r, s, e, m) {
+				// Appending to a last line without LF gives it one on
+				// both sides alike; that is not a change of the line.
+				m.adds, m.fixed = true, 1
+			}
 		}
 		if m.ln >= 0 {
 			rs = append(rs, m)
@@ -208,7 +257,7 @@ func join(l, r *text, rs []region) []region {
 	// up to equal sides: then both sides agree on these lines (rule 3).
 	for i, m := range out {
 		if m.kind == conflict && bytes.Equal(l.lines(m.l0, m.ln), r.lines(m.r0, m.rn)) {
-			out[i].kind = keepLocal
+			out[i].kind, out[i].agreed = keepLocal, true
 		}
 	}
 	return out
@@ -290,8 +339,9 @@ func (w *writer) additions(l, r *text, m region) {
 		rl := r.lines(m.r0, m.rn)
 		w.put(rl)
 		if rl[len(rl)-1] != '\n' {
-			// Remote's last line ends the file there; local's follow it.
-			w.put(eol(bytes.HasSuffix(l.line(m.l0), []byte("\r\n"))))
+			// Remote's last line ended the file; local's follow it, so
+			// it gets the line end of the lines before it.
+			w.put(eol(endsCRLF(r, m.r0+m.rn-1) > 0 || m.rn == 1 && endsCRLF(l, max(m.l0-1, 0)) > 0))
 		}
 		w.put(l.lines(m.l0, m.ln))
 	}
