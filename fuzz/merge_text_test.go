@@ -43,11 +43,10 @@ func markerLike(in ...[]byte) bool {
 }
 
 // FuzzMergeText checks the invariants of issue 3 on any bytes, for Text
-// and TextStrict alike: an
-// unchanged side yields the other side exactly; equal sides yield that
-// side; the output is a well-formed sequence of text and conflict blocks,
-// each recorded range framing one block; and the scanner finds exactly the
-// blocks the merge wrote.
+// and TextStrict alike: an unchanged side yields the other side exactly;
+// equal sides yield that side; the output is a well-formed sequence of text
+// and conflict blocks, each recorded range framing one block; and the
+// scanner finds exactly the blocks the merge wrote.
 func FuzzMergeText(f *testing.F) {
 	addMergeSeeds(f)
 	f.Add([]byte("log\n"), []byte("log\nL\n"), []byte("log\nR\n"))
