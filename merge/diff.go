@@ -21,7 +21,11 @@ type differ struct {
 	code   []rune
 	ra, rb []rune  // the runes go-diff diffs ...
 	ka, kb []int32 // ... and their lines
-	ca, cb []bool  // change marks of the two sequences
+	ncode  int     // the number of distinct runes in ra and rb
+	// Scratch of anchors (split.go), per rune code and per anchor.
+	cntA, cntB, posB   []int32
+	pairs, tails, prev []int32
+	ca, cb             []bool // change marks of the two sequences
 }
 
 func newDiffer(nsym int) *differ {
@@ -57,24 +61,7 @@ func (d *differ) diff(a, b []int32) []hunk {
 		fill(ca)
 		fill(cb)
 	default:
-		i, j := 0, 0
-		for _, op := range d.dmp.DiffMainRunes(d.ra, d.rb, false) {
-			n := utf8.RuneCountInString(op.Text)
-			switch op.Type {
-			case diffmatchpatch.DiffEqual:
-				i, j = i+n, j+n
-			case diffmatchpatch.DiffDelete:
-				for _, k := range d.ka[i : i+n] {
-					ca[k] = true
-				}
-				i += n
-			case diffmatchpatch.DiffInsert:
-				for _, k := range d.kb[j : j+n] {
-					cb[k] = true
-				}
-				j += n
-			}
-		}
+		d.diffRunes(d.ra, d.rb, d.ka, d.kb, ca, cb)
 	}
 	// Deletions first, then insertions: the order decides which of two
 	// runs that could both move gives way (observed on git's output).
@@ -114,6 +101,7 @@ func (d *differ) runes(a, b []int32, ca, cb []bool) bool {
 	for _, s := range b {
 		d.code[s] = 0
 	}
+	d.ncode = int(next)
 	return next <= maxCode
 }
 

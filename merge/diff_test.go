@@ -116,3 +116,50 @@ func TestDiffSmallEditsAreMinimal(t *testing.T) {
 		t.Fatalf("-%d +%d, want -2 +3: %+v", del, ins, hs)
 	}
 }
+
+// A long note with scattered edits is cut at its unique lines before
+// go-diff sees it (split.go); the diff is the one go-diff makes of the
+// whole.
+func TestDiffCutAtUniqueLinesIsGoDiffs(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 5 {
+		a := make([]int32, 5000)
+		for i := range a {
+			a[i] = int32(i)
+			if r.IntN(6) == 0 {
+				a[i] = 5000 // a blank line, many times
+			}
+		}
+		b := append([]int32(nil), a...)
+		for range 50 {
+			switch k := r.IntN(len(b)); r.IntN(3) {
+			case 0:
+				b[k] = int32(6000 + r.IntN(1000))
+			case 1:
+				b = append(b[:k], append([]int32{5000, int32(7000 + r.IntN(1000))}, b[k:]...)...)
+			default:
+				b = append(b[:k], b[k+1:]...)
+			}
+		}
+		got := diff(a, b)
+		checkDiff(t, a, b, got)
+		// The same without the cut: go-diff on the whole, then placed.
+		d := newDiffer(8000)
+		ca, cb := make([]bool, len(a)), make([]bool, len(b))
+		if !d.runes(a, b, ca, cb) {
+			t.Fatal("runes")
+		}
+		d.goDiff(d.ra, d.rb, d.ka, d.kb, ca, cb)
+		place(a, ca, cb)
+		place(b, cb, ca)
+		want := hunks(ca, cb)
+		if len(got) != len(want) {
+			t.Fatalf("%d hunks cut at unique lines, %d without", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("hunk %d: %+v cut at unique lines, %+v without", i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -155,10 +155,11 @@ func dumpCase(t *testing.T, c noteCase, got, want []byte) {
 	}
 }
 
-// Large files rewritten heavily on both sides: where git's diff stays
-// minimal (light rewrites) the output equals git's byte for byte; past its cost
-// limits git takes shortcuts to a longer diff that go-diff (no deadline)
-// does not take, so there only the verdict must agree.
+// Large files of few distinct lines (1,000 words, each line about 30
+// times), rewritten on both sides: lightly rewritten, the output equals
+// git's byte for byte; rewritten heavily, both diffs take shortcuts to stay
+// fast (git its cost limits, ours the cut of split.go when no line is
+// unique), not the same ones, so there only the verdict must agree.
 func TestDifferentialLargeRewrites(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/git"); err != nil {
 		t.Skip("the reference git is not installed")
@@ -197,7 +198,7 @@ func TestDifferentialLargeRewrites(t *testing.T) {
 			local: edit(base, rate), remote: edit(base, rate/2)}
 		want, gitConflict := gitMergeFile(t, dir, c)
 		got := TextStrict(c.base, c.local, c.remote)
-		if rate < 0.5 && !bytes.Equal(got.Content, want) {
+		if rate < 0.1 && !bytes.Equal(got.Content, want) {
 			t.Errorf("%s: output differs from git's", c.name)
 			dumpCase(t, c, got.Content, want)
 		}
