@@ -49,12 +49,10 @@ func merge3(base, local, remote []byte, strict bool) TextResult {
 	d := newDiffer(in.nsym())
 	rs := regions(d, b, l, r)
 	merged := join(l, r, refine(d, l, r, rs))
-	if strict || clean(merged) {
+	if strict || clean(merged) || !additions(rs, merged) {
 		return write(b, l, r, merged)
 	}
-	if !additions(rs, merged) {
-		return write(b, l, r, merged)
-	}
+	// Rule 6 turned some conflicts of rs into additions: merge again.
 	return write(b, l, r, join(l, r, refine(d, l, r, rs)))
 }
 
@@ -105,7 +103,7 @@ const (
 	keepLocal  kind = iota // only local changed here, or both sides alike
 	takeRemote             // only remote changed: remote's lines
 	conflict               // a conflict block of both sides' lines
-	addBoth                // both only inserted here (rule 6): see writeAdditions
+	addBoth                // both only inserted here (rule 6): see writer.additions
 )
 
 // region is one stretch of the merge where a side changed: local lines
@@ -155,17 +153,17 @@ func regions(d *differ, b, l, r *text) []region {
 		lStart, lEnd := span(hl[:nl], s, e, &offL)
 		rStart, rEnd := span(hr[:nr], s, e, &offR)
 		m := region{l0: lStart, ln: lEnd - lStart, r0: rStart, rn: rEnd - rStart}
+		skip := false
 		switch {
 		case nl == 0:
 			m.kind = takeRemote
 		case nr == 0:
 			m.kind = keepLocal
 		case bytes.Equal(l.lines(m.l0, m.ln), r.lines(m.r0, m.rn)):
-			if nl == 1 && nr == 1 {
-				// The same change on both sides: as if one side made it.
-				m.ln = -1
-			}
+			// The same change on both sides: as if one side made it,
+			// unless it took several hunks of a side to make it the same.
 			m.kind = keepLocal
+			skip = nl == 1 && nr == 1
 		default:
 			m.kind = conflict
 			if s == e {
@@ -176,7 +174,7 @@ func regions(d *differ, b, l, r *text) []region {
 				m.adds, m.fixed = true, 1
 			}
 		}
-		if m.ln >= 0 {
+		if !skip {
 			rs = append(rs, m)
 		}
 		hl, hr = hl[nl:], hr[nr:]
