@@ -140,14 +140,21 @@ func writePatch(out io.Writer, files []server.FileChange) {
 	}
 	for _, f := range files {
 		a, b := "a/"+f.Path, "b/"+f.Path
-		line(ansiBold, "diff --git "+a+" "+b)
+		hunks := merge.Unified(f.Old, f.New, merge.DefaultContext)
+		if len(hunks) == 0 && strings.ContainsRune(f.Path, ' ') {
+			// An empty file added or removed has no ---/+++ lines to
+			// name it, and patch(1) cannot split "a/x y b/x y": quote
+			// the names (git's quoted form, which git apply reads too).
+			line(ansiBold, `diff --git "`+a+`" "`+b+`"`)
+		} else {
+			line(ansiBold, "diff --git "+a+" "+b)
+		}
 		switch {
 		case f.Added:
 			line(ansiBold, "new file mode 100644")
 		case f.Removed:
 			line(ansiBold, "deleted file mode 100644")
 		}
-		hunks := merge.Unified(f.Old, f.New, merge.DefaultContext)
 		if len(hunks) == 0 {
 			continue // an empty file added or removed: the header says it all
 		}
