@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/slivingdoc/slivingdoc/server"
 )
 
 // badPatch is exactly what the agent's publication changed.
@@ -204,6 +206,22 @@ func TestCLIHistoryUnavailable(t *testing.T) {
 	}
 	if o := a.run("show", fmt.Sprint(oldest)); o.code != 0 {
 		t.Fatalf("the oldest retained publication shows:\n%s", o)
+	}
+}
+
+// rowHistoryUnavailable is the docs/errors.md row's test: the row is
+// CLI-only (agents have no history tool), so it goes through the CLI.
+func rowHistoryUnavailable(t *testing.T, nb *notebook, row server.CatalogRow) {
+	a := nb.agent("a")
+	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=0")
+	a.pull()
+	for i := range 4 {
+		a.write("n.md", fmt.Sprintf("%d\n", i))
+		a.commit(fmt.Sprint("c", i))
+	}
+	rep := mustFail(t, a.run("show", "1"))
+	if rep.code != string(row.Code) || rep.reason != row.Reason || rep.action != string(row.Action) || rep.retryable != row.Retryable || len(rep.files) != 0 {
+		t.Fatalf("report %+v, want the row %+v", rep, row)
 	}
 }
 
