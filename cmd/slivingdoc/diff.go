@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -131,6 +132,7 @@ func writePatch(out io.Writer, files []server.FileChange) {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	p := colourFor(out)
+	term := isTerminal(out)
 	line := func(code, s string) {
 		if code != "" {
 			s = p.paint(code, s)
@@ -183,6 +185,9 @@ func writePatch(out io.Writer, files []server.FileChange) {
 				if !l.NoEOL {
 					text = text[:len(text)-1]
 				}
+				if term {
+					text = safeLine(text)
+				}
 				switch l.Op {
 				case merge.OpDelete:
 					line(ansiRed, "-"+text)
@@ -197,4 +202,28 @@ func writePatch(out io.Writer, files []server.FileChange) {
 			}
 		}
 	}
+}
+
+// isTerminal reports whether w is a terminal (colour aside: NO_COLOR
+// turns colour off, not this).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// safeLine is a content line for a terminal: control characters written
+// by someone else are shown as \xNN (safeText) so they cannot drive it;
+// a CR ending a CRLF line stays, it moves nothing that matters. Into a
+// pipe or file the bytes are written as they are, so the patch applies.
+func safeLine(s string) string {
+	body, cr := strings.CutSuffix(s, "\r")
+	out := safeText(body)
+	if cr {
+		out += "\r"
+	}
+	return out
 }
