@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -79,6 +80,9 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 			target.ids[p] = id
 		}
 	}
+	if file, dir, ok := fileUnderFile(target.ids); ok {
+		return nil, invalidRequest(ReasonInvalidArgument, fmt.Sprintf("Restoring %q needs a directory where the file %q is; restore %q too, or move it.", file, dir, dir))
+	}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, e.fail("plan restore", err)
@@ -87,6 +91,19 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 		return nil, err
 	}
 	return &Result{Path: s.dir, Generation: g, Files: diffstat(changes)}, nil
+}
+
+// fileUnderFile finds a path of ids below another path of ids that is a
+// file (a restore of some paths only can ask for that; nothing can write it).
+func fileUnderFile(ids map[string]cas.ID) (file, dir string, found bool) {
+	for p := range ids {
+		for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+			if _, ok := ids[d]; ok {
+				return p, d, true
+			}
+		}
+	}
+	return "", "", false
 }
 
 func anyMatch(files map[string]cas.ID, f string) bool {

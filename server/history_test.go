@@ -167,3 +167,24 @@ func TestHistoryUnavailable(t *testing.T) {
 		t.Fatalf("history: %d entries, %v", len(log), err)
 	}
 }
+
+// Restoring some paths only cannot put a file under a file of L.
+func TestRestoreRefusesFileUnderFile(t *testing.T) {
+	ctx := context.Background()
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("x/n.md", "n\n")
+	a.commit("dir") // 1
+	a.remove("x/n.md")
+	a.remove("x")
+	a.write("x", "now a file\n")
+	a.commit("file") // 2
+	_, err := a.e.Restore(ctx, "", 1, []string{"x/n.md"})
+	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	equalMaps(t, "nothing written", a.files(), map[string]string{"x": "now a file\n"})
+	if _, err := a.e.Restore(ctx, "", 1, []string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	equalMaps(t, "restore x", a.files(), map[string]string{"x/n.md": "n\n"})
+}
