@@ -20,6 +20,11 @@ package bench
 //
 // Metrics: ms/log, ms/show (medians), ms/git-log, ms/git-show, x-git-log,
 // x-git-show, ms/log-cold.
+//
+// Measured 2026-12-01, 2 cores shared with other sessions (load ~10),
+// 10x: SeaweedFS log 41.9 ms, show 15.5 ms (git 8.9 / 3.3 ms), cold log
+// 409 ms; file store log 25.7 ms, show 10.5 ms (git 8.5 / 2.9 ms), cold
+// log 384 ms. Seeding took about 5 minutes per store.
 
 import (
 	"bytes"
