@@ -132,7 +132,7 @@ func TestMergeFileHelpAnywhere(t *testing.T) {
 }
 
 // Both sides appending is a clean merge (DESIGN §4 rule 6); --strict,
-// before or after the files, is git's conflict.
+// before or after the files, gives the conflict git merge-file writes.
 func TestMergeFileConcurrentAdditions(t *testing.T) {
 	paths := writeTriple(t, "# Log\n- a\n- local\n", "# Log\n- a\n", "# Log\n- a\n- remote\n")
 	code, out, _ := runMerge(paths...)
