@@ -61,7 +61,7 @@ func (d *differ) diff(a, b []int32) []hunk {
 		fill(ca)
 		fill(cb)
 	default:
-		d.diffRunes(d.ra, d.rb, d.ka, d.kb, ca, cb)
+		d.diffRunes(d.ra, d.rb, d.ka, d.kb, ca, cb, false)
 	}
 	// Deletions first, then insertions: the order decides which of two
 	// runs that could both move gives way (observed on git's output).

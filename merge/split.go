@@ -19,7 +19,7 @@ const bigDiff = 2048
 
 // diffRunes marks the changes between ra and rb: ca[ka[i]] for a line of
 // ra that is not matched, cb[kb[j]] for one of rb.
-func (d *differ) diffRunes(ra, rb []rune, ka, kb []int32, ca, cb []bool) {
+func (d *differ) diffRunes(ra, rb []rune, ka, kb []int32, ca, cb []bool, cut bool) {
 	p := 0
 	for p < len(ra) && p < len(rb) && ra[p] == rb[p] {
 		p++
@@ -29,6 +29,11 @@ func (d *differ) diffRunes(ra, rb []rune, ka, kb []int32, ca, cb []bool) {
 		s++
 	}
 	ra, rb, ka, kb = ra[p:len(ra)-s], rb[p:len(rb)-s], ka[p:len(ka)-s], kb[p:len(kb)-s]
+	if cut {
+		// A piece of a cut diff: lines that the other side has only
+		// outside the piece cannot match in it either (a moved block).
+		ra, rb, ka, kb = d.sharedOnly(ra, rb, ka, kb, ca, cb)
+	}
 	switch {
 	case len(ra) == 0 || len(rb) == 0:
 		for _, k := range ka {
@@ -47,16 +52,65 @@ func (d *differ) diffRunes(ra, rb []rune, ka, kb []int32, ca, cb []bool) {
 		// No line once in each: the two halves, as a last resort against
 		// quadratic time; still a valid diff.
 		ha, hb := len(ra)/2, len(rb)/2
-		d.diffRunes(ra[:ha], rb[:hb], ka[:ha], kb[:hb], ca, cb)
-		d.diffRunes(ra[ha:], rb[hb:], ka[ha:], kb[hb:], ca, cb)
+		d.diffRunes(ra[:ha], rb[:hb], ka[:ha], kb[:hb], ca, cb, true)
+		d.diffRunes(ra[ha:], rb[hb:], ka[ha:], kb[hb:], ca, cb, true)
 		return
 	}
 	i, j := 0, 0
 	for _, an := range anchors {
-		d.diffRunes(ra[i:an[0]], rb[j:an[1]], ka[i:an[0]], kb[j:an[1]], ca, cb)
+		d.diffRunes(ra[i:an[0]], rb[j:an[1]], ka[i:an[0]], kb[j:an[1]], ca, cb, true)
 		i, j = an[0]+1, an[1]+1
 	}
-	d.diffRunes(ra[i:], rb[j:], ka[i:], kb[j:], ca, cb)
+	d.diffRunes(ra[i:], rb[j:], ka[i:], kb[j:], ca, cb, true)
+}
+
+// sharedOnly marks changed the lines of ra that rb lacks and those of rb
+// that ra lacks, and returns the others.
+func (d *differ) sharedOnly(ra, rb []rune, ka, kb []int32, ca, cb []bool) ([]rune, []rune, []int32, []int32) {
+	d.countRunes(ra, rb)
+	filter := func(rs []rune, ks []int32, c []bool, other []int32) ([]rune, []int32) {
+		n := 0
+		for _, r := range rs {
+			if other[codeOf(r)] > 0 {
+				n++
+			}
+		}
+		if n == len(rs) {
+			return rs, ks
+		}
+		out, outK := make([]rune, 0, n), make([]int32, 0, n)
+		for i, r := range rs {
+			if other[codeOf(r)] > 0 {
+				out, outK = append(out, r), append(outK, ks[i])
+			} else {
+				c[ks[i]] = true
+			}
+		}
+		return out, outK
+	}
+	ra2, ka2 := filter(ra, ka, ca, d.cntB)
+	rb2, kb2 := filter(rb, kb, cb, d.cntA)
+	return ra2, rb2, ka2, kb2
+}
+
+// countRunes counts each rune's occurrences in ra (cntA) and rb (cntB),
+// and records in posB the last position in rb of each.
+func (d *differ) countRunes(ra, rb []rune) {
+	d.cntA, d.cntB, d.posB = grow(d.cntA, d.ncode), grow(d.cntB, d.ncode), grow(d.posB, d.ncode)
+	for _, f := range [][]rune{ra, rb} {
+		for _, r := range f {
+			c := codeOf(r)
+			d.cntA[c], d.cntB[c] = 0, 0
+		}
+	}
+	for _, r := range ra {
+		d.cntA[codeOf(r)]++
+	}
+	for j, r := range rb {
+		c := codeOf(r)
+		d.cntB[c]++
+		d.posB[c] = int32(j)
+	}
 }
 
 // goDiff marks the changes go-diff finds between ra and rb.
@@ -85,21 +139,7 @@ func (d *differ) goDiff(ra, rb []rune, ka, kb []int32, ca, cb []bool) {
 // once in ra and once in rb, as many as can match in order (the longest
 // increasing run of their rb positions, in ra order).
 func (d *differ) anchors(ra, rb []rune) [][2]int {
-	d.cntA, d.cntB, d.posB = grow(d.cntA, d.ncode), grow(d.cntB, d.ncode), grow(d.posB, d.ncode)
-	for _, f := range [][]rune{ra, rb} {
-		for _, r := range f {
-			c := codeOf(r)
-			d.cntA[c], d.cntB[c] = 0, 0
-		}
-	}
-	for _, r := range ra {
-		d.cntA[codeOf(r)]++
-	}
-	for j, r := range rb {
-		c := codeOf(r)
-		d.cntB[c]++
-		d.posB[c] = int32(j)
-	}
+	d.countRunes(ra, rb)
 	// pairs holds, in ra order, the rb position of each unique line; the
 	// ra position is found again through prev's walk below.
 	d.pairs, d.tails, d.prev = d.pairs[:0], d.tails[:0], d.prev[:0]
