@@ -23,9 +23,9 @@ type differ struct {
 	ka, kb []int32 // ... and their lines
 	ncode  int     // the number of distinct runes in ra and rb
 	// Scratch of anchors (split.go), per rune code and per anchor.
-	cntA, cntB, posB   []int32
-	pairs, tails, prev []int32
-	ca, cb             []bool // change marks of the two sequences
+	cntA, cntB, posB          []int32
+	pairs, pairA, tails, prev []int32
+	ca, cb                    []bool // change marks of the two sequences
 }
 
 func newDiffer(nsym int) *differ {
@@ -93,8 +93,8 @@ func (d *differ) runes(a, b []int32, ca, cb []bool) bool {
 			next++
 		}
 	}
-	d.ra, d.ka = keep(a, d.code, ca, d.ra[:0], d.ka[:0])
-	d.rb, d.kb = keep(b, d.code, cb, d.rb[:0], d.kb[:0])
+	d.ra, d.ka = keep(a, d.code, ca, grow(d.ra, len(a))[:0], grow(d.ka, len(a))[:0])
+	d.rb, d.kb = keep(b, d.code, cb, grow(d.rb, len(b))[:0], grow(d.kb, len(b))[:0])
 	for _, s := range a {
 		d.code[s] = 0
 	}

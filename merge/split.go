@@ -142,12 +142,13 @@ func (d *differ) anchors(ra, rb []rune) [][2]int {
 	d.countRunes(ra, rb)
 	// pairs holds, in ra order, the rb position of each unique line; the
 	// ra position is found again through prev's walk below.
-	d.pairs, d.tails, d.prev = d.pairs[:0], d.tails[:0], d.prev[:0]
-	var pairA []int32
+	size := min(len(ra), len(rb))
+	d.pairs, d.pairA = grow(d.pairs, size)[:0], grow(d.pairA, size)[:0]
+	d.tails, d.prev = grow(d.tails, size)[:0], grow(d.prev, size)[:0]
 	for i, r := range ra {
 		if c := codeOf(r); d.cntA[c] == 1 && d.cntB[c] == 1 {
 			d.pairs = append(d.pairs, d.posB[c])
-			pairA = append(pairA, int32(i))
+			d.pairA = append(d.pairA, int32(i))
 		}
 	}
 	// Patience sorting: tails[k] is the pair ending the best run of
@@ -170,7 +171,7 @@ func (d *differ) anchors(ra, rb []rune) [][2]int {
 	}
 	out := make([][2]int, len(d.tails))
 	for k, n := d.tails[len(d.tails)-1], len(out)-1; k >= 0; k, n = d.prev[k], n-1 {
-		out[n] = [2]int{int(pairA[k]), int(d.pairs[k])}
+		out[n] = [2]int{int(d.pairA[k]), int(d.pairs[k])}
 	}
 	return out
 }
