@@ -17,8 +17,8 @@ import (
 	"syscall"
 )
 
-// version is stamped by the release build (-ldflags "-X main.version=...").
-var version = "dev"
+// version is stamped by the release build (-ldflags "-X main.version=..."); unstamped, resolveVersion (version.go) derives it from the build info.
+var version = ""
 
 // command is one subcommand. run returns the process exit code.
 type command struct {
