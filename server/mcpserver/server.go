@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/slivingdoc/slivingdoc/server"
 )
@@ -48,13 +51,11 @@ type Adapter struct {
 
 	version      string
 	instructions string
-	tools        []mcp.Tool             // sorted by name, as tools/list sends them
-	handlers     map[string]toolHandler // by tool name
-}
+	tools        []mcp.Tool // sorted by name, as tools/list sends them
 
-// toolHandler runs one tool call. It returns a Go error only for a
-// cancelled request, which the transport answers as a protocol error.
-type toolHandler func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
+	mcp  *mcpserver.MCPServer // the protocol: lifecycle, methods, tools
+	edge atomic.Pointer[edge] // the transport of the Serve running, if any
+}
 
 // New builds the MCP server for eng. The notebook directory named in the
 // instructions is eng.ResolveDir("").
@@ -79,9 +80,24 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	a.instructions = instructions(dir, a.sets)
 	a.tools = tools(a.sets)
 	sort.Slice(a.tools, func(i, j int) bool { return a.tools[i].Name < a.tools[j].Name })
-	a.handlers = map[string]toolHandler{}
+	// The before-call hook hands the tool handler its request's alias
+	// (edge.go), the one thing mcp-go does not pass a handler.
+	hooks := &mcpserver.Hooks{}
+	hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
+		if alias, ok := id.(string); ok {
+			if req.Header == nil {
+				req.Header = http.Header{}
+			}
+			req.Header.Set(aliasHeader, alias)
+		}
+	})
+	a.mcp = mcpserver.NewMCPServer(ImplementationName, a.version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithInstructions(a.instructions),
+		mcpserver.WithHooks(hooks),
+	)
 	for _, t := range a.tools {
-		a.handlers[t.Name] = a.handler(t.Name)
+		a.mcp.AddTool(t, a.handler(t.Name))
 	}
 	return a, nil
 }
@@ -96,8 +112,10 @@ func newDiagnosticID() string {
 // handler runs one tool. It returns a Go error only for a cancelled
 // request, which the transport turns into a protocol error; everything
 // else is a result the adapter built itself.
-func (a *Adapter) handler(tool string) toolHandler {
+func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		ctx, release := a.callContext(ctx, req.Header.Get(aliasHeader))
+		defer release()
 		id := newDiagnosticID()
 		start := time.Now()
 		a.log.Info("tool call", "mcpReqID", id, "tool", tool)
@@ -119,7 +137,21 @@ func (a *Adapter) handler(tool string) toolHandler {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", "CANCELLED", "ms", since(start))
+				// Not a domain error: the transport answers (or, for the
+				// client's own cancellation, does not answer) it.
+				cause := context.Cause(ctx)
+				why := "cancelled"
+				var cc clientCancel
+				if errors.As(cause, &cc) {
+					why = cc.reason
+				} else if errors.Is(cause, errShutdown) {
+					why = "the server is shutting down"
+				}
+				a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", "CANCELLED",
+					"reason", a.scrub.text(why), "ms", since(start))
+				if errors.Is(cause, errShutdown) {
+					return nil, errShutdown
+				}
 				return nil, ctx.Err()
 			}
 			var de *server.Error
