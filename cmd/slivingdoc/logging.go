@@ -26,7 +26,13 @@ import (
 )
 
 // newLogger returns the process logger writing to w, configured by LOG_LEVEL.
+// On os.Stderr records go through the process's dropWriter (logwriter.go),
+// so logging never blocks a call.
 func newLogger(w io.Writer) *slog.Logger {
+	if w == io.Writer(os.Stderr) {
+		stderrLog.once.Do(func() { stderrLog.w = newDropWriter(os.Stderr, logQueueBytes) })
+		w = stderrLog.w
+	}
 	lv, err := parseLogLevel(os.Getenv("LOG_LEVEL"))
 	h := &moduleHandler{
 		inner:  slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}),
