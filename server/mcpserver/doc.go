@@ -40,15 +40,19 @@
 // # Tool calls
 //
 //	mcp-go tools/call ─▶ handler: engine context (callContext), fresh
-//	                     diagnostic ID, start log record
+//	                     diagnostic ID (diag.NewID), start log record
 //	  ─▶ decodeArgs(Params.RawArguments)   strict: unknown, duplicate, null,
 //	                                       wrong type, byte bounds, U+0000,
-//	                                       blank message, ~/ and absolute path
+//	                                       lone surrogates, blank message,
+//	                                       ~/ and absolute path
 //	  ─▶ Engine.Pull / Engine.Commit       (*server.Error on domain failure)
-//	  ─▶ okResult  | errResult             structured object, fields in spec order
-//	  ─▶ okText    | errText               the text item (directory | candid report)
-//	  ─▶ scrub                             defence in depth on every diagnostic text
+//	  ─▶ okResult  | diag.NewEnvelope      structured object, fields in spec order
+//	  ─▶ okText    | Envelope.Text         the text item (directory | candid report)
+//	  ─▶ diag.Scrubber                     the one scrub policy, on every diagnostic text
 //	  ─▶ completion log record (same mcpReqID = diagnosticId)
+//
+// Both tools advertise outputSchema (schema.go): the success object or the
+// structured error, since clients validate structuredContent either way.
 //
 // Domain errors, including bad arguments, are always isError results built
 // from *server.Error; the handler never returns a Go error for them, so no

@@ -103,7 +103,7 @@ func newEdge(a *Adapter, out io.Writer) *edge {
 // calls in flight run on (at most ShutdownGrace, then they are cancelled)
 // and their responses are written while out works, and Serve returns nil.
 func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	a.log.Info("serving", "dir", a.scrub.text(a.dir), "writable", entries(a.sets.writable), "readOnly", entries(a.sets.readOnly))
+	a.log.Info("serving", "dir", a.scrub.Text(a.dir), "writable", entries(a.sets.writable), "readOnly", entries(a.sets.readOnly))
 	e := newEdge(a, out)
 	a.edge.Store(e)
 	defer a.edge.CompareAndSwap(e, nil)
@@ -127,7 +127,7 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 	}
 	e.endInput(pw)
 	if err := <-listened; err != nil && readErr == nil {
-		e.a.log.Warn("transport", "detail", a.scrub.text(err.Error()))
+		e.a.log.Warn("transport", "detail", a.scrub.Text(err.Error()))
 	}
 	return readErr
 }
@@ -174,7 +174,7 @@ func (e *edge) readLoop(in io.Reader, pw *io.PipeWriter) error {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			e.a.log.Warn("transport", "detail", e.a.scrub.text("read input: "+err.Error()))
+			e.a.log.Warn("transport", "detail", e.a.scrub.Text("read input: "+err.Error()))
 			return err
 		}
 	}
@@ -362,7 +362,7 @@ func (e *edge) cancelNotification(params []byte) []byte {
 	}
 	e.mu.Unlock()
 	if c.method != "tools/call" {
-		e.a.log.Info("request cancelled", "method", boundText(c.method, 64), "reason", e.a.scrub.text(reason))
+		e.a.log.Info("request cancelled", "method", boundText(c.method, 64), "reason", e.a.scrub.Text(reason))
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
 		"params": map[string]any{"requestId": alias, "reason": reason}})
@@ -600,6 +600,6 @@ func (e *edge) rememberDone(alias string, raw []byte) {
 type transportLog struct{ a *Adapter }
 
 func (t transportLog) Write(p []byte) (int, error) {
-	t.a.log.Warn("transport", "detail", t.a.scrub.text(strings.TrimSpace(string(p))))
+	t.a.log.Warn("transport", "detail", t.a.scrub.Text(strings.TrimSpace(string(p))))
 	return len(p), nil
 }

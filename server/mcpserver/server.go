@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +14,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // ImplementationName is the name the server advertises in initialize.
@@ -39,6 +38,9 @@ type Options struct {
 	// Redact lists literal strings never to show in any result or log
 	// record at info level (the private root, secret values).
 	Redact []string
+	// Scrubber is the process's scrubber (diag), when it has one; Redact
+	// is added to it. Nil: a scrubber of Redact alone.
+	Scrubber *diag.Scrubber
 }
 
 // Adapter serves the two tools for one engine.
@@ -46,7 +48,7 @@ type Adapter struct {
 	eng   Engine
 	log   *slog.Logger
 	sets  pathSets
-	scrub scrubber
+	scrub *diag.Scrubber
 	dir   string
 
 	version      string
@@ -69,9 +71,13 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 		eng:   eng,
 		log:   opts.Logger,
 		sets:  pathSets{writable: writable, readOnly: readOnly},
-		scrub: newScrubber(opts.Redact),
+		scrub: opts.Scrubber,
 		dir:   dir,
 	}
+	if a.scrub == nil {
+		a.scrub = diag.NewScrubber()
+	}
+	a.scrub.Add(opts.Redact...)
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -105,13 +111,6 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	return a, nil
 }
 
-// newDiagnosticID returns 16 lowercase hex characters, fresh per call.
-func newDiagnosticID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
-}
-
 // handler runs one tool. It returns a Go error only for a cancelled
 // request, which the transport turns into a protocol error; everything
 // else is a result the adapter built itself.
@@ -119,12 +118,12 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		ctx, release := a.callContext(ctx, req.Header.Get(aliasHeader))
 		defer release()
-		id := newDiagnosticID()
+		id := diag.NewID()
 		start := time.Now()
 		a.log.Info("tool call", "mcpReqID", id, "tool", tool)
 		defer func() {
 			if p := recover(); p != nil {
-				res, err = a.fail(tool, id, start, internalError(fmt.Errorf("panic: %v", p))), nil
+				res, err = a.fail(tool, id, start, diag.Internal(fmt.Errorf("panic: %v", p))), nil
 			}
 		}()
 
@@ -151,7 +150,7 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 					why = "the server is shutting down"
 				}
 				a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", "CANCELLED",
-					"reason", a.scrub.text(why), "ms", since(start))
+					"reason", a.scrub.Text(why), "ms", since(start))
 				if errors.Is(cause, errShutdown) {
 					return nil, errShutdown
 				}
@@ -159,7 +158,7 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 			}
 			var de *server.Error
 			if !errors.As(err, &de) {
-				de = internalError(err)
+				de = diag.Internal(err)
 			}
 			return a.fail(tool, id, start, de), nil
 		}
@@ -173,18 +172,6 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 	}
 }
 
-// internalError is the report for a failure the engine did not classify
-// (a panic, an error that is not a *server.Error).
-func internalError(cause error) *server.Error {
-	return &server.Error{
-		Code:    server.CodeEngineFailed,
-		Reason:  server.ReasonInternal,
-		Action:  server.ActionCheckHost,
-		Message: "The server failed unexpectedly; the log record with this diagnosticId has the cause.",
-		Cause:   cause,
-	}
-}
-
 // fail builds the error result and writes the completion record. The
 // record's cause is scrubbed like the result; the raw cause, which may name
 // keys or private paths, is kept for debug level only.
@@ -192,7 +179,7 @@ func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *mcp.C
 	env := newErr(e, id, a.sets, a.scrub)
 	attrs := []any{"mcpReqID", id, "tool", tool, "code", env.Code, "reason", env.Reason, "ms", since(start)}
 	if e.Cause != nil {
-		attrs = append(attrs, "cause", a.scrub.text(e.Cause.Error()))
+		attrs = append(attrs, "cause", a.scrub.Text(e.Cause.Error()))
 	}
 	a.log.Warn("tool call done", attrs...)
 	if e.Cause != nil && a.log.Enabled(context.Background(), slog.LevelDebug) {
