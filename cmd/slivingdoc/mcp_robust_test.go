@@ -398,8 +398,12 @@ func TestServeRefusesAHugeLineWithoutHoldingIt(t *testing.T) {
 	p.initialize()
 	huge := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"notes_commit","arguments":{"message":"` +
 		strings.Repeat("x", 20<<20) + `"}}}`
-	go p.send(huge)
+	sent := make(chan error, 1)
+	go func() { _, err := io.WriteString(p.in, huge+"\n"); sent <- err }()
 	r := p.next()
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
 	if string(r.ID) != "5" || r.Error == nil || r.Error.Code != -32600 {
 		t.Fatalf("20 MiB line answered %.300s", r.line)
 	}

@@ -520,13 +520,13 @@ func (e *edge) restoreAliases(line []byte) []byte {
 		return line
 	}
 	return aliasString.ReplaceAllFunc(line, func(m []byte) []byte {
-		alias := string(m[1 : len(m)-1])
+		alias := m[1 : len(m)-1]
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		if c := e.calls[alias]; c != nil {
+		if c := e.calls[string(alias)]; c != nil {
 			return c.raw
 		}
-		if raw, ok := e.done[alias]; ok {
+		if raw, ok := e.done[string(alias)]; ok {
 			return raw
 		}
 		return m
