@@ -33,9 +33,10 @@
 // mcp-go's (which EOF cancels) so a commit finishes; ShutdownGrace after
 // input ended they are cancelled. Serve then returns nil.
 //
-// Pinned, not fixed: mcp-go's worker pool (5 workers, 100 queued, then the
-// read loop serves a tool call itself); answers to a blank line or a
-// batch (-32700, id null); subscriptions/listen held open until input ends.
+// Left as mcp-go answers (pinned by the recording): a blank line or a batch
+// is -32700 with id null; tool calls run on a pool (64 workers here, then
+// 100 queued, then the read loop serves a call itself, so a host that keeps
+// more than 64 calls in flight slows its own reads).
 //
 // # Tool calls
 //

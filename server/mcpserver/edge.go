@@ -36,6 +36,9 @@ const MaxLineBytes = 4 << 20
 // consistent when cancelled, so this only bounds the wait.
 var ShutdownGrace = 10 * time.Second
 
+// toolWorkers is mcp-go's tool-call pool size (its maximum is 100).
+const toolWorkers = 64
+
 // aliasPrefix starts every id mcp-go sees. mcp-go decodes ids into float64
 // (so 2^53+1 would come back rounded) and echoes whatever type it got; a
 // string alias of our own sidesteps both, and the client's id is restored
@@ -111,6 +114,11 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 	pr, pw := io.Pipe()
 	std := mcpserver.NewStdioServer(a.mcp)
 	std.SetErrorLogger(log.New(transportLog{a}, "", 0))
+	// mcp-go runs tool calls on a pool (5 by default) and queues the rest;
+	// at end of input a worker may stop before the queue is empty, and a
+	// queued call would get no answer. Calls are few (an agent's pull and
+	// commit), so a pool no host fills keeps every call running.
+	mcpserver.WithWorkerPoolSize(toolWorkers)(std)
 	listened := make(chan error, 1)
 	go func() { listened <- std.Listen(context.Background(), pr, e) }()
 
