@@ -70,7 +70,7 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	a := &Adapter{
 		eng:   eng,
 		log:   opts.Logger,
-		sets:  pathSets{writable: writable, readOnly: readOnly},
+		sets:  pathSets{writable: writable, readOnly: readOnly, ignore: ignorePatterns(eng)},
 		scrub: opts.Scrubber,
 		dir:   dir,
 	}
