@@ -1,8 +1,8 @@
 package main
 
 // Per-call latency of a long-lived `slivingdoc serve`, driven over stdio
-// as a host drives it (file store), against `git status` on the same tree
-// in the same run (DESIGN §10):
+// as a host drives it (file store and SeaweedFS), against `git status` on
+// the same tree in the same run (DESIGN §10):
 //
 //	go test -run '^$' -bench BenchmarkServe -benchtime 200x ./cmd/slivingdoc
 //
@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote/seaweed"
 )
 
 // benchServe is one serve process and its raw stdio.
@@ -86,63 +88,88 @@ func seedTree(b *testing.B, dir string, n int) string {
 	return filepath.Join(dir, "d00", "e00", "note-00000.md")
 }
 
+// benchStores select the store of a benchmark notebook.
+var benchStores = []struct {
+	name string
+	env  func(b *testing.B, base string) []string
+}{
+	{"file", func(b *testing.B, base string) []string {
+		return []string{"SLIVINGDOC_STORE=file://" + filepath.ToSlash(filepath.Join(base, "store"))}
+	}},
+	{"seaweedfs", func(b *testing.B, base string) []string {
+		srv := seaweed.Shared(b)
+		return append(srv.Env(), "SLIVINGDOC_BUCKET="+srv.NewBucket(b), "SLIVINGDOC_PATH_STYLE=true",
+			"AWS_CONFIG_FILE="+devNull, "AWS_SHARED_CREDENTIALS_FILE="+devNull)
+	}},
+}
+
 func BenchmarkServe(b *testing.B) {
 	bin := cliBinary(b)
 	for _, n := range []int{1000, 10000} {
-		base := b.TempDir()
-		dir := filepath.Join(base, "notes")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
+		for _, st := range benchStores {
+			benchServeStore(b, bin, st.name, st.env, n)
 		}
-		env := append(cleanEnv(), "SLIVINGDOC_STORE=file://"+filepath.ToSlash(filepath.Join(base, "store")),
-			"SLIVINGDOC_PRIVATE_ROOT="+filepath.Join(base, "private"),
-			"XDG_DATA_HOME="+filepath.Join(base, "xdg-data"), "XDG_CACHE_HOME="+filepath.Join(base, "xdg-cache"))
-		s := startBenchServe(b, bin, env, dir)
-		s.tool("notes_pull", `{}`)
-		target := seedTree(b, dir, n)
-		s.tool("notes_commit", `{"message":"seed"}`)
-		kib := strings.Repeat("0123456789abcde\n", 64)
+		benchGitStatus(b, n)
+	}
+}
 
-		b.Run(fmt.Sprintf("files=%d/commit-1KiB", n), func(b *testing.B) {
-			s.b = b
+func benchServeStore(b *testing.B, bin, store string, storeEnv func(*testing.B, string) []string, n int) {
+	base := b.TempDir()
+	dir := filepath.Join(base, "notes")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	env := append(append(cleanEnv(), storeEnv(b, base)...),
+		"SLIVINGDOC_PRIVATE_ROOT="+filepath.Join(base, "private"),
+		"XDG_DATA_HOME="+filepath.Join(base, "xdg-data"), "XDG_CACHE_HOME="+filepath.Join(base, "xdg-cache"))
+	s := startBenchServe(b, bin, env, dir)
+	s.tool("notes_pull", `{}`)
+	target := seedTree(b, dir, n)
+	s.tool("notes_commit", `{"message":"seed"}`)
+	kib := strings.Repeat("0123456789abcde\n", 64)
+
+	b.Run(fmt.Sprintf("files=%d/%s/commit-1KiB", n, store), func(b *testing.B) {
+		s.b = b
+		for b.Loop() {
+			f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.WriteString(kib)
+			f.Close()
+			s.tool("notes_commit", `{"message":"append"}`)
+		}
+	})
+	b.Run(fmt.Sprintf("files=%d/%s/noop-commit", n, store), func(b *testing.B) {
+		s.b = b
+		for b.Loop() {
+			s.tool("notes_commit", `{"message":"nothing"}`)
+		}
+	})
+	b.Run(fmt.Sprintf("files=%d/%s/noop-pull", n, store), func(b *testing.B) {
+		s.b = b
+		for b.Loop() {
+			s.tool("notes_pull", `{}`)
+		}
+	})
+}
+
+// benchGitStatus is the reference: git status on the same tree, committed.
+func benchGitStatus(b *testing.B, n int) {
+	if _, err := exec.LookPath("git"); err == nil {
+		g := filepath.Join(b.TempDir(), "git")
+		seedTree(b, g, n)
+		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "seed"}} {
+			if out, err := exec.Command("git", append([]string{"-C", g}, args...)...).CombinedOutput(); err != nil {
+				b.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		b.Run(fmt.Sprintf("files=%d/git-status", n), func(b *testing.B) {
 			for b.Loop() {
-				f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0o644)
-				if err != nil {
+				if err := exec.Command("git", "-C", g, "status", "--porcelain").Run(); err != nil {
 					b.Fatal(err)
 				}
-				f.WriteString(kib)
-				f.Close()
-				s.tool("notes_commit", `{"message":"append"}`)
 			}
 		})
-		b.Run(fmt.Sprintf("files=%d/noop-commit", n), func(b *testing.B) {
-			s.b = b
-			for b.Loop() {
-				s.tool("notes_commit", `{"message":"nothing"}`)
-			}
-		})
-		b.Run(fmt.Sprintf("files=%d/noop-pull", n), func(b *testing.B) {
-			s.b = b
-			for b.Loop() {
-				s.tool("notes_pull", `{}`)
-			}
-		})
-		// The reference: git status on a copy of the same tree, committed.
-		if _, err := exec.LookPath("git"); err == nil {
-			g := filepath.Join(base, "git")
-			seedTree(b, g, n)
-			for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "seed"}} {
-				if out, err := exec.Command("git", append([]string{"-C", g}, args...)...).CombinedOutput(); err != nil {
-					b.Fatalf("git %v: %v\n%s", args, err, out)
-				}
-			}
-			b.Run(fmt.Sprintf("files=%d/git-status", n), func(b *testing.B) {
-				for b.Loop() {
-					if err := exec.Command("git", "-C", g, "status", "--porcelain").Run(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
 	}
 }
