@@ -92,7 +92,6 @@ type edge struct {
 	aliases  map[string]string // idKey -> alias of the latest request with that id
 	done     map[string][]byte // recently answered aliases, for notifications after the response
 	doneFIFO []string
-	ended    bool // input ended; grace running
 	graceOut bool // grace over: calls are cancelled
 }
 
@@ -133,7 +132,8 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 	case <-e.outClosed:
 		a.log.Info("stopping", "why", "stdout closed")
 	}
-	e.endInput(pw)
+	grace := e.endInput(pw)
+	defer grace.Stop()
 	if err := <-listened; err != nil && readErr == nil {
 		e.a.log.Warn("transport", "detail", a.scrub.Text(err.Error()))
 	}
@@ -141,17 +141,10 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 }
 
 // endInput closes mcp-go's input (it then finishes the calls in flight and
-// returns) and starts the grace period.
-func (e *edge) endInput(pw *io.PipeWriter) {
+// returns) and starts the grace period, whose timer it returns.
+func (e *edge) endInput(pw *io.PipeWriter) *time.Timer {
 	pw.Close()
-	e.mu.Lock()
-	if e.ended {
-		e.mu.Unlock()
-		return
-	}
-	e.ended = true
-	e.mu.Unlock()
-	time.AfterFunc(ShutdownGrace, func() {
+	return time.AfterFunc(ShutdownGrace, func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.graceOut = true
