@@ -12,6 +12,7 @@ require (
 	github.com/klauspost/compress v1.20.4
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/sergi/go-diff v1.4.0
 	github.com/zeebo/blake3 v0.2.4
 	golang.org/x/sys v0.41.0
 	golang.org/x/text v0.14.0

@@ -52,9 +52,9 @@ func rangeText(start, n int) string {
 // Unified returns the hunks that turn old into new, with context unchanged
 // lines around each change (negative: DefaultContext). Lines follow the
 // merge's rule (a final run without LF is a line; nothing is normalised),
-// and the line diff is the one the merge uses (git's xdiff without the
-// indent heuristic), so the hunks are those of `git diff
-// --no-indent-heuristic`. Changes whose context would touch or overlap
+// and the line diff is the one the merge uses (diff.go), so the hunks are
+// nearly always those of `git diff --no-indent-heuristic` (unified_test.go
+// measures how often). Changes whose context would touch or overlap
 // share one hunk. Equal inputs give no hunk.
 func Unified(old, new []byte, context int) []Hunk {
 	if context < 0 {
