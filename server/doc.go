@@ -66,4 +66,10 @@
 //     the operation once more with fresh copies from the store (heal.go).
 //   - Status and Log never write L. Status of a directory never pulled
 //     lists every file as added.
+//   - History for people (history.go): History, Show, FileAt, Diff and
+//     LocalDiff read the retained publications; publications() is the one
+//     function that knows the manifest's layout. Restore and Revert
+//     (history_restore.go) write L as a local edit through plan and
+//     materialise, leaving the baseline as it was, so the next commit
+//     publishes them through the ordinary merge.
 package server

@@ -121,6 +121,7 @@ var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonPathNotDirectory, ActionFixRequest, false, nil, "The path names something that is not a directory."},
 	{CodeInvalidRequest, ReasonBlankMessage, ActionFixRequest, false, nil, "The commit message is empty or only white space."},
 	{CodeInvalidRequest, ReasonNotPulled, ActionPullFirst, false, nil, "The directory has never been pulled, so there is no baseline to commit against."},
+	{CodeInvalidRequest, ReasonHistoryUnavailable, ActionFixRequest, false, nil, "CLI history commands only (show, diff, restore, revert): the generation is outside the retained history; the message names the oldest retained generation."},
 	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong, FileSecret}, "Files that the notebook cannot hold (SECRET: added lines hold a recognised credential, see docs/secrets.md); nothing was published or deleted."},
 	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory)}, "Concurrent changes overlap; conflict blocks were written into the files."},
 	{CodeContentConflict, ReasonUnresolvedMarkers, ActionEditFiles, false, []string{FileConflictMarkers}, "Files still hold complete conflict blocks; resolve them before committing."},

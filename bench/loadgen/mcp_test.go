@@ -64,9 +64,9 @@ func TestServeDriverPullCommit(t *testing.T) {
 
 // Serve writers racing on one notebook: every commit accepted, every
 // accepted line present exactly once, on disjoint files and on one shared
-// file.
+// file (appends at its end, and sections).
 func TestContentionServeAuditPasses(t *testing.T) {
-	for _, mode := range []string{modeDisjoint, modeShared} {
+	for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
 		t.Run(mode, func(t *testing.T) {
 			r := testRunner(t)
 			res, err := r.contentionBy(context.Background(), r.stores["file"], mode, 3, driverServe)

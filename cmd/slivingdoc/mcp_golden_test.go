@@ -201,10 +201,20 @@ func TestMCPGolden(t *testing.T) {
 				return goldenID.ReplaceAllString(s, "${1}$$ID")
 			}
 			init := r.initialize()
-			var ir struct{ Instructions string }
+			var ir struct {
+				Instructions string
+				ServerInfo   struct{ Version string }
+			}
 			if err := json.Unmarshal(init, &ir); err != nil {
 				t.Fatal(err)
 			}
+			// The goldens must not depend on how the binary was stamped
+			// (release, VCS, none): the version is checked here, then
+			// normalised.
+			if v := ir.ServerInfo.Version; v != binaryVersion(t, a.bin) || !semverRE.MatchString(v) {
+				t.Errorf("serverInfo.version %q, want the binary's semantic version %q", v, binaryVersion(t, a.bin))
+			}
+			init = json.RawMessage(strings.Replace(string(init), `"version":`+quoteJSON(ir.ServerInfo.Version), `"version":"$VERSION"`, 1))
 			list := r.request(2, "tools/list", `{}`)["result"]
 			pullText, pullErr, pullJSON := r.toolText(3, ToolPullName, `{}`)
 			if pullErr {
@@ -249,6 +259,11 @@ func TestMCPGolden(t *testing.T) {
 			checkGolden(t, filepath.Join("testdata", "mcp", c.name+".txtar"), got)
 		})
 	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // The spec's normative strings (spec/mcp-tools.md), byte for byte.
