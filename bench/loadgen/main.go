@@ -74,6 +74,7 @@ type profile struct {
 	agents            int
 	agentWindow       time.Duration
 	agentStores       []string
+	drivers           []string // contention and agents: driverCLI, driverServe (mcp.go)
 }
 
 var (
@@ -90,7 +91,7 @@ var profiles = map[string]profile{
 		bytesAppends: 20, floorReps: 30, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 3,
 		writers: []int{10, 50, 100}, sharedWriters: []int{10, 50}, contentionCommits: 10,
 		contentionStores: onlyS3, contentionTimeout: 2 * time.Minute,
-		agents: 100, agentWindow: 60 * time.Second, agentStores: onlyS3,
+		agents: 100, agentWindow: 60 * time.Second, agentStores: onlyS3, drivers: allDrivers,
 	},
 	"full": {
 		name: "full", sizes: []int{100, 1000, 10000}, latencyReps: 30, latencyStores: both,
@@ -98,9 +99,11 @@ var profiles = map[string]profile{
 		bytesAppends: 50, floorReps: 100, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 7,
 		writers: []int{10, 50, 100}, sharedWriters: []int{10, 50, 100}, contentionCommits: 10,
 		contentionStores: both, contentionTimeout: 5 * time.Minute,
-		agents: 100, agentWindow: 60 * time.Second, agentStores: both,
+		agents: 100, agentWindow: 60 * time.Second, agentStores: both, drivers: allDrivers,
 	},
 }
+
+var allDrivers = []string{driverCLI, driverServe}
 
 var allWorkloads = []string{"requests", "latency", "history", "bytes", "merge", "contention", "agents"}
 
@@ -150,6 +153,7 @@ func main() {
 	window := flag.Duration("agent-window", 0, "override the agents' spread window")
 	historyCommits := flag.Int("history-commits", 0, "override the history length")
 	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
+	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
 	flag.Parse()
@@ -189,6 +193,14 @@ func main() {
 	}
 	if *historyCommits > 0 {
 		prof.historyCommits = *historyCommits
+	}
+	if *drivers != "" {
+		prof.drivers = strings.Split(*drivers, ",")
+		for _, d := range prof.drivers {
+			if !slices.Contains(allDrivers, d) {
+				log.Fatalf("loadgen: unknown driver %q (cli or serve)", d)
+			}
+		}
 	}
 	allowed := strings.Split(*stores, ",")
 	for _, l := range []*[]string{&prof.latencyStores, &prof.historyStores, &prof.contentionStores, &prof.agentStores} {
@@ -355,27 +367,31 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 		for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
 			counts := map[string][]int{modeDisjoint: prof.writers, modeShared: prof.sharedWriters, modeSections: prof.sharedWriters}[mode]
 			for _, n := range counts {
-				if want("contention") && st != nil {
-					step(fmt.Sprintf("contention %s %s %d writers", name, mode, n), func() error {
-						c, err := r.contention(ctx, st, mode, n)
-						if err == nil {
-							res.Contention = append(res.Contention, c)
-						}
-						return err
-					})
+				for _, drv := range prof.drivers {
+					if want("contention") && st != nil {
+						step(fmt.Sprintf("contention %s %s %d writers (%s)", name, mode, n, drv), func() error {
+							c, err := r.contentionBy(ctx, st, mode, n, drv)
+							if err == nil {
+								res.Contention = append(res.Contention, c)
+							}
+							return err
+						})
+					}
 				}
 			}
 		}
 	}
 	for _, name := range prof.agentStores {
-		if st := r.stores[name]; want("agents") && st != nil {
-			step("agents "+name, func() error {
-				a, err := r.agentsWorkload(ctx, st)
-				if err == nil {
-					res.Agents = append(res.Agents, a)
-				}
-				return err
-			})
+		for _, drv := range prof.drivers {
+			if st := r.stores[name]; want("agents") && st != nil {
+				step("agents "+name+" ("+drv+")", func() error {
+					a, err := r.agentsWorkloadBy(ctx, st, drv)
+					if err == nil {
+						res.Agents = append(res.Agents, a)
+					}
+					return err
+				})
+			}
 		}
 	}
 	if s, _, err := runTimed(ctx, work, "true"); err == nil {

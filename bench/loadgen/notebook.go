@@ -20,6 +20,7 @@ type notebook struct {
 	loc  string
 	st   *storeTarget
 	priv string
+	mcp  *mcpServe // set: pull and commit go to this serve process over MCP stdio (driverServe)
 }
 
 // newNotebook makes a notebook directory and private root under base for
@@ -46,10 +47,16 @@ func cleanEnv() []string {
 }
 
 func (n *notebook) pull(ctx context.Context) (Outcome, error) {
+	if n.mcp != nil {
+		return n.mcp.pull(ctx)
+	}
 	return runCLI(ctx, n.bin, n.env, "pull", n.dir)
 }
 
 func (n *notebook) commit(ctx context.Context, msg string) (Outcome, error) {
+	if n.mcp != nil {
+		return n.mcp.commit(ctx, msg)
+	}
 	return runCLI(ctx, n.bin, n.env, "commit", n.dir, "-m", msg)
 }
 

@@ -108,14 +108,16 @@ func (r *Results) charts() map[string]chart {
 		c := chart{Title: "Accepted commits per second vs writers (10 commits each)", XLabel: "writers", YLabel: "accepted commits/s"}
 		for _, store := range both {
 			for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
-				s := series{Name: store + ", " + mode, Dots: true}
-				for _, ct := range r.Contention {
-					if ct.Store == store && ct.Mode == mode {
-						s.X, s.Y = append(s.X, float64(ct.Writers)), append(s.Y, ct.CommitsPerSec)
+				for _, drv := range allDrivers {
+					s := series{Name: withDriver(store+", "+mode, drv), Dots: true}
+					for _, ct := range r.Contention {
+						if ct.Store == store && ct.Mode == mode && withDriver("", ct.Driver) == withDriver("", drv) {
+							s.X, s.Y = append(s.X, float64(ct.Writers)), append(s.Y, ct.CommitsPerSec)
+						}
 					}
-				}
-				if len(s.X) > 0 {
-					c.Series = append(c.Series, s)
+					if len(s.X) > 0 {
+						c.Series = append(c.Series, s)
+					}
 				}
 			}
 		}
@@ -285,11 +287,13 @@ func (r *Results) markdown(date string) string {
 			"(shared-sections); on a shared file every commit is a real text merge. A writer retries a commit after REMOTE_BUSY, and resolves a conflict by "+
 			"keeping both sides. Uploads are the publication attempts that reached the store, counted as the increment packs uploaded (each "+
 			"uploads its own); a retry first checks `current` with a HEAD and drops itself, uploading nothing, when another writer "+
-			"has published meanwhile: those show as HEAD requests in the traffic table. The audit pulls the final notebook and checks every accepted line is there exactly once.\n\n", r.Contention[0].CommitsEach)
+			"has published meanwhile: those show as HEAD requests in the traffic table. The audit pulls the final notebook and checks every accepted line is there exactly once. "+
+			"Rows marked (serve) drive one long-lived `slivingdoc serve` per writer over MCP stdio, as hosts run it, instead of one CLI process per call: "+
+			"their latency is the tool call's round trip, their CPU the server's during the call.\n\n", r.Contention[0].CommitsEach)
 		p("![throughput vs writers](%s-throughput-writers.svg)\n\n", date)
 		p("| store | files | writers | accepted | wall | commits/s | uploads / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | audit |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 		for _, c := range r.Contention {
-			p("| %s | %s | %d | %d/%d | %s | %.1f | %.2f | %d | %d | %s / %s / %s | %s |\n", c.Store, c.Mode, c.Writers, c.Accepted, c.Writers*c.CommitsEach,
+			p("| %s | %s | %d | %d/%d | %s | %.1f | %.2f | %d | %d | %s / %s / %s | %s |\n", c.Store, withDriver(c.Mode, c.Driver), c.Writers, c.Accepted, c.Writers*c.CommitsEach,
 				fmtDur(c.Wall), c.CommitsPerSec, c.AttemptsPerCommit, c.Busy, c.Conflicts,
 				fmtDur(c.Commit.Wall.Median), fmtDur(c.Commit.Wall.P90), fmtDur(c.Commit.Wall.Max), auditText(c.Check, c.Generations, c.Accepted))
 		}
@@ -299,14 +303,14 @@ func (r *Results) markdown(date string) string {
 			p("| files | writers | requests / accepted commit | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | ---: | --- | --- |\n")
 			for _, c := range r.Contention {
 				if len(c.Requests) > 0 {
-					p("| %s | %d | %s |\n", c.Mode, c.Writers, trafficCells(c.Requests, c.Accepted))
+					p("| %s | %d | %s |\n", withDriver(c.Mode, c.Driver), c.Writers, trafficCells(c.Requests, c.Accepted))
 				}
 			}
 			p("\n")
 		}
 		for _, c := range r.Contention {
 			if len(c.Other) > 0 || len(c.Unfinished) > 0 {
-				p("- %s, %s, %d writers: %s\n", c.Store, c.Mode, c.Writers, incompleteText(c.Other, c.Unfinished))
+				p("- %s, %s, %d writers: %s\n", c.Store, withDriver(c.Mode, c.Driver), c.Writers, incompleteText(c.Other, c.Unfinished))
 			}
 		}
 		p("\n")
@@ -317,7 +321,7 @@ func (r *Results) markdown(date string) string {
 		for _, a := range r.Agents {
 			p("%s: %d agents, each its own directory, private root and file. *Spread*: each agent appends ~1 KB and commits once at a random instant "+
 				"of a %s window (the planning load of %d agents x 1 commit per minute, time-compressed to the window). *Burst*: all agents append "+
-				"~1 KB, then all commit at the same instant.\n\n", a.Store, a.Agents, a.Window, a.Agents)
+				"~1 KB, then all commit at the same instant.\n\n", withDriver(a.Store, a.Driver), a.Agents, a.Window, a.Agents)
 			var notes []string
 			p("| phase | accepted | last accepted after | uploads / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | CPU median | max RSS | audit |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |\n")
 			for _, ph := range []struct {
@@ -332,7 +336,7 @@ func (r *Results) markdown(date string) string {
 					fmtDur(ph.ph.Commit.Wall.Median), fmtDur(ph.ph.Commit.Wall.P90), fmtDur(ph.ph.Commit.Wall.Max), fmtDur(ph.ph.Commit.CPU.Median), fmtKiB(ph.ph.Commit.MaxRSS),
 					auditText(ph.ph.Check, 0, 0))
 				if len(ph.ph.Other) > 0 || len(ph.ph.Unfinished) > 0 {
-					notes = append(notes, fmt.Sprintf("- %s, %s: %s\n", a.Store, ph.name, incompleteText(ph.ph.Other, ph.ph.Unfinished)))
+					notes = append(notes, fmt.Sprintf("- %s, %s: %s\n", withDriver(a.Store, a.Driver), ph.name, incompleteText(ph.ph.Other, ph.ph.Unfinished)))
 				}
 			}
 			if len(a.Spread.Requests) > 0 || len(a.Burst.Requests) > 0 {

@@ -147,7 +147,7 @@ func targets(res *Results) []Verdict {
 	cont := func(writers int) *ContentionResult {
 		for i := range res.Contention {
 			c := &res.Contention[i]
-			if c.Store == "seaweedfs" && c.Mode == modeDisjoint && c.Writers == writers {
+			if c.Store == "seaweedfs" && c.Mode == modeDisjoint && c.Writers == writers && withDriver("", c.Driver) == "" {
 				return c
 			}
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 // them commit at the same instant.
 type AgentsResult struct {
 	Store  string
+	Driver string `json:",omitempty"` // driverCLI ("" in older results) or driverServe
 	Agents int
 	Window time.Duration
 	Spread AgentPhase
@@ -40,13 +42,22 @@ type AgentPhase struct {
 // agentPayload is the ~1 KB each agent commits (a tagged line plus text).
 const agentPayload = 960
 
-func (r *runner) agentsWorkload(ctx context.Context, st *storeTarget) (AgentsResult, error) {
-	res := AgentsResult{Store: st.name, Agents: r.prof.agents, Window: r.prof.agentWindow}
-	base := r.tempDir("agents-" + st.name)
+// agentsWorkloadBy runs the agents workload with the agents' calls made
+// by driver; serve processes live through both phases, as a host's do.
+func (r *runner) agentsWorkloadBy(ctx context.Context, st *storeTarget, driver string) (res AgentsResult, err error) {
+	res = AgentsResult{Store: st.name, Driver: driver, Agents: r.prof.agents, Window: r.prof.agentWindow}
+	base := r.tempDir("agents-" + st.name + "-" + driver)
 	defer os.RemoveAll(base)
 	actors, loc, _, err := r.setupActors(ctx, st, base, "a", r.prof.agents, false, agentPayload)
 	if err != nil {
 		return res, err
+	}
+	if driver == driverServe {
+		stop, serr := startServes(ctx, actors)
+		if serr != nil {
+			return res, serr
+		}
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	rng := rand.New(rand.NewPCG(42, uint64(r.prof.agents)))
 	offsets := make([]time.Duration, len(actors))

@@ -16,6 +16,7 @@ import (
 type ContentionResult struct {
 	Store             string
 	Mode              string // modeDisjoint, modeShared or modeSections
+	Driver            string `json:",omitempty"` // driverCLI ("" in older results) or driverServe
 	Writers           int
 	CommitsEach       int
 	Accepted          int // commits reported OK to the writers
@@ -47,8 +48,13 @@ const (
 const maxTriesPerCommit = 20
 
 func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, writers int) (ContentionResult, error) {
-	res := ContentionResult{Store: st.name, Mode: mode, Writers: writers, CommitsEach: r.prof.contentionCommits}
-	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%d", st.name, mode, writers))
+	return r.contentionBy(ctx, st, mode, writers, driverCLI)
+}
+
+// contentionBy is contention with the writers' calls made by driver.
+func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string, writers int, driver string) (ContentionResult, error) {
+	res := ContentionResult{Store: st.name, Mode: mode, Driver: driver, Writers: writers, CommitsEach: r.prof.contentionCommits}
+	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%s-%d", st.name, mode, driver, writers))
 	defer os.RemoveAll(base)
 	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode != modeDisjoint, 0)
 	if err != nil {
@@ -56,6 +62,13 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 	}
 	for _, a := range actors {
 		a.section = mode == modeSections
+	}
+	stopServes := func() error { return nil }
+	if driver == driverServe {
+		if stopServes, err = startServes(ctx, actors); err != nil {
+			return res, err
+		}
+		defer stopServes()
 	}
 	before, err := st.list(ctx, loc)
 	if err != nil {
@@ -101,6 +114,9 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 	}
 	if st.proxy != nil {
 		res.Requests = st.proxy.take()
+	}
+	if err := stopServes(); err != nil {
+		return res, err
 	}
 	if res.Unfinished, err = unfinishedSummary(errs, actors); err != nil {
 		return res, err

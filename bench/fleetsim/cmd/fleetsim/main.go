@@ -1,0 +1,83 @@
+// Command fleetsim runs the fleet simulation of package fleetsim (many
+// engines in one process on the mem store behind a latency model) for one
+// or more fleet sizes and prints the Markdown tables; -json writes the raw
+// results. `make bench-fleet` runs it at 100 and 1,000 agents.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/bench/fleetsim"
+)
+
+func main() {
+	agents := flag.String("agents", "100,1000", "comma-separated fleet sizes, one run each")
+	windows := flag.Int("windows", 1, "commits per agent, one at a random instant of each window")
+	window := flag.Duration("window", time.Minute, "the window (model time): agents/window is the offered rate")
+	burst := flag.Bool("burst", false, "every agent commits at the start of each window")
+	rtt := flag.Duration("rtt", 20*time.Millisecond, "round trip of every request (model time)")
+	jitter := flag.Float64("jitter", 0.25, "each leg uniform in [1-j, 1+j] of its nominal time")
+	cond := flag.Duration("cond-service", 2*time.Millisecond, "time a conditional write holds its key (serialised per key)")
+	bw := flag.Int64("bandwidth", 100e6, "bytes per second one request moves (0 = unlimited)")
+	scale := flag.Float64("scale", 1, "time compression: sleeps are model durations / scale, reports multiply back")
+	seed := flag.Uint64("seed", 1, "seed of the instants, jitter and contents")
+	retries := flag.Int("commit-retries", 8, "each engine's lost-race retries (the CLI default)")
+	maxTries := flag.Int("max-tries", 20, "Commit calls an agent spends on one commit")
+	capRun := flag.Duration("cap", 10*time.Minute, "no new call starts this long after the last instant (model time)")
+	perCommit := flag.Bool("engine-per-commit", false, "a fresh engine per Commit call, as the CLI (default: one engine per agent, as serve)")
+	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
+	jsonOut := flag.String("json", "", "also write the raw results to this file")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	lg := log.New(os.Stderr, "fleetsim: ", log.Ltime)
+	var runs []*fleetsim.Result
+	for _, f := range strings.Split(*agents, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			lg.Fatalf("bad fleet size %q", f)
+		}
+		cfg := fleetsim.Config{
+			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
+			Model:         fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
+			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
+			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
+		}
+		lg.Printf("%d agents ...", n)
+		r, err := fleetsim.Run(ctx, cfg)
+		if err != nil {
+			lg.Fatalf("%d agents: %v", n, err)
+		}
+		lg.Printf("%d agents: %d accepted, real %v, CPU %v, open-file limit %d", n, r.Accepted, r.Real.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.FileLimit)
+		for k, c := range r.OtherCause {
+			lg.Printf("%d agents: first cause of %s: %s", n, k, c)
+		}
+		runs = append(runs, r)
+	}
+	fmt.Print(fleetsim.Markdown(runs))
+	if *jsonOut != "" {
+		data, err := json.MarshalIndent(runs, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*jsonOut, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			lg.Fatal(err)
+		}
+	}
+	for _, r := range runs {
+		if !r.Audit.OK() {
+			lg.Fatalf("%d agents: line audit failed: %+v", r.Agents, r.Audit)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+// Package fleetsim simulates a fleet of agents on one notebook at a scale
+// two cores cannot run as processes (issue 18 item 4, DESIGN §10): many
+// server.Engine instances in one process, each with its own visible
+// directory L and private root P, all on one remote.Mem behind a latency
+// model, committing at random instants.
+//
+// Data flow:
+//
+//	Config ─▶ Run
+//	  remote.Mem ◀─ Latency (latency.go): every request sleeps a round trip
+//	  │             (up leg, server work, down leg; optional jitter and a
+//	  │             per-request bandwidth), conditional writes of one key
+//	  │             are applied one at a time, each holding the key for
+//	  │             CondService, as a real store serialises them; requests
+//	  │             are counted by kind and conditional outcome
+//	  set-up (latency off, not counted): a seed engine commits one file per
+//	  │      agent, every agent's engine pulls
+//	  agents (fleet.go): agent i appends a tagged line and ~1 KB of text to
+//	  │      its own file at its instant of each window (seeded), commits
+//	  │      through Engine.Commit, retries a REMOTE_BUSY as an agent would
+//	  audit (audit.go): a fresh engine pulls the final notebook; every line
+//	  │      of an accepted commit must be there exactly once
+//	  ▼
+//	Result ─▶ report.go (Markdown table, JSON)
+//
+// Time: the engines run on the real clock (their backoff and timestamps
+// are internal to remote/ and server/, which take no clock from outside),
+// so the simulation is in real time, not virtual. Config.Scale compresses
+// it: every modelled duration (round trips, service times, the commit
+// window) is divided by Scale before it is slept, and every measured
+// duration is multiplied by Scale before it is reported, so the reported
+// figures are in the model's time. What Scale does not compress — the
+// engines' own CPU work and their retry backoff — is then overstated by
+// the factor Scale; Scale 1 (the default) is exact apart from the shared
+// CPU, which Result.CPU reports (cores busy near 2 means the figures
+// include queueing for the simulation's CPU, not only for the store).
+// Arrival instants, jitter and contents are seeded; which writer wins a
+// race is up to the scheduler, so two runs agree in distribution, not
+// byte for byte.
+package fleetsim

@@ -1,0 +1,278 @@
+package fleetsim
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// Model is the latency of the simulated store, in the model's time.
+type Model struct {
+	RTT time.Duration // round trip of every request (half up, half down)
+	// Jitter spreads each leg uniformly over [1-Jitter, 1+Jitter] of its
+	// nominal time (0..1; 0 = none).
+	Jitter float64
+	// CondService is how long one conditional write holds its key: the
+	// store applies conditional writes of one key one at a time.
+	CondService time.Duration
+	// Bandwidth is the bytes per second one request moves (0 = unlimited):
+	// the body's transfer time is added to the leg that carries it.
+	Bandwidth int64
+	// Scale compresses time: sleeps are the modelled durations divided by
+	// Scale (>= 1; 0 = 1).
+	Scale float64
+}
+
+// Kind is a request kind as a store bills it.
+type Kind int
+
+const (
+	KindGet Kind = iota
+	KindHead
+	KindPut
+	KindCreate  // conditional create (If-None-Match: *)
+	KindReplace // conditional replace (If-Match)
+	KindList
+	KindDelete
+	numKinds
+)
+
+var kindNames = [numKinds]string{"GET", "HEAD", "PUT", "CREATE", "REPLACE", "LIST", "DELETE"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Counts is the traffic a Latency store saw.
+type Counts struct {
+	Requests [numKinds]int64
+	// Lost counts conditional writes refused by their condition (a lost
+	// race); Won those that succeeded. Both by kind (Create, Replace).
+	Lost, Won [numKinds]int64
+	// WonCurrent is the successful conditional replaces of `current`: the
+	// publications.
+	WonCurrent  int64
+	BytesUp     int64
+	BytesDown   int64
+	CurrentGets int64 // GETs of `current` (the rest are packs)
+}
+
+// Total is the number of requests of every kind.
+func (c Counts) Total() int64 {
+	var n int64
+	for _, v := range c.Requests {
+		n += v
+	}
+	return n
+}
+
+// Conditional is the number of conditional writes, won and lost.
+func (c Counts) Conditional() int64 { return c.Requests[KindCreate] + c.Requests[KindReplace] }
+
+// Latency wraps a store with the latency Model and counts what it serves.
+// Until Enable(true) it neither sleeps nor counts (set-up).
+type Latency struct {
+	inner remote.Store
+	model Model
+	on    atomic.Bool
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	keyMu sync.Mutex
+	keys  map[string]*sync.Mutex // one per key written conditionally
+
+	mu sync.Mutex
+	c  Counts
+}
+
+// NewLatency wraps inner; seed drives the jitter.
+func NewLatency(inner remote.Store, m Model, seed uint64) *Latency {
+	if m.Scale < 1 {
+		m.Scale = 1
+	}
+	return &Latency{inner: inner, model: m, rng: rand.New(rand.NewPCG(seed, 0x1a7e)), keys: map[string]*sync.Mutex{}}
+}
+
+// Enable turns the model and the counting on or off.
+func (l *Latency) Enable(on bool) { l.on.Store(on) }
+
+// Take returns the counts so far and resets them.
+func (l *Latency) Take() Counts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.c
+	l.c = Counts{}
+	return c
+}
+
+// leg sleeps half a round trip (jittered) plus the transfer of n bytes.
+func (l *Latency) leg(ctx context.Context, n int) error {
+	m := l.model
+	d := float64(m.RTT) / 2
+	if m.Jitter > 0 {
+		l.rngMu.Lock()
+		d *= 1 - m.Jitter + 2*m.Jitter*l.rng.Float64()
+		l.rngMu.Unlock()
+	}
+	if m.Bandwidth > 0 && n > 0 {
+		d += float64(n) / float64(m.Bandwidth) * float64(time.Second)
+	}
+	return l.sleep(ctx, time.Duration(d))
+}
+
+func (l *Latency) sleep(ctx context.Context, model time.Duration) error {
+	d := time.Duration(float64(model) / l.model.Scale)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *Latency) keyLock(key string) *sync.Mutex {
+	l.keyMu.Lock()
+	defer l.keyMu.Unlock()
+	m := l.keys[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		l.keys[key] = m
+	}
+	return m
+}
+
+// do runs one request: up leg (carrying up bytes), the store's work (one
+// at a time per key for conditional writes), down leg (carrying what
+// apply returns). A context cancelled on a leg fails the request as an
+// interrupted network call would: before the server saw it on the up leg,
+// after it on the down leg (the write stands; the caller cannot know —
+// the engine's ambiguity handling is exercised, as with a real store).
+func (l *Latency) do(ctx context.Context, k Kind, key string, up int, apply func() (down int, err error)) error {
+	on := l.on.Load()
+	if !on {
+		_, err := apply()
+		return err
+	}
+	if err := l.leg(ctx, up); err != nil {
+		return err
+	}
+	var down int
+	var err error
+	if k == KindCreate || k == KindReplace {
+		m := l.keyLock(key)
+		m.Lock()
+		serr := l.sleep(ctx, l.model.CondService)
+		if serr == nil {
+			down, err = apply()
+		}
+		m.Unlock()
+		if serr != nil {
+			return serr
+		}
+	} else {
+		down, err = apply()
+	}
+	l.count(k, key, up, down, err)
+	if lerr := l.leg(ctx, down); lerr != nil && err == nil {
+		return errors.Join(remote.ErrAmbiguous, lerr)
+	}
+	return err
+}
+
+func (l *Latency) count(k Kind, key string, up, down int, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.c.Requests[k]++
+	l.c.BytesUp += int64(up)
+	l.c.BytesDown += int64(down)
+	if k == KindGet && key == remote.CurrentKey {
+		l.c.CurrentGets++
+	}
+	if k == KindCreate || k == KindReplace {
+		switch {
+		case err == nil:
+			l.c.Won[k]++
+			if k == KindReplace && key == remote.CurrentKey {
+				l.c.WonCurrent++
+			}
+		case errors.Is(err, remote.ErrPrecondition):
+			l.c.Lost[k]++
+		}
+	}
+}
+
+// Identity implements remote.Store.
+func (l *Latency) Identity() string { return l.inner.Identity() }
+
+// Get implements remote.Store.
+func (l *Latency) Get(ctx context.Context, key string) (data []byte, etag string, err error) {
+	err = l.do(ctx, KindGet, key, 0, func() (int, error) {
+		var e error
+		data, etag, e = l.inner.Get(ctx, key)
+		return len(data), e
+	})
+	return data, etag, err
+}
+
+// Head implements remote.Store.
+func (l *Latency) Head(ctx context.Context, key string) (info remote.ObjectInfo, err error) {
+	err = l.do(ctx, KindHead, key, 0, func() (int, error) {
+		var e error
+		info, e = l.inner.Head(ctx, key)
+		return 0, e
+	})
+	return info, err
+}
+
+// CreateIfAbsent implements remote.Store.
+func (l *Latency) CreateIfAbsent(ctx context.Context, key string, data []byte) (etag string, err error) {
+	err = l.do(ctx, KindCreate, key, len(data), func() (int, error) {
+		var e error
+		etag, e = l.inner.CreateIfAbsent(ctx, key, data)
+		return 0, e
+	})
+	return etag, err
+}
+
+// ReplaceIfMatch implements remote.Store.
+func (l *Latency) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (newETag string, err error) {
+	err = l.do(ctx, KindReplace, key, len(data), func() (int, error) {
+		var e error
+		newETag, e = l.inner.ReplaceIfMatch(ctx, key, data, etag)
+		return 0, e
+	})
+	return newETag, err
+}
+
+// Put implements remote.Store.
+func (l *Latency) Put(ctx context.Context, key string, data []byte) error {
+	return l.do(ctx, KindPut, key, len(data), func() (int, error) {
+		return 0, l.inner.Put(ctx, key, data)
+	})
+}
+
+// Delete implements remote.Store.
+func (l *Latency) Delete(ctx context.Context, key string) error {
+	return l.do(ctx, KindDelete, key, 0, func() (int, error) {
+		return 0, l.inner.Delete(ctx, key)
+	})
+}
+
+// List implements remote.Store.
+func (l *Latency) List(ctx context.Context, prefix string) (infos []remote.ObjectInfo, err error) {
+	err = l.do(ctx, KindList, prefix, 0, func() (int, error) {
+		var e error
+		infos, e = l.inner.List(ctx, prefix)
+		return 64 * len(infos), e // about a listing entry's XML per object
+	})
+	return infos, err
+}
