@@ -85,9 +85,10 @@ const (
 // Notebook runs the publication protocol on one store. It is safe for
 // concurrent use.
 type Notebook struct {
-	store Store
-	opts  Options
-	rmu   sync.Mutex // guards opts.Rand, which need not be concurrency-safe
+	store    Store
+	opts     Options
+	rmu      sync.Mutex // guards opts.Rand, which need not be concurrency-safe
+	segments segmentCache
 }
 
 // Open returns the Notebook on store.

@@ -30,7 +30,11 @@ type Config struct {
 	// RetainedCheckpoints the older chains it keeps (0..64, 0 = none).
 	CheckpointPacks     int
 	RetainedCheckpoints int
-	Logger              *slog.Logger
+	// Retain is the history window by time (--retain; 0 =
+	// DefaultRetain): history segments newer than this stay listed, and
+	// their increments kept, even below the oldest kept checkpoint.
+	Retain time.Duration
+	Logger *slog.Logger
 }
 
 // Engine runs pull, commit, status and log. It is safe for concurrent use;
@@ -56,9 +60,14 @@ type Engine struct {
 
 	checkpointPacks int            // active increments that trigger a checkpoint
 	retained        int            // retained chains a checkpoint keeps
+	retain          time.Duration  // history window by time
 	checkpointing   atomic.Bool    // a background checkpoint is running
-	background      sync.WaitGroup // background checkpoints; Close waits for them
+	rollupMu        sync.Mutex     // one rollup build at a time
+	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
 }
+
+// DefaultRetain is the default history window by time (DESIGN §5).
+const DefaultRetain = 30 * 24 * time.Hour
 
 // maxCommitRetries bounds Config.CommitRetries, maxRetained
 // Config.RetainedCheckpoints (DESIGN §8).
@@ -143,6 +152,10 @@ func New(cfg Config) (*Engine, error) {
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
+		retain:          cfg.Retain,
+	}
+	if e.retain <= 0 {
+		e.retain = DefaultRetain
 	}
 	return e, nil
 }
