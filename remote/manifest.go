@@ -135,7 +135,18 @@ func (m *Manifest) ActiveLength() int {
 	if m.Version < 2 {
 		return len(m.Increments)
 	}
-	return int(min(m.Generation-m.Checkpoint.Through, math.MaxInt32))
+	through, n := m.Checkpoint.Through, 0
+	for _, inc := range m.Increments {
+		if inc.Generation > through {
+			n++
+		}
+	}
+	if len(m.Increments) > 0 && m.Increments[0].Generation > through+1 && len(m.Segments) > 0 && m.Segments[len(m.Segments)-1].Last > through {
+		// Some are folded into segments: count their generations (an
+		// upper bound: checkpoint swaps took some).
+		n += int(min(m.Increments[0].Generation-through-1, math.MaxInt32))
+	}
+	return n
 }
 
 // Active returns the active chain (version 1; in version 2 the tail on top

@@ -20,10 +20,10 @@ import (
 
 // Bounds of version 2.
 const (
-	SegmentFanout   = 8                     // entries per segment: increments (level 1) or segments (level >= 2)
-	TailKeep        = SegmentFanout         // increments a fold leaves in the tail
-	MaxTail         = 2*SegmentFanout - 1   // increments `current` lists
-	MaxSegmentLevel = 21                    // 8^21 > 2^63 increments
+	SegmentFanout   = 8                   // entries per segment: increments (level 1) or segments (level >= 2)
+	TailKeep        = SegmentFanout       // increments a fold leaves in the tail
+	MaxTail         = 2*SegmentFanout - 1 // increments `current` lists
+	MaxSegmentLevel = 21                  // 8^21 > 2^63 increments
 	MaxSegments     = MaxSegmentLevel * (SegmentFanout - 1)
 )
 

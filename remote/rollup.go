@@ -81,17 +81,30 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 	if m == nil || m.Version < 2 || g > m.Generation || g <= m.Checkpoint.Through {
 		return nil, nil
 	}
-	levels := RollupsEndingAt(g)
-	if len(levels) == 0 {
-		return nil, nil
-	}
 	end, ok, err := n.HeadAt(ctx, state, g)
 	if err != nil || !ok {
 		return nil, err
 	}
+	// The blocks ending at g, and at the generations since the previous
+	// increment (checkpoint swaps: nobody else ends their blocks).
+	prev := g - 1
+	if inc, ok, err := n.HeadAt(ctx, state, g-1); err == nil && ok {
+		prev = inc.Generation
+	}
+	type block struct {
+		level int
+		end   uint64
+	}
+	var blocks []block
+	for e := max(prev+1, m.Checkpoint.Through+1); e <= g; e++ {
+		for _, l := range RollupsEndingAt(e) {
+			blocks = append(blocks, block{l, e})
+		}
+	}
 	var out []BuiltRollup
-	for _, l := range levels {
-		start := g - 1<<l
+	for _, bl := range blocks {
+		l := bl.level
+		start := bl.end - 1<<l
 		var from cas.ID
 		if start > 0 {
 			inc, ok, err := n.HeadAt(ctx, state, start)
@@ -103,9 +116,17 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 			}
 			from = inc.Head
 		}
-		data, err := buildRollup(src, from, end.Head)
+		to := end.Head
+		if bl.end < g {
+			at, ok, err := n.HeadAt(ctx, state, bl.end)
+			if err != nil || !ok {
+				continue
+			}
+			to = at.Head
+		}
+		data, err := buildRollup(src, from, to)
 		if err != nil {
-			return out, fmt.Errorf("remote: rollup of generations %d..%d: %w", start+1, g, err)
+			return out, fmt.Errorf("remote: rollup of generations %d..%d: %w", start+1, bl.end, err)
 		}
 		key := RollupKey(l, start+1)
 		if err := n.store.Put(ctx, key, data); err != nil {
@@ -247,6 +268,9 @@ type coverItem struct {
 func PlanCatchUp(m *Manifest, reach uint64) []coverItem {
 	if m == nil || reach >= m.Generation {
 		return nil
+	}
+	if n := len(m.Increments); n > 0 && m.Increments[n-1].Generation <= reach {
+		return nil // only checkpoint swaps since: the head is the one reached
 	}
 	g := m.Generation
 	var out []coverItem

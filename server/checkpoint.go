@@ -23,19 +23,27 @@ const checkpointTimeout = 5 * time.Minute
 // call for: the rollups of the blocks its generation ends, and a
 // checkpoint when the active chain is long enough.
 func (e *Engine) afterPublish(state remote.State) {
-	e.maybeRollups(state)
-	e.maybeCheckpoint(state)
-}
-
-// maybeRollups builds, in the background, the rollups of the blocks that
-// state's generation ends (remote.BuildRollups), reading objects from the
-// chain's cache, which reaches that generation (keepOwnPack). A failure
-// only costs readers requests: they fetch the halves instead.
-func (e *Engine) maybeRollups(state remote.State) {
-	if state.Manifest == nil || len(remote.RollupsEndingAt(state.Generation())) == 0 {
+	if len(remote.RollupsEndingAt(state.Generation())) == 0 {
+		e.maybeCheckpoint(state)
 		return
 	}
+	// The rollups first, so a checkpoint's cleanup sees (and removes)
+	// those it makes unnecessary.
 	e.background.Go(func() {
+		e.buildRollups(state)
+		e.maybeCheckpoint(state)
+	})
+}
+
+// buildRollups builds the rollups of the blocks that state's generation
+// ends (remote.BuildRollups), reading objects from the chain's cache,
+// which reaches that generation (keepOwnPack). A failure only costs
+// readers requests: they fetch the halves instead.
+func (e *Engine) buildRollups(state remote.State) {
+	if state.Manifest == nil {
+		return
+	}
+	func() {
 		e.rollupMu.Lock()
 		defer e.rollupMu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), checkpointTimeout)
@@ -56,7 +64,7 @@ func (e *Engine) maybeRollups(state remote.State) {
 			return
 		}
 		e.log.Debug("rollups written", "generation", state.Generation(), "rollups", len(built))
-	})
+	}()
 }
 
 // maybeCheckpoint starts a checkpoint if state's active chain is long
