@@ -73,6 +73,9 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 			next, err = n.attempt(ctx, state, pub, prop)
 		}
 		if err == nil {
+			if n.opts.Observe != nil {
+				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest}) // only records it: it is newer than anything read
+			}
 			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true}, nil
 		}
 		if !errors.Is(err, errNotAccepted) {

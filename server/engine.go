@@ -138,14 +138,16 @@ func New(cfg Config) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	storeKey := hashKey(cfg.Store.Identity())
+	generations := newGenerationMemory(filepath.Join(priv, "stores", storeKey), cfg.Store)
 	e := &Engine{
 		store:     cfg.Store,
-		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries}),
+		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe}),
 		log:       logger,
 		workspace: ws,
 		defDir:    def,
 		private:   priv,
-		storeKey:  hashKey(cfg.Store.Identity()),
+		storeKey:  storeKey,
 		sets:      sets,
 		dirs:      map[string]*sync.Mutex{},
 		objects:   map[string]*chainCache{},

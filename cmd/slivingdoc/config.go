@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
@@ -48,10 +49,11 @@ var (
 	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "lost-race retries per commit (0..100)", constant("8")}
 	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", constant("1024")}
 	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "older checkpoint chains kept (0..64)", constant("1")}
+	setRetain        = setting{"retain", "SLIVINGDOC_RETAIN", "DURATION", "history kept by time, e.g. 720h (Go duration, at least 1m)", constant("720h")}
 )
 
 var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
-	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained}
+	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained, &setRetain}
 
 func none() string { return "" }
 
@@ -305,6 +307,14 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 	}
 	if cfg.RetainedCheckpoints, err = s.lookupInt(&setRetained, 0, 64); err != nil {
 		return cfg, err
+	}
+	{
+		v, src := s.lookup(&setRetain)
+		d, derr := time.ParseDuration(strings.TrimSpace(v))
+		if derr != nil || d < time.Minute {
+			return cfg, usageErrorf("%s: %q is not a duration of at least 1m (e.g. 720h)", setRetain.name(src), v)
+		}
+		cfg.Retain = d
 	}
 	cfg.Writable = s.lookupList(&setWritable)
 	cfg.ReadOnly = s.lookupList(&setReadOnly)
