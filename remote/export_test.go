@@ -34,3 +34,18 @@ func DowngradeToV1(nb *Notebook, st State) (*Manifest, error) {
 	}
 	return m, m.Validate()
 }
+
+// PlanItem is one catch-up step, for tests.
+type PlanItem struct {
+	Level       int
+	First, Last uint64
+}
+
+// PlanCatchUpItems exposes PlanCatchUp.
+func PlanCatchUpItems(m *Manifest, reach uint64) []PlanItem {
+	var out []PlanItem
+	for _, it := range planCatchUp(m, reach) {
+		out = append(out, PlanItem{it.level, it.first, it.last})
+	}
+	return out
+}

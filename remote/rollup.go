@@ -258,14 +258,14 @@ type coverItem struct {
 	first, last uint64
 }
 
-// PlanCatchUp returns the plan for a reader that holds the closure of the
+// planCatchUp returns the plan for a reader that holds the closure of the
 // head at generation reach (and, before m.Upgraded, every increment pack
 // of the chain up to reach) to reach m's head: the increments of the
 // legacy part, then a rollup of the smallest level whose block holds
 // reach+1 (it may start before reach: a superset is harmless), then the
 // largest aligned blocks that fit, and the increments after the last one.
 // At most 2*log2(k)+1 items for k generations when every rollup exists.
-func PlanCatchUp(m *Manifest, reach uint64) []coverItem {
+func planCatchUp(m *Manifest, reach uint64) []coverItem {
 	if m == nil || reach >= m.Generation {
 		return nil
 	}
@@ -307,7 +307,7 @@ func PlanCatchUp(m *Manifest, reach uint64) []coverItem {
 }
 
 // CatchUp downloads what a reader that reached generation reach (see
-// PlanCatchUp) needs to read state's head, fetching up to parallel packs
+// planCatchUp) needs to read state's head, fetching up to parallel packs
 // at a time. A rollup nobody built is replaced by its halves. Increments
 // are verified against their descriptors; a missing increment wraps
 // ErrMissingPack.
@@ -315,7 +315,7 @@ func PlanCatchUp(m *Manifest, reach uint64) []coverItem {
 // have reports packs the caller holds already (by key): they are skipped.
 func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, parallel int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
 	var st CatchUpStats
-	plan := PlanCatchUp(state.Manifest, reach)
+	plan := planCatchUp(state.Manifest, reach)
 	for len(plan) > 0 {
 		var incs []coverItem
 		var rolls []coverItem

@@ -141,7 +141,7 @@ var syncBundleBytes = 64 << 20
 // The reach of a chain cache is the generation whose head's closure it
 // holds (and, in a chain started before the store's upgrade to version 2,
 // every increment pack up to it): sync then needs only what
-// remote.PlanCatchUp lists for (reach, generation], a few rollups and
+// remote.CatchUp plans for (reach, generation], a few rollups and
 // increments, never the whole chain. It is recorded next to the cache
 // (chains/<key>.reach) after the packs are kept, so processes sharing P
 // share it; a reach below the chain's checkpoint means "nothing yet".
@@ -202,7 +202,7 @@ func (e *Engine) forgetReach(c *chainCache) {
 
 // sync makes the cache of state's chain hold the closure of state's head:
 // the checkpoint's pack if the cache has not reached it, then the catch-up
-// remote.PlanCatchUp lists from the cache's reach, downloaded in parallel.
+// remote.CatchUp plans from the cache's reach, downloaded in parallel.
 // Each pack is verified (increments by size and BLAKE3 in remote, every
 // pack's trailer, index and objects by cas) before it is kept. The packs
 // of one sync are kept in one file (a cas bundle, up to syncBundleBytes):
