@@ -192,12 +192,6 @@ func (m *Manifest) FindPublication(pub string) (Increment, bool) {
 	return m.findIncrement(func(inc Increment) bool { return inc.Publication == pub })
 }
 
-// findGeneration returns the increment accepted at generation g, if any
-// chain still records it.
-func (m *Manifest) findGeneration(g uint64) (Increment, bool) {
-	return m.findIncrement(func(inc Increment) bool { return inc.Generation == g })
-}
-
 // findIncrement returns the first increment, active chain first, that
 // match accepts.
 func (m *Manifest) findIncrement(match func(Increment) bool) (Increment, bool) {

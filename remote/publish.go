@@ -253,11 +253,3 @@ func notAmbiguous(err error) error {
 	}
 	return err
 }
-
-// find is FindPublication on a possibly nil manifest.
-func (m *Manifest) find(pub string) (Increment, bool) {
-	if m == nil {
-		return Increment{}, false
-	}
-	return m.FindPublication(pub)
-}
