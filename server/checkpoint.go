@@ -16,8 +16,14 @@ import (
 // waits for a running checkpoint, so a CLI process finishes the work it
 // started before it exits.
 
-// checkpointTimeout bounds one background checkpoint and its cleanup.
-const checkpointTimeout = 5 * time.Minute
+// checkpointTimeout bounds one background checkpoint and its cleanup;
+// rollupTimeout the rollups of one publication: they are an optimisation
+// (a missing one costs readers a few requests), and a CLI process waits
+// for them before it exits, so a slow or frozen store must not hold it.
+const (
+	checkpointTimeout = 5 * time.Minute
+	rollupTimeout     = 20 * time.Second
+)
 
 // afterPublish starts the background work an accepted publication may
 // call for: the rollups of the blocks its generation ends, and a
@@ -46,7 +52,7 @@ func (e *Engine) buildRollups(state remote.State) {
 	func() {
 		e.rollupMu.Lock()
 		defer e.rollupMu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), checkpointTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), rollupTimeout)
 		defer cancel()
 		c, err := e.openChain(chainKey(state))
 		if err != nil {
