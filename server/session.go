@@ -92,7 +92,7 @@ func (s *session) open(create bool) error {
 // scanL scans L and refuses content that breaks the rules, naming every
 // offending file; nothing has been changed at that point.
 func (s *session) scanL() (*scanResult, error) {
-	res, err := scan(s.root, s.stats)
+	res, err := s.scanWithRules()
 	if err != nil {
 		return nil, s.e.fail("scan", err)
 	}
@@ -188,6 +188,11 @@ func (s *session) saveStats() {
 func (e *Engine) fail(stage string, err error) *Error {
 	de := mapErr(err)
 	e.storeTrouble(err)
+	if errors.Is(err, context.Canceled) {
+		// The caller's decision, not store trouble (mcpserver logs why).
+		e.log.Info("operation cancelled", "stage", stage)
+		return de
+	}
 	if de.Cause != nil {
 		e.log.Warn("operation failed", "stage", stage, "code", string(de.Code), "reason", de.Reason, "err", de.Cause)
 	}

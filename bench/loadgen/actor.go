@@ -13,13 +13,15 @@ import (
 )
 
 // actor is one writer of contention or one agent: its own notebook
-// directory and private root, adding tagged lines to its own file or to its
-// own section of a shared file, committing until each commit is accepted.
+// directory and private root, adding tagged lines to its own file, to the
+// end of a shared file, or to its own section of a shared file, committing
+// until each commit is accepted.
 type actor struct {
 	tag     string // "w007", "a042"
 	nb      *notebook
 	file    string // slash path it writes
-	shared  bool   // file is shared: insert into the "## <tag>" section
+	shared  bool   // file is shared: append at its end ...
+	section bool   // ... or, if set, insert into the "## <tag>" section
 	payload int    // untagged bytes after each tagged line (~1 KB agents)
 	seq     int
 
@@ -63,7 +65,7 @@ func (a *actor) edit() error {
 	}
 	a.seq++
 	path := filepath.Join(a.nb.dir, filepath.FromSlash(a.file))
-	if !a.shared {
+	if !a.shared || !a.section {
 		if err := appendTo(path, []byte(block)); err != nil {
 			return err
 		}

@@ -60,9 +60,10 @@ func TestMain(m *testing.M) {
 }
 
 // Writers racing through the real binary leave every accepted line exactly
-// once, on disjoint files and on one shared file.
+// once, on disjoint files and on one shared file; appending at the end of
+// one shared file, they never conflict (DESIGN §4 rule 6).
 func TestContentionAuditPasses(t *testing.T) {
-	for _, mode := range []string{modeDisjoint, modeShared} {
+	for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
 		t.Run(mode, func(t *testing.T) {
 			r := testRunner(t)
 			res, err := r.contention(context.Background(), r.stores["file"], mode, 3)
@@ -74,6 +75,9 @@ func TestContentionAuditPasses(t *testing.T) {
 			}
 			if res.Attempts < res.Accepted {
 				t.Fatalf("%d attempts counted for %d accepted commits", res.Attempts, res.Accepted)
+			}
+			if mode != modeSections && res.Conflicts != 0 {
+				t.Fatalf("%d conflicts appending (%s)", res.Conflicts, mode)
 			}
 		})
 	}

@@ -352,8 +352,8 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 	}
 	for _, name := range prof.contentionStores {
 		st := r.stores[name]
-		for _, mode := range []string{modeDisjoint, modeShared} {
-			counts := map[string][]int{modeDisjoint: prof.writers, modeShared: prof.sharedWriters}[mode]
+		for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
+			counts := map[string][]int{modeDisjoint: prof.writers, modeShared: prof.sharedWriters, modeSections: prof.sharedWriters}[mode]
 			for _, n := range counts {
 				if want("contention") && st != nil {
 					step(fmt.Sprintf("contention %s %s %d writers", name, mode, n), func() error {

@@ -107,7 +107,7 @@ func (r *Results) charts() map[string]chart {
 	if len(r.Contention) > 0 {
 		c := chart{Title: "Accepted commits per second vs writers (10 commits each)", XLabel: "writers", YLabel: "accepted commits/s"}
 		for _, store := range both {
-			for _, mode := range []string{modeDisjoint, modeShared} {
+			for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
 				s := series{Name: store + ", " + mode, Dots: true}
 				for _, ct := range r.Contention {
 					if ct.Store == store && ct.Mode == mode {
@@ -280,8 +280,9 @@ func (r *Results) markdown(date string) string {
 	if len(r.Contention) > 0 {
 		p("## Contention\n\n")
 		p("N writers, each with its own directory and private root, start together and make %d commits each as fast as they can, "+
-			"each commit adding one tagged line: to the writer's own file (disjoint) or to the writer's own section of one shared file "+
-			"(shared: every commit is a real text merge). A writer retries a commit after REMOTE_BUSY, and resolves a conflict by "+
+			"each commit adding one tagged line: to the writer's own file (disjoint), to the end of one shared file (shared: the "+
+			"realistic log, where concurrent additions at one place merge cleanly) or to the writer's own section of one shared file "+
+			"(shared-sections); on a shared file every commit is a real text merge. A writer retries a commit after REMOTE_BUSY, and resolves a conflict by "+
 			"keeping both sides. Uploads are the publication attempts that reached the store, counted as the increment packs uploaded (each "+
 			"uploads its own); a retry first checks `current` with a HEAD and drops itself, uploading nothing, when another writer "+
 			"has published meanwhile: those show as HEAD requests in the traffic table. The audit pulls the final notebook and checks every accepted line is there exactly once.\n\n", r.Contention[0].CommitsEach)

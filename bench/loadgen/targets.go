@@ -171,6 +171,28 @@ func targets(res *Results) []Verdict {
 		add("50 writers on disjoint files", "all commits accepted, none REMOTE_BUSY", "not measured", nil)
 	}
 
+	// Issue 16: writers appending to one shared file merge without
+	// conflicts; their rate is quoted next to the disjoint files' rate.
+	for _, writers := range []int{10, 50} {
+		name := fmt.Sprintf("%d writers appending to one shared file", writers)
+		target := "0 conflicts, every accepted line once"
+		var shared *ContentionResult
+		for i := range res.Contention {
+			if c := &res.Contention[i]; c.Store == "seaweedfs" && c.Mode == modeShared && c.Writers == writers {
+				shared = c
+			}
+		}
+		if shared == nil {
+			add(name, target, "not measured", nil)
+			continue
+		}
+		got := fmt.Sprintf("%d conflicts, %d/%d accepted, %.1f commits/s", shared.Conflicts, shared.Accepted, shared.Writers*shared.CommitsEach, shared.CommitsPerSec)
+		if d := cont(writers); d != nil {
+			got += fmt.Sprintf(" (disjoint files: %.1f commits/s)", d.CommitsPerSec)
+		}
+		add(name, target, got+"; audit "+auditText(shared.Check, shared.Generations, shared.Accepted), verdict(shared.Conflicts == 0 && shared.Check.OK()))
+	}
+
 	if len(res.Merge) > 0 {
 		met := true
 		var parts []string

@@ -12,10 +12,10 @@ import (
 
 // ContentionResult is N writers committing at once: each its own directory
 // and private root, commitsEach commits, on disjoint files or on one shared
-// file (each writer in its own section).
+// file (all appending at its end, or each writer in its own section).
 type ContentionResult struct {
 	Store             string
-	Mode              string // "disjoint" or "shared"
+	Mode              string // modeDisjoint, modeShared or modeSections
 	Writers           int
 	CommitsEach       int
 	Accepted          int // commits reported OK to the writers
@@ -39,7 +39,8 @@ type ContentionResult struct {
 
 const (
 	modeDisjoint = "disjoint"
-	modeShared   = "shared"
+	modeShared   = "shared"          // every writer appends at the end of one file
+	modeSections = "shared-sections" // every writer inserts into its own section of one file
 )
 
 // maxTriesPerCommit bounds the processes one writer spends on one commit.
@@ -49,9 +50,12 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 	res := ContentionResult{Store: st.name, Mode: mode, Writers: writers, CommitsEach: r.prof.contentionCommits}
 	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%d", st.name, mode, writers))
 	defer os.RemoveAll(base)
-	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode == modeShared, 0)
+	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode != modeDisjoint, 0)
 	if err != nil {
 		return res, err
+	}
+	for _, a := range actors {
+		a.section = mode == modeSections
 	}
 	before, err := st.list(ctx, loc)
 	if err != nil {

@@ -172,3 +172,34 @@ func symlinks(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// Hostile file names reach the terminal escaped: one with U+202E, which
+// would display the name reversed (accepted, and named in the result), and
+// names with an escape sequence or bytes that are not UTF-8 (refused, and
+// named in the report).
+func TestHostileFileNamesArePrintedEscaped(t *testing.T) {
+	a := newNotebook(t, backends[0]).agent("a")
+	a.pull()
+	a.write("evil\u202Egnp.md", "x\n")
+	o := a.run("commit", a.dir, "-m", "names")
+	if o.code != 0 {
+		t.Fatalf("commit: %s", o)
+	}
+	if strings.Contains(o.stdout+o.stderr, "\u202E") || !strings.Contains(o.stdout, `evil\u202egnp.md`) {
+		t.Fatalf("the name is not shown escaped:\n%q", o.stdout)
+	}
+	for _, c := range []struct{ name, raw, shown string }{
+		{"esc\x1b[2Jname.md", "\x1b", `esc\x1b[2Jname.md`},
+		{"bad\xffname.md", "\xff", `bad\xffname.md`},
+	} {
+		a.write(c.name, "z\n")
+		o = a.run("commit", a.dir, "-m", "bad name")
+		if o.code != 1 {
+			t.Fatalf("%q was accepted: %s", c.name, o)
+		}
+		if strings.Contains(o.stdout+o.stderr, c.raw) || !strings.Contains(o.stdout, "file: "+c.shown+" · ") {
+			t.Fatalf("the refused name %q is not shown escaped:\n%q\n%q", c.name, o.stdout, o.stderr)
+		}
+		a.remove(c.name)
+	}
+}

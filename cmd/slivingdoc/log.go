@@ -20,8 +20,21 @@ func init() {
 func runLog(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("log", "log [flags] [-n N]",
 		"Lists recent accepted publications of the notebook, newest first: generation, time (UTC),\n"+
-			"message and the files each one changed.", s)
+			"message and the files each one changed (--stat, the default), or with -p each file's\n"+
+			"changes as a unified diff in git's format.\n\n"+
+			"Examples:\n"+
+			"  slivingdoc log -n 20                 the last 20 publications\n"+
+			"  slivingdoc log -p --path notes/a.md  every retained change to notes/a.md, as diffs\n"+
+			"  slivingdoc log --since 24h --json    the last day's publications, for a script\n\n"+
+			"--since and --until take an RFC 3339 time (2026-11-30T10:00:00Z), a date (2026-11-30,\n"+
+			"UTC; --until includes that whole day) or an age (90m, 36h, 7d).", s)
 	n := c.fs.Int("n", 10, "show at most `N` publications (1..1000)")
+	_ = c.fs.Bool("stat", false, "list the files with +/- counts (the default)")
+	patch := c.fs.Bool("p", false, "show each file's changes as a unified diff")
+	pathFlag := c.fs.String("path", "", "only publications that changed the file or directory `P`")
+	since := c.fs.String("since", "", "only publications at or after `TIME`")
+	until := c.fs.String("until", "", "only publications at or before `TIME`")
+	asJSON := c.fs.Bool("json", false, "print one JSON array (with -p, each entry has its patch)")
 	if _, code, done := c.parse(args, 0); done {
 		return code
 	}
@@ -29,21 +42,32 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "slivingdoc log: -n %d: want 1..1000\n", *n)
 		return 2
 	}
-	cfg, code, done := c.config(ctx)
-	if done {
-		return code
+	q := server.HistoryQuery{Limit: *n, Path: *pathFlag, Content: *patch}
+	var err error
+	now := time.Now()
+	if q.Since, err = parseWhen(*since, now, false); err != nil {
+		fmt.Fprintf(s.err, "slivingdoc log: --since: %v\n", err)
+		return 2
 	}
-	e, code, done := c.start(&cfg, logWorkspace(cfg.PrivateRoot))
-	if done {
-		return code
+	if q.Until, err = parseWhen(*until, now, true); err != nil {
+		fmt.Fprintf(s.err, "slivingdoc log: --until: %v\n", err)
+		return 2
 	}
-	defer e.Close()
-	entries, err := e.Log(ctx, *n)
-	if err != nil {
-		return c.fail(e, cfg, err)
-	}
-	printLog(s.out, entries)
-	return 0
+	return c.storeOnly(ctx, func(e *server.Engine) error {
+		entries, err := e.History(ctx, q)
+		if err != nil {
+			return err
+		}
+		switch {
+		case *asJSON:
+			return printLogJSON(s.out, entries, *patch)
+		case *patch:
+			printLogPatch(s.out, entries)
+		default:
+			printLog(s.out, logEntries(entries))
+		}
+		return nil
+	})
 }
 
 // logWorkspace is the workspace root log gives the engine, which needs one

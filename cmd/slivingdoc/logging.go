@@ -8,10 +8,11 @@ package main
 // without one use the default. Levels: debug, info, warn, error.
 //
 // Defence in depth for the "no secrets" rule: records at info and above
-// pass through a scrubber that replaces object IDs (40/64 hex), pack and
-// probe keys, AWS access key IDs, URL user info and the registered private
-// paths. Debug records are for the operator's own machine and are not
-// scrubbed.
+// pass through the process's scrubber (procScrub: server/diag's policy,
+// which replaces object IDs and long hex runs, pack and probe keys, AWS
+// access key IDs, URL user info, and the registered private paths and
+// credential values). Debug records are for the operator's own machine and
+// are not scrubbed.
 
 import (
 	"context"
@@ -19,14 +20,19 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
-	"sort"
 	"strings"
-	"sync"
+
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // newLogger returns the process logger writing to w, configured by LOG_LEVEL.
+// On os.Stderr records go through the process's dropWriter (logwriter.go),
+// so logging never blocks a call.
 func newLogger(w io.Writer) *slog.Logger {
+	if w == io.Writer(os.Stderr) {
+		stderrLog.once.Do(func() { stderrLog.w = newDropWriter(os.Stderr, logQueueBytes) })
+		w = stderrLog.w
+	}
 	lv, err := parseLogLevel(os.Getenv("LOG_LEVEL"))
 	h := &moduleHandler{
 		inner:  slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}),
@@ -126,7 +132,7 @@ func (h *moduleHandler) Handle(ctx context.Context, r slog.Record) error {
 		return nil
 	}
 	if r.Level >= slog.LevelInfo {
-		r = scrubRecord(r)
+		r = procScrub.Record(r)
 	}
 	return h.inner.Handle(ctx, r)
 }
@@ -139,7 +145,7 @@ func (h *moduleHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 		}
 		// Attributes attached with With are formatted once by the inner
 		// handler, so scrub them here (they are shown at every level).
-		attrs[i] = scrubAttr(a)
+		attrs[i] = procScrub.Attr(a)
 	}
 	n.inner = h.inner.WithAttrs(attrs)
 	return &n
@@ -151,85 +157,19 @@ func (h *moduleHandler) WithGroup(name string) slog.Handler {
 	return &n
 }
 
-func scrubRecord(r slog.Record) slog.Record {
-	out := slog.NewRecord(r.Time, r.Level, scrubText(r.Message), r.PC)
-	r.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(scrubAttr(a))
-		return true
-	})
-	return out
-}
-
-func scrubAttr(a slog.Attr) slog.Attr {
-	v := a.Value.Resolve()
-	switch v.Kind() {
-	case slog.KindString:
-		return slog.String(a.Key, scrubText(v.String()))
-	case slog.KindGroup:
-		g := v.Group()
-		out := make([]any, len(g))
-		for i, x := range g {
-			out[i] = scrubAttr(x)
-		}
-		return slog.Group(a.Key, out...)
-	case slog.KindAny:
-		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, scrubText(err.Error()))
-		}
-		if st, ok := v.Any().(fmt.Stringer); ok {
-			return slog.String(a.Key, scrubText(st.String()))
-		}
-		return slog.String(a.Key, scrubText(fmt.Sprint(v.Any())))
-	}
-	return slog.Attr{Key: a.Key, Value: v}
-}
-
-var scrubPatterns = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`packs/(?:checkpoints|increments)/[^\s"']+`), "<pack-key>"},
-	{regexp.MustCompile(`probe/[0-9A-Fa-f-]{8,}`), "<probe-key>"},
-	{regexp.MustCompile(`\b(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40})\b`), "<id>"},
-	{regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), "<access-key>"},
-	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@`), "${1}<user>@"},
-}
-
 // credentialEnv are variables whose values no record and no MCP result may
 // show (serve passes them to the adapter's redaction too).
 var credentialEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"}
 
-var (
-	redactMu    sync.RWMutex
-	redactPaths []string // longest first
-)
+// procScrub is the process's scrubber: the one policy (server/diag) plus
+// the private root and credential values registered at startup. Every
+// diagnostic text of the CLI (reports, usage errors, verify, log records
+// at info and above) and the MCP adapter go through it.
+var procScrub = diag.NewScrubber()
 
 // redactPath registers a private path (the private root) or a secret value
-// that records at info and above must never show.
-func redactPath(p string) {
-	if len(p) < 2 {
-		return
-	}
-	redactMu.Lock()
-	defer redactMu.Unlock()
-	for _, q := range redactPaths {
-		if q == p {
-			return
-		}
-	}
-	redactPaths = append(redactPaths, p)
-	sort.Slice(redactPaths, func(i, j int) bool { return len(redactPaths[i]) > len(redactPaths[j]) })
-}
+// that no output may show.
+func redactPath(p string) { procScrub.Add(p) }
 
 // scrubText removes secrets, object IDs, keys and private paths from s.
-func scrubText(s string) string {
-	redactMu.RLock()
-	for _, p := range redactPaths {
-		s = strings.ReplaceAll(s, p, "<private>")
-	}
-	redactMu.RUnlock()
-	for _, p := range scrubPatterns {
-		s = p.re.ReplaceAllString(s, p.with)
-	}
-	return s
-}
+func scrubText(s string) string { return procScrub.Text(s) }

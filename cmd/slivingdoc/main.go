@@ -15,10 +15,11 @@ import (
 	"runtime/debug"
 	"sort"
 	"syscall"
+	"time"
 )
 
-// version is stamped by the release build (-ldflags "-X main.version=...").
-var version = "dev"
+// version is stamped by the release build (-ldflags "-X main.version=..."); unstamped, resolveVersion (version.go) derives it from the build info.
+var version = ""
 
 // command is one subcommand. run returns the process exit code.
 type command struct {
@@ -47,6 +48,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 	stop()
+	flushLogs(2 * time.Second)
 	os.Exit(code)
 }
 

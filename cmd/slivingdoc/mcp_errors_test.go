@@ -53,6 +53,8 @@ var rowTests = map[string]rowTest{
 	"STORAGE_FAILURE/INCOMPATIBLE_STORE":     rowIncompatibleStore,
 	"RECOVERY_FAILURE/RESYNCHRONIZED":        rowResynchronized,
 	"RECOVERY_FAILURE/RECOVERY_PENDING":      rowRecoveryPending,
+	// CLI-only (history commands): tested through the CLI.
+	"INVALID_REQUEST/HISTORY_UNAVAILABLE": rowHistoryUnavailable,
 }
 
 func TestMCPErrorRows(t *testing.T) {

@@ -1,7 +1,9 @@
 package main
 
-// Interop with a second, independent client: the MCP Inspector CLI (the
-// TypeScript SDK) lists the tools of the built binary and calls notes_pull.
+// Interop with a third, independent client: the MCP Inspector CLI (the
+// TypeScript SDK) lists the tools of the built binary, calls notes_pull,
+// and gets a refused notes_commit; its SDK validates both results against
+// the advertised outputSchema.
 // The Inspector is pinned by server/mcpserver/testdata/inspector/
 // package.json and package-lock.json and installed with `npm ci` into the
 // user cache directory on first use (keyed by the lock file's hash).
@@ -139,5 +141,16 @@ func TestMCPInspectorListsToolsAndPulls(t *testing.T) {
 	}
 	if call.IsError || len(call.Content) != 1 || call.Content[0].Text != a.dir || call.StructuredContent["code"] != "OK" || call.StructuredContent["path"] != a.dir {
 		t.Fatalf("notes_pull through the Inspector: %+v", call)
+	}
+	// A domain error: the TypeScript SDK validates structuredContent
+	// against the advertised outputSchema whether or not isError is set, so
+	// the error envelope must validate too (it would fail the call here).
+	call.StructuredContent = nil
+	if err := json.Unmarshal(inspect("--method", "tools/call", "--tool-name", ToolCommitName,
+		"--tool-arg", "message=x", "--tool-arg", "path=relative"), &call); err != nil {
+		t.Fatal(err)
+	}
+	if !call.IsError || call.StructuredContent["reason"] != "INVALID_ARGUMENT" {
+		t.Fatalf("a refused notes_commit through the Inspector: %+v", call)
 	}
 }

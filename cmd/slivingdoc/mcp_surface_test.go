@@ -17,8 +17,10 @@ import (
 func TestMCPServerAdvertisesTwoToolsOnly(t *testing.T) {
 	s := newNotebook(t, backends[0]).agent("a").serve()
 	init := s.cs.InitializeResult()
-	if init.ServerInfo.Name != "slivingdoc" || init.ServerInfo.Version != "dev" {
-		t.Fatalf("serverInfo %+v", init.ServerInfo)
+	// The version is whatever the build stamped (release, VCS or none):
+	// the same as `slivingdoc version`, and always a semantic version.
+	if v := init.ServerInfo.Version; init.ServerInfo.Name != "slivingdoc" || v != binaryVersion(t, s.a.bin) || !semverRE.MatchString(v) {
+		t.Fatalf("serverInfo %+v, want slivingdoc and the binary's semantic version %q", init.ServerInfo, binaryVersion(t, s.a.bin))
 	}
 	if c := init.Capabilities; c.Tools == nil || c.Prompts != nil || c.Resources != nil {
 		t.Fatalf("capabilities %+v", c)

@@ -18,7 +18,7 @@ func init() {
 	register(command{name: "merge-file", summary: "merge three versions of a file as the notebook does", run: runMergeFile, noGC: true})
 }
 
-const mergeFileUsage = `Usage: slivingdoc merge-file [-h] <local> <base> <remote>
+const mergeFileUsage = `Usage: slivingdoc merge-file [-h] [--strict] <local> <base> <remote>
 
 Merges the changes from <base> to <local> and from <base> to <remote> line
 by line, exactly as the notebook merges concurrent edits, and prints the
@@ -31,8 +31,16 @@ Overlapping changes are written as conflict blocks:
   lines from <remote>
   >>>>>>> remote
 
+Lines that both sides only added at the same place are not a conflict: the
+result has both, <remote>'s first, and lines both added alike once.
+
+Flags (before or after the files; -- ends them):
+  --strict  git's rules: two additions at one place conflict, and the
+            output is that of git merge-file -p -L local -L base -L remote
+  -h        this help
+
 The files are only read. Exit status: 0 clean merge, 1 conflicts (their
-line ranges are listed on stderr), 2 usage or read error.
+line ranges are listed on stderr), 2 usage or read error, 130 interrupted.
 `
 
 // mergeFileNoGCLimit is the input size up to which merge-file runs without
@@ -41,36 +49,32 @@ line ranges are listed on stderr), 2 usage or read error.
 // it with the collector off, before the inputs are read.
 const mergeFileNoGCLimit = 64 << 20
 
-func runMergeFile(_ context.Context, args []string, s stdio) int {
-	fset := flag.NewFlagSet("merge-file", flag.ContinueOnError)
-	fset.SetOutput(io.Discard)
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(s.out, mergeFileUsage)
-			return 0
-		}
+func runMergeFile(ctx context.Context, args []string, s stdio) int {
+	strict, files, help, err := parseMergeFileArgs(args)
+	switch {
+	case help:
+		fmt.Fprint(s.out, mergeFileUsage)
+		return 0
+	case err != nil:
 		fmt.Fprintf(s.err, "slivingdoc merge-file: %v\n\n%s", err, mergeFileUsage)
 		return 2
-	}
-	if fset.NArg() != 3 {
-		fmt.Fprintf(s.err, "slivingdoc merge-file: expected 3 files (local, base, remote), got %d\n\n%s", fset.NArg(), mergeFileUsage)
+	case len(files) != 3:
+		fmt.Fprintf(s.err, "slivingdoc merge-file: expected 3 files (local, base, remote), got %d\n\n%s", len(files), mergeFileUsage)
 		return 2
 	}
-	var content [3][]byte
-	total := 0
-	for i, role := range []string{"local", "base", "remote"} {
-		b, err := readInput(fset.Arg(i))
-		if err != nil {
-			fmt.Fprintf(s.err, "slivingdoc merge-file: %s file %v\n", role, err)
-			return 2
-		}
-		content[i] = b
-		total += len(b)
+	content, code := readInputs(ctx, files, s)
+	if code != 0 {
+		return code
 	}
+	total := len(content[0]) + len(content[1]) + len(content[2])
 	if total > mergeFileNoGCLimit {
 		debug.SetGCPercent(100)
 	}
-	res := merge.Text(content[1], content[0], content[2])
+	text := merge.Text
+	if strict {
+		text = merge.TextStrict
+	}
+	res := text(content[1], content[0], content[2])
 	if _, err := s.out.Write(res.Content); err != nil {
 		fmt.Fprintf(s.err, "slivingdoc merge-file: write the result: %v\n", err)
 		return 2
@@ -84,6 +88,72 @@ func runMergeFile(_ context.Context, args []string, s stdio) int {
 	}
 	fmt.Fprintf(s.err, "slivingdoc merge-file: %d conflict block(s) at lines %s\n", len(res.Conflicts), strings.Join(ranges, ", "))
 	return 1
+}
+
+// parseMergeFileArgs reads the flags wherever they are among the files,
+// as the other commands do; -h anywhere asks for the help, whatever else
+// is wrong with the line.
+func parseMergeFileArgs(args []string) (strict bool, files []string, help bool, err error) {
+	fset := flag.NewFlagSet("merge-file", flag.ContinueOnError)
+	fset.SetOutput(io.Discard)
+	fset.BoolVar(&strict, "strict", false, "")
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			return false, nil, true, nil
+		}
+	}
+	for {
+		if err := fset.Parse(args); err != nil {
+			return false, nil, false, err
+		}
+		rest := fset.Args()
+		if len(rest) == 0 {
+			return strict, files, false, nil
+		}
+		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return strict, append(files, rest...), false, nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}
+
+// readInputs reads local, base and remote. A file can be a FIFO whose
+// writer never comes; the read then waits in its own goroutine, so that
+// SIGINT or SIGTERM (ctx) still ends the command.
+func readInputs(ctx context.Context, files []string, s stdio) (content [3][]byte, code int) {
+	type result struct {
+		i   int
+		b   []byte
+		err error
+	}
+	done := make(chan result, 3)
+	go func() {
+		for i, f := range files {
+			b, err := readInput(f)
+			done <- result{i, b, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for range files {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(s.err, "slivingdoc merge-file: interrupted\n")
+			return content, exitInterrupted
+		case r := <-done:
+			if r.err != nil {
+				fmt.Fprintf(s.err, "slivingdoc merge-file: %s file %v\n", []string{"local", "base", "remote"}[r.i], r.err)
+				return content, 2
+			}
+			content[r.i] = r.b
+		}
+	}
+	return content, 0
 }
 
 // readInput reads one input file, with an error that says what is wrong

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // writeTriple writes local, base and remote into a temporary directory and
@@ -88,8 +91,8 @@ func TestMergeFileHelp(t *testing.T) {
 	}
 }
 
-// Through the real binary, as a person uses it: exit statuses and stdout
-// match `git merge-file -p` on the same files.
+// Through the real binary, as a person uses it: with --strict, exit
+// statuses and stdout match `git merge-file -p` on the same files.
 func TestMergeFileBinaryMatchesGit(t *testing.T) {
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -100,9 +103,10 @@ func TestMergeFileBinaryMatchesGit(t *testing.T) {
 		{"# T\n\nmine\n\nend\n", "# T\n\nold\n\nend\n", "# T\n\nold\n\nEND\n"},
 		{"x\r\nL\r\ny\r\n", "x\r\nb\r\ny\r\n", "x\r\nR\r\ny\r\n"},
 		{"only local", "", "only remote"},
+		{"a\nb\nL\n", "a\nb\n", "a\nb\nR\n"},
 	} {
 		paths := writeTriple(t, tc.local, tc.base, tc.remote)
-		ours := exec.Command(bin, append([]string{"merge-file"}, paths...)...)
+		ours := exec.Command(bin, append([]string{"merge-file", "--strict"}, paths...)...)
 		ref := exec.Command(git, append([]string{"merge-file", "-p", "-L", "local", "-L", "base", "-L", "remote"}, paths...)...)
 		ourOut, _ := ours.Output()
 		refOut, _ := ref.Output()
@@ -110,4 +114,94 @@ func TestMergeFileBinaryMatchesGit(t *testing.T) {
 			t.Errorf("%q: slivingdoc exit %d %q; git exit %d %q", tc, ours.ProcessState.ExitCode(), ourOut, ref.ProcessState.ExitCode(), refOut)
 		}
 	}
+}
+
+// -h anywhere on the line prints the help and exits 0, even next to a
+// wrong argument.
+func TestMergeFileHelpAnywhere(t *testing.T) {
+	for _, args := range [][]string{{"a", "-h"}, {"a", "b", "c", "--help"}, {"--strict", "-h"}, {"--bogus", "-h"}, {"-help"}} {
+		code, out, stderr := runMerge(args...)
+		if code != 0 || !strings.Contains(out, "<local> <base> <remote>") || stderr != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, stderr)
+		}
+	}
+	// After --, -h is a file name.
+	if code, _, stderr := runMerge("--", "-h", "b", "c"); code != 2 || !strings.Contains(stderr, "-h") {
+		t.Errorf("-- -h: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Both sides appending is a clean merge (DESIGN §4 rule 6); --strict,
+// before or after the files, gives the conflict git merge-file writes.
+func TestMergeFileConcurrentAdditions(t *testing.T) {
+	paths := writeTriple(t, "# Log\n- a\n- local\n", "# Log\n- a\n", "# Log\n- a\n- remote\n")
+	code, out, _ := runMerge(paths...)
+	if code != 0 || out != "# Log\n- a\n- remote\n- local\n" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	want := "# Log\n- a\n<<<<<<< local\n- local\n=======\n- remote\n>>>>>>> remote\n"
+	for _, args := range [][]string{append([]string{"--strict"}, paths...), append(append([]string(nil), paths...), "--strict")} {
+		if code, out, _ := runMerge(args...); code != 1 || out != want {
+			t.Errorf("%q: exit %d, stdout %q", args, code, out)
+		}
+	}
+}
+
+// A FIFO as an input blocks the read until a writer comes; SIGINT still
+// ends the command, with the interrupted status.
+func TestMergeFileFIFOInterrupted(t *testing.T) {
+	bin := cliBinary(t)
+	paths := writeTriple(t, "a\n", "a\n", "a\n")
+	fifo := filepath.Join(t.TempDir(), "base.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd := exec.Command(bin, "merge-file", paths[0], fifo, paths[2])
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The signal must reach the command once it waits on the FIFO
+		// (earlier, before its handler is installed, the default action
+		// would end it, and the test would pass without the fix).
+		waitOnFIFO(t, cmd.Process.Pid)
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("%v: merge-file still waiting on the FIFO", sig)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+			t.Errorf("%v: exit %d, stderr %q, want %d", sig, code, stderr.String(), exitInterrupted)
+		}
+	}
+}
+
+// waitOnFIFO waits until a thread of process pid blocks opening a FIFO
+// (Linux reports wait_for_partner as its wait channel), or, where /proc
+// does not say, a second.
+func waitOnFIFO(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		if err != nil || len(tasks) == 0 {
+			time.Sleep(time.Second)
+			return
+		}
+		for _, f := range tasks {
+			if b, _ := os.ReadFile(f); strings.Contains(string(b), "wait_for_partner") {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("merge-file never waited on the FIFO")
 }

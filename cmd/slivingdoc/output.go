@@ -1,22 +1,20 @@
 package main
 
 // Output of pull, commit, status and log: the result lines of DESIGN §8,
-// the candid error report (the same fields and order as the MCP error's
-// text item), and colour only for a terminal without NO_COLOR.
+// the candid error report (server/diag's rendering, the MCP error's text
+// item with colour and terminal-safe text), and colour only for a terminal
+// without NO_COLOR.
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strings"
-	"unicode"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // painter colours text when enabled.
@@ -94,10 +92,9 @@ func reportError(w io.Writer, log *slog.Logger, op string, err error, writable, 
 	if !errors.As(err, &de) {
 		// Not classified by the engine: never show its text (it may hold
 		// private paths or keys); the log has it under the diagnosticId.
-		de = &server.Error{Code: server.CodeEngineFailed, Reason: server.ReasonInternal, Action: server.ActionCheckHost,
-			Message: "The operation failed unexpectedly; the log record with the diagnosticId has the cause.", Cause: err}
+		de = diag.Internal(err)
 	}
-	id := diagnosticID()
+	id := diag.NewID()
 	if log != nil {
 		attrs := []any{"module", "cli", "op", op, "diagnosticId", id, "code", string(de.Code), "reason", de.Reason}
 		if de.Cause != nil {
@@ -106,34 +103,12 @@ func reportError(w io.Writer, log *slog.Logger, op string, err error, writable, 
 		log.Log(context.Background(), logLevelFor(de.Code), "operation failed", attrs...)
 	}
 	p := colourFor(w)
-	fmt.Fprintf(w, "%s · %s\n", p.paint(ansiRed+ansiBold, string(de.Code)), de.Reason)
-	fmt.Fprintln(w, safeText(de.Message))
-	if de.Detail != "" {
-		fmt.Fprintf(w, "detail: %s\n", safeText(de.Detail))
-	}
-	for _, f := range de.Files {
-		line := "file: " + p.paint(ansiYel, safeText(f.Path)) + " · " + f.Reason
-		if len(f.Ranges) > 0 {
-			rs := make([]string, len(f.Ranges))
-			for i, r := range f.Ranges {
-				rs[i] = fmt.Sprintf("%d-%d", r.Start, r.End)
-			}
-			line += " · lines " + strings.Join(rs, ", ")
-		}
-		fmt.Fprintln(w, line)
-	}
-	fmt.Fprintf(w, "action: %s\n", de.Action)
-	fmt.Fprintf(w, "retryable: %t\n", de.Retryable)
-	fmt.Fprintf(w, "diagnosticId: %s\n", id)
-	if r := de.Recovery; r != nil {
-		fmt.Fprintf(w, "recovery: stage %s · remoteAccepted %s · resynchronized %t\n", r.Stage, r.RemoteAccepted, r.Resynchronized)
-	}
-	if len(writable) > 0 {
-		fmt.Fprintf(w, "writable: %s\n", safeText(strings.Join(writable, ", ")))
-	}
-	if len(readOnly) > 0 {
-		fmt.Fprintf(w, "read-only: %s\n", safeText(strings.Join(readOnly, ", ")))
-	}
+	env := diag.NewEnvelope(de, id, writable, readOnly, procScrub)
+	fmt.Fprintln(w, env.Text(diag.Style{
+		Code: func(s string) string { return p.paint(ansiRed+ansiBold, s) },
+		Path: func(s string) string { return p.paint(ansiYel, s) },
+		Safe: safeText,
+	}))
 	return 1
 }
 
@@ -150,26 +125,6 @@ func logLevelFor(c server.Code) slog.Level {
 	return slog.LevelError
 }
 
-// diagnosticID is 16 lowercase hex characters, fresh per report.
-func diagnosticID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// safeText replaces control characters (other than tab) so that a file
-// name or message written by someone else cannot drive the terminal.
-func safeText(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r != '\t' && unicode.IsControl(r) }) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if r != '\t' && unicode.IsControl(r) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// safeText makes text written by someone else (a file name, a message)
+// safe to print on a terminal (diag.TerminalSafe).
+func safeText(s string) string { return diag.TerminalSafe(s) }

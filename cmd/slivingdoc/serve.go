@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
@@ -37,7 +39,8 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 			"at or below it.\n")
 		printSettingsUsage(w)
 		fmt.Fprintf(w, "\nEnvironment: LOG_LEVEL (e.g. info,mcp=debug).\n"+
-			"Exit status: 0 when stdin closes, 1 the engine refused to start, 2 a usage or setup error.\n")
+			"Exit status: 0 when stdin closes or on SIGTERM, SIGHUP or SIGINT (calls in flight finish first),\n"+
+			"1 the engine refused to start, 2 a usage or setup error.\n")
 	}
 	if _, code, done := c.parse(args, 0); done {
 		return code
@@ -65,6 +68,18 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	}
 	if cfg.DefaultDir == "" {
 		cfg.DefaultDir = cfg.WorkspaceRoot
+	}
+	// Checked here so the error names the setting rather than the engine's
+	// "a file or directory vanished".
+	if fi, err := os.Stat(cfg.WorkspaceRoot); err != nil || !fi.IsDir() {
+		why := "is not a directory"
+		if errors.Is(err, os.ErrNotExist) {
+			why = "does not exist; create it first"
+		} else if err != nil {
+			why = "cannot be read"
+		}
+		fmt.Fprintf(s.err, "slivingdoc serve: the workspace root %s %s\n", safeText(cfg.WorkspaceRoot), why)
+		return 2
 	}
 
 	eng, err := newEngine(cfg)
@@ -96,11 +111,21 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	for _, k := range credentialEnv { // the logger's list (logging.go)
 		redact = append(redact, os.Getenv(k))
 	}
-	a, err := mcpserver.New(eng, mcpserver.Options{Version: version, Logger: cfg.Logger, Redact: redact})
+	a, err := mcpserver.New(eng, mcpserver.Options{Version: version, Logger: cfg.Logger, Redact: redact, Scrubber: procScrub})
 	if err != nil {
 		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))
 		return 2
 	}
+	// SIGHUP (the host's terminal or session went away) ends the server
+	// like end of input, as SIGTERM and SIGINT do (main). With SIGPIPE
+	// notified, a write to a closed stdout or stderr fails with EPIPE
+	// instead of killing the process mid-call: the edge then stops serving,
+	// the logger drops records.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stop()
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	if err := a.Serve(ctx, s.in, s.out); err != nil {
 		log.Error("serve ended", "err", scrubText(err.Error()))
 		return 2

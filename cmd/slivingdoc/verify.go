@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"sync"
 	"time"
 
@@ -102,10 +101,9 @@ func writeJSON(w io.Writer, v any) {
 	_ = enc.Encode(v)
 }
 
-// idText matches an object ID in text: IDs never leave the process.
-var idText = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
-
-func noIDs(s string) string { return idText.ReplaceAllString(s, "<id>") }
+// noIDs scrubs a finding's detail with the process's one policy
+// (scrubText): IDs never leave the process.
+func noIDs(s string) string { return scrubText(s) }
 
 // printVerify prints
 //

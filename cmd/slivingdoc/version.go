@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -13,23 +14,70 @@ func init() {
 	version = resolveVersion(version, debug.ReadBuildInfo)
 }
 
-// resolveVersion keeps a stamped release version; an unstamped binary built
-// by `go install module@vX.Y.Z` reports the module version instead of "dev".
+// devVersion is the version of a build that knows nothing better: a semantic
+// version that sorts below every release, as MCP clients and registries
+// expect one.
+const devVersion = "0.0.0-dev"
+
+// semverRE is semver.org 2.0.0 without a leading "v" (the Makefile's
+// SEMVER_RE).
+var semverRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
+	`(-(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?` +
+	`(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+
+// pseudoRE matches the suffix of a Go pseudo-version (v0.0.0-20261130150237-803911515041).
+var pseudoRE = regexp.MustCompile(`(^|[-.])[0-9]{14}-[0-9a-f]{12}(\+dirty)?$`)
+
+// resolveVersion is what `slivingdoc version` and the MCP serverInfo report,
+// always a semantic version:
+//   - a release stamp (-ldflags -X main.version=1.2.3) wins;
+//   - a binary built by `go install module@v1.2.3` reports 1.2.3;
+//   - a build from a checkout reports 0.0.0-dev+<12-hex revision>, with
+//     ".dirty" when the tree had uncommitted changes (Go's VCS stamping;
+//     the pseudo-version Go derives from it is not a version anyone chose);
+//   - anything else (no VCS information, -buildvcs=false) 0.0.0-dev.
 func resolveVersion(stamped string, buildInfo func() (*debug.BuildInfo, bool)) string {
-	if stamped != "dev" {
+	if stamped != "" && stamped != "dev" {
 		return stamped
 	}
 	info, ok := buildInfo()
-	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" {
-		return stamped
+	if !ok {
+		return devVersion
 	}
-	return strings.TrimPrefix(info.Main.Version, "v")
+	var rev string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	v := strings.TrimPrefix(info.Main.Version, "v")
+	if v != "" && v != "(devel)" && !pseudoRE.MatchString(v) && semverRE.MatchString(v) {
+		return v
+	}
+	if rev == "" {
+		if v != "" && v != "(devel)" && semverRE.MatchString(v) {
+			return v // go install module@<commit>: its pseudo-version names the commit
+		}
+		return devVersion
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	out := devVersion + "+" + rev
+	if dirty {
+		out += ".dirty"
+	}
+	return out
 }
 
 func runVersion(_ context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(s.err)
-	fs.Usage = func() { fmt.Fprintf(s.err, "Usage: slivingdoc version\n\nPrints the release version.\n") }
+	fs.Usage = func() { fmt.Fprintf(s.err, "Usage: slivingdoc version\n\nPrints the version (a semantic version).\n") }
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0

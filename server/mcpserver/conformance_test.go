@@ -61,10 +61,36 @@ func readExchanges(t testing.TB, path string) []exchange {
 
 var anyDiagID = regexp.MustCompile(`[0-9a-f]{16}`)
 
+// edgeDeviations are the exchanges where serve deliberately answers
+// differently from bare mcp-go v1.2.1: the edge (edge.go) fixes what MCP
+// and JSON-RPC require. Every other exchange is mcp-go's answer, byte for
+// byte.
+var edgeDeviations = map[string]struct {
+	why     string
+	replies []string
+}{
+	"06": {"params that do not decode are -32602, without Go decoder text",
+		[]string{`{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid params: the initialize request does not match its schema"}}`}},
+	"21": {"params that do not decode are -32602, without Go decoder text",
+		[]string{`{"jsonrpc":"2.0","id":21,"error":{"code":-32602,"message":"Invalid params: the tools/call request does not match its schema"}}`}},
+	"58": {`"id": null is an invalid request, refused (mcp-go drops it silently)`,
+		[]string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}`}},
+	"60": {"an error response is a response to us, not a request (mcp-go answers -32601)", nil},
+	"65": {"an object id is refused, not echoed",
+		[]string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}`}},
+	"66": {"a fractional id is refused, not echoed (MCP ids are strings or integers)",
+		[]string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}`}},
+	"68": {"a boolean id is refused, not echoed",
+		[]string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}`}},
+	"84": {"an id that is not an integer is an invalid request rather than unparsable",
+		[]string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}`}},
+}
+
 // Every request line of the recording gets the replies mcp-go v1.2.1 gave
-// it, byte for byte: envelope errors, both protocol eras, unsupported
-// methods, tool results and tool errors. After each line a marker ping
-// proves no reply is missing or extra.
+// it, byte for byte, or the edge's deliberate answer (edgeDeviations):
+// envelope errors, both protocol eras, unsupported methods, tool results
+// and tool errors. After each line a marker ping proves no reply is
+// missing or extra.
 func TestConformsToMCPGoRecording(t *testing.T) {
 	exchanges := readExchanges(t, "testdata/jsonrpc/mcpgo-v1.2.1.txtar")
 	if len(exchanges) < 80 {
@@ -74,36 +100,42 @@ func TestConformsToMCPGoRecording(t *testing.T) {
 	for i, ex := range exchanges {
 		marker := fmt.Sprintf(`{"jsonrpc":"2.0","id":"marker-%d","method":"ping"}`, i)
 		markerReply := fmt.Sprintf(`{"jsonrpc":"2.0","id":"marker-%d","result":{}}`, i)
+		want := slices.Clone(ex.replies)
+		if d, ok := edgeDeviations[ex.name]; ok {
+			want = slices.Clone(d.replies)
+		}
 		p.send(ex.request)
 		p.send(marker)
 		var got []string
 		sawMarker := false
-		for range len(ex.replies) + 1 {
-			line := anyDiagID.ReplaceAllString(p.next(), "$$ID")
+		for range len(want) + 1 {
+			// The recording predates outputSchema, which is our tool
+			// definition, not mcp-go's answer.
+			line := strings.ReplaceAll(p.next(), `,"outputSchema":`+string(outputSchema), "")
+			line = anyDiagID.ReplaceAllString(line, "$$ID")
 			if line == markerReply {
 				sawMarker = true
 				continue
 			}
 			got = append(got, line)
 		}
-		want := slices.Clone(ex.replies)
 		slices.Sort(got)
 		slices.Sort(want)
 		if !sawMarker || !slices.Equal(got, want) {
-			t.Fatalf("exchange %s: %s\n got %q (marker seen: %v)\nwant %q", ex.name, ex.request, got, sawMarker, want)
+			t.Errorf("exchange %s: %s\n got %q (marker seen: %v)\nwant %q", ex.name, ex.request, got, sawMarker, want)
 		}
 	}
 }
 
 // pipe is a raw line-level client of Serve.
 type pipe struct {
-	t     *testing.T
+	t     testing.TB
 	in    io.WriteCloser
 	lines chan string
 	done  chan error
 }
 
-func servePipe(t *testing.T, eng Engine) *pipe {
+func servePipe(t testing.TB, eng Engine) *pipe {
 	t.Helper()
 	a, err := New(eng, Options{Version: "1.2.3"})
 	if err != nil {
@@ -112,7 +144,7 @@ func servePipe(t *testing.T, eng Engine) *pipe {
 	return servePipeAdapter(t, context.Background(), a)
 }
 
-func servePipeAdapter(t *testing.T, ctx context.Context, a *Adapter) *pipe {
+func servePipeAdapter(t testing.TB, ctx context.Context, a *Adapter) *pipe {
 	t.Helper()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -63,8 +64,17 @@ func decodeArgs(raw json.RawMessage, tool string) (args, *server.Error) {
 			return a, invalidArgument("%s: field %q appears more than once.", tool, name)
 		}
 		seen[name] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return a, invalidArgument("%s: the arguments are not valid JSON.", tool)
+		}
+		// Go decodes a lone UTF-16 surrogate escape to U+FFFD: the text
+		// would be stored changed, so it is refused instead.
+		if loneSurrogate(raw) {
+			return a, invalidArgument("%s: field %q holds a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair); it is not text.", tool, name)
+		}
 		var value any
-		if err := dec.Decode(&value); err != nil {
+		if err := json.Unmarshal(raw, &value); err != nil {
 			return a, invalidArgument("%s: the arguments are not valid JSON.", tool)
 		}
 		s, ok := value.(string)
@@ -123,6 +133,45 @@ func (a *args) validate(tool string) *server.Error {
 		return requestError(server.ReasonBlankMessage, "notes_commit: message is blank; describe the change.")
 	}
 	return nil
+}
+
+// loneSurrogate reports whether a JSON value holds a \u escape of a
+// surrogate that is not a high surrogate followed by a low one.
+func loneSurrogate(raw []byte) bool {
+	hex4 := func(b []byte) (rune, bool) {
+		if len(b) < 4 {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[:4]), 16, 32)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // a two-byte escape such as \\ or \"
+			continue
+		}
+		r, ok := hex4(raw[i+2:])
+		if !ok {
+			continue
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true // a low surrogate with no high one before it
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+11 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+				if lo, ok := hex4(raw[i+8:]); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 11
+					continue
+				}
+			}
+			return true
+		}
+		i += 5
+	}
+	return false
 }
 
 func accepted(tool string) string {

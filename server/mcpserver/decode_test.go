@@ -38,6 +38,11 @@ func TestDecodeRejects(t *testing.T) {
 		{"nul in message", ToolCommit, `{"message":"a\u0000"}`, server.ReasonInvalidArgument},
 		{"message over 16384 bytes", ToolCommit, `{"message":"` + strings.Repeat("é", 8193) + `"}`, server.ReasonInvalidArgument},
 		{"empty message", ToolCommit, `{"message":""}`, server.ReasonBlankMessage},
+		{"lone high surrogate in message", ToolCommit, `{"message":"a\ud800b"}`, server.ReasonInvalidArgument},
+		{"lone low surrogate in message", ToolCommit, `{"message":"\uDC00"}`, server.ReasonInvalidArgument},
+		{"high surrogate at the end", ToolCommit, `{"message":"x\ud83d"}`, server.ReasonInvalidArgument},
+		{"two high surrogates", ToolCommit, `{"message":"\ud83d\ud83d"}`, server.ReasonInvalidArgument},
+		{"lone surrogate in path", ToolPull, `{"path":"/a\udfff"}`, server.ReasonInvalidArgument},
 		{"white space message", ToolCommit, `{"message":" \t\n\r\u00a0\u2003\u3000\u0085"}`, server.ReasonBlankMessage},
 	}
 	for _, c := range cases {
@@ -75,6 +80,7 @@ func TestDecodeAccepts(t *testing.T) {
 		{"tilde path", ToolPull, `{"path":"~/notes"}`, args{path: filepath.Join(home, "notes")}},
 		{"path of exactly 4096 bytes", ToolPull, `{"path":"` + maxPath + `"}`, args{path: maxPath}},
 		{"message kept byte for byte", ToolCommit, `{"message":"  fix\ttypo \u200b\n","path":""}`, args{message: "  fix\ttypo \u200b\n", hasMessage: true}},
+		{"surrogate pair", ToolCommit, `{"message":"smile \ud83d\ude00 \\ud800 escaped"}`, args{message: "smile 😀 \\ud800 escaped", hasMessage: true}},
 		{"message of exactly 16384 bytes", ToolCommit, `{"message":"` + maxMsg + `"}`, args{message: maxMsg, hasMessage: true}},
 	}
 	for _, c := range cases {

@@ -5,60 +5,62 @@
 //
 // # Transport
 //
-// The stdio JSON-RPC 2.0 loop is our own (jsonrpc.go, methods.go); only the
-// wire types come from mark3labs/mcp-go/mcp, so the encoding stays the
-// library's. Its server package is not linked: its schema validator alone
-// cost every slivingdoc process, pull and merge-file included, ~5 ms of
-// package init. The loop mirrors mcp-go v1.2.1's answers byte for byte
-// (testdata/jsonrpc/mcpgo-v1.2.1.txtar is mcp-go's recorded reply to each
-// of 87 request lines, replayed by the conformance test):
+// The protocol is mark3labs/mcp-go's server package (lifecycle, methods,
+// both protocol eras, tools/list, tools/call dispatch), run by its
+// StdioServer. Between stdio and mcp-go sits the edge (edge.go), a wrapping
+// transport that fixes what bare mcp-go answers differently from MCP and
+// JSON-RPC; conformance_test.go replays mcp-go v1.2.1's recorded answers and
+// names each deliberate difference (edgeDeviations):
 //
-//	stdin ─▶ reader goroutine: one message per '\n'-terminated line
-//	  ─▶ conn.handle                     not JSON: -32700 "Parse error", id null
-//	                                     batch, wrong shape: -32700, id null
-//	                                     jsonrpc != "2.0": -32600
-//	     ├─ no id: notification          no reply; notifications/cancelled
-//	     │                               cancels that request's context
-//	     ├─ id and result: a response    ignored (we send no requests)
-//	     └─ request ─▶ requestEra        params._meta protocol version
-//	                                     >= 2026-07-28 is the modern era
-//	          ─▶ methodRules             removed / modern-only / no such
-//	                                     capability / unknown: -32601
-//	          ─▶ initialize, ping, server/discover, subscriptions/listen,
-//	             tools/list              answered at once from memory
-//	          ─▶ tools/call              own goroutine, cancellable ctx;
-//	                                     unknown tool -32602, cancelled -32603
-//	  ─▶ conn.write                      one marshalled line per Write,
-//	                                     serialised by a mutex
+//	stdin ─▶ edge.readLoop: one message per '\n' line, at most MaxLineBytes
+//	  │        longer: -32600, its id when the kept prefix names one
+//	  ├─ envelope: top-level members as byte spans
+//	  │    id null, bool, object, fraction, twice: -32600, id null
+//	  │    a response (result/error, no method): dropped, we send no requests
+//	  │    notifications/cancelled: the call is marked cancelled (its
+//	  │      response will be dropped), its engine context cancelled with
+//	  │      the client's reason, and mcp-go told under the alias
+//	  └─ a request: its id replaced by an alias "~sdN" ──▶ io.Pipe ──▶ mcp-go
+//	mcp-go ─▶ edge.Write ─▶ alias back to the client's id, byte for byte
+//	                        (ids above 2^53 intact; mcp-go decodes to float64)
+//	                        cancelled request: no response at all
+//	                        -32600 "unparsable ...": -32602, no Go text
+//	                        ─▶ stdout; the first failed write ends serving
 //
-// Modern-era results carry resultType and the server's identity in _meta,
-// and list results cache hints, as mcp-go adds them. At stdin EOF or ctx
-// cancellation the loop stops reading and waits for the tool calls in
-// flight (a commit may be publishing) before Serve returns nil; ctx
-// cancellation reaches those calls, EOF does not.
+// End of input, ctx cancellation (SIGTERM, SIGHUP, SIGINT in serve) and a
+// closed stdout all end the same way: the edge closes mcp-go's input, mcp-go
+// waits for the calls in flight, whose engine contexts are detached from
+// mcp-go's (which EOF cancels) so a commit finishes; ShutdownGrace after
+// input ended they are cancelled. Serve then returns nil.
 //
-// Deliberate differences from mcp-go: EOF does not cancel the calls in
-// flight (mcp-go cancels them); a last line without '\n' is answered (mcp-go
-// drops it); a cancellation that arrives before its call's goroutine runs
-// still counts; and the string ID "7" and the number 7 are different
-// requests to notifications/cancelled.
+// Left as mcp-go answers (pinned by the recording): a blank line or a batch
+// is -32700 with id null; tool calls run on a pool (64 workers here, then
+// 100 queued, then the read loop serves a call itself, so a host that keeps
+// more than 64 calls in flight slows its own reads).
 //
 // # Tool calls
 //
-//	JSON-RPC tools/call ─▶ handler: fresh diagnostic ID, start log record
+//	mcp-go tools/call ─▶ handler: engine context (callContext), fresh
+//	                     diagnostic ID (diag.NewID), start log record
 //	  ─▶ decodeArgs(Params.RawArguments)   strict: unknown, duplicate, null,
 //	                                       wrong type, byte bounds, U+0000,
-//	                                       blank message, ~/ and absolute path
+//	                                       lone surrogates, blank message,
+//	                                       ~/ and absolute path
 //	  ─▶ Engine.Pull / Engine.Commit       (*server.Error on domain failure)
-//	  ─▶ okResult  | errResult             structured object, fields in spec order
-//	  ─▶ okText    | errText               the text item (directory | candid report)
-//	  ─▶ scrub                             defence in depth on every diagnostic text
+//	  ─▶ okResult  | diag.NewEnvelope      structured object, fields in spec order
+//	  ─▶ okText    | Envelope.Text         the text item (directory | candid report)
+//	  ─▶ diag.Scrubber                     the one scrub policy, on every diagnostic text
 //	  ─▶ completion log record (same mcpReqID = diagnosticId)
+//
+// Both tools advertise outputSchema (schema.go): the success object or the
+// structured error, since clients validate structuredContent either way.
 //
 // Domain errors, including bad arguments, are always isError results built
 // from *server.Error; the handler never returns a Go error for them, so no
 // raw error text reaches the model. A cancelled request and malformed
-// JSON-RPC stay protocol errors, answered by the transport.
+// JSON-RPC stay protocol errors, answered by the transport; a request the
+// client cancelled is not answered at all, and its completion record says
+// CANCELLED with the client's reason.
 //
 // Writable and read-only sets are advertised on four surfaces: the server
 // instructions, both tool descriptions (surfaces.go), and the readOnly and

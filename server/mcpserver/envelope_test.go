@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 func compact(t *testing.T, s string) string {
@@ -49,7 +50,7 @@ func TestEnvelopeMatchesSpecExamples(t *testing.T) {
 		Code: server.CodeContentConflict, Reason: server.ReasonMergeConflict, Action: server.ActionEditFiles,
 		Message: "Resolve the conflict blocks before notes_commit.",
 		Files:   []server.FileError{{Path: "notes/today.md", Reason: string(merge.TextConflict), Ranges: []merge.Range{{Start: 12, End: 18}}}},
-	}, "0011223344556677", pathSets{}, newScrubber(nil))
+	}, "0011223344556677", pathSets{}, diag.NewScrubber())
 	wantErr := `{"code":"CONTENT_CONFLICT","reason":"MERGE_CONFLICT","action":"EDIT_FILES","diagnosticId":"0011223344556677","retryable":false,
 	  "message":"Resolve the conflict blocks before notes_commit.",
 	  "files":[{"path":"notes/today.md","reason":"TEXT_CONFLICT","ranges":[{"start":12,"end":18}]}],"readOnly":[],"writable":[]}`
@@ -75,11 +76,11 @@ func TestEnvelopeOptionalParts(t *testing.T) {
 		Detail:   "disk full", // not ENGINE_FAILED: must be dropped
 		Files:    []server.FileError{{Path: "a.md", Reason: string(merge.ModifyDelete)}, {Path: "b.md", Reason: string(merge.TextConflict), Ranges: []merge.Range{{Start: 1, End: 3}, {Start: 9, End: 9}}}},
 		Recovery: &server.Recovery{Stage: "rewrite", RemoteAccepted: "yes", Resynchronized: true},
-	}, "89abcdef01234567", sets, newScrubber(nil))
+	}, "89abcdef01234567", sets, diag.NewScrubber())
 	if e.Detail != "" {
 		t.Errorf("detail %q on %s", e.Detail, e.Code)
 	}
-	if e.Recovery == nil || *e.Recovery != (recoveryJSON{"rewrite", "yes", true}) {
+	if e.Recovery == nil || *e.Recovery != (diag.Recovery{Stage: "rewrite", RemoteAccepted: "yes", Resynchronized: true}) {
 		t.Errorf("recovery = %+v", e.Recovery)
 	}
 	if len(e.Files[0].Ranges) != 0 || e.Files[0].Ranges == nil {
@@ -96,7 +97,7 @@ func TestEnvelopeOptionalParts(t *testing.T) {
 	}
 
 	d := newErr(&server.Error{Code: server.CodeEngineFailed, Reason: server.ReasonLocalIO, Action: server.ActionCheckHost,
-		Retryable: true, Message: "A local file operation failed.", Detail: "disk full"}, "0000000000000000", pathSets{}, newScrubber(nil))
+		Retryable: true, Message: "A local file operation failed.", Detail: "disk full"}, "0000000000000000", pathSets{}, diag.NewScrubber())
 	if d.Detail != "disk full" {
 		t.Errorf("ENGINE_FAILED detail = %q", d.Detail)
 	}
@@ -111,14 +112,14 @@ func TestEnvelopeOptionalParts(t *testing.T) {
 // An engine error that forgot its tokens still gives the agent a reason,
 // an action and a message from the catalog.
 func TestEnvelopeCompletesMissingTokens(t *testing.T) {
-	e := newErr(&server.Error{Code: server.CodeRemoteBusy, Files: []server.FileError{{Path: "x"}}}, "0000000000000000", pathSets{}, newScrubber(nil))
+	e := newErr(&server.Error{Code: server.CodeRemoteBusy, Files: []server.FileError{{Path: "x"}}}, "0000000000000000", pathSets{}, diag.NewScrubber())
 	if e.Reason != server.ReasonRetriesExhausted || e.Action != string(server.ActionRetry) || !e.Retryable || e.Message == "" {
 		t.Fatalf("got %+v", e)
 	}
 	if e.Files[0].Reason != server.ReasonRetriesExhausted {
 		t.Fatalf("file reason %q", e.Files[0].Reason)
 	}
-	u := newErr(&server.Error{}, "0000000000000000", pathSets{}, newScrubber(nil))
+	u := newErr(&server.Error{}, "0000000000000000", pathSets{}, diag.NewScrubber())
 	if u.Code != string(server.CodeEngineFailed) || u.Reason != server.ReasonInternal || u.Action != string(server.ActionCheckHost) {
 		t.Fatalf("got %+v", u)
 	}
@@ -127,7 +128,7 @@ func TestEnvelopeCompletesMissingTokens(t *testing.T) {
 func TestEnvelopeScrubsDiagnosticText(t *testing.T) {
 	e := newErr(&server.Error{Code: server.CodeEngineFailed, Reason: server.ReasonInternal, Action: server.ActionCheckHost,
 		Message: "read packs/increments/3-0190f1a2-7c3b-7def-8abc-0123456789ab.pack under /priv/root",
-		Detail:  "AKIAIOSFODNN7EXAMPLE"}, "0000000000000000", pathSets{}, newScrubber([]string{"/priv/root"}))
+		Detail:  "AKIAIOSFODNN7EXAMPLE"}, "0000000000000000", pathSets{}, diag.NewScrubber("/priv/root"))
 	if e.Message != "read <pack> under <private>" || e.Detail != "<access-key>" {
 		t.Fatalf("message %q detail %q", e.Message, e.Detail)
 	}

@@ -2,17 +2,19 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // ImplementationName is the name the server advertises in initialize.
@@ -36,6 +38,9 @@ type Options struct {
 	// Redact lists literal strings never to show in any result or log
 	// record at info level (the private root, secret values).
 	Redact []string
+	// Scrubber is the process's scrubber (diag), when it has one; Redact
+	// is added to it. Nil: a scrubber of Redact alone.
+	Scrubber *diag.Scrubber
 }
 
 // Adapter serves the two tools for one engine.
@@ -43,18 +48,16 @@ type Adapter struct {
 	eng   Engine
 	log   *slog.Logger
 	sets  pathSets
-	scrub scrubber
+	scrub *diag.Scrubber
 	dir   string
 
 	version      string
 	instructions string
-	tools        []mcp.Tool             // sorted by name, as tools/list sends them
-	handlers     map[string]toolHandler // by tool name
-}
+	tools        []mcp.Tool // sorted by name, as tools/list sends them
 
-// toolHandler runs one tool call. It returns a Go error only for a
-// cancelled request, which the transport answers as a protocol error.
-type toolHandler func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
+	mcp  *mcpserver.MCPServer // the protocol: lifecycle, methods, tools
+	edge atomic.Pointer[edge] // the transport of the Serve running, if any
+}
 
 // New builds the MCP server for eng. The notebook directory named in the
 // instructions is eng.ResolveDir("").
@@ -67,10 +70,14 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	a := &Adapter{
 		eng:   eng,
 		log:   opts.Logger,
-		sets:  pathSets{writable: writable, readOnly: readOnly},
-		scrub: newScrubber(opts.Redact),
+		sets:  pathSets{writable: writable, readOnly: readOnly, ignore: ignorePatterns(eng)},
+		scrub: opts.Scrubber,
 		dir:   dir,
 	}
+	if a.scrub == nil {
+		a.scrub = diag.NewScrubber()
+	}
+	a.scrub.Add(opts.Redact...)
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -78,32 +85,45 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	a.version = opts.Version
 	a.instructions = instructions(dir, a.sets)
 	a.tools = tools(a.sets)
+	for i := range a.tools {
+		a.tools[i].RawOutputSchema = outputSchema
+	}
 	sort.Slice(a.tools, func(i, j int) bool { return a.tools[i].Name < a.tools[j].Name })
-	a.handlers = map[string]toolHandler{}
+	// The before-call hook hands the tool handler its request's alias
+	// (edge.go), the one thing mcp-go does not pass a handler.
+	hooks := &mcpserver.Hooks{}
+	hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
+		if alias, ok := id.(string); ok {
+			if req.Header == nil {
+				req.Header = http.Header{}
+			}
+			req.Header.Set(aliasHeader, alias)
+		}
+	})
+	a.mcp = mcpserver.NewMCPServer(ImplementationName, a.version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithInstructions(a.instructions),
+		mcpserver.WithHooks(hooks),
+	)
 	for _, t := range a.tools {
-		a.handlers[t.Name] = a.handler(t.Name)
+		a.mcp.AddTool(t, a.handler(t.Name))
 	}
 	return a, nil
-}
-
-// newDiagnosticID returns 16 lowercase hex characters, fresh per call.
-func newDiagnosticID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
 }
 
 // handler runs one tool. It returns a Go error only for a cancelled
 // request, which the transport turns into a protocol error; everything
 // else is a result the adapter built itself.
-func (a *Adapter) handler(tool string) toolHandler {
+func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		id := newDiagnosticID()
+		ctx, release := a.callContext(ctx, req.Header.Get(aliasHeader))
+		defer release()
+		id := diag.NewID()
 		start := time.Now()
 		a.log.Info("tool call", "mcpReqID", id, "tool", tool)
 		defer func() {
 			if p := recover(); p != nil {
-				res, err = a.fail(tool, id, start, internalError(fmt.Errorf("panic: %v", p))), nil
+				res, err = a.fail(tool, id, start, diag.Internal(fmt.Errorf("panic: %v", p))), nil
 			}
 		}()
 
@@ -119,12 +139,26 @@ func (a *Adapter) handler(tool string) toolHandler {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", "CANCELLED", "ms", since(start))
+				// Not a domain error: the transport answers (or, for the
+				// client's own cancellation, does not answer) it.
+				cause := context.Cause(ctx)
+				why := "cancelled"
+				var cc clientCancel
+				if errors.As(cause, &cc) {
+					why = cc.reason
+				} else if errors.Is(cause, errShutdown) {
+					why = "the server is shutting down"
+				}
+				a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", "CANCELLED",
+					"reason", a.scrub.Text(why), "ms", since(start))
+				if errors.Is(cause, errShutdown) {
+					return nil, errShutdown
+				}
 				return nil, ctx.Err()
 			}
 			var de *server.Error
 			if !errors.As(err, &de) {
-				de = internalError(err)
+				de = diag.Internal(err)
 			}
 			return a.fail(tool, id, start, de), nil
 		}
@@ -138,18 +172,6 @@ func (a *Adapter) handler(tool string) toolHandler {
 	}
 }
 
-// internalError is the report for a failure the engine did not classify
-// (a panic, an error that is not a *server.Error).
-func internalError(cause error) *server.Error {
-	return &server.Error{
-		Code:    server.CodeEngineFailed,
-		Reason:  server.ReasonInternal,
-		Action:  server.ActionCheckHost,
-		Message: "The server failed unexpectedly; the log record with this diagnosticId has the cause.",
-		Cause:   cause,
-	}
-}
-
 // fail builds the error result and writes the completion record. The
 // record's cause is scrubbed like the result; the raw cause, which may name
 // keys or private paths, is kept for debug level only.
@@ -157,7 +179,7 @@ func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *mcp.C
 	env := newErr(e, id, a.sets, a.scrub)
 	attrs := []any{"mcpReqID", id, "tool", tool, "code", env.Code, "reason", env.Reason, "ms", since(start)}
 	if e.Cause != nil {
-		attrs = append(attrs, "cause", a.scrub.text(e.Cause.Error()))
+		attrs = append(attrs, "cause", a.scrub.Text(e.Cause.Error()))
 	}
 	a.log.Warn("tool call done", attrs...)
 	if e.Cause != nil && a.log.Enabled(context.Background(), slog.LevelDebug) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // The catalog rows that need a store to misbehave in ways the file store
@@ -52,7 +53,7 @@ func callTool(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]
 
 func wantCatalogRow(t *testing.T, s map[string]any, txt string, code server.Code, reason string) {
 	t.Helper()
-	row := catalogRow(code, reason)
+	row := diag.CatalogRow(code, reason)
 	if row.Reason != reason {
 		t.Fatalf("no catalog row %s/%s", code, reason)
 	}

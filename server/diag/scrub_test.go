@@ -1,9 +1,9 @@
-package mcpserver
+package diag
 
 import "testing"
 
 func TestScrubRemovesSecretsAndIDs(t *testing.T) {
-	sc := newScrubber([]string{"/home/u/.cache/slivingdoc", "s3cr3tVALUE"})
+	sc := NewScrubber("/home/u/.cache/slivingdoc", "s3cr3tVALUE")
 	id64 := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	cases := []struct{ in, want string }{
 		{"read packs/increments/18-0190f1a2-7c3b-7def-8abc-0123456789ab.pack: EOF", "read <pack>: EOF"},
@@ -20,7 +20,7 @@ func TestScrubRemovesSecretsAndIDs(t *testing.T) {
 		{"notes/a.md lines 12-18 generation 0xff cafe", "notes/a.md lines 12-18 generation 0xff cafe"},
 	}
 	for _, c := range cases {
-		if got := sc.text(c.in); got != c.want {
+		if got := sc.Text(c.in); got != c.want {
 			t.Errorf("scrub(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
@@ -28,8 +28,8 @@ func TestScrubRemovesSecretsAndIDs(t *testing.T) {
 
 func TestScrubIgnoresTinyLiterals(t *testing.T) {
 	// An empty or tiny secret (an unset variable) must not shred every word.
-	sc := newScrubber([]string{"", "a"})
-	if got := sc.text("a plain message"); got != "a plain message" {
+	sc := NewScrubber("", "a")
+	if got := sc.Text("a plain message"); got != "a plain message" {
 		t.Fatalf("got %q", got)
 	}
 }

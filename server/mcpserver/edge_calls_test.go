@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,8 +12,10 @@ import (
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
-// notifications/cancelled cancels exactly the named call's context, and
-// the call is answered with a protocol error, never an isError envelope.
+// notifications/cancelled cancels exactly the named call's engine
+// context; the cancelled call gets no response at all (MCP: receivers
+// should not answer a cancelled request), and its completion record says
+// cancelled, with the client's reason.
 func TestCancelledNotificationCancelsOnlyThatCall(t *testing.T) {
 	started := make(chan string, 2)
 	eng := &fakeEngine{dir: "/nb",
@@ -31,22 +34,58 @@ func TestCancelledNotificationCancelsOnlyThatCall(t *testing.T) {
 			}
 		},
 	}
-	p := servePipe(t, eng)
+	logs := &syncBuffer{}
+	a, err := New(eng, Options{Version: "1", Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := servePipeAdapter(t, context.Background(), a)
 	p.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"notes_pull","arguments":{}}}`)
 	p.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"notes_commit","arguments":{"message":"m"}}}`)
 	<-started
 	<-started
-	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user pressed stop"}}`)
 	byID := map[string]reply{}
-	for range 2 {
+	for len(byID) < 1 {
 		r := decodeReply(t, p.next())
 		byID[string(r.ID)] = r
 	}
-	if r := byID["7"]; r.Error == nil || r.Error.Code != -32603 || r.Result != nil {
-		t.Fatalf("cancelled call answered %+v", r)
+	// The cancelled pull has returned once its completion record exists;
+	// a ping after that proves no response for 7 is still to come.
+	waitFor(t, func() bool { return strings.Contains(logs.String(), `"code":"CANCELLED"`) })
+	p.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	for byID["9"].JSONRPC == "" {
+		r := decodeReply(t, p.next())
+		byID[string(r.ID)] = r
+	}
+	if r, ok := byID["7"]; ok {
+		t.Fatalf("the cancelled call was answered: %+v", r)
 	}
 	if r := byID["8"]; r.Error != nil || strings.Contains(string(r.Result), `"isError":true`) {
 		t.Fatalf("the other call was disturbed: %+v %s", r, r.Result)
+	}
+	var done map[string]any
+	for _, rec := range records(t, logs) {
+		if rec["msg"] == "tool call done" && rec["code"] == "CANCELLED" {
+			done = rec
+		}
+	}
+	if done == nil || done["reason"] != "user pressed stop" || done["tool"] != ToolPull {
+		t.Fatalf("completion record of the cancelled call: %v\n%s", done, logs)
+	}
+	if strings.Contains(logs.String(), "STORAGE_FAILURE") {
+		t.Fatalf("a cancellation was logged as a storage failure:\n%s", logs)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -94,3 +94,34 @@ func structuredOf(t *testing.T, result json.RawMessage) map[string]any {
 	}
 	return res.StructuredContent
 }
+
+// A call that does not finish within ShutdownGrace after input ended is
+// cancelled (the engine survives cancellation), answered as a protocol
+// error naming the shutdown, and Serve returns.
+func TestGraceCancelsACallThatOutlivesIt(t *testing.T) {
+	defer func(g time.Duration) { ShutdownGrace = g }(ShutdownGrace)
+	ShutdownGrace = 50 * time.Millisecond
+	started := make(chan struct{})
+	eng := &fakeEngine{dir: "/nb", pull: func(ctx context.Context, path string) (*server.Result, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	p := servePipe(t, eng)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notes_pull","arguments":{}}}`)
+	<-started
+	p.in.Close()
+	r := decodeReply(t, p.next())
+	if string(r.ID) != `1` || r.Error == nil || r.Error.Code != -32603 || r.Error.Message != errShutdown.Error() {
+		t.Fatalf("the call cut off by the shutdown answered %+v", r)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		p.done <- nil
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+func init() {
+	register(command{name: "revert", summary: "undo one publication in the directory, keeping later work", run: runRevert})
+}
+
+// runRevert merges the inverse of publication GEN into the directory.
+func runRevert(ctx context.Context, args []string, s stdio) int {
+	c := newCLICommand("revert", "revert [flags] DIR GEN",
+		"Undoes publication GEN in the notebook directory DIR, keeping everything published after\n"+
+			"it: a three-way merge with base = the tree GEN published, local = DIR, remote = the tree\n"+
+			"before GEN. Where later changes overlap what GEN changed, conflict blocks are written\n"+
+			"(<<<<<<< local is the later text, >>>>>>> remote the text before GEN) and the report lists\n"+
+			"their line ranges (exit 1), as a pull does. Nothing is published: review with\n"+
+			"'slivingdoc diff DIR', resolve any blocks, then commit. DIR must have been pulled at or\n"+
+			"after GEN.\n\n"+
+			"Examples:\n"+
+			"  slivingdoc log --path notes/plan.md     find the bad publication\n"+
+			"  slivingdoc revert notes 42\n"+
+			"  slivingdoc commit notes -m 'revert generation 42'", s)
+	pos, code, done := c.parse(args, 2)
+	if done {
+		return code
+	}
+	if len(pos) != 2 {
+		fmt.Fprintf(s.err, "slivingdoc revert: want DIR GEN\nRun 'slivingdoc revert -h' for the reference.\n")
+		return 2
+	}
+	gen, err := strconv.ParseUint(pos[1], 10, 64)
+	if err != nil {
+		fmt.Fprintf(s.err, "slivingdoc revert: %q is not a generation\n", pos[1])
+		return 2
+	}
+	return c.inDir(ctx, pos[:1], false, func(e *server.Engine, dir string) error {
+		res, err := e.Revert(ctx, dir, gen)
+		if err == nil {
+			printLocalEdit(s.out, "reverted", res)
+		}
+		return err
+	})
+}

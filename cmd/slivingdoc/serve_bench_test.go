@@ -1,0 +1,175 @@
+package main
+
+// Per-call latency of a long-lived `slivingdoc serve`, driven over stdio
+// as a host drives it (file store and SeaweedFS), against `git status` on
+// the same tree in the same run (DESIGN §10):
+//
+//	go test -run '^$' -bench BenchmarkServe -benchtime 200x ./cmd/slivingdoc
+//
+// commit-1KiB appends 1 KiB to one file and commits; noop-commit and
+// noop-pull change nothing; git-status is the reference.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+)
+
+// benchServe is one serve process and its raw stdio.
+type benchServe struct {
+	b   *testing.B
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+	id  int
+}
+
+func startBenchServe(b *testing.B, bin string, env []string, dir string) *benchServe {
+	cmd := exec.Command(bin, "serve", "--workspace-root", dir)
+	cmd.Env = env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	s := &benchServe{b: b, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	s.out.Buffer(make([]byte, 1<<20), 1<<26)
+	s.call("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}`)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	return s
+}
+
+func (s *benchServe) call(method, params string) string {
+	s.id++
+	fmt.Fprintf(s.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", s.id, method, params)
+	want := fmt.Sprintf(`"id":%d,`, s.id)
+	for s.out.Scan() {
+		if line := s.out.Text(); strings.Contains(line, want) {
+			if strings.Contains(line, `"isError":true`) || strings.Contains(line, `"error":{`) {
+				s.b.Fatalf("%s failed: %.400s", method, line)
+			}
+			return line
+		}
+	}
+	s.b.Fatalf("%s: server closed stdout", method)
+	return ""
+}
+
+func (s *benchServe) tool(name, args string) {
+	s.call("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args))
+}
+
+// seedTree writes n small files in dir (a few directories deep, like a
+// notebook) and returns one of them.
+func seedTree(b *testing.B, dir string, n int) string {
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("e%02d", (i/50)%20), fmt.Sprintf("note-%05d.md", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("# note %d\n\nsome text of note %d\n", i, i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "d00", "e00", "note-00000.md")
+}
+
+// benchStores select the store of a benchmark notebook.
+var benchStores = []struct {
+	name string
+	env  func(b *testing.B, base string) []string
+}{
+	{"file", func(b *testing.B, base string) []string {
+		return []string{"SLIVINGDOC_STORE=file://" + filepath.ToSlash(filepath.Join(base, "store"))}
+	}},
+	{"seaweedfs", func(b *testing.B, base string) []string {
+		srv := seaweed.Shared(b)
+		return append(srv.Env(), "SLIVINGDOC_BUCKET="+srv.NewBucket(b), "SLIVINGDOC_PATH_STYLE=true",
+			"AWS_CONFIG_FILE="+devNull, "AWS_SHARED_CREDENTIALS_FILE="+devNull)
+	}},
+}
+
+func BenchmarkServe(b *testing.B) {
+	bin := cliBinary(b)
+	for _, n := range []int{1000, 10000} {
+		for _, st := range benchStores {
+			benchServeStore(b, bin, st.name, st.env, n)
+		}
+		benchGitStatus(b, n)
+	}
+}
+
+func benchServeStore(b *testing.B, bin, store string, storeEnv func(*testing.B, string) []string, n int) {
+	base := b.TempDir()
+	dir := filepath.Join(base, "notes")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	env := append(append(cleanEnv(), storeEnv(b, base)...),
+		"SLIVINGDOC_PRIVATE_ROOT="+filepath.Join(base, "private"),
+		"XDG_DATA_HOME="+filepath.Join(base, "xdg-data"), "XDG_CACHE_HOME="+filepath.Join(base, "xdg-cache"))
+	s := startBenchServe(b, bin, env, dir)
+	s.tool("notes_pull", `{}`)
+	target := seedTree(b, dir, n)
+	s.tool("notes_commit", `{"message":"seed"}`)
+	kib := strings.Repeat("0123456789abcde\n", 64)
+
+	b.Run(fmt.Sprintf("files=%d/%s/commit-1KiB", n, store), func(b *testing.B) {
+		s.b = b
+		for b.Loop() {
+			f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.WriteString(kib)
+			f.Close()
+			s.tool("notes_commit", `{"message":"append"}`)
+		}
+	})
+	b.Run(fmt.Sprintf("files=%d/%s/noop-commit", n, store), func(b *testing.B) {
+		s.b = b
+		for b.Loop() {
+			s.tool("notes_commit", `{"message":"nothing"}`)
+		}
+	})
+	b.Run(fmt.Sprintf("files=%d/%s/noop-pull", n, store), func(b *testing.B) {
+		s.b = b
+		for b.Loop() {
+			s.tool("notes_pull", `{}`)
+		}
+	})
+}
+
+// benchGitStatus is the reference: git status on the same tree, committed.
+func benchGitStatus(b *testing.B, n int) {
+	if _, err := exec.LookPath("git"); err == nil {
+		g := filepath.Join(b.TempDir(), "git")
+		seedTree(b, g, n)
+		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "seed"}} {
+			if out, err := exec.Command("git", append([]string{"-C", g}, args...)...).CombinedOutput(); err != nil {
+				b.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		b.Run(fmt.Sprintf("files=%d/git-status", n), func(b *testing.B) {
+			for b.Loop() {
+				if err := exec.Command("git", "-C", g, "status", "--porcelain").Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+func init() {
+	register(command{name: "show", summary: "show one publication's changes, or a file as it was", run: runShow})
+}
+
+// runShow prints publication GEN (header as in log, then its patch), or
+// with GEN:PATH the file's content at GEN, raw.
+func runShow(ctx context.Context, args []string, s stdio) int {
+	c := newCLICommand("show", "show [flags] GEN | GEN:PATH",
+		"With GEN: the publication accepted at generation GEN, as log prints it (time, message,\n"+
+			"files), then its changes as a unified diff in git's format. With GEN:PATH: the content\n"+
+			"of the file PATH (notebook-relative) at generation GEN, byte for byte on stdout.\n\n"+
+			"Examples:\n"+
+			"  slivingdoc show 42                     what generation 42 changed\n"+
+			"  slivingdoc show 41:notes/plan.md       notes/plan.md as it was at generation 41\n"+
+			"  slivingdoc show 41:notes/plan.md > plan.md", s)
+	pathFlag := c.fs.String("path", "", "with GEN: only the file or directory `P`")
+	pos, code, done := c.parse(args, 1)
+	if done {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(s.err, "slivingdoc show: want GEN or GEN:PATH\nRun 'slivingdoc show -h' for the reference.\n")
+		return 2
+	}
+	genText, file, hasFile := strings.Cut(pos[0], ":")
+	gen, err := strconv.ParseUint(genText, 10, 64)
+	if err != nil {
+		fmt.Fprintf(s.err, "slivingdoc show: %q is not a generation\n", genText)
+		return 2
+	}
+	return c.storeOnly(ctx, func(e *server.Engine) error {
+		if hasFile {
+			content, err := e.FileAt(ctx, gen, file)
+			if err == nil {
+				_, err = s.out.Write(content)
+			}
+			return err
+		}
+		en, err := e.Show(ctx, gen, *pathFlag)
+		if err != nil {
+			return err
+		}
+		if en.Time.IsZero() {
+			fmt.Fprintf(s.out, "generation %d published nothing (a checkpoint of the store)\n", gen)
+			return nil
+		}
+		printLogPatch(s.out, []server.HistoryEntry{*en})
+		return nil
+	})
+}

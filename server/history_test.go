@@ -1,0 +1,193 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+func changeStats(files []FileChange) map[string][2]int {
+	out := map[string][2]int{}
+	for _, f := range files {
+		out[f.Path] = [2]int{f.Insertions, f.Deletions}
+	}
+	return out
+}
+
+// An agent deletes a file and rewrites another: History, Show, FileAt and
+// Diff say exactly that, and restore and revert undo it as local edits.
+func TestHistoryShowRestoreRevert(t *testing.T) {
+	ctx := context.Background()
+	store := remote.NewMem()
+	person, bot := newAgent(t, store), newAgent(t, store)
+	person.pull()
+	person.write("keep.md", "k1\nk2\n")
+	person.write("plan.md", "one\ntwo\nthree\n")
+	person.write("docs/gone.md", "g\n")
+	person.commit("seed") // generation 1
+	bot.pull()
+	bot.remove("docs/gone.md")
+	bot.write("plan.md", "rewritten\n")
+	bot.commit("bad") // generation 2
+	bot.write("keep.md", "k1\nk2\nk3\n")
+	bot.commit("later") // generation 3
+
+	log, err := person.e.History(ctx, HistoryQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 3 || log[0].Generation != 3 || log[1].Message != "bad" || log[2].Generation != 1 {
+		t.Fatalf("history: %+v", log)
+	}
+	if got := changeStats(log[1].Files); !reflect.DeepEqual(got, map[string][2]int{"docs/gone.md": {0, 1}, "plan.md": {1, 3}}) {
+		t.Fatalf("bad publication's files: %v", got)
+	}
+	if f := log[1].Files[0]; !f.Removed || f.Old != nil {
+		t.Fatalf("without Content no versions are loaded: %+v", f)
+	}
+	onlyDocs, err := person.e.History(ctx, HistoryQuery{Limit: 10, Path: "docs"})
+	if err != nil || len(onlyDocs) != 2 || onlyDocs[0].Generation != 2 || len(onlyDocs[0].Files) != 1 {
+		t.Fatalf("history of docs/: %+v %v", onlyDocs, err)
+	}
+
+	show, err := person.e.Show(ctx, 2, "")
+	if err != nil || show.Message != "bad" || string(show.Files[1].Old) != "one\ntwo\nthree\n" || string(show.Files[1].New) != "rewritten\n" {
+		t.Fatalf("show 2: %+v %v", show, err)
+	}
+	if c, err := person.e.FileAt(ctx, 1, "docs/gone.md"); err != nil || string(c) != "g\n" {
+		t.Fatalf("file at 1: %q %v", c, err)
+	}
+	_, err = person.e.FileAt(ctx, 2, "docs/gone.md")
+	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	d, err := person.e.Diff(ctx, 1, LatestGeneration, "")
+	if err != nil || !reflect.DeepEqual(changeStats(d), map[string][2]int{"docs/gone.md": {0, 1}, "plan.md": {1, 3}, "keep.md": {1, 0}}) {
+		t.Fatalf("diff 1..latest: %v %v", changeStats(d), err)
+	}
+	_, err = person.e.Show(ctx, 9, "")
+	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+
+	// Revert needs a pulled directory that has seen the publication.
+	_, err = person.e.Revert(ctx, "", 2)
+	domainErr(t, err, CodeInvalidRequest, ReasonNotPulled)
+	person.pull()
+	res, err := person.e.Revert(ctx, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"keep.md": "k1\nk2\nk3\n", "plan.md": "one\ntwo\nthree\n", "docs/gone.md": "g\n"}
+	equalMaps(t, "after revert", person.files(), want)
+	if res.Generation != 2 || len(res.Files) != 2 {
+		t.Fatalf("revert result %+v", res)
+	}
+	local, err := person.e.LocalDiff(ctx, "", "")
+	if err != nil || !reflect.DeepEqual(changeStats(local), map[string][2]int{"docs/gone.md": {1, 0}, "plan.md": {3, 1}}) {
+		t.Fatalf("local diff after revert: %v %v", changeStats(local), err)
+	}
+	person.commit("revert 2")
+	bot.pull()
+	equalMaps(t, "bot after the revert", bot.files(), want)
+
+	// Restore one path, then the whole notebook, at generation 2.
+	if _, err := person.e.Restore(ctx, "", 2, []string{"docs"}); err != nil {
+		t.Fatal(err)
+	}
+	equalMaps(t, "restore docs at 2", person.files(), map[string]string{"keep.md": "k1\nk2\nk3\n", "plan.md": "one\ntwo\nthree\n"})
+	if _, err := person.e.Restore(ctx, "", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	equalMaps(t, "restore all at 2", person.files(), map[string]string{"keep.md": "k1\nk2\n", "plan.md": "rewritten\n"})
+	_, err = person.e.Restore(ctx, "", 2, []string{"nothing/here"})
+	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	_, err = person.e.Restore(ctx, "", 1, []string{"../x"})
+	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+}
+
+// A revert that overlaps a later edit leaves conflict blocks, as a pull
+// would, with their ranges in the error.
+func TestRevertConflict(t *testing.T) {
+	ctx := context.Background()
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("n.md", "a\nb\nc\n")
+	a.commit("seed")
+	a.write("n.md", "a\nB\nc\n")
+	a.commit("bad")
+	a.write("n.md", "a\nB2\nc\n")
+	a.commit("later")
+	_, err := a.e.Revert(ctx, "", 2)
+	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	if len(de.Files) != 1 || de.Files[0].Path != "n.md" || len(de.Files[0].Ranges) != 1 {
+		t.Fatalf("conflict report %+v", de.Files)
+	}
+	r := de.Files[0].Ranges[0]
+	want := "a\n<<<<<<< local\nB2\n=======\nb\n>>>>>>> remote\nc\n"
+	if got := a.read("n.md"); got != want || r.Start != 2 || r.End != 6 {
+		t.Fatalf("conflict written: %q range %+v", got, r)
+	}
+}
+
+// Once checkpoints drop older chains, a generation before the retained
+// history is HISTORY_UNAVAILABLE naming the oldest retained one; the
+// retained chain's publications stay readable.
+func TestHistoryUnavailable(t *testing.T) {
+	ctx := context.Background()
+	store := remote.NewMem()
+	// A window by time shorter than the test (store format v2 keeps
+	// history for --retain, 30 days by default, whatever the checkpoints).
+	a := newAgent(t, store, withCheckpoints(2, 1), func(c *Config) { c.Retain = time.Nanosecond })
+	a.pull()
+	for i := 1; i <= 9; i++ {
+		a.write("n.md", fmt.Sprintf("%d\n", i))
+		a.commit(fmt.Sprint("c", i))
+		a.e.background.Wait()
+	}
+	fresh := newAgent(t, store)
+	h, err := fresh.e.openHistory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldest := h.oldest
+	if oldest <= 1 {
+		t.Fatalf("oldest retained %d: no chain was dropped", oldest)
+	}
+	_, err = fresh.e.Show(ctx, oldest-1, "")
+	de := domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable)
+	if want := fmt.Sprintf("the oldest retained generation is %d.", oldest); !strings.Contains(de.Message, want) {
+		t.Fatalf("message %q does not name %d", de.Message, oldest)
+	}
+	en, err := fresh.e.Show(ctx, oldest, "")
+	if err != nil || len(en.Files) != 1 {
+		t.Fatalf("show oldest retained %d: %+v %v", oldest, en, err)
+	}
+	log, err := fresh.e.History(ctx, HistoryQuery{Limit: 100})
+	if err != nil || log[len(log)-1].Generation != oldest || log[0].Message != "c9" {
+		t.Fatalf("history: %d entries, %v", len(log), err)
+	}
+}
+
+// Restoring some paths only cannot put a file under a file of L.
+func TestRestoreRefusesFileUnderFile(t *testing.T) {
+	ctx := context.Background()
+	store := remote.NewMem()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("x/n.md", "n\n")
+	a.commit("dir") // 1
+	a.remove("x/n.md")
+	a.remove("x")
+	a.write("x", "now a file\n")
+	a.commit("file") // 2
+	_, err := a.e.Restore(ctx, "", 1, []string{"x/n.md"})
+	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	equalMaps(t, "nothing written", a.files(), map[string]string{"x": "now a file\n"})
+	if _, err := a.e.Restore(ctx, "", 1, []string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	equalMaps(t, "restore x", a.files(), map[string]string{"x/n.md": "n\n"})
+}

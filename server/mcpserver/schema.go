@@ -1,0 +1,97 @@
+package mcpserver
+
+import "encoding/json"
+
+// outputSchema is both tools' advertised outputSchema. It describes the
+// success object (spec/mcp-tools.md, "The success result") and, as a second
+// alternative, the structured error: MCP clients validate structuredContent
+// against outputSchema whenever it is present, isError or not (the
+// TypeScript SDK's client does), so a schema of the success object alone
+// would make every domain error a client-side validation failure. Tokens
+// are patterns, not enums, so a new reason or action in server.Catalog
+// never changes the advertised bytes.
+var outputSchema = json.RawMessage(compactJSON(`{
+  "type": "object",
+  "anyOf": [
+    {
+      "description": "Success.",
+      "properties": {
+        "code": {"const": "OK"},
+        "path": {"type": "string", "description": "The resolved notebook directory the operation ran against."},
+        "generation": {"type": "integer", "minimum": 0, "description": "The accepted remote generation after the operation."},
+        "filesChanged": {"type": "integer", "minimum": 0},
+        "insertions": {"type": "integer", "minimum": 0},
+        "deletions": {"type": "integer", "minimum": 0},
+        "files": {"type": "array", "items": {
+          "type": "object",
+          "properties": {
+            "path": {"type": "string"},
+            "insertions": {"type": "integer", "minimum": 0},
+            "deletions": {"type": "integer", "minimum": 0}
+          },
+          "required": ["path", "insertions", "deletions"],
+          "additionalProperties": false
+        }},
+        "readOnly": {"type": "array", "items": {"type": "string"}},
+        "writable": {"type": "array", "items": {"type": "string"}}
+      },
+      "required": ["code", "path", "generation", "filesChanged", "insertions", "deletions", "files", "readOnly", "writable"],
+      "additionalProperties": false
+    },
+    {
+      "description": "A domain error (isError is true).",
+      "properties": {
+        "code": {"type": "string", "pattern": "^[A-Z][A-Z_]*$", "not": {"const": "OK"}},
+        "reason": {"type": "string", "pattern": "^[A-Z][A-Z_]*$"},
+        "action": {"type": "string", "pattern": "^[A-Z][A-Z_]*$"},
+        "diagnosticId": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+        "retryable": {"type": "boolean"},
+        "message": {"type": "string"},
+        "detail": {"type": "string"},
+        "files": {"type": "array", "items": {
+          "type": "object",
+          "properties": {
+            "path": {"type": "string"},
+            "reason": {"type": "string", "pattern": "^[A-Z][A-Z_]*$"},
+            "ranges": {"type": "array", "items": {
+              "type": "object",
+              "properties": {"start": {"type": "integer", "minimum": 1}, "end": {"type": "integer", "minimum": 1}},
+              "required": ["start", "end"],
+              "additionalProperties": false
+            }}
+          },
+          "required": ["path", "reason", "ranges"],
+          "additionalProperties": false
+        }},
+        "recovery": {
+          "type": "object",
+          "properties": {
+            "stage": {"type": "string"},
+            "remoteAccepted": {"enum": ["yes", "no", "unknown"]},
+            "resynchronized": {"type": "boolean"}
+          },
+          "required": ["stage", "remoteAccepted", "resynchronized"],
+          "additionalProperties": false
+        },
+        "readOnly": {"type": "array", "items": {"type": "string"}},
+        "writable": {"type": "array", "items": {"type": "string"}}
+      },
+      "required": ["code", "reason", "action", "diagnosticId", "retryable", "message", "files", "readOnly", "writable"],
+      "additionalProperties": false
+    }
+  ]
+}`))
+
+// compactJSON keeps the source readable and the advertised bytes compact.
+func compactJSON(s string) []byte {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		panic("mcpserver: outputSchema: " + err.Error())
+	}
+	b, _ := json.Marshal(v) // sorted keys: the advertised bytes are stable
+	return b
+}
+
+// OutputSchema is the advertised outputSchema, for tests that validate
+// results against it.
+func OutputSchema() json.RawMessage { return outputSchema }
