@@ -31,8 +31,9 @@ type Config struct {
 	CheckpointPacks     int
 	RetainedCheckpoints int
 	// Retain is the history window by time (--retain; 0 =
-	// DefaultRetain): history segments newer than this stay listed, and
-	// their increments kept, even below the oldest kept checkpoint.
+	// DefaultRetain, NoRetainWindow = none): history segments newer than
+	// this stay listed, and their increments kept, even below the oldest
+	// kept checkpoint.
 	Retain time.Duration
 	Logger *slog.Logger
 	// Ignore adds patterns to the ignore rules (ignore.go); with
@@ -74,8 +75,12 @@ type Engine struct {
 	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
 }
 
-// DefaultRetain is the default history window by time (DESIGN §5).
-const DefaultRetain = 30 * 24 * time.Hour
+// DefaultRetain is the default history window by time (DESIGN §5);
+// NoRetainWindow as Config.Retain keeps history by checkpoints only.
+const (
+	DefaultRetain  = 30 * 24 * time.Hour
+	NoRetainWindow = time.Duration(-1)
+)
 
 // maxCommitRetries bounds Config.CommitRetries, maxRetained
 // Config.RetainedCheckpoints (DESIGN §8).
@@ -170,8 +175,11 @@ func New(cfg Config) (*Engine, error) {
 		retained:        cfg.RetainedCheckpoints,
 		retain:          cfg.Retain,
 	}
-	if e.retain <= 0 {
+	switch {
+	case e.retain == 0:
 		e.retain = DefaultRetain
+	case e.retain < 0:
+		e.retain = 0 // remote.CheckpointOptions.RetainFor 0: no window by time
 	}
 	return e, nil
 }
