@@ -37,6 +37,7 @@ type attempt struct {
 	sink    *filterSink
 	pend    pendingEntry
 	rAll    map[cas.ID]bool // every file ID of R, built on first need
+	parts   []groupPart     // the members include offered (groupcommit.go)
 }
 
 func (s *session) newAttempt(ctx context.Context, observed remote.State, publication, message string) *attempt {

@@ -1,0 +1,479 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// Group commit (DESIGN §5, docs/storage.md §2B). Off unless
+// Options.GroupCommit is set; then PublishGroup runs instead of the
+// single-writer loop of publish.go:
+//
+//	attempt 1       build -> Put pack -> conditional write (3 requests, as before)
+//	attempt k > 1   check whether an earlier attempt was accepted (by us or
+//	                as a member of someone's group) -> build -> Put pack ->
+//	                Put descriptor proposals/<G>-<pub> -> List proposals/<G>- ->
+//	                for each other descriptor (ordered by key, at most
+//	                MaxGroup): Get descriptor, Get its pack -> include
+//	                (the caller re-parents the members that merge cleanly)
+//	                -> CreateIfAbsent each member pack -> conditional write
+//	                of `current` naming our increment at G+1 and the members
+//	                at G+2, G+3, ...
+//
+// Invariants (tested by the model test in server/groupcommit_model_test.go):
+//   - one publication ID per Publish call, across every attempt;
+//   - a descriptor registered on generation G names a pack built on G's
+//     head, and only a write conditional on G's ETag includes it: once
+//     `current` is past G it is dead, so each registration is decided by
+//     one write;
+//   - before every attempt the proposer reads `current` and looks for its
+//     ID in every generation after the first one it attempted on: found
+//     means accepted (whoever wrote it), and it stops; not found while
+//     `current` is past those attempts means none of them can ever be
+//     accepted, so the next one cannot double-accept;
+//   - a writer includes at most one descriptor per publication ID and never
+//     its own; member packs are created with CreateIfAbsent, so two helpers
+//     racing for one member key cannot overwrite each other's bytes (the
+//     one whose create fails leaves that member, and the ones after it,
+//     out).
+
+// ProposalsPrefix holds the descriptors of registered proposals.
+const ProposalsPrefix = "proposals/"
+
+// DefaultMaxGroup bounds how many registered proposals one write includes.
+const DefaultMaxGroup = 32
+
+// ProposalDescriptor is the small object a writer that lost a race
+// registers under ProposalKey(ParentGeneration, Publication): its pack
+// (already uploaded at IncrementKey(ParentGeneration+1, Publication)) and
+// the head it built on.
+type ProposalDescriptor struct {
+	Publication      string
+	ParentGeneration uint64
+	Parent           cas.ID // the head of generation ParentGeneration (zero for the empty notebook)
+	Head             cas.ID // the proposal's head commit, in Pack
+	Pack             PackRef
+}
+
+// ProposalKey is proposals/<parentGeneration, 20 digits>-<uuidv7>.
+func ProposalKey(parentGeneration uint64, publication string) string {
+	return strings.TrimSuffix(packKey(ProposalsPrefix, parentGeneration, publication), packSuffix)
+}
+
+// proposalPrefix lists the descriptors registered on one generation.
+func proposalPrefix(parentGeneration uint64) string {
+	k := ProposalKey(parentGeneration, "")
+	return k
+}
+
+// parseProposalKey returns the parent generation and publication a
+// descriptor key names.
+func parseProposalKey(key string) (uint64, string, error) {
+	rest, ok := strings.CutPrefix(key, ProposalsPrefix)
+	if !ok || len(rest) < 22 || rest[20] != '-' {
+		return 0, "", fmt.Errorf("remote: %q is not a proposal key", key)
+	}
+	g, err := strconv.ParseUint(rest[:20], 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("remote: %q is not a proposal key", key)
+	}
+	pub := rest[21:]
+	if !IsPublicationID(pub) {
+		return 0, "", fmt.Errorf("remote: %q is not a proposal key", key)
+	}
+	return g, pub, nil
+}
+
+// descriptorJSON fixes the encoding: fields in this order, IDs in lower
+// hex, no whitespace, a trailing newline.
+type descriptorJSON struct {
+	Version          int    `json:"version"`
+	Publication      string `json:"publication"`
+	ParentGeneration uint64 `json:"parentGeneration"`
+	Parent           string `json:"parent"`
+	Head             string `json:"head"`
+	PackSum          string `json:"packSum"`
+	PackSize         int64  `json:"packSize"`
+}
+
+const descriptorVersion = 1
+
+// EncodeProposal returns the descriptor's bytes.
+func EncodeProposal(d ProposalDescriptor) []byte {
+	parent := ""
+	if !d.Parent.IsZero() {
+		parent = d.Parent.String()
+	}
+	data, _ := json.Marshal(descriptorJSON{
+		Version: descriptorVersion, Publication: d.Publication, ParentGeneration: d.ParentGeneration,
+		Parent: parent, Head: d.Head.String(), PackSum: d.Pack.Sum.String(), PackSize: d.Pack.Size,
+	})
+	return append(data, '\n')
+}
+
+// DecodeProposal parses a descriptor read at key, refusing anything
+// EncodeProposal would not have written for that key.
+func DecodeProposal(key string, data []byte) (ProposalDescriptor, error) {
+	bad := func(why string) (ProposalDescriptor, error) {
+		return ProposalDescriptor{}, fmt.Errorf("remote: proposal %s: %s", key, why)
+	}
+	g, pub, err := parseProposalKey(key)
+	if err != nil {
+		return bad("bad key")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var j descriptorJSON
+	if err := dec.Decode(&j); err != nil {
+		return bad("not a descriptor")
+	}
+	d := ProposalDescriptor{Publication: j.Publication, ParentGeneration: j.ParentGeneration}
+	if j.Parent != "" {
+		if d.Parent, err = cas.ParseID(j.Parent); err != nil {
+			return bad("bad parent")
+		}
+	}
+	if d.Head, err = cas.ParseID(j.Head); err != nil {
+		return bad("bad head")
+	}
+	var sum cas.ID
+	if sum, err = cas.ParseID(j.PackSum); err != nil {
+		return bad("bad pack sum")
+	}
+	d.Pack = PackRef{Key: IncrementKey(g+1, pub), Sum: sum, Size: j.PackSize}
+	switch {
+	case j.Version != descriptorVersion:
+		return bad("unknown version")
+	case j.Publication != pub || j.ParentGeneration != g:
+		return bad("does not match its key")
+	case j.PackSize <= 0 || d.Head.IsZero():
+		return bad("no pack")
+	case !bytes.Equal(EncodeProposal(d), data):
+		return bad("not in canonical form")
+	}
+	return d, nil
+}
+
+// Candidate is a registered proposal offered to the include function:
+// its descriptor and its pack, size and BLAKE3 checked.
+type Candidate struct {
+	ProposalDescriptor
+	PackData []byte
+}
+
+// Member is a proposal re-parented by the include function onto the head
+// before it in the group (the writer's own head for the first member).
+// It keeps its publication ID; its pack holds every object its head needs
+// beyond the previous head of the group.
+type Member struct {
+	Publication string
+	Head        cas.ID
+	Pack        []byte
+}
+
+// IncludeFunc decides which candidates join a write that accepts own on
+// top of observed, in the order given, and returns them re-parented. It
+// may return fewer than it was given (those that do not merge cleanly are
+// left to their proposers). An error leaves every candidate out.
+type IncludeFunc func(ctx context.Context, observed State, own Proposal, cands []Candidate) ([]Member, error)
+
+// PublishGroup is Publish with group commit when Options.GroupCommit is
+// set (otherwise it is Publish and include is unused). Accepted.Included
+// reports a publication accepted as a member of another writer's group:
+// then State is the `current` read that proved it and Generation its
+// generation.
+func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
+	if !n.opts.GroupCommit || include == nil {
+		return n.Publish(ctx, build)
+	}
+	state, err := n.ReadCurrent(ctx)
+	if err != nil {
+		return Accepted{}, err
+	}
+	read := n.opts.Now()
+	pub := NewUUIDv7()
+	var (
+		tried    bool   // an attempt was made (a write or a registration)
+		lowest   uint64 // the lowest generation attempted on
+		lastETag string // the state the last proposal was built on
+		prop     Proposal
+	)
+	for attempt := 1; ; attempt++ {
+		if tried {
+			inc, ok, err := n.acceptedSince(ctx, state, lowest, pub)
+			if err != nil {
+				return Accepted{}, err
+			}
+			if ok {
+				if n.opts.Observe != nil {
+					_ = n.opts.Observe(ctx, state)
+				}
+				return Accepted{State: state, Publication: pub, Attempts: attempt - 1, Published: true, Included: inc.Generation}, nil
+			}
+		}
+		reuse := tried && state.ETag == lastETag
+		if !reuse {
+			prop, err = build(ctx, state, pub)
+			if errors.Is(err, ErrStale) && attempt <= n.opts.Retries && n.moved(ctx, state) {
+				err = fmt.Errorf("%w: %w", errNotAccepted, err)
+			} else if err != nil {
+				return Accepted{}, err
+			}
+		}
+		if err == nil && prop.Skip {
+			return Accepted{State: state, Attempts: attempt}, nil
+		}
+		var next State
+		var members int
+		if err == nil {
+			if attempt > 1 && !reuse && n.moved(ctx, state) {
+				err = fmt.Errorf("%w: current moved past generation %d while the retry was built: %w", errNotAccepted, state.Generation(), ErrPrecondition)
+			} else {
+				if !tried || state.Generation() < lowest {
+					lowest = state.Generation()
+				}
+				tried, lastETag = true, state.ETag
+				next, members, err = n.groupAttempt(ctx, state, pub, prop, attempt > 1, reuse, include)
+			}
+		}
+		if err == nil {
+			if n.opts.Observe != nil {
+				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest})
+			}
+			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true, Members: members}, nil
+		}
+		if !errors.Is(err, errNotAccepted) {
+			return Accepted{}, err
+		}
+		if attempt > n.opts.Retries {
+			// One last read: a helper may have accepted us meanwhile.
+			if tried {
+				if st, rerr := n.ReadCurrent(ctx); rerr == nil {
+					if inc, ok, ferr := n.acceptedSince(ctx, st, lowest, pub); ferr == nil && ok {
+						return Accepted{State: st, Publication: pub, Attempts: attempt, Published: true, Included: inc.Generation}, nil
+					}
+				}
+			}
+			return Accepted{}, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
+		}
+		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
+			return Accepted{}, err
+		}
+		if state, err = n.ReadCurrent(ctx); err != nil {
+			return Accepted{}, err
+		}
+		read = n.opts.Now()
+	}
+}
+
+// acceptedSince looks for pub among the publications of state after
+// generation lowest (every generation an attempt of ours could have
+// produced, ours or as a member).
+func (n *Notebook) acceptedSince(ctx context.Context, state State, lowest uint64, pub string) (Increment, bool, error) {
+	if state.Generation() <= lowest {
+		return Increment{}, false, nil
+	}
+	incs, err := n.Publications(ctx, state, lowest+1, state.Generation())
+	if err != nil {
+		return Increment{}, false, fmt.Errorf("remote: publication %s: read the history: %w", pub, err)
+	}
+	for _, inc := range incs {
+		if inc.Publication == pub {
+			return inc, true, nil
+		}
+	}
+	return Increment{}, false, nil
+}
+
+// groupAttempt uploads our pack (a retry also registers it and gathers
+// the registered proposals of the same generation), then conditionally
+// replaces `current` with the manifest accepting ours and the members.
+func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string, prop Proposal, register, reuse bool, include IncludeFunc) (State, int, error) {
+	if err := checkProposal(prop, observed.Head(), pub); err != nil {
+		return State{}, 0, err
+	}
+	gen, err := NextGeneration(observed.Generation())
+	if err != nil {
+		return State{}, 0, err
+	}
+	at := uint64(n.opts.Now().UnixMilli())
+	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
+	next, err := observed.Manifest.ExtendAt(pub, prop.Head, ref, at)
+	if err != nil {
+		return State{}, 0, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
+	}
+	uploads := append([]segmentBlob(nil), next.uploads...)
+	if !reuse {
+		// An unconditional put: a member pack a helper created under this
+		// key can only come from a write conditional on an older
+		// generation, which can no longer win.
+		if err := n.store.Put(ctx, ref.Key, prop.Pack); err != nil {
+			return State{}, 0, fmt.Errorf("remote: upload pack: %w", notAmbiguous(err))
+		}
+	}
+	var members []Member
+	if register {
+		desc := ProposalDescriptor{Publication: pub, ParentGeneration: observed.Generation(), Parent: observed.Head(), Head: prop.Head, Pack: ref}
+		if err := n.store.Put(ctx, ProposalKey(desc.ParentGeneration, pub), EncodeProposal(desc)); err != nil {
+			return State{}, 0, fmt.Errorf("remote: register proposal: %w", notAmbiguous(err))
+		}
+		members = n.gather(ctx, observed, pub, prop, include)
+	}
+	prev := prop.Head
+	for i, m := range members {
+		g := gen + 1 + uint64(i)
+		if err := checkProposal(Proposal{Pack: m.Pack, Head: m.Head}, prev, m.Publication); err != nil {
+			members = members[:i]
+			break
+		}
+		mref := PackRef{Key: IncrementKey(g, m.Publication), Sum: cas.Sum(m.Pack), Size: int64(len(m.Pack))}
+		grown, err := next.ExtendAt(m.Publication, m.Head, mref, at)
+		if err != nil {
+			members = members[:i]
+			break
+		}
+		if _, err := n.store.CreateIfAbsent(ctx, mref.Key, m.Pack); err != nil {
+			// Another helper's bytes, or a store failure: this member
+			// and the ones built on it stay out.
+			members = members[:i]
+			break
+		}
+		next, prev = grown, m.Head
+		uploads = append(uploads, next.uploads...)
+	}
+	next.uploads = uploads
+	if err := n.putSegments(ctx, next); err != nil {
+		return State{}, 0, err
+	}
+	data := encodeManifest(next)
+	var etag string
+	if observed.ETag == "" {
+		etag, err = n.store.CreateIfAbsent(ctx, CurrentKey, data)
+	} else {
+		etag, err = n.store.ReplaceIfMatch(ctx, CurrentKey, data, observed.ETag)
+	}
+	switch {
+	case err == nil:
+		return State{Manifest: next, ETag: etag}, len(members), nil
+	case errors.Is(err, ErrPrecondition):
+		return State{}, 0, fmt.Errorf("%w: lost the race for generation %d: %w", errNotAccepted, gen, err)
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrAccessDenied), errors.Is(err, ErrInvalidKey):
+		return State{}, 0, fmt.Errorf("remote: replace current: %w", err)
+	default:
+		st, err := n.resolveAt(ctx, next, gen, pub, err)
+		return st, len(members), err
+	}
+}
+
+// gather lists the proposals registered on observed's generation and asks
+// include which of them join. Any failure here only leaves proposals out.
+func (n *Notebook) gather(ctx context.Context, observed State, pub string, own Proposal, include IncludeFunc) []Member {
+	infos, err := n.store.List(ctx, proposalPrefix(observed.Generation()))
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, info := range infos {
+		g, p, err := parseProposalKey(info.Key)
+		if err != nil || g != observed.Generation() || p == pub {
+			continue
+		}
+		if observed.Manifest != nil {
+			if _, done := observed.Manifest.FindPublication(p); done {
+				continue
+			}
+		}
+		keys = append(keys, info.Key)
+	}
+	sort.Strings(keys)
+	limit := n.opts.MaxGroup
+	if limit <= 0 {
+		limit = DefaultMaxGroup
+	}
+	if len(keys) > limit {
+		keys = keys[:limit]
+	}
+	cands := make([]*Candidate, len(keys))
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, _, err := n.store.Get(ctx, key)
+			if err != nil {
+				return
+			}
+			d, err := DecodeProposal(key, data)
+			if err != nil || d.Parent != observed.Head() {
+				return
+			}
+			pack, err := n.FetchPack(ctx, d.Pack)
+			if err != nil {
+				return
+			}
+			cands[i] = &Candidate{ProposalDescriptor: d, PackData: pack}
+		}()
+	}
+	wg.Wait()
+	var ok []Candidate
+	for _, c := range cands {
+		if c != nil {
+			ok = append(ok, *c)
+		}
+	}
+	if len(ok) == 0 {
+		return nil
+	}
+	members, err := include(ctx, observed, own, ok)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{pub: true}
+	allowed := map[string]bool{}
+	for _, c := range ok {
+		allowed[c.Publication] = true
+	}
+	for i, m := range members {
+		if seen[m.Publication] || !allowed[m.Publication] {
+			return members[:i]
+		}
+		seen[m.Publication] = true
+	}
+	return members
+}
+
+// CleanProposals deletes the descriptors registered on generations below
+// `current`'s: only a write conditional on a descriptor's own generation
+// can include it, so once `current` is past it nothing can. It returns the
+// keys deleted.
+func (n *Notebook) CleanProposals(ctx context.Context) ([]string, error) {
+	state, err := n.ReadCurrent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := n.store.List(ctx, ProposalsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var deleted []string
+	for _, info := range infos {
+		g, _, err := parseProposalKey(info.Key)
+		if err != nil || g >= state.Generation() {
+			continue
+		}
+		if err := n.store.Delete(ctx, info.Key); err != nil && !errors.Is(err, ErrNotFound) {
+			return deleted, err
+		}
+		deleted = append(deleted, info.Key)
+	}
+	return deleted, nil
+}
