@@ -105,6 +105,7 @@ type Notebook struct {
 	opts     Options
 	rmu      sync.Mutex // guards opts.Rand, which need not be concurrency-safe
 	segments segmentCache
+	group    groupStats
 }
 
 // Open returns the Notebook on store.

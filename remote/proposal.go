@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -45,6 +46,19 @@ import (
 //     racing for one member key cannot overwrite each other's bytes (the
 //     one whose create fails leaves that member, and the ones after it,
 //     out).
+
+// groupStats counts, per Notebook, the won writes made by a retry (the
+// ones that list proposals) and the members they included.
+type groupStats struct {
+	writes, members atomic.Int64
+}
+
+// GroupStats returns how many won conditional writes of this notebook
+// were group-commit retries and how many registered proposals they
+// included (for tests and the fleet simulation).
+func (n *Notebook) GroupStats() (writes, members int64) {
+	return n.group.writes.Load(), n.group.members.Load()
+}
 
 // ProposalsPrefix holds the descriptors of registered proposals.
 const ProposalsPrefix = "proposals/"
@@ -248,6 +262,10 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		if err == nil {
 			if n.opts.Observe != nil {
 				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest})
+			}
+			if attempt > 1 {
+				n.group.writes.Add(1)
+				n.group.members.Add(int64(members))
 			}
 			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true, Members: members}, nil
 		}
