@@ -22,7 +22,11 @@ import (
 //	attempt 1       build -> Put pack -> conditional write (3 requests, as before)
 //	attempt k > 1   check whether an earlier attempt was accepted (by us or
 //	                as a member of someone's group) -> build -> Put pack ->
-//	                Put descriptor proposals/<G>-<pub> -> List proposals/<G>- ->
+//	                Put descriptor proposals/<G>-<pub> -> wait FirstWait (the
+//	                other losers register) -> List proposals/<G>- -> an
+//	                older descriptor than ours leads: stop here, back off
+//	                and read `current` (unless `current` did not move since
+//	                our last attempt: then its writer may be gone) ->
 //	                for each other descriptor (ordered by key, at most
 //	                MaxGroup): Get descriptor, Get its pack -> include
 //	                (the caller re-parents the members that merge cleanly)
@@ -344,7 +348,19 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		if err := n.store.Put(ctx, ProposalKey(desc.ParentGeneration, pub), EncodeProposal(desc)); err != nil {
 			return State{}, 0, fmt.Errorf("remote: register proposal: %w", notAmbiguous(err))
 		}
-		members = n.gather(ctx, observed, pub, prop, include)
+		// Give the other losers of the last race a moment to register,
+		// then defer to the oldest registered proposal: its writer
+		// includes ours. When `current` did not move since our last
+		// attempt that writer may be gone, so we write ourselves.
+		if !reuse {
+			if err := n.opts.Sleep(ctx, n.opts.FirstWait); err != nil {
+				return State{}, 0, err
+			}
+		}
+		var follow bool
+		if members, follow = n.gather(ctx, observed, pub, prop, include, !reuse); follow {
+			return State{}, 0, fmt.Errorf("%w: an older proposal on generation %d leads the group: %w", errNotAccepted, observed.Generation(), ErrPrecondition)
+		}
 	}
 	prev := prop.Head
 	for i, m := range members {
@@ -394,11 +410,14 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 
 // gather lists the proposals registered on observed's generation and asks
 // include which of them join. Any failure here only leaves proposals out.
-func (n *Notebook) gather(ctx context.Context, observed State, pub string, own Proposal, include IncludeFunc) []Member {
+// With defer set, a proposal older than ours (a smaller key: UUIDv7s sort
+// by time) makes us a follower: we neither fetch nor write.
+func (n *Notebook) gather(ctx context.Context, observed State, pub string, own Proposal, include IncludeFunc, deferOlder bool) ([]Member, bool) {
 	infos, err := n.store.List(ctx, proposalPrefix(observed.Generation()))
 	if err != nil {
-		return nil
+		return nil, false
 	}
+	ownKey := ProposalKey(observed.Generation(), pub)
 	var keys []string
 	for _, info := range infos {
 		g, p, err := parseProposalKey(info.Key)
@@ -409,6 +428,9 @@ func (n *Notebook) gather(ctx context.Context, observed State, pub string, own P
 			if _, done := observed.Manifest.FindPublication(p); done {
 				continue
 			}
+		}
+		if deferOlder && info.Key < ownKey {
+			return nil, true
 		}
 		keys = append(keys, info.Key)
 	}
@@ -449,11 +471,11 @@ func (n *Notebook) gather(ctx context.Context, observed State, pub string, own P
 		}
 	}
 	if len(ok) == 0 {
-		return nil
+		return nil, false
 	}
 	members, err := include(ctx, observed, own, ok)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	seen := map[string]bool{pub: true}
 	allowed := map[string]bool{}
@@ -462,11 +484,11 @@ func (n *Notebook) gather(ctx context.Context, observed State, pub string, own P
 	}
 	for i, m := range members {
 		if seen[m.Publication] || !allowed[m.Publication] {
-			return members[:i]
+			return members[:i], false
 		}
 		seen[m.Publication] = true
 	}
-	return members
+	return members, false
 }
 
 // CleanProposals deletes the descriptors registered on generations below
