@@ -87,6 +87,27 @@ func ProposalKey(parentGeneration uint64, publication string) string {
 	return strings.TrimSuffix(packKey(ProposalsPrefix, parentGeneration, publication), packSuffix)
 }
 
+// errFollow marks an attempt that registered and left the write to the
+// generation's leader.
+var errFollow = errors.New("remote: following the group's leader")
+
+// followPolls bounds how long a follower waits for `current` to move
+// (polls of one HEAD, FirstWait apart) before it reads it again.
+const followPolls = 40
+
+// leadKey is the marker whose creator leads the group of a generation.
+func leadKey(parentGeneration uint64) string {
+	return proposalPrefix(parentGeneration) + "lead"
+}
+
+func parseLeadKey(key string) (uint64, error) {
+	rest, ok := strings.CutPrefix(key, ProposalsPrefix)
+	if !ok || len(rest) != 25 || rest[20:] != "-lead" {
+		return 0, fmt.Errorf("remote: %q is not a lead key", key)
+	}
+	return strconv.ParseUint(rest[:20], 10, 64)
+}
+
 // proposalPrefix lists the descriptors registered on one generation.
 func proposalPrefix(parentGeneration uint64) string {
 	k := ProposalKey(parentGeneration, "")
@@ -224,7 +245,9 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		lowest   uint64 // the lowest generation attempted on
 		lastETag string // the state the last proposal was built on
 		prop     Proposal
+		follows  int // attempts that left the write to a leader (not counted as retries)
 	)
+	followLimit := 4 * (n.opts.Retries + 1)
 	for attempt := 1; ; attempt++ {
 		if tried {
 			inc, ok, err := n.acceptedSince(ctx, state, lowest, pub)
@@ -275,6 +298,25 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		}
 		if !errors.Is(err, errNotAccepted) {
 			return Accepted{}, err
+		}
+		if errors.Is(err, errFollow) && follows < followLimit {
+			// Not a lost race: wait for the leader's write (or for its
+			// absence to show), then read `current` again.
+			follows++
+			attempt--
+			for range followPolls {
+				if err := n.opts.Sleep(ctx, n.opts.FirstWait); err != nil {
+					return Accepted{}, err
+				}
+				if n.moved(ctx, state) {
+					break
+				}
+			}
+			if state, err = n.ReadCurrent(ctx); err != nil {
+				return Accepted{}, err
+			}
+			read = n.opts.Now()
+			continue
 		}
 		if attempt > n.opts.Retries {
 			// One last read: a helper may have accepted us meanwhile.
@@ -348,42 +390,72 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		if err := n.store.Put(ctx, ProposalKey(desc.ParentGeneration, pub), EncodeProposal(desc)); err != nil {
 			return State{}, 0, fmt.Errorf("remote: register proposal: %w", notAmbiguous(err))
 		}
-		// Give the other losers of the last race a moment to register,
-		// then defer to the oldest registered proposal: its writer
-		// includes ours. When `current` did not move since our last
-		// attempt that writer may be gone, so we write ourselves.
+		// One writer per generation leads: the first to create the lead
+		// marker proposals/<G>-lead. The others follow (no write): back
+		// off and read `current`, where the leader's write names them.
+		// When `current` did not move since our last attempt the leader
+		// may be gone, and we write ourselves.
 		if !reuse {
+			_, err := n.store.CreateIfAbsent(ctx, leadKey(observed.Generation()), []byte(pub+"\n"))
+			switch {
+			case errors.Is(err, ErrPrecondition):
+				return State{}, 0, fmt.Errorf("%w: %w: another writer leads generation %d", errNotAccepted, errFollow, observed.Generation())
+			case err != nil:
+				return State{}, 0, fmt.Errorf("remote: lead proposals: %w", notAmbiguous(err))
+			}
+			// Give the other losers of the last race a moment to register.
 			if err := n.opts.Sleep(ctx, n.opts.FirstWait); err != nil {
 				return State{}, 0, err
 			}
 		}
-		var follow bool
-		if members, follow = n.gather(ctx, observed, pub, prop, include, !reuse); follow {
-			return State{}, 0, fmt.Errorf("%w: an older proposal on generation %d leads the group: %w", errNotAccepted, observed.Generation(), ErrPrecondition)
-		}
+		members = n.gather(ctx, observed, pub, prop, include)
 	}
+	// Validate and extend in order; create the member packs in parallel
+	// and keep the prefix whose creates all succeeded.
 	prev := prop.Head
+	type step struct {
+		m    *Manifest
+		ref  PackRef
+		pack []byte
+	}
+	var steps []step
 	for i, m := range members {
 		g := gen + 1 + uint64(i)
 		if err := checkProposal(Proposal{Pack: m.Pack, Head: m.Head}, prev, m.Publication); err != nil {
-			members = members[:i]
 			break
 		}
 		mref := PackRef{Key: IncrementKey(g, m.Publication), Sum: cas.Sum(m.Pack), Size: int64(len(m.Pack))}
-		grown, err := next.ExtendAt(m.Publication, m.Head, mref, at)
+		last := next
+		if len(steps) > 0 {
+			last = steps[len(steps)-1].m
+		}
+		grown, err := last.ExtendAt(m.Publication, m.Head, mref, at)
 		if err != nil {
-			members = members[:i]
 			break
 		}
-		if _, err := n.store.CreateIfAbsent(ctx, mref.Key, m.Pack); err != nil {
+		steps = append(steps, step{m: grown, ref: mref, pack: m.Pack})
+		prev = m.Head
+	}
+	created := make([]bool, len(steps))
+	var wg sync.WaitGroup
+	for i, st := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			// Another helper's bytes, or a store failure: this member
 			// and the ones built on it stay out.
-			members = members[:i]
-			break
-		}
-		next, prev = grown, m.Head
-		uploads = append(uploads, next.uploads...)
+			_, err := n.store.CreateIfAbsent(ctx, st.ref.Key, st.pack)
+			created[i] = err == nil
+		}()
 	}
+	wg.Wait()
+	kept := 0
+	for kept < len(steps) && created[kept] {
+		uploads = append(uploads, steps[kept].m.uploads...)
+		next = steps[kept].m
+		kept++
+	}
+	members = members[:kept]
 	next.uploads = uploads
 	if err := n.putSegments(ctx, next); err != nil {
 		return State{}, 0, err
@@ -410,14 +482,11 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 
 // gather lists the proposals registered on observed's generation and asks
 // include which of them join. Any failure here only leaves proposals out.
-// With defer set, a proposal older than ours (a smaller key: UUIDv7s sort
-// by time) makes us a follower: we neither fetch nor write.
-func (n *Notebook) gather(ctx context.Context, observed State, pub string, own Proposal, include IncludeFunc, deferOlder bool) ([]Member, bool) {
+func (n *Notebook) gather(ctx context.Context, observed State, pub string, own Proposal, include IncludeFunc) []Member {
 	infos, err := n.store.List(ctx, proposalPrefix(observed.Generation()))
 	if err != nil {
-		return nil, false
+		return nil
 	}
-	ownKey := ProposalKey(observed.Generation(), pub)
 	var keys []string
 	for _, info := range infos {
 		g, p, err := parseProposalKey(info.Key)
@@ -428,9 +497,6 @@ func (n *Notebook) gather(ctx context.Context, observed State, pub string, own P
 			if _, done := observed.Manifest.FindPublication(p); done {
 				continue
 			}
-		}
-		if deferOlder && info.Key < ownKey {
-			return nil, true
 		}
 		keys = append(keys, info.Key)
 	}
@@ -471,11 +537,11 @@ func (n *Notebook) gather(ctx context.Context, observed State, pub string, own P
 		}
 	}
 	if len(ok) == 0 {
-		return nil, false
+		return nil
 	}
 	members, err := include(ctx, observed, own, ok)
 	if err != nil {
-		return nil, false
+		return nil
 	}
 	seen := map[string]bool{pub: true}
 	allowed := map[string]bool{}
@@ -484,11 +550,11 @@ func (n *Notebook) gather(ctx context.Context, observed State, pub string, own P
 	}
 	for i, m := range members {
 		if seen[m.Publication] || !allowed[m.Publication] {
-			return members[:i], false
+			return members[:i]
 		}
 		seen[m.Publication] = true
 	}
-	return members, false
+	return members
 }
 
 // CleanProposals deletes the descriptors registered on generations below
@@ -507,6 +573,9 @@ func (n *Notebook) CleanProposals(ctx context.Context) ([]string, error) {
 	var deleted []string
 	for _, info := range infos {
 		g, _, err := parseProposalKey(info.Key)
+		if err != nil {
+			g, err = parseLeadKey(info.Key)
+		}
 		if err != nil || g >= state.Generation() {
 			continue
 		}

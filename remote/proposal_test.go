@@ -237,11 +237,11 @@ func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 	if rep := mustVerify(t, mem); rep == nil {
 		t.Fatal("no report")
 	}
-	// Both descriptors were registered on generation 2; `current` is past
-	// it, so cleanup removes them.
+	// Both descriptors and the proposer's lead marker were written on
+	// generation 2; `current` is past it, so cleanup removes them.
 	deleted, err := nb.CleanProposals(ctx)
-	if err != nil || len(deleted) != 2 {
-		t.Fatalf("cleanup deleted %v, %v; want the 2 descriptors", deleted, err)
+	if err != nil || len(deleted) != 3 {
+		t.Fatalf("cleanup deleted %v, %v; want the 2 descriptors and the lead marker", deleted, err)
 	}
 	for _, k := range deleted {
 		if !strings.HasPrefix(k, remote.ProposalKey(2, "")) {
