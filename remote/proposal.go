@@ -22,17 +22,19 @@ import (
 //	attempt 1       build -> Put pack -> conditional write (3 requests, as before)
 //	attempt k > 1   check whether an earlier attempt was accepted (by us or
 //	                as a member of someone's group) -> build -> Put pack ->
-//	                Put descriptor proposals/<G>-<pub> -> wait FirstWait (the
-//	                other losers register) -> List proposals/<G>- -> an
-//	                older descriptor than ours leads: stop here, back off
-//	                and read `current` (unless `current` did not move since
-//	                our last attempt: then its writer may be gone) ->
-//	                for each other descriptor (ordered by key, at most
-//	                MaxGroup): Get descriptor, Get its pack -> include
-//	                (the caller re-parents the members that merge cleanly)
-//	                -> CreateIfAbsent each member pack -> conditional write
-//	                of `current` naming our increment at G+1 and the members
-//	                at G+2, G+3, ...
+//	                Put descriptor proposals/<G>-<pub> ->
+//	                CreateIfAbsent proposals/<G>-lead:
+//	                  lost: follow (no write): poll HEAD current until it
+//	                        moves, read it, look for our ID;
+//	                  won (or `current` did not move since our last
+//	                        attempt, so the leader may be gone): wait
+//	                        FirstWait -> List proposals/<G>- -> Get each
+//	                        other descriptor and its pack (oldest first, at
+//	                        most MaxGroup) -> include (the caller
+//	                        re-parents those that merge cleanly) ->
+//	                        CreateIfAbsent each member pack -> conditional
+//	                        write of `current` naming our increment at G+1
+//	                        and the members at G+2, G+3, ...
 //
 // Invariants (tested by the model test in server/groupcommit_model_test.go):
 //   - one publication ID per Publish call, across every attempt;
