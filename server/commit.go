@@ -211,9 +211,12 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		// the publication as common ground (applied there, not here: the
 		// common path never needs it).
 		s.accepted = &last.pend
-		if acc.Included == 0 { // else the accepted pack is a helper's, not ours
-			s.keepOwnPack(acc, last.pack)
+		switch {
+		case acc.Included != 0: // the accepted pack is a helper's, not ours
+		case acc.Members != 0:
 			s.keepMemberPacks(acc, last)
+		default:
+			s.keepOwnPack(acc, last.pack)
 		}
 		s.e.afterPublish(acc.State)
 	}

@@ -262,8 +262,10 @@ func (a *attempt) groupFiles(n int) map[string]cas.ID {
 	return files
 }
 
-// keepMemberPacks adds the packs of the accepted members to the cache
-// (this process built them), advancing its reach as keepOwnPack does.
+// keepMemberPacks adds the packs of a group's own increment and accepted
+// members to the cache (this process built them all), advancing its reach
+// as keepOwnPack does. Their keys are derived, not looked up: in a large
+// group the first increments are already folded out of the tail.
 func (s *session) keepMemberPacks(acc remote.Accepted, last *attempt) {
 	if acc.Members == 0 || acc.State.Manifest == nil {
 		return
@@ -272,17 +274,23 @@ func (s *session) keepMemberPacks(acc remote.Accepted, last *attempt) {
 	if err != nil {
 		return
 	}
+	gen := acc.State.Generation() - uint64(acc.Members)
+	packs := [][]byte{last.pack}
+	pubs := []string{acc.Publication}
+	heads := []cas.ID{last.head}
 	for _, part := range last.parts[:min(acc.Members, len(last.parts))] {
-		inc, ok := acc.State.Manifest.FindPublication(part.member.Publication)
-		if !ok {
+		packs = append(packs, part.member.Pack)
+		pubs = append(pubs, part.member.Publication)
+		heads = append(heads, part.member.Head)
+	}
+	for i := range packs {
+		g := gen + uint64(i)
+		if err := c.store.AddPack(packName(remote.PackRef{Key: remote.IncrementKey(g, pubs[i])}), packs[i]); err != nil {
+			s.e.log.Warn("cannot keep a group's pack in the cache", "err", err)
 			return
 		}
-		if err := c.store.AddPack(packName(inc.Pack), part.member.Pack); err != nil {
-			s.e.log.Warn("cannot keep a group member's pack in the cache", "err", err)
-			return
-		}
-		if s.e.reachOf(c) == inc.Generation-1 {
-			s.e.setReach(c, inc.Generation, inc.Head)
+		if s.e.reachOf(c) == g-1 {
+			s.e.setReach(c, g, heads[i])
 		}
 	}
 }
