@@ -248,6 +248,10 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		lastETag string // the state the last proposal was built on
 		prop     Proposal
 		follows  int // attempts that left the write to a leader (not counted as retries)
+		// registered: a descriptor of ours on regGen may still be
+		// included by that generation's leader until `current` is past it.
+		registered bool
+		regGen     uint64
 	)
 	followLimit := 4 * (n.opts.Retries + 1)
 	for attempt := 1; ; attempt++ {
@@ -285,6 +289,9 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 					lowest = state.Generation()
 				}
 				tried, lastETag = true, state.ETag
+				if attempt > 1 {
+					registered, regGen = true, state.Generation() // from the descriptor's Put on, it may be included
+				}
 				next, members, err = n.groupAttempt(ctx, state, pub, prop, attempt > 1, reuse, include)
 			}
 		}
@@ -299,6 +306,9 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true, Members: members}, nil
 		}
 		if !errors.Is(err, errNotAccepted) {
+			if registered {
+				return n.settle(ctx, regGen, lowest, pub, attempt, err)
+			}
 			return Accepted{}, err
 		}
 		if errors.Is(err, errFollow) && follows < followLimit {
@@ -321,15 +331,11 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			continue
 		}
 		if attempt > n.opts.Retries {
-			// One last read: a helper may have accepted us meanwhile.
-			if tried {
-				if st, rerr := n.ReadCurrent(ctx); rerr == nil {
-					if inc, ok, ferr := n.acceptedSince(ctx, st, lowest, pub); ferr == nil && ok {
-						return Accepted{State: st, Publication: pub, Attempts: attempt, Published: true, Included: inc.Generation}, nil
-					}
-				}
+			cause := fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
+			if registered {
+				return n.settle(ctx, regGen, lowest, pub, attempt, cause)
 			}
-			return Accepted{}, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
+			return Accepted{}, cause
 		}
 		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
 			return Accepted{}, err
@@ -338,6 +344,35 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			return Accepted{}, err
 		}
 		read = n.opts.Now()
+	}
+}
+
+// settle decides a Publish that stops (retries exhausted, a store error)
+// while a descriptor of ours registered on generation g may still be
+// included: it reads `current` until it is past g (then the descriptor is
+// dead and the verdict final: accepted if our ID is there, else cause) or
+// the polls run out (ErrAmbiguous). It runs even if ctx is cancelled, like
+// resolveAt: the caller must learn whether its change was accepted.
+func (n *Notebook) settle(ctx context.Context, g, lowest uint64, pub string, attempts int, cause error) (Accepted, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	defer cancel()
+	for poll := 0; ; poll++ {
+		st, err := n.ReadCurrent(rctx)
+		if err == nil {
+			inc, ok, ferr := n.acceptedSince(rctx, st, lowest, pub)
+			switch {
+			case ferr == nil && ok:
+				return Accepted{State: st, Publication: pub, Attempts: attempts, Published: true, Included: inc.Generation}, nil
+			case ferr == nil && st.Generation() > g:
+				return Accepted{}, cause // every attempt of ours is decided: none was accepted
+			}
+		}
+		if poll >= followPolls {
+			return Accepted{}, fmt.Errorf("remote: publication %s: %w: its proposal on generation %d may still be included (%w)", pub, ErrAmbiguous, g, cause)
+		}
+		if err := n.opts.Sleep(rctx, n.opts.FirstWait); err != nil {
+			return Accepted{}, fmt.Errorf("remote: publication %s: %w: %w", pub, ErrAmbiguous, cause)
+		}
 	}
 }
 
