@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -16,7 +17,7 @@ import (
 // whatever it accepts must re-encode to bytes that decode to the same value
 // and encode identically again (byte-stable).
 func FuzzManifestDecode(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join("..", "remote", "testdata", "current-v1-*.json"))
+	seeds, _ := filepath.Glob(filepath.Join("..", "remote", "testdata", "current-v*.json"))
 	if len(seeds) == 0 {
 		f.Fatal("no seed manifests in remote/testdata")
 	}
@@ -58,6 +59,32 @@ func FuzzManifestDecode(f *testing.F) {
 		enc2, err := remote.EncodeManifest(again)
 		if err != nil || !bytes.Equal(enc, enc2) {
 			t.Fatalf("encoding is not byte-stable: %v", err)
+		}
+	})
+}
+
+// FuzzSegmentDecode feeds arbitrary bytes, described by a descriptor that
+// matches their size and BLAKE3, to the segment decoder: it must never
+// panic, and whatever it accepts must be a segment of the described level
+// and range.
+func FuzzSegmentDecode(f *testing.F) {
+	f.Add(1, uint64(1), uint64(2), []byte(`{"version":2,"level":1,"first":1,"last":2,"increments":[],"segments":[]}`+"\n"))
+	f.Add(2, uint64(1), uint64(16), []byte(`{"version":2,"level":2,"first":1,"last":16,"increments":[],"segments":[{"level":1,"first":1,"last":16,"time":0,"blake3":"`+strings.Repeat("ab", 32)+`","size":10}]}`+"\n"))
+	f.Add(1, uint64(5), uint64(5), []byte(`{"version":2,"level":1,"first":5,"last":5,"increments":[{"generation":5,"publication":"01936f2a-0000-7000-8000-000000000001","parent":"`+strings.Repeat("00", 32)+`","head":"`+strings.Repeat("11", 32)+`","time":1,"blake3":"`+strings.Repeat("22", 32)+`","size":9}],"segments":[]}`+"\n"))
+	f.Fuzz(func(t *testing.T, level int, first, last uint64, data []byte) {
+		ref := remote.SegmentRef{Level: level, First: first, Last: last, Sum: cas.Sum(data), Size: int64(len(data))}
+		s, err := remote.DecodeSegment(ref, data)
+		if err != nil {
+			if s != nil {
+				t.Fatal("DecodeSegment returned a segment with an error")
+			}
+			return
+		}
+		if s.Level != level || s.First != first || s.Last != last || (len(s.Increments) == 0) == (len(s.Segments) == 0) {
+			t.Fatalf("accepted a segment that does not match its descriptor: %+v", s)
+		}
+		if len(s.Increments) > remote.SegmentFanout || len(s.Segments) > remote.SegmentFanout {
+			t.Fatal("accepted an oversized segment")
 		}
 	})
 }

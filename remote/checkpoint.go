@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -70,6 +72,10 @@ type CheckpointOptions struct {
 	// that holds its packs already. Objects it lacks are read from the
 	// chain's packs, downloaded once. Nil: download the packs.
 	Source cas.Source
+	// RetainFor is the retention window by time (--retain): history
+	// segments newer than this stay listed even below the oldest kept
+	// checkpoint. Zero keeps history by checkpoints only.
+	RetainFor time.Duration
 }
 
 // CheckpointResult is a checkpoint that was swapped in.
@@ -94,12 +100,16 @@ func (n *Notebook) Checkpoint(ctx context.Context, opts CheckpointOptions) (Chec
 	if err != nil {
 		return CheckpointResult{}, err
 	}
-	if state.Manifest == nil || len(state.Manifest.Increments) < max(opts.MinIncrements, 1) {
+	if state.Manifest == nil || state.Manifest.ActiveLength() < max(opts.MinIncrements, 1) || len(state.Manifest.Increments) == 0 {
 		return CheckpointResult{}, ErrNoCheckpoint
 	}
-	w := &checkpointWork{n: n, ctx: ctx, prefix: state.Manifest.Active(), retained: opts.Retained, tail: map[string]*cas.Pack{}}
+	w := &checkpointWork{n: n, ctx: ctx, state: state, retained: opts.Retained, tail: map[string]*cas.Pack{}}
+	w.keepAfter = math.MaxUint64 // no window by time: history goes with its checkpoints
+	if opts.RetainFor > 0 {
+		w.keepAfter = uint64(max(n.opts.Now().Add(-opts.RetainFor).UnixMilli(), 0))
+	}
 	w.src = sources{opts.Source, sourceFunc(w.fromPrefixPacks)}
-	last := w.prefix.Increments[len(w.prefix.Increments)-1]
+	last := state.Manifest.Increments[len(state.Manifest.Increments)-1]
 	w.through, w.head = last.Generation, last.Head
 
 	var res CheckpointResult
@@ -126,13 +136,14 @@ func (n *Notebook) Checkpoint(ctx context.Context, opts CheckpointOptions) (Chec
 
 // checkpointWork is the state of one Checkpoint call.
 type checkpointWork struct {
-	n        *Notebook
-	ctx      context.Context // for the lazy pack downloads of fromPrefixPacks
-	prefix   Chain           // the active chain as first observed: what the pack folds
-	through  uint64
-	head     cas.ID
-	retained int
-	src      cas.Source
+	n         *Notebook
+	ctx       context.Context // for the lazy pack downloads of fromPrefixPacks
+	state     State           // `current` as first observed: its active chain is what the pack folds
+	through   uint64
+	head      cas.ID
+	retained  int
+	keepAfter uint64 // Unix ms: segments newer than this are retained by time
+	src       cas.Source
 
 	once    sync.Once
 	packs   packSource // the prefix's packs, downloaded on the first miss
@@ -150,7 +161,12 @@ type builtPack struct {
 // them on first use.
 func (w *checkpointWork) fromPrefixPacks(id cas.ID) (cas.Object, error) {
 	w.once.Do(func() {
-		for _, ref := range w.prefix.Packs() {
+		chains, err := w.n.Chains(w.ctx, w.state)
+		if err != nil {
+			w.packErr = err
+			return
+		}
+		for _, ref := range chains[0].Packs() {
 			data, err := w.n.FetchPack(w.ctx, ref)
 			if err != nil {
 				w.packErr = err
@@ -270,14 +286,28 @@ func (w *checkpointWork) apply(ctx context.Context, state State, cp Checkpoint, 
 	}
 	// SwapCheckpoint refuses a checkpoint that does not end at an active
 	// increment with our head: the prefix is gone.
-	next, err := m.SwapCheckpoint(cp, w.retained)
+	var next *Manifest
+	var err error
+	if m.Version >= 2 {
+		next, err = m.swapCheckpointV2(cp, w.retained, w.keepAfter)
+	} else {
+		next, err = m.SwapCheckpoint(cp, w.retained)
+	}
 	if errors.Is(err, ErrGenerationOverflow) {
 		return nil, nil, err
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: generation %d is not in the active chain: %w", ErrCheckpointSuperseded, w.through, err)
 	}
-	need, err := w.tailNeeds(ctx, next.Increments, pack.ids)
+	tail := next.Increments
+	if next.Version >= 2 {
+		// The increments above the checkpoint, some perhaps folded into
+		// segments while the pack was built.
+		if tail, err = w.n.Publications(ctx, State{Manifest: next}, w.through+1, next.Generation); err != nil {
+			return nil, nil, err
+		}
+	}
+	need, err := w.tailNeeds(ctx, tail, pack.ids)
 	if err != nil || len(need) > 0 {
 		return nil, need, err
 	}

@@ -51,7 +51,11 @@ func (w *treeWriter) chainPacks(ctx context.Context, state remote.State) (chainS
 	if state.Manifest == nil {
 		return src, nil
 	}
-	for _, ref := range state.Manifest.Packs() {
+	chains, err := w.nb.Chains(ctx, state)
+	if err != nil {
+		return src, err
+	}
+	for _, ref := range chains[0].Packs() {
 		w.mu.Lock()
 		p := w.packs[ref.Key]
 		w.mu.Unlock()
@@ -190,6 +194,21 @@ func (w *treeWriter) commitN(t testing.TB, n int) {
 			t.Fatalf("commit %d: %v", i, err)
 		}
 	}
+}
+
+// chainsNow returns the chains of `current` as version 1 would list them
+// (active first), read through the segments.
+func chainsNow(t testing.TB, nb *remote.Notebook) (remote.State, []remote.Chain) {
+	t.Helper()
+	st, err := nb.ReadCurrent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	chains, err := nb.Chains(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, chains
 }
 
 // mustVerify fails the test unless Verify finds the store whole.

@@ -29,20 +29,21 @@ func TestCheckpointFoldsTheActiveChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	mf := cur.Manifest
+	_, chains := chainsNow(t, w.nb)
 	if cur.ETag != res.State.ETag || mf.Generation != 7 || mf.Head != old.Head() {
 		t.Fatalf("after the checkpoint: generation %d (want 7), head moved %t", mf.Generation, mf.Head != old.Head())
 	}
-	if mf.Checkpoint != res.Checkpoint || mf.Checkpoint.Through != 6 || mf.Checkpoint.Head != old.Head() || len(mf.Increments) != 0 {
-		t.Fatalf("checkpoint %+v with %d active increments", mf.Checkpoint, len(mf.Increments))
+	if mf.Checkpoint != res.Checkpoint || mf.Checkpoint.Through != 6 || mf.Checkpoint.Head != old.Head() || len(chains[0].Increments) != 0 {
+		t.Fatalf("checkpoint %+v with %d active increments", mf.Checkpoint, len(chains[0].Increments))
 	}
-	if len(mf.Retained) != 1 || len(mf.Retained[0].Increments) != 6 || !mf.Retained[0].Checkpoint.IsGenesis() {
-		t.Fatalf("retained chains: %+v", mf.Retained)
+	if len(chains) != 2 || len(chains[1].Increments) != 6 || !chains[1].Checkpoint.IsGenesis() {
+		t.Fatalf("retained chains: %+v", chains[1:])
 	}
 	if res.Builds != 1 || res.Attempts != 1 || !bytes.Equal(res.Pack, mustGet(t, m, res.Checkpoint.Pack.Key)) {
 		t.Fatalf("builds %d attempts %d, or the returned pack is not the stored one", res.Builds, res.Attempts)
 	}
 	// A reader of the active chain downloads one pack and sees the same notebook.
-	if got := mf.Packs(); len(got) != 1 || got[0] != res.Checkpoint.Pack {
+	if got := chains[0].Packs(); len(got) != 1 || got[0] != res.Checkpoint.Pack {
 		t.Fatalf("active packs %v", got)
 	}
 	if after := headFiles(t, m); !maps.EqualFunc(before, after, bytes.Equal) {
@@ -56,9 +57,9 @@ func TestCheckpointFoldsTheActiveChain(t *testing.T) {
 	if _, err := w.nb.Checkpoint(ctx, remote.CheckpointOptions{Retained: 1, MinIncrements: 5}); err != nil {
 		t.Fatal(err)
 	}
-	cur, _ = w.nb.ReadCurrent(ctx)
-	if len(cur.Manifest.Retained) != 1 || cur.Manifest.Retained[0].Checkpoint != res.Checkpoint {
-		t.Fatalf("retention 1 after two checkpoints keeps %+v", cur.Manifest.Retained)
+	_, chains = chainsNow(t, w.nb)
+	if len(chains) != 2 || chains[1].Checkpoint != res.Checkpoint {
+		t.Fatalf("retention 1 after two checkpoints keeps %+v", chains[1:])
 	}
 	mustVerify(t, m)
 }
@@ -84,12 +85,14 @@ func TestCheckpointRetentionZeroDropsTheOldChain(t *testing.T) {
 	m := remote.NewMem()
 	w := newTreeWriter(m)
 	w.commitN(t, 4)
-	res, err := w.nb.Checkpoint(context.Background(), remote.CheckpointOptions{Retained: 0})
+	_, err := w.nb.Checkpoint(context.Background(), remote.CheckpointOptions{Retained: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.State.Manifest.Retained) != 0 {
-		t.Fatalf("retention 0 keeps %d chains", len(res.State.Manifest.Retained))
+	// Version 2 keeps the newest increment listed (it names head), as a
+	// partial chain: not a chain a reader can read from.
+	if _, chains := chainsNow(t, w.nb); len(chains) != 1 && (len(chains) != 2 || !chains[1].Partial) {
+		t.Fatalf("retention 0 keeps %d chains", len(chains)-1)
 	}
 	mustVerify(t, m)
 }
@@ -133,8 +136,9 @@ func TestCheckpointLostRaceRewritesOnlyTheManifest(t *testing.T) {
 		t.Fatalf("%d checkpoint packs uploaded, want 1", n)
 	}
 	mf := res.State.Manifest
-	if mf.Generation != 8 || mf.Checkpoint.Through != 5 || len(mf.Increments) != 2 || mf.Increments[0].Generation != 6 {
-		t.Fatalf("generation %d, through %d, tail %d", mf.Generation, mf.Checkpoint.Through, len(mf.Increments))
+	_, chains := chainsNow(t, nb)
+	if mf.Generation != 8 || mf.Checkpoint.Through != 5 || len(chains[0].Increments) != 2 || chains[0].Increments[0].Generation != 6 {
+		t.Fatalf("generation %d, through %d, tail %d", mf.Generation, mf.Checkpoint.Through, len(chains[0].Increments))
 	}
 	files := headFiles(t, m)
 	if string(files["late/a.md"]) != "a\n" || string(files["late/b.md"]) != "b\n" {

@@ -10,19 +10,46 @@
 //	  |   backends: Mem (fault injection, tests), File (embedded default,
 //	  |   one directory, several processes), S3 (s3*.go, aws-sdk-go-v2).
 //	  |
-//	Manifest                     the decoded `current` object, version 1: a
-//	  |                          strict, byte-stable JSON document naming the
-//	  |                          active Chain (checkpoint + ordered increments)
-//	  |                          and the retained older chains. DecodeManifest
-//	  |                          rejects anything the encoder would not write.
+//	Manifest                     the decoded `current` object: a strict,
+//	  |                          byte-stable JSON document. Version 1 (read
+//	  |                          forever) names the active Chain (checkpoint
+//	  |                          + every increment) and the retained chains.
+//	  |                          Version 2 (written; manifest_v2*.go) stays
+//	  |                          under 16 KiB: generation, head, the active
+//	  |                          and retained checkpoints, the tail (the
+//	  |                          newest <= 15 increments) and the descriptors
+//	  |                          of a few immutable Segments under index/
+//	  |                          (content-named, 8 entries each, levels of
+//	  |                          8^n) that index every older increment.
+//	  |                          ExtendAt folds; DecodeManifest rejects
+//	  |                          anything the encoder would not write.
+//	  |
+//	History (history.go)         Publications(state, from, to): the retained
+//	  |                          publications of a generation range, reading
+//	  |                          only the segments that overlap it; Chains:
+//	  |                          them grouped as version 1's chains.
+//	  |
+//	Rollups (rollup.go)          packs/rollups/<first>-<level>.pack: per
+//	  |                          aligned block of 2^level generations (levels
+//	  |                          2..10), the objects its last head reaches and
+//	  |                          its first head does not. Written in the
+//	  |                          background by whoever ended the block; no
+//	  |                          descriptor (a 404 means "use the halves").
+//	  |                          planCatchUp / CatchUp: from a cache's reach
+//	  |                          to head in <= 2*log2(k)+1 packs.
 //	  |
 //	Notebook                     ReadCurrent -> State{Manifest, ETag};
 //	                             FetchPack verifies size and BLAKE3;
-//	                             Publish: build(proposal) -> Put pack ->
-//	                             conditional replace of `current`; a lost race
+//	                             Publish: build(proposal) -> Put pack (and the
+//	                             segments a fold made) -> conditional replace
+//	                             of `current`; a lost race
 //	                             re-reads and rebuilds after a jittered
 //	                             backoff, an ambiguous reply is resolved by
 //	                             looking for the publication ID.
+//
+// Checkpoint, Cleanup and Verify (checkpoint*.go, cleanup.go, verify.go)
+// work on both versions. Keys reserved for group commit: proposals/ (not
+// written yet).
 //
 // Probe runs the same guarantee checks as the contract suite
 // (remote/remotetest) on a disposable key, so the startup check and the

@@ -24,6 +24,10 @@ var (
 	ErrCorruptManifest = fmt.Errorf("remote: corrupt manifest: %w", ErrIntegrity)
 	ErrCorruptPack     = fmt.Errorf("remote: corrupt pack: %w", ErrIntegrity)
 	ErrMissingPack     = fmt.Errorf("remote: missing pack: %w", ErrIntegrity)
+	// ErrGenerationRegressed: `current` reports a lower generation than
+	// one already seen (or is absent while newer packs exist): restored
+	// from an older copy, or deleted (docs/operations.md).
+	ErrGenerationRegressed = fmt.Errorf("remote: generation went backwards: %w", ErrIntegrity)
 )
 
 // ErrGenerationOverflow is returned when the accepted generation is the

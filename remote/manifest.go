@@ -7,8 +7,10 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// ManifestVersion is the only `current` format this build reads and writes.
-const ManifestVersion = 1
+// ManifestVersion is the `current` format this build writes. It reads
+// version 1 as well and upgrades a v1 store with its first publication
+// (docs/storage.md §3).
+const ManifestVersion = 2
 
 // Bounds a decoded manifest must respect. They are far above what the
 // defaults produce (1,024 increments per chain, 1 retained chain) and exist
@@ -28,14 +30,15 @@ type PackRef struct {
 	Size int64
 }
 
-// Increment is one accepted publication after the active checkpoint. Its
-// pack key is IncrementKey(Generation, Publication).
+// Increment is one accepted publication. Its pack key is
+// IncrementKey(Generation, Publication).
 type Increment struct {
 	Generation  uint64
 	Publication string
 	Parent      cas.ID // the head it was published on; zero for the first commit
 	Head        cas.ID
 	Pack        PackRef
+	Time        uint64 // v2: Unix milliseconds of the publication; 0 when unknown (v1)
 }
 
 // Checkpoint describes the pack holding the full closure of Head, the state
@@ -58,6 +61,9 @@ func (c Checkpoint) IsGenesis() bool { return c == Checkpoint{} }
 type Chain struct {
 	Checkpoint Checkpoint
 	Increments []Increment
+	// Partial (version 2 only): the oldest retained increments, whose
+	// base checkpoint is no longer kept; listed, not readable as a chain.
+	Partial bool
 }
 
 // Head returns the commit the chain reaches.
@@ -89,19 +95,62 @@ func (c Chain) Packs() []PackRef {
 	return out
 }
 
-// Manifest is the decoded `current` object (version 1). The active chain is
-// Checkpoint + Increments and reaches Head; Retained holds the chains that
-// earlier checkpoints replaced, newest first, each reaching the head of the
-// checkpoint that replaced it.
+// Manifest is the decoded `current` object.
+//
+// Version 1: the active chain is Checkpoint + Increments and reaches Head;
+// Retained holds the chains that earlier checkpoints replaced, newest
+// first, each reaching the head of the checkpoint that replaced it.
+//
+// Version 2 (manifest_v2.go): Increments holds only the newest increments
+// (the tail, at most MaxTail); Segments index every older retained
+// increment, oldest first; Checkpoints are the retained older checkpoints,
+// newest first; Retained is always empty. Upgraded is the first generation
+// written under version 2 (1 for a store born at version 2): increments
+// from it on carry the closure rule of docs/storage.md §5 that lets a
+// reader skip increments through rollups.
 type Manifest struct {
+	Version    int    // 1 or 2 as decoded; what this build writes is ManifestVersion
 	Generation uint64 // +1 on every accepted replacement of `current`, never reset
 	Head       cas.ID
 	Increments []Increment
 	Checkpoint Checkpoint
 	Retained   []Chain
+
+	Upgraded    uint64
+	Segments    []SegmentRef
+	Checkpoints []Checkpoint
+
+	// uploads are the segments a v2 operation created that the store does
+	// not hold yet: Publish and Checkpoint put them before `current`.
+	uploads []segmentBlob
 }
 
-// Active returns the active chain.
+// ActiveLength is how many generations the active checkpoint is behind
+// head: the length a checkpoint would fold (version 1: the active
+// increments).
+func (m *Manifest) ActiveLength() int {
+	if m == nil {
+		return 0
+	}
+	if m.Version < 2 {
+		return len(m.Increments)
+	}
+	through, n := m.Checkpoint.Through, 0
+	for _, inc := range m.Increments {
+		if inc.Generation > through {
+			n++
+		}
+	}
+	if len(m.Increments) > 0 && m.Increments[0].Generation > through+1 && len(m.Segments) > 0 && m.Segments[len(m.Segments)-1].Last > through {
+		// Some are folded into segments: count their generations (an
+		// upper bound: checkpoint swaps took some).
+		n += int(min(m.Increments[0].Generation-through-1, math.MaxInt32))
+	}
+	return n
+}
+
+// Active returns the active chain (version 1; in version 2 the tail on top
+// of the active checkpoint, see Notebook.Chains for the whole chain).
 func (m *Manifest) Active() Chain {
 	return Chain{Checkpoint: m.Checkpoint, Increments: m.Increments}
 }
@@ -143,12 +192,6 @@ func (m *Manifest) FindPublication(pub string) (Increment, bool) {
 	return m.findIncrement(func(inc Increment) bool { return inc.Publication == pub })
 }
 
-// findGeneration returns the increment accepted at generation g, if any
-// chain still records it.
-func (m *Manifest) findGeneration(g uint64) (Increment, bool) {
-	return m.findIncrement(func(inc Increment) bool { return inc.Generation == g })
-}
-
 // findIncrement returns the first increment, active chain first, that
 // match accepts.
 func (m *Manifest) findIncrement(match func(Increment) bool) (Increment, bool) {
@@ -171,18 +214,29 @@ func NextGeneration(g uint64) (uint64, error) {
 }
 
 // Extend returns the manifest that accepts one more increment on top of m
-// (nil m is the empty notebook): generation +1, head moved, the increment
-// appended to the active chain. m is not modified.
+// (nil m is the empty notebook), with an unknown publication time. See
+// ExtendAt.
 func (m *Manifest) Extend(publication string, head cas.ID, pack PackRef) (*Manifest, error) {
-	var next Manifest
-	if m != nil {
-		next = *m
-		next.Increments = append([]Increment(nil), m.Increments...)
-		next.Retained = append([]Chain(nil), m.Retained...)
+	return m.ExtendAt(publication, head, pack, 0)
+}
+
+// ExtendAt returns the version-2 manifest that accepts one more increment
+// on top of m (nil m is the empty notebook; a version-1 m is upgraded):
+// generation +1, head moved, the increment appended to the tail, and the
+// tail folded into segments when it grows past MaxTail (manifest_v2.go).
+// at is the publication time in Unix milliseconds. m is not modified; the
+// segments the fold created are uploaded by Publish before `current`.
+func (m *Manifest) ExtendAt(publication string, head cas.ID, pack PackRef, at uint64) (*Manifest, error) {
+	next, err := m.upgrade()
+	if err != nil {
+		return nil, err
 	}
 	gen, err := NextGeneration(next.Generation)
 	if err != nil {
 		return nil, err
+	}
+	if next.Upgraded == 0 {
+		next.Upgraded = gen
 	}
 	next.Increments = append(next.Increments, Increment{
 		Generation:  gen,
@@ -190,13 +244,15 @@ func (m *Manifest) Extend(publication string, head cas.ID, pack PackRef) (*Manif
 		Parent:      next.Head,
 		Head:        head,
 		Pack:        pack,
+		Time:        at,
 	})
 	next.Generation = gen
 	next.Head = head
+	next.fold()
 	if err := next.Validate(); err != nil {
 		return nil, err
 	}
-	return &next, nil
+	return next, nil
 }
 
 // SwapCheckpoint returns the manifest that makes cp the active checkpoint:
@@ -207,6 +263,9 @@ func (m *Manifest) Extend(publication string, head cas.ID, pack PackRef) (*Manif
 // retained chains are kept. The generation advances by one, like any
 // replacement of `current`. m is not modified.
 func (m *Manifest) SwapCheckpoint(cp Checkpoint, retain int) (*Manifest, error) {
+	if m.Version >= 2 {
+		return m.swapCheckpointV2(cp, retain, math.MaxUint64)
+	}
 	cut := -1
 	for i, inc := range m.Increments {
 		if inc.Generation == cp.Through {
@@ -251,7 +310,11 @@ func (m *Manifest) SwapCheckpoint(cp Checkpoint, retain int) (*Manifest, error) 
 //
 // An error wraps ErrCorruptManifest.
 func (m *Manifest) Validate() error {
-	if err := m.validate(); err != nil {
+	validate := m.validate
+	if m.Version >= 2 {
+		validate = m.validateV2
+	}
+	if err := validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrCorruptManifest, err)
 	}
 	return nil

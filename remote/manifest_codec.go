@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,7 +15,8 @@ import (
 // null or ""), one trailing newline. The encoder is the only writer, so the
 // same manifest always yields the same bytes.
 
-// EncodeManifest validates m and returns its canonical bytes.
+// EncodeManifest validates m and returns its canonical bytes (version 1 or
+// 2, as m.Version says).
 func EncodeManifest(m *Manifest) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -26,9 +28,12 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 // validated: Extend and SwapCheckpoint validate what they return, so
 // Publish and Checkpoint do not validate it a second time.
 func encodeManifest(m *Manifest) []byte {
+	if m.Version >= 2 {
+		return encodeManifestV2(m)
+	}
 	b := make([]byte, 0, 256+300*len(m.Increments))
 	b = append(b, `{"version":`...)
-	b = strconv.AppendUint(b, ManifestVersion, 10)
+	b = strconv.AppendUint(b, 1, 10)
 	b = append(b, `,"generation":`...)
 	b = strconv.AppendUint(b, m.Generation, 10)
 	b = appendID(append(b, `,"head":`...), m.Head)
@@ -87,37 +92,65 @@ func appendID(b []byte, id cas.ID) []byte {
 	return append(b, '"')
 }
 
-// DecodeManifest strictly decodes `current`: malformed JSON, an unknown,
-// duplicate, missing or null field, a number that is not a plain unsigned
-// integer, a string with an escape or a character outside printable ASCII
-// (no field value ever needs one), trailing data, a version other than 1,
-// more than MaxManifestBytes, or any broken Validate rule is an error
-// wrapping ErrCorruptManifest. Fields may come in any order and with any
-// JSON whitespace. Nothing is allocated from a count in the input.
+// DecodeManifest strictly decodes `current`, version 1 or 2: malformed
+// JSON, an unknown, duplicate, missing or null field, a number that is not
+// a plain unsigned integer, a string with an escape or a character outside
+// printable ASCII (no field value ever needs one), trailing data, a
+// version other than 1 or 2, more than MaxManifestBytes, or any broken
+// Validate rule is an error wrapping ErrCorruptManifest. Fields may come in
+// any order and with any JSON whitespace. Nothing is allocated from a
+// count in the input.
 func DecodeManifest(data []byte) (*Manifest, error) {
-	m, err := decodeManifest(data)
+	m, err := decodeAnyManifest(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorruptManifest, err)
 	}
-	if err := m.validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorruptManifest, err)
+	if err := m.Validate(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
-func decodeManifest(data []byte) (*Manifest, error) {
+// errVersion2 is what the version-1 decoder meets in a version-2
+// manifest; DecodeManifest then decodes it as version 2.
+var errVersion2 = errors.New("version 2 is not supported by this build (reads version 1)")
+
+func decodeAnyManifest(data []byte) (*Manifest, error) {
+	if len(data) > MaxManifestBytes {
+		return nil, fmt.Errorf("%d bytes, more than %d", len(data), MaxManifestBytes)
+	}
+	// The canonical encoding starts with the version; anything else
+	// (reordered fields) costs one failed version-1 parse.
+	if bytes.HasPrefix(data, []byte(`{"version":2,`)) {
+		return decodeManifestV2(data)
+	}
+	m, err := decodeManifestV1(data)
+	if errors.Is(err, errVersion2) {
+		return decodeManifestV2(data)
+	}
+	return m, err
+}
+
+// decodeManifestV1 is the version-1 decoder, unchanged since version 1
+// shipped except that it names version 2 with a sentinel: it is what a
+// version-1 binary runs, and refuses a version-2 manifest by naming the
+// version.
+func decodeManifestV1(data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("%d bytes, more than %d", len(data), MaxManifestBytes)
 	}
 	p := &parser{b: data}
-	m := &Manifest{}
+	m := &Manifest{Version: 1}
 	var active Chain
 	err := p.object(manifestFields, func(field int) error {
 		switch field {
 		case 0:
 			v, err := p.uint()
-			if err == nil && v != ManifestVersion {
-				err = fmt.Errorf("version %d is not supported by this build (reads version %d)", v, ManifestVersion)
+			switch {
+			case err == nil && v == 2:
+				err = errVersion2
+			case err == nil && v != 1:
+				err = fmt.Errorf("version %d is not supported by this build (reads version 1)", v)
 			}
 			return err
 		case 1:

@@ -15,7 +15,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden manifests in testdata")
 
-// The golden files pin the v1 encoding byte for byte. Buckets outlive
+// The golden files pin the v1 and v2 encodings byte for byte (v2 files
+// were created with -update when version 2 shipped; never again). Buckets outlive
 // releases: these files must keep decoding, and the encoder must keep
 // producing them, for as long as version 1 exists.
 func TestManifestGolden(t *testing.T) {
@@ -23,8 +24,10 @@ func TestManifestGolden(t *testing.T) {
 		file string
 		m    *remote.Manifest
 	}{
-		{"current-v1-linear.json", linear(t, 3)},
+		{"current-v1-linear.json", linearV1(3)},
 		{"current-v1-checkpointed.json", checkpointed()},
+		{"current-v2-linear.json", linear(t, 3)},
+		{"current-v2-upgraded.json", upgradedV2(t)},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join("testdata", tc.file)

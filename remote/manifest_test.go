@@ -46,12 +46,27 @@ func linear(t *testing.T, n int) *remote.Manifest {
 	return m
 }
 
+// linearV1 is the version-1 manifest of n publications on an empty
+// notebook, as a version-1 binary wrote it.
+func linearV1(n int) *remote.Manifest {
+	m := &remote.Manifest{Version: 1}
+	var parent cas.ID
+	for i := range n {
+		head := id("head " + pubs[i])
+		m.Increments = append(m.Increments, inc(uint64(i+1), pubs[i], parent, head))
+		parent = head
+	}
+	m.Generation, m.Head = uint64(n), parent
+	return m
+}
+
 // checkpointed is a manifest whose active checkpoint covers generations 1-2
 // (written at generation 3), with increments 4 and 5 active and the old
 // chain (genesis + 1, 2) retained.
 func checkpointed() *remote.Manifest {
 	h1, h2, h4, h5 := id("h1"), id("h2"), id("h4"), id("h5")
 	return &remote.Manifest{
+		Version:    1,
 		Generation: 5,
 		Head:       h5,
 		Checkpoint: remote.Checkpoint{
@@ -195,7 +210,7 @@ func TestGenerationOverflowRefused(t *testing.T) {
 }
 
 func TestManifestSwapCheckpoint(t *testing.T) {
-	m := linear(t, 5)
+	m := linearV1(5) // the version-1 rules; TestManifestV2SwapCheckpoint has version 2's
 	cpAt := func(m *remote.Manifest, gen uint64, pub string) remote.Checkpoint {
 		inc, _ := m.FindPublication(pubs[gen-1])
 		return remote.Checkpoint{Pack: remote.PackRef{Key: remote.CheckpointKey(gen, pub), Sum: id("cp " + pub), Size: 9000},

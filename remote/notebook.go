@@ -73,6 +73,11 @@ type Options struct {
 	Now func() time.Time
 	// Rand is the jitter source (default: the runtime's random source).
 	Rand rand.Source
+	// Observe, if set, is called with every state ReadCurrent decodes
+	// (Publish's and Checkpoint's re-reads included) and with every state
+	// Publish created; an error it returns is ReadCurrent's. The engine uses it to refuse a store whose
+	// generation went backwards (server/generation.go).
+	Observe func(ctx context.Context, s State) error
 }
 
 // Defaults of Options (DESIGN §5).
@@ -85,9 +90,10 @@ const (
 // Notebook runs the publication protocol on one store. It is safe for
 // concurrent use.
 type Notebook struct {
-	store Store
-	opts  Options
-	rmu   sync.Mutex // guards opts.Rand, which need not be concurrency-safe
+	store    Store
+	opts     Options
+	rmu      sync.Mutex // guards opts.Rand, which need not be concurrency-safe
+	segments segmentCache
 }
 
 // Open returns the Notebook on store.
@@ -135,7 +141,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (n *Notebook) ReadCurrent(ctx context.Context) (State, error) {
 	data, etag, err := n.store.Get(ctx, CurrentKey)
 	if errors.Is(err, ErrNotFound) {
-		return State{}, nil
+		return n.observe(ctx, State{})
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("remote: read current: %w", err)
@@ -144,7 +150,17 @@ func (n *Notebook) ReadCurrent(ctx context.Context) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("remote: read current: %w", err)
 	}
-	return State{Manifest: m, ETag: etag}, nil
+	return n.observe(ctx, State{Manifest: m, ETag: etag})
+}
+
+func (n *Notebook) observe(ctx context.Context, s State) (State, error) {
+	if n.opts.Observe == nil {
+		return s, nil
+	}
+	if err := n.opts.Observe(ctx, s); err != nil {
+		return State{}, err
+	}
+	return s, nil
 }
 
 // FetchPack downloads a pack and returns it only if its size and BLAKE3

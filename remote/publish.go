@@ -13,6 +13,12 @@ import (
 // race, or an ambiguous write proved not (yet) applied. Publish retries it.
 var errNotAccepted = errors.New("remote: not accepted")
 
+// ErrStale may be returned by a Publish build function whose observed
+// state names a pack the store no longer has: when `current` has moved
+// since, Publish re-reads it and builds again (counted as a lost race);
+// otherwise the error is returned as it is.
+var ErrStale = errors.New("remote: the observed state is outdated")
+
 // resolveTimeout bounds the re-reads that decide an ambiguous write. They
 // run even if the caller's context is cancelled: the caller must learn
 // whether its change was accepted.
@@ -40,8 +46,22 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 	for attempt := 1; ; attempt++ {
 		pub := NewUUIDv7()
 		prop, err := build(ctx, state, pub)
-		if err != nil {
+		if errors.Is(err, ErrStale) && attempt <= n.opts.Retries && n.moved(ctx, state) {
+			// A pack the observed manifest named is gone because `current`
+			// moved on (a cleanup after a checkpoint): like a lost race.
+			err = fmt.Errorf("%w: %w", errNotAccepted, err)
+		} else if err != nil {
 			return Accepted{}, err
+		}
+		if errors.Is(err, errNotAccepted) {
+			if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
+				return Accepted{}, err
+			}
+			if state, err = n.ReadCurrent(ctx); err != nil {
+				return Accepted{}, err
+			}
+			read = n.opts.Now()
+			continue
 		}
 		if prop.Skip {
 			return Accepted{State: state, Attempts: attempt}, nil
@@ -53,6 +73,9 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 			next, err = n.attempt(ctx, state, pub, prop)
 		}
 		if err == nil {
+			if n.opts.Observe != nil {
+				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest}) // only records it: it is newer than anything read
+			}
 			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true}, nil
 		}
 		if !errors.Is(err, errNotAccepted) {
@@ -96,7 +119,7 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 		return State{}, err
 	}
 	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
-	next, err := observed.Manifest.Extend(pub, prop.Head, ref)
+	next, err := observed.Manifest.ExtendAt(pub, prop.Head, ref, uint64(n.opts.Now().UnixMilli()))
 	if err != nil {
 		// The observed manifest was valid, so the proposal broke a rule:
 		// not an integrity problem of the store.
@@ -105,7 +128,10 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	data := encodeManifest(next) // Extend validated it
 	// The pack first: until `current` names it, it is only a proposal.
 	if err := n.store.Put(ctx, ref.Key, prop.Pack); err != nil {
-		return State{}, fmt.Errorf("remote: upload pack: %w", err)
+		return State{}, fmt.Errorf("remote: upload pack: %w", notAmbiguous(err))
+	}
+	if err := n.putSegments(ctx, next); err != nil {
+		return State{}, err
 	}
 	var etag string
 	if observed.ETag == "" {
@@ -182,27 +208,48 @@ func (n *Notebook) resolve(ctx context.Context, next *Manifest, pub string, caus
 		return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and re-reading current failed: %v", pub, ErrAmbiguous, cause, err)
 	}
 	g := next.Generation
-	if _, ok := cur.Manifest.find(pub); ok {
-		if cur.Generation() == g {
-			return cur, nil
-		}
-		return State{Manifest: next}, nil // accepted, and others already built on it
-	}
 	if cur.Generation() < g {
 		// The cause is kept as text only: it says "ambiguous", but the
 		// outcome is now known.
 		return State{}, fmt.Errorf("%w: the replace did not land (%v)", errNotAccepted, cause)
 	}
-	if _, ok := cur.Manifest.findGeneration(g); ok {
+	// Generation g is ours or another publication's; in version 2 it may
+	// have left the tail for a segment.
+	inc, ok, err := n.publicationAt(rctx, cur, g)
+	if err != nil {
+		return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and reading the history failed: %v", pub, ErrAmbiguous, cause, err)
+	}
+	switch {
+	case ok && inc.Publication == pub && cur.Generation() == g:
+		return cur, nil
+	case ok && inc.Publication == pub:
+		return State{Manifest: next}, nil // accepted, and others already built on it
+	case ok:
 		return State{}, fmt.Errorf("%w: another publication took generation %d (%v)", errNotAccepted, g, cause)
 	}
 	return State{}, fmt.Errorf("remote: publication %s: %w: generation %d is no longer recorded in current (%w)", pub, ErrAmbiguous, g, cause)
 }
 
-// find is FindPublication on a possibly nil manifest.
-func (m *Manifest) find(pub string) (Increment, bool) {
-	if m == nil {
-		return Increment{}, false
+// putSegments uploads the segments a fold created. They are immutable and
+// named by content, so a retry that folds the same increments puts the
+// same bytes under the same key. A failure is never ambiguous: `current`
+// was not touched.
+func (n *Notebook) putSegments(ctx context.Context, m *Manifest) error {
+	for _, s := range m.uploads {
+		if err := n.store.Put(ctx, s.ref.Key(), s.data); err != nil {
+			return fmt.Errorf("remote: upload segment: %w", notAmbiguous(err))
+		}
 	}
-	return m.FindPublication(pub)
+	return nil
+}
+
+// notAmbiguous turns the ambiguity of an unconditional upload into
+// unavailability: whatever happened to the object, `current` was not
+// replaced, so nothing can have been accepted (a 500 to a pack upload is
+// STORE_UNREACHABLE, never ACCEPTANCE_UNKNOWN).
+func notAmbiguous(err error) error {
+	if errors.Is(err, ErrAmbiguous) && !errors.Is(err, ErrUnavailable) {
+		return fmt.Errorf("%w: nothing was published: %v", ErrUnavailable, err)
+	}
+	return err
 }

@@ -21,6 +21,16 @@ import (
 //	             parent and publication the manifest records
 //	closures     the head of every chain (active and retained) reads
 //	             completely from that chain's own packs
+//	history      (v2) every segment `current` indexes: present, size and
+//	             BLAKE3 as described, strictly decoded; the increments of
+//	             the whole retained history chain parent to head; each
+//	             checkpoint's head is the head of its generation
+//	rollups      (v2) every rollup above the active checkpoint opens, its
+//	             objects match their IDs, and it holds the commit of the
+//	             head its block ends at
+//	generations  no pack, segment or rollup names a generation above
+//	             `current`'s, and `current` is not absent while packs exist
+//	             (a store restored from an older backup, docs/operations.md)
 //	orphans      packs no chain names: listed, not an error
 //
 // Packs are read one at a time and kept in memory for the closure walk of
@@ -36,6 +46,10 @@ const (
 	FindingPackCorrupt        = "PACK_CORRUPT" // right size and checksum, but the pack or an object in it is damaged
 	FindingIncrement          = "INCREMENT_MISMATCH"
 	FindingClosure            = "CLOSURE_INCOMPLETE"
+	FindingSegmentMissing     = "SEGMENT_MISSING"
+	FindingSegmentCorrupt     = "SEGMENT_CORRUPT" // wrong size, checksum or rules, or a history that does not chain
+	FindingRollupCorrupt      = "ROLLUP_CORRUPT"
+	FindingGenerationRegress  = "GENERATION_REGRESSED" // objects newer than `current`: it went back in time
 )
 
 // Finding is one integrity problem.
@@ -82,7 +96,19 @@ func Verify(ctx context.Context, store Store, opts VerifyOptions) (*Report, erro
 	if m != nil {
 		rep.Generation = m.Generation
 		chains := m.Chains()
-		rep.Chains = len(chains)
+		if m.Version >= 2 {
+			if chains, err = verifyHistory(ctx, n, m, rep, referenced); err != nil {
+				return nil, err
+			}
+			if err := verifyRollups(ctx, n, m, rep, referenced); err != nil {
+				return nil, err
+			}
+		}
+		for _, c := range chains {
+			if !c.Partial {
+				rep.Chains++
+			}
+		}
 		total := 0
 		for _, c := range chains {
 			total += len(c.Packs())
@@ -107,7 +133,136 @@ func Verify(ctx context.Context, store Store, opts VerifyOptions) (*Report, erro
 	if err := listOrphans(ctx, store, !unreadable, referenced, rep); err != nil {
 		return nil, err
 	}
+	if !unreadable {
+		if err := verifyGenerations(ctx, store, m, rep); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
+}
+
+// verifyHistory walks every segment of a v2 manifest and returns the
+// chains (active first) built from the history they index.
+func verifyHistory(ctx context.Context, n *Notebook, m *Manifest, rep *Report, referenced map[string]bool) ([]Chain, error) {
+	var incs []Increment
+	var walk func(refs []SegmentRef) error
+	walk = func(refs []SegmentRef) error {
+		for _, ref := range refs {
+			referenced[ref.Key()] = true
+			s, err := n.ReadSegment(ctx, ref)
+			switch {
+			case errors.Is(err, ErrMissingPack):
+				rep.Findings = append(rep.Findings, Finding{Code: FindingSegmentMissing, Key: ref.Key(), Detail: "the store does not have it"})
+				continue
+			case errors.Is(err, ErrCorruptPack):
+				rep.Findings = append(rep.Findings, Finding{Code: FindingSegmentCorrupt, Key: ref.Key(), Detail: err.Error()})
+				continue
+			case err != nil:
+				return fmt.Errorf("remote: verify: %w", err)
+			}
+			if s.Level == 1 {
+				incs = append(incs, s.Increments...)
+			} else if err := walk(s.Segments); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(m.Segments); err != nil {
+		return nil, err
+	}
+	incs = append(incs, m.Increments...)
+	heads := map[uint64]cas.ID{}
+	seen := map[string]bool{}
+	for i, inc := range incs {
+		heads[inc.Generation] = inc.Head
+		if i > 0 && (inc.Generation <= incs[i-1].Generation || inc.Parent != incs[i-1].Head) {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingSegmentCorrupt, Key: inc.Pack.Key, Detail: "the history does not chain: the increment does not follow the one before it"})
+		}
+		if seen[inc.Publication] {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingSegmentCorrupt, Key: inc.Pack.Key, Detail: "a publication ID is listed twice"})
+		}
+		seen[inc.Publication] = true
+	}
+	for _, cp := range append([]Checkpoint{m.Checkpoint}, m.Checkpoints...) {
+		if h, ok := heads[cp.Through]; ok && !cp.IsGenesis() && h != cp.Head {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingManifestInvalid, Key: CurrentKey, Detail: fmt.Sprintf("the checkpoint through generation %d does not hold that generation's head", cp.Through)})
+		}
+	}
+	return chainsOf(m, incs), nil
+}
+
+// verifyRollups checks the rollups a reader may still use: those whose
+// block ends above the active checkpoint.
+func verifyRollups(ctx context.Context, n *Notebook, m *Manifest, rep *Report, referenced map[string]bool) error {
+	objs, err := n.store.List(ctx, RollupsPrefix)
+	if err != nil {
+		return fmt.Errorf("remote: verify: list rollups: %w", err)
+	}
+	st := State{Manifest: m}
+	for _, o := range objs {
+		_, last, err := ParseRollupKey(o.Key)
+		if err != nil || last <= m.Checkpoint.Through || last > m.Generation {
+			continue // below the checkpoint: cleanup's; above: verifyGenerations
+		}
+		referenced[o.Key] = true
+		data, _, err := n.store.Get(ctx, o.Key)
+		if errors.Is(err, ErrNotFound) {
+			continue // removed since the listing
+		}
+		if err != nil {
+			return fmt.Errorf("remote: verify: %w", err)
+		}
+		p, err := cas.OpenPack(data)
+		if err == nil {
+			err = p.Verify()
+		}
+		if err != nil {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingRollupCorrupt, Key: o.Key, Detail: err.Error()})
+			continue
+		}
+		rep.Objects += p.Len()
+		inc, ok, err := n.HeadAt(ctx, st, last)
+		if err != nil {
+			return fmt.Errorf("remote: verify: %w", err)
+		}
+		if _, gerr := p.Get(inc.Head); ok && gerr != nil {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingRollupCorrupt, Key: o.Key, Detail: "it lacks the commit its block ends at"})
+		}
+	}
+	return nil
+}
+
+// verifyGenerations reports objects whose key names a generation above
+// `current`'s next one (a crashed writer's proposal): `current` was
+// restored from an older copy, or deleted, and a reader trusting it would
+// drop accepted publications.
+func verifyGenerations(ctx context.Context, store Store, m *Manifest, rep *Report) error {
+	var gen uint64
+	if m != nil {
+		gen = m.Generation
+	}
+	for _, prefix := range []string{IncrementsPrefix, CheckpointsPrefix, RollupsPrefix, SegmentsPrefix} {
+		objs, err := store.List(ctx, prefix)
+		if err != nil {
+			return fmt.Errorf("remote: verify: list %s: %w", prefix, err)
+		}
+		for _, o := range objs {
+			// A writer that crashed between uploading its pack (and
+			// segments) and replacing `current` leaves objects of
+			// generation+1: normal. Anything above is not.
+			c, ok := parseCandidate(o.Key)
+			if !ok || c.gen <= gen+1 {
+				continue
+			}
+			what := fmt.Sprintf("names generation %d, above current's %d", c.gen, gen)
+			if m == nil {
+				what = fmt.Sprintf("names generation %d, but current is absent", c.gen)
+			}
+			rep.Findings = append(rep.Findings, Finding{Code: FindingGenerationRegress, Key: o.Key, Detail: what + ": current went back in time (restored from an older copy?); see docs/operations.md"})
+		}
+	}
+	return nil
 }
 
 // verifyManifest reads `current`. It returns the manifest to check packs
@@ -121,12 +276,12 @@ func verifyManifest(ctx context.Context, store Store, rep *Report) (*Manifest, e
 	if err != nil {
 		return nil, fmt.Errorf("remote: verify: read current: %w", err)
 	}
-	m, err := decodeManifest(data)
+	m, err := decodeAnyManifest(data)
 	if err != nil {
 		rep.Findings = append(rep.Findings, Finding{Code: FindingManifestUnreadable, Key: CurrentKey, Detail: err.Error()})
 		return nil, nil
 	}
-	if err := m.validate(); err != nil {
+	if err := m.Validate(); err != nil {
 		rep.Findings = append(rep.Findings, Finding{Code: FindingManifestInvalid, Key: CurrentKey, Detail: err.Error()})
 	}
 	return m, nil
@@ -185,7 +340,7 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 		}
 	}
 	head := c.Head()
-	if !complete || head.IsZero() {
+	if !complete || head.IsZero() || c.Partial {
 		return nil // the damaged packs are reported; a closure walk would only repeat them
 	}
 	if err := cas.CheckClosure(packs, head); err != nil {
@@ -249,7 +404,11 @@ func listOrphans(ctx context.Context, store Store, known bool, referenced map[st
 	if err != nil {
 		return fmt.Errorf("remote: verify: list packs: %w", err)
 	}
-	for _, o := range objs {
+	segs, err := store.List(ctx, SegmentsPrefix)
+	if err != nil {
+		return fmt.Errorf("remote: verify: list segments: %w", err)
+	}
+	for _, o := range append(objs, segs...) {
 		if !referenced[o.Key] && !strings.HasSuffix(o.Key, "/") {
 			rep.Orphans = append(rep.Orphans, o)
 		}

@@ -31,7 +31,21 @@ func verifiedStore(t *testing.T) (*remote.Mem, *remote.Manifest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, cur.Manifest
+	// These tests tamper with a version-1 `current` (the v1 rules stay
+	// verified for as long as v1 stores exist): the same history as v1.
+	v1, err := remote.DowngradeToV1(w.nb, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := remote.EncodeManifest(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Put(context.Background(), remote.CurrentKey, data); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, m)
+	return m, v1
 }
 
 func verifyFinds(t *testing.T, store remote.Store, code, key string) *remote.Report {
@@ -265,7 +279,7 @@ func putCurrent(t *testing.T, m *remote.Mem, data []byte) {
 
 func TestVerifyListsOrphansWithoutFailing(t *testing.T) {
 	m, _ := verifiedStore(t)
-	orphan := remote.IncrementKey(99, remote.NewUUIDv7())
+	orphan := remote.IncrementKey(3, remote.NewUUIDv7())
 	if err := m.Put(context.Background(), orphan, []byte("a proposal that lost")); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestVerifyHealthyAfterThousandCommits(t *testing.T) {
 		if err != nil {
 			t.Fatalf("commit %d: %v", i, err)
 		}
-		if len(acc.State.Manifest.Increments) < 64 {
+		if acc.State.Manifest.ActiveLength() < 64 {
 			continue
 		}
 		res, err := w.nb.Checkpoint(ctx, remote.CheckpointOptions{Retained: 1, MinIncrements: 64})

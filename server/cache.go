@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -29,6 +30,9 @@ import (
 type chainCache struct {
 	key   string
 	store *cas.Store
+
+	mu    sync.Mutex
+	reach uint64 // what this process knows the cache reaches (see reachOf)
 }
 
 func (c *chainCache) close() error { return c.store.Close() }
@@ -38,12 +42,26 @@ func chainKey(state remote.State) string {
 	if state.Manifest == nil {
 		return "empty"
 	}
-	return chainKeyOf(state.Manifest.Active())
+	m := state.Manifest
+	if m.Version >= 2 {
+		return chainKeyAt(m.Checkpoint)
+	}
+	return chainKeyOf(m.Active())
 }
 
-// chainKeyOf names the cache of chain c: the generation its checkpoint
-// reaches (so caches order by age without a manifest, see prune.go) and
-// the hash of its first pack.
+// chainKeyAt names the cache of the version-2 chain based on checkpoint
+// cp: the generation it reaches and the hash of its pack key.
+func chainKeyAt(cp remote.Checkpoint) string {
+	first := "genesis"
+	if !cp.IsGenesis() {
+		first = cp.Pack.Key
+	}
+	return strconv.FormatUint(cp.Through, 10) + "-" + hashKey(first)
+}
+
+// chainKeyOf names the cache of version-1 chain c: the generation its
+// checkpoint reaches (so caches order by age without a manifest, see
+// prune.go) and the hash of its first pack.
 func chainKeyOf(c remote.Chain) string {
 	packs := c.Packs()
 	if len(packs) == 0 {
@@ -68,6 +86,8 @@ func chainThrough(key string) (uint64, bool) {
 }
 
 func packName(ref remote.PackRef) string { return hashKey(ref.Key) + ".pack" }
+
+// hashKey(key) + ".pack" is also the cached name of a rollup (sync).
 
 func (e *Engine) chainsDir() string { return filepath.Join(e.storeDir(), "chains") }
 
@@ -118,83 +138,191 @@ const fetchParallel = 8
 // variable for tests.
 var syncBundleBytes = 64 << 20
 
-// sync makes the cache of state's chain hold every pack of the chain,
-// downloading the missing ones in parallel; each is verified (size and
-// BLAKE3 by remote, pack trailer, index and objects by cas) before it is
-// kept. The packs of one sync are kept in one file (a cas bundle, up to
-// syncBundleBytes): a commit under N writers fetches about N-1 increments,
-// and creating a file costs far more than writing its bytes.
+// The reach of a chain cache is the generation whose head's closure it
+// holds (and, in a chain started before the store's upgrade to version 2,
+// every increment pack up to it): sync then needs only what
+// remote.CatchUp plans for (reach, generation], a few rollups and
+// increments, never the whole chain. It is recorded next to the cache
+// (chains/<key>.reach) after the packs are kept, so processes sharing P
+// share it; a reach below the chain's checkpoint means "nothing yet".
+// Healing the cache forgets it (forgetReach).
+
+func (e *Engine) reachFile(c *chainCache) string { return filepath.Join(e.storeDir(), "reach", c.key) }
+
+// reachOf returns the cache's reach, refreshing the cas store when another
+// process advanced it. The file records the generation and its head; a
+// cache that lacks that head (a crash lost packs the file outlived: cache
+// writes are not fsynced) does not reach it.
+func (e *Engine) reachOf(c *chainCache) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data, err := os.ReadFile(e.reachFile(c))
+	if err != nil {
+		return c.reach
+	}
+	gen, hexHead, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
+	r, err1 := strconv.ParseUint(gen, 10, 64)
+	head, err2 := cas.ParseID(hexHead)
+	if err1 != nil || err2 != nil || r <= c.reach {
+		return c.reach
+	}
+	if !c.store.Has(head) {
+		if err := c.store.Refresh(); err != nil || !c.store.Has(head) {
+			return c.reach
+		}
+	}
+	c.reach = r
+	return c.reach
+}
+
+// setReach records that the cache reaches generation r, whose head is
+// head (never lowers it).
+func (e *Engine) setReach(c *chainCache, r uint64, head cas.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r <= c.reach {
+		return
+	}
+	c.reach = r
+	if err := writeReplace(e.reachFile(c), []byte(strconv.FormatUint(r, 10)+" "+head.String()+"\n"), false); err != nil {
+		e.log.Warn("cannot record the object cache's reach", "err", err)
+	}
+}
+
+// forgetReach makes the next sync of c fetch its chain again (after
+// healing removed packs from it).
+func (e *Engine) forgetReach(c *chainCache) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reach = 0
+	if err := os.Remove(e.reachFile(c)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.log.Warn("cannot forget the object cache's reach", "err", err)
+	}
+}
+
+// sync makes the cache of state's chain hold the closure of state's head:
+// the checkpoint's pack if the cache has not reached it, then the catch-up
+// remote.CatchUp plans from the cache's reach, downloaded in parallel.
+// Each pack is verified (increments by size and BLAKE3 in remote, every
+// pack's trailer, index and objects by cas) before it is kept. The packs
+// of one sync are kept in one file (a cas bundle, up to syncBundleBytes):
+// creating a file costs far more than writing its bytes.
 func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, error) {
 	c, err := e.openChainOf(state)
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	if state.Manifest == nil {
+	m := state.Manifest
+	if m == nil {
 		return c, nil
 	}
-	missing := missingPacks(c.store, state.Manifest.Packs())
-	if len(missing) > 0 {
-		// Another process sharing the cache may have kept them, in a
-		// bundle HasPack does not look for: one rescan finds it.
-		if err := c.store.Refresh(); err != nil {
-			return nil, mapErr(err)
+	reach := e.reachOf(c)
+	if reach >= m.Generation {
+		return c, nil
+	}
+	through := m.Checkpoint.Through
+	if reach < through || (reach == 0 && through == 0) {
+		reach = through
+		if !m.Checkpoint.IsGenesis() && !c.store.HasPack(packName(m.Checkpoint.Pack)) {
+			if err := c.store.Refresh(); err != nil {
+				return nil, mapErr(err)
+			}
+			if !c.store.HasPack(packName(m.Checkpoint.Pack)) {
+				data, err := e.notebook.FetchPack(ctx, m.Checkpoint.Pack)
+				if err == nil {
+					err = c.store.AddPack(packName(m.Checkpoint.Pack), data)
+				}
+				if err != nil {
+					e.storeTrouble(err)
+					return nil, packErr(err)
+				}
+			}
 		}
-		missing = missingPacks(c.store, missing)
 	}
-	if len(missing) == 0 {
-		return c, nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, fetchParallel)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	fail := func(err error) { once.Do(func() { first = err; cancel() }) }
-	var mu sync.Mutex // guards pending, pendingBytes
+	var mu sync.Mutex
 	var pending []cas.NamedPack
 	pendingBytes := 0
-	for _, ref := range missing {
+	keep := func(got []remote.CaughtUpPack) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range got {
+			pending = append(pending, cas.NamedPack{Name: hashKey(p.Key) + ".pack", Data: p.Data})
+			pendingBytes += len(p.Data)
+			if pendingBytes >= syncBundleBytes {
+				full := pending
+				pending, pendingBytes = nil, 0
+				if err := c.store.AddPacks(full); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	have := func(key string) bool { return c.store.HasPack(hashKey(key) + ".pack") }
+	_, err = e.notebook.CatchUp(ctx, state, reach, fetchParallel, have, keep)
+	// What was fetched is kept even if another pack failed: the next sync
+	// need not download it again (it is found by the objects it holds).
+	if aerr := c.store.AddPacks(pending); aerr != nil && err == nil {
+		err = aerr
+	}
+	if err != nil {
+		e.storeTrouble(err)
+		return nil, packErr(err)
+	}
+	e.setReach(c, m.Generation, m.Head)
+	return c, nil
+}
+
+// fillChain makes the cache of state's chain hold every pack of the chain
+// (the checkpoint and every increment above it), as a version-1 cache did:
+// what reading history needs (older commits and trees), which a catch-up
+// through rollups skips. Log calls it only when an object is missing.
+func (e *Engine) fillChain(ctx context.Context, state remote.State, c *chainCache) error {
+	m := state.Manifest
+	if m == nil {
+		return nil
+	}
+	incs, err := e.notebook.Publications(ctx, state, m.Checkpoint.Through+1, m.Generation)
+	if err != nil {
+		return err
+	}
+	refs := make([]remote.PackRef, 0, len(incs)+1)
+	if !m.Checkpoint.IsGenesis() {
+		refs = append(refs, m.Checkpoint.Pack)
+	}
+	for _, inc := range incs {
+		refs = append(refs, inc.Pack)
+	}
+	missing := missingPacks(c.store, refs)
+	if len(missing) == 0 {
+		return nil
+	}
+	packs := make([]cas.NamedPack, len(missing))
+	errs := make([]error, len(missing))
+	sem := make(chan struct{}, fetchParallel)
+	var wg sync.WaitGroup
+	for i, ref := range missing {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				return
-			}
 			data, err := e.notebook.FetchPack(ctx, ref)
-			if err != nil {
-				fail(err)
-				return
-			}
-			mu.Lock()
-			pending = append(pending, cas.NamedPack{Name: packName(ref), Data: data})
-			pendingBytes += len(data)
-			var full []cas.NamedPack
-			if pendingBytes >= syncBundleBytes {
-				full, pending, pendingBytes = pending, nil, 0
-			}
-			mu.Unlock()
-			if full != nil {
-				if err := c.store.AddPacks(full); err != nil {
-					fail(err)
-				}
-			}
+			packs[i], errs[i] = cas.NamedPack{Name: packName(ref), Data: data}, err
 		})
 	}
 	wg.Wait()
-	if first == nil {
-		first = ctx.Err() // the caller's: some packs were not fetched
+	var got []cas.NamedPack
+	var first error
+	for i := range packs {
+		if errs[i] != nil {
+			first = cmp.Or(first, errs[i])
+			continue
+		}
+		got = append(got, packs[i])
 	}
-	// What was fetched is kept even if another pack failed: the next sync
-	// need not download it again.
-	if err := c.store.AddPacks(pending); err != nil && first == nil {
+	if err := c.store.AddPacks(got); err != nil && first == nil {
 		first = err
 	}
-	if first != nil {
-		e.storeTrouble(first)
-		return nil, packErr(first)
-	}
-	return c, nil
+	return first
 }
 
 // missingPacks returns the packs of refs the cache store does not hold.
@@ -263,17 +391,19 @@ func (s *objectSource) Get(id cas.ID) (cas.Object, error) {
 	return cas.Object{}, firstErr
 }
 
-// filterSink puts into a pack only the objects the chain does not hold yet,
-// so a commit uploads what changed (a 1 KiB append to a large file uploads
-// its new chunks, not the file).
+// filterSink puts into a pack every object it is given once, except those
+// certainly in the observed head's closure (inParent: chunks of R's
+// versions of the changed paths), so a 1 KiB append to a large file
+// uploads its new chunks, not the file, and the pack still holds all the
+// new head needs beyond its parent (commit_attempt.go).
 type filterSink struct {
-	have  *cas.Store
-	pack  *cas.PackWriter
-	added map[cas.ID]bool
+	pack     *cas.PackWriter
+	added    map[cas.ID]bool
+	inParent map[cas.ID]bool
 }
 
 func (f *filterSink) Put(o cas.Object) error {
-	if f.added[o.ID] || (f.have != nil && f.have.Has(o.ID)) {
+	if f.added[o.ID] || f.inParent[o.ID] {
 		return nil
 	}
 	f.added[o.ID] = true

@@ -16,13 +16,67 @@ import (
 // waits for a running checkpoint, so a CLI process finishes the work it
 // started before it exits.
 
-// checkpointTimeout bounds one background checkpoint and its cleanup.
-const checkpointTimeout = 5 * time.Minute
+// checkpointTimeout bounds one background checkpoint and its cleanup;
+// rollupTimeout the rollups of one publication: they are an optimisation
+// (a missing one costs readers a few requests), and a CLI process waits
+// for them before it exits, so a slow or frozen store must not hold it.
+const (
+	checkpointTimeout = 5 * time.Minute
+	rollupTimeout     = 20 * time.Second
+)
+
+// afterPublish starts the background work an accepted publication may
+// call for: the rollups of the blocks its generation ends, and a
+// checkpoint when the active chain is long enough.
+func (e *Engine) afterPublish(state remote.State) {
+	if len(remote.RollupsEndingAt(state.Generation())) == 0 {
+		e.maybeCheckpoint(state)
+		return
+	}
+	// The rollups first, so a checkpoint's cleanup sees (and removes)
+	// those it makes unnecessary.
+	e.background.Go(func() {
+		e.buildRollups(state)
+		e.maybeCheckpoint(state)
+	})
+}
+
+// buildRollups builds the rollups of the blocks that state's generation
+// ends (remote.BuildRollups), reading objects from the chain's cache,
+// which reaches that generation (keepOwnPack). A failure only costs
+// readers requests: they fetch the halves instead.
+func (e *Engine) buildRollups(state remote.State) {
+	if state.Manifest == nil {
+		return
+	}
+	func() {
+		e.rollupMu.Lock()
+		defer e.rollupMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), rollupTimeout)
+		defer cancel()
+		c, err := e.openChain(chainKey(state))
+		if err != nil {
+			e.log.Warn("rollup skipped: cannot open the object cache", "err", err)
+			return
+		}
+		built, err := e.notebook.BuildRollups(ctx, state, state.Generation(), e.source(c))
+		for _, r := range built {
+			if aerr := c.store.AddPack(hashKey(r.Key)+".pack", r.Data); aerr != nil {
+				e.log.Warn("cannot keep the rollup in the cache", "err", aerr)
+			}
+		}
+		if err != nil {
+			e.log.Warn("rollup failed; readers fetch increments instead", "err", err)
+			return
+		}
+		e.log.Debug("rollups written", "generation", state.Generation(), "rollups", len(built))
+	}()
+}
 
 // maybeCheckpoint starts a checkpoint if state's active chain is long
 // enough and none is running in this engine.
 func (e *Engine) maybeCheckpoint(state remote.State) {
-	if state.Manifest == nil || len(state.Manifest.Increments) < e.checkpointPacks {
+	if state.Manifest == nil || state.Manifest.ActiveLength() < e.checkpointPacks {
 		return
 	}
 	if !e.checkpointing.CompareAndSwap(false, true) {
@@ -40,7 +94,7 @@ func (e *Engine) maybeCheckpoint(state remote.State) {
 // cache of the chain state belongs to, then removes the packs it made
 // unnecessary. Every outcome is only logged.
 func (e *Engine) checkpoint(ctx context.Context, state remote.State) {
-	opts := remote.CheckpointOptions{Retained: e.retained, MinIncrements: e.checkpointPacks}
+	opts := remote.CheckpointOptions{Retained: e.retained, MinIncrements: e.checkpointPacks, RetainFor: e.retain}
 	if c, err := e.openChain(chainKey(state)); err == nil {
 		opts.Source = e.source(c)
 	}

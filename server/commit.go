@@ -3,11 +3,9 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -167,7 +165,8 @@ func (s *session) refuseReadOnly() error {
 	return de
 }
 
-// attemptResult is what the accepted (last) build decided.
+// attemptResult is what the accepted (last) attempt decided: the part of
+// an attempt that outlives Publish (diffstat, rewrite, conflicts).
 type attemptResult struct {
 	observed remote.State
 	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
@@ -177,111 +176,29 @@ type attemptResult struct {
 }
 
 // publish merges inside the publication protocol, so every attempt (after
-// a lost race) merges against the state it will be conditional on.
+// a lost race) merges against the state it will be conditional on. Each
+// call of the build function is one attempt value (commit_attempt.go),
+// built and finished top-down; the last one is what was accepted.
 func (s *session) publish(message string) (*Result, error) {
-	var last attemptResult
-	var pend pendingEntry
+	var last *attempt
 	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
-		last = attemptResult{observed: observed}
-		s.adoptPublished(observed)
-		// The object cache is opened only when needed: a commit with no
-		// change on either side touches nothing but `current`.
-		var chain *chainCache
-		var err error
-		syncChain := func() error {
-			if chain == nil {
-				if chain, err = s.e.sync(ctx, observed); err != nil {
-					return err
-				}
-				s.src = s.e.source(chain)
-			}
-			return nil
-		}
-		var changes map[string]cas.ID // the paths that differ from R (zero ID: removed)
-		if observed.Head() == s.base.Head {
-			// R == A: the merge is L, and L's delta from A is found in
-			// one pass over A's encoded entries (no map of A is built
-			// unless L added paths). rFiles then holds only A's entries
-			// at the changed paths: all the diffstat reads of the parent.
-			last.merged = &merged{ids: s.scan.files, local: true}
-			changes, last.rFiles = s.base.delta(s.scan.files)
-			if len(changes) == 0 {
-				return remote.Proposal{Skip: true}, nil
-			}
-		} else {
-			if err := syncChain(); err != nil {
-				return remote.Proposal{}, err
-			}
-			if last.rFiles, err = treeOf(s.src, observed.Head()); err != nil {
-				return remote.Proposal{}, err
-			}
-			if last.merged, err = s.mergeWith(observed.Head(), last.rFiles); err != nil {
-				return remote.Proposal{}, err
-			}
-			if len(last.merged.conflicts) > 0 {
-				return remote.Proposal{}, errMergeConflict
-			}
-			if changes = changedPaths(last.rFiles, last.merged.ids); len(changes) == 0 {
-				return remote.Proposal{Skip: true}, nil
-			}
-		}
-		ids := last.merged.ids
-		if err := syncChain(); err != nil {
-			return remote.Proposal{}, err
-		}
-		sink := &filterSink{have: chain.store, pack: cas.NewPackWriter(), added: map[cas.ID]bool{}}
-		for p, id := range changes {
-			if id.IsZero() {
-				if _, ok := ids[p]; ok { // a zero ID in changes means "removed"
-					return remote.Proposal{}, fmt.Errorf("%w: %q has the zero file ID", cas.ErrInvalidPath, p)
-				}
-				continue
-			}
-			if sink.added[id] || chain.store.Has(id) {
-				continue // the chain (or this pack) holds it already
-			}
-			content, err := s.content(last.merged, p)
-			if err != nil {
-				return remote.Proposal{}, err
-			}
-			if _, err := cas.WriteFile(sink, content); err != nil {
-				return remote.Proposal{}, err
-			}
-		}
-		last.changed = changes
-		tree, err := s.writeTree(sink, chain.store, observed.Head(), ids, changes)
-		if err != nil {
-			return remote.Proposal{}, err
-		}
-		commit := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: observed.Head(), Publication: publication, Time: time.Now(), Message: []byte(message)})
-		if err := sink.Put(commit); err != nil {
-			return remote.Proposal{}, err
-		}
-		if last.pack, err = sink.pack.Finish(); err != nil {
-			return remote.Proposal{}, err
-		}
-		// A P that cannot hold the record could not record the baseline
-		// either: publishing then would leave the accepted change for the
-		// next merge to meet as a conflict, so nothing is published.
-		if observed.Head() == s.base.Head {
-			// The proposal is L itself and changes is L's delta from A:
-			// no need to compare 10,000 paths again.
-			pend, err = s.recordPending(publication, nil, changes)
-		} else {
-			pend, err = s.recordPending(publication, ids, nil)
-		}
-		if err != nil {
-			return remote.Proposal{}, err
-		}
-		return remote.Proposal{Pack: last.pack, Head: commit.ID}, nil
+		last = s.newAttempt(ctx, observed, publication, message)
+		return last.run()
 	}
 	acc, err := s.e.notebook.Publish(s.ctx, build)
 	if errors.Is(err, errMergeConflict) {
-		return nil, s.materialiseConflict(last)
+		return nil, s.materialiseConflict(last.attemptResult)
 	}
 	if err != nil {
 		return nil, s.e.fail("publish", err)
 	}
+	return s.finishPublished(acc, last)
+}
+
+// finishPublished brings L and P up to date with an accepted (or skipped)
+// publication: pack kept in the cache, background work started, diffstat,
+// L rewritten to the accepted tree, baseline recorded.
+func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, error) {
 	// Accepted: from here on, finish locally whatever the caller's context.
 	s.ctx = detach(s.ctx)
 	accepted := "no"
@@ -290,17 +207,18 @@ func (s *session) publish(message string) (*Result, error) {
 		// Until the baseline records it, a resynchronisation must take
 		// the publication as common ground (applied there, not here: the
 		// common path never needs it).
-		s.accepted = &pend
+		s.accepted = &last.pend
 		s.keepOwnPack(acc, last.pack)
-		s.e.maybeCheckpoint(acc.State)
+		s.e.afterPublish(acc.State)
 	}
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
 	if err := failpoint(FailAfterPublish); err != nil {
 		return nil, s.recoveryFailure(flag, "publish", err)
 	}
 	res := &Result{Path: s.dir, Generation: acc.State.Generation(), Files: []FileStat{}}
+	var err error
 	if acc.Published {
-		if res.Files, err = s.diffstat(acc.State, last); err != nil {
+		if res.Files, err = s.diffstat(acc.State, last.attemptResult); err != nil {
 			// The publication stands; the caller must learn that, and
 			// not a diffstat of nothing.
 			return nil, s.recoveryFailure(flag, "diffstat", err)
@@ -385,6 +303,13 @@ func (s *session) keepOwnPack(acc remote.Accepted, pack []byte) {
 	}
 	if err != nil {
 		s.e.log.Warn("cannot keep the published pack in the cache", "err", err)
+		return
+	}
+	// The pack holds what the head needs beyond its parent's closure
+	// (commit_attempt.go), so a cache that reached the parent now reaches
+	// the publication.
+	if s.e.reachOf(c) == inc.Generation-1 {
+		s.e.setReach(c, inc.Generation, inc.Head)
 	}
 }
 

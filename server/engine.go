@@ -30,7 +30,12 @@ type Config struct {
 	// RetainedCheckpoints the older chains it keeps (0..64, 0 = none).
 	CheckpointPacks     int
 	RetainedCheckpoints int
-	Logger              *slog.Logger
+	// Retain is the history window by time (--retain; 0 =
+	// DefaultRetain, NoRetainWindow = none): history segments newer than
+	// this stay listed, and their increments kept, even below the oldest
+	// kept checkpoint.
+	Retain time.Duration
+	Logger *slog.Logger
 	// Ignore adds patterns to the ignore rules (ignore.go); with
 	// NoDefaultIgnores the built-in set is off. AllowSecrets turns off the
 	// refusal of commits that add a recognised credential (secrets.go).
@@ -64,9 +69,18 @@ type Engine struct {
 
 	checkpointPacks int            // active increments that trigger a checkpoint
 	retained        int            // retained chains a checkpoint keeps
+	retain          time.Duration  // history window by time
 	checkpointing   atomic.Bool    // a background checkpoint is running
-	background      sync.WaitGroup // background checkpoints; Close waits for them
+	rollupMu        sync.Mutex     // one rollup build at a time
+	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
 }
+
+// DefaultRetain is the default history window by time (DESIGN §5);
+// NoRetainWindow as Config.Retain keeps history by checkpoints only.
+const (
+	DefaultRetain  = 30 * 24 * time.Hour
+	NoRetainWindow = time.Duration(-1)
+)
 
 // maxCommitRetries bounds Config.CommitRetries, maxRetained
 // Config.RetainedCheckpoints (DESIGN §8).
@@ -141,14 +155,16 @@ func New(cfg Config) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	storeKey := hashKey(cfg.Store.Identity())
+	generations := newGenerationMemory(filepath.Join(priv, "stores", storeKey), cfg.Store)
 	e := &Engine{
 		store:     cfg.Store,
-		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries}),
+		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe}),
 		log:       logger,
 		workspace: ws,
 		defDir:    def,
 		private:   priv,
-		storeKey:  hashKey(cfg.Store.Identity()),
+		storeKey:  storeKey,
 		sets:      sets,
 		ignore:    ignore,
 		secrets:   !cfg.AllowSecrets,
@@ -157,6 +173,13 @@ func New(cfg Config) (*Engine, error) {
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
+		retain:          cfg.Retain,
+	}
+	switch {
+	case e.retain == 0:
+		e.retain = DefaultRetain
+	case e.retain < 0:
+		e.retain = 0 // remote.CheckpointOptions.RetainFor 0: no window by time
 	}
 	return e, nil
 }

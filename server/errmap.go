@@ -66,6 +66,7 @@ var defaultMessages = map[string]string{
 	ReasonResynchronized:    "The operation failed after it began rewriting the directory; the directory was resynchronised with the accepted notebook.",
 	ReasonRecoveryPending:   "An interrupted operation left the directory to be resynchronised; the next call does it first.",
 	ReasonIncompatibleStore: "The store does not enforce the conditional writes the notebook needs.",
+	ReasonGenerationBack:    "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
 }
 
 // newError builds the *Error of one Catalog row (code and reason decide
@@ -110,6 +111,8 @@ func mapErr(err error) *Error {
 		return newError(CodeStorageFailure, ReasonAccessDenied, "", err)
 	case errors.Is(err, remote.ErrIncompatible):
 		return newError(CodeStorageFailure, ReasonIncompatibleStore, "", err)
+	case errors.Is(err, remote.ErrGenerationRegressed):
+		return newError(CodeStorageIntegrity, ReasonGenerationBack, "", err)
 	case errors.Is(err, remote.ErrIntegrity):
 		return newError(CodeStorageIntegrity, ReasonCorruptManifest, "", err)
 	case errors.Is(err, remote.ErrUnavailable), errors.Is(err, remote.ErrPrecondition):

@@ -90,6 +90,7 @@ const (
 	ReasonInternal          = "INTERNAL"
 	ReasonResynchronized    = "RESYNCHRONIZED"
 	ReasonRecoveryPending   = "RECOVERY_PENDING"
+	ReasonGenerationBack    = "GENERATION_REGRESSED"
 
 	FileInvalidUTF8     = "INVALID_UTF8"
 	FileNulByte         = "NUL_BYTE"
@@ -135,6 +136,7 @@ var Catalog = []CatalogRow{
 	{CodeStorageIntegrity, ReasonCorruptManifest, ActionRunVerify, false, nil, "The current manifest is malformed."},
 	{CodeStorageIntegrity, ReasonCorruptPack, ActionRunVerify, false, nil, "A pack does not match its checksum or format."},
 	{CodeStorageIntegrity, ReasonMissingPack, ActionRunVerify, false, nil, "A pack the manifest references is missing."},
+	{CodeStorageIntegrity, ReasonGenerationBack, ActionRunVerify, false, nil, "The store's generation is lower than one this host already saw (its `current` was restored from an older copy or deleted); nothing in the directory was changed. See docs/operations.md to restore a backup deliberately."},
 	{CodeStorageIntegrity, ReasonCacheCorrupt, ActionRunVerify, false, nil, "The local object cache is corrupt and could not be repaired (damaged packs are normally dropped and fetched again)."},
 	{CodeEngineFailed, ReasonLocalIO, ActionCheckHost, true, nil, "A local file operation failed (see detail)."},
 	{CodeEngineFailed, ReasonInternal, ActionCheckHost, false, nil, "An unexpected failure; the log record with the diagnosticId has the cause."},

@@ -75,6 +75,7 @@ func (e *Engine) healCache() bool {
 			}
 			e.log.Warn("removed a damaged cached pack; it is fetched again", "pack", name)
 			dropped = true
+			e.forgetReach(c)
 		}
 	}
 	return dropped

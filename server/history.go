@@ -97,16 +97,30 @@ type retained struct {
 
 // publications returns the retained publications whose generation lies in
 // [from, to]. It is the one place history reads the manifest's layout
-// (format v1: the increments of the active chain and of the retained
-// chains; every chain's packs hold the trees of its increments and of its
-// checkpoint, the parent of its first increment).
-func (e *Engine) publications(_ context.Context, state remote.State, from, to uint64) (retained, error) {
+// (the increments of the active chain and of the retained chains, format
+// v1 from `current`, v2 through remote.Notebook.Chains; every chain's
+// packs hold the trees of its increments and of its checkpoint, the parent
+// of its first increment).
+func (e *Engine) publications(ctx context.Context, state remote.State, from, to uint64) (retained, error) {
 	var r retained
 	m := state.Manifest
 	if m == nil {
 		return r, nil
 	}
-	for i, c := range m.Chains() { // active first, then older
+	chains := m.Chains()
+	keyOf := chainKeyOf
+	if m.Version >= 2 {
+		// Store format v2: the history is in segments (remote.Notebook.
+		// Chains reads them); a cache caught up through rollups holds the
+		// head's closure but not older commits, so the active chain's
+		// packs are fetched too when a publication in it is asked for.
+		var err error
+		if chains, err = e.notebook.Chains(ctx, state); err != nil {
+			return r, err
+		}
+		keyOf = func(c remote.Chain) string { return chainKeyAt(c.Checkpoint) }
+	}
+	for i, c := range chains { // active first, then older
 		if len(c.Increments) == 0 {
 			continue
 		}
@@ -118,8 +132,8 @@ func (e *Engine) publications(_ context.Context, state remote.State, from, to ui
 				hit = true
 			}
 		}
-		if hit && i > 0 {
-			r.extra = append(r.extra, packGroup{key: chainKeyOf(c), packs: c.Packs()})
+		if hit && (i > 0 || m.Version >= 2) {
+			r.extra = append(r.extra, packGroup{key: keyOf(c), packs: c.Packs()})
 		}
 	}
 	sort.Slice(r.pubs, func(i, j int) bool { return r.pubs[i].Generation < r.pubs[j].Generation })

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -137,7 +138,9 @@ func TestRevertConflict(t *testing.T) {
 func TestHistoryUnavailable(t *testing.T) {
 	ctx := context.Background()
 	store := remote.NewMem()
-	a := newAgent(t, store, withCheckpoints(2, 1))
+	// A window by time shorter than the test (store format v2 keeps
+	// history for --retain, 30 days by default, whatever the checkpoints).
+	a := newAgent(t, store, withCheckpoints(2, 1), func(c *Config) { c.Retain = time.Nanosecond })
 	a.pull()
 	for i := 1; i <= 9; i++ {
 		a.write("n.md", fmt.Sprintf("%d\n", i))

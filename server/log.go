@@ -6,6 +6,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // maxLog bounds Log: it reads recent history only.
@@ -36,7 +37,10 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := e.source(chain)
+	// A catch-up through rollups holds the head's closure but not the
+	// older commits and trees a log reads: on the first miss, the cache is
+	// filled with the whole chain (fillChain), as a version-1 cache held.
+	src := &historySource{primary: e.source(chain), fill: func() error { return e.fillChain(ctx, state, chain) }}
 	out := []LogEntry{}
 	// A commit's generation is the increment that published it; commits
 	// folded into the checkpoint have none left and end the log.
@@ -45,7 +49,14 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 		if !m.Checkpoint.IsGenesis() {
 			gens[m.Checkpoint.Head] = m.Checkpoint.Through
 		}
-		for _, inc := range m.Increments {
+		// Checkpoint swaps take generations too: 2n covers n entries
+		// unless checkpoints are nearly as frequent as commits.
+		lo := max(m.Checkpoint.Through+1, m.Generation-min(m.Generation, uint64(2*n+2*remote.SegmentFanout)))
+		incs, err := e.notebook.Publications(ctx, state, lo, m.Generation)
+		if err != nil {
+			return nil, e.fail("read history", err)
+		}
+		for _, inc := range incs {
 			gens[inc.Head] = inc.Generation
 		}
 	}
@@ -101,6 +112,30 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+// historySource reads from the cache and, after the first miss, from the
+// cache filled with the whole chain.
+type historySource struct {
+	primary cas.Source
+	fill    func() error
+	filled  bool
+}
+
+func (h *historySource) Get(id cas.ID) (cas.Object, error) {
+	o, err := h.primary.Get(id)
+	if err == nil || !errors.Is(err, cas.ErrNotFound) || h.filled {
+		return o, err
+	}
+	h.filled = true
+	if ferr := h.fill(); ferr != nil {
+		return cas.Object{}, ferr
+	}
+	if s, ok := h.primary.(*objectSource); ok {
+		s.scanned = false
+		s.others = nil
+	}
+	return h.primary.Get(id)
 }
 
 // treeDelta is the per-file line delta from one tree to the next.

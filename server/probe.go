@@ -26,6 +26,12 @@ func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe"
 // is cached in P for this store identity. The adapters call it at startup;
 // the operations call it too, so a stale verdict is re-proved lazily.
 // An incompatible store yields an *Error wrapping remote.ErrIncompatible.
+//
+// The probe writes. With read-only credentials (the probe's write is
+// refused with ACCESS_DENIED) it degrades to a read check — `current` can
+// be read — and reading operations (pull, status, log) proceed; a commit
+// then fails at its first write with ACCESS_DENIED, nothing published. The
+// degraded verdict is held for this process only and never recorded.
 func (e *Engine) Probe(ctx context.Context) error {
 	e.probeMu.Lock()
 	defer e.probeMu.Unlock()
@@ -43,6 +49,13 @@ func (e *Engine) Probe(ctx context.Context) error {
 		}
 	}
 	if err := remote.Probe(ctx, e.store); err != nil {
+		if errors.Is(err, remote.ErrAccessDenied) && !errors.Is(err, remote.ErrIncompatible) {
+			if _, _, rerr := e.store.Get(ctx, remote.CurrentKey); rerr == nil || errors.Is(rerr, remote.ErrNotFound) {
+				e.log.Info("the store refuses writes with these credentials; reading only", "err", err)
+				e.probed = true
+				return nil
+			}
+		}
 		e.log.Warn("store probe failed", "err", err)
 		return mapErr(err)
 	}

@@ -42,6 +42,9 @@ func (e *Engine) pruneChains(state remote.State) {
 	for _, c := range state.Manifest.Retained {
 		oldest = min(oldest, c.Checkpoint.Through)
 	}
+	for _, cp := range state.Manifest.Checkpoints {
+		oldest = min(oldest, cp.Through)
+	}
 	ents, err := os.ReadDir(e.chainsDir())
 	if err != nil {
 		e.log.Warn("cannot list the object caches", "err", err)
@@ -74,6 +77,7 @@ func (e *Engine) pruneChains(state remote.State) {
 			e.log.Warn("cannot remove an old object cache", "err", err)
 			continue
 		}
+		_ = os.Remove(filepath.Join(e.storeDir(), "reach", name))
 		removed++
 	}
 	if removed > 0 {

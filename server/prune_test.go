@@ -54,12 +54,12 @@ func TestChainCachesArePruned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Manifest.Retained) == 0 || st.Manifest.Checkpoint.Through < 10 {
-		t.Fatalf("too few checkpoints to test: through %d, %d retained", st.Manifest.Checkpoint.Through, len(st.Manifest.Retained))
+	if len(st.Manifest.Checkpoints) == 0 || st.Manifest.Checkpoint.Through < 10 {
+		t.Fatalf("too few checkpoints to test: through %d, %d retained", st.Manifest.Checkpoint.Through, len(st.Manifest.Checkpoints))
 	}
-	keep := map[string]bool{}
-	for _, c := range st.Manifest.Chains() {
-		keep[chainKeyOf(c)] = true
+	keep := map[string]bool{chainKeyAt(st.Manifest.Checkpoint): true}
+	for _, cp := range st.Manifest.Checkpoints {
+		keep[chainKeyAt(cp)] = true
 	}
 	if _, err := os.Stat(newer); err != nil {
 		t.Fatalf("a newer chain's cache was removed: %v", err)

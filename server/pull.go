@@ -46,7 +46,17 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 	if err != nil {
 		return nil, nil, s.e.fail("read current", err)
 	}
-	return s.syncTo(op, state)
+	res, conflicts, err := s.syncTo(op, state)
+	var de *Error
+	if errors.As(err, &de) && de.Reason == ReasonMissingPack {
+		// A cleanup after a newer checkpoint removed a pack the manifest
+		// just read named (nothing was rewritten yet): the newer
+		// `current` no longer needs it (cache.go, remote/cleanup.go).
+		if again, rerr := s.e.notebook.ReadCurrent(s.ctx); rerr == nil && again.Generation() > state.Generation() {
+			return s.syncTo(op, again)
+		}
+	}
+	return res, conflicts, err
 }
 
 // syncTo merges R = state into L against A and records it. The scan of L

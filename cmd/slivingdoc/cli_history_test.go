@@ -178,7 +178,7 @@ func mustOKPrefix(t *testing.T, o outcome, prefix string) string {
 func TestCLIHistoryUnavailable(t *testing.T) {
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
-	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=1")
+	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=1", "SLIVINGDOC_RETAIN=0") // store format v2 keeps 30 days by default
 	a.pull()
 	for i := range 8 {
 		a.write("n.md", fmt.Sprintf("%d\n", i))
@@ -213,7 +213,7 @@ func TestCLIHistoryUnavailable(t *testing.T) {
 // CLI-only (agents have no history tool), so it goes through the CLI.
 func rowHistoryUnavailable(t *testing.T, nb *notebook, row server.CatalogRow) {
 	a := nb.agent("a")
-	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=0")
+	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=0", "SLIVINGDOC_RETAIN=0")
 	a.pull()
 	for i := range 4 {
 		a.write("n.md", fmt.Sprintf("%d\n", i))

@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
@@ -48,13 +49,14 @@ var (
 	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "lost-race retries per commit (0..100)", constant("8")}
 	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", constant("1024")}
 	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "older checkpoint chains kept (0..64)", constant("1")}
+	setRetain        = setting{"retain", "SLIVINGDOC_RETAIN", "DURATION", "history kept by time, e.g. 720h (Go duration, at least 1m; 0: none, history goes with its checkpoints)", constant("720h")}
 	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/operations.md)", none}
 	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
 	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", constant("refuse")}
 )
 
 var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
-	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained,
+	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained, &setRetain,
 	&setIgnore, &setNoDefIgnores, &setSecrets}
 
 func none() string { return "" }
@@ -314,6 +316,20 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 	}
 	if cfg.RetainedCheckpoints, err = s.lookupInt(&setRetained, 0, 64); err != nil {
 		return cfg, err
+	}
+	{
+		v, src := s.lookup(&setRetain)
+		d, derr := time.ParseDuration(strings.TrimSpace(v))
+		if strings.TrimSpace(v) == "0" {
+			d, derr = 0, nil
+		}
+		if derr != nil || (d != 0 && d < time.Minute) {
+			return cfg, usageErrorf("%s: %q is not 0 or a duration of at least 1m (e.g. 720h)", setRetain.name(src), v)
+		}
+		cfg.Retain = d
+		if d == 0 {
+			cfg.Retain = server.NoRetainWindow
+		}
 	}
 	cfg.Writable = s.lookupList(&setWritable)
 	cfg.ReadOnly = s.lookupList(&setReadOnly)

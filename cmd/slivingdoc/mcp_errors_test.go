@@ -29,29 +29,30 @@ import (
 type rowTest func(t *testing.T, nb *notebook, row server.CatalogRow)
 
 var rowTests = map[string]rowTest{
-	"INVALID_REQUEST/INVALID_ARGUMENT":    rowInvalidArgument,
-	"INVALID_REQUEST/PATH_OUTSIDE_ROOT":   rowPathOutsideRoot,
-	"INVALID_REQUEST/PATH_NOT_DIRECTORY":  rowPathNotDirectory,
-	"INVALID_REQUEST/BLANK_MESSAGE":       rowBlankMessage,
-	"INVALID_REQUEST/NOT_PULLED":          rowNotPulled,
-	"INVALID_CONTENT/INVALID_FILES":       rowInvalidFiles,
-	"CONTENT_CONFLICT/MERGE_CONFLICT":     rowMergeConflict,
-	"CONTENT_CONFLICT/UNRESOLVED_MARKERS": rowUnresolvedMarkers,
-	"READ_ONLY_PATH/OUTSIDE_WRITABLE":     rowOutsideWritable,
-	"READ_ONLY_PATH/INSIDE_READ_ONLY":     rowInsideReadOnly,
-	"REMOTE_BUSY/RETRIES_EXHAUSTED":       rowRetriesExhausted,
-	"STORAGE_FAILURE/STORE_UNREACHABLE":   rowStoreUnreachable,
-	"STORAGE_FAILURE/ACCESS_DENIED":       rowAccessDenied,
-	"STORAGE_FAILURE/ACCEPTANCE_UNKNOWN":  rowAcceptanceUnknown,
-	"STORAGE_INTEGRITY/CORRUPT_MANIFEST":  rowCorruptManifest,
-	"STORAGE_INTEGRITY/CORRUPT_PACK":      rowCorruptPack,
-	"STORAGE_INTEGRITY/MISSING_PACK":      rowMissingPack,
-	"STORAGE_INTEGRITY/CACHE_CORRUPT":     rowCacheCorrupt,
-	"ENGINE_FAILED/LOCAL_IO":              rowLocalIO,
-	"ENGINE_FAILED/INTERNAL":              rowInternal,
-	"STORAGE_FAILURE/INCOMPATIBLE_STORE":  rowIncompatibleStore,
-	"RECOVERY_FAILURE/RESYNCHRONIZED":     rowResynchronized,
-	"RECOVERY_FAILURE/RECOVERY_PENDING":   rowRecoveryPending,
+	"INVALID_REQUEST/INVALID_ARGUMENT":       rowInvalidArgument,
+	"INVALID_REQUEST/PATH_OUTSIDE_ROOT":      rowPathOutsideRoot,
+	"INVALID_REQUEST/PATH_NOT_DIRECTORY":     rowPathNotDirectory,
+	"INVALID_REQUEST/BLANK_MESSAGE":          rowBlankMessage,
+	"INVALID_REQUEST/NOT_PULLED":             rowNotPulled,
+	"INVALID_CONTENT/INVALID_FILES":          rowInvalidFiles,
+	"CONTENT_CONFLICT/MERGE_CONFLICT":        rowMergeConflict,
+	"CONTENT_CONFLICT/UNRESOLVED_MARKERS":    rowUnresolvedMarkers,
+	"READ_ONLY_PATH/OUTSIDE_WRITABLE":        rowOutsideWritable,
+	"READ_ONLY_PATH/INSIDE_READ_ONLY":        rowInsideReadOnly,
+	"REMOTE_BUSY/RETRIES_EXHAUSTED":          rowRetriesExhausted,
+	"STORAGE_FAILURE/STORE_UNREACHABLE":      rowStoreUnreachable,
+	"STORAGE_FAILURE/ACCESS_DENIED":          rowAccessDenied,
+	"STORAGE_FAILURE/ACCEPTANCE_UNKNOWN":     rowAcceptanceUnknown,
+	"STORAGE_INTEGRITY/CORRUPT_MANIFEST":     rowCorruptManifest,
+	"STORAGE_INTEGRITY/CORRUPT_PACK":         rowCorruptPack,
+	"STORAGE_INTEGRITY/MISSING_PACK":         rowMissingPack,
+	"STORAGE_INTEGRITY/CACHE_CORRUPT":        rowCacheCorrupt,
+	"STORAGE_INTEGRITY/GENERATION_REGRESSED": rowGenerationRegressed,
+	"ENGINE_FAILED/LOCAL_IO":                 rowLocalIO,
+	"ENGINE_FAILED/INTERNAL":                 rowInternal,
+	"STORAGE_FAILURE/INCOMPATIBLE_STORE":     rowIncompatibleStore,
+	"RECOVERY_FAILURE/RESYNCHRONIZED":        rowResynchronized,
+	"RECOVERY_FAILURE/RECOVERY_PENDING":      rowRecoveryPending,
 	// CLI-only (history commands): tested through the CLI.
 	"INVALID_REQUEST/HISTORY_UNAVAILABLE": rowHistoryUnavailable,
 }
@@ -421,6 +422,19 @@ func rowCorruptManifest(t *testing.T, nb *notebook, row server.CatalogRow) {
 	s.pull()
 	cur := filepath.Join(storeDir(nb), "current")
 	if err := os.WriteFile(cur, []byte(`{"version":1,"generation":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRow(t, s.call(ToolPullName, map[string]any{}), row)
+}
+
+// rowGenerationRegressed: `current` deleted after this host saw
+// generation 1 (cli_generation_test.go covers a restored older copy).
+func rowGenerationRegressed(t *testing.T, nb *notebook, row server.CatalogRow) {
+	s := nb.agent("a").serve()
+	s.pull()
+	s.a.write("notes/a.md", "content\n")
+	s.commit("content")
+	if err := os.Remove(filepath.Join(storeDir(nb), "current")); err != nil {
 		t.Fatal(err)
 	}
 	wantRow(t, s.call(ToolPullName, map[string]any{}), row)

@@ -22,8 +22,10 @@ func runVerify(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("verify", "verify [flags]",
 		"Checks the whole store: the manifest `current` against every rule, every pack it\n"+
 			"references (present, size and BLAKE3 as recorded, every object against its ID), and\n"+
-			"that the head of the active and of every retained chain reads completely. Packs no\n"+
-			"chain references are listed as orphans, which is not an error. Reads only; writes\n"+
+			"that the head of the active and of every retained chain reads completely; in store\n"+
+			"format 2 also every history segment, the rollups, and that no object is newer than\n"+
+			"`current` (a store restored from an older copy). Packs no chain references are\n"+
+			"listed as orphans, which is not an error. Reads only; writes\n"+
 			"nothing. Progress goes to stderr on large stores. See docs/operations.md.", s)
 	asJSON := c.fs.Bool("json", false, "print the report as one JSON object")
 	if _, code, done := c.parse(args, 0); done {

@@ -76,7 +76,7 @@ func TestCLIVerifyOrphansAreNotAnError(t *testing.T) {
 	a.pull()
 	a.write("a.md", "text\n")
 	a.commit("c")
-	orphan := remote.IncrementKey(9, remote.NewUUIDv7())
+	orphan := remote.IncrementKey(2, remote.NewUUIDv7())
 	if err := openTestStore(t, nb.env).Put(context.Background(), orphan, []byte("lost proposal")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,219 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// History: the retained publications, read from `current` and the
+// segments it indexes. This is the one entry point for everything that
+// lists or looks up publications older than the tail (log, show, diff,
+// restore, revert, the ambiguous-write resolution, verify).
+
+// segmentCache keeps decoded segments: they are immutable, so a segment
+// read once never needs a second GET in this process.
+type segmentCache struct {
+	mu   sync.Mutex
+	segs map[string]*Segment
+}
+
+// maxCachedSegments bounds the cache (about 2.7 KiB each).
+const maxCachedSegments = 4096
+
+// ReadSegment returns the segment ref describes, from the process's cache
+// or the store (size, BLAKE3 and every rule checked). A segment the store
+// does not have wraps ErrMissingPack; a damaged one ErrCorruptPack.
+func (n *Notebook) ReadSegment(ctx context.Context, ref SegmentRef) (*Segment, error) {
+	key := ref.Key()
+	n.segments.mu.Lock()
+	s := n.segments.segs[key]
+	n.segments.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	data, _, err := n.store.Get(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, fmt.Errorf("remote: segment %s named by current: %w: %w", key, ErrMissingPack, err)
+	case err != nil:
+		return nil, fmt.Errorf("remote: read segment %s: %w", key, err)
+	}
+	if s, err = DecodeSegment(ref, data); err != nil {
+		return nil, err
+	}
+	n.segments.mu.Lock()
+	if n.segments.segs == nil || len(n.segments.segs) >= maxCachedSegments {
+		n.segments.segs = map[string]*Segment{}
+	}
+	n.segments.segs[key] = s
+	n.segments.mu.Unlock()
+	return s, nil
+}
+
+// Publications returns every retained publication of state whose
+// generation lies in [from, to], oldest first: generation, publication ID,
+// parent, head, pack and (version 2) publication time. It reads the tail
+// from `current` and only the segments that overlap the range (one GET
+// per segment level for a short range). Generations without an increment
+// (a checkpoint swap) and generations older than the retention window are
+// simply absent. For a version-1 state it lists the increments of every
+// chain.
+func (n *Notebook) Publications(ctx context.Context, state State, from, to uint64) ([]Increment, error) {
+	m := state.Manifest
+	if m == nil || from > to {
+		return nil, nil
+	}
+	var out []Increment
+	keep := func(incs []Increment) {
+		for _, inc := range incs {
+			if inc.Generation >= from && inc.Generation <= to {
+				out = append(out, inc)
+			}
+		}
+	}
+	if m.Version < 2 {
+		for i := len(m.Retained) - 1; i >= 0; i-- {
+			keep(m.Retained[i].Increments)
+		}
+		keep(m.Increments)
+		return out, nil
+	}
+	var walk func(refs []SegmentRef) error
+	walk = func(refs []SegmentRef) error {
+		for _, ref := range refs {
+			if ref.Last < from || ref.First > to {
+				continue
+			}
+			s, err := n.ReadSegment(ctx, ref)
+			if err != nil {
+				return err
+			}
+			if s.Level == 1 {
+				keep(s.Increments)
+			} else if err := walk(s.Segments); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(m.Increments) == 0 || from < m.Increments[0].Generation {
+		if err := walk(m.Segments); err != nil {
+			return nil, err
+		}
+	}
+	keep(m.Increments)
+	return out, nil
+}
+
+// Oldest returns the lowest generation state's history still lists (the
+// first increment of the oldest segment, or of the tail); 0 for the empty
+// notebook.
+func (m *Manifest) Oldest() uint64 {
+	switch {
+	case m == nil:
+		return 0
+	case m.Version < 2:
+		for i := len(m.Retained) - 1; i >= 0; i-- {
+			if len(m.Retained[i].Increments) > 0 {
+				return m.Retained[i].Increments[0].Generation
+			}
+		}
+	case len(m.Segments) > 0:
+		return m.Segments[0].First
+	}
+	if len(m.Increments) > 0 {
+		return m.Increments[0].Generation
+	}
+	return 0
+}
+
+// publicationAt returns the increment of generation g, if still retained.
+func (n *Notebook) publicationAt(ctx context.Context, state State, g uint64) (Increment, bool, error) {
+	incs, err := n.Publications(ctx, state, g, g)
+	if err != nil || len(incs) == 0 {
+		return Increment{}, false, err
+	}
+	return incs[0], true, nil
+}
+
+// HeadAt returns the head accepted at generation g of state: the head of
+// the newest retained increment at or below g (a checkpoint swap moves no
+// head). False when g is older than the retained history.
+func (n *Notebook) HeadAt(ctx context.Context, state State, g uint64) (Increment, bool, error) {
+	if m := state.Manifest; m != nil && len(m.Increments) > 0 && g >= m.Generation {
+		return m.Increments[len(m.Increments)-1], true, nil
+	}
+	lo := g - min(g, 2*SegmentFanout)
+	for {
+		incs, err := n.Publications(ctx, state, lo, g)
+		if err != nil {
+			return Increment{}, false, err
+		}
+		if len(incs) > 0 {
+			return incs[len(incs)-1], true, nil
+		}
+		if lo == 0 || lo < state.Manifest.Oldest() {
+			return Increment{}, false, nil
+		}
+		lo -= min(lo, 64*SegmentFanout)
+	}
+}
+
+// Chains returns, for a version-2 state, the active chain and the retained
+// ones as version 1 would list them (checkpoint plus every increment up to
+// the next checkpoint), reading segments; for version 1 it is
+// Manifest.Chains. Verify and the checkpoint builder use it.
+func (n *Notebook) Chains(ctx context.Context, state State) ([]Chain, error) {
+	m := state.Manifest
+	if m == nil {
+		return nil, nil
+	}
+	if m.Version < 2 {
+		return m.Chains(), nil
+	}
+	from := m.Oldest()
+	incs, err := n.Publications(ctx, state, from, m.Generation)
+	if err != nil {
+		return nil, err
+	}
+	return chainsOf(m, incs), nil
+}
+
+// chainsOf groups a v2 manifest's retained increments (oldest first) into
+// chains: one per kept checkpoint, active first, each with the increments
+// up to the next checkpoint; then the increments below the oldest kept
+// checkpoint, a genesis chain when the history reaches generation 1 and a
+// Partial one otherwise.
+func chainsOf(m *Manifest, incs []Increment) []Chain {
+	cps := append([]Checkpoint{m.Checkpoint}, m.Checkpoints...)
+	var out []Chain
+	upper := m.Generation
+	for _, cp := range cps {
+		c := Chain{Checkpoint: cp}
+		for _, inc := range incs {
+			if inc.Generation > cp.Through && inc.Generation <= upper {
+				c.Increments = append(c.Increments, inc)
+			}
+		}
+		if !cp.IsGenesis() || len(c.Increments) > 0 {
+			out = append(out, c)
+		}
+		upper = cp.Through
+	}
+	if upper > 0 {
+		base := Chain{Partial: len(incs) == 0 || incs[0].Generation != 1 || incs[0].Parent != (cas.ID{})}
+		for _, inc := range incs {
+			if inc.Generation <= upper {
+				base.Increments = append(base.Increments, inc)
+			}
+		}
+		if len(base.Increments) > 0 {
+			out = append(out, base)
+		}
+	}
+	return out
+}

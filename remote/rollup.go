@@ -1,0 +1,430 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// Rollups (docs/storage.md §5). The rollup of level L and block j covers
+// the generations (j*2^L, (j+1)*2^L]: it holds every object reachable
+// from the head accepted at the block's end that is not reachable from
+// the head accepted at its start (found by walking the two trees side by
+// side, descending only where they differ), so a reader that holds the
+// closure of any head in the block, or of the head at its start, holds the
+// closure of the head at its end once it has the rollup. Its key is
+// derived from the block (RollupKey), so a reader needs no descriptor: it
+// asks for the key, and a rollup nobody built yet (a 404) is replaced by
+// the two halves, down to the increments. Rollups are written by whoever
+// accepted the generation that ends the block, in the background; two
+// builders of one block write equivalent packs under one key, so losing
+// that race is harmless. Levels MinRollupLevel..MaxRollupLevel exist;
+// above them, checkpoints.
+
+// Rollup levels: blocks of 4 .. 1,024 generations.
+const (
+	MinRollupLevel = 2
+	MaxRollupLevel = 10
+	RollupsPrefix  = "packs/rollups/"
+)
+
+// RollupKey is packs/rollups/<first generation, 20 digits>-<level, 2
+// digits>.pack for the block of level whose first generation is first.
+func RollupKey(level int, first uint64) string {
+	return fmt.Sprintf("%s%020d-%02d%s", RollupsPrefix, first, level, packSuffix)
+}
+
+// ParseRollupKey returns the level and last generation a rollup key names.
+func ParseRollupKey(key string) (level int, last uint64, err error) {
+	rest, ok := strings.CutPrefix(key, RollupsPrefix)
+	rest, ok2 := strings.CutSuffix(rest, packSuffix)
+	digits, lv, ok3 := strings.Cut(rest, "-")
+	bad := fmt.Errorf("%w: %q is not a rollup key", ErrInvalidKey, key)
+	if !ok || !ok2 || !ok3 || len(digits) != 20 || len(lv) != 2 {
+		return 0, 0, bad
+	}
+	first, err1 := strconv.ParseUint(digits, 10, 64)
+	l, err2 := strconv.Atoi(lv)
+	if err1 != nil || err2 != nil || l < MinRollupLevel || l > MaxRollupLevel || first == 0 || (first-1)%(1<<l) != 0 {
+		return 0, 0, bad
+	}
+	return l, first + 1<<l - 1, nil
+}
+
+// RollupsEndingAt lists the levels whose blocks end at generation g.
+func RollupsEndingAt(g uint64) []int {
+	var out []int
+	for l := MinRollupLevel; l <= MaxRollupLevel && g >= 1<<l && g%(1<<l) == 0; l++ {
+		out = append(out, l)
+	}
+	return out
+}
+
+// BuiltRollup is one rollup a builder uploaded.
+type BuiltRollup struct {
+	Key  string
+	Data []byte
+}
+
+// BuildRollups writes the rollups of the blocks that end at generation g
+// of state (g must be accepted: at most state's generation) and are not
+// yet below the active checkpoint. src must read the closure of the head
+// at g (a synchronised cache does); objects of older heads it lacks only
+// make a rollup larger. It returns what it uploaded.
+func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src cas.Source) ([]BuiltRollup, error) {
+	m := state.Manifest
+	if m == nil || m.Version < 2 || g > m.Generation || g <= m.Checkpoint.Through {
+		return nil, nil
+	}
+	end, ok, err := n.HeadAt(ctx, state, g)
+	if err != nil || !ok {
+		return nil, err
+	}
+	// The blocks ending at g, and at the generations since the previous
+	// increment (checkpoint swaps: nobody else ends their blocks).
+	prev := g - 1
+	if inc, ok, err := n.HeadAt(ctx, state, g-1); err == nil && ok {
+		prev = inc.Generation
+	}
+	type block struct {
+		level int
+		end   uint64
+	}
+	var blocks []block
+	for e := max(prev+1, m.Checkpoint.Through+1); e <= g; e++ {
+		for _, l := range RollupsEndingAt(e) {
+			blocks = append(blocks, block{l, e})
+		}
+	}
+	var out []BuiltRollup
+	for _, bl := range blocks {
+		l := bl.level
+		start := bl.end - 1<<l
+		var from cas.ID
+		if start > 0 {
+			inc, ok, err := n.HeadAt(ctx, state, start)
+			if err != nil {
+				return out, err
+			}
+			if !ok {
+				continue // the block starts before the retained history
+			}
+			from = inc.Head
+		}
+		to := end.Head
+		if bl.end < g {
+			at, ok, err := n.HeadAt(ctx, state, bl.end)
+			if err != nil || !ok {
+				continue
+			}
+			to = at.Head
+		}
+		data, err := buildRollup(src, from, to)
+		if err != nil {
+			return out, fmt.Errorf("remote: rollup of generations %d..%d: %w", start+1, bl.end, err)
+		}
+		key := RollupKey(l, start+1)
+		if err := n.store.Put(ctx, key, data); err != nil {
+			return out, fmt.Errorf("remote: upload rollup: %w", err)
+		}
+		out = append(out, BuiltRollup{Key: key, Data: data})
+	}
+	return out, nil
+}
+
+// buildRollup packs the objects reachable from commit to and not from
+// commit from (zero: everything reachable from to), by a side-by-side walk
+// that descends only where the trees differ. An object of from's side the
+// source lacks counts as absent (the rollup then holds more than needed).
+func buildRollup(src cas.Source, from, to cas.ID) ([]byte, error) {
+	w := cas.NewPackWriter()
+	o, err := src.Get(to)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cas.DecodeCommit(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Put(o); err != nil {
+		return nil, err
+	}
+	var oldTree cas.ID
+	if !from.IsZero() {
+		if fo, err := src.Get(from); err == nil {
+			if fc, err := cas.DecodeCommit(fo); err == nil {
+				oldTree = fc.Tree
+			}
+		}
+	}
+	if err := rollupWalk(src, w, c.Tree, oldTree); err != nil {
+		return nil, err
+	}
+	return w.Finish()
+}
+
+func rollupWalk(src cas.Source, w *cas.PackWriter, id, old cas.ID) error {
+	if id == old || w.Has(id) {
+		return nil
+	}
+	o, err := src.Get(id)
+	if err != nil {
+		return err
+	}
+	if err := w.Put(o); err != nil {
+		return err
+	}
+	var oldObj cas.Object
+	haveOld := false
+	if !old.IsZero() {
+		if oo, err := src.Get(old); err == nil && oo.Kind == o.Kind {
+			oldObj, haveOld = oo, true
+		}
+	}
+	switch o.Kind {
+	case cas.KindTree:
+		entries, err := cas.DecodeTree(o)
+		if err != nil {
+			return err
+		}
+		prev := map[string]cas.TreeEntry{}
+		if haveOld {
+			if olds, err := cas.DecodeTree(oldObj); err == nil {
+				for _, e := range olds {
+					prev[e.Name] = e
+				}
+			}
+		}
+		for _, e := range entries {
+			var was cas.ID
+			if p, ok := prev[e.Name]; ok && p.Kind == e.Kind {
+				was = p.ID
+			}
+			if err := rollupWalk(src, w, e.ID, was); err != nil {
+				return err
+			}
+		}
+	case cas.KindFile:
+		f, err := cas.DecodeFile(o)
+		if err != nil {
+			return err
+		}
+		had := map[cas.ID]bool{}
+		if haveOld {
+			if of, err := cas.DecodeFile(oldObj); err == nil {
+				for _, ch := range of.Chunks {
+					had[ch.ID] = true
+				}
+			}
+		}
+		for _, ch := range f.Chunks {
+			if had[ch.ID] || w.Has(ch.ID) {
+				continue
+			}
+			co, err := src.Get(ch.ID)
+			if err != nil {
+				return err
+			}
+			if err := w.Put(co); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CaughtUpPack is one pack a catch-up downloaded: an increment (verified
+// against its descriptor) or a rollup (verified by the pack's own index
+// and object IDs when the caller opens it).
+type CaughtUpPack struct {
+	Key  string
+	Data []byte
+}
+
+// CatchUpStats counts what a catch-up cost.
+type CatchUpStats struct {
+	Rollups, Increments, Missing int // rollups fetched, increments fetched, rollups not (yet) built
+}
+
+// coverItem is one step of a catch-up plan: a rollup block, or the
+// increments of a generation range.
+type coverItem struct {
+	level       int // 0: increments
+	first, last uint64
+}
+
+// planCatchUp returns the plan for a reader that holds the closure of the
+// head at generation reach (and, before m.Upgraded, every increment pack
+// of the chain up to reach) to reach m's head: the increments of the
+// legacy part, then a rollup of the smallest level whose block holds
+// reach+1 (it may start before reach: a superset is harmless), then the
+// largest aligned blocks that fit, and the increments after the last one.
+// At most 2*log2(k)+1 items for k generations when every rollup exists.
+func planCatchUp(m *Manifest, reach uint64) []coverItem {
+	if m == nil || reach >= m.Generation {
+		return nil
+	}
+	if n := len(m.Increments); n > 0 && m.Increments[n-1].Generation <= reach {
+		return nil // only checkpoint swaps since: the head is the one reached
+	}
+	g := m.Generation
+	var out []coverItem
+	pos := reach
+	if m.Version < 2 || pos+1 < m.Upgraded {
+		stop := g
+		if m.Version >= 2 {
+			stop = min(g, m.Upgraded-1)
+		}
+		out = append(out, coverItem{level: 0, first: pos + 1, last: stop})
+		pos = stop
+	}
+	const b = 1 << MinRollupLevel
+	if r := pos % b; r != 0 && pos-r+b <= g && pos-r+b > m.Checkpoint.Through {
+		out = append(out, coverItem{level: MinRollupLevel, first: pos - r + 1, last: pos - r + b})
+		pos = pos - r + b
+	}
+	for pos < g {
+		level := 0
+		for l := MaxRollupLevel; l >= MinRollupLevel; l-- {
+			if pos%(1<<l) == 0 && pos+1<<l <= g {
+				level = l
+				break
+			}
+		}
+		if level == 0 {
+			out = append(out, coverItem{level: 0, first: pos + 1, last: g})
+			break
+		}
+		out = append(out, coverItem{level: level, first: pos + 1, last: pos + 1<<level})
+		pos += 1 << level
+	}
+	return out
+}
+
+// CatchUp downloads what a reader that reached generation reach (see
+// planCatchUp) needs to read state's head, fetching up to parallel packs
+// at a time. A rollup nobody built is replaced by its halves. Increments
+// are verified against their descriptors; a missing increment wraps
+// ErrMissingPack.
+//
+// have reports packs the caller holds already (by key): they are skipped.
+func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, parallel int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
+	var st CatchUpStats
+	plan := planCatchUp(state.Manifest, reach)
+	for len(plan) > 0 {
+		var incs []coverItem
+		var rolls []coverItem
+		for _, it := range plan {
+			switch {
+			case it.level == 0:
+				incs = append(incs, it)
+			case have == nil || !have(RollupKey(it.level, it.first)):
+				rolls = append(rolls, it)
+			}
+		}
+		var refs []PackRef
+		for _, it := range incs {
+			got, err := n.Publications(ctx, state, max(it.first, reach+1), it.last)
+			if err != nil {
+				return st, err
+			}
+			for _, inc := range got {
+				if have == nil || !have(inc.Pack.Key) {
+					refs = append(refs, inc.Pack)
+				}
+			}
+		}
+		type result struct {
+			item coverItem
+			pack CaughtUpPack
+			err  error
+		}
+		jobs := make([]func() result, 0, len(refs)+len(rolls))
+		for _, ref := range refs {
+			jobs = append(jobs, func() result {
+				data, err := n.FetchPack(ctx, ref)
+				return result{pack: CaughtUpPack{Key: ref.Key, Data: data}, err: err}
+			})
+		}
+		for _, it := range rolls {
+			jobs = append(jobs, func() result {
+				key := RollupKey(it.level, it.first)
+				data, _, err := n.store.Get(ctx, key)
+				return result{item: it, pack: CaughtUpPack{Key: key, Data: data}, err: err}
+			})
+		}
+		results := make([]result, len(jobs))
+		runParallel(ctx, parallel, len(jobs), func(i int) { results[i] = jobs[i]() })
+		plan = nil
+		var got []CaughtUpPack
+		var first error
+		for i, r := range results {
+			rollup := i >= len(refs)
+			switch {
+			case r.err == nil:
+				got = append(got, r.pack)
+				if rollup {
+					st.Rollups++
+				} else {
+					st.Increments++
+				}
+			case rollup && errors.Is(r.err, ErrNotFound):
+				st.Missing++
+				plan = append(plan, r.item.halves(reach)...)
+			case first == nil:
+				first = r.err
+			}
+		}
+		if err := keep(got); err != nil && first == nil {
+			first = err
+		}
+		if first != nil {
+			return st, first
+		}
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// halves replaces a rollup nobody built: the two blocks of the level
+// below, or the increments when that level has no rollups, skipping what
+// the reader already reached.
+func (it coverItem) halves(reach uint64) []coverItem {
+	if it.level <= MinRollupLevel {
+		return []coverItem{{level: 0, first: max(it.first, reach+1), last: it.last}}
+	}
+	half := uint64(1) << (it.level - 1)
+	var out []coverItem
+	for _, h := range []coverItem{{it.level - 1, it.first, it.first + half - 1}, {it.level - 1, it.first + half, it.last}} {
+		if h.last > reach {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// runParallel calls f(0..n-1) with at most parallel calls at once.
+func runParallel(ctx context.Context, parallel, n int, f func(int)) {
+	if parallel < 1 {
+		parallel = 1
+	}
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if ctx.Err() == nil {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// attempt is one publication attempt of a commit: built against one
+// observed `current`, it merges, writes the pack, records the pending
+// publication and returns the proposal. Publish calls build once per
+// attempt (again after a lost race), and each call makes a new value, so
+// nothing leaks from a lost attempt into the next.
+//
+//	run: observe -> merge (skip if nothing changed) -> syncChain ->
+//	     writeFiles -> writeTree -> writeCommit -> record -> proposal
+//
+// The pack holds every object the new head's closure has that the
+// observed head's closure lacks (docs/storage.md §5, "the closure rule"):
+// an object is left out only when it is certainly in the observed head's
+// closure (a file of R, a chunk of R's version of the same path, a tree R
+// reuses), never merely because the cache holds it. That is what lets a
+// reader catch up through rollups without every increment.
+type attempt struct {
+	attemptResult
+	s           *session
+	ctx         context.Context
+	publication string
+	message     string
+
+	chain   *chainCache
+	changes map[string]cas.ID // the paths that differ from R (zero ID: removed)
+	sink    *filterSink
+	pend    pendingEntry
+	rAll    map[cas.ID]bool // every file ID of R, built on first need
+}
+
+func (s *session) newAttempt(ctx context.Context, observed remote.State, publication, message string) *attempt {
+	return &attempt{attemptResult: attemptResult{observed: observed}, s: s, ctx: ctx, publication: publication, message: message}
+}
+
+// run builds the attempt's proposal.
+func (a *attempt) run() (remote.Proposal, error) {
+	a.s.adoptPublished(a.observed)
+	skip, err := a.merge()
+	if err != nil || skip {
+		return remote.Proposal{Skip: skip}, err
+	}
+	if err := a.syncChain(); err != nil {
+		return remote.Proposal{}, err
+	}
+	a.sink = &filterSink{pack: cas.NewPackWriter(), added: map[cas.ID]bool{}, inParent: a.parentChunks()}
+	if err := a.writeFiles(); err != nil {
+		return remote.Proposal{}, err
+	}
+	tree, err := a.s.writeTree(a.sink, a.chain.store, a.observed.Head(), a.merged.ids, a.changes)
+	if err != nil {
+		return remote.Proposal{}, err
+	}
+	head, err := a.writeCommit(tree)
+	if err != nil {
+		return remote.Proposal{}, err
+	}
+	if err := a.record(); err != nil {
+		return remote.Proposal{}, err
+	}
+	return remote.Proposal{Pack: a.pack, Head: head}, nil
+}
+
+// merge decides the attempt's tree and its changes from R; skip when the
+// result is R itself.
+func (a *attempt) merge() (skip bool, err error) {
+	s, observed := a.s, a.observed
+	if observed.Head() == s.base.Head {
+		// R == A: the merge is L, and L's delta from A is found in one
+		// pass over A's encoded entries (no map of A is built unless L
+		// added paths). rFiles then holds only A's entries at the changed
+		// paths: all the diffstat reads of the parent.
+		a.merged = &merged{ids: s.scan.files, local: true}
+		a.changes, a.rFiles = s.base.delta(s.scan.files)
+		return len(a.changes) == 0, nil
+	}
+	if err := a.syncChain(); err != nil {
+		return false, err
+	}
+	if a.rFiles, err = treeOf(s.src, observed.Head()); err != nil {
+		return false, err
+	}
+	if a.merged, err = s.mergeWith(observed.Head(), a.rFiles); err != nil {
+		return false, err
+	}
+	if len(a.merged.conflicts) > 0 {
+		return false, errMergeConflict
+	}
+	a.changes = changedPaths(a.rFiles, a.merged.ids)
+	return len(a.changes) == 0, nil
+}
+
+// syncChain makes the cache hold the observed head's closure (once). A
+// pack the observed manifest names that a cleanup removed meanwhile makes
+// the attempt stale: Publish re-reads `current` and tries again.
+func (a *attempt) syncChain() error {
+	if a.chain != nil {
+		return nil
+	}
+	chain, err := a.s.e.sync(a.ctx, a.observed)
+	if err != nil {
+		var de *Error
+		if errors.As(err, &de) && de.Reason == ReasonMissingPack {
+			return fmt.Errorf("%w: %w", remote.ErrStale, err)
+		}
+		return err
+	}
+	a.chain = chain
+	a.s.src = a.s.e.source(chain)
+	return nil
+}
+
+// inR reports whether file ID id is certainly in R's closure: a file of R
+// (any path). The set is built only when the cache holds id at all.
+func (a *attempt) inR(id cas.ID) bool {
+	if !a.chain.store.Has(id) {
+		return false
+	}
+	if a.rAll == nil {
+		files := a.rFiles
+		if a.observed.Head() == a.s.base.Head {
+			files = a.s.baseFiles()
+		}
+		a.rAll = make(map[cas.ID]bool, len(files))
+		for _, fid := range files {
+			a.rAll[fid] = true
+		}
+	}
+	return a.rAll[id]
+}
+
+// parentChunks returns the chunk IDs of R's versions of the changed paths:
+// a new version of a large file reuses most of them.
+func (a *attempt) parentChunks() map[cas.ID]bool {
+	out := map[cas.ID]bool{}
+	for p := range a.changes {
+		old, ok := a.rFiles[p]
+		if !ok {
+			continue
+		}
+		o, err := a.chain.store.Get(old)
+		if err != nil {
+			continue // not known to be in R: written again
+		}
+		if f, err := cas.DecodeFile(o); err == nil {
+			for _, c := range f.Chunks {
+				out[c.ID] = true
+			}
+		}
+	}
+	return out
+}
+
+// writeFiles puts the changed files' objects R lacks into the pack.
+func (a *attempt) writeFiles() error {
+	ids := a.merged.ids
+	for p, id := range a.changes {
+		if id.IsZero() {
+			if _, ok := ids[p]; ok { // a zero ID in changes means "removed"
+				return fmt.Errorf("%w: %q has the zero file ID", cas.ErrInvalidPath, p)
+			}
+			continue
+		}
+		if a.sink.added[id] || a.inR(id) {
+			continue // R (or this pack) holds it already
+		}
+		content, err := a.s.content(a.merged, p)
+		if err != nil {
+			return err
+		}
+		if _, err := cas.WriteFile(a.sink, content); err != nil {
+			return err
+		}
+	}
+	a.changed = a.changes
+	return nil
+}
+
+// writeCommit adds the head commit and finishes the pack.
+func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
+	commit := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: a.observed.Head(), Publication: a.publication, Time: time.Now(), Message: []byte(a.message)})
+	if err := a.sink.Put(commit); err != nil {
+		return cas.ID{}, err
+	}
+	var err error
+	if a.pack, err = a.sink.pack.Finish(); err != nil {
+		return cas.ID{}, err
+	}
+	return commit.ID, nil
+}
+
+// record writes the pending-publication record. A P that cannot hold it
+// could not record the baseline either: publishing then would leave the
+// accepted change for the next merge to meet as a conflict, so nothing is
+// published.
+func (a *attempt) record() error {
+	var err error
+	if a.observed.Head() == a.s.base.Head {
+		// The proposal is L itself and changes is L's delta from A: no
+		// need to compare 10,000 paths again.
+		a.pend, err = a.s.recordPending(a.publication, nil, a.changes)
+	} else {
+		a.pend, err = a.s.recordPending(a.publication, a.merged.ids, nil)
+	}
+	return err
+}
