@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -93,8 +94,16 @@ func ProposalKey(parentGeneration uint64, publication string) string {
 // generation's leader.
 var errFollow = errors.New("remote: following the group's leader")
 
-// followPolls bounds how long a follower waits for `current` to move
-// (polls of one HEAD, FirstWait apart) before it reads it again.
+// A follower polls `current` (one HEAD each) until it moves, FirstWait
+// apart at first and growing to followMaxPoll, for at most followWait: a
+// leader of a large group on busy cores takes well over a second, and a
+// follower that gives up early races it (and usually loses).
+const (
+	followWait    = 5 * time.Second
+	followMaxPoll = 250 * time.Millisecond
+)
+
+// followPolls bounds settle's reads of `current`.
 const followPolls = 40
 
 // leadKey is the marker whose creator leads the group of a generation.
@@ -316,13 +325,15 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			// absence to show), then read `current` again.
 			follows++
 			attempt--
-			for range followPolls {
-				if err := n.opts.Sleep(ctx, n.opts.FirstWait); err != nil {
+			wait := n.opts.FirstWait
+			for waited := time.Duration(0); waited < followWait; waited += wait {
+				if err := n.opts.Sleep(ctx, wait); err != nil {
 					return Accepted{}, err
 				}
 				if n.moved(ctx, state) {
 					break
 				}
+				wait = min(wait*5/4, followMaxPoll)
 			}
 			if state, err = n.ReadCurrent(ctx); err != nil {
 				return Accepted{}, err
