@@ -263,11 +263,19 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		regGen     uint64
 	)
 	followLimit := 4 * (n.opts.Retries + 1)
+	// stop ends the call with err, unless a descriptor of ours may still
+	// be included: then settle decides (a cancelled context included).
+	stop := func(err error) (Accepted, error) {
+		if registered {
+			return n.settle(ctx, regGen, lowest, pub, 0, err)
+		}
+		return Accepted{}, err
+	}
 	for attempt := 1; ; attempt++ {
 		if tried {
 			inc, ok, err := n.acceptedSince(ctx, state, lowest, pub)
 			if err != nil {
-				return Accepted{}, err
+				return stop(err)
 			}
 			if ok {
 				if n.opts.Observe != nil {
@@ -328,7 +336,7 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			wait := n.opts.FirstWait
 			for waited := time.Duration(0); waited < followWait; waited += wait {
 				if err := n.opts.Sleep(ctx, wait); err != nil {
-					return Accepted{}, err
+					return stop(err)
 				}
 				if n.moved(ctx, state) {
 					break
@@ -336,7 +344,7 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 				wait = min(wait*5/4, followMaxPoll)
 			}
 			if state, err = n.ReadCurrent(ctx); err != nil {
-				return Accepted{}, err
+				return stop(err)
 			}
 			read = n.opts.Now()
 			continue
@@ -349,10 +357,10 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			return Accepted{}, cause
 		}
 		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
-			return Accepted{}, err
+			return stop(err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
-			return Accepted{}, err
+			return stop(err)
 		}
 		read = n.opts.Now()
 	}
