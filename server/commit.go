@@ -195,7 +195,7 @@ func (s *session) publish(message string) (*Result, error) {
 			return nil
 		}
 		var changes map[string]cas.ID // the paths that differ from R (zero ID: removed)
-		if observed.Head() == s.base.Head {
+		if observed.Head() == s.base.Head && s.base.exact() {
 			// R == A: the merge is L, and L's delta from A is found in
 			// one pass over A's encoded entries (no map of A is built
 			// unless L added paths). rFiles then holds only A's entries
@@ -260,7 +260,7 @@ func (s *session) publish(message string) (*Result, error) {
 		// A P that cannot hold the record could not record the baseline
 		// either: publishing then would leave the accepted change for the
 		// next merge to meet as a conflict, so nothing is published.
-		if observed.Head() == s.base.Head {
+		if last.merged.local && observed.Head() == s.base.Head {
 			// The proposal is L itself and changes is L's delta from A:
 			// no need to compare 10,000 paths again.
 			pend, err = s.recordPending(publication, nil, changes)
@@ -360,7 +360,11 @@ func (s *session) materialiseConflict(last attemptResult) error {
 	}
 	st := last.observed
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
-	if err := s.materialise(changes, flag, &baseline{Generation: st.Generation(), Head: st.Head(), Files: last.rFiles}); err != nil {
+	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.conflicts)
+	if err != nil {
+		return s.e.fail("keep held base", err)
+	}
+	if err := s.materialise(changes, flag, next); err != nil {
 		return err
 	}
 	return conflictError(last.merged.conflicts)

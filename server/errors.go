@@ -122,7 +122,7 @@ var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonBlankMessage, ActionFixRequest, false, nil, "The commit message is empty or only white space."},
 	{CodeInvalidRequest, ReasonNotPulled, ActionPullFirst, false, nil, "The directory has never been pulled, so there is no baseline to commit against."},
 	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong}, "Files that the notebook cannot hold; nothing was published or deleted."},
-	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory)}, "Concurrent changes overlap; conflict blocks were written into the files."},
+	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory), string(merge.Unresolved)}, "Concurrent changes overlap; conflict blocks were written into the files (CONFLICT_MARKERS: the file still holds earlier blocks, kept as they are; the remote change is merged once they are resolved)."},
 	{CodeContentConflict, ReasonUnresolvedMarkers, ActionEditFiles, false, []string{FileConflictMarkers}, "Files still hold complete conflict blocks; resolve them before committing."},
 	{CodeReadOnlyPath, ReasonOutsideWritable, ActionWriteElsewhere, false, []string{ReasonOutsideWritable}, "Changes outside the writable set were refused and reset."},
 	{CodeReadOnlyPath, ReasonInsideReadOnly, ActionWriteElsewhere, false, []string{ReasonInsideReadOnly}, "Changes inside the read-only set were refused and reset."},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -58,7 +59,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	}
 	s.adoptPublished(state)
 	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
-	if s.base != nil && state.Head() == s.base.Head && pending == nil && len(s.scan.temps) == 0 {
+	if s.base != nil && state.Head() == s.base.Head && s.base.exact() && pending == nil && len(s.scan.temps) == 0 {
 		// R == A: the merge is L itself; nothing to fetch or rewrite.
 		if s.base.Generation != state.Generation() {
 			s.base.Generation = state.Generation()
@@ -74,11 +75,11 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		return nil, nil, err
 	}
 	s.src = s.e.source(chain)
-	rFiles := s.baseFiles()
-	if state.Head() != s.baseHead() {
-		if rFiles, err = treeOf(s.src, state.Head()); err != nil {
-			return nil, nil, s.e.fail("read remote tree", err)
-		}
+	var rFiles map[string]cas.ID
+	if s.base != nil && state.Head() == s.base.Head {
+		rFiles = s.base.headFiles()
+	} else if rFiles, err = treeOf(s.src, state.Head()); err != nil {
+		return nil, nil, s.e.fail("read remote tree", err)
 	}
 	m, err := s.mergeWith(state.Head(), rFiles)
 	if err != nil {
@@ -90,7 +91,11 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	}
 	res.Files = diffstat(changes)
 	flag := recoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}
-	if err := s.materialise(changes, flag, &baseline{Generation: state.Generation(), Head: state.Head(), Files: rFiles}); err != nil {
+	next, err := s.nextBaseline(state.Generation(), state.Head(), rFiles, m.conflicts)
+	if err != nil {
+		return nil, nil, s.e.fail("keep held base", err)
+	}
+	if err := s.materialise(changes, flag, next); err != nil {
 		return nil, nil, err
 	}
 	return res, m.conflicts, nil
@@ -114,7 +119,7 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 	}
 	// Same accepted head and generation: the recorded baseline already
 	// says this (a baseline is its head's tree), so skip the write.
-	if mutating || s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation {
+	if mutating || s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation || !sameTree(s.base.Held, next.Held) {
 		if err := s.state.saveBaseline(next); err != nil {
 			if !mutating {
 				return s.e.fail("record baseline", err)
@@ -126,6 +131,7 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 		}
 		s.adopted = nil
 		s.base = next
+		s.state.pruneHeld(next)
 	}
 	if mutating {
 		if err := failpoint(FailAfterBaseline); err != nil {
@@ -137,6 +143,41 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 	}
 	s.saveStats()
 	return nil
+}
+
+// nextBaseline is the baseline recording R (head, rFiles) after a merge
+// with these conflicts: R's tree, except that each path merge.Trees left
+// Unresolved (L's file still holds blocks) keeps its current base, whose
+// content is saved in P first (see baseline.Held).
+func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID, conflicts []merge.Conflict) (*baseline, error) {
+	next := &baseline{Generation: gen, Head: head, Files: rFiles}
+	for _, c := range conflicts {
+		if c.Reason != merge.Unresolved {
+			continue
+		}
+		if next.Held == nil {
+			next.Held = map[string]cas.ID{}
+			next.Files = make(map[string]cas.ID, len(rFiles))
+			for p, id := range rFiles {
+				next.Files[p] = id
+			}
+		}
+		next.Held[c.Path] = rFiles[c.Path]
+		id, ok := s.baseFiles()[c.Path]
+		if !ok {
+			delete(next.Files, c.Path)
+			continue
+		}
+		content, err := s.load(id)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.state.saveHeld(id, content); err != nil {
+			return nil, err
+		}
+		next.Files[c.Path] = id
+	}
+	return next, nil
 }
 
 // conflictError reports merge conflicts written into L.

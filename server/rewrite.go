@@ -37,7 +37,7 @@ type merged struct {
 // tree merge: R == A yields L (a commit with no concurrent change), L == A
 // yields R (a pull with no local change).
 func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*merged, error) {
-	if rHead == s.baseHead() {
+	if rHead == s.baseHead() && s.base.exact() {
 		return &merged{ids: s.scan.files, local: true}, nil
 	}
 	if s.localIsBase() {

@@ -137,6 +137,11 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 	if c, ok := s.baseContent[id]; ok {
 		return c, nil
 	}
+	if s.base != nil && !s.base.exact() {
+		if c, ok := s.state.loadHeld(id); ok {
+			return c, nil // a held base (a checkpoint may have dropped it from the chain)
+		}
+	}
 	if s.scan != nil {
 		if c, ok := s.scan.readContent(id); ok {
 			return c, nil
