@@ -70,7 +70,7 @@ func TestCLIResolvedHeldFileCommitsWithTheRemoteChange(t *testing.T) {
 		mustFail(t, a.run("pull", a.dir))
 		b.write("o.md", "a\nremote1\nremote2\nremote3\n")
 		b.commit("r3")
-		mustFail(t, a.run("pull", a.dir)) // held still, against the same base
+		mustFail(t, a.run("pull", a.dir))       // held still, against the same base
 		a.write("o.md", "a\nlocal1\nremote1\n") // resolved: both sides of the block
 		a.commit("resolved")
 		obs := nb.agent("obs")
