@@ -58,6 +58,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		return nil, nil, s.e.fail("load recovery flag", err)
 	}
 	s.adoptPublished(state)
+	s.rollForward(pending)
 	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
 	if s.base != nil && state.Head() == s.base.Head && s.base.exact() && pending == nil && len(s.scan.temps) == 0 {
 		// R == A: the merge is L itself; nothing to fetch or rewrite.
@@ -110,7 +111,7 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 		return s.e.fail("load recovery flag", err)
 	}
 	mutating := len(changes) > 0 || len(s.scan.temps) > 0 || pending != nil
-	if err := s.apply(changes, flag); err != nil {
+	if err := s.apply(changes, flag, next); err != nil {
 		var ns *notStarted
 		if errors.As(err, &ns) && pending == nil {
 			return s.e.fail("record recovery flag", ns.err)
@@ -130,6 +131,7 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 			s.dropPending() // the record's base is superseded
 		}
 		s.adopted = nil
+		s.rolled = nil
 		s.base = next
 		s.state.pruneHeld(next)
 	}
@@ -140,6 +142,7 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 		if err := s.state.clearRecovery(); err != nil {
 			return s.recoveryFailure(flag, "baseline", err)
 		}
+		s.state.removeRewrite()
 	}
 	s.saveStats()
 	return nil

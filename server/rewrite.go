@@ -132,15 +132,21 @@ func diffstat(changes []change) []FileStat {
 	return out
 }
 
-// apply rewrites L: the recovery flag first, then removals (and the
+// apply rewrites L towards next: the rewrite record and the recovery flag
+// first, then removals (and the
 // directories they empty), then each new content written to a temporary
 // sibling, fsynced and renamed over its target. The stat cache is updated
 // with what was written; entries stay untrusted until a later scan.
-func (s *session) apply(changes []change, flag recoveryFlag) error {
+func (s *session) apply(changes []change, flag recoveryFlag, next *baseline) error {
 	if len(changes) == 0 && len(s.scan.temps) == 0 {
 		return nil
 	}
 	flag.Stage = "rewrite"
+	sum, err := s.state.saveRewrite(s.rewriteRecordFor(changes, next))
+	if err != nil {
+		return &notStarted{err}
+	}
+	flag.Rewrite = sum
 	if err := s.state.setRecovery(flag); err != nil {
 		return &notStarted{err}
 	}

@@ -32,6 +32,10 @@ type session struct {
 	adopted        []pendingEntry    // accepted entries applied to base
 	accepted       *pendingEntry     // this session's accepted publication, not yet applied to base
 	baseContent    map[cas.ID][]byte // content of adopted bases found in no pack
+
+	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
+	rolledChecked bool              // the rewrite record was consulted
+	rolled        map[string]cas.ID // paths of s.base rolled forward (zero: absent)
 }
 
 // begin starts a call on a directory: it proves the store (a cached

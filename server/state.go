@@ -442,6 +442,9 @@ type recoveryFlag struct {
 	Stage          string `json:"stage"`
 	RemoteAccepted string `json:"remoteAccepted"`
 	Generation     uint64 `json:"generation"`
+	// Rewrite is the checksum of the rewrite record (rewrite_record.go)
+	// describing the rewrite of L this flag covers; empty: none.
+	Rewrite string `json:"rewrite,omitempty"`
 }
 
 // dirState is the private state of one visible directory.
