@@ -37,6 +37,9 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 		return nil, err
 	}
 	defer s.end()
+	if s.lost {
+		return nil, baselineLost()
+	}
 	if s.base == nil {
 		return nil, invalidRequest(ReasonNotPulled, "")
 	}

@@ -66,6 +66,8 @@ var defaultMessages = map[string]string{
 	ReasonResynchronized:    "The operation failed after it began rewriting the directory; the directory was resynchronised with the accepted notebook.",
 	ReasonRecoveryPending:   "An interrupted operation left the directory to be resynchronised; the next call does it first.",
 	ReasonIncompatibleStore: "The store does not enforce the conditional writes the notebook needs.",
+	ReasonContainsNotebook:  "The directory would contain an existing notebook directory of the same store.",
+	ReasonBaselineLost:      "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Move its files aside, pull into the empty directory, then copy your edits back.",
 }
 
 // newError builds the *Error of one Catalog row (code and reason decide

@@ -90,6 +90,8 @@ const (
 	ReasonInternal          = "INTERNAL"
 	ReasonResynchronized    = "RESYNCHRONIZED"
 	ReasonRecoveryPending   = "RECOVERY_PENDING"
+	ReasonContainsNotebook  = "CONTAINS_NOTEBOOK"
+	ReasonBaselineLost      = "BASELINE_LOST"
 
 	FileInvalidUTF8     = "INVALID_UTF8"
 	FileNulByte         = "NUL_BYTE"
@@ -139,4 +141,6 @@ var Catalog = []CatalogRow{
 	{CodeEngineFailed, ReasonInternal, ActionCheckHost, false, nil, "An unexpected failure; the log record with the diagnosticId has the cause."},
 	{CodeRecoveryFailure, ReasonResynchronized, ActionPull, true, nil, "An operation failed after it began rewriting the directory; the directory was resynchronised."},
 	{CodeRecoveryFailure, ReasonRecoveryPending, ActionPull, true, nil, "An earlier operation was interrupted; the next call resynchronises first."},
+	{CodeInvalidRequest, ReasonContainsNotebook, ActionFixRequest, false, nil, "The path would become a notebook directory containing an existing one of the same store (named, relative to the path); use that one, or a directory outside it."},
+	{CodeEngineFailed, ReasonBaselineLost, ActionCheckHost, false, nil, "The directory was pulled before but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Move the directory's files aside, pull into the empty directory, then copy the edits back."},
 }

@@ -27,6 +27,9 @@ func (e *Engine) pull(ctx context.Context, path string) (*Result, error) {
 	if err := s.open(true); err != nil {
 		return nil, err
 	}
+	if s.lostAndNotEmpty() {
+		return nil, baselineLost()
+	}
 	res, conflicts, err := s.pull("pull")
 	if err != nil {
 		return nil, err

@@ -54,8 +54,23 @@ func hashKey(s string) string {
 
 func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e.storeKey) }
 
+// stateDir is the private state of L = dir, keyed by dir's resolved
+// identity (symlinks resolved), so a symlink alias and the real path share
+// one baseline and one lock. State recorded under the path as given (before
+// identities were resolved) is still found there.
 func (e *Engine) stateDir(dir string) string {
-	return filepath.Join(e.private, "dirs", hashKey(e.store.Identity()+"\x00"+dir))
+	key := func(p string) string {
+		return filepath.Join(e.private, "dirs", hashKey(e.store.Identity()+"\x00"+p))
+	}
+	resolved := key(realPath(dir))
+	if lexical := key(dir); lexical != resolved {
+		if _, err := os.Stat(resolved); err != nil {
+			if _, err := os.Stat(filepath.Join(lexical, "baseline")); err == nil {
+				return lexical
+			}
+		}
+	}
+	return resolved
 }
 
 // writeAtomic replaces name with data so that a reader (or a crash) sees
@@ -449,7 +464,31 @@ type recoveryFlag struct {
 
 // dirState is the private state of one visible directory.
 type dirState struct {
-	path string // P/dirs/<hash>
+	path  string // P/dirs/<hash>
+	dir   string // L (resolved), recorded in "where" beside the first baseline
+	store string // the engine's storeKey, recorded in "where"
+}
+
+// whereRecord is P/dirs/<h>/where: which L (and store) this state belongs
+// to. It is written before the first baseline, so its presence tells a
+// lost baseline from a directory never pulled, and it lets a new notebook
+// directory find the existing ones it would contain.
+type whereRecord struct {
+	Dir   string `json:"dir"`
+	Store string `json:"store"`
+}
+
+func (d dirState) pulledBefore() bool {
+	_, err := os.Stat(d.file("where"))
+	return err == nil
+}
+
+func (d dirState) recordWhere() error {
+	if d.dir == "" || d.pulledBefore() {
+		return nil
+	}
+	data, _ := json.Marshal(whereRecord{Dir: d.dir, Store: d.store})
+	return writeAtomic(d.file("where"), data)
 }
 
 func (d dirState) file(name string) string { return filepath.Join(d.path, name) }
@@ -470,6 +509,9 @@ func (d dirState) loadBaseline() (*baseline, error) {
 }
 
 func (d dirState) saveBaseline(b *baseline) error {
+	if err := d.recordWhere(); err != nil {
+		return err
+	}
 	return writeAtomic(d.file("baseline"), encodeBaseline(b))
 }
 

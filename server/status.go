@@ -14,6 +14,9 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 		return nil, err
 	}
 	defer s.end()
+	if s.lost {
+		return nil, baselineLost()
+	}
 	st := &Status{Path: s.dir, Added: []string{}, Modified: []string{}, Deleted: []string{}}
 	if s.base != nil {
 		st.BaseGeneration = s.base.Generation
