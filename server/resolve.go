@@ -141,6 +141,31 @@ func (e *Engine) notebookDir(dir string) (string, error) {
 	return dir, nil
 }
 
+// NotebookRoot returns the outermost notebook directory of cfg's store
+// (one with private state in cfg.PrivateRoot) at or above dir, or dir when
+// there is none. The CLI uses it as the workspace root when none is given,
+// so `pull nb/sub` runs on the notebook nb instead of starting a copy.
+func NotebookRoot(cfg Config, dir string) string {
+	if cfg.Store == nil || cfg.PrivateRoot == "" {
+		return dir
+	}
+	priv, err := absClean(cfg.PrivateRoot)
+	if err != nil {
+		return dir
+	}
+	e := &Engine{store: cfg.Store, private: priv}
+	outer := dir
+	for cur := dir; ; cur = filepath.Dir(cur) {
+		st := dirState{path: e.stateDir(cur)}
+		if _, err := os.Stat(st.file("baseline")); err == nil || st.pulledBefore() {
+			outer = cur
+		}
+		if filepath.Dir(cur) == cur {
+			return outer
+		}
+	}
+}
+
 // containedNotebook returns an existing notebook directory of this store
 // strictly below dir, relative to dir in slash form ("" if none), from the
 // "where" records of P.

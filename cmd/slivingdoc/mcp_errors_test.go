@@ -52,6 +52,8 @@ var rowTests = map[string]rowTest{
 	"STORAGE_FAILURE/INCOMPATIBLE_STORE":  rowIncompatibleStore,
 	"RECOVERY_FAILURE/RESYNCHRONIZED":     rowResynchronized,
 	"RECOVERY_FAILURE/RECOVERY_PENDING":   rowRecoveryPending,
+	"INVALID_REQUEST/CONTAINS_NOTEBOOK":   rowContainsNotebook, // mcp_nesting_test.go
+	"ENGINE_FAILED/BASELINE_LOST":         rowBaselineLost,     // mcp_nesting_test.go
 }
 
 func TestMCPErrorRows(t *testing.T) {
