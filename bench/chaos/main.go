@@ -59,6 +59,7 @@ type config struct {
 	diskMB          int
 	checkpointPacks int
 	verbose         bool
+	fpBin           string // the failpoints build (built into the work dir)
 }
 
 func main() {
@@ -131,6 +132,12 @@ func campaignMain(cfg config) int {
 		}
 	}
 	cfg.bin, _ = filepath.Abs(cfg.bin)
+	fp, err := failpointBinary(cfg.work)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+		return 2
+	}
+	cfg.fpBin = fp
 
 	var all []*stats
 	broken := false

@@ -29,11 +29,17 @@ type writer struct {
 	journal *os.File
 
 	seq     int
-	pending int  // tokens written since the last OK commit
-	dupSeen bool // a duplicate token line was seen in L (reported once)
+	pending int // tokens written since the last OK commit
+	// the part of pending in the shared file and in its own file (audit.go)
+	sharedPending, ownPending int
+	dupSeen                   bool // a duplicate token line was seen in L (reported once)
 
 	mu  sync.Mutex
 	cur *proc // running process, nil between operations
+	// armed: the failpoint the next operations die at (audit.go), until
+	// one did (armFired).
+	armed    string
+	armFired bool
 	// started is signalled (non-blocking) when a process starts, for a kill
 	// fault waiting for one.
 	started chan struct{}
@@ -127,6 +133,7 @@ func (w *writer) edit() (string, error) {
 	}
 	if w.rng.IntN(2) == 0 && w.insertShared(tok) {
 		w.pending++
+		w.sharedPending++
 		return tok, nil
 	}
 	path := filepath.Join(w.dir, ownFile(w.id))
@@ -139,6 +146,7 @@ func (w *writer) edit() (string, error) {
 		err = cerr
 	}
 	w.pending++
+	w.ownPending++
 	return tok, err
 }
 
@@ -183,7 +191,7 @@ func (w *writer) accepted(gen uint64) error {
 	for s := w.seq - w.pending + 1; s <= w.seq; s++ {
 		lines = append(lines, fmt.Sprintf("OK %s-%05d gen=%d", w.tag, s, gen))
 	}
-	w.pending = 0
+	w.pending, w.sharedPending, w.ownPending = 0, 0, 0
 	return w.record(lines...)
 }
 
