@@ -74,6 +74,13 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 		return nil, e.fail("load baseline", err)
 	}
 	s.base = b
+	if b != nil && !s.state.pulledBefore() {
+		// Pulled by an earlier version: record where now, so a later loss
+		// of this baseline is told from a directory never pulled.
+		if err := s.state.recordWhere(); err != nil {
+			e.log.Warn("cannot record the directory's private state marker", "err", err)
+		}
+	}
 	s.stats = s.state.loadStatCache()
 	return s, nil
 }
