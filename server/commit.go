@@ -60,6 +60,9 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 	if err := s.refuseMarkers(); err != nil {
 		return nil, err
 	}
+	if err := s.refuseSecrets(); err != nil {
+		return nil, err
+	}
 	if err := s.refuseReadOnly(); err != nil {
 		return nil, err
 	}

@@ -48,8 +48,15 @@
 //     is re-read next time (scan.go: 50 ms, 2 s on whole-second time
 //     stamps), so an edit in the same timestamp tick is never missed.
 //   - Files of L are written through a temporary sibling named
-//     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; the scan
-//     ignores such names and recovery removes leftovers of a crash.
+//     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; while a
+//     recovery is pending the scan sets such names aside and the
+//     resynchronisation removes them (otherwise they are user files).
+//   - Ignore rules (ignore.go) drop entries in the scan before anything
+//     reads them; A's files at ignored paths enter the merge as A's
+//     ("virtual", ignore_state.go), so they are neither published from L
+//     nor written, overwritten or removed in L. Commits whose added lines
+//     hold a recognised credential are refused before anything changes
+//     (secrets.go over server/secrets).
 //   - Each publication attempt first records, in P and without fsync, its
 //     publication ID and the changes of L it publishes (pending.go): a
 //     commit accepted and then interrupted before A was recorded is taken

@@ -31,6 +31,12 @@ type Config struct {
 	CheckpointPacks     int
 	RetainedCheckpoints int
 	Logger              *slog.Logger
+	// Ignore adds patterns to the ignore rules (ignore.go); with
+	// NoDefaultIgnores the built-in set is off. AllowSecrets turns off the
+	// refusal of commits that add a recognised credential (secrets.go).
+	Ignore           []string
+	NoDefaultIgnores bool
+	AllowSecrets     bool
 }
 
 // Engine runs pull, commit, status and log. It is safe for concurrent use;
@@ -44,6 +50,8 @@ type Engine struct {
 	private   string // absolute, cleaned, outside workspace
 	storeKey  string // hash of the store identity: names P/stores/<storeKey>
 	sets      pathSets
+	ignore    *ignoreRules
+	secrets   bool // refuse commits adding a recognised credential
 
 	dirMu sync.Mutex
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation
@@ -123,6 +131,10 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	ignore, err := newIgnoreRules(cfg.Ignore, !cfg.NoDefaultIgnores)
+	if err != nil {
+		return nil, err
+	}
 	// Config counts retries as DESIGN §8 does (0 = none); remote.Options
 	// reads 0 as "default".
 	retries := cfg.CommitRetries
@@ -142,6 +154,8 @@ func New(cfg Config) (*Engine, error) {
 		private:   priv,
 		storeKey:  hashKey(cfg.Store.Identity()),
 		sets:      sets,
+		ignore:    ignore,
+		secrets:   !cfg.AllowSecrets,
 		dirs:      map[string]*sync.Mutex{},
 		objects:   map[string]*chainCache{},
 
@@ -195,6 +209,7 @@ type Status struct {
 	Added          []string
 	Modified       []string
 	Deleted        []string
+	Ignored        []string // entries of the directory the ignore rules leave out (directories end in '/'; nil: none)
 }
 
 // LogEntry is one accepted publication.

@@ -63,7 +63,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	s.adoptPublished(state)
 	s.rollForward(pending)
 	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
-	if s.base != nil && state.Head() == s.base.Head && s.base.exact() && pending == nil && len(s.scan.temps) == 0 {
+	if s.base != nil && state.Head() == s.base.Head && s.base.exact() && pending == nil && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
 		// R == A: the merge is L itself; nothing to fetch or rewrite.
 		if s.base.Generation != state.Generation() {
 			s.base.Generation = state.Generation()

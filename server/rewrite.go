@@ -75,10 +75,11 @@ func (s *session) content(m *merged, p string) ([]byte, error) {
 	return s.load(id)
 }
 
-// plan compares the result with L and loads, before anything is touched,
+// planAll compares the result with L and loads, before anything is touched,
 // the old and new content of every file that changes: the rewrite then
-// never needs L to be intact, and the diffstat is exact.
-func (s *session) plan(m *merged) ([]change, error) {
+// never needs L to be intact, and the diffstat is exact. (plan, in
+// ignore_state.go, leaves out the paths L ignores.)
+func (s *session) planAll(m *merged) ([]change, error) {
 	if m.local {
 		return nil, nil // nothing to compare 10,000 paths for
 	}

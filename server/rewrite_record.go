@@ -202,8 +202,8 @@ func (s *session) rewriteRecordFor(changes []change, next *baseline) *rewriteRec
 	if next != nil && next != s.base {
 		base := s.baseFiles()
 		add := func(p string) {
-			if inChanges[p] || base[p] == nextFiles[p] {
-				return
+			if inChanges[p] || base[p] == nextFiles[p] || s.scan.virtual[p] {
+				return // a path L ignores is never written: nothing to roll
 			}
 			inChanges[p] = true
 			cur := s.scan.files[p]

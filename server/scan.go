@@ -21,23 +21,47 @@ import (
 // and its read (the caller may simply retry).
 var errChangedDuringScan = errors.New("server: a file changed while it was being read")
 
-// tempPrefix marks the temporary siblings the rewrite of L creates; the
-// scan ignores them and recovery removes them.
+// tempPrefix marks the temporary siblings the rewrite of L creates
+// (tempPrefix, 16 lowercase hex digits, ".tmp"). Such a name is taken for
+// a leftover of ours only while an interrupted rewrite is pending (the
+// recovery flag is set: every rewrite sets it before creating one, and a
+// rewrite that ends removes its own): then the scan sets it aside and the
+// resynchronisation removes it. At any other time it is an ordinary file,
+// so a user's file of that name is never hidden or deleted.
 const tempPrefix = ".slivingdoc-tmp-"
 
 func isTempName(name string) bool {
-	return strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, ".tmp") && len(name) == len(tempPrefix)+16+4
+	if !strings.HasPrefix(name, tempPrefix) || !strings.HasSuffix(name, ".tmp") || len(name) != len(tempPrefix)+16+4 {
+		return false
+	}
+	for _, c := range name[len(tempPrefix) : len(tempPrefix)+16] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// scanRules is what a scan leaves out: ignored entries, and (with
+// tempsOurs) the temporary files of an interrupted rewrite.
+type scanRules struct {
+	ignore    *ignoreRules
+	tempsOurs bool
 }
 
 // scanResult is L as the operations see it.
 type scanResult struct {
-	files   map[string]cas.ID    // tree L: path → file ID
-	stats   map[string]statEntry // the stat cache to record
-	content map[string][]byte    // files read by this scan
-	invalid []FileError          // every file that breaks the content rules
-	temps   []string             // leftover temporary files of a crashed rewrite
-	changed bool                 // stats differ from the loaded cache
-	byID    map[cas.ID]string    // file ID → one path holding it (built on demand)
+	files    map[string]cas.ID    // tree L: path → file ID
+	stats    map[string]statEntry // the stat cache to record
+	content  map[string][]byte    // files read by this scan
+	invalid  []FileError          // every file that breaks the content rules
+	temps    []string             // leftover temporary files of a crashed rewrite
+	ignored  []string             // entries of L the ignore rules leave out (directories end in '/')
+	virtual  map[string]bool      // paths of files that are A's, not read from L (ignore_state.go)
+	restore  map[string]bool      // virtual paths to write into L at the next rewrite
+	withheld []string             // A's paths L does not hold because of a rule (as recorded in P)
+	changed  bool                 // stats differ from the loaded cache
+	byID     map[cas.ID]string    // file ID → one path holding it (built on demand)
 }
 
 // racyMargin: a file whose mtime is not older than the scan start by this
@@ -64,14 +88,19 @@ type pendingRead struct {
 // large notebook those system calls are most of its cost. The cache map
 // becomes the result's stats (updated in place, not copied).
 func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
+	return scanWith(root, cache, scanRules{tempsOurs: true})
+}
+
+// scanWith is scan under rules.
+func scanWith(root *os.Root, cache map[string]statEntry, rules scanRules) (*scanResult, error) {
 	start := time.Now().UnixNano()
 	res := &scanResult{
 		files:   make(map[string]cas.ID, len(cache)),
 		stats:   cache, // updated in place: most entries are reused as they are
 		content: map[string][]byte{},
 	}
-	w := &walker{res: res, cache: cache, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	w.walk(root, "")
+	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	w.walk(root, "", rules.ignore.rootStates())
 	w.wg.Wait()
 	defer func() {
 		for _, r := range w.opened {
@@ -85,6 +114,7 @@ func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 		return nil, err
 	}
 	sort.Slice(res.invalid, func(i, j int) bool { return res.invalid[i].Path < res.invalid[j].Path })
+	sort.Strings(res.ignored)
 	res.changed = len(w.pending) > 0
 	if len(res.files)+len(res.invalid) != len(cache) || res.changed {
 		for p := range cache {
@@ -102,6 +132,7 @@ func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
 type walker struct {
 	res   *scanResult
 	cache map[string]statEntry
+	rules scanRules
 	sem   chan struct{}
 	wg    sync.WaitGroup
 
@@ -124,7 +155,7 @@ func (w *walker) fail(err error) {
 // new memory for a short process at 10,000 files.
 var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
 
-func (w *walker) walk(r *os.Root, prefix string) {
+func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 	d, err := r.Open(".")
 	if err != nil {
 		w.fail(err)
@@ -138,6 +169,32 @@ func (w *walker) walk(r *os.Root, prefix string) {
 		return
 	}
 	*listing = entries
+	var ignored []string
+	var below map[string]dirStates // anchored-rule states of subdirectories
+	if ign := w.rules.ignore; !ign.empty() {
+		// Ignored entries are dropped before anything looks at them: they
+		// are never read, and never collide with a sibling.
+		kept := entries[:0]
+		for _, ent := range entries {
+			drop, sub := ign.matchEntry(states, ent.name, ent.typ.IsDir())
+			if sub != nil {
+				if below == nil {
+					below = map[string]dirStates{}
+				}
+				below[ent.name] = sub
+			}
+			if drop {
+				rel := prefix + ent.name
+				if ent.typ.IsDir() {
+					rel += "/"
+				}
+				ignored = append(ignored, rel)
+				continue
+			}
+			kept = append(kept, ent)
+		}
+		entries = kept
+	}
 	names := make([]string, len(entries))
 	for i, ent := range entries {
 		names[i] = ent.name
@@ -155,6 +212,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 		temps   []string
 		subs    []*os.Root
 		subRel  []string
+		subSt   []dirStates
 	)
 	for _, ent := range entries {
 		name := ent.name
@@ -175,7 +233,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 			}
 		}
 		rel := prefix + name
-		if typ.IsRegular() && isTempName(name) {
+		if w.rules.tempsOurs && typ.IsRegular() && isTempName(name) {
 			temps = append(temps, rel)
 			continue
 		}
@@ -202,6 +260,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 			}
 			subs = append(subs, sub)
 			subRel = append(subRel, rel+"/")
+			subSt = append(subSt, below[name])
 		case typ.IsRegular():
 			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: ent.st})
 		default:
@@ -216,6 +275,7 @@ func (w *walker) walk(r *os.Root, prefix string) {
 	w.pending = append(w.pending, pending...)
 	w.res.invalid = append(w.res.invalid, invalid...)
 	w.res.temps = append(w.res.temps, temps...)
+	w.res.ignored = append(w.res.ignored, ignored...)
 	w.opened = append(w.opened, subs...)
 	w.mu.Unlock()
 	for i, sub := range subs {
@@ -224,10 +284,10 @@ func (w *walker) walk(r *os.Root, prefix string) {
 			w.wg.Add(1)
 			go func() {
 				defer func() { <-w.sem; w.wg.Done() }()
-				w.walk(sub, subRel[i])
+				w.walk(sub, subRel[i], subSt[i])
 			}()
 		default:
-			w.walk(sub, subRel[i])
+			w.walk(sub, subRel[i], subSt[i])
 		}
 	}
 }
@@ -358,7 +418,9 @@ func (res *scanResult) pathOf(id cas.ID) string {
 	if res.byID == nil {
 		res.byID = make(map[cas.ID]string, len(res.files))
 		for p, fid := range res.files {
-			res.byID[fid] = p
+			if !res.virtual[p] { // not in L: never re-read from there
+				res.byID[fid] = p
+			}
 		}
 	}
 	return res.byID[id]

@@ -135,7 +135,7 @@ func (s *session) open(create bool) error {
 // scanL scans L and refuses content that breaks the rules, naming every
 // offending file; nothing has been changed at that point.
 func (s *session) scanL() (*scanResult, error) {
-	res, err := scan(s.root, s.stats)
+	res, err := s.scanWithRules()
 	if err != nil {
 		return nil, s.e.fail("scan", err)
 	}

@@ -41,6 +41,9 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	s.adoptPublished(state)
 	base := s.baseFiles()
 	for p, id := range s.scan.files {
+		if s.scan.virtual[p] {
+			continue // the accepted file at a path L leaves out: not a change
+		}
 		old, ok := base[p]
 		switch {
 		case !ok:
@@ -57,6 +60,9 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	sort.Strings(st.Added)
 	sort.Strings(st.Modified)
 	sort.Strings(st.Deleted)
+	if len(s.scan.ignored) > 0 {
+		st.Ignored = append(st.Ignored, s.scan.ignored...) // sorted by the scan
+	}
 	s.saveStats()
 	return st, nil
 }

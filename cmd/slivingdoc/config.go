@@ -48,10 +48,14 @@ var (
 	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "lost-race retries per commit (0..100)", constant("8")}
 	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", constant("1024")}
 	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "older checkpoint chains kept (0..64)", constant("1")}
+	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/operations.md)", none}
+	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
+	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", constant("refuse")}
 )
 
 var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
-	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained}
+	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained,
+	&setIgnore, &setNoDefIgnores, &setSecrets}
 
 func none() string { return "" }
 
@@ -84,11 +88,11 @@ func addSettingsFlags(fs *flag.FlagSet) *settings {
 	s := &settings{fs: fs, getenv: os.Getenv, values: map[*setting]*string{}, lists: map[*setting]*listFlag{}}
 	for _, st := range allSettings {
 		switch st {
-		case &setWritable, &setReadOnly:
+		case &setWritable, &setReadOnly, &setIgnore:
 			l := &listFlag{}
 			s.lists[st] = l
 			fs.Var(l, st.flag, st.usage)
-		case &setPathStyle:
+		case &setPathStyle, &setNoDefIgnores:
 			v := new(string)
 			s.values[st] = v
 			fs.Var(boolString{v}, st.flag, st.usage)
@@ -163,11 +167,16 @@ func (s *settings) lookup(st *setting) (string, source) {
 
 // lookupList resolves a repeatable setting: the flags, else the environment list.
 func (s *settings) lookupList(st *setting) []string {
+	return s.lookupListSep(st, listSeparator)
+}
+
+// lookupListSep is lookupList with the environment split at sep.
+func (s *settings) lookupListSep(st *setting, sep rune) []string {
 	if l := *s.lists[st]; len(l) > 0 {
 		return l
 	}
 	var out []string
-	for _, v := range strings.Split(s.getenv(st.env), string(listSeparator)) {
+	for _, v := range strings.Split(s.getenv(st.env), string(sep)) {
 		if v != "" {
 			out = append(out, v)
 		}
@@ -340,6 +349,9 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 	}
 	cfg.Writable = s.lookupList(&setWritable)
 	cfg.ReadOnly = s.lookupList(&setReadOnly)
+	if err := s.contentRules(&cfg); err != nil {
+		return cfg, err
+	}
 
 	if root, src := s.lookup(&setWorkspaceRoot); root != "" {
 		if cfg.WorkspaceRoot, err = absDir(root); err != nil {
@@ -461,4 +473,28 @@ func printSettingsUsage(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// ignoreSeparator splits SLIVINGDOC_IGNORE (as the issue and DESIGN §8
+// fix it); a pattern holding a comma is given with --ignore instead.
+const ignoreSeparator = ','
+
+// contentRules resolves what the notebook leaves out: --ignore,
+// --no-default-ignores and --secrets (DESIGN §6).
+func (s *settings) contentRules(cfg *server.Config) error {
+	cfg.Ignore = s.lookupListSep(&setIgnore, ignoreSeparator)
+	nd, ndSrc := s.lookup(&setNoDefIgnores)
+	noDefaults, err := strconv.ParseBool(nd)
+	if err != nil {
+		return usageErrorf("%s: %q is not true or false", setNoDefIgnores.name(ndSrc), nd)
+	}
+	cfg.NoDefaultIgnores = noDefaults
+	switch mode, src := s.lookup(&setSecrets); mode {
+	case "refuse":
+	case "allow":
+		cfg.AllowSecrets = true
+	default:
+		return usageErrorf("%s: %q: want refuse or allow", setSecrets.name(src), mode)
+	}
+	return nil
 }

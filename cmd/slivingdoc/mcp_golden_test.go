@@ -169,6 +169,8 @@ func TestMCPGolden(t *testing.T) {
 	const (
 		writableNotes = " Writable paths: `notes`. notes_commit refuses any change elsewhere, resets those files, and reports READ_ONLY_PATH; write only under them."
 		readOnlyDocs  = " Read-only paths: `docs, faq.md`. notes_commit refuses any change under them, resets those files, and reports READ_ONLY_PATH; write elsewhere."
+		ignored       = " Ignored paths: `*.png, scratch/`. They are not part of the notebook: notes_pull never writes them and notes_commit never publishes, changes or deletes them."
+		ignoredPNG    = " Ignored paths: `*.png`. They are not part of the notebook: notes_pull never writes them and notes_commit never publishes, changes or deletes them."
 		readOnlyNest  = " Read-only paths: `notes/fixed`. notes_commit refuses any change under them, resets those files, and reports READ_ONLY_PATH; where the two sets nest, the longest matching entry decides."
 	)
 	cases := []struct {
@@ -183,6 +185,11 @@ func TestMCPGolden(t *testing.T) {
 		{"read_only", []string{"--read-only", "docs", "--read-only", "faq.md"}, readOnlyDocs, " (read-only: docs, faq.md)", "\nread-only: docs, faq.md"},
 		{"both_sets", []string{"--writable", "notes", "--read-only", "notes/fixed"}, writableNotes + readOnlyNest,
 			" (writable: notes; read-only: notes/fixed; longest match decides)", "\nwritable: notes\nread-only: notes/fixed"},
+		// Configured ignore patterns are named; the built-in set alone (or
+		// none) changes nothing: default_ignores_off.txtar equals no_sets.txtar.
+		{"ignore", []string{"--ignore", "*.png", "--ignore", "scratch/"}, ignored, "", ""},
+		{"writable_ignore", []string{"--writable", "notes", "--ignore", "*.png"}, writableNotes + ignoredPNG, " (writable: notes)", "\nwritable: notes"},
+		{"default_ignores_off", []string{"--no-default-ignores"}, "", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

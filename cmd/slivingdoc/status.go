@@ -19,7 +19,8 @@ func runStatus(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("status", "status [flags] [path]",
 		"Lists the directory's changes against its baseline (A added, M modified, D deleted)\n"+
 			"and whether the accepted notebook moved since the last pull or commit. Publishes and\n"+
-			"writes nothing.", s)
+			"writes nothing. With --ignored, also lists the files the ignore rules leave out (! path).", s)
+	ignored := c.fs.Bool("ignored", false, "also list files the ignore rules leave out of the notebook")
 	pos, code, done := c.parse(args, 1)
 	if done {
 		return code
@@ -27,7 +28,7 @@ func runStatus(ctx context.Context, args []string, s stdio) int {
 	return c.inDir(ctx, pos, false, func(e *server.Engine, dir string) error {
 		st, err := e.Status(ctx, dir)
 		if err == nil {
-			printStatus(s.out, st)
+			printStatus(s.out, st, *ignored)
 		}
 		return err
 	})
@@ -39,7 +40,8 @@ func runStatus(ctx context.Context, args []string, s stdio) int {
 //	A  new.md
 //	M  notes/a.md
 //	D  old.md
-func printStatus(w io.Writer, st *server.Status) {
+//	!  .DS_Store          (with --ignored)
+func printStatus(w io.Writer, st *server.Status, ignored bool) {
 	p := colourFor(w)
 	switch {
 	case st.Generation == st.BaseGeneration:
@@ -64,5 +66,10 @@ func printStatus(w io.Writer, st *server.Status) {
 	}
 	if len(lines) == 0 {
 		fmt.Fprintln(w, "no local changes")
+	}
+	if ignored {
+		for _, f := range st.Ignored {
+			fmt.Fprintf(w, "%s  %s\n", "!", safeText(f))
+		}
 	}
 }

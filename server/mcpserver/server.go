@@ -67,7 +67,7 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	a := &Adapter{
 		eng:   eng,
 		log:   opts.Logger,
-		sets:  pathSets{writable: writable, readOnly: readOnly},
+		sets:  pathSets{writable: writable, readOnly: readOnly, ignore: ignorePatterns(eng)},
 		scrub: newScrubber(opts.Redact),
 		dir:   dir,
 	}

@@ -39,14 +39,26 @@ const (
 type pathSets struct {
 	writable []string
 	readOnly []string
+	ignore   []string // configured ignore patterns (not the built-in set)
+}
+
+// ignorePatterns returns the engine's configured ignore patterns, when it
+// has any (an engine without ignore rules has none).
+func ignorePatterns(eng any) []string {
+	if ig, ok := eng.(interface{ IgnorePatterns() []string }); ok {
+		return ig.IgnorePatterns()
+	}
+	return nil
 }
 
 // entries renders a set the way every surface names it.
 func entries(set []string) string { return strings.Join(set, ", ") }
 
 // sentences returns the sentences appended to the instructions and to both
-// tool descriptions, in order writable then read-only, or "" with no set.
-// The read-only sentence ends in the nesting rule when both sets exist.
+// tool descriptions, in order writable, read-only, ignored, or "" with no
+// set. The read-only sentence ends in the nesting rule when both sets
+// exist. Only configured ignore patterns are named: with the built-in set
+// alone every surface is unchanged.
 func (p pathSets) sentences() string {
 	var parts []string
 	if len(p.writable) > 0 {
@@ -60,6 +72,10 @@ func (p pathSets) sentences() string {
 		}
 		parts = append(parts, "Read-only paths: `"+entries(p.readOnly)+"`. notes_commit refuses any change under them, "+
 			"resets those files, and reports READ_ONLY_PATH; "+end)
+	}
+	if len(p.ignore) > 0 {
+		parts = append(parts, "Ignored paths: `"+entries(p.ignore)+"`. They are not part of the notebook: "+
+			"notes_pull never writes them and notes_commit never publishes, changes or deletes them.")
 	}
 	return strings.Join(parts, " ")
 }

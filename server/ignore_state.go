@@ -1,0 +1,226 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// How ignore rules meet the accepted notebook (docs/operations.md):
+//
+//   - A path L ignores is left out of L's side of every merge: the scan
+//     reports A's file there (a "virtual" entry), so the merge keeps the
+//     accepted file as it is, whatever L holds or lacks at that path. L's
+//     own file there is never read, published, deleted or overwritten, and
+//     an accepted file there is never written into L.
+//   - The paths of A withheld that way are recorded in P ("withheld"), so
+//     that when a rule is removed a file L never received is not taken for
+//     a local deletion: it stays virtual until a rewrite writes the
+//     accepted version into L (restore), after which it is an ordinary
+//     file. A file L holds at a path no longer ignored is read as usual
+//     (a local addition or edit against A).
+
+// withheldFile names the record in the directory's state.
+const withheldFile = "withheld"
+
+// scanL is scan under the engine's rules, with the virtual entries of the
+// accepted files L leaves out.
+func (s *session) scanWithRules() (*scanResult, error) {
+	flag, err := s.state.loadRecovery()
+	if err != nil {
+		return nil, err
+	}
+	res, err := scanWith(s.root, s.stats, scanRules{ignore: s.e.ignore, tempsOurs: flag != nil})
+	if err != nil {
+		return nil, err
+	}
+	if s.base != nil {
+		s.addVirtual(res)
+	}
+	return res, nil
+}
+
+// addVirtual adds A's files at the paths L ignores, and those withheld
+// earlier that L still lacks, and records the withheld set when it changed.
+func (s *session) addVirtual(res *scanResult) {
+	old := s.state.loadWithheld()
+	ign := s.e.ignore
+	if ign.empty() && len(old) == 0 {
+		return
+	}
+	var now []string
+	eachBasePath(s.base, func(p []byte, id cas.ID) {
+		if !ign.mayMatchBytes(p) && !old[string(p)] {
+			return
+		}
+		ps := string(p)
+		switch {
+		case ign.matchPath(ps):
+		case old[ps]:
+			if _, inL := res.files[ps]; inL {
+				return // L holds it now: an ordinary file
+			}
+			if res.restore == nil {
+				res.restore = map[string]bool{}
+			}
+			res.restore[ps] = true
+		default:
+			return
+		}
+		if res.virtual == nil {
+			res.virtual = map[string]bool{}
+		}
+		res.virtual[ps] = true
+		res.files[ps] = id
+		now = append(now, ps)
+	})
+	res.withheld = now
+	if len(now) != len(old) || !allIn(now, old) {
+		if err := s.state.saveWithheld(now); err != nil {
+			s.e.log.Warn("cannot record the withheld paths", "err", err)
+		}
+	}
+}
+
+func allIn(list []string, set map[string]bool) bool {
+	for _, p := range list {
+		if !set[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// eachBasePath calls fn for every file of A, from its decoded map or in
+// place on its encoded entries (no map of 10,000 paths is built).
+func eachBasePath(b *baseline, fn func(p []byte, id cas.ID)) {
+	if b.Files != nil {
+		for p, id := range b.Files {
+			fn([]byte(p), id)
+		}
+		return
+	}
+	r := &stateReader{b: b.entries}
+	for range b.count {
+		p := r.bytes(int(r.u16()))
+		var id cas.ID
+		copy(id[:], r.bytes(32))
+		if !r.ok() {
+			return
+		}
+		fn(p, id)
+	}
+}
+
+// mayMatchBytes is a cheap filter for matchPath: false means no rule can
+// match p (no name in it starts or ends with a byte a name rule needs, and
+// there are no rules that need more).
+func (r *ignoreRules) mayMatchBytes(p []byte) bool {
+	if r.empty() {
+		return false
+	}
+	if r.anyName || r.anyLead {
+		return true
+	}
+	for i := range r.anchored {
+		lead := r.anchored[i].lead // "build/": the path build/... or the file build
+		if bytes.HasPrefix(p, []byte(lead)) || string(p) == lead[:len(lead)-1] {
+			return true
+		}
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if i > start && (r.first[p[start]] || r.last[p[i-1]]) {
+				return true
+			}
+			start = i + 1
+		}
+	}
+	return false
+}
+
+// loadWithheld returns the recorded set (empty when there is none; an
+// unreadable record counts as none: at worst a file L never received is
+// taken for a local deletion after a rule was removed).
+func (d dirState) loadWithheld() map[string]bool {
+	data, err := os.ReadFile(d.file(withheldFile))
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		out[string(line)] = true
+	}
+	return out
+}
+
+// saveWithheld records the set (one path a line; no record when empty).
+// Paths never hold a newline (DESIGN §6 names).
+func (d dirState) saveWithheld(paths []string) error {
+	if len(paths) == 0 {
+		err := os.Remove(d.file(withheldFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	sort.Strings(paths)
+	return writeAtomic(d.file(withheldFile), []byte(strings.Join(paths, "\n")+"\n"))
+}
+
+// plan is planAll without the paths L ignores (never written or removed
+// in L) and with the withheld files to restore now that no rule ignores
+// them (when the accepted content can be read: a pull always can).
+func (s *session) plan(m *merged) ([]change, error) {
+	changes, err := s.planAll(m)
+	if err != nil || s.scan == nil || (s.scan.virtual == nil && s.e.ignore.empty()) {
+		return changes, err
+	}
+	kept := changes[:0]
+	planned := map[string]bool{}
+	var withheld []string
+	for _, c := range changes {
+		if s.e.ignore.matchPath(c.path) {
+			if !c.del && !s.scan.virtual[c.path] {
+				withheld = append(withheld, c.path) // new in R: L never receives it
+			}
+			continue
+		}
+		planned[c.path] = true
+		kept = append(kept, c)
+	}
+	changes = kept
+	if len(withheld) > 0 {
+		// Recorded before the rewrite: should the baseline not follow, the
+		// next scan drops the entries A lacks.
+		s.scan.withheld = append(s.scan.withheld, withheld...)
+		if err := s.state.saveWithheld(append([]string{}, s.scan.withheld...)); err != nil {
+			return nil, err
+		}
+	}
+	if s.src == nil {
+		return changes, nil
+	}
+	for p := range s.scan.restore {
+		id, ok := m.ids[p]
+		if !ok || planned[p] {
+			continue
+		}
+		content, err := s.content(m, p)
+		if err != nil {
+			return nil, err
+		}
+		if content == nil {
+			content = []byte{}
+		}
+		changes = append(changes, change{path: p, id: id, content: content})
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
+	return changes, nil
+}
