@@ -4,6 +4,7 @@ package main
 
 import (
 	"maps"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -52,6 +53,14 @@ func crashThenAdjacentEdit(t *testing.T, nb *notebook, bin, point, op string) {
 		t.Fatalf("the failpoint did not fire:\n%s", o)
 	}
 	a.bin = nb.bin
+	if op == "pull" {
+		// Status counts the tool's half-finished rewrite as no local change:
+		// only a.md, the caller's own addition, is listed.
+		st := a.run("status", a.dir)
+		if st.code != 0 || !strings.Contains(st.stdout, "A  a.md\n") || strings.Contains(st.stdout, "M  ") {
+			t.Fatalf("status after the crash:\n%s", st)
+		}
+	}
 
 	b.pull()
 	b.write("f.md", lines(10, map[int]string{5: "b five", 6: "b six"}))
