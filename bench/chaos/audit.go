@@ -126,7 +126,10 @@ func auditMarkers(dir string) (int, []string) {
 	return n, where
 }
 
-// auditConflict checks a conflict report of w against what w edited.
+// auditConflict checks a conflict report of w against what w edited: the
+// file must hold an unpublished edit of w, and every conflict block in it
+// must hold a line of w (a block of other writers' lines only, in the
+// shared file, is text w did not edit).
 func (c *campaign) auditConflict(w *writer, res opResult) {
 	for _, f := range res.Report.Files {
 		foreign := false
@@ -138,10 +141,37 @@ func (c *campaign) auditConflict(w *writer, res opResult) {
 		default:
 			foreign = true
 		}
+		if !foreign {
+			if data, err := os.ReadFile(filepath.Join(w.dir, f)); err == nil {
+				foreign = blockWithout(string(data), w.tag)
+			}
+		}
 		if foreign {
 			c.st.foreignConflict(fmt.Sprintf("writer %d %s: conflict in %s, which it did not edit (%s·%s)", w.id, res.Op, f, res.Report.Code, res.Report.Reason))
 		}
 	}
+}
+
+// blockWithout reports whether text holds a conflict block none of whose
+// lines starts with tag.
+func blockWithout(text, tag string) bool {
+	in, mine := false, false
+	for _, l := range strings.Split(text, "\n") {
+		switch strings.TrimSuffix(l, "\r") {
+		case "<<<<<<< local":
+			in, mine = true, false
+		case ">>>>>>> remote":
+			if in && !mine {
+				return true
+			}
+			in = false
+		default:
+			if in && strings.HasPrefix(l, tag) {
+				mine = true
+			}
+		}
+	}
+	return false
 }
 
 // observe pulls into a directory that never edits, every interval, until
