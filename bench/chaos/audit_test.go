@@ -2,7 +2,11 @@
 
 package main
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestAuditHelpers(t *testing.T) {
 	for _, l := range []string{"<<<<<<< local", ">>>>>>> remote", "=======", "<<<<<<< HEAD", "========"} {
@@ -22,5 +26,19 @@ func TestAuditHelpers(t *testing.T) {
 	foreign := "## section w01\n<<<<<<< local\nchaos-x-w01-00003\n=======\nchaos-x-w01-00003\nchaos-x-w01-00004\n>>>>>>> remote\n"
 	if !blockWithout(mine+foreign, "chaos-x-w00") {
 		t.Error("a block of another writer's lines only is foreign")
+	}
+}
+
+func TestAppendOwnRewritesTheLastEditLine(t *testing.T) {
+	w := &writer{id: 0, dir: t.TempDir()}
+	for i, tok := range []string{"chaos-a", "chaos-b"} {
+		w.seq = i + 1
+		if err := w.appendOwn(tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(filepath.Join(w.dir, ownFile(0)))
+	if want := "chaos-a\nchaos-b\nlast edit: 00002\n"; string(got) != want {
+		t.Fatalf("own file %q, want %q", got, want)
 	}
 }

@@ -136,18 +136,37 @@ func (w *writer) edit() (string, error) {
 		w.sharedPending++
 		return tok, nil
 	}
-	path := filepath.Join(w.dir, ownFile(w.id))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return "", err
-	}
-	_, err = fmt.Fprintln(f, tok)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := w.appendOwn(tok)
 	w.pending++
 	w.ownPending++
 	return tok, err
+}
+
+// lastEditPrefix starts the line that closes each writer's own file and
+// that every edit of it rewrites: an edit modifies the line right next to
+// the lines the previous edits added, which the other writers' rewrites
+// bring into their directories (issue 14: a concurrent writer editing
+// lines next to a killed writer's half-finished rewrite).
+const lastEditPrefix = "last edit: "
+
+// appendOwn adds tok at the end of w's own file and rewrites its closing
+// "last edit" line.
+func (w *writer) appendOwn(tok string) error {
+	path := filepath.Join(w.dir, ownFile(w.id))
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	text := string(data)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	body := strings.TrimSuffix(text, "\n")
+	if i := strings.LastIndexByte(body, '\n'); strings.HasPrefix(body[i+1:], lastEditPrefix) {
+		text = body[:i+1]
+	}
+	text += fmt.Sprintf("%s\n%s%05d\n", tok, lastEditPrefix, w.seq)
+	return os.WriteFile(path, []byte(text), 0o644)
 }
 
 // insertShared puts tok at the end of w's section of the shared file; it
