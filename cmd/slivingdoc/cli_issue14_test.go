@@ -24,6 +24,13 @@ func TestCLISubdirectoryPullRunsOnTheEnclosingNotebook(t *testing.T) {
 		a.write("sub/s.md", "s\n")
 		a.commit("init")
 		mustOK(t, a.run("pull", filepath.Join(a.dir, "sub")))
+		if _, err := os.Stat(filepath.Join(a.dir, "new")); !os.IsNotExist(err) {
+			t.Fatal("setup")
+		}
+		mustOK(t, a.run("pull", filepath.Join(a.dir, "new", "deeper")))
+		if _, err := os.Stat(filepath.Join(a.dir, "new")); !os.IsNotExist(err) {
+			t.Fatalf("a pull below the notebook created a directory in it: %v", err)
+		}
 		a.write("sub/t.md", "t\n")
 		mustOK(t, a.run("commit", filepath.Join(a.dir, "sub"), "-m", "from sub"))
 		a.commit("x")

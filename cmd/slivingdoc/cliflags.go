@@ -190,9 +190,7 @@ func (c *cliCommand) notebookDir(pos []string, mayBeMissing bool) (string, int, 
 // (lexically and through symlinks), so a refused path leaves nothing
 // behind, outside the root least of all.
 func (c *cliCommand) makeRoot(root, dir string) (int, bool) {
-	if root == "" {
-		root = dir
-	} else if abs, err := absDir(root); err == nil {
+	if abs, err := absDir(root); err == nil {
 		root = abs
 	}
 	if rel, err := filepath.Rel(root, dir); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -222,7 +220,11 @@ func (c *cliCommand) inDir(ctx context.Context, pos []string, create bool, op fu
 		return code
 	}
 	if create {
-		if code, done := c.makeRoot(cfg.WorkspaceRoot, dir); done {
+		root := cfg.WorkspaceRoot
+		if root == "" {
+			root = server.NotebookRoot(cfg, dir) // dir itself unless inside a notebook
+		}
+		if code, done := c.makeRoot(root, dir); done {
 			return code
 		}
 	}
