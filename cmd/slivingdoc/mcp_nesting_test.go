@@ -81,11 +81,7 @@ func rowBaselineLost(t *testing.T, nb *notebook, row server.CatalogRow) {
 		t.Fatal(err)
 	}
 	before := a.files()
-	for _, tool := range []string{ToolPullName, ToolCommitName} {
-		r := s.call(tool, map[string]any{"message": "m"})
-		if tool == ToolPullName {
-			r = s.call(tool, map[string]any{})
-		}
+	for _, r := range []result{s.call(ToolPullName, map[string]any{}), s.call(ToolCommitName, map[string]any{"message": "m"})} {
 		wantRow(t, r, row)
 		wantNoFiles(t, r)
 	}
