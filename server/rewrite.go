@@ -148,6 +148,9 @@ func (s *session) apply(changes []change, flag recoveryFlag, next *baseline) err
 		return &notStarted{err}
 	}
 	flag.Rewrite = sum
+	if err := failpoint(FailAfterRewriteRecord); err != nil {
+		return &notStarted{err}
+	}
 	if err := s.state.setRecovery(flag); err != nil {
 		return &notStarted{err}
 	}

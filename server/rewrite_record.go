@@ -6,12 +6,14 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// The rewrite record. Before L is rewritten, P records (P/dirs/<h>/rewrite,
-// named by the recovery flag through its checksum) exactly what the rewrite
+// The rewrite record. Before L is rewritten, P records (P/dirs/<h>/
+// rewrite-<checksum>, named by the recovery flag) exactly what the rewrite
 // is about to do: for every path it writes or removes, what L held before
 // (the scan's file ID, or absent), what it will hold after, and what the
 // next baseline holds there; also every path where the next baseline
@@ -132,9 +134,13 @@ func decodeRewrite(data []byte) (*rewriteRecord, error) {
 
 // saveRewrite writes the record (fsynced; the recovery flag written next
 // in the same directory makes the rename durable) and returns its
-// checksum, which the flag names.
+// checksum, which the flag names. Each record is a file of its own,
+// rewrite-<checksum>: a crash (or a full disk) after the record and
+// before the new flag leaves the old flag naming the old record, which is
+// still there, instead of a replaced one that no flag names.
 func (d dirState) saveRewrite(r *rewriteRecord) (string, error) {
 	data := encodeRewrite(r)
+	sum := hex.EncodeToString(data[len(data)-32:])
 	f, err := os.CreateTemp(d.path, ".tmp-*")
 	if err != nil {
 		return "", err
@@ -148,14 +154,16 @@ func (d dirState) saveRewrite(r *rewriteRecord) (string, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, d.file("rewrite"))
+		err = os.Rename(tmp, d.file(rewritePrefix+sum))
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return "", err
 	}
-	return hex.EncodeToString(data[len(data)-32:]), nil
+	return sum, nil
 }
+
+const rewritePrefix = "rewrite-"
 
 // loadRewrite returns the record the flag names, nil if there is none or
 // it is another (older) one.
@@ -163,7 +171,10 @@ func (d dirState) loadRewrite(sum string) (*rewriteRecord, error) {
 	if sum == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(d.file("rewrite"))
+	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
+		return nil, nil // not a checksum this version wrote
+	}
+	data, err := os.ReadFile(d.file(rewritePrefix + sum))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -176,8 +187,12 @@ func (d dirState) loadRewrite(sum string) (*rewriteRecord, error) {
 	return decodeRewrite(data)
 }
 
+// removeRewrite removes every rewrite record (the flag naming one is gone).
 func (d dirState) removeRewrite() {
-	os.Remove(d.file("rewrite"))
+	names, _ := filepath.Glob(filepath.Join(d.path, rewritePrefix+"*"))
+	for _, n := range names {
+		os.Remove(n)
+	}
 }
 
 // rewriteRecordFor describes the rewrite of changes towards next.

@@ -136,6 +136,19 @@ func TestRewriteRecordCodec(t *testing.T) {
 	if got, err := d.loadRewrite(sum); err != nil || !reflect.DeepEqual(got, r) {
 		t.Fatalf("load: %v %+v", err, got)
 	}
+	// A newer record does not replace the one an older flag names.
+	r2 := *r
+	r2.nextHead = cas.Sum([]byte("R2"))
+	if _, err := d.saveRewrite(&r2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.loadRewrite(sum); err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("the older record is gone: %v %+v", err, got)
+	}
+	d.removeRewrite()
+	if got, _ := d.loadRewrite(sum); got != nil {
+		t.Fatal("removeRewrite left a record")
+	}
 	if got, err := d.loadRewrite("00"); err != nil || got != nil {
 		t.Fatalf("a record the flag does not name was used: %v %+v", err, got)
 	}

@@ -97,8 +97,14 @@ func crashThenAdjacentEdit(t *testing.T, nb *notebook, bin, point, op string) {
 // keeps its rolled-forward base through the second record.
 func TestCLITwoCrashesInARowDuringRewrites(t *testing.T) {
 	bin := cliFailpointBinary(t)
-	for _, point := range []string{server.FailMidRewrite, server.FailAfterRewrite} {
-		t.Run(point, func(t *testing.T) {
+	for _, points := range [][2]string{
+		{server.FailMidRewrite, server.FailMidRewrite},
+		{server.FailAfterRewrite, server.FailAfterRewrite},
+		// The resynchronisation dies after its own record, before its flag:
+		// the first flag must still find the first record.
+		{server.FailMidRewrite, server.FailAfterRewriteRecord},
+	} {
+		t.Run(points[0]+"+"+points[1], func(t *testing.T) {
 			nb := newNotebook(t, backends[0])
 			a, b := nb.agent("a"), nb.agent("b")
 			a.pull()
@@ -107,8 +113,11 @@ func TestCLITwoCrashesInARowDuringRewrites(t *testing.T) {
 			}
 			a.commit("base")
 			b.pull()
+			kills := 0
 			kill := func() {
 				t.Helper()
+				point := points[kills]
+				kills++
 				a.bin = bin
 				if o := a.runEnv([]string{"SLIVINGDOC_FAILPOINT=" + point}, "pull", a.dir); o.signal != syscall.SIGKILL {
 					t.Fatalf("the failpoint did not fire:\n%s", o)
