@@ -238,10 +238,13 @@ func (s *session) rewriteRecordFor(changes []change, next *baseline) *rewriteRec
 // memory): see the comment at the top of this file. The scan of L must be
 // current.
 func (s *session) rollForward(flag *recoveryFlag) {
-	if s.rolledChecked || flag == nil {
+	// Applied once per record: a resynchronisation inside this session
+	// after its own rewrite failed meets a newer record and applies it too
+	// (on top of the older one, which it carries as its overlay).
+	if flag == nil || flag.Rewrite == "" || flag.Rewrite == s.rolledFrom {
 		return
 	}
-	s.rolledChecked = true
+	s.rolledFrom = flag.Rewrite
 	rec, err := s.state.loadRewrite(flag.Rewrite)
 	if err != nil {
 		s.e.log.Warn("rewrite record unreadable; resynchronising against the baseline", "err", err)

@@ -35,7 +35,7 @@ type session struct {
 	baseContent    map[cas.ID][]byte // content of adopted bases found in no pack
 
 	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
-	rolledChecked bool              // the rewrite record was consulted
+	rolledFrom    string            // checksum of the rewrite record last applied
 	rolled        map[string]cas.ID // paths of s.base rolled forward (zero: absent)
 }
 
