@@ -35,8 +35,8 @@ type session struct {
 	baseContent    map[cas.ID][]byte // content of adopted bases found in no pack
 
 	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
-	rolledFrom    string            // checksum of the rewrite record last applied
-	rolled        map[string]cas.ID // paths of s.base rolled forward (zero: absent)
+	rolledFrom string            // checksum of the rewrite record last applied
+	rolled     map[string]cas.ID // paths of s.base rolled forward (zero: absent)
 }
 
 // begin starts a call on a directory: it proves the store (a cached
