@@ -67,6 +67,8 @@ var defaultMessages = map[string]string{
 	ReasonRecoveryPending:   "An interrupted operation left the directory to be resynchronised; the next call does it first.",
 	ReasonIncompatibleStore: "The store does not enforce the conditional writes the notebook needs.",
 	ReasonGenerationBack:    "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
+	ReasonContainsNotebook:  "The directory would contain an existing notebook directory of the same store.",
+	ReasonBaselineLost:      "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Move its files aside, pull into the empty directory, then copy your edits back.",
 }
 
 // newError builds the *Error of one Catalog row (code and reason decide

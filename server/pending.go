@@ -156,7 +156,7 @@ func (s *session) overlayBase(ent pendingEntry) bool {
 		}
 		files[p] = id
 	}
-	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files}
+	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: s.base.Held}
 	return true
 }
 
