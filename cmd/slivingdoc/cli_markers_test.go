@@ -13,7 +13,7 @@ func TestCLIPullTwiceWithoutResolvingNeverNests(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, nb *notebook) {
 		a, b := nb.agent("a"), nb.agent("b")
 		a.pull()
-		a.write("o.md", "a\n")
+		a.write("o.md", "a\nx\n") // both sides replace x: a real conflict
 		a.commit("init")
 		b.pull()
 		a.write("o.md", "a\nlocal1\n")
@@ -58,7 +58,7 @@ func TestCLIResolvedHeldFileCommitsWithTheRemoteChange(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, nb *notebook) {
 		a, b := nb.agent("a"), nb.agent("b")
 		a.pull()
-		a.write("o.md", "a\n")
+		a.write("o.md", "a\nx\n") // both sides replace x: a real conflict
 		a.commit("init")
 		b.pull()
 		a.write("o.md", "a\nlocal1\n")
