@@ -19,7 +19,12 @@ func TestScanMarkers(t *testing.T) {
 		{"close marker at the end without newline", "a\n" + strings.TrimSuffix(block, "\n"), []Range{{2, 6}}},
 		{"empty sides", "<<<<<<< local\n=======\n>>>>>>> remote\n", []Range{{1, 3}}},
 		{"separator lines inside a side are content", "<<<<<<< local\nTitle\n=======\n=======\nx\n>>>>>>> remote\n", []Range{{1, 6}}},
-		{"a new open restarts the block", "<<<<<<< local\na\n" + block, []Range{{3, 7}}},
+		{"an open never closed does not hide the block after it", "<<<<<<< local\na\n" + block, []Range{{1, 7}}},
+		{"a block nested in the local side", "a\n<<<<<<< local\n" + block + "=======\nr\n>>>>>>> remote\nz\n", []Range{{2, 10}}},
+		{"a block nested in the remote side", "<<<<<<< local\nl\n=======\n" + block + ">>>>>>> remote\n", []Range{{1, 9}}},
+		// What pulling twice without resolving wrote before blocks stopped nesting.
+		{"the interleaved nesting of an old double pull", "a\n<<<<<<< local\nlocal1\n=======\nremote1\n<<<<<<< local\n>>>>>>> remote\n=======\nremote2\n>>>>>>> remote\n", []Range{{2, 10}}},
+		{"a stray close after a block is text", block + ">>>>>>> remote\n", []Range{{1, 5}}},
 		{"no separator: no block", "<<<<<<< local\na\n>>>>>>> remote\n", nil},
 		{"close before open: no block", ">>>>>>> remote\n=======\n<<<<<<< local\n", nil},
 		{"unterminated block", "<<<<<<< local\na\n=======\nb\n", nil},

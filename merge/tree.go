@@ -16,6 +16,12 @@ const (
 	TextConflict  FileReason = "TEXT_CONFLICT"
 	ModifyDelete  FileReason = "MODIFY_DELETE"
 	FileDirectory FileReason = "FILE_DIRECTORY"
+	// Unresolved: local's file still holds conflict blocks while the
+	// remote changed it too. It is not merged (that would nest blocks):
+	// local's text is kept as it is, the conflict names its blocks, and
+	// the caller keeps the base of this path until the blocks are resolved
+	// (so the remote's change is merged then, against the right base).
+	Unresolved FileReason = "CONFLICT_MARKERS"
 )
 
 // Tree is one complete notebook state: slash-separated file path to file ID.
@@ -55,7 +61,10 @@ type TreeResult struct {
 //     loading anything;
 //   - both sides with the same result (same ID, or both deleted) is clean;
 //   - both changed or added differently: a text merge (on an empty base for
-//     add/add), TEXT_CONFLICT when it writes conflict blocks;
+//     add/add), TEXT_CONFLICT when it writes conflict blocks; but when
+//     local's file still holds conflict blocks (ScanMarkers), it is not
+//     merged: local's text is the result, reported as Unresolved with its
+//     blocks' ranges, so blocks never nest;
 //   - one side modified and the other deleted: MODIFY_DELETE, and the
 //     modified version is kept;
 //   - a file in one side where the other has a directory (FILE_DIRECTORY):
@@ -89,12 +98,15 @@ func Trees(base, local, remote Tree, load Loader) (TreeResult, error) {
 				res.Files[p] = Entry{ID: l}
 			}
 		case inL && inR: // both changed, or both added, differently
-			e, ranges, err := mergeFile(p, a, l, r, inA, load)
+			e, ranges, held, err := mergeFile(p, a, l, r, inA, load)
 			if err != nil {
 				return TreeResult{}, err
 			}
 			res.Files[p] = e
-			if len(ranges) > 0 {
+			switch {
+			case held:
+				conflicts[p] = Conflict{Path: p, Reason: Unresolved, Ranges: ranges}
+			case len(ranges) > 0:
 				conflicts[p] = Conflict{Path: p, Reason: TextConflict, Ranges: ranges}
 			}
 		default: // one side deleted what the other modified: keep the modified file
@@ -130,26 +142,30 @@ func unionPaths(trees ...Tree) []string {
 	return paths
 }
 
-// mergeFile text-merges one path that both sides changed.
-func mergeFile(p string, a, l, r cas.ID, inA bool, load Loader) (Entry, []Range, error) {
+// mergeFile text-merges one path that both sides changed; held reports a
+// local file still holding blocks, kept as it is (ranges are its blocks).
+func mergeFile(p string, a, l, r cas.ID, inA bool, load Loader) (e Entry, ranges []Range, held bool, err error) {
+	lc, err := load(l)
+	if err != nil {
+		return Entry{}, nil, false, fmt.Errorf("merge: load the local version of %s: %w", p, err)
+	}
+	if blocks := ScanMarkers(lc); len(blocks) > 0 {
+		return Entry{ID: l}, blocks, true, nil
+	}
 	var base []byte
 	if inA {
 		b, err := load(a)
 		if err != nil {
-			return Entry{}, nil, fmt.Errorf("merge: load the base of %s: %w", p, err)
+			return Entry{}, nil, false, fmt.Errorf("merge: load the base of %s: %w", p, err)
 		}
 		base = b
 	}
-	lc, err := load(l)
-	if err != nil {
-		return Entry{}, nil, fmt.Errorf("merge: load the local version of %s: %w", p, err)
-	}
 	rc, err := load(r)
 	if err != nil {
-		return Entry{}, nil, fmt.Errorf("merge: load the remote version of %s: %w", p, err)
+		return Entry{}, nil, false, fmt.Errorf("merge: load the remote version of %s: %w", p, err)
 	}
 	t := Text(base, lc, rc)
-	return Entry{Content: t.Content}, t.Conflicts, nil
+	return Entry{Content: t.Content}, t.Conflicts, false, nil
 }
 
 // separateFilesFromDirs resolves a merged file that is also the directory
@@ -172,7 +188,7 @@ func separateFilesFromDirs(files map[string]Entry, local Tree, conflicts map[str
 	}
 	sort.Strings(clashes)
 	report := func(p string) {
-		if c, ok := conflicts[p]; ok && c.Reason == TextConflict {
+		if c, ok := conflicts[p]; ok && (c.Reason == TextConflict || c.Reason == Unresolved) {
 			if _, kept := files[p]; kept {
 				return // its blocks in the file say more than the shape
 			}

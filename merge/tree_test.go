@@ -103,6 +103,28 @@ func TestTrees(t *testing.T) {
 			conflicts: []conflictView{{"n.md", TextConflict, 1}},
 		},
 		{
+			name:      "local still holding blocks is kept as it is, never merged into nested blocks",
+			base:      []string{"n.md", "a\nremote1\n"},
+			local:     []string{"n.md", "a\n<<<<<<< local\nlocal1\n=======\nremote1\n>>>>>>> remote\n"},
+			remote:    []string{"n.md", "a\nremote1\nremote2\n"},
+			want:      map[string]string{"n.md": "a\n<<<<<<< local\nlocal1\n=======\nremote1\n>>>>>>> remote\n"},
+			conflicts: []conflictView{{"n.md", Unresolved, 1}},
+		},
+		{
+			name:      "an added local file holding blocks is not merged with the remote's add either",
+			local:     []string{"n.md", "<<<<<<< local\nx\n=======\ny\n>>>>>>> remote\n"},
+			remote:    []string{"n.md", "z\n"},
+			want:      map[string]string{"n.md": "<<<<<<< local\nx\n=======\ny\n>>>>>>> remote\n"},
+			conflicts: []conflictView{{"n.md", Unresolved, 1}},
+		},
+		{
+			name:   "a local file holding blocks that the remote did not change is simply kept",
+			base:   []string{"n.md", "a\n", "o.md", "o\n"},
+			local:  []string{"n.md", "<<<<<<< local\nx\n=======\ny\n>>>>>>> remote\n", "o.md", "o\n"},
+			remote: []string{"n.md", "a\n", "o.md", "O\n"},
+			want:   map[string]string{"n.md": "<<<<<<< local\nx\n=======\ny\n>>>>>>> remote\n", "o.md": "O\n"},
+		},
+		{
 			name:   "add/add same content is clean",
 			local:  []string{"n.md", "same\n"},
 			remote: []string{"n.md", "same\n"},

@@ -35,6 +35,9 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 		return nil, err
 	}
 	defer s.end()
+	if s.lost {
+		return nil, baselineLost()
+	}
 	if s.base == nil {
 		return nil, invalidRequest(ReasonNotPulled, "")
 	}
@@ -301,7 +304,11 @@ func (s *session) materialiseConflict(last attemptResult) error {
 	}
 	st := last.observed
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
-	if err := s.materialise(changes, flag, &baseline{Generation: st.Generation(), Head: st.Head(), Files: last.rFiles}); err != nil {
+	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.conflicts)
+	if err != nil {
+		return s.e.fail("keep held base", err)
+	}
+	if err := s.materialise(changes, flag, next); err != nil {
 		return err
 	}
 	return conflictError(last.merged.conflicts)

@@ -78,7 +78,7 @@ func (a *attempt) run() (remote.Proposal, error) {
 // result is R itself.
 func (a *attempt) merge() (skip bool, err error) {
 	s, observed := a.s, a.observed
-	if observed.Head() == s.base.Head {
+	if observed.Head() == s.base.Head && s.base.exact() {
 		// R == A: the merge is L, and L's delta from A is found in one
 		// pass over A's encoded entries (no map of A is built unless L
 		// added paths). rFiles then holds only A's entries at the changed
@@ -131,8 +131,8 @@ func (a *attempt) inR(id cas.ID) bool {
 	}
 	if a.rAll == nil {
 		files := a.rFiles
-		if a.observed.Head() == a.s.base.Head {
-			files = a.s.baseFiles()
+		if a.merged.local && a.observed.Head() == a.s.base.Head {
+			files = a.s.baseFiles() // rFiles holds only the changed paths
 		}
 		a.rAll = make(map[cas.ID]bool, len(files))
 		for _, fid := range files {
@@ -208,7 +208,7 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 // published.
 func (a *attempt) record() error {
 	var err error
-	if a.observed.Head() == a.s.base.Head {
+	if a.merged.local && a.observed.Head() == a.s.base.Head {
 		// The proposal is L itself and changes is L's delta from A: no
 		// need to compare 10,000 paths again.
 		a.pend, err = a.s.recordPending(a.publication, nil, a.changes)

@@ -217,3 +217,31 @@ func TestUnwritablePendingRecordPublishesNothing(t *testing.T) {
 	}
 	wantPublished(t, store, "n.md", "a\n")
 }
+
+// A publication accepted while its process died, then overtaken by more
+// publications than `current` lists (format 2 keeps only the newest), is
+// still found in the history the segments index: the writer's published
+// line is not taken for a new local insertion and brought back after
+// another writer changed it.
+func TestKilledAfterPublishThenOvertakenByManyOthers(t *testing.T) {
+	store := remote.NewMem()
+	a, b := newAgent(t, store), newAgent(t, store)
+	a.pull()
+	a.write("n.md", "top\n\na\n")
+	a.commit("one")
+	a.appendTo("n.md", "x\n")
+	killCommitAt(t, a, store, FailAfterPublish, "two")
+	b.pull()
+	b.write("n.md", "top\n\na\nX\n")
+	b.commit("changes x")
+	b.write("filler.md", "")
+	for i := range 40 {
+		b.appendTo("filler.md", "line\n")
+		b.commit("filler " + string(rune('a'+i%26)))
+	}
+	a.write("other.md", "o\n")
+	a.pull()
+	if got := a.read("n.md"); got != "top\n\na\nX\n" {
+		t.Fatalf("n.md = %q, want the other writer's change of the published line only", got)
+	}
+}

@@ -64,6 +64,22 @@
 //     itself.
 //   - A cached object failing its check drops the damaged packs and runs
 //     the operation once more with fresh copies from the store (heal.go).
+//   - A file of L still holding conflict blocks is never merged again
+//     (merge.Unresolved): it is kept as it is, reported CONFLICT_MARKERS,
+//     and the baseline holds that path's old base (baseline.Held, content
+//     in P/dirs/<h>/held) until the blocks are resolved, so blocks never
+//     nest and the remote's newer lines merge in afterwards.
+//   - Before L is rewritten, P records the rewrite (rewrite_record.go):
+//     each path's content before and after, and the next baseline's. A
+//     resynchronisation after a crash rolls the merge base forward where
+//     the rewrite provably reached, so the tool's own half-finished
+//     rewrite never conflicts with the next remote edit beside it.
+//   - A request path at or below an existing notebook directory of the
+//     same store runs on that directory (resolve.go); a new one that would
+//     contain another is refused (CONTAINS_NOTEBOOK). P is keyed by the
+//     resolved path, so a symlink alias shares the real path's state and
+//     lock. A lost or corrupt baseline is refused (BASELINE_LOST), never
+//     taken for "never pulled".
 //   - Status and Log never write L. Status of a directory never pulled
 //     lists every file as added.
 //   - History for people (history.go): History, Show, FileAt, Diff and

@@ -140,6 +140,10 @@ func New(cfg Config) (*Engine, error) {
 	if within(realPath(ws), realPath(priv)) || within(ws, priv) {
 		return nil, errors.New("server: the private root must not be inside the workspace root")
 	}
+	// Nor the other way round: P's files would be notebook files.
+	if within(realPath(priv), realPath(ws)) || within(priv, ws) {
+		return nil, errors.New("server: the workspace root must not be inside the private root")
+	}
 	sets, err := newPathSets(cfg.Writable, cfg.ReadOnly)
 	if err != nil {
 		return nil, err

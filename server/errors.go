@@ -91,6 +91,8 @@ const (
 	ReasonResynchronized    = "RESYNCHRONIZED"
 	ReasonRecoveryPending   = "RECOVERY_PENDING"
 	ReasonGenerationBack    = "GENERATION_REGRESSED"
+	ReasonContainsNotebook  = "CONTAINS_NOTEBOOK"
+	ReasonBaselineLost      = "BASELINE_LOST"
 
 	FileInvalidUTF8     = "INVALID_UTF8"
 	FileNulByte         = "NUL_BYTE"
@@ -124,7 +126,7 @@ var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonNotPulled, ActionPullFirst, false, nil, "The directory has never been pulled, so there is no baseline to commit against."},
 	{CodeInvalidRequest, ReasonHistoryUnavailable, ActionFixRequest, false, nil, "CLI history commands only (show, diff, restore, revert): the generation is outside the retained history; the message names the oldest retained generation."},
 	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong, FileSecret}, "Files that the notebook cannot hold (SECRET: added lines hold a recognised credential, see docs/secrets.md); nothing was published or deleted."},
-	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory)}, "Concurrent changes overlap; conflict blocks were written into the files."},
+	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory), string(merge.Unresolved)}, "Concurrent changes overlap; conflict blocks were written into the files (CONFLICT_MARKERS: the file still holds earlier blocks, kept as they are; the remote change is merged once they are resolved)."},
 	{CodeContentConflict, ReasonUnresolvedMarkers, ActionEditFiles, false, []string{FileConflictMarkers}, "Files still hold complete conflict blocks; resolve them before committing."},
 	{CodeReadOnlyPath, ReasonOutsideWritable, ActionWriteElsewhere, false, []string{ReasonOutsideWritable}, "Changes outside the writable set were refused and reset."},
 	{CodeReadOnlyPath, ReasonInsideReadOnly, ActionWriteElsewhere, false, []string{ReasonInsideReadOnly}, "Changes inside the read-only set were refused and reset."},
@@ -142,4 +144,6 @@ var Catalog = []CatalogRow{
 	{CodeEngineFailed, ReasonInternal, ActionCheckHost, false, nil, "An unexpected failure; the log record with the diagnosticId has the cause."},
 	{CodeRecoveryFailure, ReasonResynchronized, ActionPull, true, nil, "An operation failed after it began rewriting the directory; the directory was resynchronised."},
 	{CodeRecoveryFailure, ReasonRecoveryPending, ActionPull, true, nil, "An earlier operation was interrupted; the next call resynchronises first."},
+	{CodeInvalidRequest, ReasonContainsNotebook, ActionFixRequest, false, nil, "The path would become a notebook directory containing an existing one of the same store (named, relative to the path); use that one, or a directory outside it."},
+	{CodeEngineFailed, ReasonBaselineLost, ActionCheckHost, false, nil, "The directory was pulled before but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Move the directory's files aside, pull into the empty directory, then copy the edits back."},
 }

@@ -6,6 +6,9 @@ package server
 // process SIGKILLs itself there (failpoint_on.go), exactly like a power cut
 // or kill -9 as far as L and P are concerned.
 const (
+	// FailAfterRewriteRecord: the rewrite record is durable, the recovery
+	// flag naming it not yet written (an earlier flag may still stand).
+	FailAfterRewriteRecord = "after-rewrite-record"
 	// FailAfterRecoveryFlag: the recovery flag is durable, L not yet touched.
 	FailAfterRecoveryFlag = "after-recovery-flag"
 	// FailMidRewrite: the first file of L was rewritten, the rest not.
@@ -19,7 +22,7 @@ const (
 )
 
 // Failpoints lists every failpoint name, for tests and documentation.
-var Failpoints = []string{FailAfterRecoveryFlag, FailMidRewrite, FailAfterRewrite, FailAfterPublish, FailAfterBaseline}
+var Failpoints = []string{FailAfterRewriteRecord, FailAfterRecoveryFlag, FailMidRewrite, FailAfterRewrite, FailAfterPublish, FailAfterBaseline}
 
 // testFail lets in-package tests turn a failpoint into an error instead of
 // a kill, to exercise the RECOVERY_FAILURE path in one process.

@@ -40,10 +40,6 @@ const ReasonHistoryUnavailable = "HISTORY_UNAVAILABLE"
 
 // Its default message lives here rather than in errmap.go's table, whose
 // alignment the longer key would reflow.
-func init() {
-	defaultMessages[ReasonHistoryUnavailable] = "The generation is outside the retained history."
-}
-
 // LatestGeneration as a generation argument means the accepted head.
 const LatestGeneration = ^uint64(0)
 

@@ -106,11 +106,11 @@ func (s *session) adoptPublished(state remote.State) {
 		s.dropPending()
 		return
 	}
-	var accepted []pendingEntry
-	for _, ent := range rec.Entries {
-		if _, ok := state.Manifest.FindPublication(ent.Publication); ok {
-			accepted = append(accepted, ent)
-		}
+	accepted, err := s.acceptedEntries(state, rec.Entries)
+	if err != nil {
+		// Not proved either way: keep the record for the next call.
+		s.e.log.Warn("could not read the history that decides a pending publication", "err", err)
+		return
 	}
 	if len(accepted) == 0 {
 		s.dropPending() // proved absent (or no longer recorded)
@@ -126,6 +126,39 @@ func (s *session) adoptPublished(state remote.State) {
 	}
 	s.adopted = accepted
 	s.e.log.Info("adopting an accepted publication interrupted before it was recorded", "publications", len(accepted))
+}
+
+// acceptedEntries returns the entries whose publication state records.
+// `current` lists only the newest publications (format 2): an entry
+// overtaken by more is looked up in the history since the baseline, which
+// reads only the segments that range overlaps.
+func (s *session) acceptedEntries(state remote.State, entries []pendingEntry) ([]pendingEntry, error) {
+	found := make([]bool, len(entries))
+	missing := false
+	for i, ent := range entries {
+		_, found[i] = state.Manifest.FindPublication(ent.Publication)
+		missing = missing || !found[i]
+	}
+	if missing && state.Generation() > s.base.Generation {
+		incs, err := s.e.notebook.Publications(s.ctx, state, s.base.Generation+1, state.Generation())
+		if err != nil {
+			return nil, err
+		}
+		published := make(map[string]bool, len(incs))
+		for _, inc := range incs {
+			published[inc.Publication] = true
+		}
+		for i, ent := range entries {
+			found[i] = found[i] || published[ent.Publication]
+		}
+	}
+	var accepted []pendingEntry
+	for i, ent := range entries {
+		if found[i] {
+			accepted = append(accepted, ent)
+		}
+	}
+	return accepted, nil
 }
 
 // overlayBase replaces s.base by A with ent's overlay applied; false if
@@ -156,7 +189,7 @@ func (s *session) overlayBase(ent pendingEntry) bool {
 		}
 		files[p] = id
 	}
-	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files}
+	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: s.base.Held}
 	return true
 }
 

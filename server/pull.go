@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -25,6 +26,9 @@ func (e *Engine) pull(ctx context.Context, path string) (*Result, error) {
 	defer s.end()
 	if err := s.open(true); err != nil {
 		return nil, err
+	}
+	if s.lostAndNotEmpty() {
+		return nil, baselineLost()
 	}
 	res, conflicts, err := s.pull("pull")
 	if err != nil {
@@ -67,8 +71,9 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		return nil, nil, s.e.fail("load recovery flag", err)
 	}
 	s.adoptPublished(state)
+	s.rollForward(pending)
 	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
-	if s.base != nil && state.Head() == s.base.Head && pending == nil && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
+	if s.base != nil && state.Head() == s.base.Head && s.base.exact() && pending == nil && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
 		// R == A: the merge is L itself; nothing to fetch or rewrite.
 		if s.base.Generation != state.Generation() {
 			s.base.Generation = state.Generation()
@@ -84,11 +89,11 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		return nil, nil, err
 	}
 	s.src = s.e.source(chain)
-	rFiles := s.baseFiles()
-	if state.Head() != s.baseHead() {
-		if rFiles, err = treeOf(s.src, state.Head()); err != nil {
-			return nil, nil, s.e.fail("read remote tree", err)
-		}
+	var rFiles map[string]cas.ID
+	if s.base != nil && state.Head() == s.base.Head {
+		rFiles = s.base.headFiles()
+	} else if rFiles, err = treeOf(s.src, state.Head()); err != nil {
+		return nil, nil, s.e.fail("read remote tree", err)
 	}
 	m, err := s.mergeWith(state.Head(), rFiles)
 	if err != nil {
@@ -100,7 +105,11 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	}
 	res.Files = diffstat(changes)
 	flag := recoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}
-	if err := s.materialise(changes, flag, &baseline{Generation: state.Generation(), Head: state.Head(), Files: rFiles}); err != nil {
+	next, err := s.nextBaseline(state.Generation(), state.Head(), rFiles, m.conflicts)
+	if err != nil {
+		return nil, nil, s.e.fail("keep held base", err)
+	}
+	if err := s.materialise(changes, flag, next); err != nil {
 		return nil, nil, err
 	}
 	return res, m.conflicts, nil
@@ -115,7 +124,7 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 		return s.e.fail("load recovery flag", err)
 	}
 	mutating := len(changes) > 0 || len(s.scan.temps) > 0 || pending != nil
-	if err := s.apply(changes, flag); err != nil {
+	if err := s.apply(changes, flag, next); err != nil {
 		var ns *notStarted
 		if errors.As(err, &ns) && pending == nil {
 			return s.e.fail("record recovery flag", ns.err)
@@ -124,7 +133,7 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 	}
 	// Same accepted head and generation: the recorded baseline already
 	// says this (a baseline is its head's tree), so skip the write.
-	if mutating || s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation {
+	if mutating || s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation || !sameTree(s.base.Held, next.Held) {
 		if err := s.state.saveBaseline(next); err != nil {
 			if !mutating {
 				return s.e.fail("record baseline", err)
@@ -135,7 +144,9 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 			s.dropPending() // the record's base is superseded
 		}
 		s.adopted = nil
+		s.rolled = nil
 		s.base = next
+		s.state.pruneHeld(next)
 	}
 	if mutating {
 		if err := failpoint(FailAfterBaseline); err != nil {
@@ -144,9 +155,45 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 		if err := s.state.clearRecovery(); err != nil {
 			return s.recoveryFailure(flag, "baseline", err)
 		}
+		s.state.removeRewrite()
 	}
 	s.saveStats()
 	return nil
+}
+
+// nextBaseline is the baseline recording R (head, rFiles) after a merge
+// with these conflicts: R's tree, except that each path merge.Trees left
+// Unresolved (L's file still holds blocks) keeps its current base, whose
+// content is saved in P first (see baseline.Held).
+func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID, conflicts []merge.Conflict) (*baseline, error) {
+	next := &baseline{Generation: gen, Head: head, Files: rFiles}
+	for _, c := range conflicts {
+		if c.Reason != merge.Unresolved {
+			continue
+		}
+		if next.Held == nil {
+			next.Held = map[string]cas.ID{}
+			next.Files = make(map[string]cas.ID, len(rFiles))
+			for p, id := range rFiles {
+				next.Files[p] = id
+			}
+		}
+		next.Held[c.Path] = rFiles[c.Path]
+		id, ok := s.baseFiles()[c.Path]
+		if !ok {
+			delete(next.Files, c.Path)
+			continue
+		}
+		content, err := s.load(id)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.state.saveHeld(id, content); err != nil {
+			return nil, err
+		}
+		next.Files[c.Path] = id
+	}
+	return next, nil
 }
 
 // conflictError reports merge conflicts written into L.

@@ -7,12 +7,17 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// Recovery. Before L is rewritten, P records the recovery flag; it is
-// cleared once L and the baseline are durable. While it is set, the
+// Recovery. Before L is rewritten, P records the rewrite record (what
+// each path held before, will hold after, and what the next baseline holds
+// there: rewrite_record.go) and the recovery flag naming it; both are
+// cleared once L and the baseline are durable. While the flag is set, the
 // baseline still describes the state before the interrupted rewrite, so a
-// resynchronisation is simply merge(A, L, R) with L as found: files the
-// rewrite already wrote merge as identical changes, files it did not reach
-// keep their local edits, and nothing the caller did that was not
+// resynchronisation is merge(A', L, R) with L as found, where A' is A
+// rolled forward at every path the rewrite provably reached (L holds its
+// "after"): those files are the tool's own writes and merge as the
+// finished operation would have, never as local edits that conflict with
+// the next remote change beside them; files it did not reach keep their
+// local edits against A, and nothing the caller did that was not
 // published is dropped. Temporary files the rewrite left are removed.
 
 // recoveryFailure turns a failure after local mutation began into
@@ -22,6 +27,9 @@ import (
 func (s *session) recoveryFailure(flag recoveryFlag, stage string, cause error) *Error {
 	s.e.log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
 	flag.Stage = stage
+	if old, err := s.state.loadRecovery(); err == nil && old != nil && flag.Rewrite == "" {
+		flag.Rewrite = old.Rewrite // the record still describes L's rewrite
+	}
 	if err := s.state.setRecovery(flag); err != nil {
 		s.e.log.Error("cannot record the recovery flag", "err", err)
 	}

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -104,4 +106,96 @@ func (e *Engine) openDir(abs string, create bool) (*os.Root, error) {
 		return nil, mapErr(err)
 	}
 	return r, nil
+}
+
+// Nested notebook directories. A notebook directory's scan takes in every
+// directory below it, so a second notebook directory of the same store
+// inside it would hold a second copy of the notebook that the outer one
+// then publishes (notes/notes/…). So a request path at or below an existing
+// notebook directory (one with a baseline) of this store addresses that
+// directory: the operation runs on the enclosing notebook directory, the
+// outermost if several, and the result's path names it. A path that would
+// become a new notebook directory containing an existing one is refused
+// with INVALID_REQUEST / CONTAINS_NOTEBOOK, naming the other directory
+// relative to the request.
+
+// notebookDir returns the notebook directory the operation on dir runs on.
+func (e *Engine) notebookDir(dir string) (string, error) {
+	outer := ""
+	for cur := dir; within(e.workspace, cur); cur = filepath.Dir(cur) {
+		if _, err := os.Stat(filepath.Join(e.stateDir(cur), "baseline")); err == nil {
+			outer = cur
+		} else if (dirState{path: e.stateDir(cur)}).pulledBefore() {
+			outer = cur // pulled, its baseline lost: begin reports that
+		}
+		if cur == e.workspace || filepath.Dir(cur) == cur {
+			break
+		}
+	}
+	if outer != "" {
+		return outer, nil
+	}
+	if inner := e.containedNotebook(dir); inner != "" {
+		return "", invalidRequest(ReasonContainsNotebook, "The directory would contain the notebook directory "+inner+" of the same store; use that directory, or one outside it.")
+	}
+	return dir, nil
+}
+
+// NotebookRoot returns the outermost notebook directory of cfg's store
+// (one with private state in cfg.PrivateRoot) at or above dir, or dir when
+// there is none. The CLI uses it as the workspace root when none is given,
+// so `pull nb/sub` runs on the notebook nb instead of starting a copy.
+func NotebookRoot(cfg Config, dir string) string {
+	if cfg.Store == nil || cfg.PrivateRoot == "" {
+		return dir
+	}
+	priv, err := absClean(cfg.PrivateRoot)
+	if err != nil {
+		return dir
+	}
+	e := &Engine{store: cfg.Store, private: priv}
+	outer := dir
+	for cur := dir; ; cur = filepath.Dir(cur) {
+		st := dirState{path: e.stateDir(cur)}
+		if _, err := os.Stat(st.file("baseline")); err == nil || st.pulledBefore() {
+			outer = cur
+		}
+		if filepath.Dir(cur) == cur {
+			return outer
+		}
+	}
+}
+
+// containedNotebook returns an existing notebook directory of this store
+// strictly below dir, relative to dir in slash form ("" if none), from the
+// "where" records of P.
+func (e *Engine) containedNotebook(dir string) string {
+	entries, err := os.ReadDir(filepath.Join(e.private, "dirs"))
+	if err != nil {
+		return ""
+	}
+	real := realPath(dir)
+	var found []string
+	for _, ent := range entries {
+		data, err := os.ReadFile(filepath.Join(e.private, "dirs", ent.Name(), "where"))
+		if err != nil {
+			continue
+		}
+		var w whereRecord
+		if json.Unmarshal(data, &w) != nil || w.Store != e.storeKey || w.Dir == real || !within(real, w.Dir) {
+			continue
+		}
+		if _, err := os.Stat(w.Dir); err != nil {
+			continue // the directory is gone: it no longer holds a copy
+		}
+		rel, err := filepath.Rel(real, w.Dir)
+		if err == nil {
+			found = append(found, filepath.ToSlash(rel))
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	return found[0]
 }

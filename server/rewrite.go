@@ -37,7 +37,7 @@ type merged struct {
 // tree merge: R == A yields L (a commit with no concurrent change), L == A
 // yields R (a pull with no local change).
 func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*merged, error) {
-	if rHead == s.baseHead() {
+	if rHead == s.baseHead() && s.base.exact() {
 		return &merged{ids: s.scan.files, local: true}, nil
 	}
 	if s.localIsBase() {
@@ -133,15 +133,24 @@ func diffstat(changes []change) []FileStat {
 	return out
 }
 
-// apply rewrites L: the recovery flag first, then removals (and the
+// apply rewrites L towards next: the rewrite record and the recovery flag
+// first, then removals (and the
 // directories they empty), then each new content written to a temporary
 // sibling, fsynced and renamed over its target. The stat cache is updated
 // with what was written; entries stay untrusted until a later scan.
-func (s *session) apply(changes []change, flag recoveryFlag) error {
+func (s *session) apply(changes []change, flag recoveryFlag, next *baseline) error {
 	if len(changes) == 0 && len(s.scan.temps) == 0 {
 		return nil
 	}
 	flag.Stage = "rewrite"
+	sum, err := s.state.saveRewrite(s.rewriteRecordFor(changes, next))
+	if err != nil {
+		return &notStarted{err}
+	}
+	flag.Rewrite = sum
+	if err := failpoint(FailAfterRewriteRecord); err != nil {
+		return &notStarted{err}
+	}
 	if err := s.state.setRecovery(flag); err != nil {
 		return &notStarted{err}
 	}

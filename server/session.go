@@ -25,6 +25,7 @@ type session struct {
 	src   *objectSource // object reads, set once the chain is synced
 
 	inRecovery bool // a resynchronisation is running: no nested one
+	lost       bool // pulled before, but the baseline is missing or corrupt
 
 	// Pending publications (pending.go).
 	pendingChecked bool              // the record was consulted this session
@@ -32,6 +33,10 @@ type session struct {
 	adopted        []pendingEntry    // accepted entries applied to base
 	accepted       *pendingEntry     // this session's accepted publication, not yet applied to base
 	baseContent    map[cas.ID][]byte // content of adopted bases found in no pack
+
+	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
+	rolledFrom string            // checksum of the rewrite record last applied
+	rolled     map[string]cas.ID // paths of s.base rolled forward (zero: absent)
 }
 
 // begin starts a call on a directory: it proves the store (a cached
@@ -42,26 +47,40 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dir, err = e.notebookDir(dir); err != nil {
+		return nil, err
+	}
 	if err := e.Probe(ctx); err != nil {
 		return nil, err
 	}
-	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDir(dir)}}
-	s.mu = e.dirLock(dir)
+	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDir(dir), dir: realPath(dir), store: e.storeKey}}
+	// Locks by resolved identity: a symlink alias waits for the real path.
+	s.mu = e.dirLock(s.state.path)
 	s.mu.Lock()
 	if s.lock, err = acquireLock(ctx, s.state.file("lock")); err != nil {
 		s.mu.Unlock()
 		return nil, e.fail("lock", err)
 	}
 	b, err := s.state.loadBaseline()
-	if errors.Is(err, errBadStateFile) {
-		e.log.Warn("baseline unreadable; treating the directory as never pulled", "dir", dir, "err", err)
-		b, err = nil, nil
+	if errors.Is(err, errBadStateFile) || (err == nil && b == nil && s.state.pulledBefore()) {
+		// Without A, local edits cannot be told from others' changes:
+		// deleted files would return and every edit become a whole-file
+		// conflict. Refused instead (pull on an empty L proceeds).
+		e.log.Warn("baseline lost or unreadable", "dir", dir, "err", err)
+		b, err, s.lost = nil, nil, true
 	}
 	if err != nil {
 		s.end()
 		return nil, e.fail("load baseline", err)
 	}
 	s.base = b
+	if b != nil && !s.state.pulledBefore() {
+		// Pulled by an earlier version: record where now, so a later loss
+		// of this baseline is told from a directory never pulled.
+		if err := s.state.recordWhere(); err != nil {
+			e.log.Warn("cannot record the directory's private state marker", "err", err)
+		}
+	}
 	s.stats = s.state.loadStatCache()
 	return s, nil
 }
@@ -74,6 +93,30 @@ func (s *session) end() {
 		s.e.log.Warn("releasing the directory lock", "err", err)
 	}
 	s.mu.Unlock()
+}
+
+// baselineLost is the refusal of an operation on a directory whose
+// baseline is lost; nothing was changed.
+func baselineLost() *Error {
+	return newError(CodeEngineFailed, ReasonBaselineLost, "", nil)
+}
+
+// lostAndNotEmpty reports whether the baseline is lost while L holds
+// anything (a pull into an empty L has nothing to lose and proceeds).
+func (s *session) lostAndNotEmpty() bool {
+	if !s.lost {
+		return false
+	}
+	if s.root == nil {
+		return false
+	}
+	d, err := s.root.Open(".")
+	if err != nil {
+		return true
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(1)
+	return len(names) > 0
 }
 
 // open opens L (creating it for a pull).
@@ -136,6 +179,11 @@ func (s *session) baseHead() cas.ID {
 func (s *session) load(id cas.ID) ([]byte, error) {
 	if c, ok := s.baseContent[id]; ok {
 		return c, nil
+	}
+	if s.base != nil && !s.base.exact() {
+		if c, ok := s.state.loadHeld(id); ok {
+			return c, nil // a held base (a checkpoint may have dropped it from the chain)
+		}
 	}
 	if s.scan != nil {
 		if c, ok := s.scan.readContent(id); ok {

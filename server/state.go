@@ -20,7 +20,9 @@ import (
 //	stores/<hash(store identity)>/probe                 cached probe verdict
 //	stores/<hash(store identity)>/chains/<through>-<hash(chain)>/ object cache (cas.Store)
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
-//	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID
+//	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID, held paths
+//	dirs/<hash(store identity, L)>/held/<file ID hex>   content of a held base (see baseline.Held)
+//	dirs/<hash(store identity, L)>/rewrite-<checksum>   the rewrite in flight (rewrite_record.go)
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
 //	dirs/<hash(store identity, L)>/recovery             present = recoveryRequired
 //	dirs/<hash(store identity, L)>/pending              publication in flight (pending.go)
@@ -31,8 +33,15 @@ import (
 // foreign file is detected instead of trusted.
 
 const (
-	baselineMagic  = "SLDBASE1"
-	statCacheMagic = "SLDSTAT1"
+	baselineMagic = "SLDBASE1"
+	// baselineHeldMagic: a baseline with held paths; the held section
+	// follows the entries. A baseline without held paths is still written
+	// as SLDBASE1, byte for byte as before.
+	baselineHeldMagic = "SLDBASE2"
+	// statCacheMagic: SLDSTAT1 caches hold marker flags computed by a scan
+	// that missed nested blocks; they are dropped (every file is read once
+	// more) rather than trusted.
+	statCacheMagic = "SLDSTAT2"
 )
 
 var errBadStateFile = errors.New("server: private state file is corrupt")
@@ -45,8 +54,23 @@ func hashKey(s string) string {
 
 func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e.storeKey) }
 
+// stateDir is the private state of L = dir, keyed by dir's resolved
+// identity (symlinks resolved), so a symlink alias and the real path share
+// one baseline and one lock. State recorded under the path as given (before
+// identities were resolved) is still found there.
 func (e *Engine) stateDir(dir string) string {
-	return filepath.Join(e.private, "dirs", hashKey(e.store.Identity()+"\x00"+dir))
+	key := func(p string) string {
+		return filepath.Join(e.private, "dirs", hashKey(e.store.Identity()+"\x00"+p))
+	}
+	resolved := key(realPath(dir))
+	if lexical := key(dir); lexical != resolved {
+		if _, err := os.Stat(resolved); err != nil {
+			if _, err := os.Stat(filepath.Join(lexical, "baseline")); err == nil {
+				return lexical
+			}
+		}
+	}
+	return resolved
 }
 
 // writeAtomic replaces name with data so that a reader (or a crash) sees
@@ -86,14 +110,51 @@ func writeReplace(name string, data []byte, durable bool) error {
 }
 
 // baseline is A: the accepted state this directory was last synchronised
-// to. It always equals the tree of an accepted head.
+// to. Its files are the tree of an accepted head, except at held paths.
+//
+// Held paths: when a pull meets a file of L that still holds conflict
+// blocks and that the remote changed again (merge.Unresolved), the file is
+// not merged (blocks would nest) and the baseline keeps, for that path, the
+// base the blocks were written against instead of the head's version. When
+// the caller has resolved the blocks, the next pull or commit merges the
+// resolution against that base, so the remote's newer lines arrive then (as
+// a clean merge or fresh, unnested blocks) instead of being dropped as if
+// the resolution had deleted them. Files holds the merge base (absent where
+// the held base is absent); Held maps each held path to the head's own ID
+// there (zero: the head lacks it). The held bases' content is kept in
+// P/dirs/<h>/held/, since a later checkpoint may drop it from the chain.
 type baseline struct {
 	Generation uint64
 	Head       cas.ID
 	Files      map[string]cas.ID // nil until files() decodes entries
+	Held       map[string]cas.ID // held path → Head's ID there (zero: absent)
 
 	entries []byte // verified, undecoded entries of a loaded baseline
 	count   int
+}
+
+// exact reports whether the merge base is exactly Head's tree, so the fast
+// paths that compare heads may skip the merge.
+func (b *baseline) exact() bool { return b == nil || len(b.Held) == 0 }
+
+// headFiles is Head's tree (files() with the held paths put back).
+func (b *baseline) headFiles() map[string]cas.ID {
+	files := b.files()
+	if b.exact() {
+		return files
+	}
+	out := make(map[string]cas.ID, len(files))
+	for p, id := range files {
+		out[p] = id
+	}
+	for p, id := range b.Held {
+		if id.IsZero() {
+			delete(out, p)
+		} else {
+			out[p] = id
+		}
+	}
+	return out
 }
 
 // files returns A's tree, decoding it on first use: a no-op pull needs
@@ -187,8 +248,12 @@ func (b *baseline) delta(files map[string]cas.ID) (changes, old map[string]cas.I
 // read whole, so sorting 10,000 paths on every call would buy nothing.
 func encodeBaseline(b *baseline) []byte {
 	files := b.files()
-	out := make([]byte, 0, len(baselineMagic)+44+len(files)*(40+34)+32)
-	out = append(out, baselineMagic...)
+	out := make([]byte, 0, len(baselineMagic)+48+(len(files)+len(b.Held))*(40+34)+32)
+	if b.exact() {
+		out = append(out, baselineMagic...)
+	} else {
+		out = append(out, baselineHeldMagic...)
+	}
 	out = binary.BigEndian.AppendUint64(out, b.Generation)
 	out = append(out, b.Head[:]...)
 	out = binary.BigEndian.AppendUint32(out, uint32(len(files)))
@@ -197,12 +262,25 @@ func encodeBaseline(b *baseline) []byte {
 		out = append(out, p...)
 		out = append(out, id[:]...)
 	}
+	if !b.exact() {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(b.Held)))
+		for _, p := range sortedKeys(b.Held) {
+			id := b.Held[p]
+			out = binary.BigEndian.AppendUint16(out, uint16(len(p)))
+			out = append(out, p...)
+			out = append(out, id[:]...)
+		}
+	}
 	sum := cas.Sum(out)
 	return append(out, sum[:]...)
 }
 
 func decodeBaseline(data []byte) (*baseline, error) {
-	r, err := newStateReader(data, baselineMagic)
+	magic := baselineMagic
+	if len(data) >= len(baselineHeldMagic) && string(data[:len(baselineHeldMagic)]) == baselineHeldMagic {
+		magic = baselineHeldMagic
+	}
+	r, err := newStateReader(data, magic)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +294,20 @@ func decodeBaseline(data []byte) (*baseline, error) {
 	b.entries = r.b
 	for i := 0; i < b.count && r.ok(); i++ {
 		r.bytes(int(r.u16()) + 32)
+	}
+	if magic == baselineHeldMagic && r.ok() {
+		b.entries = b.entries[:len(b.entries)-len(r.b)]
+		n := int(r.u32())
+		if n == 0 || n > len(r.b)/34 {
+			return nil, errBadStateFile
+		}
+		b.Held = make(map[string]cas.ID, n)
+		for i := 0; i < n && r.ok(); i++ {
+			p := string(r.bytes(int(r.u16())))
+			var id cas.ID
+			copy(id[:], r.bytes(32))
+			b.Held[p] = id
+		}
 	}
 	if !r.done() {
 		return nil, errBadStateFile
@@ -365,11 +457,38 @@ type recoveryFlag struct {
 	Stage          string `json:"stage"`
 	RemoteAccepted string `json:"remoteAccepted"`
 	Generation     uint64 `json:"generation"`
+	// Rewrite is the checksum of the rewrite record (rewrite_record.go)
+	// describing the rewrite of L this flag covers; empty: none.
+	Rewrite string `json:"rewrite,omitempty"`
 }
 
 // dirState is the private state of one visible directory.
 type dirState struct {
-	path string // P/dirs/<hash>
+	path  string // P/dirs/<hash>
+	dir   string // L (resolved), recorded in "where" beside the first baseline
+	store string // the engine's storeKey, recorded in "where"
+}
+
+// whereRecord is P/dirs/<h>/where: which L (and store) this state belongs
+// to. It is written before the first baseline, so its presence tells a
+// lost baseline from a directory never pulled, and it lets a new notebook
+// directory find the existing ones it would contain.
+type whereRecord struct {
+	Dir   string `json:"dir"`
+	Store string `json:"store"`
+}
+
+func (d dirState) pulledBefore() bool {
+	_, err := os.Stat(d.file("where"))
+	return err == nil
+}
+
+func (d dirState) recordWhere() error {
+	if d.dir == "" || d.pulledBefore() {
+		return nil
+	}
+	data, _ := json.Marshal(whereRecord{Dir: d.dir, Store: d.store})
+	return writeAtomic(d.file("where"), data)
 }
 
 func (d dirState) file(name string) string { return filepath.Join(d.path, name) }
@@ -390,7 +509,55 @@ func (d dirState) loadBaseline() (*baseline, error) {
 }
 
 func (d dirState) saveBaseline(b *baseline) error {
+	if err := d.recordWhere(); err != nil {
+		return err
+	}
 	return writeAtomic(d.file("baseline"), encodeBaseline(b))
+}
+
+// saveHeld keeps the content of a held base (idempotent: the name is its
+// file ID), durable before the baseline naming it is recorded.
+func (d dirState) saveHeld(id cas.ID, content []byte) error {
+	name := filepath.Join(d.path, "held", hex.EncodeToString(id[:]))
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	return writeAtomic(name, content)
+}
+
+// loadHeld returns a held base's content, checked against its ID.
+func (d dirState) loadHeld(id cas.ID) ([]byte, bool) {
+	c, err := os.ReadFile(filepath.Join(d.path, "held", hex.EncodeToString(id[:])))
+	if err != nil {
+		return nil, false
+	}
+	if got, err := cas.WriteFile(nil, c); err != nil || got != id {
+		return nil, false
+	}
+	return c, true
+}
+
+// pruneHeld removes the held contents b no longer names.
+func (d dirState) pruneHeld(b *baseline) {
+	dir := filepath.Join(d.path, "held")
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{}
+	if b != nil && !b.exact() {
+		files := b.files()
+		for p := range b.Held {
+			if id, ok := files[p]; ok {
+				keep[hex.EncodeToString(id[:])] = true
+			}
+		}
+	}
+	for _, n := range names {
+		if !keep[n.Name()] {
+			os.Remove(filepath.Join(dir, n.Name()))
+		}
+	}
 }
 
 // loadStatCache returns an empty cache when there is none or it is

@@ -73,3 +73,83 @@ func TestDirStateFiles(t *testing.T) {
 		t.Fatal("clearing twice must be fine")
 	}
 }
+
+// A baseline with held paths is SLDBASE2 and round-trips them; one without
+// stays SLDBASE1, byte for byte what earlier versions read and wrote.
+func TestBaselineHeldCodec(t *testing.T) {
+	files := map[string]cas.ID{"a.md": cas.Sum([]byte("a")), "held.md": cas.Sum([]byte("old base"))}
+	b := &baseline{Generation: 7, Head: cas.Sum([]byte("h")), Files: files,
+		Held: map[string]cas.ID{"held.md": cas.Sum([]byte("head's version")), "gone.md": {}}}
+	data := encodeBaseline(b)
+	if string(data[:8]) != baselineHeldMagic {
+		t.Fatalf("magic %q", data[:8])
+	}
+	got, err := decodeBaseline(data)
+	if err != nil || got.exact() || !reflect.DeepEqual(got.files(), files) || !reflect.DeepEqual(got.Held, b.Held) {
+		t.Fatalf("round trip: %v %+v", err, got)
+	}
+	head := got.headFiles()
+	if head["held.md"] != b.Held["held.md"] || head["a.md"] != files["a.md"] {
+		t.Fatalf("head files %v", head)
+	}
+	if _, ok := head["gone.md"]; ok {
+		t.Fatal("a held path absent from the head is in its tree")
+	}
+	for i := range data {
+		bad := append([]byte{}, data...)
+		bad[i] ^= 0x40
+		if _, err := decodeBaseline(bad); !errors.Is(err, errBadStateFile) {
+			t.Fatalf("flipped byte %d accepted", i)
+		}
+	}
+	plain := encodeBaseline(&baseline{Generation: 7, Head: b.Head, Files: files})
+	if string(plain[:8]) != baselineMagic {
+		t.Fatalf("a baseline without held paths is %q", plain[:8])
+	}
+}
+
+func TestRewriteRecordCodec(t *testing.T) {
+	r := &rewriteRecord{baseHead: cas.Sum([]byte("A")), nextHead: cas.Sum([]byte("R")),
+		overlay: map[string]cas.ID{"x.md": cas.Sum([]byte("x")), "gone.md": {}},
+		entries: []rewriteEntry{
+			{path: "a.md", before: cas.Sum([]byte("1")), after: cas.Sum([]byte("2")), next: cas.Sum([]byte("2"))},
+			{path: "new.md", after: cas.Sum([]byte("n")), next: cas.Sum([]byte("n"))},
+			{path: "del.md", before: cas.Sum([]byte("d"))},
+		}}
+	data := encodeRewrite(r)
+	got, err := decodeRewrite(data)
+	if err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("round trip: %v\n%+v\n%+v", err, got, r)
+	}
+	for i := range data {
+		bad := append([]byte{}, data...)
+		bad[i] ^= 0x40
+		if _, err := decodeRewrite(bad); !errors.Is(err, errBadStateFile) {
+			t.Fatalf("flipped byte %d accepted", i)
+		}
+	}
+	d := dirState{path: t.TempDir()}
+	sum, err := d.saveRewrite(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.loadRewrite(sum); err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("load: %v %+v", err, got)
+	}
+	// A newer record does not replace the one an older flag names.
+	r2 := *r
+	r2.nextHead = cas.Sum([]byte("R2"))
+	if _, err := d.saveRewrite(&r2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.loadRewrite(sum); err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("the older record is gone: %v %+v", err, got)
+	}
+	d.removeRewrite()
+	if got, _ := d.loadRewrite(sum); got != nil {
+		t.Fatal("removeRewrite left a record")
+	}
+	if got, err := d.loadRewrite("00"); err != nil || got != nil {
+		t.Fatalf("a record the flag does not name was used: %v %+v", err, got)
+	}
+}

@@ -14,6 +14,9 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 		return nil, err
 	}
 	defer s.end()
+	if s.lost {
+		return nil, baselineLost()
+	}
 	st := &Status{Path: s.dir, Added: []string{}, Modified: []string{}, Deleted: []string{}}
 	if s.base != nil {
 		st.BaseGeneration = s.base.Generation
@@ -36,6 +39,11 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	// A commit accepted and then interrupted before its baseline was
 	// recorded has published its edits: they are not local changes.
 	s.adoptPublished(state)
+	// Likewise, files an interrupted rewrite already wrote are the tool's,
+	// not local changes (rewrite_record.go).
+	if flag, err := s.state.loadRecovery(); err == nil && flag != nil {
+		s.rollForward(flag)
+	}
 	base := s.baseFiles()
 	for p, id := range s.scan.files {
 		if s.scan.virtual[p] {

@@ -36,6 +36,8 @@ type campaign struct {
 	kinds   []faultKind
 	writers []*writer
 	st      *stats
+	fpBin   string // the failpoints build (kill-at-failpoint)
+	fpNext  int    // the next failpoint in turn
 
 	mu      sync.Mutex
 	outages []window // intervals the store was down, for the outage rule
@@ -55,6 +57,10 @@ func (c *campaign) setup() error {
 		return err
 	}
 	c.kinds = []faultKind{faultKill}
+	if c.cfg.fpBin != "" {
+		c.fpBin = c.cfg.fpBin
+		c.kinds = append(c.kinds, faultFailpoint)
+	}
 	switch c.store {
 	case "file":
 		c.env = []string{"SLIVINGDOC_STORE=file://" + filepath.ToSlash(filepath.Join(c.work, "store"))}
@@ -147,6 +153,7 @@ func (c *campaign) run() error {
 	for _, w := range c.writers {
 		wg.Go(func() { c.loop(ctx, w) })
 	}
+	wg.Go(func() { c.observe(ctx, time.Second) })
 	diskWriter := 0
 	events := schedule(c.cfg.seed, c.stream, c.kinds, c.cfg.rounds, c.cfg.writers, diskWriter)
 	c.st.start = time.Now()
@@ -221,11 +228,23 @@ func (c *campaign) newWriter(i int) (*writer, error) {
 	return w, nil
 }
 
-// exec runs one operation of w and records it.
+// exec runs one operation of w and records it; an armed writer runs the
+// failpoints build, and its death there counts as the campaign's kill.
 func (c *campaign) exec(w *writer, args ...string) opResult {
-	res := runProc(c.cfg.bin, w.dir, c.procEnv(w.priv), c.cfg.opBound, w.setProc, args...)
+	bin, extra, point := c.takeArm(w)
+	onStart := w.setProc
+	if point != "" {
+		onStart = func(p *proc) {
+			if p != nil {
+				p.killed.Store(true)
+			}
+			w.setProc(p)
+		}
+	}
+	res := runProc(bin, w.dir, append(c.procEnv(w.priv), extra...), c.cfg.opBound, onStart, args...)
 	res.Writer = w.id
 	c.st.op(res)
+	w.armDone(point, res)
 	return res
 }
 
@@ -256,7 +275,10 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 	prev := "start" // how the previous operation ended, for conflict notes
 	for ctx.Err() == nil {
 		op := "commit"
-		if w.rng.IntN(100) < 15 {
+		w.mu.Lock()
+		publishArm := w.armed == "after-publish"
+		w.mu.Unlock()
+		if w.rng.IntN(100) < 15 && !publishArm {
 			op = "pull"
 		}
 		args := []string{op}
@@ -289,6 +311,7 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 			switch res.Report.Action {
 			case "EDIT_FILES":
 				c.st.conflictAfter(fmt.Sprintf("%s·%s on %s after %s", res.Report.Code, res.Report.Reason, op, prev))
+				c.auditConflict(w, res)
 				c.resolve(w)
 			case "RUN_VERIFY":
 				integrity++
@@ -387,6 +410,11 @@ func (c *campaign) inject(ctx context.Context, ev event) (bool, error) {
 	switch ev.Kind {
 	case faultKill:
 		return c.writers[ev.Target].kill(ctx, ev.Aim, 20*time.Second), nil
+
+	case faultFailpoint:
+		point := failpointsInTurn[c.fpNext%len(failpointsInTurn)]
+		c.fpNext++
+		return c.armFailpoint(ctx, c.writers[ev.Target], point, 30*time.Second), nil
 
 	case faultOutage:
 		from := time.Now()

@@ -209,6 +209,8 @@ func (c *campaign) judgeNow(name string, verify bool) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
+	n, where := auditMarkers(fresh.dir)
+	c.st.observed(n, where)
 	journals := map[int]journal{}
 	onDisk := map[int]map[string]int{}
 	for _, w := range c.writers {

@@ -59,6 +59,7 @@ type config struct {
 	diskMB          int
 	checkpointPacks int
 	verbose         bool
+	fpBin           string // the failpoints build (built into the work dir)
 }
 
 func main() {
@@ -81,6 +82,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.opBound, "op-bound", 60*time.Second, "time bound of one operation")
 	fs.StringVar(&stores, "stores", "file,seaweedfs", "stores to run against, in order")
 	fs.StringVar(&cfg.bin, "bin", "", "slivingdoc binary (default: build ./cmd/slivingdoc into the work dir)")
+	fs.StringVar(&cfg.fpBin, "failpoints-bin", "", "slivingdoc built with -tags failpoints, for kill-at-failpoint (default: build it into the work dir)")
 	fs.StringVar(&cfg.work, "work", "", "work directory (default: a fresh temporary one, removed after a passing run)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the work directory even after a passing run")
 	fs.StringVar(&cfg.summary, "summary", "", "write the Markdown summary to this file")
@@ -131,6 +133,15 @@ func campaignMain(cfg config) int {
 		}
 	}
 	cfg.bin, _ = filepath.Abs(cfg.bin)
+	if cfg.fpBin == "" {
+		fp, err := failpointBinary(cfg.work)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+			return 2
+		}
+		cfg.fpBin = fp
+	}
+	cfg.fpBin, _ = filepath.Abs(cfg.fpBin)
 
 	var all []*stats
 	broken := false

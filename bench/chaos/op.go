@@ -38,6 +38,7 @@ type report struct {
 	Action    string
 	Retryable bool
 	Detail    string
+	Files     []string // the paths of the report's "file:" lines
 }
 
 // opResult is one process run.
@@ -80,6 +81,9 @@ func parseReport(out string) (report, bool) {
 				return report{}, false
 			}
 			rep.Retryable, seenRetryable = b, true
+		case strings.HasPrefix(line, "file: "):
+			path, _, _ := strings.Cut(strings.TrimPrefix(line, "file: "), " · ")
+			rep.Files = append(rep.Files, path)
 		case strings.HasPrefix(line, "detail: ") && rep.Detail == "":
 			rep.Detail = strings.TrimPrefix(line, "detail: ")
 		}

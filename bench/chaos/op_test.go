@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func TestReportOfTheRealBinary(t *testing.T) {
 		"HOME=" + dir, "NO_COLOR=1"}
 	res := runProc(bin, nb, env, time.Minute, func(*proc) {}, "commit", "-m", "x")
 	want := report{Code: string(server.CodeInvalidRequest), Reason: server.ReasonNotPulled, Action: string(server.ActionPullFirst)}
-	if res.Outcome != outDomain || res.Report != want {
+	if res.Outcome != outDomain || !reflect.DeepEqual(res.Report, want) {
 		t.Fatalf("commit before pull: %s %+v, want error %+v\n%s", res.Outcome, res.Report, want, res.Output)
 	}
 	if msg := checkCatalog(res.Report); msg != "" {
@@ -56,8 +57,12 @@ func TestParseReport(t *testing.T) {
 	full := "ENGINE_FAILED · LOCAL_IO\nA local file operation failed: disk full.\ndetail: disk full\naction: CHECK_HOST\nretryable: true\ndiagnosticId: 0011223344556677\n"
 	rep, ok := parseReport(full)
 	want := report{Code: "ENGINE_FAILED", Reason: "LOCAL_IO", Action: "CHECK_HOST", Retryable: true, Detail: "disk full"}
-	if !ok || rep != want {
+	if !ok || !reflect.DeepEqual(rep, want) {
 		t.Fatalf("parseReport = %+v, %t; want %+v", rep, ok, want)
+	}
+	conflict := "CONTENT_CONFLICT · MERGE_CONFLICT\nm\nfile: shared.md · TEXT_CONFLICT · lines 2-6\nfile: w01.md · MODIFY_DELETE\naction: EDIT_FILES\nretryable: false\n"
+	if rep, ok := parseReport(conflict); !ok || !reflect.DeepEqual(rep.Files, []string{"shared.md", "w01.md"}) {
+		t.Fatalf("parseReport files = %v, %t", rep.Files, ok)
 	}
 	for _, bad := range []string{
 		"",

@@ -50,6 +50,15 @@ func sortedKeys(m map[string]int) []string {
 	return ks
 }
 
+// failpointFigures is "after-recovery-flag 12, mid-rewrite 11, …".
+func failpointFigures(s *stats) string {
+	var parts []string
+	for _, p := range failpointsInTurn {
+		parts = append(parts, fmt.Sprintf("%s %d", p, s.fpFired[p]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
 
 // textReport is the figures of one store on the terminal.
@@ -78,6 +87,8 @@ func textReport(s *stats, verbose bool) string {
 		fmt.Fprintf(&b, "  %s: tokens written %d: accepted %d, published without OK %d, on disk only %d, lost %d, duplicated %d, phantom %d\n",
 			x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
 	}
+	fmt.Fprintf(&b, "  kills at failpoints: %s\n", failpointFigures(s))
+	fmt.Fprintf(&b, "  audits: marker lines in %d published pulls: %d; conflicts in files not edited locally: %d\n", s.markerPulls, s.markerLines, len(s.foreign))
 	fmt.Fprintf(&b, "  largest private root at the end: %.1f MB\n", float64(s.privateMax)/(1<<20))
 	fmt.Fprintf(&b, "  generation reached %d; verify passed: %t; operations during outages: %d; conflict blocks resolved: %d; cache resets: %d\n",
 		s.generation, s.verified, s.duringOutage, s.resolved, len(s.resets))
@@ -139,6 +150,10 @@ func markdownReport(cfg config, all []*stats, now time.Time) string {
 			v := x.v
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d |\n", s.store, x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
 		}
+	}
+	fmt.Fprintf(&b, "\n## Issue 14 audits\n\n| store | kills at failpoints | published pulls audited | marker lines published | conflicts in files not edited locally |\n| --- | --- | ---: | ---: | ---: |\n")
+	for _, s := range all {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |\n", s.store, failpointFigures(s), s.markerPulls, s.markerLines, len(s.foreign))
 	}
 	fmt.Fprintf(&b, "\n| store | generation reached | largest private root | verify | ops entirely during outages | conflict blocks resolved | cache resets | failures |\n| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
 	for _, s := range all {

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -38,7 +39,12 @@ type stats struct {
 	verdict      verdict // after settling
 	verified     bool
 	generation   uint64 // the highest accepted generation an operation reported
-	privateMax   int64  // bytes of the largest writer private root at the end
+	// issue 14 audits (audit.go)
+	fpFired     map[string]int // kill-at-failpoint kills by failpoint
+	markerPulls int            // fresh and observer pulls audited for marker lines
+	markerLines int            // marker lines found in them: must be 0
+	foreign     []string       // conflicts in files the writer did not edit: must be none
+	privateMax  int64          // bytes of the largest writer private root at the end
 }
 
 type errCount struct {
@@ -132,6 +138,33 @@ func (s *stats) conflictAfter(context string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.conflictCx[context]++
+}
+
+func (s *stats) failpointFired(point string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fpFired == nil {
+		s.fpFired = map[string]int{}
+	}
+	s.fpFired[point]++
+}
+
+// observed records one audited pull: n marker lines (failures if any).
+func (s *stats) observed(n int, where []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markerPulls++
+	s.markerLines += n
+	if n > 0 {
+		s.failures = append(s.failures, fmt.Sprintf("%d marker lines published: %s", n, strings.Join(where, "; ")))
+	}
+}
+
+func (s *stats) foreignConflict(what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foreign = append(s.foreign, what)
+	s.failures = append(s.failures, what)
 }
 
 func (s *stats) cacheReset(w int, reason string) {

@@ -29,11 +29,17 @@ type writer struct {
 	journal *os.File
 
 	seq     int
-	pending int  // tokens written since the last OK commit
-	dupSeen bool // a duplicate token line was seen in L (reported once)
+	pending int // tokens written since the last OK commit
+	// the part of pending in the shared file and in its own file (audit.go)
+	sharedPending, ownPending int
+	dupSeen                   bool // a duplicate token line was seen in L (reported once)
 
 	mu  sync.Mutex
 	cur *proc // running process, nil between operations
+	// armed: the failpoint the next operations die at (audit.go), until
+	// one did (armFired).
+	armed    string
+	armFired bool
 	// started is signalled (non-blocking) when a process starts, for a kill
 	// fault waiting for one.
 	started chan struct{}
@@ -127,19 +133,40 @@ func (w *writer) edit() (string, error) {
 	}
 	if w.rng.IntN(2) == 0 && w.insertShared(tok) {
 		w.pending++
+		w.sharedPending++
 		return tok, nil
 	}
-	path := filepath.Join(w.dir, ownFile(w.id))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return "", err
-	}
-	_, err = fmt.Fprintln(f, tok)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := w.appendOwn(tok)
 	w.pending++
+	w.ownPending++
 	return tok, err
+}
+
+// lastEditPrefix starts the line that closes each writer's own file and
+// that every edit of it rewrites: an edit modifies the line right next to
+// the lines the previous edits added, which the other writers' rewrites
+// bring into their directories (issue 14: a concurrent writer editing
+// lines next to a killed writer's half-finished rewrite).
+const lastEditPrefix = "last edit: "
+
+// appendOwn adds tok at the end of w's own file and rewrites its closing
+// "last edit" line.
+func (w *writer) appendOwn(tok string) error {
+	path := filepath.Join(w.dir, ownFile(w.id))
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	text := string(data)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	body := strings.TrimSuffix(text, "\n")
+	if i := strings.LastIndexByte(body, '\n'); strings.HasPrefix(body[i+1:], lastEditPrefix) {
+		text = body[:i+1]
+	}
+	text += fmt.Sprintf("%s\n%s%05d\n", tok, lastEditPrefix, w.seq)
+	return os.WriteFile(path, []byte(text), 0o644)
 }
 
 // insertShared puts tok at the end of w's section of the shared file; it
@@ -183,7 +210,7 @@ func (w *writer) accepted(gen uint64) error {
 	for s := w.seq - w.pending + 1; s <= w.seq; s++ {
 		lines = append(lines, fmt.Sprintf("OK %s-%05d gen=%d", w.tag, s, gen))
 	}
-	w.pending = 0
+	w.pending, w.sharedPending, w.ownPending = 0, 0, 0
 	return w.record(lines...)
 }
 

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/server"
@@ -118,7 +119,14 @@ func (c *cliCommand) config(ctx context.Context) (server.Config, int, bool) {
 // root; the default directory is the workspace root.
 func (c *cliCommand) start(cfg *server.Config, root string) (*server.Engine, int, bool) {
 	if cfg.WorkspaceRoot == "" {
-		cfg.WorkspaceRoot = root
+		// At or below an existing notebook directory, that directory is
+		// the root, so the engine runs on it (issue 14: never a copy).
+		cfg.WorkspaceRoot = server.NotebookRoot(*cfg, root)
+		if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+			// A file is no notebook directory: let the engine say so
+			// (INVALID_REQUEST / PATH_NOT_DIRECTORY), as over MCP.
+			cfg.WorkspaceRoot = filepath.Dir(root)
+		}
 	}
 	if cfg.DefaultDir == "" {
 		// The commands pass the directory explicitly; the engine checks it
@@ -162,11 +170,11 @@ func (c *cliCommand) notebookDir(pos []string, mayBeMissing bool) (string, int, 
 		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %v\n", c.name, err)
 		return "", 2, true
 	}
-	fi, err := os.Stat(dir)
+	// A path that is not a directory is the engine's to refuse
+	// (INVALID_REQUEST / PATH_NOT_DIRECTORY, as over MCP).
+	_, err = os.Stat(dir)
 	switch {
-	case err == nil && !fi.IsDir():
-		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %s is not a directory\n", c.name, dir)
-		return "", 2, true
+	case err == nil:
 	case errors.Is(err, os.ErrNotExist) && mayBeMissing:
 	case err != nil:
 		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %v\n", c.name, err)
@@ -175,9 +183,23 @@ func (c *cliCommand) notebookDir(pos []string, mayBeMissing bool) (string, int, 
 	return dir, 0, false
 }
 
-// makeDir creates the notebook directory when it is missing.
-func (c *cliCommand) makeDir(dir string) (int, bool) {
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+// makeRoot creates the workspace root of a pull when it is missing: the
+// notebook directory itself when no --workspace-root was given. Nothing
+// below the root is created here: the engine creates the notebook
+// directory through the root once it has checked that it lies inside
+// (lexically and through symlinks), so a refused path leaves nothing
+// behind, outside the root least of all.
+func (c *cliCommand) makeRoot(root, dir string) (int, bool) {
+	if abs, err := absDir(root); err == nil {
+		root = abs
+	}
+	if rel, err := filepath.Rel(root, dir); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return 0, false // outside: the engine reports PATH_OUTSIDE_ROOT
+	}
+	if _, err := os.Lstat(root); !errors.Is(err, os.ErrNotExist) {
+		return 0, false
+	}
+	if err := os.MkdirAll(root, 0o777); err != nil {
 		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %v\n", c.name, err)
 		return 2, true
 	}
@@ -198,7 +220,11 @@ func (c *cliCommand) inDir(ctx context.Context, pos []string, create bool, op fu
 		return code
 	}
 	if create {
-		if code, done := c.makeDir(dir); done {
+		root := cfg.WorkspaceRoot
+		if root == "" {
+			root = server.NotebookRoot(cfg, dir) // dir itself unless inside a notebook
+		}
+		if code, done := c.makeRoot(root, dir); done {
 			return code
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,7 +43,11 @@ func runCommit(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "slivingdoc commit: a message is required: -m <message> or -F <file>\n")
 		return 2
 	case given["F"]:
-		b, err := readMessageFile(*msgFile, s.in)
+		b, err := readMessageFileCtx(ctx, *msgFile, s.in)
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintf(s.err, "slivingdoc commit: interrupted\n")
+			return exitInterrupted
+		}
 		if err != nil {
 			fmt.Fprintf(s.err, "slivingdoc commit: -F: %v\n", err)
 			return 2
@@ -56,6 +61,26 @@ func runCommit(ctx context.Context, args []string, s stdio) int {
 		}
 		return err
 	})
+}
+
+// readMessageFileCtx is readMessageFile, given up when ctx ends (SIGINT,
+// SIGTERM): a FIFO or a terminal with no writer blocks the read for ever.
+func readMessageFileCtx(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := readMessageFile(name, stdin)
+		done <- result{b, err}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, context.Canceled // the reader stays blocked; the process exits
+	}
 }
 
 func readMessageFile(name string, stdin io.Reader) ([]byte, error) {

@@ -229,6 +229,10 @@ func (s *settings) resolveStore() (storeSpec, error) {
 			// Credentials come from the AWS chain only; a URL with them would
 			// leak into logs and process listings.
 			return storeSpec{}, usageErrorf("%s: an endpoint URL must not carry user info; use the AWS credential chain", setEndpoint.name(endpointSrc))
+		case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(endpoint, "?#"):
+			// A query can carry a token (X-Amz-Security-Token=…): refused
+			// without echoing the URL.
+			return storeSpec{}, usageErrorf("%s: an endpoint URL must not carry a query or fragment", setEndpoint.name(endpointSrc))
 		}
 	}
 	s3 := remote.S3Config{Bucket: bucket, Prefix: prefix, Region: region, Endpoint: endpoint, PathStyle: pathStyle}
@@ -259,6 +263,13 @@ func (s *settings) resolveStore() (storeSpec, error) {
 	case strings.HasPrefix(store, "s3://"):
 		rest := strings.TrimPrefix(store, "s3://")
 		b, p, _ := strings.Cut(rest, "/")
+		if strings.Contains(b, "@") {
+			// s3://KEY:SECRET@bucket: credentials, never echoed.
+			return storeSpec{}, usageErrorf("%s: an s3:// store URL must not carry user info; use the AWS credential chain", setStore.name(storeSrc))
+		}
+		if strings.ContainsAny(rest, "?#") {
+			return storeSpec{}, usageErrorf("%s: an s3:// store URL must not carry a query or fragment", setStore.name(storeSrc))
+		}
 		if err := checkBucket(b); err != nil {
 			return storeSpec{}, usageErrorf("%s: %q: %v", setStore.name(storeSrc), store, err)
 		}
@@ -274,8 +285,29 @@ func (s *settings) resolveStore() (storeSpec, error) {
 		}
 		return storeSpec{s3: s3}, nil
 	default:
-		return storeSpec{}, usageErrorf("%s: %q: want file:///abs/dir or s3://bucket/prefix", setStore.name(storeSrc), store)
+		return storeSpec{}, usageErrorf("%s: %q: want file:///abs/dir or s3://bucket/prefix", setStore.name(storeSrc), redactURL(store))
 	}
+}
+
+// redactURL is s without user info, query or fragment, for echoing a
+// store value that is not one of ours.
+func redactURL(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i] + "…"
+	}
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		host, path, _ := strings.Cut(rest, "/")
+		if i := strings.LastIndexByte(host, '@'); i >= 0 {
+			host = "…@" + host[i+1:]
+		}
+		s = scheme + "://" + host
+		if path != "" {
+			s += "/" + path
+		}
+	} else if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		s = "…@" + s[i+1:]
+	}
+	return s
 }
 
 func checkBucket(b string) error {

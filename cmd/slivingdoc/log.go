@@ -73,11 +73,12 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 // logWorkspace is the workspace root log gives the engine, which needs one
 // though log reads no directory: the working directory, unless the private
 // root lies inside it (say, the home directory), which the engine refuses;
-// then a path below the private root, which is never read or created.
+// then a sibling path of the private root (neither inside it nor holding
+// it, both of which the engine refuses), which is never read or created.
 func logWorkspace(priv string) string {
 	wd, err := os.Getwd()
 	if err != nil || wd == priv || strings.HasPrefix(priv, strings.TrimSuffix(wd, string(filepath.Separator))+string(filepath.Separator)) {
-		return filepath.Join(priv, "log-workspace")
+		return filepath.Join(filepath.Dir(priv), filepath.Base(priv)+".log-workspace")
 	}
 	return wd
 }

@@ -129,9 +129,11 @@ func TestMCPPathAddressesSubdirectories(t *testing.T) {
 	if r.isError || r.str("path") != sub || fileStats(r)["n.md"] != [2]int{1, 0} {
 		t.Fatalf("commit via ~/: %s\n%s", r.text, r.raw)
 	}
-	// The default directory is the root itself.
-	if r := s.pull(); r.str("path") != a.dir {
-		t.Fatalf("default directory %q, want %s", r.str("path"), a.dir)
+	// The default directory is the root itself, which would now contain
+	// the notebook directory team/one (issue 14): refused, naming it.
+	r = s.call(ToolPullName, map[string]any{})
+	if r.str("reason") != "CONTAINS_NOTEBOOK" || !strings.Contains(r.str("message"), "team/one") {
+		t.Fatalf("default directory containing team/one: %s", r.raw)
 	}
 }
 
