@@ -90,6 +90,11 @@ func (n *Notebook) Cleanup(ctx context.Context, cutoff uint64) (CleanupResult, e
 			res.Deleted = append(res.Deleted, c.key)
 		}
 	}
+	// Group commit's dead descriptors (proposal.go): a failure here
+	// leaves them for the next cleanup.
+	if dead, err := n.CleanProposals(ctx); err == nil {
+		res.Deleted = append(res.Deleted, dead...)
+	}
 	return res, nil
 }
 

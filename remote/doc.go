@@ -48,8 +48,14 @@
 //	                             looking for the publication ID.
 //
 // Checkpoint, Cleanup and Verify (checkpoint*.go, cleanup.go, verify.go)
-// work on both versions. Keys reserved for group commit: proposals/ (not
-// written yet).
+// work on both versions.
+//
+// Group commit (proposal.go, off unless Options.GroupCommit): PublishGroup
+// keeps one publication ID; a retry registers a descriptor under
+// proposals/<G>-<id>, one loser per generation leads (CreateIfAbsent of
+// proposals/<G>-lead) and includes, through the caller's IncludeFunc, the
+// registered proposals that merge cleanly, each re-parented at its own
+// generation; followers poll `current` and find their ID there.
 //
 // Probe runs the same guarantee checks as the contract suite
 // (remote/remotetest) on a disposable key, so the startup check and the

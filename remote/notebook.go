@@ -54,6 +54,12 @@ type Accepted struct {
 	Publication string
 	Attempts    int
 	Published   bool // false when the final proposal was Skip
+	// Group commit (proposal.go): Included is the generation at which a
+	// publication was accepted as a member of another writer's group
+	// (0 otherwise); Members how many registered proposals our own
+	// accepted write included after ours.
+	Included uint64
+	Members  int
 }
 
 // NoRetries as Options.Retries makes the first lost race final.
@@ -78,6 +84,11 @@ type Options struct {
 	// Publish created; an error it returns is ReadCurrent's. The engine uses it to refuse a store whose
 	// generation went backwards (server/generation.go).
 	Observe func(ctx context.Context, s State) error
+	// GroupCommit turns on cooperative publication (proposal.go): a
+	// retry registers its proposal and includes the others registered on
+	// the same generation, at most MaxGroup (default DefaultMaxGroup).
+	GroupCommit bool
+	MaxGroup    int
 }
 
 // Defaults of Options (DESIGN §5).
@@ -94,6 +105,7 @@ type Notebook struct {
 	opts     Options
 	rmu      sync.Mutex // guards opts.Rand, which need not be concurrency-safe
 	segments segmentCache
+	group    groupStats
 }
 
 // Open returns the Notebook on store.

@@ -150,7 +150,7 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	default:
 		// ErrAmbiguous, a cancelled context, or an error nobody mapped:
 		// the replace may have been applied.
-		return n.resolve(ctx, next, pub, err)
+		return n.resolveAt(ctx, next, next.Generation, pub, err)
 	}
 }
 
@@ -186,12 +186,15 @@ func checkProposal(prop Proposal, observed cas.ID, pub string) error {
 	return nil
 }
 
-// resolve decides an ambiguous replace by re-reading `current`. Our write
+// resolveAt decides an ambiguous replace by re-reading `current`. Our write
 // was conditional on generation g-1, so it can only ever have produced
 // generation g: if an increment of generation g is recorded, it is ours or
 // someone else's; if `current` is still below g, ours has not landed (a
 // retry is safe, the store lets at most one of them win).
-func (n *Notebook) resolve(ctx context.Context, next *Manifest, pub string, cause error) (State, error) {
+//
+// g is the generation of our own increment: next.Generation, or (group
+// commit) the first generation of a group whose members follow it.
+func (n *Notebook) resolveAt(ctx context.Context, next *Manifest, g uint64, pub string, cause error) (State, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
 	defer cancel()
 	var cur State
@@ -207,7 +210,6 @@ func (n *Notebook) resolve(ctx context.Context, next *Manifest, pub string, caus
 	if err != nil {
 		return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and re-reading current failed: %v", pub, ErrAmbiguous, cause, err)
 	}
-	g := next.Generation
 	if cur.Generation() < g {
 		// The cause is kept as text only: it says "ambiguous", but the
 		// outcome is now known.
@@ -220,7 +222,7 @@ func (n *Notebook) resolve(ctx context.Context, next *Manifest, pub string, caus
 		return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and reading the history failed: %v", pub, ErrAmbiguous, cause, err)
 	}
 	switch {
-	case ok && inc.Publication == pub && cur.Generation() == g:
+	case ok && inc.Publication == pub && cur.Generation() == next.Generation:
 		return cur, nil
 	case ok && inc.Publication == pub:
 		return State{Manifest: next}, nil // accepted, and others already built on it

@@ -188,7 +188,10 @@ func (s *session) publish(message string) (*Result, error) {
 		last = s.newAttempt(ctx, observed, publication, message)
 		return last.run()
 	}
-	acc, err := s.e.notebook.Publish(s.ctx, build)
+	include := func(ctx context.Context, observed remote.State, own remote.Proposal, cands []remote.Candidate) ([]remote.Member, error) {
+		return last.include(ctx, observed, own, cands)
+	}
+	acc, err := s.e.notebook.PublishGroup(s.ctx, build, include)
 	if errors.Is(err, errMergeConflict) {
 		return nil, s.materialiseConflict(last.attemptResult)
 	}
@@ -211,7 +214,13 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		// the publication as common ground (applied there, not here: the
 		// common path never needs it).
 		s.accepted = &last.pend
-		s.keepOwnPack(acc, last.pack)
+		switch {
+		case acc.Included != 0: // the accepted pack is a helper's, not ours
+		case acc.Members != 0:
+			s.keepMemberPacks(acc, last)
+		default:
+			s.keepOwnPack(acc, last.pack)
+		}
 		s.e.afterPublish(acc.State)
 	}
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
@@ -227,11 +236,22 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 			return nil, s.recoveryFailure(flag, "diffstat", err)
 		}
 	}
-	changes, err := s.plan(last.merged)
+	target := last.merged
+	switch {
+	case acc.Included != 0:
+		// Another writer's group accepted ours: L becomes the tree of
+		// the `current` that proved it, as a pull would make it.
+		if target, err = s.includedTarget(acc.State); err != nil {
+			return nil, s.recoveryFailure(flag, "rewrite", err)
+		}
+	case acc.Members != 0:
+		target = &merged{ids: last.groupFiles(acc.Members)}
+	}
+	changes, err := s.plan(target)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
-	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: last.merged.ids}
+	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: target.ids}
 	if err := s.materialise(changes, flag, next); err != nil {
 		var de *Error
 		if acc.Published && errors.As(err, &de) && de.Code != CodeRecoveryFailure {

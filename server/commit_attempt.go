@@ -37,6 +37,8 @@ type attempt struct {
 	sink    *filterSink
 	pend    pendingEntry
 	rAll    map[cas.ID]bool // every file ID of R, built on first need
+	parts   []groupPart     // the members include offered (groupcommit.go)
+	head    cas.ID          // the proposal's head commit
 }
 
 func (s *session) newAttempt(ctx context.Context, observed remote.State, publication, message string) *attempt {
@@ -65,6 +67,7 @@ func (a *attempt) run() (remote.Proposal, error) {
 	if err != nil {
 		return remote.Proposal{}, err
 	}
+	a.head = head
 	if err := a.record(); err != nil {
 		return remote.Proposal{}, err
 	}

@@ -42,6 +42,9 @@ type Config struct {
 	Ignore           []string
 	NoDefaultIgnores bool
 	AllowSecrets     bool
+	// GroupCommit turns on cooperative publication (server/groupcommit.go,
+	// remote/proposal.go): off by default until it is proved at scale.
+	GroupCommit bool
 }
 
 // Engine runs pull, commit, status and log. It is safe for concurrent use;
@@ -163,7 +166,7 @@ func New(cfg Config) (*Engine, error) {
 	generations := newGenerationMemory(filepath.Join(priv, "stores", storeKey), cfg.Store)
 	e := &Engine{
 		store:     cfg.Store,
-		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe}),
+		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit}),
 		log:       logger,
 		workspace: ws,
 		defDir:    def,

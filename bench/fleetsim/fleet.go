@@ -32,6 +32,8 @@ type Config struct {
 	// before it gives up (0 = 20, as bench/loadgen's actors).
 	CommitRetries int
 	MaxTries      int
+	// GroupCommit turns on the engines' group commit (issue 18).
+	GroupCommit bool
 	// Dir is the parent of the run's L and P directories (default: the
 	// temporary directory). Every agent materialises every agent's file:
 	// 1,000 agents leave 10^6 files, about 4 GB at one block each, and
@@ -143,11 +145,12 @@ func (r *Result) PerCommit(n int64) float64 {
 const packHandlesPerEngine = 64
 
 type agent struct {
-	tag  string
-	e    *server.Engine // the kept engine; nil with Config.EnginePerCommit
-	base string         // parent of the agent's L and P
-	path string         // the agent's file, absolute
-	seq  int
+	tag   string
+	e     *server.Engine // the kept engine; nil with Config.EnginePerCommit
+	base  string         // parent of the agent's L and P
+	path  string         // the agent's file, absolute
+	group bool           // its engines use group commit
+	seq   int
 
 	pending, accepted, written []string
 	ok, busy, gaveUp, calls    int
@@ -344,12 +347,12 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 }
 
 // newEngine is one agent's engine: L at base/notes, P at base/private.
-func newEngine(store remote.Store, base string, retries int) (*server.Engine, string, error) {
+func newEngine(store remote.Store, base string, cfg Config) (*server.Engine, string, error) {
 	dir := filepath.Join(base, "notes")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	e, err := server.New(server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CommitRetries: retries})
+	e, err := server.New(server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CommitRetries: cfg.CommitRetries, GroupCommit: cfg.GroupCommit})
 	return e, dir, err
 }
 
@@ -357,7 +360,7 @@ func newEngine(store remote.Store, base string, retries int) (*server.Engine, st
 // agent its engine, pulled. The store's latency is off: set-up is not
 // measured. It returns the generation after set-up.
 func setup(ctx context.Context, cfg Config, store remote.Store, base string) ([]*agent, uint64, error) {
-	seed, dir, err := newEngine(store, filepath.Join(base, "seed"), cfg.CommitRetries)
+	seed, dir, err := newEngine(store, filepath.Join(base, "seed"), cfg)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -371,7 +374,7 @@ func setup(ctx context.Context, cfg Config, store remote.Store, base string) ([]
 		if err := os.WriteFile(filepath.Join(dir, tag+".md"), []byte("# "+tag+"\n"), 0o644); err != nil {
 			return nil, 0, err
 		}
-		agents[i] = &agent{tag: tag, other: map[string]int{}, cause: map[string]string{}}
+		agents[i] = &agent{tag: tag, group: cfg.GroupCommit, other: map[string]int{}, cause: map[string]string{}}
 	}
 	r, err := seed.Commit(ctx, "", "set-up")
 	if err != nil {
@@ -380,7 +383,7 @@ func setup(ctx context.Context, cfg Config, store remote.Store, base string) ([]
 	err = parallel(len(agents), 2*runtime.GOMAXPROCS(0), func(i int) error {
 		a := agents[i]
 		a.base = filepath.Join(base, a.tag)
-		e, dir, err := newEngine(store, a.base, cfg.CommitRetries)
+		e, dir, err := newEngine(store, a.base, cfg)
 		if err != nil {
 			return err
 		}
@@ -472,7 +475,7 @@ func (a *agent) commitOnce(ctx context.Context, store remote.Store, retries int)
 	e := a.e
 	if e == nil {
 		var err error
-		if e, _, err = newEngine(store, a.base, retries); err != nil {
+		if e, _, err = newEngine(store, a.base, Config{CommitRetries: retries, GroupCommit: a.group}); err != nil {
 			return err
 		}
 		defer e.Close()
@@ -484,7 +487,7 @@ func (a *agent) commitOnce(ctx context.Context, store remote.Store, retries int)
 // auditNotebook pulls the final notebook with a fresh engine into dir and
 // checks every tagged line; it returns the final generation too.
 func auditNotebook(ctx context.Context, store remote.Store, dir string, accepted, written []string) (uint64, Audit, error) {
-	e, l, err := newEngine(store, dir, 0)
+	e, l, err := newEngine(store, dir, Config{})
 	if err != nil {
 		return 0, Audit{}, err
 	}

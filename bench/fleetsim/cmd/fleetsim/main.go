@@ -36,6 +36,7 @@ func main() {
 	capRun := flag.Duration("cap", 10*time.Minute, "no new call starts this long after the last instant (model time)")
 	perCommit := flag.Bool("engine-per-commit", false, "a fresh engine per Commit call, as the CLI (default: one engine per agent, as serve)")
 	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
+	group := flag.Bool("group-commit", false, "engines use group commit (issue 18)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	flag.Parse()
 
@@ -51,7 +52,7 @@ func main() {
 		cfg := fleetsim.Config{
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
 			Model:         fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
-			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
+			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit, GroupCommit: *group,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
 		}
 		lg.Printf("%d agents ...", n)

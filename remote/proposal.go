@@ -1,0 +1,644 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// Group commit (DESIGN §5, docs/storage.md §2B). Off unless
+// Options.GroupCommit is set; then PublishGroup runs instead of the
+// single-writer loop of publish.go:
+//
+//	attempt 1       build -> Put pack -> conditional write (3 requests, as before)
+//	attempt k > 1   check whether an earlier attempt was accepted (by us or
+//	                as a member of someone's group) -> build -> Put pack ->
+//	                Put descriptor proposals/<G>-<pub> ->
+//	                CreateIfAbsent proposals/<G>-lead:
+//	                  lost: follow (no write): poll HEAD current until it
+//	                        moves, read it, look for our ID;
+//	                  won (or `current` did not move since our last
+//	                        attempt, so the leader may be gone): wait
+//	                        FirstWait -> List proposals/<G>- -> Get each
+//	                        other descriptor and its pack (oldest first, at
+//	                        most MaxGroup) -> include (the caller
+//	                        re-parents those that merge cleanly) ->
+//	                        CreateIfAbsent each member pack -> conditional
+//	                        write of `current` naming our increment at G+1
+//	                        and the members at G+2, G+3, ...
+//
+// Invariants (tested by the model test in server/groupcommit_model_test.go):
+//   - one publication ID per Publish call, across every attempt;
+//   - a descriptor registered on generation G names a pack built on G's
+//     head, and only a write conditional on G's ETag includes it: once
+//     `current` is past G it is dead, so each registration is decided by
+//     one write;
+//   - before every attempt the proposer reads `current` and looks for its
+//     ID in every generation after the first one it attempted on: found
+//     means accepted (whoever wrote it), and it stops; not found while
+//     `current` is past those attempts means none of them can ever be
+//     accepted, so the next one cannot double-accept;
+//   - a writer includes at most one descriptor per publication ID and never
+//     its own; member packs are created with CreateIfAbsent, so two helpers
+//     racing for one member key cannot overwrite each other's bytes (the
+//     one whose create fails leaves that member, and the ones after it,
+//     out).
+
+// groupStats counts, per Notebook, the won writes made by a retry (the
+// ones that list proposals) and the members they included.
+type groupStats struct {
+	writes, members atomic.Int64
+}
+
+// GroupStats returns how many won conditional writes of this notebook
+// were group-commit retries and how many registered proposals they
+// included (for tests and the fleet simulation).
+func (n *Notebook) GroupStats() (writes, members int64) {
+	return n.group.writes.Load(), n.group.members.Load()
+}
+
+// ProposalsPrefix holds the descriptors of registered proposals.
+const ProposalsPrefix = "proposals/"
+
+// DefaultMaxGroup bounds how many registered proposals one write includes.
+const DefaultMaxGroup = 32
+
+// ProposalDescriptor is the small object a writer that lost a race
+// registers under ProposalKey(ParentGeneration, Publication): its pack
+// (already uploaded at IncrementKey(ParentGeneration+1, Publication)) and
+// the head it built on.
+type ProposalDescriptor struct {
+	Publication      string
+	ParentGeneration uint64
+	Parent           cas.ID // the head of generation ParentGeneration (zero for the empty notebook)
+	Head             cas.ID // the proposal's head commit, in Pack
+	Pack             PackRef
+}
+
+// ProposalKey is proposals/<parentGeneration, 20 digits>-<uuidv7>.
+func ProposalKey(parentGeneration uint64, publication string) string {
+	return strings.TrimSuffix(packKey(ProposalsPrefix, parentGeneration, publication), packSuffix)
+}
+
+// errFollow marks an attempt that registered and left the write to the
+// generation's leader.
+var errFollow = errors.New("remote: following the group's leader")
+
+// A follower polls `current` (one HEAD each) until it moves, FirstWait
+// apart at first and growing to followMaxPoll, for at most followWait: a
+// leader of a large group on busy cores takes well over a second, and a
+// follower that gives up early races it (and usually loses).
+const (
+	followWait    = 5 * time.Second
+	followMaxPoll = 250 * time.Millisecond
+)
+
+// followPolls bounds settle's reads of `current`.
+const followPolls = 40
+
+// leadKey is the marker whose creator leads the group of a generation.
+func leadKey(parentGeneration uint64) string {
+	return proposalPrefix(parentGeneration) + "lead"
+}
+
+func parseLeadKey(key string) (uint64, error) {
+	rest, ok := strings.CutPrefix(key, ProposalsPrefix)
+	if !ok || len(rest) != 25 || rest[20:] != "-lead" {
+		return 0, fmt.Errorf("remote: %q is not a lead key", key)
+	}
+	return strconv.ParseUint(rest[:20], 10, 64)
+}
+
+// proposalPrefix lists the descriptors registered on one generation.
+func proposalPrefix(parentGeneration uint64) string {
+	k := ProposalKey(parentGeneration, "")
+	return k
+}
+
+// parseProposalKey returns the parent generation and publication a
+// descriptor key names.
+func parseProposalKey(key string) (uint64, string, error) {
+	rest, ok := strings.CutPrefix(key, ProposalsPrefix)
+	if !ok || len(rest) < 22 || rest[20] != '-' {
+		return 0, "", fmt.Errorf("remote: %q is not a proposal key", key)
+	}
+	g, err := strconv.ParseUint(rest[:20], 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("remote: %q is not a proposal key", key)
+	}
+	pub := rest[21:]
+	if !IsPublicationID(pub) {
+		return 0, "", fmt.Errorf("remote: %q is not a proposal key", key)
+	}
+	return g, pub, nil
+}
+
+// descriptorJSON fixes the encoding: fields in this order, IDs in lower
+// hex, no whitespace, a trailing newline.
+type descriptorJSON struct {
+	Version          int    `json:"version"`
+	Publication      string `json:"publication"`
+	ParentGeneration uint64 `json:"parentGeneration"`
+	Parent           string `json:"parent"`
+	Head             string `json:"head"`
+	PackSum          string `json:"packSum"`
+	PackSize         int64  `json:"packSize"`
+}
+
+const descriptorVersion = 1
+
+// EncodeProposal returns the descriptor's bytes.
+func EncodeProposal(d ProposalDescriptor) []byte {
+	parent := ""
+	if !d.Parent.IsZero() {
+		parent = d.Parent.String()
+	}
+	data, _ := json.Marshal(descriptorJSON{
+		Version: descriptorVersion, Publication: d.Publication, ParentGeneration: d.ParentGeneration,
+		Parent: parent, Head: d.Head.String(), PackSum: d.Pack.Sum.String(), PackSize: d.Pack.Size,
+	})
+	return append(data, '\n')
+}
+
+// DecodeProposal parses a descriptor read at key, refusing anything
+// EncodeProposal would not have written for that key.
+func DecodeProposal(key string, data []byte) (ProposalDescriptor, error) {
+	bad := func(why string) (ProposalDescriptor, error) {
+		return ProposalDescriptor{}, fmt.Errorf("remote: proposal %s: %s", key, why)
+	}
+	g, pub, err := parseProposalKey(key)
+	if err != nil {
+		return bad("bad key")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var j descriptorJSON
+	if err := dec.Decode(&j); err != nil {
+		return bad("not a descriptor")
+	}
+	d := ProposalDescriptor{Publication: j.Publication, ParentGeneration: j.ParentGeneration}
+	if j.Parent != "" {
+		if d.Parent, err = cas.ParseID(j.Parent); err != nil {
+			return bad("bad parent")
+		}
+	}
+	if d.Head, err = cas.ParseID(j.Head); err != nil {
+		return bad("bad head")
+	}
+	var sum cas.ID
+	if sum, err = cas.ParseID(j.PackSum); err != nil {
+		return bad("bad pack sum")
+	}
+	d.Pack = PackRef{Key: IncrementKey(g+1, pub), Sum: sum, Size: j.PackSize}
+	switch {
+	case j.Version != descriptorVersion:
+		return bad("unknown version")
+	case j.Publication != pub || j.ParentGeneration != g:
+		return bad("does not match its key")
+	case j.PackSize <= 0 || d.Head.IsZero():
+		return bad("no pack")
+	case !bytes.Equal(EncodeProposal(d), data):
+		return bad("not in canonical form")
+	}
+	return d, nil
+}
+
+// Candidate is a registered proposal offered to the include function:
+// its descriptor and its pack, size and BLAKE3 checked.
+type Candidate struct {
+	ProposalDescriptor
+	PackData []byte
+}
+
+// Member is a proposal re-parented by the include function onto the head
+// before it in the group (the writer's own head for the first member).
+// It keeps its publication ID; its pack holds every object its head needs
+// beyond the previous head of the group.
+type Member struct {
+	Publication string
+	Head        cas.ID
+	Pack        []byte
+}
+
+// IncludeFunc decides which candidates join a write that accepts own on
+// top of observed, in the order given, and returns them re-parented. It
+// may return fewer than it was given (those that do not merge cleanly are
+// left to their proposers). An error leaves every candidate out.
+type IncludeFunc func(ctx context.Context, observed State, own Proposal, cands []Candidate) ([]Member, error)
+
+// PublishGroup is Publish with group commit when Options.GroupCommit is
+// set (otherwise it is Publish and include is unused). Accepted.Included
+// reports a publication accepted as a member of another writer's group:
+// then State is the `current` read that proved it and Generation its
+// generation.
+func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
+	if !n.opts.GroupCommit || include == nil {
+		return n.Publish(ctx, build)
+	}
+	state, err := n.ReadCurrent(ctx)
+	if err != nil {
+		return Accepted{}, err
+	}
+	read := n.opts.Now()
+	pub := NewUUIDv7()
+	var (
+		tried    bool   // an attempt was made (a write or a registration)
+		lowest   uint64 // the lowest generation attempted on
+		lastETag string // the state the last proposal was built on
+		prop     Proposal
+		follows  int // attempts that left the write to a leader (not counted as retries)
+		// registered: a descriptor of ours on regGen may still be
+		// included by that generation's leader until `current` is past it.
+		registered bool
+		regGen     uint64
+	)
+	followLimit := 4 * (n.opts.Retries + 1)
+	// stop ends the call with err, unless a descriptor of ours may still
+	// be included: then settle decides (a cancelled context included).
+	stop := func(err error) (Accepted, error) {
+		if registered {
+			return n.settle(ctx, regGen, lowest, pub, 0, err)
+		}
+		return Accepted{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		if tried {
+			inc, ok, err := n.acceptedSince(ctx, state, lowest, pub)
+			if err != nil {
+				return stop(err)
+			}
+			if ok {
+				if n.opts.Observe != nil {
+					_ = n.opts.Observe(ctx, state)
+				}
+				return Accepted{State: state, Publication: pub, Attempts: attempt - 1, Published: true, Included: inc.Generation}, nil
+			}
+		}
+		reuse := tried && state.ETag == lastETag
+		if !reuse {
+			prop, err = build(ctx, state, pub)
+			if errors.Is(err, ErrStale) && attempt <= n.opts.Retries && n.moved(ctx, state) {
+				err = fmt.Errorf("%w: %w", errNotAccepted, err)
+			} else if err != nil {
+				return Accepted{}, err
+			}
+		}
+		if err == nil && prop.Skip {
+			return Accepted{State: state, Attempts: attempt}, nil
+		}
+		var next State
+		var members int
+		if err == nil {
+			if attempt > 1 && !reuse && n.moved(ctx, state) {
+				err = fmt.Errorf("%w: current moved past generation %d while the retry was built: %w", errNotAccepted, state.Generation(), ErrPrecondition)
+			} else {
+				if !tried || state.Generation() < lowest {
+					lowest = state.Generation()
+				}
+				tried, lastETag = true, state.ETag
+				if attempt > 1 {
+					registered, regGen = true, state.Generation() // from the descriptor's Put on, it may be included
+				}
+				next, members, err = n.groupAttempt(ctx, state, pub, prop, attempt > 1, reuse, include)
+			}
+		}
+		if err == nil {
+			if n.opts.Observe != nil {
+				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest})
+			}
+			if attempt > 1 {
+				n.group.writes.Add(1)
+				n.group.members.Add(int64(members))
+			}
+			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true, Members: members}, nil
+		}
+		if !errors.Is(err, errNotAccepted) {
+			if registered {
+				return n.settle(ctx, regGen, lowest, pub, attempt, err)
+			}
+			return Accepted{}, err
+		}
+		if errors.Is(err, errFollow) && follows < followLimit {
+			// Not a lost race: wait for the leader's write (or for its
+			// absence to show), then read `current` again.
+			follows++
+			attempt--
+			wait := n.opts.FirstWait
+			for waited := time.Duration(0); waited < followWait; waited += wait {
+				if err := n.opts.Sleep(ctx, wait); err != nil {
+					return stop(err)
+				}
+				if n.moved(ctx, state) {
+					break
+				}
+				wait = min(wait*5/4, followMaxPoll)
+			}
+			if state, err = n.ReadCurrent(ctx); err != nil {
+				return stop(err)
+			}
+			read = n.opts.Now()
+			continue
+		}
+		if attempt > n.opts.Retries {
+			cause := fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
+			if registered {
+				return n.settle(ctx, regGen, lowest, pub, attempt, cause)
+			}
+			return Accepted{}, cause
+		}
+		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
+			return stop(err)
+		}
+		if state, err = n.ReadCurrent(ctx); err != nil {
+			return stop(err)
+		}
+		read = n.opts.Now()
+	}
+}
+
+// settle decides a Publish that stops (retries exhausted, a store error)
+// while a descriptor of ours registered on generation g may still be
+// included: it reads `current` until it is past g (then the descriptor is
+// dead and the verdict final: accepted if our ID is there, else cause) or
+// the polls run out (ErrAmbiguous). It runs even if ctx is cancelled, like
+// resolveAt: the caller must learn whether its change was accepted.
+func (n *Notebook) settle(ctx context.Context, g, lowest uint64, pub string, attempts int, cause error) (Accepted, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	defer cancel()
+	for poll := 0; ; poll++ {
+		st, err := n.ReadCurrent(rctx)
+		if err == nil {
+			inc, ok, ferr := n.acceptedSince(rctx, st, lowest, pub)
+			switch {
+			case ferr == nil && ok:
+				return Accepted{State: st, Publication: pub, Attempts: attempts, Published: true, Included: inc.Generation}, nil
+			case ferr == nil && st.Generation() > g:
+				return Accepted{}, cause // every attempt of ours is decided: none was accepted
+			}
+		}
+		if poll >= followPolls {
+			return Accepted{}, fmt.Errorf("remote: publication %s: %w: its proposal on generation %d may still be included (%w)", pub, ErrAmbiguous, g, cause)
+		}
+		if err := n.opts.Sleep(rctx, n.opts.FirstWait); err != nil {
+			return Accepted{}, fmt.Errorf("remote: publication %s: %w: %w", pub, ErrAmbiguous, cause)
+		}
+	}
+}
+
+// acceptedSince looks for pub among the publications of state after
+// generation lowest (every generation an attempt of ours could have
+// produced, ours or as a member).
+func (n *Notebook) acceptedSince(ctx context.Context, state State, lowest uint64, pub string) (Increment, bool, error) {
+	if state.Generation() <= lowest {
+		return Increment{}, false, nil
+	}
+	incs, err := n.Publications(ctx, state, lowest+1, state.Generation())
+	if err != nil {
+		return Increment{}, false, fmt.Errorf("remote: publication %s: read the history: %w", pub, err)
+	}
+	for _, inc := range incs {
+		if inc.Publication == pub {
+			return inc, true, nil
+		}
+	}
+	return Increment{}, false, nil
+}
+
+// groupAttempt uploads our pack (a retry also registers it and gathers
+// the registered proposals of the same generation), then conditionally
+// replaces `current` with the manifest accepting ours and the members.
+func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string, prop Proposal, register, reuse bool, include IncludeFunc) (State, int, error) {
+	if err := checkProposal(prop, observed.Head(), pub); err != nil {
+		return State{}, 0, err
+	}
+	gen, err := NextGeneration(observed.Generation())
+	if err != nil {
+		return State{}, 0, err
+	}
+	at := uint64(n.opts.Now().UnixMilli())
+	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
+	next, err := observed.Manifest.ExtendAt(pub, prop.Head, ref, at)
+	if err != nil {
+		return State{}, 0, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
+	}
+	uploads := append([]segmentBlob(nil), next.uploads...)
+	if !reuse {
+		// An unconditional put: a member pack a helper created under this
+		// key can only come from a write conditional on an older
+		// generation, which can no longer win.
+		if err := n.store.Put(ctx, ref.Key, prop.Pack); err != nil {
+			return State{}, 0, fmt.Errorf("remote: upload pack: %w", notAmbiguous(err))
+		}
+	}
+	var members []Member
+	if register {
+		desc := ProposalDescriptor{Publication: pub, ParentGeneration: observed.Generation(), Parent: observed.Head(), Head: prop.Head, Pack: ref}
+		if err := n.store.Put(ctx, ProposalKey(desc.ParentGeneration, pub), EncodeProposal(desc)); err != nil {
+			return State{}, 0, fmt.Errorf("remote: register proposal: %w", notAmbiguous(err))
+		}
+		// One writer per generation leads: the first to create the lead
+		// marker proposals/<G>-lead. The others follow (no write): back
+		// off and read `current`, where the leader's write names them.
+		// When `current` did not move since our last attempt the leader
+		// may be gone, and we write ourselves.
+		if !reuse {
+			_, err := n.store.CreateIfAbsent(ctx, leadKey(observed.Generation()), []byte(pub+"\n"))
+			switch {
+			case errors.Is(err, ErrPrecondition):
+				return State{}, 0, fmt.Errorf("%w: %w: another writer leads generation %d", errNotAccepted, errFollow, observed.Generation())
+			case err != nil:
+				return State{}, 0, fmt.Errorf("remote: lead proposals: %w", notAmbiguous(err))
+			}
+			// Give the other losers of the last race a moment to register.
+			if err := n.opts.Sleep(ctx, n.opts.FirstWait); err != nil {
+				return State{}, 0, err
+			}
+		}
+		members = n.gather(ctx, observed, pub, prop, include)
+	}
+	// Validate and extend in order; create the member packs in parallel
+	// and keep the prefix whose creates all succeeded.
+	prev := prop.Head
+	type step struct {
+		m    *Manifest
+		ref  PackRef
+		pack []byte
+	}
+	var steps []step
+	for i, m := range members {
+		g := gen + 1 + uint64(i)
+		if err := checkProposal(Proposal{Pack: m.Pack, Head: m.Head}, prev, m.Publication); err != nil {
+			break
+		}
+		mref := PackRef{Key: IncrementKey(g, m.Publication), Sum: cas.Sum(m.Pack), Size: int64(len(m.Pack))}
+		last := next
+		if len(steps) > 0 {
+			last = steps[len(steps)-1].m
+		}
+		grown, err := last.ExtendAt(m.Publication, m.Head, mref, at)
+		if err != nil {
+			break
+		}
+		steps = append(steps, step{m: grown, ref: mref, pack: m.Pack})
+		prev = m.Head
+	}
+	created := make([]bool, len(steps))
+	var wg sync.WaitGroup
+	for i, st := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Another helper's bytes, or a store failure: this member
+			// and the ones built on it stay out.
+			_, err := n.store.CreateIfAbsent(ctx, st.ref.Key, st.pack)
+			created[i] = err == nil
+		}()
+	}
+	wg.Wait()
+	kept := 0
+	for kept < len(steps) && created[kept] {
+		uploads = append(uploads, steps[kept].m.uploads...)
+		next = steps[kept].m
+		kept++
+	}
+	members = members[:kept]
+	next.uploads = uploads
+	if err := n.putSegments(ctx, next); err != nil {
+		return State{}, 0, err
+	}
+	data := encodeManifest(next)
+	var etag string
+	if observed.ETag == "" {
+		etag, err = n.store.CreateIfAbsent(ctx, CurrentKey, data)
+	} else {
+		etag, err = n.store.ReplaceIfMatch(ctx, CurrentKey, data, observed.ETag)
+	}
+	switch {
+	case err == nil:
+		return State{Manifest: next, ETag: etag}, len(members), nil
+	case errors.Is(err, ErrPrecondition):
+		return State{}, 0, fmt.Errorf("%w: lost the race for generation %d: %w", errNotAccepted, gen, err)
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrAccessDenied), errors.Is(err, ErrInvalidKey):
+		return State{}, 0, fmt.Errorf("remote: replace current: %w", err)
+	default:
+		st, err := n.resolveAt(ctx, next, gen, pub, err)
+		return st, len(members), err
+	}
+}
+
+// gather lists the proposals registered on observed's generation and asks
+// include which of them join. Any failure here only leaves proposals out.
+func (n *Notebook) gather(ctx context.Context, observed State, pub string, own Proposal, include IncludeFunc) []Member {
+	infos, err := n.store.List(ctx, proposalPrefix(observed.Generation()))
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, info := range infos {
+		g, p, err := parseProposalKey(info.Key)
+		if err != nil || g != observed.Generation() || p == pub {
+			continue
+		}
+		if observed.Manifest != nil {
+			if _, done := observed.Manifest.FindPublication(p); done {
+				continue
+			}
+		}
+		keys = append(keys, info.Key)
+	}
+	sort.Strings(keys)
+	limit := n.opts.MaxGroup
+	if limit <= 0 {
+		limit = DefaultMaxGroup
+	}
+	if len(keys) > limit {
+		keys = keys[:limit]
+	}
+	cands := make([]*Candidate, len(keys))
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, _, err := n.store.Get(ctx, key)
+			if err != nil {
+				return
+			}
+			d, err := DecodeProposal(key, data)
+			if err != nil || d.Parent != observed.Head() {
+				return
+			}
+			pack, err := n.FetchPack(ctx, d.Pack)
+			if err != nil {
+				return
+			}
+			cands[i] = &Candidate{ProposalDescriptor: d, PackData: pack}
+		}()
+	}
+	wg.Wait()
+	var ok []Candidate
+	for _, c := range cands {
+		if c != nil {
+			ok = append(ok, *c)
+		}
+	}
+	if len(ok) == 0 {
+		return nil
+	}
+	members, err := include(ctx, observed, own, ok)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{pub: true}
+	allowed := map[string]bool{}
+	for _, c := range ok {
+		allowed[c.Publication] = true
+	}
+	for i, m := range members {
+		if seen[m.Publication] || !allowed[m.Publication] {
+			return members[:i]
+		}
+		seen[m.Publication] = true
+	}
+	return members
+}
+
+// CleanProposals deletes the descriptors registered on generations below
+// `current`'s: only a write conditional on a descriptor's own generation
+// can include it, so once `current` is past it nothing can. It returns the
+// keys deleted.
+func (n *Notebook) CleanProposals(ctx context.Context) ([]string, error) {
+	state, err := n.ReadCurrent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := n.store.List(ctx, ProposalsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var deleted []string
+	for _, info := range infos {
+		g, _, err := parseProposalKey(info.Key)
+		if err != nil {
+			g, err = parseLeadKey(info.Key)
+		}
+		if err != nil || g >= state.Generation() {
+			continue
+		}
+		if err := n.store.Delete(ctx, info.Key); err != nil && !errors.Is(err, ErrNotFound) {
+			return deleted, err
+		}
+		deleted = append(deleted, info.Key)
+	}
+	return deleted, nil
+}

@@ -1,0 +1,258 @@
+package remote_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+func TestProposalDescriptorRoundTrip(t *testing.T) {
+	d := remote.ProposalDescriptor{
+		Publication: remote.NewUUIDv7(), ParentGeneration: 41,
+		Parent: cas.Sum([]byte("parent")), Head: cas.Sum([]byte("head")),
+	}
+	d.Pack = remote.PackRef{Key: remote.IncrementKey(42, d.Publication), Sum: cas.Sum([]byte("pack")), Size: 1234}
+	key := remote.ProposalKey(41, d.Publication)
+	if want := "proposals/00000000000000000041-" + d.Publication; key != want {
+		t.Fatalf("key %q, want %q", key, want)
+	}
+	data := remote.EncodeProposal(d)
+	got, err := remote.DecodeProposal(key, data)
+	if err != nil || got != d {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	for name, bad := range map[string][]byte{
+		"reordered":     bytes.Replace(data, []byte(`{"version":1,`), []byte(`{ "version":1,`), 1),
+		"unknown field": bytes.Replace(data, []byte(`{"version":1,`), []byte(`{"version":1,"x":1,`), 1),
+		"other version": bytes.Replace(data, []byte(`{"version":1,`), []byte(`{"version":2,`), 1),
+		"no newline":    bytes.TrimSuffix(data, []byte("\n")),
+	} {
+		if _, err := remote.DecodeProposal(key, bad); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	if _, err := remote.DecodeProposal(remote.ProposalKey(40, d.Publication), data); err == nil {
+		t.Error("a descriptor under another generation's key decoded")
+	}
+}
+
+// groupWriter publishes with group commit: its build adds files to the
+// observed tree; its include re-parents every candidate (whole trees, all
+// objects in the member's pack).
+type groupWriter struct {
+	*treeWriter
+}
+
+func newGroupWriter(store remote.Store) groupWriter {
+	w := newTreeWriter(store)
+	w.nb = remote.Open(store, remote.Options{Sleep: fastSleep, GroupCommit: true})
+	return groupWriter{w}
+}
+
+func (w groupWriter) filesOf(ctx context.Context, state remote.State, extra ...[]byte) (map[string][]byte, chainSource, error) {
+	src, err := w.chainPacks(ctx, state)
+	if err != nil {
+		return nil, src, err
+	}
+	for _, data := range extra {
+		p, err := cas.OpenPack(data)
+		if err != nil {
+			return nil, src, err
+		}
+		src.packs = append(src.packs, p)
+	}
+	files, err := readFiles(src, state.Head())
+	return files, src, err
+}
+
+func packFiles(files map[string][]byte, parent cas.ID, pub string, when time.Time, msg []byte) (remote.Proposal, error) {
+	pw := cas.NewPackWriter()
+	ids := map[string]cas.ID{}
+	for p, c := range files {
+		id, err := cas.WriteFile(pw, c)
+		if err != nil {
+			return remote.Proposal{}, err
+		}
+		ids[p] = id
+	}
+	tree, err := cas.WriteTree(pw, ids)
+	if err != nil {
+		return remote.Proposal{}, err
+	}
+	commit := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: parent, Publication: pub, Time: when, Message: msg})
+	if err := pw.Put(commit); err != nil {
+		return remote.Proposal{}, err
+	}
+	pack, err := pw.Finish()
+	return remote.Proposal{Pack: pack, Head: commit.ID}, err
+}
+
+func (w groupWriter) publish(ctx context.Context, path string, onBuild func(attempt int)) (remote.Accepted, error) {
+	attempt := 0
+	build := func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
+		attempt++
+		if onBuild != nil {
+			onBuild(attempt)
+		}
+		files, _, err := w.filesOf(ctx, observed)
+		if err != nil {
+			return remote.Proposal{}, err
+		}
+		files = maps.Clone(files)
+		files[path] = []byte(path + "\n")
+		return packFiles(files, observed.Head(), pub, time.Unix(1700000000, 0), []byte("add "+path))
+	}
+	include := func(ctx context.Context, observed remote.State, own remote.Proposal, cands []remote.Candidate) ([]remote.Member, error) {
+		base, src, err := w.filesOf(ctx, observed, own.Pack)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := readFiles(src, own.Head)
+		if err != nil {
+			return nil, err
+		}
+		prev := own.Head
+		var out []remote.Member
+		for _, c := range cands {
+			p, err := cas.OpenPack(c.PackData)
+			if err != nil {
+				return nil, err
+			}
+			theirSrc := chainSource{packs: append([]*cas.Pack{p}, src.packs...)}
+			theirs, err := readFiles(theirSrc, c.Head)
+			if err != nil {
+				return nil, err
+			}
+			o, _ := p.Get(c.Head)
+			cm, _ := cas.DecodeCommit(o)
+			next := maps.Clone(cur)
+			for path, content := range theirs {
+				if !bytes.Equal(base[path], content) {
+					next[path] = content
+				}
+			}
+			m, err := packFiles(next, prev, c.Publication, cm.Time, cm.Message)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, remote.Member{Publication: c.Publication, Head: m.Head, Pack: m.Pack})
+			cur, prev = next, m.Head
+		}
+		return out, nil
+	}
+	return w.nb.PublishGroup(ctx, build, include)
+}
+
+// replaceHookStore runs a hook before each conditional replace of `current`.
+type replaceHookStore struct {
+	*remote.Mem
+	before func(n int)
+	n      int
+}
+
+func (h *replaceHookStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	if key == remote.CurrentKey && h.before != nil {
+		h.n++
+		h.before(h.n)
+	}
+	return h.Mem.ReplaceIfMatch(ctx, key, data, etag)
+}
+
+// A proposer that registered is accepted by a helper's write: it learns
+// that by reading `current`, reports the generation it was accepted at,
+// and never publishes its ID a second time; the helper's write accepts
+// both, each at its own generation with its own message; the next
+// publication reads nothing stale. Stale descriptors are cleaned up.
+func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
+	ctx := context.Background()
+	mem := remote.NewMem()
+	store := &replaceHookStore{Mem: mem}
+	seed := newGroupWriter(store)
+	if _, err := seed.publish(ctx, "seed.md", nil); err != nil {
+		t.Fatal(err)
+	}
+	proposer, rival, helper := newGroupWriter(store), newGroupWriter(store), newGroupWriter(store)
+	var helperAcc remote.Accepted
+	var helperErr error
+	store.before = func(n int) {
+		if n == 1 { // the proposer's first write: a rival wins generation 2 first
+			store.before = nil
+			if _, err := rival.publish(ctx, "rival.md", nil); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	// The proposer's second write (after registering on generation 2)
+	// meets a helper that registered too and listed it.
+	proposerBuilds := 0
+	acc, err := proposer.publish(ctx, "proposer.md", func(attempt int) {
+		proposerBuilds = attempt
+		if attempt == 2 {
+			store.before = func(n int) {
+				store.before = nil
+				// The helper's first write loses to a scripted race; its
+				// retry registers, lists the proposer and includes it.
+				mem.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrPrecondition})
+				helperAcc, helperErr = helper.publish(ctx, "helper.md", nil)
+			}
+		}
+	})
+	if err != nil || helperErr != nil {
+		t.Fatalf("proposer: %v; helper: %v", err, helperErr)
+	}
+	if helperAcc.Members != 1 || helperAcc.State.Generation() != 4 {
+		t.Fatalf("helper: %d members, generation %d; want 1, 4", helperAcc.Members, helperAcc.State.Generation())
+	}
+	if !acc.Published || acc.Included != 4 {
+		t.Fatalf("proposer: published %t, included at %d; want true, 4", acc.Published, acc.Included)
+	}
+	if proposerBuilds != 2 {
+		t.Fatalf("the proposer built %d attempts, want 2 (none after it was accepted)", proposerBuilds)
+	}
+	nb := remote.Open(mem, remote.Options{})
+	state, err := nb.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	incs, err := nb.Publications(ctx, state, 1, state.Generation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(incs) != 4 || incs[3].Publication != acc.Publication || incs[2].Publication != helperAcc.Publication {
+		t.Fatalf("history %+v", incs)
+	}
+	files := headFiles(t, mem)
+	for _, p := range []string{"seed.md", "rival.md", "proposer.md", "helper.md"} {
+		if string(files[p]) != p+"\n" {
+			t.Errorf("%s: %q", p, files[p])
+		}
+	}
+	if rep := mustVerify(t, mem); rep == nil {
+		t.Fatal("no report")
+	}
+	// Both descriptors and the proposer's lead marker were written on
+	// generation 2; `current` is past it, so cleanup removes them.
+	deleted, err := nb.CleanProposals(ctx)
+	if err != nil || len(deleted) != 3 {
+		t.Fatalf("cleanup deleted %v, %v; want the 2 descriptors and the lead marker", deleted, err)
+	}
+	for _, k := range deleted {
+		if !strings.HasPrefix(k, remote.ProposalKey(2, "")) {
+			t.Errorf("deleted %s", k)
+		}
+	}
+	if _, err := nb.CleanProposals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The next publication is ordinary.
+	if _, err := seed.publish(ctx, "after.md", nil); err != nil && !errors.Is(err, remote.ErrLostRace) {
+		t.Fatal(err)
+	}
+}
