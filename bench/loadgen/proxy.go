@@ -120,6 +120,12 @@ func classify(r *http.Request) string {
 		class = "packs/increments"
 	case strings.HasPrefix(key, "packs/checkpoints/"):
 		class = "packs/checkpoints"
+	case strings.HasPrefix(key, "packs/rollups/"):
+		class = "packs/rollups"
+	case strings.HasPrefix(key, "index/"):
+		class = "index" // format 2's segments
+	case strings.HasPrefix(key, "proposals/"):
+		class = "proposals"
 	case strings.HasPrefix(key, "probe/"):
 		class = "probe"
 	}
