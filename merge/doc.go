@@ -48,7 +48,7 @@
 //  4. Refinement: refine diffs a conflict's two sides with the same line
 //     diff; join merges blocks that at most 3 lines, or lines without an
 //     ASCII letter or digit, separate.
-//  5. No final newline: the output is copied from the inputs' lines, so a
+//  5. No final newline: the output is taken from the inputs' lines, so a
 //     clean merge ends as the text it ends with; in a block, a side whose
 //     last line lacks LF gets one, and markers end in CRLF when local's
 //     and remote's line before the block and base's first line do

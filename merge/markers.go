@@ -13,7 +13,7 @@ import "bytes"
 // when a separator appeared inside it, so a block written inside a side of
 // another (what an old merge of a file still holding blocks wrote) is one
 // range covering every marker line of both. An open never closed does not
-// hide a block after it: the unclosed run is reported from its first open
+// hide a block after it: the unclosed run is reported starting at its first open
 // to the last close that follows a separator, when there is one. A close
 // without a separator closes nothing visible; extra "=======" lines inside
 // a block are content (a markdown heading underline, say).
