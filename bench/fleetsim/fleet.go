@@ -16,6 +16,8 @@ import (
 	"github.com/slivingdoc/slivingdoc/bench"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Config sizes one simulated run. Durations are in the model's time.
@@ -503,20 +505,12 @@ func auditNotebook(ctx context.Context, store remote.Store, dir string, accepted
 	return r.Generation, checkLines(tree, accepted, written), nil
 }
 
-// parallel runs f(0..n-1), k at a time, and joins the errors.
+// parallel runs f(0..n-1), k at a time, and returns the first error.
 func parallel(n, k int, f func(i int) error) error {
-	sem := make(chan struct{}, k)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(k)
 	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			errs[i] = f(i)
-		}()
+		g.Go(func() error { return f(i) })
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return g.Wait()
 }

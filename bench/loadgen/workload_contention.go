@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // ContentionResult is N writers committing at once: each its own directory
@@ -213,18 +214,10 @@ func (r *runner) audit(ctx context.Context, st *storeTarget, loc, base string, a
 // parallel runs f(0..n-1) with at most k at a time and returns the first
 // error.
 func parallel(n, k int, f func(i int) error) error {
-	sem := make(chan struct{}, k)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(k)
 	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			errs[i] = f(i)
-		}()
+		g.Go(func() error { return f(i) })
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return g.Wait()
 }
