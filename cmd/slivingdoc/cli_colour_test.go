@@ -70,31 +70,36 @@ func TestColourOnlyOnTerminal(t *testing.T) {
 	}
 }
 
+// runOnTTY runs the binary as agent a with stdout on a pseudo-terminal,
+// extra added to its environment, and returns what the terminal received.
+func runOnTTY(t *testing.T, a *agent, args []string, extra ...string) string {
+	t.Helper()
+	master, tty := openPTY(t)
+	cmd := exec.Command(a.bin, args...)
+	cmd.Env = append(append(append([]string{}, a.env...), "TERM=xterm"), extra...)
+	cmd.Stdout, cmd.Stderr = tty, io.Discard
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() { io.Copy(&out, master); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		master.Close()
+		<-done
+	}
+	return out.String()
+}
+
 // Through the binary: a pull on a terminal is coloured, with NO_COLOR or
 // into a pipe it is plain text.
 func TestCLIColour(t *testing.T) {
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
-	runTTY := func(extra ...string) string {
-		master, tty := openPTY(t)
-		cmd := exec.Command(a.bin, "pull", a.dir)
-		cmd.Env = append(append(append([]string{}, a.env...), "TERM=xterm"), extra...)
-		cmd.Stdout, cmd.Stderr = tty, io.Discard
-		if err := cmd.Run(); err != nil {
-			t.Fatal(err)
-		}
-		tty.Close()
-		var out bytes.Buffer
-		done := make(chan struct{})
-		go func() { io.Copy(&out, master); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			master.Close()
-			<-done
-		}
-		return out.String()
-	}
+	runTTY := func(extra ...string) string { return runOnTTY(t, a, []string{"pull", a.dir}, extra...) }
 	if out := runTTY(); !strings.Contains(out, "\x1b[") || !strings.Contains(out, "generation 0") {
 		t.Errorf("no colour on a terminal: %q", out)
 	}

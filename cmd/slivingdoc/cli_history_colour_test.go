@@ -3,12 +3,8 @@
 package main
 
 import (
-	"bytes"
-	"io"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // show and log -p colour the diff on a terminal only: never with NO_COLOR,
@@ -21,26 +17,7 @@ func TestCLIHistoryColour(t *testing.T) {
 	a.commit("seed")
 	a.write("n.md", "two\n")
 	a.commit("edit")
-	runTTY := func(args []string, extra ...string) string {
-		master, tty := openPTY(t)
-		cmd := exec.Command(a.bin, args...)
-		cmd.Env = append(append(append([]string{}, a.env...), "TERM=xterm"), extra...)
-		cmd.Stdout, cmd.Stderr = tty, io.Discard
-		if err := cmd.Run(); err != nil {
-			t.Fatal(err)
-		}
-		tty.Close()
-		var out bytes.Buffer
-		done := make(chan struct{})
-		go func() { io.Copy(&out, master); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			master.Close()
-			<-done
-		}
-		return out.String()
-	}
+	runTTY := func(args []string, extra ...string) string { return runOnTTY(t, a, args, extra...) }
 	for _, args := range [][]string{{"show", "2"}, {"log", "-p"}, {"diff", "1"}} {
 		if out := runTTY(args); !strings.Contains(out, ansiRed+"-one") || !strings.Contains(out, ansiGreen+"+two") {
 			t.Errorf("%v: no coloured diff on a terminal: %q", args, out)
