@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -299,17 +300,11 @@ func (e *Engine) fillChain(ctx context.Context, state remote.State, c *chainCach
 	}
 	packs := make([]cas.NamedPack, len(missing))
 	errs := make([]error, len(missing))
-	sem := make(chan struct{}, fetchParallel)
-	var wg sync.WaitGroup
-	for i, ref := range missing {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			data, err := e.notebook.FetchPack(ctx, ref)
-			packs[i], errs[i] = cas.NamedPack{Name: packName(ref), Data: data}, err
-		})
-	}
-	wg.Wait()
+	_ = parallel.For(len(missing), fetchParallel, func(i int) error {
+		data, err := e.notebook.FetchPack(ctx, missing[i])
+		packs[i], errs[i] = cas.NamedPack{Name: packName(missing[i]), Data: data}, err
+		return nil // every fetch is tried: what arrived is kept below
+	})
 	var got []cas.NamedPack
 	var first error
 	for i := range packs {
