@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,7 +14,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden manifests in testdata")
+var update = flag.Bool("update", false, "create the golden manifests missing from testdata (an existing one is never rewritten)")
 
 // The golden files pin the v1 and v2 encodings byte for byte (v2 files
 // were created with -update when version 2 shipped; never again). Buckets outlive
@@ -36,7 +37,9 @@ func TestManifestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			if *update {
-				if err := os.WriteFile(path, enc, 0o644); err != nil {
+				// Write-once: -update creates a golden file that does not
+				// exist yet and never rewrites one (O_EXCL).
+				if err := writeOnce(path, enc); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -56,6 +59,22 @@ func TestManifestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeOnce creates path with data; an existing file is left as it is.
+func writeOnce(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func TestManifestEncodeIsStable(t *testing.T) {
