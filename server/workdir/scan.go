@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 	"github.com/slivingdoc/slivingdoc/merge"
 )
 
@@ -315,32 +316,17 @@ func (res *Listing) readPending(pending []pendingRead, start int64) error {
 		err     error
 	}
 	out := make([]outcome, len(pending))
-	workers := min(runtime.GOMAXPROCS(0), len(pending))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(pending) {
-					return
-				}
-				p := pending[i]
-				o := &out[i]
-				o.content, o.st, o.reason, o.err = ReadChecked(p.root, p.name, p.st)
-				if o.err == nil && o.reason == "" {
-					o.st.ID, o.err = cas.WriteFile(nil, o.content)
-					o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
-					o.st.Trusted = o.st.Mtime < start-racyMargin(o.st.Mtime)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	_ = parallel.For(len(pending), runtime.GOMAXPROCS(0), func(i int) error {
+		p := pending[i]
+		o := &out[i]
+		o.content, o.st, o.reason, o.err = ReadChecked(p.root, p.name, p.st)
+		if o.err == nil && o.reason == "" {
+			o.st.ID, o.err = cas.WriteFile(nil, o.content)
+			o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
+			o.st.Trusted = o.st.Mtime < start-racyMargin(o.st.Mtime)
+		}
+		return nil // every file is read; the first failure by index is reported below
+	})
 	for i, p := range pending {
 		o := out[i]
 		switch {
