@@ -229,7 +229,7 @@ func TestVerifyDetectsEachManifestRule(t *testing.T) {
 			d["head"] = d["increments"].([]any)[3].(map[string]any)["head"]
 		}},
 		{"publication not a UUIDv7", func(d map[string]any) {
-			bad := strings.Replace(pub, "-7", "-4", 1) // a version-4 layout
+			bad := pub[:14] + "4" + pub[15:] // the version digit: a version-4 layout
 			docInc(d, 1)["publication"] = bad
 			docInc(d, 1)["key"] = remote.IncrementKey(7, bad)
 		}},
