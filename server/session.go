@@ -25,6 +25,7 @@ type session struct {
 	src   *objectSource // object reads, set once the chain is synced
 
 	inRecovery bool // a resynchronisation is running: no nested one
+	statsSaved bool // P holds the stat cache as s.scan.stats (memory.go)
 	lost       bool // pulled before, but the baseline is missing or corrupt
 
 	// Pending publications (pending.go).
@@ -81,11 +82,12 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 			e.log.Warn("cannot record the directory's private state marker", "err", err)
 		}
 	}
-	s.stats = s.state.loadStatCache()
+	s.stats = s.loadStats()
 	return s, nil
 }
 
 func (s *session) end() {
+	s.keepStats()
 	if s.root != nil {
 		s.root.Close()
 	}
@@ -224,11 +226,14 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 // so it is not fsynced and a failure is logged, not returned.
 func (s *session) saveStats() {
 	if s.scan == nil || !s.scan.changed {
+		s.statsSaved = s.scan != nil
 		return
 	}
 	if err := s.state.saveStatCache(s.scan.stats); err != nil {
 		s.e.log.Warn("cannot record the stat cache", "err", err)
+		return
 	}
+	s.statsSaved = true
 }
 
 // fail maps err to a domain error and logs the cause (the only place the
