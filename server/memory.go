@@ -2,6 +2,7 @@ package server
 
 import (
 	"os"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -13,8 +14,9 @@ import (
 //     proves them unchanged (workdir.Memory, whose doc says why that is
 //     sound);
 //   - the stat cache as the last call left it, used instead of reading
-//     and decoding P's copy while that file is the one the call saved
-//     (same size, mtime, change time and inode). Each entry is a fact
+//     and decoding P's copy while that file is the one the call left
+//     there (same size, mtime, change time and inode), and written to P
+//     at most every statsSaveEvery. Each entry is a fact
 //     (this stat means this content) that the scan checks against L, so
 //     even a copy another process replaced in the same timestamp tick
 //     could cost re-reads, never a wrong tree; another process's copy is
@@ -34,7 +36,15 @@ type dirMemory struct {
 	listings *workdir.Memory
 	stats    map[string]statEntry // nil: none kept (in use by a session, or never saved)
 	statsAt  fileIdentity
+	savedAt  time.Time // when the stat cache was last written to P
 }
+
+// statsSaveEvery is how often a long-lived engine writes the stat cache
+// to P (it writes it at most this often and keeps it in memory between):
+// a 10,000-file cache is about a megabyte to encode and write on every
+// commit. P's copy is for the next process, which at worst re-reads the
+// files changed since it was written.
+const statsSaveEvery = 2 * time.Second
 
 // fileIdentity is what tells one version of a file in P from another.
 type fileIdentity struct {
@@ -89,23 +99,40 @@ func (e *Engine) closeMemories() {
 // left, if P's copy is still the one it saved, else P's copy.
 func (s *session) loadStats() map[string]statEntry {
 	if m := s.e.memoryOf(s.state.path); m != nil && m.stats != nil {
-		st := m.stats
+		st, at := m.stats, m.statsAt
 		m.stats = nil // the session owns it now; end() gives it back
-		if identityOf(s.state.file("statcache")) == m.statsAt {
+		if identityOf(s.state.file("statcache")) == at {
+			s.statsKept = &at
 			return st
 		}
 	}
 	return s.state.loadStatCache()
 }
 
+// deferStatsSave reports whether this save of the stat cache may wait
+// (long-lived engine, written recently); otherwise it notes the write.
+func (s *session) deferStatsSave() bool {
+	m := s.e.memoryOf(s.state.path)
+	if m == nil {
+		return false
+	}
+	if now := time.Now(); now.Sub(m.savedAt) >= statsSaveEvery {
+		m.savedAt = now
+		return false
+	}
+	return true
+}
+
 // keepStats hands the stat cache back for the next call, once it is
 // recorded in P (saveStats).
 func (s *session) keepStats() {
-	if !s.statsSaved || s.scan == nil {
-		return
-	}
-	if m := s.e.memoryOf(s.state.path); m != nil {
+	m := s.e.memoryOf(s.state.path)
+	switch {
+	case m == nil:
+	case s.statsSaved && s.scan != nil:
 		m.stats, m.statsAt = s.scan.stats, identityOf(s.state.file("statcache"))
+	case s.scan == nil && s.statsKept != nil:
+		m.stats, m.statsAt = s.stats, *s.statsKept // not scanned (log, history): untouched
 	}
 }
 

@@ -25,8 +25,11 @@ type session struct {
 	src   *objectSource // object reads, set once the chain is synced
 
 	inRecovery bool // a resynchronisation is running: no nested one
-	statsSaved bool // P holds the stat cache as s.scan.stats (memory.go)
 	lost       bool // pulled before, but the baseline is missing or corrupt
+
+	// What a long-lived engine keeps between calls (memory.go).
+	statsSaved bool          // the stat cache is recorded, or may be kept in memory
+	statsKept  *fileIdentity // s.stats came from memory, P's copy being this
 
 	// Pending publications (pending.go).
 	pendingChecked bool              // the record was consulted this session
@@ -227,6 +230,10 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 func (s *session) saveStats() {
 	if s.scan == nil || !s.scan.changed {
 		s.statsSaved = s.scan != nil
+		return
+	}
+	if s.deferStatsSave() {
+		s.statsSaved = true
 		return
 	}
 	if err := s.state.saveStatCache(s.scan.stats); err != nil {

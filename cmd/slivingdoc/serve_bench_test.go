@@ -11,7 +11,8 @@ package main
 // noop-pull change nothing; cli-* run one CLI process per call. Each
 // reports the median of the operation (op-ms), of git status in the same
 // iterations (git-ms) and their ratio (x-git); SLIVINGDOC_BENCH_FILES
-// (for example "10000") and SLIVINGDOC_BENCH_STORES ("file") narrow the run.
+// (for example "10000") and SLIVINGDOC_BENCH_STORES ("file") narrow the
+// run; SLIVINGDOC_BENCH_BIN runs another build (before/after).
 
 import (
 	"bufio"
@@ -111,7 +112,10 @@ var benchStores = []struct {
 }
 
 func BenchmarkServe(b *testing.B) {
-	bin := cliBinary(b)
+	bin := os.Getenv("SLIVINGDOC_BENCH_BIN") // another build to compare (before/after)
+	if bin == "" {
+		bin = cliBinary(b)
+	}
 	sizes := []int{1000, 10000}
 	if v := os.Getenv("SLIVINGDOC_BENCH_FILES"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -2,6 +2,7 @@ package workdir
 
 import (
 	"os"
+	"reflect"
 	"sync"
 )
 
@@ -60,6 +61,9 @@ type Memory struct {
 	dirs    map[string]*dirMemo // by directory prefix ("" for L, "a/b/")
 	byWD    map[int32][]string  // prefixes remembered under each watch (may be stale)
 	gen     uint64              // scans done: memos not seen in the last one are dropped
+	// cache is the stat cache of the last scan (held, so that no other map
+	// can take its address): a directory's outcome holds only against it.
+	cache map[string]Entry
 }
 
 // dirMemo is the remembered listing of one directory.
@@ -68,6 +72,24 @@ type dirMemo struct {
 	entries []dirEnt
 	valid   bool // no event since the listing began
 	seen    uint64
+	// outcome of the last walk of this listing, when every file in it was
+	// vouched for by the stat cache (nil: none); under rules.
+	outcome *outcome
+	rules   Rules
+}
+
+// outcome is what a walk of one directory found: every file reused from
+// the stat cache, the ignored entries and the subdirectories. It is a
+// function of the listing, the rules and the stat cache's entries, so it
+// holds while the listing is recalled, the rules are the same and the
+// cache is the same map: the engine changes entries of that map only for
+// files it writes or removes in L, whose directories the watch then
+// reports, and a scan changes only entries of directories it read files
+// in, which keep no outcome.
+type outcome struct {
+	files   []found
+	ignored []string
+	subs    []subdir
 }
 
 // NewMemory returns an empty Memory.
@@ -155,7 +177,7 @@ func (m *Memory) forget(wd int32) {
 
 // end drops the memos of directories the scan did not reach (removed, or
 // now ignored). After a failed scan everything is forgotten.
-func (m *Memory) end(ok bool) {
+func (m *Memory) end(ok bool, cache map[string]Entry) {
 	if m == nil {
 		return
 	}
@@ -164,8 +186,10 @@ func (m *Memory) end(ok bool) {
 	if !ok {
 		clear(m.dirs)
 		clear(m.byWD)
+		m.cache = nil
 		return
 	}
+	m.cache = cache
 	for p, d := range m.dirs {
 		if d.seen != m.gen {
 			delete(m.dirs, p)
@@ -222,4 +246,30 @@ func (m *Memory) remember(prefix string, wd int32, entries []dirEnt) {
 		m.byWD[wd] = append(m.byWD[wd], prefix)
 	}
 	m.dirs[prefix] = &dirMemo{wd: wd, entries: entries, valid: true, seen: m.gen}
+}
+
+// sameCache reports whether cache is the map the last scan used.
+func (m *Memory) sameCache(cache map[string]Entry) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache != nil && reflect.ValueOf(m.cache).UnsafePointer() == reflect.ValueOf(cache).UnsafePointer()
+}
+
+// outcome returns the remembered outcome of prefix's walk under rules.
+func (m *Memory) outcome(prefix string, rules Rules) *outcome {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.dirs[prefix]; d != nil && d.valid && d.rules == rules {
+		return d.outcome
+	}
+	return nil
+}
+
+// keepOutcome remembers the outcome of a walk of prefix's listing.
+func (m *Memory) keepOutcome(prefix string, rules Rules, o *outcome) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.dirs[prefix]; d != nil {
+		d.outcome, d.rules = o, rules
+	}
 }

@@ -196,7 +196,7 @@ func TestMemoryForgetsOnOverflowAndFailure(t *testing.T) {
 	if _, listed := memScan(t, dir, res.Stats, mem); listed != 2 {
 		t.Fatalf("after an overflow %d directories listed, want 2", listed)
 	}
-	mem.end(false)
+	mem.end(false, nil)
 	if _, listed := memScan(t, dir, res.Stats, mem); listed != 2 {
 		t.Fatalf("after a failed scan %d directories listed, want 2", listed)
 	}
@@ -225,5 +225,25 @@ func TestMemoryHardLinkedFileIsAlwaysStatted(t *testing.T) {
 	os.Chtimes(outside, fi.ModTime(), fi.ModTime())
 	if res, _ = memScan(t, dir, res.Stats, mem); string(res.Content["x/a.md"]) != "A\n" {
 		t.Fatal("the edit through the other link was not seen")
+	}
+}
+
+// A remembered outcome holds only against the stat cache it was found
+// with: another cache (P's copy, reloaded) is consulted entry by entry.
+func TestMemoryOutcomeNeedsTheSameCache(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md"} {
+		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
+	}
+	mem := NewMemory()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	if again, listed := memScan(t, dir, res.Stats, mem); listed != 0 || len(again.Content) != 0 {
+		t.Fatalf("warm: %d listed, %d read", listed, len(again.Content))
+	}
+	other, listed := memScan(t, dir, map[string]Entry{}, mem)
+	if listed != 0 || len(other.Content) != 3 {
+		t.Fatalf("with an empty cache: %d listed, %d read, want 0 and 3", listed, len(other.Content))
 	}
 }

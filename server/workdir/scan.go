@@ -125,6 +125,7 @@ func Scan(root *os.Root, cache map[string]Entry, rules Rules, mem *Memory) (*Lis
 	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if mem.begin(root) {
 		w.mem = mem
+		w.sameCache = mem.sameCache(cache)
 	}
 	w.walk(&dirRef{root: root}, "", rules.Ignore.rootStates(), false)
 	w.wg.Wait()
@@ -134,14 +135,14 @@ func Scan(root *os.Root, cache map[string]Entry, rules Rules, mem *Memory) (*Lis
 		}
 	}()
 	if w.err != nil {
-		mem.end(false)
+		mem.end(false, nil)
 		return nil, w.err
 	}
 	if err := res.readPending(w, w.pending, start); err != nil {
-		mem.end(false)
+		mem.end(false, nil)
 		return nil, err
 	}
-	mem.end(true)
+	mem.end(true, cache)
 	sort.Slice(res.Invalid, func(i, j int) bool { return res.Invalid[i].Path < res.Invalid[j].Path })
 	sort.Strings(res.Ignored)
 	res.Changed = len(w.pending) > 0
@@ -163,8 +164,11 @@ type walker struct {
 	cache map[string]Entry
 	rules Rules
 	mem   *Memory // nil: remember nothing
-	sem   chan struct{}
-	wg    sync.WaitGroup
+	// sameCache: the stat cache is the map the last scan with mem used,
+	// so a directory's remembered outcome still holds (memory.go).
+	sameCache bool
+	sem       chan struct{}
+	wg        sync.WaitGroup
 
 	mu      sync.Mutex
 	pending []pendingRead
@@ -262,6 +266,18 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 		w.fail(err)
 		return
 	}
+	if reusedHere && w.sameCache {
+		if o := w.mem.outcome(prefix, w.rules); o != nil {
+			w.mu.Lock()
+			for _, f := range o.files {
+				w.res.Files[f.rel] = f.id
+			}
+			w.res.Ignored = append(w.res.Ignored, o.ignored...)
+			w.mu.Unlock()
+			w.descend(d, o.subs, true)
+			return
+		}
+	}
 	var ignored []string
 	var below map[string]dirStates // anchored-rule states of subdirectories
 	if ign := w.rules.Ignore; !ign.Empty() {
@@ -297,18 +313,12 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 	}
 	collide := collisions(names)
 	var relBuf []byte
-	type found struct {
-		rel string
-		id  cas.ID
-	}
 	var (
 		reused  = make([]found, 0, len(entries))
 		pending []pendingRead
 		invalid []Refused
 		temps   []string
-		subs    []*dirRef
-		subRel  []string
-		subSt   []dirStates
+		subs    []subdir
 	)
 	for _, ent := range entries {
 		name := ent.name
@@ -349,9 +359,7 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 		case typ&fs.ModeSymlink != 0:
 			invalid = append(invalid, Refused{Path: rel, Reason: FileSymlink})
 		case typ.IsDir():
-			subs = append(subs, &dirRef{parent: d, name: name})
-			subRel = append(subRel, rel+"/")
-			subSt = append(subSt, below[name])
+			subs = append(subs, subdir{name: name, rel: rel + "/", states: below[name]})
 		case typ.IsRegular():
 			pending = append(pending, pendingRead{dir: d, name: name, rel: rel, st: ent.st})
 		default:
@@ -370,16 +378,38 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 	w.res.Temps = append(w.res.Temps, temps...)
 	w.res.Ignored = append(w.res.Ignored, ignored...)
 	w.mu.Unlock()
-	for i, sub := range subs {
+	if shared && w.mem != nil && len(pending) == 0 && len(invalid) == 0 && len(temps) == 0 {
+		w.mem.keepOutcome(prefix, w.rules, &outcome{files: reused, ignored: ignored, subs: subs})
+	}
+	w.descend(d, subs, reusedHere)
+}
+
+// subdir is a directory found in a listing, to walk next.
+type subdir struct {
+	name, rel string
+	states    dirStates
+}
+
+// found is a file whose stat-cache entry the scan reused.
+type found struct {
+	rel string
+	id  cas.ID
+}
+
+// descend walks the subdirectories of d, in parallel while slots are
+// free; parentReused: d's listing was recalled.
+func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
+	for _, sd := range subs {
+		sub := &dirRef{parent: d, name: sd.name}
 		select {
 		case w.sem <- struct{}{}:
 			w.wg.Add(1)
 			go func() {
 				defer func() { <-w.sem; w.wg.Done() }()
-				w.walk(sub, subRel[i], subSt[i], reusedHere)
+				w.walk(sub, sd.rel, sd.states, parentReused)
 			}()
 		default:
-			w.walk(sub, subRel[i], subSt[i], reusedHere)
+			w.walk(sub, sd.rel, sd.states, parentReused)
 		}
 	}
 }
