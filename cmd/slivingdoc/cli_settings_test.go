@@ -6,10 +6,11 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 )
 
 // parsedSettings parses args against a fresh flag set with env as the
@@ -73,12 +74,12 @@ func TestSettingsStoreSelection(t *testing.T) {
 	}{
 		{"default", nil, nil, storeSpec{fileDir: filepath.Join(data, "slivingdoc", "store")}},
 		{"file URL", nil, []string{"--store", "file:///srv/notes/"}, storeSpec{fileDir: "/srv/notes"}},
-		{"s3 URL", nil, []string{"--store", "s3://my-bucket/team/notes/"}, storeSpec{s3: remote.S3Config{Bucket: "my-bucket", Prefix: "team/notes", Region: "us-east-1"}}},
-		{"s3 URL without prefix", map[string]string{"SLIVINGDOC_PREFIX": "p"}, []string{"--store", "s3://my-bucket"}, storeSpec{s3: remote.S3Config{Bucket: "my-bucket", Prefix: "p", Region: "us-east-1"}}},
-		{"bucket flag", nil, []string{"--bucket", "b-1", "--endpoint", "http://127.0.0.1:9000", "--path-style"}, storeSpec{s3: remote.S3Config{Bucket: "b-1", Prefix: "slivingdoc", Region: "us-east-1", Endpoint: "http://127.0.0.1:9000", PathStyle: true}}},
+		{"s3 URL", nil, []string{"--store", "s3://my-bucket/team/notes/"}, storeSpec{s3: s3store.Config{Bucket: "my-bucket", Prefix: "team/notes", Region: "us-east-1"}}},
+		{"s3 URL without prefix", map[string]string{"SLIVINGDOC_PREFIX": "p"}, []string{"--store", "s3://my-bucket"}, storeSpec{s3: s3store.Config{Bucket: "my-bucket", Prefix: "p", Region: "us-east-1"}}},
+		{"bucket flag", nil, []string{"--bucket", "b-1", "--endpoint", "http://127.0.0.1:9000", "--path-style"}, storeSpec{s3: s3store.Config{Bucket: "b-1", Prefix: "slivingdoc", Region: "us-east-1", Endpoint: "http://127.0.0.1:9000", PathStyle: true}}},
 		{"bucket env", map[string]string{"SLIVINGDOC_BUCKET": "b-2", "SLIVINGDOC_STORE": "file:///ignored"}, nil, storeSpec{}}, // same level: refused below
 		{"store flag beats bucket env", map[string]string{"SLIVINGDOC_BUCKET": "b-2"}, []string{"--store", "file:///x"}, storeSpec{fileDir: "/x"}},
-		{"bucket flag beats store env", map[string]string{"SLIVINGDOC_STORE": "file:///x"}, []string{"--bucket", "b-3"}, storeSpec{s3: remote.S3Config{Bucket: "b-3", Prefix: "slivingdoc", Region: "us-east-1"}}},
+		{"bucket flag beats store env", map[string]string{"SLIVINGDOC_STORE": "file:///x"}, []string{"--bucket", "b-3"}, storeSpec{s3: s3store.Config{Bucket: "b-3", Prefix: "slivingdoc", Region: "us-east-1"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,6 +120,7 @@ func TestSettingsBadValues(t *testing.T) {
 		{"endpoint with user info", map[string]string{"AWS_ENDPOINT_URL_S3": "https://AKIAIOSFODNN7EXAMPLE:secret@s3.example"}, []string{"--bucket", "abc"}, "AWS_ENDPOINT_URL_S3"},
 		{"endpoint not a URL", nil, []string{"--bucket", "abc", "--endpoint", "localhost:9000"}, "--endpoint"},
 		{"path style", map[string]string{"SLIVINGDOC_PATH_STYLE": "maybe"}, nil, "SLIVINGDOC_PATH_STYLE"},
+		{"group commit env", map[string]string{"SLIVINGDOC_GROUP_COMMIT": "sometimes"}, nil, "SLIVINGDOC_GROUP_COMMIT"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,5 +154,47 @@ func TestSettingsEngineConfig(t *testing.T) {
 		cfg.CommitRetries != 8 || cfg.CheckpointPacks != 3 || cfg.RetainedCheckpoints != 0 ||
 		!reflect.DeepEqual(cfg.ReadOnly, []string{"docs", "faq.md"}) || cfg.Writable != nil || cfg.DefaultDir != "" {
 		t.Fatalf("config %+v", cfg)
+	}
+}
+
+// --group-commit reaches the engine's configuration: the default, the
+// environment, and a flag beating the environment either way.
+func TestSettingsGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	base := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, "p"), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
+	with := func(k, v string) map[string]string {
+		env := map[string]string{k: v}
+		for k, v := range base {
+			env[k] = v
+		}
+		return env
+	}
+	def, err := strconv.ParseBool(defaultGroupCommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want bool
+	}{
+		{"default", base, nil, def},
+		{"env on", with("SLIVINGDOC_GROUP_COMMIT", "true"), nil, true},
+		{"env off", with("SLIVINGDOC_GROUP_COMMIT", "false"), nil, false},
+		{"flag on", base, []string{"--group-commit"}, true},
+		{"flag off beats env on", with("SLIVINGDOC_GROUP_COMMIT", "1"), []string{"--group-commit=false"}, false},
+		{"flag on beats env off", with("SLIVINGDOC_GROUP_COMMIT", "0"), []string{"--group-commit=true"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := parsedSettings(t, tc.env, tc.args...).engineConfig(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.GroupCommit != tc.want {
+				t.Fatalf("GroupCommit = %v, want %v", cfg.GroupCommit, tc.want)
+			}
+		})
 	}
 }
