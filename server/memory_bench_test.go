@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 // BenchmarkLongLived: the calls of a long-lived engine (serve) on 10,000
@@ -19,7 +19,7 @@ import (
 // pull. cmd/slivingdoc's BenchmarkServe measures the same through the
 // binary against git status.
 func BenchmarkLongLived(b *testing.B) {
-	store, err := remote.NewFile(b.TempDir())
+	store, err := filestore.New(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

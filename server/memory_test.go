@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 // A long-lived engine and another engine on the same directory and
 // private root (a CLI process): whatever one does, the other's next call
 // sees, and the long-lived one reuses its memory only while it holds.
 func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
-	store, err := remote.NewFile(t.TempDir())
+	store, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
