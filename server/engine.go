@@ -52,6 +52,10 @@ type Config struct {
 	Ignore           []string
 	NoDefaultIgnores bool
 	AllowSecrets     bool
+	// LongLived says the process serves many calls (serve): the engine
+	// then keeps what a call learned of each directory for the next
+	// (memory.go), validated on every call.
+	LongLived bool
 	// GroupCommit turns on cooperative publication (server/groupcommit.go,
 	// remote/proposal.go): off by default until it is proved at scale.
 	GroupCommit bool
@@ -79,6 +83,10 @@ type Engine struct {
 
 	probeMu sync.Mutex
 	probed  bool
+
+	longLived bool                  // keep per-directory memories (memory.go)
+	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
+	memories  map[string]*dirMemory // by private state directory
 
 	checkpointPacks int            // active increments that trigger a checkpoint
 	retained        int            // retained chains a checkpoint keeps
@@ -187,6 +195,8 @@ func New(cfg Config) (*Engine, error) {
 		secrets:   !cfg.AllowSecrets,
 		dirs:      map[string]*sync.Mutex{},
 		objects:   map[string]*chainCache{},
+		longLived: cfg.LongLived,
+		memories:  map[string]*dirMemory{},
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
@@ -205,6 +215,7 @@ func New(cfg Config) (*Engine, error) {
 // resources (open object caches).
 func (e *Engine) Close() error {
 	e.background.Wait()
+	e.closeMemories()
 	e.objMu.Lock()
 	defer e.objMu.Unlock()
 	var first error

@@ -27,6 +27,10 @@ type session struct {
 	inRecovery bool // a resynchronisation is running: no nested one
 	lost       bool // pulled before, but the baseline is missing or corrupt
 
+	// What a long-lived engine keeps between calls (memory.go).
+	statsSaved bool          // the stat cache is recorded, or may be kept in memory
+	statsKept  *fileIdentity // s.stats came from memory, P's copy being this
+
 	// Pending publications (pending.go).
 	pendingChecked bool              // the record was consulted this session
 	pendingOnDisk  bool              // a record may exist in P
@@ -81,11 +85,12 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 			e.log.Warn("cannot record the directory's private state marker", "err", err)
 		}
 	}
-	s.stats = s.state.loadStatCache()
+	s.stats = s.loadStats()
 	return s, nil
 }
 
 func (s *session) end() {
+	s.keepStats()
 	if s.root != nil {
 		s.root.Close()
 	}
@@ -224,11 +229,18 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 // so it is not fsynced and a failure is logged, not returned.
 func (s *session) saveStats() {
 	if s.scan == nil || !s.scan.changed {
+		s.statsSaved = s.scan != nil
+		return
+	}
+	if s.deferStatsSave() {
+		s.statsSaved = true
 		return
 	}
 	if err := s.state.saveStatCache(s.scan.stats); err != nil {
 		s.e.log.Warn("cannot record the stat cache", "err", err)
+		return
 	}
+	s.statsSaved = true
 }
 
 // fail maps err to a domain error and logs the cause (the only place the
