@@ -37,6 +37,8 @@ type session struct {
 	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
 	rolledFrom string            // checksum of the rewrite record last applied
 	rolled     map[string]cas.ID // paths of s.base rolled forward (zero: absent)
+
+	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
 }
 
 // begin starts a call on a directory: it proves the store (a cached
@@ -195,8 +197,11 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		if err == nil {
 			return c, nil
 		}
-		if !errors.Is(err, cas.ErrNotFound) || s.scan == nil {
+		if !errors.Is(err, cas.ErrNotFound) {
 			return nil, err
+		}
+		if s.scan == nil {
+			return s.refetchBase(id) // basefetch.go
 		}
 	}
 	p := ""
@@ -204,7 +209,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		p = s.scan.pathOf(id)
 	}
 	if p == "" {
-		return nil, cas.ErrNotFound
+		return s.refetchBase(id)
 	}
 	listed := s.scan.stats[p]
 	c, _, reason, err := readChecked(s.root, p, listed)
