@@ -37,6 +37,9 @@ type session struct {
 	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
 	rolledFrom string            // checksum of the rewrite record last applied
 	rolled     map[string]cas.ID // paths of s.base rolled forward (zero: absent)
+	// paths edited after the interrupted rewrite, decided once contents
+	// can be read (rollEditedForward)
+	editedSince []rewriteEntry
 
 	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
 }
