@@ -36,6 +36,7 @@ func TestCLIHelpTouchesNothing(t *testing.T) {
 		{"pull", filepath.Join(base, "notes"), "--store", "nowhere"},
 		{"commit", filepath.Join(base, "notes")}, // no message
 		{"pull", "--no-such-flag"},
+		{"commit", filepath.Join(base, "notes"), "-m", "x", "--group-commit=maybe"},
 		{"log", "-n", "0"},
 		{"status", "a", "b"},
 	} {

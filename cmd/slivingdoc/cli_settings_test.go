@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -119,6 +120,7 @@ func TestSettingsBadValues(t *testing.T) {
 		{"endpoint with user info", map[string]string{"AWS_ENDPOINT_URL_S3": "https://AKIAIOSFODNN7EXAMPLE:secret@s3.example"}, []string{"--bucket", "abc"}, "AWS_ENDPOINT_URL_S3"},
 		{"endpoint not a URL", nil, []string{"--bucket", "abc", "--endpoint", "localhost:9000"}, "--endpoint"},
 		{"path style", map[string]string{"SLIVINGDOC_PATH_STYLE": "maybe"}, nil, "SLIVINGDOC_PATH_STYLE"},
+		{"group commit env", map[string]string{"SLIVINGDOC_GROUP_COMMIT": "sometimes"}, nil, "SLIVINGDOC_GROUP_COMMIT"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,5 +154,47 @@ func TestSettingsEngineConfig(t *testing.T) {
 		cfg.CommitRetries != 8 || cfg.CheckpointPacks != 3 || cfg.RetainedCheckpoints != 0 ||
 		!reflect.DeepEqual(cfg.ReadOnly, []string{"docs", "faq.md"}) || cfg.Writable != nil || cfg.DefaultDir != "" {
 		t.Fatalf("config %+v", cfg)
+	}
+}
+
+// --group-commit reaches the engine's configuration: the default, the
+// environment, and a flag beating the environment either way.
+func TestSettingsGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	base := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, "p"), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
+	with := func(k, v string) map[string]string {
+		env := map[string]string{k: v}
+		for k, v := range base {
+			env[k] = v
+		}
+		return env
+	}
+	def, err := strconv.ParseBool(defaultGroupCommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want bool
+	}{
+		{"default", base, nil, def},
+		{"env on", with("SLIVINGDOC_GROUP_COMMIT", "true"), nil, true},
+		{"env off", with("SLIVINGDOC_GROUP_COMMIT", "false"), nil, false},
+		{"flag on", base, []string{"--group-commit"}, true},
+		{"flag off beats env on", with("SLIVINGDOC_GROUP_COMMIT", "1"), []string{"--group-commit=false"}, false},
+		{"flag on beats env off", with("SLIVINGDOC_GROUP_COMMIT", "0"), []string{"--group-commit=true"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := parsedSettings(t, tc.env, tc.args...).engineConfig(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.GroupCommit != tc.want {
+				t.Fatalf("GroupCommit = %v, want %v", cfg.GroupCommit, tc.want)
+			}
+		})
 	}
 }

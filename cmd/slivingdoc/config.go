@@ -53,11 +53,16 @@ var (
 	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/operations.md)", none}
 	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
 	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", constant("refuse")}
+	setGroupCommit   = setting{"group-commit", "SLIVINGDOC_GROUP_COMMIT", "", "after a lost race, register the commit so other writers publish it with theirs (docs/storage.md §4B)", constant(defaultGroupCommit)}
 )
 
 var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
 	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained, &setRetain,
-	&setIgnore, &setNoDefIgnores, &setSecrets}
+	&setIgnore, &setNoDefIgnores, &setSecrets,
+	&setGroupCommit}
+
+// defaultGroupCommit is --group-commit's default (issue 18).
+const defaultGroupCommit = "false"
 
 func none() string { return "" }
 
@@ -94,7 +99,8 @@ func addSettingsFlags(fs *flag.FlagSet) *settings {
 			l := &listFlag{}
 			s.lists[st] = l
 			fs.Var(l, st.flag, st.usage)
-		case &setPathStyle, &setNoDefIgnores:
+		case &setPathStyle, &setNoDefIgnores,
+			&setGroupCommit:
 			v := new(string)
 			s.values[st] = v
 			fs.Var(boolString{v}, st.flag, st.usage)
@@ -361,6 +367,12 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 		cfg.Retain = d
 		if d == 0 {
 			cfg.Retain = server.NoRetainWindow
+		}
+	}
+	{
+		v, src := s.lookup(&setGroupCommit)
+		if cfg.GroupCommit, err = strconv.ParseBool(v); err != nil {
+			return cfg, usageErrorf("%s: %q is not true or false", setGroupCommit.name(src), v)
 		}
 	}
 	cfg.Writable = s.lookupList(&setWritable)
