@@ -16,11 +16,12 @@ import (
 // P/stores, a full disk kept a pack only partly. A cache is a cache, so a
 // base object found in no cache is fetched again from the store:
 //
-//	current ─Chains─▶ the chains whose generations cover A's
-//	  (newest first) ─▶ the chain's checkpoint pack (the whole closure at
-//	  its generation) and its increments up to A's generation, the newest
-//	  first, in batches, until the object reads ─▶ the chain's cache, which
-//	  objectSource reads as a fallback
+//	current ─Chains─▶ basePlan: the chain covering A's generation (its
+//	  checkpoint pack, then its increments down from A's generation), then
+//	  the increments after it (a base rolled forward or with an adopted
+//	  publication holds content published later) ─▶ fetched in batches
+//	  into the chain's cache, which objectSource reads as a fallback, until
+//	  the object reads
 //
 // A chain whose checkpoint the store no longer keeps (Partial) is walked
 // back increment by increment; the object is there if the publication that
@@ -63,19 +64,10 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	gen := s.base.Generation
-	for _, c := range chains {
-		refs := basePacks(c, gen)
-		if len(refs) == 0 {
-			continue
-		}
-		key := chainKeyAt(c.Checkpoint)
-		if state.Manifest.Version < 2 {
-			key = chainKeyOf(c)
-		}
-		for len(refs) > 0 {
+	for _, step := range basePlan(chains, s.base.Generation, state.Manifest.Version) {
+		for refs := step.refs; len(refs) > 0; {
 			n := min(baseFetchBatch, len(refs))
-			if err := s.fetchBasePacks(key, refs[:n]); err != nil {
+			if err := s.fetchBasePacks(step.key, refs[:n]); err != nil {
 				return nil, err
 			}
 			refs = refs[n:]
@@ -99,25 +91,59 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 	return nil, newError(CodeEngineFailed, ReasonBaselineLost, msg, cas.ErrNotFound)
 }
 
-// basePacks returns the packs of chain c that may hold the content of the
-// tree at generation gen, in the order to fetch them: the checkpoint (it
-// alone holds the whole closure at its generation), then the increments
-// at or below gen, newest first (the newer, the likelier to have
-// introduced a version current at gen). Nil when c does not cover gen.
-func basePacks(c remote.Chain, gen uint64) []remote.PackRef {
-	if c.Checkpoint.Through > gen {
-		return nil
+// baseStep is packs to fetch into the cache named key.
+type baseStep struct {
+	key  string
+	refs []remote.PackRef
+}
+
+// basePlan orders the packs that may hold content of the merge base at
+// generation gen (chains as remote.Notebook.Chains lists them, active
+// first). First the chain covering gen: its checkpoint (it alone holds
+// the whole closure at its generation), then its increments at or below
+// gen, newest first (the newer, the likelier to have introduced a version
+// current at gen). Then the increments above gen, oldest first: a base
+// rolled forward from an interrupted operation's record, or with an
+// adopted publication applied, holds content first published after gen.
+func basePlan(chains []remote.Chain, gen uint64, version int) []baseStep {
+	keyOf := func(c remote.Chain) string {
+		if version < 2 {
+			return chainKeyOf(c)
+		}
+		return chainKeyAt(c.Checkpoint)
 	}
-	var refs []remote.PackRef
-	if !c.Partial && !c.Checkpoint.IsGenesis() {
-		refs = append(refs, c.Checkpoint.Pack)
+	var plan []baseStep
+	for _, c := range chains {
+		if c.Checkpoint.Through > gen {
+			continue
+		}
+		var refs []remote.PackRef
+		if !c.Partial && !c.Checkpoint.IsGenesis() {
+			refs = append(refs, c.Checkpoint.Pack)
+		}
+		for i := len(c.Increments) - 1; i >= 0; i-- {
+			if c.Increments[i].Generation <= gen {
+				refs = append(refs, c.Increments[i].Pack)
+			}
+		}
+		if len(refs) > 0 {
+			plan = append(plan, baseStep{keyOf(c), refs})
+		}
+		break // older chains end below gen
 	}
-	for i := len(c.Increments) - 1; i >= 0; i-- {
-		if c.Increments[i].Generation <= gen {
-			refs = append(refs, c.Increments[i].Pack)
+	for i := len(chains) - 1; i >= 0; i-- {
+		c := chains[i]
+		var refs []remote.PackRef
+		for _, inc := range c.Increments {
+			if inc.Generation > gen {
+				refs = append(refs, inc.Pack)
+			}
+		}
+		if len(refs) > 0 {
+			plan = append(plan, baseStep{keyOf(c), refs})
 		}
 	}
-	return refs
+	return plan
 }
 
 // fetchBasePacks keeps refs in the cache named key, skipping those held
