@@ -30,6 +30,10 @@
 // demonstrably fire. The seed is printed; -seed replays the same schedule.
 // The disk-full fault needs a tmpfs mount (root); elsewhere it is left out
 // and the run says so.
+// A writer refused BASELINE_LOST takes the documented way out (lost.go);
+// the first foreign conflicts of each writer keep L and P's directory
+// state before and after, with its recent operations (forensics.go).
+// -group-commit runs every process with group commit on.
 // Exit status: 0 all rules held, 1 a rule failed, 2 the campaign could not
 // run.
 package main
