@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -141,7 +142,7 @@ func (a *agent) reopen(store remote.Store, opts ...agentOpt) {
 // Droppings (binary or not) never reach the notebook, and the real edit
 // beside them commits.
 func TestDroppingsAreNotPublished(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("notes.md", "real edit\n")
@@ -171,7 +172,7 @@ func TestDroppingsAreNotPublished(t *testing.T) {
 // it stays in the notebook as accepted, updates and deletion by others
 // included.
 func TestAcceptedFileAtIgnoredPath(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	other := newAgent(t, store, withIgnore(nil, true))
 	other.pull()
 	other.write("img.png", "accepted v1\n")
@@ -223,7 +224,7 @@ func TestAcceptedFileAtIgnoredPath(t *testing.T) {
 // the rule is removed again, a file this client never received is
 // restored by the next pull, not published as a deletion.
 func TestIgnoreRuleChanges(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	other := newAgent(t, store)
 	a := newAgent(t, store)
 	a.pull()
@@ -280,7 +281,7 @@ func TestIgnoreRuleChanges(t *testing.T) {
 // A user's file named like a rewrite's temporary file is ordinary content
 // when no rewrite was interrupted: published, never hidden or deleted.
 func TestUserFileNamedLikeATemp(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	name := tempPrefix + "0123456789abcdef.tmp"

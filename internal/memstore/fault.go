@@ -1,17 +1,18 @@
-package remote
+package memstore
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
-// Op names a Store request, for scripting faults and counting requests.
+// Op names a remote.Store request, for scripting faults and counting requests.
 type Op string
 
-// The Store requests.
+// The remote.Store requests.
 const (
 	OpGet     Op = "get"
 	OpHead    Op = "head"
@@ -122,5 +123,15 @@ func (b *Barrier) Wait(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// AssertFaultsFired fails t if any fault scripted on m was never consumed:
+// a recovery test whose fault never fired proves nothing. Call it at the end
+// of (or deferred in) every test that scripts faults.
+func AssertFaultsFired(t testing.TB, m *Mem) {
+	t.Helper()
+	if left := m.Unfired(); len(left) > 0 {
+		t.Errorf("scripted faults never fired: %v", left)
 	}
 }

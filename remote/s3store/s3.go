@@ -1,16 +1,18 @@
-package remote
+// Package s3store is the S3 backend of remote.Store, the only package that
+// imports the AWS SDK.
+package s3store
 
 // The S3 backend (DESIGN §5): one notebook is every key under Prefix in
 // Bucket. Conditional writes are PutObject with If-None-Match: * (create)
 // and If-Match: <etag> (replace), which AWS S3 and SeaweedFS enforce
-// atomically (remote/seaweed's tests hold the evidence for SeaweedFS).
+// atomically (internal/seaweed's tests hold the evidence for SeaweedFS).
 //
-//	NewS3(cfg) ─ default credential chain (or static keys), custom endpoint,
+//	New(cfg) ─ default credential chain (or static keys), custom endpoint,
 //	             path style ─> s3Store{client, bucket, prefix, identity}
 //	op ─> s3Store.call: trace whether the request was written ─> SDK
 //	   ─> mapS3Error(kind, sent, err): the one place SDK errors become
-//	      ErrNotFound / ErrPrecondition / ErrAccessDenied / ErrIntegrity /
-//	      ErrAmbiguous / ErrUnavailable, the cause kept.
+//	      remote.ErrNotFound / remote.ErrPrecondition / remote.ErrAccessDenied / remote.ErrIntegrity /
+//	      remote.ErrAmbiguous / remote.ErrUnavailable, the cause kept.
 //
 // Every PUT carries its SHA-256 (x-amz-checksum-sha256), which the server
 // verifies before storing. Conditional writes are never retried by the SDK:
@@ -38,10 +40,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/logging"
+
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-// S3Config configures the S3 backend.
-type S3Config struct {
+// Config configures the S3 backend.
+type Config struct {
 	Bucket    string
 	Prefix    string // key prefix of the notebook; "" puts it at the bucket root
 	Region    string // "" resolves through the AWS configuration, else us-east-1
@@ -57,9 +61,9 @@ type S3Config struct {
 	Transport http.RoundTripper
 }
 
-// DefaultS3Region is used when neither the config nor the AWS configuration
+// DefaultRegion is used when neither the config nor the AWS configuration
 // names a region.
-const DefaultS3Region = "us-east-1"
+const DefaultRegion = "us-east-1"
 
 // s3ResponseTimeout bounds the wait for response headers after a request was
 // written: a stalled server then yields an ambiguous outcome instead of a
@@ -73,20 +77,20 @@ type s3Store struct {
 	identity string
 }
 
-// NewS3 returns the S3 store (default AWS credential chain). It sends no
+// New returns the S3 store (default AWS credential chain). It sends no
 // request: an unreachable or misconfigured store shows on first use (and in
 // Probe).
-func NewS3(ctx context.Context, cfg S3Config) (Store, error) {
+func New(ctx context.Context, cfg Config) (remote.Store, error) {
 	if cfg.Bucket == "" {
-		return nil, fmt.Errorf("%w: the S3 store needs a bucket", ErrStoreURL)
+		return nil, fmt.Errorf("%w: the S3 store needs a bucket", remote.ErrStoreURL)
 	}
 	if strings.ContainsAny(cfg.Bucket, "/?#@") {
-		return nil, fmt.Errorf("%w: %q is not a bucket name", ErrStoreURL, cfg.Bucket)
+		return nil, fmt.Errorf("%w: %q is not a bucket name", remote.ErrStoreURL, cfg.Bucket)
 	}
 	prefix := strings.Trim(cfg.Prefix, "/")
 	if prefix != "" {
-		if err := CheckKey(prefix); err != nil {
-			return nil, fmt.Errorf("%w: prefix: %w", ErrStoreURL, err)
+		if err := remote.CheckKey(prefix); err != nil {
+			return nil, fmt.Errorf("%w: prefix: %w", remote.ErrStoreURL, err)
 		}
 		prefix += "/"
 	}
@@ -114,10 +118,10 @@ func NewS3(ctx context.Context, cfg S3Config) (Store, error) {
 	if err != nil {
 		// The shared config files are unreadable or malformed; the error
 		// names the file, never a secret.
-		return nil, fmt.Errorf("%w: AWS configuration: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: AWS configuration: %w", remote.ErrUnavailable, err)
 	}
 	if awsCfg.Region == "" {
-		awsCfg.Region = DefaultS3Region
+		awsCfg.Region = DefaultRegion
 	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if endpoint != "" {
@@ -153,16 +157,16 @@ func checkEndpoint(raw string) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("%w: S3 endpoint: %v", ErrStoreURL, redactParseError(err))
+		return "", fmt.Errorf("%w: S3 endpoint: %v", remote.ErrStoreURL, redactParseError(err))
 	}
 	if u.User != nil {
-		return "", fmt.Errorf("%w: S3 endpoint %s://%s: user info is refused; use the AWS credential chain", ErrStoreURL, u.Scheme, u.Host)
+		return "", fmt.Errorf("%w: S3 endpoint %s://%s: user info is refused; use the AWS credential chain", remote.ErrStoreURL, u.Scheme, u.Host)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return "", fmt.Errorf("%w: S3 endpoint %s: want http(s)://host[:port]", ErrStoreURL, u.Redacted())
+		return "", fmt.Errorf("%w: S3 endpoint %s: want http(s)://host[:port]", remote.ErrStoreURL, u.Redacted())
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-		return "", fmt.Errorf("%w: S3 endpoint %s: a query or fragment is not allowed", ErrStoreURL, u.Redacted())
+		return "", fmt.Errorf("%w: S3 endpoint %s: a query or fragment is not allowed", remote.ErrStoreURL, u.Redacted())
 	}
 	return strings.TrimSuffix(u.Scheme+"://"+strings.ToLower(u.Host)+u.EscapedPath(), "/"), nil
 }
@@ -181,7 +185,7 @@ func s3Identity(bucket, prefix, endpoint string) string {
 func (s *s3Store) Identity() string { return s.identity }
 
 func (s *s3Store) Get(ctx context.Context, key string) ([]byte, string, error) {
-	if err := CheckKey(key); err != nil {
+	if err := remote.CheckKey(key); err != nil {
 		return nil, "", err
 	}
 	var data []byte
@@ -207,42 +211,42 @@ func (s *s3Store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	return data, etag, nil
 }
 
-func (s *s3Store) Head(ctx context.Context, key string) (ObjectInfo, error) {
-	if err := CheckKey(key); err != nil {
-		return ObjectInfo{}, err
+func (s *s3Store) Head(ctx context.Context, key string) (remote.ObjectInfo, error) {
+	if err := remote.CheckKey(key); err != nil {
+		return remote.ObjectInfo{}, err
 	}
-	var info ObjectInfo
+	var info remote.ObjectInfo
 	err := s.call(ctx, "head", key, s3Read, func(ctx context.Context) error {
 		out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: s.full(key)})
 		if err != nil {
 			return err
 		}
-		info = ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag)}
+		info = remote.ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag)}
 		return nil
 	})
 	return info, err
 }
 
 func (s *s3Store) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
-	if err := CheckKey(key); err != nil {
+	if err := remote.CheckKey(key); err != nil {
 		return "", err
 	}
 	return s.put(ctx, "create", key, data, s3Conditional, func(in *s3.PutObjectInput) { in.IfNoneMatch = aws.String("*") })
 }
 
 func (s *s3Store) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
-	if err := CheckKey(key); err != nil {
+	if err := remote.CheckKey(key); err != nil {
 		return "", err
 	}
 	if etag == "" {
 		// Without the header the PUT would be unconditional.
-		return "", fmt.Errorf("%w: replace %s: no ETag to match", ErrPrecondition, key)
+		return "", fmt.Errorf("%w: replace %s: no ETag to match", remote.ErrPrecondition, key)
 	}
 	return s.put(ctx, "replace", key, data, s3Conditional, func(in *s3.PutObjectInput) { in.IfMatch = aws.String(etag) })
 }
 
 func (s *s3Store) Put(ctx context.Context, key string, data []byte) error {
-	if err := CheckKey(key); err != nil {
+	if err := remote.CheckKey(key); err != nil {
 		return err
 	}
 	_, err := s.put(ctx, "put", key, data, s3Write, nil)
@@ -283,30 +287,30 @@ func (s *s3Store) put(ctx context.Context, op, key string, data []byte, kind s3O
 	if etag == "" && kind == s3Conditional {
 		// A conditional write without an ETag leaves the caller nothing to
 		// match next time; the write itself happened.
-		return "", fmt.Errorf("%w: %s %s: the server returned no ETag", ErrIncompatible, op, key)
+		return "", fmt.Errorf("%w: %s %s: the server returned no ETag", remote.ErrIncompatible, op, key)
 	}
 	return etag, nil
 }
 
 func (s *s3Store) Delete(ctx context.Context, key string) error {
-	if err := CheckKey(key); err != nil {
+	if err := remote.CheckKey(key); err != nil {
 		return err
 	}
 	err := s.call(ctx, "delete", key, s3Write, func(ctx context.Context) error {
 		_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: s.full(key)})
 		return err
 	})
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, remote.ErrNotFound) {
 		return nil
 	}
 	return err
 }
 
-func (s *s3Store) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
-	if err := checkPrefix(prefix); err != nil {
+func (s *s3Store) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	if err := remote.CheckPrefix(prefix); err != nil {
 		return nil, err
 	}
-	var objs []ObjectInfo
+	var objs []remote.ObjectInfo
 	err := s.call(ctx, "list", prefix, s3Read, func(ctx context.Context) error {
 		objs = objs[:0]
 		pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix + prefix)})
@@ -317,10 +321,10 @@ func (s *s3Store) List(ctx context.Context, prefix string) ([]ObjectInfo, error)
 			}
 			for _, o := range page.Contents {
 				key, ok := strings.CutPrefix(aws.ToString(o.Key), s.prefix)
-				if !ok || CheckKey(key) != nil {
+				if !ok || remote.CheckKey(key) != nil {
 					continue // not an object this store could have written
 				}
-				objs = append(objs, ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
+				objs = append(objs, remote.ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
 			}
 		}
 		return nil
@@ -329,7 +333,7 @@ func (s *s3Store) List(ctx context.Context, prefix string) ([]ObjectInfo, error)
 		return nil, err
 	}
 	// S3 lists in byte order already; some compatible servers do not.
-	slices.SortFunc(objs, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(objs, func(a, b remote.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	return objs, nil
 }
 
@@ -344,4 +348,14 @@ func (s *s3Store) call(ctx context.Context, op, key string, kind s3OpKind, fn fu
 		return nil
 	}
 	return fmt.Errorf("remote: s3 %s %s: %w", op, key, mapS3Error(kind, sent.Load(), err))
+}
+
+// redactParseError drops the URL url.Parse quotes in its error, which could
+// hold a password.
+func redactParseError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return "unparsable"
 }

@@ -1,4 +1,8 @@
-package remote
+// Package filestore is the embedded directory store (DESIGN §5): a
+// remote.Store on one local directory, shared by several processes on one
+// machine. Its guarantees are the Store contract (remote/remotetest runs it
+// here) and are described on Store.
+package filestore
 
 import (
 	"context"
@@ -16,9 +20,10 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-// File is the embedded directory store: one object per file under the root,
+// Store is the embedded directory store: one object per file under the root,
 // the key's "/" mapped to directories. It is safe for several goroutines
 // and several processes on one machine:
 //
@@ -34,7 +39,7 @@ import (
 // The ETag is derived from the content (BLAKE3), so it needs no side file
 // and is the same in every process. List leaves ETag empty: computing it
 // would read every object.
-type File struct {
+type Store struct {
 	root     string
 	identity string
 	mu       sync.Mutex // serialises this process's writers before the file lock
@@ -43,13 +48,13 @@ type File struct {
 const (
 	fileLockName = ".lock"
 	fileTempDir  = ".tmp"
-	// staleTemp is how old a temporary file must be before NewFile removes
+	// staleTemp is how old a temporary file must be before New removes
 	// it: older than any write in flight, young enough not to pile up.
 	staleTemp = time.Hour
 )
 
-// NewFile returns the directory store rooted at dir (created if needed).
-func NewFile(dir string) (Store, error) {
+// New returns the directory store rooted at dir (created if needed).
+func New(dir string) (remote.Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("remote: file store: empty directory")
 	}
@@ -64,16 +69,16 @@ func NewFile(dir string) (Store, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	f := &File{root: abs, identity: "file://" + filepath.ToSlash(abs)}
+	f := &Store{root: abs, identity: "file://" + filepath.ToSlash(abs)}
 	f.removeStaleTemps()
 	return f, nil
 }
 
-// Identity implements Store.
-func (f *File) Identity() string { return f.identity }
+// Identity implements remote.Store.
+func (f *Store) Identity() string { return f.identity }
 
-func (f *File) path(key string) (string, error) {
-	if err := CheckKey(key); err != nil {
+func (f *Store) path(key string) (string, error) {
+	if err := remote.CheckKey(key); err != nil {
 		return "", err
 	}
 	return filepath.Join(f.root, filepath.FromSlash(key)), nil
@@ -85,8 +90,8 @@ func fileETag(data []byte) string {
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-// Get implements Store.
-func (f *File) Get(ctx context.Context, key string) ([]byte, string, error) {
+// Get implements remote.Store.
+func (f *Store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	p, err := f.path(key)
 	if err != nil {
 		return nil, "", err
@@ -111,26 +116,26 @@ func readObject(p string) ([]byte, error) {
 	return data, nil
 }
 
-// Head implements Store.
-func (f *File) Head(ctx context.Context, key string) (ObjectInfo, error) {
+// Head implements remote.Store.
+func (f *Store) Head(ctx context.Context, key string) (remote.ObjectInfo, error) {
 	data, etag, err := f.Get(ctx, key)
 	if err != nil {
-		return ObjectInfo{}, err
+		return remote.ObjectInfo{}, err
 	}
-	return ObjectInfo{Key: key, Size: int64(len(data)), ETag: etag}, nil
+	return remote.ObjectInfo{Key: key, Size: int64(len(data)), ETag: etag}, nil
 }
 
-// Put implements Store.
-func (f *File) Put(ctx context.Context, key string, data []byte) error {
+// Put implements remote.Store.
+func (f *Store) Put(ctx context.Context, key string, data []byte) error {
 	_, err := f.write(ctx, "put", key, data, func(p string) error { return nil })
 	return err
 }
 
-// CreateIfAbsent implements Store.
-func (f *File) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+// CreateIfAbsent implements remote.Store.
+func (f *Store) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
 	return f.write(ctx, "create", key, data, func(p string) error {
 		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("exists: %w", ErrPrecondition)
+			return fmt.Errorf("exists: %w", remote.ErrPrecondition)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return mapFileErr(err)
 		}
@@ -138,18 +143,18 @@ func (f *File) CreateIfAbsent(ctx context.Context, key string, data []byte) (str
 	})
 }
 
-// ReplaceIfMatch implements Store.
-func (f *File) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+// ReplaceIfMatch implements remote.Store.
+func (f *Store) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	return f.write(ctx, "replace", key, data, func(p string) error {
 		cur, err := readObject(p)
-		if errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("absent: %w", ErrPrecondition)
+		if errors.Is(err, remote.ErrNotFound) {
+			return fmt.Errorf("absent: %w", remote.ErrPrecondition)
 		}
 		if err != nil {
 			return err
 		}
 		if fileETag(cur) != etag {
-			return fmt.Errorf("etag does not match: %w", ErrPrecondition)
+			return fmt.Errorf("etag does not match: %w", remote.ErrPrecondition)
 		}
 		return nil
 	})
@@ -157,13 +162,13 @@ func (f *File) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag
 
 // write stages data in a durable temporary file, then, under the lock,
 // runs check on the target path and renames the temporary file over it.
-func (f *File) write(ctx context.Context, op, key string, data []byte, check func(p string) error) (etag string, err error) {
+func (f *Store) write(ctx context.Context, op, key string, data []byte, check func(p string) error) (etag string, err error) {
 	p, err := f.path(key)
 	if err != nil {
 		return "", err
 	}
 	defer func() {
-		if err != nil && !errors.Is(err, ErrInvalidKey) {
+		if err != nil && !errors.Is(err, remote.ErrInvalidKey) {
 			err = fmt.Errorf("remote: file store: %s %s: %w", op, key, err)
 		}
 	}()
@@ -197,13 +202,13 @@ func (f *File) write(ctx context.Context, op, key string, data []byte, check fun
 	if err := syncDir(filepath.Dir(p)); err != nil {
 		// The new content is visible but may not survive a crash: the
 		// caller cannot tell which, so the outcome is ambiguous.
-		return "", fmt.Errorf("%w: fsync directory: %w", ErrAmbiguous, err)
+		return "", fmt.Errorf("%w: fsync directory: %w", remote.ErrAmbiguous, err)
 	}
 	return fileETag(data), nil
 }
 
 // stage writes data to a new fsynced temporary file and returns its path.
-func (f *File) stage(data []byte) (string, error) {
+func (f *Store) stage(data []byte) (string, error) {
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(f.root, fileTempDir, hex.EncodeToString(rnd[:]))
@@ -226,7 +231,7 @@ func (f *File) stage(data []byte) (string, error) {
 }
 
 // lock takes the in-process mutex and the cross-process file lock.
-func (f *File) lock() (func(), error) {
+func (f *Store) lock() (func(), error) {
 	f.mu.Lock()
 	fh, err := os.OpenFile(filepath.Join(f.root, fileLockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -245,8 +250,8 @@ func (f *File) lock() (func(), error) {
 	}, nil
 }
 
-// Delete implements Store.
-func (f *File) Delete(ctx context.Context, key string) error {
+// Delete implements remote.Store.
+func (f *Store) Delete(ctx context.Context, key string) error {
 	p, err := f.path(key)
 	if err != nil {
 		return err
@@ -269,14 +274,14 @@ func (f *File) Delete(ctx context.Context, key string) error {
 		return fmt.Errorf("remote: file store: delete %s: %w", key, mapFileErr(err))
 	}
 	if err := syncDir(filepath.Dir(p)); err != nil {
-		return fmt.Errorf("remote: file store: delete %s: %w: fsync directory: %w", key, ErrAmbiguous, err)
+		return fmt.Errorf("remote: file store: delete %s: %w: fsync directory: %w", key, remote.ErrAmbiguous, err)
 	}
 	return nil
 }
 
-// List implements Store: keys with prefix, sorted, ETag left empty.
-func (f *File) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
-	if err := checkPrefix(prefix); err != nil {
+// List implements remote.Store: keys with prefix, sorted, ETag left empty.
+func (f *Store) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	if err := remote.CheckPrefix(prefix); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -287,7 +292,7 @@ func (f *File) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
 		start = filepath.Join(f.root, filepath.FromSlash(prefix[:i]))
 	}
-	var out []ObjectInfo
+	var out []remote.ObjectInfo
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -319,18 +324,18 @@ func (f *File) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, ObjectInfo{Key: key, Size: info.Size()})
+		out = append(out, remote.ObjectInfo{Key: key, Size: info.Size()})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("remote: file store: list %q: %w", prefix, mapFileErr(err))
 	}
-	slices.SortFunc(out, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b remote.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
 
 // removeStaleTemps deletes temporary files a crashed writer left behind.
-func (f *File) removeStaleTemps() {
+func (f *Store) removeStaleTemps() {
 	dir := filepath.Join(f.root, fileTempDir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -348,7 +353,7 @@ func (f *File) removeStaleTemps() {
 func mkdirAllSync(root, dir string) error {
 	if info, err := os.Stat(dir); err == nil {
 		if !info.IsDir() {
-			return fmt.Errorf("%w: %s is an object, not a key prefix", ErrPrecondition, filepath.Base(dir))
+			return fmt.Errorf("%w: %s is an object, not a key prefix", remote.ErrPrecondition, filepath.Base(dir))
 		}
 		return nil
 	}
@@ -371,10 +376,10 @@ func mapFileErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		return fmt.Errorf("%w: %w", remote.ErrNotFound, err)
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: %w", ErrAccessDenied, err)
+		return fmt.Errorf("%w: %w", remote.ErrAccessDenied, err)
 	default:
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", remote.ErrUnavailable, err)
 	}
 }

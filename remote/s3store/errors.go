@@ -1,4 +1,4 @@
-package remote
+package s3store
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // s3OpKind decides what an error without a response means.
@@ -39,52 +41,52 @@ func traceSend(ctx context.Context) (context.Context, *atomic.Bool) {
 // SDK error stays wrapped as the cause (a 412 is a lost race, yet its request
 // ID still belongs in the log).
 //
-//	response 412; 409 or 404 to a conditional    ErrPrecondition
-//	response 404 (NoSuchKey, NotFound)            ErrNotFound
-//	response 404 NoSuchBucket                     ErrUnavailable (misconfigured, not an empty notebook)
-//	response 401, 403                             ErrAccessDenied
-//	response 400 BadDigest and kin                ErrIntegrity (the server refused our checksum)
-//	response 500/502/504 to a write               ErrAmbiguous
-//	any other response                            ErrUnavailable
-//	no response, request never written            ErrUnavailable (connection refused, cancelled before sending)
-//	no response, request written, read            ErrUnavailable
-//	no response, request written, write           ErrAmbiguous (timeout or reset after sending)
+//	response 412; 409 or 404 to a conditional    remote.ErrPrecondition
+//	response 404 (NoSuchKey, NotFound)            remote.ErrNotFound
+//	response 404 NoSuchBucket                     remote.ErrUnavailable (misconfigured, not an empty notebook)
+//	response 401, 403                             remote.ErrAccessDenied
+//	response 400 BadDigest and kin                remote.ErrIntegrity (the server refused our checksum)
+//	response 500/502/504 to a write               remote.ErrAmbiguous
+//	any other response                            remote.ErrUnavailable
+//	no response, request never written            remote.ErrUnavailable (connection refused, cancelled before sending)
+//	no response, request written, read            remote.ErrUnavailable
+//	no response, request written, write           remote.ErrAmbiguous (timeout or reset after sending)
 func mapS3Error(kind s3OpKind, sent bool, err error) error {
 	var resp *smithyhttp.ResponseError
 	if errors.As(err, &resp) && resp.HTTPStatusCode() != 0 {
 		return fmt.Errorf("%w: %w", s3StatusSentinel(kind, resp.HTTPStatusCode(), s3ErrorCode(err)), err)
 	}
 	if kind != s3Read && sent {
-		return fmt.Errorf("%w: %w", ErrAmbiguous, err)
+		return fmt.Errorf("%w: %w", remote.ErrAmbiguous, err)
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", remote.ErrUnavailable, err)
 }
 
 func s3StatusSentinel(kind s3OpKind, status int, code string) error {
 	switch {
 	case status == 412:
-		return ErrPrecondition
+		return remote.ErrPrecondition
 	case status == 409 && kind == s3Conditional:
 		// AWS answers a conditional write that collides with a concurrent
 		// one with 409 ConditionalRequestConflict: ours was not applied.
-		return ErrPrecondition
+		return remote.ErrPrecondition
 	case status == 404 && code == "NoSuchBucket":
-		return ErrUnavailable
+		return remote.ErrUnavailable
 	case status == 404 && kind == s3Conditional:
 		// If-Match on a missing key: the ETag we hold is no longer
 		// current, which is a lost race like any other.
-		return ErrPrecondition
+		return remote.ErrPrecondition
 	case status == 404:
-		return ErrNotFound
+		return remote.ErrNotFound
 	case status == 401 || status == 403:
-		return ErrAccessDenied
+		return remote.ErrAccessDenied
 	case status == 400 && (code == "BadDigest" || code == "InvalidDigest" || code == "XAmzContentSHA256Mismatch"):
-		return ErrIntegrity
+		return remote.ErrIntegrity
 	case kind != s3Read && (status == 500 || status == 502 || status == 504):
 		// The server (or a proxy) failed after it may have applied the write.
-		return ErrAmbiguous
+		return remote.ErrAmbiguous
 	default:
-		return ErrUnavailable
+		return remote.ErrUnavailable
 	}
 }
 

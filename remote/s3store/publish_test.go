@@ -1,4 +1,4 @@
-package remote_test
+package s3store_test
 
 // The publication protocol on the S3 backend against SeaweedFS: the
 // conditional write the whole design rests on, with real racing clients and
@@ -11,15 +11,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
 )
 
 // barrierStore holds each writer's first write of `current` at a shared
 // barrier: every writer has read the same ETag before any of them writes.
 type barrierStore struct {
 	remote.Store
-	barrier *remote.Barrier
+	barrier *memstore.Barrier
 	once    sync.Once
 }
 
@@ -43,7 +44,7 @@ func TestS3PublishRaceEveryWriterAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	barrier := remote.NewBarrier(writers)
+	barrier := memstore.NewBarrier(writers)
 	accepted := make([]remote.Accepted, writers)
 	errs := make([]error, writers)
 	props := make([]proposer, writers)

@@ -1,20 +1,21 @@
-package remote_test
+package s3store_test
 
 import (
 	"context"
 	"net/http"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 )
 
 // seaweedConfig is the S3 configuration of a fresh notebook prefix in the
 // server's default bucket. Credentials are static so that the developer's
 // own AWS configuration cannot leak in.
-func seaweedConfig(srv *seaweed.Server) remote.S3Config {
-	return remote.S3Config{
+func seaweedConfig(srv *seaweed.Server) s3store.Config {
+	return s3store.Config{
 		Bucket:          srv.Bucket,
 		Prefix:          "nb-" + remote.NewUUIDv7(),
 		Region:          srv.Region,
@@ -25,9 +26,9 @@ func seaweedConfig(srv *seaweed.Server) remote.S3Config {
 	}
 }
 
-func openS3(t testing.TB, cfg remote.S3Config) remote.Store {
+func openS3(t testing.TB, cfg s3store.Config) remote.Store {
 	t.Helper()
-	s, err := remote.NewS3(context.Background(), cfg)
+	s, err := s3store.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("NewS3: %v", err)
 	}

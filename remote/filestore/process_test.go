@@ -1,4 +1,4 @@
-package remote_test
+package filestore_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // The file store's conditional writes must hold across processes, not just
@@ -35,7 +37,7 @@ func TestFileWorker(t *testing.T) {
 	dir := os.Getenv(envWorkerDir)
 	id := os.Getenv(envWorkerID)
 	n, _ := strconv.Atoi(os.Getenv(envWorkerN))
-	s, err := remote.NewFile(filepath.Join(dir, "store"))
+	s, err := filestore.New(filepath.Join(dir, "store"))
 	if err != nil {
 		fmt.Println("error", err)
 		return
@@ -81,7 +83,7 @@ func TestFileWorker(t *testing.T) {
 		nb := remote.Open(s, remote.Options{})
 		fileBarrier(dir, id, n)
 		acc, err := nb.Publish(ctx, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
-			return proposal(observed.Head(), pub), nil
+			return remotetest.Proposal(observed.Head(), pub, []byte("test")), nil
 		})
 		if err != nil {
 			fmt.Println("error", err)
@@ -132,7 +134,7 @@ func runWorkers(t *testing.T, dir, mode string) []string {
 
 func TestFileProcessesRaceReplace(t *testing.T) {
 	dir := t.TempDir()
-	s, err := remote.NewFile(filepath.Join(dir, "store"))
+	s, err := filestore.New(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestFileProcessesRaceReplace(t *testing.T) {
 
 func TestFileProcessesNoLostUpdates(t *testing.T) {
 	dir := t.TempDir()
-	s, err := remote.NewFile(filepath.Join(dir, "store"))
+	s, err := filestore.New(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestFileProcessesPublish(t *testing.T) {
 		generations[f[2]] = true
 		published = append(published, f[1])
 	}
-	s, err := remote.NewFile(filepath.Join(dir, "store"))
+	s, err := filestore.New(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,16 @@
-package remote_test
+package filestore_test
 
 import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 func TestFileContract(t *testing.T) {
 	remotetest.Run(t, func(t *testing.T) remote.Store {
-		s, err := remote.NewFile(t.TempDir())
+		s, err := filestore.New(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}

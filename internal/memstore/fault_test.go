@@ -1,4 +1,4 @@
-package remote_test
+package memstore_test
 
 import (
 	"context"
@@ -7,19 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 func TestMemFaultBeforeAndAfter(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	boom := errors.New("boom")
 	m.Inject(
-		remote.Fault{Op: remote.OpPut, KeyPrefix: "a", Before: boom},
-		remote.Fault{Op: remote.OpPut, KeyPrefix: "b", After: boom},
+		memstore.Fault{Op: memstore.OpPut, KeyPrefix: "a", Before: boom},
+		memstore.Fault{Op: memstore.OpPut, KeyPrefix: "b", After: boom},
 	)
-	defer remotetest.AssertFaultsFired(t, m)
+	defer memstore.AssertFaultsFired(t, m)
 
 	if err := m.Put(ctx, "c", []byte("x")); err != nil {
 		t.Fatalf("a fault for another key fired: %v", err)
@@ -39,14 +39,14 @@ func TestMemFaultBeforeAndAfter(t *testing.T) {
 	if err := m.Put(ctx, "a", []byte("x")); err != nil {
 		t.Fatalf("a fault fired twice: %v", err)
 	}
-	if m.Calls(remote.OpPut) != 4 {
-		t.Fatalf("Calls(put) = %d, want 4", m.Calls(remote.OpPut))
+	if m.Calls(memstore.OpPut) != 4 {
+		t.Fatalf("Calls(put) = %d, want 4", m.Calls(memstore.OpPut))
 	}
 }
 
 func TestMemFaultUnfiredIsReported(t *testing.T) {
-	m := remote.NewMem()
-	m.Inject(remote.Fault{Op: remote.OpDelete})
+	m := memstore.New()
+	m.Inject(memstore.Fault{Op: memstore.OpDelete})
 	if left := m.Unfired(); len(left) != 1 {
 		t.Fatalf("Unfired = %v, want the one delete fault", left)
 	}
@@ -57,14 +57,14 @@ func TestMemFaultUnfiredIsReported(t *testing.T) {
 }
 
 func TestMemFaultDelayHonoursContext(t *testing.T) {
-	m := remote.NewMem()
-	m.Inject(remote.Fault{Op: remote.OpGet, Delay: time.Hour})
+	m := memstore.New()
+	m.Inject(memstore.Fault{Op: memstore.OpGet, Delay: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, _, err := m.Get(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get = %v, want the deadline", err)
 	}
-	m.Inject(remote.Fault{Op: remote.OpGet, Delay: 30 * time.Millisecond})
+	m.Inject(memstore.Fault{Op: memstore.OpGet, Delay: 30 * time.Millisecond})
 	start := time.Now()
 	_, _, _ = m.Get(context.Background(), "x")
 	if d := time.Since(start); d < 30*time.Millisecond {
@@ -74,12 +74,12 @@ func TestMemFaultDelayHonoursContext(t *testing.T) {
 
 func TestMemFaultBarrierHoldsUntilAllArrive(t *testing.T) {
 	const n = 4
-	m := remote.NewMem()
-	b := remote.NewBarrier(n)
+	m := memstore.New()
+	b := memstore.NewBarrier(n)
 	for range n {
-		m.Inject(remote.Fault{Op: remote.OpPut, Barrier: b})
+		m.Inject(memstore.Fault{Op: memstore.OpPut, Barrier: b})
 	}
-	defer remotetest.AssertFaultsFired(t, m)
+	defer memstore.AssertFaultsFired(t, m)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0

@@ -1,4 +1,4 @@
-package remote_test
+package s3store_test
 
 // The store's server stalls or crashes under a notebook (a server of the
 // test's own: it is paused and killed).
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
 )
 
 func TestS3Outage(t *testing.T) {

@@ -1,4 +1,9 @@
-package remote
+// Package memstore is the in-memory remote.Store: deterministic, safe for
+// concurrent use, with scripted faults (fault.go) and a mode that ignores
+// preconditions. It is a test double for the publication protocol, the
+// engine and the benchmarks, which is why it is internal: a user embedding
+// slivingdoc gets the file and S3 stores, not a store that forgets.
+package memstore
 
 import (
 	"context"
@@ -7,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // Mem is the in-memory store: deterministic, safe for concurrent use, with
@@ -28,10 +35,10 @@ type memObject struct {
 	etag string
 }
 
-// NewMem returns an empty in-memory store.
-func NewMem() *Mem {
+// New returns an empty in-memory store.
+func New() *Mem {
 	return &Mem{
-		identity: "mem:" + NewUUIDv7(), // two Mems never share private state
+		identity: "mem:" + remote.NewUUIDv7(), // two Mems never share private state
 		objects:  map[string]memObject{},
 		calls:    map[Op]int{},
 	}
@@ -53,17 +60,17 @@ func (m *Mem) Calls(op Op) int {
 	return m.calls[op]
 }
 
-// Identity implements Store.
+// Identity implements remote.Store.
 func (m *Mem) Identity() string { return m.identity }
 
-// Get implements Store.
+// Get implements remote.Store.
 func (m *Mem) Get(ctx context.Context, key string) ([]byte, string, error) {
 	var data []byte
 	var etag string
 	err := m.do(ctx, OpGet, key, func() error {
 		o, ok := m.objects[key]
 		if !ok {
-			return fmt.Errorf("mem: get %q: %w", key, ErrNotFound)
+			return fmt.Errorf("mem: get %q: %w", key, remote.ErrNotFound)
 		}
 		data, etag = slices.Clone(o.data), o.etag
 		return nil
@@ -74,26 +81,26 @@ func (m *Mem) Get(ctx context.Context, key string) ([]byte, string, error) {
 	return data, etag, nil
 }
 
-// Head implements Store.
-func (m *Mem) Head(ctx context.Context, key string) (ObjectInfo, error) {
-	var info ObjectInfo
+// Head implements remote.Store.
+func (m *Mem) Head(ctx context.Context, key string) (remote.ObjectInfo, error) {
+	var info remote.ObjectInfo
 	err := m.do(ctx, OpHead, key, func() error {
 		o, ok := m.objects[key]
 		if !ok {
-			return fmt.Errorf("mem: head %q: %w", key, ErrNotFound)
+			return fmt.Errorf("mem: head %q: %w", key, remote.ErrNotFound)
 		}
-		info = ObjectInfo{Key: key, Size: int64(len(o.data)), ETag: o.etag}
+		info = remote.ObjectInfo{Key: key, Size: int64(len(o.data)), ETag: o.etag}
 		return nil
 	})
 	return info, err
 }
 
-// CreateIfAbsent implements Store.
+// CreateIfAbsent implements remote.Store.
 func (m *Mem) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
 	var etag string
 	err := m.do(ctx, OpCreate, key, func() error {
 		if _, ok := m.objects[key]; ok && !m.ignore {
-			return fmt.Errorf("mem: create %q: exists: %w", key, ErrPrecondition)
+			return fmt.Errorf("mem: create %q: exists: %w", key, remote.ErrPrecondition)
 		}
 		etag = m.write(key, data)
 		return nil
@@ -104,13 +111,13 @@ func (m *Mem) CreateIfAbsent(ctx context.Context, key string, data []byte) (stri
 	return etag, nil
 }
 
-// ReplaceIfMatch implements Store.
+// ReplaceIfMatch implements remote.Store.
 func (m *Mem) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	var next string
 	err := m.do(ctx, OpReplace, key, func() error {
 		o, ok := m.objects[key]
 		if !m.ignore && (!ok || o.etag != etag) {
-			return fmt.Errorf("mem: replace %q: etag does not match: %w", key, ErrPrecondition)
+			return fmt.Errorf("mem: replace %q: etag does not match: %w", key, remote.ErrPrecondition)
 		}
 		next = m.write(key, data)
 		return nil
@@ -121,7 +128,7 @@ func (m *Mem) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag 
 	return next, nil
 }
 
-// Put implements Store.
+// Put implements remote.Store.
 func (m *Mem) Put(ctx context.Context, key string, data []byte) error {
 	return m.do(ctx, OpPut, key, func() error {
 		m.write(key, data)
@@ -129,7 +136,7 @@ func (m *Mem) Put(ctx context.Context, key string, data []byte) error {
 	})
 }
 
-// Delete implements Store.
+// Delete implements remote.Store.
 func (m *Mem) Delete(ctx context.Context, key string) error {
 	return m.do(ctx, OpDelete, key, func() error {
 		delete(m.objects, key)
@@ -137,18 +144,18 @@ func (m *Mem) Delete(ctx context.Context, key string) error {
 	})
 }
 
-// List implements Store.
-func (m *Mem) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
-	var out []ObjectInfo
+// List implements remote.Store.
+func (m *Mem) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	var out []remote.ObjectInfo
 	err := m.do(ctx, OpList, prefix, func() error {
 		for k, o := range m.objects {
 			if strings.HasPrefix(k, prefix) {
-				out = append(out, ObjectInfo{Key: k, Size: int64(len(o.data)), ETag: o.etag})
+				out = append(out, remote.ObjectInfo{Key: k, Size: int64(len(o.data)), ETag: o.etag})
 			}
 		}
 		return nil
 	})
-	slices.SortFunc(out, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b remote.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	return out, err
 }
 
@@ -165,10 +172,10 @@ func (m *Mem) write(key string, data []byte) string {
 // taken, so racing callers really do arrive together.
 func (m *Mem) do(ctx context.Context, op Op, key string, apply func() error) error {
 	if op == OpList {
-		if err := checkPrefix(key); err != nil {
+		if err := remote.CheckPrefix(key); err != nil {
 			return err
 		}
-	} else if err := CheckKey(key); err != nil {
+	} else if err := remote.CheckKey(key); err != nil {
 		return err
 	}
 	m.mu.Lock()

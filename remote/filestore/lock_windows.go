@@ -1,6 +1,6 @@
 //go:build windows
 
-package remote
+package filestore
 
 import (
 	"io"
@@ -57,7 +57,7 @@ func readShared(path string) ([]byte, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	f := os.NewFile(uintptr(h), path)
+	f := os.New(uintptr(h), path)
 	defer f.Close()
 	return io.ReadAll(f)
 }

@@ -1,4 +1,4 @@
-package remote_test
+package s3store_test
 
 // HTTP transports that script what happens to the S3 backend's requests:
 // a canned response, a failure before anything is sent, a reply lost after

@@ -1,4 +1,4 @@
-package remote_test
+package storeurl_test
 
 import (
 	"context"
@@ -8,18 +8,21 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
+	"github.com/slivingdoc/slivingdoc/remote/storeurl"
 )
 
 func TestOpenURLFile(t *testing.T) {
 	dir := t.TempDir()
-	s, err := remote.OpenURL(context.Background(), "file://"+filepath.ToSlash(dir)+"/store", remote.S3Config{})
+	s, err := storeurl.Open(context.Background(), "file://"+filepath.ToSlash(dir)+"/store", s3store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CreateIfAbsent(context.Background(), "current", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	again, err := remote.NewFile(filepath.Join(dir, "store"))
+	again, err := filestore.New(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +47,7 @@ func TestOpenURLRefused(t *testing.T) {
 		"s3://bucket/prefix#frag",
 		"s3://bucket%zz/prefix",
 	} {
-		_, err := remote.OpenURL(context.Background(), raw, remote.S3Config{})
+		_, err := storeurl.Open(context.Background(), raw, s3store.Config{})
 		if !errors.Is(err, remote.ErrStoreURL) {
 			t.Errorf("OpenURL(%q) = %v, want ErrStoreURL", raw, err)
 		}
@@ -56,13 +59,13 @@ func TestOpenURLRefused(t *testing.T) {
 
 func TestOpenURLS3Dispatch(t *testing.T) {
 	ctx := context.Background()
-	cfg := remote.S3Config{Bucket: "other", Prefix: "kept", Region: "us-east-1", Endpoint: "http://127.0.0.1:9", PathStyle: true}
+	cfg := s3store.Config{Bucket: "other", Prefix: "kept", Region: "us-east-1", Endpoint: "http://127.0.0.1:9", PathStyle: true}
 	for raw, want := range map[string]string{
 		"s3://notes/team/a": "s3://notes/team/a",
 		"s3://notes":        "s3://notes/kept", // no prefix in the URL: the configured one
 		"s3://notes/":       "s3://notes/kept",
 	} {
-		s, err := remote.OpenURL(ctx, raw, cfg)
+		s, err := storeurl.Open(ctx, raw, cfg)
 		if err != nil {
 			t.Fatalf("OpenURL(%q): %v", raw, err)
 		}

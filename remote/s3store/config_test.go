@@ -1,4 +1,4 @@
-package remote_test
+package s3store_test
 
 import (
 	"context"
@@ -11,27 +11,28 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 )
 
 func TestS3RefusesBadConfig(t *testing.T) {
 	const secret = "s3cr3tPassw0rd"
 	for _, tc := range []struct {
 		name string
-		cfg  remote.S3Config
+		cfg  s3store.Config
 	}{
-		{"no bucket", remote.S3Config{}},
-		{"bucket with a slash", remote.S3Config{Bucket: "a/b"}},
-		{"endpoint with user info", remote.S3Config{Bucket: "b", Endpoint: "http://AKIDUSER:" + secret + "@127.0.0.1:9000"}},
-		{"endpoint with user only", remote.S3Config{Bucket: "b", Endpoint: "https://" + secret + "@s3.example.com"}},
-		{"endpoint without scheme", remote.S3Config{Bucket: "b", Endpoint: "s3.example.com"}},
-		{"endpoint not http", remote.S3Config{Bucket: "b", Endpoint: "ftp://s3.example.com"}},
-		{"endpoint with query", remote.S3Config{Bucket: "b", Endpoint: "http://s3.example.com/?x=1"}},
-		{"prefix with dot segment", remote.S3Config{Bucket: "b", Prefix: "team/../other"}},
+		{"no bucket", s3store.Config{}},
+		{"bucket with a slash", s3store.Config{Bucket: "a/b"}},
+		{"endpoint with user info", s3store.Config{Bucket: "b", Endpoint: "http://AKIDUSER:" + secret + "@127.0.0.1:9000"}},
+		{"endpoint with user only", s3store.Config{Bucket: "b", Endpoint: "https://" + secret + "@s3.example.com"}},
+		{"endpoint without scheme", s3store.Config{Bucket: "b", Endpoint: "s3.example.com"}},
+		{"endpoint not http", s3store.Config{Bucket: "b", Endpoint: "ftp://s3.example.com"}},
+		{"endpoint with query", s3store.Config{Bucket: "b", Endpoint: "http://s3.example.com/?x=1"}},
+		{"prefix with dot segment", s3store.Config{Bucket: "b", Prefix: "team/../other"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := remote.NewS3(context.Background(), tc.cfg)
+			s, err := s3store.New(context.Background(), tc.cfg)
 			if !errors.Is(err, remote.ErrStoreURL) || s != nil {
 				t.Fatalf("NewS3 = %v, %v; want ErrStoreURL", s, err)
 			}
@@ -44,15 +45,15 @@ func TestS3RefusesBadConfig(t *testing.T) {
 
 func TestS3Identity(t *testing.T) {
 	ctx := context.Background()
-	identity := func(cfg remote.S3Config) string {
+	identity := func(cfg s3store.Config) string {
 		t.Helper()
-		s, err := remote.NewS3(ctx, cfg)
+		s, err := s3store.New(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s.Identity()
 	}
-	base := remote.S3Config{Bucket: "notes", Prefix: "team/nb", Region: "eu-west-1", Endpoint: "http://127.0.0.1:8333",
+	base := s3store.Config{Bucket: "notes", Prefix: "team/nb", Region: "eu-west-1", Endpoint: "http://127.0.0.1:8333",
 		PathStyle: true, AccessKeyID: "AKIDIDENTITY", SecretAccessKey: "identity-secret"}
 	id := identity(base)
 	for _, leak := range []string{base.AccessKeyID, base.SecretAccessKey} {
@@ -74,11 +75,11 @@ func TestS3Identity(t *testing.T) {
 		t.Fatalf("the same store has two identities: %q and %q", id, got)
 	}
 	// Different objects, different identity.
-	for name, edit := range map[string]func(*remote.S3Config){
-		"bucket":   func(c *remote.S3Config) { c.Bucket = "other" },
-		"prefix":   func(c *remote.S3Config) { c.Prefix = "team/nb2" },
-		"endpoint": func(c *remote.S3Config) { c.Endpoint = "http://127.0.0.1:9000" },
-		"aws":      func(c *remote.S3Config) { c.Endpoint = "" },
+	for name, edit := range map[string]func(*s3store.Config){
+		"bucket":   func(c *s3store.Config) { c.Bucket = "other" },
+		"prefix":   func(c *s3store.Config) { c.Prefix = "team/nb2" },
+		"endpoint": func(c *s3store.Config) { c.Endpoint = "http://127.0.0.1:9000" },
+		"aws":      func(c *s3store.Config) { c.Endpoint = "" },
 	} {
 		other := base
 		edit(&other)
@@ -140,7 +141,7 @@ func TestS3KeysUnderPrefix(t *testing.T) {
 // the same rules as one given explicitly, and names the store as well.
 func TestS3EndpointFromAWSConfiguration(t *testing.T) {
 	ctx := context.Background()
-	cfg := remote.S3Config{Bucket: "notes", Prefix: "nb", AccessKeyID: "AKIDENV", SecretAccessKey: "env-secret"}
+	cfg := s3store.Config{Bucket: "notes", Prefix: "nb", AccessKeyID: "AKIDENV", SecretAccessKey: "env-secret"}
 	t.Setenv("AWS_ENDPOINT_URL_S3", "")
 	plain := openS3(t, cfg).Identity()
 
@@ -150,7 +151,7 @@ func TestS3EndpointFromAWSConfiguration(t *testing.T) {
 	}
 
 	t.Setenv("AWS_ENDPOINT_URL_S3", "http://AKIDUSER:s3cr3t@127.0.0.1:9000")
-	_, err := remote.NewS3(ctx, cfg)
+	_, err := s3store.New(ctx, cfg)
 	if !errors.Is(err, remote.ErrStoreURL) || strings.Contains(err.Error(), "s3cr3t") {
 		t.Fatalf("NewS3 with user info in AWS_ENDPOINT_URL_S3 = %v, want ErrStoreURL without the secret", err)
 	}

@@ -1,5 +1,7 @@
-// Package seaweed gives the tests of any package a real S3-compatible server:
-// SeaweedFS, built from its Go module on first use and run on loopback.
+// Package seaweed gives the tests of any package (and the benchmark tools) a
+// real S3-compatible server: SeaweedFS, built from its Go module on first
+// use and run on loopback. It is internal: a test harness (it takes a
+// testing.TB), not API.
 //
 // Data flow:
 //

@@ -1,4 +1,4 @@
-package remote_test
+package s3store_test
 
 // How S3 outcomes reach callers: every failure matches exactly the sentinel
 // the publication protocol acts on, and keeps the SDK error as its cause.
@@ -13,8 +13,9 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 )
 
 var sentinels = []error{remote.ErrNotFound, remote.ErrPrecondition, remote.ErrAmbiguous,
@@ -98,7 +99,7 @@ func TestS3ResponsesMapToSentinels(t *testing.T) {
 	} {
 		t.Run(tc.op.name+"/"+http.StatusText(tc.status)+"/"+tc.code, func(t *testing.T) {
 			canned := &cannedTransport{status: tc.status, code: tc.code}
-			s := openS3(t, remote.S3Config{Bucket: "b", Prefix: "nb", Endpoint: "http://127.0.0.1:1", PathStyle: true,
+			s := openS3(t, s3store.Config{Bucket: "b", Prefix: "nb", Endpoint: "http://127.0.0.1:1", PathStyle: true,
 				AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "not-a-secret", Transport: canned})
 			err := tc.op.run(context.Background(), s)
 			if canned.calls.Load() == 0 {
@@ -130,7 +131,7 @@ func TestS3NothingSentIsUnavailable(t *testing.T) {
 	for _, op := range []storeOp{opGet, opCreate, opReplace, opPut} {
 		t.Run(op.name, func(t *testing.T) {
 			ft := newFaultTransport(failBeforeSend, 1<<30, func(*http.Request) bool { return true })
-			s := openS3(t, remote.S3Config{Bucket: "b", Endpoint: "http://127.0.0.1:1", AccessKeyID: "AKIDEXAMPLE",
+			s := openS3(t, s3store.Config{Bucket: "b", Endpoint: "http://127.0.0.1:1", AccessKeyID: "AKIDEXAMPLE",
 				SecretAccessKey: "not-a-secret", Transport: ft})
 			err := op.run(context.Background(), s)
 			expectOnly(t, op.name, err, remote.ErrUnavailable)
@@ -148,7 +149,7 @@ func TestS3ConnectionRefusedIsUnavailable(t *testing.T) {
 	}
 	endpoint := "http://" + l.Addr().String()
 	l.Close() // nothing listens there now
-	s := openS3(t, remote.S3Config{Bucket: "b", Endpoint: endpoint, PathStyle: true, AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "not-a-secret"})
+	s := openS3(t, s3store.Config{Bucket: "b", Endpoint: endpoint, PathStyle: true, AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "not-a-secret"})
 	for _, op := range []storeOp{opCreate, opReplace, opGet} {
 		err := op.run(context.Background(), s)
 		expectOnly(t, op.name, err, remote.ErrUnavailable)
