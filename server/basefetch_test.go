@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 // baseGoneScene: stale pulled shared.md and edited it locally; a then
@@ -16,9 +16,9 @@ import (
 // in no chain the active one reaches; then stale's object cache is
 // removed (healing dropped a damaged bundle, an operator cleared it, the
 // disk lost it): the base content of its edited file is in no cache.
-func baseGoneScene(t *testing.T, retainFor time.Duration) (store *remote.Mem, a, stale *agent) {
+func baseGoneScene(t *testing.T, retainFor time.Duration) (store *memstore.Mem, a, stale *agent) {
 	t.Helper()
-	store = remote.NewMem()
+	store = memstore.New()
 	opts := []agentOpt{withCheckpoints(2, 1), func(c *Config) { c.Retain = retainFor }}
 	a, stale = newAgent(t, store, opts...), newAgent(t, store, opts...)
 	a.pull()
