@@ -30,9 +30,13 @@ import (
 // path: where L holds exactly the record's "after" (absent for a removal),
 // the rewrite reached the file (or L already held the result), so that
 // path's base becomes the next baseline's entry, as if the interrupted
-// operation had finished. Where L holds "before" (not reached) or
-// something else (edited since the crash: whether on the old or the new
-// content is unknown), A stays the base: at worst a conflict, never a
+// operation had finished. Where L holds "before" (not reached), A stays
+// the base. Where L holds something else, the caller edited the file since
+// the crash: if merging the rewrite's change (before → after) into it
+// changes nothing, the edit was made on top of what the rewrite wrote and
+// the base rolls forward too (rollEditedForward); otherwise (an edit of the
+// old content, one too close to the rewrite's lines to tell, a "before"
+// that cannot be read) A stays the base: at worst a conflict, never a
 // silent loss of the remote's lines. The rolled base is not the tree of
 // any head, so it is marked non-exact (baseline.Held) and every fast path
 // that compares heads merges instead; a second crash during the
