@@ -1,4 +1,4 @@
-package server
+package workdir
 
 import (
 	"strings"
@@ -16,7 +16,19 @@ import (
 
 const (
 	maxSegmentBytes = 255
-	maxPathBytes    = 4096
+	MaxPathBytes    = 4096 // a whole notebook-relative path
+)
+
+// The reasons a file of L is refused (Refused.Reason in server, which
+// re-exports them under the same names).
+const (
+	FileInvalidUTF8   = "INVALID_UTF8"
+	FileNulByte       = "NUL_BYTE"
+	FileSymlink       = "SYMLINK"
+	FileSpecial       = "SPECIAL_FILE"
+	FileInvalidName   = "INVALID_NAME"
+	FileNameCollision = "NAME_COLLISION"
+	FilePathTooLong   = "PATH_TOO_LONG"
 )
 
 // nameReason returns FileInvalidName when one path segment breaks the
@@ -86,9 +98,9 @@ func isDeviceName(name string) bool {
 	return false
 }
 
-// foldKey is the key under which two sibling names collide: Unicode case
+// FoldKey is the key under which two sibling names collide: Unicode case
 // folding of the NFC form, as case-insensitive file systems compare.
-func foldKey(name string) string {
+func FoldKey(name string) string {
 	ascii := true
 	for i := 0; i < len(name); i++ {
 		if name[i] >= utf8.RuneSelf {
@@ -111,7 +123,7 @@ func collisions(names []string) map[string]bool {
 	first := make(map[string]string, len(names))
 	var out map[string]bool
 	for _, n := range names {
-		k := foldKey(n)
+		k := FoldKey(n)
 		if other, ok := first[k]; ok {
 			if out == nil {
 				out = map[string]bool{}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package server
+package workdir
 
 import (
 	"os"
@@ -8,12 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// canSyncFS: Linux flushes a whole file system in one call (syncfs).
-const canSyncFS = true
+// CanSyncFS: Linux flushes a whole file system in one call (syncfs).
+const CanSyncFS = true
 
-// syncFS makes every file written under r durable, in one journal commit
+// SyncFS makes every file written under r durable, in one journal commit
 // rather than one per file.
-func syncFS(r *os.Root) error {
+func SyncFS(r *os.Root) error {
 	d, err := r.Open(".")
 	if err != nil {
 		return err

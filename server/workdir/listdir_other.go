@@ -1,6 +1,6 @@
 //go:build !linux
 
-package server
+package workdir
 
 import "os"
 
@@ -18,7 +18,7 @@ func listDir(d *os.File, out []dirEnt) ([]dirEnt, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.st = statOf(info)
+			e.st = StatOf(info)
 		}
 		out = append(out, e)
 	}

@@ -1,13 +1,14 @@
-package server
+package workdir
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"strings"
 )
 
 // Ignore rules (DESIGN §6, docs/operations.md "What is not part of the
-// notebook"). A rule set is compiled once per engine into ignoreRules; the
+// notebook"). A rule set is compiled once per engine into Ignore; the
 // scan asks it about every directory entry, before the stat cache, so a
 // rule added since the last call takes effect at once.
 //
@@ -92,9 +93,9 @@ type ignoreRule struct {
 	dirOnly bool
 }
 
-// ignoreRules is the compiled rule set of an engine. The zero value (and
+// Ignore is the compiled rule set of an engine. The zero value (and
 // nil) ignores nothing.
-type ignoreRules struct {
+type Ignore struct {
 	patterns   []string // as configured (--ignore), for the surfaces
 	defaults   bool     // the built-in set is in force
 	names      []ignoreRule
@@ -107,10 +108,10 @@ type ignoreRules struct {
 	fileFilter bool      // false: no rule at all
 }
 
-// newIgnoreRules validates and compiles the configured patterns plus, with
+// NewIgnore validates and compiles the configured patterns plus, with
 // defaults, the built-in set. Its errors are configuration errors.
-func newIgnoreRules(patterns []string, defaults bool) (*ignoreRules, error) {
-	r := &ignoreRules{defaults: defaults}
+func NewIgnore(patterns []string, defaults bool) (*Ignore, error) {
+	r := &Ignore{defaults: defaults}
 	all := patterns
 	if defaults {
 		all = append(append([]string{}, DefaultIgnores...), patterns...)
@@ -131,7 +132,7 @@ func newIgnoreRules(patterns []string, defaults bool) (*ignoreRules, error) {
 	return r, nil
 }
 
-func (r *ignoreRules) add(p string) error {
+func (r *Ignore) add(p string) error {
 	switch {
 	case p == "" || p == "/":
 		return fmt.Errorf("empty pattern")
@@ -198,15 +199,15 @@ func (r *ignoreRules) add(p string) error {
 }
 
 // Patterns returns the configured (non-default) patterns.
-func (r *ignoreRules) Patterns() []string {
+func (r *Ignore) Patterns() []string {
 	if r == nil {
 		return nil
 	}
 	return append([]string{}, r.patterns...)
 }
 
-// empty reports whether nothing is ever ignored.
-func (r *ignoreRules) empty() bool { return r == nil || !r.fileFilter }
+// Empty reports whether nothing is ever ignored.
+func (r *Ignore) Empty() bool { return r == nil || !r.fileFilter }
 
 // dirStates is where each anchored rule stands after a directory's path:
 // bit i of states[k] set means rule k has matched its first i segments.
@@ -216,7 +217,7 @@ func (r *ignoreRules) empty() bool { return r == nil || !r.fileFilter }
 type dirStates []uint64
 
 // rootStates is the states of the notebook's top directory.
-func (r *ignoreRules) rootStates() dirStates {
+func (r *Ignore) rootStates() dirStates {
 	if r == nil || len(r.anchored) == 0 {
 		return nil
 	}
@@ -259,7 +260,7 @@ func (a *ignoreRule) step(set uint64, name string) uint64 {
 // also returns the states below it (for a directory that is not ignored).
 // Only the entry itself is tested: the scan never descends into an
 // ignored directory.
-func (r *ignoreRules) matchEntry(st dirStates, name string, dir bool) (bool, dirStates) {
+func (r *Ignore) matchEntry(st dirStates, name string, dir bool) (bool, dirStates) {
 	if r == nil || !r.fileFilter || name == "" {
 		return false, nil
 	}
@@ -299,9 +300,9 @@ func (r *ignoreRules) matchEntry(st dirStates, name string, dir bool) (bool, dir
 	return false, below
 }
 
-// matchPath reports whether the notebook path p (of a file) is ignored:
+// MatchPath reports whether the notebook path p (of a file) is ignored:
 // the file itself or any directory above it.
-func (r *ignoreRules) matchPath(p string) bool {
+func (r *Ignore) MatchPath(p string) bool {
 	if r == nil || !r.fileFilter {
 		return false
 	}
@@ -322,6 +323,30 @@ func (r *ignoreRules) matchPath(p string) bool {
 	}
 }
 
-// IgnorePatterns returns the configured ignore patterns (--ignore), not
-// the built-in set: the surfaces name only what the operator added.
-func (e *Engine) IgnorePatterns() []string { return e.ignore.Patterns() }
+// MayMatchBytes is a cheap filter for MatchPath: false means no rule can
+// match p (no name in it starts or ends with a byte a name rule needs, and
+// there are no rules that need more).
+func (r *Ignore) MayMatchBytes(p []byte) bool {
+	if r.Empty() {
+		return false
+	}
+	if r.anyName || r.anyLead {
+		return true
+	}
+	for i := range r.anchored {
+		lead := r.anchored[i].lead // "build/": the path build/... or the file build
+		if bytes.HasPrefix(p, []byte(lead)) || string(p) == lead[:len(lead)-1] {
+			return true
+		}
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if i > start && (r.first[p[start]] || r.last[p[i-1]]) {
+				return true
+			}
+			start = i + 1
+		}
+	}
+	return false
+}

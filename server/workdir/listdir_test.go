@@ -1,4 +1,4 @@
-package server
+package workdir
 
 import (
 	"os"
@@ -43,8 +43,8 @@ func TestListDirMatchesReadDir(t *testing.T) {
 		}
 		if w.Type().IsRegular() {
 			fi, _ := os.Lstat(filepath.Join(dir, w.Name()))
-			if !sameStat(g.st, statOf(fi)) {
-				t.Fatalf("%s: stat %+v, want %+v", g.name, g.st, statOf(fi))
+			if !SameStat(g.st, StatOf(fi)) {
+				t.Fatalf("%s: stat %+v, want %+v", g.name, g.st, StatOf(fi))
 			}
 		}
 	}

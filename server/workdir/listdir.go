@@ -1,4 +1,4 @@
-package server
+package workdir
 
 import "io/fs"
 
@@ -8,5 +8,5 @@ import "io/fs"
 type dirEnt struct {
 	name string
 	typ  fs.FileMode
-	st   statEntry
+	st   Entry
 }

@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd || openbsd || dragonfly
 
-package server
+package workdir
 
 import (
 	"io/fs"

@@ -1,4 +1,4 @@
-package server
+package workdir
 
 import (
 	"bytes"
@@ -17,24 +17,24 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 )
 
-// errChangedDuringScan: a file was replaced between its directory listing
+// ErrChangedDuringScan: a file was replaced between its directory listing
 // and its read (the caller may simply retry).
-var errChangedDuringScan = errors.New("server: a file changed while it was being read")
+var ErrChangedDuringScan = errors.New("server: a file changed while it was being read")
 
-// tempPrefix marks the temporary siblings the rewrite of L creates
-// (tempPrefix, 16 lowercase hex digits, ".tmp"). Such a name is taken for
+// TempPrefix marks the temporary siblings the rewrite of L creates
+// (TempPrefix, 16 lowercase hex digits, ".tmp"). Such a name is taken for
 // a leftover of ours only while an interrupted rewrite is pending (the
 // recovery flag is set: every rewrite sets it before creating one, and a
 // rewrite that ends removes its own): then the scan sets it aside and the
 // resynchronisation removes it. At any other time it is an ordinary file,
 // so a user's file of that name is never hidden or deleted.
-const tempPrefix = ".slivingdoc-tmp-"
+const TempPrefix = ".slivingdoc-tmp-"
 
-func isTempName(name string) bool {
-	if !strings.HasPrefix(name, tempPrefix) || !strings.HasSuffix(name, ".tmp") || len(name) != len(tempPrefix)+16+4 {
+func IsTempName(name string) bool {
+	if !strings.HasPrefix(name, TempPrefix) || !strings.HasSuffix(name, ".tmp") || len(name) != len(TempPrefix)+16+4 {
 		return false
 	}
-	for _, c := range name[len(tempPrefix) : len(tempPrefix)+16] {
+	for _, c := range name[len(TempPrefix) : len(TempPrefix)+16] {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return false
 		}
@@ -42,26 +42,40 @@ func isTempName(name string) bool {
 	return true
 }
 
-// scanRules is what a scan leaves out: ignored entries, and (with
+// Rules is what a scan leaves out: ignored entries, and (with
 // tempsOurs) the temporary files of an interrupted rewrite.
-type scanRules struct {
-	ignore    *ignoreRules
-	tempsOurs bool
+type Rules struct {
+	Ignore    *Ignore
+	TempsOurs bool
 }
 
-// scanResult is L as the operations see it.
-type scanResult struct {
-	files    map[string]cas.ID    // tree L: path → file ID
-	stats    map[string]statEntry // the stat cache to record
-	content  map[string][]byte    // files read by this scan
-	invalid  []FileError          // every file that breaks the content rules
-	temps    []string             // leftover temporary files of a crashed rewrite
-	ignored  []string             // entries of L the ignore rules leave out (directories end in '/')
-	virtual  map[string]bool      // paths of files that are A's, not read from L (ignore_state.go)
-	restore  map[string]bool      // virtual paths to write into L at the next rewrite
-	withheld []string             // A's paths L does not hold because of a rule (as recorded in P)
-	changed  bool                 // stats differ from the loaded cache
-	byID     map[cas.ID]string    // file ID → one path holding it (built on demand)
+// Listing is what one scan found in L.
+type Listing struct {
+	Files   map[string]cas.ID // tree L: path → file ID
+	Stats   map[string]Entry  // the stat cache to record
+	Content map[string][]byte // files read by this scan
+	Invalid []Refused         // every file that breaks the content rules
+	Temps   []string          // leftover temporary files of a crashed rewrite
+	Ignored []string          // entries of L the ignore rules leave out (directories end in '/')
+	Changed bool              // stats differ from the loaded cache
+}
+
+// Refused is a file of L that breaks the content rules, and why (one of
+// the File* reasons).
+type Refused struct {
+	Path, Reason string
+}
+
+// Entry is one file's record in the stat cache: the stat fields compared
+// on the next scan, the file ID they vouch for, and whether they may be
+// trusted (see racyMargin).
+type Entry struct {
+	Size, Mtime, Ctime int64
+	Ino, Dev           uint64
+	ID                 cas.ID
+	Trusted            bool
+	Markers            bool   // the content holds a complete conflict block
+	Key                string // the entry's key (not encoded): reused by the scan
 }
 
 // racyMargin: a file whose mtime is not older than the scan start by this
@@ -79,28 +93,24 @@ type pendingRead struct {
 	root *os.Root
 	name string // within root
 	rel  string // within L
-	st   statEntry
+	st   Entry
 }
 
-// scan lists L through root, reuses trusted stat-cache entries for files
-// whose stat did not change and reads (in parallel) the others. Directories
-// are listed in parallel too: a no-op call is one stat per file, and on a
-// large notebook those system calls are most of its cost. The cache map
-// becomes the result's stats (updated in place, not copied).
-func scan(root *os.Root, cache map[string]statEntry) (*scanResult, error) {
-	return scanWith(root, cache, scanRules{tempsOurs: true})
-}
-
-// scanWith is scan under rules.
-func scanWith(root *os.Root, cache map[string]statEntry, rules scanRules) (*scanResult, error) {
+// Scan lists L through root under rules, reuses trusted stat-cache
+// entries for files whose stat did not change and reads (in parallel) the
+// others. Directories are listed in parallel too: a no-op call is one stat
+// per file, and on a large notebook those system calls are most of its
+// cost. The cache map becomes the result's Stats (updated in place, not
+// copied).
+func Scan(root *os.Root, cache map[string]Entry, rules Rules) (*Listing, error) {
 	start := time.Now().UnixNano()
-	res := &scanResult{
-		files:   make(map[string]cas.ID, len(cache)),
-		stats:   cache, // updated in place: most entries are reused as they are
-		content: map[string][]byte{},
+	res := &Listing{
+		Files:   make(map[string]cas.ID, len(cache)),
+		Stats:   cache, // updated in place: most entries are reused as they are
+		Content: map[string][]byte{},
 	}
 	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	w.walk(root, "", rules.ignore.rootStates())
+	w.walk(root, "", rules.Ignore.rootStates())
 	w.wg.Wait()
 	defer func() {
 		for _, r := range w.opened {
@@ -113,14 +123,14 @@ func scanWith(root *os.Root, cache map[string]statEntry, rules scanRules) (*scan
 	if err := res.readPending(w.pending, start); err != nil {
 		return nil, err
 	}
-	sort.Slice(res.invalid, func(i, j int) bool { return res.invalid[i].Path < res.invalid[j].Path })
-	sort.Strings(res.ignored)
-	res.changed = len(w.pending) > 0
-	if len(res.files)+len(res.invalid) != len(cache) || res.changed {
+	sort.Slice(res.Invalid, func(i, j int) bool { return res.Invalid[i].Path < res.Invalid[j].Path })
+	sort.Strings(res.Ignored)
+	res.Changed = len(w.pending) > 0
+	if len(res.Files)+len(res.Invalid) != len(cache) || res.Changed {
 		for p := range cache {
-			if _, ok := res.files[p]; !ok {
+			if _, ok := res.Files[p]; !ok {
 				delete(cache, p) // vanished (or now invalid): forget it
-				res.changed = true
+				res.Changed = true
 			}
 		}
 	}
@@ -130,9 +140,9 @@ func scanWith(root *os.Root, cache map[string]statEntry, rules scanRules) (*scan
 // walker lists directories, each on its own goroutine while a slot is
 // free, and merges every directory's findings under one lock.
 type walker struct {
-	res   *scanResult
-	cache map[string]statEntry
-	rules scanRules
+	res   *Listing
+	cache map[string]Entry
+	rules Rules
 	sem   chan struct{}
 	wg    sync.WaitGroup
 
@@ -171,7 +181,7 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 	*listing = entries
 	var ignored []string
 	var below map[string]dirStates // anchored-rule states of subdirectories
-	if ign := w.rules.ignore; !ign.empty() {
+	if ign := w.rules.Ignore; !ign.Empty() {
 		// Ignored entries are dropped before anything looks at them: they
 		// are never read, and never collide with a sibling.
 		kept := entries[:0]
@@ -208,7 +218,7 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 	var (
 		reused  = make([]found, 0, len(entries))
 		pending []pendingRead
-		invalid []FileError
+		invalid []Refused
 		temps   []string
 		subs    []*os.Root
 		subRel  []string
@@ -222,8 +232,8 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 			// its path string (the cache's key is reused).
 			relBuf = append(append(relBuf[:0], prefix...), name...)
 			if c, ok := w.cache[string(relBuf)]; ok && c.Trusted {
-				if sameStat(c, ent.st) && !collide[name] {
-					key := c.path
+				if SameStat(c, ent.st) && !collide[name] {
+					key := c.Key
 					if key == "" {
 						key = string(relBuf)
 					}
@@ -233,25 +243,25 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 			}
 		}
 		rel := prefix + name
-		if w.rules.tempsOurs && typ.IsRegular() && isTempName(name) {
+		if w.rules.TempsOurs && typ.IsRegular() && IsTempName(name) {
 			temps = append(temps, rel)
 			continue
 		}
 		if reason := nameReason(name); reason != "" {
-			invalid = append(invalid, FileError{Path: rel, Reason: reason})
+			invalid = append(invalid, Refused{Path: rel, Reason: reason})
 			continue
 		}
 		if collide[name] {
-			invalid = append(invalid, FileError{Path: rel, Reason: FileNameCollision})
+			invalid = append(invalid, Refused{Path: rel, Reason: FileNameCollision})
 			continue
 		}
-		if len(rel) > maxPathBytes {
-			invalid = append(invalid, FileError{Path: rel, Reason: FilePathTooLong})
+		if len(rel) > MaxPathBytes {
+			invalid = append(invalid, Refused{Path: rel, Reason: FilePathTooLong})
 			continue
 		}
 		switch {
 		case typ&fs.ModeSymlink != 0:
-			invalid = append(invalid, FileError{Path: rel, Reason: FileSymlink})
+			invalid = append(invalid, Refused{Path: rel, Reason: FileSymlink})
 		case typ.IsDir():
 			sub, err := r.OpenRoot(name)
 			if err != nil {
@@ -264,18 +274,18 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 		case typ.IsRegular():
 			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: ent.st})
 		default:
-			invalid = append(invalid, FileError{Path: rel, Reason: FileSpecial})
+			invalid = append(invalid, Refused{Path: rel, Reason: FileSpecial})
 		}
 	}
 	dirEntBufs.Put(listing) // done with it before descending
 	w.mu.Lock()
 	for _, f := range reused {
-		w.res.files[f.rel] = f.id
+		w.res.Files[f.rel] = f.id
 	}
 	w.pending = append(w.pending, pending...)
-	w.res.invalid = append(w.res.invalid, invalid...)
-	w.res.temps = append(w.res.temps, temps...)
-	w.res.ignored = append(w.res.ignored, ignored...)
+	w.res.Invalid = append(w.res.Invalid, invalid...)
+	w.res.Temps = append(w.res.Temps, temps...)
+	w.res.Ignored = append(w.res.Ignored, ignored...)
 	w.opened = append(w.opened, subs...)
 	w.mu.Unlock()
 	for i, sub := range subs {
@@ -294,13 +304,13 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 
 // readPending reads the files the cache could not vouch for, on all cores:
 // hashing dominates a cold scan.
-func (res *scanResult) readPending(pending []pendingRead, start int64) error {
+func (res *Listing) readPending(pending []pendingRead, start int64) error {
 	if len(pending) == 0 {
 		return nil
 	}
 	type outcome struct {
 		content []byte
-		st      statEntry
+		st      Entry
 		reason  string
 		err     error
 	}
@@ -321,7 +331,7 @@ func (res *scanResult) readPending(pending []pendingRead, start int64) error {
 				}
 				p := pending[i]
 				o := &out[i]
-				o.content, o.st, o.reason, o.err = readChecked(p.root, p.name, p.st)
+				o.content, o.st, o.reason, o.err = ReadChecked(p.root, p.name, p.st)
 				if o.err == nil && o.reason == "" {
 					o.st.ID, o.err = cas.WriteFile(nil, o.content)
 					o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
@@ -337,57 +347,57 @@ func (res *scanResult) readPending(pending []pendingRead, start int64) error {
 		case o.err != nil:
 			return o.err
 		case o.reason != "":
-			res.invalid = append(res.invalid, FileError{Path: p.rel, Reason: o.reason})
+			res.Invalid = append(res.Invalid, Refused{Path: p.rel, Reason: o.reason})
 		default:
-			o.st.path = p.rel
-			res.files[p.rel] = o.st.ID
-			res.stats[p.rel] = o.st
-			res.content[p.rel] = o.content
+			o.st.Key = p.rel
+			res.Files[p.rel] = o.st.ID
+			res.Stats[p.rel] = o.st
+			res.Content[p.rel] = o.content
 		}
 	}
 	return nil
 }
 
-// readChecked reads one file and checks it is still the regular file that
+// ReadChecked reads one file and checks it is still the regular file that
 // was listed (a FIFO or symlink raced in is refused, not followed or
 // blocked on) and that its content is UTF-8 without NUL.
-func readChecked(r *os.Root, name string, listed statEntry) ([]byte, statEntry, string, error) {
+func ReadChecked(r *os.Root, name string, listed Entry) ([]byte, Entry, string, error) {
 	f, err := r.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		if li, lerr := r.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
-			return nil, statEntry{}, FileSymlink, nil
+			return nil, Entry{}, FileSymlink, nil
 		}
-		return nil, statEntry{}, "", err
+		return nil, Entry{}, "", err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, statEntry{}, "", err
+		return nil, Entry{}, "", err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, statEntry{}, FileSpecial, nil
+		return nil, Entry{}, FileSpecial, nil
 	}
-	st := statOf(fi)
+	st := StatOf(fi)
 	if st.Ino != listed.Ino || st.Dev != listed.Dev {
 		// Replaced since the listing: by a symlink (refuse) or a new file.
 		if li, lerr := r.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
-			return nil, statEntry{}, FileSymlink, nil
+			return nil, Entry{}, FileSymlink, nil
 		}
-		return nil, statEntry{}, "", errChangedDuringScan
+		return nil, Entry{}, "", ErrChangedDuringScan
 	}
 	content := make([]byte, 0, fi.Size()+1)
 	buf := bytes.NewBuffer(content)
 	if _, err := io.Copy(buf, f); err != nil {
-		return nil, statEntry{}, "", err
+		return nil, Entry{}, "", err
 	}
 	content = buf.Bytes()
 	if reason := contentReason(content); reason != "" {
-		return nil, statEntry{}, reason, nil
+		return nil, Entry{}, reason, nil
 	}
 	// Stat again after reading: a write during the read changes the stat,
 	// and the next scan must not trust what we recorded.
 	if fi2, err := f.Stat(); err == nil {
-		if st2 := statOf(fi2); !sameStat(st, st2) {
+		if st2 := StatOf(fi2); !SameStat(st, st2) {
 			st.Mtime = -1 // never equal to a real stat: re-read next time
 		}
 	}
@@ -404,53 +414,11 @@ func contentReason(content []byte) string {
 	return ""
 }
 
-func statOf(fi fs.FileInfo) statEntry {
+func StatOf(fi fs.FileInfo) Entry {
 	ctime, ino, dev := sysStat(fi)
-	return statEntry{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: ctime, Ino: ino, Dev: dev}
+	return Entry{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: ctime, Ino: ino, Dev: dev}
 }
 
-func sameStat(a, b statEntry) bool {
+func SameStat(a, b Entry) bool {
 	return a.Size == b.Size && a.Mtime == b.Mtime && a.Ctime == b.Ctime && a.Ino == b.Ino && a.Dev == b.Dev
-}
-
-// pathOf returns a path of L holding file ID id ("" if none).
-func (res *scanResult) pathOf(id cas.ID) string {
-	if res.byID == nil {
-		res.byID = make(map[cas.ID]string, len(res.files))
-		for p, fid := range res.files {
-			if !res.virtual[p] { // not in L: never re-read from there
-				res.byID[fid] = p
-			}
-		}
-	}
-	return res.byID[id]
-}
-
-// readContent returns content with file ID id that this scan read. The
-// scan of a commit usually read a handful of files: they are searched
-// directly, without pathOf's map of every path of L (10,000 entries for
-// a diffstat that wants one old version, which the object cache holds).
-func (res *scanResult) readContent(id cas.ID) ([]byte, bool) {
-	if len(res.content) > 64 {
-		c, ok := res.content[res.pathOf(id)]
-		return c, ok
-	}
-	for p, c := range res.content {
-		if res.files[p] == id {
-			return c, true
-		}
-	}
-	return nil, false
-}
-
-// markerFiles returns the files of L holding complete conflict blocks.
-func (res *scanResult) markerFiles() []string {
-	var out []string
-	for p, s := range res.stats {
-		if s.Markers {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

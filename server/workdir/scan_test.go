@@ -1,22 +1,23 @@
-package server
+package workdir
 
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-func scanDir(t *testing.T, dir string, cache map[string]statEntry) *scanResult {
+func scanDir(t *testing.T, dir string, cache map[string]Entry) *Listing {
 	t.Helper()
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	res, err := scan(r, cache)
+	res, err := Scan(r, cache, Rules{TempsOurs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,25 +47,25 @@ func TestScanUsesStatCache(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "empty/deeper"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	first := scanDir(t, dir, map[string]statEntry{})
-	if len(first.content) != 2 || len(first.files) != 2 || !first.changed {
-		t.Fatalf("cold scan read %d files, tree %v", len(first.content), first.files)
+	first := scanDir(t, dir, map[string]Entry{})
+	if len(first.Content) != 2 || len(first.Files) != 2 || !first.Changed {
+		t.Fatalf("cold scan read %d files, tree %v", len(first.Content), first.Files)
 	}
 	want, _ := cas.WriteFile(nil, []byte("aaa\n"))
-	if first.files["a.md"] != want {
+	if first.Files["a.md"] != want {
 		t.Fatal("file ID differs from cas.WriteFile")
 	}
-	for p, s := range first.stats {
+	for p, s := range first.Stats {
 		if !s.Trusted {
 			t.Fatalf("%s written an hour ago is not trusted", p)
 		}
 	}
 
-	second := scanDir(t, dir, first.stats)
-	if len(second.content) != 0 || second.changed {
-		t.Fatalf("warm scan re-read %d files", len(second.content))
+	second := scanDir(t, dir, first.Stats)
+	if len(second.Content) != 0 || second.Changed {
+		t.Fatalf("warm scan re-read %d files", len(second.Content))
 	}
-	equalMaps(t, "tree", second.files, first.files)
+	equalMaps(t, "tree", second.Files, first.Files)
 
 	// Same size, mtime restored: the change time still differs.
 	fi, _ := os.Stat(filepath.Join(dir, "a.md"))
@@ -74,11 +75,11 @@ func TestScanUsesStatCache(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, "a.md"), fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	third := scanDir(t, dir, second.stats)
-	if _, reread := third.content["a.md"]; !reread || third.files["a.md"] == first.files["a.md"] {
+	third := scanDir(t, dir, second.Stats)
+	if _, reread := third.Content["a.md"]; !reread || third.Files["a.md"] == first.Files["a.md"] {
 		t.Fatal("an edit that kept size and mtime was not seen")
 	}
-	if _, reread := third.content["sub/b.md"]; reread {
+	if _, reread := third.Content["sub/b.md"]; reread {
 		t.Fatal("an unchanged file was re-read")
 	}
 }
@@ -91,12 +92,12 @@ func TestScanRacyTimestampGuard(t *testing.T) {
 	if err := os.WriteFile(p, []byte("v1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	first := scanDir(t, dir, map[string]statEntry{})
-	if first.stats["hot.md"].Trusted {
+	first := scanDir(t, dir, map[string]Entry{})
+	if first.Stats["hot.md"].Trusted {
 		t.Fatal("a file written just now is trusted")
 	}
-	second := scanDir(t, dir, first.stats)
-	if _, reread := second.content["hot.md"]; !reread {
+	second := scanDir(t, dir, first.Stats)
+	if _, reread := second.Content["hot.md"]; !reread {
 		t.Fatal("an untrusted entry was not re-read")
 	}
 }
@@ -105,13 +106,20 @@ func TestScanRacyTimestampGuard(t *testing.T) {
 func TestScanIgnoresRewriteTemps(t *testing.T) {
 	dir := t.TempDir()
 	writeAged(t, filepath.Join(dir, "a.md"), "a\n", time.Hour)
-	tmp := "sub/" + tempPrefix + "0123456789abcdef.tmp"
+	tmp := "sub/" + TempPrefix + "0123456789abcdef.tmp"
 	writeAged(t, filepath.Join(dir, tmp), "partial", time.Hour)
-	res := scanDir(t, dir, map[string]statEntry{})
-	if len(res.files) != 1 || len(res.temps) != 1 || res.temps[0] != tmp {
-		t.Fatalf("files %v temps %v", res.files, res.temps)
+	res := scanDir(t, dir, map[string]Entry{})
+	if len(res.Files) != 1 || len(res.Temps) != 1 || res.Temps[0] != tmp {
+		t.Fatalf("files %v temps %v", res.Files, res.Temps)
 	}
-	if isTempName(tempPrefix+"x.tmp") || isTempName("notes.tmp") {
-		t.Fatal("isTempName too broad")
+	if IsTempName(TempPrefix+"x.tmp") || IsTempName("notes.tmp") {
+		t.Fatal("IsTempName too broad")
+	}
+}
+
+func equalMaps[V comparable](t *testing.T, what string, got, want map[string]V) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\n got  %v\n want %v", what, got, want)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package server
+package workdir
 
 import (
 	"encoding/binary"
@@ -96,7 +96,7 @@ func listFD(fd int, out []dirEnt) ([]dirEnt, error) {
 				}
 				e.typ = modeType(st.Mode)
 				if e.typ == 0 {
-					e.st = statEntry{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Dev: uint64(st.Dev)}
+					e.st = Entry{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Dev: uint64(st.Dev)}
 				}
 			default:
 				e.typ = fs.ModeIrregular
