@@ -79,6 +79,9 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 			}
 		}
 	}
+	if s.probing {
+		return nil, cas.ErrNotFound // a decision's read (holdsRewrite): no verdict on the baseline
+	}
 	s.e.log.Warn("base content is in no cache and no longer in the store; the baseline is set aside", "path", paths[0])
 	// From now on the directory is in the lost-baseline state: every call
 	// on a non-empty L is refused the same way, and a pull into the

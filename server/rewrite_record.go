@@ -373,6 +373,8 @@ func (s *session) rollEditedForward() {
 // holdsRewrite reports whether L's current content at e.path already
 // holds the rewrite's change from e.before to e.after.
 func (s *session) holdsRewrite(e rewriteEntry) bool {
+	s.probing = true
+	defer func() { s.probing = false }()
 	cur := s.scan.files[e.path]
 	now, err := s.load(cur)
 	if err != nil {

@@ -42,6 +42,7 @@ type session struct {
 	editedSince []rewriteEntry
 
 	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
+	probing     bool            // reads that only inform a decision: a base gone everywhere is no refusal
 }
 
 // begin starts a call on a directory: it proves the store (a cached
