@@ -41,6 +41,12 @@ type session struct {
 	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
 	rolledFrom string            // checksum of the rewrite record last applied
 	rolled     map[string]cas.ID // paths of s.base rolled forward (zero: absent)
+	// paths edited after the interrupted rewrite, decided once contents
+	// can be read (rollEditedForward)
+	editedSince []rewriteEntry
+
+	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
+	probing     bool            // reads that only inform a decision: a base gone everywhere is no refusal
 }
 
 // begin starts a call on a directory: it proves the store (a cached
@@ -200,8 +206,11 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		if err == nil {
 			return c, nil
 		}
-		if !errors.Is(err, cas.ErrNotFound) || s.scan == nil {
+		if !errors.Is(err, cas.ErrNotFound) {
 			return nil, err
+		}
+		if s.scan == nil {
+			return s.refetchBase(id) // basefetch.go
 		}
 	}
 	p := ""
@@ -209,7 +218,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		p = s.scan.pathOf(id)
 	}
 	if p == "" {
-		return nil, cas.ErrNotFound
+		return s.refetchBase(id)
 	}
 	listed := s.scan.stats[p]
 	c, _, reason, err := readChecked(s.root, p, listed)
