@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -268,4 +269,37 @@ func TestManifestV2SwapCheckpoint(t *testing.T) {
 	if _, err := grow(t, store, two, 152, 1).SwapCheckpoint(bad, 1); !errors.Is(err, remote.ErrCorruptManifest) {
 		t.Fatalf("a checkpoint off the history: %v", err)
 	}
+}
+
+// A publication whose pack is larger than MaxCarrierPack does not carry
+// the segments its fold creates: they are uploaded on their own, so later
+// history reads never download a large pack for a 2.7 KiB segment.
+func TestLargePacksDoNotCarrySegments(t *testing.T) {
+	ctx := context.Background()
+	m := remote.NewMem()
+	w := newTreeWriter(m)
+	w.carry = true
+	w.commitN(t, 15)
+	big := make([]byte, remote.MaxCarrierPack+(64<<10))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range big {
+		big[i] = byte(rng.Uint32()) // incompressible
+	}
+	acc, err := w.commit(ctx, "big", func(f map[string][]byte) { f["big.bin"] = big })
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs := acc.State.Manifest.Segments
+	if acc.State.Generation() != 16 || len(segs) != 1 || segs[0].Carried() || !strings.HasPrefix(segs[0].Key(), remote.SegmentsPrefix) {
+		t.Fatalf("after a large folding publication: generation %d, segments %+v", acc.State.Generation(), segs)
+	}
+	w.commitN(t, 8) // the next fold is carried again
+	cur, err := w.nb.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cur.Manifest.Segments); n != 2 || !cur.Manifest.Segments[1].Carried() {
+		t.Fatalf("segments after the next fold: %+v", cur.Manifest.Segments)
+	}
+	mustVerify(t, m)
 }

@@ -126,7 +126,7 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	at := uint64(n.opts.Now().UnixMilli())
 	next, err := observed.Manifest.extendAt(pub, prop.Head, ref, at, true)
 	switch {
-	case err == nil && next.carriedIn(pack):
+	case err == nil && len(prop.Pack) <= MaxCarrierPack && next.carriedIn(pack):
 		next.uploads = nil // they travel in the pack
 	case err == nil:
 		next, err = observed.Manifest.ExtendAt(pub, prop.Head, ref, at)
@@ -164,6 +164,12 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 		return n.resolveAt(ctx, next, next.Generation, pub, err)
 	}
 }
+
+// MaxCarrierPack is the largest pack that carries segments: reading a
+// carried segment downloads its carrier, so a large publication (a big
+// file added) uploads the segments its fold creates on their own instead
+// (one more request, on a commit that is slow anyway).
+const MaxCarrierPack = 1 << 20
 
 // ErrInvalidProposal is returned by Publish for a proposal it will not
 // upload: a bug in the caller, never a store condition.
