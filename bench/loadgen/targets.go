@@ -134,6 +134,10 @@ func targets(res *Results) []Verdict {
 			}
 			cold = fmt.Sprintf("one such cold pull through the proxy sent %d requests: %s", total, joinSemi(parts))
 		}
+		if h.ColdPullFresh.Wall.N > 0 {
+			cold += fmt.Sprintf("; reference in the same run, alternated: a cold pull of the fresh notebook (the same files, %d commits) %s median, CPU %s",
+				freshHistory+len(h.Alternated), fmtDur(h.ColdPullFresh.Wall.Median), fmtDur(h.ColdPullFresh.CPU.Median))
+		}
 		evidence("CPU median %s of wall %s; %s; %s", fmtDur(h.ColdPull.CPU.Median), fmtDur(m), cold, loadNote)
 	} else {
 		add("cold pull of 1,000 files after 200 commits", "≤ 0.6 s", "not measured", nil)

@@ -34,6 +34,12 @@ type HistoryResult struct {
 	AltLong    Dist    // the long notebook's commits of Alternated
 	AltFresh   Dist    // the fresh notebook's
 	AltRatio   float64 // AltLong.Median / AltFresh.Median
+	// HistoryRequests is the traffic of all the history's commits (tree
+	// commit excluded), through the counting proxy when the alternation
+	// runs; ColdPullFresh the cold pulls of the fresh notebook, alternated
+	// with ColdPull's: the reference for the cold-pull row.
+	HistoryRequests []OpCount
+	ColdPullFresh   OpStats
 }
 
 // AlternatedPair is one commit on each notebook, long history first.
@@ -62,6 +68,9 @@ func (r *runner) history(ctx context.Context, st *storeTarget) (HistoryResult, e
 	if _, err := mustOK(nb.commit(ctx, "tree")); err != nil {
 		return res, err
 	}
+	if proxied {
+		st.proxy.take()
+	}
 	for i := range r.prof.historyCommits {
 		name := filepath.FromSlash(names[(i*7919)%len(names)])
 		if err := appendTo(filepath.Join(nb.dir, name), bench.NoteText(-1-i, appendSize)); err != nil {
@@ -87,22 +96,38 @@ func (r *runner) history(ctx context.Context, st *storeTarget) (HistoryResult, e
 		res.Ratio = float64(res.Last10.Median) / float64(res.First10.Median)
 	}
 
-	if err := r.alternate(ctx, st, nb, base, names, &res); err != nil {
+	if proxied {
+		res.HistoryRequests = st.proxy.take()
+	}
+	freshLoc, err := r.alternate(ctx, st, nb, base, names, &res)
+	if err != nil {
 		return res, err
 	}
 
-	var cold, warm []Sample
-	for i := range r.prof.coldPulls {
-		fresh := r.newNotebook(st, nb.loc, filepath.Join(base, fmt.Sprintf("cold-%d", i)), false)
+	var cold, coldFresh, warm []Sample
+	coldPull := func(loc, dir string) (Sample, error) {
+		fresh := r.newNotebook(st, loc, dir, false)
 		o, err := mustOK(fresh.pull(ctx))
 		if err != nil {
-			return res, fmt.Errorf("cold pull: %w", err)
+			return Sample{}, fmt.Errorf("cold pull: %w", err)
 		}
-		cold = append(cold, o.Sample)
-		if err := os.RemoveAll(filepath.Dir(fresh.dir)); err != nil {
+		return o.Sample, os.RemoveAll(filepath.Dir(fresh.dir))
+	}
+	for i := range r.prof.coldPulls {
+		s, err := coldPull(nb.loc, filepath.Join(base, fmt.Sprintf("cold-%d", i)))
+		if err != nil {
 			return res, err
 		}
+		cold = append(cold, s)
+		if freshLoc != "" {
+			s, err := coldPull(freshLoc, filepath.Join(base, fmt.Sprintf("cold-fresh-%d", i)))
+			if err != nil {
+				return res, err
+			}
+			coldFresh = append(coldFresh, s)
+		}
 	}
+	res.ColdPullFresh = opStats(coldFresh)
 	if st.proxy != nil {
 		counted := r.newNotebook(st, nb.loc, filepath.Join(base, "cold-counted"), true)
 		st.proxy.take()
@@ -129,22 +154,22 @@ const freshHistory = 10
 
 // alternate measures prof.historyAlternate commits on the long notebook,
 // each followed by one on a fresh notebook (see HistoryResult.Alternated).
-func (r *runner) alternate(ctx context.Context, st *storeTarget, long *notebook, base string, names []string, res *HistoryResult) error {
+func (r *runner) alternate(ctx context.Context, st *storeTarget, long *notebook, base string, names []string, res *HistoryResult) (freshLoc string, err error) {
 	n := r.prof.historyAlternate
 	if n <= 0 {
-		return nil
+		return "", nil
 	}
 	proxied := st.proxy != nil
 	freshBase := filepath.Join(base, "fresh")
 	fresh := r.newNotebook(st, st.newLocation(), freshBase, proxied)
 	if _, err := mustOK(fresh.pull(ctx)); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := fill(fresh.dir, len(names), noteSize); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := mustOK(fresh.commit(ctx, "tree")); err != nil {
-		return err
+		return "", err
 	}
 	step := func(nb *notebook, i int) (Sample, []OpCount, error) {
 		name := filepath.FromSlash(names[(i*7919)%len(names)])
@@ -166,7 +191,7 @@ func (r *runner) alternate(ctx context.Context, st *storeTarget, long *notebook,
 	}
 	for i := range freshHistory {
 		if _, _, err := step(fresh, i); err != nil {
-			return fmt.Errorf("fresh commit %d: %w", i+1, err)
+			return "", fmt.Errorf("fresh commit %d: %w", i+1, err)
 		}
 	}
 	var longs, freshes []time.Duration
@@ -174,10 +199,10 @@ func (r *runner) alternate(ctx context.Context, st *storeTarget, long *notebook,
 		var p AlternatedPair
 		var err error
 		if p.Long, p.LongReqs, err = step(long, r.prof.historyCommits+i); err != nil {
-			return fmt.Errorf("alternated commit %d (long): %w", i+1, err)
+			return "", fmt.Errorf("alternated commit %d (long): %w", i+1, err)
 		}
 		if p.Fresh, p.FreshReqs, err = step(fresh, freshHistory+i); err != nil {
-			return fmt.Errorf("alternated commit %d (fresh): %w", i+1, err)
+			return "", fmt.Errorf("alternated commit %d (fresh): %w", i+1, err)
 		}
 		res.Alternated = append(res.Alternated, p)
 		longs, freshes = append(longs, p.Long.Wall), append(freshes, p.Fresh.Wall)
@@ -186,5 +211,5 @@ func (r *runner) alternate(ctx context.Context, st *storeTarget, long *notebook,
 	if res.AltFresh.Median > 0 {
 		res.AltRatio = float64(res.AltLong.Median) / float64(res.AltFresh.Median)
 	}
-	return nil
+	return fresh.loc, nil
 }
