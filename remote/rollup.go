@@ -272,7 +272,14 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 	if n := len(m.Increments); n > 0 && m.Increments[n-1].Generation <= reach {
 		return nil // only checkpoint swaps since: the head is the one reached
 	}
+	// The head is that of the newest increment: checkpoint swaps after it
+	// move no head, and a block ending at one of them is built only by the
+	// next publication (BuildRollups), so the plan stops at the head's
+	// generation instead of asking for a rollup nobody wrote yet.
 	g := m.Generation
+	if n := len(m.Increments); n > 0 && m.Version >= 2 {
+		g = m.Increments[n-1].Generation
+	}
 	var out []coverItem
 	pos := reach
 	if m.Version < 2 || pos+1 < m.Upgraded {
