@@ -245,7 +245,7 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
 	case acc.Members != 0:
-		target = &merged{ids: last.groupFiles(acc.Members)}
+		target = last.groupFiles(acc.Members)
 	}
 	changes, err := s.plan(target)
 	if err != nil {
