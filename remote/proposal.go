@@ -25,8 +25,8 @@ import (
 //	                as a member of someone's group) -> build -> Put pack ->
 //	                Put descriptor proposals/<G>-<pub> ->
 //	                CreateIfAbsent proposals/<G>-lead:
-//	                  lost: follow (no write): poll HEAD current until it
-//	                        moves, read it, look for our ID;
+//	                  lost: follow (no write): read current until it
+//	                        moves, look for our ID;
 //	                  won (or `current` did not move since our last
 //	                        attempt, so the leader may be gone): wait
 //	                        FirstWait -> List proposals/<G>- -> Get each
@@ -58,6 +58,7 @@ import (
 // ones that list proposals) and the members they included.
 type groupStats struct {
 	writes, members atomic.Int64
+	rtt             atomic.Int64 // the last lead marker create's round trip (ns)
 }
 
 // GroupStats returns how many won conditional writes of this notebook
@@ -94,8 +95,9 @@ func ProposalKey(parentGeneration uint64, publication string) string {
 // generation's leader.
 var errFollow = errors.New("remote: following the group's leader")
 
-// A follower polls `current` (one HEAD each) until it moves, FirstWait
-// apart at first and growing to followMaxPoll, for at most followWait: a
+// A follower reads `current` (one GET each) until it moves, the first
+// FirstWait plus five of its round trips after it lost the lead, later
+// ones at growing intervals up to followMaxPoll, for at most followWait: a
 // leader of a large group on busy cores takes well over a second, and a
 // follower that gives up early races it (and usually loses).
 const (
@@ -330,21 +332,31 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		}
 		if errors.Is(err, errFollow) && follows < followLimit {
 			// Not a lost race: wait for the leader's write (or for its
-			// absence to show), then read `current` again.
+			// absence to show), then go on from the `current` that
+			// shows it. The leader waits FirstWait for the others to
+			// register, then lists, reads and writes: some five round
+			// trips more. So the first read comes when that is likely
+			// done, later ones at growing intervals, and each is a GET
+			// of `current`: the read that shows the write is the one
+			// the next attempt needs anyway.
 			follows++
 			attempt--
-			wait := n.opts.FirstWait
-			for waited := time.Duration(0); waited < followWait; waited += wait {
+			rtt := time.Duration(n.group.rtt.Load())
+			wait := n.opts.FirstWait + 5*rtt
+			for waited := time.Duration(0); ; {
 				if err := n.opts.Sleep(ctx, wait); err != nil {
 					return stop(err)
 				}
-				if n.moved(ctx, state) {
+				waited += wait
+				st, err := n.ReadCurrent(ctx)
+				if err != nil {
+					return stop(err)
+				}
+				if st.ETag != state.ETag || waited >= followWait {
+					state = st
 					break
 				}
-				wait = min(wait*5/4, followMaxPoll)
-			}
-			if state, err = n.ReadCurrent(ctx); err != nil {
-				return stop(err)
+				wait = min(max(wait*3/2, 2*rtt), followMaxPoll)
 			}
 			read = n.opts.Now()
 			continue
@@ -452,7 +464,9 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		// When `current` did not move since our last attempt the leader
 		// may be gone, and we write ourselves.
 		if !reuse {
+			t0 := n.opts.Now()
 			_, err := n.store.CreateIfAbsent(ctx, leadKey(observed.Generation()), []byte(pub+"\n"))
+			n.group.rtt.Store(int64(n.opts.Now().Sub(t0))) // what a follower's first wait is scaled by
 			switch {
 			case errors.Is(err, ErrPrecondition):
 				return State{}, 0, fmt.Errorf("%w: %w: another writer leads generation %d", errNotAccepted, errFollow, observed.Generation())

@@ -215,13 +215,14 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		// common path never needs it).
 		s.accepted = &last.pend
 		switch {
-		case acc.Included != 0: // the accepted pack is a helper's, not ours
+		case acc.Included != 0: // the accepted pack is a helper's, not ours: so are its rollups
 		case acc.Members != 0:
 			s.keepMemberPacks(acc, last)
+			s.e.afterGroupPublish(acc.State, acc.Members)
 		default:
 			s.keepOwnPack(acc, last.pack)
+			s.e.afterPublish(acc.State)
 		}
-		s.e.afterPublish(acc.State)
 	}
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
 	if err := failpoint(FailAfterPublish); err != nil {

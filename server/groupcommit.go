@@ -431,3 +431,28 @@ func (s *session) includedTarget(state remote.State) (*merged, error) {
 	}
 	return &merged{ids: files}, nil
 }
+
+// afterGroupPublish is afterPublish for a write that accepted members
+// generations after its own: the rollups of every block one of those
+// generations ends are built too (readers would otherwise fetch the
+// halves of each), lowest first, then the last generation's work.
+func (e *Engine) afterGroupPublish(state remote.State, members int) {
+	last := state.Generation()
+	first := last - uint64(members)
+	var ends []uint64
+	for g := first; g < last; g++ {
+		if len(remote.RollupsEndingAt(g)) > 0 {
+			ends = append(ends, g)
+		}
+	}
+	if len(ends) == 0 {
+		e.afterPublish(state)
+		return
+	}
+	e.background.Go(func() {
+		for _, g := range ends {
+			e.buildRollupsAt(state, g)
+		}
+		e.afterPublish(state)
+	})
+}

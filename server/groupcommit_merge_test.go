@@ -57,6 +57,11 @@ func (s *scriptedStore) List(ctx context.Context, prefix string) ([]remote.Objec
 // B merges cleanly; B's own write waits until A's commit returned. edit
 // makes each writer's change to the notebook both pulled.
 func groupPair(t *testing.T, seedFiles map[string]string, editA, editB func(a *agent)) (store *remote.Mem, a, b *agent, resA, resB *Result, errB error) {
+	return groupPairAfter(t, 1, seedFiles, editA, editB)
+}
+
+// groupPairAfter is groupPair on a notebook of seeds generations.
+func groupPairAfter(t *testing.T, seeds int, seedFiles map[string]string, editA, editB func(a *agent)) (store *remote.Mem, a, b *agent, resA, resB *Result, errB error) {
 	t.Helper()
 	store = remote.NewMem()
 	seed := newAgent(t, store)
@@ -65,6 +70,10 @@ func groupPair(t *testing.T, seedFiles map[string]string, editA, editB func(a *a
 		seed.write(p, c)
 	}
 	seed.commit("seed")
+	for i := 1; i < seeds; i++ {
+		seed.write(fmt.Sprintf("seed-%d.md", i), "seed\n")
+		seed.commit("seed")
+	}
 	sa := &scriptedStore{Mem: store}
 	sb := &scriptedStore{Mem: store}
 	a = newAgent(t, sa, withGroupCommit())
@@ -240,5 +249,23 @@ func TestGroupCommitLeavesModifyDeleteToProposer(t *testing.T) {
 	var de *Error
 	if !errors.As(errB, &de) || de.Code != CodeContentConflict {
 		t.Fatalf("B: %v, want a CONTENT_CONFLICT report", errB)
+	}
+}
+
+// A group's write accepts several generations; the rollups of the blocks
+// those generations end are built too, not only the last one's (readers
+// would fetch the halves instead).
+func TestGroupCommitBuildsMembersRollups(t *testing.T) {
+	// Generations 1-3 seeded; A's increment is 4 (it ends the level-2
+	// block 1-4), B's is 5.
+	store, a, _, resA, _, errB := groupPairAfter(t, 3, map[string]string{"a.md": "a\n", "b.md": "b\n"},
+		func(a *agent) { a.appendTo("a.md", "A\n") },
+		func(b *agent) { b.appendTo("b.md", "B\n") })
+	if errB != nil || resA.Generation != 5 {
+		t.Fatalf("A at %d, B: %v", resA.Generation, errB)
+	}
+	a.e.Close() // waits for the background rollups
+	if _, _, err := store.Get(context.Background(), remote.RollupKey(2, 1)); err != nil {
+		t.Fatalf("the rollup of generations 1-4, ended by the group's first increment: %v", err)
 	}
 }
