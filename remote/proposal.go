@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func (n *Notebook) GroupStats() (writes, members int64) {
 const ProposalsPrefix = "proposals/"
 
 // DefaultMaxGroup bounds how many registered proposals one write includes.
-const DefaultMaxGroup = 32
+const DefaultMaxGroup = 128
 
 // ProposalDescriptor is the small object a writer that lost a race
 // registers under ProposalKey(ParentGeneration, Publication): its pack
@@ -90,6 +91,20 @@ type ProposalDescriptor struct {
 func ProposalKey(parentGeneration uint64, publication string) string {
 	return strings.TrimSuffix(packKey(ProposalsPrefix, parentGeneration, publication), packSuffix)
 }
+
+// GroupPackKey is where the writer whose publication pub leads the group
+// on parentGeneration puts the group pack: every object of its own
+// increment's pack and of its members', in one pack (proposals/<G>-<pub>-group).
+// A member accepted by that write reads this one object instead of an
+// increment per generation of the group. It is written before the
+// conditional write, so it exists for every accepted group (unless its
+// upload failed: then the increments serve); after a lost write it is
+// garbage, removed by CleanProposals with the descriptors.
+func GroupPackKey(parentGeneration uint64, pub string) string {
+	return ProposalKey(parentGeneration, pub) + groupPackSuffix
+}
+
+const groupPackSuffix = "-group"
 
 // errFollow marks an attempt that registered and left the write to the
 // generation's leader.
@@ -251,7 +266,6 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 	if err != nil {
 		return Accepted{}, err
 	}
-	read := n.opts.Now()
 	pub := NewUUIDv7()
 	var (
 		tried    bool   // an attempt was made (a write or a registration)
@@ -358,7 +372,6 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 				}
 				wait = min(max(wait*3/2, 2*rtt), followMaxPoll)
 			}
-			read = n.opts.Now()
 			continue
 		}
 		if attempt > n.opts.Retries {
@@ -368,14 +381,31 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			}
 			return Accepted{}, cause
 		}
-		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
+		// A retry registers and follows (only the one that leads
+		// writes `current`), so the losers of a race need no spreading
+		// out: the sooner they register, the more of them the leader
+		// finds. A short jitter only orders them.
+		if err := n.opts.Sleep(ctx, n.groupBackoff()); err != nil {
 			return stop(err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
 			return stop(err)
 		}
-		read = n.opts.Now()
 	}
+}
+
+// groupBackoff is a lost race's wait before the retry that registers:
+// uniform in [0, FirstWait/2).
+func (n *Notebook) groupBackoff() time.Duration {
+	var r uint64
+	if n.opts.Rand != nil {
+		n.rmu.Lock()
+		r = n.opts.Rand.Uint64()
+		n.rmu.Unlock()
+	} else {
+		r = rand.Uint64()
+	}
+	return time.Duration(r % uint64(max(n.opts.FirstWait/2, 1)))
 }
 
 // settle decides a Publish that stops (retries exhausted, a store error)
@@ -473,8 +503,10 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 			case err != nil:
 				return State{}, 0, fmt.Errorf("remote: lead proposals: %w", notAmbiguous(err))
 			}
-			// Give the other losers of the last race a moment to register.
-			if err := n.opts.Sleep(ctx, n.opts.FirstWait); err != nil {
+			// Give the other losers of the last race a moment to
+			// register: they rebuild on the same state as we did, a
+			// round trip or two apart.
+			if err := n.opts.Sleep(ctx, n.opts.FirstWait+2*time.Duration(n.group.rtt.Load())); err != nil {
 				return State{}, 0, err
 			}
 		}
@@ -526,6 +558,16 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		kept++
 	}
 	members = members[:kept]
+	if kept > 0 {
+		packs := [][]byte{prop.Pack}
+		for _, st := range steps[:kept] {
+			packs = append(packs, st.pack)
+		}
+		// Best effort: without it a member reads the increments.
+		if data, err := unionPack(packs); err == nil {
+			_ = n.store.Put(ctx, GroupPackKey(observed.Generation(), pub), data)
+		}
+	}
 	next.uploads = uploads
 	if err := n.putSegments(ctx, next); err != nil {
 		return State{}, 0, err
@@ -642,7 +684,7 @@ func (n *Notebook) CleanProposals(ctx context.Context) ([]string, error) {
 	}
 	var deleted []string
 	for _, info := range infos {
-		g, _, err := parseProposalKey(info.Key)
+		g, _, err := parseProposalKey(strings.TrimSuffix(info.Key, groupPackSuffix))
 		if err != nil {
 			g, err = parseLeadKey(info.Key)
 		}
@@ -655,4 +697,74 @@ func (n *Notebook) CleanProposals(ctx context.Context) ([]string, error) {
 		deleted = append(deleted, info.Key)
 	}
 	return deleted, nil
+}
+
+// unionPack is one pack holding every object of packs.
+func unionPack(packs [][]byte) ([]byte, error) {
+	w := cas.NewPackWriter()
+	for _, data := range packs {
+		p, err := cas.OpenPack(data)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range p.IDs() {
+			o, err := p.Get(id)
+			if err != nil {
+				return nil, err
+			}
+			if err := w.Put(o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return w.Finish()
+}
+
+// FetchGroupPack reads the group pack of the write that accepted the
+// proposals registered on parentGeneration of state: the writer is the
+// one whose increment is parentGeneration+1. It returns the pack and the
+// last generation of the group whose head it holds, counting on from
+// parentGeneration+1 while each increment's head is in it (so a pack that
+// is not the accepted group's covers nothing). ErrNotFound when there is
+// none.
+func (n *Notebook) FetchGroupPack(ctx context.Context, state State, parentGeneration uint64) (GroupPack, error) {
+	if state.Generation() <= parentGeneration+1 {
+		return GroupPack{}, ErrNotFound // a group has two generations at least
+	}
+	limit := n.opts.MaxGroup
+	if limit <= 0 {
+		limit = DefaultMaxGroup
+	}
+	incs, err := n.Publications(ctx, state, parentGeneration+1, min(state.Generation(), parentGeneration+1+uint64(limit)))
+	if err != nil || len(incs) == 0 {
+		return GroupPack{}, fmt.Errorf("remote: group pack: %w", errors.Join(ErrNotFound, err))
+	}
+	gp := GroupPack{Key: GroupPackKey(parentGeneration, incs[0].Publication), Last: parentGeneration}
+	if gp.Data, _, err = n.store.Get(ctx, gp.Key); err != nil {
+		return GroupPack{}, err
+	}
+	p, err := cas.OpenPack(gp.Data)
+	if err != nil {
+		return GroupPack{}, fmt.Errorf("remote: group pack: %w", err)
+	}
+	for _, inc := range incs {
+		if inc.Generation != gp.Last+1 {
+			break
+		}
+		if _, err := p.Get(inc.Head); err != nil {
+			break
+		}
+		gp.Last, gp.Head = inc.Generation, inc.Head
+	}
+	return gp, nil
+}
+
+// GroupPack is a group pack read by FetchGroupPack: it holds every object
+// the increments after the group's parent generation through Last need
+// (Head is Last's head).
+type GroupPack struct {
+	Key  string
+	Data []byte
+	Last uint64
+	Head cas.ID
 }

@@ -419,7 +419,11 @@ func (s *session) keepMemberPacks(acc remote.Accepted, last *attempt) {
 
 // includedTarget is the tree L is rewritten to when another writer's
 // group accepted this commit: the tree of the `current` that proved it.
-func (s *session) includedTarget(state remote.State) (*merged, error) {
+// The proposal was registered on generation parent, which the cache
+// reaches: the group pack brings it to the group's last generation in one
+// read, instead of one per increment of the group.
+func (s *session) includedTarget(state remote.State, parent uint64) (*merged, error) {
+	s.e.primeFromGroup(s.ctx, state, parent)
 	chain, err := s.e.sync(s.ctx, state)
 	if err != nil {
 		return nil, err
@@ -430,6 +434,26 @@ func (s *session) includedTarget(state remote.State) (*merged, error) {
 		return nil, err
 	}
 	return &merged{ids: files}, nil
+}
+
+// primeFromGroup adds the group pack of the write that accepted the
+// proposals registered on generation parent to the cache of state's
+// chain, when that cache reaches exactly parent, and advances the reach
+// to the last generation the pack covers. Anything amiss only leaves the
+// work to sync.
+func (e *Engine) primeFromGroup(ctx context.Context, state remote.State, parent uint64) {
+	c, err := e.openChainOf(state)
+	if err != nil || e.reachOf(c) != parent {
+		return
+	}
+	gp, err := e.notebook.FetchGroupPack(ctx, state, parent)
+	if err != nil || gp.Last <= parent {
+		return
+	}
+	if err := c.store.AddPack(packName(remote.PackRef{Key: gp.Key}), gp.Data); err != nil {
+		return
+	}
+	e.setReach(c, gp.Last, gp.Head)
 }
 
 // afterGroupPublish is afterPublish for a write that accepted members

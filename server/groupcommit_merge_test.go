@@ -22,6 +22,15 @@ type scriptedStore struct {
 	onRegister func()                    // after its descriptor is stored
 	beforeList func()                    // before it lists proposals
 	beforeLast func(ctx context.Context) // before each later write of `current`
+	mu         sync.Mutex
+	gets       []string
+}
+
+func (s *scriptedStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	s.mu.Lock()
+	s.gets = append(s.gets, key)
+	s.mu.Unlock()
+	return s.Mem.Get(ctx, key)
 }
 
 func (s *scriptedStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
@@ -60,6 +69,9 @@ func groupPair(t *testing.T, seedFiles map[string]string, editA, editB func(a *a
 	return groupPairAfter(t, 1, seedFiles, editA, editB)
 }
 
+// lastScript is the scripted store of the last groupPair's B.
+var lastScript *scriptedStore
+
 // groupPairAfter is groupPair on a notebook of seeds generations.
 func groupPairAfter(t *testing.T, seeds int, seedFiles map[string]string, editA, editB func(a *agent)) (store *remote.Mem, a, b *agent, resA, resB *Result, errB error) {
 	t.Helper()
@@ -76,6 +88,7 @@ func groupPairAfter(t *testing.T, seeds int, seedFiles map[string]string, editA,
 	}
 	sa := &scriptedStore{Mem: store}
 	sb := &scriptedStore{Mem: store}
+	lastScript = sb
 	a = newAgent(t, sa, withGroupCommit())
 	b = newAgent(t, sb, withGroupCommit())
 	a.pull()
@@ -175,6 +188,22 @@ func TestGroupCommitMergesSharedFile(t *testing.T) {
 			t.Fatalf("publication %s accepted twice", inc.Publication)
 		}
 		ids[inc.Publication] = true
+	}
+	// B, accepted as A's member, read the group pack A wrote, not the
+	// increment A built for it.
+	groupPack := remote.GroupPackKey(1, incs[1].Publication)
+	if _, _, err := store.Get(context.Background(), groupPack); err != nil {
+		t.Fatalf("A's group pack: %v", err)
+	}
+	readGroup := false
+	for _, k := range lastScript.gets {
+		if k == remote.IncrementKey(3, incs[2].Publication) {
+			t.Fatalf("B read its member increment %s instead of the group pack", k)
+		}
+		readGroup = readGroup || k == groupPack
+	}
+	if !readGroup {
+		t.Fatalf("B never read the group pack; it read %q", lastScript.gets)
 	}
 	// Both go on from the accepted tree.
 	b.appendTo("shared.md", "more\n")
