@@ -25,7 +25,7 @@ type Model struct {
 	// the body's transfer time is added to the leg that carries it.
 	Bandwidth int64
 	// Scale compresses time: sleeps are the modelled durations divided by
-	// Scale (>= 1; 0 = 1).
+	// Scale (> 1: faster than real; below 1: slow motion; 0 = 1).
 	Scale float64
 }
 
@@ -116,7 +116,7 @@ type Latency struct {
 
 // NewLatency wraps inner; seed drives the jitter.
 func NewLatency(inner remote.Store, m Model, seed uint64) *Latency {
-	if m.Scale < 1 {
+	if m.Scale <= 0 {
 		m.Scale = 1
 	}
 	return &Latency{inner: inner, model: m, rng: rand.New(rand.NewPCG(seed, 0x1a7e)), keys: map[string]*sync.Mutex{}}

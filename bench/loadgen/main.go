@@ -75,6 +75,7 @@ type profile struct {
 	agentWindow       time.Duration
 	agentStores       []string
 	drivers           []string // contention and agents: driverCLI, driverServe (mcp.go)
+	groupCommit       bool     // every measured process runs with --group-commit (SLIVINGDOC_GROUP_COMMIT)
 }
 
 var (
@@ -153,6 +154,7 @@ func main() {
 	window := flag.Duration("agent-window", 0, "override the agents' spread window")
 	historyCommits := flag.Int("history-commits", 0, "override the history length")
 	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
+	groupCommit := flag.Bool("group-commit", false, "run every measured slivingdoc process with group commit on (SLIVINGDOC_GROUP_COMMIT=true)")
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
@@ -194,6 +196,7 @@ func main() {
 	if *historyCommits > 0 {
 		prof.historyCommits = *historyCommits
 	}
+	prof.groupCommit = *groupCommit
 	if *drivers != "" {
 		prof.drivers = strings.Split(*drivers, ",")
 		for _, d := range prof.drivers {

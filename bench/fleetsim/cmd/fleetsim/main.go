@@ -29,7 +29,7 @@ func main() {
 	jitter := flag.Float64("jitter", 0.25, "each leg uniform in [1-j, 1+j] of its nominal time")
 	cond := flag.Duration("cond-service", 2*time.Millisecond, "time a conditional write holds its key (serialised per key)")
 	bw := flag.Int64("bandwidth", 100e6, "bytes per second one request moves (0 = unlimited)")
-	scale := flag.Float64("scale", 1, "time compression: sleeps are model durations / scale, reports multiply back")
+	scale := flag.Float64("scale", 1, "time compression: sleeps are model durations / scale, reports multiply back (below 1: slow motion)")
 	seed := flag.Uint64("seed", 1, "seed of the instants, jitter and contents")
 	retries := flag.Int("commit-retries", 8, "each engine's lost-race retries (the CLI default)")
 	maxTries := flag.Int("max-tries", 20, "Commit calls an agent spends on one commit")
