@@ -182,6 +182,14 @@ func (a *attempt) rebase(src *packSource, oFiles map[string]cas.ID, g *groupView
 		if _, err := cas.WriteFile(sink, mustContent(a, theirs, merged)); err != nil {
 			return groupPart{}, cas.ID{}, false
 		}
+		// The proposer's own version goes in too, though no tree names
+		// it: a proposer whose rewrite after acceptance did not finish
+		// adopts its publication with that version as its merge base
+		// (DESIGN §6), and a cache that lost it must find it in a pack
+		// of the history.
+		if err := copyFile(theirs, sink, id); err != nil {
+			return groupPart{}, cas.ID{}, false
+		}
 	}
 	if len(changes) == 0 {
 		return groupPart{}, cas.ID{}, false // nothing left: its proposer's retry skips

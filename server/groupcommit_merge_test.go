@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -204,6 +205,23 @@ func TestGroupCommitMergesSharedFile(t *testing.T) {
 	}
 	if !readGroup {
 		t.Fatalf("B never read the group pack; it read %q", lastScript.gets)
+	}
+	// B's member increment also holds B's own version of shared.md (no
+	// tree names it): the merge base B adopts if its rewrite is cut short.
+	ownID, err := cas.WriteFile(nil, []byte("alpha\n\n\n\nbeta\n\n\n\ngamma B\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := store.Get(context.Background(), remote.IncrementKey(3, incs[2].Publication))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := cas.OpenPack(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pk.Get(ownID); err != nil {
+		t.Fatalf("B's member pack lacks B's own version of shared.md: %v", err)
 	}
 	// Both go on from the accepted tree.
 	b.appendTo("shared.md", "more\n")
