@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkCheckpointColdPull(b *testing.B) {
 func coldPullHistory(b *testing.B, threshold int) remote.Store {
 	b.Helper()
 	base := b.TempDir()
-	store, err := remote.NewFile(filepath.Join(base, "store"))
+	store, err := filestore.New(filepath.Join(base, "store"))
 	if err != nil {
 		b.Fatal(err)
 	}

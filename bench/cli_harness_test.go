@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 // cliBinary builds cmd/slivingdoc into a temporary directory of b.

@@ -39,6 +39,8 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
@@ -180,7 +182,7 @@ func seedHistory(b *testing.B, nb *cliNotebook, pubs int) historyGit {
 func benchStore(b *testing.B, nb *cliNotebook) remote.Store {
 	b.Helper()
 	if nb.fileDir != "" {
-		s, err := remote.NewFile(nb.fileDir)
+		s, err := filestore.New(nb.fileDir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -191,7 +193,7 @@ func benchStore(b *testing.B, nb *cliNotebook) remote.Store {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	s, err := remote.NewS3(context.Background(), remote.S3Config{
+	s, err := s3store.New(context.Background(), s3store.Config{
 		Bucket: env["SLIVINGDOC_BUCKET"], Prefix: "slivingdoc", Region: env["AWS_REGION"], Endpoint: env["AWS_ENDPOINT_URL_S3"],
 		PathStyle: true, AccessKeyID: env["AWS_ACCESS_KEY_ID"], SecretAccessKey: env["AWS_SECRET_ACCESS_KEY"],
 	})

@@ -2,7 +2,7 @@
 // cas, merge, remote, CLI and checkpoint workloads) and the deterministic
 // note generators that they and the load generator (bench/loadgen) share, so
 // both measure the same inputs; and ProgramTB, with which the load
-// generator and the fault campaign (bench/chaos) drive remote/seaweed.
+// generator and the fault campaign (bench/chaos) drive internal/seaweed.
 package bench
 
 import (

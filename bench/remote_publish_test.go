@@ -27,8 +27,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 )
 
 // countingTransport counts the HTTP requests that reach the wire.
@@ -65,8 +66,8 @@ func buildProposal(_ context.Context, observed remote.State, pub string) (remote
 	return remote.Proposal{Pack: pack, Head: commit.ID}, err
 }
 
-func seaweedS3Config(srv *seaweed.Server, transport http.RoundTripper) remote.S3Config {
-	return remote.S3Config{Bucket: srv.Bucket, Prefix: "bench-" + remote.NewUUIDv7(), Region: srv.Region,
+func seaweedS3Config(srv *seaweed.Server, transport http.RoundTripper) s3store.Config {
+	return s3store.Config{Bucket: srv.Bucket, Prefix: "bench-" + remote.NewUUIDv7(), Region: srv.Region,
 		Endpoint: srv.Endpoint, PathStyle: true, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey,
 		Transport: transport}
 }
@@ -106,7 +107,7 @@ func BenchmarkRemotePublish(b *testing.B) {
 	ctx := context.Background()
 
 	ours := &countingTransport{base: http.DefaultTransport}
-	store, err := remote.NewS3(ctx, seaweedS3Config(srv, ours))
+	store, err := s3store.New(ctx, seaweedS3Config(srv, ours))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func BenchmarkRemotePublishContended(b *testing.B) {
 	cfg := seaweedS3Config(srv, counter)
 	notebooks := make([]*remote.Notebook, writers)
 	for i := range notebooks {
-		store, err := remote.NewS3(ctx, cfg)
+		store, err := s3store.New(ctx, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// ProgramTB lets a program (bench/loadgen, bench/chaos) use remote/seaweed,
+// ProgramTB lets a program (bench/loadgen, bench/chaos) use internal/seaweed,
 // whose API takes a testing.TB: the project's one way to build and run
 // SeaweedFS. It implements the methods seaweed calls (Helper, Logf, Fatalf,
 // Cleanup); the embedded nil TB makes any other call panic loudly instead
@@ -49,7 +49,7 @@ func (p *ProgramTB) Close() {
 	}
 }
 
-// SeaweedCall runs f (a remote/seaweed call given a ProgramTB), returning
+// SeaweedCall runs f (a internal/seaweed call given a ProgramTB), returning
 // a Fatalf of that call as an error; any other panic goes on.
 func SeaweedCall(f func()) (err error) {
 	defer func() {

@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 func TestCheckpointFoldsTheActiveChain(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 6)
 	before := headFiles(t, m)
@@ -65,24 +65,24 @@ func TestCheckpointFoldsTheActiveChain(t *testing.T) {
 }
 
 func TestCheckpointBelowThresholdWritesNothing(t *testing.T) {
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 3)
-	puts := m.Calls(remote.OpPut) + m.Calls(remote.OpReplace)
+	puts := m.Calls(memstore.OpPut) + m.Calls(memstore.OpReplace)
 	_, err := w.nb.Checkpoint(context.Background(), remote.CheckpointOptions{Retained: 1, MinIncrements: 4})
 	if !errors.Is(err, remote.ErrNoCheckpoint) {
 		t.Fatalf("Checkpoint under the threshold = %v, want ErrNoCheckpoint", err)
 	}
-	if m.Calls(remote.OpPut)+m.Calls(remote.OpReplace) != puts {
+	if m.Calls(memstore.OpPut)+m.Calls(memstore.OpReplace) != puts {
 		t.Fatal("a checkpoint under the threshold wrote to the store")
 	}
-	if _, err := remote.Open(remote.NewMem(), remote.Options{}).Checkpoint(context.Background(), remote.CheckpointOptions{}); !errors.Is(err, remote.ErrNoCheckpoint) {
+	if _, err := remote.Open(memstore.New(), remote.Options{}).Checkpoint(context.Background(), remote.CheckpointOptions{}); !errors.Is(err, remote.ErrNoCheckpoint) {
 		t.Fatalf("Checkpoint of an empty notebook = %v", err)
 	}
 }
 
 func TestCheckpointRetentionZeroDropsTheOldChain(t *testing.T) {
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 4)
 	_, err := w.nb.Checkpoint(context.Background(), remote.CheckpointOptions{Retained: 0})
@@ -117,7 +117,7 @@ func (h *firstReplaceHook) ReplaceIfMatch(ctx context.Context, key string, data 
 // the new tail.
 func TestCheckpointLostRaceRewritesOnlyTheManifest(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 5)
 	hook := &firstReplaceHook{Store: m, once: func() {
@@ -153,7 +153,7 @@ func TestCheckpointLostRaceRewritesOnlyTheManifest(t *testing.T) {
 // checkpoint is rebuilt with those objects.
 func TestCheckpointAddsObjectsTheTailReusesFromTheOldChain(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	big := bytes.Repeat([]byte("restored content that is chunked into a file object\n"), 400)
 	if _, err := w.commit(ctx, "add", func(f map[string][]byte) { f["keep.md"] = []byte("k\n"); f["gone.md"] = big }); err != nil {
@@ -214,13 +214,13 @@ func TestCheckpointAddsObjectsTheTailReusesFromTheOldChain(t *testing.T) {
 // pack is an orphan, which a later cleanup removes.
 func TestCompetingCheckpointsOneWins(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 6)
 	// Both upload their pack before either swaps it in.
-	b := remote.NewBarrier(2)
-	m.Inject(remote.Fault{Op: remote.OpPut, KeyPrefix: remote.CheckpointsPrefix, Barrier: b},
-		remote.Fault{Op: remote.OpPut, KeyPrefix: remote.CheckpointsPrefix, Barrier: b})
+	b := memstore.NewBarrier(2)
+	m.Inject(memstore.Fault{Op: memstore.OpPut, KeyPrefix: remote.CheckpointsPrefix, Barrier: b},
+		memstore.Fault{Op: memstore.OpPut, KeyPrefix: remote.CheckpointsPrefix, Barrier: b})
 	type outcome struct {
 		res remote.CheckpointResult
 		err error
@@ -246,7 +246,7 @@ func TestCompetingCheckpointsOneWins(t *testing.T) {
 			t.Fatalf("checkpoint worker: %v", o.err)
 		}
 	}
-	remotetest.AssertFaultsFired(t, m)
+	memstore.AssertFaultsFired(t, m)
 	if won != 1 || superseded != 1 {
 		t.Fatalf("%d won, %d superseded; want exactly one winner", won, superseded)
 	}

@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // checkpointed returns a store with two checkpoints (retention 1): the
 // chain before the first one is no longer referenced.
-func checkpointedStore(t *testing.T) (*remote.Mem, *treeWriter, remote.CheckpointResult) {
+func checkpointedStore(t *testing.T) (*memstore.Mem, *treeWriter, remote.CheckpointResult) {
 	t.Helper()
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 4)
 	if _, err := w.nb.Checkpoint(context.Background(), remote.CheckpointOptions{Retained: 1}); err != nil {
@@ -105,8 +105,8 @@ func TestCleanupWhileWritersPublish(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m, w, res := checkpointedStore(t)
-	b := remote.NewBarrier(2)
-	m.Inject(remote.Fault{Op: remote.OpDelete, Barrier: b})
+	b := memstore.NewBarrier(2)
+	m.Inject(memstore.Fault{Op: memstore.OpDelete, Barrier: b})
 	done := make(chan error, 1)
 	go func() {
 		// Runs while the first delete is held at the barrier.
@@ -131,7 +131,7 @@ func TestCleanupWhileWritersPublish(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	remotetest.AssertFaultsFired(t, m)
+	memstore.AssertFaultsFired(t, m)
 	if len(cl.Deleted) == 0 {
 		t.Fatal("cleanup deleted nothing; the barrier test exercised no delete")
 	}
@@ -151,11 +151,11 @@ func TestCleanupWhileWritersPublish(t *testing.T) {
 func TestCleanupStopsOnStoreError(t *testing.T) {
 	ctx := context.Background()
 	m, w, res := checkpointedStore(t)
-	m.Inject(remote.Fault{Op: remote.OpDelete, Before: remote.ErrUnavailable})
+	m.Inject(memstore.Fault{Op: memstore.OpDelete, Before: remote.ErrUnavailable})
 	cl, err := w.nb.Cleanup(ctx, res.Checkpoint.Through)
 	if !errors.Is(err, remote.ErrUnavailable) || len(cl.Deleted) != 0 {
 		t.Fatalf("cleanup with a failing delete: %v, deleted %v", err, cl.Deleted)
 	}
-	remotetest.AssertFaultsFired(t, m)
+	memstore.AssertFaultsFired(t, m)
 	mustVerify(t, m)
 }

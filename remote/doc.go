@@ -7,8 +7,11 @@
 //	  |                          conditional writes every guarantee rests on:
 //	  |                          CreateIfAbsent (If-None-Match: *) and
 //	  |                          ReplaceIfMatch (If-Match: <etag>).
-//	  |   backends: Mem (fault injection, tests), File (embedded default,
-//	  |   one directory, several processes), S3 (s3*.go, aws-sdk-go-v2).
+//	  |   backends, each its own package behind this boundary:
+//	  |   remote/filestore (embedded default, one directory, several
+//	  |   processes), remote/s3store (the only importer of aws-sdk-go-v2),
+//	  |   internal/memstore (fault injection, tests); remote/storeurl
+//	  |   parses store URLs and opens the right one.
 //	  |
 //	Manifest                     the decoded `current` object: a strict,
 //	  |                          byte-stable JSON document. Version 1 (read
@@ -63,4 +66,8 @@
 //
 // Errors: every backend maps its failures to the sentinels in errors.go and
 // keeps the cause; callers use errors.Is. No error text carries credentials.
+//
+// This package imports no backend: the backends import it (for Store,
+// ObjectInfo, the sentinels, CheckKey and CheckPrefix), and the contract
+// suite remote/remotetest runs against each of them.
 package remote

@@ -38,3 +38,7 @@ var ErrGenerationOverflow = errors.New("remote: generation counter exhausted")
 // absolute, with "." or ".." segments, ...). It is a programming error, not
 // a store condition.
 var ErrInvalidKey = errors.New("remote: invalid object key")
+
+// ErrStoreURL is returned for a store URL or S3 configuration that cannot
+// name a store (remote/storeurl, remote/s3store).
+var ErrStoreURL = errors.New("remote: invalid store URL")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -50,7 +51,7 @@ func grow(t testing.TB, store remote.Store, m *remote.Manifest, from, n int) *re
 // 1,000, 10,000 and 100,000 increments), and every one of them is still
 // listed by Publications through the segments.
 func TestManifestV2SizeIsBounded(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	var m *remote.Manifest
 	done := 0
 	for _, n := range []int{1, 1000, 10000, 100000} {
@@ -102,7 +103,7 @@ func TestManifestV1UpgradeKeepsHistory(t *testing.T) {
 	if m.Version != 2 || m.Upgraded != 6 || m.Generation != 6 || len(m.Checkpoints) != 0 {
 		t.Fatalf("upgraded: version %d, upgraded %d, generation %d, %d retained checkpoints", m.Version, m.Upgraded, m.Generation, len(m.Checkpoints))
 	}
-	nb := remote.Open(remote.NewMem(), remote.Options{})
+	nb := remote.Open(memstore.New(), remote.Options{})
 	incs, err := nb.Publications(context.Background(), remote.State{Manifest: m}, 1, 6)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestV1DecoderRefusesV2NamingTheVersion(t *testing.T) {
 }
 
 func TestManifestV2DecodeStrict(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	m := grow(t, store, nil, 0, 40)
 	golden, err := remote.EncodeManifest(m)
 	if err != nil {
@@ -191,7 +192,7 @@ func TestManifestV2DecodeStrict(t *testing.T) {
 // the newest retained one, and drops history segments only below the
 // oldest kept checkpoint.
 func TestManifestV2SwapCheckpoint(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	m := grow(t, store, nil, 0, 100)
 	cp := func(through uint64, pub string) remote.Checkpoint {
 		return remote.Checkpoint{Pack: remote.PackRef{Key: remote.CheckpointKey(through, pub), Sum: id("cp " + pub), Size: 9000},

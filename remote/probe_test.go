@@ -5,17 +5,18 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 func TestProbeAcceptsConditionalStores(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	if err := remote.Probe(ctx, m); err != nil {
 		t.Fatalf("Probe(mem) = %v", err)
 	}
-	f, err := remote.NewFile(t.TempDir())
+	f, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestProbeAcceptsConditionalStores(t *testing.T) {
 }
 
 func TestProbeRefusesStoreWithoutPreconditions(t *testing.T) {
-	m := remote.NewMem()
+	m := memstore.New()
 	m.IgnorePreconditions(true)
 	err := remote.Probe(context.Background(), m)
 	if !errors.Is(err, remote.ErrIncompatible) {
@@ -59,7 +60,7 @@ func TestProbeNamesEachBrokenGuarantee(t *testing.T) {
 		{remote.GuaranteeReplaceStale, stale},
 		{remote.GuaranteeReplace, lying},
 	} {
-		s := &replaceHook{Store: remote.NewMem(), replace: tc.replace}
+		s := &replaceHook{Store: memstore.New(), replace: tc.replace}
 		var v *remote.Violation
 		if err := remote.Probe(context.Background(), s); !errors.As(err, &v) || v.Guarantee != tc.guarantee {
 			t.Errorf("Probe = %v, want a violation of %q", err, tc.guarantee)
@@ -84,9 +85,9 @@ func mustETag(ctx context.Context, s remote.Store, key string) string {
 // A store that cannot be reached is not "incompatible": the startup
 // diagnostic must say which.
 func TestProbeReportsStoreErrorsAsSuch(t *testing.T) {
-	m := remote.NewMem()
-	m.Inject(remote.Fault{Op: remote.OpCreate, Before: remote.ErrUnavailable})
-	defer remotetest.AssertFaultsFired(t, m)
+	m := memstore.New()
+	m.Inject(memstore.Fault{Op: memstore.OpCreate, Before: remote.ErrUnavailable})
+	defer memstore.AssertFaultsFired(t, m)
 	err := remote.Probe(context.Background(), m)
 	if !errors.Is(err, remote.ErrUnavailable) || errors.Is(err, remote.ErrIncompatible) {
 		t.Fatalf("Probe = %v, want ErrUnavailable and not ErrIncompatible", err)

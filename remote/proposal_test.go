@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -152,7 +153,7 @@ func (w groupWriter) publish(ctx context.Context, path string, onBuild func(atte
 
 // replaceHookStore runs a hook before each conditional replace of `current`.
 type replaceHookStore struct {
-	*remote.Mem
+	*memstore.Mem
 	before func(n int)
 	n      int
 }
@@ -172,7 +173,7 @@ func (h *replaceHookStore) ReplaceIfMatch(ctx context.Context, key string, data 
 // publication reads nothing stale. Stale descriptors are cleaned up.
 func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 	ctx := context.Background()
-	mem := remote.NewMem()
+	mem := memstore.New()
 	store := &replaceHookStore{Mem: mem}
 	seed := newGroupWriter(store)
 	if _, err := seed.publish(ctx, "seed.md", nil); err != nil {
@@ -199,7 +200,7 @@ func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 				store.before = nil
 				// The helper's first write loses to a scripted race; its
 				// retry registers, lists the proposer and includes it.
-				mem.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrPrecondition})
+				mem.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrPrecondition})
 				helperAcc, helperErr = helper.publish(ctx, "helper.md", nil)
 			}
 		}

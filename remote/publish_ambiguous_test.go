@@ -6,26 +6,26 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // A reply lost after `current` was replaced: Publish re-reads, finds its
 // publication ID and reports acceptance, without a second attempt.
 func TestAmbiguousAfterAcceptanceIsAccepted(t *testing.T) {
-	for _, op := range []remote.Op{remote.OpCreate, remote.OpReplace} {
+	for _, op := range []memstore.Op{memstore.OpCreate, memstore.OpReplace} {
 		t.Run(string(op), func(t *testing.T) {
 			ctx := context.Background()
-			m := remote.NewMem()
+			m := memstore.New()
 			nb := remote.Open(m, remote.Options{Sleep: (&noSleep{}).Sleep})
 			var p proposer
-			if op == remote.OpReplace {
+			if op == memstore.OpReplace {
 				if _, err := nb.Publish(ctx, p.build); err != nil {
 					t.Fatal(err)
 				}
 			}
-			m.Inject(remote.Fault{Op: op, KeyPrefix: remote.CurrentKey, After: remote.ErrAmbiguous})
-			defer remotetest.AssertFaultsFired(t, m)
+			m.Inject(memstore.Fault{Op: op, KeyPrefix: remote.CurrentKey, After: remote.ErrAmbiguous})
+			defer memstore.AssertFaultsFired(t, m)
 			builds := len(p.pubs)
 
 			acc, err := nb.Publish(ctx, p.build)
@@ -53,13 +53,13 @@ func TestAmbiguousAfterAcceptanceIsAccepted(t *testing.T) {
 // acceptance is reported; with retries, a fresh attempt is accepted instead.
 func TestAmbiguousBeforeAcceptanceIsNotAccepted(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	var p proposer
 	if _, err := remote.Open(m, remote.Options{}).Publish(ctx, p.build); err != nil {
 		t.Fatal(err)
 	}
-	m.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrAmbiguous})
-	defer remotetest.AssertFaultsFired(t, m)
+	m.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrAmbiguous})
+	defer memstore.AssertFaultsFired(t, m)
 
 	nb := remote.Open(m, remote.Options{Retries: remote.NoRetries})
 	acc, err := nb.Publish(ctx, p.build)
@@ -76,7 +76,7 @@ func TestAmbiguousBeforeAcceptanceIsNotAccepted(t *testing.T) {
 	}
 
 	// With retries the next attempt, with a new publication ID, is accepted.
-	m.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrAmbiguous})
+	m.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrAmbiguous})
 	nb = remote.Open(m, remote.Options{Sleep: (&noSleep{}).Sleep})
 	acc, err = nb.Publish(ctx, p.build)
 	if err != nil || acc.Attempts != 2 || acc.State.Generation() != 2 {
@@ -101,7 +101,7 @@ func (h *hookStore) ReplaceIfMatch(ctx context.Context, key string, data []byte,
 
 func TestAmbiguousAcceptedThenOthersPublished(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	var p, rival proposer
 	if _, err := remote.Open(m, remote.Options{}).Publish(ctx, p.build); err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestAmbiguousAcceptedThenOthersPublished(t *testing.T) {
 
 func TestAmbiguousGenerationTakenByAnother(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	var p, rival proposer
 	if _, err := remote.Open(m, remote.Options{}).Publish(ctx, p.build); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestAmbiguousGenerationTakenByAnother(t *testing.T) {
 func TestAmbiguousCancelledButApplied(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := remote.NewMem()
+	m := memstore.New()
 	var p proposer
 	if _, err := remote.Open(m, remote.Options{}).Publish(ctx, p.build); err != nil {
 		t.Fatal(err)
@@ -177,24 +177,24 @@ func TestAmbiguousCancelledButApplied(t *testing.T) {
 func TestAmbiguousUndecidable(t *testing.T) {
 	ctx := context.Background()
 	t.Run("current unreadable", func(t *testing.T) {
-		m := remote.NewMem()
+		m := memstore.New()
 		var p proposer
 		if _, err := remote.Open(m, remote.Options{}).Publish(ctx, p.build); err != nil {
 			t.Fatal(err)
 		}
-		m.Inject(remote.Fault{Op: remote.OpGet}) // Publish's first read passes,
-		m.Inject(remote.Fault{Op: remote.OpReplace, After: remote.ErrAmbiguous})
+		m.Inject(memstore.Fault{Op: memstore.OpGet}) // Publish's first read passes,
+		m.Inject(memstore.Fault{Op: memstore.OpReplace, After: remote.ErrAmbiguous})
 		for range 3 { // every re-read fails
-			m.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
+			m.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
 		}
-		defer remotetest.AssertFaultsFired(t, m)
+		defer memstore.AssertFaultsFired(t, m)
 		_, err := remote.Open(m, remote.Options{Sleep: (&noSleep{}).Sleep}).Publish(ctx, p.build)
 		if !errors.Is(err, remote.ErrAmbiguous) {
 			t.Fatalf("Publish = %v, want ErrAmbiguous", err)
 		}
 	})
 	t.Run("generation checkpointed away", func(t *testing.T) {
-		m := remote.NewMem()
+		m := memstore.New()
 		var p proposer
 		first, err := remote.Open(m, remote.Options{}).Publish(ctx, p.build)
 		if err != nil {

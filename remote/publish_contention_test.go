@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -14,7 +15,7 @@ import (
 // conditional write; the doomed retries cost one HEAD each.
 func TestPublishRetrySkipsDoomedUpload(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	clock := &noSleep{}
 	nb := remote.Open(m, remote.Options{Retries: 2, Sleep: clock.Sleep})
 	calls := 0
@@ -38,7 +39,7 @@ func TestPublishRetrySkipsDoomedUpload(t *testing.T) {
 // winner's window.
 func TestPublishBackoffSpansTheLostWindow(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	now := time.Unix(1_700_000_000, 0)
 	clock := &noSleep{}
 	const draw = 399 * time.Millisecond

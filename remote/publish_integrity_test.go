@@ -5,14 +5,14 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // published returns a store holding two accepted publications.
-func published(t *testing.T) (*remote.Mem, *remote.Notebook, remote.State) {
+func published(t *testing.T) (*memstore.Mem, *remote.Notebook, remote.State) {
 	t.Helper()
-	m := remote.NewMem()
+	m := memstore.New()
 	nb := remote.Open(m, remote.Options{})
 	var p proposer
 	for range 2 {
@@ -95,8 +95,8 @@ func TestMissingOrCorruptPack(t *testing.T) {
 func TestUnreferencedPackChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	m, nb, before := published(t)
-	m.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
-	defer remotetest.AssertFaultsFired(t, m)
+	m.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
+	defer memstore.AssertFaultsFired(t, m)
 
 	var p proposer
 	_, err := nb.Publish(ctx, p.build)
@@ -123,14 +123,14 @@ func TestUnreferencedPackChangesNothing(t *testing.T) {
 func TestPackUploadFailureStopsPublication(t *testing.T) {
 	ctx := context.Background()
 	m, nb, before := published(t)
-	m.Inject(remote.Fault{Op: remote.OpPut, KeyPrefix: remote.IncrementsPrefix, Before: remote.ErrAccessDenied})
-	defer remotetest.AssertFaultsFired(t, m)
-	replaces := m.Calls(remote.OpReplace)
+	m.Inject(memstore.Fault{Op: memstore.OpPut, KeyPrefix: remote.IncrementsPrefix, Before: remote.ErrAccessDenied})
+	defer memstore.AssertFaultsFired(t, m)
+	replaces := m.Calls(memstore.OpReplace)
 	var p proposer
 	if _, err := nb.Publish(ctx, p.build); !errors.Is(err, remote.ErrAccessDenied) {
 		t.Fatalf("Publish = %v, want ErrAccessDenied", err)
 	}
-	if m.Calls(remote.OpReplace) != replaces {
+	if m.Calls(memstore.OpReplace) != replaces {
 		t.Fatal("current was written although the pack upload failed")
 	}
 	if after, _ := nb.ReadCurrent(ctx); after.ETag != before.ETag {

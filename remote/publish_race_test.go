@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // N writers read the same `current`, reach the conditional replace together
@@ -18,16 +18,16 @@ import (
 func TestPublishRaceEveryWriterAccepted(t *testing.T) {
 	const writers = 6
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	var base proposer
 	if _, err := remote.Open(m, remote.Options{}).Publish(ctx, base.build); err != nil {
 		t.Fatal(err)
 	}
-	barrier := remote.NewBarrier(writers)
+	barrier := memstore.NewBarrier(writers)
 	for range writers {
-		m.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Barrier: barrier})
+		m.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Barrier: barrier})
 	}
-	defer remotetest.AssertFaultsFired(t, m)
+	defer memstore.AssertFaultsFired(t, m)
 
 	var wg sync.WaitGroup
 	accepted := make([]remote.Accepted, writers)
@@ -79,7 +79,7 @@ func TestPublishRaceEveryWriterAccepted(t *testing.T) {
 
 // rivalBuild returns a build callback that lets a rival publish first on
 // every attempt, so every conditional replace of ours loses.
-func rivalBuild(t *testing.T, m *remote.Mem, calls *int) func(context.Context, remote.State, string) (remote.Proposal, error) {
+func rivalBuild(t *testing.T, m *memstore.Mem, calls *int) func(context.Context, remote.State, string) (remote.Proposal, error) {
 	rival := remote.Open(m, remote.Options{})
 	var mine proposer
 	return func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
@@ -94,7 +94,7 @@ func rivalBuild(t *testing.T, m *remote.Mem, calls *int) func(context.Context, r
 
 func TestPublishRetriesExhausted(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	clock := &noSleep{}
 	nb := remote.Open(m, remote.Options{Retries: 2, FirstWait: 10 * time.Millisecond, Sleep: clock.Sleep})
 	calls := 0
@@ -125,7 +125,7 @@ func (f fixedRand) Uint64() uint64 { return uint64(f) }
 
 func TestPublishBackoffDoublesToCap(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	clock := &noSleep{}
 	const r = 1<<64 - 1
 	nb := remote.Open(m, remote.Options{Retries: 5, FirstWait: 10 * time.Millisecond, MaxWait: 40 * time.Millisecond,
@@ -157,7 +157,7 @@ func TestPublishBackoffDoublesToCap(t *testing.T) {
 
 func TestPublishCancelledDuringBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	m := remote.NewMem()
+	m := memstore.New()
 	nb := remote.Open(m, remote.Options{FirstWait: time.Hour, MaxWait: time.Hour})
 	calls := 0
 	build := rivalBuild(t, m, &calls)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
@@ -41,7 +42,7 @@ func proposal(parent cas.ID, pub string) remote.Proposal {
 
 func TestPublishFirstAndNext(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	nb := remote.Open(m, remote.Options{})
 	var p proposer
 
@@ -56,7 +57,7 @@ func TestPublishFirstAndNext(t *testing.T) {
 		t.Fatalf("build observed %+v, want the empty notebook", p.observed[0])
 	}
 	// The uncontended floor: one GET, one PUT of the pack, one conditional write.
-	if g, w := m.Calls(remote.OpGet), m.Calls(remote.OpPut)+m.Calls(remote.OpCreate)+m.Calls(remote.OpReplace); g != 1 || w != 2 {
+	if g, w := m.Calls(memstore.OpGet), m.Calls(memstore.OpPut)+m.Calls(memstore.OpCreate)+m.Calls(memstore.OpReplace); g != 1 || w != 2 {
 		t.Fatalf("first publication used %d GETs and %d writes, want 1 and 2", g, w)
 	}
 
@@ -93,13 +94,13 @@ func TestPublishFirstAndNext(t *testing.T) {
 
 func TestPublishSkip(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	nb := remote.Open(m, remote.Options{})
 	var p proposer
 	if _, err := nb.Publish(ctx, p.build); err != nil {
 		t.Fatal(err)
 	}
-	before := m.Calls(remote.OpPut) + m.Calls(remote.OpReplace)
+	before := m.Calls(memstore.OpPut) + m.Calls(memstore.OpReplace)
 	acc, err := nb.Publish(ctx, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
 		return remote.Proposal{Skip: true}, nil
 	})
@@ -109,14 +110,14 @@ func TestPublishSkip(t *testing.T) {
 	if acc.Published || acc.Publication != "" || acc.State.Generation() != 1 {
 		t.Fatalf("Skip: %+v", acc)
 	}
-	if after := m.Calls(remote.OpPut) + m.Calls(remote.OpReplace); after != before {
+	if after := m.Calls(memstore.OpPut) + m.Calls(memstore.OpReplace); after != before {
 		t.Fatal("a skipped publication wrote to the store")
 	}
 }
 
 func TestPublishBuildErrorUnchanged(t *testing.T) {
 	errMine := errors.New("merge refused")
-	nb := remote.Open(remote.NewMem(), remote.Options{})
+	nb := remote.Open(memstore.New(), remote.Options{})
 	_, err := nb.Publish(context.Background(), func(context.Context, remote.State, string) (remote.Proposal, error) {
 		return remote.Proposal{}, errMine
 	})
@@ -127,7 +128,7 @@ func TestPublishBuildErrorUnchanged(t *testing.T) {
 
 func TestPublishRefusesBadProposal(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	nb := remote.Open(m, remote.Options{})
 	var p proposer
 	first, err := nb.Publish(ctx, p.build)
@@ -163,7 +164,7 @@ func TestPublishRefusesBadProposal(t *testing.T) {
 			t.Errorf("%s: Publish = %v, want ErrInvalidProposal", name, err)
 		}
 	}
-	if m.Calls(remote.OpPut) != 1 {
+	if m.Calls(memstore.OpPut) != 1 {
 		t.Fatal("an invalid proposal was uploaded")
 	}
 	if cur, _ := nb.ReadCurrent(ctx); cur.Generation() != 1 {
@@ -173,7 +174,7 @@ func TestPublishRefusesBadProposal(t *testing.T) {
 
 func TestPublishGenerationOverflow(t *testing.T) {
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	nb := remote.Open(m, remote.Options{})
 	// A valid manifest at the last generation: the checkpoint covers
 	// everything, nothing is active after it.

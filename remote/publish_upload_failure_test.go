@@ -3,14 +3,10 @@ package remote_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
 )
 
 // Issue 14, item 7: a store that fails an upload with a 500 (ambiguous for
@@ -20,7 +16,7 @@ func TestUploadFailureIsNeverAmbiguous(t *testing.T) {
 	for _, prefix := range []string{remote.IncrementsPrefix, remote.SegmentsPrefix} {
 		t.Run(prefix, func(t *testing.T) {
 			ctx := context.Background()
-			m := remote.NewMem()
+			m := memstore.New()
 			nb := remote.Open(m, remote.Options{})
 			var p proposer
 			// Enough publications that the next one folds the tail into a
@@ -31,60 +27,16 @@ func TestUploadFailureIsNeverAmbiguous(t *testing.T) {
 				}
 			}
 			before, _ := nb.ReadCurrent(ctx)
-			m.Inject(remote.Fault{Op: remote.OpPut, KeyPrefix: prefix, Before: remote.ErrAmbiguous})
+			m.Inject(memstore.Fault{Op: memstore.OpPut, KeyPrefix: prefix, Before: remote.ErrAmbiguous})
 			_, err := nb.Publish(ctx, p.build)
 			if !errors.Is(err, remote.ErrUnavailable) || errors.Is(err, remote.ErrAmbiguous) {
 				t.Fatalf("a failed upload: %v; want ErrUnavailable and not ErrAmbiguous", err)
 			}
-			remotetest.AssertFaultsFired(t, m)
+			memstore.AssertFaultsFired(t, m)
 			after, _ := nb.ReadCurrent(ctx)
 			if after.Generation() != before.Generation() {
 				t.Fatal("a failed upload changed current")
 			}
 		})
-	}
-}
-
-// status500 answers 500 to every GET whose path contains match, and passes
-// everything else to the real server.
-type status500 struct {
-	next  http.RoundTripper
-	match string
-}
-
-func (s status500) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, s.match) {
-		return &http.Response{StatusCode: 500, Status: "500 Internal Server Error", Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
-	}
-	return s.next.RoundTrip(req)
-}
-
-// A store answering 500 to reads has published nothing: reading `current`
-// or a pack fails as unavailable (STORE_UNREACHABLE), never as an
-// undecided publication (ACCEPTANCE_UNKNOWN).
-func TestS3ReadFailuresAreNotAmbiguous(t *testing.T) {
-	srv := seaweed.Shared(t)
-	ctx := context.Background()
-	good := seaweedStore(t, srv, nil)
-	nb := remote.Open(good, remote.Options{})
-	var p proposer
-	for range 5 {
-		if _, err := nb.Publish(ctx, p.build); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, _ := nb.ReadCurrent(ctx)
-	for _, match := range []string{"/current", "/packs/"} {
-		bad := seaweedStore(t, srv, status500{next: http.DefaultTransport, match: match})
-		bnb := remote.Open(bad, remote.Options{})
-		var err error
-		if match == "/current" {
-			_, err = bnb.Publish(ctx, p.build)
-		} else {
-			_, err = bnb.CatchUp(ctx, st, 0, 2, nil, func([]remote.CaughtUpPack) error { return nil })
-		}
-		if !errors.Is(err, remote.ErrUnavailable) || errors.Is(err, remote.ErrAmbiguous) {
-			t.Fatalf("500 to GET %s: %v; want ErrUnavailable only", match, err)
-		}
 	}
 }

@@ -65,9 +65,9 @@ func CheckKey(key string) error {
 	return nil
 }
 
-// checkPrefix validates a List prefix: empty (everything) or a key prefix
-// whose complete segments are valid.
-func checkPrefix(prefix string) error {
+// CheckPrefix validates a List prefix: empty (everything) or a key prefix
+// whose complete segments are valid. Backends call it in List.
+func CheckPrefix(prefix string) error {
 	if prefix == "" {
 		return nil
 	}

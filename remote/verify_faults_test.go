@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -17,9 +18,9 @@ import (
 
 // verifiedStore has a checkpoint, a retained chain and two active
 // increments, and verifies clean.
-func verifiedStore(t *testing.T) (*remote.Mem, *remote.Manifest) {
+func verifiedStore(t *testing.T) (*memstore.Mem, *remote.Manifest) {
 	t.Helper()
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 4)
 	if _, err := w.nb.Checkpoint(context.Background(), remote.CheckpointOptions{Retained: 1}); err != nil {
@@ -103,7 +104,7 @@ func TestVerifyDetectsMissingPack(t *testing.T) {
 // faithfully (size and checksum of the damaged bytes): the object's ID
 // check catches it.
 func TestVerifyDetectsObjectNotMatchingItsID(t *testing.T) {
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 1)
 	nb := remote.Open(m, remote.Options{})
@@ -146,7 +147,7 @@ func TestVerifyDetectsObjectNotMatchingItsID(t *testing.T) {
 // An increment whose tree names a file no pack holds: every pack is
 // sound, but the head does not read completely.
 func TestVerifyDetectsObjectMissingFromClosure(t *testing.T) {
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	w.commitN(t, 3)
 	lost := []byte("content whose objects never reach the store\n")
@@ -270,7 +271,7 @@ func docInc(doc map[string]any, i int) map[string]any {
 	return doc["increments"].([]any)[i].(map[string]any)
 }
 
-func putCurrent(t *testing.T, m *remote.Mem, data []byte) {
+func putCurrent(t *testing.T, m *memstore.Mem, data []byte) {
 	t.Helper()
 	if err := m.Put(context.Background(), remote.CurrentKey, data); err != nil {
 		t.Fatal(err)
@@ -297,7 +298,7 @@ func TestVerifyListsOrphansWithoutFailing(t *testing.T) {
 }
 
 func TestVerifyEmptyStoreIsWhole(t *testing.T) {
-	rep := mustVerify(t, remote.NewMem())
+	rep := mustVerify(t, memstore.New())
 	if rep.Generation != 0 || rep.Packs != 0 {
 		t.Fatalf("empty store report %+v", rep)
 	}

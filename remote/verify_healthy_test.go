@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -17,7 +18,7 @@ func TestVerifyHealthyAfterThousandCommits(t *testing.T) {
 		t.Skip("1,000 commits")
 	}
 	ctx := context.Background()
-	m := remote.NewMem()
+	m := memstore.New()
 	w := newTreeWriter(m)
 	checkpoints := 0
 	for i := range 1000 {

@@ -9,18 +9,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 // Every file that breaks the content rules is named with its reason, in
 // one error, and neither pull nor commit publishes or deletes anything.
 func TestBadContentRefused(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("good.md", "fine\n")
 	a.commit("base")
-	published := store.Calls(remote.OpPut)
+	published := store.Calls(memstore.OpPut)
 
 	a.write("good.md", "fine\nedited\n") // a local edit that must survive
 	a.write("bad-utf8.md", "caf\xe9\n")
@@ -64,7 +64,7 @@ func TestBadContentRefused(t *testing.T) {
 			t.Fatalf("%s: action %s retryable %v", op, de.Action, de.Retryable)
 		}
 	}
-	if store.Calls(remote.OpPut) != published {
+	if store.Calls(memstore.OpPut) != published {
 		t.Fatalf("a refused commit uploaded a pack")
 	}
 	equalMaps(t, "files after refusals", a.files(), before)
@@ -75,7 +75,7 @@ func TestBadContentRefused(t *testing.T) {
 
 // Bad requests are refused before anything is touched.
 func TestBadRequests(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	ctx := context.Background()
 
@@ -120,7 +120,7 @@ func TestBadRequests(t *testing.T) {
 // Committing a directory that was pulled and then removed is refused: it
 // would otherwise publish the deletion of every file.
 func TestCommitRemovedDirectory(t *testing.T) {
-	a := newAgent(t, remote.NewMem())
+	a := newAgent(t, memstore.New())
 	a.pull()
 	a.write("f.md", "x\n")
 	a.commit("seed")

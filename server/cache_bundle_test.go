@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -43,7 +44,7 @@ func cachedBundles(t *testing.T, a *agent) []string {
 // bundledScene: b committed n.md and then changed it, and a pulled both
 // commits at once; it returns the one bundle that pull kept them in.
 func bundledScene(t *testing.T) (a, b *agent, bundle string) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b = newAgent(t, store), newAgent(t, store)
 	a.pull()
 	b.pull()
@@ -130,8 +131,8 @@ func verifyCaches(t *testing.T, a *agent) {
 
 // threeCommitsScene: a pulled the empty notebook, then b committed three
 // files, one commit each.
-func threeCommitsScene(t *testing.T) (*remote.Mem, *agent) {
-	store := remote.NewMem()
+func threeCommitsScene(t *testing.T) (*memstore.Mem, *agent) {
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	b.pull()
@@ -176,7 +177,7 @@ func TestSyncKeepsFetchedPacksWhenOneFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The failure comes last, once the other two packs were fetched.
-	store.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: keys[1].Key, Delay: 300 * time.Millisecond})
+	store.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: keys[1].Key, Delay: 300 * time.Millisecond})
 	_, err = a.e.Pull(t.Context(), "")
 	domainErr(t, err, CodeStorageIntegrity, ReasonMissingPack)
 	if bundles := cachedBundles(t, a); len(bundles) != 1 {

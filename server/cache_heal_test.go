@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -51,8 +52,8 @@ func flipByte(t *testing.T, name string, at int64) {
 // damagedCacheScene: a committed n.md, then its cached pack was damaged,
 // then b changed n.md (so a's next commit must read the damaged content to
 // merge).
-func damagedCacheScene(t *testing.T) (store *remote.Mem, a, b *agent) {
-	store = remote.NewMem()
+func damagedCacheScene(t *testing.T) (store *memstore.Mem, a, b *agent) {
+	store = memstore.New()
 	a, b = newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("n.md", "top\n"+filler+"end\n")
@@ -123,7 +124,7 @@ func TestDamagedCacheAndStoreIsCorruptPack(t *testing.T) {
 // from the cache: a damaged pack there is healed too, and the report is
 // the true one, never an empty list.
 func TestDamagedCachedPackDiffstat(t *testing.T) {
-	a := newAgent(t, remote.NewMem())
+	a := newAgent(t, memstore.New())
 	a.pull()
 	a.write("n.md", "top\n"+filler+"end\n")
 	a.commit("one")
@@ -136,7 +137,7 @@ func TestDamagedCachedPackDiffstat(t *testing.T) {
 // Log reads the diffstat of each commit from the cache: a damaged pack
 // there is healed as well.
 func TestDamagedCachedPackIsHealedOnLog(t *testing.T) {
-	a := newAgent(t, remote.NewMem())
+	a := newAgent(t, memstore.New())
 	a.pull()
 	a.write("n.md", "top\n"+filler+"end\n")
 	a.commit("one")
@@ -154,7 +155,7 @@ func TestDamagedCachedPackIsHealedOnLog(t *testing.T) {
 // heals and reports the publication; it never answers a shorter history.
 func TestDamagedCachedPackAnywhereIsHealedOnLog(t *testing.T) {
 	for at := int64(0); ; at += 29 {
-		a := newAgent(t, remote.NewMem())
+		a := newAgent(t, memstore.New())
 		a.pull()
 		a.write("n.md", "top\n"+filler+"end\n")
 		a.commit("one")

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestCatchUpInLogarithmicGets(t *testing.T) {
 	for _, k := range []int{10, 100} {
 		t.Run(fmt.Sprint(k), func(t *testing.T) {
-			store := remote.NewMem()
+			store := memstore.New()
 			w := newAgent(t, store)
 			r := newAgent(t, store)
 			w.pull()
@@ -44,9 +45,9 @@ func TestCatchUpInLogarithmicGets(t *testing.T) {
 				w.commit(fmt.Sprint("c", i))
 			}
 			w.e.background.Wait() // the rollups of the blocks that ended
-			before := store.Calls(remote.OpGet) + store.Calls(remote.OpHead)
+			before := store.Calls(memstore.OpGet) + store.Calls(memstore.OpHead)
 			r.pull()
-			gets := store.Calls(remote.OpGet) + store.Calls(remote.OpHead) - before
+			gets := store.Calls(memstore.OpGet) + store.Calls(memstore.OpHead) - before
 			bound := int(2*math.Log2(float64(k)) + 4)
 			t.Logf("k=%d: %d GETs (bound %d)", k, gets, bound)
 			if gets > bound {
@@ -61,7 +62,7 @@ func TestCatchUpInLogarithmicGets(t *testing.T) {
 // cost requests, never correctness: the reader fetches the halves, down
 // to the increments.
 func TestCatchUpWithoutRollups(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	w := newAgent(t, store)
 	r := newAgent(t, store)
 	w.pull()

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 func readCurrent(t *testing.T, store remote.Store) *remote.Manifest {
@@ -29,8 +29,8 @@ func verifyWhole(t *testing.T, store remote.Store) {
 // A checkpoint that fails leaves the commit and accepted state alone; a
 // later commit over the threshold tries again.
 func TestCheckpointFailureNeverFailsTheCommit(t *testing.T) {
-	m := remote.NewMem()
-	m.Inject(remote.Fault{Op: remote.OpPut, KeyPrefix: remote.CheckpointsPrefix, Before: remote.ErrUnavailable})
+	m := memstore.New()
+	m.Inject(memstore.Fault{Op: memstore.OpPut, KeyPrefix: remote.CheckpointsPrefix, Before: remote.ErrUnavailable})
 	a := newAgent(t, m, withCheckpoints(2, 1))
 	a.pull()
 	for i := range 2 {
@@ -38,7 +38,7 @@ func TestCheckpointFailureNeverFailsTheCommit(t *testing.T) {
 		a.commit("n")
 	}
 	a.e.background.Wait()
-	remotetest.AssertFaultsFired(t, m)
+	memstore.AssertFaultsFired(t, m)
 	if mf := readCurrent(t, m); mf.Generation != 2 || !mf.Checkpoint.IsGenesis() {
 		t.Fatalf("a failed checkpoint changed current: generation %d", mf.Generation)
 	}
@@ -55,7 +55,7 @@ func TestCheckpointFailureNeverFailsTheCommit(t *testing.T) {
 
 func TestNewRefusesBadCheckpointSettings(t *testing.T) {
 	for _, c := range []Config{{CheckpointPacks: -1}, {RetainedCheckpoints: -1}, {RetainedCheckpoints: 65}} {
-		c.Store, c.PrivateRoot, c.WorkspaceRoot = remote.NewMem(), t.TempDir(), t.TempDir()
+		c.Store, c.PrivateRoot, c.WorkspaceRoot = memstore.New(), t.TempDir(), t.TempDir()
 		if _, err := New(c); err == nil {
 			t.Fatalf("New accepted %+v", c)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -17,7 +18,7 @@ func withCheckpoints(packs, retained int) agentOpt {
 // directory whose baseline predates the checkpoint still merges (its base
 // content comes from the older chain's cache).
 func TestCheckpointKeepsEveryReaderWorking(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store, withCheckpoints(3, 1))
 	stale := newAgent(t, store)
 	a.pull()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -36,7 +37,7 @@ func (s *afterReadStore) Get(ctx context.Context, key string) ([]byte, string, e
 func TestReadersSurviveCleanup(t *testing.T) {
 	for _, op := range []string{"pull", "commit"} {
 		t.Run(op, func(t *testing.T) {
-			mem := remote.NewMem()
+			mem := memstore.New()
 			// A window by time shorter than the test: history goes with
 			// its checkpoints (the default, 30 days, keeps it all).
 			w := newAgent(t, mem, withCheckpoints(7, 0), func(c *Config) { c.Retain = time.Nanosecond })

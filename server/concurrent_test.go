@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -14,7 +15,7 @@ import (
 // wins, the other loses the race, re-merges against the new state inside
 // the publication protocol, and is accepted on its second attempt.
 func TestLostRaceReMerges(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("shared.md", "top\n\nmiddle\n\nbottom\n")
@@ -24,12 +25,12 @@ func TestLostRaceReMerges(t *testing.T) {
 	b.write("shared.md", "top\n\nmiddle\n\nbottom edited by b\n")
 	b.write("b-only.md", "b\n")
 
-	barrier := remote.NewBarrier(2)
+	barrier := memstore.NewBarrier(2)
 	store.Inject(
-		remote.Fault{Op: remote.OpReplace, KeyPrefix: "current", Barrier: barrier},
-		remote.Fault{Op: remote.OpReplace, KeyPrefix: "current", Barrier: barrier},
+		memstore.Fault{Op: memstore.OpReplace, KeyPrefix: "current", Barrier: barrier},
+		memstore.Fault{Op: memstore.OpReplace, KeyPrefix: "current", Barrier: barrier},
 	)
-	replaces := store.Calls(remote.OpReplace)
+	replaces := store.Calls(memstore.OpReplace)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, ag := range []*agent{a, b} {
@@ -44,7 +45,7 @@ func TestLostRaceReMerges(t *testing.T) {
 	if left := store.Unfired(); len(left) != 0 {
 		t.Fatalf("faults not exercised: %v", left)
 	}
-	if got := store.Calls(remote.OpReplace) - replaces; got != 3 {
+	if got := store.Calls(memstore.OpReplace) - replaces; got != 3 {
 		t.Fatalf("%d conditional replaces, want 3 (two racing, one re-merged retry)", got)
 	}
 	want := map[string]string{"shared.md": "top edited by a\n\nmiddle\n\nbottom edited by b\n", "b-only.md": "b\n"}
@@ -113,7 +114,7 @@ func concurrentWriters(t *testing.T, store remote.Store) {
 // Calls on one directory from one engine are serialised: concurrent
 // commits of the same directory never interleave their rewrites.
 func TestSameDirectorySerialised(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("f.md", "x\n")

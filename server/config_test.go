@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	ws := t.TempDir()
-	store := remote.NewMem()
+	store := memstore.New()
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(ws, link); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 }
 
 func TestResolveDir(t *testing.T) {
-	a := newAgent(t, remote.NewMem())
+	a := newAgent(t, memstore.New())
 	home, _ := os.UserHomeDir()
 	for in, want := range map[string]string{
 		"":                         a.dir,
@@ -58,7 +58,7 @@ func TestResolveDir(t *testing.T) {
 		}
 	}
 	// "~/" expands to the home directory before the root check.
-	e, err := New(Config{Store: remote.NewMem(), PrivateRoot: t.TempDir(), WorkspaceRoot: home})
+	e, err := New(Config{Store: memstore.New(), PrivateRoot: t.TempDir(), WorkspaceRoot: home})
 	if err == nil {
 		defer e.Close()
 		if got, err := e.ResolveDir("~/notes"); err != nil || got != filepath.Join(home, "notes") {

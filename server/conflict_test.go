@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 // Overlapping edits: the second commit publishes nothing, writes conflict
 // blocks with exact ranges into L, and after the blocks are resolved the
 // commit goes through. Committing with the blocks still there is refused.
 func TestCommitConflict(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("today.md", "l1\nl2\nl3\nl4\nl5\n")
@@ -62,7 +62,7 @@ func TestCommitConflict(t *testing.T) {
 // remote state and reports the conflict; a modify/delete conflict keeps
 // the modified file and carries no ranges.
 func TestPullConflict(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("x.md", "1\n2\n3\n")

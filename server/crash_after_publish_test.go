@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -55,8 +56,8 @@ func wantPublished(t *testing.T, store remote.Store, rel, want string) {
 }
 
 // editAfterCommit: a committed n.md = "a", then appended "x" locally.
-func editAfterCommit(t *testing.T) (*remote.Mem, *agent) {
-	store := remote.NewMem()
+func editAfterCommit(t *testing.T) (*memstore.Mem, *agent) {
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("n.md", "a\n")
@@ -84,7 +85,7 @@ func TestKilledAfterPublishNextCommitIsClean(t *testing.T) {
 // file accepted in between: the writer's own lines are not doubled and the
 // other change is merged.
 func TestKilledAfterPublishThenOthersThenPull(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("n.md", "top\n\nmid\n\na\n")
@@ -110,7 +111,7 @@ func TestKilledAfterPublishThenOthersThenPull(t *testing.T) {
 // commit publishes the edit as usual.
 func TestKilledBeforeAcceptanceNextCommitPublishes(t *testing.T) {
 	store, a := editAfterCommit(t)
-	store.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
+	store.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
 	if _, err := a.e.Commit(context.Background(), "", "two"); err == nil {
 		t.Fatal("commit with a failing store succeeded")
 	}
@@ -155,11 +156,11 @@ func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
 func TestAcceptanceUnknownThenAdjacentEdit(t *testing.T) {
 	store, a := editAfterCommit(t)
 	store.Inject(
-		remote.Fault{Op: remote.OpGet}, // Publish's first read of current passes
-		remote.Fault{Op: remote.OpReplace, After: remote.ErrAmbiguous},
-		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
-		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
-		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
+		memstore.Fault{Op: memstore.OpGet}, // Publish's first read of current passes
+		memstore.Fault{Op: memstore.OpReplace, After: remote.ErrAmbiguous},
+		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
+		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
+		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
 	)
 	_, err := a.e.Commit(context.Background(), "", "two")
 	domainErr(t, err, CodeStorageFailure, ReasonAcceptanceUnknown)
@@ -187,7 +188,7 @@ func TestKilledAfterMergingPublishNextCommitIsClean(t *testing.T) {
 // writer's change (each writer appends in its own section, as in the
 // fault campaign): the next edit in the writer's section is clean.
 func TestKilledAfterTextMergedPublishNextCommitIsClean(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("s.md", "# a\na1\n\n\n\n# b\nb1\n")
@@ -212,7 +213,7 @@ func TestUnwritablePendingRecordPublishesNothing(t *testing.T) {
 	}
 	_, err := a.e.Commit(context.Background(), "", "two")
 	domainErr(t, err, CodeEngineFailed, ReasonLocalIO)
-	if n := store.Calls(remote.OpPut); n != 1 {
+	if n := store.Calls(memstore.OpPut); n != 1 {
 		t.Fatalf("%d pack uploads, want 1 (the first commit's only)", n)
 	}
 	wantPublished(t, store, "n.md", "a\n")
@@ -224,7 +225,7 @@ func TestUnwritablePendingRecordPublishesNothing(t *testing.T) {
 // line is not taken for a new local insertion and brought back after
 // another writer changed it.
 func TestKilledAfterPublishThenOvertakenByManyOthers(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("n.md", "top\n\na\n")

@@ -45,13 +45,13 @@
 //     to the baseline (a file added there is removed) and keeps every other
 //     local edit; nothing is published.
 //   - A file whose mtime is within the racy window of the scan that read it
-//     is re-read next time (scan.go: 50 ms, 2 s on whole-second time
+//     is re-read next time (workdir/scan.go: 50 ms, 2 s on whole-second time
 //     stamps), so an edit in the same timestamp tick is never missed.
 //   - Files of L are written through a temporary sibling named
 //     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; while a
 //     recovery is pending the scan sets such names aside and the
 //     resynchronisation removes them (otherwise they are user files).
-//   - Ignore rules (ignore.go) drop entries in the scan before anything
+//   - Ignore rules (workdir/ignore.go) drop entries in the scan before anything
 //     reads them; A's files at ignored paths enter the merge as A's
 //     ("virtual", ignore_state.go), so they are neither published from L
 //     nor written, overwritten or removed in L. Commits whose added lines

@@ -36,7 +36,7 @@ type Config struct {
 	// kept checkpoint.
 	Retain time.Duration
 	Logger *slog.Logger
-	// Ignore adds patterns to the ignore rules (ignore.go); with
+	// Ignore adds patterns to the ignore rules (workdir/ignore.go); with
 	// NoDefaultIgnores the built-in set is off. AllowSecrets turns off the
 	// refusal of commits that add a recognised credential (secrets.go).
 	Ignore           []string

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 // benchNotebook builds a notebook of n files of 2 KB (in directories of
@@ -27,7 +27,7 @@ func benchNotebook(b *testing.B, n int) *agent {
 // engine configuration (to start more engines on the same directory).
 func benchNotebookConfig(b *testing.B, n int) (*agent, Config) {
 	b.Helper()
-	store, err := remote.NewFile(b.TempDir())
+	store, err := filestore.New(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

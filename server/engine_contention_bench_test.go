@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 // racingStore lets a rival commit just before each of the first `lose`
@@ -41,7 +42,7 @@ func (s *racingStore) ReplaceIfMatch(ctx context.Context, key string, data []byt
 // first two publication attempts lose the race to a writer of another
 // file: three builds, two merges with the rival's change, three packs.
 func BenchmarkProcessCommitContended(b *testing.B) {
-	files, err := remote.NewFile(b.TempDir())
+	files, err := filestore.New(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

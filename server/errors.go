@@ -1,6 +1,9 @@
 package server
 
-import "github.com/slivingdoc/slivingdoc/merge"
+import (
+	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
+)
 
 // Code is the stable error category of a domain error.
 type Code string
@@ -94,13 +97,13 @@ const (
 	ReasonContainsNotebook  = "CONTAINS_NOTEBOOK"
 	ReasonBaselineLost      = "BASELINE_LOST"
 
-	FileInvalidUTF8     = "INVALID_UTF8"
-	FileNulByte         = "NUL_BYTE"
-	FileSymlink         = "SYMLINK"
-	FileSpecial         = "SPECIAL_FILE"
-	FileInvalidName     = "INVALID_NAME"
-	FileNameCollision   = "NAME_COLLISION"
-	FilePathTooLong     = "PATH_TOO_LONG"
+	FileInvalidUTF8     = workdir.FileInvalidUTF8
+	FileNulByte         = workdir.FileNulByte
+	FileSymlink         = workdir.FileSymlink
+	FileSpecial         = workdir.FileSpecial
+	FileInvalidName     = workdir.FileInvalidName
+	FileNameCollision   = workdir.FileNameCollision
+	FilePathTooLong     = workdir.FilePathTooLong
 	FileConflictMarkers = "CONFLICT_MARKERS"
 	// TEXT_CONFLICT, MODIFY_DELETE and FILE_DIRECTORY come from merge.FileReason;
 	// OUTSIDE_WRITABLE and INSIDE_READ_ONLY are also file reasons.

@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 // A path that is a file on one side and a directory on the other is a
 // FILE_DIRECTORY conflict: reported, nothing lost, nothing published.
 func TestFileDirectoryConflict(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("seed.md", "s\n")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -23,25 +24,25 @@ func withGroupCommit() agentOpt { return func(c *Config) { c.GroupCommit = true 
 // With group commit on, an uncontended commit is still three requests
 // (DESIGN §5): only a retry registers, lists and includes.
 func TestGroupCommitUncontendedThreeRequests(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store, withGroupCommit())
 	a.pull()
 	a.write("a.md", "one\n")
 	a.commit("seed")
-	ops := []remote.Op{remote.OpGet, remote.OpHead, remote.OpCreate, remote.OpReplace, remote.OpPut, remote.OpDelete, remote.OpList}
-	before := map[remote.Op]int{}
+	ops := []memstore.Op{memstore.OpGet, memstore.OpHead, memstore.OpCreate, memstore.OpReplace, memstore.OpPut, memstore.OpDelete, memstore.OpList}
+	before := map[memstore.Op]int{}
 	for _, op := range ops {
 		before[op] = store.Calls(op)
 	}
 	a.appendTo("a.md", "two\n")
 	a.commit("append")
-	got := map[remote.Op]int{}
+	got := map[memstore.Op]int{}
 	for _, op := range ops {
 		if d := store.Calls(op) - before[op]; d != 0 {
 			got[op] = d
 		}
 	}
-	want := map[remote.Op]int{remote.OpGet: 1, remote.OpPut: 1, remote.OpReplace: 1}
+	want := map[memstore.Op]int{memstore.OpGet: 1, memstore.OpPut: 1, memstore.OpReplace: 1}
 	if !maps.Equal(got, want) {
 		t.Fatalf("requests %v, want %v", got, want)
 	}
@@ -59,7 +60,7 @@ var errChaosKilled = fmt.Errorf("chaos: the caller died here: %w", remote.ErrUna
 // error returned), a lost reply (applied, ambiguous), and failed reads of
 // proposals and packs (a helper that cannot read a proposal leaves it out).
 type chaosStore struct {
-	*remote.Mem
+	*memstore.Mem
 	mu  sync.Mutex
 	rnd *rand.Rand
 	on  bool // faults and latency only while the writers run
@@ -179,7 +180,7 @@ type scheduleResult struct {
 
 func runGroupSchedule(t *testing.T, seed uint64) (res scheduleResult) {
 	rnd := rand.New(rand.NewPCG(seed, 18))
-	store := &chaosStore{Mem: remote.NewMem(), rnd: rand.New(rand.NewPCG(seed, 81))}
+	store := &chaosStore{Mem: memstore.New(), rnd: rand.New(rand.NewPCG(seed, 81))}
 	writers := 3 + rnd.IntN(6)
 	commits := 1 + rnd.IntN(3)
 	agents := make([]*agent, writers)

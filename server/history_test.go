@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 func changeStats(files []FileChange) map[string][2]int {
@@ -23,7 +23,7 @@ func changeStats(files []FileChange) map[string][2]int {
 // Diff say exactly that, and restore and revert undo it as local edits.
 func TestHistoryShowRestoreRevert(t *testing.T) {
 	ctx := context.Background()
-	store := remote.NewMem()
+	store := memstore.New()
 	person, bot := newAgent(t, store), newAgent(t, store)
 	person.pull()
 	person.write("keep.md", "k1\nk2\n")
@@ -111,7 +111,7 @@ func TestHistoryShowRestoreRevert(t *testing.T) {
 // would, with their ranges in the error.
 func TestRevertConflict(t *testing.T) {
 	ctx := context.Background()
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("n.md", "a\nb\nc\n")
@@ -137,7 +137,7 @@ func TestRevertConflict(t *testing.T) {
 // retained chain's publications stay readable.
 func TestHistoryUnavailable(t *testing.T) {
 	ctx := context.Background()
-	store := remote.NewMem()
+	store := memstore.New()
 	// A window by time shorter than the test (store format v2 keeps
 	// history for --retain, 30 days by default, whatever the checkpoints).
 	a := newAgent(t, store, withCheckpoints(2, 1), func(c *Config) { c.Retain = time.Nanosecond })
@@ -174,7 +174,7 @@ func TestHistoryUnavailable(t *testing.T) {
 // Restoring some paths only cannot put a file under a file of L.
 func TestRestoreRefusesFileUnderFile(t *testing.T) {
 	ctx := context.Background()
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("x/n.md", "n\n")

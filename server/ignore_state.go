@@ -50,17 +50,17 @@ func (s *session) scanWithRules() (*scanResult, error) {
 func (s *session) addVirtual(res *scanResult) {
 	old := s.state.loadWithheld()
 	ign := s.e.ignore
-	if ign.empty() && len(old) == 0 {
+	if ign.Empty() && len(old) == 0 {
 		return
 	}
 	var now []string
 	eachBasePath(s.base, func(p []byte, id cas.ID) {
-		if !ign.mayMatchBytes(p) && !old[string(p)] {
+		if !ign.MayMatchBytes(p) && !old[string(p)] {
 			return
 		}
 		ps := string(p)
 		switch {
-		case ign.matchPath(ps):
+		case ign.MatchPath(ps):
 		case old[ps]:
 			if _, inL := res.files[ps]; inL {
 				return // L holds it now: an ordinary file
@@ -117,34 +117,6 @@ func eachBasePath(b *baseline, fn func(p []byte, id cas.ID)) {
 	}
 }
 
-// mayMatchBytes is a cheap filter for matchPath: false means no rule can
-// match p (no name in it starts or ends with a byte a name rule needs, and
-// there are no rules that need more).
-func (r *ignoreRules) mayMatchBytes(p []byte) bool {
-	if r.empty() {
-		return false
-	}
-	if r.anyName || r.anyLead {
-		return true
-	}
-	for i := range r.anchored {
-		lead := r.anchored[i].lead // "build/": the path build/... or the file build
-		if bytes.HasPrefix(p, []byte(lead)) || string(p) == lead[:len(lead)-1] {
-			return true
-		}
-	}
-	start := 0
-	for i := 0; i <= len(p); i++ {
-		if i == len(p) || p[i] == '/' {
-			if i > start && (r.first[p[start]] || r.last[p[i-1]]) {
-				return true
-			}
-			start = i + 1
-		}
-	}
-	return false
-}
-
 // loadWithheld returns the recorded set (empty when there is none; an
 // unreadable record counts as none: at worst a file L never received is
 // taken for a local deletion after a rule was removed).
@@ -179,14 +151,14 @@ func (d dirState) saveWithheld(paths []string) error {
 // them (when the accepted content can be read: a pull always can).
 func (s *session) plan(m *merged) ([]change, error) {
 	changes, err := s.planAll(m)
-	if err != nil || s.scan == nil || (s.scan.virtual == nil && s.e.ignore.empty()) {
+	if err != nil || s.scan == nil || (s.scan.virtual == nil && s.e.ignore.Empty()) {
 		return changes, err
 	}
 	kept := changes[:0]
 	planned := map[string]bool{}
 	var withheld []string
 	for _, c := range changes {
-		if s.e.ignore.matchPath(c.path) {
+		if s.e.ignore.MatchPath(c.path) {
 			if !c.del && !s.scan.virtual[c.path] {
 				withheld = append(withheld, c.path) // new in R: L never receives it
 			}

@@ -4,118 +4,11 @@ import (
 	"context"
 	"os"
 	"reflect"
-	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
-
-func TestIgnorePatterns(t *testing.T) {
-	cases := []struct {
-		pattern string
-		path    string // a file path; "dir/" tests a directory entry
-		want    bool
-	}{
-		{".DS_Store", ".DS_Store", true},
-		{".DS_Store", "a/b/.DS_Store", true},
-		{".DS_Store", "a/.DS_Store.md", false},
-		{"*.png", "img/x.png", true},
-		{"*.png", "x.png.md", false},
-		{"*.png", "png", false},
-		{"*~", "notes.md~", true},
-		{"*~", "dir~/", true},
-		{"#*#", "#notes.md#", true},
-		{"#*#", "#", false},
-		{".#*", "a/.#notes.md", true},
-		{"._*", "._notes.md", true},
-		{"n?tes.md", "sub/notes.md", true},
-		{"[ab].md", "b.md", true},
-		{"[ab].md", "c.md", false},
-		{"cache/", "cache/", true},
-		{"cache/", "cache", false},
-		{"cache/", "x/cache/", true},
-		{"drafts/*.md", "drafts/a.md", true},
-		{"drafts/*.md", "x/drafts/a.md", false},
-		{"drafts/*.md", "drafts/sub/a.md", false},
-		{"/build", "build/", true},
-		{"/build", "build", true},
-		{"/build", "x/build", false},
-		{"/build", "x/build/", false},
-		{"**/tmp", "tmp/", true},
-		{"**/tmp", "a/b/tmp", true},
-		{"logs/**", "logs/a/b.md", true},
-		{"logs/**", "x/logs/a.md", false},
-		{"a/**/z.md", "a/z.md", true},
-		{"a/**/z.md", "a/b/c/z.md", true},
-		{"a/**/z.md", "a/b/c/y.md", false},
-	}
-	for _, c := range cases {
-		r, err := newIgnoreRules([]string{c.pattern}, false)
-		if err != nil {
-			t.Fatalf("%q: %v", c.pattern, err)
-		}
-		var got bool
-		if p, dir := c.path, c.path[len(c.path)-1] == '/'; dir {
-			p = p[:len(p)-1]
-			got = r.matchPath(p + "/x") // a file below the directory
-			if entry := matchDir(r, p); entry != got {
-				t.Errorf("%q on %q: the directory entry %v, a file below it %v", c.pattern, c.path, entry, got)
-			}
-		} else {
-			got = r.matchPath(p)
-		}
-		if got != c.want {
-			t.Errorf("%q on %q: %v, want %v", c.pattern, c.path, got, c.want)
-		}
-		if !r.mayMatchBytes([]byte(c.path)) && got {
-			t.Errorf("%q on %q: the byte filter rejects a match", c.pattern, c.path)
-		}
-	}
-	for _, bad := range []string{"", "!x", "a\\b", "a/../b", "x**", "**", "[", "a//b"} {
-		if _, err := newIgnoreRules([]string{bad}, false); err == nil {
-			t.Errorf("pattern %q accepted", bad)
-		}
-	}
-}
-
-// matchDir is matchPath for a directory path, entry by entry as the scan
-// tests it.
-func matchDir(r *ignoreRules, p string) bool {
-	st := r.rootStates()
-	segs := strings.Split(p, "/")
-	for i, seg := range segs {
-		ign, below := r.matchEntry(st, seg, true)
-		if ign {
-			return true
-		}
-		if i == len(segs)-1 {
-			return false
-		}
-		st = below
-	}
-	return false
-}
-
-func TestDefaultIgnores(t *testing.T) {
-	r, _ := newIgnoreRules(nil, true)
-	for _, p := range []string{".DS_Store", "a/._x.md", "Thumbs.db", "desktop.ini", ".notes.md.swp", ".notes.md.swo", "notes.md~", "#notes.md#", ".#notes.md"} {
-		if !r.matchPath(p) {
-			t.Errorf("%s is not ignored by default", p)
-		}
-	}
-	for _, p := range []string{"notes.md", "a/b.md", "swp", "x#y.md", "DS_Store"} {
-		if r.matchPath(p) {
-			t.Errorf("%s is ignored by default", p)
-		}
-	}
-	none, _ := newIgnoreRules(nil, false)
-	if none.matchPath(".DS_Store") || !none.empty() {
-		t.Error("--no-default-ignores still ignores")
-	}
-	if len(r.Patterns()) != 0 {
-		t.Error("the defaults count as configured patterns")
-	}
-}
 
 func withIgnore(patterns []string, noDefaults bool) agentOpt {
 	return func(c *Config) { c.Ignore, c.NoDefaultIgnores = patterns, noDefaults }
@@ -141,7 +34,7 @@ func (a *agent) reopen(store remote.Store, opts ...agentOpt) {
 // Droppings (binary or not) never reach the notebook, and the real edit
 // beside them commits.
 func TestDroppingsAreNotPublished(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("notes.md", "real edit\n")
@@ -171,7 +64,7 @@ func TestDroppingsAreNotPublished(t *testing.T) {
 // it stays in the notebook as accepted, updates and deletion by others
 // included.
 func TestAcceptedFileAtIgnoredPath(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	other := newAgent(t, store, withIgnore(nil, true))
 	other.pull()
 	other.write("img.png", "accepted v1\n")
@@ -223,7 +116,7 @@ func TestAcceptedFileAtIgnoredPath(t *testing.T) {
 // the rule is removed again, a file this client never received is
 // restored by the next pull, not published as a deletion.
 func TestIgnoreRuleChanges(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	other := newAgent(t, store)
 	a := newAgent(t, store)
 	a.pull()
@@ -280,7 +173,7 @@ func TestIgnoreRuleChanges(t *testing.T) {
 // A user's file named like a rewrite's temporary file is ordinary content
 // when no rewrite was interrupted: published, never hidden or deleted.
 func TestUserFileNamedLikeATemp(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	name := tempPrefix + "0123456789abcdef.tmp"

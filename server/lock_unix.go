@@ -43,6 +43,3 @@ func syncDir(dir string) error {
 	}
 	return err
 }
-
-// dirSyncErr: directory fsync is meaningful and must succeed on unix.
-func dirSyncErr(err error) error { return err }

@@ -34,6 +34,3 @@ func unlockFile(*os.File) {}
 // syncDir is a no-op: Windows cannot open a directory for flushing, and
 // NTFS journals renames.
 func syncDir(string) error { return nil }
-
-// dirSyncErr: Windows cannot flush a directory handle; see syncDir.
-func dirSyncErr(error) error { return nil }

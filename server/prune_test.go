@@ -8,6 +8,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -32,7 +33,7 @@ func chainCaches(t *testing.T, a *agent) []string {
 // and the retained ones), however many checkpoints pass, both for the
 // writer that checkpoints and for one that only observes checkpoints.
 func TestChainCachesArePruned(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store, withCheckpoints(2, 1))
 	b := newAgent(t, store, withCheckpoints(1000, 1))
 	a.pull()
@@ -90,7 +91,7 @@ func TestChainCachesArePruned(t *testing.T) {
 // checkpoints ago still merges: its base content lives only in the cache
 // of its old chain (the store dropped those packs), which is kept.
 func TestPruneKeepsTheChainOfAnOldBaseline(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store, withCheckpoints(2, 1))
 	ctx := context.Background()
 	stale := filepath.Join(a.ws, "stale")

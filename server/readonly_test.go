@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 // A commit that changes files outside the writable set or inside the
@@ -13,7 +13,7 @@ import (
 // reset to the accepted content, other local edits stay, nothing is
 // published, and the next commit publishes the allowed edits.
 func TestReadOnlyRefusalResets(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	admin := newAgent(t, store)
 	admin.pull()
 	admin.write("notes/a.md", "a\n")
@@ -27,7 +27,7 @@ func TestReadOnlyRefusalResets(t *testing.T) {
 	ag.write("notes/archive/old.md", "changed\n") // inside read-only (longest match)
 	ag.remove("docs/guide.md")                    // outside writable
 	ag.write("top.md", "new\n")                   // outside writable, added
-	puts := store.Calls(remote.OpPut)
+	puts := store.Calls(memstore.OpPut)
 
 	_, err := ag.e.Commit(context.Background(), "", "mixed")
 	de := domainErr(t, err, CodeReadOnlyPath, ReasonInsideReadOnly)
@@ -35,7 +35,7 @@ func TestReadOnlyRefusalResets(t *testing.T) {
 	if got := fileReasons(de); !reflect.DeepEqual(got, want) {
 		t.Fatalf("refused files %v, want %v", got, want)
 	}
-	if store.Calls(remote.OpPut) != puts {
+	if store.Calls(memstore.OpPut) != puts {
 		t.Fatalf("a refused commit uploaded a pack")
 	}
 	equalMaps(t, "after the refusal", ag.files(), map[string]string{

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 var errInjected = errors.New("injected failure")
@@ -33,8 +33,8 @@ func failAt(t *testing.T, name string, times int) {
 
 // recoveryScene: a and b share a notebook; a has published a change b has
 // not seen, and b has an unpublished local edit of another file.
-func recoveryScene(t *testing.T) (store *remote.Mem, a, b *agent) {
-	store = remote.NewMem()
+func recoveryScene(t *testing.T) (store *memstore.Mem, a, b *agent) {
+	store = memstore.New()
 	a, b = newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("remote.md", "r1\n")
@@ -145,7 +145,7 @@ func TestPublishedButNotRewritten(t *testing.T) {
 // before the file is replaced) is not overwritten: the rewrite stops, and
 // the resynchronisation merges the edit with the remote change.
 func TestEditDuringRewriteIsKept(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("x.md", "1\n2\n3\n4\n5\n6\n")

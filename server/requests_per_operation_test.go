@@ -6,7 +6,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 // DESIGN §10: once the store's probe verdict is cached in P, a process
@@ -14,7 +14,7 @@ import (
 // current, PUT the pack, conditional PUT of current) and one for a no-op
 // commit, a no-op pull or a status.
 func TestRequestsPerOperation(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	for i := range 30 {
@@ -22,16 +22,16 @@ func TestRequestsPerOperation(t *testing.T) {
 	}
 	a.commit("seed")
 
-	ops := []remote.Op{remote.OpGet, remote.OpHead, remote.OpCreate, remote.OpReplace, remote.OpPut, remote.OpDelete, remote.OpList}
-	count := func() map[remote.Op]int {
-		out := map[remote.Op]int{}
+	ops := []memstore.Op{memstore.OpGet, memstore.OpHead, memstore.OpCreate, memstore.OpReplace, memstore.OpPut, memstore.OpDelete, memstore.OpList}
+	count := func() map[memstore.Op]int {
+		out := map[memstore.Op]int{}
 		for _, op := range ops {
 			out[op] = store.Calls(op)
 		}
 		return out
 	}
 	// Each step runs in a fresh Engine on the same P, as one CLI process.
-	step := func(name string, want map[remote.Op]int, call func(e *Engine) error) {
+	step := func(name string, want map[memstore.Op]int, call func(e *Engine) error) {
 		t.Helper()
 		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
 		if err != nil {
@@ -44,7 +44,7 @@ func TestRequestsPerOperation(t *testing.T) {
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
-		got := map[remote.Op]int{}
+		got := map[memstore.Op]int{}
 		for op, n := range count() {
 			if d := n - before[op]; d != 0 {
 				got[op] = d
@@ -56,24 +56,24 @@ func TestRequestsPerOperation(t *testing.T) {
 	}
 	ctx := context.Background()
 	a.appendTo("d1/n01.md", "more\n")
-	step("commit", map[remote.Op]int{remote.OpGet: 1, remote.OpPut: 1, remote.OpReplace: 1}, func(e *Engine) error {
+	step("commit", map[memstore.Op]int{memstore.OpGet: 1, memstore.OpPut: 1, memstore.OpReplace: 1}, func(e *Engine) error {
 		_, err := e.Commit(ctx, "", "append")
 		return err
 	})
-	step("no-op commit", map[remote.Op]int{remote.OpGet: 1}, func(e *Engine) error {
+	step("no-op commit", map[memstore.Op]int{memstore.OpGet: 1}, func(e *Engine) error {
 		_, err := e.Commit(ctx, "", "nothing")
 		return err
 	})
-	step("no-op pull", map[remote.Op]int{remote.OpGet: 1}, func(e *Engine) error {
+	step("no-op pull", map[memstore.Op]int{memstore.OpGet: 1}, func(e *Engine) error {
 		_, err := e.Pull(ctx, "")
 		return err
 	})
-	step("status", map[remote.Op]int{remote.OpGet: 1}, func(e *Engine) error {
+	step("status", map[memstore.Op]int{memstore.OpGet: 1}, func(e *Engine) error {
 		_, err := e.Status(ctx, "")
 		return err
 	})
 	a.appendTo("d2/n02.md", "again\n")
-	step("second commit", map[remote.Op]int{remote.OpGet: 1, remote.OpPut: 1, remote.OpReplace: 1}, func(e *Engine) error {
+	step("second commit", map[memstore.Op]int{memstore.OpGet: 1, memstore.OpPut: 1, memstore.OpReplace: 1}, func(e *Engine) error {
 		_, err := e.Commit(ctx, "", "append again")
 		return err
 	})

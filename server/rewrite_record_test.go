@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
 func tenLines(repl map[int]string) string {
@@ -25,7 +25,7 @@ func tenLines(repl map[int]string) string {
 // record too: the files it already wrote are not taken for local edits when
 // the other writer has meanwhile edited the lines next to them.
 func TestResyncAfterItsOwnRewriteFailsUsesItsOwnRecord(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	for _, f := range []string{"f.md", "g.md", "h.md"} {

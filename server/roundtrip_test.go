@@ -3,7 +3,9 @@ package server
 import (
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 // A change committed in one directory reaches another directory (its own
@@ -71,9 +73,9 @@ func TestRoundTrip(t *testing.T) {
 // stores returns the backends the engine tests run on.
 func stores(t *testing.T) map[string]remote.Store {
 	t.Helper()
-	file, err := remote.NewFile(t.TempDir())
+	file, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]remote.Store{"mem": remote.NewMem(), "file": file}
+	return map[string]remote.Store{"mem": memstore.New(), "file": file}
 }

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 	"github.com/slivingdoc/slivingdoc/server/secrets/secretstest"
 )
 
@@ -21,7 +23,7 @@ func TestCommitRefusesSecrets(t *testing.T) {
 	for i, c := range secretstest.Cases(11) {
 		t.Run(fmt.Sprintf("%d-%s", i, c.Rule), func(t *testing.T) {
 			storeDir := t.TempDir()
-			store, err := remote.NewFile(storeDir)
+			store, err := filestore.New(storeDir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +95,7 @@ func assertNotInTree(t *testing.T, root, secret string) {
 // Pull never refuses a file holding a secret (published by a client with
 // --secrets allow), and editing other lines of it commits.
 func TestSecretsAlreadyPublished(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	c := secretstest.Cases(12)[2]
 	loose := newAgent(t, store, func(cfg *Config) { cfg.AllowSecrets = true })
 	loose.pull()

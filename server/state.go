@@ -315,18 +315,10 @@ func decodeBaseline(data []byte) (*baseline, error) {
 	return b, nil
 }
 
-// statEntry is what the stat cache knows about one file of L: the stat
+// The stat cache: a statEntry (workdir.Entry) per file of L, the stat
 // fields that change when the file is written, the file ID of the content
 // read at that stat, and whether the entry may be trusted (its mtime was
-// older than the scan that recorded it, see scan.go).
-type statEntry struct {
-	Size, Mtime, Ctime int64
-	Ino, Dev           uint64
-	ID                 cas.ID
-	Trusted            bool
-	Markers            bool   // the content holds a complete conflict block
-	path               string // the entry's key (not encoded): reused by the scan
-}
+// older than the scan that recorded it, see workdir's scan.go).
 
 func encodeStatCache(m map[string]statEntry) []byte {
 	b := make([]byte, 0, len(statCacheMagic)+4+len(m)*(40+75)+32)
@@ -376,7 +368,7 @@ func decodeStatCache(data []byte) (map[string]statEntry, error) {
 			break
 		}
 		p := all[off : off+l]
-		s := statEntry{path: p, Size: int64(r.u64()), Mtime: int64(r.u64()), Ctime: int64(r.u64()), Ino: r.u64(), Dev: r.u64()}
+		s := statEntry{Key: p, Size: int64(r.u64()), Mtime: int64(r.u64()), Ctime: int64(r.u64()), Ino: r.u64(), Dev: r.u64()}
 		copy(s.ID[:], r.bytes(32))
 		flags := r.bytes(1)
 		if len(flags) == 1 {

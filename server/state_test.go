@@ -35,8 +35,8 @@ func TestBaselineCodec(t *testing.T) {
 
 func TestStatCacheCodec(t *testing.T) {
 	m := map[string]statEntry{
-		"a.md":   {Size: 3, Mtime: -1, Ctime: 7, Ino: 9, Dev: 1, ID: cas.Sum([]byte("a")), Trusted: true, path: "a.md"},
-		"b/c.md": {Size: 1 << 40, Mtime: 5, ID: cas.Sum([]byte("c")), Markers: true, path: "b/c.md"},
+		"a.md":   {Size: 3, Mtime: -1, Ctime: 7, Ino: 9, Dev: 1, ID: cas.Sum([]byte("a")), Trusted: true, Key: "a.md"},
+		"b/c.md": {Size: 1 << 40, Mtime: 5, ID: cas.Sum([]byte("c")), Markers: true, Key: "b/c.md"},
 	}
 	data := encodeStatCache(m)
 	got, err := decodeStatCache(data)

@@ -5,11 +5,12 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 func TestStatus(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	ctx := context.Background()
 
@@ -35,7 +36,7 @@ func TestStatus(t *testing.T) {
 	b.write("other.md", "o\n")
 	b.commit("remote moves")
 
-	puts := store.Calls(remote.OpPut)
+	puts := store.Calls(memstore.OpPut)
 	st, err = a.e.Status(ctx, "")
 	if err != nil {
 		t.Fatal(err)
@@ -44,13 +45,13 @@ func TestStatus(t *testing.T) {
 	if !reflect.DeepEqual(st, want) {
 		t.Fatalf("status\n got  %+v\n want %+v", st, want)
 	}
-	if store.Calls(remote.OpPut) != puts || a.read("mod.md") != "m2\n" {
+	if store.Calls(memstore.OpPut) != puts || a.read("mod.md") != "m2\n" {
 		t.Fatal("status published or touched files")
 	}
 }
 
 func TestLog(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("a.md", "1\n")
@@ -89,7 +90,7 @@ func TestLog(t *testing.T) {
 // Two engines with one private root (two processes of one user) share the
 // object cache and take turns on one directory through the lock file.
 func TestSharedPrivateRoot(t *testing.T) {
-	store, err := remote.NewFile(t.TempDir())
+	store, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

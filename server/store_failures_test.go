@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-func totalCalls(m *remote.Mem) int {
+func totalCalls(m *memstore.Mem) int {
 	n := 0
-	for _, op := range []remote.Op{remote.OpGet, remote.OpHead, remote.OpCreate, remote.OpReplace, remote.OpPut, remote.OpDelete, remote.OpList} {
+	for _, op := range []memstore.Op{memstore.OpGet, memstore.OpHead, memstore.OpCreate, memstore.OpReplace, memstore.OpPut, memstore.OpDelete, memstore.OpList} {
 		n += m.Calls(op)
 	}
 	return n
@@ -21,7 +22,7 @@ func totalCalls(m *remote.Mem) int {
 // and the probe verdict is proved once per store and private root, not per
 // process.
 func TestRequestCounts(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("f.md", "1\n")
@@ -58,13 +59,13 @@ func TestRequestCounts(t *testing.T) {
 // A replace whose response is lost but which the store applied is proved
 // accepted by re-reading `current`: OK, once.
 func TestAmbiguousReplaceResolvedAccepted(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("f.md", "1\n")
 	a.commit("seed")
 	a.write("f.md", "1\n2\n")
-	store.Inject(remote.Fault{Op: remote.OpReplace, After: remote.ErrAmbiguous})
+	store.Inject(memstore.Fault{Op: memstore.OpReplace, After: remote.ErrAmbiguous})
 	res := a.commit("lost response")
 	if res.Generation != 2 || len(res.Files) != 1 {
 		t.Fatalf("result %+v", res)
@@ -81,18 +82,18 @@ func TestAmbiguousReplaceResolvedAccepted(t *testing.T) {
 // When acceptance cannot be decided the caller gets ACCEPTANCE_UNKNOWN,
 // L is untouched, and a retry never duplicates the change.
 func TestAmbiguousReplaceUnknown(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("f.md", "1\n")
 	a.commit("seed")
 	a.write("f.md", "1\n2\n")
 	store.Inject(
-		remote.Fault{Op: remote.OpGet}, // Publish's first read of current passes
-		remote.Fault{Op: remote.OpReplace, After: remote.ErrAmbiguous},
-		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
-		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
-		remote.Fault{Op: remote.OpGet, Before: remote.ErrUnavailable},
+		memstore.Fault{Op: memstore.OpGet}, // Publish's first read of current passes
+		memstore.Fault{Op: memstore.OpReplace, After: remote.ErrAmbiguous},
+		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
+		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
+		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
 	)
 	_, err := a.e.Commit(context.Background(), "", "unknown")
 	de := domainErr(t, err, CodeStorageFailure, ReasonAcceptanceUnknown)
@@ -113,13 +114,13 @@ func TestAmbiguousReplaceUnknown(t *testing.T) {
 
 // Lost races beyond the retry budget: REMOTE_BUSY, retryable, L untouched.
 func TestRetriesExhausted(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store, withRetries(1))
 	a.pull()
 	a.write("f.md", "1\n")
 	store.Inject(
-		remote.Fault{Op: remote.OpCreate, KeyPrefix: "current", Before: remote.ErrPrecondition},
-		remote.Fault{Op: remote.OpCreate, KeyPrefix: "current", Before: remote.ErrPrecondition},
+		memstore.Fault{Op: memstore.OpCreate, KeyPrefix: "current", Before: remote.ErrPrecondition},
+		memstore.Fault{Op: memstore.OpCreate, KeyPrefix: "current", Before: remote.ErrPrecondition},
 	)
 	_, err := a.e.Commit(context.Background(), "", "busy")
 	de := domainErr(t, err, CodeRemoteBusy, ReasonRetriesExhausted)
@@ -139,13 +140,13 @@ func TestRetriesExhausted(t *testing.T) {
 // error makes the next call prove the store again.
 func TestStoreFailures(t *testing.T) {
 	ctx := context.Background()
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	a.write("f.md", "1\n")
 	a.commit("seed")
 
-	store.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
+	store.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
 	_, err := a.e.Pull(ctx, "")
 	domainErr(t, err, CodeStorageFailure, ReasonStoreUnreachable)
 	if _, err := os.Stat(a.e.probeFile()); err == nil {
@@ -153,7 +154,7 @@ func TestStoreFailures(t *testing.T) {
 	}
 	a.pull() // proves again and works
 
-	store.Inject(remote.Fault{Op: remote.OpGet, Before: remote.ErrAccessDenied})
+	store.Inject(memstore.Fault{Op: memstore.OpGet, Before: remote.ErrAccessDenied})
 	_, err = a.e.Pull(ctx, "")
 	domainErr(t, err, CodeStorageFailure, ReasonAccessDenied)
 

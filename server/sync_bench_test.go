@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 // BenchmarkCommitAfterOthers: a commit process (a fresh Engine) on a small
@@ -22,7 +22,7 @@ import (
 func BenchmarkCommitAfterOthers(b *testing.B) {
 	for _, k := range []int{10, 49} {
 		b.Run(fmt.Sprint(k), func(b *testing.B) {
-			store, err := remote.NewFile(b.TempDir())
+			store, err := filestore.New(b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -13,7 +14,7 @@ import (
 // change, not to the file (DESIGN §10: ≤ 16 KiB): the commit skips every
 // object the accepted chain already holds.
 func TestAppendUploadsOnlyTheChange(t *testing.T) {
-	store := remote.NewMem()
+	store := memstore.New()
 	a := newAgent(t, store)
 	a.pull()
 	var big strings.Builder

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -77,7 +78,7 @@ func (c *countingStore) Put(ctx context.Context, key string, data []byte) error 
 func BenchmarkV2CatchUp(b *testing.B) {
 	for _, k := range []int{10, 100, 1000, 10000} {
 		b.Run(fmt.Sprint("k=", k), func(b *testing.B) {
-			store := &countingStore{Store: remote.NewMem()}
+			store := &countingStore{Store: memstore.New()}
 			w := newAgentTB(b, nil, store)
 			r := newAgentTB(b, nil, store)
 			ctx := context.Background()
@@ -117,7 +118,7 @@ func BenchmarkV2CatchUp(b *testing.B) {
 }
 
 func BenchmarkV2History(b *testing.B) {
-	store := &countingStore{Store: remote.NewMem()}
+	store := &countingStore{Store: memstore.New()}
 	a := newAgentTB(b, nil, store)
 	ctx := context.Background()
 	if _, err := a.e.Pull(ctx, ""); err != nil {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/bench"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 // campaign is the run against one store: its writers, its faults, its

@@ -4,7 +4,7 @@
 // one notebook through the built slivingdoc binary while faults strike at
 // random moments, and at the end nothing accepted or written is lost.
 //
-// Data flow, per store (the file store, then SeaweedFS via remote/seaweed):
+// Data flow, per store (the file store, then SeaweedFS via internal/seaweed):
 //
 //	campaign.setup   store (+ faultProxy in front of SeaweedFS), a small
 //	                 tmpfs holding writer 0's private root, env

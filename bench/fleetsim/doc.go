@@ -1,13 +1,13 @@
 // Package fleetsim simulates a fleet of agents on one notebook at a scale
 // two cores cannot run as processes (issue 18 item 4, DESIGN §10): many
 // server.Engine instances in one process, each with its own visible
-// directory L and private root P, all on one remote.Mem behind a latency
+// directory L and private root P, all on one memstore.Mem behind a latency
 // model, committing at random instants.
 //
 // Data flow:
 //
 //	Config ─▶ Run
-//	  remote.Mem ◀─ Latency (latency.go): every request sleeps a round trip
+//	  memstore.Mem ◀─ Latency (latency.go): every request sleeps a round trip
 //	  │             (up leg, server work, down leg; optional jitter and a
 //	  │             per-request bandwidth), conditional writes of one key
 //	  │             are applied one at a time, each holding the key for

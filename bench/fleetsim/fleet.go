@@ -17,6 +17,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -183,7 +184,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if limit != 0 && limit < want {
 		cfg.Progress("warning: open-file limit %d is below the %d that %d engines may use: calls may fail with LOCAL_IO (too many open files)", limit, want, cfg.Agents)
 	}
-	mem := remote.NewMem()
+	mem := memstore.New()
 	store := NewLatency(mem, cfg.Model, cfg.Seed)
 	res := &Result{FileLimit: limit, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, EnginePerCommit: cfg.EnginePerCommit, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
 

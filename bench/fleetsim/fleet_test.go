@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -94,7 +95,7 @@ func (p *probeStore) ReplaceIfMatch(ctx context.Context, key string, data []byte
 // while the model is on.
 func TestLatencySerialisesConditionalWrites(t *testing.T) {
 	ctx := context.Background()
-	probe := &probeStore{Store: remote.NewMem()}
+	probe := &probeStore{Store: memstore.New()}
 	l := NewLatency(probe, Model{RTT: 2 * time.Millisecond, Jitter: 1, CondService: time.Millisecond}, 1)
 	etag, err := l.CreateIfAbsent(ctx, "current", []byte("0"))
 	if err != nil {

@@ -1,7 +1,7 @@
 // Command loadgen is slivingdoc's system benchmark: it drives the built
 // slivingdoc binary as separate processes, the way agents and people run
 // it, against the file store and against SeaweedFS on loopback (started
-// with the project's remote/seaweed tooling), and writes a dated report
+// with the project's internal/seaweed tooling), and writes a dated report
 // with SVG charts. `make bench-system` runs it.
 //
 // Data flow:
@@ -48,7 +48,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/bench"
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 // profile sizes every workload.
@@ -273,7 +273,7 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 	if useSeaweed {
 		tb := &bench.ProgramTB{}
 		defer tb.Close()
-		lg.Printf("starting SeaweedFS (remote/seaweed; builds it on first use)")
+		lg.Printf("starting SeaweedFS (internal/seaweed; builds it on first use)")
 		t0 := time.Now()
 		if err = bench.SeaweedCall(func() { r.srv = seaweed.Start(tb) }); err != nil {
 			return nil, fmt.Errorf("seaweedfs: %w", err)

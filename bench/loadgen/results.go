@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 // Results is everything one run measured, written as the report and as

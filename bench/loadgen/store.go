@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 // storeTarget is a store the workloads run against. A location is one

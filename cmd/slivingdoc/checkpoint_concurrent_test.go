@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
@@ -193,13 +195,13 @@ func openTestStore(t *testing.T, env []string) remote.Store {
 		return ""
 	}
 	if dir, ok := strings.CutPrefix(get("SLIVINGDOC_STORE"), "file://"); ok {
-		s, err := remote.NewFile(filepath.FromSlash(dir))
+		s, err := filestore.New(filepath.FromSlash(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	s, err := remote.NewS3(context.Background(), remote.S3Config{
+	s, err := s3store.New(context.Background(), s3store.Config{
 		Bucket: get("SLIVINGDOC_BUCKET"), Prefix: "slivingdoc", Region: get("AWS_REGION"),
 		Endpoint: get("AWS_ENDPOINT_URL_S3"), PathStyle: true,
 		AccessKeyID: get("AWS_ACCESS_KEY_ID"), SecretAccessKey: get("AWS_SECRET_ACCESS_KEY"),

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 // Nothing the CLI prints at the default log level, on stdout or stderr, in

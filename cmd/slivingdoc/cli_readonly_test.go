@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 // Issue 14, item 6: read-only S3 credentials can read. pull, status and

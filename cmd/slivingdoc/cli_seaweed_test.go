@@ -6,7 +6,7 @@ package main
 import (
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 )
 
 // parsedSettings parses args against a fresh flag set with env as the
@@ -74,12 +74,12 @@ func TestSettingsStoreSelection(t *testing.T) {
 	}{
 		{"default", nil, nil, storeSpec{fileDir: filepath.Join(data, "slivingdoc", "store")}},
 		{"file URL", nil, []string{"--store", "file:///srv/notes/"}, storeSpec{fileDir: "/srv/notes"}},
-		{"s3 URL", nil, []string{"--store", "s3://my-bucket/team/notes/"}, storeSpec{s3: remote.S3Config{Bucket: "my-bucket", Prefix: "team/notes", Region: "us-east-1"}}},
-		{"s3 URL without prefix", map[string]string{"SLIVINGDOC_PREFIX": "p"}, []string{"--store", "s3://my-bucket"}, storeSpec{s3: remote.S3Config{Bucket: "my-bucket", Prefix: "p", Region: "us-east-1"}}},
-		{"bucket flag", nil, []string{"--bucket", "b-1", "--endpoint", "http://127.0.0.1:9000", "--path-style"}, storeSpec{s3: remote.S3Config{Bucket: "b-1", Prefix: "slivingdoc", Region: "us-east-1", Endpoint: "http://127.0.0.1:9000", PathStyle: true}}},
+		{"s3 URL", nil, []string{"--store", "s3://my-bucket/team/notes/"}, storeSpec{s3: s3store.Config{Bucket: "my-bucket", Prefix: "team/notes", Region: "us-east-1"}}},
+		{"s3 URL without prefix", map[string]string{"SLIVINGDOC_PREFIX": "p"}, []string{"--store", "s3://my-bucket"}, storeSpec{s3: s3store.Config{Bucket: "my-bucket", Prefix: "p", Region: "us-east-1"}}},
+		{"bucket flag", nil, []string{"--bucket", "b-1", "--endpoint", "http://127.0.0.1:9000", "--path-style"}, storeSpec{s3: s3store.Config{Bucket: "b-1", Prefix: "slivingdoc", Region: "us-east-1", Endpoint: "http://127.0.0.1:9000", PathStyle: true}}},
 		{"bucket env", map[string]string{"SLIVINGDOC_BUCKET": "b-2", "SLIVINGDOC_STORE": "file:///ignored"}, nil, storeSpec{}}, // same level: refused below
 		{"store flag beats bucket env", map[string]string{"SLIVINGDOC_BUCKET": "b-2"}, []string{"--store", "file:///x"}, storeSpec{fileDir: "/x"}},
-		{"bucket flag beats store env", map[string]string{"SLIVINGDOC_STORE": "file:///x"}, []string{"--bucket", "b-3"}, storeSpec{s3: remote.S3Config{Bucket: "b-3", Prefix: "slivingdoc", Region: "us-east-1"}}},
+		{"bucket flag beats store env", map[string]string{"SLIVINGDOC_STORE": "file:///x"}, []string{"--bucket", "b-3"}, storeSpec{s3: s3store.Config{Bucket: "b-3", Prefix: "slivingdoc", Region: "us-east-1"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
+	"github.com/slivingdoc/slivingdoc/remote/storeurl"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
@@ -208,8 +210,8 @@ const maxInt = int(^uint(0) >> 1)
 
 // storeSpec is the resolved store selection.
 type storeSpec struct {
-	fileDir string          // the file store's directory, when not S3
-	s3      remote.S3Config // when Bucket != ""
+	fileDir string         // the file store's directory, when not S3
+	s3      s3store.Config // when Bucket != ""
 }
 
 // resolveStore applies the selection rules: --bucket (flag or env) implies
@@ -241,98 +243,48 @@ func (s *settings) resolveStore() (storeSpec, error) {
 			return storeSpec{}, usageErrorf("%s: an endpoint URL must not carry a query or fragment", setEndpoint.name(endpointSrc))
 		}
 	}
-	s3 := remote.S3Config{Bucket: bucket, Prefix: prefix, Region: region, Endpoint: endpoint, PathStyle: pathStyle}
+	s3 := s3store.Config{Bucket: bucket, Prefix: prefix, Region: region, Endpoint: endpoint, PathStyle: pathStyle}
 
 	useBucket := bucket != "" && (storeSrc == fromDefault || bucketSrc > storeSrc)
 	if bucket != "" && storeSrc == bucketSrc {
 		return storeSpec{}, usageErrorf("%s and %s both select a store; give one", setStore.name(storeSrc), setBucket.name(bucketSrc))
 	}
 	if useBucket {
-		if err := checkBucket(bucket); err != nil {
+		if err := storeurl.CheckBucket(bucket); err != nil {
 			return storeSpec{}, usageErrorf("%s: %v", setBucket.name(bucketSrc), err)
 		}
-		if err := checkPrefix(prefix); err != nil {
+		if err := storeurl.CheckPrefix(prefix); err != nil {
 			return storeSpec{}, usageErrorf("%s: %v", setPrefix.name(prefixSrc), err)
 		}
 		return storeSpec{s3: s3}, nil
 	}
-	switch {
-	case strings.HasPrefix(store, "file://"):
-		dir := strings.TrimPrefix(store, "file://")
-		if runtime.GOOS == "windows" && len(dir) > 2 && dir[0] == '/' && dir[2] == ':' {
-			dir = dir[1:] // file:///C:/x
+	loc, err := storeurl.Parse(store)
+	if err != nil {
+		var ue *storeurl.Error
+		if errors.As(err, &ue) {
+			return storeSpec{}, usageErrorf("%s: %q: %s", setStore.name(storeSrc), ue.Shown, ue.Reason)
 		}
-		if !filepath.IsAbs(dir) {
-			return storeSpec{}, usageErrorf("%s: %q: a file store needs an absolute path, as in file:///home/me/store", setStore.name(storeSrc), store)
-		}
-		return storeSpec{fileDir: filepath.Clean(dir)}, nil
-	case strings.HasPrefix(store, "s3://"):
-		rest := strings.TrimPrefix(store, "s3://")
-		b, p, _ := strings.Cut(rest, "/")
-		if strings.Contains(b, "@") {
-			// s3://KEY:SECRET@bucket: credentials, never echoed.
-			return storeSpec{}, usageErrorf("%s: an s3:// store URL must not carry user info; use the AWS credential chain", setStore.name(storeSrc))
-		}
-		if strings.ContainsAny(rest, "?#") {
-			return storeSpec{}, usageErrorf("%s: an s3:// store URL must not carry a query or fragment", setStore.name(storeSrc))
-		}
-		if err := checkBucket(b); err != nil {
-			return storeSpec{}, usageErrorf("%s: %q: %v", setStore.name(storeSrc), store, err)
-		}
-		s3.Bucket = b
-		if p = strings.Trim(p, "/"); p != "" {
-			if prefixSrc != fromDefault && prefix != p {
-				return storeSpec{}, usageErrorf("%s names prefix %q but %s says %q; give one", setStore.name(storeSrc), p, setPrefix.name(prefixSrc), prefix)
-			}
-			s3.Prefix = p
-		}
-		if err := checkPrefix(s3.Prefix); err != nil {
-			return storeSpec{}, usageErrorf("%s: %v", setStore.name(storeSrc), err)
-		}
-		return storeSpec{s3: s3}, nil
-	default:
-		return storeSpec{}, usageErrorf("%s: %q: want file:///abs/dir or s3://bucket/prefix", setStore.name(storeSrc), redactURL(store))
+		return storeSpec{}, usageErrorf("%s: %v", setStore.name(storeSrc), err)
 	}
+	if loc.Bucket == "" {
+		return storeSpec{fileDir: loc.Dir}, nil
+	}
+	s3.Bucket = loc.Bucket
+	if p := loc.Prefix; p != "" {
+		if prefixSrc != fromDefault && prefix != p {
+			return storeSpec{}, usageErrorf("%s names prefix %q but %s says %q; give one", setStore.name(storeSrc), p, setPrefix.name(prefixSrc), prefix)
+		}
+		s3.Prefix = p
+	}
+	if err := storeurl.CheckPrefix(s3.Prefix); err != nil {
+		return storeSpec{}, usageErrorf("%s: %v", setStore.name(storeSrc), err)
+	}
+	return storeSpec{s3: s3}, nil
 }
 
-// redactURL is s without user info, query or fragment, for echoing a
-// store value that is not one of ours.
-func redactURL(s string) string {
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		s = s[:i] + "…"
-	}
-	if scheme, rest, ok := strings.Cut(s, "://"); ok {
-		host, path, _ := strings.Cut(rest, "/")
-		if i := strings.LastIndexByte(host, '@'); i >= 0 {
-			host = "…@" + host[i+1:]
-		}
-		s = scheme + "://" + host
-		if path != "" {
-			s += "/" + path
-		}
-	} else if i := strings.LastIndexByte(s, '@'); i >= 0 {
-		s = "…@" + s[i+1:]
-	}
-	return s
-}
-
-func checkBucket(b string) error {
-	if len(b) < 3 || len(b) > 63 {
-		return errors.New("a bucket name has 3 to 63 characters")
-	}
-	for _, r := range b {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
-			return fmt.Errorf("bucket name %q: only lowercase letters, digits, '-' and '.'", b)
-		}
-	}
-	return nil
-}
-
-func checkPrefix(p string) error {
-	if strings.HasPrefix(p, "/") || strings.Contains(p, "//") || strings.ContainsAny(p, "\x00\n\r") {
-		return fmt.Errorf("prefix %q: want slash-separated key segments", p)
-	}
-	return nil
+// open opens the store the spec names, through the one store-URL package.
+func (sp storeSpec) open(ctx context.Context) (remote.Store, error) {
+	return storeurl.Location{Dir: sp.fileDir, Bucket: sp.s3.Bucket, Prefix: sp.s3.Prefix}.Open(ctx, sp.s3)
 }
 
 // engineConfig resolves flags > environment > defaults, opens the store
@@ -399,15 +351,10 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = newLogger(os.Stderr)
 	}
-	if spec.s3.Bucket != "" {
-		cfg.Store, err = remote.NewS3(ctx, spec.s3)
-	} else {
-		if spec.fileDir == "" {
-			return cfg, usageErrorf("no store: set --store or %s (the user data directory is unknown)", setStore.env)
-		}
-		cfg.Store, err = remote.NewFile(spec.fileDir)
+	if spec.s3.Bucket == "" && spec.fileDir == "" {
+		return cfg, usageErrorf("no store: set --store or %s (the user data directory is unknown)", setStore.env)
 	}
-	if err != nil {
+	if cfg.Store, err = spec.open(ctx); err != nil {
 		return cfg, fmt.Errorf("opening the store: %w", err)
 	}
 	return cfg, nil

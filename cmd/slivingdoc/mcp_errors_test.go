@@ -407,7 +407,7 @@ func rowAccessDenied(t *testing.T, nb *notebook, row server.CatalogRow) {
 func rowAcceptanceUnknown(t *testing.T, nb *notebook, row server.CatalogRow) {
 	// An ambiguous publication needs a store whose replace is lost in
 	// flight and whose re-reads fail; the file store cannot be made to.
-	t.Skip("needs scripted store faults: covered through MCP by server/mcpserver TestStoreFaultAcceptanceUnknown (engine over remote.Mem)")
+	t.Skip("needs scripted store faults: covered through MCP by server/mcpserver TestStoreFaultAcceptanceUnknown (engine over memstore.Mem)")
 }
 
 func rowIncompatibleStore(t *testing.T, nb *notebook, row server.CatalogRow) {
@@ -416,7 +416,7 @@ func rowIncompatibleStore(t *testing.T, nb *notebook, row server.CatalogRow) {
 	// diagnostic instead. The file store always keeps its guarantees, so
 	// neither can be provoked through the binary; remote's probe tests
 	// cover the detection.
-	t.Skip("needs a store without conditional writes: covered through MCP by server/mcpserver TestStoreFaultIncompatibleStore (engine over remote.Mem)")
+	t.Skip("needs a store without conditional writes: covered through MCP by server/mcpserver TestStoreFaultIncompatibleStore (engine over memstore.Mem)")
 }
 
 func rowCorruptManifest(t *testing.T, nb *notebook, row server.CatalogRow) {

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/remote/seaweed"
+	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
 
 // benchServe is one serve process and its raw stdio.

@@ -1,5 +1,6 @@
 // Package remotetest is the contract suite every remote.Store backend
-// passes: mem, file and S3 (on SeaweedFS) each call Run in a few lines.
+// passes: internal/memstore, remote/filestore and remote/s3store (on
+// SeaweedFS) each call Run in a few lines.
 // Backends drift apart exactly where no shared test looks, so every
 // behaviour the publication protocol relies on is asserted here once.
 //
@@ -517,16 +518,6 @@ func testNoLostUpdates(t *testing.T, newStore func(t *testing.T) remote.Store) {
 	data, _ := mustGet(t, ctx, s, "counter")
 	if want := fmt.Sprint(Racers * perWriter); string(data) != want {
 		t.Fatalf("counter = %s after %s increments: updates were lost", data, want)
-	}
-}
-
-// AssertFaultsFired fails t if any fault scripted on m was never consumed:
-// a recovery test whose fault never fired proves nothing. Call it at the end
-// of (or deferred in) every test that scripts faults.
-func AssertFaultsFired(t testing.TB, m *remote.Mem) {
-	t.Helper()
-	if left := m.Unfired(); len(left) > 0 {
-		t.Errorf("scripted faults never fired: %v", left)
 	}
 }
 

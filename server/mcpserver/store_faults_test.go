@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/diag"
@@ -18,10 +19,10 @@ import (
 
 // The catalog rows that need a store to misbehave in ways the file store
 // cannot (cmd/slivingdoc's black-box rows skip them) run here: the real
-// engine over remote.Mem with scripted faults, behind the adapter, driven
+// engine over memstore.Mem with scripted faults, behind the adapter, driven
 // by the go-sdk client.
 
-func memEngine(t *testing.T, mem *remote.Mem) (*server.Engine, string) {
+func memEngine(t *testing.T, mem *memstore.Mem) (*server.Engine, string) {
 	t.Helper()
 	base := t.TempDir()
 	dir := filepath.Join(base, "notes")
@@ -63,7 +64,7 @@ func wantCatalogRow(t *testing.T, s map[string]any, txt string, code server.Code
 }
 
 func TestStoreFaultAcceptanceUnknown(t *testing.T) {
-	mem := remote.NewMem()
+	mem := memstore.New()
 	eng, dir := memEngine(t, mem)
 	cs, _ := connect(t, eng)
 	write := func(content string) {
@@ -76,20 +77,20 @@ func TestStoreFaultAcceptanceUnknown(t *testing.T) {
 	}
 	// A clean commit tells how many reads precede the replace of `current`.
 	write("a\n")
-	before := mem.Calls(remote.OpGet)
+	before := mem.Calls(memstore.OpGet)
 	if _, txt, isErr := callTool(t, cs, ToolCommit, map[string]any{"message": "first"}); isErr {
 		t.Fatal(txt)
 	}
-	reads := mem.Calls(remote.OpGet) - before
+	reads := mem.Calls(memstore.OpGet) - before
 	// Next commit: the replace is lost in flight, and every re-read that
 	// could settle the outcome fails.
 	write("a\nb\n")
-	mem.Inject(remote.Fault{Op: remote.OpReplace, KeyPrefix: "current", Before: remote.ErrAmbiguous})
+	mem.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: "current", Before: remote.ErrAmbiguous})
 	for range reads {
-		mem.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: "current"}) // pass through
+		mem.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: "current"}) // pass through
 	}
 	for range 3 {
-		mem.Inject(remote.Fault{Op: remote.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
+		mem.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
 	}
 	s, txt, isErr := callTool(t, cs, ToolCommit, map[string]any{"message": "second"})
 	if !isErr {
@@ -102,7 +103,7 @@ func TestStoreFaultAcceptanceUnknown(t *testing.T) {
 }
 
 func TestStoreFaultIncompatibleStore(t *testing.T) {
-	mem := remote.NewMem()
+	mem := memstore.New()
 	mem.IgnorePreconditions(true)
 	eng, _ := memEngine(t, mem)
 	cs, _ := connect(t, eng)
@@ -142,7 +143,7 @@ func (h onRecovery) Handle(_ context.Context, r slog.Record) error {
 // A pull whose rewrite fails midway on a fault that is gone by the time
 // the engine resynchronises reports RECOVERY_FAILURE/RESYNCHRONIZED.
 func TestTransientRewriteFaultResynchronizes(t *testing.T) {
-	mem := remote.NewMem()
+	mem := memstore.New()
 	other, otherDir := memEngine(t, mem)
 	ctx := context.Background()
 	write := func(dir, name, content string) {

@@ -1,0 +1,44 @@
+// Package workdir is the visible directory L of DESIGN §1 as the engine
+// sees it: how L is listed and read (Scan), which of its names and
+// contents are notebook files (the rules of DESIGN §6 and the ignore
+// rules), and how its files are replaced (WriteFiles, RemoveFile). It
+// knows nothing of baselines, stores, merges or the private state P; the
+// engine (package server) keeps the stat cache in P and passes it in.
+// Dependencies go one way: server imports workdir, never the reverse.
+//
+// Data flow:
+//
+//	L ─listDir (getdents64 + fstatat on Linux)─▶ entries with type and stat
+//	  ─ignore rules, name rules, collisions────▶ dropped / refused / kept
+//	  ─stat cache (Entry, trusted and same stat)▶ reused file ID, no read
+//	  ─otherwise ReadChecked + cas.WriteFile───▶ Listing.Files / Content
+//
+// Invariants (each relied on by the engine):
+//   - Every entry of L a scan does not leave out is either in
+//     Listing.Files or in Listing.Invalid, never both; ignored entries
+//     are dropped before anything reads or compares them.
+//   - A cached file ID is reused only when the entry is Trusted and size,
+//     mtime, ctime, inode and device all equal the cached ones. An entry
+//     is trusted only when its mtime was older than the start of the scan
+//     that read it by the racy margin (50 ms; 2 s on whole-second time
+//     stamps), and a file whose stat changed while it was read gets an
+//     impossible mtime: an edit within the same timestamp tick as a read
+//     is always noticed by the next scan.
+//   - Files are opened through an os.Root, non-blocking, and checked to be
+//     the regular file that was listed (same inode and device): a symlink
+//     or FIFO raced in is refused, not followed or blocked on; a file
+//     replaced between listing and read is ErrChangedDuringScan.
+//   - Names are the portable subset (names.go): a valid name can be
+//     created on Linux, macOS and Windows, and two valid siblings never
+//     fold to the same name on a case-insensitive file system (both are
+//     refused with FileNameCollision).
+//   - A file is replaced only through a temporary sibling named TempPrefix,
+//     16 lowercase hex digits and ".tmp", fsynced (or the file system
+//     flushed once) before it is renamed over the target, and only if the
+//     target still has the stat it had when scanned; otherwise
+//     ErrChangedDuringScan, so a concurrent edit is never overwritten.
+//     Directories are fsynced after the renames.
+//   - Such temporary names are the engine's only while an interrupted
+//     rewrite is pending (Rules.TempsOurs): then the scan sets them aside;
+//     at any other time they are ordinary user files.
+package workdir

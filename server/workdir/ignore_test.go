@@ -1,0 +1,113 @@
+package workdir
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIgnorePatterns(t *testing.T) {
+	cases := []struct {
+		pattern string
+		path    string // a file path; "dir/" tests a directory entry
+		want    bool
+	}{
+		{".DS_Store", ".DS_Store", true},
+		{".DS_Store", "a/b/.DS_Store", true},
+		{".DS_Store", "a/.DS_Store.md", false},
+		{"*.png", "img/x.png", true},
+		{"*.png", "x.png.md", false},
+		{"*.png", "png", false},
+		{"*~", "notes.md~", true},
+		{"*~", "dir~/", true},
+		{"#*#", "#notes.md#", true},
+		{"#*#", "#", false},
+		{".#*", "a/.#notes.md", true},
+		{"._*", "._notes.md", true},
+		{"n?tes.md", "sub/notes.md", true},
+		{"[ab].md", "b.md", true},
+		{"[ab].md", "c.md", false},
+		{"cache/", "cache/", true},
+		{"cache/", "cache", false},
+		{"cache/", "x/cache/", true},
+		{"drafts/*.md", "drafts/a.md", true},
+		{"drafts/*.md", "x/drafts/a.md", false},
+		{"drafts/*.md", "drafts/sub/a.md", false},
+		{"/build", "build/", true},
+		{"/build", "build", true},
+		{"/build", "x/build", false},
+		{"/build", "x/build/", false},
+		{"**/tmp", "tmp/", true},
+		{"**/tmp", "a/b/tmp", true},
+		{"logs/**", "logs/a/b.md", true},
+		{"logs/**", "x/logs/a.md", false},
+		{"a/**/z.md", "a/z.md", true},
+		{"a/**/z.md", "a/b/c/z.md", true},
+		{"a/**/z.md", "a/b/c/y.md", false},
+	}
+	for _, c := range cases {
+		r, err := NewIgnore([]string{c.pattern}, false)
+		if err != nil {
+			t.Fatalf("%q: %v", c.pattern, err)
+		}
+		var got bool
+		if p, dir := c.path, c.path[len(c.path)-1] == '/'; dir {
+			p = p[:len(p)-1]
+			got = r.MatchPath(p + "/x") // a file below the directory
+			if entry := matchDir(r, p); entry != got {
+				t.Errorf("%q on %q: the directory entry %v, a file below it %v", c.pattern, c.path, entry, got)
+			}
+		} else {
+			got = r.MatchPath(p)
+		}
+		if got != c.want {
+			t.Errorf("%q on %q: %v, want %v", c.pattern, c.path, got, c.want)
+		}
+		if !r.MayMatchBytes([]byte(c.path)) && got {
+			t.Errorf("%q on %q: the byte filter rejects a match", c.pattern, c.path)
+		}
+	}
+	for _, bad := range []string{"", "!x", "a\\b", "a/../b", "x**", "**", "[", "a//b"} {
+		if _, err := NewIgnore([]string{bad}, false); err == nil {
+			t.Errorf("pattern %q accepted", bad)
+		}
+	}
+}
+
+// matchDir is MatchPath for a directory path, entry by entry as the scan
+// tests it.
+func matchDir(r *Ignore, p string) bool {
+	st := r.rootStates()
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		ign, below := r.matchEntry(st, seg, true)
+		if ign {
+			return true
+		}
+		if i == len(segs)-1 {
+			return false
+		}
+		st = below
+	}
+	return false
+}
+
+func TestDefaultIgnores(t *testing.T) {
+	r, _ := NewIgnore(nil, true)
+	for _, p := range []string{".DS_Store", "a/._x.md", "Thumbs.db", "desktop.ini", ".notes.md.swp", ".notes.md.swo", "notes.md~", "#notes.md#", ".#notes.md"} {
+		if !r.MatchPath(p) {
+			t.Errorf("%s is not ignored by default", p)
+		}
+	}
+	for _, p := range []string{"notes.md", "a/b.md", "swp", "x#y.md", "DS_Store"} {
+		if r.MatchPath(p) {
+			t.Errorf("%s is ignored by default", p)
+		}
+	}
+	none, _ := NewIgnore(nil, false)
+	if none.MatchPath(".DS_Store") || !none.Empty() {
+		t.Error("--no-default-ignores still ignores")
+	}
+	if len(r.Patterns()) != 0 {
+		t.Error("the defaults count as configured patterns")
+	}
+}

@@ -1,0 +1,424 @@
+package workdir
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
+)
+
+// ErrChangedDuringScan: a file was replaced between its directory listing
+// and its read (the caller may simply retry).
+var ErrChangedDuringScan = errors.New("server: a file changed while it was being read")
+
+// TempPrefix marks the temporary siblings the rewrite of L creates
+// (TempPrefix, 16 lowercase hex digits, ".tmp"). Such a name is taken for
+// a leftover of ours only while an interrupted rewrite is pending (the
+// recovery flag is set: every rewrite sets it before creating one, and a
+// rewrite that ends removes its own): then the scan sets it aside and the
+// resynchronisation removes it. At any other time it is an ordinary file,
+// so a user's file of that name is never hidden or deleted.
+const TempPrefix = ".slivingdoc-tmp-"
+
+func IsTempName(name string) bool {
+	if !strings.HasPrefix(name, TempPrefix) || !strings.HasSuffix(name, ".tmp") || len(name) != len(TempPrefix)+16+4 {
+		return false
+	}
+	for _, c := range name[len(TempPrefix) : len(TempPrefix)+16] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Rules is what a scan leaves out: ignored entries, and (with
+// tempsOurs) the temporary files of an interrupted rewrite.
+type Rules struct {
+	Ignore    *Ignore
+	TempsOurs bool
+}
+
+// Listing is what one scan found in L.
+type Listing struct {
+	Files   map[string]cas.ID // tree L: path → file ID
+	Stats   map[string]Entry  // the stat cache to record
+	Content map[string][]byte // files read by this scan
+	Invalid []Refused         // every file that breaks the content rules
+	Temps   []string          // leftover temporary files of a crashed rewrite
+	Ignored []string          // entries of L the ignore rules leave out (directories end in '/')
+	Changed bool              // stats differ from the loaded cache
+}
+
+// Refused is a file of L that breaks the content rules, and why (one of
+// the File* reasons).
+type Refused struct {
+	Path, Reason string
+}
+
+// Entry is one file's record in the stat cache: the stat fields compared
+// on the next scan, the file ID they vouch for, and whether they may be
+// trusted (see racyMargin).
+type Entry struct {
+	Size, Mtime, Ctime int64
+	Ino, Dev           uint64
+	ID                 cas.ID
+	Trusted            bool
+	Markers            bool   // the content holds a complete conflict block
+	Key                string // the entry's key (not encoded): reused by the scan
+}
+
+// racyMargin: a file whose mtime is not older than the scan start by this
+// much may still be written within the same timestamp tick after we read
+// it, so its cache entry is not trusted next time. File systems with
+// whole-second timestamps get two seconds.
+func racyMargin(mtime int64) int64 {
+	if mtime%int64(time.Second) == 0 {
+		return int64(2 * time.Second)
+	}
+	return int64(50 * time.Millisecond)
+}
+
+type pendingRead struct {
+	root *os.Root
+	name string // within root
+	rel  string // within L
+	st   Entry
+}
+
+// Scan lists L through root under rules, reuses trusted stat-cache
+// entries for files whose stat did not change and reads (in parallel) the
+// others. Directories are listed in parallel too: a no-op call is one stat
+// per file, and on a large notebook those system calls are most of its
+// cost. The cache map becomes the result's Stats (updated in place, not
+// copied).
+func Scan(root *os.Root, cache map[string]Entry, rules Rules) (*Listing, error) {
+	start := time.Now().UnixNano()
+	res := &Listing{
+		Files:   make(map[string]cas.ID, len(cache)),
+		Stats:   cache, // updated in place: most entries are reused as they are
+		Content: map[string][]byte{},
+	}
+	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	w.walk(root, "", rules.Ignore.rootStates())
+	w.wg.Wait()
+	defer func() {
+		for _, r := range w.opened {
+			r.Close()
+		}
+	}()
+	if w.err != nil {
+		return nil, w.err
+	}
+	if err := res.readPending(w.pending, start); err != nil {
+		return nil, err
+	}
+	sort.Slice(res.Invalid, func(i, j int) bool { return res.Invalid[i].Path < res.Invalid[j].Path })
+	sort.Strings(res.Ignored)
+	res.Changed = len(w.pending) > 0
+	if len(res.Files)+len(res.Invalid) != len(cache) || res.Changed {
+		for p := range cache {
+			if _, ok := res.Files[p]; !ok {
+				delete(cache, p) // vanished (or now invalid): forget it
+				res.Changed = true
+			}
+		}
+	}
+	return res, nil
+}
+
+// walker lists directories, each on its own goroutine while a slot is
+// free, and merges every directory's findings under one lock.
+type walker struct {
+	res   *Listing
+	cache map[string]Entry
+	rules Rules
+	sem   chan struct{}
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	pending []pendingRead
+	opened  []*os.Root
+	err     error
+}
+
+func (w *walker) fail(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+}
+
+// dirEntBufs recycles directory listings: a walk is done with its
+// listing before it descends, and a fresh slice per directory is 2 MB of
+// new memory for a short process at 10,000 files.
+var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
+
+func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
+	d, err := r.Open(".")
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	listing := dirEntBufs.Get().(*[]dirEnt)
+	entries, err := listDir(d, (*listing)[:0])
+	d.Close()
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	*listing = entries
+	var ignored []string
+	var below map[string]dirStates // anchored-rule states of subdirectories
+	if ign := w.rules.Ignore; !ign.Empty() {
+		// Ignored entries are dropped before anything looks at them: they
+		// are never read, and never collide with a sibling.
+		kept := entries[:0]
+		for _, ent := range entries {
+			drop, sub := ign.matchEntry(states, ent.name, ent.typ.IsDir())
+			if sub != nil {
+				if below == nil {
+					below = map[string]dirStates{}
+				}
+				below[ent.name] = sub
+			}
+			if drop {
+				rel := prefix + ent.name
+				if ent.typ.IsDir() {
+					rel += "/"
+				}
+				ignored = append(ignored, rel)
+				continue
+			}
+			kept = append(kept, ent)
+		}
+		entries = kept
+	}
+	names := make([]string, len(entries))
+	for i, ent := range entries {
+		names[i] = ent.name
+	}
+	collide := collisions(names)
+	var relBuf []byte
+	type found struct {
+		rel string
+		id  cas.ID
+	}
+	var (
+		reused  = make([]found, 0, len(entries))
+		pending []pendingRead
+		invalid []Refused
+		temps   []string
+		subs    []*os.Root
+		subRel  []string
+		subSt   []dirStates
+	)
+	for _, ent := range entries {
+		name := ent.name
+		typ := ent.typ
+		if typ.IsRegular() {
+			// The common case, a known file: look it up without building
+			// its path string (the cache's key is reused).
+			relBuf = append(append(relBuf[:0], prefix...), name...)
+			if c, ok := w.cache[string(relBuf)]; ok && c.Trusted {
+				if SameStat(c, ent.st) && !collide[name] {
+					key := c.Key
+					if key == "" {
+						key = string(relBuf)
+					}
+					reused = append(reused, found{key, c.ID})
+					continue
+				}
+			}
+		}
+		rel := prefix + name
+		if w.rules.TempsOurs && typ.IsRegular() && IsTempName(name) {
+			temps = append(temps, rel)
+			continue
+		}
+		if reason := nameReason(name); reason != "" {
+			invalid = append(invalid, Refused{Path: rel, Reason: reason})
+			continue
+		}
+		if collide[name] {
+			invalid = append(invalid, Refused{Path: rel, Reason: FileNameCollision})
+			continue
+		}
+		if len(rel) > MaxPathBytes {
+			invalid = append(invalid, Refused{Path: rel, Reason: FilePathTooLong})
+			continue
+		}
+		switch {
+		case typ&fs.ModeSymlink != 0:
+			invalid = append(invalid, Refused{Path: rel, Reason: FileSymlink})
+		case typ.IsDir():
+			sub, err := r.OpenRoot(name)
+			if err != nil {
+				w.fail(err)
+				return
+			}
+			subs = append(subs, sub)
+			subRel = append(subRel, rel+"/")
+			subSt = append(subSt, below[name])
+		case typ.IsRegular():
+			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: ent.st})
+		default:
+			invalid = append(invalid, Refused{Path: rel, Reason: FileSpecial})
+		}
+	}
+	dirEntBufs.Put(listing) // done with it before descending
+	w.mu.Lock()
+	for _, f := range reused {
+		w.res.Files[f.rel] = f.id
+	}
+	w.pending = append(w.pending, pending...)
+	w.res.Invalid = append(w.res.Invalid, invalid...)
+	w.res.Temps = append(w.res.Temps, temps...)
+	w.res.Ignored = append(w.res.Ignored, ignored...)
+	w.opened = append(w.opened, subs...)
+	w.mu.Unlock()
+	for i, sub := range subs {
+		select {
+		case w.sem <- struct{}{}:
+			w.wg.Add(1)
+			go func() {
+				defer func() { <-w.sem; w.wg.Done() }()
+				w.walk(sub, subRel[i], subSt[i])
+			}()
+		default:
+			w.walk(sub, subRel[i], subSt[i])
+		}
+	}
+}
+
+// readPending reads the files the cache could not vouch for, on all cores:
+// hashing dominates a cold scan.
+func (res *Listing) readPending(pending []pendingRead, start int64) error {
+	if len(pending) == 0 {
+		return nil
+	}
+	type outcome struct {
+		content []byte
+		st      Entry
+		reason  string
+		err     error
+	}
+	out := make([]outcome, len(pending))
+	workers := min(runtime.GOMAXPROCS(0), len(pending))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(pending) {
+					return
+				}
+				p := pending[i]
+				o := &out[i]
+				o.content, o.st, o.reason, o.err = ReadChecked(p.root, p.name, p.st)
+				if o.err == nil && o.reason == "" {
+					o.st.ID, o.err = cas.WriteFile(nil, o.content)
+					o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
+					o.st.Trusted = o.st.Mtime < start-racyMargin(o.st.Mtime)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, p := range pending {
+		o := out[i]
+		switch {
+		case o.err != nil:
+			return o.err
+		case o.reason != "":
+			res.Invalid = append(res.Invalid, Refused{Path: p.rel, Reason: o.reason})
+		default:
+			o.st.Key = p.rel
+			res.Files[p.rel] = o.st.ID
+			res.Stats[p.rel] = o.st
+			res.Content[p.rel] = o.content
+		}
+	}
+	return nil
+}
+
+// ReadChecked reads one file and checks it is still the regular file that
+// was listed (a FIFO or symlink raced in is refused, not followed or
+// blocked on) and that its content is UTF-8 without NUL.
+func ReadChecked(r *os.Root, name string, listed Entry) ([]byte, Entry, string, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		if li, lerr := r.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return nil, Entry{}, FileSymlink, nil
+		}
+		return nil, Entry{}, "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, Entry{}, "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, Entry{}, FileSpecial, nil
+	}
+	st := StatOf(fi)
+	if st.Ino != listed.Ino || st.Dev != listed.Dev {
+		// Replaced since the listing: by a symlink (refuse) or a new file.
+		if li, lerr := r.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return nil, Entry{}, FileSymlink, nil
+		}
+		return nil, Entry{}, "", ErrChangedDuringScan
+	}
+	content := make([]byte, 0, fi.Size()+1)
+	buf := bytes.NewBuffer(content)
+	if _, err := io.Copy(buf, f); err != nil {
+		return nil, Entry{}, "", err
+	}
+	content = buf.Bytes()
+	if reason := contentReason(content); reason != "" {
+		return nil, Entry{}, reason, nil
+	}
+	// Stat again after reading: a write during the read changes the stat,
+	// and the next scan must not trust what we recorded.
+	if fi2, err := f.Stat(); err == nil {
+		if st2 := StatOf(fi2); !SameStat(st, st2) {
+			st.Mtime = -1 // never equal to a real stat: re-read next time
+		}
+	}
+	return content, st, "", nil
+}
+
+func contentReason(content []byte) string {
+	if bytes.IndexByte(content, 0) >= 0 {
+		return FileNulByte
+	}
+	if !utf8.Valid(content) {
+		return FileInvalidUTF8
+	}
+	return ""
+}
+
+func StatOf(fi fs.FileInfo) Entry {
+	ctime, ino, dev := sysStat(fi)
+	return Entry{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: ctime, Ino: ino, Dev: dev}
+}
+
+func SameStat(a, b Entry) bool {
+	return a.Size == b.Size && a.Mtime == b.Mtime && a.Ctime == b.Ctime && a.Ino == b.Ino && a.Dev == b.Dev
+}
