@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -18,7 +19,7 @@ import (
 // applied), and the hooks run before its listing of proposals and its
 // later writes of `current`.
 type scriptedStore struct {
-	*remote.Mem
+	*memstore.Mem
 	replaces   atomic.Int32
 	onRegister func()                    // after its descriptor is stored
 	beforeList func()                    // before it lists proposals
@@ -66,7 +67,7 @@ func (s *scriptedStore) List(ctx context.Context, prefix string) ([]remote.Objec
 // only once B's is registered and writes `current` first, including B if
 // B merges cleanly; B's own write waits until A's commit returned. edit
 // makes each writer's change to the notebook both pulled.
-func groupPair(t *testing.T, seedFiles map[string]string, editA, editB func(a *agent)) (store *remote.Mem, a, b *agent, resA, resB *Result, errB error) {
+func groupPair(t *testing.T, seedFiles map[string]string, editA, editB func(a *agent)) (store *memstore.Mem, a, b *agent, resA, resB *Result, errB error) {
 	return groupPairAfter(t, 1, seedFiles, editA, editB)
 }
 
@@ -74,9 +75,9 @@ func groupPair(t *testing.T, seedFiles map[string]string, editA, editB func(a *a
 var lastScript *scriptedStore
 
 // groupPairAfter is groupPair on a notebook of seeds generations.
-func groupPairAfter(t *testing.T, seeds int, seedFiles map[string]string, editA, editB func(a *agent)) (store *remote.Mem, a, b *agent, resA, resB *Result, errB error) {
+func groupPairAfter(t *testing.T, seeds int, seedFiles map[string]string, editA, editB func(a *agent)) (store *memstore.Mem, a, b *agent, resA, resB *Result, errB error) {
 	t.Helper()
-	store = remote.NewMem()
+	store = memstore.New()
 	seed := newAgent(t, store)
 	seed.pull()
 	for p, c := range seedFiles {

@@ -12,6 +12,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,7 +39,18 @@ func main() {
 	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
 	group := flag.Bool("group-commit", false, "engines use group commit (issue 18)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs (set-up included) to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
