@@ -17,26 +17,33 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// Group commit (DESIGN §5, docs/storage.md §2B). Off unless
+// Group commit (DESIGN §5, docs/storage.md §4B). Off unless
 // Options.GroupCommit is set; then PublishGroup runs instead of the
 // single-writer loop of publish.go:
 //
 //	attempt 1       build -> Put pack -> conditional write (3 requests, as before)
+//	lost race       a jitter below FirstWait/2 (no exponential backoff:
+//	                a retry registers, and only the leader writes current)
 //	attempt k > 1   check whether an earlier attempt was accepted (by us or
 //	                as a member of someone's group) -> build -> Put pack ->
 //	                Put descriptor proposals/<G>-<pub> ->
 //	                CreateIfAbsent proposals/<G>-lead:
-//	                  lost: follow (no write): read current until it
-//	                        moves, look for our ID;
+//	                  lost: follow (no write): GET current, first after
+//	                        FirstWait + 5 round trips, until it moves;
+//	                        look for our ID;
 //	                  won (or `current` did not move since our last
 //	                        attempt, so the leader may be gone): wait
-//	                        FirstWait -> List proposals/<G>- -> Get each
-//	                        other descriptor and its pack (oldest first, at
-//	                        most MaxGroup) -> include (the caller
-//	                        re-parents those that merge cleanly) ->
-//	                        CreateIfAbsent each member pack -> conditional
-//	                        write of `current` naming our increment at G+1
-//	                        and the members at G+2, G+3, ...
+//	                        FirstWait + 2 round trips -> List
+//	                        proposals/<G>- -> Get each other descriptor and
+//	                        its pack (oldest first, at most MaxGroup) ->
+//	                        include (the caller re-parents those that merge
+//	                        cleanly) -> CreateIfAbsent each member pack ->
+//	                        Put the group pack proposals/<G>-<pub>-group ->
+//	                        conditional write of `current` naming our
+//	                        increment at G+1 and the members at G+2, ...
+//
+// A member learns its acceptance from `current`, then reads the group pack
+// (FetchGroupPack) instead of one increment per member.
 //
 // Invariants (tested by the model test in server/groupcommit_model_test.go):
 //   - one publication ID per Publish call, across every attempt;
