@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,26 +17,33 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// Group commit (DESIGN §5, docs/storage.md §2B). Off unless
+// Group commit (DESIGN §5, docs/storage.md §4B). Off unless
 // Options.GroupCommit is set; then PublishGroup runs instead of the
 // single-writer loop of publish.go:
 //
 //	attempt 1       build -> Put pack -> conditional write (3 requests, as before)
+//	lost race       a jitter below FirstWait/2 (no exponential backoff:
+//	                a retry registers, and only the leader writes current)
 //	attempt k > 1   check whether an earlier attempt was accepted (by us or
 //	                as a member of someone's group) -> build -> Put pack ->
 //	                Put descriptor proposals/<G>-<pub> ->
 //	                CreateIfAbsent proposals/<G>-lead:
-//	                  lost: follow (no write): poll HEAD current until it
-//	                        moves, read it, look for our ID;
+//	                  lost: follow (no write): GET current, first after
+//	                        FirstWait + 5 round trips, until it moves;
+//	                        look for our ID;
 //	                  won (or `current` did not move since our last
 //	                        attempt, so the leader may be gone): wait
-//	                        FirstWait -> List proposals/<G>- -> Get each
-//	                        other descriptor and its pack (oldest first, at
-//	                        most MaxGroup) -> include (the caller
-//	                        re-parents those that merge cleanly) ->
-//	                        CreateIfAbsent each member pack -> conditional
-//	                        write of `current` naming our increment at G+1
-//	                        and the members at G+2, G+3, ...
+//	                        FirstWait + 2 round trips -> List
+//	                        proposals/<G>- -> Get each other descriptor and
+//	                        its pack (oldest first, at most MaxGroup) ->
+//	                        include (the caller re-parents those that merge
+//	                        cleanly) -> CreateIfAbsent each member pack ->
+//	                        Put the group pack proposals/<G>-<pub>-group ->
+//	                        conditional write of `current` naming our
+//	                        increment at G+1 and the members at G+2, ...
+//
+// A member learns its acceptance from `current`, then reads the group pack
+// (FetchGroupPack) instead of one increment per member.
 //
 // Invariants (tested by the model test in server/groupcommit_model_test.go):
 //   - one publication ID per Publish call, across every attempt;
@@ -58,6 +66,7 @@ import (
 // ones that list proposals) and the members they included.
 type groupStats struct {
 	writes, members atomic.Int64
+	rtt             atomic.Int64 // the last lead marker create's round trip (ns)
 }
 
 // GroupStats returns how many won conditional writes of this notebook
@@ -71,7 +80,7 @@ func (n *Notebook) GroupStats() (writes, members int64) {
 const ProposalsPrefix = "proposals/"
 
 // DefaultMaxGroup bounds how many registered proposals one write includes.
-const DefaultMaxGroup = 32
+const DefaultMaxGroup = 128
 
 // ProposalDescriptor is the small object a writer that lost a race
 // registers under ProposalKey(ParentGeneration, Publication): its pack
@@ -90,12 +99,27 @@ func ProposalKey(parentGeneration uint64, publication string) string {
 	return strings.TrimSuffix(packKey(ProposalsPrefix, parentGeneration, publication), packSuffix)
 }
 
+// GroupPackKey is where the writer whose publication pub leads the group
+// on parentGeneration puts the group pack: every object of its own
+// increment's pack and of its members', in one pack (proposals/<G>-<pub>-group).
+// A member accepted by that write reads this one object instead of an
+// increment per generation of the group. It is written before the
+// conditional write, so it exists for every accepted group (unless its
+// upload failed: then the increments serve); after a lost write it is
+// garbage, removed by CleanProposals with the descriptors.
+func GroupPackKey(parentGeneration uint64, pub string) string {
+	return ProposalKey(parentGeneration, pub) + groupPackSuffix
+}
+
+const groupPackSuffix = "-group"
+
 // errFollow marks an attempt that registered and left the write to the
 // generation's leader.
 var errFollow = errors.New("remote: following the group's leader")
 
-// A follower polls `current` (one HEAD each) until it moves, FirstWait
-// apart at first and growing to followMaxPoll, for at most followWait: a
+// A follower reads `current` (one GET each) until it moves, the first
+// FirstWait plus five of its round trips after it lost the lead, later
+// ones at growing intervals up to followMaxPoll, for at most followWait: a
 // leader of a large group on busy cores takes well over a second, and a
 // follower that gives up early races it (and usually loses).
 const (
@@ -249,7 +273,6 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 	if err != nil {
 		return Accepted{}, err
 	}
-	read := n.opts.Now()
 	pub := NewUUIDv7()
 	var (
 		tried    bool   // an attempt was made (a write or a registration)
@@ -330,23 +353,32 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		}
 		if errors.Is(err, errFollow) && follows < followLimit {
 			// Not a lost race: wait for the leader's write (or for its
-			// absence to show), then read `current` again.
+			// absence to show), then go on from the `current` that
+			// shows it. The leader waits FirstWait for the others to
+			// register, then lists, reads and writes: some five round
+			// trips more. So the first read comes when that is likely
+			// done, later ones at growing intervals, and each is a GET
+			// of `current`: the read that shows the write is the one
+			// the next attempt needs anyway.
 			follows++
 			attempt--
-			wait := n.opts.FirstWait
-			for waited := time.Duration(0); waited < followWait; waited += wait {
+			rtt := time.Duration(n.group.rtt.Load())
+			wait := n.opts.FirstWait + 5*rtt
+			for waited := time.Duration(0); ; {
 				if err := n.opts.Sleep(ctx, wait); err != nil {
 					return stop(err)
 				}
-				if n.moved(ctx, state) {
+				waited += wait
+				st, err := n.ReadCurrent(ctx)
+				if err != nil {
+					return stop(err)
+				}
+				if st.ETag != state.ETag || waited >= followWait {
+					state = st
 					break
 				}
-				wait = min(wait*5/4, followMaxPoll)
+				wait = min(max(wait*3/2, 2*rtt), followMaxPoll)
 			}
-			if state, err = n.ReadCurrent(ctx); err != nil {
-				return stop(err)
-			}
-			read = n.opts.Now()
 			continue
 		}
 		if attempt > n.opts.Retries {
@@ -356,14 +388,31 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			}
 			return Accepted{}, cause
 		}
-		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
+		// A retry registers and follows (only the one that leads
+		// writes `current`), so the losers of a race need no spreading
+		// out: the sooner they register, the more of them the leader
+		// finds. A short jitter only orders them.
+		if err := n.opts.Sleep(ctx, n.groupBackoff()); err != nil {
 			return stop(err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
 			return stop(err)
 		}
-		read = n.opts.Now()
 	}
+}
+
+// groupBackoff is a lost race's wait before the retry that registers:
+// uniform in [0, FirstWait/2).
+func (n *Notebook) groupBackoff() time.Duration {
+	var r uint64
+	if n.opts.Rand != nil {
+		n.rmu.Lock()
+		r = n.opts.Rand.Uint64()
+		n.rmu.Unlock()
+	} else {
+		r = rand.Uint64()
+	}
+	return time.Duration(r % uint64(max(n.opts.FirstWait/2, 1)))
 }
 
 // settle decides a Publish that stops (retries exhausted, a store error)
@@ -452,15 +501,19 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		// When `current` did not move since our last attempt the leader
 		// may be gone, and we write ourselves.
 		if !reuse {
+			t0 := n.opts.Now()
 			_, err := n.store.CreateIfAbsent(ctx, leadKey(observed.Generation()), []byte(pub+"\n"))
+			n.group.rtt.Store(int64(n.opts.Now().Sub(t0))) // what a follower's first wait is scaled by
 			switch {
 			case errors.Is(err, ErrPrecondition):
 				return State{}, 0, fmt.Errorf("%w: %w: another writer leads generation %d", errNotAccepted, errFollow, observed.Generation())
 			case err != nil:
 				return State{}, 0, fmt.Errorf("remote: lead proposals: %w", notAmbiguous(err))
 			}
-			// Give the other losers of the last race a moment to register.
-			if err := n.opts.Sleep(ctx, n.opts.FirstWait); err != nil {
+			// Give the other losers of the last race a moment to
+			// register: they rebuild on the same state as we did, a
+			// round trip or two apart.
+			if err := n.opts.Sleep(ctx, n.opts.FirstWait+2*time.Duration(n.group.rtt.Load())); err != nil {
 				return State{}, 0, err
 			}
 		}
@@ -512,6 +565,16 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		kept++
 	}
 	members = members[:kept]
+	if kept > 0 {
+		packs := [][]byte{prop.Pack}
+		for _, st := range steps[:kept] {
+			packs = append(packs, st.pack)
+		}
+		// Best effort: without it a member reads the increments.
+		if data, err := unionPack(packs); err == nil {
+			_ = n.store.Put(ctx, GroupPackKey(observed.Generation(), pub), data)
+		}
+	}
 	next.uploads = uploads
 	if err := n.putSegments(ctx, next); err != nil {
 		return State{}, 0, err
@@ -628,7 +691,7 @@ func (n *Notebook) CleanProposals(ctx context.Context) ([]string, error) {
 	}
 	var deleted []string
 	for _, info := range infos {
-		g, _, err := parseProposalKey(info.Key)
+		g, _, err := parseProposalKey(strings.TrimSuffix(info.Key, groupPackSuffix))
 		if err != nil {
 			g, err = parseLeadKey(info.Key)
 		}
@@ -641,4 +704,74 @@ func (n *Notebook) CleanProposals(ctx context.Context) ([]string, error) {
 		deleted = append(deleted, info.Key)
 	}
 	return deleted, nil
+}
+
+// unionPack is one pack holding every object of packs.
+func unionPack(packs [][]byte) ([]byte, error) {
+	w := cas.NewPackWriter()
+	for _, data := range packs {
+		p, err := cas.OpenPack(data)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range p.IDs() {
+			o, err := p.Get(id)
+			if err != nil {
+				return nil, err
+			}
+			if err := w.Put(o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return w.Finish()
+}
+
+// FetchGroupPack reads the group pack of the write that accepted the
+// proposals registered on parentGeneration of state: the writer is the
+// one whose increment is parentGeneration+1. It returns the pack and the
+// last generation of the group whose head it holds, counting on from
+// parentGeneration+1 while each increment's head is in it (so a pack that
+// is not the accepted group's covers nothing). ErrNotFound when there is
+// none.
+func (n *Notebook) FetchGroupPack(ctx context.Context, state State, parentGeneration uint64) (GroupPack, error) {
+	if state.Generation() <= parentGeneration+1 {
+		return GroupPack{}, ErrNotFound // a group has two generations at least
+	}
+	limit := n.opts.MaxGroup
+	if limit <= 0 {
+		limit = DefaultMaxGroup
+	}
+	incs, err := n.Publications(ctx, state, parentGeneration+1, min(state.Generation(), parentGeneration+1+uint64(limit)))
+	if err != nil || len(incs) == 0 {
+		return GroupPack{}, fmt.Errorf("remote: group pack: %w", errors.Join(ErrNotFound, err))
+	}
+	gp := GroupPack{Key: GroupPackKey(parentGeneration, incs[0].Publication), Last: parentGeneration}
+	if gp.Data, _, err = n.store.Get(ctx, gp.Key); err != nil {
+		return GroupPack{}, err
+	}
+	p, err := cas.OpenPack(gp.Data)
+	if err != nil {
+		return GroupPack{}, fmt.Errorf("remote: group pack: %w", err)
+	}
+	for _, inc := range incs {
+		if inc.Generation != gp.Last+1 {
+			break
+		}
+		if _, err := p.Get(inc.Head); err != nil {
+			break
+		}
+		gp.Last, gp.Head = inc.Generation, inc.Head
+	}
+	return gp, nil
+}
+
+// GroupPack is a group pack read by FetchGroupPack: it holds every object
+// the increments after the group's parent generation through Last need
+// (Head is Last's head).
+type GroupPack struct {
+	Key  string
+	Data []byte
+	Last uint64
+	Head cas.ID
 }

@@ -238,11 +238,20 @@ func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 	if rep := mustVerify(t, mem); rep == nil {
 		t.Fatal("no report")
 	}
-	// Both descriptors and the proposer's lead marker were written on
-	// generation 2; `current` is past it, so cleanup removes them.
+	// The helper's write put the group pack: it holds generations 3 and 4.
+	gp, err := nb.FetchGroupPack(ctx, state, 2)
+	if err != nil || gp.Key != remote.GroupPackKey(2, helperAcc.Publication) || gp.Last != 4 || gp.Head != incs[3].Head {
+		t.Fatalf("group pack %s through %d, %v", gp.Key, gp.Last, err)
+	}
+	if _, err := nb.FetchGroupPack(ctx, state, 1); !errors.Is(err, remote.ErrNotFound) {
+		t.Fatalf("a generation nobody led: %v", err)
+	}
+	// Both descriptors, the proposer's lead marker and the group pack
+	// were written on generation 2; `current` is past it, so cleanup
+	// removes them.
 	deleted, err := nb.CleanProposals(ctx)
-	if err != nil || len(deleted) != 3 {
-		t.Fatalf("cleanup deleted %v, %v; want the 2 descriptors and the lead marker", deleted, err)
+	if err != nil || len(deleted) != 4 {
+		t.Fatalf("cleanup deleted %v, %v; want the 2 descriptors, the lead marker and the group pack", deleted, err)
 	}
 	for _, k := range deleted {
 		if !strings.HasPrefix(k, remote.ProposalKey(2, "")) {

@@ -46,6 +46,12 @@ func (e *Engine) afterPublish(state remote.State) {
 // which reaches that generation (keepOwnPack). A failure only costs
 // readers requests: they fetch the halves instead.
 func (e *Engine) buildRollups(state remote.State) {
+	e.buildRollupsAt(state, state.Generation())
+}
+
+// buildRollupsAt builds the rollups of the blocks that generation g of
+// state ends (a group's write accepts several generations at once).
+func (e *Engine) buildRollupsAt(state remote.State, g uint64) {
 	if state.Manifest == nil {
 		return
 	}
@@ -59,7 +65,7 @@ func (e *Engine) buildRollups(state remote.State) {
 			e.log.Warn("rollup skipped: cannot open the object cache", "err", err)
 			return
 		}
-		built, err := e.notebook.BuildRollups(ctx, state, state.Generation(), e.source(c))
+		built, err := e.notebook.BuildRollups(ctx, state, g, e.source(c))
 		for _, r := range built {
 			if aerr := c.store.AddPack(hashKey(r.Key)+".pack", r.Data); aerr != nil {
 				e.log.Warn("cannot keep the rollup in the cache", "err", aerr)
@@ -69,7 +75,7 @@ func (e *Engine) buildRollups(state remote.State) {
 			e.log.Warn("rollup failed; readers fetch increments instead", "err", err)
 			return
 		}
-		e.log.Debug("rollups written", "generation", state.Generation(), "rollups", len(built))
+		e.log.Debug("rollups written", "generation", g, "rollups", len(built))
 	}()
 }
 

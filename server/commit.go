@@ -210,13 +210,14 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		// common path never needs it).
 		s.accepted = &last.pend
 		switch {
-		case acc.Included != 0: // the accepted pack is a helper's, not ours
+		case acc.Included != 0: // the accepted pack is a helper's, not ours: so are its rollups
 		case acc.Members != 0:
 			s.keepMemberPacks(acc, last)
+			s.e.afterGroupPublish(acc.State, acc.Members)
 		default:
 			s.keepOwnPack(acc, last.pack)
+			s.e.afterPublish(acc.State)
 		}
-		s.e.afterPublish(acc.State)
 	}
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
 	if err := failpoint(FailAfterPublish); err != nil {
@@ -236,11 +237,11 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 	case acc.Included != 0:
 		// Another writer's group accepted ours: L becomes the tree of
 		// the `current` that proved it, as a pull would make it.
-		if target, err = s.includedTarget(acc.State); err != nil {
+		if target, err = s.includedTarget(acc.State, last.observed.Generation()); err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
 	case acc.Members != 0:
-		target = &merged{ids: last.groupFiles(acc.Members)}
+		target = last.groupFiles(acc.Members)
 	}
 	changes, err := s.plan(target)
 	if err != nil {

@@ -38,7 +38,9 @@ type attempt struct {
 	pend    pendingEntry
 	rAll    map[cas.ID]bool // every file ID of R, built on first need
 	parts   []groupPart     // the members include offered (groupcommit.go)
-	head    cas.ID          // the proposal's head commit
+	// groupContent holds the files include merged (groupcommit.go).
+	groupContent map[cas.ID][]byte
+	head         cas.ID // the proposal's head commit
 }
 
 func (s *session) newAttempt(ctx context.Context, observed remote.State, publication, message string) *attempt {

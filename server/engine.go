@@ -74,6 +74,9 @@ type Engine struct {
 	sets      pathSets
 	ignore    *ignoreRules
 	secrets   bool // refuse commits adding a recognised credential
+	// groupMerged counts accepted group members with a path three-way
+	// merged into the group's version (groupcommit.go; for tests).
+	groupMerged atomic.Int64
 
 	dirMu sync.Mutex
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -15,21 +16,29 @@ import (
 //
 //	for each candidate: open its pack -> its head commit (parent must be
 //	the observed head) -> its tree -> its changes against the observed
-//	tree -> clean when no changed path (or a directory on it) meets one
-//	already changed in this group, case folding included -> re-parent:
-//	a pack with its file objects, the rebuilt trees and a commit with the
-//	candidate's own publication ID, time and message on the previous head.
+//	tree -> per changed path: untouched by the group so far: taken as it
+//	is; changed by the group too (the same path, a file on both sides):
+//	three-way merged (merge.Text, rule 6 included) with the observed
+//	version as base, the group's version as remote and the candidate's as
+//	local, as the proposer's own retry after the group would merge it; a
+//	conflict, a modify/delete, a case-folded twin or a file where the
+//	group has a directory (or the reverse): the candidate is left out ->
+//	re-parent: a pack with its file objects (merged ones written anew),
+//	the rebuilt trees and a commit with the candidate's own publication
+//	ID, time and message on the previous head.
 //
-// "Merges cleanly" is deliberately narrower than the three-way merge:
-// disjoint paths only. A candidate touching a path the group touched is
-// left to its proposer, whose own retry merges it (and reports a conflict
-// if there is one). Each member's increment is then exactly its proposer's
-// own change, so the proposer's diffstat stands as it computed it.
+// A candidate left out goes to its proposer, whose own retry merges it
+// (and reports a conflict if there is one). Each member's increment is its
+// proposer's change rebased onto the group's tree before it: for a path
+// only it changed, exactly its own change; for a merged path, its hunks
+// applied to the group's version. The proposer's diffstat (its own change
+// against the tree it built on) stands as it computed it.
 
 // groupPart is one member the attempt offered, with what it changed.
 type groupPart struct {
 	member  remote.Member
 	changes map[string]cas.ID
+	merged  bool // a path of it was three-way merged with the group's
 }
 
 // packSource reads objects from in-memory packs, then from a fallback.
@@ -66,9 +75,10 @@ func (a *attempt) include(_ context.Context, observed remote.State, own remote.P
 	if observed.Head() == a.s.base.Head {
 		oFiles = a.s.baseFiles() // rFiles holds only the changed paths then
 	}
-	clash := newClashSet()
+	g := &groupView{clash: newClashSet(), changed: map[string]cas.ID{}, base: a.merged.ids}
 	for p := range a.changes {
-		clash.add(p)
+		g.clash.add(p)
+		g.changed[p] = a.changes[p]
 	}
 	prevHead := own.Head
 	prevTree, err := commitTree(src, prevHead)
@@ -77,7 +87,7 @@ func (a *attempt) include(_ context.Context, observed remote.State, own remote.P
 	}
 	var out []remote.Member
 	for _, c := range cands {
-		part, tree, ok := a.rebase(src, oFiles, clash, c, prevHead, prevTree)
+		part, tree, ok := a.rebase(src, oFiles, g, c, prevHead, prevTree)
 		if !ok {
 			continue
 		}
@@ -86,8 +96,9 @@ func (a *attempt) include(_ context.Context, observed remote.State, own remote.P
 			continue
 		}
 		src.packs = append(src.packs, pk)
-		for p := range part.changes {
-			clash.add(p)
+		for p, id := range part.changes {
+			g.clash.add(p)
+			g.changed[p] = id
 		}
 		a.parts = append(a.parts, part)
 		out = append(out, part.member)
@@ -96,10 +107,28 @@ func (a *attempt) include(_ context.Context, observed remote.State, own remote.P
 	return out, nil
 }
 
+// groupView is the group's tree so far, as far as a candidate needs it:
+// the paths the group changed (the attempt's own and its members'), their
+// versions there (zero ID: removed) and the attempt's result under them.
+type groupView struct {
+	clash   *clashSet
+	changed map[string]cas.ID
+	base    map[string]cas.ID // the attempt's own result
+}
+
+// at is the group's version of path p.
+func (g *groupView) at(p string) (cas.ID, bool) {
+	if id, ok := g.changed[p]; ok {
+		return id, !id.IsZero()
+	}
+	id, ok := g.base[p]
+	return id, ok
+}
+
 // rebase re-parents one candidate onto prev, or reports that it does not
 // merge cleanly (or is malformed: a helper never fails for another
 // writer's proposal).
-func (a *attempt) rebase(src *packSource, oFiles map[string]cas.ID, clash *clashSet, c remote.Candidate, prevHead, prevTree cas.ID) (groupPart, cas.ID, bool) {
+func (a *attempt) rebase(src *packSource, oFiles map[string]cas.ID, g *groupView, c remote.Candidate, prevHead, prevTree cas.ID) (groupPart, cas.ID, bool) {
 	pack, err := cas.OpenPack(c.PackData)
 	if err != nil {
 		return groupPart{}, cas.ID{}, false
@@ -121,22 +150,49 @@ func (a *attempt) rebase(src *packSource, oFiles map[string]cas.ID, clash *clash
 	if len(changes) == 0 {
 		return groupPart{}, cas.ID{}, false
 	}
-	for p := range changes {
-		if clash.meets(p) {
-			return groupPart{}, cas.ID{}, false
-		}
-	}
 	sink := &filterSink{pack: cas.NewPackWriter(), added: map[cas.ID]bool{}, inParent: map[cas.ID]bool{}}
-	// Every object of each new file version goes in, wherever it is
-	// found: the member's pack must hold what its head needs beyond the
-	// previous head whatever the closure of that head turns out to hold.
-	for _, id := range changes {
-		if id.IsZero() {
+	merges := 0
+	for p, id := range changes {
+		if _, same := g.changed[p]; !same {
+			if g.clash.meets(p) {
+				return groupPart{}, cas.ID{}, false // a twin, or a file against a directory
+			}
+			// Every object of each new file version goes in, wherever it
+			// is found: the member's pack must hold what its head needs
+			// beyond the previous head whatever the closure of that head
+			// turns out to hold.
+			if !id.IsZero() {
+				if err := copyFile(theirs, sink, id); err != nil {
+					return groupPart{}, cas.ID{}, false
+				}
+			}
 			continue
 		}
+		merged, ok := a.mergePath(theirs, oFiles, g, p, id)
+		if !ok {
+			return groupPart{}, cas.ID{}, false
+		}
+		gid, _ := g.at(p)
+		if merged == gid {
+			delete(changes, p) // the group made the same change
+			continue
+		}
+		changes[p] = merged
+		merges++
+		if _, err := cas.WriteFile(sink, mustContent(a, theirs, merged)); err != nil {
+			return groupPart{}, cas.ID{}, false
+		}
+		// The proposer's own version goes in too, though no tree names
+		// it: a proposer whose rewrite after acceptance did not finish
+		// adopts its publication with that version as its merge base
+		// (DESIGN §6), and a cache that lost it must find it in a pack
+		// of the history.
 		if err := copyFile(theirs, sink, id); err != nil {
 			return groupPart{}, cas.ID{}, false
 		}
+	}
+	if len(changes) == 0 {
+		return groupPart{}, cas.ID{}, false // nothing left: its proposer's retry skips
 	}
 	tree, err := cas.UpdateTree(src, sink, prevTree, changes)
 	if err != nil {
@@ -150,7 +206,68 @@ func (a *attempt) rebase(src *packSource, oFiles map[string]cas.ID, clash *clash
 	if err != nil {
 		return groupPart{}, cas.ID{}, false
 	}
-	return groupPart{member: remote.Member{Publication: commit.Publication, Head: cobj.ID, Pack: data}, changes: changes}, tree, true
+	return groupPart{member: remote.Member{Publication: commit.Publication, Head: cobj.ID, Pack: data}, changes: changes, merged: merges > 0}, tree, true
+}
+
+// mergePath merges the candidate's version theirs of p, a path the group
+// changed too, onto the group's version: the ID of the clean result, or
+// false (a conflict, or one side removed what the other changed). The
+// merged content is kept in a.groupContent for the pack and the rewrite.
+func (a *attempt) mergePath(src cas.Source, oFiles map[string]cas.ID, g *groupView, p string, theirs cas.ID) (cas.ID, bool) {
+	gid, inG := g.at(p)
+	if theirs.IsZero() || !inG {
+		return cas.ID{}, theirs.IsZero() && !inG // both removed it: the same change
+	}
+	if theirs == gid {
+		return gid, true
+	}
+	load := func(id cas.ID) ([]byte, bool) {
+		if c, ok := a.groupContent[id]; ok {
+			return c, true
+		}
+		if c, err := cas.ReadFile(src, id); err == nil {
+			return c, true
+		}
+		c, err := a.s.load(id)
+		return c, err == nil
+	}
+	var base []byte
+	if bid, inBase := oFiles[p]; inBase {
+		var ok bool
+		if base, ok = load(bid); !ok {
+			return cas.ID{}, false
+		}
+	}
+	local, ok1 := load(theirs)
+	remote, ok2 := load(gid)
+	if !ok1 || !ok2 {
+		return cas.ID{}, false
+	}
+	// The proposer publishing after the group would merge its own tree
+	// (local) with the group's (remote): remote's additions come first.
+	res := merge.Text(base, local, remote)
+	if len(res.Conflicts) > 0 {
+		return cas.ID{}, false
+	}
+	id, err := cas.WriteFile(nil, res.Content)
+	if err != nil {
+		return cas.ID{}, false
+	}
+	if a.groupContent == nil {
+		a.groupContent = map[cas.ID][]byte{}
+	}
+	a.groupContent[id] = res.Content
+	return id, true
+}
+
+// mustContent is the content of a file mergePath produced (or, for a
+// result equal to one side, that side's).
+func mustContent(a *attempt, src cas.Source, id cas.ID) []byte {
+	if c, ok := a.groupContent[id]; ok {
+		return c
+	}
+	c, _ := cas.ReadFile(src, id)
+	return c
 }
 
 // copyFile puts a file object and its chunks into sink.
@@ -241,25 +358,33 @@ func (c *clashSet) meets(p string) bool {
 }
 
 // groupFiles is the accepted tree of a write that included the first n
-// offered members after the attempt's own result.
-func (a *attempt) groupFiles(n int) map[string]cas.ID {
+// offered members after the attempt's own result (with the content of
+// the files include merged, which no cache holds yet).
+func (a *attempt) groupFiles(n int) *merged {
 	if n == 0 {
-		return a.merged.ids
+		return a.merged
 	}
-	files := make(map[string]cas.ID, len(a.merged.ids))
+	m := &merged{ids: make(map[string]cas.ID, len(a.merged.ids)), contents: map[string][]byte{}}
 	for p, id := range a.merged.ids {
-		files[p] = id
+		m.ids[p] = id
+		if c, ok := a.merged.contents[p]; ok {
+			m.contents[p] = c
+		}
 	}
 	for _, part := range a.parts[:min(n, len(a.parts))] {
 		for p, id := range part.changes {
+			delete(m.contents, p)
 			if id.IsZero() {
-				delete(files, p)
-			} else {
-				files[p] = id
+				delete(m.ids, p)
+				continue
+			}
+			m.ids[p] = id
+			if c, ok := a.groupContent[id]; ok {
+				m.contents[p] = c
 			}
 		}
 	}
-	return files
+	return m
 }
 
 // keepMemberPacks adds the packs of a group's own increment and accepted
@@ -269,6 +394,11 @@ func (a *attempt) groupFiles(n int) map[string]cas.ID {
 func (s *session) keepMemberPacks(acc remote.Accepted, last *attempt) {
 	if acc.Members == 0 || acc.State.Manifest == nil {
 		return
+	}
+	for _, part := range last.parts[:min(acc.Members, len(last.parts))] {
+		if part.merged {
+			s.e.groupMerged.Add(1)
+		}
 	}
 	c, err := s.e.openChain(chainKey(acc.State))
 	if err != nil {
@@ -297,7 +427,11 @@ func (s *session) keepMemberPacks(acc remote.Accepted, last *attempt) {
 
 // includedTarget is the tree L is rewritten to when another writer's
 // group accepted this commit: the tree of the `current` that proved it.
-func (s *session) includedTarget(state remote.State) (*merged, error) {
+// The proposal was registered on generation parent, which the cache
+// reaches: the group pack brings it to the group's last generation in one
+// read, instead of one per increment of the group.
+func (s *session) includedTarget(state remote.State, parent uint64) (*merged, error) {
+	s.e.primeFromGroup(s.ctx, state, parent)
 	chain, err := s.e.sync(s.ctx, state)
 	if err != nil {
 		return nil, err
@@ -308,4 +442,49 @@ func (s *session) includedTarget(state remote.State) (*merged, error) {
 		return nil, err
 	}
 	return &merged{ids: files}, nil
+}
+
+// primeFromGroup adds the group pack of the write that accepted the
+// proposals registered on generation parent to the cache of state's
+// chain, when that cache reaches exactly parent, and advances the reach
+// to the last generation the pack covers. Anything amiss only leaves the
+// work to sync.
+func (e *Engine) primeFromGroup(ctx context.Context, state remote.State, parent uint64) {
+	c, err := e.openChainOf(state)
+	if err != nil || e.reachOf(c) != parent {
+		return
+	}
+	gp, err := e.notebook.FetchGroupPack(ctx, state, parent)
+	if err != nil || gp.Last <= parent {
+		return
+	}
+	if err := c.store.AddPack(packName(remote.PackRef{Key: gp.Key}), gp.Data); err != nil {
+		return
+	}
+	e.setReach(c, gp.Last, gp.Head)
+}
+
+// afterGroupPublish is afterPublish for a write that accepted members
+// generations after its own: the rollups of every block one of those
+// generations ends are built too (readers would otherwise fetch the
+// halves of each), lowest first, then the last generation's work.
+func (e *Engine) afterGroupPublish(state remote.State, members int) {
+	last := state.Generation()
+	first := last - uint64(members)
+	var ends []uint64
+	for g := first; g < last; g++ {
+		if len(remote.RollupsEndingAt(g)) > 0 {
+			ends = append(ends, g)
+		}
+	}
+	if len(ends) == 0 {
+		e.afterPublish(state)
+		return
+	}
+	e.background.Go(func() {
+		for _, g := range ends {
+			e.buildRollupsAt(state, g)
+		}
+		e.afterPublish(state)
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,23 +141,44 @@ func TestGroupCommitModel(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("GROUPCOMMIT_SCHEDULES")); err == nil && v > 0 {
 		schedules = v
 	}
-	var grouped, writes, accepted int
-	for seed := range schedules {
-		g, w, n := runGroupSchedule(t, uint64(seed))
-		grouped += g
-		writes += w
-		accepted += n
-		if t.Failed() {
-			t.Fatalf("schedule %d failed", seed)
-		}
+	first := 0 // GROUPCOMMIT_SEED runs schedules from that seed on (to replay one)
+	if v, err := strconv.Atoi(os.Getenv("GROUPCOMMIT_SEED")); err == nil && v >= 0 {
+		first = v
 	}
-	t.Logf("%d schedules: %d increments accepted; %d won writes of a writer that had registered included %d members", schedules, accepted, writes, grouped)
-	if grouped == 0 {
+	// Each schedule is a parallel subtest: most of a schedule's time is
+	// its writers' backoff, so -parallel N runs N at once.
+	var grouped, writes, accepted, merged atomic.Int64
+	t.Run("schedules", func(t *testing.T) {
+		for seed := first; seed < first+schedules; seed++ {
+			t.Run(strconv.Itoa(seed), func(t *testing.T) {
+				t.Parallel()
+				r := runGroupSchedule(t, uint64(seed))
+				grouped.Add(int64(r.grouped))
+				writes.Add(int64(r.writes))
+				accepted.Add(int64(r.accepted))
+				merged.Add(int64(r.merged))
+			})
+		}
+	})
+	t.Logf("%d schedules: %d increments accepted; %d won writes of a writer that had registered included %d members, %d of them merged into a file the group changed too",
+		schedules, accepted.Load(), writes.Load(), grouped.Load(), merged.Load())
+	if t.Failed() {
+		return
+	}
+	if grouped.Load() == 0 {
 		t.Fatalf("no schedule accepted a proposal as a group member: the model exercised nothing")
+	}
+	if schedules >= 20 && merged.Load() == 0 {
+		t.Fatalf("no member was merged into a file the group changed: the three-way inclusion was not exercised")
 	}
 }
 
-func runGroupSchedule(t *testing.T, seed uint64) (grouped, writes, accepted int) {
+// scheduleResult counts what one schedule exercised.
+type scheduleResult struct {
+	grouped, writes, accepted, merged int
+}
+
+func runGroupSchedule(t *testing.T, seed uint64) (res scheduleResult) {
 	rnd := rand.New(rand.NewPCG(seed, 18))
 	store := &chaosStore{Mem: memstore.New(), rnd: rand.New(rand.NewPCG(seed, 81))}
 	writers := 3 + rnd.IntN(6)
@@ -203,9 +225,9 @@ func runGroupSchedule(t *testing.T, seed uint64) (grouped, writes, accepted int)
 					panic(err)
 				}
 				// A third of the commits also edit the writer's own
-				// slot of one shared file: the same path as others, so
-				// never a member of a group that touched it; its own
-				// retry merges it.
+				// slot of one shared file: the same path as others,
+				// merged into a group that touched it (three-way, the
+				// slots apart) or by its own retry.
 				if (i+j)%3 != 0 {
 					goto commit
 				}
@@ -269,10 +291,10 @@ func runGroupSchedule(t *testing.T, seed uint64) (grouped, writes, accepted int)
 	if uint64(len(incs)) != state.Generation() {
 		t.Errorf("seed %d: %d increments for generation %d", seed, len(incs), state.Generation())
 	}
-	accepted = len(incs)
+	res.accepted = len(incs)
 	for _, a := range agents {
 		w, _ := a.e.notebook.GroupStats()
-		writes += int(w)
+		res.writes += int(w)
 	}
 
 	// A fresh reader's tree is the accepted one; every writer pulls
@@ -348,7 +370,8 @@ func runGroupSchedule(t *testing.T, seed uint64) (grouped, writes, accepted int)
 	}
 	for _, a := range agents {
 		_, members := a.e.notebook.GroupStats()
-		grouped += int(members)
+		res.grouped += int(members)
+		res.merged += int(a.e.groupMerged.Load())
 	}
-	return grouped, writes, accepted
+	return res
 }

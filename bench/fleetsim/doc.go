@@ -34,6 +34,9 @@
 // the factor Scale; Scale 1 (the default) is exact apart from the shared
 // CPU, which Result.CPU reports (cores busy near 2 means the figures
 // include queueing for the simulation's CPU, not only for the store).
+// A Scale below 1 is slow motion, for a fleet whose engines' CPU the
+// machine cannot supply in real time (1,000 agents on 2 shared cores):
+// their CPU and backoff are then understated by the factor 1/Scale.
 // Arrival instants, jitter and contents are seeded; which writer wins a
 // race is up to the scheduler, so two runs agree in distribution, not
 // byte for byte.

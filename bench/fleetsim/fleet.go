@@ -71,7 +71,7 @@ func (c *Config) defaults() {
 	if c.Cap <= 0 {
 		c.Cap = 10 * time.Minute
 	}
-	if c.Model.Scale < 1 {
+	if c.Model.Scale <= 0 {
 		c.Model.Scale = 1
 	}
 	if c.Progress == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +25,7 @@ type Model struct {
 	// the body's transfer time is added to the leg that carries it.
 	Bandwidth int64
 	// Scale compresses time: sleeps are the modelled durations divided by
-	// Scale (>= 1; 0 = 1).
+	// Scale (> 1: faster than real; below 1: slow motion; 0 = 1).
 	Scale float64
 }
 
@@ -58,6 +59,30 @@ type Counts struct {
 	BytesUp     int64
 	BytesDown   int64
 	CurrentGets int64 // GETs of `current` (the rest are packs)
+	// ByClass counts requests by "KIND class" (KeyClass), a GET that
+	// found nothing also as "GET class (absent)": where the requests go.
+	ByClass map[string]int64
+}
+
+// KeyClass names the kind of object a key holds.
+func KeyClass(key string) string {
+	switch {
+	case key == remote.CurrentKey:
+		return "current"
+	case strings.HasPrefix(key, remote.IncrementsPrefix):
+		return "increment"
+	case strings.HasPrefix(key, remote.RollupsPrefix):
+		return "rollup"
+	case strings.HasPrefix(key, remote.CheckpointsPrefix):
+		return "checkpoint"
+	case strings.HasPrefix(key, remote.SegmentsPrefix):
+		return "segment"
+	case strings.HasPrefix(key, remote.ProposalsPrefix) && strings.HasSuffix(key, "-lead"):
+		return "lead marker"
+	case strings.HasPrefix(key, remote.ProposalsPrefix):
+		return "proposal"
+	}
+	return "other"
 }
 
 // Total is the number of requests of every kind.
@@ -91,7 +116,7 @@ type Latency struct {
 
 // NewLatency wraps inner; seed drives the jitter.
 func NewLatency(inner remote.Store, m Model, seed uint64) *Latency {
-	if m.Scale < 1 {
+	if m.Scale <= 0 {
 		m.Scale = 1
 	}
 	return &Latency{inner: inner, model: m, rng: rand.New(rand.NewPCG(seed, 0x1a7e)), keys: map[string]*sync.Mutex{}}
@@ -196,6 +221,14 @@ func (l *Latency) count(k Kind, key string, up, down int, err error) {
 	l.c.BytesDown += int64(down)
 	if k == KindGet && key == remote.CurrentKey {
 		l.c.CurrentGets++
+	}
+	if l.c.ByClass == nil {
+		l.c.ByClass = map[string]int64{}
+	}
+	class := k.String() + " " + KeyClass(key)
+	l.c.ByClass[class]++
+	if errors.Is(err, remote.ErrNotFound) {
+		l.c.ByClass[class+" (absent)"]++
 	}
 	if k == KindCreate || k == KindReplace {
 		switch {

@@ -37,6 +37,18 @@ func Markdown(runs []*Result) string {
 			r.PerCommit(c.Won[KindReplace]), r.PerCommit(c.Lost[KindReplace]), pc(KindList), pc(KindHead), pc(KindDelete),
 			r.PerCommit(c.BytesUp)/1024, r.PerCommit(c.BytesDown)/1024)
 	}
+	b.WriteString("\nRequests per accepted commit by object (absent: a GET that found nothing):\n\n")
+	for _, r := range runs {
+		fmt.Fprintf(&b, "- %d agents, %s:", r.Agents, arrival(r))
+		for i, k := range slices.Sorted(maps.Keys(r.Counts.ByClass)) {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(&b, "%s %s %.2f", sep, k, r.PerCommit(r.Counts.ByClass[k]))
+		}
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 

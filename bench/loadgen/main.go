@@ -76,6 +76,7 @@ type profile struct {
 	agentWindow       time.Duration
 	agentStores       []string
 	drivers           []string // contention and agents: driverCLI, driverServe (mcp.go)
+	groupCommit       bool     // every measured process runs with --group-commit (SLIVINGDOC_GROUP_COMMIT)
 }
 
 var (
@@ -155,6 +156,7 @@ func main() {
 	historyCommits := flag.Int("history-commits", 0, "override the history length")
 	historyAlternate := flag.Int("history-alternate", -1, "override how many commits alternate between the long notebook and a fresh reference (0: none)")
 	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
+	groupCommit := flag.Bool("group-commit", false, "run every measured slivingdoc process with group commit on (SLIVINGDOC_GROUP_COMMIT=true)")
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
@@ -199,6 +201,7 @@ func main() {
 	if *historyAlternate >= 0 {
 		prof.historyAlternate = *historyAlternate
 	}
+	prof.groupCommit = *groupCommit
 	if *drivers != "" {
 		prof.drivers = strings.Split(*drivers, ",")
 		for _, d := range prof.drivers {

@@ -44,18 +44,19 @@ type Step struct {
 
 // Meta describes the run and the machine.
 type Meta struct {
-	Profile   string
-	Start     time.Time
-	End       time.Time
-	CPUs      int
-	CPUModel  string
-	GOOS      string
-	GOARCH    string
-	GoVersion string
-	Commit    string // git HEAD of the measured tree
-	Binary    string // `slivingdoc version`
-	Git       string // `git --version`
-	SeaweedFS string
+	Profile     string
+	GroupCommit bool // the measured processes ran with --group-commit
+	Start       time.Time
+	End         time.Time
+	CPUs        int
+	CPUModel    string
+	GOOS        string
+	GOARCH      string
+	GoVersion   string
+	Commit      string // git HEAD of the measured tree
+	Binary      string // `slivingdoc version`
+	Git         string // `git --version`
+	SeaweedFS   string
 	// Load is the 1-minute load average sampled every 5 s during the run:
 	// the machine is shared, and the figures mean little without it.
 	Load []float64
@@ -70,7 +71,7 @@ type Meta struct {
 
 func newResults(prof profile, bin string) *Results {
 	res := &Results{Meta: Meta{
-		Profile: prof.name, Start: time.Now().UTC(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(),
+		Profile: prof.name, GroupCommit: prof.groupCommit, Start: time.Now().UTC(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(),
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version(),
 		Commit: cmdOutput("git", "rev-parse", "--short", "HEAD"), Binary: cmdOutput(bin, "version"),
 		Git: cmdOutput("git", "--version"), SeaweedFS: seaweed.Module + "@" + seaweed.Version,

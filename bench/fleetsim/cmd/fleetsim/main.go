@@ -12,6 +12,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,7 +30,7 @@ func main() {
 	jitter := flag.Float64("jitter", 0.25, "each leg uniform in [1-j, 1+j] of its nominal time")
 	cond := flag.Duration("cond-service", 2*time.Millisecond, "time a conditional write holds its key (serialised per key)")
 	bw := flag.Int64("bandwidth", 100e6, "bytes per second one request moves (0 = unlimited)")
-	scale := flag.Float64("scale", 1, "time compression: sleeps are model durations / scale, reports multiply back")
+	scale := flag.Float64("scale", 1, "time compression: sleeps are model durations / scale, reports multiply back (below 1: slow motion)")
 	seed := flag.Uint64("seed", 1, "seed of the instants, jitter and contents")
 	retries := flag.Int("commit-retries", 8, "each engine's lost-race retries (the CLI default)")
 	maxTries := flag.Int("max-tries", 20, "Commit calls an agent spends on one commit")
@@ -38,7 +39,18 @@ func main() {
 	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
 	group := flag.Bool("group-commit", false, "engines use group commit (issue 18)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs (set-up included) to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
