@@ -304,3 +304,36 @@ func TestLargePacksDoNotCarrySegments(t *testing.T) {
 	}
 	mustVerify(t, m)
 }
+
+// A history whose older segments are objects of their own (format 2, or a
+// publisher that did not carry) and whose newer ones are carried reads as
+// one: Publications lists every generation across both forms.
+func TestMixedSegmentFormsReadAsOne(t *testing.T) {
+	store := memstore.New()
+	m := growOwn(t, store, nil, 0, 40)
+	m = grow(t, store, m, 40, 20) // 60: still below the first level-2 fold (72)
+	own, carried := 0, 0
+	for _, s := range m.Segments {
+		if s.Carried() {
+			carried++
+		} else {
+			own++
+		}
+	}
+	if own == 0 || carried == 0 {
+		t.Fatalf("segments %+v: want both forms", m.Segments)
+	}
+	dec, err := remote.DecodeManifest(mustEncode(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	incs, err := remote.Open(store, remote.Options{}).Publications(context.Background(), remote.State{Manifest: dec}, 1, 60)
+	if err != nil || len(incs) != 60 {
+		t.Fatalf("Publications over both forms: %d, %v", len(incs), err)
+	}
+	for i, inc := range incs {
+		if inc.Generation != uint64(i+1) {
+			t.Fatalf("entry %d is generation %d", i, inc.Generation)
+		}
+	}
+}

@@ -62,3 +62,26 @@ func TestPlanCatchUpStopsAtTheHead(t *testing.T) {
 		}
 	}
 }
+
+// The publication after checkpoint swaps builds the rollups of the blocks
+// that end at those swaps (nobody else does), so it must be told it has
+// work even when its own generation ends no block.
+func TestRollupsDueAfterSwaps(t *testing.T) {
+	for _, tc := range []struct {
+		prev, last, through uint64
+		want                bool
+	}{
+		{prev: 66, last: 67, want: false},              // 67 ends no block
+		{prev: 67, last: 68, want: true},               // 68 ends (64, 68]
+		{prev: 67, last: 69, through: 67, want: true},  // the swap at 68 ends (64, 68]
+		{prev: 65, last: 67, through: 65, want: false}, // the swap at 66 ends no block
+		{prev: 59, last: 61, through: 59, want: true},  // the swap at 60 ends (56, 60]
+		{prev: 59, last: 62, through: 61, want: false}, // 60 is at or below the checkpoint: never read
+	} {
+		m := &remote.Manifest{Version: 3, Generation: tc.last, Upgraded: 1, Checkpoint: remote.Checkpoint{Through: tc.through},
+			Increments: []remote.Increment{{Generation: tc.prev}, {Generation: tc.last}}}
+		if got := m.RollupsDue(); got != tc.want {
+			t.Errorf("%+v: RollupsDue = %v", tc, got)
+		}
+	}
+}
