@@ -74,3 +74,53 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 		t.Fatalf("a after the cache was replaced: %+v", r)
 	}
 }
+
+// A long-lived engine reuses the baseline it last wrote only while P's
+// file is that one: a baseline corrupted in place (same size, mtime put
+// back) or removed is noticed on the next call, as a fresh process would.
+func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
+	store, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(t, store, func(c *Config) { c.LongLived = true })
+	a.pull()
+	a.write("one.md", "one\n")
+	a.commit("seed")
+	mem := a.e.memories[a.e.stateDir(a.dir)]
+	if mem.base == nil {
+		t.Fatal("the long-lived engine kept no baseline")
+	}
+	a.write("one.md", "one\ntwo\n")
+	if r := a.commit("edit"); r.Generation != 2 {
+		t.Fatalf("edit: %+v", r)
+	}
+	if mem.base == nil || mem.base.b.Generation != 2 {
+		t.Fatal("the kept baseline is not the one just recorded")
+	}
+
+	// Corrupted in place: same inode and size, mtime put back.
+	name := filepath.Join(a.e.stateDir(a.dir), "baseline")
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(name)
+	for i := len(data) - 8; i < len(data); i++ {
+		data[i] ^= 0xff
+	}
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(name, fi.ModTime(), fi.ModTime())
+	_, err = a.e.Commit(context.Background(), "", "after corruption")
+	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+
+	// Removed, after a pull has recorded a fresh one.
+	os.Remove(name)
+	if _, err := a.e.Pull(context.Background(), ""); err == nil {
+		t.Fatal("a pull into a non-empty directory without a baseline succeeded")
+	}
+	_, err = a.e.Commit(context.Background(), "", "after removal")
+	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+}

@@ -64,6 +64,7 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 		return nil, err
 	}
 	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDir(dir), dir: realPath(dir), store: e.storeKey}}
+	s.state.kept = e.memoryOf(s.state.path)
 	// Locks by resolved identity: a symlink alias waits for the real path.
 	s.mu = e.dirLock(s.state.path)
 	s.mu.Lock()

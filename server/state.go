@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -253,14 +254,26 @@ func encodeBaseline(b *baseline) []byte {
 	return append(out, sum[:]...)
 }
 
-func decodeBaseline(data []byte) (*baseline, error) {
+func decodeBaseline(data []byte) (*baseline, error) { return parseBaseline(data, true) }
+
+// parseBaseline decodes a baseline, checking its checksum when verify is
+// set (unset only for bytes this process encoded or already verified).
+func parseBaseline(data []byte, verify bool) (*baseline, error) {
 	magic := baselineMagic
 	if len(data) >= len(baselineHeldMagic) && string(data[:len(baselineHeldMagic)]) == baselineHeldMagic {
 		magic = baselineHeldMagic
 	}
-	r, err := newStateReader(data, magic)
-	if err != nil {
-		return nil, err
+	var r *stateReader
+	if verify {
+		var err error
+		if r, err = newStateReader(data, magic); err != nil {
+			return nil, err
+		}
+	} else {
+		if len(data) < len(magic)+32 || string(data[:len(magic)]) != magic {
+			return nil, errBadStateFile
+		}
+		r = &stateReader{b: data[len(magic) : len(data)-32]}
 	}
 	b := &baseline{Generation: r.u64()}
 	copy(b.Head[:], r.bytes(32))
@@ -437,6 +450,10 @@ type dirState struct {
 	path  string // P/dirs/<hash>
 	dir   string // L (resolved), recorded in "where" beside the first baseline
 	store string // the engine's storeKey, recorded in "where"
+	// kept is what a long-lived engine remembers of this L (memory.go):
+	// the baseline it last read or wrote, reused while P's file is
+	// that one. nil: none (CLI), every load reads P.
+	kept *dirMemory
 }
 
 // whereRecord is P/dirs/<h>/where: which L (and store) this state belongs
@@ -468,21 +485,46 @@ func (d dirState) file(name string) string { return filepath.Join(d.path, name) 
 // and treats the directory as never pulled: a pull then keeps every local
 // file, at worst as a conflict block, and commits are refused until then).
 func (d dirState) loadBaseline() (*baseline, error) {
-	data, err := os.ReadFile(d.file("baseline"))
+	name := d.file("baseline")
+	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
+		d.kept.forgetBaseline()
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return decodeBaseline(data)
+	defer f.Close()
+	if b := d.kept.recallBaseline(f); b != nil {
+		return b, nil
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	b, err := decodeBaseline(data)
+	if err != nil {
+		d.kept.forgetBaseline()
+		return nil, err
+	}
+	d.kept.keepBaseline(f, data)
+	return b, nil
 }
 
 func (d dirState) saveBaseline(b *baseline) error {
 	if err := d.recordWhere(); err != nil {
 		return err
 	}
-	return writeAtomic(d.file("baseline"), encodeBaseline(b))
+	data := encodeBaseline(b)
+	d.kept.forgetBaseline() // until the new file is in place
+	if err := writeAtomic(d.file("baseline"), data); err != nil {
+		return err
+	}
+	if f, err := os.Open(d.file("baseline")); err == nil {
+		d.kept.keepBaseline(f, data)
+		f.Close()
+	}
+	return nil
 }
 
 // saveHeld keeps the content of a held base (idempotent: the name is its
