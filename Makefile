@@ -17,7 +17,7 @@ TESTFLAGS ?=
 # credential chain away from the instance metadata endpoint.
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: all build test lint bench fuzz clean
+.PHONY: all build test lint race bench fuzz clean
 
 all: build
 
@@ -33,8 +33,22 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
+# The packages with concurrency (goroutines, shared caches, cross-process
+# locks), each tested once more under the race detector: the pack store, the
+# remote protocol and its backends, the file-system helpers, the engine and
+# its adapters. .ci/run runs it after make test.
+RACE_PKGS ?= ./cas/ ./remote/... ./internal/memstore/ ./internal/osfile/ ./internal/parallel/ ./server/...
+
+race:
+	$(GO) test -race -count=1 -timeout 40m $(TESTFLAGS) $(RACE_PKGS)
+
+# Every Go benchmark of the module: bench/ holds the cross-package ones;
+# cas, remote, server, server/secrets and cmd/slivingdoc keep those that need
+# their package's internals. BENCH_PKGS=./bench/... runs only bench/.
+BENCH_PKGS ?= ./...
+
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_PKGS)
 
 # Every fuzz target in fuzz/, each for FUZZTIME.
 # Fuzz targets live in ./fuzz/, except those that need a package's

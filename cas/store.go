@@ -1,7 +1,6 @@
 package cas
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,8 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 )
 
 // Store is the local pack store: a directory of verified packs, safe for
@@ -416,18 +417,10 @@ func (s *Store) addFile(name string, header []byte, packs []NamedPack, indexes [
 func verifyPacks(packs []NamedPack) ([]*Pack, error) {
 	opened := make([]*Pack, len(packs))
 	errs := make([]error, len(packs))
-	var next atomic.Int64
-	work := func() {
-		for i := int(next.Add(1)) - 1; i < len(packs); i = int(next.Add(1)) - 1 {
-			opened[i], errs[i] = openVerified(packs[i].Data)
-		}
-	}
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(packs)) - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
+	_ = parallel.For(len(packs), runtime.GOMAXPROCS(0), func(i int) error {
+		opened[i], errs[i] = openVerified(packs[i].Data)
+		return nil // every pack is verified; the first failure by index is reported
+	})
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("cas: add pack %q: %w", packs[i].Name, err)
@@ -452,29 +445,8 @@ func checkPackName(name string) error {
 // damage inside a pack fails its objects' ID check on read, and the
 // caller then drops the file (server's healing). The fsyncs cost a commit
 // that fetches others' packs two disk flushes per file.
-func writeFileRenamed(dir, name string, data ...[]byte) (err error) {
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, "."+name+"."+hex.EncodeToString(rnd[:])+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	for _, b := range data {
-		if err == nil {
-			_, err = f.Write(b)
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+func writeFileRenamed(dir, name string, data ...[]byte) error {
+	return osfile.WriteFile(filepath.Join(dir, name), 0o600, false, data...)
 }
 
 // HasPack reports whether a loaded file holds the pack name; if none does,

@@ -2,8 +2,6 @@ package cas
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -209,16 +207,7 @@ func (s *Store) writeMergedIndexLocked() {
 	sum := Sum(out)
 	out = append(out, sum[:]...)
 
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(s.dir, mergedIndexName+"."+hex.EncodeToString(rnd[:])+".tmp")
-	if err := os.WriteFile(tmp, out, 0o600); err != nil {
-		os.Remove(tmp)
-		return
-	}
-	if err := os.Rename(tmp, filepath.Join(s.dir, mergedIndexName)); err != nil {
-		os.Remove(tmp)
-	}
+	_ = writeFileRenamed(s.dir, mergedIndexName, out) // best effort: a missing index is rebuilt
 }
 
 func (m *mergedIndex) count() int {

@@ -24,6 +24,9 @@ type treeWriter struct {
 	// chain hold this object": a test can make a writer rely on objects
 	// outside the active chain, as a writer with an older cache would.
 	skipHave func(cas.ID) bool
+	// carry makes the writer's packs carry the segments their folds
+	// create (Manifest.Carried), as the engine's do.
+	carry bool
 }
 
 func newTreeWriter(store remote.Store) *treeWriter {
@@ -163,6 +166,13 @@ func (w *treeWriter) commit(ctx context.Context, msg string, edit func(files map
 		commit := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: observed.Head(), Publication: pub, Time: time.Unix(1700000000, 0), Message: []byte(msg)})
 		if err := sink.pw.Put(commit); err != nil {
 			return remote.Proposal{}, err
+		}
+		if w.carry {
+			for _, o := range observed.Manifest.Carried(pub) {
+				if err := sink.pw.Put(o); err != nil {
+					return remote.Proposal{}, err
+				}
+			}
 		}
 		pack, err := sink.pw.Finish()
 		if err != nil {

@@ -24,6 +24,12 @@
 //	  |                          of a few immutable Segments under index/
 //	  |                          (content-named, 8 entries each, levels of
 //	  |                          8^n) that index every older increment.
+//	  |                          Version 3 (written since; the same plus
+//	  |                          carriers): a fold's segments travel as
+//	  |                          chunk objects in the folding publication's
+//	  |                          pack (Manifest.Carried), so no commit needs
+//	  |                          an upload of its own for them; version-2
+//	  |                          segments of their own stay readable.
 //	  |                          ExtendAt folds; DecodeManifest rejects
 //	  |                          anything the encoder would not write.
 //	  |
@@ -43,8 +49,9 @@
 //	  |
 //	Notebook                     ReadCurrent -> State{Manifest, ETag};
 //	                             FetchPack verifies size and BLAKE3;
-//	                             Publish: build(proposal) -> Put pack (and the
-//	                             segments a fold made) -> conditional replace
+//	                             Publish: build(proposal) -> Put pack (carrying
+//	                             the segments a fold made, or Put them too when
+//	                             it does not) -> conditional replace
 //	                             of `current`; a lost race
 //	                             re-reads and rebuilds after a jittered
 //	                             backoff, an ambiguous reply is resolved by

@@ -1,6 +1,19 @@
 package remote
 
-import "context"
+import (
+	"context"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// ExtendCarried is ExtendAt with the segments of the fold carried by the
+// new increment, as Publish does when the pack holds them; it also
+// returns the chunk objects that pack must hold (Carried).
+func (m *Manifest) ExtendCarried(publication string, head cas.ID, pack PackRef, at uint64) (*Manifest, []cas.Object, error) {
+	objs := m.Carried(publication)
+	next, err := m.extendAt(publication, head, pack, at, true)
+	return next, objs, err
+}
 
 var contextBackground = context.Background
 

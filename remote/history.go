@@ -25,12 +25,14 @@ type segmentCache struct {
 const maxCachedSegments = 4096
 
 // ReadSegment returns the segment ref describes, from the process's cache
-// or the store (size, BLAKE3 and every rule checked). A segment the store
-// does not have wraps ErrMissingPack; a damaged one ErrCorruptPack.
+// or the store (size, BLAKE3 and every rule checked): its own object, or
+// (carried) the chunk of its carrier's pack. A segment the store does not
+// have wraps ErrMissingPack; a damaged one ErrCorruptPack.
 func (n *Notebook) ReadSegment(ctx context.Context, ref SegmentRef) (*Segment, error) {
 	key := ref.Key()
+	ck := key + "#" + ref.Sum.String() // a carrier may hold several segments
 	n.segments.mu.Lock()
-	s := n.segments.segs[key]
+	s := n.segments.segs[ck]
 	n.segments.mu.Unlock()
 	if s != nil {
 		return s, nil
@@ -42,6 +44,11 @@ func (n *Notebook) ReadSegment(ctx context.Context, ref SegmentRef) (*Segment, e
 	case err != nil:
 		return nil, fmt.Errorf("remote: read segment %s: %w", key, err)
 	}
+	if ref.Carried() {
+		if data, err = carriedSegment(ref, data); err != nil {
+			return nil, fmt.Errorf("remote: segment %d..%d in %s: %w: %w", ref.First, ref.Last, key, ErrCorruptPack, err)
+		}
+	}
 	if s, err = DecodeSegment(ref, data); err != nil {
 		return nil, err
 	}
@@ -49,9 +56,26 @@ func (n *Notebook) ReadSegment(ctx context.Context, ref SegmentRef) (*Segment, e
 	if n.segments.segs == nil || len(n.segments.segs) >= maxCachedSegments {
 		n.segments.segs = map[string]*Segment{}
 	}
-	n.segments.segs[key] = s
+	n.segments.segs[ck] = s
 	n.segments.mu.Unlock()
 	return s, nil
+}
+
+// carriedSegment returns the bytes of the segment ref describes from its
+// carrier's pack: the chunk object whose content they are. A carried
+// descriptor's checksum is that chunk's object ID (BLAKE3 of the tag byte
+// 0x01 and the segment's bytes, docs/format.md §2.1), which the pack
+// checks when the object is read.
+func carriedSegment(ref SegmentRef, packData []byte) ([]byte, error) {
+	pack, err := cas.OpenPack(packData)
+	if err != nil {
+		return nil, err
+	}
+	o, err := pack.Get(ref.Sum)
+	if err != nil {
+		return nil, fmt.Errorf("the carrier lacks the segment: %w", err)
+	}
+	return cas.DecodeChunk(o)
 }
 
 // Publications returns every retained publication of state whose

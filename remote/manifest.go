@@ -8,9 +8,10 @@ import (
 )
 
 // ManifestVersion is the `current` format this build writes. It reads
-// version 1 as well and upgrades a v1 store with its first publication
-// (docs/storage.md §3).
-const ManifestVersion = 2
+// versions 1 and 2 as well and upgrades such a store with its first
+// publication (docs/storage.md §3). Version 3 is version 2 plus segments
+// carried in increment packs (§3.6).
+const ManifestVersion = 3
 
 // Bounds a decoded manifest must respect. They are far above what the
 // defaults produce (1,024 increments per chain, 1 retained chain) and exist
@@ -109,7 +110,7 @@ func (c Chain) Packs() []PackRef {
 // from it on carry the closure rule of docs/storage.md §5 that lets a
 // reader skip increments through rollups.
 type Manifest struct {
-	Version    int    // 1 or 2 as decoded; what this build writes is ManifestVersion
+	Version    int    // 1, 2 or 3 as decoded; what this build writes is ManifestVersion
 	Generation uint64 // +1 on every accepted replacement of `current`, never reset
 	Head       cas.ID
 	Increments []Increment
@@ -227,6 +228,12 @@ func (m *Manifest) Extend(publication string, head cas.ID, pack PackRef) (*Manif
 // at is the publication time in Unix milliseconds. m is not modified; the
 // segments the fold created are uploaded by Publish before `current`.
 func (m *Manifest) ExtendAt(publication string, head cas.ID, pack PackRef, at uint64) (*Manifest, error) {
+	return m.extendAt(publication, head, pack, at, false)
+}
+
+// extendAt is ExtendAt; carry makes the new increment the carrier of the
+// segments its fold creates (its pack must hold them, see Carried).
+func (m *Manifest) extendAt(publication string, head cas.ID, pack PackRef, at uint64, carry bool) (*Manifest, error) {
 	next, err := m.upgrade()
 	if err != nil {
 		return nil, err
@@ -248,7 +255,7 @@ func (m *Manifest) ExtendAt(publication string, head cas.ID, pack PackRef, at ui
 	})
 	next.Generation = gen
 	next.Head = head
-	next.fold()
+	next.fold(carry)
 	if err := next.Validate(); err != nil {
 		return nil, err
 	}

@@ -15,8 +15,8 @@ import (
 // null or ""), one trailing newline. The encoder is the only writer, so the
 // same manifest always yields the same bytes.
 
-// EncodeManifest validates m and returns its canonical bytes (version 1 or
-// 2, as m.Version says).
+// EncodeManifest validates m and returns its canonical bytes (version 1,
+// 2 or 3, as m.Version says).
 func EncodeManifest(m *Manifest) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -92,11 +92,11 @@ func appendID(b []byte, id cas.ID) []byte {
 	return append(b, '"')
 }
 
-// DecodeManifest strictly decodes `current`, version 1 or 2: malformed
+// DecodeManifest strictly decodes `current`, version 1, 2 or 3: malformed
 // JSON, an unknown, duplicate, missing or null field, a number that is not
 // a plain unsigned integer, a string with an escape or a character outside
 // printable ASCII (no field value ever needs one), trailing data, a
-// version other than 1 or 2, more than MaxManifestBytes, or any broken
+// version other than 1, 2 or 3, more than MaxManifestBytes, or any broken
 // Validate rule is an error wrapping ErrCorruptManifest. Fields may come in
 // any order and with any JSON whitespace. Nothing is allocated from a
 // count in the input.
@@ -115,17 +115,21 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 // manifest; DecodeManifest then decodes it as version 2.
 var errVersion2 = errors.New("version 2 is not supported by this build (reads version 1)")
 
+// errVersion3 is the same for version 3, which the version-1 decoder
+// refuses with its generic message.
+var errVersion3 = errors.New("version 3 is not supported by this build (reads version 1)")
+
 func decodeAnyManifest(data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("%d bytes, more than %d", len(data), MaxManifestBytes)
 	}
 	// The canonical encoding starts with the version; anything else
 	// (reordered fields) costs one failed version-1 parse.
-	if bytes.HasPrefix(data, []byte(`{"version":2,`)) {
+	if bytes.HasPrefix(data, []byte(`{"version":2,`)) || bytes.HasPrefix(data, []byte(`{"version":3,`)) {
 		return decodeManifestV2(data)
 	}
 	m, err := decodeManifestV1(data)
-	if errors.Is(err, errVersion2) {
+	if errors.Is(err, errVersion2) || errors.Is(err, errVersion3) {
 		return decodeManifestV2(data)
 	}
 	return m, err
@@ -149,6 +153,8 @@ func decodeManifestV1(data []byte) (*Manifest, error) {
 			switch {
 			case err == nil && v == 2:
 				err = errVersion2
+			case err == nil && v == 3:
+				err = errVersion3
 			case err == nil && v != 1:
 				err = fmt.Errorf("version %d is not supported by this build (reads version 1)", v)
 			}
@@ -307,6 +313,12 @@ func (p *parser) what() string {
 // object reads one object whose fields are exactly names, in any order,
 // calling field with each one's index.
 func (p *parser) object(names []string, field func(int) error) error {
+	return p.objectOpt(names, 0, field)
+}
+
+// objectOpt is object where the fields whose bit is set in optional may
+// be absent.
+func (p *parser) objectOpt(names []string, optional uint64, field func(int) error) error {
 	if err := p.expect('{'); err != nil {
 		return err
 	}
@@ -352,7 +364,7 @@ func (p *parser) object(names []string, field func(int) error) error {
 		}
 	}
 	for j, n := range names {
-		if seen&(1<<j) == 0 {
+		if seen&(1<<j) == 0 && optional&(1<<j) == 0 {
 			return p.errorf("missing field %q", n)
 		}
 	}

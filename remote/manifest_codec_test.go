@@ -4,19 +4,22 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden manifests in testdata")
+var update = flag.Bool("update", false, "create the golden manifests missing from testdata (an existing one is never rewritten)")
 
-// The golden files pin the v1 and v2 encodings byte for byte (v2 files
-// were created with -update when version 2 shipped; never again). Buckets outlive
+// The golden files pin the v1, v2 and v3 encodings byte for byte (v2
+// files were created with -update when version 2 shipped, v3 files when
+// version 3 did; never again). Buckets outlive
 // releases: these files must keep decoding, and the encoder must keep
 // producing them, for as long as version 1 exists.
 func TestManifestGolden(t *testing.T) {
@@ -26,8 +29,9 @@ func TestManifestGolden(t *testing.T) {
 	}{
 		{"current-v1-linear.json", linearV1(3)},
 		{"current-v1-checkpointed.json", checkpointed()},
-		{"current-v2-linear.json", linear(t, 3)},
-		{"current-v2-upgraded.json", upgradedV2(t)},
+		{"current-v2-linear.json", asVersion(linear(t, 3), 2)},
+		{"current-v2-upgraded.json", asVersion(upgradedV2(t), 2)},
+		{"current-v3-carried.json", grow(t, memstore.New(), nil, 0, 17)},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join("testdata", tc.file)
@@ -36,7 +40,9 @@ func TestManifestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			if *update {
-				if err := os.WriteFile(path, enc, 0o644); err != nil {
+				// Write-once: -update creates a golden file that does not
+				// exist yet and never rewrites one (O_EXCL).
+				if err := writeOnce(path, enc); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -56,6 +62,29 @@ func TestManifestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeOnce creates path with data; an existing file is left as it is.
+func writeOnce(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// asVersion is m as a writer of version v wrote it: versions 2 and 3
+// differ only by the version field while no segment is carried.
+func asVersion(m *remote.Manifest, v int) *remote.Manifest {
+	m.Version = v
+	return m
 }
 
 func TestManifestEncodeIsStable(t *testing.T) {

@@ -31,18 +31,35 @@ const (
 // the next level. Level 1 indexes up to SegmentFanout increments, level n
 // up to SegmentFanout segments of level n-1; First and Last are the
 // generations of the first and last increment it covers, Time the
-// publication time of the last (Unix ms, 0 if unknown). Its key is
-// SegmentKey(Level, First, Last, Sum).
+// publication time of the last (Unix ms, 0 if unknown).
+//
+// Where it lives (docs/storage.md §3.6): a segment of version 2 is an
+// object of its own, SegmentKey(Level, First, Last, Sum). From version 3
+// on, the publication whose fold makes a segment carries it in its own
+// pack, as a chunk object whose content is the segment's bytes: Carrier
+// and CarrierPub name that increment (generation, publication ID), so the
+// fold costs no upload of its own. Carrier 0 is a segment of its own.
 type SegmentRef struct {
 	Level       int
 	First, Last uint64
 	Time        uint64
-	Sum         cas.ID // BLAKE3-256 of the segment's bytes
+	Sum         cas.ID // BLAKE3-256 of the segment's bytes; carried: the ID of the chunk object holding them
 	Size        int64
+	Carrier     uint64 // generation of the increment whose pack holds it; 0: its own object
+	CarrierPub  string // that increment's publication ID
 }
 
-// Key returns the segment's object key.
-func (s SegmentRef) Key() string { return SegmentKey(s.Level, s.First, s.Last, s.Sum) }
+// Key returns the key of the object that holds the segment: its own, or
+// its carrier's pack.
+func (s SegmentRef) Key() string {
+	if s.Carrier != 0 {
+		return IncrementKey(s.Carrier, s.CarrierPub)
+	}
+	return SegmentKey(s.Level, s.First, s.Last, s.Sum)
+}
+
+// Carried reports whether the segment travels in an increment's pack.
+func (s SegmentRef) Carried() bool { return s.Carrier != 0 }
 
 // segmentBlob is a segment built by a fold: its descriptor and bytes.
 type segmentBlob struct {
@@ -62,6 +79,7 @@ func (m *Manifest) upgrade() (*Manifest, error) {
 	}
 	if m.Version >= 2 {
 		*next = *m
+		next.Version = ManifestVersion
 		next.Increments = slices.Clone(m.Increments)
 		next.Segments = slices.Clone(m.Segments)
 		next.Checkpoints = slices.Clone(m.Checkpoints)
@@ -83,9 +101,16 @@ func (m *Manifest) upgrade() (*Manifest, error) {
 
 // fold moves the oldest increments of an overlong tail into segments and
 // merges full runs of segments of one level into the next (see above).
-func (m *Manifest) fold() {
+// carry makes the newest increment (the publication being appended) the
+// carrier of every segment the fold creates; otherwise each is an object
+// of its own that the publisher uploads.
+func (m *Manifest) fold(carry bool) {
+	var carrier Increment
+	if carry {
+		carrier = m.Increments[len(m.Increments)-1]
+	}
 	for len(m.Increments) > MaxTail {
-		leaf := encodeSegment(1, m.Increments[:SegmentFanout], nil)
+		leaf := encodeSegment(1, m.Increments[:SegmentFanout], nil, carrier)
 		m.Increments = slices.Clone(m.Increments[SegmentFanout:])
 		m.addSegment(leaf)
 		for level := 1; level < MaxSegmentLevel; level++ {
@@ -97,16 +122,59 @@ func (m *Manifest) fold() {
 				break
 			}
 			at := len(m.Segments) - n
-			inner := encodeSegment(level+1, nil, m.Segments[at:])
+			inner := encodeSegment(level+1, nil, m.Segments[at:], carrier)
 			m.Segments = m.Segments[:at]
 			m.addSegment(inner)
 		}
 	}
 }
 
+// addSegment lists b's descriptor and records b in uploads: the segments
+// Publish must upload (or, carried, find in the pack).
 func (m *Manifest) addSegment(b segmentBlob) {
 	m.Segments = append(m.Segments, b.ref)
 	m.uploads = append(m.uploads, b)
+}
+
+// Carried returns the objects a publication with ID publication, appended
+// to m (nil: the empty notebook), must carry in its pack: one chunk per
+// segment its fold creates (none for most publications, one or a few for
+// one in SegmentFanout). A publisher that adds them to its pack makes its
+// commit three requests; Publish uploads the segments on their own when
+// the pack lacks them. The segments do not depend on the new increment's
+// head or pack, only on its generation and publication ID.
+func (m *Manifest) Carried(publication string) []cas.Object {
+	if m != nil && m.Version >= 2 && len(m.Increments) < MaxTail {
+		return nil // no fold: the common case, no copy of the tail
+	}
+	next, err := m.upgrade()
+	if err != nil {
+		return nil
+	}
+	gen, err := NextGeneration(next.Generation)
+	if err != nil {
+		return nil
+	}
+	next.Increments = append(next.Increments, Increment{Generation: gen, Publication: publication})
+	next.fold(true)
+	var out []cas.Object
+	for _, b := range next.uploads {
+		if o, err := cas.ChunkObject(b.data); err == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// carriedIn reports whether pack holds every segment m's fold created as
+// a chunk object (see Carried).
+func (m *Manifest) carriedIn(pack *cas.Pack) bool {
+	for _, b := range m.uploads {
+		if _, err := pack.Get(b.ref.Sum); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // swapCheckpointV2 is SwapCheckpoint on a version-2 manifest: cp becomes
@@ -177,7 +245,7 @@ func (m *Manifest) swapCheckpointV2(cp Checkpoint, retain int, keepAfter uint64)
 // §3.3). Rules that need objects other than `current` (a checkpoint's head
 // against a folded increment, a segment's contents) are verify's.
 func (m *Manifest) validateV2() error {
-	if m.Version != 2 {
+	if m.Version != 2 && m.Version != 3 {
 		return fmt.Errorf("version %d", m.Version)
 	}
 	if m.Generation == 0 {
@@ -224,8 +292,11 @@ func (m *Manifest) validateV2() error {
 	}
 	var prev uint64
 	for i, s := range m.Segments {
-		if err := validateSegmentRef(s); err != nil {
+		if err := validateSegmentRef(s, m.Version); err != nil {
 			return fmt.Errorf("segment %d: %w", i, err)
+		}
+		if s.Carrier > m.Generation {
+			return fmt.Errorf("segment %d: carried by generation %d, beyond generation %d", i, s.Carrier, m.Generation)
 		}
 		if i > 0 && (s.First <= prev || s.Level > m.Segments[i-1].Level) {
 			return fmt.Errorf("segment %d is out of order", i)
@@ -293,8 +364,16 @@ func validateIncrement(inc Increment, seen map[string]bool) error {
 	return unique(seen, "publication", inc.Publication)
 }
 
-func validateSegmentRef(s SegmentRef) error {
+// validateSegmentRef checks one descriptor's own fields; version is the
+// version of the object that lists it (carriers exist from version 3 on).
+func validateSegmentRef(s SegmentRef, version int) error {
 	switch {
+	case s.Carrier != 0 && version < 3:
+		return fmt.Errorf("a carried segment in a version-%d object", version)
+	case s.Carrier != 0 && (s.Carrier <= s.Last || !IsPublicationID(s.CarrierPub)):
+		return fmt.Errorf("carrier %d %q: not a publication after the segment's range", s.Carrier, s.CarrierPub)
+	case s.Carrier == 0 && s.CarrierPub != "":
+		return fmt.Errorf("a carrier publication without a carrier")
 	case s.Level < 1 || s.Level > MaxSegmentLevel:
 		return fmt.Errorf("level %d outside 1..%d", s.Level, MaxSegmentLevel)
 	case s.First == 0 || s.First > s.Last:

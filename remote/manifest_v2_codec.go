@@ -9,9 +9,12 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// The version-2 encodings (docs/storage.md §3.2 and §3.5): `current` and
-// segment objects are compact JSON with fields in a fixed order, like
-// version 1, and decoded by the same strict parser.
+// The version-2 and version-3 encodings (docs/storage.md §3.2, §3.5 and
+// §3.6): `current` and segment objects are compact JSON with fields in a
+// fixed order, like version 1, and decoded by the same strict parser.
+// Version 3 differs only in the version fields and in segment
+// descriptors, which may name a carrier ("carrier", "publication": both
+// present or both absent; absent in version 2).
 
 // MaxSegmentBytes bounds one segment object (a level-1 segment of eight
 // increments is about 2.7 KiB).
@@ -52,7 +55,8 @@ func ParseSegmentKey(key string) (level int, first, last uint64, sum cas.ID, err
 // encodeManifestV2 returns the canonical bytes of a validated v2 manifest.
 func encodeManifestV2(m *Manifest) []byte {
 	b := make([]byte, 0, 1024+340*len(m.Increments)+160*len(m.Segments))
-	b = append(b, `{"version":2,"generation":`...)
+	b = strconv.AppendInt(append(b, `{"version":`...), int64(m.Version), 10)
+	b = append(b, `,"generation":`...)
 	b = strconv.AppendUint(b, m.Generation, 10)
 	b = appendID(append(b, `,"head":`...), m.Head)
 	b = strconv.AppendUint(append(b, `,"upgraded":`...), m.Upgraded, 10)
@@ -91,6 +95,10 @@ func appendSegmentRefs(b []byte, segs []SegmentRef) []byte {
 		b = strconv.AppendUint(append(b, `,"time":`...), s.Time, 10)
 		b = appendID(append(b, `,"blake3":`...), s.Sum)
 		b = strconv.AppendInt(append(b, `,"size":`...), s.Size, 10)
+		if s.Carrier != 0 {
+			b = strconv.AppendUint(append(b, `,"carrier":`...), s.Carrier, 10)
+			b = appendString(append(b, `,"publication":`...), s.CarrierPub)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -119,13 +127,16 @@ func appendIncrementsV2(b []byte, incs []Increment) []byte {
 // Field names of version 2, in encoding order.
 var (
 	manifestV2Fields  = []string{"version", "generation", "head", "upgraded", "checkpoint", "checkpoints", "segments", "increments"}
-	segmentRefFields  = []string{"level", "first", "last", "time", "blake3", "size"}
+	segmentRefFields  = []string{"level", "first", "last", "time", "blake3", "size", "carrier", "publication"}
 	incrementV2Fields = []string{"generation", "publication", "parent", "head", "time", "blake3", "size"}
 	segmentFields     = []string{"version", "level", "first", "last", "increments", "segments"}
 )
 
+// optionalCarrier marks "carrier" and "publication" of segmentRefFields.
+const optionalCarrier = 1<<6 | 1<<7
+
 // decodeManifestV2 decodes a `current` whose version field (already read
-// by the caller's first look) is 2.
+// by the caller's first look) is 2 or 3.
 func decodeManifestV2(data []byte) (*Manifest, error) {
 	p := &parser{b: data}
 	m := &Manifest{Version: 2}
@@ -133,9 +144,10 @@ func decodeManifestV2(data []byte) (*Manifest, error) {
 		switch field {
 		case 0:
 			v, err := p.uint()
-			if err == nil && v != 2 {
+			if err == nil && v != 2 && v != 3 {
 				err = fmt.Errorf("version %d", v)
 			}
+			m.Version = int(v)
 			return err
 		case 1:
 			return p.uintTo(&m.Generation)
@@ -178,7 +190,8 @@ func (p *parser) end() error {
 func (p *parser) segmentRefs(dst *[]SegmentRef, max int) error {
 	return p.array(max, func() error {
 		var s SegmentRef
-		err := p.object(segmentRefFields, func(field int) error {
+		seen := 0
+		err := p.objectOpt(segmentRefFields, optionalCarrier, func(field int) error {
 			switch field {
 			case 0:
 				v, err := p.uint()
@@ -195,10 +208,23 @@ func (p *parser) segmentRefs(dst *[]SegmentRef, max int) error {
 				return p.uintTo(&s.Time)
 			case 4:
 				return p.idTo(&s.Sum)
-			default:
+			case 5:
 				return p.sizeTo(&s.Size)
+			case 6:
+				seen++
+				err := p.uintTo(&s.Carrier)
+				if err == nil && s.Carrier == 0 {
+					err = fmt.Errorf("carrier 0 is written as no carrier")
+				}
+				return err
+			default:
+				seen++
+				return p.stringTo(&s.CarrierPub)
 			}
 		})
+		if err == nil && seen == 1 {
+			err = fmt.Errorf("a segment descriptor with only one of carrier and publication")
+		}
 		*dst = append(*dst, s)
 		return err
 	})
@@ -243,8 +269,9 @@ type Segment struct {
 }
 
 // encodeSegment builds the segment of incs (level 1) or of children
-// (level >= 2) and its descriptor.
-func encodeSegment(level int, incs []Increment, children []SegmentRef) segmentBlob {
+// (level >= 2) and its descriptor, carried by carrier's pack unless
+// carrier is the zero Increment. This build writes segments of version 3.
+func encodeSegment(level int, incs []Increment, children []SegmentRef, carrier Increment) segmentBlob {
 	var first, last, at uint64
 	if level == 1 {
 		first, last, at = incs[0].Generation, incs[len(incs)-1].Generation, incs[len(incs)-1].Time
@@ -252,14 +279,29 @@ func encodeSegment(level int, incs []Increment, children []SegmentRef) segmentBl
 		first, last, at = children[0].First, children[len(children)-1].Last, children[len(children)-1].Time
 	}
 	b := make([]byte, 0, 128+340*len(incs)+160*len(children))
-	b = strconv.AppendInt(append(b, `{"version":2,"level":`...), int64(level), 10)
+	b = strconv.AppendInt(append(b, `{"version":3,"level":`...), int64(level), 10)
 	b = strconv.AppendUint(append(b, `,"first":`...), first, 10)
 	b = strconv.AppendUint(append(b, `,"last":`...), last, 10)
 	b = appendIncrementsV2(append(b, `,"increments":`...), incs)
 	b = appendSegmentRefs(append(b, `,"segments":`...), children)
 	b = append(b, "}\n"...)
-	ref := SegmentRef{Level: level, First: first, Last: last, Time: at, Sum: cas.Sum(b), Size: int64(len(b))}
+	ref := SegmentRef{Level: level, First: first, Last: last, Time: at, Sum: segmentSum(b, carrier.Generation != 0), Size: int64(len(b)),
+		Carrier: carrier.Generation, CarrierPub: carrier.Publication}
 	return segmentBlob{ref: ref, data: b}
+}
+
+// segmentSum is a descriptor's checksum of segment bytes b: BLAKE3 of b
+// for a segment of its own, the ID of the chunk object that holds b for a
+// carried one (BLAKE3 of 0x01 and b).
+func segmentSum(b []byte, carried bool) cas.ID {
+	if !carried {
+		return cas.Sum(b)
+	}
+	o, err := cas.ChunkObject(b)
+	if err != nil {
+		return cas.ID{} // larger than a chunk: refused by validation (MaxSegmentBytes)
+	}
+	return o.ID
 }
 
 // DecodeSegment strictly decodes the segment ref describes and checks it
@@ -279,19 +321,20 @@ func decodeSegment(ref SegmentRef, data []byte) (*Segment, error) {
 	if int64(len(data)) != ref.Size {
 		return nil, fmt.Errorf("%d bytes, the descriptor says %d", len(data), ref.Size)
 	}
-	if cas.Sum(data) != ref.Sum {
+	if segmentSum(data, ref.Carried()) != ref.Sum {
 		return nil, fmt.Errorf("BLAKE3 does not match the descriptor")
 	}
 	p := &parser{b: data}
 	s := &Segment{}
-	var level uint64
+	var level, version uint64
 	err := p.object(segmentFields, func(field int) error {
 		switch field {
 		case 0:
 			v, err := p.uint()
-			if err == nil && v != 2 {
+			if err == nil && v != 2 && v != 3 {
 				err = fmt.Errorf("version %d", v)
 			}
+			version = v
 			return err
 		case 1:
 			return p.uintTo(&level)
@@ -333,7 +376,7 @@ func decodeSegment(ref SegmentRef, data []byte) (*Segment, error) {
 		return nil, fmt.Errorf("the increments do not span the range")
 	}
 	for i, c := range s.Segments {
-		if err := validateSegmentRef(c); err != nil || c.Level != s.Level-1 {
+		if err := validateSegmentRef(c, int(version)); err != nil || c.Level != s.Level-1 {
 			return nil, fmt.Errorf("segment %d: level %d or range is wrong", i, c.Level)
 		}
 		if i > 0 && c.First <= s.Segments[i-1].Last {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -26,10 +27,41 @@ func upgradedV2(t testing.TB) *remote.Manifest {
 	return m
 }
 
-// grow extends m by n publications, putting the segments each fold
-// creates into store, and returns the manifests after 1, 10, 100, ...
-// publications.
+// grow extends m by n publications as this build's Publish does: the
+// segments a fold creates are carried by the folding publication, whose
+// pack (holding only them here) goes into store. It returns m after the
+// last one.
 func grow(t testing.TB, store remote.Store, m *remote.Manifest, from, n int) *remote.Manifest {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		g := uint64(i + 1)
+		next, objs, err := m.ExtendCarried(pubN(i), id(fmt.Sprint("head ", i)), incRef(g, pubN(i)), 1764000000000+g)
+		if err != nil {
+			t.Fatalf("ExtendCarried %d: %v", i, err)
+		}
+		if len(objs) > 0 {
+			w := cas.NewPackWriter()
+			for _, o := range objs {
+				if err := w.Put(o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pack, err := w.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Put(context.Background(), remote.IncrementKey(g, pubN(i)), pack); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m = next
+	}
+	return m
+}
+
+// growOwn is grow as format 2 wrote (and a publisher whose pack does not
+// carry the segments still writes): each segment an object of its own.
+func growOwn(t testing.TB, store remote.Store, m *remote.Manifest, from, n int) *remote.Manifest {
 	t.Helper()
 	for i := from; i < from+n; i++ {
 		g := uint64(i + 1)
@@ -100,7 +132,7 @@ func TestManifestV2SizeIsBounded(t *testing.T) {
 // chains' checkpoints are kept, and history still lists every publication.
 func TestManifestV1UpgradeKeepsHistory(t *testing.T) {
 	m := upgradedV2(t)
-	if m.Version != 2 || m.Upgraded != 6 || m.Generation != 6 || len(m.Checkpoints) != 0 {
+	if m.Version != remote.ManifestVersion || m.Upgraded != 6 || m.Generation != 6 || len(m.Checkpoints) != 0 {
 		t.Fatalf("upgraded: version %d, upgraded %d, generation %d, %d retained checkpoints", m.Version, m.Upgraded, m.Generation, len(m.Checkpoints))
 	}
 	nb := remote.Open(memstore.New(), remote.Options{})
@@ -134,19 +166,23 @@ func TestManifestV1UpgradeKeepsHistory(t *testing.T) {
 	}
 }
 
-// A version-1 binary meeting a version-2 `current` refuses it, naming the
-// version (the v1 decoder is kept as it shipped).
+// A version-1 binary meeting a version-2 or version-3 `current` refuses
+// it, naming the version (the v1 decoder is kept as it shipped).
 func TestV1DecoderRefusesV2NamingTheVersion(t *testing.T) {
-	enc, err := remote.EncodeManifest(upgradedV2(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = remote.DecodeManifestV1(enc)
-	if err == nil || !strings.Contains(err.Error(), "version 2 is not supported by this build (reads version 1)") {
-		t.Fatalf("the v1 decoder on a v2 manifest: %v", err)
-	}
-	if _, err := remote.DecodeManifest(enc); err != nil {
-		t.Fatalf("the v2 decoder: %v", err)
+	for _, version := range []int{2, 3} {
+		m := upgradedV2(t)
+		m.Version = version
+		enc, err := remote.EncodeManifest(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = remote.DecodeManifestV1(enc)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d is not supported by this build (reads version 1)", version)) {
+			t.Fatalf("the v1 decoder on a v%d manifest: %v", version, err)
+		}
+		if dec, err := remote.DecodeManifest(enc); err != nil || dec.Version != version {
+			t.Fatalf("this build's decoder on version %d: %v", version, err)
+		}
 	}
 }
 
@@ -158,13 +194,24 @@ func TestManifestV2DecodeStrict(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := string(golden)
+	carried := `"carrier":` + fmt.Sprint(m.Segments[0].Carrier) + `,"publication":"` + m.Segments[0].CarrierPub + `"`
+	if !m.Segments[0].Carried() || !strings.Contains(g, carried) {
+		t.Fatalf("the first segment is not carried: %+v", m.Segments[0])
+	}
 	for _, tc := range []struct{ name, data string }{
-		{"unknown field", strings.Replace(g, `{"version":2,`, `{"version":2,"extra":0,`, 1)},
+		{"unknown field", strings.Replace(g, `{"version":3,`, `{"version":3,"extra":0,`, 1)},
+		{"carried segment in version 2", strings.Replace(g, `{"version":3,`, `{"version":2,`, 1)},
+		{"carrier without publication", strings.Replace(g, carried, `"carrier":`+fmt.Sprint(m.Segments[0].Carrier), 1)},
+		{"publication without carrier", strings.Replace(g, carried, `"publication":"`+m.Segments[0].CarrierPub+`"`, 1)},
+		{"carrier 0", strings.Replace(g, carried, `"carrier":0,"publication":"`+m.Segments[0].CarrierPub+`"`, 1)},
+		{"carrier inside its range", strings.Replace(g, carried, `"carrier":1,"publication":"`+m.Segments[0].CarrierPub+`"`, 1)},
+		{"carrier beyond the generation", strings.Replace(g, carried, `"carrier":41,"publication":"`+m.Segments[0].CarrierPub+`"`, 1)},
+		{"carrier publication not a UUIDv7", strings.Replace(g, carried, `"carrier":`+fmt.Sprint(m.Segments[0].Carrier)+`,"publication":"x"`, 1)},
 		{"missing segments", strings.Replace(g, `"segments":[`, `"x":[`, 1)},
 		{"key in an increment", strings.Replace(g, `"time":`, `"key":"k","time":`, 1)},
 		{"upgraded 0", strings.Replace(g, `"upgraded":1,`, `"upgraded":0,`, 1)},
 		{"segment level 0", strings.Replace(g, `{"level":`+fmt.Sprint(m.Segments[0].Level), `{"level":0`, 1)},
-		{"version 3", strings.Replace(g, `"version":2`, `"version":3`, 1)},
+		{"version 4", strings.Replace(g, `"version":3`, `"version":4`, 1)},
 		{"generation below the tail", strings.Replace(g, `"generation":40,`, `"generation":39,`, 1)},
 		{"trailing data", g + "{}"},
 	} {
@@ -222,5 +269,71 @@ func TestManifestV2SwapCheckpoint(t *testing.T) {
 	bad.Head = id("elsewhere")
 	if _, err := grow(t, store, two, 152, 1).SwapCheckpoint(bad, 1); !errors.Is(err, remote.ErrCorruptManifest) {
 		t.Fatalf("a checkpoint off the history: %v", err)
+	}
+}
+
+// A publication whose pack is larger than MaxCarrierPack does not carry
+// the segments its fold creates: they are uploaded on their own, so later
+// history reads never download a large pack for a 2.7 KiB segment.
+func TestLargePacksDoNotCarrySegments(t *testing.T) {
+	ctx := context.Background()
+	m := memstore.New()
+	w := newTreeWriter(m)
+	w.carry = true
+	w.commitN(t, 15)
+	big := make([]byte, remote.MaxCarrierPack+(64<<10))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range big {
+		big[i] = byte(rng.Uint32()) // incompressible
+	}
+	acc, err := w.commit(ctx, "big", func(f map[string][]byte) { f["big.bin"] = big })
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs := acc.State.Manifest.Segments
+	if acc.State.Generation() != 16 || len(segs) != 1 || segs[0].Carried() || !strings.HasPrefix(segs[0].Key(), remote.SegmentsPrefix) {
+		t.Fatalf("after a large folding publication: generation %d, segments %+v", acc.State.Generation(), segs)
+	}
+	w.commitN(t, 8) // the next fold is carried again
+	cur, err := w.nb.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cur.Manifest.Segments); n != 2 || !cur.Manifest.Segments[1].Carried() {
+		t.Fatalf("segments after the next fold: %+v", cur.Manifest.Segments)
+	}
+	mustVerify(t, m)
+}
+
+// A history whose older segments are objects of their own (format 2, or a
+// publisher that did not carry) and whose newer ones are carried reads as
+// one: Publications lists every generation across both forms.
+func TestMixedSegmentFormsReadAsOne(t *testing.T) {
+	store := memstore.New()
+	m := growOwn(t, store, nil, 0, 40)
+	m = grow(t, store, m, 40, 20) // 60: still below the first level-2 fold (72)
+	own, carried := 0, 0
+	for _, s := range m.Segments {
+		if s.Carried() {
+			carried++
+		} else {
+			own++
+		}
+	}
+	if own == 0 || carried == 0 {
+		t.Fatalf("segments %+v: want both forms", m.Segments)
+	}
+	dec, err := remote.DecodeManifest(mustEncode(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	incs, err := remote.Open(store, remote.Options{}).Publications(context.Background(), remote.State{Manifest: dec}, 1, 60)
+	if err != nil || len(incs) != 60 {
+		t.Fatalf("Publications over both forms: %d, %v", len(incs), err)
+	}
+	for i, inc := range incs {
+		if inc.Generation != uint64(i+1) {
+			t.Fatalf("entry %d is generation %d", i, inc.Generation)
+		}
 	}
 }

@@ -65,7 +65,9 @@ type Accepted struct {
 // NoRetries as Options.Retries makes the first lost race final.
 const NoRetries = -1
 
-// Options configure a Notebook. Zero fields take the defaults.
+// Options configure a Notebook. A field's zero value is its default, stated
+// on the field; "none" where the default is something has a name
+// (NoRetries), the convention server.Config follows too.
 type Options struct {
 	Retries   int           // lost-race retries after the first attempt (default 8; NoRetries for none)
 	FirstWait time.Duration // first backoff ceiling (default 25ms)

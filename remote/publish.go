@@ -109,9 +109,13 @@ func (n *Notebook) moved(ctx context.Context, observed State) bool {
 }
 
 // attempt uploads the proposal's pack and conditionally replaces `current`
-// with the manifest that accepts it.
+// with the manifest that accepts it: two requests after the read of
+// `current`. When the publication folds the tail, the segments travel in
+// its pack if the builder put them there (Manifest.Carried); otherwise
+// they are uploaded on their own first (format 2's way, one more request).
 func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop Proposal) (State, error) {
-	if err := checkProposal(prop, observed.Head(), pub); err != nil {
+	pack, err := openProposal(prop, observed.Head(), pub)
+	if err != nil {
 		return State{}, err
 	}
 	gen, err := NextGeneration(observed.Generation())
@@ -119,7 +123,14 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 		return State{}, err
 	}
 	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
-	next, err := observed.Manifest.ExtendAt(pub, prop.Head, ref, uint64(n.opts.Now().UnixMilli()))
+	at := uint64(n.opts.Now().UnixMilli())
+	next, err := observed.Manifest.extendAt(pub, prop.Head, ref, at, true)
+	switch {
+	case err == nil && len(prop.Pack) <= MaxCarrierPack && next.carriedIn(pack):
+		next.uploads = nil // they travel in the pack
+	case err == nil:
+		next, err = observed.Manifest.ExtendAt(pub, prop.Head, ref, at)
+	}
 	if err != nil {
 		// The observed manifest was valid, so the proposal broke a rule:
 		// not an integrity problem of the store.
@@ -154,6 +165,12 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	}
 }
 
+// MaxCarrierPack is the largest pack that carries segments: reading a
+// carried segment downloads its carrier, so a large publication (a big
+// file added) uploads the segments its fold creates on their own instead
+// (one more request, on a commit that is slow anyway).
+const MaxCarrierPack = 1 << 20
+
 // ErrInvalidProposal is returned by Publish for a proposal it will not
 // upload: a bug in the caller, never a store condition.
 var ErrInvalidProposal = errors.New("remote: invalid proposal")
@@ -163,27 +180,33 @@ var ErrInvalidProposal = errors.New("remote: invalid proposal")
 // this publication: the increment's parent and publication ID must describe
 // the commit graph truthfully, since verify and readers rely on them.
 func checkProposal(prop Proposal, observed cas.ID, pub string) error {
+	_, err := openProposal(prop, observed, pub)
+	return err
+}
+
+// openProposal is checkProposal, returning the opened pack.
+func openProposal(prop Proposal, observed cas.ID, pub string) (*cas.Pack, error) {
 	if len(prop.Pack) == 0 || prop.Head.IsZero() {
-		return fmt.Errorf("%w: it needs a pack and a head (or Skip)", ErrInvalidProposal)
+		return nil, fmt.Errorf("%w: it needs a pack and a head (or Skip)", ErrInvalidProposal)
 	}
 	pack, err := cas.OpenPack(prop.Pack)
 	if err != nil {
-		return fmt.Errorf("%w: the pack does not open: %w", ErrInvalidProposal, err)
+		return nil, fmt.Errorf("%w: the pack does not open: %w", ErrInvalidProposal, err)
 	}
 	obj, err := pack.Get(prop.Head)
 	if err != nil {
-		return fmt.Errorf("%w: the pack lacks the head commit: %w", ErrInvalidProposal, err)
+		return nil, fmt.Errorf("%w: the pack lacks the head commit: %w", ErrInvalidProposal, err)
 	}
 	c, err := cas.DecodeCommit(obj)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: the head is not a commit: %w", ErrInvalidProposal, err)
+		return nil, fmt.Errorf("%w: the head is not a commit: %w", ErrInvalidProposal, err)
 	case c.Parent != observed:
-		return fmt.Errorf("%w: the head commit's parent is not the observed head", ErrInvalidProposal)
+		return nil, fmt.Errorf("%w: the head commit's parent is not the observed head", ErrInvalidProposal)
 	case c.Publication != pub:
-		return fmt.Errorf("%w: the head commit carries publication %q, not %q", ErrInvalidProposal, c.Publication, pub)
+		return nil, fmt.Errorf("%w: the head commit carries publication %q, not %q", ErrInvalidProposal, c.Publication, pub)
 	}
-	return nil
+	return pack, nil
 }
 
 // resolveAt decides an ambiguous replace by re-reading `current`. Our write

@@ -65,6 +65,30 @@ func RollupsEndingAt(g uint64) []int {
 	return out
 }
 
+// RollupsDue reports whether BuildRollups has work after the publication
+// of m's newest increment: a block ends at its generation, or at one of
+// the checkpoint swaps between it and the previous increment (nobody else
+// builds those). A reader's plan asks for both kinds.
+func (m *Manifest) RollupsDue() bool {
+	if m == nil || m.Version < 2 || len(m.Increments) == 0 {
+		return false
+	}
+	n := len(m.Increments)
+	g := m.Increments[n-1].Generation
+	prev := uint64(0)
+	if n > 1 {
+		prev = m.Increments[n-2].Generation
+	} else if len(m.Segments) > 0 {
+		prev = m.Segments[len(m.Segments)-1].Last
+	}
+	for e := max(prev+1, m.Checkpoint.Through+1); e <= g; e++ {
+		if len(RollupsEndingAt(e)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // BuiltRollup is one rollup a builder uploaded.
 type BuiltRollup struct {
 	Key  string
@@ -272,7 +296,14 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 	if n := len(m.Increments); n > 0 && m.Increments[n-1].Generation <= reach {
 		return nil // only checkpoint swaps since: the head is the one reached
 	}
+	// The head is that of the newest increment: checkpoint swaps after it
+	// move no head, and a block ending at one of them is built only by the
+	// next publication (BuildRollups), so the plan stops at the head's
+	// generation instead of asking for a rollup nobody wrote yet.
 	g := m.Generation
+	if n := len(m.Increments); n > 0 && m.Version >= 2 {
+		g = m.Increments[n-1].Generation
+	}
 	var out []coverItem
 	pos := reach
 	if m.Version < 2 || pos+1 < m.Upgraded {

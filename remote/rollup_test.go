@@ -34,3 +34,54 @@ func TestPlanCatchUpBound(t *testing.T) {
 		}
 	}
 }
+
+// A cold reader right after a checkpoint swap: its reach is the
+// checkpoint's through-generation and `current`'s generation is the swap,
+// after the newest increment. A block ending at the swap is built only by
+// the next publication (BuildRollups), so the plan must stop at the
+// newest increment and never ask for it (it used to: one 404 per cold
+// pull, TestCLICheckpointsUnderConcurrentWriters).
+func TestPlanCatchUpStopsAtTheHead(t *testing.T) {
+	for _, tc := range []struct{ through, last, swap uint64 }{
+		{through: 6, last: 7, swap: 8},    // the level-2 block (4, 8] ends at the swap
+		{through: 13, last: 15, swap: 16}, // (12, 16], and the level-3 and level-4 blocks ending at 16
+		{through: 30, last: 31, swap: 32}, // (28, 32]: levels 2..5 end at 32
+		{through: 61, last: 63, swap: 64}, // levels 2..6
+		{through: 100, last: 103, swap: 104},
+	} {
+		m := &remote.Manifest{Version: 3, Generation: tc.swap, Upgraded: 1,
+			Checkpoint: remote.Checkpoint{Through: tc.through}, Increments: []remote.Increment{{Generation: tc.last}}}
+		plan := remote.PlanCatchUpItems(m, tc.through)
+		if len(plan) == 0 || plan[len(plan)-1].Last != tc.last {
+			t.Fatalf("%+v: plan %v does not end at the newest increment", tc, plan)
+		}
+		for _, it := range plan {
+			if it.Last > tc.last {
+				t.Fatalf("%+v: plan %v asks for a block ending after the head (%d)", tc, plan, tc.last)
+			}
+		}
+	}
+}
+
+// The publication after checkpoint swaps builds the rollups of the blocks
+// that end at those swaps (nobody else does), so it must be told it has
+// work even when its own generation ends no block.
+func TestRollupsDueAfterSwaps(t *testing.T) {
+	for _, tc := range []struct {
+		prev, last, through uint64
+		want                bool
+	}{
+		{prev: 66, last: 67, want: false},              // 67 ends no block
+		{prev: 67, last: 68, want: true},               // 68 ends (64, 68]
+		{prev: 67, last: 69, through: 67, want: true},  // the swap at 68 ends (64, 68]
+		{prev: 65, last: 67, through: 65, want: false}, // the swap at 66 ends no block
+		{prev: 59, last: 61, through: 59, want: true},  // the swap at 60 ends (56, 60]
+		{prev: 59, last: 62, through: 61, want: false}, // 60 is at or below the checkpoint: never read
+	} {
+		m := &remote.Manifest{Version: 3, Generation: tc.last, Upgraded: 1, Checkpoint: remote.Checkpoint{Through: tc.through},
+			Increments: []remote.Increment{{Generation: tc.prev}, {Generation: tc.last}}}
+		if got := m.RollupsDue(); got != tc.want {
+			t.Errorf("%+v: RollupsDue = %v", tc, got)
+		}
+	}
+}

@@ -229,7 +229,7 @@ func TestVerifyDetectsEachManifestRule(t *testing.T) {
 			d["head"] = d["increments"].([]any)[3].(map[string]any)["head"]
 		}},
 		{"publication not a UUIDv7", func(d map[string]any) {
-			bad := strings.Replace(pub, "-7", "-4", 1) // a version-4 layout
+			bad := pub[:14] + "4" + pub[15:] // the version digit: a version-4 layout
 			docInc(d, 1)["publication"] = bad
 			docInc(d, 1)["key"] = remote.IncrementKey(7, bad)
 		}},
@@ -302,4 +302,60 @@ func TestVerifyEmptyStoreIsWhole(t *testing.T) {
 	if rep.Generation != 0 || rep.Packs != 0 {
 		t.Fatalf("empty store report %+v", rep)
 	}
+}
+
+// Format 3: segments carried in their folding publication's pack verify
+// whole; a carrier that lost the segment's chunk, or is gone, is named.
+func TestVerifyChecksCarriedSegments(t *testing.T) {
+	ctx := context.Background()
+	m := memstore.New()
+	w := newTreeWriter(m)
+	w.carry = true
+	w.commitN(t, 40)
+	rep := mustVerify(t, m)
+	if own := packKeys(t, m, remote.SegmentsPrefix); len(own) != 0 || rep.Generation != 40 {
+		t.Fatalf("segments of their own %v; generation %d", own, rep.Generation)
+	}
+	cur, err := w.nb.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := cur.Manifest.Segments[0]
+	if !seg.Carried() {
+		t.Fatalf("the oldest segment is not carried: %+v", seg)
+	}
+	carrier, _, err := m.Get(ctx, seg.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The carrier without the chunk: every other object kept.
+	p, err := cas.OpenPack(carrier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := cas.NewPackWriter()
+	for _, id := range p.IDs() {
+		if id == seg.Sum {
+			continue
+		}
+		o, err := p.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.Put(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stripped, err := pw.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Put(ctx, seg.Key(), stripped); err != nil {
+		t.Fatal(err)
+	}
+	verifyFinds(t, m, remote.FindingSegmentCorrupt, seg.Key())
+	if err := m.Delete(ctx, seg.Key()); err != nil {
+		t.Fatal(err)
+	}
+	verifyFinds(t, m, remote.FindingSegmentMissing, seg.Key())
 }

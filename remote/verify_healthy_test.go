@@ -17,9 +17,18 @@ func TestVerifyHealthyAfterThousandCommits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 commits")
 	}
+	// Segments of their own (format 2, and publishers that do not carry
+	// them) and carried by the folding publication's pack (format 3).
+	for _, carry := range []bool{false, true} {
+		t.Run(fmt.Sprint("carried=", carry), func(t *testing.T) { verifyHealthyAfterThousandCommits(t, carry) })
+	}
+}
+
+func verifyHealthyAfterThousandCommits(t *testing.T, carry bool) {
 	ctx := context.Background()
 	m := memstore.New()
 	w := newTreeWriter(m)
+	w.carry = carry
 	checkpoints := 0
 	for i := range 1000 {
 		acc, err := w.commit(ctx, fmt.Sprint("commit ", i), func(f map[string][]byte) {
@@ -54,5 +63,8 @@ func TestVerifyHealthyAfterThousandCommits(t *testing.T) {
 	// Only the active and one retained chain are stored.
 	if n := len(packKeys(t, m, "packs/")); n != rep.Packs {
 		t.Fatalf("%d packs stored, %d referenced", n, rep.Packs)
+	}
+	if own := packKeys(t, m, remote.SegmentsPrefix); carry != (len(own) == 0) {
+		t.Fatalf("carried=%v, %d segments of their own", carry, len(own))
 	}
 }

@@ -88,11 +88,11 @@ func TestBadRequests(t *testing.T) {
 		_, err := a.e.Commit(ctx, "", msg)
 		domainErr(t, err, CodeInvalidRequest, ReasonBlankMessage)
 	}
-	for _, msg := range []string{"a\x00b", strings.Repeat("m", maxMessageBytes+1), "bad \xff utf8"} {
+	for _, msg := range []string{"a\x00b", strings.Repeat("m", MaxMessageBytes+1), "bad \xff utf8"} {
 		_, err := a.e.Commit(ctx, "", msg)
 		domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
 	}
-	if _, err := a.e.Commit(ctx, "", strings.Repeat("m", maxMessageBytes)); err != nil {
+	if _, err := a.e.Commit(ctx, "", strings.Repeat("m", MaxMessageBytes)); err != nil {
 		t.Fatalf("a message of exactly the limit: %v", err)
 	}
 

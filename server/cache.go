@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -299,17 +301,11 @@ func (e *Engine) fillChain(ctx context.Context, state remote.State, c *chainCach
 	}
 	packs := make([]cas.NamedPack, len(missing))
 	errs := make([]error, len(missing))
-	sem := make(chan struct{}, fetchParallel)
-	var wg sync.WaitGroup
-	for i, ref := range missing {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			data, err := e.notebook.FetchPack(ctx, ref)
-			packs[i], errs[i] = cas.NamedPack{Name: packName(ref), Data: data}, err
-		})
-	}
-	wg.Wait()
+	_ = parallel.For(len(missing), fetchParallel, func(i int) error {
+		data, err := e.notebook.FetchPack(ctx, missing[i])
+		packs[i], errs[i] = cas.NamedPack{Name: packName(missing[i]), Data: data}, err
+		return nil // every fetch is tried: what arrived is kept below
+	})
 	var got []cas.NamedPack
 	var first error
 	for i := range packs {
@@ -338,11 +334,15 @@ func missingPacks(store *cas.Store, refs []remote.PackRef) []remote.PackRef {
 
 // objectSource reads from the current chain's cache first, then from older
 // chain caches of the same store (baseline content that a checkpoint no
-// longer reaches may still be there).
+// longer reaches may still be there), newest first, opening each only
+// when the ones before it lack an object: opening a chain's cache costs
+// in proportion to its files (up to ~1,500 for a full chain), and a
+// commit that opened every retained chain grew slower with history.
 type objectSource struct {
 	e       *Engine
 	primary *chainCache
 	others  []*chainCache
+	names   []string // chain caches not opened yet, newest first
 	scanned bool
 }
 
@@ -366,16 +366,39 @@ func (s *objectSource) Get(id cas.ID) (cas.Object, error) {
 		s.scanned = true
 		ents, _ := os.ReadDir(s.e.chainsDir())
 		for _, ent := range ents {
-			if !ent.IsDir() || (s.primary != nil && ent.Name() == s.primary.key) {
-				continue
+			if ent.IsDir() && (s.primary == nil || ent.Name() != s.primary.key) {
+				s.names = append(s.names, ent.Name())
 			}
-			if c, err := s.e.openChain(ent.Name()); err == nil {
+		}
+		// Newest first: the baseline's content is most likely in the
+		// latest chain (names of another form sort last).
+		slices.SortStableFunc(s.names, func(a, b string) int {
+			ta, oka := chainThrough(a)
+			tb, okb := chainThrough(b)
+			switch {
+			case oka != okb:
+				if oka {
+					return -1
+				}
+				return 1
+			case ta != tb:
+				return cmp.Compare(tb, ta)
+			}
+			return 0
+		})
+	}
+	for i := 0; ; i++ {
+		for i == len(s.others) && len(s.names) > 0 {
+			name := s.names[0]
+			s.names = s.names[1:]
+			if c, err := s.e.openChain(name); err == nil {
 				s.others = append(s.others, c)
 			}
 		}
-	}
-	for _, c := range s.others {
-		o, err := c.store.Get(id)
+		if i == len(s.others) {
+			break
+		}
+		o, err := s.others[i].store.Get(id)
 		if err == nil {
 			return o, nil
 		}

@@ -29,7 +29,7 @@ const (
 // call for: the rollups of the blocks its generation ends, and a
 // checkpoint when the active chain is long enough.
 func (e *Engine) afterPublish(state remote.State) {
-	if len(remote.RollupsEndingAt(state.Generation())) == 0 {
+	if !state.Manifest.RollupsDue() { // blocks ending here or at the swaps just before
 		e.maybeCheckpoint(state)
 		return
 	}

@@ -5,17 +5,11 @@ import (
 	"errors"
 	"io/fs"
 	"sort"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
-
-// maxMessageBytes bounds a commit message (spec: notes_commit.message).
-const maxMessageBytes = 16384
 
 // errMergeConflict aborts a publication attempt whose merge conflicts.
 var errMergeConflict = errors.New("server: the merge has conflicts")
@@ -68,13 +62,14 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 }
 
 func checkMessage(m string) *Error {
-	if len(m) > maxMessageBytes || !utf8.ValidString(m) || strings.ContainsRune(m, 0) {
+	switch CheckMessageText(m) {
+	case MessageOK:
+		return nil
+	case MessageBlank:
+		return invalidRequest(ReasonBlankMessage, "")
+	default:
 		return invalidRequest(ReasonInvalidArgument, "message must be UTF-8 without U+0000, at most 16,384 bytes.")
 	}
-	if strings.TrimFunc(m, unicode.IsSpace) == "" {
-		return invalidRequest(ReasonBlankMessage, "")
-	}
-	return nil
 }
 
 // refuseMarkers refuses a commit while any file of L holds a complete

@@ -197,6 +197,13 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 	if err := a.sink.Put(commit); err != nil {
 		return cas.ID{}, err
 	}
+	// The segments this publication's fold writes travel in its pack (one
+	// in eight publications): the commit stays at three requests.
+	for _, o := range a.observed.Manifest.Carried(a.publication) {
+		if err := a.sink.pack.Put(o); err != nil {
+			return cas.ID{}, err
+		}
+	}
 	var err error
 	if a.pack, err = a.sink.pack.Finish(); err != nil {
 		return cas.ID{}, err

@@ -47,6 +47,10 @@
 //   - A file whose mtime is within the racy window of the scan that read it
 //     is re-read next time (workdir/scan.go: 50 ms, 2 s on whole-second time
 //     stamps), so an edit in the same timestamp tick is never missed.
+//   - A long-lived engine (Config.LongLived: serve) keeps, per L, the
+//     directory listings an inotify watch proves unchanged and the stat
+//     cache (memory.go, workdir/memory.go); the baseline and the recovery
+//     flag are still read from P on every call.
 //   - Files of L are written through a temporary sibling named
 //     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; while a
 //     recovery is pending the scan sets such names aside and the

@@ -17,6 +17,15 @@ import (
 
 // Config is everything the operations need; the CLI builds it from flags,
 // environment and defaults (DESIGN §8).
+//
+// Zero values, the one convention of Config and remote.Options: a field's
+// zero value is its default, and the default is stated on the field. Where
+// the default is something and "nothing" is also a valid choice, a named
+// constant asks for nothing (NoRetainWindow here, remote.NoRetries there).
+// Config's defaults are those of an embedder that has not asked for more:
+// CommitRetries and RetainedCheckpoints default to none (the CLI passes its
+// own defaults, 8 and its --retained-checkpoints value); remote.Options'
+// Retries defaults to remote.DefaultRetries, so New translates.
 type Config struct {
 	Store         remote.Store
 	PrivateRoot   string // P: private state and the object cache; never inside WorkspaceRoot
@@ -24,10 +33,11 @@ type Config struct {
 	DefaultDir    string // the directory used when the request path is empty
 	Writable      []string
 	ReadOnly      []string
-	CommitRetries int // lost-race retries after the first attempt: 0..100, 0 = none (the CLI default is 8)
+	CommitRetries int // lost-race retries after the first attempt: 0..100; default (0) none (the CLI default is 8)
 	// CheckpointPacks is the active-chain length that triggers a
 	// background checkpoint after a commit (0 = remote.DefaultCheckpointPacks);
-	// RetainedCheckpoints the older chains it keeps (0..64, 0 = none).
+	// RetainedCheckpoints the older chains it keeps (0..64; default (0)
+	// none).
 	CheckpointPacks     int
 	RetainedCheckpoints int
 	// Retain is the history window by time (--retain; 0 =
@@ -42,6 +52,10 @@ type Config struct {
 	Ignore           []string
 	NoDefaultIgnores bool
 	AllowSecrets     bool
+	// LongLived says the process serves many calls (serve): the engine
+	// then keeps what a call learned of each directory for the next
+	// (memory.go), validated on every call.
+	LongLived bool
 	// GroupCommit turns on cooperative publication (server/groupcommit.go,
 	// remote/proposal.go): off by default until it is proved at scale.
 	GroupCommit bool
@@ -72,6 +86,10 @@ type Engine struct {
 
 	probeMu sync.Mutex
 	probed  bool
+
+	longLived bool                  // keep per-directory memories (memory.go)
+	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
+	memories  map[string]*dirMemory // by private state directory
 
 	checkpointPacks int            // active increments that trigger a checkpoint
 	retained        int            // retained chains a checkpoint keeps
@@ -155,8 +173,8 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Config counts retries as DESIGN §8 does (0 = none); remote.Options
-	// reads 0 as "default".
+	// The seam: Config's default (0) is no retries, remote.Options' zero
+	// value is DefaultRetries, so "none" is asked for by name.
 	retries := cfg.CommitRetries
 	if retries == 0 {
 		retries = remote.NoRetries
@@ -180,6 +198,8 @@ func New(cfg Config) (*Engine, error) {
 		secrets:   !cfg.AllowSecrets,
 		dirs:      map[string]*sync.Mutex{},
 		objects:   map[string]*chainCache{},
+		longLived: cfg.LongLived,
+		memories:  map[string]*dirMemory{},
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
@@ -198,6 +218,7 @@ func New(cfg Config) (*Engine, error) {
 // resources (open object caches).
 func (e *Engine) Close() error {
 	e.background.Wait()
+	e.closeMemories()
 	e.objMu.Lock()
 	defer e.objMu.Unlock()
 	var first error

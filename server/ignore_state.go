@@ -35,7 +35,7 @@ func (s *session) scanWithRules() (*scanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := scanWith(s.root, s.stats, scanRules{ignore: s.e.ignore, tempsOurs: flag != nil})
+	res, err := scanWith(s.root, s.stats, scanRules{ignore: s.e.ignore, tempsOurs: flag != nil, listings: s.listings()})
 	if err != nil {
 		return nil, err
 	}

@@ -6,15 +6,29 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
 )
 
 // errLocked: the lock file is held by another process (tryLock only).
 var errLocked = errors.New("server: directory is locked by another operation")
 
 // lockFile holds the cross-process lock of one visible directory: an
-// advisory lock on P/dirs/<hash>/lock, released by the OS if the process
-// dies, so a crashed holder never blocks the next call.
-type lockFile struct{ f *os.File }
+// exclusive lock on P/dirs/<hash>/lock (internal/osfile), released by the
+// OS if the process dies, so a crashed holder never blocks the next call.
+type lockFile struct{ l *osfile.Lock }
+
+// tryLock takes the lock without waiting: errLocked while another holds it.
+func tryLock(name string) (*lockFile, error) {
+	l, err := osfile.TryAcquire(name, 0o600)
+	if errors.Is(err, osfile.ErrLocked) {
+		return nil, errLocked
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &lockFile{l: l}, nil
+}
 
 // acquireLock waits for the lock, polling so the wait honours ctx.
 func acquireLock(ctx context.Context, name string) (*lockFile, error) {
@@ -42,11 +56,8 @@ func acquireLock(ctx context.Context, name string) (*lockFile, error) {
 }
 
 func (l *lockFile) release() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
-	unlockFile(l.f)
-	err := l.f.Close()
-	l.f = nil
-	return err
+	return l.l.Release()
 }

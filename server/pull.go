@@ -89,6 +89,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		return nil, nil, err
 	}
 	s.src = s.e.source(chain)
+	s.rollEditedForward()
 	var rFiles map[string]cas.ID
 	if s.base != nil && state.Head() == s.base.Head {
 		rFiles = s.base.headFiles()

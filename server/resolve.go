@@ -35,12 +35,9 @@ func (e *Engine) resolveLexical(path string) (string, error) {
 	if len(path) > maxPathBytes || !utf8.ValidString(path) || strings.ContainsRune(path, 0) {
 		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
 	}
-	if path == "~" || strings.HasPrefix(path, "~/") || strings.HasPrefix(path, `~`+string(filepath.Separator)) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", invalidRequest(ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
-		}
-		path = filepath.Join(home, path[1:])
+	path, err := ExpandHome(path)
+	if err != nil {
+		return "", invalidRequest(ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(e.defDir, path)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
 )
 
 // The rewrite record. Before L is rewritten, P records (P/dirs/<h>/
@@ -28,9 +30,13 @@ import (
 // path: where L holds exactly the record's "after" (absent for a removal),
 // the rewrite reached the file (or L already held the result), so that
 // path's base becomes the next baseline's entry, as if the interrupted
-// operation had finished. Where L holds "before" (not reached) or
-// something else (edited since the crash: whether on the old or the new
-// content is unknown), A stays the base: at worst a conflict, never a
+// operation had finished. Where L holds "before" (not reached), A stays
+// the base. Where L holds something else, the caller edited the file since
+// the crash: if merging the rewrite's change (before → after) into it
+// changes nothing, the edit was made on top of what the rewrite wrote and
+// the base rolls forward too (rollEditedForward); otherwise (an edit of the
+// old content, one too close to the rewrite's lines to tell, a "before"
+// that cannot be read) A stays the base: at worst a conflict, never a
 // silent loss of the remote's lines. The rolled base is not the tree of
 // any head, so it is marked non-exact (baseline.Held) and every fast path
 // that compares heads merges instead; a second crash during the
@@ -270,14 +276,30 @@ func (s *session) rollForward(flag *recoveryFlag) {
 		set(p, id)
 	}
 	reached := 0
+	s.editedSince = nil
 	for _, e := range rec.entries {
 		cur, inL := s.scan.files[e.path]
+		if inL && !e.after.IsZero() && cur != e.after && cur != e.before {
+			// Edited since: on top of what the rewrite wrote, or of what
+			// L held before? Decided once the contents can be read
+			// (rollEditedForward).
+			s.editedSince = append(s.editedSince, e)
+			continue
+		}
 		if inL != !e.after.IsZero() || (inL && cur != e.after) {
-			continue // not reached, or edited since: the old base stays
+			continue // not reached: the old base stays
 		}
 		set(e.path, e.next)
 		reached++
 	}
+	s.e.log.Info("resynchronising from the interrupted rewrite's record", "paths", len(rec.entries), "reached", reached, "edited", len(s.editedSince))
+	s.applyRolled(files, rolled)
+}
+
+// applyRolled makes files (s.base's entries with rolled applied) the merge
+// base, marked non-exact at every rolled path, and records rolled for the
+// next rewrite record's overlay.
+func (s *session) applyRolled(files, rolled map[string]cas.ID) {
 	if len(rolled) == 0 {
 		return
 	}
@@ -300,5 +322,74 @@ func (s *session) rollForward(flag *recoveryFlag) {
 	}
 	s.base = b
 	s.rolled = rolled
-	s.e.log.Info("resynchronising from the interrupted rewrite's record", "paths", len(rec.entries), "reached", reached)
+}
+
+// rollEditedForward decides, for each path the caller edited after the
+// interrupted rewrite (rollForward's editedSince), whether the edit was
+// made on top of what the rewrite wrote: then L holds the rewrite's change
+// as well as the edit, and the path's base rolls forward like a reached
+// one — otherwise merging against A would count the rewrite's lines (the
+// other writers') as the caller's and conflict with their next edit beside
+// them. The test: merging the rewrite's change (before → after) into L
+// changes nothing, cleanly. An edit on top of the old content fails it
+// (the rewrite's change is missing from L), and so does one too close to
+// the rewrite's lines to tell; both keep A, at worst a conflict, never a
+// loss. A content that cannot be read (L's own unpublished "before")
+// keeps A too. It needs s.src (contents of the merge base and of R).
+func (s *session) rollEditedForward() {
+	if len(s.editedSince) == 0 {
+		return
+	}
+	edited := s.editedSince
+	s.editedSince = nil
+	files := make(map[string]cas.ID, len(s.baseFiles()))
+	for p, id := range s.baseFiles() {
+		files[p] = id
+	}
+	rolled := map[string]cas.ID{}
+	for p, id := range s.rolled {
+		rolled[p] = id
+	}
+	n := 0
+	for _, e := range edited {
+		if !s.holdsRewrite(e) {
+			continue
+		}
+		if e.next.IsZero() {
+			delete(files, e.path)
+		} else {
+			files[e.path] = e.next
+		}
+		rolled[e.path] = e.next
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	s.e.log.Info("paths edited after the interrupted rewrite hold its change; their base rolls forward", "paths", n)
+	s.applyRolled(files, rolled)
+}
+
+// holdsRewrite reports whether L's current content at e.path already
+// holds the rewrite's change from e.before to e.after.
+func (s *session) holdsRewrite(e rewriteEntry) bool {
+	s.probing = true
+	defer func() { s.probing = false }()
+	cur := s.scan.files[e.path]
+	now, err := s.load(cur)
+	if err != nil {
+		return false
+	}
+	after, err := s.load(e.after)
+	if err != nil {
+		return false
+	}
+	var before []byte
+	if !e.before.IsZero() {
+		if before, err = s.load(e.before); err != nil {
+			return false
+		}
+	}
+	r := merge.Text(before, now, after)
+	return len(r.Conflicts) == 0 && bytes.Equal(r.Content, now)
 }

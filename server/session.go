@@ -27,6 +27,10 @@ type session struct {
 	inRecovery bool // a resynchronisation is running: no nested one
 	lost       bool // pulled before, but the baseline is missing or corrupt
 
+	// What a long-lived engine keeps between calls (memory.go).
+	statsSaved bool          // the stat cache is recorded, or may be kept in memory
+	statsKept  *fileIdentity // s.stats came from memory, P's copy being this
+
 	// Pending publications (pending.go).
 	pendingChecked bool              // the record was consulted this session
 	pendingOnDisk  bool              // a record may exist in P
@@ -37,6 +41,12 @@ type session struct {
 	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
 	rolledFrom string            // checksum of the rewrite record last applied
 	rolled     map[string]cas.ID // paths of s.base rolled forward (zero: absent)
+	// paths edited after the interrupted rewrite, decided once contents
+	// can be read (rollEditedForward)
+	editedSince []rewriteEntry
+
+	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
+	probing     bool            // reads that only inform a decision: a base gone everywhere is no refusal
 }
 
 // begin starts a call on a directory: it proves the store (a cached
@@ -81,11 +91,12 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 			e.log.Warn("cannot record the directory's private state marker", "err", err)
 		}
 	}
-	s.stats = s.state.loadStatCache()
+	s.stats = s.loadStats()
 	return s, nil
 }
 
 func (s *session) end() {
+	s.keepStats()
 	if s.root != nil {
 		s.root.Close()
 	}
@@ -195,8 +206,11 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		if err == nil {
 			return c, nil
 		}
-		if !errors.Is(err, cas.ErrNotFound) || s.scan == nil {
+		if !errors.Is(err, cas.ErrNotFound) {
 			return nil, err
+		}
+		if s.scan == nil {
+			return s.refetchBase(id) // basefetch.go
 		}
 	}
 	p := ""
@@ -204,7 +218,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		p = s.scan.pathOf(id)
 	}
 	if p == "" {
-		return nil, cas.ErrNotFound
+		return s.refetchBase(id)
 	}
 	listed := s.scan.stats[p]
 	c, _, reason, err := readChecked(s.root, p, listed)
@@ -224,11 +238,18 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 // so it is not fsynced and a failure is logged, not returned.
 func (s *session) saveStats() {
 	if s.scan == nil || !s.scan.changed {
+		s.statsSaved = s.scan != nil
+		return
+	}
+	if s.deferStatsSave() {
+		s.statsSaved = true
 		return
 	}
 	if err := s.state.saveStatCache(s.scan.stats); err != nil {
 		s.e.log.Warn("cannot record the stat cache", "err", err)
+		return
 	}
+	s.statsSaved = true
 }
 
 // fail maps err to a domain error and logs the cause (the only place the

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
 )
 
 // Private state (P) layout under Config.PrivateRoot:
@@ -80,33 +81,10 @@ func writeAtomic(name string, data []byte) error { return writeReplace(name, dat
 // writeReplace is writeAtomic, optionally without the fsyncs (for caches,
 // whose loss costs only time and whose tearing the checksum detects).
 func writeReplace(name string, data []byte, durable bool) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil && durable {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if !durable {
-		return nil
-	}
-	return syncDir(dir)
+	return osfile.WriteFile(name, 0o600, durable, data)
 }
 
 // baseline is A: the accepted state this directory was last synchronised
@@ -599,7 +577,7 @@ func (d dirState) clearRecovery() error {
 	if err != nil {
 		return err
 	}
-	return syncDir(d.path)
+	return osfile.SyncDir(d.path)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

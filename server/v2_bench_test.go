@@ -8,7 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -198,4 +200,166 @@ func appendLine(b *testing.B, p, line string) {
 	if _, err := f.WriteString(line + "\n"); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// recordingStore records every request's operation and key.
+type recordingStore struct {
+	remote.Store
+	mu   sync.Mutex
+	reqs []string // "OP key"
+}
+
+func (r *recordingStore) add(op, key string) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, op+" "+key)
+	r.mu.Unlock()
+}
+
+func (r *recordingStore) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.reqs
+	r.reqs = nil
+	return out
+}
+
+func (r *recordingStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	r.add("GET", key)
+	return r.Store.Get(ctx, key)
+}
+
+func (r *recordingStore) Head(ctx context.Context, key string) (remote.ObjectInfo, error) {
+	r.add("HEAD", key)
+	return r.Store.Head(ctx, key)
+}
+
+func (r *recordingStore) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	r.add("CREATE", key)
+	return r.Store.CreateIfAbsent(ctx, key, data)
+}
+
+func (r *recordingStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	r.add("REPLACE", key)
+	return r.Store.ReplaceIfMatch(ctx, key, data, etag)
+}
+
+func (r *recordingStore) Put(ctx context.Context, key string, data []byte) error {
+	r.add("PUT", key)
+	return r.Store.Put(ctx, key, data)
+}
+
+func (r *recordingStore) Delete(ctx context.Context, key string) error {
+	r.add("DELETE", key)
+	return r.Store.Delete(ctx, key)
+}
+
+func (r *recordingStore) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	r.add("LIST", prefix)
+	return r.Store.List(ctx, prefix)
+}
+
+// DESIGN §10: every uncontended commit is three requests — GET `current`,
+// PUT its pack, conditional PUT `current` — including the one in eight
+// whose publication folds the tail into a segment (format 3 carries the
+// segment in the pack). 130 consecutive commits, each in a fresh Engine on
+// the same P (one CLI process each): 15 folds, one of them (generation 72)
+// also folding eight level-1 segments into a level-2 one.
+// The background rollups a commit starts at generations that end a block
+// (PUT packs/rollups/..., and GETs of the carrier packs of the segments
+// that name a block's first head) are not the commit's and are checked
+// apart: nothing else may happen.
+func TestEveryUncontendedCommitIsThreeRequests(t *testing.T) {
+	store := &recordingStore{Store: memstore.New()}
+	a := newAgent(t, store)
+	a.pull()
+	for i := range 20 {
+		a.write(fmt.Sprintf("d%d/n%02d.md", i%3, i), "note\n")
+	}
+	a.commit("seed")
+	ctx := context.Background()
+	nb := remote.Open(store.Store, remote.Options{})
+	folds := 0
+	for i := range 130 {
+		before, err := nb.ReadCurrent(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store.take()
+		a.appendTo(fmt.Sprintf("d%d/n%02d.md", i%20%3, i%20), fmt.Sprintf("line %d\n", i))
+		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Commit(ctx, "", fmt.Sprint("append ", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		reqs := store.take()
+		g := res.Generation
+		after, err := nb.ReadCurrent(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after.Manifest.Segments) > 0 && len(after.Manifest.Increments) < len(before.Manifest.Increments) {
+			folds++
+		}
+		var protocol, background []string
+		for _, r := range reqs {
+			op, key, _ := strings.Cut(r, " ")
+			switch {
+			case op == "PUT" && strings.HasPrefix(key, remote.RollupsPrefix) && len(remote.RollupsEndingAt(g)) > 0:
+				background = append(background, r)
+			case op == "GET" && strings.HasPrefix(key, remote.IncrementsPrefix) && len(remote.RollupsEndingAt(g)) > 0 && carriesSegment(after.Manifest, key):
+				background = append(background, r) // a rollup's first head, read from a segment
+			default:
+				protocol = append(protocol, r)
+			}
+		}
+		inc := after.Manifest.Increments[len(after.Manifest.Increments)-1]
+		want := []string{"GET " + remote.CurrentKey, "PUT " + inc.Pack.Key, "REPLACE " + remote.CurrentKey}
+		if g != before.Generation()+1 || inc.Generation != g || !slices.Equal(protocol, want) {
+			t.Fatalf("commit %d (generation %d): requests %q, want %q (background: %q)", i, g, protocol, want, background)
+		}
+	}
+	if folds != 15 {
+		t.Fatalf("%d folds in 130 commits, want 15", folds)
+	}
+	// No segment is an object of its own; each is carried, and readable.
+	own, err := store.Store.List(ctx, remote.SegmentsPrefix)
+	if err != nil || len(own) != 0 {
+		t.Fatalf("segments of their own: %v, %v", own, err)
+	}
+	st, err := nb.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := map[int]bool{}
+	for _, s := range st.Manifest.Segments {
+		levels[s.Level] = true
+		if !s.Carried() {
+			t.Fatalf("segment %+v is not carried", s)
+		}
+	}
+	incs, err := nb.Publications(ctx, st, 1, st.Generation())
+	if err != nil || len(incs) != int(st.Generation()) || !levels[2] {
+		t.Fatalf("history: %d publications of %d, segment levels %v, %v", len(incs), st.Generation(), levels, err)
+	}
+}
+
+// carriesSegment reports whether key is the carrier pack of a segment m
+// lists, or of one those list (the rollup builder reads them).
+func carriesSegment(m *remote.Manifest, key string) bool {
+	_, gen, _, err := remote.ParsePackKey(key)
+	if err != nil {
+		return false
+	}
+	for _, s := range m.Segments {
+		if s.Carried() && gen >= s.First && gen <= s.Carrier {
+			return true
+		}
+	}
+	return false
 }

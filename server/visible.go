@@ -51,6 +51,7 @@ func (e *Engine) IgnorePatterns() []string { return e.ignore.Patterns() }
 type scanRules struct {
 	ignore    *ignoreRules
 	tempsOurs bool
+	listings  *workdir.Memory // nil: remember nothing
 }
 
 // scanResult is L as the operations see it.
@@ -71,7 +72,7 @@ type scanResult struct {
 // scanWith scans L (workdir.Scan) under rules; the cache map becomes the
 // result's stats (updated in place, not copied).
 func scanWith(root *os.Root, cache map[string]statEntry, rules scanRules) (*scanResult, error) {
-	l, err := workdir.Scan(root, cache, workdir.Rules{Ignore: rules.ignore, TempsOurs: rules.tempsOurs})
+	l, err := workdir.Scan(root, cache, workdir.Rules{Ignore: rules.ignore, TempsOurs: rules.tempsOurs}, rules.listings)
 	if err != nil {
 		return nil, err
 	}

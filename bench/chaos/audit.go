@@ -129,8 +129,9 @@ func auditMarkers(dir string) (int, []string) {
 // auditConflict checks a conflict report of w against what w edited: the
 // file must hold an unpublished edit of w, and every conflict block in it
 // must hold a line of w (a block of other writers' lines only, in the
-// shared file, is text w did not edit).
-func (c *campaign) auditConflict(w *writer, res opResult) {
+// shared file, is text w did not edit). It reports whether one was foreign.
+func (c *campaign) auditConflict(w *writer, res opResult) bool {
+	found := false
 	for _, f := range res.Report.Files {
 		foreign := false
 		switch {
@@ -147,9 +148,11 @@ func (c *campaign) auditConflict(w *writer, res opResult) {
 			}
 		}
 		if foreign {
+			found = true
 			c.st.foreignConflict(fmt.Sprintf("writer %d %s: conflict in %s, which it did not edit (%s·%s)", w.id, res.Op, f, res.Report.Code, res.Report.Reason))
 		}
 	}
+	return found
 }
 
 // blockWithout reports whether text holds a conflict block none of whose

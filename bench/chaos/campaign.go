@@ -98,9 +98,21 @@ func (c *campaign) setup() error {
 	home := filepath.Join(c.work, "home")
 	c.env = append(c.env, "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
 		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
-		"PATH="+os.Getenv("PATH"), "NO_COLOR=1", "LOG_LEVEL=error",
-		"SLIVINGDOC_CHECKPOINT_PACKS="+strconv.Itoa(c.cfg.checkpointPacks))
+		"PATH="+os.Getenv("PATH"), "NO_COLOR=1", "LOG_LEVEL=error")
+	c.env = append(c.env, c.cfg.engineSettings()...)
 	return nil
+}
+
+// engineSettings are the engine settings every process of the campaign
+// runs with, as the CLI's environment settings.
+func (cfg config) engineSettings() []string {
+	env := []string{"SLIVINGDOC_CHECKPOINT_PACKS=" + strconv.Itoa(cfg.checkpointPacks)}
+	if cfg.groupCommit {
+		// server.Config.GroupCommit, through the CLI's --group-commit
+		// setting (issue 18).
+		env = append(env, "SLIVINGDOC_GROUP_COMMIT=true")
+	}
+	return env
 }
 
 // teardown stops whatever setup started.
@@ -264,6 +276,11 @@ func (c *campaign) untilOK(w *writer, args ...string) bool {
 		if res.Outcome == outDomain && res.Report.Action == "EDIT_FILES" {
 			c.resolve(w)
 		}
+		if res.Outcome == outDomain && res.Report.Reason == "BASELINE_LOST" {
+			if err := c.leaveLostBaseline(w); err != nil {
+				c.st.fail("writer %d: the way out of BASELINE_LOST: %v", w.id, err)
+			}
+		}
 		time.Sleep(time.Duration(100*(attempt+1)) * time.Millisecond)
 	}
 	return false
@@ -292,7 +309,12 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 			args = append(args, "-m", fmt.Sprintf("w%02d edit %d", w.id, w.seq))
 		}
 		before, _ := snapshot(w.dir)
+		privBefore := privState(w)
+		w.mu.Lock()
+		armed := w.armed
+		w.mu.Unlock()
 		res := c.exec(w, args...)
+		w.remember(fmt.Sprintf("%s %s (armed %q) pending shared=%d own=%d cause=%q", opLine(res), args, armed, w.sharedPending, w.ownPending, res.Cause))
 		if err := w.record(opLine(res)); err != nil {
 			c.st.fail("writer %d: journal: %v", w.id, err)
 			return
@@ -311,8 +333,20 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 			switch res.Report.Action {
 			case "EDIT_FILES":
 				c.st.conflictAfter(fmt.Sprintf("%s·%s on %s after %s", res.Report.Code, res.Report.Reason, op, prev))
-				c.auditConflict(w, res)
+				if c.auditConflict(w, res) {
+					if dir := c.keepForeign(w, before, privBefore, res); dir != "" {
+						c.st.note("writer %d: foreign conflict case kept in %s", w.id, dir)
+					}
+				}
 				c.resolve(w)
+			case "CHECK_HOST":
+				if res.Report.Reason == "BASELINE_LOST" {
+					c.st.note("writer %d: BASELINE_LOST; took the documented way out", w.id)
+					if err := c.leaveLostBaseline(w); err != nil {
+						c.st.fail("writer %d: the way out of BASELINE_LOST: %v", w.id, err)
+						return
+					}
+				}
 			case "RUN_VERIFY":
 				integrity++
 				if integrity >= 3 {

@@ -185,7 +185,7 @@ func runProc(bin, dir string, env []string, bound time.Duration, onStart func(*p
 	default:
 		res.Outcome = outBroken
 	}
-	if res.Outcome == outBroken || res.Outcome == outTimeout {
+	if res.Outcome == outBroken || res.Outcome == outTimeout || res.Report.Action == "EDIT_FILES" {
 		res.Output = fmt.Sprintf("%v\nstdout:\n%s\nstderr:\n%s", err, tail(out.String()), tail(errOut.String()))
 	}
 	return res

@@ -5,6 +5,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +54,26 @@ func TestResolveBlocks(t *testing.T) {
 		got, n := resolveBlocks(tc.in)
 		if got != tc.want || n != tc.blocks {
 			t.Errorf("resolveBlocks(%q) = %q, %d; want %q, %d", tc.in, got, n, tc.want, tc.blocks)
+		}
+	}
+}
+
+// -group-commit runs every process with group commit on, and the replay
+// line says so.
+func TestGroupCommitSwitch(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		args := []string{"-seed", "7"}
+		if on {
+			args = append(args, "-group-commit")
+		}
+		cfg, err := parseFlags(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Contains(cfg.engineSettings(), "SLIVINGDOC_GROUP_COMMIT=true")
+		replay := strings.Contains(replayArgs(cfg), "-group-commit")
+		if got != on || replay != on {
+			t.Errorf("-group-commit %v: setting %v, replay %v (%s)", on, got, replay, replayArgs(cfg))
 		}
 	}
 }

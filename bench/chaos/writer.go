@@ -32,7 +32,9 @@ type writer struct {
 	pending int // tokens written since the last OK commit
 	// the part of pending in the shared file and in its own file (audit.go)
 	sharedPending, ownPending int
-	dupSeen                   bool // a duplicate token line was seen in L (reported once)
+	dupSeen                   bool     // a duplicate token line was seen in L (reported once)
+	history                   []string // recent operations (forensics.go)
+	foreignKept               int      // foreign-conflict cases kept (forensics.go)
 
 	mu  sync.Mutex
 	cur *proc // running process, nil between operations

@@ -60,6 +60,7 @@ type profile struct {
 	historyFiles      int
 	historyCommits    int
 	historyStores     []string
+	historyAlternate  int // commits alternated with a fresh notebook after the history (workload_history.go)
 	coldPulls         int
 	warmPulls         int
 	bytesAppends      int
@@ -88,7 +89,7 @@ var (
 var profiles = map[string]profile{
 	"quick": {
 		name: "quick", sizes: []int{100, 1000, 10000}, latencyReps: 10, latencyStores: both,
-		historyFiles: 1000, historyCommits: 200, historyStores: onlyS3, coldPulls: 3, warmPulls: 10,
+		historyFiles: 1000, historyCommits: 200, historyStores: onlyS3, historyAlternate: 20, coldPulls: 3, warmPulls: 10,
 		bytesAppends: 20, floorReps: 30, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 3,
 		writers: []int{10, 50, 100}, sharedWriters: []int{10, 50}, contentionCommits: 10,
 		contentionStores: onlyS3, contentionTimeout: 2 * time.Minute,
@@ -96,7 +97,7 @@ var profiles = map[string]profile{
 	},
 	"full": {
 		name: "full", sizes: []int{100, 1000, 10000}, latencyReps: 30, latencyStores: both,
-		historyFiles: 1000, historyCommits: 200, historyStores: both, coldPulls: 5, warmPulls: 30,
+		historyFiles: 1000, historyCommits: 200, historyStores: both, historyAlternate: 30, coldPulls: 5, warmPulls: 30,
 		bytesAppends: 50, floorReps: 100, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 7,
 		writers: []int{10, 50, 100}, sharedWriters: []int{10, 50, 100}, contentionCommits: 10,
 		contentionStores: both, contentionTimeout: 5 * time.Minute,
@@ -153,6 +154,7 @@ func main() {
 	agents := flag.Int("agents", 0, "override the number of agents")
 	window := flag.Duration("agent-window", 0, "override the agents' spread window")
 	historyCommits := flag.Int("history-commits", 0, "override the history length")
+	historyAlternate := flag.Int("history-alternate", -1, "override how many commits alternate between the long notebook and a fresh reference (0: none)")
 	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
 	groupCommit := flag.Bool("group-commit", false, "run every measured slivingdoc process with group commit on (SLIVINGDOC_GROUP_COMMIT=true)")
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
@@ -195,6 +197,9 @@ func main() {
 	}
 	if *historyCommits > 0 {
 		prof.historyCommits = *historyCommits
+	}
+	if *historyAlternate >= 0 {
+		prof.historyAlternate = *historyAlternate
 	}
 	prof.groupCommit = *groupCommit
 	if *drivers != "" {

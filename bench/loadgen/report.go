@@ -264,6 +264,13 @@ func (r *Results) markdown(date string) string {
 				fmtDur(h.WarmPull.Wall.Median), fmtDur(h.WarmPull.Wall.P90))
 		}
 		p("\n")
+		for _, h := range r.History {
+			if len(h.Alternated) > 0 {
+				p("Reference in the same run (%s): after the history, %d commits alternate one by one between the long notebook and a fresh one "+
+					"of the same files on the same server (%d commits old): long %s, fresh %s (medians), **%.2fx**.\n\n",
+					h.Store, len(h.Alternated), freshHistory, fmtDur(h.AltLong.Median), fmtDur(h.AltFresh.Median), h.AltRatio)
+			}
+		}
 	}
 
 	if len(r.Bytes) > 0 {

@@ -90,7 +90,7 @@ func TestCLIReadsAndUpgradesV1Store(t *testing.T) {
 		t.Fatal(e)
 	}
 	up, err := remote.DecodeManifest(mustRead(t, filepath.Join(dir, "current")))
-	if err != nil || up.Version != 2 || up.Upgraded != 18 || up.Generation < 17+writers*commits {
+	if err != nil || up.Version != remote.ManifestVersion || up.Upgraded != 18 || up.Generation < 17+writers*commits {
 		t.Fatalf("after the writers: %v, %+v", err, up)
 	}
 	reader.pull()

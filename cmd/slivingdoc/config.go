@@ -362,13 +362,11 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 
 // absDir expands a leading ~/ and makes p absolute and clean.
 func absDir(p string) (string, error) {
-	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("%q: home directory unknown: %w", p, err)
-		}
-		p = filepath.Join(home, p[1:])
+	expanded, err := server.ExpandHome(p)
+	if err != nil {
+		return "", fmt.Errorf("%q: home directory unknown: %w", p, err)
 	}
+	p = expanded
 	a, err := filepath.Abs(p)
 	if err != nil {
 		return "", fmt.Errorf("%q: %w", p, err)

@@ -82,6 +82,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return 2
 	}
 
+	cfg.LongLived = true // one process, many calls: keep what each call learned (server/memory.go)
 	eng, err := newEngine(cfg)
 	if err != nil {
 		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))

@@ -1,13 +1,18 @@
 package main
 
 // Per-call latency of a long-lived `slivingdoc serve`, driven over stdio
-// as a host drives it (file store and SeaweedFS), against `git status` on
-// the same tree in the same run (DESIGN §10):
+// as a host drives it (file store and SeaweedFS), and of the CLI, each
+// alternated call by call with `git status` on a tree of the same shape
+// (DESIGN §10), so the load of a shared machine hits both alike:
 //
-//	go test -run '^$' -bench BenchmarkServe -benchtime 200x ./cmd/slivingdoc
+//	go test -run '^$' -bench BenchmarkServe -benchtime 100x ./cmd/slivingdoc
 //
 // commit-1KiB appends 1 KiB to one file and commits; noop-commit and
-// noop-pull change nothing; git-status is the reference.
+// noop-pull change nothing; cli-* run one CLI process per call. Each
+// reports the median of the operation (op-ms), of git status in the same
+// iterations (git-ms) and their ratio (x-git); SLIVINGDOC_BENCH_FILES
+// (for example "10000") and SLIVINGDOC_BENCH_STORES ("file") narrow the
+// run; SLIVINGDOC_BENCH_BIN runs another build (before/after).
 
 import (
 	"bufio"
@@ -16,8 +21,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/internal/seaweed"
 )
@@ -104,16 +112,76 @@ var benchStores = []struct {
 }
 
 func BenchmarkServe(b *testing.B) {
-	bin := cliBinary(b)
-	for _, n := range []int{1000, 10000} {
-		for _, st := range benchStores {
-			benchServeStore(b, bin, st.name, st.env, n)
+	bin := os.Getenv("SLIVINGDOC_BENCH_BIN") // another build to compare (before/after)
+	if bin == "" {
+		bin = cliBinary(b)
+	}
+	sizes := []int{1000, 10000}
+	if v := os.Getenv("SLIVINGDOC_BENCH_FILES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatal(err)
 		}
-		benchGitStatus(b, n)
+		sizes = []int{n}
+	}
+	for _, n := range sizes {
+		git := gitReference(b, n)
+		for _, st := range benchStores {
+			if only := os.Getenv("SLIVINGDOC_BENCH_STORES"); only != "" && !strings.Contains(only, st.name) {
+				continue
+			}
+			benchServeStore(b, bin, st.name, st.env, n, git)
+		}
 	}
 }
 
-func benchServeStore(b *testing.B, bin, store string, storeEnv func(*testing.B, string) []string, n int) {
+// gitReference returns a function running git status on a committed tree
+// of n files shaped like the benchmark's notebooks (nil without git).
+func gitReference(b *testing.B, n int) func() {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil
+	}
+	g := filepath.Join(b.TempDir(), "git")
+	seedTree(b, g, n)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "seed"}} {
+		if out, err := exec.Command("git", append([]string{"-C", g}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return func() {
+		if err := exec.Command("git", "-C", g, "status", "--porcelain").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// alternate runs op and the reference in turn each iteration and reports
+// both medians and their ratio.
+func alternate(b *testing.B, ref func(), op func()) {
+	var ops, refs []time.Duration
+	for b.Loop() {
+		t := time.Now()
+		op()
+		ops = append(ops, time.Since(t))
+		if ref != nil {
+			t = time.Now()
+			ref()
+			refs = append(refs, time.Since(t))
+		}
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6
+	}
+	b.ReportMetric(median(ops), "op-ms")
+	if len(refs) > 0 {
+		g := median(refs)
+		b.ReportMetric(g, "git-ms")
+		b.ReportMetric(median(ops)/g, "x-git")
+	}
+}
+
+func benchServeStore(b *testing.B, bin, store string, storeEnv func(*testing.B, string) []string, n int, git func()) {
 	base := b.TempDir()
 	dir := filepath.Join(base, "notes")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -127,49 +195,44 @@ func benchServeStore(b *testing.B, bin, store string, storeEnv func(*testing.B, 
 	target := seedTree(b, dir, n)
 	s.tool("notes_commit", `{"message":"seed"}`)
 	kib := strings.Repeat("0123456789abcde\n", 64)
+	appendKiB := func(b *testing.B) {
+		f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.WriteString(kib)
+		f.Close()
+	}
 
 	b.Run(fmt.Sprintf("files=%d/%s/commit-1KiB", n, store), func(b *testing.B) {
 		s.b = b
-		for b.Loop() {
-			f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0o644)
-			if err != nil {
-				b.Fatal(err)
-			}
-			f.WriteString(kib)
-			f.Close()
+		alternate(b, git, func() {
+			appendKiB(b)
 			s.tool("notes_commit", `{"message":"append"}`)
-		}
+		})
 	})
 	b.Run(fmt.Sprintf("files=%d/%s/noop-commit", n, store), func(b *testing.B) {
 		s.b = b
-		for b.Loop() {
-			s.tool("notes_commit", `{"message":"nothing"}`)
-		}
+		alternate(b, git, func() { s.tool("notes_commit", `{"message":"nothing"}`) })
 	})
 	b.Run(fmt.Sprintf("files=%d/%s/noop-pull", n, store), func(b *testing.B) {
 		s.b = b
-		for b.Loop() {
-			s.tool("notes_pull", `{}`)
-		}
+		alternate(b, git, func() { s.tool("notes_pull", `{}`) })
 	})
-}
-
-// benchGitStatus is the reference: git status on the same tree, committed.
-func benchGitStatus(b *testing.B, n int) {
-	if _, err := exec.LookPath("git"); err == nil {
-		g := filepath.Join(b.TempDir(), "git")
-		seedTree(b, g, n)
-		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "seed"}} {
-			if out, err := exec.Command("git", append([]string{"-C", g}, args...)...).CombinedOutput(); err != nil {
-				b.Fatalf("git %v: %v\n%s", args, err, out)
-			}
+	cli := func(b *testing.B, args ...string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env, cmd.Dir = env, dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("slivingdoc %v: %v\n%s", args, err, out)
 		}
-		b.Run(fmt.Sprintf("files=%d/git-status", n), func(b *testing.B) {
-			for b.Loop() {
-				if err := exec.Command("git", "-C", g, "status", "--porcelain").Run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
+	b.Run(fmt.Sprintf("files=%d/%s/cli-commit-1KiB", n, store), func(b *testing.B) {
+		alternate(b, git, func() {
+			appendKiB(b)
+			cli(b, "commit", "-m", "append")
+		})
+	})
+	b.Run(fmt.Sprintf("files=%d/%s/cli-noop-commit", n, store), func(b *testing.B) {
+		alternate(b, git, func() { cli(b, "commit", "-m", "nothing") })
+	})
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
 )
 
 // The pinned SeaweedFS module. Changing Version changes the cache folder, so
@@ -85,6 +87,17 @@ func findOrBuild() (string, error) {
 		return "", err
 	}
 	return bin, nil
+}
+
+// lockFile takes the exclusive build lock on path, waiting for it. The
+// kernel drops the lock when the holder dies (internal/osfile), so a killed
+// build never leaves a stale lock behind.
+func lockFile(path string) (unlock func(), err error) {
+	l, err := osfile.Acquire(path, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = l.Release() }, nil
 }
 
 // build compiles weed into bin. The binary is written under a temporary

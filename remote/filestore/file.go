@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -32,7 +33,8 @@ import (
 //     directory, so a reader sees the old bytes or the new bytes, never a
 //     partial file, and an acknowledged write survives a crash;
 //   - conditional writes compare and rename while holding an exclusive lock
-//     on <root>/.lock (flock on unix, LockFileEx on windows), so exactly one
+//     on <root>/.lock (internal/osfile: flock on unix, LockFileEx on windows),
+//     so exactly one
 //     of racing writers, in any process, wins. The temporary file is written
 //     and fsynced before the lock is taken to keep the critical section short.
 //
@@ -199,7 +201,7 @@ func (f *Store) write(ctx context.Context, op, key string, data []byte, check fu
 	if err := os.Rename(tmp, p); err != nil {
 		return "", mapFileErr(err)
 	}
-	if err := syncDir(filepath.Dir(p)); err != nil {
+	if err := osfile.SyncDir(filepath.Dir(p)); err != nil {
 		// The new content is visible but may not survive a crash: the
 		// caller cannot tell which, so the outcome is ambiguous.
 		return "", fmt.Errorf("%w: fsync directory: %w", remote.ErrAmbiguous, err)
@@ -233,19 +235,21 @@ func (f *Store) stage(data []byte) (string, error) {
 // lock takes the in-process mutex and the cross-process file lock.
 func (f *Store) lock() (func(), error) {
 	f.mu.Lock()
-	fh, err := os.OpenFile(filepath.Join(f.root, fileLockName), os.O_RDWR|os.O_CREATE, 0o644)
+	l, err := osfile.Acquire(filepath.Join(f.root, fileLockName), 0o644)
+	if errors.Is(err, errors.ErrUnsupported) {
+		// js, wasip1, plan9: without a lock the cross-process guarantee
+		// cannot hold, so every write is refused rather than silently unsafe.
+		err = fmt.Errorf("%w: %w", remote.ErrIncompatible, err)
+	}
 	if err != nil {
 		f.mu.Unlock()
-		return nil, mapFileErr(err)
-	}
-	if err := lockFile(fh); err != nil {
-		fh.Close()
-		f.mu.Unlock()
-		return nil, fmt.Errorf("lock: %w", err)
+		if errors.Is(err, remote.ErrIncompatible) {
+			return nil, fmt.Errorf("lock: %w", err)
+		}
+		return nil, fmt.Errorf("lock: %w", mapFileErr(err))
 	}
 	return func() {
-		_ = unlockFile(fh)
-		fh.Close()
+		_ = l.Release()
 		f.mu.Unlock()
 	}, nil
 }
@@ -273,7 +277,7 @@ func (f *Store) Delete(ctx context.Context, key string) error {
 		}
 		return fmt.Errorf("remote: file store: delete %s: %w", key, mapFileErr(err))
 	}
-	if err := syncDir(filepath.Dir(p)); err != nil {
+	if err := osfile.SyncDir(filepath.Dir(p)); err != nil {
 		return fmt.Errorf("remote: file store: delete %s: %w: fsync directory: %w", key, remote.ErrAmbiguous, err)
 	}
 	return nil
@@ -367,7 +371,7 @@ func mkdirAllSync(root, dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return mapFileErr(err)
 	}
-	return syncDir(parent)
+	return osfile.SyncDir(parent)
 }
 
 // mapFileErr maps OS errors to the sentinels, keeping the cause.

@@ -6,22 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
-// Byte bounds of the inputs (spec/mcp-tools.md, Inputs). They are checked
-// here, not in the schema: JSON Schema maxLength counts code points.
-const (
-	maxPathBytes    = 4096
-	maxMessageBytes = 16384
-)
+// Byte bound of the path input (spec/mcp-tools.md, Inputs); the message's
+// rules are server.CheckMessageText. Both are checked here, not in the
+// schema: JSON Schema maxLength counts code points.
+const maxPathBytes = 4096
 
 // args is one decoded tool input.
 type args struct {
@@ -105,12 +101,12 @@ func (a *args) validate(tool string) *server.Error {
 		if strings.ContainsRune(a.path, 0) {
 			return invalidArgument("%s: path contains U+0000.", tool)
 		}
-		if rest, ok := strings.CutPrefix(a.path, "~/"); ok {
-			home, err := os.UserHomeDir()
-			if err != nil || home == "" {
+		if strings.HasPrefix(a.path, "~/") { // the spec's form; a bare "~" is not absolute
+			p, err := server.ExpandHome(a.path)
+			if err != nil {
 				return invalidArgument("%s: path begins with ~/ but the server has no home directory.", tool)
 			}
-			a.path = filepath.Join(home, rest)
+			a.path = p
 		}
 		if len(a.path) > maxPathBytes {
 			return invalidArgument("%s: path is %d bytes; the limit is 4,096.", tool, len(a.path))
@@ -122,17 +118,18 @@ func (a *args) validate(tool string) *server.Error {
 	if tool != ToolCommit {
 		return nil
 	}
-	switch {
-	case !a.hasMessage:
+	if !a.hasMessage {
 		return invalidArgument("notes_commit: message is required.")
-	case strings.ContainsRune(a.message, 0):
+	}
+	switch server.CheckMessageText(a.message) {
+	case server.MessageNUL:
 		return invalidArgument("notes_commit: message contains U+0000.")
-	case len(a.message) > maxMessageBytes:
+	case server.MessageTooLong:
 		return invalidArgument("notes_commit: message is %d bytes; the limit is 16,384.", len(a.message))
-	case strings.TrimFunc(a.message, unicode.IsSpace) == "":
+	case server.MessageBlank:
 		return requestError(server.ReasonBlankMessage, "notes_commit: message is blank; describe the change.")
 	}
-	return nil
+	return nil // MessageNotUTF8 cannot come out of JSON; the engine refuses it anyway
 }
 
 // loneSurrogate reports whether a JSON value holds a \u escape of a

@@ -67,7 +67,7 @@ func TestDecodeAccepts(t *testing.T) {
 		t.Skip("no home directory:", err)
 	}
 	maxPath := "/" + strings.Repeat("a", maxPathBytes-1)
-	maxMsg := strings.Repeat("é", maxMessageBytes/2)
+	maxMsg := strings.Repeat("é", server.MaxMessageBytes/2)
 	cases := []struct {
 		name, tool, raw string
 		want            args

@@ -9,4 +9,7 @@ type dirEnt struct {
 	name string
 	typ  fs.FileMode
 	st   Entry
+	// shared: the file has other hard links, through which it can change
+	// without an event on this directory's watch (memory.go).
+	shared bool
 }

@@ -96,6 +96,7 @@ func listFD(fd int, out []dirEnt) ([]dirEnt, error) {
 				}
 				e.typ = modeType(st.Mode)
 				if e.typ == 0 {
+					e.shared = st.Nlink > 1
 					e.st = Entry{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Dev: uint64(st.Dev)}
 				}
 			default:

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path"
 	"slices"
-	"sync"
+
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 )
 
 // writeParallel bounds concurrent file writes: enough for the file
@@ -76,43 +78,19 @@ func WriteFiles(root *os.Root, writes []Write, written func(i int, st Entry) err
 		}
 		groups[g] = append(groups[g], i)
 	}
-	var (
-		mu    sync.Mutex
-		next  int
-		first error
-		wg    sync.WaitGroup
-	)
-	for range min(writeParallel, len(groups)) {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				if first != nil || next >= len(groups) {
-					mu.Unlock()
-					return
-				}
-				group := groups[next]
-				next++
-				mu.Unlock()
-				for _, i := range group {
-					c := &writes[i]
-					tmp, err := stageLeaf(dirs[path.Dir(c.Path)], path.Base(c.Path), c.Content, c.Was, !batch)
-					mu.Lock()
-					tmps[i] = tmp
-					if err != nil && first == nil {
-						first = err
-					}
-					stop := first != nil
-					mu.Unlock()
-					if stop {
-						return
-					}
-				}
+	err := parallel.For(len(groups), writeParallel, func(g int) error {
+		for _, i := range groups[g] {
+			c := &writes[i]
+			tmp, err := stageLeaf(dirs[path.Dir(c.Path)], path.Base(c.Path), c.Content, c.Was, !batch)
+			tmps[i] = tmp
+			if err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		return first
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if batch {
 		if err := SyncFS(root); err != nil {
@@ -255,6 +233,5 @@ func syncRootDir(r *os.Root) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return dirSyncErr(d.Sync())
+	return osfile.SyncOpenDir(d)
 }

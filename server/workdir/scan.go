@@ -7,13 +7,16 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 	"github.com/slivingdoc/slivingdoc/merge"
 )
 
@@ -90,19 +93,30 @@ func racyMargin(mtime int64) int64 {
 }
 
 type pendingRead struct {
-	root *os.Root
-	name string // within root
+	dir  *dirRef
+	name string // within dir
 	rel  string // within L
 	st   Entry
+}
+
+// dirRef is a directory of L, opened only when it must be (its listing is
+// not remembered, or a file in it must be read).
+type dirRef struct {
+	parent *dirRef
+	name   string
+	mu     sync.Mutex
+	root   *os.Root
+	err    error
 }
 
 // Scan lists L through root under rules, reuses trusted stat-cache
 // entries for files whose stat did not change and reads (in parallel) the
 // others. Directories are listed in parallel too: a no-op call is one stat
 // per file, and on a large notebook those system calls are most of its
-// cost. The cache map becomes the result's Stats (updated in place, not
-// copied).
-func Scan(root *os.Root, cache map[string]Entry, rules Rules) (*Listing, error) {
+// cost; with mem (nil: none), the listings of directories a change watch
+// proves unchanged are reused instead (see Memory). The cache map becomes
+// the result's Stats (updated in place, not copied).
+func Scan(root *os.Root, cache map[string]Entry, rules Rules, mem *Memory) (*Listing, error) {
 	start := time.Now().UnixNano()
 	res := &Listing{
 		Files:   make(map[string]cas.ID, len(cache)),
@@ -110,7 +124,11 @@ func Scan(root *os.Root, cache map[string]Entry, rules Rules) (*Listing, error) 
 		Content: map[string][]byte{},
 	}
 	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	w.walk(root, "", rules.Ignore.rootStates())
+	if mem.begin(root) {
+		w.mem = mem
+		w.sameCache = mem.sameCache(cache)
+	}
+	w.walk(&dirRef{root: root}, "", rules.Ignore.rootStates(), false)
 	w.wg.Wait()
 	defer func() {
 		for _, r := range w.opened {
@@ -118,11 +136,14 @@ func Scan(root *os.Root, cache map[string]Entry, rules Rules) (*Listing, error) 
 		}
 	}()
 	if w.err != nil {
+		mem.end(false, nil)
 		return nil, w.err
 	}
-	if err := res.readPending(w.pending, start); err != nil {
+	if err := res.readPending(w, w.pending, start); err != nil {
+		mem.end(false, nil)
 		return nil, err
 	}
+	mem.end(true, cache)
 	sort.Slice(res.Invalid, func(i, j int) bool { return res.Invalid[i].Path < res.Invalid[j].Path })
 	sort.Strings(res.Ignored)
 	res.Changed = len(w.pending) > 0
@@ -143,8 +164,12 @@ type walker struct {
 	res   *Listing
 	cache map[string]Entry
 	rules Rules
-	sem   chan struct{}
-	wg    sync.WaitGroup
+	mem   *Memory // nil: remember nothing
+	// sameCache: the stat cache is the map the last scan with mem used,
+	// so a directory's remembered outcome still holds (memory.go).
+	sameCache bool
+	sem       chan struct{}
+	wg        sync.WaitGroup
 
 	mu      sync.Mutex
 	pending []pendingRead
@@ -160,31 +185,109 @@ func (w *walker) fail(err error) {
 	w.mu.Unlock()
 }
 
+// open returns d's root, opening it (and its parents) the first time.
+func (w *walker) open(d *dirRef) (*os.Root, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.root != nil || d.err != nil {
+		return d.root, d.err
+	}
+	pr, err := w.open(d.parent)
+	if err == nil {
+		d.root, err = pr.OpenRoot(d.name)
+	}
+	if err != nil {
+		d.err = err
+		return nil, err
+	}
+	w.mu.Lock()
+	w.opened = append(w.opened, d.root)
+	w.mu.Unlock()
+	return d.root, nil
+}
+
+// dirsListed counts the directories listed from the file system (for
+// tests: a remembered listing is not counted).
+var dirsListed atomic.Int64
+
 // dirEntBufs recycles directory listings: a walk is done with its
 // listing before it descends, and a fresh slice per directory is 2 MB of
 // new memory for a short process at 10,000 files.
 var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
 
-func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
-	d, err := r.Open(".")
+// list returns the entries of directory prefix: remembered (recalled)
+// when the Memory vouches for them, else freshly listed (and remembered
+// when watched). A shared listing belongs to the Memory: not to be
+// modified. parentReused says the parent's listing was recalled, so the
+// name still denotes the directory remembered under it.
+func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []dirEnt, shared, recalled, pooled bool, err error) {
+	if w.mem != nil && (parentReused || prefix == "") {
+		if ents, ok := w.mem.recall(prefix, -1); ok {
+			return ents, true, true, false, nil
+		}
+	}
+	r, err := w.open(d)
 	if err != nil {
-		w.fail(err)
-		return
+		return nil, false, false, false, err
+	}
+	f, err := r.Open(".")
+	if err != nil {
+		return nil, false, false, false, err
+	}
+	defer f.Close()
+	wd, watched := int32(0), false
+	if w.mem != nil {
+		if wd, watched = w.mem.watchDir(f); watched && prefix != "" && !parentReused {
+			if ents, ok := w.mem.recall(prefix, wd); ok {
+				return ents, true, true, false, nil // the same directory, unchanged
+			}
+		}
+	}
+	dirsListed.Add(1)
+	if watched {
+		entries, err = listDir(f, nil)
+		if err == nil && !slices.ContainsFunc(entries, func(e dirEnt) bool { return e.shared }) {
+			w.mem.remember(prefix, wd, entries)
+		}
+		return entries, true, false, false, err
 	}
 	listing := dirEntBufs.Get().(*[]dirEnt)
-	entries, err := listDir(d, (*listing)[:0])
-	d.Close()
+	entries, err = listDir(f, (*listing)[:0])
+	if err != nil {
+		dirEntBufs.Put(listing)
+		return nil, false, false, false, err
+	}
+	*listing = entries
+	return entries, false, false, true, nil
+}
+
+func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused bool) {
+	entries, shared, reusedHere, pooled, err := w.list(d, prefix, parentReused)
 	if err != nil {
 		w.fail(err)
 		return
 	}
-	*listing = entries
+	if reusedHere && w.sameCache {
+		if o := w.mem.outcome(prefix, w.rules); o != nil {
+			w.mu.Lock()
+			for _, f := range o.files {
+				w.res.Files[f.rel] = f.id
+			}
+			w.res.Ignored = append(w.res.Ignored, o.ignored...)
+			w.mu.Unlock()
+			w.descend(d, o.subs, true)
+			return
+		}
+	}
 	var ignored []string
 	var below map[string]dirStates // anchored-rule states of subdirectories
 	if ign := w.rules.Ignore; !ign.Empty() {
 		// Ignored entries are dropped before anything looks at them: they
 		// are never read, and never collide with a sibling.
 		kept := entries[:0]
+		if shared {
+			kept = make([]dirEnt, 0, len(entries)) // a remembered listing stays whole
+		}
 		for _, ent := range entries {
 			drop, sub := ign.matchEntry(states, ent.name, ent.typ.IsDir())
 			if sub != nil {
@@ -211,18 +314,12 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 	}
 	collide := collisions(names)
 	var relBuf []byte
-	type found struct {
-		rel string
-		id  cas.ID
-	}
 	var (
 		reused  = make([]found, 0, len(entries))
 		pending []pendingRead
 		invalid []Refused
 		temps   []string
-		subs    []*os.Root
-		subRel  []string
-		subSt   []dirStates
+		subs    []subdir
 	)
 	for _, ent := range entries {
 		name := ent.name
@@ -263,21 +360,16 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 		case typ&fs.ModeSymlink != 0:
 			invalid = append(invalid, Refused{Path: rel, Reason: FileSymlink})
 		case typ.IsDir():
-			sub, err := r.OpenRoot(name)
-			if err != nil {
-				w.fail(err)
-				return
-			}
-			subs = append(subs, sub)
-			subRel = append(subRel, rel+"/")
-			subSt = append(subSt, below[name])
+			subs = append(subs, subdir{name: name, rel: rel + "/", states: below[name]})
 		case typ.IsRegular():
-			pending = append(pending, pendingRead{root: r, name: name, rel: rel, st: ent.st})
+			pending = append(pending, pendingRead{dir: d, name: name, rel: rel, st: ent.st})
 		default:
 			invalid = append(invalid, Refused{Path: rel, Reason: FileSpecial})
 		}
 	}
-	dirEntBufs.Put(listing) // done with it before descending
+	if pooled {
+		dirEntBufs.Put(&entries) // done with it before descending
+	}
 	w.mu.Lock()
 	for _, f := range reused {
 		w.res.Files[f.rel] = f.id
@@ -286,25 +378,46 @@ func (w *walker) walk(r *os.Root, prefix string, states dirStates) {
 	w.res.Invalid = append(w.res.Invalid, invalid...)
 	w.res.Temps = append(w.res.Temps, temps...)
 	w.res.Ignored = append(w.res.Ignored, ignored...)
-	w.opened = append(w.opened, subs...)
 	w.mu.Unlock()
-	for i, sub := range subs {
+	if shared && w.mem != nil && len(pending) == 0 && len(invalid) == 0 && len(temps) == 0 {
+		w.mem.keepOutcome(prefix, w.rules, &outcome{files: reused, ignored: ignored, subs: subs})
+	}
+	w.descend(d, subs, reusedHere)
+}
+
+// subdir is a directory found in a listing, to walk next.
+type subdir struct {
+	name, rel string
+	states    dirStates
+}
+
+// found is a file whose stat-cache entry the scan reused.
+type found struct {
+	rel string
+	id  cas.ID
+}
+
+// descend walks the subdirectories of d, in parallel while slots are
+// free; parentReused: d's listing was recalled.
+func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
+	for _, sd := range subs {
+		sub := &dirRef{parent: d, name: sd.name}
 		select {
 		case w.sem <- struct{}{}:
 			w.wg.Add(1)
 			go func() {
 				defer func() { <-w.sem; w.wg.Done() }()
-				w.walk(sub, subRel[i], subSt[i])
+				w.walk(sub, sd.rel, sd.states, parentReused)
 			}()
 		default:
-			w.walk(sub, subRel[i], subSt[i])
+			w.walk(sub, sd.rel, sd.states, parentReused)
 		}
 	}
 }
 
 // readPending reads the files the cache could not vouch for, on all cores:
 // hashing dominates a cold scan.
-func (res *Listing) readPending(pending []pendingRead, start int64) error {
+func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) error {
 	if len(pending) == 0 {
 		return nil
 	}
@@ -315,32 +428,22 @@ func (res *Listing) readPending(pending []pendingRead, start int64) error {
 		err     error
 	}
 	out := make([]outcome, len(pending))
-	workers := min(runtime.GOMAXPROCS(0), len(pending))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(pending) {
-					return
-				}
-				p := pending[i]
-				o := &out[i]
-				o.content, o.st, o.reason, o.err = ReadChecked(p.root, p.name, p.st)
-				if o.err == nil && o.reason == "" {
-					o.st.ID, o.err = cas.WriteFile(nil, o.content)
-					o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
-					o.st.Trusted = o.st.Mtime < start-racyMargin(o.st.Mtime)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	_ = parallel.For(len(pending), runtime.GOMAXPROCS(0), func(i int) error {
+		p := pending[i]
+		o := &out[i]
+		r, err := w.open(p.dir)
+		if err != nil {
+			o.err = err
+			return nil
+		}
+		o.content, o.st, o.reason, o.err = ReadChecked(r, p.name, p.st)
+		if o.err == nil && o.reason == "" {
+			o.st.ID, o.err = cas.WriteFile(nil, o.content)
+			o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
+			o.st.Trusted = o.st.Mtime < start-racyMargin(o.st.Mtime)
+		}
+		return nil // every file is read; the first failure by index is reported below
+	})
 	for i, p := range pending {
 		o := out[i]
 		switch {

@@ -17,7 +17,7 @@ func scanDir(t *testing.T, dir string, cache map[string]Entry) *Listing {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	res, err := Scan(r, cache, Rules{TempsOurs: true})
+	res, err := Scan(r, cache, Rules{TempsOurs: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,44 @@
+package osfile
+
+import (
+	"errors"
+	"os"
+)
+
+// ErrLocked is returned by TryAcquire when another holder has the lock.
+var ErrLocked = errors.New("osfile: the file is locked by another holder")
+
+// Lock is a held lock; Release gives it up.
+type Lock struct{ f *os.File }
+
+// Acquire opens path (creating it with perm) and waits for an exclusive
+// lock on it.
+func Acquire(path string, perm os.FileMode) (*Lock, error) { return acquire(path, perm, true) }
+
+// TryAcquire is Acquire without the wait: ErrLocked while another holder
+// has the lock.
+func TryAcquire(path string, perm os.FileMode) (*Lock, error) { return acquire(path, perm, false) }
+
+func acquire(path string, perm os.FileMode, wait bool) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := lock(f, wait); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release unlocks and closes the lock file. Releasing nil or twice is a
+// no-op.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	_ = unlock(l.f) // closing drops the lock anyway
+	err := l.f.Close()
+	l.f = nil
+	return err
+}

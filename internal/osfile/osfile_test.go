@@ -1,0 +1,102 @@
+package osfile_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
+)
+
+// Two opens of one lock file exclude each other, even in one process;
+// Release lets the next holder in, and a waiting Acquire gets it then.
+func TestLockExcludes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	first, err := osfile.Acquire(path, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := osfile.TryAcquire(path, 0o600); !errors.Is(err, osfile.ErrLocked) {
+		l.Release()
+		t.Fatalf("TryAcquire while held: %v, want ErrLocked", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l, err := osfile.Acquire(path, 0o600)
+		if err == nil {
+			err = l.Release()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("Acquire returned while the lock was held: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := first.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("Acquire after release: %v", err)
+	}
+	if err := first.Release(); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+}
+
+func isUnix() bool {
+	switch runtime.GOOS {
+	case "js", "wasip1", "plan9", "windows":
+		return false
+	}
+	return true
+}
+
+// WriteFile replaces the content and leaves no temporary file, durable or
+// not; a failed write leaves the old content and no temporary file.
+func TestWriteFileReplaces(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state")
+	for i, durable := range []bool{true, false} {
+		want := strings.Repeat("x", i+1)
+		if err := osfile.WriteFile(path, 0o600, durable, []byte(want[:1]), []byte(want[1:])); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(path); err != nil || string(data) != want {
+			t.Fatalf("durable=%v: read %q, %v; want %q", durable, data, err, want)
+		}
+	}
+	// A directory where the file goes: the rename fails.
+	blocked := filepath.Join(dir, "blocked")
+	if err := os.MkdirAll(filepath.Join(blocked, "child"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := osfile.WriteFile(blocked, 0o600, true, []byte("y")); err == nil {
+		t.Fatal("WriteFile over a non-empty directory succeeded")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), osfile.TempSuffix) {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+	if len(entries) != 2 {
+		t.Errorf("directory holds %d entries, want the file and the directory", len(entries))
+	}
+}
+
+func TestSyncDir(t *testing.T) {
+	if err := osfile.SyncDir(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := osfile.SyncDir(filepath.Join(t.TempDir(), "missing")); err == nil && isUnix() {
+		t.Fatal("SyncDir of a missing directory succeeded")
+	}
+}

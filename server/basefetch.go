@@ -1,0 +1,201 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// Base content missing from the cache. The merge base A is an accepted
+// head, so its content came from the store; the object cache only keeps a
+// copy (the chain cache A was synchronised in, pinned by prune.go). That
+// copy can go: healing drops a damaged bundle whole, an operator clears
+// P/stores, a full disk kept a pack only partly. A cache is a cache, so a
+// base object found in no cache is fetched again from the store:
+//
+//	current ─Chains─▶ basePlan: the chain covering A's generation (its
+//	  checkpoint pack, then its increments down from A's generation), then
+//	  the increments after it (a base rolled forward or with an adopted
+//	  publication holds content published later) ─▶ fetched in batches
+//	  into the chain's cache, which objectSource reads as a fallback, until
+//	  the object reads
+//
+// A chain whose checkpoint the store no longer keeps (Partial) is walked
+// back increment by increment; the object is there if the publication that
+// introduced it is still retained. When the store holds it nowhere
+// (cleanup under retention dropped it), the local edits of that file
+// cannot be told from others' changes: the call is refused with
+// BASELINE_LOST and nothing in L changes (the merge runs before the
+// rewrite). The baseline is set aside (P/dirs/<h>/baseline-unusable), so
+// the directory is in the lost-baseline state of session.begin and the way
+// out that reason documents ends it: move the files aside, pull into the
+// emptied directory (a fresh pull), copy the edits back.
+
+// baseFetchBatch is how many packs one step of the walk fetches.
+const baseFetchBatch = 16
+
+// refetchBase reads base object id after fetching the store's packs that
+// may hold it. It returns a BASELINE_LOST refusal when id is base content
+// the store no longer holds either, and cas.ErrNotFound when id is not
+// base content at all (the caller's own reporting applies).
+func (s *session) refetchBase(id cas.ID) ([]byte, error) {
+	if s.base == nil || s.src == nil {
+		return nil, cas.ErrNotFound
+	}
+	paths := s.basePathsOf(id)
+	if len(paths) == 0 {
+		return nil, cas.ErrNotFound
+	}
+	if s.baseFetched == nil {
+		s.baseFetched = map[string]bool{}
+	}
+	read := func() ([]byte, error) {
+		s.src.rescan()
+		return cas.ReadFile(s.src, id)
+	}
+	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	if err != nil {
+		return nil, err
+	}
+	chains, err := s.e.notebook.Chains(s.ctx, state)
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range basePlan(chains, s.base.Generation, state.Manifest.Version) {
+		for refs := step.refs; len(refs) > 0; {
+			n := min(baseFetchBatch, len(refs))
+			if err := s.fetchBasePacks(step.key, refs[:n]); err != nil {
+				return nil, err
+			}
+			refs = refs[n:]
+			if data, err := read(); err == nil {
+				s.e.log.Info("base content missing from the object cache was fetched again from the store")
+				return data, nil
+			} else if !errors.Is(err, cas.ErrNotFound) {
+				return nil, err
+			}
+		}
+	}
+	if s.probing {
+		return nil, cas.ErrNotFound // a decision's read (holdsRewrite): no verdict on the baseline
+	}
+	s.e.log.Warn("base content is in no cache and no longer in the store; the baseline is set aside", "path", paths[0])
+	// From now on the directory is in the lost-baseline state: every call
+	// on a non-empty L is refused the same way, and a pull into the
+	// emptied directory starts afresh (the documented way out). The
+	// baseline is kept beside, for an operator.
+	if err := os.Rename(s.state.file("baseline"), s.state.file("baseline-unusable")); err != nil {
+		s.e.log.Warn("cannot set the unusable baseline aside", "err", err)
+	}
+	msg := fmt.Sprintf("The base of %s (the version this directory last synchronised, which its local edits are measured against) is no longer in the private cache nor in the store, so its local edits cannot be told from others' changes; nothing was changed. Move the directory's files aside, pull into the empty directory, then copy the edits back.", paths[0])
+	return nil, newError(CodeEngineFailed, ReasonBaselineLost, msg, cas.ErrNotFound)
+}
+
+// baseStep is packs to fetch into the cache named key.
+type baseStep struct {
+	key  string
+	refs []remote.PackRef
+}
+
+// basePlan orders the packs that may hold content of the merge base at
+// generation gen (chains as remote.Notebook.Chains lists them, active
+// first). First the chain covering gen: its checkpoint (it alone holds
+// the whole closure at its generation), then its increments at or below
+// gen, newest first (the newer, the likelier to have introduced a version
+// current at gen). Then the increments above gen, oldest first: a base
+// rolled forward from an interrupted operation's record, or with an
+// adopted publication applied, holds content first published after gen.
+func basePlan(chains []remote.Chain, gen uint64, version int) []baseStep {
+	keyOf := func(c remote.Chain) string {
+		if version < 2 {
+			return chainKeyOf(c)
+		}
+		return chainKeyAt(c.Checkpoint)
+	}
+	var plan []baseStep
+	for _, c := range chains {
+		if c.Checkpoint.Through > gen {
+			continue
+		}
+		var refs []remote.PackRef
+		if !c.Partial && !c.Checkpoint.IsGenesis() {
+			refs = append(refs, c.Checkpoint.Pack)
+		}
+		for i := len(c.Increments) - 1; i >= 0; i-- {
+			if c.Increments[i].Generation <= gen {
+				refs = append(refs, c.Increments[i].Pack)
+			}
+		}
+		if len(refs) > 0 {
+			plan = append(plan, baseStep{keyOf(c), refs})
+		}
+		break // older chains end below gen
+	}
+	for i := len(chains) - 1; i >= 0; i-- {
+		c := chains[i]
+		var refs []remote.PackRef
+		for _, inc := range c.Increments {
+			if inc.Generation > gen {
+				refs = append(refs, inc.Pack)
+			}
+		}
+		if len(refs) > 0 {
+			plan = append(plan, baseStep{keyOf(c), refs})
+		}
+	}
+	return plan
+}
+
+// fetchBasePacks keeps refs in the cache named key, skipping those held
+// already or fetched earlier in this session; a pack the store no longer
+// has (cleanup) is skipped too: the walk goes on with the others.
+func (s *session) fetchBasePacks(key string, refs []remote.PackRef) error {
+	c, err := s.e.openChain(key)
+	if err != nil {
+		return err
+	}
+	if err := c.store.Refresh(); err != nil {
+		return err
+	}
+	var got []cas.NamedPack
+	for _, ref := range missingPacks(c.store, refs) {
+		if s.baseFetched[ref.Key] {
+			continue
+		}
+		s.baseFetched[ref.Key] = true
+		data, err := s.e.notebook.FetchPack(s.ctx, ref)
+		if errors.Is(err, remote.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			s.e.storeTrouble(err)
+			return packErr(err)
+		}
+		got = append(got, cas.NamedPack{Name: packName(ref), Data: data})
+	}
+	if err := c.store.AddPacks(got); err != nil {
+		return err
+	}
+	return nil
+}
+
+// basePathsOf returns the paths whose base (A's entry, or a held base) is
+// id.
+func (s *session) basePathsOf(id cas.ID) []string {
+	var out []string
+	for p, b := range s.baseFiles() {
+		if b == id {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rescan makes the source look at every chain cache again (one may have
+// been created since it first fell back to them).
+func (s *objectSource) rescan() {
+	s.scanned, s.others = false, nil
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"os"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/server/workdir"
+)
+
+// What a long-lived engine (Config.LongLived: serve) keeps of each L
+// between calls, so that a call on an unchanged notebook costs what it
+// must, not what a fresh process pays:
+//   - the listings of L's directories, reused while an inotify watch
+//     proves them unchanged (workdir.Memory, whose doc says why that is
+//     sound);
+//   - the stat cache as the last call left it, used instead of reading
+//     and decoding P's copy while that file is the one the call left
+//     there (same size, mtime, change time and inode), and written to P
+//     at most every statsSaveEvery. Each entry is a fact
+//     (this stat means this content) that the scan checks against L, so
+//     even a copy another process replaced in the same timestamp tick
+//     could cost re-reads, never a wrong tree; another process's copy is
+//     taken as soon as the identity differs.
+//
+// The baseline, the recovery flag and the pending record are read from P
+// on every call, as before: another process may have committed the same
+// directory, and they decide what is merged. The store client and the
+// open chain caches already live as long as the Engine.
+
+// maxMemories bounds the directories remembered (each holds an inotify
+// instance and one watch per directory).
+const maxMemories = 16
+
+// dirMemory is what is kept of one L (by its private state directory).
+type dirMemory struct {
+	listings *workdir.Memory
+	stats    map[string]statEntry // nil: none kept (in use by a session, or never saved)
+	statsAt  fileIdentity
+	savedAt  time.Time // when the stat cache was last written to P
+}
+
+// statsSaveEvery is how often a long-lived engine writes the stat cache
+// to P (it writes it at most this often and keeps it in memory between):
+// a 10,000-file cache is about a megabyte to encode and write on every
+// commit. P's copy is for the next process, which at worst re-reads the
+// files changed since it was written.
+const statsSaveEvery = 2 * time.Second
+
+// fileIdentity is what tells one version of a file in P from another.
+type fileIdentity struct {
+	exists             bool
+	size, mtime, ctime int64
+	ino, dev           uint64
+}
+
+func identityOf(p string) fileIdentity {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return fileIdentity{}
+	}
+	st := workdir.StatOf(fi)
+	return fileIdentity{exists: true, size: st.Size, mtime: st.Mtime, ctime: st.Ctime, ino: st.Ino, dev: st.Dev}
+}
+
+// memoryOf returns what is kept of the L whose state is in stateDir (nil
+// unless the engine is long-lived).
+func (e *Engine) memoryOf(stateDir string) *dirMemory {
+	if !e.longLived {
+		return nil
+	}
+	e.memMu.Lock()
+	defer e.memMu.Unlock()
+	m := e.memories[stateDir]
+	if m == nil {
+		if len(e.memories) >= maxMemories {
+			for k, old := range e.memories { // any one: a host uses few directories
+				old.listings.Close()
+				delete(e.memories, k)
+				break
+			}
+		}
+		m = &dirMemory{listings: workdir.NewMemory()}
+		e.memories[stateDir] = m
+	}
+	return m
+}
+
+// closeMemories releases every watch (Engine.Close).
+func (e *Engine) closeMemories() {
+	e.memMu.Lock()
+	defer e.memMu.Unlock()
+	for k, m := range e.memories {
+		m.listings.Close()
+		delete(e.memories, k)
+	}
+}
+
+// loadStats returns the stat cache for the session: the one the last call
+// left, if P's copy is still the one it saved, else P's copy.
+func (s *session) loadStats() map[string]statEntry {
+	if m := s.e.memoryOf(s.state.path); m != nil && m.stats != nil {
+		st, at := m.stats, m.statsAt
+		m.stats = nil // the session owns it now; end() gives it back
+		if identityOf(s.state.file("statcache")) == at {
+			s.statsKept = &at
+			return st
+		}
+	}
+	return s.state.loadStatCache()
+}
+
+// deferStatsSave reports whether this save of the stat cache may wait
+// (long-lived engine, written recently); otherwise it notes the write.
+func (s *session) deferStatsSave() bool {
+	m := s.e.memoryOf(s.state.path)
+	if m == nil {
+		return false
+	}
+	if now := time.Now(); now.Sub(m.savedAt) >= statsSaveEvery {
+		m.savedAt = now
+		return false
+	}
+	return true
+}
+
+// keepStats hands the stat cache back for the next call, once it is
+// recorded in P (saveStats).
+func (s *session) keepStats() {
+	m := s.e.memoryOf(s.state.path)
+	switch {
+	case m == nil:
+	case s.statsSaved && s.scan != nil:
+		m.stats, m.statsAt = s.scan.stats, identityOf(s.state.file("statcache"))
+	case s.scan == nil && s.statsKept != nil:
+		m.stats, m.statsAt = s.stats, *s.statsKept // not scanned (log, history): untouched
+	}
+}
+
+// listings is the Memory the session's scans use (nil: none).
+func (s *session) listings() *workdir.Memory {
+	if m := s.e.memoryOf(s.state.path); m != nil {
+		return m.listings
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package workdir
+
+import (
+	"os"
+	"reflect"
+	"sync"
+)
+
+// Memory is what a long-lived process (serve) remembers of one L between
+// scans: the raw listing (names, types, stats) of each directory, reused
+// only while a change watch proves that nothing in that directory changed
+// since it was listed. A scan with a Memory lists and stats only the
+// directories that changed; the others cost no system call unless a file
+// in them must be read.
+//
+// Soundness (what makes a remembered listing as good as a fresh one):
+//   - The watch on a directory is placed before the directory is listed,
+//     so every change after the listing began (a file written, truncated,
+//     chmod-ed, touched, created, removed or renamed in it, the directory
+//     itself moved or removed) queues an event; the kernel queues it before
+//     the changing system call returns, so a change made before a call
+//     starts is seen by that call. Each scan first drains the queue and
+//     forgets the listing of every directory an event names. A queue
+//     overflow, or any failure to read it, forgets everything.
+//   - A remembered listing of a subdirectory is used without opening it
+//     only when its parent's listing was itself reused (no entry of the
+//     parent was created, removed or renamed since, so the name still
+//     denotes the same directory). Below a relisted parent each
+//     subdirectory is opened and its watch identity compared with the
+//     remembered one.
+//   - L's top directory must be the directory last scanned (same device
+//     and inode), on a local file system whose changes all pass through
+//     this kernel (ext4, xfs, btrfs, tmpfs, f2fs, zfs, overlayfs); a
+//     directory on another device than L's is never remembered (a mount
+//     inside L). Otherwise the scan lists everything, as without a Memory.
+//   - A directory holding a file with other hard links when it is listed
+//     is never remembered: a change made through another link raises no
+//     event on this directory's watch.
+//   - The stat cache rules still apply to every entry: a remembered stat
+//     only stands in for a fresh one, so an untrusted entry (racy mtime) is
+//     still re-read, and an edit within the same timestamp tick is noticed
+//     through its event.
+//
+// Not seen by the watch (as with every inotify-based tool, git's
+// fsmonitor included): writes through a shared memory mapping (no event
+// until the file is otherwise changed), a hard link to a file of L made
+// from outside L after its directory was listed and then written through,
+// and mounts made over a directory of L after it was listed. Such a change
+// is seen once anything else changes in that directory, or by the next
+// process (the CLI keeps no memory).
+//
+// Only Linux has the watch (inotify); elsewhere a Memory remembers nothing
+// and every scan lists everything. A Memory is safe for one scan at a time
+// (the engine serialises calls on one L); Close releases the watch.
+type Memory struct {
+	mu      sync.Mutex
+	w       *watch // nil: not watching (none yet, unsupported, or failed)
+	off     bool   // the watch cannot be had here: never try again
+	rootDev uint64
+	rootIno uint64
+	dirs    map[string]*dirMemo // by directory prefix ("" for L, "a/b/")
+	byWD    map[int32][]string  // prefixes remembered under each watch (may be stale)
+	gen     uint64              // scans done: memos not seen in the last one are dropped
+	// cache is the stat cache of the last scan (held, so that no other map
+	// can take its address): a directory's outcome holds only against it.
+	cache map[string]Entry
+}
+
+// dirMemo is the remembered listing of one directory.
+type dirMemo struct {
+	wd      int32 // its watch
+	entries []dirEnt
+	valid   bool // no event since the listing began
+	seen    uint64
+	// outcome of the last walk of this listing, when every file in it was
+	// vouched for by the stat cache (nil: none); under rules.
+	outcome *outcome
+	rules   Rules
+}
+
+// outcome is what a walk of one directory found: every file reused from
+// the stat cache, the ignored entries and the subdirectories. It is a
+// function of the listing, the rules and the stat cache's entries, so it
+// holds while the listing is recalled, the rules are the same and the
+// cache is the same map: the engine changes entries of that map only for
+// files it writes or removes in L, whose directories the watch then
+// reports, and a scan changes only entries of directories it read files
+// in, which keep no outcome.
+type outcome struct {
+	files   []found
+	ignored []string
+	subs    []subdir
+}
+
+// NewMemory returns an empty Memory.
+func NewMemory() *Memory { return &Memory{dirs: map[string]*dirMemo{}, byWD: map[int32][]string{}} }
+
+// Close stops watching and forgets everything.
+func (m *Memory) Close() error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reset()
+	return nil
+}
+
+// reset forgets every listing and closes the watch (m.mu held).
+func (m *Memory) reset() {
+	if m.w != nil {
+		m.w.close()
+		m.w = nil
+	}
+	clear(m.dirs)
+	clear(m.byWD)
+}
+
+// begin prepares a scan of L through root: it checks that root is the
+// directory remembered and drains the watch's events. It reports whether
+// listings may be remembered during this scan.
+func (m *Memory) begin(root *os.Root) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	if m.off {
+		return false
+	}
+	fi, err := root.Stat(".")
+	if err != nil {
+		m.reset()
+		return false
+	}
+	st := StatOf(fi)
+	if m.w != nil && (st.Dev != m.rootDev || st.Ino != m.rootIno) {
+		m.reset() // L was replaced: the watches are on another directory
+	}
+	if m.w == nil {
+		w, ok, err := newWatch(root)
+		if !ok {
+			m.off = true // this platform or file system: no watch, ever
+			return false
+		}
+		if err != nil {
+			return false // try again next time (for example the instance limit)
+		}
+		m.w, m.rootDev, m.rootIno = w, st.Dev, st.Ino
+		clear(m.dirs)
+		clear(m.byWD)
+		return true
+	}
+	if !m.w.drain(m.forget) {
+		m.reset()
+		return false
+	}
+	return true
+}
+
+// forget invalidates the listings of the directories watched as wd (all
+// of them for wd < 0: the queue overflowed).
+func (m *Memory) forget(wd int32) {
+	if wd < 0 {
+		for _, d := range m.dirs {
+			d.valid = false
+		}
+		return
+	}
+	for _, p := range m.byWD[wd] {
+		if d := m.dirs[p]; d != nil && d.wd == wd {
+			d.valid = false
+		}
+	}
+}
+
+// end drops the memos of directories the scan did not reach (removed, or
+// now ignored). After a failed scan everything is forgotten.
+func (m *Memory) end(ok bool, cache map[string]Entry) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !ok {
+		clear(m.dirs)
+		clear(m.byWD)
+		m.cache = nil
+		return
+	}
+	m.cache = cache
+	for p, d := range m.dirs {
+		if d.seen != m.gen {
+			delete(m.dirs, p)
+		}
+	}
+	if len(m.byWD) > 2*len(m.dirs)+16 { // rebuild the index without stale prefixes
+		clear(m.byWD)
+		for p, d := range m.dirs {
+			m.byWD[d.wd] = append(m.byWD[d.wd], p)
+		}
+	}
+}
+
+// recall returns the remembered listing of prefix if it is still valid
+// and (with wd >= 0) was taken from the directory watched as wd.
+func (m *Memory) recall(prefix string, wd int32) ([]dirEnt, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.dirs[prefix]
+	if d == nil || !d.valid || (wd >= 0 && d.wd != wd) {
+		return nil, false
+	}
+	d.seen = m.gen
+	return d.entries, true
+}
+
+// watchDir places the watch on the open directory f (before it is
+// listed) and returns its identity; false: it cannot be remembered.
+func (m *Memory) watchDir(f *os.File) (int32, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.w == nil {
+		return 0, false
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, false
+	}
+	if st := StatOf(fi); st.Dev != m.rootDev {
+		return 0, false // another file system mounted inside L
+	}
+	return m.w.add(f)
+}
+
+// remember records the listing of prefix taken after its watch wd was
+// placed. Events that arrive meanwhile invalidate it at the next scan.
+func (m *Memory) remember(prefix string, wd int32, entries []dirEnt) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.w == nil {
+		return
+	}
+	if old := m.dirs[prefix]; old == nil || old.wd != wd {
+		m.byWD[wd] = append(m.byWD[wd], prefix)
+	}
+	m.dirs[prefix] = &dirMemo{wd: wd, entries: entries, valid: true, seen: m.gen}
+}
+
+// sameCache reports whether cache is the map the last scan used.
+func (m *Memory) sameCache(cache map[string]Entry) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache != nil && reflect.ValueOf(m.cache).UnsafePointer() == reflect.ValueOf(cache).UnsafePointer()
+}
+
+// outcome returns the remembered outcome of prefix's walk under rules.
+func (m *Memory) outcome(prefix string, rules Rules) *outcome {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.dirs[prefix]; d != nil && d.valid && d.rules == rules {
+		return d.outcome
+	}
+	return nil
+}
+
+// keepOutcome remembers the outcome of a walk of prefix's listing.
+func (m *Memory) keepOutcome(prefix string, rules Rules, o *outcome) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.dirs[prefix]; d != nil {
+		d.outcome, d.rules = o, rules
+	}
+}

@@ -1,0 +1,249 @@
+package workdir
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// memScan scans dir with mem and checks the result against a scan of the
+// same tree without any memory (the oracle); it returns the listing and
+// how many directories were listed from the file system.
+func memScan(t *testing.T, dir string, cache map[string]Entry, mem *Memory) (*Listing, int64) {
+	t.Helper()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	before := dirsListed.Load()
+	got, err := Scan(r, cache, Rules{TempsOurs: true}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := dirsListed.Load() - before
+	fresh, err := Scan(r, map[string]Entry{}, Rules{TempsOurs: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Files, fresh.Files) || !reflect.DeepEqual(got.Invalid, fresh.Invalid) {
+		t.Fatalf("with memory:\n %v %v\nfresh:\n %v %v", got.Files, got.Invalid, fresh.Files, fresh.Invalid)
+	}
+	return got, listed
+}
+
+func needWatch(t *testing.T, dir string, mem *Memory) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("no change watch on " + runtime.GOOS)
+	}
+	memScan(t, dir, map[string]Entry{}, mem)
+	if mem.w == nil {
+		t.Skip("no inotify on this file system")
+	}
+}
+
+// A second scan of an unchanged tree lists nothing; a change lists only
+// the directory it is in.
+func TestMemoryReusesUnchangedListings(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
+		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
+	}
+	mem := NewMemory()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	cache := map[string]Entry{}
+	first, _ := memScan(t, dir, cache, mem)
+	_, listed := memScan(t, dir, first.Stats, mem)
+	if listed != 0 {
+		t.Fatalf("an unchanged tree: %d directories listed, want 0", listed)
+	}
+	writeAged(t, filepath.Join(dir, "x/y/c.md"), "changed\n", time.Hour)
+	res, listed := memScan(t, dir, first.Stats, mem)
+	if listed != 1 {
+		t.Fatalf("one file changed: %d directories listed, want 1 (x/y)", listed)
+	}
+	if _, ok := res.Content["x/y/c.md"]; !ok {
+		t.Fatal("the changed file was not read")
+	}
+}
+
+// Every change a user or another process can make between two calls is
+// seen: the result always equals a fresh scan's (memScan checks it).
+func TestMemoryNoticesEveryChange(t *testing.T) {
+	changes := []struct {
+		name string
+		do   func(t *testing.T, dir string, mem *Memory)
+		want func(t *testing.T, res *Listing)
+	}{
+		{"same size and mtime", func(t *testing.T, dir string, mem *Memory) {
+			p := filepath.Join(dir, "x/b.md")
+			fi, _ := os.Stat(p)
+			os.WriteFile(p, []byte("B.MD\n"), 0o644)
+			os.Chtimes(p, fi.ModTime(), fi.ModTime())
+		}, nil},
+		{"replaced by rename, same size and mtime", func(t *testing.T, dir string, mem *Memory) {
+			p := filepath.Join(dir, "x/b.md")
+			fi, _ := os.Stat(p)
+			tmp := filepath.Join(dir, "..", "replacement")
+			os.WriteFile(tmp, []byte("b.mD\n"), 0o644)
+			os.Chtimes(tmp, fi.ModTime(), fi.ModTime())
+			if err := os.Rename(tmp, p); err != nil {
+				t.Fatal(err)
+			}
+		}, nil},
+		{"chmod only", func(t *testing.T, dir string, mem *Memory) {
+			os.Chmod(filepath.Join(dir, "a.md"), 0o600)
+		}, nil},
+		{"file added deep", func(t *testing.T, dir string, mem *Memory) {
+			writeAged(t, filepath.Join(dir, "x/y/new.md"), "new\n", time.Hour)
+		}, func(t *testing.T, res *Listing) {
+			if _, ok := res.Files["x/y/new.md"]; !ok {
+				t.Fatal("new file not seen")
+			}
+		}},
+		{"file removed", func(t *testing.T, dir string, mem *Memory) {
+			os.Remove(filepath.Join(dir, "z/d.md"))
+		}, nil},
+		{"directory renamed", func(t *testing.T, dir string, mem *Memory) {
+			os.Rename(filepath.Join(dir, "x"), filepath.Join(dir, "w"))
+		}, nil},
+		{"directory replaced by another", func(t *testing.T, dir string, mem *Memory) {
+			os.Rename(filepath.Join(dir, "x"), filepath.Join(dir, "..", "old-x"))
+			writeAged(t, filepath.Join(dir, "x/y/c.md"), "other c\n", time.Hour)
+		}, nil},
+		{"directory replaced by a file", func(t *testing.T, dir string, mem *Memory) {
+			os.RemoveAll(filepath.Join(dir, "z"))
+			writeAged(t, filepath.Join(dir, "z"), "z is a file\n", time.Hour)
+		}, nil},
+		{"notebook directory replaced", func(t *testing.T, dir string, mem *Memory) {
+			os.Rename(dir, dir+"-old")
+			writeAged(t, filepath.Join(dir, "a.md"), "a new notebook\n", time.Hour)
+		}, func(t *testing.T, res *Listing) {
+			if len(res.Files) != 1 {
+				t.Fatalf("the replaced notebook: %v", res.Files)
+			}
+		}},
+		{"invalid name added", func(t *testing.T, dir string, mem *Memory) {
+			writeAged(t, filepath.Join(dir, "x/bad:name.md"), "x\n", time.Hour)
+		}, func(t *testing.T, res *Listing) {
+			if len(res.Invalid) != 1 {
+				t.Fatalf("invalid %v", res.Invalid)
+			}
+		}},
+	}
+	for _, c := range changes {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "L")
+			for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
+				writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
+			}
+			mem := NewMemory()
+			defer mem.Close()
+			needWatch(t, dir, mem)
+			first, _ := memScan(t, dir, map[string]Entry{}, mem)
+			if _, listed := memScan(t, dir, first.Stats, mem); listed != 0 {
+				t.Fatalf("%d directories listed before the change", listed)
+			}
+			c.do(t, dir, mem)
+			res, _ := memScan(t, dir, first.Stats, mem) // equal to a fresh scan
+			if c.want != nil {
+				c.want(t, res)
+			}
+			if _, listed := memScan(t, dir, res.Stats, mem); listed != 0 {
+				t.Fatalf("%d directories listed after the change was taken in", listed)
+			}
+		})
+	}
+}
+
+// A file edited twice within one timestamp tick, the second time after
+// it was read: the second edit keeps size and mtime, and is still seen.
+func TestMemoryEditWithinOneTick(t *testing.T) {
+	dir := t.TempDir()
+	writeAged(t, filepath.Join(dir, "old.md"), "old\n", time.Hour)
+	mem := NewMemory()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	p := filepath.Join(dir, "hot.md")
+	os.WriteFile(p, []byte("v1\n"), 0o644)
+	fi, _ := os.Stat(p)
+	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	os.WriteFile(p, []byte("v2\n"), 0o644)
+	os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	res, _ = memScan(t, dir, res.Stats, mem)
+	if string(res.Content["hot.md"]) != "v2\n" {
+		t.Fatalf("read %q", res.Content["hot.md"])
+	}
+}
+
+// An overflowed event queue, or a scan that failed, forgets every
+// listing.
+func TestMemoryForgetsOnOverflowAndFailure(t *testing.T) {
+	dir := t.TempDir()
+	writeAged(t, filepath.Join(dir, "x/a.md"), "a\n", time.Hour)
+	mem := NewMemory()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	mem.mu.Lock()
+	mem.forget(-1)
+	mem.mu.Unlock()
+	if _, listed := memScan(t, dir, res.Stats, mem); listed != 2 {
+		t.Fatalf("after an overflow %d directories listed, want 2", listed)
+	}
+	mem.end(false, nil)
+	if _, listed := memScan(t, dir, res.Stats, mem); listed != 2 {
+		t.Fatalf("after a failed scan %d directories listed, want 2", listed)
+	}
+}
+
+// A directory holding a file with another hard link is listed every time:
+// an edit through the other link raises no event on its watch.
+func TestMemoryHardLinkedFileIsAlwaysStatted(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "L")
+	writeAged(t, filepath.Join(dir, "x/a.md"), "a\n", time.Hour)
+	writeAged(t, filepath.Join(dir, "y/b.md"), "b\n", time.Hour)
+	outside := filepath.Join(base, "outside.md")
+	if err := os.Link(filepath.Join(dir, "x/a.md"), outside); err != nil {
+		t.Skip(err)
+	}
+	mem := NewMemory()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	if _, listed := memScan(t, dir, res.Stats, mem); listed != 1 {
+		t.Fatalf("%d directories listed, want 1 (x, which holds the linked file)", listed)
+	}
+	fi, _ := os.Stat(outside)
+	os.WriteFile(outside, []byte("A\n"), 0o644)
+	os.Chtimes(outside, fi.ModTime(), fi.ModTime())
+	if res, _ = memScan(t, dir, res.Stats, mem); string(res.Content["x/a.md"]) != "A\n" {
+		t.Fatal("the edit through the other link was not seen")
+	}
+}
+
+// A remembered outcome holds only against the stat cache it was found
+// with: another cache (P's copy, reloaded) is consulted entry by entry.
+func TestMemoryOutcomeNeedsTheSameCache(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md"} {
+		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
+	}
+	mem := NewMemory()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	if again, listed := memScan(t, dir, res.Stats, mem); listed != 0 || len(again.Content) != 0 {
+		t.Fatalf("warm: %d listed, %d read", listed, len(again.Content))
+	}
+	other, listed := memScan(t, dir, map[string]Entry{}, mem)
+	if listed != 0 || len(other.Content) != 3 {
+		t.Fatalf("with an empty cache: %d listed, %d read, want 0 and 3", listed, len(other.Content))
+	}
+}

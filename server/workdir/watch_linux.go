@@ -1,0 +1,115 @@
+//go:build linux
+
+package workdir
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// watch is one inotify instance watching directories of one L.
+type watch struct{ fd int }
+
+// watchMask is every change to a directory's entries, to the files in it
+// (content, size, times, mode, links) and to the directory itself.
+const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
+	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+
+// localFS are the file systems whose every change passes through this
+// kernel (so inotify sees it); network and FUSE file systems are not.
+var localFS = map[int64]bool{
+	unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true, unix.BTRFS_SUPER_MAGIC: true,
+	unix.TMPFS_MAGIC: true, unix.F2FS_SUPER_MAGIC: true, unix.OVERLAYFS_SUPER_MAGIC: true,
+	0x2fc12fc1: true, // zfs
+}
+
+// newWatch starts watching for L (root). ok is false where no watch can
+// ever be had (a file system inotify does not fully see); err is a
+// failure that may pass (the per-user instance limit).
+func newWatch(root *os.Root) (w *watch, ok bool, err error) {
+	d, err := root.Open(".")
+	if err != nil {
+		return nil, true, err
+	}
+	defer d.Close()
+	var sfs unix.Statfs_t
+	if err := fdCall(d, func(fd int) error { return unix.Fstatfs(fd, &sfs) }); err != nil {
+		return nil, true, err
+	}
+	if !localFS[int64(sfs.Type)] {
+		return nil, false, nil
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, true, err
+	}
+	return &watch{fd: fd}, true, nil
+}
+
+func (w *watch) close() { unix.Close(w.fd) }
+
+// add watches the open directory f and returns the watch's identity (the
+// same for the same directory, wherever it is reached from).
+func (w *watch) add(f *os.File) (int32, bool) {
+	var wd int
+	err := fdCall(f, func(fd int) error {
+		var err error
+		wd, err = unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
+		return err
+	})
+	if err != nil {
+		return 0, false
+	}
+	return int32(wd), true
+}
+
+// drain reads every queued event and calls forget with the watch each
+// names (-1: the queue overflowed, everything is suspect). It reports
+// false when the queue cannot be read.
+func (w *watch) drain(forget func(wd int32)) bool {
+	var buf [16 << 10]byte
+	for {
+		n, err := unix.Read(w.fd, buf[:])
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if errors.Is(err, syscall.EAGAIN) {
+			return true
+		}
+		if err != nil || n <= 0 {
+			return false
+		}
+		// struct inotify_event: i32 wd, u32 mask, u32 cookie, u32 len, name.
+		for b := buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
+			wd := int32(binary.NativeEndian.Uint32(b[0:4]))
+			mask := binary.NativeEndian.Uint32(b[4:8])
+			size := unix.SizeofInotifyEvent + int(binary.NativeEndian.Uint32(b[12:16]))
+			if size > len(b) {
+				return false
+			}
+			b = b[size:]
+			if mask&unix.IN_Q_OVERFLOW != 0 {
+				wd = -1
+			}
+			forget(wd)
+		}
+	}
+}
+
+// fdCall runs fn with f's descriptor.
+func fdCall(f *os.File, fn func(fd int) error) error {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := sc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
