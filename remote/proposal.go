@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,8 +21,7 @@ import (
 // single-writer loop of publish.go:
 //
 //	attempt 1       build -> Put pack -> conditional write (3 requests, as before)
-//	lost race       a jitter below FirstWait/2 (no exponential backoff:
-//	                a retry registers, and only the leader writes current)
+//	lost race       the backoff of publish.go
 //	attempt k > 1   check whether an earlier attempt was accepted (by us or
 //	                as a member of someone's group) -> build -> Put pack ->
 //	                Put descriptor proposals/<G>-<pub> ->
@@ -273,6 +271,7 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 	if err != nil {
 		return Accepted{}, err
 	}
+	read := n.opts.Now()
 	pub := NewUUIDv7()
 	var (
 		tried    bool   // an attempt was made (a write or a registration)
@@ -379,6 +378,7 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 				}
 				wait = min(max(wait*3/2, 2*rtt), followMaxPoll)
 			}
+			read = n.opts.Now()
 			continue
 		}
 		if attempt > n.opts.Retries {
@@ -388,31 +388,18 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			}
 			return Accepted{}, cause
 		}
-		// A retry registers and follows (only the one that leads
-		// writes `current`), so the losers of a race need no spreading
-		// out: the sooner they register, the more of them the leader
-		// finds. A short jitter only orders them.
-		if err := n.opts.Sleep(ctx, n.groupBackoff()); err != nil {
+		// The backoff of §4 before the retry that registers: without it
+		// (a short jitter instead) the losers of a race in continuous
+		// contention registered sooner, but went round more often, with
+		// more uploads and more REMOTE_BUSY (docs/benchmarks.md).
+		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
 			return stop(err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
 			return stop(err)
 		}
+		read = n.opts.Now()
 	}
-}
-
-// groupBackoff is a lost race's wait before the retry that registers:
-// uniform in [0, FirstWait/2).
-func (n *Notebook) groupBackoff() time.Duration {
-	var r uint64
-	if n.opts.Rand != nil {
-		n.rmu.Lock()
-		r = n.opts.Rand.Uint64()
-		n.rmu.Unlock()
-	} else {
-		r = rand.Uint64()
-	}
-	return time.Duration(r % uint64(max(n.opts.FirstWait/2, 1)))
 }
 
 // settle decides a Publish that stops (retries exhausted, a store error)
