@@ -306,6 +306,9 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 	}
 	var out []coverItem
 	pos := reach
+	if m.Version >= 2 {
+		pos = skipSwaps(m, reach)
+	}
 	if m.Version < 2 || pos+1 < m.Upgraded {
 		stop := g
 		if m.Version >= 2 {
@@ -335,6 +338,24 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 		pos += 1 << level
 	}
 	return out
+}
+
+// skipSwaps returns the generation before the first increment after
+// reach when the tail proves that the generations in between are only
+// checkpoint swaps (an increment of the tail at or below reach: the tail
+// lists every increment after it). Swaps move no head, so a reader at reach
+// holds the state of that generation already, and a plan from there never
+// fetches a rollup of a block that added nothing after reach.
+func skipSwaps(m *Manifest, reach uint64) uint64 {
+	for i, inc := range m.Increments {
+		if inc.Generation > reach {
+			if i > 0 {
+				return max(reach, inc.Generation-1)
+			}
+			break
+		}
+	}
+	return reach
 }
 
 // CatchUp downloads what a reader that reached generation reach (see

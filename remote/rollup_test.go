@@ -63,6 +63,25 @@ func TestPlanCatchUpStopsAtTheHead(t *testing.T) {
 	}
 }
 
+// A reader at the checkpoint fetches only the increments after it: a
+// checkpoint swap right after the checkpoint's generation holds nothing, so
+// the plan asks for no rollup of the block that ends at it (the cold pull of
+// TestCLICheckpointsUnderConcurrentWriters fetched (64, 68] for nothing).
+func TestPlanCatchUpSkipsSwapsAfterReach(t *testing.T) {
+	m := &remote.Manifest{Version: 3, Generation: 71, Upgraded: 1, Checkpoint: remote.Checkpoint{Through: 67},
+		Increments: []remote.Increment{{Generation: 66}, {Generation: 67}, {Generation: 69}, {Generation: 70}, {Generation: 71}}}
+	plan := remote.PlanCatchUpItems(m, 67)
+	if len(plan) != 1 || plan[0].Level != 0 || plan[0].First != 69 || plan[0].Last != 71 {
+		t.Fatalf("plan %+v, want only the increments 69..71", plan)
+	}
+	// Without proof that nothing lies between (the tail starts after
+	// reach), the plan still covers every generation.
+	m.Increments = m.Increments[2:]
+	if plan := remote.PlanCatchUpItems(m, 67); len(plan) == 0 || plan[0] != (remote.PlanItem{Level: 2, First: 65, Last: 68}) {
+		t.Fatalf("plan %+v, want it to start with the rollup (64, 68] holding reach's block", plan)
+	}
+}
+
 // The publication after checkpoint swaps builds the rollups of the blocks
 // that end at those swaps (nobody else does), so it must be told it has
 // work even when its own generation ends no block.
