@@ -82,7 +82,8 @@ const racyWindow = 2 * time.Second
 // bundle's header), not their contents: those packs were verified by the
 // AddPacks that stored them. Files recorded in the merged index
 // (store_index.go) are not read at all: their size is checked and the one
-// index file serves their objects.
+// index file serves their objects; while the directory keeps the identity
+// the index recorded, it is not even listed.
 func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cas: open store: %w", err)
@@ -119,17 +120,28 @@ func (s *Store) scanLocked() error {
 	if err != nil {
 		return fmt.Errorf("cas: scan store: %w", err)
 	}
+	snap := snapshotOf(st, start)
+	var m *mergedIndex // read once, on the first scan only
+	if !s.swept {
+		m, _ = readMergedIndex(s.dir) // missing or invalid: nil, ignored
+		if s.useTrustedMergedIndexLocked(m, snap) {
+			s.swept = true // no file was created since that listing, which swept
+			return nil
+		}
+	}
 	des, err := os.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("cas: scan store: %w", err)
 	}
 	present := make(map[string]bool, len(des))
+	temps := false // a temporary file other than the index is left
 	for _, de := range des {
 		name := de.Name()
 		if strings.HasPrefix(name, ".") {
 			if !s.swept {
 				removeStaleTemp(s.dir, de)
 			}
+			temps = temps || name != mergedIndexName
 			continue
 		}
 		if de.Type().IsRegular() {
@@ -137,7 +149,7 @@ func (s *Store) scanLocked() error {
 		}
 	}
 	if !s.swept {
-		s.useMergedIndexLocked(present)
+		s.useMergedIndexLocked(m, present)
 	}
 	loaded, objects := 0, len(s.index)
 	for _, de := range des {
@@ -167,13 +179,30 @@ func (s *Store) scanLocked() error {
 	}
 	if gone {
 		s.rebuildIndexLocked()
-	} else if !s.swept && (loaded >= mergedRewritePacks || len(s.index)-objects >= mergedRewriteObjects) {
-		s.writeMergedIndexLocked()
+	} else if !s.swept {
+		// The snapshot vouches for the index only if this listing is
+		// exactly the files it records.
+		ident := snap
+		if temps || len(s.broken) > 0 {
+			ident = dirSnapshot{}
+		}
+		many := loaded >= mergedRewritePacks || len(s.index)-objects >= mergedRewriteObjects
+		// The index did not vouch for the directory (or there is none): if
+		// the directory has been quiet for a while, one rewrite spares the
+		// next opens the listing. Not for one written every few seconds.
+		quiet := ident.ino != 0 && ident.quiet(quietWindow) && len(s.files) > 0
+		if many || quiet {
+			s.writeMergedIndexLocked(ident)
+		}
 	}
 	s.scannedMtime, s.scannedAt = st.ModTime(), start
 	s.swept = true
 	return nil
 }
+
+// quietWindow is how long a directory must have been left unchanged before
+// an open rewrites its merged index only to record its identity.
+const quietWindow = time.Minute
 
 // staleTempAge is how old a temporary file must be before a newly opened
 // store removes it: the leftover of a process that died in AddPacks, not

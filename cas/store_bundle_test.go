@@ -296,7 +296,7 @@ func TestStoreReplacesPreBundleMergedIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	readAll(t, openStore(t, dir), ids)
-	if got, err := os.ReadFile(path); err != nil || !bytes.HasPrefix(got, []byte("SLDMIDX2")) {
+	if got, err := os.ReadFile(path); err != nil || !bytes.HasPrefix(got, []byte("SLDMIDX3")) {
 		t.Fatalf("merged index not rewritten: %.8q, %v", got, err)
 	}
 	readAll(t, openStore(t, dir), ids)
