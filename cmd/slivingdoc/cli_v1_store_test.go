@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,32 +11,6 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 )
-
-// copyV1Store copies the write-once v1 store fixture (written by the v1
-// binary: two checkpoints, one retained chain) into a fresh file store.
-func copyV1Store(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "remote", "testdata", "v1-store")
-	dst := filepath.Join(t.TempDir(), "store")
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.Name() == "README.md" {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 // v1Notebook is the notebook the fixture holds at generation 17.
 func v1Notebook() map[string]string {
@@ -53,7 +26,7 @@ func v1Notebook() map[string]string {
 // v2 with three writers committing at once: every commit accepted, every
 // line once, history listed, verify clean.
 func TestCLIReadsAndUpgradesV1Store(t *testing.T) {
-	dir := copyV1Store(t)
+	dir := copyStoreFixture(t, "v1-store")
 	nb := &notebook{t: t, bin: cliBinary(t), env: []string{"SLIVINGDOC_STORE=file://" + filepath.ToSlash(dir)}, backend: "file"}
 	st, err := remote.DecodeManifest(mustRead(t, filepath.Join(dir, "current")))
 	if err != nil || st.Version != 1 || st.Generation != 17 {
