@@ -4,7 +4,6 @@ package main
 
 import (
 	"maps"
-	"syscall"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/server"
@@ -32,26 +31,7 @@ func TestCLICrashDuringRewriteThenLocalEditThenAdjacentRemoteEdit(t *testing.T) 
 }
 
 func crashThenLocalEdit(t *testing.T, nb *notebook, bin, point, op, next string) {
-	a, b := nb.agent("a"), nb.agent("b")
-	a.pull()
-	a.write("f.md", lines(10, nil))
-	a.write("g.md", lines(10, nil))
-	a.commit("base")
-	b.pull()
-	b.write("f.md", lines(10, map[int]string{5: "b five"}))
-	b.write("g.md", lines(10, map[int]string{5: "b g five"}))
-	b.commit("b1")
-	a.write("a.md", "from a\n")
-
-	a.bin = bin
-	args := []string{"pull", a.dir}
-	if op == "commit" {
-		args = []string{"commit", a.dir, "-m", "a"}
-	}
-	if o := a.runEnv([]string{"SLIVINGDOC_FAILPOINT=" + point}, args...); o.signal != syscall.SIGKILL {
-		t.Fatalf("the failpoint did not fire:\n%s", o)
-	}
-	a.bin = nb.bin
+	a, b := killDuringRewriteOfOthersEdit(t, nb, bin, point, op)
 
 	// The caller edits both files, wherever the rewrite left them.
 	for _, f := range []string{"f.md", "g.md"} {
@@ -64,7 +44,7 @@ func crashThenLocalEdit(t *testing.T, nb *notebook, bin, point, op, next string)
 	b.write("g.md", lines(10, map[int]string{4: "b g four", 5: "b g five"}))
 	b.commit("b2")
 
-	args = []string{"pull", a.dir}
+	args := []string{"pull", a.dir}
 	if next == "commit" {
 		args = []string{"commit", a.dir, "-m", "a after the crash"}
 	}

@@ -33,26 +33,7 @@ func TestCLICrashDuringRewriteThenAdjacentRemoteEdit(t *testing.T) {
 }
 
 func crashThenAdjacentEdit(t *testing.T, nb *notebook, bin, point, op string) {
-	a, b := nb.agent("a"), nb.agent("b")
-	a.pull()
-	a.write("f.md", lines(10, nil))
-	a.write("g.md", lines(10, nil))
-	a.commit("base")
-	b.pull()
-	b.write("f.md", lines(10, map[int]string{5: "b five"}))
-	b.write("g.md", lines(10, map[int]string{5: "b g five"}))
-	b.commit("b1")
-	a.write("a.md", "from a\n")
-
-	a.bin = bin
-	args := []string{"pull", a.dir}
-	if op == "commit" {
-		args = []string{"commit", a.dir, "-m", "a"}
-	}
-	if o := a.runEnv([]string{"SLIVINGDOC_FAILPOINT=" + point}, args...); o.signal != syscall.SIGKILL {
-		t.Fatalf("the failpoint did not fire:\n%s", o)
-	}
-	a.bin = nb.bin
+	a, b := killDuringRewriteOfOthersEdit(t, nb, bin, point, op)
 	if op == "pull" {
 		// Status counts the tool's half-finished rewrite as no local change:
 		// only a.md, the caller's own addition, is listed.
@@ -156,4 +137,32 @@ func TestCLITwoCrashesInARowDuringRewrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// killDuringRewriteOfOthersEdit sets up agent a behind b's edit of line 5 of
+// f.md and g.md, with an addition of its own (a.md), and kills a's pull or
+// commit (op) at the failpoint point while it brings b's edit in.
+func killDuringRewriteOfOthersEdit(t *testing.T, nb *notebook, bin, point, op string) (a, b *agent) {
+	t.Helper()
+	a, b = nb.agent("a"), nb.agent("b")
+	a.pull()
+	a.write("f.md", lines(10, nil))
+	a.write("g.md", lines(10, nil))
+	a.commit("base")
+	b.pull()
+	b.write("f.md", lines(10, map[int]string{5: "b five"}))
+	b.write("g.md", lines(10, map[int]string{5: "b g five"}))
+	b.commit("b1")
+	a.write("a.md", "from a\n")
+
+	a.bin = bin
+	args := []string{"pull", a.dir}
+	if op == "commit" {
+		args = []string{"commit", a.dir, "-m", "a"}
+	}
+	if o := a.runEnv([]string{"SLIVINGDOC_FAILPOINT=" + point}, args...); o.signal != syscall.SIGKILL {
+		t.Fatalf("the failpoint did not fire:\n%s", o)
+	}
+	a.bin = nb.bin
+	return a, b
 }
