@@ -17,7 +17,7 @@ type change struct {
 	old     []byte // content before (nil: the file is new)
 	content []byte // content after (nil with del)
 	del     bool
-	was     *statEntry // the file's stat when it was scanned (nil: absent)
+	was     *workdir.Entry // the file's stat when it was scanned (nil: absent)
 }
 
 // merged is a merge result as the operations use it: the file ID of every

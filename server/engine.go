@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // Config is everything the operations need; the CLI builds it from flags,
@@ -72,7 +73,7 @@ type Engine struct {
 	private   string // absolute, cleaned, outside workspace
 	storeKey  string // hash of the store identity: names P/stores/<storeKey>
 	sets      pathSets
-	ignore    *ignoreRules
+	ignore    *workdir.Ignore
 	secrets   bool // refuse commits adding a recognised credential
 	// groupMerged counts accepted group members with a path three-way
 	// merged into the group's version (groupcommit.go; for tests).
@@ -169,7 +170,7 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	ignore, err := newIgnoreRules(cfg.Ignore, !cfg.NoDefaultIgnores)
+	ignore, err := workdir.NewIgnore(cfg.Ignore, !cfg.NoDefaultIgnores)
 	if err != nil {
 		return nil, err
 	}

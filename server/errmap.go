@@ -8,6 +8,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // This file is the one place where failures become domain errors: remote
@@ -155,7 +156,7 @@ func localDetail(err error) (string, bool) {
 	var pe *fs.PathError
 	isOS = isOS || errors.As(err, &pe)
 	switch {
-	case errors.Is(err, errChangedDuringScan):
+	case errors.Is(err, workdir.ErrChangedDuringScan):
 		return DetailChangedDuring, true
 	case errors.Is(err, errLocked):
 		return DetailLocked, true

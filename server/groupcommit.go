@@ -7,6 +7,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // Group commit, the server's half (remote/proposal.go has the protocol).
@@ -320,7 +321,7 @@ func newClashSet() *clashSet {
 func foldPath(p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		segs[i] = foldKey(s)
+		segs[i] = workdir.FoldKey(s)
 	}
 	return strings.Join(segs, "/")
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // ReasonHistoryUnavailable is the INVALID_REQUEST reason for a generation
@@ -477,7 +478,7 @@ func (h *historyView) entry(p publication, filter string, content bool) (History
 // slash; "" and "." mean the whole notebook. Errors are *Error.
 func NormalizePath(p string) (string, error) {
 	p = strings.ReplaceAll(p, "\\", "/")
-	if strings.HasPrefix(p, "/") || len(p) > maxPathBytes || strings.ContainsRune(p, 0) {
+	if strings.HasPrefix(p, "/") || len(p) > workdir.MaxPathBytes || strings.ContainsRune(p, 0) {
 		return "", invalidRequest(ReasonInvalidArgument, "A path must be relative to the notebook, at most 4,096 bytes.")
 	}
 	c := path.Clean("/" + p)[1:]

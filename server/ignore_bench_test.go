@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 	"slices"
 	"testing"
 	"time"
@@ -32,11 +33,11 @@ func BenchmarkScanUnchanged10000(b *testing.B) {
 	if err := s.open(false); err != nil {
 		b.Fatal(err)
 	}
-	defaults, _ := newIgnoreRules(nil, true)
-	patterns, _ := newIgnoreRules([]string{"*.png", "scratch/", "drafts/**/*.tmp"}, true)
+	defaults, _ := workdir.NewIgnore(nil, true)
+	patterns, _ := workdir.NewIgnore([]string{"*.png", "scratch/", "drafts/**/*.tmp"}, true)
 	variants := []struct {
 		name  string
-		rules *ignoreRules
+		rules *workdir.Ignore
 	}{{"before", nil}, {"defaults", defaults}, {"patterns", patterns}}
 	times := make([][]time.Duration, len(variants))
 	for b.Loop() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 func withIgnore(patterns []string, noDefaults bool) agentOpt {
@@ -176,14 +177,14 @@ func TestUserFileNamedLikeATemp(t *testing.T) {
 	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
-	name := tempPrefix + "0123456789abcdef.tmp"
+	name := workdir.TempPrefix + "0123456789abcdef.tmp"
 	a.write(name, "mine\n")
-	a.write("odd/"+tempPrefix+"zzzzzzzzzzzzzzzz.tmp", "also mine\n")
+	a.write("odd/"+workdir.TempPrefix+"zzzzzzzzzzzzzzzz.tmp", "also mine\n")
 	a.commit("temp-like names")
 	a.pull()
 	if got := a.read(name); got != "mine\n" {
 		t.Fatalf("the user's file was removed: %q", got)
 	}
 	b.pull()
-	equalMaps(t, "notebook", b.files(), map[string]string{name: "mine\n", "odd/" + tempPrefix + "zzzzzzzzzzzzzzzz.tmp": "also mine\n"})
+	equalMaps(t, "notebook", b.files(), map[string]string{name: "mine\n", "odd/" + workdir.TempPrefix + "zzzzzzzzzzzzzzzz.tmp": "also mine\n"})
 }

@@ -41,7 +41,7 @@ const maxMemories = 16
 // dirMemory is what is kept of one L (by its private state directory).
 type dirMemory struct {
 	listings *workdir.Memory
-	stats    map[string]statEntry // nil: none kept (in use by a session, or never saved)
+	stats    map[string]workdir.Entry // nil: none kept (in use by a session, or never saved)
 	statsAt  fileIdentity
 	savedAt  time.Time     // when the stat cache was last written to P
 	base     *keptBaseline // the baseline last read or written (nil: none)
@@ -105,7 +105,7 @@ func (e *Engine) closeMemories() {
 
 // loadStats returns the stat cache for the session: the one the last call
 // left, if P's copy is still the one it saved, else P's copy.
-func (s *session) loadStats() map[string]statEntry {
+func (s *session) loadStats() map[string]workdir.Entry {
 	if m := s.e.memoryOf(s.state.path); m != nil && m.stats != nil {
 		st, at := m.stats, m.statsAt
 		m.stats = nil // the session owns it now; end() gives it back

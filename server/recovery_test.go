@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 var errInjected = errors.New("injected failure")
@@ -165,7 +166,7 @@ func TestEditDuringRewriteIsKept(t *testing.T) {
 	t.Cleanup(func() { testFail = nil })
 	_, err := b.e.Pull(context.Background(), "")
 	de := domainErr(t, err, CodeRecoveryFailure, ReasonResynchronized)
-	if !errors.Is(de, errChangedDuringScan) {
+	if !errors.Is(de, workdir.ErrChangedDuringScan) {
 		t.Fatalf("cause %v", de.Cause)
 	}
 	if got := b.read("x.md"); got != "remote\n2\n3\n4\n5\n6\nconcurrent\n" {

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ func (e *Engine) resolveLexical(path string) (string, error) {
 	if path == "" {
 		return e.defDir, nil
 	}
-	if len(path) > maxPathBytes || !utf8.ValidString(path) || strings.ContainsRune(path, 0) {
+	if len(path) > workdir.MaxPathBytes || !utf8.ValidString(path) || strings.ContainsRune(path, 0) {
 		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
 	}
 	path, err := ExpandHome(path)
@@ -43,7 +44,7 @@ func (e *Engine) resolveLexical(path string) (string, error) {
 		path = filepath.Join(e.defDir, path)
 	}
 	path = filepath.Clean(path)
-	if len(path) > maxPathBytes {
+	if len(path) > workdir.MaxPathBytes {
 		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
 	}
 	if !within(e.workspace, path) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // session is one call on one visible directory, holding its locks.
@@ -20,7 +21,7 @@ type session struct {
 	mu    *sync.Mutex
 	lock  *lockFile
 	base  *baseline // nil: never pulled
-	stats map[string]statEntry
+	stats map[string]workdir.Entry
 	scan  *scanResult
 	src   *objectSource // object reads, set once the chain is synced
 
@@ -222,15 +223,15 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		return s.refetchBase(id)
 	}
 	listed := s.scan.stats[p]
-	c, _, reason, err := readChecked(s.root, p, listed)
+	c, _, reason, err := workdir.ReadChecked(s.root, p, listed)
 	if err != nil {
 		return nil, err
 	}
 	if reason != "" {
-		return nil, errChangedDuringScan
+		return nil, workdir.ErrChangedDuringScan
 	}
 	if got, err := cas.WriteFile(nil, c); err != nil || got != id {
-		return nil, errChangedDuringScan
+		return nil, workdir.ErrChangedDuringScan
 	}
 	return c, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // Private state (P) layout under Config.PrivateRoot:
@@ -306,12 +307,12 @@ func parseBaseline(data []byte, verify bool) (*baseline, error) {
 	return b, nil
 }
 
-// The stat cache: a statEntry (workdir.Entry) per file of L, the stat
+// The stat cache: a workdir.Entry (workdir.Entry) per file of L, the stat
 // fields that change when the file is written, the file ID of the content
 // read at that stat, and whether the entry may be trusted (its mtime was
 // older than the scan that recorded it, see workdir's scan.go).
 
-func encodeStatCache(m map[string]statEntry) []byte {
+func encodeStatCache(m map[string]workdir.Entry) []byte {
 	b := make([]byte, 0, len(statCacheMagic)+4+len(m)*(40+75)+32)
 	b = append(b, statCacheMagic...)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(m)))
@@ -337,7 +338,7 @@ func encodeStatCache(m map[string]statEntry) []byte {
 	return append(b, sum[:]...)
 }
 
-func decodeStatCache(data []byte) (map[string]statEntry, error) {
+func decodeStatCache(data []byte) (map[string]workdir.Entry, error) {
 	r, err := newStateReader(data, statCacheMagic)
 	if err != nil {
 		return nil, err
@@ -346,7 +347,7 @@ func decodeStatCache(data []byte) (map[string]statEntry, error) {
 	if n > len(data)/75 {
 		return nil, errBadStateFile
 	}
-	m := make(map[string]statEntry, n)
+	m := make(map[string]workdir.Entry, n)
 	// One string holds every path; entries are substrings of it, so
 	// loading 10,000 entries does not allocate 10,000 strings.
 	all := frozenString(r.b)
@@ -359,7 +360,7 @@ func decodeStatCache(data []byte) (map[string]statEntry, error) {
 			break
 		}
 		p := all[off : off+l]
-		s := statEntry{Key: p, Size: int64(r.u64()), Mtime: int64(r.u64()), Ctime: int64(r.u64()), Ino: r.u64(), Dev: r.u64()}
+		s := workdir.Entry{Key: p, Size: int64(r.u64()), Mtime: int64(r.u64()), Ctime: int64(r.u64()), Ino: r.u64(), Dev: r.u64()}
 		copy(s.ID[:], r.bytes(32))
 		flags := r.bytes(1)
 		if len(flags) == 1 {
@@ -574,19 +575,19 @@ func (d dirState) pruneHeld(b *baseline) {
 
 // loadStatCache returns an empty cache when there is none or it is
 // unreadable: the cache only saves reads, it never decides content.
-func (d dirState) loadStatCache() map[string]statEntry {
+func (d dirState) loadStatCache() map[string]workdir.Entry {
 	data, err := os.ReadFile(d.file("statcache"))
 	if err != nil {
-		return map[string]statEntry{}
+		return map[string]workdir.Entry{}
 	}
 	m, err := decodeStatCache(data)
 	if err != nil {
-		return map[string]statEntry{}
+		return map[string]workdir.Entry{}
 	}
 	return m
 }
 
-func (d dirState) saveStatCache(m map[string]statEntry) error {
+func (d dirState) saveStatCache(m map[string]workdir.Entry) error {
 	return writeReplace(d.file("statcache"), encodeStatCache(m), false)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 func TestBaselineCodec(t *testing.T) {
@@ -34,7 +35,7 @@ func TestBaselineCodec(t *testing.T) {
 }
 
 func TestStatCacheCodec(t *testing.T) {
-	m := map[string]statEntry{
+	m := map[string]workdir.Entry{
 		"a.md":   {Size: 3, Mtime: -1, Ctime: 7, Ino: 9, Dev: 1, ID: cas.Sum([]byte("a")), Trusted: true, Key: "a.md"},
 		"b/c.md": {Size: 1 << 40, Mtime: 5, ID: cas.Sum([]byte("c")), Markers: true, Key: "b/c.md"},
 	}

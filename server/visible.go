@@ -11,36 +11,11 @@ import (
 // The engine's side of L. The visible directory's own rules (scan, stat
 // cache entries, names, ignore rules, the atomic rewrite of its files)
 // live in server/workdir; here is what the operations add to a scan (A's
-// virtual files, ignore_state.go) and the names the rest of the engine
-// uses for workdir's.
-
-type (
-	statEntry   = workdir.Entry
-	ignoreRules = workdir.Ignore
-)
+// virtual files, ignore_state.go).
 
 // DefaultIgnores are the well-known OS and editor droppings the notebook
 // leaves out unless --no-default-ignores is given.
 var DefaultIgnores = workdir.DefaultIgnores
-
-const (
-	maxPathBytes = workdir.MaxPathBytes
-	tempPrefix   = workdir.TempPrefix
-)
-
-// errChangedDuringScan: a file was replaced between its directory listing
-// and its read (the caller may simply retry).
-var errChangedDuringScan = workdir.ErrChangedDuringScan
-
-func newIgnoreRules(patterns []string, defaults bool) (*ignoreRules, error) {
-	return workdir.NewIgnore(patterns, defaults)
-}
-
-func foldKey(name string) string { return workdir.FoldKey(name) }
-
-func readChecked(r *os.Root, name string, listed statEntry) ([]byte, statEntry, string, error) {
-	return workdir.ReadChecked(r, name, listed)
-}
 
 // IgnorePatterns returns the configured ignore patterns (--ignore), not
 // the built-in set: the surfaces name only what the operator added.
@@ -49,29 +24,29 @@ func (e *Engine) IgnorePatterns() []string { return e.ignore.Patterns() }
 // scanRules is what a scan leaves out: ignored entries, and (with
 // tempsOurs) the temporary files of an interrupted rewrite.
 type scanRules struct {
-	ignore    *ignoreRules
+	ignore    *workdir.Ignore
 	tempsOurs bool
 	listings  *workdir.Memory // nil: remember nothing
 }
 
 // scanResult is L as the operations see it.
 type scanResult struct {
-	files    map[string]cas.ID    // tree L: path → file ID
-	stats    map[string]statEntry // the stat cache to record
-	content  map[string][]byte    // files read by this scan
-	invalid  []FileError          // every file that breaks the content rules
-	temps    []string             // leftover temporary files of a crashed rewrite
-	ignored  []string             // entries of L the ignore rules leave out (directories end in '/')
-	virtual  map[string]bool      // paths of files that are A's, not read from L (ignore_state.go)
-	restore  map[string]bool      // virtual paths to write into L at the next rewrite
-	withheld []string             // A's paths L does not hold because of a rule (as recorded in P)
-	changed  bool                 // stats differ from the loaded cache
-	byID     map[cas.ID]string    // file ID → one path holding it (built on demand)
+	files    map[string]cas.ID        // tree L: path → file ID
+	stats    map[string]workdir.Entry // the stat cache to record
+	content  map[string][]byte        // files read by this scan
+	invalid  []FileError              // every file that breaks the content rules
+	temps    []string                 // leftover temporary files of a crashed rewrite
+	ignored  []string                 // entries of L the ignore rules leave out (directories end in '/')
+	virtual  map[string]bool          // paths of files that are A's, not read from L (ignore_state.go)
+	restore  map[string]bool          // virtual paths to write into L at the next rewrite
+	withheld []string                 // A's paths L does not hold because of a rule (as recorded in P)
+	changed  bool                     // stats differ from the loaded cache
+	byID     map[cas.ID]string        // file ID → one path holding it (built on demand)
 }
 
 // scanWith scans L (workdir.Scan) under rules; the cache map becomes the
 // result's stats (updated in place, not copied).
-func scanWith(root *os.Root, cache map[string]statEntry, rules scanRules) (*scanResult, error) {
+func scanWith(root *os.Root, cache map[string]workdir.Entry, rules scanRules) (*scanResult, error) {
 	l, err := workdir.Scan(root, cache, workdir.Rules{Ignore: rules.ignore, TempsOurs: rules.tempsOurs}, rules.listings)
 	if err != nil {
 		return nil, err
