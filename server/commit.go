@@ -248,6 +248,11 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: target.ids}
+	if target == last.merged && last.from != nil {
+		// L itself was accepted: the next baseline is the last one plus
+		// the changes, and so is its ignored set.
+		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
+	}
 	if err := s.materialise(changes, flag, next); err != nil {
 		var de *Error
 		if acc.Published && errors.As(err, &de) && de.Code != CodeRecoveryFailure {

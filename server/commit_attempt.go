@@ -41,6 +41,9 @@ type attempt struct {
 	// groupContent holds the files include merged (groupcommit.go).
 	groupContent map[cas.ID][]byte
 	head         cas.ID // the proposal's head commit
+	// from is the baseline changes is the delta from, when the merge was
+	// L itself (nil otherwise): the accepted tree is from + changes.
+	from *baseline
 }
 
 func (s *session) newAttempt(ctx context.Context, observed remote.State, publication, message string) *attempt {
@@ -86,7 +89,8 @@ func (a *attempt) merge() (skip bool, err error) {
 		// added paths). rFiles then holds only A's entries at the changed
 		// paths: all the diffstat reads of the parent.
 		a.merged = &merged{ids: s.scan.files, local: true}
-		a.changes, a.rFiles = s.base.delta(s.scan.files)
+		a.changes, a.rFiles = s.baseDelta(true)
+		a.from = s.base
 		return len(a.changes) == 0, nil
 	}
 	if err := a.syncChain(); err != nil {

@@ -163,29 +163,68 @@ func (s *session) listings() *workdir.Memory {
 // or any doubt, reads P's copy as a fresh process would.
 
 // keptBaseline is a decoded baseline (entries undecoded) and its file.
+// Its ignored set (baseline.ignored) is learned by the first call that
+// needs it and then shared by every later copy: it depends only on the
+// entries, which never change, and on the engine's rules, which are
+// fixed for the engine's life.
 type keptBaseline struct {
 	b   *baseline
 	sum []byte // the file's last 32 bytes
 	at  fileIdentity
 }
 
-// keepBaseline remembers data, the content of the open baseline file f.
-func (m *dirMemory) keepBaseline(f *os.File, data []byte) {
+// keepBaseline remembers data, the content of the open baseline file f,
+// with what from (nil: nothing) already knows of it (its ignored set),
+// and returns what it kept (nil: nothing).
+func (m *dirMemory) keepBaseline(f *os.File, data []byte, from *baseline) *keptBaseline {
 	if m == nil {
-		return
+		return nil
 	}
 	m.base = nil
 	fi, err := f.Stat()
 	if err != nil || fi.Size() != int64(len(data)) {
-		return
+		return nil
 	}
 	b, err := parseBaseline(data, false)
 	if err != nil {
-		return
+		return nil
+	}
+	if from != nil && from.ignoredKnown {
+		b.ignored, b.ignoredKnown = from.ignored, true
 	}
 	st := workdir.StatOf(fi)
 	m.base = &keptBaseline{b: b, sum: data[len(data)-32:],
 		at: fileIdentity{exists: true, size: st.Size, mtime: st.Mtime, ctime: st.Ctime, ino: st.Ino, dev: st.Dev}}
+	return m.base
+}
+
+// learnIgnored records b's ignored set in the memory b came from, for the
+// calls after this one.
+func (b *baseline) learnIgnored(list []pathID) {
+	b.ignored, b.ignoredKnown = list, true
+	if b.kept != nil {
+		b.kept.b.ignored, b.kept.b.ignoredKnown = list, true
+	}
+}
+
+// ignoredAfter is the ignored set of the baseline that is b with changes
+// applied (each path's new ID, zero: removed), derived from b's without
+// walking every path; ok is false when b's is not known.
+func (b *baseline) ignoredAfter(changes map[string]cas.ID, match func(string) bool) (list []pathID, ok bool) {
+	if !b.ignoredKnown {
+		return nil, false
+	}
+	for _, e := range b.ignored {
+		if _, changed := changes[e.path]; !changed {
+			list = append(list, e)
+		}
+	}
+	for p, id := range changes {
+		if !id.IsZero() && match(p) {
+			list = append(list, pathID{p, id})
+		}
+	}
+	return list, true
 }
 
 // forgetBaseline drops the kept baseline (P's copy is gone or changing).
@@ -216,7 +255,8 @@ func (m *dirMemory) recallBaseline(f *os.File) *baseline {
 	}
 	// A fresh value per session: sessions set Generation, decode Files
 	// (dropping entries) and replace Held; the bytes are never written.
-	b := &baseline{Generation: k.b.Generation, Head: k.b.Head, entries: k.b.entries, count: k.b.count}
+	b := &baseline{Generation: k.b.Generation, Head: k.b.Head, entries: k.b.entries, count: k.b.count,
+		ignored: k.b.ignored, ignoredKnown: k.b.ignoredKnown, kept: k}
 	if k.b.Held != nil {
 		b.Held = make(map[string]cas.ID, len(k.b.Held))
 		for p, id := range k.b.Held {
@@ -224,4 +264,10 @@ func (m *dirMemory) recallBaseline(f *os.File) *baseline {
 		}
 	}
 	return b
+}
+
+// ignoredPath reports whether addVirtual takes A's file at p for one L
+// leaves out (the test its walk applies to each path).
+func (e *Engine) ignoredPath(p string) bool {
+	return e.ignore.MayMatchBytes([]byte(p)) && e.ignore.MatchPath(p)
 }

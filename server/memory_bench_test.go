@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 )
 
 // BenchmarkLongLived: the calls of a long-lived engine (serve) on 10,000
-// files, in process: a 1 KiB append + commit, a no-op commit and a no-op
+// files (SLIVINGDOC_BENCH_FILES),  in process: a 1 KiB append + commit, a no-op commit and a no-op
 // pull. cmd/slivingdoc's BenchmarkServe measures the same through the
 // binary against git status.
 func BenchmarkLongLived(b *testing.B) {
@@ -28,8 +29,12 @@ func BenchmarkLongLived(b *testing.B) {
 	if _, err := a.e.Pull(ctx, ""); err != nil {
 		b.Fatal(err)
 	}
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("SLIVINGDOC_BENCH_FILES")); err == nil && v > 0 {
+		n = v // as in cmd/slivingdoc's BenchmarkServe
+	}
 	old := time.Now().Add(-time.Hour)
-	for i := range 10000 {
+	for i := range n {
 		p := filepath.Join(a.dir, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("e%02d", (i/50)%20), fmt.Sprintf("note-%05d.md", i))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(fmt.Sprintf("# note %d\n\n%s", i, strings.Repeat("text\n", 20))), 0o644); err != nil {

@@ -124,3 +124,45 @@ func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
 	_, err = a.e.Commit(context.Background(), "", "after removal")
 	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
 }
+
+// A long-lived engine learns A's files at the paths it ignores once per
+// baseline and carries them to the next baseline it records: across its
+// own commits, and after others changed the ignored file, the accepted
+// file there stays in the notebook as accepted (never published as
+// deleted), and a fresh engine's view agrees.
+func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
+	store, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newAgent(t, store, withIgnore(nil, true))
+	other.pull()
+	other.write("img.png", "accepted v1\n")
+	other.write("keep.md", "k\n")
+	other.commit("with a png")
+
+	a := newAgent(t, store, withIgnore([]string{"*.png"}, false), func(c *Config) { c.LongLived = true })
+	a.pull()
+	for i := range 3 {
+		a.appendTo("keep.md", "more\n")
+		a.commit("edit beside it")
+		kept := a.e.memories[a.e.stateDir(a.dir)].base
+		if kept == nil || !kept.b.ignoredKnown || len(kept.b.ignored) != 1 || kept.b.ignored[0].path != "img.png" {
+			t.Fatalf("commit %d: the kept baseline's ignored set is not img.png: %+v", i, kept.b)
+		}
+	}
+	other.pull()
+	equalMaps(t, "notebook", other.files(), map[string]string{"img.png": "accepted v1\n", "keep.md": "k\nmore\nmore\nmore\n"})
+
+	other.write("img.png", "accepted v2\n")
+	other.commit("update png")
+	a.appendTo("keep.md", "after\n")
+	a.commit("merged with the update")
+	a.appendTo("keep.md", "again\n")
+	a.commit("on top")
+	other.pull()
+	equalMaps(t, "notebook", other.files(), map[string]string{"img.png": "accepted v2\n", "keep.md": "k\nmore\nmore\nmore\nafter\nagain\n"})
+	if _, err := os.Lstat(a.path("img.png")); !os.IsNotExist(err) {
+		t.Fatalf("the accepted file at an ignored path was written into L: %v", err)
+	}
+}

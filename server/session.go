@@ -47,7 +47,11 @@ type session struct {
 	editedSince []rewriteEntry
 
 	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
-	probing     bool            // reads that only inform a decision: a base gone everywhere is no refusal
+
+	// delta is L's delta from A, computed once for the checks and the
+	// publication (baseDelta).
+	delta   *deltaMemo
+	probing bool // reads that only inform a decision: a base gone everywhere is no refusal
 }
 
 // begin starts a call on a directory: it proves the store (a cached
@@ -169,6 +173,29 @@ func (s *session) baseFiles() map[string]cas.ID {
 		return map[string]cas.ID{}
 	}
 	return s.base.files()
+}
+
+// deltaMemo is base.delta(scan.files) for one base and scan.
+type deltaMemo struct {
+	base          *baseline
+	scan          *scanResult
+	changes, prev map[string]cas.ID
+}
+
+// baseDelta is s.base.delta(s.scan.files), walked once per session: the
+// secrets check reads it and the publication takes it (take), after
+// which the next call computes it afresh (a taker may change the maps).
+func (s *session) baseDelta(take bool) (changes, prev map[string]cas.ID) {
+	d := s.delta
+	if d == nil || d.base != s.base || d.scan != s.scan {
+		changes, prev = s.base.delta(s.scan.files)
+		d = &deltaMemo{base: s.base, scan: s.scan, changes: changes, prev: prev}
+	}
+	s.delta = d
+	if take {
+		s.delta = nil
+	}
+	return d.changes, d.prev
 }
 
 // localIsBase reports whether the scanned L is A's tree.

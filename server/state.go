@@ -111,6 +111,20 @@ type baseline struct {
 
 	entries []byte // verified, undecoded entries of a loaded baseline
 	count   int
+
+	// ignored is A's files at the paths the engine's ignore rules match,
+	// when known (ignoredKnown): addVirtual's walk over every path of A,
+	// done once per baseline a long-lived engine keeps (memory.go) rather
+	// than on every call. kept is that memory (nil: none).
+	ignored      []pathID
+	ignoredKnown bool
+	kept         *keptBaseline
+}
+
+// pathID is one file of a tree.
+type pathID struct {
+	path string
+	id   cas.ID
 }
 
 // exact reports whether the merge base is exactly Head's tree, so the fast
@@ -508,7 +522,7 @@ func (d dirState) loadBaseline() (*baseline, error) {
 		d.kept.forgetBaseline()
 		return nil, err
 	}
-	d.kept.keepBaseline(f, data)
+	b.kept = d.kept.keepBaseline(f, data, nil)
 	return b, nil
 }
 
@@ -522,7 +536,7 @@ func (d dirState) saveBaseline(b *baseline) error {
 		return err
 	}
 	if f, err := os.Open(d.file("baseline")); err == nil {
-		d.kept.keepBaseline(f, data)
+		d.kept.keepBaseline(f, data, b)
 		f.Close()
 	}
 	return nil

@@ -147,7 +147,11 @@ func Scan(root *os.Root, cache map[string]Entry, rules Rules, mem *Memory) (*Lis
 	sort.Slice(res.Invalid, func(i, j int) bool { return res.Invalid[i].Path < res.Invalid[j].Path })
 	sort.Strings(res.Ignored)
 	res.Changed = len(w.pending) > 0
-	if len(res.Files)+len(res.Invalid) != len(cache) || res.Changed {
+	// Every path of Files is a key of cache (a reused entry, a remembered
+	// outcome's, or one readPending just stored), so the cache holds a
+	// path the scan did not find exactly when it is the larger: the walk
+	// over every entry is needed only then, not on every changed file.
+	if len(cache) != len(res.Files) {
 		for p := range cache {
 			if _, ok := res.Files[p]; !ok {
 				delete(cache, p) // vanished (or now invalid): forget it
