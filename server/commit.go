@@ -243,11 +243,17 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 	case acc.Members != 0:
 		target = last.groupFiles(acc.Members)
 	}
+	if s.prep != nil {
+		s.prep.wait() // done reading target.ids before anything changes them
+	}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: target.ids}
+	if acc.Published && len(changes) == 0 && target == last.merged {
+		next.prepared = s.prep // matched in saveBaseline
+	}
 	if target == last.merged && last.from != nil {
 		// L itself was accepted: the next baseline is the last one plus
 		// the changes, and so is its ignored set.

@@ -76,6 +76,7 @@ func (a *attempt) run() (remote.Proposal, error) {
 	if err := a.record(); err != nil {
 		return remote.Proposal{}, err
 	}
+	a.prepareBaseline()
 	return remote.Proposal{Pack: a.pack, Head: head}, nil
 }
 
@@ -213,6 +214,20 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 		return cas.ID{}, err
 	}
 	return commit.ID, nil
+}
+
+// prepareBaseline starts writing, while the proposal is published, the
+// baseline that accepting it would record when L itself is proposed: its
+// generation follows the observed one, its tree is L's. Whatever an
+// earlier attempt of the session prepared is discarded first.
+func (a *attempt) prepareBaseline() {
+	s := a.s
+	s.prep.discard()
+	s.prep = nil
+	if a.from == nil || a.from != s.base || !s.base.exact() {
+		return
+	}
+	s.prep = s.state.prepareBaseline(&baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.ids})
 }
 
 // record writes the pending-publication record. A P that cannot hold it

@@ -50,7 +50,10 @@ type session struct {
 
 	// delta is L's delta from A, computed once for the checks and the
 	// publication (baseDelta).
-	delta   *deltaMemo
+	delta *deltaMemo
+	// prep is the next baseline, written ahead while the commit is
+	// published (state.go; nil: none).
+	prep    *preparedBaseline
 	probing bool // reads that only inform a decision: a base gone everywhere is no refusal
 }
 
@@ -102,6 +105,8 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 }
 
 func (s *session) end() {
+	s.prep.discard()
+	s.prep = nil
 	s.keepStats()
 	if s.root != nil {
 		s.root.Close()
