@@ -215,8 +215,16 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 			s.keepMemberPacks(acc, last)
 			s.e.afterGroupPublish(acc.State, acc.Members)
 		default:
-			s.keepOwnPack(acc, last.pack)
-			s.e.afterPublish(acc.State)
+			// The pack goes into the cache (two files written) while L
+			// and P are brought up to date: nothing below reads it, and
+			// the call returns only once it is there.
+			kept := make(chan struct{})
+			go func() {
+				defer close(kept)
+				s.keepOwnPack(acc, last.pack)
+				s.e.afterPublish(acc.State)
+			}()
+			defer func() { <-kept }()
 		}
 	}
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
