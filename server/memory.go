@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -45,6 +47,108 @@ type dirMemory struct {
 	statsAt  fileIdentity
 	savedAt  time.Time     // when the stat cache was last written to P
 	base     *keptBaseline // the baseline last read or written (nil: none)
+	ref      *deltaRef     // L as the last call left it, when that was A (nil: none)
+}
+
+// deltaRef is L's tree as the last call left it (files, with the stat
+// cache it left beside it), recorded only when that tree was exactly A,
+// the kept baseline. The next call's delta from A then needs only the
+// paths its scan touched (workdir.Listing.Touched), provided that call's
+// A is the same kept baseline and its scan started from the same stat
+// cache map, untouched since: every other path of the new tree has its
+// stat-cache entry's ID, which is the ID it had in files, which is A's.
+// Anything else (another process's baseline or stat cache, a call that
+// failed) computes the delta over every path, as a fresh process does.
+type deltaRef struct {
+	kept    *keptBaseline
+	files   map[string]cas.ID
+	stats   map[string]workdir.Entry
+	virtual map[string]bool // the virtual paths of files (A's at the paths L ignores)
+}
+
+// takeRef hands the recorded tree to the session (nil: none); end()
+// records the next one.
+func (s *session) takeRef() *deltaRef {
+	m := s.e.memoryOf(s.state.path)
+	if m == nil {
+		return nil
+	}
+	r := m.ref
+	m.ref = nil
+	return r
+}
+
+// keepRef records L as this call leaves it, when that is A.
+func (s *session) keepRef() {
+	m := s.e.memoryOf(s.state.path)
+	if m == nil || s.base == nil || s.base.kept == nil || m.base != s.base.kept || m.stats == nil {
+		return
+	}
+	if s.scan == nil {
+		// Not scanned (log, history): L's record stands if A does.
+		if r := s.ref; r != nil && r.kept == s.base.kept && sameStats(r.stats, m.stats) {
+			m.ref = r
+		}
+		return
+	}
+	if !sameStats(s.scan.stats, m.stats) || !s.deltaIsEmpty() {
+		return
+	}
+	m.ref = &deltaRef{kept: s.base.kept, files: s.scan.files, stats: s.scan.stats, virtual: s.scan.virtual}
+}
+
+// deltaIsEmpty reports whether L's tree is known to be A's: the very map
+// A was recorded from, or a delta found empty for this base and scan.
+func (s *session) deltaIsEmpty() bool {
+	if sameMap(s.base.Files, s.scan.files) {
+		return true
+	}
+	e := s.emptyDelta
+	return e != nil && e.base == s.base && e.scan == s.scan
+}
+
+// refDelta is s.base.delta(s.scan.files) from the recorded tree, over the
+// touched and virtual paths only; ok is false when the record does not
+// apply to this call.
+func (s *session) refDelta() (changes, prev map[string]cas.ID, ok bool) {
+	r := s.ref
+	if r == nil || s.base == nil || s.base.kept != r.kept || s.scan == nil || !sameStats(s.scan.stats, r.stats) || !s.base.exact() {
+		return nil, nil, false
+	}
+	changes, prev = map[string]cas.ID{}, map[string]cas.ID{}
+	check := func(p string) {
+		cur, inL := s.scan.files[p]
+		a, inA := r.files[p] // A's, since the recorded tree was A
+		if inL == inA && cur == a {
+			return
+		}
+		changes[p] = cur
+		if inA {
+			prev[p] = a
+		}
+	}
+	for _, p := range s.scan.touched {
+		check(p)
+	}
+	for p := range s.scan.virtual {
+		check(p)
+	}
+	for p := range r.virtual {
+		check(p)
+	}
+	refDeltas.Add(1)
+	return changes, prev, true
+}
+
+// refDeltas counts the deltas found from a recorded tree (for tests).
+var refDeltas atomic.Int64
+
+// sameStats reports whether a and b are one map (not merely equal ones).
+func sameStats(a, b map[string]workdir.Entry) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // statsSaveEvery is how often a long-lived engine writes the stat cache

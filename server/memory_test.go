@@ -166,3 +166,62 @@ func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
 		t.Fatalf("the accepted file at an ignored path was written into L: %v", err)
 	}
 }
+
+// A long-lived engine finds L's delta from A over the paths its scan
+// touched when the last call left L exactly at A (memory.go, deltaRef),
+// and over every path as soon as another process changed the baseline
+// or the stat cache; each delta is checked against the whole one in
+// tests (verifyRefDelta), so a wrong shortcut fails here.
+func TestLongLivedEngineDeltaFromTheLastCall(t *testing.T) {
+	store, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg Config
+	a := newAgent(t, store, func(c *Config) { c.LongLived = true; cfg = *c })
+	a.pull()
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"x/one.md", "two.md", "x/y/three.md"} {
+		a.write(p, p+"\n")
+		os.Chtimes(a.path(p), old, old)
+	}
+	a.commit("seed")
+	used := func(what string, want bool) {
+		t.Helper()
+		before := refDeltas.Load()
+		if r := a.commit(what); r == nil {
+			t.Fatal("no result")
+		}
+		if got := refDeltas.Load() > before; got != want {
+			t.Fatalf("%s: delta from the last call's tree: %v, want %v", what, got, want)
+		}
+	}
+	a.appendTo("two.md", "more\n")
+	used("an edit", true)
+	a.remove("x/one.md")
+	a.write("x/y/four.md", "four\n")
+	used("a removal and an addition", true)
+	used("nothing", true)
+
+	// Another process commits the same directory: a's next delta is
+	// computed over every path, and right.
+	cfg.LongLived = false
+	other, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a.appendTo("x/y/three.md", "other's\n")
+	if _, err := other.Commit(context.Background(), "", "other"); err != nil {
+		t.Fatal(err)
+	}
+	a.appendTo("two.md", "mine\n")
+	used("after the other's commit", false)
+	a.appendTo("two.md", "again\n")
+	used("the next edit", true)
+
+	fresh := newAgent(t, store)
+	fresh.pull()
+	equalMaps(t, "notebook", fresh.files(), map[string]string{
+		"two.md": "two.md\nmore\nmine\nagain\n", "x/y/three.md": "x/y/three.md\nother's\n", "x/y/four.md": "four\n"})
+}

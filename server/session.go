@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"sync"
 
@@ -50,7 +52,9 @@ type session struct {
 
 	// delta is L's delta from A, computed once for the checks and the
 	// publication (baseDelta).
-	delta *deltaMemo
+	delta      *deltaMemo
+	emptyDelta *deltaMemo // the last delta found empty (its base and scan)
+	ref        *deltaRef  // L as the last call left it (memory.go; nil: none)
 	// prep is the next baseline, written ahead while the commit is
 	// published (state.go; nil: none).
 	prep    *preparedBaseline
@@ -101,6 +105,7 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 		}
 	}
 	s.stats = s.loadStats()
+	s.ref = s.takeRef()
 	return s, nil
 }
 
@@ -108,6 +113,7 @@ func (s *session) end() {
 	s.prep.discard()
 	s.prep = nil
 	s.keepStats()
+	s.keepRef()
 	if s.root != nil {
 		s.root.Close()
 	}
@@ -180,6 +186,10 @@ func (s *session) baseFiles() map[string]cas.ID {
 	return s.base.files()
 }
 
+// verifyRefDelta makes every delta found from the recorded tree checked
+// against the whole delta (set by the package's tests).
+var verifyRefDelta = false
+
 // deltaMemo is base.delta(scan.files) for one base and scan.
 type deltaMemo struct {
 	base          *baseline
@@ -193,8 +203,20 @@ type deltaMemo struct {
 func (s *session) baseDelta(take bool) (changes, prev map[string]cas.ID) {
 	d := s.delta
 	if d == nil || d.base != s.base || d.scan != s.scan {
-		changes, prev = s.base.delta(s.scan.files)
+		var ok bool
+		if changes, prev, ok = s.refDelta(); ok && verifyRefDelta {
+			all, allPrev := s.base.delta(s.scan.files)
+			if !maps.Equal(all, changes) || !maps.Equal(allPrev, prev) {
+				panic(fmt.Sprintf("server: the delta from the recorded tree %v %v differs from the whole delta %v %v", changes, prev, all, allPrev))
+			}
+		}
+		if !ok {
+			changes, prev = s.base.delta(s.scan.files)
+		}
 		d = &deltaMemo{base: s.base, scan: s.scan, changes: changes, prev: prev}
+		if len(changes) == 0 {
+			s.emptyDelta = d
+		}
 	}
 	s.delta = d
 	if take {

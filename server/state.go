@@ -541,7 +541,7 @@ func (d dirState) saveBaseline(b *baseline) error {
 			return err
 		}
 		if f, err := os.Open(d.file("baseline")); err == nil {
-			d.kept.keepBaseline(f, p.data, b)
+			b.kept = d.kept.keepBaseline(f, p.data, b)
 			f.Close()
 		}
 		return nil
@@ -552,7 +552,7 @@ func (d dirState) saveBaseline(b *baseline) error {
 		return err
 	}
 	if f, err := os.Open(d.file("baseline")); err == nil {
-		d.kept.keepBaseline(f, data, b)
+		b.kept = d.kept.keepBaseline(f, data, b)
 		f.Close()
 	}
 	return nil
