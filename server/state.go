@@ -25,6 +25,7 @@ import (
 //	stores/<hash(store identity)>/chains/<through>-<hash(chain)>/ object cache (cas.Store)
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID, held paths
+//	dirs/<hash(store identity, L)>/.baseline.next.tmp   the next A, written while a commit publishes (preparedBaseline)
 //	dirs/<hash(store identity, L)>/held/<file ID hex>   content of a held base (see baseline.Held)
 //	dirs/<hash(store identity, L)>/rewrite-<checksum>   the rewrite in flight (rewrite_record.go)
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
