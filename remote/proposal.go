@@ -469,6 +469,13 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 				}
 				wait = min(max(wait*3/2, 2*rtt), followMaxPoll)
 			}
+			// The follow is over: whatever `current` shows, the next
+			// attempt decides afresh. (Left set, this error made an
+			// attempt on an unmoved `current`, the one that must lead
+			// because the leader may be gone, follow again: a dead
+			// leader held its followers for 4 × (retries + 1) follow
+			// waits, three minutes.)
+			err = nil
 			continue
 		}
 		if attempt > n.opts.Retries {
