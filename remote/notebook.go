@@ -91,6 +91,9 @@ type Options struct {
 	// the same generation, at most MaxGroup (default DefaultMaxGroup).
 	GroupCommit bool
 	MaxGroup    int
+	// Contention remembers recent contention for group commit
+	// (proposal.go; default: in the Notebook, for this process only).
+	Contention ContentionMemory
 }
 
 // Defaults of Options (DESIGN §5).

@@ -60,11 +60,78 @@ import (
 //     one whose create fails leaves that member, and the ones after it,
 //     out).
 
-// groupStats counts, per Notebook, the won writes made by a retry (the
-// ones that list proposals) and the members they included.
+// groupStats counts, per Notebook, the won writes made by an attempt
+// that registered (the ones that list proposals) and the members they
+// included.
 type groupStats struct {
 	writes, members atomic.Int64
 	rtt             atomic.Int64 // the last lead marker create's round trip (ns)
+	mu              sync.Mutex
+	memory          ContentionRecord // the in-process ContentionMemory
+}
+
+// ContentionMemory remembers whether this writer's publications meet
+// contention, so that in contention even a first attempt registers and
+// joins (or leads) the group of its generation instead of racing it: in
+// continuous contention a fresh first attempt (three requests, never
+// registered) otherwise beats the group's leader, whose write then loses
+// and the group dissolves. A commit counts as contended when, within
+// ContentionWindow, this writer met contention (a lost race, a lead
+// marker already taken, a group that included it or that it led) or
+// another writer published since this writer's last publication (the
+// `current` it reads anyway is past the generation it saw then). Nothing
+// is read from the store for it: an uncontended commit, or a lone writer
+// committing in a row, stays at three requests. The default lives in the
+// Notebook (a long-lived process); the engine passes one kept in P so
+// that consecutive CLI processes share it (server/groupcommit_memory.go).
+type ContentionMemory interface {
+	Load() ContentionRecord
+	Save(ContentionRecord)
+}
+
+// ContentionRecord is what a ContentionMemory keeps.
+type ContentionRecord struct {
+	Contended  time.Time // when contention was last met (zero: never)
+	Published  time.Time // when this writer's last publication ended
+	Generation uint64    // the generation of `current` it knew then
+}
+
+// ContentionWindow is how long a writer stays in the registering mode:
+// longer than the gap between one agent's consecutive commits, short
+// enough that a writer left alone soon goes back to three requests (a
+// registering commit that finds nobody pays a descriptor PUT, a marker
+// CREATE, a LIST and FirstWait plus two round trips).
+const ContentionWindow = 2 * time.Second
+
+// contended reports whether a commit that read generation g (its first
+// read of `current`) should register from its first attempt.
+func (r ContentionRecord) contended(now time.Time, g uint64) bool {
+	recent := func(t time.Time) bool {
+		return !t.IsZero() && now.Sub(t) < ContentionWindow && now.Sub(t) > -ContentionWindow
+	}
+	return recent(r.Contended) || (recent(r.Published) && g > r.Generation)
+}
+
+// notebookMemory is the in-process ContentionMemory.
+type notebookMemory struct{ n *Notebook }
+
+func (m notebookMemory) Load() ContentionRecord {
+	m.n.group.mu.Lock()
+	defer m.n.group.mu.Unlock()
+	return m.n.group.memory
+}
+
+func (m notebookMemory) Save(r ContentionRecord) {
+	m.n.group.mu.Lock()
+	defer m.n.group.mu.Unlock()
+	m.n.group.memory = r
+}
+
+func (n *Notebook) contention() ContentionMemory {
+	if n.opts.Contention != nil {
+		return n.opts.Contention
+	}
+	return notebookMemory{n}
 }
 
 // GroupStats returns how many won conditional writes of this notebook
@@ -124,6 +191,10 @@ const (
 	followWait    = 5 * time.Second
 	followMaxPoll = 250 * time.Millisecond
 )
+
+// maxFollowRTT: a lead marker request slower than this (a create that
+// waited for a store's lock) does not scale the follow waits.
+const maxFollowRTT = 50 * time.Millisecond
 
 // followPolls bounds settle's reads of `current`.
 const followPolls = 40
@@ -271,8 +342,22 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 	if err != nil {
 		return Accepted{}, err
 	}
-	read := n.opts.Now()
 	pub := NewUUIDv7()
+	memory := n.contention()
+	record := memory.Load()
+	// In contention (ContentionMemory) even the first attempt registers
+	// and joins (or leads) the group of its generation.
+	eager := record.contended(n.opts.Now(), state.Generation())
+	contended := false
+	// remember is called once the call ends accepted.
+	remember := func(known State) {
+		now := n.opts.Now()
+		record.Published, record.Generation = now, known.Generation()
+		if contended {
+			record.Contended = now
+		}
+		memory.Save(record)
+	}
 	var (
 		tried    bool   // an attempt was made (a write or a registration)
 		lowest   uint64 // the lowest generation attempted on
@@ -300,6 +385,8 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 				return stop(err)
 			}
 			if ok {
+				contended = true
+				remember(state)
 				if n.opts.Observe != nil {
 					_ = n.opts.Observe(ctx, state)
 				}
@@ -328,20 +415,23 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 					lowest = state.Generation()
 				}
 				tried, lastETag = true, state.ETag
-				if attempt > 1 {
+				register := attempt > 1 || eager
+				if register {
 					registered, regGen = true, state.Generation() // from the descriptor's Put on, it may be included
 				}
-				next, members, err = n.groupAttempt(ctx, state, pub, prop, attempt > 1, reuse, include)
+				next, members, err = n.groupAttempt(ctx, state, pub, prop, register, reuse, include)
 			}
 		}
 		if err == nil {
 			if n.opts.Observe != nil {
 				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest})
 			}
-			if attempt > 1 {
+			if registered {
 				n.group.writes.Add(1)
 				n.group.members.Add(int64(members))
 			}
+			contended = contended || members > 0
+			remember(next)
 			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true, Members: members}, nil
 		}
 		if !errors.Is(err, errNotAccepted) {
@@ -350,6 +440,7 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			}
 			return Accepted{}, err
 		}
+		contended = true // a lost race, or another writer leads
 		if errors.Is(err, errFollow) && follows < followLimit {
 			// Not a lost race: wait for the leader's write (or for its
 			// absence to show), then go on from the `current` that
@@ -378,27 +469,35 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 				}
 				wait = min(max(wait*3/2, 2*rtt), followMaxPoll)
 			}
-			read = n.opts.Now()
+			// The follow is over: whatever `current` shows, the next
+			// attempt decides afresh. (Left set, this error made an
+			// attempt on an unmoved `current`, the one that must lead
+			// because the leader may be gone, follow again: a dead
+			// leader held its followers for 4 × (retries + 1) follow
+			// waits, three minutes.)
+			err = nil
 			continue
 		}
 		if attempt > n.opts.Retries {
 			cause := fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
+			record.Contended = n.opts.Now()
+			memory.Save(record)
 			if registered {
 				return n.settle(ctx, regGen, lowest, pub, attempt, cause)
 			}
 			return Accepted{}, cause
 		}
-		// The backoff of §4 before the retry that registers: without it
-		// (a short jitter instead) the losers of a race in continuous
-		// contention registered sooner, but went round more often, with
-		// more uploads and more REMOTE_BUSY (docs/benchmarks.md).
-		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
+		// Full jitter below FirstWait, doubling per lost race, but not
+		// stretched to the lost attempt's window as §4's is: the retry
+		// registers, so it joins the next group instead of colliding
+		// again; a window-long wait (seconds, when a conditional write
+		// met SeaweedFS's lock) only made it the last commit of a run.
+		if err := n.opts.Sleep(ctx, n.backoff(attempt, 0)); err != nil {
 			return stop(err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
 			return stop(err)
 		}
-		read = n.opts.Now()
 	}
 }
 
@@ -488,9 +587,21 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		// When `current` did not move since our last attempt the leader
 		// may be gone, and we write ourselves.
 		if !reuse {
+			// A HEAD first: on SeaweedFS a conditional create that meets
+			// another one on the same key waits a second for its lock,
+			// and the losers of one race all try the next lead marker
+			// within a few milliseconds of each other.
+			key := leadKey(observed.Generation())
 			t0 := n.opts.Now()
-			_, err := n.store.CreateIfAbsent(ctx, leadKey(observed.Generation()), []byte(pub+"\n"))
-			n.group.rtt.Store(int64(n.opts.Now().Sub(t0))) // what a follower's first wait is scaled by
+			_, err := n.store.Head(ctx, key)
+			if err == nil {
+				err = fmt.Errorf("%w: the lead marker exists", ErrPrecondition)
+			} else {
+				_, err = n.store.CreateIfAbsent(ctx, key, []byte(pub+"\n"))
+			}
+			if rtt := n.opts.Now().Sub(t0); rtt < maxFollowRTT {
+				n.group.rtt.Store(int64(rtt)) // what a follower's first wait is scaled by
+			}
 			switch {
 			case errors.Is(err, ErrPrecondition):
 				return State{}, 0, fmt.Errorf("%w: %w: another writer leads generation %d", errNotAccepted, errFollow, observed.Generation())

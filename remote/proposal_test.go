@@ -266,3 +266,41 @@ func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// stuckMemory is a ContentionMemory that always reports contention.
+type stuckMemory struct{}
+
+func (stuckMemory) Load() remote.ContentionRecord {
+	return remote.ContentionRecord{Contended: time.Now()}
+}
+func (stuckMemory) Save(remote.ContentionRecord) {}
+
+// A writer in contention registers on its first attempt; when the lead
+// marker of its generation is taken by a leader that never writes (it
+// died), the writer follows for one follow wait, then leads and writes
+// itself: it is not held for follow after follow.
+func TestGroupCommitFollowerLeadsWhenTheLeaderIsGone(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	w := newGroupWriter(store)
+	if _, err := w.publish(ctx, "seed.md", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.CreateIfAbsent(ctx, remote.ProposalKey(1, "")+"lead", []byte("gone\n")); err != nil {
+		t.Fatal(err)
+	}
+	var slept time.Duration
+	sleep := func(ctx context.Context, d time.Duration) error { slept += d; return ctx.Err() }
+	w.nb = remote.Open(store, remote.Options{GroupCommit: true, Sleep: sleep, Contention: stuckMemory{}})
+	before := store.Calls(memstore.OpList)
+	acc, err := w.publish(ctx, "b.md", nil)
+	if err != nil || !acc.Published || acc.Included != 0 || acc.State.Generation() != 2 {
+		t.Fatalf("publish: %+v, %v (want its own write at generation 2)", acc, err)
+	}
+	if store.Calls(memstore.OpList) == before {
+		t.Fatal("the first attempt in contention did not register and gather")
+	}
+	if slept > 10*time.Second {
+		t.Fatalf("waited %v before leading: it followed a dead leader again and again", slept)
+	}
+}

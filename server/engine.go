@@ -186,9 +186,13 @@ func New(cfg Config) (*Engine, error) {
 	}
 	storeKey := hashKey(cfg.Store.Identity())
 	generations := newGenerationMemory(filepath.Join(priv, "stores", storeKey), cfg.Store)
+	var contention remote.ContentionMemory // serve: the notebook's own
+	if cfg.GroupCommit && !cfg.LongLived {
+		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
+	}
 	e := &Engine{
 		store:     cfg.Store,
-		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit}),
+		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention}),
 		log:       logger,
 		workspace: ws,
 		defDir:    def,
