@@ -21,7 +21,9 @@ func TestPackFilesShareProcessBudget(t *testing.T) {
 	old := handleBudget
 	handleBudget = func() int64 { return 30 }
 	t.Cleanup(func() { handleBudget = old })
-	base := cachedHandles.Load()
+	// Count from zero: stores other tests left open keep their handles.
+	savedHandles, savedStores := cachedHandles.Swap(0), liveStores.Swap(0)
+	t.Cleanup(func() { cachedHandles.Add(savedHandles); liveStores.Add(savedStores) })
 	dir := t.TempDir()
 	read := func(pf *packFiles, s, n int) {
 		t.Helper()
@@ -39,15 +41,14 @@ func TestPackFilesShareProcessBudget(t *testing.T) {
 				t.Fatalf("read %s: %q, %v", path, buf, err)
 			}
 			pf.release(h)
-			if k := cachedHandles.Load() - base; k > 30 {
+			if k := cachedHandles.Load(); k > 30 {
 				t.Fatalf("%d handles kept, budget 30", k)
 			}
 		}
 	}
-	live := liveStores.Load()
 	first := newPackFiles()
 	read(first, 0, 40)
-	if n := len(first.open); n != int(min(int64(first.maxOpen), 30/(live+1))) {
+	if n := len(first.open); n != int(min(int64(first.maxOpen), 30)) {
 		t.Fatalf("a store alone keeps %d handles", n)
 	}
 	stores := []*packFiles{first, newPackFiles(), newPackFiles()}
@@ -55,7 +56,7 @@ func TestPackFilesShareProcessBudget(t *testing.T) {
 	read(stores[2], 2, 12)
 	read(first, 3, 1)
 	read(stores[2], 4, 12)
-	share := int(30 / (live + 3))
+	share := 30 / 3
 	for s, pf := range stores {
 		if n := len(pf.open); n > share || n == 0 {
 			t.Errorf("store %d of 3 keeps %d handles: want 1..%d", s, n, share)
@@ -64,7 +65,7 @@ func TestPackFilesShareProcessBudget(t *testing.T) {
 	for _, pf := range stores {
 		pf.close()
 	}
-	if n := cachedHandles.Load() - base; n != 0 {
+	if n := cachedHandles.Load(); n != 0 {
 		t.Errorf("%d handles counted after every store closed", n)
 	}
 }
