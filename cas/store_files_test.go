@@ -52,9 +52,9 @@ func TestPackFilesShareProcessBudget(t *testing.T) {
 		t.Fatalf("a store alone keeps %d handles", n)
 	}
 	stores := []*packFiles{first, newPackFiles(), newPackFiles()}
-	read(stores[1], 1, 12)
-	read(stores[2], 2, 12)
-	read(first, 3, 1)
+	read(stores[1], 1, 12) // past the budget: read, not kept
+	read(first, 2, 1)      // gives back what is beyond its share
+	read(stores[1], 3, 12)
 	read(stores[2], 4, 12)
 	share := 30 / 3
 	for s, pf := range stores {
