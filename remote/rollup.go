@@ -285,10 +285,11 @@ type coverItem struct {
 // planCatchUp returns the plan for a reader that holds the closure of the
 // head at generation reach (and, before m.Upgraded, every increment pack
 // of the chain up to reach) to reach m's head: the increments of the
-// legacy part, then a rollup of the smallest level whose block holds
-// reach+1 (it may start before reach: a superset is harmless), then the
-// largest aligned blocks that fit, and the increments after the last one.
-// At most 2*log2(k)+1 items for k generations when every rollup exists.
+// legacy part, then, as long as one fits, the rollup of the largest block
+// that holds the next generation and ends by the head (it may start
+// before: a superset is harmless), and the increments after the last one.
+// Each block after the first is of a lower level than the one before, so
+// at most log2(k)+2 items for k generations when every rollup exists.
 func planCatchUp(m *Manifest, reach uint64) []coverItem {
 	if m == nil || reach >= m.Generation {
 		return nil
@@ -317,16 +318,14 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 		out = append(out, coverItem{level: 0, first: pos + 1, last: stop})
 		pos = stop
 	}
-	const b = 1 << MinRollupLevel
-	if r := pos % b; r != 0 && pos-r+b <= g && pos-r+b > m.Checkpoint.Through {
-		out = append(out, coverItem{level: MinRollupLevel, first: pos - r + 1, last: pos - r + b})
-		pos = pos - r + b
-	}
 	for pos < g {
-		level := 0
+		// The largest block that holds pos+1 and ends by g: it may start
+		// before pos (a superset is harmless, and one larger block is
+		// fewer GETs than the aligned pieces of the rest of it).
+		level, end := 0, uint64(0)
 		for l := MaxRollupLevel; l >= MinRollupLevel; l-- {
-			if pos%(1<<l) == 0 && pos+1<<l <= g {
-				level = l
+			if e := pos - pos%(1<<l) + 1<<l; e <= g && e > m.Checkpoint.Through {
+				level, end = l, e
 				break
 			}
 		}
@@ -334,8 +333,8 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 			out = append(out, coverItem{level: 0, first: pos + 1, last: g})
 			break
 		}
-		out = append(out, coverItem{level: level, first: pos + 1, last: pos + 1<<level})
-		pos += 1 << level
+		out = append(out, coverItem{level: level, first: end - 1<<level + 1, last: end})
+		pos = end
 	}
 	return out
 }
