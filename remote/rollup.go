@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -290,7 +291,13 @@ type coverItem struct {
 // before: a superset is harmless), and the increments after the last one.
 // Each block after the first is of a lower level than the one before, so
 // at most log2(k)+2 items for k generations when every rollup exists.
-func planCatchUp(m *Manifest, reach uint64) []coverItem {
+func planCatchUp(m *Manifest, reach uint64) []coverItem { return planCatchUpBefore(m, reach, 0) }
+
+// planCatchUpBefore is planCatchUp asking for no rollup of a block that
+// ends at or after generation fresh (0: none), whose builder is unlikely to
+// have written it yet (freshFrom): those generations come as increments,
+// which the tail lists.
+func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 	if m == nil || reach >= m.Generation {
 		return nil
 	}
@@ -318,13 +325,17 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 		out = append(out, coverItem{level: 0, first: pos + 1, last: stop})
 		pos = stop
 	}
+	limit := g
+	if fresh > 0 {
+		limit = min(g, fresh-1)
+	}
 	for pos < g {
 		// The largest block that holds pos+1 and ends by g: it may start
 		// before pos (a superset is harmless, and one larger block is
 		// fewer GETs than the aligned pieces of the rest of it).
 		level, end := 0, uint64(0)
 		for l := MaxRollupLevel; l >= MinRollupLevel; l-- {
-			if e := pos - pos%(1<<l) + 1<<l; e <= g && e > m.Checkpoint.Through {
+			if e := pos - pos%(1<<l) + 1<<l; e <= limit && e > m.Checkpoint.Through {
 				level, end = l, e
 				break
 			}
@@ -337,6 +348,40 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 		pos = end
 	}
 	return out
+}
+
+// freshRTTs is how many round trips of a GET of `current` a rollup takes
+// to appear after the publication that ends its block: the publisher's
+// conditional write returns (its Time is set before it), then it builds
+// the rollup and PUTs it.
+const freshRTTs = 4
+
+// freshFrom returns the oldest generation of m's tail from which on every
+// increment was published less than freshRTTs round trips ago (by this
+// reader's clock against the publishers' recorded times; 0: none): a
+// rollup of a block ending there is most likely not written yet, and
+// asking for it costs a 404 and then its halves, each absent too (a
+// builder writes a generation's levels one after the other). At 1,000
+// commits a minute a generation is ~60 ms old when the next writer reads
+// `current`. A clock behind the publishers' makes more of the tail look
+// fresh (at most the tail's increments are then fetched one by one), one
+// ahead makes none look fresh (the 404s of before).
+func (n *Notebook) freshFrom(m *Manifest) uint64 {
+	rtt := time.Duration(n.readRTT.Load())
+	if m == nil || m.Version < 2 || rtt <= 0 {
+		return 0
+	}
+	now := n.opts.Now().UnixMilli()
+	age := (freshRTTs * rtt).Milliseconds()
+	fresh := uint64(0)
+	for i := len(m.Increments) - 1; i >= 0; i-- {
+		inc := m.Increments[i]
+		if inc.Time == 0 || now-int64(inc.Time) >= age {
+			break
+		}
+		fresh = inc.Generation
+	}
+	return fresh
 }
 
 // skipSwaps returns the generation before the first increment after
@@ -366,7 +411,7 @@ func skipSwaps(m *Manifest, reach uint64) uint64 {
 // have reports packs the caller holds already (by key): they are skipped.
 func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, parallel int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
 	var st CatchUpStats
-	plan := planCatchUp(state.Manifest, reach)
+	plan := planCatchUpBefore(state.Manifest, reach, n.freshFrom(state.Manifest))
 	for len(plan) > 0 {
 		var incs []coverItem
 		var rolls []coverItem

@@ -3,7 +3,9 @@ package remote_test
 import (
 	"math"
 	"testing"
+	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -103,5 +105,59 @@ func TestRollupsDueAfterSwaps(t *testing.T) {
 		if got := m.RollupsDue(); got != tc.want {
 			t.Errorf("%+v: RollupsDue = %v", tc, got)
 		}
+	}
+}
+
+// Generations published too recently for their rollups to be written are
+// fetched as increments: the plan asks for no block ending at or after
+// the fresh bound, and still covers (r, g] in order.
+func TestPlanCatchUpAvoidsFreshBlocks(t *testing.T) {
+	for g := uint64(20); g <= 1100; g += 13 {
+		m := &remote.Manifest{Version: 2, Generation: g, Upgraded: 1,
+			Increments: []remote.Increment{{Generation: g}}}
+		for _, fresh := range []uint64{g, g - 1, g - 5} {
+			for r := uint64(0); r < g; r += 1 + (g-r)/20 {
+				plan := remote.PlanCatchUpItemsBefore(m, r, fresh)
+				next := r + 1
+				for i, it := range plan {
+					if it.Level > 0 && it.Last >= fresh {
+						t.Fatalf("r=%d g=%d fresh=%d: item %+v ends at or after the fresh bound", r, g, fresh, it)
+					}
+					if it.First > next || (i > 0 && it.First != next) || it.Last < it.First {
+						t.Fatalf("r=%d g=%d fresh=%d: item %d %+v does not continue at %d", r, g, fresh, i, it, next)
+					}
+					next = it.Last + 1
+				}
+				if next != g+1 {
+					t.Fatalf("r=%d g=%d fresh=%d: the plan ends at %d", r, g, fresh, next-1)
+				}
+				if len(plan) > int(math.Log2(float64(g-r)))+2+int(g-fresh)+3 {
+					t.Fatalf("r=%d g=%d fresh=%d: %d items: %v", r, g, fresh, len(plan), plan)
+				}
+			}
+		}
+	}
+}
+
+// An increment is fresh when it was published less than a few round trips
+// of `GET current` ago by the reader's clock: the round trip is the
+// reader's own last read.
+func TestFreshFromTheTailsTimes(t *testing.T) {
+	clock := time.UnixMilli(1_000_000)
+	now := func() time.Time { clock = clock.Add(10 * time.Millisecond); return clock } // a GET of current: 10 ms
+	n := remote.Open(memstore.New(), remote.Options{Now: now})
+	if _, err := n.ReadCurrent(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	at := func(ago time.Duration) uint64 { return uint64(clock.Add(-ago).UnixMilli()) }
+	m := &remote.Manifest{Version: 2, Generation: 9, Upgraded: 1, Increments: []remote.Increment{
+		{Generation: 5, Time: at(time.Second)}, {Generation: 6, Time: at(200 * time.Millisecond)},
+		{Generation: 7, Time: at(25 * time.Millisecond)}, {Generation: 8, Time: at(20 * time.Millisecond)}, {Generation: 9, Time: at(0)}}}
+	if got := n.FreshFrom(m); got != 7 {
+		t.Fatalf("FreshFrom = %d, want 7 (published within 4 round trips of 10 ms)", got)
+	}
+	m.Increments[4].Time = 0 // unknown (version 1): never fresh
+	if got := n.FreshFrom(m); got != 0 {
+		t.Fatalf("FreshFrom = %d with the newest time unknown, want 0", got)
 	}
 }
