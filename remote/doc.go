@@ -43,7 +43,7 @@
 //	  |                          2..10), the objects its last head reaches and
 //	  |                          its first head does not. Written in the
 //	  |                          background by whoever ended the block; no
-//	  |                          descriptor (a 404 means "use the halves").
+//	  |                          descriptor (a 404 means "use smaller blocks").
 //	  |                          planCatchUp / CatchUp: from a cache's reach
 //	  |                          to head in <= log2(k)+2 packs.
 //	  |

@@ -74,3 +74,12 @@ func PlanCatchUpItemsBefore(m *Manifest, reach, fresh uint64) []PlanItem {
 
 // FreshFrom exposes freshFrom.
 func (n *Notebook) FreshFrom(m *Manifest) uint64 { return n.freshFrom(m) }
+
+// InsteadOf exposes coverItem.instead.
+func InsteadOf(it PlanItem, reach uint64) []PlanItem {
+	var out []PlanItem
+	for _, c := range (coverItem{it.Level, it.First, it.Last}).instead(reach) {
+		out = append(out, PlanItem{c.level, c.first, c.last})
+	}
+	return out
+}

@@ -21,7 +21,7 @@ import (
 // closure of the head at its end once it has the rollup. Its key is
 // derived from the block (RollupKey), so a reader needs no descriptor: it
 // asks for the key, and a rollup nobody built yet (a 404) is replaced by
-// the two halves, down to the increments. Rollups are written by whoever
+// smaller blocks, down to the increments (coverItem.instead). Rollups are written by whoever
 // accepted the generation that ends the block, in the background; two
 // builders of one block write equivalent packs under one key, so losing
 // that race is harmless. Levels MinRollupLevel..MaxRollupLevel exist;
@@ -404,7 +404,7 @@ func skipSwaps(m *Manifest, reach uint64) uint64 {
 
 // CatchUp downloads what a reader that reached generation reach (see
 // planCatchUp) needs to read state's head, fetching up to parallel packs
-// at a time. A rollup nobody built is replaced by its halves. Increments
+// at a time. A rollup nobody built is replaced by smaller blocks. Increments
 // are verified against their descriptors; a missing increment wraps
 // ErrMissingPack.
 //
@@ -471,7 +471,7 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 				}
 			case rollup && errors.Is(r.err, ErrNotFound):
 				st.Missing++
-				plan = append(plan, r.item.halves(reach)...)
+				plan = append(plan, r.item.instead(reach)...)
 			case first == nil:
 				first = r.err
 			}
@@ -489,21 +489,31 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 	return st, nil
 }
 
-// halves replaces a rollup nobody built: the two blocks of the level
-// below, or the increments when that level has no rollups, skipping what
-// the reader already reached.
-func (it coverItem) halves(reach uint64) []coverItem {
+// instead replaces a rollup nobody built, skipping what the reader already
+// reached. A builder writes the levels ending at one generation from the
+// lowest up, so the larger half of an absent block, which ends where it
+// does, is most likely absent too, and so on down: instead of descending
+// one 404 per level, the part before the block's last four generations
+// comes as the largest blocks that fit (built by other, earlier
+// publications), the last four as the level-2 block (the first a builder
+// writes), or as increments when that one is absent.
+func (it coverItem) instead(reach uint64) []coverItem {
 	if it.level <= MinRollupLevel {
 		return []coverItem{{level: 0, first: max(it.first, reach+1), last: it.last}}
 	}
-	half := uint64(1) << (it.level - 1)
+	const b = 1 << MinRollupLevel
 	var out []coverItem
-	for _, h := range []coverItem{{it.level - 1, it.first, it.first + half - 1}, {it.level - 1, it.first + half, it.last}} {
-		if h.last > reach {
-			out = append(out, h)
+	pos := max(it.first-1, reach)
+	for pos+b < it.last {
+		for l := it.level - 1; l >= MinRollupLevel; l-- {
+			if e := pos - pos%(1<<l) + 1<<l; e <= it.last-b {
+				out = append(out, coverItem{level: l, first: e - 1<<l + 1, last: e})
+				pos = e
+				break
+			}
 		}
 	}
-	return out
+	return append(out, coverItem{level: MinRollupLevel, first: it.last - b + 1, last: it.last})
 }
 
 // runParallel calls f(0..n-1) with at most parallel calls at once.

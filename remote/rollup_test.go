@@ -161,3 +161,35 @@ func TestFreshFromTheTailsTimes(t *testing.T) {
 		t.Fatalf("FreshFrom = %d with the newest time unknown, want 0", got)
 	}
 }
+
+// An absent rollup is replaced by smaller blocks that cover what the
+// reader still lacks of it, in order, ending with its level-2 block (the
+// first a builder writes) rather than descending through its larger
+// halves, which end where it does and are most likely absent too.
+func TestAbsentRollupReplacement(t *testing.T) {
+	for level := remote.MinRollupLevel + 1; level <= remote.MaxRollupLevel; level++ {
+		size := uint64(1) << level
+		for _, first := range []uint64{1, 1 + size, 1 + 7*size} {
+			last := first + size - 1
+			for reach := first - 1; reach < last; reach += 1 + size/16 {
+				got := remote.InsteadOf(remote.PlanItem{Level: level, First: first, Last: last}, reach)
+				next := reach + 1
+				for i, it := range got {
+					if it.Level >= level || it.Level == 0 {
+						t.Fatalf("level %d (%d..%d) reach %d: item %+v", level, first, last, reach, it)
+					}
+					if it.First > next || (i > 0 && it.First != next) || it.First < first {
+						t.Fatalf("level %d (%d..%d) reach %d: item %d %+v does not continue at %d: %v", level, first, last, reach, i, it, next, got)
+					}
+					next = it.Last + 1
+				}
+				if end := got[len(got)-1]; end.Level != remote.MinRollupLevel || end.Last != last {
+					t.Fatalf("level %d (%d..%d) reach %d: ends with %+v", level, first, last, reach, end)
+				}
+				if len(got) > level {
+					t.Fatalf("level %d reach %d: %d items: %v", level, reach, len(got), got)
+				}
+			}
+		}
+	}
+}
