@@ -44,9 +44,8 @@ type Config struct {
 	Dir string
 	// EnginePerCommit gives every Commit call a fresh engine, closed after
 	// it, as the CLI does (one process per call); otherwise each agent
-	// keeps one engine for the run, as `slivingdoc serve` does. A kept
-	// engine holds up to 64 pack files open, which bounds the fleet one
-	// process can hold by its open-file limit.
+	// keeps one engine for the run, as `slivingdoc serve` does. Kept
+	// engines share half the open-file limit for cached pack files.
 	EnginePerCommit bool
 	Cap             time.Duration // no new Commit call starts this long after the last instant (0 = 10 minutes)
 	Progress        func(format string, args ...any)
@@ -114,8 +113,8 @@ type Result struct {
 	// the run (Linux; nil elsewhere): the simulation shares the cores.
 	Load []float64
 	// FileLimit is the open-file limit the run had (0 = unknown): an
-	// engine keeps up to 64 cached pack files open, and a run past the
-	// limit fails calls with LOCAL_IO (too many open files).
+	// engine keeps up to 64 cached pack files open, and the engines of a
+	// process share half the limit for them (cas/store_files.go).
 	FileLimit uint64
 	Audit     Audit
 }
