@@ -137,6 +137,9 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 		return State{}, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
 	}
 	data := encodeManifest(next) // Extend validated it
+	// `current` is staged while the pack is uploaded (stage.go).
+	staged := stageAhead(n.store, data)
+	defer discardStaged(staged)
 	// The pack first: until `current` names it, it is only a proposal.
 	if err := n.store.Put(ctx, ref.Key, prop.Pack); err != nil {
 		return State{}, fmt.Errorf("remote: upload pack: %w", notAmbiguous(err))
@@ -144,12 +147,7 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	if err := n.putSegments(ctx, next); err != nil {
 		return State{}, err
 	}
-	var etag string
-	if observed.ETag == "" {
-		etag, err = n.store.CreateIfAbsent(ctx, CurrentKey, data)
-	} else {
-		etag, err = n.store.ReplaceIfMatch(ctx, CurrentKey, data, observed.ETag)
-	}
+	etag, err := writeCurrent(ctx, n.store, staged, data, observed.ETag)
 	switch {
 	case err == nil:
 		return State{Manifest: next, ETag: etag}, nil

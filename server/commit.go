@@ -215,8 +215,16 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 			s.keepMemberPacks(acc, last)
 			s.e.afterGroupPublish(acc.State, acc.Members)
 		default:
-			s.keepOwnPack(acc, last.pack)
-			s.e.afterPublish(acc.State)
+			// The pack goes into the cache (two files written) while L
+			// and P are brought up to date: nothing below reads it, and
+			// the call returns only once it is there.
+			kept := make(chan struct{})
+			go func() {
+				defer close(kept)
+				s.keepOwnPack(acc, last.pack)
+				s.e.afterPublish(acc.State)
+			}()
+			defer func() { <-kept }()
 		}
 	}
 	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
@@ -243,11 +251,22 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 	case acc.Members != 0:
 		target = last.groupFiles(acc.Members)
 	}
+	if s.prep != nil {
+		s.prep.wait() // done reading target.ids before anything changes them
+	}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: target.ids}
+	if acc.Published && len(changes) == 0 && target == last.merged {
+		next.prepared = s.prep // matched in saveBaseline
+	}
+	if target == last.merged && last.from != nil {
+		// L itself was accepted: the next baseline is the last one plus
+		// the changes, and so is its ignored set.
+		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
+	}
 	if err := s.materialise(changes, flag, next); err != nil {
 		var de *Error
 		if acc.Published && errors.As(err, &de) && de.Code != CodeRecoveryFailure {

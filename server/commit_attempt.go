@@ -41,6 +41,9 @@ type attempt struct {
 	// groupContent holds the files include merged (groupcommit.go).
 	groupContent map[cas.ID][]byte
 	head         cas.ID // the proposal's head commit
+	// from is the baseline changes is the delta from, when the merge was
+	// L itself (nil otherwise): the accepted tree is from + changes.
+	from *baseline
 }
 
 func (s *session) newAttempt(ctx context.Context, observed remote.State, publication, message string) *attempt {
@@ -73,6 +76,7 @@ func (a *attempt) run() (remote.Proposal, error) {
 	if err := a.record(); err != nil {
 		return remote.Proposal{}, err
 	}
+	a.prepareBaseline()
 	return remote.Proposal{Pack: a.pack, Head: head}, nil
 }
 
@@ -86,7 +90,8 @@ func (a *attempt) merge() (skip bool, err error) {
 		// added paths). rFiles then holds only A's entries at the changed
 		// paths: all the diffstat reads of the parent.
 		a.merged = &merged{ids: s.scan.files, local: true}
-		a.changes, a.rFiles = s.base.delta(s.scan.files)
+		a.changes, a.rFiles = s.baseDelta(true)
+		a.from = s.base
 		return len(a.changes) == 0, nil
 	}
 	if err := a.syncChain(); err != nil {
@@ -209,6 +214,20 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 		return cas.ID{}, err
 	}
 	return commit.ID, nil
+}
+
+// prepareBaseline starts writing, while the proposal is published, the
+// baseline that accepting it would record when L itself is proposed: its
+// generation follows the observed one, its tree is L's. Whatever an
+// earlier attempt of the session prepared is discarded first.
+func (a *attempt) prepareBaseline() {
+	s := a.s
+	s.prep.discard()
+	s.prep = nil
+	if a.from == nil || a.from != s.base || !s.base.exact() {
+		return
+	}
+	s.prep = s.state.prepareBaseline(&baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.ids})
 }
 
 // record writes the pending-publication record. A P that cannot hold it

@@ -54,6 +54,36 @@ func (s *session) addVirtual(res *scanResult) {
 		return
 	}
 	var now []string
+	if !ign.Empty() && s.withheldAreIgnored(old) {
+		// Only the paths the rules match (every withheld path among them):
+		// known once per baseline a long-lived engine keeps, instead of a
+		// walk over all of A.
+		if !s.base.ignoredKnown {
+			var list []pathID
+			eachBasePath(s.base, func(p []byte, id cas.ID) {
+				if ign.MayMatchBytes(p) && ign.MatchPath(string(p)) {
+					list = append(list, pathID{string(p), id})
+				}
+			})
+			s.base.learnIgnored(list)
+		}
+		for _, e := range s.base.ignored {
+			if res.virtual == nil {
+				res.virtual = map[string]bool{}
+			}
+			res.virtual[e.path] = true
+			res.files[e.path] = e.id
+			now = append(now, e.path)
+		}
+		res.withheld = now
+		if len(now) != len(old) || !allIn(now, old) {
+			if err := s.state.saveWithheld(append([]string(nil), now...)); err != nil {
+				s.e.log.Warn("cannot record the withheld paths", "err", err)
+			}
+		}
+		return
+	}
+	var learned []pathID // the ignored set, learned on the way
 	eachBasePath(s.base, func(p []byte, id cas.ID) {
 		if !ign.MayMatchBytes(p) && !old[string(p)] {
 			return
@@ -61,6 +91,7 @@ func (s *session) addVirtual(res *scanResult) {
 		ps := string(p)
 		switch {
 		case ign.MatchPath(ps):
+			learned = append(learned, pathID{ps, id})
 		case old[ps]:
 			if _, inL := res.files[ps]; inL {
 				return // L holds it now: an ordinary file
@@ -79,12 +110,35 @@ func (s *session) addVirtual(res *scanResult) {
 		res.files[ps] = id
 		now = append(now, ps)
 	})
+	if !s.base.ignoredKnown {
+		s.base.learnIgnored(learned)
+	}
 	res.withheld = now
 	if len(now) != len(old) || !allIn(now, old) {
 		if err := s.state.saveWithheld(now); err != nil {
 			s.e.log.Warn("cannot record the withheld paths", "err", err)
 		}
 	}
+}
+
+// withheldAreIgnored reports whether every withheld path is one the rules
+// match (the common case: a rule was not removed since), so the ignored
+// set alone decides addVirtual. Unknown until the set is learned: then
+// only with nothing withheld.
+func (s *session) withheldAreIgnored(old map[string]bool) bool {
+	if len(old) == 0 {
+		return true
+	}
+	if !s.base.ignoredKnown || len(old) > len(s.base.ignored) {
+		return false
+	}
+	n := 0
+	for _, e := range s.base.ignored {
+		if old[e.path] {
+			n++
+		}
+	}
+	return n == len(old)
 }
 
 func allIn(list []string, set map[string]bool) bool {

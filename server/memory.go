@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -45,6 +47,108 @@ type dirMemory struct {
 	statsAt  fileIdentity
 	savedAt  time.Time     // when the stat cache was last written to P
 	base     *keptBaseline // the baseline last read or written (nil: none)
+	ref      *deltaRef     // L as the last call left it, when that was A (nil: none)
+}
+
+// deltaRef is L's tree as the last call left it (files, with the stat
+// cache it left beside it), recorded only when that tree was exactly A,
+// the kept baseline. The next call's delta from A then needs only the
+// paths its scan touched (workdir.Listing.Touched), provided that call's
+// A is the same kept baseline and its scan started from the same stat
+// cache map, untouched since: every other path of the new tree has its
+// stat-cache entry's ID, which is the ID it had in files, which is A's.
+// Anything else (another process's baseline or stat cache, a call that
+// failed) computes the delta over every path, as a fresh process does.
+type deltaRef struct {
+	kept    *keptBaseline
+	files   map[string]cas.ID
+	stats   map[string]workdir.Entry
+	virtual map[string]bool // the virtual paths of files (A's at the paths L ignores)
+}
+
+// takeRef hands the recorded tree to the session (nil: none); end()
+// records the next one.
+func (s *session) takeRef() *deltaRef {
+	m := s.e.memoryOf(s.state.path)
+	if m == nil {
+		return nil
+	}
+	r := m.ref
+	m.ref = nil
+	return r
+}
+
+// keepRef records L as this call leaves it, when that is A.
+func (s *session) keepRef() {
+	m := s.e.memoryOf(s.state.path)
+	if m == nil || s.base == nil || s.base.kept == nil || m.base != s.base.kept || m.stats == nil {
+		return
+	}
+	if s.scan == nil {
+		// Not scanned (log, history): L's record stands if A does.
+		if r := s.ref; r != nil && r.kept == s.base.kept && sameStats(r.stats, m.stats) {
+			m.ref = r
+		}
+		return
+	}
+	if !sameStats(s.scan.stats, m.stats) || !s.deltaIsEmpty() {
+		return
+	}
+	m.ref = &deltaRef{kept: s.base.kept, files: s.scan.files, stats: s.scan.stats, virtual: s.scan.virtual}
+}
+
+// deltaIsEmpty reports whether L's tree is known to be A's: the very map
+// A was recorded from, or a delta found empty for this base and scan.
+func (s *session) deltaIsEmpty() bool {
+	if sameMap(s.base.Files, s.scan.files) {
+		return true
+	}
+	e := s.emptyDelta
+	return e != nil && e.base == s.base && e.scan == s.scan
+}
+
+// refDelta is s.base.delta(s.scan.files) from the recorded tree, over the
+// touched and virtual paths only; ok is false when the record does not
+// apply to this call.
+func (s *session) refDelta() (changes, prev map[string]cas.ID, ok bool) {
+	r := s.ref
+	if r == nil || s.base == nil || s.base.kept != r.kept || s.scan == nil || !sameStats(s.scan.stats, r.stats) || !s.base.exact() {
+		return nil, nil, false
+	}
+	changes, prev = map[string]cas.ID{}, map[string]cas.ID{}
+	check := func(p string) {
+		cur, inL := s.scan.files[p]
+		a, inA := r.files[p] // A's, since the recorded tree was A
+		if inL == inA && cur == a {
+			return
+		}
+		changes[p] = cur
+		if inA {
+			prev[p] = a
+		}
+	}
+	for _, p := range s.scan.touched {
+		check(p)
+	}
+	for p := range s.scan.virtual {
+		check(p)
+	}
+	for p := range r.virtual {
+		check(p)
+	}
+	refDeltas.Add(1)
+	return changes, prev, true
+}
+
+// refDeltas counts the deltas found from a recorded tree (for tests).
+var refDeltas atomic.Int64
+
+// sameStats reports whether a and b are one map (not merely equal ones).
+func sameStats(a, b map[string]workdir.Entry) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // statsSaveEvery is how often a long-lived engine writes the stat cache
@@ -163,29 +267,68 @@ func (s *session) listings() *workdir.Memory {
 // or any doubt, reads P's copy as a fresh process would.
 
 // keptBaseline is a decoded baseline (entries undecoded) and its file.
+// Its ignored set (baseline.ignored) is learned by the first call that
+// needs it and then shared by every later copy: it depends only on the
+// entries, which never change, and on the engine's rules, which are
+// fixed for the engine's life.
 type keptBaseline struct {
 	b   *baseline
 	sum []byte // the file's last 32 bytes
 	at  fileIdentity
 }
 
-// keepBaseline remembers data, the content of the open baseline file f.
-func (m *dirMemory) keepBaseline(f *os.File, data []byte) {
+// keepBaseline remembers data, the content of the open baseline file f,
+// with what from (nil: nothing) already knows of it (its ignored set),
+// and returns what it kept (nil: nothing).
+func (m *dirMemory) keepBaseline(f *os.File, data []byte, from *baseline) *keptBaseline {
 	if m == nil {
-		return
+		return nil
 	}
 	m.base = nil
 	fi, err := f.Stat()
 	if err != nil || fi.Size() != int64(len(data)) {
-		return
+		return nil
 	}
 	b, err := parseBaseline(data, false)
 	if err != nil {
-		return
+		return nil
+	}
+	if from != nil && from.ignoredKnown {
+		b.ignored, b.ignoredKnown = from.ignored, true
 	}
 	st := workdir.StatOf(fi)
 	m.base = &keptBaseline{b: b, sum: data[len(data)-32:],
 		at: fileIdentity{exists: true, size: st.Size, mtime: st.Mtime, ctime: st.Ctime, ino: st.Ino, dev: st.Dev}}
+	return m.base
+}
+
+// learnIgnored records b's ignored set in the memory b came from, for the
+// calls after this one.
+func (b *baseline) learnIgnored(list []pathID) {
+	b.ignored, b.ignoredKnown = list, true
+	if b.kept != nil {
+		b.kept.b.ignored, b.kept.b.ignoredKnown = list, true
+	}
+}
+
+// ignoredAfter is the ignored set of the baseline that is b with changes
+// applied (each path's new ID, zero: removed), derived from b's without
+// walking every path; ok is false when b's is not known.
+func (b *baseline) ignoredAfter(changes map[string]cas.ID, match func(string) bool) (list []pathID, ok bool) {
+	if !b.ignoredKnown {
+		return nil, false
+	}
+	for _, e := range b.ignored {
+		if _, changed := changes[e.path]; !changed {
+			list = append(list, e)
+		}
+	}
+	for p, id := range changes {
+		if !id.IsZero() && match(p) {
+			list = append(list, pathID{p, id})
+		}
+	}
+	return list, true
 }
 
 // forgetBaseline drops the kept baseline (P's copy is gone or changing).
@@ -216,7 +359,8 @@ func (m *dirMemory) recallBaseline(f *os.File) *baseline {
 	}
 	// A fresh value per session: sessions set Generation, decode Files
 	// (dropping entries) and replace Held; the bytes are never written.
-	b := &baseline{Generation: k.b.Generation, Head: k.b.Head, entries: k.b.entries, count: k.b.count}
+	b := &baseline{Generation: k.b.Generation, Head: k.b.Head, entries: k.b.entries, count: k.b.count,
+		ignored: k.b.ignored, ignoredKnown: k.b.ignoredKnown, kept: k}
 	if k.b.Held != nil {
 		b.Held = make(map[string]cas.ID, len(k.b.Held))
 		for p, id := range k.b.Held {
@@ -224,4 +368,10 @@ func (m *dirMemory) recallBaseline(f *os.File) *baseline {
 		}
 	}
 	return b
+}
+
+// ignoredPath reports whether addVirtual takes A's file at p for one L
+// leaves out (the test its walk applies to each path).
+func (e *Engine) ignoredPath(p string) bool {
+	return e.ignore.MayMatchBytes([]byte(p)) && e.ignore.MatchPath(p)
 }

@@ -124,3 +124,104 @@ func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
 	_, err = a.e.Commit(context.Background(), "", "after removal")
 	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
 }
+
+// A long-lived engine learns A's files at the paths it ignores once per
+// baseline and carries them to the next baseline it records: across its
+// own commits, and after others changed the ignored file, the accepted
+// file there stays in the notebook as accepted (never published as
+// deleted), and a fresh engine's view agrees.
+func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
+	store, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newAgent(t, store, withIgnore(nil, true))
+	other.pull()
+	other.write("img.png", "accepted v1\n")
+	other.write("keep.md", "k\n")
+	other.commit("with a png")
+
+	a := newAgent(t, store, withIgnore([]string{"*.png"}, false), func(c *Config) { c.LongLived = true })
+	a.pull()
+	for i := range 3 {
+		a.appendTo("keep.md", "more\n")
+		a.commit("edit beside it")
+		kept := a.e.memories[a.e.stateDir(a.dir)].base
+		if kept == nil || !kept.b.ignoredKnown || len(kept.b.ignored) != 1 || kept.b.ignored[0].path != "img.png" {
+			t.Fatalf("commit %d: the kept baseline's ignored set is not img.png: %+v", i, kept.b)
+		}
+	}
+	other.pull()
+	equalMaps(t, "notebook", other.files(), map[string]string{"img.png": "accepted v1\n", "keep.md": "k\nmore\nmore\nmore\n"})
+
+	other.write("img.png", "accepted v2\n")
+	other.commit("update png")
+	a.appendTo("keep.md", "after\n")
+	a.commit("merged with the update")
+	a.appendTo("keep.md", "again\n")
+	a.commit("on top")
+	other.pull()
+	equalMaps(t, "notebook", other.files(), map[string]string{"img.png": "accepted v2\n", "keep.md": "k\nmore\nmore\nmore\nafter\nagain\n"})
+	if _, err := os.Lstat(a.path("img.png")); !os.IsNotExist(err) {
+		t.Fatalf("the accepted file at an ignored path was written into L: %v", err)
+	}
+}
+
+// A long-lived engine finds L's delta from A over the paths its scan
+// touched when the last call left L exactly at A (memory.go, deltaRef),
+// and over every path as soon as another process changed the baseline
+// or the stat cache; each delta is checked against the whole one in
+// tests (verifyRefDelta), so a wrong shortcut fails here.
+func TestLongLivedEngineDeltaFromTheLastCall(t *testing.T) {
+	store, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg Config
+	a := newAgent(t, store, func(c *Config) { c.LongLived = true; cfg = *c })
+	a.pull()
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"x/one.md", "two.md", "x/y/three.md"} {
+		a.write(p, p+"\n")
+		os.Chtimes(a.path(p), old, old)
+	}
+	a.commit("seed")
+	used := func(what string, want bool) {
+		t.Helper()
+		before := refDeltas.Load()
+		if r := a.commit(what); r == nil {
+			t.Fatal("no result")
+		}
+		if got := refDeltas.Load() > before; got != want {
+			t.Fatalf("%s: delta from the last call's tree: %v, want %v", what, got, want)
+		}
+	}
+	a.appendTo("two.md", "more\n")
+	used("an edit", true)
+	a.remove("x/one.md")
+	a.write("x/y/four.md", "four\n")
+	used("a removal and an addition", true)
+	used("nothing", true)
+
+	// Another process commits the same directory: a's next delta is
+	// computed over every path, and right.
+	cfg.LongLived = false
+	other, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a.appendTo("x/y/three.md", "other's\n")
+	if _, err := other.Commit(context.Background(), "", "other"); err != nil {
+		t.Fatal(err)
+	}
+	a.appendTo("two.md", "mine\n")
+	used("after the other's commit", false)
+	a.appendTo("two.md", "again\n")
+	used("the next edit", true)
+
+	fresh := newAgent(t, store)
+	fresh.pull()
+	equalMaps(t, "notebook", fresh.files(), map[string]string{
+		"two.md": "two.md\nmore\nmine\nagain\n", "x/y/three.md": "x/y/three.md\nother's\n", "x/y/four.md": "four\n"})
+}

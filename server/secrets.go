@@ -26,7 +26,7 @@ func (s *session) refuseSecrets() error {
 	if !s.e.secrets || s.base == nil {
 		return nil
 	}
-	changes, old := s.base.delta(s.scan.files)
+	changes, old := s.baseDelta(false)
 	if len(changes) == 0 {
 		return nil
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"sync"
 
@@ -47,7 +49,16 @@ type session struct {
 	editedSince []rewriteEntry
 
 	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
-	probing     bool            // reads that only inform a decision: a base gone everywhere is no refusal
+
+	// delta is L's delta from A, computed once for the checks and the
+	// publication (baseDelta).
+	delta      *deltaMemo
+	emptyDelta *deltaMemo // the last delta found empty (its base and scan)
+	ref        *deltaRef  // L as the last call left it (memory.go; nil: none)
+	// prep is the next baseline, written ahead while the commit is
+	// published (state.go; nil: none).
+	prep    *preparedBaseline
+	probing bool // reads that only inform a decision: a base gone everywhere is no refusal
 }
 
 // begin starts a call on a directory: it proves the store (a cached
@@ -94,11 +105,15 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 		}
 	}
 	s.stats = s.loadStats()
+	s.ref = s.takeRef()
 	return s, nil
 }
 
 func (s *session) end() {
+	s.prep.discard()
+	s.prep = nil
 	s.keepStats()
+	s.keepRef()
 	if s.root != nil {
 		s.root.Close()
 	}
@@ -169,6 +184,45 @@ func (s *session) baseFiles() map[string]cas.ID {
 		return map[string]cas.ID{}
 	}
 	return s.base.files()
+}
+
+// verifyRefDelta makes every delta found from the recorded tree checked
+// against the whole delta (set by the package's tests).
+var verifyRefDelta = false
+
+// deltaMemo is base.delta(scan.files) for one base and scan.
+type deltaMemo struct {
+	base          *baseline
+	scan          *scanResult
+	changes, prev map[string]cas.ID
+}
+
+// baseDelta is s.base.delta(s.scan.files), walked once per session: the
+// secrets check reads it and the publication takes it (take), after
+// which the next call computes it afresh (a taker may change the maps).
+func (s *session) baseDelta(take bool) (changes, prev map[string]cas.ID) {
+	d := s.delta
+	if d == nil || d.base != s.base || d.scan != s.scan {
+		var ok bool
+		if changes, prev, ok = s.refDelta(); ok && verifyRefDelta {
+			all, allPrev := s.base.delta(s.scan.files)
+			if !maps.Equal(all, changes) || !maps.Equal(allPrev, prev) {
+				panic(fmt.Sprintf("server: the delta from the recorded tree %v %v differs from the whole delta %v %v", changes, prev, all, allPrev))
+			}
+		}
+		if !ok {
+			changes, prev = s.base.delta(s.scan.files)
+		}
+		d = &deltaMemo{base: s.base, scan: s.scan, changes: changes, prev: prev}
+		if len(changes) == 0 {
+			s.emptyDelta = d
+		}
+	}
+	s.delta = d
+	if take {
+		s.delta = nil
+	}
+	return d.changes, d.prev
 }
 
 // localIsBase reports whether the scanned L is A's tree.

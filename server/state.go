@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"unsafe"
 
@@ -24,6 +25,7 @@ import (
 //	stores/<hash(store identity)>/chains/<through>-<hash(chain)>/ object cache (cas.Store)
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID, held paths
+//	dirs/<hash(store identity, L)>/.baseline.next.tmp   the next A, written while a commit publishes (preparedBaseline)
 //	dirs/<hash(store identity, L)>/held/<file ID hex>   content of a held base (see baseline.Held)
 //	dirs/<hash(store identity, L)>/rewrite-<checksum>   the rewrite in flight (rewrite_record.go)
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
@@ -111,6 +113,24 @@ type baseline struct {
 
 	entries []byte // verified, undecoded entries of a loaded baseline
 	count   int
+
+	// ignored is A's files at the paths the engine's ignore rules match,
+	// when known (ignoredKnown): addVirtual's walk over every path of A,
+	// done once per baseline a long-lived engine keeps (memory.go) rather
+	// than on every call. kept is that memory (nil: none).
+	ignored      []pathID
+	ignoredKnown bool
+	kept         *keptBaseline
+	// prepared is this baseline already written to a durable temporary
+	// file, while it was being published (nil: none): saving it is then
+	// the rename and the directory's fsync.
+	prepared *preparedBaseline
+}
+
+// pathID is one file of a tree.
+type pathID struct {
+	path string
+	id   cas.ID
 }
 
 // exact reports whether the merge base is exactly Head's tree, so the fast
@@ -508,7 +528,7 @@ func (d dirState) loadBaseline() (*baseline, error) {
 		d.kept.forgetBaseline()
 		return nil, err
 	}
-	d.kept.keepBaseline(f, data)
+	b.kept = d.kept.keepBaseline(f, data, nil)
 	return b, nil
 }
 
@@ -516,16 +536,114 @@ func (d dirState) saveBaseline(b *baseline) error {
 	if err := d.recordWhere(); err != nil {
 		return err
 	}
+	if p := b.prepared; p != nil && p.wait() == nil && p.matches(b) {
+		d.kept.forgetBaseline()
+		if err := p.install(d); err != nil {
+			return err
+		}
+		if f, err := os.Open(d.file("baseline")); err == nil {
+			b.kept = d.kept.keepBaseline(f, p.data, b)
+			f.Close()
+		}
+		return nil
+	}
 	data := encodeBaseline(b)
 	d.kept.forgetBaseline() // until the new file is in place
 	if err := writeAtomic(d.file("baseline"), data); err != nil {
 		return err
 	}
 	if f, err := os.Open(d.file("baseline")); err == nil {
-		d.kept.keepBaseline(f, data)
+		b.kept = d.kept.keepBaseline(f, data, b)
 		f.Close()
 	}
 	return nil
+}
+
+// preparedBaseline is a baseline written ahead: encoded, written to
+// P/.baseline.next.tmp and fsynced on its own goroutine while the commit
+// that would make it A is being published, so that recording A once the
+// publication is accepted costs the rename and the fsync of P's directory
+// only. It is a temporary file like any other until then: the baseline
+// file is replaced only after acceptance, so a crash at any point leaves
+// the old or the new baseline, as writeAtomic does; a publication that is
+// not accepted, or whose accepted state differs from the one prepared
+// (another generation or head, or L to be rewritten), discards it. The
+// name is fixed so that a crash leaves at most one such file, which the
+// next preparation overwrites.
+type preparedBaseline struct {
+	gen   uint64
+	head  cas.ID
+	files map[string]cas.ID
+	tmp   string
+	done  chan struct{}
+	data  []byte // set with err once done
+	err   error
+	used  bool
+}
+
+// prepareBaseline starts writing b ahead. b.Files must not change until
+// the preparation is waited for.
+func (d dirState) prepareBaseline(b *baseline) *preparedBaseline {
+	p := &preparedBaseline{gen: b.Generation, head: b.Head, files: b.Files, tmp: d.file(".baseline.next" + osfile.TempSuffix), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.data = encodeBaseline(b)
+		f, err := os.OpenFile(p.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			p.err = err
+			return
+		}
+		if _, err = f.Write(p.data); err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		p.err = err
+	}()
+	return p
+}
+
+// wait returns once the preparation is done, with its outcome.
+func (p *preparedBaseline) wait() error {
+	<-p.done
+	return p.err
+}
+
+// matches reports whether b is the baseline prepared: the same generation
+// and head, and the very tree (the map it was encoded from, still held).
+func (p *preparedBaseline) matches(b *baseline) bool {
+	return p.gen == b.Generation && p.head == b.Head && b.exact() && sameMap(p.files, b.Files)
+}
+
+// install makes the prepared file the baseline (rename, then fsync of
+// P's directory, as writeAtomic).
+func (p *preparedBaseline) install(d dirState) error {
+	if err := os.Rename(p.tmp, d.file("baseline")); err != nil {
+		return err
+	}
+	p.used = true
+	return osfile.SyncDir(d.path)
+}
+
+// discard waits for the preparation and removes its file unless it was
+// installed.
+func (p *preparedBaseline) discard() {
+	if p == nil {
+		return
+	}
+	p.wait()
+	if !p.used {
+		os.Remove(p.tmp)
+	}
+}
+
+// sameMap reports whether a and b are one map (not merely equal ones).
+func sameMap(a, b map[string]cas.ID) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // saveHeld keeps the content of a held base (idempotent: the name is its

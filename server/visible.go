@@ -42,6 +42,7 @@ type scanResult struct {
 	withheld []string                 // A's paths L does not hold because of a rule (as recorded in P)
 	changed  bool                     // stats differ from the loaded cache
 	byID     map[cas.ID]string        // file ID → one path holding it (built on demand)
+	touched  []string                 // paths that may differ from stats' IDs at the scan's start (workdir.Listing.Touched)
 }
 
 // scanWith scans L (workdir.Scan) under rules; the cache map becomes the
@@ -51,7 +52,7 @@ func scanWith(root *os.Root, cache map[string]workdir.Entry, rules scanRules) (*
 	if err != nil {
 		return nil, err
 	}
-	res := &scanResult{files: l.Files, stats: l.Stats, content: l.Content, temps: l.Temps, ignored: l.Ignored, changed: l.Changed}
+	res := &scanResult{files: l.Files, stats: l.Stats, content: l.Content, temps: l.Temps, ignored: l.Ignored, changed: l.Changed, touched: l.Touched}
 	if len(l.Invalid) > 0 {
 		res.invalid = make([]FileError, len(l.Invalid))
 		for i, r := range l.Invalid {

@@ -12,7 +12,10 @@ package main
 // reports the median of the operation (op-ms), of git status in the same
 // iterations (git-ms) and their ratio (x-git); SLIVINGDOC_BENCH_FILES
 // (for example "10000") and SLIVINGDOC_BENCH_STORES ("file") narrow the
-// run; SLIVINGDOC_BENCH_BIN runs another build (before/after).
+// run; SLIVINGDOC_BENCH_BIN runs another build (before/after), and
+// SLIVINGDOC_BENCH_VS=<build> alternates each serve call with the same call
+// to that build's serve on an identical notebook instead of git status
+// (vs-ms, x-vs): the steadiest before/after on a loaded machine.
 
 import (
 	"bufio"
@@ -124,15 +127,76 @@ func BenchmarkServe(b *testing.B) {
 		}
 		sizes = []int{n}
 	}
+	vs := os.Getenv("SLIVINGDOC_BENCH_VS")
 	for _, n := range sizes {
-		git := gitReference(b, n)
+		var git func()
+		if vs == "" {
+			git = gitReference(b, n)
+		}
 		for _, st := range benchStores {
 			if only := os.Getenv("SLIVINGDOC_BENCH_STORES"); only != "" && !strings.Contains(only, st.name) {
+				continue
+			}
+			if vs != "" {
+				benchServeVersus(b, bin, vs, st.name, st.env, n)
 				continue
 			}
 			benchServeStore(b, bin, st.name, st.env, n, git)
 		}
 	}
+}
+
+// benchServeVersus alternates each serve call of bin with the same call to
+// vs's serve, each on its own notebook of n files.
+func benchServeVersus(b *testing.B, bin, vs, store string, storeEnv func(*testing.B, string) []string, n int) {
+	one, other := newServeNotebook(b, bin, storeEnv, n), newServeNotebook(b, vs, storeEnv, n)
+	for _, c := range []struct {
+		name string
+		call func(*serveNotebook, *testing.B)
+	}{
+		{"commit-1KiB", func(nb *serveNotebook, b *testing.B) {
+			nb.appendKiB(b)
+			nb.s.tool("notes_commit", `{"message":"append"}`)
+		}},
+		{"noop-commit", func(nb *serveNotebook, b *testing.B) { nb.s.tool("notes_commit", `{"message":"nothing"}`) }},
+		{"noop-pull", func(nb *serveNotebook, b *testing.B) { nb.s.tool("notes_pull", `{}`) }},
+	} {
+		b.Run(fmt.Sprintf("files=%d/%s/%s", n, store, c.name), func(b *testing.B) {
+			one.s.b, other.s.b = b, b
+			alternateWith(b, "vs", func() { c.call(other, b) }, func() { c.call(one, b) })
+		})
+	}
+}
+
+// serveNotebook is a serve process on a seeded notebook of its own.
+type serveNotebook struct {
+	s      *benchServe
+	target string
+}
+
+func newServeNotebook(b *testing.B, bin string, storeEnv func(*testing.B, string) []string, n int) *serveNotebook {
+	base := b.TempDir()
+	dir := filepath.Join(base, "notes")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	env := append(append(cleanEnv(), storeEnv(b, base)...),
+		"SLIVINGDOC_PRIVATE_ROOT="+filepath.Join(base, "private"),
+		"XDG_DATA_HOME="+filepath.Join(base, "xdg-data"), "XDG_CACHE_HOME="+filepath.Join(base, "xdg-cache"))
+	s := startBenchServe(b, bin, env, dir)
+	s.tool("notes_pull", `{}`)
+	target := seedTree(b, dir, n)
+	s.tool("notes_commit", `{"message":"seed"}`)
+	return &serveNotebook{s: s, target: target}
+}
+
+func (nb *serveNotebook) appendKiB(b *testing.B) {
+	f, err := os.OpenFile(nb.target, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.WriteString(strings.Repeat("0123456789abcde\n", 64))
+	f.Close()
 }
 
 // gitReference returns a function running git status on a committed tree
@@ -157,7 +221,10 @@ func gitReference(b *testing.B, n int) func() {
 
 // alternate runs op and the reference in turn each iteration and reports
 // both medians and their ratio.
-func alternate(b *testing.B, ref func(), op func()) {
+func alternate(b *testing.B, ref func(), op func()) { alternateWith(b, "git", ref, op) }
+
+// alternateWith is alternate with the reference named refName.
+func alternateWith(b *testing.B, refName string, ref func(), op func()) {
 	var ops, refs []time.Duration
 	for b.Loop() {
 		t := time.Now()
@@ -176,8 +243,8 @@ func alternate(b *testing.B, ref func(), op func()) {
 	b.ReportMetric(median(ops), "op-ms")
 	if len(refs) > 0 {
 		g := median(refs)
-		b.ReportMetric(g, "git-ms")
-		b.ReportMetric(median(ops)/g, "x-git")
+		b.ReportMetric(g, refName+"-ms")
+		b.ReportMetric(median(ops)/g, "x-"+refName)
 	}
 }
 

@@ -61,6 +61,11 @@ type Listing struct {
 	Temps   []string          // leftover temporary files of a crashed rewrite
 	Ignored []string          // entries of L the ignore rules leave out (directories end in '/')
 	Changed bool              // stats differ from the loaded cache
+	// Touched is every path where Files may differ from the IDs the given
+	// cache held when the scan began: the files read (new, changed or
+	// untrusted entries) and the entries it dropped. Every other path of
+	// Files has its cache entry's ID, since it was reused as it was.
+	Touched []string
 }
 
 // Refused is a file of L that breaks the content rules, and why (one of
@@ -144,14 +149,22 @@ func Scan(root *os.Root, cache map[string]Entry, rules Rules, mem *Memory) (*Lis
 		return nil, err
 	}
 	mem.end(true, cache)
+	for _, p := range w.pending {
+		res.Touched = append(res.Touched, p.rel)
+	}
 	sort.Slice(res.Invalid, func(i, j int) bool { return res.Invalid[i].Path < res.Invalid[j].Path })
 	sort.Strings(res.Ignored)
 	res.Changed = len(w.pending) > 0
-	if len(res.Files)+len(res.Invalid) != len(cache) || res.Changed {
+	// Every path of Files is a key of cache (a reused entry, a remembered
+	// outcome's, or one readPending just stored), so the cache holds a
+	// path the scan did not find exactly when it is the larger: the walk
+	// over every entry is needed only then, not on every changed file.
+	if len(cache) != len(res.Files) {
 		for p := range cache {
 			if _, ok := res.Files[p]; !ok {
 				delete(cache, p) // vanished (or now invalid): forget it
 				res.Changed = true
+				res.Touched = append(res.Touched, p)
 			}
 		}
 	}

@@ -1,0 +1,110 @@
+//go:build unix
+
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
+)
+
+// The baseline a commit writes ahead while it publishes (state.go,
+// preparedBaseline) becomes A only when the state accepted is the one it
+// was prepared for: after a lost race the accepted tree is the merge with
+// the rival's change, and that is what A records. Either way no temporary
+// file is left in P, and an engine that reads P afresh agrees.
+func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
+	files, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &racingStore{Store: files}
+	a := newAgent(t, store, func(c *Config) { c.LongLived = true })
+	rival := newAgent(t, files)
+	a.pull()
+	a.write("mine.md", "mine\n")
+	a.commit("seed")
+	rival.pull()
+	leftover := func(when string) {
+		t.Helper()
+		if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), ".baseline.next.tmp")); !os.IsNotExist(err) {
+			t.Fatalf("%s: a prepared baseline was left in P: %v", when, err)
+		}
+	}
+
+	// Uncontended: the prepared baseline is installed.
+	a.appendTo("mine.md", "one\n")
+	if r := a.commit("one"); r.Generation != 2 {
+		t.Fatalf("commit one: %+v", r)
+	}
+	leftover("after an uncontended commit")
+
+	// The first attempt loses to the rival: the baseline prepared for it
+	// (generation 3, L's tree) is not what is accepted (generation 4, with
+	// the rival's file).
+	store.rival = func() {
+		rival.write("theirs.md", "theirs\n")
+		rival.commit("rival")
+	}
+	store.left = 1
+	a.appendTo("mine.md", "two\n")
+	if r := a.commit("two"); r.Generation != 4 {
+		t.Fatalf("commit two after the lost race: %+v", r)
+	}
+	leftover("after a lost race")
+	if got := a.read("theirs.md"); got != "theirs\n" {
+		t.Fatalf("the rival's file in L: %q", got)
+	}
+
+	// A fresh engine on a's directory reads P's baseline: nothing to
+	// publish, and its next edit goes on top of generation 4.
+	fresh := &agent{t: t, e: a.reopenPlain(t, files), ws: a.ws, dir: a.dir}
+	if r := fresh.commit("nothing"); r.Generation != 4 || len(r.Files) != 0 {
+		t.Fatalf("a fresh engine found changes against P's baseline: %+v", r)
+	}
+	fresh.appendTo("mine.md", "three\n")
+	if r := fresh.commit("three"); r.Generation != 5 || len(r.Files) != 1 {
+		t.Fatalf("a fresh engine's commit: %+v", r)
+	}
+	rival.pull()
+	equalMaps(t, "notebook", rival.files(), map[string]string{"mine.md": "mine\none\ntwo\nthree\n", "theirs.md": "theirs\n"})
+}
+
+// reopenPlain is a second engine (not long-lived) on a's workspace and
+// private root.
+func (a *agent) reopenPlain(t *testing.T, store remote.Store) *Engine {
+	t.Helper()
+	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// A publication that fails outright (the store refuses the write of
+// `current`) leaves A as it was and the prepared baseline removed: the
+// edit is published by the next commit.
+func TestPreparedBaselineDiscardedWhenNothingIsAccepted(t *testing.T) {
+	store := memstore.New()
+	a := newAgent(t, store, func(c *Config) { c.LongLived = true })
+	a.pull()
+	a.write("mine.md", "mine\n")
+	a.commit("seed")
+	store.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrUnavailable})
+	a.appendTo("mine.md", "one\n")
+	if _, err := a.e.Commit(context.Background(), "", "refused"); err == nil {
+		t.Fatal("the commit succeeded although the store refused `current`")
+	}
+	if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), ".baseline.next.tmp")); !os.IsNotExist(err) {
+		t.Fatalf("a prepared baseline was left in P: %v", err)
+	}
+	if r := a.commit("again"); r.Generation != 2 || len(r.Files) != 1 || r.Files[0].Path != "mine.md" {
+		t.Fatalf("the edit after the refused commit: %+v", r)
+	}
+}
