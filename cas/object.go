@@ -84,7 +84,7 @@ func checkBody(kind Kind, body []byte) error {
 	case KindFile:
 		_, err = decodeFile(body)
 	case KindTree:
-		_, err = decodeTree(body)
+		err = checkTree(body)
 	case KindCommit:
 		_, err = decodeCommit(body)
 	default:

@@ -40,7 +40,7 @@ func (w *PackWriter) Put(obj Object) error {
 	}
 	enc, stored := byte(encodingRaw), obj.Body
 	if len(obj.Body) >= compressMin {
-		z := zstdEncoder().EncodeAll(obj.Body, nil)
+		z := zstdEncoders().compress(obj.Body)
 		if len(z) <= len(obj.Body)-len(obj.Body)/8 {
 			enc, stored = encodingZstd, z
 		}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -43,7 +45,7 @@ const compressMin = 64
 // few small objects, and the default level's larger tables cost 1 ms of
 // CPU there (allocation and page faults) against 0.3 ms, for output ~7%
 // larger on notes. Any level decodes the same; the format does not change.
-var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+func newZstdEncoder() *zstd.Encoder {
 	e, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(1),
@@ -53,7 +55,40 @@ var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 		panic(err) // only invalid options fail, and these are constants
 	}
 	return e
+}
+
+// zstdEncoders lends single-stream encoders, made on first need, at most
+// one per CPU: a CLI process that compresses from one goroutine makes one
+// (as before), while a process running many engines (serve's background
+// work, the fleet simulation) compresses on every core instead of queueing
+// every EncodeAll of the process on one encoder. Encoding is pure CPU, so
+// more encoders than CPUs would only add memory (~300 KB each).
+var zstdEncoders = sync.OnceValue(func() *encoderPool {
+	n := runtime.GOMAXPROCS(0)
+	return &encoderPool{free: make(chan *zstd.Encoder, n), limit: int64(n)}
 })
+
+type encoderPool struct {
+	free  chan *zstd.Encoder
+	made  atomic.Int64
+	limit int64
+}
+
+// compress returns body as one zstd frame.
+func (p *encoderPool) compress(body []byte) []byte {
+	var e *zstd.Encoder
+	select {
+	case e = <-p.free:
+	default:
+		if p.made.Add(1) <= p.limit {
+			e = newZstdEncoder()
+		} else {
+			e = <-p.free
+		}
+	}
+	defer func() { p.free <- e }()
+	return e.EncodeAll(body, nil)
+}
 
 var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
 	d, err := zstd.NewReader(nil,

@@ -708,6 +708,6 @@ func (s *Store) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.files, s.packs, s.broken, s.index, s.midx = nil, nil, nil, nil, nil
-	s.handles.dropAll()
+	s.handles.close()
 	return nil
 }

@@ -4,18 +4,34 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
+
+// cachedHandles counts the handles every packFiles of the process keeps,
+// liveStores the packFiles not closed.
+var cachedHandles, liveStores atomic.Int64
+
+var handleBudget = sync.OnceValue(func() int64 { return max(int64(openFileLimit()/2), 64) })
 
 // packFiles keeps open handles to the most recently read files so that a
 // Get costs one pread instead of open, pread and close. It holds at most
 // maxOpen handles; past that, the least recently used idle one is closed,
 // and if none is idle the read uses a handle of its own.
 //
+// The handles of all stores of a process together stay within
+// handleBudget (half the open-file limit): a process holding many stores
+// (serve with many engines, the fleet simulation's 1,000) would otherwise
+// keep 64 per store and run out of file descriptors. Each store keeps at
+// most its share of the budget (at least 4), so stores opened early do
+// not hold it all, and past the budget a store evicts its own idle handle
+// or reads with a handle of its own.
+//
 // On Windows no handle is kept: an open file there cannot be removed or
 // replaced by another process, and the store promises that it can.
 type packFiles struct {
 	mu      sync.Mutex
 	maxOpen int
+	closed  bool
 	tick    uint64
 	open    map[*storedFile]*packHandle
 }
@@ -32,7 +48,15 @@ func newPackFiles() *packFiles {
 	if runtime.GOOS == "windows" {
 		n = 0
 	}
+	liveStores.Add(1)
 	return &packFiles{maxOpen: n, open: make(map[*storedFile]*packHandle)}
+}
+
+// limit is the most handles pf keeps now: its share of the process's
+// budget, within maxOpen.
+func (pf *packFiles) limit() int {
+	share := handleBudget() / max(liveStores.Load(), 1)
+	return int(min(int64(pf.maxOpen), max(share, 4)))
 }
 
 // acquire returns an open handle for p; the caller must release it.
@@ -60,9 +84,18 @@ func (pf *packFiles) acquire(p *storedFile, path string) (*packHandle, error) {
 		h.dropped = true
 		return h, nil
 	}
-	if len(pf.open) >= pf.maxOpen && !pf.evictLocked() {
-		h.dropped = true
-		return h, nil
+	for len(pf.open) >= pf.limit() {
+		if !pf.evictLocked() {
+			h.dropped = true
+			return h, nil
+		}
+	}
+	if cachedHandles.Add(1) > handleBudget() {
+		if !pf.evictLocked() {
+			cachedHandles.Add(-1)
+			h.dropped = true
+			return h, nil
+		}
 	}
 	pf.tick++
 	h.lastUse = pf.tick
@@ -113,9 +146,21 @@ func (pf *packFiles) dropLocked(p *storedFile) {
 		return
 	}
 	delete(pf.open, p)
+	cachedHandles.Add(-1)
 	h.dropped = true
 	if h.refs == 0 {
 		h.f.Close()
+	}
+}
+
+// close drops every handle; pf no longer counts towards the shares.
+func (pf *packFiles) close() {
+	pf.dropAll()
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	if !pf.closed {
+		pf.closed = true
+		liveStores.Add(-1)
 	}
 }
 

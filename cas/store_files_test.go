@@ -1,54 +1,71 @@
-package cas_test
+package cas
 
 import (
 	"fmt"
 	"os"
-	"runtime"
+	"path/filepath"
 	"testing"
-
-	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-func openFDs(t *testing.T) int {
-	des, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip("no /proc/self/fd:", err)
+// The handles of all stores of a process stay within handleBudget and
+// are shared among the stores: a process with many stores must not run
+// out of file descriptors, a store opened first must give back what it
+// took beyond its share, and a read past the budget still succeeds with
+// a handle of its own.
+func TestPackFilesShareProcessBudget(t *testing.T) {
+	probe := newPackFiles()
+	probe.close()
+	if probe.maxOpen == 0 {
+		t.Skip("no handle is kept on this platform")
 	}
-	return len(des)
-}
-
-// Reading from hundreds of packs keeps a bounded number of files open,
-// and Close releases them all.
-func TestStoreBoundsOpenFiles(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("counts descriptors through /proc/self/fd")
-	}
+	old := handleBudget
+	handleBudget = func() int64 { return 30 }
+	t.Cleanup(func() { handleBudget = old })
+	// Count from zero: stores other tests left open keep their handles.
+	savedHandles, savedStores := cachedHandles.Swap(0), liveStores.Swap(0)
+	t.Cleanup(func() { cachedHandles.Add(savedHandles); liveStores.Add(savedStores) })
 	dir := t.TempDir()
-	s, err := cas.OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []cas.ID
-	for i := range 150 {
-		data, id := packOf(t, []byte(fmt.Sprintf("pack %d\n", i)))
-		if err := s.AddPack(fmt.Sprintf("%d.pack", i), data); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	before := openFDs(t)
-	for round := range 2 {
-		for i, id := range ids {
-			if got, err := cas.ReadFile(s, id); err != nil || string(got) != fmt.Sprintf("pack %d\n", i) {
-				t.Fatalf("round %d, pack %d: %v", round, i, err)
+	read := func(pf *packFiles, s, n int) {
+		t.Helper()
+		for i := range n {
+			path := filepath.Join(dir, fmt.Sprintf("%d-%d", s, i))
+			if err := os.WriteFile(path, []byte(path), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			h, err := pf.acquire(&storedFile{name: path}, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, len(path))
+			if _, err := h.f.ReadAt(buf, 0); err != nil || string(buf) != path {
+				t.Fatalf("read %s: %q, %v", path, buf, err)
+			}
+			pf.release(h)
+			if k := cachedHandles.Load(); k > 30 {
+				t.Fatalf("%d handles kept, budget 30", k)
 			}
 		}
 	}
-	if open := openFDs(t) - before; open > 64 {
-		t.Fatalf("%d files open after reading 150 packs, want at most 64", open)
+	first := newPackFiles()
+	read(first, 0, 40)
+	if n := len(first.open); n != int(min(int64(first.maxOpen), 30)) {
+		t.Fatalf("a store alone keeps %d handles", n)
 	}
-	s.Close()
-	if open := openFDs(t) - before; open > 0 {
-		t.Fatalf("%d files still open after Close", open)
+	stores := []*packFiles{first, newPackFiles(), newPackFiles()}
+	read(stores[1], 1, 12) // past the budget: read, not kept
+	read(first, 2, 1)      // gives back what is beyond its share
+	read(stores[1], 3, 12)
+	read(stores[2], 4, 12)
+	share := 30 / 3
+	for s, pf := range stores {
+		if n := len(pf.open); n > share || n == 0 {
+			t.Errorf("store %d of 3 keeps %d handles: want 1..%d", s, n, share)
+		}
+	}
+	for _, pf := range stores {
+		pf.close()
+	}
+	if n := cachedHandles.Load(); n != 0 {
+		t.Errorf("%d handles counted after every store closed", n)
 	}
 }

@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -63,7 +64,17 @@ func DecodeTree(o Object) ([]TreeEntry, error) {
 	return decodeTree(o.Body)
 }
 
-func decodeTree(body []byte) ([]TreeEntry, error) {
+func decodeTree(body []byte) ([]TreeEntry, error) { return parseTree(body, true) }
+
+// checkTree applies decodeTree's rules without keeping the entries: a
+// pack's verification and every Sink check a tree that way, and a
+// 1,000-entry root tree is checked on every commit of a flat notebook.
+func checkTree(body []byte) error {
+	_, err := parseTree(body, false)
+	return err
+}
+
+func parseTree(body []byte, keep bool) ([]TreeEntry, error) {
 	r := reader{b: body}
 	if Kind(r.u8("tree kind")) != KindTree {
 		return nil, corruptf("not a tree object")
@@ -75,26 +86,33 @@ func decodeTree(body []byte) ([]TreeEntry, error) {
 	if uint64(count) > uint64(len(r.b)/treeEntryMin) {
 		return nil, corruptf("tree declares %d entries in %d bytes", count, len(r.b))
 	}
-	entries := make([]TreeEntry, count)
-	for i := range entries {
-		e := &entries[i]
-		e.Kind = Kind(r.u8("entry kind"))
-		e.Name = string(r.take(int(r.u16("entry name length")), "entry name"))
-		e.ID = r.id("entry ID")
+	var entries []TreeEntry
+	if keep {
+		entries = make([]TreeEntry, count)
+	}
+	var prev []byte
+	for i := range int(count) {
+		kind := Kind(r.u8("entry kind"))
+		name := r.take(int(r.u16("entry name length")), "entry name")
+		id := r.id("entry ID")
 		if r.err != nil {
 			return nil, r.err
 		}
-		if e.Kind != KindFile && e.Kind != KindTree {
-			return nil, corruptf("tree entry %d has kind %v", i, e.Kind)
+		if kind != KindFile && kind != KindTree {
+			return nil, corruptf("tree entry %d has kind %v", i, kind)
 		}
-		if err := checkName(e.Name); err != nil {
+		if err := checkName(name); err != nil {
 			return nil, corruptf("tree entry %d: %v", i, err)
 		}
-		if e.ID.IsZero() {
+		if id.IsZero() {
 			return nil, corruptf("tree entry %d has the zero ID", i)
 		}
-		if i > 0 && entries[i-1].Name >= e.Name {
+		if i > 0 && bytes.Compare(prev, name) >= 0 {
 			return nil, corruptf("tree entries %d and %d are not in strict name order", i-1, i)
+		}
+		prev = name
+		if keep {
+			entries[i] = TreeEntry{Kind: kind, Name: string(name), ID: id}
 		}
 	}
 	return entries, r.done("tree")
@@ -103,14 +121,17 @@ func decodeTree(body []byte) ([]TreeEntry, error) {
 // checkName applies the format's rules for one path segment. The server
 // applies the stricter content rules (DESIGN §6) before anything reaches
 // here; these are only what the tree structure itself needs.
-func checkName(name string) error {
+func checkName[S ~string | ~[]byte](name S) error {
 	switch {
-	case name == "":
+	case len(name) == 0:
 		return fmt.Errorf("empty name")
-	case name == "." || name == "..":
+	case string(name) == "." || string(name) == "..":
 		return fmt.Errorf("name %q", name)
-	case strings.ContainsAny(name, "/\x00"):
-		return fmt.Errorf("name contains '/' or NUL")
+	}
+	for i := range len(name) {
+		if name[i] == '/' || name[i] == 0 {
+			return fmt.Errorf("name contains '/' or NUL")
+		}
 	}
 	return nil
 }

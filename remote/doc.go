@@ -43,9 +43,9 @@
 //	  |                          2..10), the objects its last head reaches and
 //	  |                          its first head does not. Written in the
 //	  |                          background by whoever ended the block; no
-//	  |                          descriptor (a 404 means "use the halves").
+//	  |                          descriptor (a 404 means "use smaller blocks").
 //	  |                          planCatchUp / CatchUp: from a cache's reach
-//	  |                          to head in <= 2*log2(k)+1 packs.
+//	  |                          to head in <= log2(k)+2 packs.
 //	  |
 //	Notebook                     ReadCurrent -> State{Manifest, ETag};
 //	                             FetchPack verifies size and BLAKE3;

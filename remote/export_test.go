@@ -62,3 +62,24 @@ func PlanCatchUpItems(m *Manifest, reach uint64) []PlanItem {
 	}
 	return out
 }
+
+// PlanCatchUpItemsBefore exposes planCatchUpBefore.
+func PlanCatchUpItemsBefore(m *Manifest, reach, fresh uint64) []PlanItem {
+	var out []PlanItem
+	for _, it := range planCatchUpBefore(m, reach, fresh) {
+		out = append(out, PlanItem{it.level, it.first, it.last})
+	}
+	return out
+}
+
+// FreshFrom exposes freshFrom.
+func (n *Notebook) FreshFrom(m *Manifest) uint64 { return n.freshFrom(m) }
+
+// InsteadOf exposes coverItem.instead.
+func InsteadOf(it PlanItem, reach uint64) []PlanItem {
+	var out []PlanItem
+	for _, c := range (coverItem{it.Level, it.First, it.Last}).instead(reach) {
+		out = append(out, PlanItem{c.level, c.first, c.last})
+	}
+	return out
+}

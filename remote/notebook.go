@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -111,6 +112,7 @@ type Notebook struct {
 	rmu      sync.Mutex // guards opts.Rand, which need not be concurrency-safe
 	segments segmentCache
 	group    groupStats
+	readRTT  atomic.Int64 // nanoseconds of the last GET of `current` (rollup.go's freshness)
 }
 
 // Open returns the Notebook on store.
@@ -156,7 +158,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 // ReadCurrent reads and strictly decodes `current`. An absent `current` is
 // the empty notebook (State{}); an undecodable one wraps ErrCorruptManifest.
 func (n *Notebook) ReadCurrent(ctx context.Context) (State, error) {
+	t0 := n.opts.Now()
 	data, etag, err := n.store.Get(ctx, CurrentKey)
+	n.readRTT.Store(int64(n.opts.Now().Sub(t0)))
 	if errors.Is(err, ErrNotFound) {
 		return n.observe(ctx, State{})
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -20,7 +21,7 @@ import (
 // closure of the head at its end once it has the rollup. Its key is
 // derived from the block (RollupKey), so a reader needs no descriptor: it
 // asks for the key, and a rollup nobody built yet (a 404) is replaced by
-// the two halves, down to the increments. Rollups are written by whoever
+// smaller blocks, down to the increments (coverItem.instead). Rollups are written by whoever
 // accepted the generation that ends the block, in the background; two
 // builders of one block write equivalent packs under one key, so losing
 // that race is harmless. Levels MinRollupLevel..MaxRollupLevel exist;
@@ -285,11 +286,18 @@ type coverItem struct {
 // planCatchUp returns the plan for a reader that holds the closure of the
 // head at generation reach (and, before m.Upgraded, every increment pack
 // of the chain up to reach) to reach m's head: the increments of the
-// legacy part, then a rollup of the smallest level whose block holds
-// reach+1 (it may start before reach: a superset is harmless), then the
-// largest aligned blocks that fit, and the increments after the last one.
-// At most 2*log2(k)+1 items for k generations when every rollup exists.
-func planCatchUp(m *Manifest, reach uint64) []coverItem {
+// legacy part, then, as long as one fits, the rollup of the largest block
+// that holds the next generation and ends by the head (it may start
+// before: a superset is harmless), and the increments after the last one.
+// Each block after the first is of a lower level than the one before, so
+// at most log2(k)+2 items for k generations when every rollup exists.
+func planCatchUp(m *Manifest, reach uint64) []coverItem { return planCatchUpBefore(m, reach, 0) }
+
+// planCatchUpBefore is planCatchUp asking for no rollup of a block that
+// ends at or after generation fresh (0: none), whose builder is unlikely to
+// have written it yet (freshFrom): those generations come as increments,
+// which the tail lists.
+func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 	if m == nil || reach >= m.Generation {
 		return nil
 	}
@@ -317,16 +325,18 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 		out = append(out, coverItem{level: 0, first: pos + 1, last: stop})
 		pos = stop
 	}
-	const b = 1 << MinRollupLevel
-	if r := pos % b; r != 0 && pos-r+b <= g && pos-r+b > m.Checkpoint.Through {
-		out = append(out, coverItem{level: MinRollupLevel, first: pos - r + 1, last: pos - r + b})
-		pos = pos - r + b
+	limit := g
+	if fresh > 0 {
+		limit = min(g, fresh-1)
 	}
 	for pos < g {
-		level := 0
+		// The largest block that holds pos+1 and ends by g: it may start
+		// before pos (a superset is harmless, and one larger block is
+		// fewer GETs than the aligned pieces of the rest of it).
+		level, end := 0, uint64(0)
 		for l := MaxRollupLevel; l >= MinRollupLevel; l-- {
-			if pos%(1<<l) == 0 && pos+1<<l <= g {
-				level = l
+			if e := pos - pos%(1<<l) + 1<<l; e <= limit && e > m.Checkpoint.Through {
+				level, end = l, e
 				break
 			}
 		}
@@ -334,10 +344,44 @@ func planCatchUp(m *Manifest, reach uint64) []coverItem {
 			out = append(out, coverItem{level: 0, first: pos + 1, last: g})
 			break
 		}
-		out = append(out, coverItem{level: level, first: pos + 1, last: pos + 1<<level})
-		pos += 1 << level
+		out = append(out, coverItem{level: level, first: end - 1<<level + 1, last: end})
+		pos = end
 	}
 	return out
+}
+
+// freshRTTs is how many round trips of a GET of `current` a rollup takes
+// to appear after the publication that ends its block: the publisher's
+// conditional write returns (its Time is set before it), then it builds
+// the rollup and PUTs it.
+const freshRTTs = 4
+
+// freshFrom returns the oldest generation of m's tail from which on every
+// increment was published less than freshRTTs round trips ago (by this
+// reader's clock against the publishers' recorded times; 0: none): a
+// rollup of a block ending there is most likely not written yet, and
+// asking for it costs a 404 and then its halves, each absent too (a
+// builder writes a generation's levels one after the other). At 1,000
+// commits a minute a generation is ~60 ms old when the next writer reads
+// `current`. A clock behind the publishers' makes more of the tail look
+// fresh (at most the tail's increments are then fetched one by one), one
+// ahead makes none look fresh (the 404s of before).
+func (n *Notebook) freshFrom(m *Manifest) uint64 {
+	rtt := time.Duration(n.readRTT.Load())
+	if m == nil || m.Version < 2 || rtt <= 0 {
+		return 0
+	}
+	now := n.opts.Now().UnixMilli()
+	age := (freshRTTs * rtt).Milliseconds()
+	fresh := uint64(0)
+	for i := len(m.Increments) - 1; i >= 0; i-- {
+		inc := m.Increments[i]
+		if inc.Time == 0 || now-int64(inc.Time) >= age {
+			break
+		}
+		fresh = inc.Generation
+	}
+	return fresh
 }
 
 // skipSwaps returns the generation before the first increment after
@@ -360,14 +404,14 @@ func skipSwaps(m *Manifest, reach uint64) uint64 {
 
 // CatchUp downloads what a reader that reached generation reach (see
 // planCatchUp) needs to read state's head, fetching up to parallel packs
-// at a time. A rollup nobody built is replaced by its halves. Increments
+// at a time. A rollup nobody built is replaced by smaller blocks. Increments
 // are verified against their descriptors; a missing increment wraps
 // ErrMissingPack.
 //
 // have reports packs the caller holds already (by key): they are skipped.
 func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, parallel int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
 	var st CatchUpStats
-	plan := planCatchUp(state.Manifest, reach)
+	plan := planCatchUpBefore(state.Manifest, reach, n.freshFrom(state.Manifest))
 	for len(plan) > 0 {
 		var incs []coverItem
 		var rolls []coverItem
@@ -427,7 +471,7 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 				}
 			case rollup && errors.Is(r.err, ErrNotFound):
 				st.Missing++
-				plan = append(plan, r.item.halves(reach)...)
+				plan = append(plan, r.item.instead(reach)...)
 			case first == nil:
 				first = r.err
 			}
@@ -445,21 +489,31 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 	return st, nil
 }
 
-// halves replaces a rollup nobody built: the two blocks of the level
-// below, or the increments when that level has no rollups, skipping what
-// the reader already reached.
-func (it coverItem) halves(reach uint64) []coverItem {
+// instead replaces a rollup nobody built, skipping what the reader already
+// reached. A builder writes the levels ending at one generation from the
+// lowest up, so the larger half of an absent block, which ends where it
+// does, is most likely absent too, and so on down: instead of descending
+// one 404 per level, the part before the block's last four generations
+// comes as the largest blocks that fit (built by other, earlier
+// publications), the last four as the level-2 block (the first a builder
+// writes), or as increments when that one is absent.
+func (it coverItem) instead(reach uint64) []coverItem {
 	if it.level <= MinRollupLevel {
 		return []coverItem{{level: 0, first: max(it.first, reach+1), last: it.last}}
 	}
-	half := uint64(1) << (it.level - 1)
+	const b = 1 << MinRollupLevel
 	var out []coverItem
-	for _, h := range []coverItem{{it.level - 1, it.first, it.first + half - 1}, {it.level - 1, it.first + half, it.last}} {
-		if h.last > reach {
-			out = append(out, h)
+	pos := max(it.first-1, reach)
+	for pos+b < it.last {
+		for l := it.level - 1; l >= MinRollupLevel; l-- {
+			if e := pos - pos%(1<<l) + 1<<l; e <= it.last-b {
+				out = append(out, coverItem{level: l, first: e - 1<<l + 1, last: e})
+				pos = e
+				break
+			}
 		}
 	}
-	return out
+	return append(out, coverItem{level: MinRollupLevel, first: it.last - b + 1, last: it.last})
 }
 
 // runParallel calls f(0..n-1) with at most parallel calls at once.

@@ -3,14 +3,17 @@ package remote_test
 import (
 	"math"
 	"testing"
+	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // With every rollup built, the catch-up plan from any reach r to any
-// generation g has at most 2*log2(g-r)+1 packs (the bound of issue 17 is
-// 2*log2(k)+4 requests, `current` included), and covers (r, g] exactly in
-// order: every generation above r is in one item, none is skipped.
+// generation g has at most log2(g-r)+2 packs (the largest block holding
+// the next generation each time; the bound of issue 17 was 2*log2(k)+4
+// requests, `current` included), and covers (r, g] exactly in order: every
+// generation above r is in one item, none is skipped.
 func TestPlanCatchUpBound(t *testing.T) {
 	for g := uint64(1); g <= 2100; g += 7 {
 		m := &remote.Manifest{Version: 2, Generation: g, Upgraded: 1,
@@ -18,7 +21,7 @@ func TestPlanCatchUpBound(t *testing.T) {
 		for r := uint64(0); r < g; r += 1 + (g-r)/40 {
 			plan := remote.PlanCatchUpItems(m, r)
 			k := float64(g - r)
-			if bound := int(2*math.Log2(k) + 1); len(plan) > max(bound, 1) {
+			if bound := int(math.Log2(k) + 2); len(plan) > bound {
 				t.Fatalf("r=%d g=%d: %d items, bound %d: %v", r, g, len(plan), bound, plan)
 			}
 			next := r + 1
@@ -101,6 +104,92 @@ func TestRollupsDueAfterSwaps(t *testing.T) {
 			Increments: []remote.Increment{{Generation: tc.prev}, {Generation: tc.last}}}
 		if got := m.RollupsDue(); got != tc.want {
 			t.Errorf("%+v: RollupsDue = %v", tc, got)
+		}
+	}
+}
+
+// Generations published too recently for their rollups to be written are
+// fetched as increments: the plan asks for no block ending at or after
+// the fresh bound, and still covers (r, g] in order.
+func TestPlanCatchUpAvoidsFreshBlocks(t *testing.T) {
+	for g := uint64(20); g <= 1100; g += 13 {
+		m := &remote.Manifest{Version: 2, Generation: g, Upgraded: 1,
+			Increments: []remote.Increment{{Generation: g}}}
+		for _, fresh := range []uint64{g, g - 1, g - 5} {
+			for r := uint64(0); r < g; r += 1 + (g-r)/20 {
+				plan := remote.PlanCatchUpItemsBefore(m, r, fresh)
+				next := r + 1
+				for i, it := range plan {
+					if it.Level > 0 && it.Last >= fresh {
+						t.Fatalf("r=%d g=%d fresh=%d: item %+v ends at or after the fresh bound", r, g, fresh, it)
+					}
+					if it.First > next || (i > 0 && it.First != next) || it.Last < it.First {
+						t.Fatalf("r=%d g=%d fresh=%d: item %d %+v does not continue at %d", r, g, fresh, i, it, next)
+					}
+					next = it.Last + 1
+				}
+				if next != g+1 {
+					t.Fatalf("r=%d g=%d fresh=%d: the plan ends at %d", r, g, fresh, next-1)
+				}
+				if len(plan) > int(math.Log2(float64(g-r)))+2+int(g-fresh)+3 {
+					t.Fatalf("r=%d g=%d fresh=%d: %d items: %v", r, g, fresh, len(plan), plan)
+				}
+			}
+		}
+	}
+}
+
+// An increment is fresh when it was published less than a few round trips
+// of `GET current` ago by the reader's clock: the round trip is the
+// reader's own last read.
+func TestFreshFromTheTailsTimes(t *testing.T) {
+	clock := time.UnixMilli(1_000_000)
+	now := func() time.Time { clock = clock.Add(10 * time.Millisecond); return clock } // a GET of current: 10 ms
+	n := remote.Open(memstore.New(), remote.Options{Now: now})
+	if _, err := n.ReadCurrent(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	at := func(ago time.Duration) uint64 { return uint64(clock.Add(-ago).UnixMilli()) }
+	m := &remote.Manifest{Version: 2, Generation: 9, Upgraded: 1, Increments: []remote.Increment{
+		{Generation: 5, Time: at(time.Second)}, {Generation: 6, Time: at(200 * time.Millisecond)},
+		{Generation: 7, Time: at(25 * time.Millisecond)}, {Generation: 8, Time: at(20 * time.Millisecond)}, {Generation: 9, Time: at(0)}}}
+	if got := n.FreshFrom(m); got != 7 {
+		t.Fatalf("FreshFrom = %d, want 7 (published within 4 round trips of 10 ms)", got)
+	}
+	m.Increments[4].Time = 0 // unknown (version 1): never fresh
+	if got := n.FreshFrom(m); got != 0 {
+		t.Fatalf("FreshFrom = %d with the newest time unknown, want 0", got)
+	}
+}
+
+// An absent rollup is replaced by smaller blocks that cover what the
+// reader still lacks of it, in order, ending with its level-2 block (the
+// first a builder writes) rather than descending through its larger
+// halves, which end where it does and are most likely absent too.
+func TestAbsentRollupReplacement(t *testing.T) {
+	for level := remote.MinRollupLevel + 1; level <= remote.MaxRollupLevel; level++ {
+		size := uint64(1) << level
+		for _, first := range []uint64{1, 1 + size, 1 + 7*size} {
+			last := first + size - 1
+			for reach := first - 1; reach < last; reach += 1 + size/16 {
+				got := remote.InsteadOf(remote.PlanItem{Level: level, First: first, Last: last}, reach)
+				next := reach + 1
+				for i, it := range got {
+					if it.Level >= level || it.Level == 0 {
+						t.Fatalf("level %d (%d..%d) reach %d: item %+v", level, first, last, reach, it)
+					}
+					if it.First > next || (i > 0 && it.First != next) || it.First < first {
+						t.Fatalf("level %d (%d..%d) reach %d: item %d %+v does not continue at %d: %v", level, first, last, reach, i, it, next, got)
+					}
+					next = it.Last + 1
+				}
+				if end := got[len(got)-1]; end.Level != remote.MinRollupLevel || end.Last != last {
+					t.Fatalf("level %d (%d..%d) reach %d: ends with %+v", level, first, last, reach, end)
+				}
+				if len(got) > level {
+					t.Fatalf("level %d reach %d: %d items: %v", level, reach, len(got), got)
+				}
+			}
 		}
 	}
 }

@@ -60,6 +60,12 @@ type Config struct {
 	// GroupCommit turns on cooperative publication (server/groupcommit.go,
 	// remote/proposal.go): off by default until it is proved at scale.
 	GroupCommit bool
+	// Sleep and Now, if set, are the publication protocol's clock
+	// (remote.Options: its backoff, group commit's waits, the windows it
+	// measures). The fleet simulation's slow motion passes a clock in the
+	// model's time; nil is the real clock.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
 }
 
 // Engine runs pull, commit, status and log. It is safe for concurrent use;
@@ -192,7 +198,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		store:     cfg.Store,
-		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention}),
+		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
 		log:       logger,
 		workspace: ws,
 		defDir:    def,

@@ -23,20 +23,28 @@
 //	  ▼
 //	Result ─▶ report.go (Markdown table, JSON)
 //
-// Time: the engines run on the real clock (their backoff and timestamps
-// are internal to remote/ and server/, which take no clock from outside),
-// so the simulation is in real time, not virtual. Config.Scale compresses
-// it: every modelled duration (round trips, service times, the commit
-// window) is divided by Scale before it is slept, and every measured
-// duration is multiplied by Scale before it is reported, so the reported
-// figures are in the model's time. What Scale does not compress — the
-// engines' own CPU work and their retry backoff — is then overstated by
-// the factor Scale; Scale 1 (the default) is exact apart from the shared
-// CPU, which Result.CPU reports (cores busy near 2 means the figures
-// include queueing for the simulation's CPU, not only for the store).
-// A Scale below 1 is slow motion, for a fleet whose engines' CPU the
-// machine cannot supply in real time (1,000 agents on 2 shared cores):
-// their CPU and backoff are then understated by the factor 1/Scale.
+// Time: the engines run in real time, not virtual. Config.Scale
+// compresses it: every modelled duration (round trips, service times, the
+// commit window) is divided by Scale before it is slept, every measured
+// duration is multiplied by Scale before it is reported, and the engines'
+// publication protocol runs on a model clock (clock.go, through
+// server.Config.Sleep and Now): its backoff, group commit's waits and the
+// round trips it measures are in the model's time too. So the reported
+// figures are in the model's time, and what Scale does not compress is
+// the engines' CPU work (and the local file system's): understated by the
+// factor 1/Scale below 1. Scale 1 (the default) is exact apart from the
+// shared CPU, which Result.CPU reports (cores busy near 2 means the
+// figures include queueing for the simulation's CPU, not only for the
+// store). A Scale below 1 is slow motion, for a fleet whose engines' CPU
+// the machine cannot supply in real time (1,000 agents on 2 shared
+// cores): the figures are then those of agents on machines 1/Scale times
+// faster than this one's share.
+//
+// The engines are not LongLived (no inotify-backed directory memory):
+// 1,000 watches would exceed the machine's inotify instance limit (128
+// here), and every commit's scan then lists L and re-reads the files the
+// previous call wrote (the stat cache trusts a file only after a later
+// scan), which is part of the CPU figure.
 // Arrival instants, jitter and contents are seeded; which writer wins a
 // race is up to the scheduler, so two runs agree in distribution, not
 // byte for byte.

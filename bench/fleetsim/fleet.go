@@ -44,12 +44,13 @@ type Config struct {
 	Dir string
 	// EnginePerCommit gives every Commit call a fresh engine, closed after
 	// it, as the CLI does (one process per call); otherwise each agent
-	// keeps one engine for the run, as `slivingdoc serve` does. A kept
-	// engine holds up to 64 pack files open, which bounds the fleet one
-	// process can hold by its open-file limit.
+	// keeps one engine for the run, as `slivingdoc serve` does. Kept
+	// engines share half the open-file limit for cached pack files.
 	EnginePerCommit bool
 	Cap             time.Duration // no new Commit call starts this long after the last instant (0 = 10 minutes)
 	Progress        func(format string, args ...any)
+
+	clock modelClock // the engines' publication clock (set by Run)
 }
 
 func (c *Config) defaults() {
@@ -112,8 +113,8 @@ type Result struct {
 	// the run (Linux; nil elsewhere): the simulation shares the cores.
 	Load []float64
 	// FileLimit is the open-file limit the run had (0 = unknown): an
-	// engine keeps up to 64 cached pack files open, and a run past the
-	// limit fails calls with LOCAL_IO (too many open files).
+	// engine keeps up to 64 cached pack files open, and the engines of a
+	// process share half the limit for them (cas/store_files.go).
 	FileLimit uint64
 	Audit     Audit
 }
@@ -148,12 +149,12 @@ func (r *Result) PerCommit(n int64) float64 {
 const packHandlesPerEngine = 64
 
 type agent struct {
-	tag   string
-	e     *server.Engine // the kept engine; nil with Config.EnginePerCommit
-	base  string         // parent of the agent's L and P
-	path  string         // the agent's file, absolute
-	group bool           // its engines use group commit
-	seq   int
+	tag  string
+	e    *server.Engine // the kept engine; nil with Config.EnginePerCommit
+	base string         // parent of the agent's L and P
+	path string         // the agent's file, absolute
+	cfg  Config         // the engines' settings (Config.EnginePerCommit)
+	seq  int
 
 	pending, accepted, written []string
 	ok, busy, gaveUp, calls    int
@@ -175,15 +176,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer os.RemoveAll(base)
 
 	// Up to 64 cached pack handles per engine, plus the lock files and
-	// writes of the calls in flight.
-	want := uint64(cfg.Agents)*(packHandlesPerEngine+8) + 1024
-	limit := raiseFileLimit(want)
-	if cfg.EnginePerCommit {
-		want = 0 // only the engines of calls in flight hold files
-	}
-	if limit != 0 && limit < want {
-		cfg.Progress("warning: open-file limit %d is below the %d that %d engines may use: calls may fail with LOCAL_IO (too many open files)", limit, want, cfg.Agents)
-	}
+	// writes of the calls in flight; past the limit the engines' stores
+	// share half of it for cached handles (cas/store_files.go) and read
+	// the rest with handles of their own.
+	limit := raiseFileLimit(uint64(cfg.Agents)*(packHandlesPerEngine+8) + 1024)
+	cfg.clock = modelClock{scale: cfg.Model.Scale, t0: time.Now()}
 	mem := memstore.New()
 	store := NewLatency(mem, cfg.Model, cfg.Seed)
 	res := &Result{FileLimit: limit, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, EnginePerCommit: cfg.EnginePerCommit, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
@@ -245,7 +242,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					errs[i] = err
 					return
 				}
-				ok, err := a.commit(ctx, store, cfg.CommitRetries, deadline, cfg.MaxTries)
+				ok, err := a.commit(ctx, store, deadline, cfg.MaxTries)
 				if err != nil {
 					errs[i] = err
 					return
@@ -355,7 +352,11 @@ func newEngine(store remote.Store, base string, cfg Config) (*server.Engine, str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	e, err := server.New(server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CommitRetries: cfg.CommitRetries, GroupCommit: cfg.GroupCommit})
+	sc := server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CommitRetries: cfg.CommitRetries, GroupCommit: cfg.GroupCommit}
+	if cfg.clock.scale > 0 && cfg.clock.scale != 1 {
+		sc.Sleep, sc.Now = cfg.clock.sleep, cfg.clock.now
+	}
+	e, err := server.New(sc)
 	return e, dir, err
 }
 
@@ -377,7 +378,7 @@ func setup(ctx context.Context, cfg Config, store remote.Store, base string) ([]
 		if err := os.WriteFile(filepath.Join(dir, tag+".md"), []byte("# "+tag+"\n"), 0o644); err != nil {
 			return nil, 0, err
 		}
-		agents[i] = &agent{tag: tag, group: cfg.GroupCommit, other: map[string]int{}, cause: map[string]string{}}
+		agents[i] = &agent{tag: tag, cfg: cfg, other: map[string]int{}, cause: map[string]string{}}
 	}
 	r, err := seed.Commit(ctx, "", "set-up")
 	if err != nil {
@@ -432,14 +433,14 @@ func (a *agent) edit(payload int) error {
 // cancelled, so every accepted commit is known to the audit. A
 // non-retryable domain error ends the run: on disjoint files there
 // should be none.
-func (a *agent) commit(ctx context.Context, store remote.Store, retries int, deadline time.Time, maxTries int) (bool, error) {
+func (a *agent) commit(ctx context.Context, store remote.Store, deadline time.Time, maxTries int) (bool, error) {
 	for try := 1; ; try++ {
 		if time.Now().After(deadline) {
 			a.gaveUp++
 			return false, nil
 		}
 		t := time.Now()
-		err := a.commitOnce(ctx, store, retries)
+		err := a.commitOnce(ctx, store)
 		a.calls++
 		a.callLatency = append(a.callLatency, time.Since(t))
 		if err == nil {
@@ -474,11 +475,11 @@ func (a *agent) commit(ctx context.Context, store remote.Store, retries int, dea
 // commitOnce is one Commit call, on a fresh engine when the agent keeps
 // none (its construction and close are part of the call, as in a CLI
 // process).
-func (a *agent) commitOnce(ctx context.Context, store remote.Store, retries int) error {
+func (a *agent) commitOnce(ctx context.Context, store remote.Store) error {
 	e := a.e
 	if e == nil {
 		var err error
-		if e, _, err = newEngine(store, a.base, Config{CommitRetries: retries, GroupCommit: a.group}); err != nil {
+		if e, _, err = newEngine(store, a.base, a.cfg); err != nil {
 			return err
 		}
 		defer e.Close()

@@ -10,6 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -40,7 +42,11 @@ func main() {
 	group := flag.Bool("group-commit", false, "engines use group commit (issue 18)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs (set-up included) to this file")
+	debugAddr := flag.String("debug-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) to see where a run's engines wait")
 	flag.Parse()
+	if *debugAddr != "" {
+		go func() { log.Println(http.ListenAndServe(*debugAddr, nil)) }()
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
