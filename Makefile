@@ -145,8 +145,10 @@ chaos: build
 # (v1 at 1,000 agents collapses: 3-8 minutes until the agents give up) plus the
 # set-up and clean-up of 10^6 files (~4 GB in the temp directory: minutes on a
 # loaded disk).
-# Kept engines hold up to 64 files open each: below an open-file limit of
-# ~72 x agents add FLEET_FLAGS='-agents 100,1000 -engine-per-commit'.
+# The engines' cached pack files share half the process's open-file limit.
+# 1,000 agents outrun 2 cores in real time: run them in slow motion, e.g.
+# FLEET_FLAGS='-agents 1000 -scale 0.1 -cap 60s -group-commit -dir /dev/shm'
+# (16-20 minutes, ~3 GB; docs/benchmarks.md).
 FLEET_FLAGS ?= -agents 100,1000
 
 .PHONY: bench-fleet
