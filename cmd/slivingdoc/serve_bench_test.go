@@ -172,6 +172,8 @@ func benchServeVersus(b *testing.B, bin, vs, store string, storeEnv func(*testin
 type serveNotebook struct {
 	s      *benchServe
 	target string
+	env    []string // the serve's environment, for CLI calls on the same notebook
+	dir    string
 }
 
 func newServeNotebook(b *testing.B, bin string, storeEnv func(*testing.B, string) []string, n int) *serveNotebook {
@@ -187,7 +189,7 @@ func newServeNotebook(b *testing.B, bin string, storeEnv func(*testing.B, string
 	s.tool("notes_pull", `{}`)
 	target := seedTree(b, dir, n)
 	s.tool("notes_commit", `{"message":"seed"}`)
-	return &serveNotebook{s: s, target: target}
+	return &serveNotebook{s: s, target: target, env: env, dir: dir}
 }
 
 func (nb *serveNotebook) appendKiB(b *testing.B) {
@@ -249,27 +251,8 @@ func alternateWith(b *testing.B, refName string, ref func(), op func()) {
 }
 
 func benchServeStore(b *testing.B, bin, store string, storeEnv func(*testing.B, string) []string, n int, git func()) {
-	base := b.TempDir()
-	dir := filepath.Join(base, "notes")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	env := append(append(cleanEnv(), storeEnv(b, base)...),
-		"SLIVINGDOC_PRIVATE_ROOT="+filepath.Join(base, "private"),
-		"XDG_DATA_HOME="+filepath.Join(base, "xdg-data"), "XDG_CACHE_HOME="+filepath.Join(base, "xdg-cache"))
-	s := startBenchServe(b, bin, env, dir)
-	s.tool("notes_pull", `{}`)
-	target := seedTree(b, dir, n)
-	s.tool("notes_commit", `{"message":"seed"}`)
-	kib := strings.Repeat("0123456789abcde\n", 64)
-	appendKiB := func(b *testing.B) {
-		f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.WriteString(kib)
-		f.Close()
-	}
+	nb := newServeNotebook(b, bin, storeEnv, n)
+	s, env, dir, appendKiB := nb.s, nb.env, nb.dir, nb.appendKiB
 
 	b.Run(fmt.Sprintf("files=%d/%s/commit-1KiB", n, store), func(b *testing.B) {
 		s.b = b
