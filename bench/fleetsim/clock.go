@@ -20,7 +20,12 @@ func (c modelClock) now() time.Time {
 }
 
 func (c modelClock) sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(time.Duration(float64(d) / c.scale))
+	return sleepFor(ctx, time.Duration(float64(d)/c.scale))
+}
+
+// sleepFor waits d of real time, or until ctx ends.
+func sleepFor(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

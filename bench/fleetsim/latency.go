@@ -154,14 +154,7 @@ func (l *Latency) sleep(ctx context.Context, model time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleepFor(ctx, d)
 }
 
 func (l *Latency) keyLock(key string) *sync.Mutex {
