@@ -216,13 +216,21 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 			s.e.afterGroupPublish(acc.State, acc.Members)
 		default:
 			// The pack goes into the cache (two files written) while L
-			// and P are brought up to date: nothing below reads it, and
-			// the call returns only once it is there.
+			// and P are brought up to date: nothing below reads it. A
+			// one-shot process returns only once it is there; a
+			// long-lived one replies first (after_reply.go).
+			keep := func() {
+				s.keepOwnPack(acc, last.pack)
+				s.e.afterPublish(acc.State)
+			}
+			if s.e.longLived {
+				s.e.afterReply.start(keep)
+				break
+			}
 			kept := make(chan struct{})
 			go func() {
 				defer close(kept)
-				s.keepOwnPack(acc, last.pack)
-				s.e.afterPublish(acc.State)
+				keep()
 			}()
 			defer func() { <-kept }()
 		}

@@ -104,6 +104,8 @@ type Engine struct {
 	checkpointing   atomic.Bool    // a background checkpoint is running
 	rollupMu        sync.Mutex     // one rollup build at a time
 	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
+	afterReply      afterReply     // a long-lived engine's work left after a reply (after_reply.go)
+	generations     *generationMemory
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -197,24 +199,28 @@ func New(cfg Config) (*Engine, error) {
 		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
 	}
 	e := &Engine{
-		store:     cfg.Store,
-		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
-		log:       logger,
-		workspace: ws,
-		defDir:    def,
-		private:   priv,
-		storeKey:  storeKey,
-		sets:      sets,
-		ignore:    ignore,
-		secrets:   !cfg.AllowSecrets,
-		dirs:      map[string]*sync.Mutex{},
-		objects:   map[string]*chainCache{},
-		longLived: cfg.LongLived,
-		memories:  map[string]*dirMemory{},
+		generations: generations,
+		store:       cfg.Store,
+		notebook:    remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
+		log:         logger,
+		workspace:   ws,
+		defDir:      def,
+		private:     priv,
+		storeKey:    storeKey,
+		sets:        sets,
+		ignore:      ignore,
+		secrets:     !cfg.AllowSecrets,
+		dirs:        map[string]*sync.Mutex{},
+		objects:     map[string]*chainCache{},
+		longLived:   cfg.LongLived,
+		memories:    map[string]*dirMemory{},
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
 		retain:          cfg.Retain,
+	}
+	if cfg.LongLived {
+		generations.later = e.afterReply.start
 	}
 	switch {
 	case e.retain == 0:
@@ -228,6 +234,7 @@ func New(cfg Config) (*Engine, error) {
 // Close waits for a background checkpoint, then releases the engine's
 // resources (open object caches).
 func (e *Engine) Close() error {
+	e.afterReply.wait()
 	e.background.Wait()
 	e.closeMemories()
 	e.objMu.Lock()

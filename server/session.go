@@ -65,6 +65,7 @@ type session struct {
 // verdict, normally), resolves the request path, takes the in-process and
 // cross-process locks and loads the directory's private state.
 func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
+	e.afterReply.wait()
 	dir, err := e.ResolveDir(path)
 	if err != nil {
 		return nil, err
