@@ -415,6 +415,12 @@ type found struct {
 func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
 	for _, sd := range subs {
 		sub := &dirRef{parent: d, name: sd.name}
+		if parentReused {
+			// Most likely remembered too: no system call to overlap, so
+			// a goroutine per directory would only add its own cost.
+			w.walk(sub, sd.rel, sd.states, true)
+			continue
+		}
 		select {
 		case w.sem <- struct{}{}:
 			w.wg.Add(1)
