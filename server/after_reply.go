@@ -19,6 +19,9 @@ type afterReply struct {
 	pending []chan struct{}
 }
 
+// slowAfterReply, set by tests, runs before each piece of such work.
+var slowAfterReply func()
+
 // start runs f on its own goroutine, as work to finish after the reply.
 func (a *afterReply) start(f func()) {
 	done := make(chan struct{})
@@ -27,6 +30,9 @@ func (a *afterReply) start(f func()) {
 	a.mu.Unlock()
 	go func() {
 		defer close(done)
+		if slowAfterReply != nil {
+			slowAfterReply()
+		}
 		f()
 	}()
 }

@@ -219,6 +219,7 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 			// and P are brought up to date: nothing below reads it. A
 			// one-shot process returns only once it is there; a
 			// long-lived one replies first (after_reply.go).
+			s.keepRecent(last)
 			keep := func() {
 				s.keepOwnPack(acc, last.pack)
 				s.e.afterPublish(acc.State)
@@ -335,6 +336,20 @@ func (s *session) materialiseConflict(last attemptResult) error {
 		return err
 	}
 	return conflictError(last.merged.conflicts)
+}
+
+// keepRecent keeps the published content of the files the commit changed
+// that the scan read from L (recent.go): the next commit of those files
+// reads it as its old version.
+func (s *session) keepRecent(last *attempt) {
+	if s.e.recent == nil || s.scan == nil {
+		return
+	}
+	for p, id := range last.changed {
+		if c, ok := s.scan.content[p]; ok && !id.IsZero() && s.scan.files[p] == id {
+			s.e.recent.put(id, c)
+		}
+	}
 }
 
 // keepOwnPack adds the accepted pack to the cache so no process on this

@@ -98,14 +98,14 @@ type Engine struct {
 	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
 	memories  map[string]*dirMemory // by private state directory
 
-	checkpointPacks int            // active increments that trigger a checkpoint
-	retained        int            // retained chains a checkpoint keeps
-	retain          time.Duration  // history window by time
-	checkpointing   atomic.Bool    // a background checkpoint is running
-	rollupMu        sync.Mutex     // one rollup build at a time
-	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
-	afterReply      afterReply     // a long-lived engine's work left after a reply (after_reply.go)
-	generations     *generationMemory
+	checkpointPacks int             // active increments that trigger a checkpoint
+	retained        int             // retained chains a checkpoint keeps
+	retain          time.Duration   // history window by time
+	checkpointing   atomic.Bool     // a background checkpoint is running
+	rollupMu        sync.Mutex      // one rollup build at a time
+	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
+	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
+	recent          *recentContents // nil unless long-lived (recent.go)
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -199,21 +199,20 @@ func New(cfg Config) (*Engine, error) {
 		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
 	}
 	e := &Engine{
-		generations: generations,
-		store:       cfg.Store,
-		notebook:    remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
-		log:         logger,
-		workspace:   ws,
-		defDir:      def,
-		private:     priv,
-		storeKey:    storeKey,
-		sets:        sets,
-		ignore:      ignore,
-		secrets:     !cfg.AllowSecrets,
-		dirs:        map[string]*sync.Mutex{},
-		objects:     map[string]*chainCache{},
-		longLived:   cfg.LongLived,
-		memories:    map[string]*dirMemory{},
+		store:     cfg.Store,
+		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
+		log:       logger,
+		workspace: ws,
+		defDir:    def,
+		private:   priv,
+		storeKey:  storeKey,
+		sets:      sets,
+		ignore:    ignore,
+		secrets:   !cfg.AllowSecrets,
+		dirs:      map[string]*sync.Mutex{},
+		objects:   map[string]*chainCache{},
+		longLived: cfg.LongLived,
+		memories:  map[string]*dirMemory{},
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
@@ -221,6 +220,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.LongLived {
 		generations.later = e.afterReply.start
+		e.recent = newRecentContents()
 	}
 	switch {
 	case e.retain == 0:

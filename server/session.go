@@ -258,6 +258,9 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 			return c, nil
 		}
 	}
+	if c, ok := s.e.recent.get(id); ok {
+		return c, nil
+	}
 	if s.src != nil {
 		c, err := cas.ReadFile(s.src, id)
 		if err == nil {
