@@ -32,8 +32,8 @@ func TestLongLivedCommitsLeaveTheirCacheWorkForAfterTheReply(t *testing.T) {
 		if r := a.commit("append"); r.Generation != uint64(i+2) {
 			t.Fatalf("commit %d: generation %d", i, r.Generation)
 		}
-		if got := store.Calls(memstore.OpGet) - before; got != 1 {
-			t.Fatalf("commit %d made %d GETs, want 1 (current)", i, got)
+		if got := store.Calls(memstore.OpGet) - before; got > 1 {
+			t.Fatalf("commit %d made %d GETs, want at most 1 (current; solo.go may spare it)", i, got)
 		}
 	}
 	if err := a.e.Close(); err != nil {

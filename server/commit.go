@@ -186,7 +186,13 @@ func (s *session) publish(message string) (*Result, error) {
 	include := func(ctx context.Context, observed remote.State, own remote.Proposal, cands []remote.Candidate) ([]remote.Member, error) {
 		return last.include(ctx, observed, own, cands)
 	}
-	acc, err := s.e.notebook.PublishGroup(s.ctx, build, include)
+	var acc remote.Accepted
+	var err error
+	if known := s.knownState(); known.Manifest != nil {
+		acc, err = s.e.notebook.PublishFrom(s.ctx, known, build)
+	} else {
+		acc, err = s.e.notebook.PublishGroup(s.ctx, build, include)
+	}
 	if errors.Is(err, errMergeConflict) {
 		return nil, s.materialiseConflict(last.attemptResult)
 	}
@@ -220,6 +226,7 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 			// one-shot process returns only once it is there; a
 			// long-lived one replies first (after_reply.go).
 			s.keepRecent(last)
+			s.e.solo.published(last.observed, acc.State)
 			keep := func() {
 				s.keepOwnPack(acc, last.pack)
 				s.e.afterPublish(acc.State)

@@ -106,6 +106,8 @@ type Engine struct {
 	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
 	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
 	recent          *recentContents // nil unless long-lived (recent.go)
+	solo            soloMemory      // a long-lived engine's own last publication (solo.go)
+	groupCommit     bool
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -199,20 +201,21 @@ func New(cfg Config) (*Engine, error) {
 		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
 	}
 	e := &Engine{
-		store:     cfg.Store,
-		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
-		log:       logger,
-		workspace: ws,
-		defDir:    def,
-		private:   priv,
-		storeKey:  storeKey,
-		sets:      sets,
-		ignore:    ignore,
-		secrets:   !cfg.AllowSecrets,
-		dirs:      map[string]*sync.Mutex{},
-		objects:   map[string]*chainCache{},
-		longLived: cfg.LongLived,
-		memories:  map[string]*dirMemory{},
+		store:       cfg.Store,
+		notebook:    remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
+		log:         logger,
+		workspace:   ws,
+		defDir:      def,
+		private:     priv,
+		storeKey:    storeKey,
+		sets:        sets,
+		ignore:      ignore,
+		secrets:     !cfg.AllowSecrets,
+		dirs:        map[string]*sync.Mutex{},
+		objects:     map[string]*chainCache{},
+		longLived:   cfg.LongLived,
+		groupCommit: cfg.GroupCommit,
+		memories:    map[string]*dirMemory{},
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
