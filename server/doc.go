@@ -50,7 +50,12 @@
 //   - A long-lived engine (Config.LongLived: serve) keeps, per L, the
 //     directory listings an inotify watch proves unchanged and the stat
 //     cache (memory.go, workdir/memory.go); the baseline and the recovery
-//     flag are still read from P on every call.
+//     flag are still read from P on every call. It also replies to a commit
+//     before keeping the published pack in the cache and recording the
+//     highest generation (after_reply.go: the next call and Close wait for
+//     that work), keeps the content its commits published (recent.go), and
+//     while it writes alone builds on its own last publication instead of
+//     reading `current` (solo.go: the conditional write proves it).
 //   - Files of L are written through a temporary sibling named
 //     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; while a
 //     recovery is pending the scan sets such names aside and the
