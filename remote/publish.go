@@ -182,6 +182,11 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	if err := n.putSegments(ctx, next); err != nil {
 		return State{}, err
 	}
+	if prop.Ready != nil {
+		if err := prop.Ready(); err != nil {
+			return State{}, err
+		}
+	}
 	etag, err := writeCurrent(ctx, n.store, staged, data, observed.ETag)
 	switch {
 	case err == nil:

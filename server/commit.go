@@ -180,6 +180,9 @@ type attemptResult struct {
 func (s *session) publish(message string) (*Result, error) {
 	var last *attempt
 	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
+		if last != nil {
+			last.waitRecorded() // one record at a time: the last written is this attempt's
+		}
 		last = s.newAttempt(ctx, observed, publication, message)
 		return last.run()
 	}
@@ -192,6 +195,9 @@ func (s *session) publish(message string) (*Result, error) {
 		acc, err = s.e.notebook.PublishFrom(s.ctx, known, build)
 	} else {
 		acc, err = s.e.notebook.PublishGroup(s.ctx, build, include)
+	}
+	if last != nil {
+		last.waitRecorded() // written before anything reads the session's record state
 	}
 	if errors.Is(err, errMergeConflict) {
 		return nil, s.materialiseConflict(last.attemptResult)
