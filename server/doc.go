@@ -66,8 +66,9 @@
 //     nor written, overwritten or removed in L. Commits whose added lines
 //     hold a recognised credential are refused before anything changes
 //     (secrets.go over server/secrets).
-//   - Each publication attempt first records, in P and without fsync, its
-//     publication ID and the changes of L it publishes (pending.go): a
+//   - Each publication attempt records, in P and without fsync, before the
+//     conditional write that could accept it (while its pack is uploaded),
+//     its publication ID and the changes of L it publishes (pending.go): a
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.

@@ -16,8 +16,8 @@ import (
 // commitFloor returns one run of the writes an uncontended commit must
 // make by DESIGN §6, and nothing of the engine's own work (no scan, merge,
 // pack or diffstat), on the notebook's own store and private root: the
-// read of `current`, the pending record (temporary file, rename), the
-// pack upload while `current`'s replacement is staged and the next
+// read of `current`, the pack upload while the pending record is written
+// (temporary file, rename), `current`'s replacement staged and the next
 // baseline written and fsynced, then the conditional replace and the
 // baseline's rename and directory fsync. The keys and files are scratch
 // copies, so the notebook is untouched. BenchmarkServe reports it as the
@@ -54,12 +54,14 @@ func commitFloor(b *testing.B, nb *serveNotebook) func() {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(scratch, ".pending.tmp"), pending, 0o600); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(filepath.Join(scratch, ".pending.tmp"), filepath.Join(scratch, "pending")); err != nil {
-			b.Fatal(err)
-		}
+		recorded := make(chan error, 1)
+		go func() {
+			err := os.WriteFile(filepath.Join(scratch, ".pending.tmp"), pending, 0o600)
+			if err == nil {
+				err = os.Rename(filepath.Join(scratch, ".pending.tmp"), filepath.Join(scratch, "pending"))
+			}
+			recorded <- err
+		}()
 		prepared := make(chan error, 1)
 		go func() { prepared <- writeSynced(filepath.Join(scratch, ".baseline.tmp"), baseline) }()
 		var staged remote.StagedWrite
@@ -68,6 +70,9 @@ func commitFloor(b *testing.B, nb *serveNotebook) func() {
 			defer staged.Discard()
 		}
 		if err := store.Put(ctx, fmt.Sprintf("bench-floor/packs/%d", n), pack); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-recorded; err != nil {
 			b.Fatal(err)
 		}
 		if staged != nil {
