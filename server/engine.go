@@ -107,7 +107,7 @@ type Engine struct {
 	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
 	recent          *recentContents // nil unless long-lived (recent.go)
 	solo            soloMemory      // a long-lived engine's own last publication (solo.go)
-	groupCommit     bool
+	groupCommit     bool            // Config.GroupCommit
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -234,8 +234,8 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Close waits for a background checkpoint, then releases the engine's
-// resources (open object caches).
+// Close waits for the work left after replies and for a background
+// checkpoint, then releases the engine's resources (open object caches).
 func (e *Engine) Close() error {
 	e.afterReply.wait()
 	e.background.Wait()
