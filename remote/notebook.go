@@ -41,6 +41,12 @@ type Proposal struct {
 	Pack []byte // a complete pack holding every object the new head needs that the chain lacks
 	Head cas.ID // the new head commit; its parent must be the observed head
 	Skip bool   // nothing to publish: the observed state is already the result
+	// Ready, when set, is called before the conditional write that could
+	// accept the proposal, and that write is made only if it returns nil
+	// (its error is returned as it is). The caller's durable preparations
+	// (a pending record) then overlap the pack upload. Group commit, which
+	// may register the proposal before any write, takes no Ready.
+	Ready func() error
 }
 
 // Accepted is the outcome of a successful publication.

@@ -396,6 +396,9 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		reuse := tried && state.ETag == lastETag
 		if !reuse {
 			prop, err = build(ctx, state, pub)
+			if err == nil && prop.Ready != nil {
+				err = prop.Ready() // before it may be registered (Proposal.Ready)
+			}
 			if errors.Is(err, ErrStale) && attempt <= n.opts.Retries && n.moved(ctx, state) {
 				err = fmt.Errorf("%w: %w", errNotAccepted, err)
 			} else if err != nil {

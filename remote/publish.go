@@ -94,6 +94,41 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 	}
 }
 
+// PublishFrom is Publish starting from known, a state the caller holds (a
+// long-lived writer's own last publication), instead of a read of
+// `current`: the conditional replace proves known still the latest, so an
+// uncontended commit makes two requests instead of three. When it is not
+// (the replace fails its condition, or is proved not applied), when the
+// build finds nothing to publish on it (a state that may be outdated
+// cannot say that), or when it names a pack gone from the store, the call
+// goes on exactly as Publish, from a fresh read: the first attempt counts
+// as neither a retry nor a reason to back off. A zero known is Publish.
+func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
+	if known.Manifest == nil || known.ETag == "" {
+		return n.Publish(ctx, build)
+	}
+	pub := NewUUIDv7()
+	prop, err := build(ctx, known, pub)
+	switch {
+	case errors.Is(err, ErrStale), err == nil && prop.Skip:
+		return n.Publish(ctx, build)
+	case err != nil:
+		return Accepted{}, err
+	}
+	next, err := n.attempt(ctx, known, pub, prop)
+	switch {
+	case err == nil:
+		if n.opts.Observe != nil {
+			_ = n.opts.Observe(ctx, State{Manifest: next.Manifest})
+		}
+		return Accepted{State: next, Publication: pub, Attempts: 1, Published: true}, nil
+	case errors.Is(err, errNotAccepted):
+		return n.Publish(ctx, build)
+	default:
+		return Accepted{}, err
+	}
+}
+
 // moved reports whether `current` is no longer the observed state, by one
 // HEAD: a retry that would lose anyway then skips its pack upload and its
 // conditional write (on SeaweedFS a conditional write that meets another
@@ -146,6 +181,11 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	}
 	if err := n.putSegments(ctx, next); err != nil {
 		return State{}, err
+	}
+	if prop.Ready != nil {
+		if err := prop.Ready(); err != nil {
+			return State{}, err
+		}
 	}
 	etag, err := writeCurrent(ctx, n.store, staged, data, observed.ETag)
 	switch {

@@ -180,13 +180,25 @@ type attemptResult struct {
 func (s *session) publish(message string) (*Result, error) {
 	var last *attempt
 	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
+		if last != nil {
+			last.waitRecorded() // one record at a time: the last written is this attempt's
+		}
 		last = s.newAttempt(ctx, observed, publication, message)
 		return last.run()
 	}
 	include := func(ctx context.Context, observed remote.State, own remote.Proposal, cands []remote.Candidate) ([]remote.Member, error) {
 		return last.include(ctx, observed, own, cands)
 	}
-	acc, err := s.e.notebook.PublishGroup(s.ctx, build, include)
+	var acc remote.Accepted
+	var err error
+	if known := s.knownState(); known.Manifest != nil {
+		acc, err = s.e.notebook.PublishFrom(s.ctx, known, build)
+	} else {
+		acc, err = s.e.notebook.PublishGroup(s.ctx, build, include)
+	}
+	if last != nil {
+		last.waitRecorded() // written before anything reads the session's record state
+	}
 	if errors.Is(err, errMergeConflict) {
 		return nil, s.materialiseConflict(last.attemptResult)
 	}
@@ -216,13 +228,23 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 			s.e.afterGroupPublish(acc.State, acc.Members)
 		default:
 			// The pack goes into the cache (two files written) while L
-			// and P are brought up to date: nothing below reads it, and
-			// the call returns only once it is there.
+			// and P are brought up to date: nothing below reads it. A
+			// one-shot process returns only once it is there; a
+			// long-lived one replies first (after_reply.go).
+			s.keepRecent(last)
+			s.e.solo.published(last.observed, acc.State)
+			keep := func() {
+				s.keepOwnPack(acc, last.pack)
+				s.e.afterPublish(acc.State)
+			}
+			if s.e.longLived {
+				s.e.afterReply.start(keep)
+				break
+			}
 			kept := make(chan struct{})
 			go func() {
 				defer close(kept)
-				s.keepOwnPack(acc, last.pack)
-				s.e.afterPublish(acc.State)
+				keep()
 			}()
 			defer func() { <-kept }()
 		}
@@ -327,6 +349,20 @@ func (s *session) materialiseConflict(last attemptResult) error {
 		return err
 	}
 	return conflictError(last.merged.conflicts)
+}
+
+// keepRecent keeps the published content of the files the commit changed
+// that the scan read from L (recent.go): the next commit of those files
+// reads it as its old version.
+func (s *session) keepRecent(last *attempt) {
+	if s.e.recent == nil || s.scan == nil {
+		return
+	}
+	for p, id := range last.changed {
+		if c, ok := s.scan.content[p]; ok && !id.IsZero() && s.scan.files[p] == id {
+			s.e.recent.put(id, c)
+		}
+	}
 }
 
 // keepOwnPack adds the accepted pack to the cache so no process on this

@@ -41,6 +41,10 @@ type attempt struct {
 	// groupContent holds the files include merged (groupcommit.go).
 	groupContent map[cas.ID][]byte
 	head         cas.ID // the proposal's head commit
+	// recorded is closed once the pending record is written (recordErr
+	// its outcome); nil when it was written before run returned.
+	recorded  chan struct{}
+	recordErr error
 	// from is the baseline changes is the delta from, when the merge was
 	// L itself (nil otherwise): the accepted tree is from + changes.
 	from *baseline
@@ -73,11 +77,23 @@ func (a *attempt) run() (remote.Proposal, error) {
 		return remote.Proposal{}, err
 	}
 	a.head = head
-	if err := a.record(); err != nil {
-		return remote.Proposal{}, err
+	if a.s.e.groupCommit {
+		// A group may register the proposal before any write.
+		if err := a.record(); err != nil {
+			return remote.Proposal{}, err
+		}
+		a.prepareBaseline()
+		return remote.Proposal{Pack: a.pack, Head: head}, nil
 	}
+	// The record must be in P before the conditional write that could
+	// accept the proposal, not before the upload: it is written meanwhile.
+	a.recorded = make(chan struct{})
+	go func() {
+		defer close(a.recorded)
+		a.recordErr = a.record()
+	}()
 	a.prepareBaseline()
-	return remote.Proposal{Pack: a.pack, Head: head}, nil
+	return remote.Proposal{Pack: a.pack, Head: head, Ready: a.waitRecorded}, nil
 }
 
 // merge decides the attempt's tree and its changes from R; skip when the
@@ -228,6 +244,16 @@ func (a *attempt) prepareBaseline() {
 		return
 	}
 	s.prep = s.state.prepareBaseline(&baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.ids})
+}
+
+// waitRecorded returns once the attempt's pending record is written, with
+// its outcome (remote.Proposal.Ready).
+func (a *attempt) waitRecorded() error {
+	if a.recorded == nil {
+		return nil
+	}
+	<-a.recorded
+	return a.recordErr
 }
 
 // record writes the pending-publication record. A P that cannot hold it

@@ -50,7 +50,12 @@
 //   - A long-lived engine (Config.LongLived: serve) keeps, per L, the
 //     directory listings an inotify watch proves unchanged and the stat
 //     cache (memory.go, workdir/memory.go); the baseline and the recovery
-//     flag are still read from P on every call.
+//     flag are still read from P on every call. It also replies to a commit
+//     before keeping the published pack in the cache and recording the
+//     highest generation (after_reply.go: the next call and Close wait for
+//     that work), keeps the content its commits published (recent.go), and
+//     while it writes alone builds on its own last publication instead of
+//     reading `current` (solo.go: the conditional write proves it).
 //   - Files of L are written through a temporary sibling named
 //     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; while a
 //     recovery is pending the scan sets such names aside and the
@@ -61,8 +66,9 @@
 //     nor written, overwritten or removed in L. Commits whose added lines
 //     hold a recognised credential are refused before anything changes
 //     (secrets.go over server/secrets).
-//   - Each publication attempt first records, in P and without fsync, its
-//     publication ID and the changes of L it publishes (pending.go): a
+//   - Each publication attempt records, in P and without fsync, before the
+//     conditional write that could accept it (while its pack is uploaded),
+//     its publication ID and the changes of L it publishes (pending.go): a
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.

@@ -98,12 +98,16 @@ type Engine struct {
 	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
 	memories  map[string]*dirMemory // by private state directory
 
-	checkpointPacks int            // active increments that trigger a checkpoint
-	retained        int            // retained chains a checkpoint keeps
-	retain          time.Duration  // history window by time
-	checkpointing   atomic.Bool    // a background checkpoint is running
-	rollupMu        sync.Mutex     // one rollup build at a time
-	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
+	checkpointPacks int             // active increments that trigger a checkpoint
+	retained        int             // retained chains a checkpoint keeps
+	retain          time.Duration   // history window by time
+	checkpointing   atomic.Bool     // a background checkpoint is running
+	rollupMu        sync.Mutex      // one rollup build at a time
+	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
+	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
+	recent          *recentContents // nil unless long-lived (recent.go)
+	solo            soloMemory      // a long-lived engine's own last publication (solo.go)
+	groupCommit     bool            // Config.GroupCommit
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -197,24 +201,29 @@ func New(cfg Config) (*Engine, error) {
 		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
 	}
 	e := &Engine{
-		store:     cfg.Store,
-		notebook:  remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
-		log:       logger,
-		workspace: ws,
-		defDir:    def,
-		private:   priv,
-		storeKey:  storeKey,
-		sets:      sets,
-		ignore:    ignore,
-		secrets:   !cfg.AllowSecrets,
-		dirs:      map[string]*sync.Mutex{},
-		objects:   map[string]*chainCache{},
-		longLived: cfg.LongLived,
-		memories:  map[string]*dirMemory{},
+		store:       cfg.Store,
+		notebook:    remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
+		log:         logger,
+		workspace:   ws,
+		defDir:      def,
+		private:     priv,
+		storeKey:    storeKey,
+		sets:        sets,
+		ignore:      ignore,
+		secrets:     !cfg.AllowSecrets,
+		dirs:        map[string]*sync.Mutex{},
+		objects:     map[string]*chainCache{},
+		longLived:   cfg.LongLived,
+		groupCommit: cfg.GroupCommit,
+		memories:    map[string]*dirMemory{},
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
 		retain:          cfg.Retain,
+	}
+	if cfg.LongLived {
+		generations.later = e.afterReply.start
+		e.recent = newRecentContents()
 	}
 	switch {
 	case e.retain == 0:
@@ -225,9 +234,10 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Close waits for a background checkpoint, then releases the engine's
-// resources (open object caches).
+// Close waits for the work left after replies and for a background
+// checkpoint, then releases the engine's resources (open object caches).
 func (e *Engine) Close() error {
+	e.afterReply.wait()
 	e.background.Wait()
 	e.closeMemories()
 	e.objMu.Lock()

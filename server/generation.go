@@ -33,6 +33,13 @@ type generationMemory struct {
 	loaded  bool
 	path    string
 	store   remote.Store
+	// later, when set (a long-lived engine), runs the write of a higher
+	// generation after the reply (after_reply.go): observe checks against
+	// the value in memory, and a crash before the write leaves the file a
+	// generation behind, which only narrows the safeguard.
+	later   func(func())
+	writeMu sync.Mutex // one write at a time, never a lower value after a higher
+	written uint64     // the value last written by this process
 }
 
 func (g *generationMemory) load() {
@@ -40,49 +47,83 @@ func (g *generationMemory) load() {
 		return
 	}
 	g.loaded = true
-	if data, err := os.ReadFile(g.path); err == nil {
-		if v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil {
-			g.highest = v
-		}
-	}
+	g.highest = g.readFile()
 }
 
 // observe is the remote.Options.Observe hook.
 func (g *generationMemory) observe(ctx context.Context, s remote.State) error {
+	higher, err := g.check(ctx, s)
+	switch {
+	case !higher:
+	case g.later != nil:
+		g.later(g.record)
+	default:
+		g.record()
+	}
+	return err
+}
+
+// check refuses a regressed generation, and reports whether s's is higher
+// than any seen (then it is the one in memory).
+func (g *generationMemory) check(ctx context.Context, s remote.State) (higher bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.load()
 	// Another process of this P may have seen more since.
-	if data, err := os.ReadFile(g.path); err == nil {
-		if v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil && v > g.highest {
-			g.highest = v
-		}
-	}
+	g.highest = max(g.highest, g.readFile())
 	gen := s.Generation()
 	switch {
 	case gen < g.highest:
-		return fmt.Errorf("%w: current is at generation %d, this host already saw generation %d", remote.ErrGenerationRegressed, gen, g.highest)
+		return false, fmt.Errorf("%w: current is at generation %d, this host already saw generation %d", remote.ErrGenerationRegressed, gen, g.highest)
 	case gen == 0 && g.highest == 0:
 		// A new notebook, or a deleted `current`: packs above generation
 		// 1 say which (a writer that crashed before its first replace
 		// leaves generation 1's).
 		objs, err := g.store.List(ctx, remote.IncrementsPrefix)
 		if err != nil {
-			return fmt.Errorf("remote: read current: list increments: %w", err)
+			return false, fmt.Errorf("remote: read current: list increments: %w", err)
 		}
 		for _, o := range objs {
 			if _, pg, _, err := remote.ParsePackKey(o.Key); err == nil && pg > 1 {
-				return fmt.Errorf("%w: current is absent, but the store holds the pack of generation %d", remote.ErrGenerationRegressed, pg)
+				return false, fmt.Errorf("%w: current is absent, but the store holds the pack of generation %d", remote.ErrGenerationRegressed, pg)
 			}
 		}
-		return nil
+		return false, nil
 	case gen > g.highest:
 		g.highest = gen
-		if err := writeReplace(g.path, []byte(strconv.FormatUint(gen, 10)+"\n"), false); err != nil {
-			return nil // the memory is a safeguard; losing it must not fail reads
-		}
+		return true, nil
 	}
-	return nil
+	return false, nil
+}
+
+// readFile returns the generation P's file records (0: none readable).
+func (g *generationMemory) readFile() uint64 {
+	data, err := os.ReadFile(g.path)
+	if err != nil {
+		return 0
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// record writes the highest generation seen, unless a write of it (or of
+// a higher one) was already made. A failure is ignored: the memory is a
+// safeguard, and losing it must not fail reads.
+func (g *generationMemory) record() {
+	g.writeMu.Lock()
+	defer g.writeMu.Unlock()
+	g.mu.Lock()
+	v := g.highest
+	g.mu.Unlock()
+	if v <= g.written || v <= g.readFile() { // another process may have recorded more
+		return
+	}
+	if writeReplace(g.path, []byte(strconv.FormatUint(v, 10)+"\n"), false) == nil {
+		g.written = v
+	}
 }
 
 func newGenerationMemory(storeDir string, store remote.Store) *generationMemory {

@@ -48,7 +48,9 @@ func (s *session) refuseSecrets() error {
 			}
 			// Without A's content (a cache lost since the pull), every
 			// line counts as added: refusing then is the safe side.
-			if c, err := cas.ReadFile(local, oldID); err == nil {
+			if c, ok := s.e.recent.get(oldID); ok {
+				before = c
+			} else if c, err := cas.ReadFile(local, oldID); err == nil {
 				before = c
 			}
 		}

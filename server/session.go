@@ -65,6 +65,7 @@ type session struct {
 // verdict, normally), resolves the request path, takes the in-process and
 // cross-process locks and loads the directory's private state.
 func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
+	e.afterReply.wait()
 	dir, err := e.ResolveDir(path)
 	if err != nil {
 		return nil, err
@@ -256,6 +257,9 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		if c, ok := s.scan.readContent(id); ok {
 			return c, nil
 		}
+	}
+	if c, ok := s.e.recent.get(id); ok {
+		return c, nil
 	}
 	if s.src != nil {
 		c, err := cas.ReadFile(s.src, id)

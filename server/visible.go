@@ -2,6 +2,7 @@ package server
 
 import (
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -43,6 +44,7 @@ type scanResult struct {
 	changed  bool                     // stats differ from the loaded cache
 	byID     map[cas.ID]string        // file ID → one path holding it (built on demand)
 	touched  []string                 // paths that may differ from stats' IDs at the scan's start (workdir.Listing.Touched)
+	markers  []string                 // the files of stats holding complete conflict blocks (workdir.Listing.Markers)
 }
 
 // scanWith scans L (workdir.Scan) under rules; the cache map becomes the
@@ -52,7 +54,7 @@ func scanWith(root *os.Root, cache map[string]workdir.Entry, rules scanRules) (*
 	if err != nil {
 		return nil, err
 	}
-	res := &scanResult{files: l.Files, stats: l.Stats, content: l.Content, temps: l.Temps, ignored: l.Ignored, changed: l.Changed, touched: l.Touched}
+	res := &scanResult{files: l.Files, stats: l.Stats, content: l.Content, temps: l.Temps, ignored: l.Ignored, changed: l.Changed, touched: l.Touched, markers: l.Markers}
 	if len(l.Invalid) > 0 {
 		res.invalid = make([]FileError, len(l.Invalid))
 		for i, r := range l.Invalid {
@@ -94,12 +96,7 @@ func (res *scanResult) readContent(id cas.ID) ([]byte, bool) {
 
 // markerFiles returns the files of L holding complete conflict blocks.
 func (res *scanResult) markerFiles() []string {
-	var out []string
-	for p, s := range res.stats {
-		if s.Markers {
-			out = append(out, p)
-		}
-	}
+	out := slices.Clone(res.markers)
 	sort.Strings(out)
 	return out
 }

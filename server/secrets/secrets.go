@@ -132,6 +132,14 @@ var (
 // Added returns the credentials in the lines of new that old lacks (old
 // nil: every line is added), ordered by line.
 func Added(old, new []byte) []Finding {
+	if appendedClean(old, new) {
+		return nil
+	}
+	return added(old, new)
+}
+
+// added is Added, comparing every line of both versions.
+func added(old, new []byte) []Finding {
 	lines := splitLines(new)
 	added := addedLines(old, lines)
 	var out []Finding

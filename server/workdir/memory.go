@@ -88,6 +88,7 @@ type dirMemo struct {
 // in, which keep no outcome.
 type outcome struct {
 	files   []found
+	markers []string // of files: those whose entry says they hold conflict blocks
 	ignored []string
 	subs    []subdir
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -31,6 +32,9 @@ func memScan(t *testing.T, dir string, cache map[string]Entry, mem *Memory) (*Li
 	}
 	if !reflect.DeepEqual(got.Files, fresh.Files) || !reflect.DeepEqual(got.Invalid, fresh.Invalid) {
 		t.Fatalf("with memory:\n %v %v\nfresh:\n %v %v", got.Files, got.Invalid, fresh.Files, fresh.Invalid)
+	}
+	if g, f := slices.Sorted(slices.Values(got.Markers)), slices.Sorted(slices.Values(fresh.Markers)); !slices.Equal(g, f) {
+		t.Fatalf("marker files with memory %v, fresh %v", g, f)
 	}
 	return got, listed
 }
@@ -245,5 +249,32 @@ func TestMemoryOutcomeNeedsTheSameCache(t *testing.T) {
 	other, listed := memScan(t, dir, map[string]Entry{}, mem)
 	if listed != 0 || len(other.Content) != 3 {
 		t.Fatalf("with an empty cache: %d listed, %d read, want 0 and 3", listed, len(other.Content))
+	}
+}
+
+// Files holding conflict blocks are listed by every scan, whether their
+// directory is walked or remembered, until the blocks are resolved.
+func TestMemoryListsMarkerFiles(t *testing.T) {
+	dir := t.TempDir()
+	block := "<<<<<<< local\nmine\n=======\ntheirs\n>>>>>>> remote\n"
+	writeAged(t, filepath.Join(dir, "x", "c.md"), "a\n"+block, time.Hour)
+	writeAged(t, filepath.Join(dir, "x", "d.md"), "plain\n", time.Hour)
+	writeAged(t, filepath.Join(dir, "y", "e.md"), block, time.Hour)
+	mem := NewMemory()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	cache := map[string]Entry{}
+	for _, want := range [][]string{{"x/c.md", "y/e.md"}, {"x/c.md", "y/e.md"}} {
+		got, _ := memScan(t, dir, cache, mem)
+		if m := slices.Sorted(slices.Values(got.Markers)); !slices.Equal(m, want) {
+			t.Fatalf("marker files %v, want %v", m, want)
+		}
+	}
+	writeAged(t, filepath.Join(dir, "y", "e.md"), "resolved\n", time.Hour)
+	for range 2 {
+		got, _ := memScan(t, dir, cache, mem)
+		if m := slices.Sorted(slices.Values(got.Markers)); !slices.Equal(m, []string{"x/c.md"}) {
+			t.Fatalf("after resolving y/e.md: marker files %v", m)
+		}
 	}
 }

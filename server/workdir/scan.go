@@ -61,6 +61,10 @@ type Listing struct {
 	Temps   []string          // leftover temporary files of a crashed rewrite
 	Ignored []string          // entries of L the ignore rules leave out (directories end in '/')
 	Changed bool              // stats differ from the loaded cache
+	// Markers are the paths of Files whose entry in Stats says the file
+	// holds a complete conflict block (unordered): found during the walk,
+	// so a commit need not look at every entry of Stats.
+	Markers []string
 	// Touched is every path where Files may differ from the IDs the given
 	// cache held when the scan began: the files read (new, changed or
 	// untrusted entries) and the entries it dropped. Every other path of
@@ -287,6 +291,7 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 				w.res.Files[f.rel] = f.id
 			}
 			w.res.Ignored = append(w.res.Ignored, o.ignored...)
+			w.res.Markers = append(w.res.Markers, o.markers...)
 			w.mu.Unlock()
 			w.descend(d, o.subs, true)
 			return
@@ -329,6 +334,7 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 	var relBuf []byte
 	var (
 		reused  = make([]found, 0, len(entries))
+		markers []string // of reused
 		pending []pendingRead
 		invalid []Refused
 		temps   []string
@@ -348,6 +354,9 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 						key = string(relBuf)
 					}
 					reused = append(reused, found{key, c.ID})
+					if c.Markers {
+						markers = append(markers, key)
+					}
 					continue
 				}
 			}
@@ -387,13 +396,14 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 	for _, f := range reused {
 		w.res.Files[f.rel] = f.id
 	}
+	w.res.Markers = append(w.res.Markers, markers...)
 	w.pending = append(w.pending, pending...)
 	w.res.Invalid = append(w.res.Invalid, invalid...)
 	w.res.Temps = append(w.res.Temps, temps...)
 	w.res.Ignored = append(w.res.Ignored, ignored...)
 	w.mu.Unlock()
 	if shared && w.mem != nil && len(pending) == 0 && len(invalid) == 0 && len(temps) == 0 {
-		w.mem.keepOutcome(prefix, w.rules, &outcome{files: reused, ignored: ignored, subs: subs})
+		w.mem.keepOutcome(prefix, w.rules, &outcome{files: reused, markers: markers, ignored: ignored, subs: subs})
 	}
 	w.descend(d, subs, reusedHere)
 }
@@ -415,6 +425,12 @@ type found struct {
 func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
 	for _, sd := range subs {
 		sub := &dirRef{parent: d, name: sd.name}
+		if parentReused {
+			// Most likely remembered too: no system call to overlap, so
+			// a goroutine per directory would only add its own cost.
+			w.walk(sub, sd.rel, sd.states, true)
+			continue
+		}
 		select {
 		case w.sem <- struct{}{}:
 			w.wg.Add(1)
@@ -469,6 +485,9 @@ func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) e
 			res.Files[p.rel] = o.st.ID
 			res.Stats[p.rel] = o.st
 			res.Content[p.rel] = o.content
+			if o.st.Markers {
+				res.Markers = append(res.Markers, p.rel)
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+)
+
+// A long-lived engine replies before it keeps its published pack and
+// records the highest generation, yet no commit downloads anything but
+// `current` (the next call finds the pack kept) and Close leaves
+// everything recorded.
+func TestLongLivedCommitsLeaveTheirCacheWorkForAfterTheReply(t *testing.T) {
+	// The work is slow, so a call or a Close that did not wait for it
+	// would find it undone.
+	slowAfterReply = func() { time.Sleep(50 * time.Millisecond) }
+	defer func() { slowAfterReply = nil }()
+	store := memstore.New()
+	a := newAgent(t, store, func(c *Config) { c.LongLived = true })
+	a.pull()
+	a.write("a.md", "one\n")
+	a.commit("seed")
+	for i := range 5 {
+		before := store.Calls(memstore.OpGet)
+		a.appendTo("a.md", fmt.Sprintf("line %d\n", i))
+		if r := a.commit("append"); r.Generation != uint64(i+2) {
+			t.Fatalf("commit %d: generation %d", i, r.Generation)
+		}
+		if got := store.Calls(memstore.OpGet) - before; got > 1 {
+			t.Fatalf("commit %d made %d GETs, want at most 1 (current; solo.go may spare it)", i, got)
+		}
+	}
+	if err := a.e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(a.e.private, "stores", a.e.storeKey, "highest"))
+	if err != nil || strings.TrimSpace(string(data)) != "6" {
+		t.Fatalf("highest after Close: %q %v, want 6", data, err)
+	}
+}
+
+// The contents a long-lived engine keeps stay within their budget, the
+// oldest going first; a one-shot engine keeps none.
+func TestRecentContentsBudget(t *testing.T) {
+	r := &recentContents{byID: map[cas.ID][]byte{}, maxSize: 10, maxFile: 6}
+	r.put(cas.ID{1}, []byte("aaaa"))
+	r.put(cas.ID{2}, []byte("bbbb"))
+	r.put(cas.ID{3}, []byte("ccccccc")) // over maxFile: not kept
+	r.put(cas.ID{4}, []byte("dddd"))    // 12 bytes: the oldest goes
+	if _, ok := r.get(cas.ID{1}); ok {
+		t.Fatal("the oldest entry was kept over the budget")
+	}
+	for _, id := range []cas.ID{{2}, {4}} {
+		if _, ok := r.get(id); !ok {
+			t.Fatalf("entry %v dropped", id[0])
+		}
+	}
+	if _, ok := r.get(cas.ID{3}); ok {
+		t.Fatal("a file over maxFile was kept")
+	}
+	var none *recentContents
+	none.put(cas.ID{5}, []byte("x"))
+	if _, ok := none.get(cas.ID{5}); ok {
+		t.Fatal("a nil recentContents kept something")
+	}
+}

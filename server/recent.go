@@ -1,0 +1,67 @@
+package server
+
+import (
+	"sync"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// recentContents keeps, in a long-lived engine, the content of the file
+// versions its last commits published, by file ID. The next commit of
+// such a file reads the old version three times (the secret check, the
+// diffstat, a merge): from here that is a map lookup instead of reading
+// and decompressing its chunks from the object cache. A file ID names its
+// content, so an entry is never stale; the budget bounds the memory, and
+// the oldest entries go first.
+type recentContents struct {
+	mu      sync.Mutex
+	byID    map[cas.ID][]byte
+	order   []cas.ID // oldest first
+	size    int
+	maxSize int // total bytes kept
+	maxFile int // larger files are not kept
+}
+
+// Budgets: a notebook's notes are small, and an agent edits a few of them
+// at a time.
+const (
+	recentBudget  = 8 << 20
+	recentMaxFile = 1 << 20
+)
+
+func newRecentContents() *recentContents {
+	return &recentContents{byID: map[cas.ID][]byte{}, maxSize: recentBudget, maxFile: recentMaxFile}
+}
+
+// get returns the content of id if it is kept (a nil receiver keeps
+// nothing: a one-shot process).
+func (r *recentContents) get(id cas.ID) ([]byte, bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.byID[id]
+	return c, ok
+}
+
+// put keeps content as the content of id. The caller no longer changes it.
+func (r *recentContents) put(id cas.ID, content []byte) {
+	if r == nil || len(content) > r.maxFile {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.byID[id]; ok {
+		return
+	}
+	r.byID[id] = content
+	r.order = append(r.order, id)
+	r.size += len(content)
+	for r.size > r.maxSize && len(r.order) > 0 {
+		old := r.order[0]
+		r.order = r.order[1:]
+		r.size -= len(r.byID[old])
+		delete(r.byID, old)
+	}
+}

@@ -1,0 +1,56 @@
+package server
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// soloMemory is what a long-lived engine (serve) remembers of its own
+// publications, so that a writer working alone commits in two requests
+// instead of three: the state its last commit published is taken as the
+// `current` of the next one, which the conditional replace then proves
+// (remote.PublishFrom). Guessing wrong costs a pack upload and a failed
+// replace before the usual three requests, so the guess is made only
+// while the writer is alone: its last commit found `current` exactly as
+// its commit before that had left it. In a fleet that is rarely so, and
+// every commit reads `current` first, as without this memory.
+//
+// The guess is never made where a wrong one could mislead more than the
+// replace: with group commit (others may include the proposal), or with a
+// pending publication record on disk, which is decided against the
+// observed state (pending.go) and must be decided against a read one.
+type soloMemory struct {
+	mu     sync.Mutex
+	last   remote.State // the state the engine's last own commit published
+	streak bool         // that commit observed the state the one before it published
+}
+
+// published records an own publication accepted on observed.
+func (m *soloMemory) published(observed, accepted remote.State) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.streak = m.last.ETag != "" && observed.ETag == m.last.ETag
+	m.last = accepted
+}
+
+// known returns the state to publish from, or the zero State: read it.
+func (s *session) knownState() remote.State {
+	e := s.e
+	if !e.longLived || e.groupCommit || s.base == nil {
+		return remote.State{}
+	}
+	e.solo.mu.Lock()
+	last, streak := e.solo.last, e.solo.streak
+	e.solo.mu.Unlock()
+	if !streak || last.Manifest == nil {
+		return remote.State{}
+	}
+	if _, err := os.Stat(s.state.file("pending")); !errors.Is(err, fs.ErrNotExist) {
+		return remote.State{}
+	}
+	return last
+}
