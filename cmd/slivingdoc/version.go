@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "version", summary: "print the version", run: runVersion})
+	register(command{name: "version", summary: "print the version", run: runVersion, oneShot: true})
 	version = resolveVersion(version, debug.ReadBuildInfo)
 }
 
