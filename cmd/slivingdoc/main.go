@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// version is stamped by the release build (-ldflags "-X main.version=..."); unstamped, resolveVersion (version.go) derives it from the build info.
+// version is stamped by the release build (-ldflags "-X main.version=..."); appVersion (version.go) is what is reported: the stamp, or unstamped what resolveVersion derives from the build info.
 var version = ""
 
 // command is one subcommand. run returns the process exit code.
@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, s stdio) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "slivingdoc %s: a shared notebook for agents and people\n\nUsage: slivingdoc <command> [flags]\n\nCommands:\n", version)
+	fmt.Fprintf(w, "slivingdoc %s: a shared notebook for agents and people\n\nUsage: slivingdoc <command> [flags]\n\nCommands:\n", appVersion())
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
