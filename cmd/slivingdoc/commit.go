@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register(command{name: "commit", summary: "publish a directory's changes", run: runCommit})
+	register(command{name: "commit", summary: "publish a directory's changes", run: runCommit, oneShot: true})
 }
 
 // maxMessageFile bounds -F input; the engine enforces the real limit

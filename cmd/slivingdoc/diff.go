@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(command{name: "diff", summary: "show changes: local edits, or between two generations", run: runDiff})
+	register(command{name: "diff", summary: "show changes: local edits, or between two generations", run: runDiff, oneShot: true})
 }
 
 // runDiff prints a unified diff: with no generation, the directory's

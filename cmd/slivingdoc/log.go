@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(command{name: "log", summary: "list recent publications", run: runLog})
+	register(command{name: "log", summary: "list recent publications", run: runLog, oneShot: true})
 }
 
 // runLog prints the most recent accepted publications, newest first.

@@ -211,7 +211,7 @@ func TestMCPGolden(t *testing.T) {
 			// The goldens must not depend on how the binary was stamped
 			// (release, VCS, none): the version is checked here, then
 			// normalised.
-			if v := ir.ServerInfo.Version; v != binaryVersion(t, a.bin) || !semverRE.MatchString(v) {
+			if v := ir.ServerInfo.Version; v != binaryVersion(t, a.bin) || !semverRE().MatchString(v) {
 				t.Errorf("serverInfo.version %q, want the binary's semantic version %q", v, binaryVersion(t, a.bin))
 			}
 			init = json.RawMessage(strings.Replace(string(init), `"version":`+quoteJSON(ir.ServerInfo.Version), `"version":"$VERSION"`, 1))

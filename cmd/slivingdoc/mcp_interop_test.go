@@ -132,7 +132,7 @@ func TestInteropGoSDKClientEveryProtocolVersion(t *testing.T) {
 			if v < "2026-07-28" && init.ProtocolVersion != v {
 				t.Errorf("asked for %s, negotiated %s", v, init.ProtocolVersion)
 			}
-			if init.ServerInfo == nil || init.ServerInfo.Name != "slivingdoc" || !semverRE.MatchString(init.ServerInfo.Version) {
+			if init.ServerInfo == nil || init.ServerInfo.Name != "slivingdoc" || !semverRE().MatchString(init.ServerInfo.Version) {
 				t.Errorf("serverInfo %+v", init.ServerInfo)
 			}
 			if !strings.Contains(init.Instructions, "The notebook directory is "+a.dir+".") {
@@ -193,7 +193,7 @@ func TestInteropMCPGoClientEveryProtocolVersion(t *testing.T) {
 			if init.ProtocolVersion != v {
 				t.Errorf("asked for %s, negotiated %s", v, init.ProtocolVersion)
 			}
-			if init.ServerInfo.Name != "slivingdoc" || !semverRE.MatchString(init.ServerInfo.Version) {
+			if init.ServerInfo.Name != "slivingdoc" || !semverRE().MatchString(init.ServerInfo.Version) {
 				t.Errorf("serverInfo %+v", init.ServerInfo)
 			}
 			list, err := c.ListTools(ctx, mcpgo.ListToolsRequest{})

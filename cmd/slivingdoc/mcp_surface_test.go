@@ -19,7 +19,7 @@ func TestMCPServerAdvertisesTwoToolsOnly(t *testing.T) {
 	init := s.cs.InitializeResult()
 	// The version is whatever the build stamped (release, VCS or none):
 	// the same as `slivingdoc version`, and always a semantic version.
-	if v := init.ServerInfo.Version; init.ServerInfo.Name != "slivingdoc" || v != binaryVersion(t, s.a.bin) || !semverRE.MatchString(v) {
+	if v := init.ServerInfo.Version; init.ServerInfo.Name != "slivingdoc" || v != binaryVersion(t, s.a.bin) || !semverRE().MatchString(v) {
 		t.Fatalf("serverInfo %+v, want slivingdoc and the binary's semantic version %q", init.ServerInfo, binaryVersion(t, s.a.bin))
 	}
 	if c := init.Capabilities; c.Tools == nil || c.Prompts != nil || c.Resources != nil {

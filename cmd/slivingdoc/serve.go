@@ -112,7 +112,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	for _, k := range credentialEnv { // the logger's list (logging.go)
 		redact = append(redact, os.Getenv(k))
 	}
-	a, err := mcpserver.New(eng, mcpserver.Options{Version: version, Logger: cfg.Logger, Redact: redact, Scrubber: procScrub})
+	a, err := mcpserver.New(eng, mcpserver.Options{Version: appVersion(), Logger: cfg.Logger, Redact: redact, Scrubber: procScrub})
 	if err != nil {
 		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))
 		return 2

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "show", summary: "show one publication's changes, or a file as it was", run: runShow})
+	register(command{name: "show", summary: "show one publication's changes, or a file as it was", run: runShow, oneShot: true})
 }
 
 // runShow prints publication GEN (header as in log, then its patch), or

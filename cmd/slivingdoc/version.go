@@ -7,12 +7,18 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 func init() {
-	register(command{name: "version", summary: "print the version", run: runVersion})
-	version = resolveVersion(version, debug.ReadBuildInfo)
+	register(command{name: "version", summary: "print the version", run: runVersion, oneShot: true})
 }
+
+// appVersion is the version reported (resolveVersion), worked out on first
+// use: only version, the usage text and serve need it, and every other CLI
+// process would pay for the build-info parsing and the two regular
+// expressions at start-up (0.3 ms).
+var appVersion = sync.OnceValue(func() string { return resolveVersion(version, debug.ReadBuildInfo) })
 
 // devVersion is the version of a build that knows nothing better: a semantic
 // version that sorts below every release, as MCP clients and registries
@@ -21,12 +27,14 @@ const devVersion = "0.0.0-dev"
 
 // semverRE is semver.org 2.0.0 without a leading "v" (the Makefile's
 // SEMVER_RE).
-var semverRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
-	`(-(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?` +
-	`(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+var semverRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
+		`(-(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?` +
+		`(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+})
 
 // pseudoRE matches the suffix of a Go pseudo-version (v0.0.0-20261130150237-803911515041).
-var pseudoRE = regexp.MustCompile(`(^|[-.])[0-9]{14}-[0-9a-f]{12}(\+dirty)?$`)
+var pseudoRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[-.])[0-9]{14}-[0-9a-f]{12}(\+dirty)?$`) })
 
 // resolveVersion is what `slivingdoc version` and the MCP serverInfo report,
 // always a semantic version:
@@ -55,11 +63,11 @@ func resolveVersion(stamped string, buildInfo func() (*debug.BuildInfo, bool)) s
 		}
 	}
 	v := strings.TrimPrefix(info.Main.Version, "v")
-	if v != "" && v != "(devel)" && !pseudoRE.MatchString(v) && semverRE.MatchString(v) {
+	if v != "" && v != "(devel)" && !pseudoRE().MatchString(v) && semverRE().MatchString(v) {
 		return v
 	}
 	if rev == "" {
-		if v != "" && v != "(devel)" && semverRE.MatchString(v) {
+		if v != "" && v != "(devel)" && semverRE().MatchString(v) {
 			return v // go install module@<commit>: its pseudo-version names the commit
 		}
 		return devVersion
@@ -84,6 +92,6 @@ func runVersion(_ context.Context, args []string, s stdio) int {
 		}
 		return 2
 	}
-	fmt.Fprintf(s.out, "slivingdoc %s\n", version)
+	fmt.Fprintf(s.out, "slivingdoc %s\n", appVersion())
 	return 0
 }
