@@ -24,5 +24,5 @@ func appendedClean(old, new []byte) bool {
 		}
 		from = bytes.LastIndexByte(old[:from-1], '\n') + 1
 	}
-	return len(added(nil, new[from:])) == 0
+	return len(addedByLines(nil, new[from:])) == 0
 }

@@ -40,7 +40,7 @@ func TestAppendFindsWhatTheWholeComparisonFinds(t *testing.T) {
 			app = old[len(old)-min(len(old), 1+rng.IntN(40)):] // a copy of old's tail
 		}
 		newer := old + app
-		got, want := Added([]byte(old), []byte(newer)), added([]byte(old), []byte(newer))
+		got, want := Added([]byte(old), []byte(newer)), addedByLines([]byte(old), []byte(newer))
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d: old %q + %q: found %v, the whole comparison %v", i, old, app, got, want)
 		}

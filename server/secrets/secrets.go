@@ -155,11 +155,11 @@ func Added(old, new []byte) []Finding {
 	if appendedClean(old, new) {
 		return nil
 	}
-	return added(old, new)
+	return addedByLines(old, new)
 }
 
-// added is Added, comparing every line of both versions.
-func added(old, new []byte) []Finding {
+// addedByLines is Added, comparing every line of both versions.
+func addedByLines(old, new []byte) []Finding {
 	lines := splitLines(new)
 	added := addedLines(old, lines)
 	var out []Finding
