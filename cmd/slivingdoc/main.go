@@ -27,9 +27,6 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdio stdio) int
-	// noGC: a one-shot command whose garbage dies with the process; main
-	// starts it with the collector off (the command may turn it back on).
-	noGC bool
 	// oneShot: a command that does one operation and exits; main starts it
 	// with the collector off until the process holds oneShotMemory
 	// (collectLate).
@@ -47,13 +44,8 @@ var commands = map[string]command{}
 func register(c command) { commands[c.name] = c }
 
 func main() {
-	if len(os.Args) > 1 {
-		switch c := commands[os.Args[1]]; {
-		case c.noGC:
-			debug.SetGCPercent(-1)
-		case c.oneShot:
-			collectLate(oneShotMemory)
-		}
+	if len(os.Args) > 1 && commands[os.Args[1]].oneShot {
+		collectLate(oneShotMemory)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
@@ -95,7 +87,9 @@ func usage(w io.Writer) {
 // oneShotMemory bounds the Go memory of a oneShot command run without the
 // collector. A commit allocates 3.4 MiB in all in a notebook of 10 files,
 // 5 MiB of 1,000 and 13 MiB of 10,000 (2.7 MiB of it is package
-// initialisation), so only an unusually large operation reaches it.
+// initialisation), and merge-file about 2.5 times its input (a merge of
+// three 5 MB notes stays below it), so only an unusually large operation
+// reaches it.
 const oneShotMemory = 64 << 20
 
 // collectLate turns the collector off until the process's Go memory

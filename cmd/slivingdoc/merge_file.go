@@ -8,14 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/merge"
 )
 
 func init() {
-	register(command{name: "merge-file", summary: "merge three versions of a file as the notebook does", run: runMergeFile, noGC: true})
+	register(command{name: "merge-file", summary: "merge three versions of a file as the notebook does", run: runMergeFile, oneShot: true})
 }
 
 const mergeFileUsage = `Usage: slivingdoc merge-file [-h] [--strict] <local> <base> <remote>
@@ -43,12 +42,6 @@ The files are only read. Exit status: 0 clean merge, 1 conflicts (their
 line ranges are listed on stderr), 2 usage or read error, 130 interrupted.
 `
 
-// mergeFileNoGCLimit is the input size up to which merge-file runs without
-// the garbage collector: one merge and the process exits, so collecting is
-// wasted work (the merge allocates about 2.5 times its input). main starts
-// it with the collector off, before the inputs are read.
-const mergeFileNoGCLimit = 64 << 20
-
 func runMergeFile(ctx context.Context, args []string, s stdio) int {
 	strict, files, help, err := parseMergeFileArgs(args)
 	switch {
@@ -65,10 +58,6 @@ func runMergeFile(ctx context.Context, args []string, s stdio) int {
 	content, code := readInputs(ctx, files, s)
 	if code != 0 {
 		return code
-	}
-	total := len(content[0]) + len(content[1]) + len(content[2])
-	if total > mergeFileNoGCLimit {
-		debug.SetGCPercent(100)
 	}
 	text := merge.Text
 	if strict {
