@@ -37,7 +37,8 @@ func (m *soloMemory) published(observed, accepted remote.State) {
 	m.last = accepted
 }
 
-// known returns the state to publish from, or the zero State: read it.
+// knownState returns the state to publish from, or the zero State: read
+// `current` first.
 func (s *session) knownState() remote.State {
 	e := s.e
 	if !e.longLived || e.groupCommit || s.base == nil {
