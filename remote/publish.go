@@ -38,22 +38,40 @@ const resolveTimeout = 30 * time.Second
 // is left behind. An error matching ErrAmbiguous may also match the
 // sentinel of its cause, so callers test ErrAmbiguous first.
 func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
-	state, err := n.ReadCurrent(ctx)
-	if err != nil {
-		return Accepted{}, err
+	return n.PublishFrom(ctx, State{}, build)
+}
+
+// PublishFrom is Publish starting from known, a state the caller holds (a
+// long-lived writer's own last publication), instead of a read of
+// `current`: the conditional replace proves known still the latest, so an
+// uncontended commit makes two requests instead of three. When it is not
+// (the replace fails its condition, or is proved not applied), when the
+// build finds nothing to publish on it (a state that may be outdated
+// cannot say that), or when it names a pack gone from the store, the call
+// goes on from a fresh read: the guessed attempt counts as neither a retry
+// nor a reason to back off. A zero known is Publish.
+func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
+	state, guessed := known, known.Manifest != nil && known.ETag != ""
+	if !guessed {
+		var err error
+		if state, err = n.ReadCurrent(ctx); err != nil {
+			return Accepted{}, err
+		}
 	}
 	read := n.opts.Now()
 	for attempt := 1; ; attempt++ {
 		pub := NewUUIDv7()
 		prop, err := build(ctx, state, pub)
-		if errors.Is(err, ErrStale) && attempt <= n.opts.Retries && n.moved(ctx, state) {
+		if guessed && (errors.Is(err, ErrStale) || err == nil && prop.Skip) {
+			err = errGuessedWrong
+		} else if errors.Is(err, ErrStale) && attempt <= n.opts.Retries && n.moved(ctx, state) {
 			// A pack the observed manifest named is gone because `current`
 			// moved on (a cleanup after a checkpoint): like a lost race.
 			err = fmt.Errorf("%w: %w", errNotAccepted, err)
 		} else if err != nil {
 			return Accepted{}, err
 		}
-		if errors.Is(err, errNotAccepted) {
+		if errors.Is(err, errNotAccepted) && !guessed {
 			if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
 				return Accepted{}, err
 			}
@@ -63,13 +81,15 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 			read = n.opts.Now()
 			continue
 		}
-		if prop.Skip {
+		if err == nil && prop.Skip {
 			return Accepted{State: state, Attempts: attempt}, nil
 		}
 		var next State
-		if attempt > 1 && n.moved(ctx, state) {
+		switch {
+		case err != nil: // the guess was wrong before any request
+		case attempt > 1 && n.moved(ctx, state):
 			err = fmt.Errorf("%w: current moved past generation %d while the retry was built: %w", errNotAccepted, state.Generation(), ErrPrecondition)
-		} else {
+		default:
 			next, err = n.attempt(ctx, state, pub, prop)
 		}
 		if err == nil {
@@ -80,6 +100,15 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 		}
 		if !errors.Is(err, errNotAccepted) {
 			return Accepted{}, err
+		}
+		if guessed {
+			// Read what `current` is and start over: not a retry.
+			if state, err = n.ReadCurrent(ctx); err != nil {
+				return Accepted{}, err
+			}
+			guessed, read = false, n.opts.Now()
+			attempt--
+			continue
 		}
 		if attempt > n.opts.Retries {
 			return Accepted{}, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
@@ -94,40 +123,10 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 	}
 }
 
-// PublishFrom is Publish starting from known, a state the caller holds (a
-// long-lived writer's own last publication), instead of a read of
-// `current`: the conditional replace proves known still the latest, so an
-// uncontended commit makes two requests instead of three. When it is not
-// (the replace fails its condition, or is proved not applied), when the
-// build finds nothing to publish on it (a state that may be outdated
-// cannot say that), or when it names a pack gone from the store, the call
-// goes on exactly as Publish, from a fresh read: the first attempt counts
-// as neither a retry nor a reason to back off. A zero known is Publish.
-func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
-	if known.Manifest == nil || known.ETag == "" {
-		return n.Publish(ctx, build)
-	}
-	pub := NewUUIDv7()
-	prop, err := build(ctx, known, pub)
-	switch {
-	case errors.Is(err, ErrStale), err == nil && prop.Skip:
-		return n.Publish(ctx, build)
-	case err != nil:
-		return Accepted{}, err
-	}
-	next, err := n.attempt(ctx, known, pub, prop)
-	switch {
-	case err == nil:
-		if n.opts.Observe != nil {
-			_ = n.opts.Observe(ctx, State{Manifest: next.Manifest})
-		}
-		return Accepted{State: next, Publication: pub, Attempts: 1, Published: true}, nil
-	case errors.Is(err, errNotAccepted):
-		return n.Publish(ctx, build)
-	default:
-		return Accepted{}, err
-	}
-}
+// errGuessedWrong marks a PublishFrom attempt on a known state that cannot
+// go on (its build skipped, or named a pack gone): it is made again on a
+// read state.
+var errGuessedWrong = fmt.Errorf("%w: the known state may be outdated", errNotAccepted)
 
 // moved reports whether `current` is no longer the observed state, by one
 // HEAD: a retry that would lose anyway then skips its pack upload and its
