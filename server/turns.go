@@ -1,0 +1,148 @@
+package server
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// Local turns (remote/turns.go): the writers of one machine that publish
+// to one store take turns through one lock file,
+//
+//	Config.TurnsDir/<hash of the store identity>.lock
+//
+// shared by every engine and process of the user whatever its private
+// root (the load generator's agents each have their own). A turn is an
+// exclusive lock on it (osfile: flock, LockFileEx), which the kernel drops
+// when its holder dies, so a crashed writer never wedges the others. It
+// only orders attempts: correctness never depends on it, and a turn that
+// is not granted within turnWait (a holder stopped with SIGSTOP, a
+// publication stuck in a slow store) is not waited for: the attempt goes
+// ahead and races as it would without turns, and this engine stops
+// waiting until a turn is granted at once again.
+type localTurns struct {
+	path    string
+	packs   string      // the packs published lately (remote.Nearby): <dir>/<store>.packs/<base name of the key>
+	waited  atomic.Bool // the last wait ran out: do not wait again until a turn is free
+	timeout time.Duration
+}
+
+// nearbyKeep is how many packs the nearby directory keeps: more than a
+// writer falls behind between two of its turns in a busy fleet of one
+// machine. It is trimmed on about one write in nearbyTrimEvery.
+// Packs over nearbyMaxPack (a first commit of a large tree) are not kept:
+// they are rare, and the directory stays small.
+const (
+	nearbyKeep      = 256
+	nearbyTrimEvery = 32
+	nearbyMaxPack   = 1 << 20
+)
+
+// turnWait bounds the wait for a turn. A turn lasts one attempt, a few
+// milliseconds to a few tens under load, so a hundred writers ahead take
+// about a second or two.
+const turnWait = 5 * time.Second
+
+// newLocalTurns returns the turnstile of store's writers in dir, or nil
+// (no turns) when dir is empty or cannot be made.
+func newLocalTurns(dir, storeKey string) *localTurns {
+	packs := filepath.Join(dir, storeKey+".packs")
+	if dir == "" || os.MkdirAll(packs, 0o700) != nil {
+		return nil
+	}
+	return &localTurns{path: filepath.Join(dir, storeKey+".lock"), packs: packs, timeout: turnWait}
+}
+
+// options sets the remote.Options fields of t (none when t is nil).
+func (t *localTurns) options(opts *remote.Options) {
+	if t != nil {
+		opts.Turns, opts.Nearby = t, t
+	}
+}
+
+func (t *localTurns) Take(ctx context.Context) func() {
+	if t.waited.Load() {
+		l, err := osfile.TryAcquire(t.path, 0o600)
+		if err != nil {
+			return func() {}
+		}
+		t.waited.Store(false)
+		return release(l)
+	}
+	got := make(chan *osfile.Lock, 1)
+	go func() {
+		l, err := osfile.Acquire(t.path, 0o600)
+		if err != nil {
+			l = nil
+		}
+		got <- l
+	}()
+	timer := time.NewTimer(t.timeout)
+	defer timer.Stop()
+	select {
+	case l := <-got:
+		if l == nil {
+			return func() {}
+		}
+		return release(l)
+	case <-timer.C:
+		t.waited.Store(true)
+	case <-ctx.Done():
+	}
+	// Not waited for: the turn, once granted, is given back at once.
+	go func() {
+		if l := <-got; l != nil {
+			_ = l.Release()
+		}
+	}()
+	return func() {}
+}
+
+func release(l *osfile.Lock) func() {
+	var done atomic.Bool
+	return func() {
+		if done.CompareAndSwap(false, true) {
+			_ = l.Release()
+		}
+	}
+}
+
+// Pack returns the pack a neighbour kept under key (remote checks it).
+func (t *localTurns) Pack(key string) []byte {
+	data, err := os.ReadFile(filepath.Join(t.packs, path.Base(key)))
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+// KeepPack writes data for the writers whose turns come next: renamed
+// into place, so a reader sees all of it or nothing; not synced, since a
+// file lost in a crash only means a store read.
+func (t *localTurns) KeepPack(key string, data []byte) {
+	if len(data) > nearbyMaxPack || osfile.WriteFile(filepath.Join(t.packs, path.Base(key)), 0o600, false, data) != nil {
+		return
+	}
+	if rand.IntN(nearbyTrimEvery) == 0 {
+		t.trim()
+	}
+}
+
+// trim removes all but the nearbyKeep newest packs (increment keys sort
+// by generation: packs/increments/<20 digits>-<id>.pack).
+func (t *localTurns) trim() {
+	names, err := os.ReadDir(t.packs)
+	if err != nil || len(names) <= nearbyKeep {
+		return
+	}
+	for _, d := range names[:len(names)-nearbyKeep] { // ReadDir sorts by name
+		_ = os.Remove(filepath.Join(t.packs, d.Name()))
+	}
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// A turn is the lock file's lock: while one engine (or process) holds it,
+// another's Take waits; a holder that does not give it back within the
+// bound is not waited for, and after such a wait the next Take does not
+// wait at all until the turn is free again.
+func TestLocalTurnsWaitBoundedThenStopWaiting(t *testing.T) {
+	dir := t.TempDir()
+	turns := newLocalTurns(dir, "k")
+	turns.timeout = 50 * time.Millisecond
+	ctx := context.Background()
+
+	end := turns.Take(ctx)
+	other, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err == nil {
+		other.Release()
+		t.Fatal("a turn is held, yet the lock file could be locked")
+	}
+	end()
+	end() // a second call is a no-op
+
+	holder, err := osfile.Acquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	turns.Take(ctx)()
+	if waited := time.Since(start); waited < turns.timeout {
+		t.Fatalf("Take returned after %v while another holder had the turn; want the bound %v", waited, turns.timeout)
+	}
+	start = time.Now()
+	turns.Take(ctx)()
+	if waited := time.Since(start); waited >= turns.timeout {
+		t.Fatalf("the Take after a wait that ran out waited %v again", waited)
+	}
+	holder.Release()
+
+	// The abandoned wait's turn, granted once the holder let go, is given
+	// back: a later Take gets a real turn promptly.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		end := turns.Take(ctx)
+		probe, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
+		if err != nil {
+			end()
+			break // held by this Take: a real turn
+		}
+		probe.Release()
+		end()
+		if time.Now().After(deadline) {
+			t.Fatal("no real turn within 5 s after the holder let go")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if turns.waited.Load() {
+		t.Error("still not waiting after a turn was granted")
+	}
+}
+
+// No directory, no turns; a directory that cannot be made, no turns.
+func TestLocalTurnsOff(t *testing.T) {
+	if newLocalTurns("", "k") != nil {
+		t.Error("turns without a directory")
+	}
+	if newLocalTurns(filepath.Join("/dev/null", "turns"), "k") != nil {
+		t.Error("turns in a directory that cannot be made")
+	}
+}
+
+// A cancelled context ends the wait.
+func TestLocalTurnsCancelled(t *testing.T) {
+	dir := t.TempDir()
+	turns := newLocalTurns(dir, "k")
+	holder, err := osfile.Acquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	turns.Take(ctx)()
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("Take waited %v after its context ended", waited)
+	}
+}
+
+// The nearby packs: what one writer keeps, the next reads; the directory
+// keeps the newest nearbyKeep.
+func TestLocalTurnsNearbyPacks(t *testing.T) {
+	turns := newLocalTurns(t.TempDir(), "k")
+	key := func(g int) string { return remote.IncrementKey(uint64(g), "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b") }
+	if turns.Pack(key(1)) != nil {
+		t.Fatal("a pack nobody kept")
+	}
+	for g := 1; g <= nearbyKeep+10; g++ {
+		turns.KeepPack(key(g), []byte(fmt.Sprint(g)))
+	}
+	turns.trim()
+	if got := string(turns.Pack(key(nearbyKeep + 10))); got != fmt.Sprint(nearbyKeep+10) {
+		t.Fatalf("the newest pack reads %q", got)
+	}
+	if turns.Pack(key(10)) != nil {
+		t.Error("an old pack outlived the trim")
+	}
+	if names, _ := os.ReadDir(turns.packs); len(names) != nearbyKeep {
+		t.Errorf("%d packs after the trim, want %d", len(names), nearbyKeep)
+	}
+}
+
+// Two engines of one machine (one TurnsDir): the second catches up on the
+// first's commits from the nearby packs, so its commit reads nothing from
+// the store but `current`.
+func TestEnginesOfOneMachineCatchUpNearby(t *testing.T) {
+	m := memstore.New()
+	turnsDir := t.TempDir()
+	shared := func(c *Config) { c.TurnsDir = turnsDir }
+	a := newAgent(t, m, shared)
+	b := newAgent(t, m, shared)
+	a.pull()
+	a.write("a.md", "a\n")
+	a.commit("a0")
+	b.pull()
+	for i := range 3 {
+		a.appendTo("a.md", fmt.Sprint(i, "\n"))
+		a.commit(fmt.Sprint("a", i+1))
+	}
+	gets := m.Calls(memstore.OpGet)
+	b.write("b.md", "b\n")
+	b.commit("b")
+	if n := m.Calls(memstore.OpGet) - gets; n != 1 {
+		t.Fatalf("b's commit after a's three made %d GETs; want 1 (current), the increments read nearby", n)
+	}
+	b.pull()
+	if b.read("a.md") != "a\n0\n1\n2\n" {
+		t.Fatalf("b reads a.md as %q", b.read("a.md"))
+	}
+}
