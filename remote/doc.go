@@ -64,8 +64,9 @@
 // another cheaply (one machine: server/turns.go) hold a turn from their
 // read of `current` to their conditional write, so they never race each
 // other, and catch up on each other's increments from the packs Nearby
-// keeps, checked like store reads. Timing only: the conditional write
-// still decides.
+// keeps, checked like store reads; PublishNearby builds on the state the
+// previous holder published, which the conditional write proves. Timing
+// only: the conditional write still decides.
 //
 // Group commit (proposal.go, off unless Options.GroupCommit): PublishGroup
 // keeps one publication ID; a retry registers a descriptor under

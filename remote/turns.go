@@ -42,17 +42,50 @@ func (n *Notebook) takeTurn(ctx context.Context) func() {
 // from here they cost no request inside the turn. Every pack read from it
 // is checked against the manifest's size and BLAKE3, as one from the
 // store is, so a stale or damaged file only means a store read.
+//
+// It also holds the state the last of them published (`current`'s bytes
+// and ETag), which PublishNearby builds on instead of reading `current`:
+// the conditional write proves it, as a long-lived writer's own last state
+// is proved (PublishFrom). It is guessed on only while reliable: the
+// writer that kept it had found `current` as the writer before it left it
+// (writers of other machines, which would make each guess a wasted upload,
+// break the streak).
 type Nearby interface {
 	Pack(key string) []byte // nil when it does not hold key
 	KeepPack(key string, data []byte)
+	Current() (data []byte, etag string, reliable bool) // nil when there is none
+	KeepCurrent(data []byte, etag string, reliable bool)
 }
 
-// keepNearby offers an accepted pack to the writers that take turns with
-// this one; it is called before the turn ends.
-func (n *Notebook) keepNearby(key string, data []byte) {
-	if n.opts.Nearby != nil {
-		n.opts.Nearby.KeepPack(key, data)
+// keepNearby offers an accepted publication (its pack, and the state it
+// made when the store's reply proved it) to the writers that take turns
+// with this one; it is called before the turn ends.
+func (n *Notebook) keepNearby(accepted State, pub string, pack []byte, reliable bool) {
+	if n.opts.Nearby == nil {
+		return
 	}
+	n.opts.Nearby.KeepPack(IncrementKey(accepted.Generation(), pub), pack)
+	if accepted.ETag != "" {
+		n.opts.Nearby.KeepCurrent(encodeManifest(accepted.Manifest), accepted.ETag, reliable)
+	}
+}
+
+// nearbyCurrent is the state the last writer sharing the turnstile
+// published, if Nearby holds one that decodes, and whether it may be
+// guessed on.
+func (n *Notebook) nearbyCurrent() (State, bool) {
+	if n.opts.Nearby == nil {
+		return State{}, false
+	}
+	data, etag, reliable := n.opts.Nearby.Current()
+	if data == nil || etag == "" {
+		return State{}, false
+	}
+	m, err := DecodeManifest(data)
+	if err != nil {
+		return State{}, false
+	}
+	return State{Manifest: m, ETag: etag}, reliable
 }
 
 // catchUpNearby catches up from Nearby alone when it holds every

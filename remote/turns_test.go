@@ -120,8 +120,25 @@ func TestPublishGivesUpItsTurnWhileBackingOff(t *testing.T) {
 
 // mapNearby is a Nearby in memory.
 type mapNearby struct {
-	mu    sync.Mutex
-	packs map[string][]byte
+	mu            sync.Mutex
+	packs         map[string][]byte
+	current, etag string
+	reliable      bool
+}
+
+func (m *mapNearby) Current() ([]byte, string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.etag == "" {
+		return nil, "", false
+	}
+	return []byte(m.current), m.etag, m.reliable
+}
+
+func (m *mapNearby) KeepCurrent(data []byte, etag string, reliable bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.current, m.etag, m.reliable = string(data), etag, reliable
 }
 
 func (m *mapNearby) Pack(key string) []byte {
@@ -189,5 +206,66 @@ func TestCatchUpFromNearby(t *testing.T) {
 		if string(data) == "not the pack" {
 			t.Fatalf("%s: the damaged bytes were kept", key)
 		}
+	}
+}
+
+// PublishNearby builds on the state the writer before it in the
+// turnstile published, without reading `current`; when another writer
+// (outside the turnstile) published since, the guess fails its
+// conditional write and the call goes on from a read, not counted as a
+// retry. Publish never guesses.
+func TestPublishNearbyBuildsOnTheLastHoldersState(t *testing.T) {
+	ctx := context.Background()
+	m := memstore.New()
+	turns, near := &mutexTurns{}, &mapNearby{}
+	a := remote.Open(m, remote.Options{Turns: turns, Nearby: near})
+	b := remote.Open(m, remote.Options{Turns: turns, Nearby: near})
+	var pa, pb, pc proposer
+	if _, err := a.Publish(ctx, pa.build); err != nil {
+		t.Fatal(err)
+	}
+	// The first state kept is not yet guessed on: nobody found it right.
+	gets := m.Calls(memstore.OpGet)
+	if _, err := b.PublishNearby(ctx, pb.build); err != nil {
+		t.Fatal(err)
+	}
+	if m.Calls(memstore.OpGet) == gets {
+		t.Fatal("PublishNearby guessed on a state no writer had found right")
+	}
+	gets = m.Calls(memstore.OpGet)
+	acc, err := b.PublishNearby(ctx, pb.build)
+	if err != nil || acc.Attempts != 1 || acc.State.Generation() != 3 {
+		t.Fatalf("PublishNearby = %+v, %v; want generation 3 on the first attempt", acc, err)
+	}
+	if n := m.Calls(memstore.OpGet) - gets; n != 0 {
+		t.Fatalf("PublishNearby read %d objects; want none (it builds on a's state)", n)
+	}
+
+	// Another writer, outside the turnstile, moves `current` on.
+	if _, err := remote.Open(m, remote.Options{}).Publish(ctx, pc.build); err != nil {
+		t.Fatal(err)
+	}
+	acc, err = a.PublishNearby(ctx, pa.build)
+	if err != nil || acc.Attempts != 1 || acc.State.Generation() != 5 {
+		t.Fatalf("PublishNearby on a stale state = %+v, %v; want generation 5, the wrong guess not counted", acc, err)
+	}
+	if got := pa.observed[len(pa.observed)-1].Generation(); got != 4 {
+		t.Fatalf("the attempt after the wrong guess built on generation %d, want 4 (read)", got)
+	}
+	// That guess was wrong: the next writer reads instead of guessing.
+	gets = m.Calls(memstore.OpGet)
+	if _, err := b.PublishNearby(ctx, pb.build); err != nil {
+		t.Fatal(err)
+	}
+	if m.Calls(memstore.OpGet) == gets {
+		t.Fatal("PublishNearby guessed right after a wrong guess")
+	}
+
+	gets = m.Calls(memstore.OpGet)
+	if _, err := b.Publish(ctx, pb.build); err != nil {
+		t.Fatal(err)
+	}
+	if m.Calls(memstore.OpGet) == gets {
+		t.Fatal("Publish built on the nearby state without reading `current`")
 	}
 }

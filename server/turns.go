@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -16,7 +18,9 @@ import (
 // Local turns (remote/turns.go): the writers of one machine that publish
 // to one store take turns through one lock file,
 //
-//	Config.TurnsDir/<hash of the store identity>.lock
+//	Config.TurnsDir/<hash of the store identity>.lock      the turn
+//	                                            .current   the state the last holder published
+//	                                            .packs/    the packs the last holders published
 //
 // shared by every engine and process of the user whatever its private
 // root (the load generator's agents each have their own). A turn is an
@@ -29,6 +33,7 @@ import (
 // waiting until a turn is granted at once again.
 type localTurns struct {
 	path    string
+	current string      // the state the last holder published (remote.Nearby): <dir>/<store>.current
 	packs   string      // the packs published lately (remote.Nearby): <dir>/<store>.packs/<base name of the key>
 	waited  atomic.Bool // the last wait ran out: do not wait again until a turn is free
 	timeout time.Duration
@@ -57,7 +62,7 @@ func newLocalTurns(dir, storeKey string) *localTurns {
 	if dir == "" || os.MkdirAll(packs, 0o700) != nil {
 		return nil
 	}
-	return &localTurns{path: filepath.Join(dir, storeKey+".lock"), packs: packs, timeout: turnWait}
+	return &localTurns{path: filepath.Join(dir, storeKey+".lock"), current: filepath.Join(dir, storeKey+".current"), packs: packs, timeout: turnWait}
 }
 
 // options sets the remote.Options fields of t (none when t is nil).
@@ -145,4 +150,33 @@ func (t *localTurns) trim() {
 	for _, d := range names[:len(names)-nearbyKeep] { // ReadDir sorts by name
 		_ = os.Remove(filepath.Join(t.packs, d.Name()))
 	}
+}
+
+// Current returns the state the last holder kept: "reliable" or
+// "unreliable" on the first line, its ETag on the second, then `current`'s
+// bytes (remote decodes them strictly).
+func (t *localTurns) Current() ([]byte, string, bool) {
+	data, err := os.ReadFile(t.current)
+	if err != nil {
+		return nil, "", false
+	}
+	mark, rest, _ := bytes.Cut(data, []byte("\n"))
+	etag, manifest, ok := bytes.Cut(rest, []byte("\n"))
+	if !ok || len(etag) == 0 || string(mark) != "reliable" && string(mark) != "unreliable" {
+		return nil, "", false
+	}
+	return manifest, string(etag), string(mark) == "reliable"
+}
+
+// KeepCurrent replaces the kept state (renamed into place, not synced: a
+// state lost or stale only makes the next writer's guess wrong).
+func (t *localTurns) KeepCurrent(data []byte, etag string, reliable bool) {
+	if etag == "" || strings.ContainsRune(etag, '\n') {
+		return
+	}
+	mark := "unreliable\n"
+	if reliable {
+		mark = "reliable\n"
+	}
+	_ = osfile.WriteFile(t.current, 0o600, false, []byte(mark+etag+"\n"), data)
 }

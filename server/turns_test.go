@@ -121,9 +121,10 @@ func TestLocalTurnsNearbyPacks(t *testing.T) {
 	}
 }
 
-// Two engines of one machine (one TurnsDir): the second catches up on the
-// first's commits from the nearby packs, so its commit reads nothing from
-// the store but `current`.
+// Two engines of one machine (one TurnsDir): the second builds on the
+// state the first published and catches up on its commits from the nearby
+// packs, so its commit reads nothing from the store; with a pending
+// record on disk it reads `current` (solo.go's rule).
 func TestEnginesOfOneMachineCatchUpNearby(t *testing.T) {
 	m := memstore.New()
 	turnsDir := t.TempDir()
@@ -141,11 +142,53 @@ func TestEnginesOfOneMachineCatchUpNearby(t *testing.T) {
 	gets := m.Calls(memstore.OpGet)
 	b.write("b.md", "b\n")
 	b.commit("b")
-	if n := m.Calls(memstore.OpGet) - gets; n != 1 {
-		t.Fatalf("b's commit after a's three made %d GETs; want 1 (current), the increments read nearby", n)
+	if n := m.Calls(memstore.OpGet) - gets; n != 0 {
+		t.Fatalf("b's commit after a's three made %d GETs; want none (a's state and increments read nearby)", n)
 	}
 	b.pull()
 	if b.read("a.md") != "a\n0\n1\n2\n" {
 		t.Fatalf("b reads a.md as %q", b.read("a.md"))
+	}
+
+	a.appendTo("a.md", "3\n")
+	a.commit("a4")
+	pending := filepath.Join(b.e.stateDir(b.dir), "pending")
+	if _, err := os.Stat(filepath.Dir(pending)); err != nil {
+		t.Fatalf("b's directory state is not where the test looks: %v", err)
+	}
+	if err := os.WriteFile(pending, []byte(`{"baseHead":"","entries":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gets = m.Calls(memstore.OpGet)
+	b.appendTo("b.md", "more\n")
+	b.commit("b2")
+	if m.Calls(memstore.OpGet) == gets {
+		t.Fatal("with a pending record on disk, b's commit did not read `current`")
+	}
+}
+
+// The state kept beside the lock: what one holder keeps, the next reads.
+func TestLocalTurnsNearbyCurrent(t *testing.T) {
+	turns := newLocalTurns(t.TempDir(), "k")
+	if data, etag, _ := turns.Current(); data != nil || etag != "" {
+		t.Fatal("a state nobody kept")
+	}
+	turns.KeepCurrent([]byte("{\"manifest\":1}\n"), `"etag-1"`, false)
+	if _, _, reliable := turns.Current(); reliable {
+		t.Fatal("an unreliable state reads as reliable")
+	}
+	turns.KeepCurrent([]byte("{\"manifest\":2}\n"), `"etag-2"`, true)
+	if data, etag, reliable := turns.Current(); string(data) != "{\"manifest\":2}\n" || etag != `"etag-2"` || !reliable {
+		t.Fatalf("Current = %q, %q, %v; want the last kept", data, etag, reliable)
+	}
+	turns.KeepCurrent([]byte("x"), "bad\netag", true)
+	if _, etag, _ := turns.Current(); etag != `"etag-2"` {
+		t.Fatal("an ETag with a newline replaced the kept state")
+	}
+	if err := os.WriteFile(turns.current, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, _ := turns.Current(); data != nil {
+		t.Fatal("a damaged file read as a state")
 	}
 }
