@@ -14,17 +14,18 @@ import (
 // not lose the race to it. It never decides acceptance, only timing: the
 // conditional write stays the authority, writers that do not share the
 // turnstile (another machine) still race, and a turn that cannot be had
-// in time (a holder stopped, a lock that cannot be opened) is not waited
-// for.
+// (the turns stuck behind a stopped holder, a lock that cannot be opened)
+// is not waited for.
 //
 // Why it pays: a lost race costs a backoff, a re-read, a rebuild and a
 // second upload, and on SeaweedFS conditional writes of one key that meet
 // wait for its lock in steps of a second (ten at once: median 1 s, last
 // 2 s; thirty: median 3 s, last 7 s; docs/benchmarks.md).
 type Turnstile interface {
-	// Take waits for this writer's turn, at most a bound of its own, and
-	// returns the function that ends it (safe to call once). It returns
-	// without a turn (a no-op release) when the bound or ctx runs out.
+	// Take waits for this writer's turn and returns the function that
+	// ends it (safe to call more than once). It may return without a
+	// turn (a no-op release): when ctx ends, or when it judges the turns
+	// stuck.
 	Take(ctx context.Context) (release func())
 }
 

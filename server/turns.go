@@ -26,17 +26,16 @@ import (
 // root (the load generator's agents each have their own). A turn is an
 // exclusive lock on it (osfile: flock, LockFileEx), which the kernel drops
 // when its holder dies, so a crashed writer never wedges the others. It
-// only orders attempts: correctness never depends on it, and a turn that
-// is not granted within turnWait (a holder stopped with SIGSTOP, a
-// publication stuck in a slow store) is not waited for: the attempt goes
-// ahead and races as it would without turns, and this engine stops
-// waiting until a turn is granted at once again.
+// only orders attempts: correctness never depends on it. A writer waits
+// for its turn while the turns move, however many writers are ahead; when
+// no holder has published for turnStall (a holder stopped with SIGSTOP, a
+// publication stuck in a slow store) it stops waiting and goes ahead,
+// racing as it would without turns.
 type localTurns struct {
-	path    string
-	current string      // the state the last holder published (remote.Nearby): <dir>/<store>.current
-	packs   string      // the packs published lately (remote.Nearby): <dir>/<store>.packs/<base name of the key>
-	waited  atomic.Bool // the last wait ran out: do not wait again until a turn is free
-	timeout time.Duration
+	path        string
+	current     string // the state the last holder published (remote.Nearby): <dir>/<store>.current
+	packs       string // the packs published lately (remote.Nearby): <dir>/<store>.packs/<base name of the key>
+	stall, poll time.Duration
 }
 
 // nearbyKeep is how many packs the nearby directory keeps: more than a
@@ -50,10 +49,13 @@ const (
 	nearbyMaxPack   = 1 << 20
 )
 
-// turnWait bounds the wait for a turn. A turn lasts one attempt, a few
-// milliseconds to a few tens under load, so a hundred writers ahead take
-// about a second or two.
-const turnWait = 5 * time.Second
+// A writer waits for its turn as long as the turns move, and gives up
+// when no holder has published for turnStall (checked every turnPoll): a
+// turn lasts one attempt, a few milliseconds to a few tens under load.
+const (
+	turnStall = 5 * time.Second
+	turnPoll  = 100 * time.Millisecond
+)
 
 // newLocalTurns returns the turnstile of store's writers in dir, or nil
 // (no turns) when dir is empty or cannot be made.
@@ -62,7 +64,7 @@ func newLocalTurns(dir, storeKey string) *localTurns {
 	if dir == "" || os.MkdirAll(packs, 0o700) != nil {
 		return nil
 	}
-	return &localTurns{path: filepath.Join(dir, storeKey+".lock"), current: filepath.Join(dir, storeKey+".current"), packs: packs, timeout: turnWait}
+	return &localTurns{path: filepath.Join(dir, storeKey+".lock"), current: filepath.Join(dir, storeKey+".current"), packs: packs, stall: turnStall, poll: turnPoll}
 }
 
 // options sets the remote.Options fields of t (none when t is nil).
@@ -73,14 +75,6 @@ func (t *localTurns) options(opts *remote.Options) {
 }
 
 func (t *localTurns) Take(ctx context.Context) func() {
-	if t.waited.Load() {
-		l, err := osfile.TryAcquire(t.path, 0o600)
-		if err != nil {
-			return func() {}
-		}
-		t.waited.Store(false)
-		return release(l)
-	}
 	got := make(chan *osfile.Lock, 1)
 	go func() {
 		l, err := osfile.Acquire(t.path, 0o600)
@@ -89,17 +83,31 @@ func (t *localTurns) Take(ctx context.Context) func() {
 		}
 		got <- l
 	}()
-	timer := time.NewTimer(t.timeout)
-	defer timer.Stop()
-	select {
-	case l := <-got:
-		if l == nil {
-			return func() {}
+	poll := time.NewTicker(t.poll)
+	defer poll.Stop()
+	last, _ := os.Stat(t.current)
+	moved := time.Now()
+wait:
+	for {
+		select {
+		case l := <-got:
+			if l == nil {
+				return func() {}
+			}
+			return release(l)
+		case <-ctx.Done():
+			break wait
+		case <-poll.C:
+			// Turns move while the holders publish: each replaces
+			// the kept state. A queue of any length is waited for;
+			// a holder that publishes nothing for turnStall is not.
+			now, _ := os.Stat(t.current)
+			if !sameFile(last, now) {
+				last, moved = now, time.Now()
+			} else if time.Since(moved) >= t.stall {
+				break wait
+			}
 		}
-		return release(l)
-	case <-timer.C:
-		t.waited.Store(true)
-	case <-ctx.Done():
 	}
 	// Not waited for: the turn, once granted, is given back at once.
 	go func() {
@@ -108,6 +116,15 @@ func (t *localTurns) Take(ctx context.Context) func() {
 		}
 	}()
 	return func() {}
+}
+
+// sameFile reports whether two stats of the kept state show the same
+// file (each KeepCurrent renames a new one into place).
+func sameFile(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
 func release(l *osfile.Lock) func() {
