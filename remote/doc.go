@@ -60,6 +60,14 @@
 // Checkpoint, Cleanup and Verify (checkpoint*.go, cleanup.go, verify.go)
 // work on both versions.
 //
+// Turns (turns.go, Options.Turns and Nearby): writers that can reach one
+// another cheaply (one machine: server/turns.go) hold a turn from their
+// read of `current` to their conditional write, so they never race each
+// other, and catch up on each other's increments from the packs Nearby
+// keeps, checked like store reads; PublishNearby builds on the state the
+// previous holder published, which the conditional write proves. Timing
+// only: the conditional write still decides.
+//
 // Group commit (proposal.go, off unless Options.GroupCommit): PublishGroup
 // keeps one publication ID; a retry registers a descriptor under
 // proposals/<G>-<id>, one loser per generation leads (CreateIfAbsent of

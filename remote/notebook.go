@@ -101,6 +101,13 @@ type Options struct {
 	// Contention remembers recent contention for group commit
 	// (proposal.go; default: in the Notebook, for this process only).
 	Contention ContentionMemory
+	// Turns, if set, orders this notebook's attempts with the other
+	// writers that share it (turns.go): Publish holds a turn from its
+	// read of `current` to the outcome of its conditional write.
+	Turns Turnstile
+	// Nearby, if set, holds the packs the writers sharing Turns published
+	// lately: CatchUp reads them from there, Publish adds its own.
+	Nearby Nearby
 }
 
 // Defaults of Options (DESIGN §5).

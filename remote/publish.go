@@ -51,6 +51,32 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 // goes on from a fresh read: the guessed attempt counts as neither a retry
 // nor a reason to back off. A zero known is Publish.
 func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
+	return n.publishFrom(ctx, known, false, build)
+}
+
+// PublishNearby is Publish that, once its turn comes (turns.go), builds on
+// the state the writer before it in the turnstile published
+// (Nearby.Current) instead of reading `current`, as PublishFrom builds on
+// a known state: the conditional write proves it, a wrong guess goes on
+// from a read. Without a Nearby state it is Publish. The caller uses it
+// only where a state guessed may stand for a state read (server/solo.go
+// says where not).
+func (n *Notebook) PublishNearby(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
+	return n.publishFrom(ctx, State{}, true, build)
+}
+
+func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
+	// A turn (turns.go) is held from the read of `current` to the outcome
+	// of the conditional write, and given up while backing off.
+	release := n.takeTurn(ctx)
+	defer func() { release() }()
+	var handoff State // the state the previous holder of the turn published
+	if nearby && known.Manifest == nil {
+		var reliable bool
+		if handoff, reliable = n.nearbyCurrent(); reliable {
+			known = handoff
+		}
+	}
 	state, guessed := known, known.Manifest != nil && known.ETag != ""
 	if !guessed {
 		var err error
@@ -72,7 +98,7 @@ func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx 
 			return Accepted{}, err
 		}
 		if errors.Is(err, errNotAccepted) && !guessed {
-			if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
+			if err := n.backOff(ctx, attempt, read, &release); err != nil {
 				return Accepted{}, err
 			}
 			if state, err = n.ReadCurrent(ctx); err != nil {
@@ -96,6 +122,9 @@ func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx 
 			if n.opts.Observe != nil {
 				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest}) // only records it: it is newer than anything read
 			}
+			// Before the turn ends; the next holder may guess when this
+			// one found `current` as the previous holder had left it.
+			n.keepNearby(next, pub, prop.Pack, handoff.ETag != "" && state.ETag == handoff.ETag)
 			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true}, nil
 		}
 		if !errors.Is(err, errNotAccepted) {
@@ -113,7 +142,7 @@ func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx 
 		if attempt > n.opts.Retries {
 			return Accepted{}, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
 		}
-		if err := n.opts.Sleep(ctx, n.backoff(attempt, n.opts.Now().Sub(read))); err != nil {
+		if err := n.backOff(ctx, attempt, read, &release); err != nil {
 			return Accepted{}, err
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
@@ -121,6 +150,20 @@ func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx 
 		}
 		read = n.opts.Now()
 	}
+}
+
+// backOff gives up the turn *release ends, sleeps the backoff of a lost
+// attempt whose window began at read, and takes a new turn into
+// *release.
+func (n *Notebook) backOff(ctx context.Context, attempt int, read time.Time, release *func()) error {
+	wait := n.backoff(attempt, n.opts.Now().Sub(read))
+	(*release)()
+	*release = func() {}
+	if err := n.opts.Sleep(ctx, wait); err != nil {
+		return err
+	}
+	*release = n.takeTurn(ctx)
+	return nil
 }
 
 // errGuessedWrong marks a PublishFrom attempt on a known state that cannot

@@ -274,6 +274,7 @@ type CaughtUpPack struct {
 // CatchUpStats counts what a catch-up cost.
 type CatchUpStats struct {
 	Rollups, Increments, Missing int // rollups fetched, increments fetched, rollups not (yet) built
+	Nearby                       int // increments read from Options.Nearby instead (turns.go)
 }
 
 // coverItem is one step of a catch-up plan: a rollup block, or the
@@ -411,6 +412,9 @@ func skipSwaps(m *Manifest, reach uint64) uint64 {
 // have reports packs the caller holds already (by key): they are skipped.
 func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, parallel int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
 	var st CatchUpStats
+	if done, err := n.catchUpNearby(state, reach, have, keep, &st); done || err != nil {
+		return st, err
+	}
 	plan := planCatchUpBefore(state.Manifest, reach, n.freshFrom(state.Manifest))
 	for len(plan) > 0 {
 		var incs []coverItem

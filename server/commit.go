@@ -191,9 +191,12 @@ func (s *session) publish(message string) (*Result, error) {
 	}
 	var acc remote.Accepted
 	var err error
-	if known := s.knownState(); known.Manifest != nil {
+	switch known := s.knownState(); {
+	case known.Manifest != nil:
 		acc, err = s.e.notebook.PublishFrom(s.ctx, known, build)
-	} else {
+	case s.mayGuessNearby():
+		acc, err = s.e.notebook.PublishNearby(s.ctx, build)
+	default:
 		acc, err = s.e.notebook.PublishGroup(s.ctx, build, include)
 	}
 	if last != nil {

@@ -57,6 +57,11 @@ type Config struct {
 	// then keeps what a call learned of each directory for the next
 	// (memory.go), validated on every call.
 	LongLived bool
+	// TurnsDir, if set, holds the lock files through which the writers of
+	// this machine take turns at publication, one per store (turns.go).
+	// Every process of the user should name the same directory; empty: no
+	// turns (the fleet simulation, whose engines model machines).
+	TurnsDir string
 	// GroupCommit turns on cooperative publication (server/groupcommit.go,
 	// remote/proposal.go): off by default until it is proved at scale.
 	GroupCommit bool
@@ -200,9 +205,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.GroupCommit && !cfg.LongLived {
 		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
 	}
+	opts := remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}
+	newLocalTurns(cfg.TurnsDir, storeKey).options(&opts)
 	e := &Engine{
 		store:       cfg.Store,
-		notebook:    remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}),
+		notebook:    remote.Open(cfg.Store, opts),
 		log:         logger,
 		workspace:   ws,
 		defDir:      def,

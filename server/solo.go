@@ -50,8 +50,23 @@ func (s *session) knownState() remote.State {
 	if !streak || last.Manifest == nil {
 		return remote.State{}
 	}
-	if _, err := os.Stat(s.state.file("pending")); !errors.Is(err, fs.ErrNotExist) {
+	if s.pendingRecorded() {
 		return remote.State{}
 	}
 	return last
+}
+
+// mayGuessNearby reports whether the commit may build on the state the
+// writer before it in the machine's turnstile published
+// (remote.PublishNearby, server/turns.go), under knownState's rules: not
+// with group commit, not with a pending record on disk.
+func (s *session) mayGuessNearby() bool {
+	return !s.e.groupCommit && s.base != nil && !s.pendingRecorded()
+}
+
+// pendingRecorded reports whether a pending publication record may be on
+// disk (any doubt counts as yes).
+func (s *session) pendingRecorded() bool {
+	_, err := os.Stat(s.state.file("pending"))
+	return !errors.Is(err, fs.ErrNotExist)
 }

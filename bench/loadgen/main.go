@@ -77,6 +77,7 @@ type profile struct {
 	agentStores       []string
 	drivers           []string // contention and agents: driverCLI, driverServe (mcp.go)
 	groupCommit       bool     // every measured process runs with --group-commit (SLIVINGDOC_GROUP_COMMIT)
+	noTurns           bool     // every measured process runs with --local-turns=false (SLIVINGDOC_LOCAL_TURNS)
 }
 
 var (
@@ -157,6 +158,7 @@ func main() {
 	historyAlternate := flag.Int("history-alternate", -1, "override how many commits alternate between the long notebook and a fresh reference (0: none)")
 	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
 	groupCommit := flag.Bool("group-commit", false, "run every measured slivingdoc process with group commit on (SLIVINGDOC_GROUP_COMMIT=true)")
+	localTurns := flag.Bool("local-turns", true, "let the measured slivingdoc processes take turns at publication (false: SLIVINGDOC_LOCAL_TURNS=false, they race)")
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
@@ -202,6 +204,7 @@ func main() {
 		prof.historyAlternate = *historyAlternate
 	}
 	prof.groupCommit = *groupCommit
+	prof.noTurns = !*localTurns
 	if *drivers != "" {
 		prof.drivers = strings.Split(*drivers, ",")
 		for _, d := range prof.drivers {

@@ -29,6 +29,9 @@ func (r *runner) newNotebook(st *storeTarget, loc, base string, proxied bool) *n
 	priv := filepath.Join(base, "private")
 	env := append(cleanEnv(), st.env(loc, proxied)...)
 	env = append(env, "SLIVINGDOC_PRIVATE_ROOT="+priv, "LOG_LEVEL=warn", "NO_COLOR=1")
+	if r.prof.noTurns {
+		env = append(env, "SLIVINGDOC_LOCAL_TURNS=false")
+	}
 	if r.prof.groupCommit {
 		env = append(env, "SLIVINGDOC_GROUP_COMMIT=true")
 	}

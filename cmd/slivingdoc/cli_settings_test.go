@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -196,5 +198,53 @@ func TestSettingsGroupCommit(t *testing.T) {
 				t.Fatalf("GroupCommit = %v, want %v", cfg.GroupCommit, tc.want)
 			}
 		})
+	}
+}
+
+// --local-turns (on by default) gives the engine the user's turns
+// directory, the same whatever the private root; off gives none.
+func TestSettingsLocalTurns(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	want := filepath.Join(dir, "cache", "slivingdoc", "turns")
+	if runtime.GOOS != "linux" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			t.Skip("no user cache directory here")
+		}
+		want = filepath.Join(d, "slivingdoc", "turns")
+	}
+	env := func(priv string, kv ...string) map[string]string {
+		m := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, priv), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"default", env("p1"), nil, want},
+		{"another private root", env("p2"), nil, want},
+		{"env off", env("p1", "SLIVINGDOC_LOCAL_TURNS", "false"), nil, ""},
+		{"flag off", env("p1"), []string{"--local-turns=false"}, ""},
+		{"flag on beats env off", env("p1", "SLIVINGDOC_LOCAL_TURNS", "0"), []string{"--local-turns"}, want},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := parsedSettings(t, tc.env, tc.args...).engineConfig(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.TurnsDir != tc.want {
+				t.Fatalf("TurnsDir = %q, want %q", cfg.TurnsDir, tc.want)
+			}
+		})
+	}
+	if _, err := parsedSettings(t, env("p1", "SLIVINGDOC_LOCAL_TURNS", "maybe")).engineConfig(t.Context()); err == nil {
+		t.Error("SLIVINGDOC_LOCAL_TURNS=maybe accepted")
 	}
 }

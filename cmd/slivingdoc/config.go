@@ -55,13 +55,14 @@ var (
 	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/operations.md)", none}
 	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
 	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", constant("refuse")}
+	setLocalTurns    = setting{"local-turns", "SLIVINGDOC_LOCAL_TURNS", "", "writers on this machine take turns at publishing to one store instead of racing (a lock file per store in <user cache dir>/slivingdoc/turns; docs/storage.md)", constant("true")}
 	setGroupCommit   = setting{"group-commit", "SLIVINGDOC_GROUP_COMMIT", "", "after a lost race, register the commit so other writers publish it with theirs (docs/storage.md §4B)", constant(defaultGroupCommit)}
 )
 
 var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
 	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained, &setRetain,
 	&setIgnore, &setNoDefIgnores, &setSecrets,
-	&setGroupCommit}
+	&setLocalTurns, &setGroupCommit}
 
 // defaultGroupCommit is --group-commit's default (issue 18).
 const defaultGroupCommit = "false"
@@ -102,7 +103,7 @@ func addSettingsFlags(fs *flag.FlagSet) *settings {
 			s.lists[st] = l
 			fs.Var(l, st.flag, st.usage)
 		case &setPathStyle, &setNoDefIgnores,
-			&setGroupCommit:
+			&setLocalTurns, &setGroupCommit:
 			v := new(string)
 			s.values[st] = v
 			fs.Var(boolString{v}, st.flag, st.usage)
@@ -327,6 +328,16 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 			return cfg, usageErrorf("%s: %q is not true or false", setGroupCommit.name(src), v)
 		}
 	}
+	{
+		v, src := s.lookup(&setLocalTurns)
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, usageErrorf("%s: %q is not true or false", setLocalTurns.name(src), v)
+		}
+		if on {
+			cfg.TurnsDir = defaultTurnsDir()
+		}
+	}
 	cfg.Writable = s.lookupList(&setWritable)
 	cfg.ReadOnly = s.lookupList(&setReadOnly)
 	if err := s.contentRules(&cfg); err != nil {
@@ -395,6 +406,17 @@ func defaultPrivateRoot() string {
 		return ""
 	}
 	return filepath.Join(d, "slivingdoc")
+}
+
+// defaultTurnsDir is <user cache dir>/slivingdoc/turns, or "" (no turns)
+// when unknown: one directory for every process of the user, whatever
+// its private root, so that they all take turns (server/turns.go).
+func defaultTurnsDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "slivingdoc", "turns")
 }
 
 // userDataDir is the per-user directory for application data: Go's

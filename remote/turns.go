@@ -1,0 +1,113 @@
+package remote
+
+import (
+	"context"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// Turnstile orders publication attempts among writers that can reach one
+// another more cheaply than through the store: the processes of one
+// machine (server/turns.go keeps a lock file per store). An attempt holds
+// a turn from its read of `current` to the outcome of its conditional
+// write, so no other holder's write lands in between and the attempt does
+// not lose the race to it. It never decides acceptance, only timing: the
+// conditional write stays the authority, writers that do not share the
+// turnstile (another machine) still race, and a turn that cannot be had
+// (the turns stuck behind a stopped holder, a lock that cannot be opened)
+// is not waited for.
+//
+// Why it pays: a lost race costs a backoff, a re-read, a rebuild and a
+// second upload, and on SeaweedFS conditional writes of one key that meet
+// wait for its lock in steps of a second (ten at once: median 1 s, last
+// 2 s; thirty: median 3 s, last 7 s; docs/benchmarks.md).
+type Turnstile interface {
+	// Take waits for this writer's turn and returns the function that
+	// ends it (safe to call more than once). It may return without a
+	// turn (a no-op release): when ctx ends, or when it judges the turns
+	// stuck.
+	Take(ctx context.Context) (release func())
+}
+
+// takeTurn returns the release of a turn, or a no-op without a Turnstile.
+func (n *Notebook) takeTurn(ctx context.Context) func() {
+	if n.opts.Turns == nil {
+		return func() {}
+	}
+	return n.opts.Turns.Take(ctx)
+}
+
+// Nearby holds the packs that writers sharing a Turnstile published
+// lately (server/turns.go: files beside the lock). A writer whose turn
+// comes after theirs must know their increments before it builds; read
+// from here they cost no request inside the turn. Every pack read from it
+// is checked against the manifest's size and BLAKE3, as one from the
+// store is, so a stale or damaged file only means a store read.
+//
+// It also holds the state the last of them published (`current`'s bytes
+// and ETag), which PublishNearby builds on instead of reading `current`:
+// the conditional write proves it, as a long-lived writer's own last state
+// is proved (PublishFrom). It is guessed on only while reliable: the
+// writer that kept it had found `current` as the writer before it left it
+// (writers of other machines, which would make each guess a wasted upload,
+// break the streak).
+type Nearby interface {
+	Pack(key string) []byte // nil when it does not hold key
+	KeepPack(key string, data []byte)
+	Current() (data []byte, etag string, reliable bool) // nil when there is none
+	KeepCurrent(data []byte, etag string, reliable bool)
+}
+
+// keepNearby offers an accepted publication (its pack, and the state it
+// made when the store's reply proved it) to the writers that take turns
+// with this one; it is called before the turn ends.
+func (n *Notebook) keepNearby(accepted State, pub string, pack []byte, reliable bool) {
+	if n.opts.Nearby == nil {
+		return
+	}
+	n.opts.Nearby.KeepPack(IncrementKey(accepted.Generation(), pub), pack)
+	if accepted.ETag != "" {
+		n.opts.Nearby.KeepCurrent(encodeManifest(accepted.Manifest), accepted.ETag, reliable)
+	}
+}
+
+// nearbyCurrent is the state the last writer sharing the turnstile
+// published, if Nearby holds one that decodes, and whether it may be
+// guessed on.
+func (n *Notebook) nearbyCurrent() (State, bool) {
+	if n.opts.Nearby == nil {
+		return State{}, false
+	}
+	data, etag, reliable := n.opts.Nearby.Current()
+	if data == nil || etag == "" {
+		return State{}, false
+	}
+	m, err := DecodeManifest(data)
+	if err != nil {
+		return State{}, false
+	}
+	return State{Manifest: m, ETag: etag}, reliable
+}
+
+// catchUpNearby catches up from Nearby alone when it holds every
+// increment of state's tail after reach that have does not: it reports
+// whether it did (false: the caller plans store reads as usual).
+func (n *Notebook) catchUpNearby(state State, reach uint64, have func(key string) bool, keep func([]CaughtUpPack) error, st *CatchUpStats) (bool, error) {
+	m := state.Manifest
+	if n.opts.Nearby == nil || m == nil || len(m.Increments) == 0 || m.Increments[0].Generation > reach+1 || state.Generation() <= reach {
+		return false, nil
+	}
+	var got []CaughtUpPack
+	for _, inc := range m.Increments {
+		if inc.Generation <= reach || have != nil && have(inc.Pack.Key) {
+			continue
+		}
+		data := n.opts.Nearby.Pack(inc.Pack.Key)
+		if int64(len(data)) != inc.Pack.Size || cas.Sum(data) != inc.Pack.Sum {
+			return false, nil
+		}
+		got = append(got, CaughtUpPack{Key: inc.Pack.Key, Data: data})
+	}
+	st.Nearby += len(got)
+	return true, keep(got)
+}

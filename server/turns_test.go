@@ -1,0 +1,193 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// A turn is the lock file's lock: while one engine (or process) holds it,
+// another's Take waits, for as long as the turns move (holders keep
+// publishing), not when the holder publishes nothing for the stall bound.
+func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
+	dir := t.TempDir()
+	turns := newLocalTurns(dir, "k")
+	turns.stall, turns.poll = 150*time.Millisecond, 10*time.Millisecond
+	ctx := context.Background()
+
+	end := turns.Take(ctx)
+	other, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err == nil {
+		other.Release()
+		t.Fatal("a turn is held, yet the lock file could be locked")
+	}
+	end()
+	end() // a second call is a no-op
+
+	// A holder that publishes nothing: given up after the stall bound.
+	holder, err := osfile.Acquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	turns.Take(ctx)()
+	if waited := time.Since(start); waited < turns.stall || waited > 20*turns.stall {
+		t.Fatalf("Take returned after %v while a silent holder had the turn; want about %v", waited, turns.stall)
+	}
+
+	// Holders that keep publishing: waited for, well past the bound.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 30 {
+			turns.KeepCurrent([]byte(fmt.Sprint(i)), fmt.Sprint(`"`, i, `"`), true)
+			time.Sleep(20 * time.Millisecond)
+		}
+		holder.Release()
+	}()
+	start = time.Now()
+	end = turns.Take(ctx)
+	waited := time.Since(start)
+	<-done
+	probe, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err == nil {
+		probe.Release()
+		end()
+		t.Fatalf("Take gave up after %v while the turns moved; want the turn", waited)
+	}
+	end()
+	if waited < 3*turns.stall {
+		t.Fatalf("Take got the turn after %v, before the holder let go (600 ms)", waited)
+	}
+}
+
+// No directory, no turns; a directory that cannot be made, no turns.
+func TestLocalTurnsOff(t *testing.T) {
+	if newLocalTurns("", "k") != nil {
+		t.Error("turns without a directory")
+	}
+	if newLocalTurns(filepath.Join("/dev/null", "turns"), "k") != nil {
+		t.Error("turns in a directory that cannot be made")
+	}
+}
+
+// A cancelled context ends the wait.
+func TestLocalTurnsCancelled(t *testing.T) {
+	dir := t.TempDir()
+	turns := newLocalTurns(dir, "k")
+	holder, err := osfile.Acquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	turns.stall = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	turns.Take(ctx)()
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("Take waited %v after its context ended", waited)
+	}
+}
+
+// The nearby packs: what one writer keeps, the next reads; the directory
+// keeps the newest nearbyKeep.
+func TestLocalTurnsNearbyPacks(t *testing.T) {
+	turns := newLocalTurns(t.TempDir(), "k")
+	key := func(g int) string { return remote.IncrementKey(uint64(g), "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b") }
+	if turns.Pack(key(1)) != nil {
+		t.Fatal("a pack nobody kept")
+	}
+	for g := 1; g <= nearbyKeep+10; g++ {
+		turns.KeepPack(key(g), []byte(fmt.Sprint(g)))
+	}
+	turns.trim()
+	if got := string(turns.Pack(key(nearbyKeep + 10))); got != fmt.Sprint(nearbyKeep+10) {
+		t.Fatalf("the newest pack reads %q", got)
+	}
+	if turns.Pack(key(10)) != nil {
+		t.Error("an old pack outlived the trim")
+	}
+	if names, _ := os.ReadDir(turns.packs); len(names) != nearbyKeep {
+		t.Errorf("%d packs after the trim, want %d", len(names), nearbyKeep)
+	}
+}
+
+// Two engines of one machine (one TurnsDir): the second builds on the
+// state the first published and catches up on its commits from the nearby
+// packs, so its commit reads nothing from the store; with a pending
+// record on disk it reads `current` (solo.go's rule).
+func TestEnginesOfOneMachineCatchUpNearby(t *testing.T) {
+	m := memstore.New()
+	turnsDir := t.TempDir()
+	shared := func(c *Config) { c.TurnsDir = turnsDir }
+	a := newAgent(t, m, shared)
+	b := newAgent(t, m, shared)
+	a.pull()
+	a.write("a.md", "a\n")
+	a.commit("a0")
+	b.pull()
+	for i := range 3 {
+		a.appendTo("a.md", fmt.Sprint(i, "\n"))
+		a.commit(fmt.Sprint("a", i+1))
+	}
+	gets := m.Calls(memstore.OpGet)
+	b.write("b.md", "b\n")
+	b.commit("b")
+	if n := m.Calls(memstore.OpGet) - gets; n != 0 {
+		t.Fatalf("b's commit after a's three made %d GETs; want none (a's state and increments read nearby)", n)
+	}
+	b.pull()
+	if b.read("a.md") != "a\n0\n1\n2\n" {
+		t.Fatalf("b reads a.md as %q", b.read("a.md"))
+	}
+
+	a.appendTo("a.md", "3\n")
+	a.commit("a4")
+	pending := filepath.Join(b.e.stateDir(b.dir), "pending")
+	if _, err := os.Stat(filepath.Dir(pending)); err != nil {
+		t.Fatalf("b's directory state is not where the test looks: %v", err)
+	}
+	if err := os.WriteFile(pending, []byte(`{"baseHead":"","entries":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gets = m.Calls(memstore.OpGet)
+	b.appendTo("b.md", "more\n")
+	b.commit("b2")
+	if m.Calls(memstore.OpGet) == gets {
+		t.Fatal("with a pending record on disk, b's commit did not read `current`")
+	}
+}
+
+// The state kept beside the lock: what one holder keeps, the next reads.
+func TestLocalTurnsNearbyCurrent(t *testing.T) {
+	turns := newLocalTurns(t.TempDir(), "k")
+	if data, etag, _ := turns.Current(); data != nil || etag != "" {
+		t.Fatal("a state nobody kept")
+	}
+	turns.KeepCurrent([]byte("{\"manifest\":1}\n"), `"etag-1"`, false)
+	if _, _, reliable := turns.Current(); reliable {
+		t.Fatal("an unreliable state reads as reliable")
+	}
+	turns.KeepCurrent([]byte("{\"manifest\":2}\n"), `"etag-2"`, true)
+	if data, etag, reliable := turns.Current(); string(data) != "{\"manifest\":2}\n" || etag != `"etag-2"` || !reliable {
+		t.Fatalf("Current = %q, %q, %v; want the last kept", data, etag, reliable)
+	}
+	turns.KeepCurrent([]byte("x"), "bad\netag", true)
+	if _, etag, _ := turns.Current(); etag != `"etag-2"` {
+		t.Fatal("an ETag with a newline replaced the kept state")
+	}
+	if err := os.WriteFile(turns.current, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, _ := turns.Current(); data != nil {
+		t.Fatal("a damaged file read as a state")
+	}
+}
