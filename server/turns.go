@@ -36,6 +36,11 @@ type localTurns struct {
 	current     string // the state the last holder published (remote.Nearby): <dir>/<store>.current
 	packs       string // the packs published lately (remote.Nearby): <dir>/<store>.packs/<base name of the key>
 	stall, poll time.Duration
+	// abandoned: a wait given up is still blocked on the lock. Until it
+	// is granted, Take only tries the lock: a holder stopped for good
+	// must not collect one blocked thread per call of a long-lived
+	// engine.
+	abandoned atomic.Bool
 }
 
 // nearbyKeep is how many packs the nearby directory keeps: more than a
@@ -75,6 +80,13 @@ func (t *localTurns) options(opts *remote.Options) {
 }
 
 func (t *localTurns) Take(ctx context.Context) func() {
+	if t.abandoned.Load() {
+		l, err := osfile.TryAcquire(t.path, 0o600)
+		if err != nil {
+			return func() {}
+		}
+		return release(l)
+	}
 	got := make(chan *osfile.Lock, 1)
 	go func() {
 		l, err := osfile.Acquire(t.path, 0o600)
@@ -110,10 +122,12 @@ wait:
 		}
 	}
 	// Not waited for: the turn, once granted, is given back at once.
+	t.abandoned.Store(true)
 	go func() {
 		if l := <-got; l != nil {
 			_ = l.Release()
 		}
+		t.abandoned.Store(false)
 	}()
 	return func() {}
 }

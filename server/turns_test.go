@@ -42,7 +42,18 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 		t.Fatalf("Take returned after %v while a silent holder had the turn; want about %v", waited, turns.stall)
 	}
 
-	// Holders that keep publishing: waited for, well past the bound.
+	// While that wait is still blocked on the lock, Take only tries it.
+	start = time.Now()
+	turns.Take(ctx)()
+	if waited := time.Since(start); waited >= turns.stall {
+		t.Fatalf("a second Take behind the same silent holder waited %v; want only a try", waited)
+	}
+
+	// Holders that keep publishing: waited for, well past the bound (by
+	// another process's turnstile, which has no abandoned wait).
+	first := turns
+	turns = newLocalTurns(dir, "k")
+	turns.stall, turns.poll = first.stall, first.poll
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -65,6 +76,11 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 	end()
 	if waited < 3*turns.stall {
 		t.Fatalf("Take got the turn after %v, before the holder let go (600 ms)", waited)
+	}
+	for deadline := time.Now().Add(5 * time.Second); first.abandoned.Load(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned wait was not cleared once the holder let go")
+		}
 	}
 }
 
