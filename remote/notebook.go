@@ -18,6 +18,7 @@ import (
 type State struct {
 	Manifest *Manifest
 	ETag     string
+	encoded  []byte // Manifest's bytes when this process wrote them (Publish), else nil
 }
 
 // Generation returns the accepted generation (0 for the empty notebook).
@@ -105,8 +106,9 @@ type Options struct {
 	// writers that share it (turns.go): Publish holds a turn from its
 	// read of `current` to the outcome of its conditional write.
 	Turns Turnstile
-	// Nearby, if set, holds the packs the writers sharing Turns published
-	// lately: CatchUp reads them from there, Publish adds its own.
+	// Nearby, if set, holds the packs and the last state the writers
+	// sharing Turns published: CatchUp reads the packs from there,
+	// PublishNearby builds on the state, Publish adds its own.
 	Nearby Nearby
 }
 

@@ -232,7 +232,7 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	etag, err := writeCurrent(ctx, n.store, staged, data, observed.ETag)
 	switch {
 	case err == nil:
-		return State{Manifest: next, ETag: etag}, nil
+		return State{Manifest: next, ETag: etag, encoded: data}, nil
 	case errors.Is(err, ErrPrecondition):
 		return State{}, fmt.Errorf("%w: lost the race for generation %d: %w", errNotAccepted, gen, err)
 	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrAccessDenied), errors.Is(err, ErrInvalidKey):

@@ -67,7 +67,11 @@ func (n *Notebook) keepNearby(accepted State, pub string, pack []byte, reliable 
 	}
 	n.opts.Nearby.KeepPack(IncrementKey(accepted.Generation(), pub), pack)
 	if accepted.ETag != "" {
-		n.opts.Nearby.KeepCurrent(encodeManifest(accepted.Manifest), accepted.ETag, reliable)
+		data := accepted.encoded // the bytes the conditional write sent
+		if data == nil {
+			data = encodeManifest(accepted.Manifest)
+		}
+		n.opts.Nearby.KeepCurrent(data, accepted.ETag, reliable)
 	}
 }
 

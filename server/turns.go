@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -80,12 +81,12 @@ func (t *localTurns) options(opts *remote.Options) {
 }
 
 func (t *localTurns) Take(ctx context.Context) func() {
-	if t.abandoned.Load() {
-		l, err := osfile.TryAcquire(t.path, 0o600)
-		if err != nil {
-			return func() {}
-		}
+	// A free turn (a writer alone) is taken at once, without the waiter
+	// below; while an abandoned wait is still blocked, only this try.
+	if l, err := osfile.TryAcquire(t.path, 0o600); err == nil {
 		return release(l)
+	} else if t.abandoned.Load() || !errors.Is(err, osfile.ErrLocked) {
+		return func() {}
 	}
 	got := make(chan *osfile.Lock, 1)
 	go func() {
