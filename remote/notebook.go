@@ -68,6 +68,10 @@ type Accepted struct {
 	// accepted write included after ours.
 	Included uint64
 	Members  int
+	// Offered: Included by a writer of this machine that took its turn
+	// while this one waited (offers.go): the group's packs and state are
+	// in Nearby, and there is no group pack in the store.
+	Offered bool
 }
 
 // NoRetries as Options.Retries makes the first lost race final.
@@ -110,6 +114,10 @@ type Options struct {
 	// sharing Turns published: CatchUp reads the packs from there,
 	// PublishNearby builds on the state, Publish adds its own.
 	Nearby Nearby
+	// Offers, if set with Turns and Nearby, lets PublishNearby offer its
+	// proposal to the holder of the turn while it waits, and include
+	// the offers of the writers waiting behind its own turn (offers.go).
+	Offers Offers
 }
 
 // Defaults of Options (DESIGN §5).

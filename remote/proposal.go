@@ -620,8 +620,19 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		}
 		members = n.gather(ctx, observed, pub, prop, include)
 	}
-	// Validate and extend in order; create the member packs in parallel
-	// and keep the prefix whose creates all succeeded.
+	return n.writeGroup(ctx, observed, pub, prop, next, at, uploads, members, false, true)
+}
+
+// writeGroup conditionally replaces `current` (observed) with next, the
+// manifest accepting our own proposal at its generation, extended by the
+// members that follow it: each is validated and named at the next
+// generation, the member packs are created in parallel (CreateIfAbsent:
+// another helper's bytes under a key keep that member and the ones after
+// it out), with our own pack's upload when putOwn is set, and the group
+// pack is uploaded when groupPack is set. It returns the state written
+// and how many members it accepts.
+func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, prop Proposal, next *Manifest, at uint64, uploads []segmentBlob, members []Member, putOwn, groupPack bool) (State, int, error) {
+	gen := next.Generation
 	prev := prop.Head
 	type step struct {
 		m    *Manifest
@@ -648,6 +659,10 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 	}
 	created := make([]bool, len(steps))
 	var wg sync.WaitGroup
+	var ownErr error
+	if putOwn {
+		wg.Go(func() { ownErr = n.store.Put(ctx, IncrementKey(gen, pub), prop.Pack) })
+	}
 	for i, st := range steps {
 		wg.Add(1)
 		go func() {
@@ -659,6 +674,9 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		}()
 	}
 	wg.Wait()
+	if ownErr != nil {
+		return State{}, 0, fmt.Errorf("remote: upload pack: %w", notAmbiguous(ownErr))
+	}
 	kept := 0
 	for kept < len(steps) && created[kept] {
 		uploads = append(uploads, steps[kept].m.uploads...)
@@ -666,7 +684,7 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		kept++
 	}
 	members = members[:kept]
-	if kept > 0 {
+	if kept > 0 && groupPack {
 		packs := [][]byte{prop.Pack}
 		for _, st := range steps[:kept] {
 			packs = append(packs, st.pack)
@@ -682,6 +700,7 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 	}
 	data := encodeManifest(next)
 	var etag string
+	var err error
 	if observed.ETag == "" {
 		etag, err = n.store.CreateIfAbsent(ctx, CurrentKey, data)
 	} else {
@@ -689,7 +708,7 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 	}
 	switch {
 	case err == nil:
-		return State{Manifest: next, ETag: etag}, len(members), nil
+		return State{Manifest: next, ETag: etag, encoded: data}, len(members), nil
 	case errors.Is(err, ErrPrecondition):
 		return State{}, 0, fmt.Errorf("%w: lost the race for generation %d: %w", errNotAccepted, gen, err)
 	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrAccessDenied), errors.Is(err, ErrInvalidKey):
@@ -763,9 +782,15 @@ func (n *Notebook) gather(ctx context.Context, observed State, pub string, own P
 	if err != nil {
 		return nil
 	}
+	return checkedMembers(pub, ok, members)
+}
+
+// checkedMembers is the prefix of what include returned that names
+// offered candidates, each once, never our own publication pub.
+func checkedMembers(pub string, cands []Candidate, members []Member) []Member {
 	seen := map[string]bool{pub: true}
 	allowed := map[string]bool{}
-	for _, c := range ok {
+	for _, c := range cands {
 		allowed[c.Publication] = true
 	}
 	for i, m := range members {

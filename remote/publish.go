@@ -51,7 +51,7 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 // goes on from a fresh read: the guessed attempt counts as neither a retry
 // nor a reason to back off. A zero known is Publish.
 func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
-	return n.publishFrom(ctx, known, false, build)
+	return n.publishFrom(ctx, known, false, build, nil)
 }
 
 // PublishNearby is Publish that, once its turn comes (turns.go), builds on
@@ -61,15 +61,42 @@ func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx 
 // from a read. Without a Nearby state it is Publish. The caller uses it
 // only where a state guessed may stand for a state read (server/solo.go
 // says where not).
-func (n *Notebook) PublishNearby(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
-	return n.publishFrom(ctx, State{}, true, build)
+//
+// With Options.Offers and include, it keeps one publication ID for the
+// whole call; while it waits for its turn it offers its proposal to the
+// holder, and its own turn includes the offers of the writers waiting
+// behind it (offers.go). Accepted.Offered then reports a publication
+// accepted as an offer, Accepted.Members the offers our write accepted.
+func (n *Notebook) PublishNearby(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
+	var o *offering
+	if n.opts.Offers != nil && n.opts.Turns != nil && n.opts.Nearby != nil && include != nil {
+		o = &offering{n: n, pub: NewUUIDv7(), build: build, include: include}
+		defer o.withdraw()
+	}
+	return n.publishFrom(ctx, State{}, true, build, o)
 }
 
-func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
+func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, build func(ctx context.Context, observed State, publication string) (Proposal, error), o *offering) (Accepted, error) {
 	// A turn (turns.go) is held from the read of `current` to the outcome
 	// of the conditional write, and given up while backing off.
-	release := n.takeTurn(ctx)
+	var waiting func() bool
+	if o != nil {
+		waiting = o.waiting(ctx)
+	}
+	release := n.takeTurn(ctx, waiting)
 	defer func() { release() }()
+	if o != nil && o.accepted != nil {
+		o.accepted.Attempts = 1
+		return *o.accepted, nil
+	}
+	// stop ends the call with err (settling an offer that may still be
+	// included).
+	stop := func(attempt int, err error) (Accepted, error) {
+		if o != nil {
+			return o.stop(ctx, attempt, err)
+		}
+		return Accepted{}, err
+	}
 	var handoff State // the state the previous holder of the turn published
 	if nearby && known.Manifest == nil {
 		var reliable bool
@@ -81,13 +108,33 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 	if !guessed {
 		var err error
 		if state, err = n.ReadCurrent(ctx); err != nil {
-			return Accepted{}, err
+			return stop(0, err)
 		}
 	}
 	read := n.opts.Now()
 	for attempt := 1; ; attempt++ {
 		pub := NewUUIDv7()
-		prop, err := build(ctx, state, pub)
+		var prop Proposal
+		var err error
+		switch {
+		case o == nil:
+			prop, err = build(ctx, state, pub)
+		default:
+			pub = o.pub
+			acc, ok, aerr := o.acceptedSince(ctx, state)
+			if aerr != nil {
+				return stop(attempt, aerr)
+			}
+			if ok {
+				acc.Attempts = attempt
+				return acc, nil
+			}
+			if o.reusable(state) {
+				prop = o.prop
+			} else {
+				prop, err = build(ctx, state, pub)
+			}
+		}
 		if guessed && (errors.Is(err, ErrStale) || err == nil && prop.Skip) {
 			err = errGuessedWrong
 		} else if errors.Is(err, ErrStale) && attempt <= n.opts.Retries && n.moved(ctx, state) {
@@ -95,26 +142,36 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 			// moved on (a cleanup after a checkpoint): like a lost race.
 			err = fmt.Errorf("%w: %w", errNotAccepted, err)
 		} else if err != nil {
-			return Accepted{}, err
+			return stop(attempt, err)
 		}
 		if errors.Is(err, errNotAccepted) && !guessed {
 			if err := n.backOff(ctx, attempt, read, &release); err != nil {
-				return Accepted{}, err
+				return stop(attempt, err)
 			}
 			if state, err = n.ReadCurrent(ctx); err != nil {
-				return Accepted{}, err
+				return stop(attempt, err)
 			}
 			read = n.opts.Now()
 			continue
 		}
 		if err == nil && prop.Skip {
+			if o != nil && o.live {
+				// Nothing to publish on a state our offer's generation
+				// is not past: only an offer accepted since could
+				// have made it so, which the next read shows.
+				return stop(attempt, fmt.Errorf("%w: nothing left to publish on generation %d", ErrAmbiguous, state.Generation()))
+			}
 			return Accepted{State: state, Attempts: attempt}, nil
 		}
 		var next State
+		var members []Member
 		switch {
 		case err != nil: // the guess was wrong before any request
 		case attempt > 1 && n.moved(ctx, state):
 			err = fmt.Errorf("%w: current moved past generation %d while the retry was built: %w", errNotAccepted, state.Generation(), ErrPrecondition)
+		case o != nil:
+			o.note(state.Generation())
+			next, members, err = o.attempt(ctx, state, prop)
 		default:
 			next, err = n.attempt(ctx, state, pub, prop)
 		}
@@ -124,29 +181,29 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 			}
 			// Before the turn ends; the next holder may guess when this
 			// one found `current` as the previous holder had left it.
-			n.keepNearby(next, pub, prop.Pack, handoff.ETag != "" && state.ETag == handoff.ETag)
-			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true}, nil
+			n.keepNearby(next, pub, prop.Pack, handoff.ETag != "" && state.ETag == handoff.ETag, members...)
+			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true, Members: len(members)}, nil
 		}
 		if !errors.Is(err, errNotAccepted) {
-			return Accepted{}, err
+			return stop(attempt, err)
 		}
 		if guessed {
 			// Read what `current` is and start over: not a retry.
 			if state, err = n.ReadCurrent(ctx); err != nil {
-				return Accepted{}, err
+				return stop(attempt, err)
 			}
 			guessed, read = false, n.opts.Now()
 			attempt--
 			continue
 		}
 		if attempt > n.opts.Retries {
-			return Accepted{}, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
+			return stop(attempt, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err))
 		}
 		if err := n.backOff(ctx, attempt, read, &release); err != nil {
-			return Accepted{}, err
+			return stop(attempt, err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
-			return Accepted{}, err
+			return stop(attempt, err)
 		}
 		read = n.opts.Now()
 	}
@@ -162,7 +219,7 @@ func (n *Notebook) backOff(ctx context.Context, attempt int, read time.Time, rel
 	if err := n.opts.Sleep(ctx, wait); err != nil {
 		return err
 	}
-	*release = n.takeTurn(ctx)
+	*release = n.takeTurn(ctx, nil)
 	return nil
 }
 

@@ -25,16 +25,19 @@ type Turnstile interface {
 	// Take waits for this writer's turn and returns the function that
 	// ends it (safe to call more than once). It may return without a
 	// turn (a no-op release): when ctx ends, or when it judges the turns
-	// stuck.
-	Take(ctx context.Context) (release func())
+	// stuck. When the turn is not free at once, waiting (if not nil) is
+	// called, then again each time another holder's turn ends with a
+	// publication (the kept state of Nearby moved); when it returns true
+	// the wait ends without the turn.
+	Take(ctx context.Context, waiting func() bool) (release func())
 }
 
 // takeTurn returns the release of a turn, or a no-op without a Turnstile.
-func (n *Notebook) takeTurn(ctx context.Context) func() {
+func (n *Notebook) takeTurn(ctx context.Context, waiting func() bool) func() {
 	if n.opts.Turns == nil {
 		return func() {}
 	}
-	return n.opts.Turns.Take(ctx)
+	return n.opts.Turns.Take(ctx, waiting)
 }
 
 // Nearby holds the packs that writers sharing a Turnstile published
@@ -58,14 +61,18 @@ type Nearby interface {
 	KeepCurrent(data []byte, etag string, reliable bool)
 }
 
-// keepNearby offers an accepted publication (its pack, and the state it
-// made when the store's reply proved it) to the writers that take turns
-// with this one; it is called before the turn ends.
-func (n *Notebook) keepNearby(accepted State, pub string, pack []byte, reliable bool) {
+// keepNearby offers an accepted publication (its pack and its members',
+// and the state it made when the store's reply proved it) to the writers
+// that take turns with this one; it is called before the turn ends.
+func (n *Notebook) keepNearby(accepted State, pub string, pack []byte, reliable bool, members ...Member) {
 	if n.opts.Nearby == nil {
 		return
 	}
-	n.opts.Nearby.KeepPack(IncrementKey(accepted.Generation(), pub), pack)
+	first := accepted.Generation() - uint64(len(members))
+	n.opts.Nearby.KeepPack(IncrementKey(first, pub), pack)
+	for i, m := range members {
+		n.opts.Nearby.KeepPack(IncrementKey(first+1+uint64(i), m.Publication), m.Pack)
+	}
 	if accepted.ETag != "" {
 		data := accepted.encoded // the bytes the conditional write sent
 		if data == nil {

@@ -19,7 +19,7 @@ type mutexTurns struct {
 	overlap       atomic.Bool
 }
 
-func (m *mutexTurns) Take(ctx context.Context) func() {
+func (m *mutexTurns) Take(ctx context.Context, _ func() bool) func() {
 	m.mu.Lock()
 	m.taken.Add(1)
 	if m.inside.Add(1) != 1 {
@@ -226,14 +226,14 @@ func TestPublishNearbyBuildsOnTheLastHoldersState(t *testing.T) {
 	}
 	// The first state kept is not yet guessed on: nobody found it right.
 	gets := m.Calls(memstore.OpGet)
-	if _, err := b.PublishNearby(ctx, pb.build); err != nil {
+	if _, err := b.PublishNearby(ctx, pb.build, nil); err != nil {
 		t.Fatal(err)
 	}
 	if m.Calls(memstore.OpGet) == gets {
 		t.Fatal("PublishNearby guessed on a state no writer had found right")
 	}
 	gets = m.Calls(memstore.OpGet)
-	acc, err := b.PublishNearby(ctx, pb.build)
+	acc, err := b.PublishNearby(ctx, pb.build, nil)
 	if err != nil || acc.Attempts != 1 || acc.State.Generation() != 3 {
 		t.Fatalf("PublishNearby = %+v, %v; want generation 3 on the first attempt", acc, err)
 	}
@@ -245,7 +245,7 @@ func TestPublishNearbyBuildsOnTheLastHoldersState(t *testing.T) {
 	if _, err := remote.Open(m, remote.Options{}).Publish(ctx, pc.build); err != nil {
 		t.Fatal(err)
 	}
-	acc, err = a.PublishNearby(ctx, pa.build)
+	acc, err = a.PublishNearby(ctx, pa.build, nil)
 	if err != nil || acc.Attempts != 1 || acc.State.Generation() != 5 {
 		t.Fatalf("PublishNearby on a stale state = %+v, %v; want generation 5, the wrong guess not counted", acc, err)
 	}
@@ -254,7 +254,7 @@ func TestPublishNearbyBuildsOnTheLastHoldersState(t *testing.T) {
 	}
 	// That guess was wrong: the next writer reads instead of guessing.
 	gets = m.Calls(memstore.OpGet)
-	if _, err := b.PublishNearby(ctx, pb.build); err != nil {
+	if _, err := b.PublishNearby(ctx, pb.build, nil); err != nil {
 		t.Fatal(err)
 	}
 	if m.Calls(memstore.OpGet) == gets {

@@ -195,7 +195,7 @@ func (s *session) publish(message string) (*Result, error) {
 	case known.Manifest != nil:
 		acc, err = s.e.notebook.PublishFrom(s.ctx, known, build)
 	case s.mayGuessNearby():
-		acc, err = s.e.notebook.PublishNearby(s.ctx, build)
+		acc, err = s.e.notebook.PublishNearby(s.ctx, build, include)
 	default:
 		acc, err = s.e.notebook.PublishGroup(s.ctx, build, include)
 	}
@@ -270,7 +270,7 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 	case acc.Included != 0:
 		// Another writer's group accepted ours: L becomes the tree of
 		// the `current` that proved it, as a pull would make it.
-		if target, err = s.includedTarget(acc.State, last.observed.Generation()); err != nil {
+		if target, err = s.includedTarget(acc.State, last.observed.Generation(), acc.Offered); err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
 	case acc.Members != 0:

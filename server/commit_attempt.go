@@ -56,6 +56,13 @@ func (s *session) newAttempt(ctx context.Context, observed remote.State, publica
 
 // run builds the attempt's proposal.
 func (a *attempt) run() (remote.Proposal, error) {
+	if a.s.base != nil && a.observed.Generation() < a.s.base.Generation {
+		// A state older than the baseline (a guessed one: the state a
+		// neighbour kept before this writer's own commit was accepted
+		// some other way) would merge as if the remote had undone what
+		// the baseline holds.
+		return remote.Proposal{}, fmt.Errorf("%w: generation %d is older than the baseline's %d", remote.ErrStale, a.observed.Generation(), a.s.base.Generation)
+	}
 	a.s.adoptPublished(a.observed)
 	skip, err := a.merge()
 	if err != nil || skip {

@@ -62,6 +62,10 @@ type Config struct {
 	// Every process of the user should name the same directory; empty: no
 	// turns (the fleet simulation, whose engines model machines).
 	TurnsDir string
+	// NoTurnOffers: with TurnsDir, the writers waiting for a turn do not
+	// offer their proposals to its holder (remote/offers.go), so each
+	// turn accepts one commit. Offers are on by default.
+	NoTurnOffers bool
 	// GroupCommit turns on cooperative publication (server/groupcommit.go,
 	// remote/proposal.go): off by default until it is proved at scale.
 	GroupCommit bool
@@ -206,7 +210,7 @@ func New(cfg Config) (*Engine, error) {
 		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
 	}
 	opts := remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}
-	newLocalTurns(cfg.TurnsDir, storeKey).options(&opts)
+	newLocalTurns(cfg.TurnsDir, storeKey).options(&opts, !cfg.NoTurnOffers)
 	e := &Engine{
 		store:       cfg.Store,
 		notebook:    remote.Open(cfg.Store, opts),

@@ -134,6 +134,27 @@ func (c *chaosStore) List(ctx context.Context, prefix string) ([]remote.ObjectIn
 // proposer was "dead"). GROUPCOMMIT_SCHEDULES raises the number of
 // schedules (default 40; -short 8).
 func TestGroupCommitModel(t *testing.T) {
+	testScheduleModel(t, modeGroupCommit)
+}
+
+// The same model with the writers on one or two "machines" (a turns
+// directory each) instead of group commit: writers waiting for their turn
+// offer their proposals to its holder (remote/offers.go), with the same
+// faults (a holder killed after its conditional write, a lost reply) and
+// the same checks.
+func TestOffersModel(t *testing.T) {
+	testScheduleModel(t, modeOffers)
+}
+
+// How the writers of a schedule cooperate.
+type scheduleMode int
+
+const (
+	modeGroupCommit scheduleMode = iota // Config.GroupCommit, proposals in the store
+	modeOffers                          // local turns with offers (Config.TurnsDir)
+)
+
+func testScheduleModel(t *testing.T, mode scheduleMode) {
 	schedules := 40
 	if testing.Short() {
 		schedules = 8
@@ -152,7 +173,7 @@ func TestGroupCommitModel(t *testing.T) {
 		for seed := first; seed < first+schedules; seed++ {
 			t.Run(strconv.Itoa(seed), func(t *testing.T) {
 				t.Parallel()
-				r := runGroupSchedule(t, uint64(seed))
+				r := runGroupSchedule(t, uint64(seed), mode)
 				grouped.Add(int64(r.grouped))
 				writes.Add(int64(r.writes))
 				accepted.Add(int64(r.accepted))
@@ -160,7 +181,7 @@ func TestGroupCommitModel(t *testing.T) {
 			})
 		}
 	})
-	t.Logf("%d schedules: %d increments accepted; %d won writes of a writer that had registered included %d members, %d of them merged into a file the group changed too",
+	t.Logf("%d schedules: %d increments accepted; %d won writes of a writer that had registered or offered included %d members, %d of them merged into a file the group changed too",
 		schedules, accepted.Load(), writes.Load(), grouped.Load(), merged.Load())
 	if t.Failed() {
 		return
@@ -178,14 +199,19 @@ type scheduleResult struct {
 	grouped, writes, accepted, merged int
 }
 
-func runGroupSchedule(t *testing.T, seed uint64) (res scheduleResult) {
+func runGroupSchedule(t *testing.T, seed uint64, mode scheduleMode) (res scheduleResult) {
 	rnd := rand.New(rand.NewPCG(seed, 18))
 	store := &chaosStore{Mem: memstore.New(), rnd: rand.New(rand.NewPCG(seed, 81))}
 	writers := 3 + rnd.IntN(6)
 	commits := 1 + rnd.IntN(3)
 	agents := make([]*agent, writers)
+	machines := []string{t.TempDir(), t.TempDir()}[:1+rnd.IntN(2)]
 	for i := range agents {
-		agents[i] = newAgent(t, store, withGroupCommit(), withRetries(20), func(c *Config) { c.CheckpointPacks = 100000 })
+		coop := withGroupCommit()
+		if mode == modeOffers {
+			coop = func(c *Config) { c.TurnsDir = machines[i%len(machines)] }
+		}
+		agents[i] = newAgent(t, store, coop, withRetries(20), func(c *Config) { c.CheckpointPacks = 100000 })
 	}
 	seedAgent := agents[0]
 	seedAgent.pull()

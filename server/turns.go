@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 //	Config.TurnsDir/<hash of the store identity>.lock      the turn
 //	                                            .current   the state the last holder published
 //	                                            .packs/    the packs the last holders published
+//	                                            .offers/   the proposals of the writers waiting
 //
 // shared by every engine and process of the user whatever its private
 // root (the load generator's agents each have their own). A turn is an
@@ -31,18 +34,38 @@ import (
 // for its turn while the turns move, however many writers are ahead; when
 // no holder has published for turnStall (a holder stopped with SIGSTOP, a
 // publication stuck in a slow store) it stops waiting and goes ahead,
-// racing as it would without turns.
+// racing as it would without turns. While it waits, a writer offers its
+// proposal, built on the kept state, in .offers/; the holder includes
+// every offer that merges cleanly in its own conditional write
+// (remote/offers.go), so one turn accepts many commits.
 type localTurns struct {
 	path        string
 	current     string // the state the last holder published (remote.Nearby): <dir>/<store>.current
 	packs       string // the packs published lately (remote.Nearby): <dir>/<store>.packs/<base name of the key>
+	offers      string // the proposals of writers waiting for a turn (remote.Offers): <dir>/<store>.offers/<G>-<publication>
 	stall, poll time.Duration
-	// abandoned: a wait given up is still blocked on the lock. Until it
-	// is granted, Take only tries the lock: a holder stopped for good
-	// must not collect one blocked thread per call of a long-lived
-	// engine.
-	abandoned atomic.Bool
+
+	mu sync.Mutex
+	// pending is a wait for the lock that ended without the turn (its
+	// writer was accepted as an offer, its context ended, or the turns
+	// stalled) and is still blocked on the lock: the next Take waits on
+	// it instead of blocking a second thread; granted with nobody
+	// waiting, the turn is given back at once. After a stall Take only
+	// tries the lock until it is granted: a holder stopped for good must
+	// not hold every later call of a long-lived engine for turnStall.
+	pending *acquisition
+	stalled bool
 }
+
+// hasPending reports whether an abandoned wait is still blocked.
+func (t *localTurns) hasPending() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pending != nil
+}
+
+// acquisition is one thread blocked on the lock file.
+type acquisition struct{ got chan *osfile.Lock }
 
 // nearbyKeep is how many packs the nearby directory keeps: more than a
 // writer falls behind between two of its turns in a busy fleet of one
@@ -58,78 +81,126 @@ const (
 // A writer waits for its turn as long as the turns move, and gives up
 // when no holder has published for turnStall (checked every turnPoll): a
 // turn lasts one attempt, a few milliseconds to a few tens under load.
+// The poll is short because a waiting writer offers its proposal anew
+// each time the kept state moves (remote/offers.go): a turn lasts some
+// 20-60 ms on SeaweedFS, and an offer built late misses the holder's
+// gather. A poll is one stat of a local file.
 const (
 	turnStall = 5 * time.Second
-	turnPoll  = 100 * time.Millisecond
+	turnPoll  = 2 * time.Millisecond
 )
 
 // newLocalTurns returns the turnstile of store's writers in dir, or nil
 // (no turns) when dir is empty or cannot be made.
 func newLocalTurns(dir, storeKey string) *localTurns {
-	packs := filepath.Join(dir, storeKey+".packs")
-	if dir == "" || os.MkdirAll(packs, 0o700) != nil {
+	packs, offers := filepath.Join(dir, storeKey+".packs"), filepath.Join(dir, storeKey+".offers")
+	if dir == "" || os.MkdirAll(packs, 0o700) != nil || os.MkdirAll(offers, 0o700) != nil {
 		return nil
 	}
-	return &localTurns{path: filepath.Join(dir, storeKey+".lock"), current: filepath.Join(dir, storeKey+".current"), packs: packs, stall: turnStall, poll: turnPoll}
+	return &localTurns{path: filepath.Join(dir, storeKey+".lock"), current: filepath.Join(dir, storeKey+".current"), packs: packs, offers: offers, stall: turnStall, poll: turnPoll}
 }
 
-// options sets the remote.Options fields of t (none when t is nil).
-func (t *localTurns) options(opts *remote.Options) {
+// options sets the remote.Options fields of t (none when t is nil),
+// Offers only with offers.
+func (t *localTurns) options(opts *remote.Options, offers bool) {
 	if t != nil {
 		opts.Turns, opts.Nearby = t, t
+		if offers {
+			opts.Offers = t
+		}
 	}
 }
 
-func (t *localTurns) Take(ctx context.Context) func() {
+func (t *localTurns) Take(ctx context.Context, waiting func() bool) func() {
 	// A free turn (a writer alone) is taken at once, without the waiter
-	// below; while an abandoned wait is still blocked, only this try.
+	// below; behind a stalled holder, only this try.
 	if l, err := osfile.TryAcquire(t.path, 0o600); err == nil {
 		return release(l)
-	} else if t.abandoned.Load() || !errors.Is(err, osfile.ErrLocked) {
+	} else if !errors.Is(err, osfile.ErrLocked) {
 		return func() {}
 	}
-	got := make(chan *osfile.Lock, 1)
-	go func() {
-		l, err := osfile.Acquire(t.path, 0o600)
-		if err != nil {
-			l = nil
-		}
-		got <- l
-	}()
+	t.mu.Lock()
+	a := t.pending
+	if a != nil && t.stalled {
+		t.mu.Unlock()
+		return func() {}
+	}
+	t.pending = nil // waited on by this call
+	if a == nil {
+		a = t.acquire()
+	}
+	t.mu.Unlock()
 	poll := time.NewTicker(t.poll)
 	defer poll.Stop()
 	last, _ := os.Stat(t.current)
 	moved := time.Now()
-wait:
+	stalled := false
+	if waiting != nil && waiting() {
+		return t.abandon(a, false)
+	}
 	for {
 		select {
-		case l := <-got:
+		case l := <-a.got:
 			if l == nil {
 				return func() {}
 			}
 			return release(l)
 		case <-ctx.Done():
-			break wait
+			return t.abandon(a, false)
 		case <-poll.C:
 			// Turns move while the holders publish: each replaces
 			// the kept state. A queue of any length is waited for;
 			// a holder that publishes nothing for turnStall is not.
 			now, _ := os.Stat(t.current)
-			if !sameFile(last, now) {
+			switch {
+			case !sameFile(last, now):
 				last, moved = now, time.Now()
-			} else if time.Since(moved) >= t.stall {
-				break wait
+				if waiting != nil && waiting() {
+					return t.abandon(a, false)
+				}
+			case time.Since(moved) >= t.stall:
+				stalled = true
 			}
 		}
-	}
-	// Not waited for: the turn, once granted, is given back at once.
-	t.abandoned.Store(true)
-	go func() {
-		if l := <-got; l != nil {
-			_ = l.Release()
+		if stalled {
+			return t.abandon(a, true)
 		}
-		t.abandoned.Store(false)
+	}
+}
+
+// acquire starts a thread blocked on the lock file. Granted, the lock
+// goes to the Take waiting on it, or back at once when none does (the
+// acquisition is pending); t.mu is held.
+func (t *localTurns) acquire() *acquisition {
+	a := &acquisition{got: make(chan *osfile.Lock, 1)}
+	go func() {
+		l, err := osfile.Acquire(t.path, 0o600)
+		if err != nil {
+			l = nil
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.pending == a { // nobody waits for it
+			t.pending, t.stalled = nil, false
+			_ = l.Release()
+			return
+		}
+		a.got <- l
 	}()
+	return a
+}
+
+// abandon ends a wait without the turn: a lock granted meanwhile is given
+// back, otherwise the acquisition is left pending for the next Take.
+func (t *localTurns) abandon(a *acquisition, stalled bool) func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case l := <-a.got:
+		_ = l.Release()
+	default:
+		t.pending, t.stalled = a, stalled
+	}
 	return func() {}
 }
 
@@ -211,4 +282,50 @@ func (t *localTurns) KeepCurrent(data []byte, etag string, reliable bool) {
 		mark = "reliable\n"
 	}
 	_ = osfile.WriteFile(t.current, 0o600, false, []byte(mark+etag+"\n"), data)
+}
+
+// Offer writes the proposal of a writer waiting for its turn where the
+// holder gathers it (remote encodes it: its descriptor and its pack).
+// Renamed into place, so a holder reads all of it or nothing; not
+// synced: an offer lost in a crash is only not included.
+func (t *localTurns) Offer(parentGeneration uint64, publication string, data []byte) error {
+	return osfile.WriteFile(t.offerPath(parentGeneration, publication), 0o600, false, data)
+}
+
+// Offered returns the offers on parentGeneration, oldest first, and
+// removes those on older generations: only a write conditional on an
+// offer's own generation may include it, and `current` is past it.
+func (t *localTurns) Offered(parentGeneration uint64) [][]byte {
+	names, err := os.ReadDir(t.offers)
+	if err != nil {
+		return nil
+	}
+	prefix := offerPrefix(parentGeneration)
+	var out [][]byte
+	for _, d := range names { // sorted by name: by generation, then by UUIDv7
+		name := d.Name()
+		switch {
+		case strings.HasPrefix(name, prefix):
+			if data, err := os.ReadFile(filepath.Join(t.offers, name)); err == nil {
+				out = append(out, data)
+			}
+		case name < prefix && !strings.HasPrefix(name, "."): // a temporary file is its writer's
+			_ = os.Remove(filepath.Join(t.offers, name))
+		}
+	}
+	return out
+}
+
+// Withdraw removes an offer (its writer's call is over, or it offers on
+// a later generation).
+func (t *localTurns) Withdraw(parentGeneration uint64, publication string) {
+	_ = os.Remove(t.offerPath(parentGeneration, publication))
+}
+
+func (t *localTurns) offerPath(parentGeneration uint64, publication string) string {
+	return filepath.Join(t.offers, offerPrefix(parentGeneration)+publication)
+}
+
+func offerPrefix(parentGeneration uint64) string {
+	return fmt.Sprintf("%020d-", parentGeneration)
 }

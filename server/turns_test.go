@@ -22,7 +22,7 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 	turns.stall, turns.poll = 150*time.Millisecond, 10*time.Millisecond
 	ctx := context.Background()
 
-	end := turns.Take(ctx)
+	end := turns.Take(ctx, nil)
 	other, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
 	if err == nil {
 		other.Release()
@@ -37,14 +37,15 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	turns.Take(ctx)()
+	turns.Take(ctx, nil)()
 	if waited := time.Since(start); waited < turns.stall || waited > 20*turns.stall {
 		t.Fatalf("Take returned after %v while a silent holder had the turn; want about %v", waited, turns.stall)
 	}
 
-	// While that wait is still blocked on the lock, Take only tries it.
+	// While that wait is still blocked on the lock, Take only tries it
+	// (it stalled).
 	start = time.Now()
-	turns.Take(ctx)()
+	turns.Take(ctx, nil)()
 	if waited := time.Since(start); waited >= turns.stall {
 		t.Fatalf("a second Take behind the same silent holder waited %v; want only a try", waited)
 	}
@@ -64,7 +65,7 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 		holder.Release()
 	}()
 	start = time.Now()
-	end = turns.Take(ctx)
+	end = turns.Take(ctx, nil)
 	waited := time.Since(start)
 	<-done
 	probe, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
@@ -77,7 +78,7 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 	if waited < 3*turns.stall {
 		t.Fatalf("Take got the turn after %v, before the holder let go (600 ms)", waited)
 	}
-	for deadline := time.Now().Add(5 * time.Second); first.abandoned.Load(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); first.hasPending(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the abandoned wait was not cleared once the holder let go")
 		}
@@ -107,7 +108,7 @@ func TestLocalTurnsCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	turns.Take(ctx)()
+	turns.Take(ctx, nil)()
 	if waited := time.Since(start); waited > 2*time.Second {
 		t.Fatalf("Take waited %v after its context ended", waited)
 	}

@@ -78,6 +78,7 @@ type profile struct {
 	drivers           []string // contention and agents: driverCLI, driverServe (mcp.go)
 	groupCommit       bool     // every measured process runs with --group-commit (SLIVINGDOC_GROUP_COMMIT)
 	noTurns           bool     // every measured process runs with --local-turns=false (SLIVINGDOC_LOCAL_TURNS)
+	noOffers          bool     // every measured process runs with --turn-offers=false (SLIVINGDOC_TURN_OFFERS)
 }
 
 var (
@@ -159,6 +160,7 @@ func main() {
 	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
 	groupCommit := flag.Bool("group-commit", false, "run every measured slivingdoc process with group commit on (SLIVINGDOC_GROUP_COMMIT=true)")
 	localTurns := flag.Bool("local-turns", true, "let the measured slivingdoc processes take turns at publication (false: SLIVINGDOC_LOCAL_TURNS=false, they race)")
+	turnOffers := flag.Bool("turn-offers", true, "let writers waiting for a turn offer their commits to its holder (false: SLIVINGDOC_TURN_OFFERS=false, one commit per turn)")
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
@@ -205,6 +207,7 @@ func main() {
 	}
 	prof.groupCommit = *groupCommit
 	prof.noTurns = !*localTurns
+	prof.noOffers = !*turnOffers
 	if *drivers != "" {
 		prof.drivers = strings.Split(*drivers, ",")
 		for _, d := range prof.drivers {

@@ -32,6 +32,9 @@ func (r *runner) newNotebook(st *storeTarget, loc, base string, proxied bool) *n
 	if r.prof.noTurns {
 		env = append(env, "SLIVINGDOC_LOCAL_TURNS=false")
 	}
+	if r.prof.noOffers {
+		env = append(env, "SLIVINGDOC_TURN_OFFERS=false")
+	}
 	if r.prof.groupCommit {
 		env = append(env, "SLIVINGDOC_GROUP_COMMIT=true")
 	}

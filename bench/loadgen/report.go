@@ -140,6 +140,7 @@ func (r *Results) markdown(date string) string {
 	p("| machine | %d CPUs, %s, %s/%s |\n", m.CPUs, m.CPUModel, m.GOOS, m.GOARCH)
 	p("| group commit | %s |\n", map[bool]string{false: "off", true: "on (`--group-commit`, every measured process)"}[m.GroupCommit])
 	p("| local turns | %s |\n", map[bool]string{false: "on (the default: writers of this machine take turns at publication)", true: "off (`--local-turns=false`: every writer races)"}[m.NoTurns])
+	p("| turn offers | %s |\n", map[bool]string{false: "on (the default: writers waiting for a turn offer their commits to its holder)", true: "off (`--turn-offers=false`: one commit per turn)"}[m.NoOffers])
 	p("| load average (1 min) during the run | %s |\n", loadSummary(m.Load))
 	p("| measured tree | commit %s, binary `%s`, %s |\n", m.Commit, m.Binary, m.GoVersion)
 	p("| references | %s; SeaweedFS %s on 127.0.0.1 |\n", m.Git, m.SeaweedFS)

@@ -47,6 +47,7 @@ type Meta struct {
 	Profile     string
 	GroupCommit bool // the measured processes ran with --group-commit
 	NoTurns     bool `json:",omitempty"` // the measured processes ran with --local-turns=false
+	NoOffers    bool `json:",omitempty"` // the measured processes ran with --turn-offers=false
 	Start       time.Time
 	End         time.Time
 	CPUs        int
@@ -72,7 +73,7 @@ type Meta struct {
 
 func newResults(prof profile, bin string) *Results {
 	res := &Results{Meta: Meta{
-		Profile: prof.name, GroupCommit: prof.groupCommit, NoTurns: prof.noTurns, Start: time.Now().UTC(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(),
+		Profile: prof.name, GroupCommit: prof.groupCommit, NoTurns: prof.noTurns, NoOffers: prof.noOffers, Start: time.Now().UTC(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(),
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version(),
 		Commit: cmdOutput("git", "rev-parse", "--short", "HEAD"), Binary: cmdOutput(bin, "version"),
 		Git: cmdOutput("git", "--version"), SeaweedFS: seaweed.Module + "@" + seaweed.Version,

@@ -248,3 +248,41 @@ func TestSettingsLocalTurns(t *testing.T) {
 		t.Error("SLIVINGDOC_LOCAL_TURNS=maybe accepted")
 	}
 }
+
+// --turn-offers (SLIVINGDOC_TURN_OFFERS) is on by default; off by env or
+// flag, the flag winning; a value that is not a boolean is a usage error.
+func TestSettingsTurnOffers(t *testing.T) {
+	dir := t.TempDir()
+	env := func(kv ...string) map[string]string {
+		m := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, "p"), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	cases := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		noOffers bool
+	}{
+		{"default", env(), nil, false},
+		{"env off", env("SLIVINGDOC_TURN_OFFERS", "false"), nil, true},
+		{"flag off", env(), []string{"--turn-offers=false"}, true},
+		{"flag on beats env off", env("SLIVINGDOC_TURN_OFFERS", "0"), []string{"--turn-offers"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := parsedSettings(t, tc.env, tc.args...).engineConfig(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.NoTurnOffers != tc.noOffers {
+				t.Fatalf("NoTurnOffers = %t, want %t", cfg.NoTurnOffers, tc.noOffers)
+			}
+		})
+	}
+	if _, err := parsedSettings(t, env("SLIVINGDOC_TURN_OFFERS", "maybe")).engineConfig(t.Context()); err == nil || !strings.Contains(err.Error(), "SLIVINGDOC_TURN_OFFERS") {
+		t.Fatalf("SLIVINGDOC_TURN_OFFERS=maybe: %v; want a usage error naming it", err)
+	}
+}

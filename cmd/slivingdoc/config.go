@@ -56,13 +56,14 @@ var (
 	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
 	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", constant("refuse")}
 	setLocalTurns    = setting{"local-turns", "SLIVINGDOC_LOCAL_TURNS", "", "writers on this machine take turns at publishing to one store instead of racing (a lock file per store in <user cache dir>/slivingdoc/turns; docs/storage.md)", constant("true")}
+	setTurnOffers    = setting{"turn-offers", "SLIVINGDOC_TURN_OFFERS", "", "with local turns, a writer waiting for its turn offers its commit to the holder, which publishes it with its own (docs/storage.md §4A)", constant("true")}
 	setGroupCommit   = setting{"group-commit", "SLIVINGDOC_GROUP_COMMIT", "", "after a lost race, register the commit so other writers publish it with theirs (docs/storage.md §4B)", constant(defaultGroupCommit)}
 )
 
 var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
 	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained, &setRetain,
 	&setIgnore, &setNoDefIgnores, &setSecrets,
-	&setLocalTurns, &setGroupCommit}
+	&setLocalTurns, &setTurnOffers, &setGroupCommit}
 
 // defaultGroupCommit is --group-commit's default (issue 18).
 const defaultGroupCommit = "false"
@@ -103,7 +104,7 @@ func addSettingsFlags(fs *flag.FlagSet) *settings {
 			s.lists[st] = l
 			fs.Var(l, st.flag, st.usage)
 		case &setPathStyle, &setNoDefIgnores,
-			&setLocalTurns, &setGroupCommit:
+			&setLocalTurns, &setTurnOffers, &setGroupCommit:
 			v := new(string)
 			s.values[st] = v
 			fs.Var(boolString{v}, st.flag, st.usage)
@@ -337,6 +338,14 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 		if on {
 			cfg.TurnsDir = defaultTurnsDir()
 		}
+	}
+	{
+		v, src := s.lookup(&setTurnOffers)
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, usageErrorf("%s: %q is not true or false", setTurnOffers.name(src), v)
+		}
+		cfg.NoTurnOffers = !on
 	}
 	cfg.Writable = s.lookupList(&setWritable)
 	cfg.ReadOnly = s.lookupList(&setReadOnly)

@@ -1,0 +1,276 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// Offers: the writers of one machine waiting for a turn (turns.go) offer
+// their proposals to the holder, which includes every offer that merges
+// cleanly in its own conditional write, so one turn accepts many commits
+// (docs/storage.md §4A). Local turns alone serialise the writers of a
+// machine, one commit per conditional write; with offers a turn accepts
+// the writers queued behind it as well.
+//
+//	waiting writer (Turnstile.Take's waiting, each time the kept state moves):
+//	    kept state names our publication -> accepted, the wait ends
+//	    else build on the kept state G -> Offers.Offer(G, pub, descriptor+pack)
+//	holder (its turn, after its own build on G):
+//	    Offers.Offered(G) -> decode, check -> include (the caller re-parents
+//	    each that merges cleanly) -> Put own pack, CreateIfAbsent each member
+//	    pack -> conditional write naming ours at G+1, the members after it
+//	    -> keep every pack and the state nearby (the members learn of it)
+//
+// Nothing is registered in the store: an offer costs no request, and a
+// queued writer whose offer was included makes none at all. The rules of
+// group commit (proposal.go) hold: one publication ID per call, across
+// its offers and attempts; an offer on G is built on G's head and only a
+// write conditional on G's ETag can include it, so once `current` is past
+// G it is dead; a writer offers on a new generation, and attempts on one
+// after its offer's, only once a state past the offer's generation shows
+// whether it was accepted (the kept state's tail, or the store's
+// history); a call that stops while its offer may still be included
+// settles like a registered proposal. The acceptance a waiting writer
+// reads in the kept state is the holder's: it keeps a state only once the
+// store acknowledged its conditional write.
+type Offers interface {
+	// Offer makes data (EncodeOffer) the offer of publication on
+	// parentGeneration, replacing any earlier one of it there.
+	Offer(parentGeneration uint64, publication string, data []byte) error
+	// Offered returns the offers on parentGeneration, oldest first. It
+	// may drop offers on older generations: they are dead.
+	Offered(parentGeneration uint64) [][]byte
+	// Withdraw removes an offer.
+	Withdraw(parentGeneration uint64, publication string)
+}
+
+// EncodeOffer is an offer's bytes: the proposal's descriptor
+// (EncodeProposal: one line) followed by its pack.
+func EncodeOffer(d ProposalDescriptor, pack []byte) []byte {
+	return append(EncodeProposal(d), pack...)
+}
+
+// DecodeOffer parses an offer on parentGeneration, checking its
+// descriptor as DecodeProposal does and its pack against the descriptor's
+// size and BLAKE3.
+func DecodeOffer(parentGeneration uint64, data []byte) (Candidate, error) {
+	line, pack, ok := bytes.Cut(data, []byte("\n"))
+	if !ok {
+		return Candidate{}, fmt.Errorf("remote: offer: no descriptor line")
+	}
+	var probe struct {
+		Publication string `json:"publication"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return Candidate{}, fmt.Errorf("remote: offer: %w", err)
+	}
+	d, err := DecodeProposal(ProposalKey(parentGeneration, probe.Publication), data[:len(line)+1])
+	if err != nil {
+		return Candidate{}, err
+	}
+	if int64(len(pack)) != d.Pack.Size || cas.Sum(pack) != d.Pack.Sum {
+		return Candidate{}, fmt.Errorf("remote: offer of %s: the pack does not match its descriptor", d.Publication)
+	}
+	return Candidate{ProposalDescriptor: d, PackData: pack}, nil
+}
+
+// offering is one call's offers (publishFrom with Offers).
+type offering struct {
+	n       *Notebook
+	pub     string
+	build   func(ctx context.Context, observed State, publication string) (Proposal, error)
+	include IncludeFunc
+
+	live     bool     // an offer of ours on gen may still be included
+	gen      uint64   // the generation of our last offer
+	etag     string   // the state it was built on
+	prop     Proposal // its proposal
+	tried    bool     // an offer or an attempt was made
+	lowest   uint64   // the lowest generation one was made on
+	stopped  bool     // offer no more while waiting (a build failed, or the state could not tell)
+	accepted *Accepted
+}
+
+// note records an offer or attempt on generation g.
+func (o *offering) note(g uint64) {
+	if !o.tried || g < o.lowest {
+		o.lowest = g
+	}
+	o.tried = true
+}
+
+// waiting is the Turnstile's waiting function: it reports true once the
+// kept state shows our publication accepted, and otherwise offers our
+// proposal on the kept state when it moved.
+func (o *offering) waiting(ctx context.Context) func() bool {
+	return func() bool {
+		if o.stopped {
+			return false
+		}
+		st, _ := o.n.nearbyCurrent()
+		m := st.Manifest
+		if m == nil || st.ETag == o.etag || o.tried && st.Generation() <= o.gen {
+			return false
+		}
+		if o.tried {
+			// Past our offer's generation: it was decided. The tail
+			// must cover every generation after lowest to tell.
+			if len(m.Increments) == 0 || m.Increments[0].Generation > o.lowest+1 {
+				o.stopped = true // the store's history decides, in the turn
+				return false
+			}
+			if inc, ok := m.FindPublication(o.pub); ok && inc.Generation > o.lowest {
+				acc := Accepted{State: st, Publication: o.pub, Published: true, Included: inc.Generation, Offered: true}
+				if o.n.opts.Observe != nil {
+					_ = o.n.opts.Observe(ctx, st)
+				}
+				o.accepted, o.live = &acc, false
+				return true
+			}
+			o.live = false // dead: a write on its generation won without it
+			o.withdraw()
+		}
+		prop, err := o.build(ctx, st, o.pub)
+		if err == nil && !prop.Skip && prop.Ready != nil {
+			err = prop.Ready() // the pending record, before it may be included
+		}
+		if errors.Is(err, ErrStale) {
+			return false // a state behind the writer's own: wait for a later one
+		}
+		if err != nil || prop.Skip || checkProposal(prop, st.Head(), o.pub) != nil {
+			o.stopped = true // the turn decides
+			return false
+		}
+		ref := PackRef{Key: IncrementKey(st.Generation()+1, o.pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
+		d := ProposalDescriptor{Publication: o.pub, ParentGeneration: st.Generation(), Parent: st.Head(), Head: prop.Head, Pack: ref}
+		o.note(st.Generation())
+		o.gen, o.etag, o.prop = st.Generation(), st.ETag, prop
+		o.live = true // from the first byte written, it may be read
+		if o.n.opts.Offers.Offer(d.ParentGeneration, o.pub, EncodeOffer(d, prop.Pack)) != nil {
+			o.stopped = true
+		}
+		return false
+	}
+}
+
+// withdraw removes our offer file; whether it may still be included is
+// live's business (a holder may have read it already).
+func (o *offering) withdraw() {
+	if o.tried {
+		o.n.opts.Offers.Withdraw(o.gen, o.pub)
+	}
+}
+
+// acceptedSince decides, before an attempt of ours on state, whether an
+// offer or attempt of ours was accepted; an offer on a generation state
+// is past is dead from here on.
+func (o *offering) acceptedSince(ctx context.Context, state State) (Accepted, bool, error) {
+	if !o.tried {
+		return Accepted{}, false, nil
+	}
+	inc, ok, err := o.n.acceptedSince(ctx, state, o.lowest, o.pub)
+	if err != nil || !ok {
+		if err == nil && state.Generation() > o.gen {
+			o.live = false
+		}
+		return Accepted{}, false, err
+	}
+	o.live = false
+	return Accepted{State: state, Publication: o.pub, Published: true, Included: inc.Generation, Offered: true}, true, nil
+}
+
+// reusable reports whether our offer's proposal is the one to publish on
+// state (built on it).
+func (o *offering) reusable(state State) bool {
+	return o.tried && !o.prop.Head.IsZero() && state.ETag == o.etag && state.Generation() == o.gen
+}
+
+// stop ends the call with err: while our offer may still be included,
+// settle decides (proposal.go).
+func (o *offering) stop(ctx context.Context, attempts int, err error) (Accepted, error) {
+	if o.live {
+		acc, err := o.n.settle(ctx, o.gen, o.lowest, o.pub, attempts, err)
+		if err == nil {
+			acc.Offered = true
+		}
+		return acc, err
+	}
+	return Accepted{}, err
+}
+
+// gather returns the offers on observed's generation that include
+// re-parents onto our own proposal (none on any failure: they are left to
+// their writers).
+func (o *offering) gather(ctx context.Context, observed State, own Proposal) []Member {
+	var cands []Candidate
+	limit := o.n.opts.MaxGroup
+	if limit <= 0 {
+		limit = DefaultMaxGroup
+	}
+	for _, data := range o.n.opts.Offers.Offered(observed.Generation()) {
+		c, err := DecodeOffer(observed.Generation(), data)
+		if err != nil || c.Publication == o.pub || c.Parent != observed.Head() {
+			continue
+		}
+		if observed.Manifest != nil {
+			if _, done := observed.Manifest.FindPublication(c.Publication); done {
+				continue
+			}
+		}
+		if cands = append(cands, c); len(cands) == limit {
+			break
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	members, err := o.include(ctx, observed, own, cands)
+	if err != nil {
+		return nil
+	}
+	return checkedMembers(o.pub, cands, members)
+}
+
+// attempt is the holder's attempt on observed: our proposal with the
+// offers on observed's generation that include took, in one conditional
+// write (proposal.go's writeGroup, no group pack: the members read the
+// packs nearby); without any, the single-writer attempt of publish.go.
+func (o *offering) attempt(ctx context.Context, observed State, prop Proposal) (State, []Member, error) {
+	members := o.gather(ctx, observed, prop)
+	if len(members) == 0 {
+		next, err := o.n.attempt(ctx, observed, o.pub, prop)
+		return next, nil, err
+	}
+	if err := checkProposal(prop, observed.Head(), o.pub); err != nil {
+		return State{}, nil, err
+	}
+	gen, err := NextGeneration(observed.Generation())
+	if err != nil {
+		return State{}, nil, err
+	}
+	at := uint64(o.n.opts.Now().UnixMilli())
+	ref := PackRef{Key: IncrementKey(gen, o.pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
+	next, err := observed.Manifest.ExtendAt(o.pub, prop.Head, ref, at)
+	if err != nil {
+		return State{}, nil, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
+	}
+	if prop.Ready != nil {
+		if err := prop.Ready(); err != nil {
+			return State{}, nil, err
+		}
+	}
+	st, kept, err := o.n.writeGroup(ctx, observed, o.pub, prop, next, at, append([]segmentBlob(nil), next.uploads...), members, true, false)
+	if err != nil {
+		return State{}, nil, err
+	}
+	if kept > 0 {
+		o.n.group.writes.Add(1)
+		o.n.group.members.Add(int64(kept))
+	}
+	return st, members[:kept], nil
+}
