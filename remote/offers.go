@@ -91,7 +91,8 @@ type offering struct {
 	etag     string   // the state it was built on
 	prop     Proposal // its proposal
 	tried    bool     // an offer or an attempt was made
-	lowest   uint64   // the lowest generation one was made on
+	lowest   uint64   // the lowest generation one may have been accepted after
+	top      uint64   // the highest generation one was made on
 	stopped  bool     // offer no more while waiting (a build failed, or the state could not tell)
 	accepted *Accepted
 }
@@ -101,7 +102,17 @@ func (o *offering) note(g uint64) {
 	if !o.tried || g < o.lowest {
 		o.lowest = g
 	}
+	o.top = max(o.top, g)
 	o.tried = true
+}
+
+// cleared records that state, past every generation an offer or attempt
+// was made on, does not name our publication: all of them are decided,
+// none accepted, so later searches start after it (within the tail of
+// `current`, not in its segments).
+func (o *offering) cleared(state State) {
+	o.live = false
+	o.lowest = state.Generation()
 }
 
 // waiting is the Turnstile's waiting function: it reports true once the
@@ -132,8 +143,8 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 				o.accepted, o.live = &acc, false
 				return true
 			}
-			o.live = false // dead: a write on its generation won without it
 			o.withdraw()
+			o.cleared(st) // a write on its generation won without it
 		}
 		prop, err := o.build(ctx, st, o.pub)
 		if err == nil && !prop.Skip && prop.Ready != nil {
@@ -175,8 +186,8 @@ func (o *offering) acceptedSince(ctx context.Context, state State) (Accepted, bo
 	}
 	inc, ok, err := o.n.acceptedSince(ctx, state, o.lowest, o.pub)
 	if err != nil || !ok {
-		if err == nil && state.Generation() > o.gen {
-			o.live = false
+		if err == nil && state.Generation() > o.top {
+			o.cleared(state)
 		}
 		return Accepted{}, false, err
 	}
@@ -206,13 +217,13 @@ func (o *offering) stop(ctx context.Context, attempts int, err error) (Accepted,
 // gather returns the offers on observed's generation that include
 // re-parents onto our own proposal (none on any failure: they are left to
 // their writers).
-func (o *offering) gather(ctx context.Context, observed State, own Proposal) []Member {
+func (o *offering) gather(ctx context.Context, observed State, own Proposal, offered [][]byte) []Member {
 	var cands []Candidate
 	limit := o.n.opts.MaxGroup
 	if limit <= 0 {
 		limit = DefaultMaxGroup
 	}
-	for _, data := range o.n.opts.Offers.Offered(observed.Generation()) {
+	for _, data := range offered {
 		c, err := DecodeOffer(observed.Generation(), data)
 		if err != nil || c.Publication == o.pub || c.Parent != observed.Head() {
 			continue
@@ -239,10 +250,11 @@ func (o *offering) gather(ctx context.Context, observed State, own Proposal) []M
 // attempt is the holder's attempt on observed: our proposal with the
 // offers on observed's generation that include took, in one conditional
 // write (proposal.go's writeGroup, no group pack: the members read the
-// packs nearby); without any, the single-writer attempt of publish.go.
+// packs nearby); without any offer, the single-writer attempt of
+// publish.go. Our pack is uploaded while the offers are merged.
 func (o *offering) attempt(ctx context.Context, observed State, prop Proposal) (State, []Member, error) {
-	members := o.gather(ctx, observed, prop)
-	if len(members) == 0 {
+	offered := o.n.opts.Offers.Offered(observed.Generation())
+	if len(offered) == 0 {
 		next, err := o.n.attempt(ctx, observed, o.pub, prop)
 		return next, nil, err
 	}
@@ -259,12 +271,18 @@ func (o *offering) attempt(ctx context.Context, observed State, prop Proposal) (
 	if err != nil {
 		return State{}, nil, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
 	}
+	uploaded := make(chan error, 1)
+	go func() { uploaded <- o.n.store.Put(ctx, ref.Key, prop.Pack) }()
+	members := o.gather(ctx, observed, prop, offered)
+	if err := <-uploaded; err != nil {
+		return State{}, nil, fmt.Errorf("remote: upload pack: %w", notAmbiguous(err))
+	}
 	if prop.Ready != nil {
 		if err := prop.Ready(); err != nil {
 			return State{}, nil, err
 		}
 	}
-	st, kept, err := o.n.writeGroup(ctx, observed, o.pub, prop, next, at, append([]segmentBlob(nil), next.uploads...), members, true, false)
+	st, kept, err := o.n.writeGroup(ctx, observed, o.pub, prop, next, at, append([]segmentBlob(nil), next.uploads...), members, false)
 	if err != nil {
 		return State{}, nil, err
 	}

@@ -620,7 +620,7 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		}
 		members = n.gather(ctx, observed, pub, prop, include)
 	}
-	return n.writeGroup(ctx, observed, pub, prop, next, at, uploads, members, false, true)
+	return n.writeGroup(ctx, observed, pub, prop, next, at, uploads, members, true)
 }
 
 // writeGroup conditionally replaces `current` (observed) with next, the
@@ -628,10 +628,10 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 // members that follow it: each is validated and named at the next
 // generation, the member packs are created in parallel (CreateIfAbsent:
 // another helper's bytes under a key keep that member and the ones after
-// it out), with our own pack's upload when putOwn is set, and the group
-// pack is uploaded when groupPack is set. It returns the state written
-// and how many members it accepts.
-func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, prop Proposal, next *Manifest, at uint64, uploads []segmentBlob, members []Member, putOwn, groupPack bool) (State, int, error) {
+// it out; our own pack is already uploaded), and the group pack is
+// uploaded when groupPack is set. It returns the state written and how
+// many members it accepts.
+func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, prop Proposal, next *Manifest, at uint64, uploads []segmentBlob, members []Member, groupPack bool) (State, int, error) {
 	gen := next.Generation
 	prev := prop.Head
 	type step struct {
@@ -659,10 +659,6 @@ func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, p
 	}
 	created := make([]bool, len(steps))
 	var wg sync.WaitGroup
-	var ownErr error
-	if putOwn {
-		wg.Go(func() { ownErr = n.store.Put(ctx, IncrementKey(gen, pub), prop.Pack) })
-	}
 	for i, st := range steps {
 		wg.Add(1)
 		go func() {
@@ -674,9 +670,6 @@ func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, p
 		}()
 	}
 	wg.Wait()
-	if ownErr != nil {
-		return State{}, 0, fmt.Errorf("remote: upload pack: %w", notAmbiguous(ownErr))
-	}
 	kept := 0
 	for kept < len(steps) && created[kept] {
 		uploads = append(uploads, steps[kept].m.uploads...)
