@@ -68,6 +68,14 @@
 // previous holder published, which the conditional write proves. Timing
 // only: the conditional write still decides.
 //
+// Offers (offers.go, Options.Offers): a writer waiting for its turn offers
+// its proposal, built on the kept state, to the holder, which includes
+// every offer that merges cleanly (the caller's IncludeFunc, as group
+// commit's leader does) in its own conditional write, one turn accepting
+// many commits; the waiting writer finds its ID in the kept state. Group
+// commit's rules hold: one publication ID per call, an offer on G dies
+// once `current` is past G.
+//
 // Group commit (proposal.go, off unless Options.GroupCommit): PublishGroup
 // keeps one publication ID; a retry registers a descriptor under
 // proposals/<G>-<id>, one loser per generation leads (CreateIfAbsent of

@@ -61,7 +61,10 @@
 //     user cache directory) from the read of `current` to the conditional
 //     write, so they never race each other; each builds on the state the
 //     one before it published and catches up on the others' increments
-//     from the packs kept beside the lock file.
+//     from the packs kept beside the lock file. A writer waiting for its
+//     turn offers its proposal beside the lock file, and the holder
+//     publishes every offer that merges cleanly with its own commit
+//     (remote/offers.go, groupcommit.go's include; Config.NoTurnOffers).
 //   - Files of L are written through a temporary sibling named
 //     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; while a
 //     recovery is pending the scan sets such names aside and the

@@ -81,13 +81,15 @@ const (
 // A writer waits for its turn as long as the turns move, and gives up
 // when no holder has published for turnStall (checked every turnPoll): a
 // turn lasts one attempt, a few milliseconds to a few tens under load.
-// The poll is short because a waiting writer offers its proposal anew
-// each time the kept state moves (remote/offers.go): a turn lasts some
-// 20-60 ms on SeaweedFS, and an offer built late misses the holder's
-// gather. A poll is one stat of a local file.
+// A writer that offers its proposal while it waits (remote/offers.go)
+// must see the kept state move at once (a turn lasts some 20-100 ms on
+// SeaweedFS, and an offer built late misses the holder's gather): it
+// watches the directory (kept_watch_linux.go), or polls every offerPoll
+// where it cannot.
 const (
 	turnStall = 5 * time.Second
-	turnPoll  = 2 * time.Millisecond
+	turnPoll  = 100 * time.Millisecond
+	offerPoll = 5 * time.Millisecond
 )
 
 // newLocalTurns returns the turnstile of store's writers in dir, or nil
@@ -130,7 +132,17 @@ func (t *localTurns) Take(ctx context.Context, waiting func() bool) func() {
 		a = t.acquire()
 	}
 	t.mu.Unlock()
-	poll := time.NewTicker(t.poll)
+	every := t.poll
+	var watched <-chan struct{}
+	if waiting != nil {
+		var stop func()
+		watched, stop = watchKept(t.current)
+		defer stop()
+		if watched == nil {
+			every = min(every, offerPoll)
+		}
+	}
+	poll := time.NewTicker(every)
 	defer poll.Stop()
 	last, _ := os.Stat(t.current)
 	moved := time.Now()
@@ -147,6 +159,13 @@ func (t *localTurns) Take(ctx context.Context, waiting func() bool) func() {
 			return release(l)
 		case <-ctx.Done():
 			return t.abandon(a, false)
+		case <-watched:
+			if now, _ := os.Stat(t.current); !sameFile(last, now) {
+				last, moved = now, time.Now()
+				if waiting() {
+					return t.abandon(a, false)
+				}
+			}
 		case <-poll.C:
 			// Turns move while the holders publish: each replaces
 			// the kept state. A queue of any length is waited for;

@@ -208,3 +208,92 @@ func TestLocalTurnsNearbyCurrent(t *testing.T) {
 		t.Fatal("a damaged file read as a state")
 	}
 }
+
+// A writer waiting for its turn with an offer to make is told of each new
+// kept state as it lands: at once where the directory can be watched
+// (Linux), within offerPoll elsewhere; the wait ends without the turn
+// when waiting says so, and the turn, once granted, goes back.
+func TestLocalTurnsWaitingSeesEachKeptState(t *testing.T) {
+	dir := t.TempDir()
+	turns := newLocalTurns(dir, "k")
+	turns.poll = time.Hour // only the watch (or offerPoll) can wake it
+	holder, err := osfile.Acquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := make(chan int, 10)
+	n := 0
+	waiting := func() bool {
+		n++
+		calls <- n
+		return n == 3
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		turns.Take(context.Background(), waiting)()
+	}()
+	if got := <-calls; got != 1 {
+		t.Fatalf("first call %d", got)
+	}
+	for i := 2; i <= 3; i++ {
+		turns.KeepCurrent([]byte(fmt.Sprint(i)), fmt.Sprint(`"`, i, `"`), true)
+		select {
+		case got := <-calls:
+			if got != i {
+				t.Fatalf("call %d, want %d", got, i)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("waiting was not called after kept state %d", i)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Take went on waiting after waiting returned true")
+	}
+	if !turns.hasPending() {
+		t.Fatal("the wait ended, yet no acquisition is pending")
+	}
+	holder.Release()
+	for deadline := time.Now().Add(5 * time.Second); turns.hasPending(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pending acquisition kept the turn once granted")
+		}
+	}
+	probe, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err != nil {
+		t.Fatalf("the turn was not given back: %v", err)
+	}
+	probe.Release()
+}
+
+// A Take that finds an acquisition pending (a wait that ended without
+// the turn, not a stall) waits on it instead of only trying the lock.
+func TestLocalTurnsReusePendingWait(t *testing.T) {
+	dir := t.TempDir()
+	turns := newLocalTurns(dir, "k")
+	holder, err := osfile.Acquire(filepath.Join(dir, "k.lock"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns.Take(context.Background(), func() bool { return true })() // ends at once, leaves the acquisition pending
+	if !turns.hasPending() {
+		t.Fatal("no acquisition pending")
+	}
+	got := make(chan func(), 1)
+	go func() { got <- turns.Take(context.Background(), nil) }()
+	time.Sleep(50 * time.Millisecond)
+	holder.Release()
+	var end func()
+	select {
+	case end = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Take did not get the turn once the holder let go")
+	}
+	if probe, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600); err == nil {
+		probe.Release()
+		t.Fatal("Take returned without the turn: it only tried the lock")
+	}
+	end()
+}
