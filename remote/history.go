@@ -37,20 +37,24 @@ func (n *Notebook) ReadSegment(ctx context.Context, ref SegmentRef) (*Segment, e
 	if s != nil {
 		return s, nil
 	}
-	data, _, err := n.store.Get(ctx, key)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, fmt.Errorf("remote: segment %s named by current: %w: %w", key, ErrMissingPack, err)
-	case err != nil:
-		return nil, fmt.Errorf("remote: read segment %s: %w", key, err)
-	}
-	if ref.Carried() {
-		if data, err = carriedSegment(ref, data); err != nil {
-			return nil, fmt.Errorf("remote: segment %d..%d in %s: %w: %w", ref.First, ref.Last, key, ErrCorruptPack, err)
+	// A neighbour taking turns with us may have kept it (turns.go);
+	// checked like the store's bytes, and read from the store if amiss.
+	if n.opts.Nearby != nil {
+		if data := n.opts.Nearby.Pack(key); data != nil {
+			s, _ = decodeSegmentIn(ref, data)
 		}
 	}
-	if s, err = DecodeSegment(ref, data); err != nil {
-		return nil, err
+	if s == nil {
+		data, _, err := n.store.Get(ctx, key)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return nil, fmt.Errorf("remote: segment %s named by current: %w: %w", key, ErrMissingPack, err)
+		case err != nil:
+			return nil, fmt.Errorf("remote: read segment %s: %w", key, err)
+		}
+		if s, err = decodeSegmentIn(ref, data); err != nil {
+			return nil, err
+		}
 	}
 	n.segments.mu.Lock()
 	if n.segments.segs == nil || len(n.segments.segs) >= maxCachedSegments {
@@ -59,6 +63,18 @@ func (n *Notebook) ReadSegment(ctx context.Context, ref SegmentRef) (*Segment, e
 	n.segments.segs[ck] = s
 	n.segments.mu.Unlock()
 	return s, nil
+}
+
+// decodeSegmentIn decodes the segment ref describes from data: its own
+// object, or its carrier's pack.
+func decodeSegmentIn(ref SegmentRef, data []byte) (*Segment, error) {
+	if ref.Carried() {
+		var err error
+		if data, err = carriedSegment(ref, data); err != nil {
+			return nil, fmt.Errorf("remote: segment %d..%d in %s: %w: %w", ref.First, ref.Last, ref.Key(), ErrCorruptPack, err)
+		}
+	}
+	return DecodeSegment(ref, data)
 }
 
 // carriedSegment returns the bytes of the segment ref describes from its

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -42,11 +43,15 @@ type Offers interface {
 	// Offer makes data (EncodeOffer) the offer of publication on
 	// parentGeneration, replacing any earlier one of it there.
 	Offer(parentGeneration uint64, publication string, data []byte) error
-	// Offered returns the offers on parentGeneration, oldest first. It
-	// may drop offers on older generations: they are dead.
-	Offered(parentGeneration uint64) [][]byte
+	// Offered returns the offers on parentGeneration, oldest first, and
+	// how many writers wait with offers to make (Waiting). It may drop
+	// offers on older generations: they are dead.
+	Offered(parentGeneration uint64) (offers [][]byte, waiting int)
 	// Withdraw removes an offer.
 	Withdraw(parentGeneration uint64, publication string)
+	// Waiting says whether publication's writer waits for a turn and
+	// offers on each new state, so that a holder may wait for its offer.
+	Waiting(publication string, waiting bool)
 }
 
 // EncodeOffer is an offer's bytes: the proposal's descriptor
@@ -129,13 +134,15 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 			return false
 		}
 		if o.tried {
-			// Past our offer's generation: it was decided. The tail
-			// must cover every generation after lowest to tell.
-			if len(m.Increments) == 0 || m.Increments[0].Generation > o.lowest+1 {
-				o.stopped = true // the store's history decides, in the turn
+			// Past our offer's generation: it was decided. The history
+			// after lowest tells (the tail, and segments the holder
+			// kept nearby; the store only when it did not).
+			inc, ok, err := o.n.acceptedSince(ctx, st, o.lowest, o.pub)
+			switch {
+			case err != nil:
+				o.stop() // the turn decides
 				return false
-			}
-			if inc, ok := m.FindPublication(o.pub); ok && inc.Generation > o.lowest {
+			case ok:
 				acc := Accepted{State: st, Publication: o.pub, Published: true, Included: inc.Generation, Offered: true}
 				if o.n.opts.Observe != nil {
 					_ = o.n.opts.Observe(ctx, st)
@@ -146,6 +153,7 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 			o.withdraw()
 			o.cleared(st) // a write on its generation won without it
 		}
+		o.n.opts.Offers.Waiting(o.pub, true) // a holder may wait for this offer
 		prop, err := o.build(ctx, st, o.pub)
 		if err == nil && !prop.Skip && prop.Ready != nil {
 			err = prop.Ready() // the pending record, before it may be included
@@ -154,7 +162,7 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 			return false // a state behind the writer's own: wait for a later one
 		}
 		if err != nil || prop.Skip || checkProposal(prop, st.Head(), o.pub) != nil {
-			o.stopped = true // the turn decides
+			o.stop() // the turn decides
 			return false
 		}
 		ref := PackRef{Key: IncrementKey(st.Generation()+1, o.pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
@@ -163,10 +171,53 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 		o.gen, o.etag, o.prop = st.Generation(), st.ETag, prop
 		o.live = true // from the first byte written, it may be read
 		if o.n.opts.Offers.Offer(d.ParentGeneration, o.pub, EncodeOffer(d, prop.Pack)) != nil {
-			o.stopped = true
+			o.stop()
 		}
 		return false
 	}
+}
+
+// A holder waits for the offers of the writers waiting behind its turn:
+// each builds on the state this turn builds on as soon as it is kept, on
+// cores they share. It stops when every waiting writer has offered, when
+// no new offer came for formQuiet, or after formMax. Without it each turn
+// took the few offers that happened to be written, and every other
+// waiting writer built again for the next turn: at 100 writers committing
+// at once, some fifty builds per commit.
+const (
+	formPoll  = 2 * time.Millisecond
+	formQuiet = 50 * time.Millisecond
+	formMax   = time.Second
+)
+
+// form returns the offers on generation g once the group has formed.
+func (o *offering) form(ctx context.Context, g uint64) [][]byte {
+	limit := o.n.opts.MaxGroup
+	if limit <= 0 {
+		limit = DefaultMaxGroup
+	}
+	offered, waiting := o.n.opts.Offers.Offered(g)
+	start := o.n.opts.Now()
+	grew := start
+	for len(offered) < min(waiting, limit) {
+		now := o.n.opts.Now()
+		if now.Sub(grew) >= formQuiet || now.Sub(start) >= formMax || o.n.opts.Sleep(ctx, formPoll) != nil {
+			break
+		}
+		more, w := o.n.opts.Offers.Offered(g)
+		if len(more) > len(offered) {
+			grew = o.n.opts.Now()
+		}
+		offered, waiting = more, w
+	}
+	return offered
+}
+
+// stop ends the offering while waiting: the holders no longer wait for
+// an offer of ours.
+func (o *offering) stop() {
+	o.stopped = true
+	o.n.opts.Offers.Waiting(o.pub, false)
 }
 
 // withdraw removes our offer file; whether it may still be included is
@@ -175,6 +226,13 @@ func (o *offering) withdraw() {
 	if o.tried {
 		o.n.opts.Offers.Withdraw(o.gen, o.pub)
 	}
+}
+
+// done ends the call's offering: no offer of ours, and no holder waiting
+// for one.
+func (o *offering) done() {
+	o.withdraw()
+	o.n.opts.Offers.Waiting(o.pub, false)
 }
 
 // acceptedSince decides, before an attempt of ours on state, whether an
@@ -201,9 +259,9 @@ func (o *offering) reusable(state State) bool {
 	return o.tried && !o.prop.Head.IsZero() && state.ETag == o.etag && state.Generation() == o.gen
 }
 
-// stop ends the call with err: while our offer may still be included,
+// end ends the call with err: while our offer may still be included,
 // settle decides (proposal.go).
-func (o *offering) stop(ctx context.Context, attempts int, err error) (Accepted, error) {
+func (o *offering) end(ctx context.Context, attempts int, err error) (Accepted, error) {
 	if o.live {
 		acc, err := o.n.settle(ctx, o.gen, o.lowest, o.pub, attempts, err)
 		if err == nil {
@@ -253,7 +311,7 @@ func (o *offering) gather(ctx context.Context, observed State, own Proposal, off
 // packs nearby); without any offer, the single-writer attempt of
 // publish.go. Our pack is uploaded while the offers are merged.
 func (o *offering) attempt(ctx context.Context, observed State, prop Proposal) (State, []Member, error) {
-	offered := o.n.opts.Offers.Offered(observed.Generation())
+	offered := o.form(ctx, observed.Generation())
 	if len(offered) == 0 {
 		next, err := o.n.attempt(ctx, observed, o.pub, prop)
 		return next, nil, err

@@ -71,7 +71,7 @@ func (n *Notebook) PublishNearby(ctx context.Context, build func(ctx context.Con
 	var o *offering
 	if n.opts.Offers != nil && n.opts.Turns != nil && n.opts.Nearby != nil && include != nil {
 		o = &offering{n: n, pub: NewUUIDv7(), build: build, include: include}
-		defer o.withdraw()
+		defer o.done()
 	}
 	return n.publishFrom(ctx, State{}, true, build, o)
 }
@@ -85,15 +85,18 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 	}
 	release := n.takeTurn(ctx, waiting)
 	defer func() { release() }()
-	if o != nil && o.accepted != nil {
-		o.accepted.Attempts = 1
-		return *o.accepted, nil
+	if o != nil {
+		o.n.opts.Offers.Waiting(o.pub, false) // its turn, or accepted
+		if o.accepted != nil {
+			o.accepted.Attempts = 1
+			return *o.accepted, nil
+		}
 	}
 	// stop ends the call with err (settling an offer that may still be
 	// included).
 	stop := func(attempt int, err error) (Accepted, error) {
 		if o != nil {
-			return o.stop(ctx, attempt, err)
+			return o.end(ctx, attempt, err)
 		}
 		return Accepted{}, err
 	}

@@ -73,6 +73,11 @@ func (n *Notebook) keepNearby(accepted State, pub string, pack []byte, reliable 
 	for i, m := range members {
 		n.opts.Nearby.KeepPack(IncrementKey(first+1+uint64(i), m.Publication), m.Pack)
 	}
+	if accepted.Manifest != nil {
+		for _, s := range accepted.Manifest.uploads { // the segments of its own (not carried)
+			n.opts.Nearby.KeepPack(s.ref.Key(), s.data)
+		}
+	}
 	if accepted.ETag != "" {
 		data := accepted.encoded // the bytes the conditional write sent
 		if data == nil {

@@ -311,29 +311,57 @@ func (t *localTurns) Offer(parentGeneration uint64, publication string, data []b
 	return osfile.WriteFile(t.offerPath(parentGeneration, publication), 0o600, false, data)
 }
 
-// Offered returns the offers on parentGeneration, oldest first, and
-// removes those on older generations: only a write conditional on an
-// offer's own generation may include it, and `current` is past it.
-func (t *localTurns) Offered(parentGeneration uint64) [][]byte {
+// Offered returns the offers on parentGeneration, oldest first, and how
+// many writers wait with offers to make; it removes the offers on older
+// generations (only a write conditional on an offer's own generation may
+// include it, and `current` is past it) and the marks of waiting writers
+// silent for waitingStale (a writer that died).
+func (t *localTurns) Offered(parentGeneration uint64) (offers [][]byte, waiting int) {
 	names, err := os.ReadDir(t.offers)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	prefix := offerPrefix(parentGeneration)
-	var out [][]byte
 	for _, d := range names { // sorted by name: by generation, then by UUIDv7
 		name := d.Name()
 		switch {
 		case strings.HasPrefix(name, prefix):
 			if data, err := os.ReadFile(filepath.Join(t.offers, name)); err == nil {
-				out = append(out, data)
+				offers = append(offers, data)
+			}
+		case strings.HasPrefix(name, waitingPrefix):
+			if info, err := d.Info(); err == nil && time.Since(info.ModTime()) > waitingStale {
+				_ = os.Remove(filepath.Join(t.offers, name))
+			} else {
+				waiting++
 			}
 		case name < prefix && !strings.HasPrefix(name, "."): // a temporary file is its writer's
 			_ = os.Remove(filepath.Join(t.offers, name))
 		}
 	}
-	return out
+	return offers, waiting
 }
+
+// Waiting marks (or unmarks) publication's writer as one that waits for a
+// turn and offers on each new kept state: a holder waits for its offer.
+// The mark is an empty file, w-<publication>, touched on each call.
+func (t *localTurns) Waiting(publication string, waiting bool) {
+	p := filepath.Join(t.offers, waitingPrefix+publication)
+	if !waiting {
+		_ = os.Remove(p)
+		return
+	}
+	if f, err := os.Create(p); err == nil {
+		_ = f.Close()
+	}
+}
+
+// A waiting writer's mark starts with waitingPrefix; one untouched for
+// waitingStale is a dead writer's (a writer waits at most some seconds).
+const (
+	waitingPrefix = "w-"
+	waitingStale  = time.Minute
+)
 
 // Withdraw removes an offer (its writer's call is over, or it offers on
 // a later generation).
