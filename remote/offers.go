@@ -177,6 +177,22 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 	}
 }
 
+// keepGroupPack leaves the union of our pack and the members' beside the
+// lock, under the group pack's key (§4B's, never uploaded here): each
+// member reaches the group's last generation by reading this one local
+// file (FetchGroupPack) instead of the increments of the whole group,
+// most of which the kept state's tail no longer lists once the group is
+// large.
+func (o *offering) keepGroupPack(parentGeneration uint64, own Proposal, members []Member) {
+	packs := [][]byte{own.Pack}
+	for _, m := range members {
+		packs = append(packs, m.Pack)
+	}
+	if data, err := unionPack(packs); err == nil {
+		o.n.opts.Nearby.KeepPack(GroupPackKey(parentGeneration, o.pub), data)
+	}
+}
+
 // A holder waits for the offers of the writers waiting behind its turn:
 // each builds on the state this turn builds on as soon as it is kept, on
 // cores they share. It stops when every waiting writer has offered, when
@@ -310,8 +326,11 @@ func (o *offering) gather(ctx context.Context, observed State, own Proposal, off
 // write (proposal.go's writeGroup, no group pack: the members read the
 // packs nearby); without any offer, the single-writer attempt of
 // publish.go. Our pack is uploaded while the offers are merged.
-func (o *offering) attempt(ctx context.Context, observed State, prop Proposal) (State, []Member, error) {
-	offered := o.form(ctx, observed.Generation())
+func (o *offering) attempt(ctx context.Context, observed State, prop Proposal, held bool) (State, []Member, error) {
+	var offered [][]byte
+	if held {
+		offered = o.form(ctx, observed.Generation())
+	}
 	if len(offered) == 0 {
 		next, err := o.n.attempt(ctx, observed, o.pub, prop)
 		return next, nil, err
@@ -347,6 +366,7 @@ func (o *offering) attempt(ctx context.Context, observed State, prop Proposal) (
 	if kept > 0 {
 		o.n.group.writes.Add(1)
 		o.n.group.members.Add(int64(kept))
+		o.keepGroupPack(observed.Generation(), prop, members[:kept])
 	}
 	return st, members[:kept], nil
 }

@@ -83,7 +83,7 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 	if o != nil {
 		waiting = o.waiting(ctx)
 	}
-	release := n.takeTurn(ctx, waiting)
+	release, held := n.takeTurn(ctx, waiting)
 	defer func() { release() }()
 	if o != nil {
 		o.n.opts.Offers.Waiting(o.pub, false) // its turn, or accepted
@@ -148,7 +148,7 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 			return stop(attempt, err)
 		}
 		if errors.Is(err, errNotAccepted) && !guessed {
-			if err := n.backOff(ctx, attempt, read, &release); err != nil {
+			if err := n.backOff(ctx, attempt, read, &release, &held); err != nil {
 				return stop(attempt, err)
 			}
 			if state, err = n.ReadCurrent(ctx); err != nil {
@@ -173,8 +173,11 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 		case attempt > 1 && n.moved(ctx, state):
 			err = fmt.Errorf("%w: current moved past generation %d while the retry was built: %w", errNotAccepted, state.Generation(), ErrPrecondition)
 		case o != nil:
+			// Only the holder of the turn includes offers: a writer that
+			// went ahead without it (the turns stalled) would race the
+			// holder for the same members.
 			o.note(state.Generation())
-			next, members, err = o.attempt(ctx, state, prop)
+			next, members, err = o.attempt(ctx, state, prop, held)
 		default:
 			next, err = n.attempt(ctx, state, pub, prop)
 		}
@@ -202,7 +205,7 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 		if attempt > n.opts.Retries {
 			return stop(attempt, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err))
 		}
-		if err := n.backOff(ctx, attempt, read, &release); err != nil {
+		if err := n.backOff(ctx, attempt, read, &release, &held); err != nil {
 			return stop(attempt, err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
@@ -215,14 +218,14 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 // backOff gives up the turn *release ends, sleeps the backoff of a lost
 // attempt whose window began at read, and takes a new turn into
 // *release.
-func (n *Notebook) backOff(ctx context.Context, attempt int, read time.Time, release *func()) error {
+func (n *Notebook) backOff(ctx context.Context, attempt int, read time.Time, release *func(), held *bool) error {
 	wait := n.backoff(attempt, n.opts.Now().Sub(read))
 	(*release)()
 	*release = func() {}
 	if err := n.opts.Sleep(ctx, wait); err != nil {
 		return err
 	}
-	*release = n.takeTurn(ctx, nil)
+	*release, *held = n.takeTurn(ctx, nil)
 	return nil
 }
 

@@ -28,14 +28,16 @@ type Turnstile interface {
 	// stuck. When the turn is not free at once, waiting (if not nil) is
 	// called, then again each time another holder's turn ends with a
 	// publication (the kept state of Nearby moved); when it returns true
-	// the wait ends without the turn.
-	Take(ctx context.Context, waiting func() bool) (release func())
+	// the wait ends without the turn. held reports whether the turn was
+	// had.
+	Take(ctx context.Context, waiting func() bool) (release func(), held bool)
 }
 
-// takeTurn returns the release of a turn, or a no-op without a Turnstile.
-func (n *Notebook) takeTurn(ctx context.Context, waiting func() bool) func() {
+// takeTurn returns the release of a turn, or a no-op without a Turnstile
+// (held false).
+func (n *Notebook) takeTurn(ctx context.Context, waiting func() bool) (func(), bool) {
 	if n.opts.Turns == nil {
-		return func() {}
+		return func() {}, false
 	}
 	return n.opts.Turns.Take(ctx, waiting)
 }

@@ -19,7 +19,7 @@ type mutexTurns struct {
 	overlap       atomic.Bool
 }
 
-func (m *mutexTurns) Take(ctx context.Context, _ func() bool) func() {
+func (m *mutexTurns) Take(ctx context.Context, _ func() bool) (func(), bool) {
 	m.mu.Lock()
 	m.taken.Add(1)
 	if m.inside.Add(1) != 1 {
@@ -31,7 +31,7 @@ func (m *mutexTurns) Take(ctx context.Context, _ func() bool) func() {
 			m.inside.Add(-1)
 			m.mu.Unlock()
 		})
-	}
+	}, true
 }
 
 // Writers that share a turnstile never lose a race to one another: each

@@ -270,7 +270,7 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 	case acc.Included != 0:
 		// Another writer's group accepted ours: L becomes the tree of
 		// the `current` that proved it, as a pull would make it.
-		if target, err = s.includedTarget(acc.State, last.observed.Generation(), acc.Offered); err != nil {
+		if target, err = s.includedTarget(acc.State, last.observed.Generation()); err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
 	case acc.Members != 0:

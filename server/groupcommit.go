@@ -431,10 +431,8 @@ func (s *session) keepMemberPacks(acc remote.Accepted, last *attempt) {
 // The proposal was registered on generation parent, which the cache
 // reaches: the group pack brings it to the group's last generation in one
 // read, instead of one per increment of the group.
-func (s *session) includedTarget(state remote.State, parent uint64, offered bool) (*merged, error) {
-	if !offered { // an offer's group left its packs nearby, and no group pack
-		s.e.primeFromGroup(s.ctx, state, parent)
-	}
+func (s *session) includedTarget(state remote.State, parent uint64) (*merged, error) {
+	s.e.primeFromGroup(s.ctx, state, parent)
 	chain, err := s.e.sync(s.ctx, state)
 	if err != nil {
 		return nil, err

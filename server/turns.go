@@ -113,19 +113,19 @@ func (t *localTurns) options(opts *remote.Options, offers bool) {
 	}
 }
 
-func (t *localTurns) Take(ctx context.Context, waiting func() bool) func() {
+func (t *localTurns) Take(ctx context.Context, waiting func() bool) (func(), bool) {
 	// A free turn (a writer alone) is taken at once, without the waiter
 	// below; behind a stalled holder, only this try.
 	if l, err := osfile.TryAcquire(t.path, 0o600); err == nil {
-		return release(l)
+		return release(l), true
 	} else if !errors.Is(err, osfile.ErrLocked) {
-		return func() {}
+		return func() {}, false
 	}
 	t.mu.Lock()
 	a := t.pending
 	if a != nil && t.stalled {
 		t.mu.Unlock()
-		return func() {}
+		return func() {}, false
 	}
 	t.pending = nil // waited on by this call
 	if a == nil {
@@ -148,22 +148,22 @@ func (t *localTurns) Take(ctx context.Context, waiting func() bool) func() {
 	moved := time.Now()
 	stalled := false
 	if waiting != nil && waiting() {
-		return t.abandon(a, false)
+		return t.abandon(a, false), false
 	}
 	for {
 		select {
 		case l := <-a.got:
 			if l == nil {
-				return func() {}
+				return func() {}, false
 			}
-			return release(l)
+			return release(l), true
 		case <-ctx.Done():
-			return t.abandon(a, false)
+			return t.abandon(a, false), false
 		case <-watched:
 			if now, _ := os.Stat(t.current); !sameFile(last, now) {
 				last, moved = now, time.Now()
 				if waiting() {
-					return t.abandon(a, false)
+					return t.abandon(a, false), false
 				}
 			}
 		case <-poll.C:
@@ -175,14 +175,14 @@ func (t *localTurns) Take(ctx context.Context, waiting func() bool) func() {
 			case !sameFile(last, now):
 				last, moved = now, time.Now()
 				if waiting != nil && waiting() {
-					return t.abandon(a, false)
+					return t.abandon(a, false), false
 				}
 			case time.Since(moved) >= t.stall:
 				stalled = true
 			}
 		}
 		if stalled {
-			return t.abandon(a, true)
+			return t.abandon(a, true), false
 		}
 	}
 }

@@ -22,7 +22,7 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 	turns.stall, turns.poll = 150*time.Millisecond, 10*time.Millisecond
 	ctx := context.Background()
 
-	end := turns.Take(ctx, nil)
+	end, _ := turns.Take(ctx, nil)
 	other, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
 	if err == nil {
 		other.Release()
@@ -37,7 +37,7 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	turns.Take(ctx, nil)()
+	endTurn(turns.Take(ctx, nil))
 	if waited := time.Since(start); waited < turns.stall || waited > 20*turns.stall {
 		t.Fatalf("Take returned after %v while a silent holder had the turn; want about %v", waited, turns.stall)
 	}
@@ -45,7 +45,7 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 	// While that wait is still blocked on the lock, Take only tries it
 	// (it stalled).
 	start = time.Now()
-	turns.Take(ctx, nil)()
+	endTurn(turns.Take(ctx, nil))
 	if waited := time.Since(start); waited >= turns.stall {
 		t.Fatalf("a second Take behind the same silent holder waited %v; want only a try", waited)
 	}
@@ -65,7 +65,7 @@ func TestLocalTurnsWaitWhileTurnsMove(t *testing.T) {
 		holder.Release()
 	}()
 	start = time.Now()
-	end = turns.Take(ctx, nil)
+	end, _ = turns.Take(ctx, nil)
 	waited := time.Since(start)
 	<-done
 	probe, err := osfile.TryAcquire(filepath.Join(dir, "k.lock"), 0o600)
@@ -108,7 +108,7 @@ func TestLocalTurnsCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	turns.Take(ctx, nil)()
+	endTurn(turns.Take(ctx, nil))
 	if waited := time.Since(start); waited > 2*time.Second {
 		t.Fatalf("Take waited %v after its context ended", waited)
 	}
@@ -231,7 +231,7 @@ func TestLocalTurnsWaitingSeesEachKeptState(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		turns.Take(context.Background(), waiting)()
+		endTurn(turns.Take(context.Background(), waiting))
 	}()
 	if got := <-calls; got != 1 {
 		t.Fatalf("first call %d", got)
@@ -277,12 +277,18 @@ func TestLocalTurnsReusePendingWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	turns.Take(context.Background(), func() bool { return true })() // ends at once, leaves the acquisition pending
+	endTurn(turns.Take(context.Background(), func() bool { return true })) // ends at once, leaves the acquisition pending
 	if !turns.hasPending() {
 		t.Fatal("no acquisition pending")
 	}
 	got := make(chan func(), 1)
-	go func() { got <- turns.Take(context.Background(), nil) }()
+	go func() {
+		end, held := turns.Take(context.Background(), nil)
+		if !held {
+			t.Error("Take reports no turn")
+		}
+		got <- end
+	}()
 	time.Sleep(50 * time.Millisecond)
 	holder.Release()
 	var end func()
@@ -297,3 +303,6 @@ func TestLocalTurnsReusePendingWait(t *testing.T) {
 	}
 	end()
 }
+
+// endTurn ends the turn Take returned (a test helper for its two results).
+func endTurn(end func(), _ bool) { end() }
