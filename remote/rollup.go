@@ -415,6 +415,10 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 	if done, err := n.catchUpNearby(state, reach, have, keep, &st); done || err != nil {
 		return st, err
 	}
+	var err error
+	if reach, err = n.catchUpGroupsNearby(ctx, state, reach, keep, &st); err != nil || reach >= state.Generation() {
+		return st, err
+	}
 	plan := planCatchUpBefore(state.Manifest, reach, n.freshFrom(state.Manifest))
 	for len(plan) > 0 {
 		var incs []coverItem

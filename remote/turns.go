@@ -129,3 +129,59 @@ func (n *Notebook) catchUpNearby(state State, reach uint64, have func(key string
 	st.Nearby += len(got)
 	return true, keep(got)
 }
+
+// maxNearbyCatchUp bounds how far behind a reader catches up through the
+// kept packs one generation or group at a time (about what the nearby
+// directory keeps); further behind, rollups serve it better.
+const maxNearbyCatchUp = 256
+
+// catchUpGroupsNearby catches up from reach as far as the packs kept
+// nearby go, in order: a turn's group pack (offers.go) covers its whole
+// group, a kept increment its own generation. It returns the generation
+// reached; the caller fetches the rest. Used when the tail of `current`
+// no longer lists every increment after reach (a large group folds most
+// of itself into segments), which catchUpNearby needs. Increments are
+// checked against the manifest's size and BLAKE3, a group pack by the
+// IDs of the heads it must hold (each object is checked by its ID when
+// read, as FetchGroupPack's).
+func (n *Notebook) catchUpGroupsNearby(ctx context.Context, state State, reach uint64, keep func([]CaughtUpPack) error, st *CatchUpStats) (uint64, error) {
+	if n.opts.Nearby == nil || state.Manifest == nil || state.Generation() <= reach || state.Generation()-reach > maxNearbyCatchUp {
+		return reach, nil
+	}
+	incs, err := n.Publications(ctx, state, reach+1, state.Generation())
+	if err != nil {
+		return reach, nil // the store's catch-up decides
+	}
+	var got []CaughtUpPack
+	for i := 0; i < len(incs) && incs[i].Generation == reach+1; {
+		key := GroupPackKey(reach, incs[i].Publication)
+		if data := n.opts.Nearby.Pack(key); data != nil {
+			if p, err := cas.OpenPack(data); err == nil {
+				j := i
+				for j < len(incs) {
+					if _, err := p.Get(incs[j].Head); err != nil {
+						break
+					}
+					j++
+				}
+				if j > i {
+					got = append(got, CaughtUpPack{Key: key, Data: data})
+					reach, i = incs[j-1].Generation, j
+					continue
+				}
+			}
+		}
+		inc := incs[i]
+		data := n.opts.Nearby.Pack(inc.Pack.Key)
+		if int64(len(data)) != inc.Pack.Size || cas.Sum(data) != inc.Pack.Sum {
+			break
+		}
+		got = append(got, CaughtUpPack{Key: inc.Pack.Key, Data: data})
+		reach, i = inc.Generation, i+1
+	}
+	if len(got) == 0 {
+		return reach, nil
+	}
+	st.Nearby += len(got)
+	return reach, keep(got)
+}
