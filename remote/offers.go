@@ -206,12 +206,25 @@ const (
 	formMax   = time.Second
 )
 
+// DefaultMaxOffers bounds how many offers one turn includes (MaxGroup, if
+// smaller, wins): a turn's include and member uploads grow with its group,
+// and a turn that publishes nothing for five seconds makes the writers
+// behind it give up waiting (server/turns.go). At 100 `serve` writers
+// committing at once on 2 cores, groups of 99 took that long and the
+// writers raced (223 lost conditional writes).
+const DefaultMaxOffers = 32
+
+// limit is how many offers one turn includes.
+func (o *offering) limit() int {
+	if m := o.n.opts.MaxGroup; m > 0 && m < DefaultMaxOffers {
+		return m
+	}
+	return DefaultMaxOffers
+}
+
 // form returns the offers on generation g once the group has formed.
 func (o *offering) form(ctx context.Context, g uint64) [][]byte {
-	limit := o.n.opts.MaxGroup
-	if limit <= 0 {
-		limit = DefaultMaxGroup
-	}
+	limit := o.limit()
 	offered, waiting := o.n.opts.Offers.Offered(g)
 	start := o.n.opts.Now()
 	grew := start
@@ -293,10 +306,7 @@ func (o *offering) end(ctx context.Context, attempts int, err error) (Accepted, 
 // their writers).
 func (o *offering) gather(ctx context.Context, observed State, own Proposal, offered [][]byte) []Member {
 	var cands []Candidate
-	limit := o.n.opts.MaxGroup
-	if limit <= 0 {
-		limit = DefaultMaxGroup
-	}
+	limit := o.limit()
 	for _, data := range offered {
 		c, err := DecodeOffer(observed.Generation(), data)
 		if err != nil || c.Publication == o.pub || c.Parent != observed.Head() {
