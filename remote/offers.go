@@ -98,7 +98,7 @@ type offering struct {
 	tried    bool     // an offer or an attempt was made
 	lowest   uint64   // the lowest generation one may have been accepted after
 	top      uint64   // the highest generation one was made on
-	stopped  bool     // offer no more while waiting (a build failed, or the state could not tell)
+	stopped  bool     // offer no more while waiting (a build or the history read failed)
 	accepted *Accepted
 }
 
@@ -129,8 +129,7 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 			return false
 		}
 		st, _ := o.n.nearbyCurrent()
-		m := st.Manifest
-		if m == nil || st.ETag == o.etag || o.tried && st.Generation() <= o.gen {
+		if st.Manifest == nil || st.ETag == o.etag || o.tried && st.Generation() <= o.gen {
 			return false
 		}
 		if o.tried {
@@ -225,10 +224,14 @@ func (o *offering) limit() int {
 // form returns the offers on generation g once the group has formed.
 func (o *offering) form(ctx context.Context, g uint64) [][]byte {
 	limit := o.limit()
+	own := 0 // our own offer on g is read too, and is no member
+	if o.tried && o.gen == g {
+		own = 1
+	}
 	offered, waiting := o.n.opts.Offers.Offered(g)
 	start := o.n.opts.Now()
 	grew := start
-	for len(offered) < min(waiting, limit) {
+	for len(offered)-own < min(waiting, limit) {
 		now := o.n.opts.Now()
 		if now.Sub(grew) >= formQuiet || now.Sub(start) >= formMax || o.n.opts.Sleep(ctx, formPoll) != nil {
 			break
