@@ -179,7 +179,7 @@ bench-fleet:
 # one or two machines offering their commits to the holder of a local turn
 # (TestOffersModel). The counts are each test's last log line.
 GROUPCOMMIT_SCHEDULES ?= 5000
-OFFERS_SCHEDULES      ?= 2000
+OFFERS_SCHEDULES      ?= 5000
 GROUPCOMMIT_PARALLEL  ?= 48
 MODEL_TMPDIR          ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
 
