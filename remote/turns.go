@@ -47,7 +47,10 @@ func (n *Notebook) takeTurn(ctx context.Context, waiting func() bool) (func(), b
 // comes after theirs must know their increments before it builds; read
 // from here they cost no request inside the turn. Every pack read from it
 // is checked against the manifest's size and BLAKE3, as one from the
-// store is, so a stale or damaged file only means a store read.
+// store is, so a stale or damaged file only means a store read. With
+// offers (offers.go) it also holds, by their store keys, the segments a
+// holder's write created and its group's union pack (checked by their
+// descriptors' BLAKE3 and by object IDs).
 //
 // It also holds the state the last of them published (`current`'s bytes
 // and ETag), which PublishNearby builds on instead of reading `current`:
