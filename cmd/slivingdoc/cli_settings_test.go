@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote/s3store"
+	"github.com/slivingdoc/slivingdoc/server"
 )
 
 // parsedSettings parses args against a fresh flag set with env as the
@@ -162,18 +163,26 @@ func TestSettingsEngineConfig(t *testing.T) {
 // --group-commit reaches the engine's configuration: the default, the
 // environment, and a flag beating the environment either way.
 func TestSettingsGroupCommit(t *testing.T) {
-	dir := t.TempDir()
-	base := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, "p"), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
-	with := func(k, v string) map[string]string {
-		env := map[string]string{k: v}
-		for k, v := range base {
-			env[k] = v
-		}
-		return env
-	}
 	def, err := strconv.ParseBool(defaultGroupCommit)
 	if err != nil {
 		t.Fatal(err)
+	}
+	testBoolSetting(t, "group-commit", "SLIVINGDOC_GROUP_COMMIT", def, func(c server.Config) bool { return c.GroupCommit })
+}
+
+// testBoolSetting checks a boolean setting end to end: its default, the
+// environment either way, the flag either way and beating the
+// environment, and a value that is not a boolean refused naming the
+// variable.
+func testBoolSetting(t *testing.T, flag, envName string, def bool, get func(server.Config) bool) {
+	t.Helper()
+	dir := t.TempDir()
+	with := func(kv ...string) map[string]string {
+		env := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, "p"), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
+		for i := 0; i+1 < len(kv); i += 2 {
+			env[kv[i]] = kv[i+1]
+		}
+		return env
 	}
 	cases := []struct {
 		name string
@@ -181,12 +190,13 @@ func TestSettingsGroupCommit(t *testing.T) {
 		args []string
 		want bool
 	}{
-		{"default", base, nil, def},
-		{"env on", with("SLIVINGDOC_GROUP_COMMIT", "true"), nil, true},
-		{"env off", with("SLIVINGDOC_GROUP_COMMIT", "false"), nil, false},
-		{"flag on", base, []string{"--group-commit"}, true},
-		{"flag off beats env on", with("SLIVINGDOC_GROUP_COMMIT", "1"), []string{"--group-commit=false"}, false},
-		{"flag on beats env off", with("SLIVINGDOC_GROUP_COMMIT", "0"), []string{"--group-commit=true"}, true},
+		{"default", with(), nil, def},
+		{"env on", with(envName, "true"), nil, true},
+		{"env off", with(envName, "false"), nil, false},
+		{"flag on", with(), []string{"--" + flag}, true},
+		{"flag off", with(), []string{"--" + flag + "=false"}, false},
+		{"flag off beats env on", with(envName, "1"), []string{"--" + flag + "=false"}, false},
+		{"flag on beats env off", with(envName, "0"), []string{"--" + flag + "=true"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,10 +204,13 @@ func TestSettingsGroupCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.GroupCommit != tc.want {
-				t.Fatalf("GroupCommit = %v, want %v", cfg.GroupCommit, tc.want)
+			if got := get(cfg); got != tc.want {
+				t.Fatalf("--%s: got %v, want %v", flag, got, tc.want)
 			}
 		})
+	}
+	if _, err := parsedSettings(t, with(envName, "maybe")).engineConfig(t.Context()); err == nil || !strings.Contains(err.Error(), envName) {
+		t.Fatalf("%s=maybe: %v; want a usage error naming it", envName, err)
 	}
 }
 
@@ -252,37 +265,5 @@ func TestSettingsLocalTurns(t *testing.T) {
 // --turn-offers (SLIVINGDOC_TURN_OFFERS) is on by default; off by env or
 // flag, the flag winning; a value that is not a boolean is a usage error.
 func TestSettingsTurnOffers(t *testing.T) {
-	dir := t.TempDir()
-	env := func(kv ...string) map[string]string {
-		m := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, "p"), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
-	cases := []struct {
-		name     string
-		env      map[string]string
-		args     []string
-		noOffers bool
-	}{
-		{"default", env(), nil, false},
-		{"env off", env("SLIVINGDOC_TURN_OFFERS", "false"), nil, true},
-		{"flag off", env(), []string{"--turn-offers=false"}, true},
-		{"flag on beats env off", env("SLIVINGDOC_TURN_OFFERS", "0"), []string{"--turn-offers"}, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := parsedSettings(t, tc.env, tc.args...).engineConfig(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cfg.NoTurnOffers != tc.noOffers {
-				t.Fatalf("NoTurnOffers = %t, want %t", cfg.NoTurnOffers, tc.noOffers)
-			}
-		})
-	}
-	if _, err := parsedSettings(t, env("SLIVINGDOC_TURN_OFFERS", "maybe")).engineConfig(t.Context()); err == nil || !strings.Contains(err.Error(), "SLIVINGDOC_TURN_OFFERS") {
-		t.Fatalf("SLIVINGDOC_TURN_OFFERS=maybe: %v; want a usage error naming it", err)
-	}
+	testBoolSetting(t, "turn-offers", "SLIVINGDOC_TURN_OFFERS", true, func(c server.Config) bool { return !c.NoTurnOffers })
 }
