@@ -348,18 +348,9 @@ func (o *offering) attempt(ctx context.Context, observed State, prop Proposal, h
 		next, err := o.n.attempt(ctx, observed, o.pub, prop)
 		return next, nil, err
 	}
-	if err := checkProposal(prop, observed.Head(), o.pub); err != nil {
-		return State{}, nil, err
-	}
-	gen, err := NextGeneration(observed.Generation())
+	next, ref, at, err := o.n.extendGroup(observed, o.pub, prop)
 	if err != nil {
 		return State{}, nil, err
-	}
-	at := uint64(o.n.opts.Now().UnixMilli())
-	ref := PackRef{Key: IncrementKey(gen, o.pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
-	next, err := observed.Manifest.ExtendAt(o.pub, prop.Head, ref, at)
-	if err != nil {
-		return State{}, nil, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
 	}
 	uploaded := make(chan error, 1)
 	go func() { uploaded <- o.n.store.Put(ctx, ref.Key, prop.Pack) }()

@@ -556,18 +556,9 @@ func (n *Notebook) acceptedSince(ctx context.Context, state State, lowest uint64
 // the registered proposals of the same generation), then conditionally
 // replaces `current` with the manifest accepting ours and the members.
 func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string, prop Proposal, register, reuse bool, include IncludeFunc) (State, int, error) {
-	if err := checkProposal(prop, observed.Head(), pub); err != nil {
-		return State{}, 0, err
-	}
-	gen, err := NextGeneration(observed.Generation())
+	next, ref, at, err := n.extendGroup(observed, pub, prop)
 	if err != nil {
 		return State{}, 0, err
-	}
-	at := uint64(n.opts.Now().UnixMilli())
-	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
-	next, err := observed.Manifest.ExtendAt(pub, prop.Head, ref, at)
-	if err != nil {
-		return State{}, 0, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
 	}
 	uploads := append([]segmentBlob(nil), next.uploads...)
 	if !reuse {
@@ -621,6 +612,27 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		members = n.gather(ctx, observed, pub, prop, include)
 	}
 	return n.writeGroup(ctx, observed, pub, prop, next, at, uploads, members, true)
+}
+
+// extendGroup checks our proposal on observed and returns the manifest
+// accepting it at the next generation (its segments uploaded on their
+// own: members follow it), our pack's ref and the publication time,
+// which the members share.
+func (n *Notebook) extendGroup(observed State, pub string, prop Proposal) (*Manifest, PackRef, uint64, error) {
+	if err := checkProposal(prop, observed.Head(), pub); err != nil {
+		return nil, PackRef{}, 0, err
+	}
+	gen, err := NextGeneration(observed.Generation())
+	if err != nil {
+		return nil, PackRef{}, 0, err
+	}
+	at := uint64(n.opts.Now().UnixMilli())
+	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
+	next, err := observed.Manifest.ExtendAt(pub, prop.Head, ref, at)
+	if err != nil {
+		return nil, PackRef{}, 0, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
+	}
+	return next, ref, at, nil
 }
 
 // writeGroup conditionally replaces `current` (observed) with next, the
