@@ -23,9 +23,10 @@ import (
 //	    else build on the kept state G -> Offers.Offer(G, pub, descriptor+pack)
 //	holder (its turn, after its own build on G):
 //	    Offers.Offered(G) -> decode, check -> include (the caller re-parents
-//	    each that merges cleanly) -> Put own pack, CreateIfAbsent each member
-//	    pack -> conditional write naming ours at G+1, the members after it
-//	    -> keep every pack and the state nearby (the members learn of it)
+//	    each that merges cleanly; our pack uploads meanwhile) -> CreateIfAbsent
+//	    each member pack, Put the segments (together) -> conditional write
+//	    naming ours at G+1, the members after it -> keep every pack and the
+//	    state nearby (the members learn of it)
 //
 // Nothing is registered in the store: an offer costs no request, and a
 // queued writer whose offer was included makes none at all. The rules of
@@ -338,7 +339,8 @@ func (o *offering) gather(ctx context.Context, observed State, own Proposal, off
 // offers on observed's generation that include took, in one conditional
 // write (proposal.go's writeGroup, no group pack: the members read the
 // packs nearby); without any offer, the single-writer attempt of
-// publish.go. Our pack is uploaded while the offers are merged.
+// publish.go. Our pack is uploaded while the offers are merged and the
+// members' packs created.
 func (o *offering) attempt(ctx context.Context, observed State, prop Proposal, held bool) (State, []Member, error) {
 	var offered [][]byte
 	if held {
@@ -355,15 +357,13 @@ func (o *offering) attempt(ctx context.Context, observed State, prop Proposal, h
 	uploaded := make(chan error, 1)
 	go func() { uploaded <- o.n.store.Put(ctx, ref.Key, prop.Pack) }()
 	members := o.gather(ctx, observed, prop, offered)
-	if err := <-uploaded; err != nil {
-		return State{}, nil, fmt.Errorf("remote: upload pack: %w", notAmbiguous(err))
-	}
 	if prop.Ready != nil {
 		if err := prop.Ready(); err != nil {
+			<-uploaded
 			return State{}, nil, err
 		}
 	}
-	st, kept, err := o.n.writeGroup(ctx, observed, o.pub, prop, next, at, append([]segmentBlob(nil), next.uploads...), members, false)
+	st, kept, err := o.n.writeGroup(ctx, observed, o.pub, prop, next, at, append([]segmentBlob(nil), next.uploads...), members, false, uploaded)
 	if err != nil {
 		return State{}, nil, err
 	}

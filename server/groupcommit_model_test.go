@@ -57,8 +57,11 @@ var errChaosKilled = fmt.Errorf("chaos: the caller died here: %w", remote.ErrUna
 // request (so writers interleave differently per seed), and faults:
 // a proposer killed after registering (descriptor stored, error returned),
 // a writer (often a helper) killed after its conditional write (applied,
-// error returned), a lost reply (applied, ambiguous), and failed reads of
-// proposals and packs (a helper that cannot read a proposal leaves it out).
+// error returned), a lost reply (applied, ambiguous), failed reads of
+// proposals and packs (a helper that cannot read a proposal leaves it out),
+// and failed pack uploads: a writer's own (it publishes nothing) and a
+// member's create (that member and the ones after it stay out, while the
+// segments of their folds may already be up).
 type chaosStore struct {
 	*memstore.Mem
 	mu  sync.Mutex
@@ -98,11 +101,22 @@ func (c *chaosStore) Get(ctx context.Context, key string) ([]byte, string, error
 
 func (c *chaosStore) Put(ctx context.Context, key string, data []byte) error {
 	c.pause()
+	if strings.HasPrefix(key, remote.IncrementsPrefix) && c.roll() < 0.02 {
+		return fmt.Errorf("chaos: upload failed: %w", remote.ErrUnavailable)
+	}
 	err := c.Mem.Put(ctx, key, data)
 	if err == nil && strings.HasPrefix(key, remote.ProposalsPrefix) && c.roll() < 0.05 {
 		return errChaosKilled
 	}
 	return err
+}
+
+func (c *chaosStore) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	c.pause()
+	if strings.HasPrefix(key, remote.IncrementsPrefix) && c.roll() < 0.04 {
+		return "", fmt.Errorf("chaos: create failed: %w", remote.ErrUnavailable)
+	}
+	return c.Mem.CreateIfAbsent(ctx, key, data)
 }
 
 func (c *chaosStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
@@ -327,6 +341,9 @@ func runGroupSchedule(t *testing.T, seed uint64, mode scheduleMode) (res schedul
 	// (recovering whatever was interrupted) and then holds it, apart from
 	// its own unpublished changes (a commit that failed without being
 	// accepted leaves them in L).
+	if rep, err := remote.Verify(ctx, store.Mem, remote.VerifyOptions{}); err != nil || !rep.OK() {
+		t.Errorf("seed %d: verify: %v %+v", seed, err, rep)
+	}
 	reader := newAgent(t, store.Mem)
 	reader.pull()
 	want := reader.files()
