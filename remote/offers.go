@@ -25,8 +25,8 @@ import (
 //	    Offers.Offered(G) -> decode, check -> include (the caller re-parents
 //	    each that merges cleanly; our pack uploads meanwhile) -> CreateIfAbsent
 //	    each member pack, Put the segments (together) -> conditional write
-//	    naming ours at G+1, the members after it -> keep every pack and the
-//	    state nearby (the members learn of it)
+//	    naming ours at G+1, the members after it -> keep the group's union
+//	    pack and the state nearby (the members learn of it)
 //
 // Nothing is registered in the store: an offer costs no request, and a
 // queued writer whose offer was included makes none at all. The rules of
@@ -177,22 +177,6 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 	}
 }
 
-// keepGroupPack leaves the union of our pack and the members' beside the
-// lock, under the group pack's key (§4B's, never uploaded here): each
-// member reaches the group's last generation by reading this one local
-// file (FetchGroupPack) instead of the increments of the whole group,
-// most of which the kept state's tail no longer lists once the group is
-// large.
-func (o *offering) keepGroupPack(parentGeneration uint64, own Proposal, members []Member) {
-	packs := [][]byte{own.Pack}
-	for _, m := range members {
-		packs = append(packs, m.Pack)
-	}
-	if data, err := unionPack(packs); err == nil {
-		o.n.opts.Nearby.KeepPack(GroupPackKey(parentGeneration, o.pub), data)
-	}
-}
-
 // A holder waits for the offers of the writers waiting behind its turn:
 // each builds on the state this turn builds on as soon as it is kept, on
 // cores they share. It stops when every waiting writer has offered, when
@@ -337,10 +321,10 @@ func (o *offering) gather(ctx context.Context, observed State, own Proposal, off
 
 // attempt is the holder's attempt on observed: our proposal with the
 // offers on observed's generation that include took, in one conditional
-// write (proposal.go's writeGroup, no group pack: the members read the
-// packs nearby); without any offer, the single-writer attempt of
-// publish.go. Our pack is uploaded while the offers are merged and the
-// members' packs created.
+// write (proposal.go's writeGroup, no group pack in the store: the
+// members read the one kept nearby); without any offer, the
+// single-writer attempt of publish.go. Our pack is uploaded while the
+// offers are merged and the members' packs created.
 func (o *offering) attempt(ctx context.Context, observed State, prop Proposal, held bool) (State, []Member, error) {
 	var offered [][]byte
 	if held {
@@ -370,7 +354,6 @@ func (o *offering) attempt(ctx context.Context, observed State, prop Proposal, h
 	if kept > 0 {
 		o.n.group.writes.Add(1)
 		o.n.group.members.Add(int64(kept))
-		o.keepGroupPack(observed.Generation(), prop, members[:kept])
 	}
 	return st, members[:kept], nil
 }

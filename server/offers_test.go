@@ -16,11 +16,14 @@ import (
 // its holder (remote/offers.go): one conditional write accepts several
 // commits, each at its own generation with its own message and its own
 // diffstat, every line once, and each writer's directory holds the
-// accepted tree. Without offers (the control) every commit is its own
+// accepted tree. A member learns of its acceptance and reaches the
+// group's last generation from what the holder kept nearby (the kept state
+// and the group's packs in one file): the writers read next to nothing
+// from the store. Without offers (the control) every commit is its own
 // conditional write.
 func TestOffersOneTurnAcceptsTheWritersWaiting(t *testing.T) {
-	run := func(t *testing.T, offers bool) (commits, writes int, members int64) {
-		const writers, rounds = 6, 3
+	const writers, rounds = 6, 3
+	run := func(t *testing.T, offers bool) (commits, writes, gets int, members int64) {
 		m := memstore.New()
 		turnsDir := t.TempDir()
 		machine := func(c *Config) { c.TurnsDir, c.NoTurnOffers = turnsDir, !offers }
@@ -39,7 +42,7 @@ func TestOffersOneTurnAcceptsTheWritersWaiting(t *testing.T) {
 		for range 4 * writers * rounds {
 			m.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Delay: 15 * time.Millisecond})
 		}
-		replaces := m.Calls(memstore.OpReplace)
+		replaces, gets := m.Calls(memstore.OpReplace), m.Calls(memstore.OpGet)
 		var wg sync.WaitGroup
 		results := make([][]*Result, writers)
 		for i, a := range agents {
@@ -61,6 +64,7 @@ func TestOffersOneTurnAcceptsTheWritersWaiting(t *testing.T) {
 		if t.Failed() {
 			t.FailNow()
 		}
+		gets = m.Calls(memstore.OpGet) - gets
 		reader := newAgent(t, m)
 		reader.pull()
 		log := reader.read("log.md")
@@ -114,17 +118,22 @@ func TestOffersOneTurnAcceptsTheWritersWaiting(t *testing.T) {
 			_, n := a.e.notebook.GroupStats()
 			members += n
 		}
-		return len(incs), m.Calls(memstore.OpReplace) - replaces, members
+		return len(incs), m.Calls(memstore.OpReplace) - replaces, gets, members
 	}
 	t.Run("offers", func(t *testing.T) {
-		commits, writes, members := run(t, true)
-		t.Logf("%d commits in %d conditional writes, %d as offers", commits, writes, members)
+		commits, writes, gets, members := run(t, true)
+		t.Logf("%d commits in %d conditional writes, %d as offers, %d GETs", commits, writes, members, gets)
 		if members == 0 || writes >= commits {
 			t.Fatalf("%d commits in %d conditional writes, %d accepted as offers: no turn accepted a waiting writer", commits, writes, members)
 		}
+		// One GET of `current` by the first holder; members that read
+		// the increments of their groups from the store made some fifty.
+		if gets > writers {
+			t.Errorf("%d GETs while the writers committed: the members read from the store what the holders kept nearby", gets)
+		}
 	})
 	t.Run("control", func(t *testing.T) {
-		commits, writes, members := run(t, false)
+		commits, writes, _, members := run(t, false)
 		if members != 0 || writes < commits {
 			t.Fatalf("without offers: %d commits in %d conditional writes, %d as offers", commits, writes, members)
 		}
