@@ -275,6 +275,7 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 		return nil, fmt.Errorf("git is the reference of the no-op scans and merge-file and is not installed")
 	}
 	res := newResults(prof, r.bin)
+	res.Meta.WorkDir = work
 	if s, _, err := runTimed(ctx, work, "true"); err == nil {
 		res.Meta.RSSFloorKiB = s.RSSKiB
 	}

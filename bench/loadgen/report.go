@@ -142,6 +142,9 @@ func (r *Results) markdown(date string) string {
 	p("| local turns | %s |\n", map[bool]string{false: "on (the default: writers of this machine take turns at publication)", true: "off (`--local-turns=false`: every writer races)"}[m.NoTurns])
 	p("| turn offers | %s |\n", map[bool]string{false: "on (the default: writers waiting for a turn offer their commits to its holder)", true: "off (`--turn-offers=false`: one commit per turn)"}[m.NoOffers])
 	p("| load average (1 min) during the run | %s |\n", loadSummary(m.Load))
+	if m.WorkDir != "" {
+		p("| working directory | `%s` (notebooks and private roots; under `TMPDIR`) |\n", m.WorkDir)
+	}
 	p("| measured tree | commit %s, binary `%s`, %s |\n", m.Commit, m.Binary, m.GoVersion)
 	p("| references | %s; SeaweedFS %s on 127.0.0.1 |\n", m.Git, m.SeaweedFS)
 	p("| max RSS floor | %s at the start, %s at the end: what `/bin/true` reports when started the same way; smaller RSS figures cannot be seen (bench/loadgen/spawner.go), so git's are upper bounds |\n\n", fmtKiB(m.RSSFloorKiB), fmtKiB(m.RSSFloorEndKiB))

@@ -59,6 +59,11 @@ type Meta struct {
 	Binary      string // `slivingdoc version`
 	Git         string // `git --version`
 	SeaweedFS   string
+	// WorkDir holds every notebook, private root and reference repository
+	// of the run (os.MkdirTemp, so under TMPDIR): creating files costs
+	// very different amounts in different directories of one disk (/tmp
+	// here: 10-25x /work's), and each commit creates a dozen.
+	WorkDir string `json:",omitempty"`
 	// Load is the 1-minute load average sampled every 5 s during the run:
 	// the machine is shared, and the figures mean little without it.
 	Load []float64
