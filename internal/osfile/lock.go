@@ -19,6 +19,22 @@ func Acquire(path string, perm os.FileMode) (*Lock, error) { return acquire(path
 // has the lock.
 func TryAcquire(path string, perm os.FileMode) (*Lock, error) { return acquire(path, perm, false) }
 
+// AcquireShared opens path (creating it with perm) and waits for a shared
+// lock on it: any number of shared holders at once, none while an
+// exclusive holder has it. Waiters for a shared lock all get it when the
+// exclusive holder lets go, which makes the pair a broadcast.
+func AcquireShared(path string, perm os.FileMode) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := lockShared(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Lock{f: f}, nil
+}
+
 func acquire(path string, perm os.FileMode, wait bool) (*Lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, perm)
 	if err != nil {

@@ -14,6 +14,8 @@ func lock(f *os.File, wait bool) error {
 	return fmt.Errorf("%w: no file lock on this platform", errors.ErrUnsupported)
 }
 
+func lockShared(f *os.File) error { return lock(f, true) }
+
 func unlock(f *os.File) error { return nil }
 
 // SyncDir is a no-op here.

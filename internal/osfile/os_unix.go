@@ -14,6 +14,12 @@ func lock(f *os.File, wait bool) error {
 	if !wait {
 		how |= unix.LOCK_NB
 	}
+	return flock(f, how)
+}
+
+func lockShared(f *os.File) error { return flock(f, unix.LOCK_SH) }
+
+func flock(f *os.File, how int) error {
 	for {
 		err := unix.Flock(int(f.Fd()), how)
 		switch {

@@ -16,6 +16,12 @@ func lock(f *os.File, wait bool) error {
 	if !wait {
 		flags |= windows.LOCKFILE_FAIL_IMMEDIATELY
 	}
+	return lockFileEx(f, flags)
+}
+
+func lockShared(f *os.File) error { return lockFileEx(f, 0) }
+
+func lockFileEx(f *os.File, flags uint32) error {
 	var ol windows.Overlapped
 	err := windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, &ol)
 	switch {

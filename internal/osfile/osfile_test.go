@@ -48,6 +48,54 @@ func TestLockExcludes(t *testing.T) {
 	}
 }
 
+// Shared locks: many holders at once, none while an exclusive holder has
+// the file; every waiter gets its shared lock when the exclusive holder
+// lets go (the broadcast server/turns.go relies on), and an exclusive
+// lock waits for the shared holders.
+func TestLockShared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	a, err := osfile.AcquireShared(path, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := osfile.AcquireShared(path, 0o600)
+	if err != nil {
+		t.Fatalf("a second shared lock: %v", err)
+	}
+	if l, err := osfile.TryAcquire(path, 0o600); !errors.Is(err, osfile.ErrLocked) {
+		l.Release()
+		t.Fatalf("TryAcquire while shared holders have it: %v, want ErrLocked", err)
+	}
+	a.Release()
+	b.Release()
+	ex, err := osfile.Acquire(path, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 3
+	got := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			l, err := osfile.AcquireShared(path, 0o600)
+			if err == nil {
+				err = l.Release()
+			}
+			got <- err
+		}()
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("a shared lock while the exclusive holder has it: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	ex.Release()
+	for range waiters {
+		if err := <-got; err != nil {
+			t.Fatalf("a shared waiter after the release: %v", err)
+		}
+	}
+}
+
 func isUnix() bool {
 	switch runtime.GOOS {
 	case "js", "wasip1", "plan9", "windows":
