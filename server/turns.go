@@ -22,6 +22,7 @@ import (
 // to one store take turns through one lock file,
 //
 //	Config.TurnsDir/<hash of the store identity>.lock      the turn
+//	                                            .turn      locked by the holder while its turn lasts
 //	                                            .current   the state the last holder published
 //	                                            .packs/    the packs the last holders published
 //	                                            .offers/   the proposals of the writers waiting
@@ -38,8 +39,18 @@ import (
 // proposal, built on the kept state, in .offers/; the holder includes
 // every offer that merges cleanly in its own conditional write
 // (remote/offers.go), so one turn accepts many commits.
+//
+// A waiting writer learns at once that a turn ended, with no CPU spent
+// meanwhile: the holder keeps an exclusive lock on .turn from the moment
+// it has the turn until it has kept its state, and each waiting writer
+// waits for a shared lock on it, which the kernel grants to all of them
+// when the holder lets go. (An inotify watch did this before; it needs an
+// instance per process, and past the per-user limit, 128 by default, the
+// writers of a 100-agent burst fell back to polling every 5 ms: three
+// quarters of their CPU went to waking up.)
 type localTurns struct {
 	path        string
+	turn        string // locked exclusively while a turn lasts: <dir>/<store>.turn
 	current     string // the state the last holder published (remote.Nearby): <dir>/<store>.current
 	packs       string // the packs published lately (remote.Nearby): <dir>/<store>.packs/<base name of the key>
 	offers      string // the proposals of writers waiting for a turn (remote.Offers): <dir>/<store>.offers/<G>-<publication>
@@ -65,7 +76,29 @@ func (t *localTurns) hasPending() bool {
 }
 
 // acquisition is one thread blocked on the lock file.
-type acquisition struct{ got chan *osfile.Lock }
+type acquisition struct{ got chan *hold }
+
+// hold is a turn had: the lock on the turn and the exclusive lock on
+// .turn (nil when it could not be had: the waiting writers then learn of
+// the turn's end by polling).
+type hold struct{ lock, turn *osfile.Lock }
+
+// holdTurn takes .turn for the turn l was granted. The shared locks it
+// may wait for are held for an instant each (watchTurnEnds).
+func (t *localTurns) holdTurn(l *osfile.Lock) *hold {
+	h := &hold{lock: l}
+	if tl, err := osfile.Acquire(t.turn, 0o600); err == nil {
+		h.turn = tl
+	}
+	return h
+}
+
+// release ends the turn: .turn first, so the waiting writers go on to the
+// kept state while the next holder gets the lock.
+func (h *hold) release() {
+	_ = h.turn.Release()
+	_ = h.lock.Release()
+}
 
 // nearbyKeep is how many packs the nearby directory keeps: more than a
 // writer falls behind between two of its turns in a busy fleet of one
@@ -84,8 +117,9 @@ const (
 // A writer that offers its proposal while it waits (remote/offers.go)
 // must see the kept state move at once (a turn lasts some 20-100 ms on
 // SeaweedFS, and an offer built late misses the holder's gather): it
-// watches the directory (kept_watch_linux.go), or polls every offerPoll
-// where it cannot.
+// waits for the end of each turn (watchTurnEnds), and polls every
+// offerPoll while no holder has .turn (between two turns, or a holder
+// that could not lock it).
 const (
 	turnStall = 5 * time.Second
 	turnPoll  = 100 * time.Millisecond
@@ -99,7 +133,13 @@ func newLocalTurns(dir, storeKey string) *localTurns {
 	if dir == "" || os.MkdirAll(packs, 0o700) != nil || os.MkdirAll(offers, 0o700) != nil {
 		return nil
 	}
-	return &localTurns{path: filepath.Join(dir, storeKey+".lock"), current: filepath.Join(dir, storeKey+".current"), packs: packs, offers: offers, stall: turnStall, poll: turnPoll}
+	t := &localTurns{path: filepath.Join(dir, storeKey+".lock"), turn: filepath.Join(dir, storeKey+".turn"), current: filepath.Join(dir, storeKey+".current"), packs: packs, offers: offers, stall: turnStall, poll: turnPoll}
+	// .turn exists from here on: the threads that lock it later (some
+	// after their Take has returned) only open it.
+	if f, err := os.OpenFile(t.turn, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
+		_ = f.Close()
+	}
+	return t
 }
 
 // options sets the remote.Options fields of t (none when t is nil),
@@ -117,7 +157,7 @@ func (t *localTurns) Take(ctx context.Context, waiting func() bool) (func(), boo
 	// A free turn (a writer alone) is taken at once, without the waiter
 	// below; behind a stalled holder, only this try.
 	if l, err := osfile.TryAcquire(t.path, 0o600); err == nil {
-		return release(l), true
+		return once(t.holdTurn(l)), true
 	} else if !errors.Is(err, osfile.ErrLocked) {
 		return func() {}, false
 	}
@@ -132,17 +172,14 @@ func (t *localTurns) Take(ctx context.Context, waiting func() bool) (func(), boo
 		a = t.acquire()
 	}
 	t.mu.Unlock()
-	every := t.poll
-	var watched <-chan struct{}
+	var ends <-chan struct{}
+	var again chan<- time.Duration
 	if waiting != nil {
 		var stop func()
-		watched, stop = watchKept(t.current)
+		ends, again, stop = t.watchTurnEnds()
 		defer stop()
-		if watched == nil {
-			every = min(every, offerPoll)
-		}
 	}
-	poll := time.NewTicker(every)
+	poll := time.NewTicker(t.poll)
 	defer poll.Stop()
 	last, _ := os.Stat(t.current)
 	moved := time.Now()
@@ -152,20 +189,25 @@ func (t *localTurns) Take(ctx context.Context, waiting func() bool) (func(), boo
 	}
 	for {
 		select {
-		case l := <-a.got:
-			if l == nil {
+		case h := <-a.got:
+			if h == nil {
 				return func() {}, false
 			}
-			return release(l), true
+			return once(h), true
 		case <-ctx.Done():
 			return t.abandon(a, false), false
-		case <-watched:
+		case <-ends:
+			// A turn ended, or none is held (between two turns): then
+			// wait a little before the next shared lock, which would
+			// be granted at once.
+			next := offerPoll
 			if now, _ := os.Stat(t.current); !sameFile(last, now) {
-				last, moved = now, time.Now()
+				last, moved, next = now, time.Now(), 0
 				if waiting() {
 					return t.abandon(a, false), false
 				}
 			}
+			again <- next
 		case <-poll.C:
 			// Turns move while the holders publish: each replaces
 			// the kept state. A queue of any length is waited for;
@@ -187,16 +229,54 @@ func (t *localTurns) Take(ctx context.Context, waiting func() bool) (func(), boo
 	}
 }
 
-// acquire starts a thread blocked on the lock file. Granted, the lock
+// watchTurnEnds reports on ends each time a shared lock on .turn is
+// granted: at once when no holder has it, otherwise when the holder's
+// turn ends. After each report the consumer sends on again how long to
+// wait before the next wait (0: at once); stop ends the watch. A thread
+// blocked on the lock when stop is called leaves at the turn's end.
+// Each shared lock is let go at once, so the next holder's exclusive
+// lock waits an instant at most.
+func (t *localTurns) watchTurnEnds() (ends <-chan struct{}, again chan<- time.Duration, stop func()) {
+	endCh := make(chan struct{}, 1)
+	againCh := make(chan time.Duration, 1)
+	done := make(chan struct{})
+	go func() {
+		for {
+			l, err := osfile.AcquireShared(t.turn, 0o600)
+			if err != nil {
+				return // the 100 ms poll and the lock itself remain
+			}
+			_ = l.Release()
+			select {
+			case endCh <- struct{}{}:
+			case <-done:
+				return
+			}
+			var wait time.Duration
+			select {
+			case wait = <-againCh:
+			case <-done:
+				return
+			}
+			if wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-done:
+					return
+				}
+			}
+		}
+	}()
+	return endCh, againCh, sync.OnceFunc(func() { close(done) })
+}
+
+// acquire starts a thread blocked on the lock file. Granted, the turn
 // goes to the Take waiting on it, or back at once when none does (the
 // acquisition is pending); t.mu is held.
 func (t *localTurns) acquire() *acquisition {
-	a := &acquisition{got: make(chan *osfile.Lock, 1)}
+	a := &acquisition{got: make(chan *hold, 1)}
 	go func() {
 		l, err := osfile.Acquire(t.path, 0o600)
-		if err != nil {
-			l = nil
-		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.pending == a { // nobody waits for it
@@ -204,19 +284,25 @@ func (t *localTurns) acquire() *acquisition {
 			_ = l.Release()
 			return
 		}
-		a.got <- l
+		var h *hold
+		if err == nil {
+			h = t.holdTurn(l) // .turn at once, not when the Take is done offering
+		}
+		a.got <- h
 	}()
 	return a
 }
 
-// abandon ends a wait without the turn: a lock granted meanwhile is given
+// abandon ends a wait without the turn: a turn granted meanwhile is given
 // back, otherwise the acquisition is left pending for the next Take.
 func (t *localTurns) abandon(a *acquisition, stalled bool) func() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	select {
-	case l := <-a.got:
-		_ = l.Release()
+	case h := <-a.got:
+		if h != nil {
+			h.release()
+		}
 	default:
 		t.pending, t.stalled = a, stalled
 	}
@@ -232,11 +318,12 @@ func sameFile(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
-func release(l *osfile.Lock) func() {
+// once returns the release of a turn had (safe to call more than once).
+func once(h *hold) func() {
 	var done atomic.Bool
 	return func() {
 		if done.CompareAndSwap(false, true) {
-			_ = l.Release()
+			h.release()
 		}
 	}
 }

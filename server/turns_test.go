@@ -306,3 +306,46 @@ func TestLocalTurnsReusePendingWait(t *testing.T) {
 
 // endTurn ends the turn Take returned (a test helper for its two results).
 func endTurn(end func(), _ bool) { end() }
+
+// A writer waiting for the end of a turn is not woken while the turn
+// lasts and is woken when its holder lets go (the holder locks .turn for
+// its whole turn; waiters take shared locks on it); with no turn held the
+// shared lock is granted at once.
+func TestLocalTurnsWaitersWakeWhenATurnEnds(t *testing.T) {
+	turns := newLocalTurns(t.TempDir(), "k")
+	release, held := turns.Take(context.Background(), nil)
+	if !held {
+		t.Fatal("a free turn was not had")
+	}
+	ends, again, stop := turns.watchTurnEnds()
+	defer stop()
+	select {
+	case <-ends:
+		t.Fatal("woken while the turn lasts")
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	select {
+	case <-ends:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not woken when the turn ended")
+	}
+	again <- 0
+	select {
+	case <-ends:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not granted at once with no turn held")
+	}
+	// A second holder's turn blocks the waiter again.
+	release, held = turns.Take(context.Background(), nil)
+	if !held {
+		t.Fatal("the turn was not had again")
+	}
+	defer release()
+	again <- 0
+	select {
+	case <-ends:
+		t.Fatal("woken while the second turn lasts")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
