@@ -208,6 +208,53 @@ func testScheduleModel(t *testing.T, mode scheduleMode) {
 	}
 }
 
+// verifyAfterSchedule runs remote.Verify on a schedule's store. A group
+// write that failed (its own pack's upload, or a lost race) leaves the
+// packs of its members, created before its conditional write, at the
+// generations after its own, and verify cannot tell those from a
+// `current` restored from an older copy (docs/operations.md §3B): here,
+// where nothing was restored, a GENERATION_REGRESSED finding on an
+// increment pack or segment within a group's reach of `current` is such
+// a leftover.
+// Every other finding fails the schedule.
+func verifyAfterSchedule(t *testing.T, seed uint64, store remote.Store, gen uint64) {
+	t.Helper()
+	rep, err := remote.Verify(context.Background(), store, remote.VerifyOptions{})
+	if err != nil {
+		t.Errorf("seed %d: verify: %v", seed, err)
+		return
+	}
+	for _, f := range rep.Findings {
+		if f.Code == remote.FindingGenerationRegress && leftOfGroup(f.Key, gen) {
+			continue
+		}
+		t.Errorf("seed %d: verify: %+v", seed, f)
+	}
+}
+
+// leftOfGroup reports whether key is an increment pack, or a segment of
+// a fold, that a failed group write on generation gen could have left.
+func leftOfGroup(key string, gen uint64) bool {
+	var g uint64
+	switch {
+	case strings.HasPrefix(key, remote.IncrementsPrefix):
+		_, pg, _, err := remote.ParsePackKey(key)
+		if err != nil {
+			return false
+		}
+		g = pg
+	case strings.HasPrefix(key, remote.SegmentsPrefix):
+		_, _, last, _, err := remote.ParseSegmentKey(key)
+		if err != nil {
+			return false
+		}
+		g = last
+	default:
+		return false
+	}
+	return g <= gen+1+remote.DefaultMaxGroup
+}
+
 // scheduleResult counts what one schedule exercised.
 type scheduleResult struct {
 	grouped, writes, accepted, merged int
@@ -341,9 +388,7 @@ func runGroupSchedule(t *testing.T, seed uint64, mode scheduleMode) (res schedul
 	// (recovering whatever was interrupted) and then holds it, apart from
 	// its own unpublished changes (a commit that failed without being
 	// accepted leaves them in L).
-	if rep, err := remote.Verify(ctx, store.Mem, remote.VerifyOptions{}); err != nil || !rep.OK() {
-		t.Errorf("seed %d: verify: %v %+v", seed, err, rep)
-	}
+	verifyAfterSchedule(t, seed, store.Mem, state.Generation())
 	reader := newAgent(t, store.Mem)
 	reader.pull()
 	want := reader.files()
