@@ -412,11 +412,8 @@ func skipSwaps(m *Manifest, reach uint64) uint64 {
 // have reports packs the caller holds already (by key): they are skipped.
 func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, parallel int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
 	var st CatchUpStats
-	if done, err := n.catchUpNearby(state, reach, have, keep, &st); done || err != nil {
-		return st, err
-	}
 	var err error
-	if reach, err = n.catchUpGroupsNearby(ctx, state, reach, keep, &st); err != nil || reach >= state.Generation() {
+	if reach, err = n.catchUpNearby(ctx, state, reach, have, keep, &st); err != nil || reach >= state.Generation() {
 		return st, err
 	}
 	plan := planCatchUpBefore(state.Manifest, reach, n.freshFrom(state.Manifest))

@@ -127,44 +127,22 @@ func (n *Notebook) nearbyCurrent() (State, bool) {
 	return State{Manifest: m, ETag: etag}, reliable
 }
 
-// catchUpNearby catches up from Nearby alone when it holds every
-// increment of state's tail after reach that have does not: it reports
-// whether it did (false: the caller plans store reads as usual).
-func (n *Notebook) catchUpNearby(state State, reach uint64, have func(key string) bool, keep func([]CaughtUpPack) error, st *CatchUpStats) (bool, error) {
-	m := state.Manifest
-	if n.opts.Nearby == nil || m == nil || len(m.Increments) == 0 || m.Increments[0].Generation > reach+1 || state.Generation() <= reach {
-		return false, nil
-	}
-	var got []CaughtUpPack
-	for _, inc := range m.Increments {
-		if inc.Generation <= reach || have != nil && have(inc.Pack.Key) {
-			continue
-		}
-		data := n.opts.Nearby.Pack(inc.Pack.Key)
-		if int64(len(data)) != inc.Pack.Size || cas.Sum(data) != inc.Pack.Sum {
-			return false, nil
-		}
-		got = append(got, CaughtUpPack{Key: inc.Pack.Key, Data: data})
-	}
-	st.Nearby += len(got)
-	return true, keep(got)
-}
-
 // maxNearbyCatchUp bounds how far behind a reader catches up through the
 // kept packs one generation or group at a time (about what the nearby
 // directory keeps); further behind, rollups serve it better.
 const maxNearbyCatchUp = 256
 
-// catchUpGroupsNearby catches up from reach as far as the packs kept
-// nearby go, in order: a turn's group pack (offers.go) covers its whole
-// group, a kept increment its own generation. It returns the generation
-// reached; the caller fetches the rest. Used when the tail of `current`
-// no longer lists every increment after reach (a large group folds most
-// of itself into segments), which catchUpNearby needs. Increments are
-// checked against the manifest's size and BLAKE3, a group pack by the
+// catchUpNearby catches up from reach as far as the packs kept nearby
+// go, in order: a turn's group pack (offers.go) covers its whole group, a
+// kept increment its own generation, and an increment the caller holds
+// already (have) costs nothing. It returns the generation reached; the
+// caller fetches the rest from the store. The increments after reach come
+// from the history (the tail of `current`, then segments, read nearby
+// first): a large group folds most of itself out of the tail. Increments
+// are checked against the manifest's size and BLAKE3, a group pack by the
 // IDs of the heads it must hold (each object is checked by its ID when
 // read, as FetchGroupPack's).
-func (n *Notebook) catchUpGroupsNearby(ctx context.Context, state State, reach uint64, keep func([]CaughtUpPack) error, st *CatchUpStats) (uint64, error) {
+func (n *Notebook) catchUpNearby(ctx context.Context, state State, reach uint64, have func(key string) bool, keep func([]CaughtUpPack) error, st *CatchUpStats) (uint64, error) {
 	if n.opts.Nearby == nil || state.Manifest == nil || state.Generation() <= reach || state.Generation()-reach > maxNearbyCatchUp {
 		return reach, nil
 	}
@@ -192,6 +170,10 @@ func (n *Notebook) catchUpGroupsNearby(ctx context.Context, state State, reach u
 			}
 		}
 		inc := incs[i]
+		if have != nil && have(inc.Pack.Key) {
+			reach, i = inc.Generation, i+1
+			continue
+		}
 		data := n.opts.Nearby.Pack(inc.Pack.Key)
 		if int64(len(data)) != inc.Pack.Size || cas.Sum(data) != inc.Pack.Sum {
 			break
