@@ -347,7 +347,7 @@ func (o *offering) attempt(ctx context.Context, observed State, prop Proposal, h
 			return State{}, nil, err
 		}
 	}
-	st, kept, err := o.n.writeGroup(ctx, observed, o.pub, prop, next, at, append([]segmentBlob(nil), next.uploads...), members, false, uploaded)
+	st, kept, err := o.n.writeGroup(ctx, observed, o.pub, prop, next, at, members, false, uploaded)
 	if err != nil {
 		return State{}, nil, err
 	}

@@ -560,7 +560,6 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 	if err != nil {
 		return State{}, 0, err
 	}
-	uploads := append([]segmentBlob(nil), next.uploads...)
 	if !reuse {
 		// An unconditional put: a member pack a helper created under this
 		// key can only come from a write conditional on an older
@@ -611,7 +610,7 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 		}
 		members = n.gather(ctx, observed, pub, prop, include)
 	}
-	return n.writeGroup(ctx, observed, pub, prop, next, at, uploads, members, true, nil)
+	return n.writeGroup(ctx, observed, pub, prop, next, at, members, true, nil)
 }
 
 // extendGroup checks our proposal on observed and returns the manifest
@@ -650,7 +649,8 @@ func (n *Notebook) extendGroup(observed State, pub string, prop Proposal) (*Mani
 // ms turn at 10 writers). A segment of a member left out is then an
 // unreferenced object, removed with its generation's history as a lost
 // race's pack is (cleanup.go).
-func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, prop Proposal, next *Manifest, at uint64, uploads []segmentBlob, members []Member, groupPack bool, ownUpload <-chan error) (State, int, error) {
+func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, prop Proposal, next *Manifest, at uint64, members []Member, groupPack bool, ownUpload <-chan error) (State, int, error) {
+	uploads := append([]segmentBlob(nil), next.uploads...) // our fold's; next is replaced by the last member's
 	gen := next.Generation
 	prev := prop.Head
 	type step struct {
