@@ -245,13 +245,6 @@ func (o *offering) withdraw() {
 	}
 }
 
-// done ends the call's offering: no offer of ours, and no holder waiting
-// for one.
-func (o *offering) done() {
-	o.withdraw()
-	o.n.opts.Offers.Waiting(o.pub, false)
-}
-
 // acceptedSince decides, before an attempt of ours on state, whether an
 // offer or attempt of ours was accepted; an offer on a generation state
 // is past is dead from here on.

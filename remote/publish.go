@@ -71,7 +71,7 @@ func (n *Notebook) PublishNearby(ctx context.Context, build func(ctx context.Con
 	var o *offering
 	if n.opts.Offers != nil && n.opts.Turns != nil && n.opts.Nearby != nil && include != nil {
 		o = &offering{n: n, pub: NewUUIDv7(), build: build, include: include}
-		defer o.done()
+		defer o.withdraw() // its mark is gone once its Take returned (publishFrom)
 	}
 	return n.publishFrom(ctx, State{}, true, build, o)
 }
