@@ -112,6 +112,50 @@ func (r ContentionRecord) contended(now time.Time, g uint64) bool {
 	return recent(r.Contended) || (recent(r.Published) && g > r.Generation)
 }
 
+// A fleet whose agents commit seldom each (1,000 agents x 1 commit a
+// minute) never meets contention within ContentionWindow of its own last
+// commit, yet publishes many times a second: every first attempt raced
+// as three requests, beat the group's leader, and groups stayed at 1.2
+// commits per write. `current`'s tail tells what the memory cannot: the
+// times of the newest publications. A first attempt registers when they
+// show publications so frequent that one lands, on average, within
+// busyShare of an attempt's window (busyWindow round trips, from reading
+// `current` to the conditional write: catch-up, pack upload, write).
+const (
+	busyWindow  = 4   // round trips
+	busyShare   = 0.3 // expected other publications per attempt window
+	busyHorizon = ContentionWindow
+	busyMinRTT  = time.Millisecond
+	busyMaxRTT  = 250 * time.Millisecond
+)
+
+// tailBusy reports whether the tail of m, read at now with a round trip
+// of rtt, shows publications at least busyShare per attempt window. The
+// rate is counted over the newest increments published within
+// busyHorizon of now (members of a group each count: it is the commit
+// rate), over the time since the oldest of them; clock skew between
+// writers only moves that estimate by the skew over the horizon.
+func tailBusy(m *Manifest, now time.Time, rtt time.Duration) bool {
+	if m == nil {
+		return false
+	}
+	nowMs := now.UnixMilli()
+	n, oldest := 0, nowMs
+	for i := len(m.Increments) - 1; i >= 0; i-- {
+		t := int64(m.Increments[i].Time)
+		if t == 0 || nowMs-t > busyHorizon.Milliseconds() {
+			break
+		}
+		n, oldest = n+1, min(oldest, t)
+	}
+	if n < 2 {
+		return false // one publication is no rate
+	}
+	span := time.Duration(max(nowMs-oldest, 1)) * time.Millisecond
+	window := busyWindow * min(max(rtt, busyMinRTT), busyMaxRTT)
+	return float64(n)*float64(window) >= busyShare*float64(span)
+}
+
 // notebookMemory is the in-process ContentionMemory.
 type notebookMemory struct{ n *Notebook }
 
@@ -338,16 +382,21 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 	if !n.opts.GroupCommit || include == nil {
 		return n.Publish(ctx, build)
 	}
+	t0 := n.opts.Now()
 	state, err := n.ReadCurrent(ctx)
 	if err != nil {
 		return Accepted{}, err
 	}
+	now := n.opts.Now()
 	pub := NewUUIDv7()
 	memory := n.contention()
 	record := memory.Load()
-	// In contention (ContentionMemory) even the first attempt registers
-	// and joins (or leads) the group of its generation.
-	eager := record.contended(n.opts.Now(), state.Generation())
+	// In contention (ContentionMemory, or a busy tail) even the first
+	// attempt registers and joins (or leads) the group of its generation.
+	// (A tail that is all ours since our last publication is a writer
+	// committing in a row, which stays at three requests.)
+	eager := record.contended(now, state.Generation()) ||
+		(state.Generation() != record.Generation && tailBusy(state.Manifest, now, now.Sub(t0)))
 	contended := false
 	// remember is called once the call ends accepted.
 	remember := func(known State) {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,9 +55,29 @@ type groupWriter struct {
 }
 
 func newGroupWriter(store remote.Store) groupWriter {
+	return newGroupWriterAt(store, nil)
+}
+
+// newGroupWriterAt is newGroupWriter on the clock now (nil: the real one).
+func newGroupWriterAt(store remote.Store, now func() time.Time) groupWriter {
 	w := newTreeWriter(store)
-	w.nb = remote.Open(store, remote.Options{Sleep: fastSleep, GroupCommit: true})
+	w.nb = remote.Open(store, remote.Options{Sleep: fastSleep, GroupCommit: true, Now: now})
 	return groupWriter{w}
+}
+
+// spacedClock is a clock on which every reading is a minute after the
+// one before: writers on it publish a minute apart, so `current`'s tail
+// never shows a busy fleet and only a lost race makes a first attempt
+// register.
+func spacedClock() func() time.Time {
+	var mu sync.Mutex
+	t := time.Unix(1800000000, 0)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Minute)
+		return t
+	}
 }
 
 func (w groupWriter) filesOf(ctx context.Context, state remote.State, extra ...[]byte) (map[string][]byte, chainSource, error) {
@@ -175,11 +198,14 @@ func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
 	store := &replaceHookStore{Mem: mem}
-	seed := newGroupWriter(store)
+	// Writers a minute apart: the helper's first attempt races (a busy
+	// tail would make it register and follow the proposer's lead).
+	clock := spacedClock()
+	seed := newGroupWriterAt(store, clock)
 	if _, err := seed.publish(ctx, "seed.md", nil); err != nil {
 		t.Fatal(err)
 	}
-	proposer, rival, helper := newGroupWriter(store), newGroupWriter(store), newGroupWriter(store)
+	proposer, rival, helper := newGroupWriterAt(store, clock), newGroupWriterAt(store, clock), newGroupWriterAt(store, clock)
 	var helperAcc remote.Accepted
 	var helperErr error
 	store.before = func(n int) {
@@ -303,4 +329,83 @@ func TestGroupCommitFollowerLeadsWhenTheLeaderIsGone(t *testing.T) {
 	if slept > 10*time.Second {
 		t.Fatalf("waited %v before leading: it followed a dead leader again and again", slept)
 	}
+}
+
+// A first attempt registers when `current`'s tail shows a busy fleet
+// (publications much closer together than an attempt takes), even for a
+// writer with no contention of its own to remember: in a fleet whose
+// agents commit once a minute each, a racing first attempt would beat the
+// group's leader. A tail that has gone quiet, or one that only shows the
+// writer's own commits in a row, leaves it at three requests.
+func TestGroupCommitFirstAttemptRegistersOnABusyTail(t *testing.T) {
+	ctx := context.Background()
+	proposals := func(mem *memstore.Mem) []string {
+		objs, err := mem.List(ctx, remote.ProposalsPrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, o := range objs {
+			keys = append(keys, o.Key)
+		}
+		return keys
+	}
+	busy := func(t *testing.T) *memstore.Mem {
+		mem := memstore.New()
+		for i := range 3 { // three writers, a few milliseconds apart
+			if _, err := newGroupWriter(mem).publish(ctx, fmt.Sprintf("w%d.md", i), nil); err != nil {
+				t.Fatal(err)
+			}
+			// One publication is no rate; two a few milliseconds
+			// apart are a busy fleet.
+			if keys := proposals(mem); (len(keys) != 0) != (i == 2) {
+				t.Fatalf("writer %d: proposals %v", i, keys)
+			}
+		}
+		if _, err := remote.Open(mem, remote.Options{}).CleanProposals(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return mem
+	}
+
+	t.Run("busy", func(t *testing.T) {
+		mem := busy(t)
+		acc, err := newGroupWriter(mem).publish(ctx, "new.md", nil)
+		if err != nil || acc.Attempts != 1 || acc.State.Generation() != 4 {
+			t.Fatalf("%+v, %v", acc, err)
+		}
+		want := []string{remote.ProposalKey(3, "lead"), remote.ProposalKey(3, acc.Publication)}
+		if keys := proposals(mem); !slices.Equal(keys, want) && !slices.Equal(keys, []string{want[1], want[0]}) {
+			t.Fatalf("proposals %v, want the descriptor and the lead marker on generation 3", keys)
+		}
+	})
+	t.Run("quiet", func(t *testing.T) {
+		mem := busy(t)
+		later := func() time.Time { return time.Now().Add(time.Minute) }
+		acc, err := newGroupWriterAt(mem, later).publish(ctx, "new.md", nil)
+		if err != nil || acc.Attempts != 1 {
+			t.Fatalf("%+v, %v", acc, err)
+		}
+		if keys := proposals(mem); len(keys) != 0 {
+			t.Fatalf("a writer a minute after the others registered: %v", keys)
+		}
+	})
+	t.Run("in a row", func(t *testing.T) {
+		mem := busy(t)
+		w := newGroupWriter(mem)
+		for i := range 3 {
+			if _, err := w.publish(ctx, fmt.Sprintf("row%d.md", i), nil); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				if _, err := remote.Open(mem, remote.Options{}).CleanProposals(ctx); err != nil {
+					t.Fatal(err)
+				}
+				continue // the first met the others' busy tail
+			}
+			if keys := proposals(mem); len(keys) != 0 {
+				t.Fatalf("commit %d in a row registered: %v", i+1, keys)
+			}
+		}
+	})
 }

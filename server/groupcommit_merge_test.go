@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
@@ -78,7 +79,10 @@ var lastScript *scriptedStore
 func groupPairAfter(t *testing.T, seeds int, seedFiles map[string]string, editA, editB func(a *agent)) (store *memstore.Mem, a, b *agent, resA, resB *Result, errB error) {
 	t.Helper()
 	store = memstore.New()
-	seed := newAgent(t, store)
+	// The seeds were committed a minute ago: a tail of publications
+	// milliseconds apart would make A's and B's first attempts register
+	// (a busy fleet) instead of racing as this schedule scripts.
+	seed := newAgent(t, store, func(c *Config) { c.Now = func() time.Time { return time.Now().Add(-time.Minute) } })
 	seed.pull()
 	for p, c := range seedFiles {
 		seed.write(p, c)
