@@ -732,6 +732,24 @@ func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, p
 	created := make([]bool, len(steps))
 	segErrs := make([]error, len(segments))
 	var wg sync.WaitGroup
+	if len(steps) > 0 && groupPack {
+		// Best effort, and beside the creates rather than after them:
+		// without it a member reads the increments. It holds every
+		// member built, also one whose create then fails; FetchGroupPack
+		// counts a generation only when the accepted increment's head is
+		// in it, so the extra objects are never taken for a generation.
+		packs := [][]byte{prop.Pack}
+		for _, st := range steps {
+			packs = append(packs, st.pack)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if data, err := unionPack(packs); err == nil {
+				_ = n.store.Put(ctx, GroupPackKey(observed.Generation(), pub), data)
+			}
+		}()
+	}
 	for i, st := range steps {
 		wg.Add(1)
 		go func() {
@@ -767,16 +785,6 @@ func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, p
 		kept++
 	}
 	members = members[:kept]
-	if kept > 0 && groupPack {
-		packs := [][]byte{prop.Pack}
-		for _, st := range steps[:kept] {
-			packs = append(packs, st.pack)
-		}
-		// Best effort: without it a member reads the increments.
-		if data, err := unionPack(packs); err == nil {
-			_ = n.store.Put(ctx, GroupPackKey(observed.Generation(), pub), data)
-		}
-	}
 	next.uploads = uploads
 	data := encodeManifest(next)
 	var etag string

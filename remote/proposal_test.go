@@ -272,6 +272,33 @@ func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 	if _, err := nb.FetchGroupPack(ctx, state, 1); !errors.Is(err, remote.ErrNotFound) {
 		t.Fatalf("a generation nobody led: %v", err)
 	}
+	// A reader of the fleet (group commit on) that reached generation 2
+	// reads generations 3 and 4 from the group pack: one GET, not two.
+	fleetReader := remote.Open(mem, remote.Options{GroupCommit: true})
+	catchUp := func(nb *remote.Notebook) (remote.CatchUpStats, []string, int) {
+		t.Helper()
+		gets := mem.Calls(memstore.OpGet)
+		var keys []string
+		stats, err := nb.CatchUp(ctx, state, 2, 4, nil, func(packs []remote.CaughtUpPack) error {
+			for _, p := range packs {
+				keys = append(keys, p.Key)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Nobody built the rollup of generations 1-4: its absent GET
+		// (stats.Missing) comes first, then the increments.
+		return stats, keys, mem.Calls(memstore.OpGet) - gets - stats.Missing
+	}
+	if stats, keys, gets := catchUp(fleetReader); stats.Groups != 1 || gets != 1 || !slices.Equal(keys, []string{gp.Key}) {
+		t.Fatalf("catch-up over the group: %+v, %d GETs, kept %v; want the group pack alone", stats, gets, keys)
+	}
+	// Without group commit a reader expects no group packs: the increments.
+	if stats, keys, gets := catchUp(nb); stats.Groups != 0 || gets != 2 || len(keys) != 2 {
+		t.Fatalf("catch-up without group commit: %+v, %d GETs, kept %v; want the 2 increments", stats, gets, keys)
+	}
 	// Both descriptors, the proposer's lead marker and the group pack
 	// were written on generation 2; `current` is past it, so cleanup
 	// removes them.
@@ -286,6 +313,11 @@ func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 	}
 	if _, err := nb.CleanProposals(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// With the group pack gone, the fleet's reader falls back to the
+	// increments after one absent GET.
+	if stats, keys, gets := catchUp(fleetReader); stats.GroupsMissing != 1 || gets != 3 || len(keys) != 2 || keys[0] == gp.Key {
+		t.Fatalf("catch-up after cleanup: %+v, %d GETs, kept %v; want one absent group pack, then the 2 increments", stats, gets, keys)
 	}
 	// The next publication is ordinary.
 	if _, err := seed.publish(ctx, "after.md", nil); err != nil && !errors.Is(err, remote.ErrLostRace) {

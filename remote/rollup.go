@@ -275,6 +275,86 @@ type CaughtUpPack struct {
 type CatchUpStats struct {
 	Rollups, Increments, Missing int // rollups fetched, increments fetched, rollups not (yet) built
 	Nearby                       int // increments read from Options.Nearby instead (turns.go)
+	Groups, GroupsMissing        int // group packs fetched instead of their increments, group packs absent
+}
+
+// A catch-up reads the increments a group write accepted at once from its
+// group pack (§4B), one GET instead of one per generation, when the
+// reader uses group commit (a fleet whose leaders write group packs; a
+// local turn's group has none, and asking would cost a 404 each time).
+// The tail shows a group as a run of consecutive increments with the same
+// time, which its leader gave them all; the run must start after the
+// tail's first increment, so that the leader's increment (which names the
+// group pack) is known to be the run's first.
+type tailGroup struct {
+	key  string
+	incs []Increment // the increments needed from it, in order
+}
+
+// holds checks that a fetched group pack holds the head of every
+// increment it replaces (objects are checked by ID when the pack is
+// opened, as any pack's).
+func (g tailGroup) holds(data []byte) error {
+	p, err := cas.OpenPack(data)
+	if err != nil {
+		return fmt.Errorf("remote: group pack %s: %w", g.key, err)
+	}
+	for _, inc := range g.incs {
+		if _, err := p.Get(inc.Head); err != nil {
+			return fmt.Errorf("remote: group pack %s lacks generation %d: %w", g.key, inc.Generation, ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// groupsOf splits need (increments to fetch, by generation) into the
+// groups of m's tail that cover two or more of them, except those whose
+// group pack is known absent, and the rest.
+func groupsOf(m *Manifest, need []Increment, absent map[string]bool) ([]tailGroup, []Increment) {
+	if m == nil || len(need) < 2 {
+		return nil, need
+	}
+	wanted := make(map[uint64]bool, len(need))
+	for _, inc := range need {
+		wanted[inc.Generation] = true
+	}
+	taken := map[uint64]bool{}
+	var groups []tailGroup
+	tail := m.Increments
+	for i := 1; i < len(tail); {
+		j := i + 1
+		for j < len(tail) && tail[j].Time == tail[i].Time && tail[j].Generation == tail[j-1].Generation+1 {
+			j++
+		}
+		if tail[i].Time == 0 || tail[i-1].Time == tail[i].Time || j-i < 2 {
+			i = j
+			continue
+		}
+		var incs []Increment
+		for _, inc := range tail[i:j] {
+			if wanted[inc.Generation] {
+				incs = append(incs, inc)
+			}
+		}
+		key := GroupPackKey(tail[i].Generation-1, tail[i].Publication)
+		if len(incs) >= 2 && !absent[key] {
+			groups = append(groups, tailGroup{key: key, incs: incs})
+			for _, inc := range incs {
+				taken[inc.Generation] = true
+			}
+		}
+		i = j
+	}
+	if len(groups) == 0 {
+		return nil, need
+	}
+	rest := need[:0:0]
+	for _, inc := range need {
+		if !taken[inc.Generation] {
+			rest = append(rest, inc)
+		}
+	}
+	return groups, rest
 }
 
 // coverItem is one step of a catch-up plan: a rollup block, or the
@@ -417,6 +497,7 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 		return st, err
 	}
 	plan := planCatchUpBefore(state.Manifest, reach, n.freshFrom(state.Manifest))
+	absent := map[string]bool{} // group packs a GET did not find
 	for len(plan) > 0 {
 		var incs []coverItem
 		var rolls []coverItem
@@ -428,7 +509,7 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 				rolls = append(rolls, it)
 			}
 		}
-		var refs []PackRef
+		var need []Increment
 		for _, it := range incs {
 			got, err := n.Publications(ctx, state, max(it.first, reach+1), it.last)
 			if err != nil {
@@ -436,16 +517,34 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 			}
 			for _, inc := range got {
 				if have == nil || !have(inc.Pack.Key) {
-					refs = append(refs, inc.Pack)
+					need = append(need, inc)
 				}
 			}
 		}
-		type result struct {
-			item coverItem
-			pack CaughtUpPack
-			err  error
+		var groups []tailGroup
+		if n.opts.GroupCommit {
+			groups, need = groupsOf(state.Manifest, need, absent)
 		}
-		jobs := make([]func() result, 0, len(refs)+len(rolls))
+		refs := make([]PackRef, len(need))
+		for i, inc := range need {
+			refs[i] = inc.Pack
+		}
+		type result struct {
+			item  coverItem
+			pack  CaughtUpPack
+			err   error
+			group []Increment // a group pack's increments: fetched one by one when it fails
+		}
+		jobs := make([]func() result, 0, len(groups)+len(refs)+len(rolls))
+		for _, g := range groups {
+			jobs = append(jobs, func() result {
+				data, _, err := n.store.Get(ctx, g.key)
+				if err == nil {
+					err = g.holds(data)
+				}
+				return result{pack: CaughtUpPack{Key: g.key, Data: data}, err: err, group: g.incs}
+			})
+		}
 		for _, ref := range refs {
 			jobs = append(jobs, func() result {
 				data, err := n.FetchPack(ctx, ref)
@@ -465,13 +564,24 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 		var got []CaughtUpPack
 		var first error
 		for i, r := range results {
-			rollup := i >= len(refs)
+			rollup := i >= len(groups)+len(refs)
 			switch {
+			case r.group != nil && r.err != nil:
+				// No group pack (a local turn's group has none, cleanup
+				// removed it): its increments, in the next round.
+				st.GroupsMissing++
+				absent[r.pack.Key] = true
+				for _, inc := range r.group {
+					plan = append(plan, coverItem{level: 0, first: inc.Generation, last: inc.Generation})
+				}
 			case r.err == nil:
 				got = append(got, r.pack)
-				if rollup {
+				switch {
+				case rollup:
 					st.Rollups++
-				} else {
+				case r.group != nil:
+					st.Groups++
+				default:
 					st.Increments++
 				}
 			case rollup && errors.Is(r.err, ErrNotFound):
