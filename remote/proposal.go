@@ -658,6 +658,13 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 			}
 		}
 		members = n.gather(ctx, observed, pub, prop, include)
+		// The group's time is its write's, not its first build's: the
+		// wait and the gathering took several round trips, and readers
+		// judge by it whether the rollups the write ends are built yet
+		// (freshFrom) and how busy the fleet is (tailBusy).
+		if next, _, at, err = n.extendGroup(observed, pub, prop); err != nil {
+			return State{}, 0, err
+		}
 	}
 	return n.writeGroup(ctx, observed, pub, prop, next, at, members, true, nil)
 }
