@@ -87,7 +87,7 @@ type hold struct{ lock, turn *osfile.Lock }
 // may wait for are held for an instant each (watchTurnEnds).
 func (t *localTurns) holdTurn(l *osfile.Lock) *hold {
 	h := &hold{lock: l}
-	if tl, err := osfile.Acquire(t.turn, 0o600); err == nil {
+	if tl, err := osfile.AcquireExisting(t.turn); err == nil {
 		h.turn = tl
 	}
 	return h
@@ -135,7 +135,10 @@ func newLocalTurns(dir, storeKey string) *localTurns {
 	}
 	t := &localTurns{path: filepath.Join(dir, storeKey+".lock"), turn: filepath.Join(dir, storeKey+".turn"), current: filepath.Join(dir, storeKey+".current"), packs: packs, offers: offers, stall: turnStall, poll: turnPoll}
 	// .turn exists from here on: the threads that lock it later (some
-	// after their Take has returned) only open it.
+	// after their Take has returned, even after the engine closed) only
+	// open it, so a late one cannot bring it back into a directory that
+	// was removed meanwhile (a test's, or a cleaned cache: then the
+	// waiters poll, as behind a holder that could not lock it).
 	if f, err := os.OpenFile(t.turn, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
 		_ = f.Close()
 	}
@@ -242,7 +245,7 @@ func (t *localTurns) watchTurnEnds() (ends <-chan struct{}, again chan<- time.Du
 	done := make(chan struct{})
 	go func() {
 		for {
-			l, err := osfile.AcquireShared(t.turn, 0o600)
+			l, err := osfile.AcquireShared(t.turn)
 			if err != nil {
 				return // the 100 ms poll and the lock itself remain
 			}

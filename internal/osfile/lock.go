@@ -19,16 +19,33 @@ func Acquire(path string, perm os.FileMode) (*Lock, error) { return acquire(path
 // has the lock.
 func TryAcquire(path string, perm os.FileMode) (*Lock, error) { return acquire(path, perm, false) }
 
-// AcquireShared opens path (creating it with perm) and waits for a shared
-// lock on it: any number of shared holders at once, none while an
-// exclusive holder has it. Waiters for a shared lock all get it when the
-// exclusive holder lets go, which makes the pair a broadcast.
-func AcquireShared(path string, perm os.FileMode) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, perm)
+// AcquireExisting is Acquire on a file that exists already: it never
+// creates one, so a lock taken late (by a thread that outlived its
+// caller) cannot bring back a file whose directory was cleaned meanwhile.
+func AcquireExisting(path string) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := lockShared(f); err != nil {
+	return held(f, lock(f, true))
+}
+
+// AcquireShared opens the existing file path (it never creates one, as
+// AcquireExisting) and waits for a shared lock on it: any number of
+// shared holders at once, none while an exclusive holder has it. Waiters
+// for a shared lock all get it when the exclusive holder lets go, which
+// makes the pair a broadcast.
+func AcquireShared(path string) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return held(f, lockShared(f))
+}
+
+// held is the Lock on f, or f closed and err when locking failed.
+func held(f *os.File, err error) (*Lock, error) {
+	if err != nil {
 		f.Close()
 		return nil, err
 	}

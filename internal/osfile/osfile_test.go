@@ -54,11 +54,14 @@ func TestLockExcludes(t *testing.T) {
 // lock waits for the shared holders.
 func TestLockShared(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
-	a, err := osfile.AcquireShared(path, 0o600)
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := osfile.AcquireShared(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := osfile.AcquireShared(path, 0o600)
+	b, err := osfile.AcquireShared(path)
 	if err != nil {
 		t.Fatalf("a second shared lock: %v", err)
 	}
@@ -76,7 +79,7 @@ func TestLockShared(t *testing.T) {
 	got := make(chan error, waiters)
 	for range waiters {
 		go func() {
-			l, err := osfile.AcquireShared(path, 0o600)
+			l, err := osfile.AcquireShared(path)
 			if err == nil {
 				err = l.Release()
 			}
@@ -147,4 +150,34 @@ func TestSyncDir(t *testing.T) {
 	if err := osfile.SyncDir(filepath.Join(t.TempDir(), "missing")); err == nil && isUnix() {
 		t.Fatal("SyncDir of a missing directory succeeded")
 	}
+}
+
+// AcquireExisting and AcquireShared lock a file only if it exists: a
+// thread that locks late, after its directory was cleaned, must not bring
+// the file back (server/turns.go's .turn).
+func TestLockExistingNeverCreates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turn")
+	if l, err := osfile.AcquireExisting(path); !errors.Is(err, os.ErrNotExist) {
+		l.Release()
+		t.Fatalf("AcquireExisting of a missing file: %v, want ErrNotExist", err)
+	}
+	if l, err := osfile.AcquireShared(path); !errors.Is(err, os.ErrNotExist) {
+		l.Release()
+		t.Fatalf("AcquireShared of a missing file: %v, want ErrNotExist", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the file was created: %v", err)
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := osfile.AcquireExisting(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := osfile.TryAcquire(path, 0o600); !errors.Is(err, osfile.ErrLocked) {
+		l.Release()
+		t.Fatalf("TryAcquire while AcquireExisting holds it: %v, want ErrLocked", err)
+	}
+	ex.Release()
 }
