@@ -287,24 +287,20 @@ type CatchUpStats struct {
 // tail's first increment, so that the leader's increment (which names the
 // group pack) is known to be the run's first.
 type tailGroup struct {
-	key  string
-	incs []Increment // the increments needed from it, in order
+	parent uint64      // the generation the group was written on (its leader's is parent+1)
+	key    string      // its group pack's
+	incs   []Increment // the increments needed from it, in order
 }
 
-// holds checks that a fetched group pack holds the head of every
-// increment it replaces (objects are checked by ID when the pack is
-// opened, as any pack's).
-func (g tailGroup) holds(data []byte) error {
-	p, err := cas.OpenPack(data)
-	if err != nil {
-		return fmt.Errorf("remote: group pack %s: %w", g.key, err)
+// fetch reads the group's pack (FetchGroupPack: nearby or the store, each
+// increment's head checked in it), an error unless it covers every
+// increment needed from it.
+func (g tailGroup) fetch(ctx context.Context, n *Notebook, state State) (CaughtUpPack, error) {
+	gp, err := n.FetchGroupPack(ctx, state, g.parent)
+	if err == nil && gp.Last < g.incs[len(g.incs)-1].Generation {
+		err = fmt.Errorf("remote: group pack %s covers generations to %d only: %w", gp.Key, gp.Last, ErrNotFound)
 	}
-	for _, inc := range g.incs {
-		if _, err := p.Get(inc.Head); err != nil {
-			return fmt.Errorf("remote: group pack %s lacks generation %d: %w", g.key, inc.Generation, ErrNotFound)
-		}
-	}
-	return nil
+	return CaughtUpPack{Key: g.key, Data: gp.Data}, err
 }
 
 // groupsOf splits need (increments to fetch, by generation) into the
@@ -338,7 +334,7 @@ func groupsOf(m *Manifest, need []Increment, absent map[string]bool) ([]tailGrou
 		}
 		key := GroupPackKey(tail[i].Generation-1, tail[i].Publication)
 		if len(incs) >= 2 && !absent[key] {
-			groups = append(groups, tailGroup{key: key, incs: incs})
+			groups = append(groups, tailGroup{parent: tail[i].Generation - 1, key: key, incs: incs})
 			for _, inc := range incs {
 				taken[inc.Generation] = true
 			}
@@ -538,11 +534,8 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 		jobs := make([]func() result, 0, len(groups)+len(refs)+len(rolls))
 		for _, g := range groups {
 			jobs = append(jobs, func() result {
-				data, _, err := n.store.Get(ctx, g.key)
-				if err == nil {
-					err = g.holds(data)
-				}
-				return result{pack: CaughtUpPack{Key: g.key, Data: data}, err: err, group: g.incs}
+				pack, err := g.fetch(ctx, n, state)
+				return result{pack: pack, err: err, group: g.incs}
 			})
 		}
 		for _, ref := range refs {
