@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"time"
 )
@@ -47,7 +46,6 @@ const agentPayload = 960
 func (r *runner) agentsWorkloadBy(ctx context.Context, st *storeTarget, driver string) (res AgentsResult, err error) {
 	res = AgentsResult{Store: st.name, Driver: driver, Agents: r.prof.agents, Window: r.prof.agentWindow}
 	base := r.tempDir("agents-" + st.name + "-" + driver)
-	defer os.RemoveAll(base)
 	actors, loc, _, err := r.setupActors(ctx, st, base, "a", r.prof.agents, false, agentPayload)
 	if err != nil {
 		return res, err

@@ -25,7 +25,6 @@ const bigFileSize = 1 << 20
 func (r *runner) bytesWorkload(ctx context.Context, st *storeTarget) (BytesResult, error) {
 	res := BytesResult{Store: st.name, FileSize: bigFileSize}
 	base := r.tempDir("bytes-" + st.name)
-	defer os.RemoveAll(base)
 	nb := r.newNotebook(st, st.newLocation(), base, false)
 	if _, err := mustOK(nb.pull(ctx)); err != nil {
 		return res, err

@@ -56,7 +56,6 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string, writers int, driver string) (ContentionResult, error) {
 	res := ContentionResult{Store: st.name, Mode: mode, Driver: driver, Writers: writers, CommitsEach: r.prof.contentionCommits}
 	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%s-%d", st.name, mode, driver, writers))
-	defer os.RemoveAll(base)
 	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode != modeDisjoint, 0)
 	if err != nil {
 		return res, err

@@ -52,7 +52,6 @@ func (r *runner) history(ctx context.Context, st *storeTarget) (HistoryResult, e
 	files := r.prof.historyFiles
 	res := HistoryResult{Store: st.name, Files: files}
 	base := r.tempDir("history-" + st.name)
-	defer os.RemoveAll(base)
 	// With the alternation and a counting proxy, every commit goes through
 	// the proxy (the store's identity includes its endpoint, so one
 	// directory cannot switch): the reference commits too, so both see it.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -106,7 +105,6 @@ func (r *runner) latency(ctx context.Context, st *storeTarget, files int) (Laten
 	for op, ss := range samples {
 		res.Ops[op] = opStats(ss)
 	}
-	_ = os.RemoveAll(base)
 	return res, nil
 }
 

@@ -23,7 +23,6 @@ type MergeResult struct {
 func (r *runner) mergeWorkload(ctx context.Context, size int) (MergeResult, error) {
 	res := MergeResult{Size: size}
 	dir := r.tempDir(fmt.Sprintf("merge-%d", size))
-	defer os.RemoveAll(dir)
 	base, local, remote := bench.MergeNote(size)
 	paths := map[string][]byte{"local.md": local, "base.md": base, "remote.md": remote}
 	for name, data := range paths {

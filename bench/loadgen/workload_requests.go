@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -44,7 +43,6 @@ func (r *runner) requests(ctx context.Context, st *storeTarget) (RequestsResult,
 	files := r.prof.historyFiles
 	res := RequestsResult{Files: files}
 	base := r.tempDir("requests")
-	defer os.RemoveAll(base)
 	nb := r.newNotebook(st, st.newLocation(), base, true)
 	names, err := fill(nb.dir, files, noteSize)
 	if err != nil {
