@@ -43,6 +43,7 @@ type mcpServe struct {
 	nextID int
 	waited chan struct{}
 	mu     sync.Mutex // one call at a time: an agent's calls are sequential
+	cpu    *cpuClock  // under mu
 }
 
 // startServe starts bin serve with dir as workspace root (the notebook
@@ -162,11 +163,14 @@ type toolResult struct {
 func (s *mcpServe) call(ctx context.Context, tool string, args map[string]any) (Outcome, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cpu0 := procCPU(s.cmd.Process.Pid)
+	if s.cpu == nil {
+		s.cpu = newCPUClock(s.cmd.Process.Pid)
+	}
+	cpu0 := s.cpu.read()
 	t0 := time.Now()
 	raw, err := s.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": args})
 	o := Outcome{Sample: Sample{Wall: time.Since(t0)}}
-	o.CPU = procCPU(s.cmd.Process.Pid) - cpu0
+	o.CPU = s.cpu.read() - cpu0
 	o.RSSKiB = procPeakRSS(s.cmd.Process.Pid)
 	if err != nil {
 		return o, err
@@ -203,6 +207,11 @@ func (s *mcpServe) commit(ctx context.Context, msg string) (Outcome, error) {
 // close ends the session as a host does, by closing stdin, and waits for
 // the process (killing it after 10 s).
 func (s *mcpServe) close() error {
+	s.mu.Lock()
+	if s.cpu != nil {
+		s.cpu.close()
+	}
+	s.mu.Unlock()
 	s.in.Close()
 	select {
 	case <-s.waited:
