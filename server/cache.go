@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -144,9 +145,10 @@ var syncBundleBytes = 64 << 20
 // holds (and, in a chain started before the store's upgrade to version 2,
 // every increment pack up to it): sync then needs only what
 // remote.CatchUp plans for (reach, generation], a few rollups and
-// increments, never the whole chain. It is recorded next to the cache
-// (chains/<key>.reach) after the packs are kept, so processes sharing P
-// share it; a reach below the chain's checkpoint means "nothing yet".
+// increments, never the whole chain. It is recorded beside the cache
+// (reach/<key>, a sealed record: sealed.go) after the packs are kept, so
+// processes sharing P share it; a reach below the chain's checkpoint means
+// "nothing yet".
 // Healing the cache forgets it (forgetReach).
 
 func (e *Engine) reachFile(c *chainCache) string { return filepath.Join(e.storeDir(), "reach", c.key) }
@@ -162,9 +164,12 @@ func (e *Engine) reachOf(c *chainCache) uint64 {
 	if err != nil {
 		return c.reach
 	}
-	gen, hexHead, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
-	r, err1 := strconv.ParseUint(gen, 10, 64)
-	head, err2 := cas.ParseID(hexHead)
+	f, ok := unsealRecord(data, 2)
+	if !ok {
+		return c.reach
+	}
+	r, err1 := strconv.ParseUint(f[0], 10, 64)
+	head, err2 := cas.ParseID(f[1])
 	if err1 != nil || err2 != nil || r <= c.reach {
 		return c.reach
 	}
@@ -186,7 +191,7 @@ func (e *Engine) setReach(c *chainCache, r uint64, head cas.ID) {
 		return
 	}
 	c.reach = r
-	if err := writeReplace(e.reachFile(c), []byte(strconv.FormatUint(r, 10)+" "+head.String()+"\n"), false); err != nil {
+	if err := overwriteRecord(e.reachFile(c), sealRecord(fmt.Sprintf("%020d", r), head.String())); err != nil {
 		e.log.Warn("cannot record the object cache's reach", "err", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -16,8 +15,8 @@ import (
 // so a `current` reporting a lower generation than this host has seen is a
 // `current` restored from an older copy (or deleted): trusting it would
 // make the next pull delete the newer files and the next commit reuse
-// generations. P/stores/<key>/highest records the highest generation any
-// process of this P has read; every read of `current` (remote.Options.
+// generations. P/stores/<key>/highest (a sealed record: sealed.go) records
+// the highest generation any process of this P has read; every read of `current` (remote.Options.
 // Observe) is checked against it before anything is merged or written, and
 // refused with STORAGE_INTEGRITY / GENERATION_REGRESSED. An absent
 // `current` seen for the first time is checked against the store itself:
@@ -102,7 +101,11 @@ func (g *generationMemory) readFile() uint64 {
 	if err != nil {
 		return 0
 	}
-	v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	f, ok := unsealRecord(data, 1)
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseUint(f[0], 10, 64)
 	if err != nil {
 		return 0
 	}
@@ -121,7 +124,7 @@ func (g *generationMemory) record() {
 	if v <= g.written || v <= g.readFile() { // another process may have recorded more
 		return
 	}
-	if writeReplace(g.path, []byte(strconv.FormatUint(v, 10)+"\n"), false) == nil {
+	if overwriteRecord(g.path, sealRecord(fmt.Sprintf("%020d", v))) == nil {
 		g.written = v
 	}
 }

@@ -18,6 +18,10 @@
 //	                       the new content, never a mix; durable adds the
 //	                       fsyncs (file, then directory) that make an
 //	                       acknowledged write survive a crash.
+//	Overwrite              a small record rewritten in place when its length
+//	                       is unchanged (else WriteFile, not durable): no
+//	                       inode created or freed, at the price of torn
+//	                       reads and crash leftovers its readers must detect.
 //
 // Users: remote/filestore (its store lock and directory syncs), server
 // (the per-directory lock and its private state files), cas (its pack

@@ -143,6 +143,36 @@ func TestWriteFileReplaces(t *testing.T) {
 	}
 }
 
+// Overwrite keeps the file (its inode) while the length stays, and
+// replaces it when the length changes or the file is new.
+func TestOverwriteKeepsTheFileOfSameLength(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "record")
+	write := func(content string) os.FileInfo {
+		t.Helper()
+		if err := osfile.Overwrite(path, 0o600, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(path); err != nil || string(data) != content {
+			t.Fatalf("read %q, %v; want %q", data, err, content)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	first := write("0001\n")
+	if first.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", first.Mode().Perm())
+	}
+	if same := write("0002\n"); !os.SameFile(first, same) {
+		t.Error("a record of the same length was replaced, not overwritten")
+	}
+	if longer := write("00003\n"); os.SameFile(first, longer) {
+		t.Error("a longer record was written over the old file, not replaced")
+	}
+}
+
 func TestSyncDir(t *testing.T) {
 	if err := osfile.SyncDir(t.TempDir()); err != nil {
 		t.Fatal(err)

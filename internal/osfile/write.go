@@ -51,3 +51,28 @@ func WriteFile(path string, perm os.FileMode, durable bool, data ...[]byte) (err
 	}
 	return nil
 }
+
+// Overwrite makes path hold data, not durably. When path is already a
+// regular file of exactly len(data) bytes, data is written over it in
+// place: no inode is created or freed, which is what a temporary file and
+// a rename cost (on ext4 without a journal, creating a file skips every
+// inode of its group freed in the last minute or more, so frequent small
+// replacements slow every file creation on the disk). The price: a reader
+// may see a mix of the old and the new bytes, and a crash may leave one.
+// Only records of fixed length whose readers detect a mix (a checksum)
+// may use it; otherwise the first write, and any change of length, goes
+// through WriteFile.
+func Overwrite(path string, perm os.FileMode, data []byte) error {
+	if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+		fi, err := f.Stat()
+		if err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+			_, err = f.WriteAt(data, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}
+		f.Close()
+	}
+	return WriteFile(path, perm, false, data)
+}

@@ -1,0 +1,56 @@
+package server
+
+import (
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
+)
+
+// Sealed records. The small records P rewrites on most commits, a chain
+// cache's reach (cache.go) and the highest generation seen (generation.go),
+// are overwritten in place (osfile.Overwrite) rather than replaced through
+// a new file: two fewer inodes created and freed per commit. So they carry
+// their own check: one line of fixed-width fields, then the CRC-32C of the
+// fields (as written, joined by spaces) in 8 hex digits. A read that meets
+// a write half done, or what a crash left, fails the check and reads as no
+// record: what a missing cache record costs (a longer catch-up, a weaker
+// safeguard), never a wrong value. A record of the older form (the fields
+// alone, written by replacement, so never torn) is still read.
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sealRecord returns the line holding fields (each of fixed width per
+// record kind) and their check.
+func sealRecord(fields ...string) []byte {
+	payload := strings.Join(fields, " ")
+	return fmt.Appendf(nil, "%s %08x\n", payload, crc32.Checksum([]byte(payload), castagnoli))
+}
+
+// unsealRecord returns the n fields of a record: a sealed one whose check
+// holds, or one of the older form (exactly n fields); false otherwise.
+func unsealRecord(data []byte, n int) ([]string, bool) {
+	f := strings.Fields(string(data))
+	switch len(f) {
+	case n:
+		return f, true
+	case n + 1:
+		payload := strings.Join(f[:n], " ")
+		if fmt.Sprintf("%08x", crc32.Checksum([]byte(payload), castagnoli)) == f[n] {
+			return f[:n], true
+		}
+	}
+	return nil, false
+}
+
+// overwriteRecord writes a sealed record to name (its directory made if
+// needed), in place once it exists.
+func overwriteRecord(name string, record []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return err
+	}
+	return osfile.Overwrite(name, 0o600, record)
+}
