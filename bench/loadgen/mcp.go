@@ -207,12 +207,16 @@ func (s *mcpServe) commit(ctx context.Context, msg string) (Outcome, error) {
 // close ends the session as a host does, by closing stdin, and waits for
 // the process (killing it after 10 s).
 func (s *mcpServe) close() error {
-	s.mu.Lock()
-	if s.cpu != nil {
-		s.cpu.close()
-	}
-	s.mu.Unlock()
 	s.in.Close()
+	// The CPU clock's files go once the process has: a call still waiting
+	// on it (holding mu) then ends too.
+	defer func() {
+		s.mu.Lock()
+		if s.cpu != nil {
+			s.cpu.close()
+		}
+		s.mu.Unlock()
+	}()
 	select {
 	case <-s.waited:
 	case <-time.After(10 * time.Second):
