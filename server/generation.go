@@ -16,11 +16,12 @@ import (
 // `current` restored from an older copy (or deleted): trusting it would
 // make the next pull delete the newer files and the next commit reuse
 // generations. P/stores/<key>/highest (a sealed record: sealed.go) records
-// the highest generation any process of this P has read; every read of `current` (remote.Options.
-// Observe) is checked against it before anything is merged or written, and
-// refused with STORAGE_INTEGRITY / GENERATION_REGRESSED. An absent
-// `current` seen for the first time is checked against the store itself:
-// increment packs above generation 1 mean it was deleted.
+// the highest generation any process of this P has read; every read of
+// `current` (remote.Options.Observe) is checked against it before anything
+// is merged or written, and refused with STORAGE_INTEGRITY /
+// GENERATION_REGRESSED. An absent `current` seen for the first time is
+// checked against the store itself: increment packs above generation 1
+// mean it was deleted.
 //
 // An operator restoring a backup on purpose removes the file on every host
 // (docs/operations.md); the file is a cache of what was seen, never
