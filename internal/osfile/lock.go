@@ -23,11 +23,7 @@ func TryAcquire(path string, perm os.FileMode) (*Lock, error) { return acquire(p
 // creates one, so a lock taken late (by a thread that outlived its
 // caller) cannot bring back a file whose directory was cleaned meanwhile.
 func AcquireExisting(path string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return nil, err
-	}
-	return held(f, lock(f, true))
+	return openLocked(path, os.O_RDWR, 0, func(f *os.File) error { return lock(f, true) })
 }
 
 // AcquireShared opens the existing file path (it never creates one, as
@@ -36,28 +32,21 @@ func AcquireExisting(path string) (*Lock, error) {
 // for a shared lock all get it when the exclusive holder lets go, which
 // makes the pair a broadcast.
 func AcquireShared(path string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	return held(f, lockShared(f))
-}
-
-// held is the Lock on f, or f closed and err when locking failed.
-func held(f *os.File, err error) (*Lock, error) {
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &Lock{f: f}, nil
+	return openLocked(path, os.O_RDONLY, 0, lockShared)
 }
 
 func acquire(path string, perm os.FileMode, wait bool) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, perm)
+	return openLocked(path, os.O_RDWR|os.O_CREATE, perm, func(f *os.File) error { return lock(f, wait) })
+}
+
+// openLocked opens path with flag (and perm, when it creates it) and
+// locks it with lockf; on failure the file is closed again.
+func openLocked(path string, flag int, perm os.FileMode, lockf func(*os.File) error) (*Lock, error) {
+	f, err := os.OpenFile(path, flag, perm)
 	if err != nil {
 		return nil, err
 	}
-	if err := lock(f, wait); err != nil {
+	if err := lockf(f); err != nil {
 		f.Close()
 		return nil, err
 	}
