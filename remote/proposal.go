@@ -605,9 +605,18 @@ func (n *Notebook) acceptedSince(ctx context.Context, state State, lowest uint64
 // the registered proposals of the same generation), then conditionally
 // replaces `current` with the manifest accepting ours and the members.
 func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string, prop Proposal, register, reuse bool, include IncludeFunc) (State, int, error) {
-	next, ref, at, err := n.extendGroup(observed, pub, prop)
+	ref, err := groupRef(observed, pub, prop)
 	if err != nil {
 		return State{}, 0, err
+	}
+	// The manifest is extended once, with the write's time: at once when
+	// the write follows, after the gathering when we register (below).
+	var next *Manifest
+	var at uint64
+	if !register {
+		if next, at, err = n.extendAt(observed, pub, prop, ref); err != nil {
+			return State{}, 0, err
+		}
 	}
 	if !reuse {
 		// An unconditional put: a member pack a helper created under this
@@ -658,11 +667,13 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 			}
 		}
 		members = n.gather(ctx, observed, pub, prop, include)
-		// The group's time is its write's, not its first build's: the
-		// wait and the gathering took several round trips, and readers
-		// judge by it whether the rollups the write ends are built yet
-		// (freshFrom) and how busy the fleet is (tailBusy).
-		if next, _, at, err = n.extendGroup(observed, pub, prop); err != nil {
+		// The group's time is its write's, not its build's: the wait and
+		// the gathering took several round trips, and readers judge by it
+		// whether the rollups the write ends are built yet (freshFrom) and
+		// how busy the fleet is (tailBusy). A proposal the extension
+		// refuses was registered meanwhile; any leader that includes it
+		// extends with it too, and refuses it the same way.
+		if next, at, err = n.extendAt(observed, pub, prop, ref); err != nil {
 			return State{}, 0, err
 		}
 	}
@@ -674,20 +685,36 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 // own: members follow it), our pack's ref and the publication time,
 // which the members share.
 func (n *Notebook) extendGroup(observed State, pub string, prop Proposal) (*Manifest, PackRef, uint64, error) {
-	if err := checkProposal(prop, observed.Head(), pub); err != nil {
+	ref, err := groupRef(observed, pub, prop)
+	if err != nil {
 		return nil, PackRef{}, 0, err
+	}
+	next, at, err := n.extendAt(observed, pub, prop, ref)
+	return next, ref, at, err
+}
+
+// groupRef checks our proposal on observed and returns its pack's
+// reference at the next generation.
+func groupRef(observed State, pub string, prop Proposal) (PackRef, error) {
+	if err := checkProposal(prop, observed.Head(), pub); err != nil {
+		return PackRef{}, err
 	}
 	gen, err := NextGeneration(observed.Generation())
 	if err != nil {
-		return nil, PackRef{}, 0, err
+		return PackRef{}, err
 	}
+	return PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}, nil
+}
+
+// extendAt returns observed's manifest accepting our proposal (ref) now,
+// and the time it gives the publication.
+func (n *Notebook) extendAt(observed State, pub string, prop Proposal, ref PackRef) (*Manifest, uint64, error) {
 	at := uint64(n.opts.Now().UnixMilli())
-	ref := PackRef{Key: IncrementKey(gen, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}
 	next, err := observed.Manifest.ExtendAt(pub, prop.Head, ref, at)
 	if err != nil {
-		return nil, PackRef{}, 0, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
+		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
 	}
-	return next, ref, at, nil
+	return next, at, nil
 }
 
 // writeGroup conditionally replaces `current` (observed) with next, the
