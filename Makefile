@@ -178,9 +178,12 @@ bench-fleet:
 # on a disk). 5,000 schedules take about 4 CPU-minutes, 3-10 minutes real on
 # 2 cores. The same model then runs OFFERS_SCHEDULES schedules of writers on
 # one or two machines offering their commits to the holder of a local turn
-# (TestOffersModel). The counts are each test's last log line.
+# (TestOffersModel), then TURNS_GROUPCOMMIT_SCHEDULES of writers on two
+# machines with both: turns and offers on each, group commit between them
+# (TestTurnsGroupCommitModel). The counts are each test's last log line.
 GROUPCOMMIT_SCHEDULES ?= 5000
 OFFERS_SCHEDULES      ?= 5000
+TURNS_GROUPCOMMIT_SCHEDULES ?= 3000
 GROUPCOMMIT_PARALLEL  ?= 48
 MODEL_TMPDIR          ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
 
@@ -194,4 +197,8 @@ model-groupcommit:
 	out=$$(mktemp); \
 	TMPDIR='$(MODEL_TMPDIR)' GROUPCOMMIT_SCHEDULES=$(OFFERS_SCHEDULES) $(GO) test -count=1 -timeout 40m \
 		-parallel $(GROUPCOMMIT_PARALLEL) -run '^TestOffersModel$$' -v ./server/ >"$$out" 2>&1; rc=$$?; \
+	grep -v -e '^=== ' -e '^ *--- PASS' "$$out"; rm -f "$$out"; [ $$rc -eq 0 ] || exit $$rc; \
+	out=$$(mktemp); \
+	TMPDIR='$(MODEL_TMPDIR)' GROUPCOMMIT_SCHEDULES=$(TURNS_GROUPCOMMIT_SCHEDULES) $(GO) test -count=1 -timeout 40m \
+		-parallel $(GROUPCOMMIT_PARALLEL) -run '^TestTurnsGroupCommitModel$$' -v ./server/ >"$$out" 2>&1; rc=$$?; \
 	grep -v -e '^=== ' -e '^ *--- PASS' "$$out"; rm -f "$$out"; exit $$rc

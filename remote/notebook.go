@@ -46,7 +46,7 @@ type Proposal struct {
 	// accept the proposal, and that write is made only if it returns nil
 	// (its error is returned as it is). The caller's durable preparations
 	// (a pending record) then overlap the pack upload. Group commit, which
-	// may register the proposal before any write, takes no Ready.
+	// may register the proposal before any write, calls it first.
 	Ready func() error
 }
 

@@ -388,73 +388,133 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		return Accepted{}, err
 	}
 	now := n.opts.Now()
-	pub := NewUUIDv7()
-	memory := n.contention()
-	record := memory.Load()
+	c := n.newGroupCall(NewUUIDv7())
 	// In contention (ContentionMemory, or a busy tail) even the first
 	// attempt registers and joins (or leads) the group of its generation.
 	// (A tail that is all ours since our last publication is a writer
 	// committing in a row, which stays at three requests.)
-	eager := record.contended(now, state.Generation()) ||
-		(state.Generation() != record.Generation && tailBusy(state.Manifest, now, now.Sub(t0)))
-	contended := false
-	// remember is called once the call ends accepted.
-	remember := func(known State) {
-		now := n.opts.Now()
-		record.Published, record.Generation = now, known.Generation()
-		if contended {
-			record.Contended = now
-		}
-		memory.Save(record)
+	c.eager = c.record.contended(now, state.Generation()) ||
+		(state.Generation() != c.record.Generation && tailBusy(state.Manifest, now, now.Sub(t0)))
+	return n.groupAttempts(ctx, c, state, 1, build, include)
+}
+
+// continueGroup goes on with group commit after attempt, a publishFrom
+// attempt (turns.go: a holder of this machine's turn) with publication
+// pub and proposal prop on lost, lost its race to a writer of another
+// machine: its retries register like PublishGroup's, under the same
+// publication ID, so the writers of several machines that meet join one
+// group instead of racing each other to REMOTE_BUSY. The turn has been
+// given up (group commit coordinates through the store). With an offering
+// o, the search for our ID starts at the lowest generation any offer of
+// ours was made on, and an offer that may still be included is settled as
+// a registration is.
+func (n *Notebook) continueGroup(ctx context.Context, lost State, pub string, prop Proposal, o *offering, attempt int, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
+	c := n.newGroupCall(pub)
+	c.contended = true
+	c.tried, c.lowest, c.lastETag, c.prop = true, lost.Generation(), lost.ETag, prop
+	if o != nil {
+		c.lowest = min(c.lowest, o.lowest)
+		c.registered, c.regGen = o.live, o.gen
 	}
-	var (
-		tried    bool   // an attempt was made (a write or a registration)
-		lowest   uint64 // the lowest generation attempted on
-		lastETag string // the state the last proposal was built on
-		prop     Proposal
-		follows  int // attempts that left the write to a leader (not counted as retries)
-		// registered: a descriptor of ours on regGen may still be
-		// included by that generation's leader until `current` is past it.
-		registered bool
-		regGen     uint64
-	)
+	if attempt > n.opts.Retries {
+		return c.lostRaces(ctx, n, attempt, errNotAccepted)
+	}
+	if err := n.opts.Sleep(ctx, n.backoff(attempt, 0)); err != nil {
+		return c.stop(ctx, n, err)
+	}
+	state, err := n.ReadCurrent(ctx)
+	if err != nil {
+		return c.stop(ctx, n, err)
+	}
+	return n.groupAttempts(ctx, c, state, attempt+1, build, include)
+}
+
+// groupCall is one call's state across its group commit attempts.
+type groupCall struct {
+	pub       string
+	memory    ContentionMemory
+	record    ContentionRecord
+	eager     bool     // the first attempt registers
+	contended bool     // the call met contention (remembered when it ends accepted)
+	tried     bool     // an attempt was made (a write or a registration)
+	lowest    uint64   // the lowest generation attempted on
+	lastETag  string   // the state the last proposal was built on
+	prop      Proposal // that proposal
+	follows   int      // attempts that left the write to a leader (not counted as retries)
+	// registered: a descriptor of ours on regGen may still be included by
+	// that generation's leader until `current` is past it.
+	registered bool
+	regGen     uint64
+}
+
+func (n *Notebook) newGroupCall(pub string) *groupCall {
+	memory := n.contention()
+	return &groupCall{pub: pub, memory: memory, record: memory.Load()}
+}
+
+// remember is called once the call ends accepted.
+func (c *groupCall) remember(n *Notebook, known State) {
+	now := n.opts.Now()
+	c.record.Published, c.record.Generation = now, known.Generation()
+	if c.contended {
+		c.record.Contended = now
+	}
+	c.memory.Save(c.record)
+}
+
+// stop ends the call with err, unless a descriptor of ours may still be
+// included: then settle decides (a cancelled context included).
+func (c *groupCall) stop(ctx context.Context, n *Notebook, err error) (Accepted, error) {
+	if c.registered {
+		return n.settle(ctx, c.regGen, c.lowest, c.pub, 0, err)
+	}
+	return Accepted{}, err
+}
+
+// lostRaces ends a call whose retries ran out after attempt lost with err.
+func (c *groupCall) lostRaces(ctx context.Context, n *Notebook, attempt int, err error) (Accepted, error) {
+	cause := fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
+	c.record.Contended = n.opts.Now()
+	c.memory.Save(c.record)
+	if c.registered {
+		return n.settle(ctx, c.regGen, c.lowest, c.pub, attempt, cause)
+	}
+	return Accepted{}, cause
+}
+
+// groupAttempts runs c's attempts from attempt on, state read.
+func (n *Notebook) groupAttempts(ctx context.Context, c *groupCall, state State, attempt int, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
+	pub := c.pub
 	followLimit := 4 * (n.opts.Retries + 1)
-	// stop ends the call with err, unless a descriptor of ours may still
-	// be included: then settle decides (a cancelled context included).
-	stop := func(err error) (Accepted, error) {
-		if registered {
-			return n.settle(ctx, regGen, lowest, pub, 0, err)
-		}
-		return Accepted{}, err
-	}
-	for attempt := 1; ; attempt++ {
-		if tried {
-			inc, ok, err := n.acceptedSince(ctx, state, lowest, pub)
+	for ; ; attempt++ {
+		var err error
+		if c.tried {
+			inc, ok, err := n.acceptedSince(ctx, state, c.lowest, pub)
 			if err != nil {
-				return stop(err)
+				return c.stop(ctx, n, err)
 			}
 			if ok {
-				contended = true
-				remember(state)
+				c.contended = true
+				c.remember(n, state)
 				if n.opts.Observe != nil {
 					_ = n.opts.Observe(ctx, state)
 				}
 				return Accepted{State: state, Publication: pub, Attempts: attempt - 1, Published: true, Included: inc.Generation}, nil
 			}
 		}
-		reuse := tried && state.ETag == lastETag
+		reuse := c.tried && state.ETag == c.lastETag
 		if !reuse {
-			prop, err = build(ctx, state, pub)
-			if err == nil && prop.Ready != nil {
-				err = prop.Ready() // before it may be registered (Proposal.Ready)
+			c.prop, err = build(ctx, state, pub)
+			if err == nil && c.prop.Ready != nil {
+				err = c.prop.Ready() // before it may be registered (Proposal.Ready)
 			}
 			if errors.Is(err, ErrStale) && attempt <= n.opts.Retries && n.moved(ctx, state) {
 				err = fmt.Errorf("%w: %w", errNotAccepted, err)
 			} else if err != nil {
-				return Accepted{}, err
+				return c.stop(ctx, n, err)
 			}
 		}
-		if err == nil && prop.Skip {
+		if err == nil && c.prop.Skip {
 			return Accepted{State: state, Attempts: attempt}, nil
 		}
 		var next State
@@ -463,37 +523,37 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			if attempt > 1 && !reuse && n.moved(ctx, state) {
 				err = fmt.Errorf("%w: current moved past generation %d while the retry was built: %w", errNotAccepted, state.Generation(), ErrPrecondition)
 			} else {
-				if !tried || state.Generation() < lowest {
-					lowest = state.Generation()
+				if !c.tried || state.Generation() < c.lowest {
+					c.lowest = state.Generation()
 				}
-				tried, lastETag = true, state.ETag
-				register := attempt > 1 || eager
+				c.tried, c.lastETag = true, state.ETag
+				register := attempt > 1 || c.eager
 				if register {
-					registered, regGen = true, state.Generation() // from the descriptor's Put on, it may be included
+					c.registered, c.regGen = true, state.Generation() // from the descriptor's Put on, it may be included
 				}
-				next, members, err = n.groupAttempt(ctx, state, pub, prop, register, reuse, include)
+				next, members, err = n.groupAttempt(ctx, state, pub, c.prop, register, reuse, include)
 			}
 		}
 		if err == nil {
 			if n.opts.Observe != nil {
 				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest})
 			}
-			if registered {
+			if c.registered {
 				n.group.writes.Add(1)
 				n.group.members.Add(int64(members))
 			}
-			contended = contended || members > 0
-			remember(next)
+			c.contended = c.contended || members > 0
+			c.remember(n, next)
 			return Accepted{State: next, Publication: pub, Attempts: attempt, Published: true, Members: members}, nil
 		}
 		if !errors.Is(err, errNotAccepted) {
-			if registered {
-				return n.settle(ctx, regGen, lowest, pub, attempt, err)
+			if c.registered {
+				return n.settle(ctx, c.regGen, c.lowest, pub, attempt, err)
 			}
 			return Accepted{}, err
 		}
-		contended = true // a lost race, or another writer leads
-		if errors.Is(err, errFollow) && follows < followLimit {
+		c.contended = true // a lost race, or another writer leads
+		if errors.Is(err, errFollow) && c.follows < followLimit {
 			// Not a lost race: wait for the leader's write (or for its
 			// absence to show), then go on from the `current` that
 			// shows it. The leader waits FirstWait for the others to
@@ -502,18 +562,18 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			// done, later ones at growing intervals, and each is a GET
 			// of `current`: the read that shows the write is the one
 			// the next attempt needs anyway.
-			follows++
+			c.follows++
 			attempt--
 			rtt := time.Duration(n.group.rtt.Load())
 			wait := n.opts.FirstWait + 5*rtt
 			for waited := time.Duration(0); ; {
 				if err := n.opts.Sleep(ctx, wait); err != nil {
-					return stop(err)
+					return c.stop(ctx, n, err)
 				}
 				waited += wait
 				st, err := n.ReadCurrent(ctx)
 				if err != nil {
-					return stop(err)
+					return c.stop(ctx, n, err)
 				}
 				if st.ETag != state.ETag || waited >= followWait {
 					state = st
@@ -527,17 +587,10 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 			// because the leader may be gone, follow again: a dead
 			// leader held its followers for 4 × (retries + 1) follow
 			// waits, three minutes.)
-			err = nil
 			continue
 		}
 		if attempt > n.opts.Retries {
-			cause := fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err)
-			record.Contended = n.opts.Now()
-			memory.Save(record)
-			if registered {
-				return n.settle(ctx, regGen, lowest, pub, attempt, cause)
-			}
-			return Accepted{}, cause
+			return c.lostRaces(ctx, n, attempt, err)
 		}
 		// Full jitter below FirstWait, doubling per lost race, but not
 		// stretched to the lost attempt's window as §4's is: the retry
@@ -545,10 +598,10 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 		// again; a window-long wait (seconds, when a conditional write
 		// met SeaweedFS's lock) only made it the last commit of a run.
 		if err := n.opts.Sleep(ctx, n.backoff(attempt, 0)); err != nil {
-			return stop(err)
+			return c.stop(ctx, n, err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
-			return stop(err)
+			return c.stop(ctx, n, err)
 		}
 	}
 }

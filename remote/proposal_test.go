@@ -119,6 +119,11 @@ func packFiles(files map[string][]byte, parent cas.ID, pub string, when time.Tim
 }
 
 func (w groupWriter) publish(ctx context.Context, path string, onBuild func(attempt int)) (remote.Accepted, error) {
+	return w.publishWith(ctx, path, onBuild, w.nb.PublishGroup)
+}
+
+// publishWith is publish through another of the notebook's publish calls.
+func (w groupWriter) publishWith(ctx context.Context, path string, onBuild func(attempt int), publish func(context.Context, func(context.Context, remote.State, string) (remote.Proposal, error), remote.IncludeFunc) (remote.Accepted, error)) (remote.Accepted, error) {
 	attempt := 0
 	build := func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
 		attempt++
@@ -171,7 +176,7 @@ func (w groupWriter) publish(ctx context.Context, path string, onBuild func(atte
 		}
 		return out, nil
 	}
-	return w.nb.PublishGroup(ctx, build, include)
+	return publish(ctx, build, include)
 }
 
 // replaceHookStore runs a hook before each conditional replace of `current`.
@@ -440,4 +445,69 @@ func TestGroupCommitFirstAttemptRegistersOnABusyTail(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A writer that holds its machine's turn and loses the race to a writer of
+// another machine goes on as group commit: its retry registers its
+// proposal in the store under the publication ID of its first attempt, out
+// of the turn. Without group commit the same loss is retried as §4's, with
+// a new publication ID and nothing registered (the control).
+func TestTurnHolderLostRaceGoesOnAsGroupCommit(t *testing.T) {
+	for _, group := range []bool{true, false} {
+		t.Run(fmt.Sprintf("group commit %v", group), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memstore.New()
+			other := newGroupWriter(mem) // another machine
+			if _, err := other.publish(ctx, "seed.md", nil); err != nil {
+				t.Fatal(err)
+			}
+			turns := &mutexTurns{}
+			holder := newGroupWriter(mem)
+			holder.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, GroupCommit: group, Turns: turns, Now: spacedClock()})
+			var pubs []string
+			build := func(attempt int) {
+				if attempt == 1 { // the other machine's write lands first
+					if _, err := other.publish(ctx, "other.md", nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			from := func(ctx context.Context, b func(context.Context, remote.State, string) (remote.Proposal, error), include remote.IncludeFunc) (remote.Accepted, error) {
+				return holder.nb.PublishFrom(ctx, remote.State{}, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
+					pubs = append(pubs, pub)
+					return b(ctx, observed, pub)
+				}, include)
+			}
+			acc, err := holder.publishWith(ctx, "mine.md", build, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			infos, err := mem.List(ctx, remote.ProposalsPrefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var descriptors []string // neither a lead marker nor a group pack
+			for _, info := range infos {
+				if !strings.HasSuffix(info.Key, "-lead") && !strings.HasSuffix(info.Key, "-group") {
+					descriptors = append(descriptors, info.Key)
+				}
+			}
+			if len(pubs) != 2 || acc.State.Generation() != 3 || acc.Publication != pubs[1] {
+				t.Fatalf("accepted %+v after builds with publications %v; want generation 3, two builds, the second's ID", acc, pubs)
+			}
+			wantTurns := int64(2) // §4's retry takes the turn again
+			if group {
+				wantTurns = 1 // group commit's takes none
+			}
+			if turns.taken.Load() != wantTurns || turns.inside.Load() != 0 {
+				t.Fatalf("turns taken %d, held at the end %d; want %d taken, none held", turns.taken.Load(), turns.inside.Load(), wantTurns)
+			}
+			switch {
+			case group && (pubs[0] != pubs[1] || len(descriptors) != 1 || descriptors[0] != remote.ProposalKey(2, pubs[0])):
+				t.Fatalf("group commit: publications %v, descriptors %v; want one ID and its descriptor on generation 2", pubs, descriptors)
+			case !group && (pubs[0] == pubs[1] || len(descriptors) != 0):
+				t.Fatalf("without group commit: publications %v, descriptors %v; want a new ID per attempt, nothing registered", pubs, descriptors)
+			}
+		})
+	}
 }

@@ -38,7 +38,7 @@ const resolveTimeout = 30 * time.Second
 // is left behind. An error matching ErrAmbiguous may also match the
 // sentinel of its cause, so callers test ErrAmbiguous first.
 func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
-	return n.PublishFrom(ctx, State{}, build)
+	return n.PublishFrom(ctx, State{}, build, nil)
 }
 
 // PublishFrom is Publish starting from known, a state the caller holds (a
@@ -50,8 +50,12 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 // cannot say that), or when it names a pack gone from the store, the call
 // goes on from a fresh read: the guessed attempt counts as neither a retry
 // nor a reason to back off. A zero known is Publish.
-func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error)) (Accepted, error) {
-	return n.publishFrom(ctx, known, false, build, nil)
+//
+// With Options.GroupCommit and include, a race lost to another writer
+// (after a read of `current`, not a wrong guess) goes on as PublishGroup's
+// retries do, registering under the same publication ID (continueGroup).
+func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
+	return n.publishFrom(ctx, known, false, build, include, nil)
 }
 
 // PublishNearby is Publish that, once its turn comes (turns.go), builds on
@@ -67,16 +71,18 @@ func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx 
 // holder, and its own turn includes the offers of the writers waiting
 // behind it (offers.go). Accepted.Offered then reports a publication
 // accepted as an offer, Accepted.Members the offers our write accepted.
+// With Options.GroupCommit, a race lost to a writer of another machine
+// goes on as PublishFrom's does, out of the turn.
 func (n *Notebook) PublishNearby(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
 	var o *offering
 	if n.opts.Offers != nil && n.opts.Turns != nil && n.opts.Nearby != nil && include != nil {
 		o = &offering{n: n, pub: NewUUIDv7(), build: build, include: include}
 		defer o.withdraw() // its mark is gone once its Take returned (publishFrom)
 	}
-	return n.publishFrom(ctx, State{}, true, build, o)
+	return n.publishFrom(ctx, State{}, true, build, include, o)
 }
 
-func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, build func(ctx context.Context, observed State, publication string) (Proposal, error), o *offering) (Accepted, error) {
+func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc, o *offering) (Accepted, error) {
 	// A turn (turns.go) is held from the read of `current` to the outcome
 	// of the conditional write, and given up while backing off.
 	var waiting func() bool
@@ -201,6 +207,16 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 			guessed, read = false, n.opts.Now()
 			attempt--
 			continue
+		}
+		if n.opts.GroupCommit && include != nil {
+			// The turn kept this machine's writers from racing one
+			// another; this race was lost to another machine's, which
+			// group commit resolves through the store.
+			release()
+			if o != nil {
+				o.withdraw() // dead: `current` is past its generation
+			}
+			return n.continueGroup(ctx, state, pub, prop, o, attempt, build, include)
 		}
 		if attempt > n.opts.Retries {
 			return stop(attempt, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err))

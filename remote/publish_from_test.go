@@ -26,7 +26,7 @@ func TestPublishFromKnownState(t *testing.T) {
 		return m.Calls(memstore.OpGet) + m.Calls(memstore.OpHead), m.Calls(memstore.OpPut) + m.Calls(memstore.OpReplace) + m.Calls(memstore.OpCreate)
 	}
 	g0, w0 := calls()
-	acc, err := nb.PublishFrom(ctx, first.State, p.build)
+	acc, err := nb.PublishFrom(ctx, first.State, p.build, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestPublishFromKnownState(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.observed = nil
-	got, err := nb.PublishFrom(ctx, acc.State, p.build)
+	got, err := nb.PublishFrom(ctx, acc.State, p.build, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestPublishFromKnownState(t *testing.T) {
 	g0, _ = calls()
 	if got, err := nb.PublishFrom(ctx, got.State, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
 		return remote.Proposal{Skip: true}, nil
-	}); err != nil || got.Published {
+	}, nil); err != nil || got.Published {
 		t.Fatalf("skip: %+v %v", got, err)
 	}
 	if g, _ := calls(); g != g0+1 {

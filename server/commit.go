@@ -193,9 +193,14 @@ func (s *session) publish(message string) (*Result, error) {
 	var err error
 	switch known := s.knownState(); {
 	case known.Manifest != nil:
-		acc, err = s.e.notebook.PublishFrom(s.ctx, known, build)
+		acc, err = s.e.notebook.PublishFrom(s.ctx, known, build, include)
 	case s.mayGuessNearby():
 		acc, err = s.e.notebook.PublishNearby(s.ctx, build, include)
+	case s.e.groupCommit && s.e.turns:
+		// The machine's turn first, as without group commit (no guess:
+		// a pending record is decided against a read state); a race
+		// lost to another machine goes on as group commit.
+		acc, err = s.e.notebook.PublishFrom(s.ctx, remote.State{}, build, include)
 	default:
 		acc, err = s.e.notebook.PublishGroup(s.ctx, build, include)
 	}

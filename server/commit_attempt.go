@@ -84,24 +84,16 @@ func (a *attempt) run() (remote.Proposal, error) {
 		return remote.Proposal{}, err
 	}
 	a.head = head
-	var ready func() error
-	if a.s.e.groupCommit {
-		// A group may register the proposal before any write.
-		if err := a.record(); err != nil {
-			return remote.Proposal{}, err
-		}
-	} else {
-		// The record must be in P before the conditional write that could
-		// accept the proposal, not before the upload: it is written meanwhile.
-		a.recorded = make(chan struct{})
-		go func() {
-			defer close(a.recorded)
-			a.recordErr = a.record()
-		}()
-		ready = a.waitRecorded
-	}
+	// The record must be in P before the conditional write, the offer or
+	// the registration that could accept the proposal, not before the
+	// upload: it is written meanwhile.
+	a.recorded = make(chan struct{})
+	go func() {
+		defer close(a.recorded)
+		a.recordErr = a.record()
+	}()
 	a.prepareBaseline()
-	return remote.Proposal{Pack: a.pack, Head: head, Ready: ready}, nil
+	return remote.Proposal{Pack: a.pack, Head: head, Ready: a.waitRecorded}, nil
 }
 
 // merge decides the attempt's tree and its changes from R; skip when the

@@ -117,6 +117,7 @@ type Engine struct {
 	recent          *recentContents // nil unless long-lived (recent.go)
 	solo            soloMemory      // a long-lived engine's own last publication (solo.go)
 	groupCommit     bool            // Config.GroupCommit
+	turns           bool            // the machine's writers take turns (server/turns.go)
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -210,7 +211,8 @@ func New(cfg Config) (*Engine, error) {
 		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
 	}
 	opts := remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}
-	newLocalTurns(cfg.TurnsDir, storeKey).options(&opts, !cfg.NoTurnOffers)
+	turns := newLocalTurns(cfg.TurnsDir, storeKey)
+	turns.options(&opts, !cfg.NoTurnOffers)
 	e := &Engine{
 		store:       cfg.Store,
 		notebook:    remote.Open(cfg.Store, opts),
@@ -226,6 +228,7 @@ func New(cfg Config) (*Engine, error) {
 		objects:     map[string]*chainCache{},
 		longLived:   cfg.LongLived,
 		groupCommit: cfg.GroupCommit,
+		turns:       turns != nil,
 		memories:    map[string]*dirMemory{},
 
 		checkpointPacks: cfg.CheckpointPacks,

@@ -67,6 +67,9 @@ type chaosStore struct {
 	mu  sync.Mutex
 	rnd *rand.Rand
 	on  bool // faults and latency only while the writers run
+	// registered counts the proposal descriptors written (a writer that
+	// registered with the store, §4B).
+	registered atomic.Int64
 }
 
 func (c *chaosStore) roll() float64 {
@@ -105,6 +108,9 @@ func (c *chaosStore) Put(ctx context.Context, key string, data []byte) error {
 		return fmt.Errorf("chaos: upload failed: %w", remote.ErrUnavailable)
 	}
 	err := c.Mem.Put(ctx, key, data)
+	if err == nil && strings.HasPrefix(key, remote.ProposalsPrefix) && !strings.HasSuffix(key, "-group") {
+		c.registered.Add(1)
+	}
 	if err == nil && strings.HasPrefix(key, remote.ProposalsPrefix) && c.roll() < 0.05 {
 		return errChaosKilled
 	}
@@ -160,12 +166,21 @@ func TestOffersModel(t *testing.T) {
 	testScheduleModel(t, modeOffers)
 }
 
+// The same model with both, as a fleet of several machines runs by
+// default: the writers of each of two "machines" take turns and offer,
+// and a holder's race lost to the other machine goes on as group commit
+// (remote.PublishFrom). The model must see such a holder register.
+func TestTurnsGroupCommitModel(t *testing.T) {
+	testScheduleModel(t, modeTurnsGroupCommit)
+}
+
 // How the writers of a schedule cooperate.
 type scheduleMode int
 
 const (
-	modeGroupCommit scheduleMode = iota // Config.GroupCommit, proposals in the store
-	modeOffers                          // local turns with offers (Config.TurnsDir)
+	modeGroupCommit      scheduleMode = iota // Config.GroupCommit, proposals in the store
+	modeOffers                               // local turns with offers (Config.TurnsDir)
+	modeTurnsGroupCommit                     // both: two machines' turns, group commit between them
 )
 
 func testScheduleModel(t *testing.T, mode scheduleMode) {
@@ -182,7 +197,7 @@ func testScheduleModel(t *testing.T, mode scheduleMode) {
 	}
 	// Each schedule is a parallel subtest: most of a schedule's time is
 	// its writers' backoff, so -parallel N runs N at once.
-	var grouped, writes, accepted, merged atomic.Int64
+	var grouped, writes, accepted, merged, registered atomic.Int64
 	t.Run("schedules", func(t *testing.T) {
 		for seed := first; seed < first+schedules; seed++ {
 			t.Run(strconv.Itoa(seed), func(t *testing.T) {
@@ -192,16 +207,23 @@ func testScheduleModel(t *testing.T, mode scheduleMode) {
 				writes.Add(int64(r.writes))
 				accepted.Add(int64(r.accepted))
 				merged.Add(int64(r.merged))
+				registered.Add(int64(r.registered))
 			})
 		}
 	})
-	t.Logf("%d schedules: %d increments accepted; %d won writes of a writer that had registered or offered included %d members, %d of them merged into a file the group changed too",
-		schedules, accepted.Load(), writes.Load(), grouped.Load(), merged.Load())
+	t.Logf("%d schedules: %d increments accepted; %d won writes of a writer that had registered or offered included %d members, %d of them merged into a file the group changed too; %d proposals registered in the store",
+		schedules, accepted.Load(), writes.Load(), grouped.Load(), merged.Load(), registered.Load())
 	if t.Failed() {
 		return
 	}
 	if grouped.Load() == 0 {
 		t.Fatalf("no schedule accepted a proposal as a group member: the model exercised nothing")
+	}
+	if mode == modeTurnsGroupCommit && registered.Load() == 0 {
+		t.Fatalf("no turn holder registered its proposal after a race lost to the other machine: the composition was not exercised")
+	}
+	if mode == modeOffers && registered.Load() != 0 {
+		t.Fatalf("%d proposals registered without group commit", registered.Load())
 	}
 	if schedules >= 20 && merged.Load() == 0 {
 		t.Fatalf("no member was merged into a file the group changed: the three-way inclusion was not exercised")
@@ -258,6 +280,7 @@ func leftOfGroup(key string, gen uint64) bool {
 // scheduleResult counts what one schedule exercised.
 type scheduleResult struct {
 	grouped, writes, accepted, merged int
+	registered                        int // proposal descriptors written to the store
 }
 
 func runGroupSchedule(t *testing.T, seed uint64, mode scheduleMode) (res scheduleResult) {
@@ -267,10 +290,16 @@ func runGroupSchedule(t *testing.T, seed uint64, mode scheduleMode) (res schedul
 	commits := 1 + rnd.IntN(3)
 	agents := make([]*agent, writers)
 	machines := []string{t.TempDir(), t.TempDir()}[:1+rnd.IntN(2)]
+	if mode == modeTurnsGroupCommit {
+		machines = []string{t.TempDir(), t.TempDir()} // races between them
+	}
 	for i := range agents {
 		coop := withGroupCommit()
-		if mode == modeOffers {
+		switch mode {
+		case modeOffers:
 			coop = func(c *Config) { c.TurnsDir = machines[i%len(machines)] }
+		case modeTurnsGroupCommit:
+			coop = func(c *Config) { c.TurnsDir, c.GroupCommit = machines[i%len(machines)], true }
 		}
 		agents[i] = newAgent(t, store, coop, withRetries(20), func(c *Config) { c.CheckpointPacks = 100000 })
 	}
@@ -461,5 +490,6 @@ func runGroupSchedule(t *testing.T, seed uint64, mode scheduleMode) (res schedul
 		res.grouped += int(members)
 		res.merged += int(a.e.groupMerged.Load())
 	}
+	res.registered = int(store.registered.Load())
 	return res
 }

@@ -20,9 +20,11 @@ import (
 // every commit reads `current` first, as without this memory.
 //
 // The guess is never made where a wrong one could mislead more than the
-// replace: with group commit (others may include the proposal), or with a
-// pending publication record on disk, which is decided against the
-// observed state (pending.go) and must be decided against a read one.
+// replace: with a pending publication record on disk, which is decided
+// against the observed state (pending.go) and must be decided against a
+// read one. With group commit a guessed attempt is never registered:
+// only a race lost after a read goes on as group commit's retries do
+// (remote.PublishFrom).
 type soloMemory struct {
 	mu     sync.Mutex
 	last   remote.State // the state the engine's last own commit published
@@ -41,7 +43,7 @@ func (m *soloMemory) published(observed, accepted remote.State) {
 // `current` first.
 func (s *session) knownState() remote.State {
 	e := s.e
-	if !e.longLived || e.groupCommit || s.base == nil {
+	if !e.longLived || s.base == nil {
 		return remote.State{}
 	}
 	e.solo.mu.Lock()
@@ -59,9 +61,11 @@ func (s *session) knownState() remote.State {
 // mayGuessNearby reports whether the commit may build on the state the
 // writer before it in the machine's turnstile published
 // (remote.PublishNearby, server/turns.go), under knownState's rules: not
-// with group commit, not with a pending record on disk.
+// with a pending record on disk; with group commit, only where there are
+// turns (without them group commit's own first attempt decides,
+// remote.PublishGroup).
 func (s *session) mayGuessNearby() bool {
-	return !s.e.groupCommit && s.base != nil && !s.pendingRecorded()
+	return (!s.e.groupCommit || s.e.turns) && s.base != nil && !s.pendingRecorded()
 }
 
 // pendingRecorded reports whether a pending publication record may be on
