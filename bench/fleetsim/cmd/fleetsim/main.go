@@ -40,6 +40,7 @@ func main() {
 	perCommit := flag.Bool("engine-per-commit", false, "a fresh engine per Commit call, as the CLI (default: one engine per agent, as serve)")
 	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
 	group := flag.Bool("group-commit", false, "engines use group commit (issue 18)")
+	machines := flag.Int("machines", 0, "spread the agents over this many machines, whose engines take turns and offer (0: each agent its own machine, no turns)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs (set-up included) to this file")
 	debugAddr := flag.String("debug-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) to see where a run's engines wait")
@@ -70,7 +71,7 @@ func main() {
 		cfg := fleetsim.Config{
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
 			Model:         fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
-			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit, GroupCommit: *group,
+			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit, GroupCommit: *group, Machines: *machines,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
 		}
 		lg.Printf("%d agents ...", n)
