@@ -81,7 +81,10 @@
 // proposals/<G>-<id>, one loser per generation leads (CreateIfAbsent of
 // proposals/<G>-lead) and includes, through the caller's IncludeFunc, the
 // registered proposals that merge cleanly, each re-parented at its own
-// generation; followers poll `current` and find their ID there.
+// generation; followers poll `current` and find their ID there. With
+// turns, a holder's race lost after a read of `current` (to another
+// machine) goes on as PublishGroup's retries (continueGroup), out of the
+// turn, under the publication ID it had.
 //
 // Probe runs the same guarantee checks as the contract suite
 // (remote/remotetest) on a disposable key, so the startup check and the
