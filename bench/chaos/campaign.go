@@ -107,12 +107,9 @@ func (c *campaign) setup() error {
 // runs with, as the CLI's environment settings.
 func (cfg config) engineSettings() []string {
 	env := []string{"SLIVINGDOC_CHECKPOINT_PACKS=" + strconv.Itoa(cfg.checkpointPacks)}
-	if cfg.groupCommit {
-		// server.Config.GroupCommit, through the CLI's --group-commit
-		// setting (issue 18).
-		env = append(env, "SLIVINGDOC_GROUP_COMMIT=true")
-	}
-	return env
+	// server.Config.GroupCommit, through the CLI's --group-commit
+	// setting (issue 18), set either way.
+	return append(env, "SLIVINGDOC_GROUP_COMMIT="+strconv.FormatBool(cfg.groupCommit))
 }
 
 // teardown stops whatever setup started.

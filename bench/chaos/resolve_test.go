@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -58,22 +59,23 @@ func TestResolveBlocks(t *testing.T) {
 	}
 }
 
-// -group-commit runs every process with group commit on, and the replay
-// line says so.
+// Every process runs with group commit as the campaign says, on by
+// default as in the product, set either way; the replay line repeats a
+// campaign without it.
 func TestGroupCommitSwitch(t *testing.T) {
-	for _, on := range []bool{false, true} {
-		args := []string{"-seed", "7"}
-		if on {
-			args = append(args, "-group-commit")
-		}
-		cfg, err := parseFlags(args)
+	for _, tc := range []struct {
+		args []string
+		on   bool
+	}{{nil, true}, {[]string{"-group-commit=false"}, false}, {[]string{"-group-commit"}, true}} {
+		cfg, err := parseFlags(append([]string{"-seed", "7"}, tc.args...))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := slices.Contains(cfg.engineSettings(), "SLIVINGDOC_GROUP_COMMIT=true")
-		replay := strings.Contains(replayArgs(cfg), "-group-commit")
-		if got != on || replay != on {
-			t.Errorf("-group-commit %v: setting %v, replay %v (%s)", on, got, replay, replayArgs(cfg))
+		setting := "SLIVINGDOC_GROUP_COMMIT=" + strconv.FormatBool(tc.on)
+		got := slices.Contains(cfg.engineSettings(), setting)
+		replayOff := strings.Contains(replayArgs(cfg), "-group-commit=false")
+		if !got || replayOff == tc.on {
+			t.Errorf("%v: settings %v (want %s), replay %s", tc.args, cfg.engineSettings(), setting, replayArgs(cfg))
 		}
 	}
 }

@@ -76,7 +76,7 @@ type profile struct {
 	agentWindow       time.Duration
 	agentStores       []string
 	drivers           []string // contention and agents: driverCLI, driverServe (mcp.go)
-	groupCommit       bool     // every measured process runs with --group-commit (SLIVINGDOC_GROUP_COMMIT)
+	groupCommit       bool     // every measured process runs with group commit on (SLIVINGDOC_GROUP_COMMIT, set either way)
 	noTurns           bool     // every measured process runs with --local-turns=false (SLIVINGDOC_LOCAL_TURNS)
 	noOffers          bool     // every measured process runs with --turn-offers=false (SLIVINGDOC_TURN_OFFERS)
 }
@@ -165,7 +165,7 @@ func main() {
 	historyCommits := flag.Int("history-commits", 0, "override the history length")
 	historyAlternate := flag.Int("history-alternate", -1, "override how many commits alternate between the long notebook and a fresh reference (0: none)")
 	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
-	groupCommit := flag.Bool("group-commit", false, "run every measured slivingdoc process with group commit on (SLIVINGDOC_GROUP_COMMIT=true)")
+	groupCommit := flag.Bool("group-commit", true, "run every measured slivingdoc process with group commit on, the default (false: SLIVINGDOC_GROUP_COMMIT=false)")
 	localTurns := flag.Bool("local-turns", true, "let the measured slivingdoc processes take turns at publication (false: SLIVINGDOC_LOCAL_TURNS=false, they race)")
 	turnOffers := flag.Bool("turn-offers", true, "let writers waiting for a turn offer their commits to its holder (false: SLIVINGDOC_TURN_OFFERS=false, one commit per turn)")
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")

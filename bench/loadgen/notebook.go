@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,9 +36,7 @@ func (r *runner) newNotebook(st *storeTarget, loc, base string, proxied bool) *n
 	if r.prof.noOffers {
 		env = append(env, "SLIVINGDOC_TURN_OFFERS=false")
 	}
-	if r.prof.groupCommit {
-		env = append(env, "SLIVINGDOC_GROUP_COMMIT=true")
-	}
+	env = append(env, "SLIVINGDOC_GROUP_COMMIT="+strconv.FormatBool(r.prof.groupCommit))
 	return &notebook{bin: r.bin, dir: filepath.Join(base, "notes"), env: env, loc: loc, st: st, priv: priv}
 }
 

@@ -65,8 +65,10 @@ var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &set
 	&setIgnore, &setNoDefIgnores, &setSecrets,
 	&setLocalTurns, &setTurnOffers, &setGroupCommit}
 
-// defaultGroupCommit is --group-commit's default (issue 18).
-const defaultGroupCommit = "false"
+// defaultGroupCommit is --group-commit's default (issue 18): on, since a
+// writer with local turns registers only after a race lost to another
+// machine (docs/storage.md §4B, "With local turns").
+const defaultGroupCommit = "true"
 
 func none() string { return "" }
 
