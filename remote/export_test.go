@@ -83,3 +83,8 @@ func InsteadOf(it PlanItem, reach uint64) []PlanItem {
 	}
 	return out
 }
+
+// LocalPublications is localPublications: the history this machine holds.
+func (n *Notebook) LocalPublications(ctx context.Context, state State, from, to uint64) []Increment {
+	return n.localPublications(ctx, state, from, to)
+}

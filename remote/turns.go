@@ -137,8 +137,9 @@ const maxNearbyCatchUp = 256
 // kept increment its own generation, and an increment the caller holds
 // already (have) costs nothing. It returns the generation reached; the
 // caller fetches the rest from the store. The increments after reach come
-// from the history (the tail of `current`, then segments, read nearby
-// first): a large group folds most of itself out of the tail. Increments
+// from the history this machine holds (the tail of `current`, then
+// segments in the process or kept nearby: a large group folds most of
+// itself out of the tail); a segment only the store has ends it. Increments
 // are checked against the manifest's size and BLAKE3, a group pack by the
 // IDs of the heads it must hold (each object is checked by its ID when
 // read, as FetchGroupPack's).
@@ -146,10 +147,12 @@ func (n *Notebook) catchUpNearby(ctx context.Context, state State, reach uint64,
 	if n.opts.Nearby == nil || state.Manifest == nil || state.Generation() <= reach || state.Generation()-reach > maxNearbyCatchUp {
 		return reach, nil
 	}
-	incs, err := n.Publications(ctx, state, reach+1, state.Generation())
-	if err != nil {
-		return reach, nil // the store's catch-up decides
-	}
+	// The history from what this machine holds: the segments older than
+	// the tail that it does not hold were written by another machine,
+	// whose increments are not nearby either (reading them from the
+	// store cost a fleet of machines four GETs per commit, each a
+	// carrier pack, for nothing).
+	incs := n.localPublications(ctx, state, reach+1, state.Generation())
 	var got []CaughtUpPack
 	for i := 0; i < len(incs) && incs[i].Generation == reach+1; {
 		key := GroupPackKey(reach, incs[i].Publication)

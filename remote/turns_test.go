@@ -211,6 +211,60 @@ func TestCatchUpFromNearby(t *testing.T) {
 	}
 }
 
+// The nearby catch-up reads no history from the store: segments another
+// machine wrote (neither read by this process nor kept nearby) end the
+// history it goes through, with no request; once held (read before, or
+// kept nearby) they serve it. (Read from the store, a fleet of machines
+// paid four GETs per commit for history whose increments were not nearby
+// anyway.)
+func TestNearbyHistoryIsLocal(t *testing.T) {
+	ctx := context.Background()
+	m := memstore.New()
+	other := remote.Open(m, remote.Options{}) // another machine
+	var p proposer
+	for range 40 {
+		if _, err := other.Publish(ctx, p.build); err != nil {
+			t.Fatal(err)
+		}
+	}
+	near := &mapNearby{}
+	reader := remote.Open(m, remote.Options{Nearby: near})
+	st, err := reader.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Manifest.Segments) == 0 || st.Manifest.Increments[0].Generation <= 2 {
+		t.Fatalf("40 publications left no history in segments: the test needs some")
+	}
+	tail := st.Manifest.Increments[0].Generation
+	gets := m.Calls(memstore.OpGet)
+	if incs := reader.LocalPublications(ctx, st, 2, 40); len(incs) != 0 || m.Calls(memstore.OpGet) != gets {
+		t.Fatalf("history held elsewhere: %d publications, %d GETs; want none and none", len(incs), m.Calls(memstore.OpGet)-gets)
+	}
+	if incs := reader.LocalPublications(ctx, st, tail, 40); len(incs) != int(41-tail) || m.Calls(memstore.OpGet) != gets {
+		t.Fatalf("the tail: %d publications, %d GETs; want %d and none", len(incs), m.Calls(memstore.OpGet)-gets, 41-tail)
+	}
+	// Kept nearby (as a holder keeps the segments its folds made): read
+	// from there, checked, without a request.
+	for _, ref := range st.Manifest.Segments {
+		data, _, err := m.Get(ctx, ref.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		near.KeepPack(ref.Key(), data)
+	}
+	fresh := remote.Open(m, remote.Options{Nearby: near})
+	want, err := other.Publications(ctx, st, 2, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := m.Calls(memstore.OpGet)
+	incs := fresh.LocalPublications(ctx, st, 2, 40)
+	if len(incs) != len(want) || len(incs) != 39 || incs[0] != want[0] || incs[38] != want[38] || m.Calls(memstore.OpGet) != before {
+		t.Fatalf("history kept nearby: %d publications (want %d), %d GETs; want none", len(incs), len(want), m.Calls(memstore.OpGet)-before)
+	}
+}
+
 // PublishNearby builds on the state the writer before it in the
 // turnstile published, without reading `current`; when another writer
 // (outside the turnstile) published since, the guess fails its
