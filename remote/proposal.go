@@ -409,13 +409,13 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 // ours was made on, and an offer that may still be included is settled as
 // a registration is.
 func (n *Notebook) continueGroup(ctx context.Context, lost State, pub string, prop Proposal, o *offering, attempt int, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
-	c := n.newGroupCall(pub)
+	c := n.groupAfterOffers(pub, o)
 	c.contended = true
-	c.tried, c.lowest, c.lastETag, c.prop = true, lost.Generation(), lost.ETag, prop
-	if o != nil {
+	c.lowest = lost.Generation()
+	if c.tried {
 		c.lowest = min(c.lowest, o.lowest)
-		c.registered, c.regGen = o.live, o.gen
 	}
+	c.tried, c.lastETag, c.prop = true, lost.ETag, prop
 	if attempt > n.opts.Retries {
 		return c.lostRaces(ctx, n, attempt, errNotAccepted)
 	}
@@ -427,6 +427,50 @@ func (n *Notebook) continueGroup(ctx context.Context, lost State, pub string, pr
 		return c.stop(ctx, n, err)
 	}
 	return n.groupAttempts(ctx, c, state, attempt+1, build, include)
+}
+
+// joinGroup runs group commit from a first attempt on state, registering
+// at once, for a writer that has its machine's turn and found `current`
+// past the state its machine kept, in a busy fleet (joinsGroup): writers
+// of other machines publish, and a plain first attempt would race their
+// group's leader and break the group up, as it did before first attempts
+// registered on a busy tail (PublishGroup). The turn has been given up.
+func (n *Notebook) joinGroup(ctx context.Context, state State, o *offering, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
+	c := n.groupAfterOffers(NewUUIDv7(), o)
+	c.eager = true
+	return n.groupAttempts(ctx, c, state, 1, build, include)
+}
+
+// joinsGroup reports whether a writer with turns whose first attempt read
+// state (the read took since t0) joins the group of its generation at
+// once: only when `current` is past the state this machine's last
+// publication kept (a writer of one machine that takes turns never
+// registers because of its neighbours), and, as for PublishGroup's first
+// attempt, the writer met contention lately or the tail is busy.
+func (n *Notebook) joinsGroup(state State, t0 time.Time) bool {
+	if kept, _ := n.nearbyCurrent(); kept.Manifest != nil && state.Generation() <= kept.Generation() {
+		return false
+	}
+	now := n.opts.Now()
+	record := n.contention().Load()
+	return record.contended(now, state.Generation()) ||
+		(state.Generation() != record.Generation && tailBusy(state.Manifest, now, now.Sub(t0)))
+}
+
+// groupAfterOffers is the group call of a writer that took turns, with
+// publication pub, or its offering's: the search for its ID starts at
+// the lowest generation an offer of it was made on, and an offer that may
+// still be included is settled as a registration is. The offer file is
+// withdrawn: the writer offers no more.
+func (n *Notebook) groupAfterOffers(pub string, o *offering) *groupCall {
+	c := n.newGroupCall(pub)
+	if o != nil {
+		o.withdraw()
+		c.pub = o.pub
+		c.tried, c.lowest = o.tried, o.lowest
+		c.registered, c.regGen = o.live, o.gen
+	}
+	return c
 }
 
 // groupCall is one call's state across its group commit attempts.

@@ -511,3 +511,67 @@ func TestTurnHolderLostRaceGoesOnAsGroupCommit(t *testing.T) {
 		})
 	}
 }
+
+// A writer with turns whose first read finds the fleet busy registers at
+// once when `current` is past what its machine kept (other machines
+// publish: a plain attempt would race their group's leader), and stays
+// with its turn when the busy tail is its own machine's (the kept state
+// is `current`).
+func TestTurnHolderJoinsAForeignBusyFleet(t *testing.T) {
+	ctx := context.Background()
+	proposals := func(mem *memstore.Mem) []string {
+		objs, err := mem.List(ctx, remote.ProposalsPrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, o := range objs {
+			if !strings.HasSuffix(o.Key, "-lead") {
+				keys = append(keys, o.Key)
+			}
+		}
+		return keys
+	}
+	for _, foreign := range []bool{true, false} {
+		t.Run(fmt.Sprintf("foreign %v", foreign), func(t *testing.T) {
+			mem := memstore.New()
+			near := &mapNearby{}
+			local := newGroupWriter(mem) // this machine's: each keeps its state nearby
+			local.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, Turns: &mutexTurns{}, Nearby: near})
+			other := newGroupWriter(mem)
+			other.nb = remote.Open(mem, remote.Options{Sleep: fastSleep})
+			publish := func(w groupWriter, path string) {
+				via := func(ctx context.Context, b func(context.Context, remote.State, string) (remote.Proposal, error), _ remote.IncludeFunc) (remote.Accepted, error) {
+					return w.nb.PublishNearby(ctx, b, nil)
+				}
+				if _, err := w.publishWith(ctx, path, nil, via); err != nil {
+					t.Fatal(err)
+				}
+			}
+			publish(local, "kept.md")
+			for i := range 3 { // a busy tail: three publications milliseconds apart
+				w := local
+				if foreign {
+					w = other
+				}
+				publish(w, fmt.Sprintf("w%d.md", i))
+			}
+			// The holder reads `current` (the kept state is not one to
+			// guess on), and decides on what it read.
+			near.reliable = false
+			holder := newGroupWriter(mem)
+			holder.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, GroupCommit: true, Turns: &mutexTurns{}, Nearby: near})
+			acc, err := holder.publishWith(ctx, "mine.md", nil, holder.nb.PublishNearby)
+			if err != nil || !acc.Published || acc.Attempts != 1 {
+				t.Fatalf("%+v, %v", acc, err)
+			}
+			keys := proposals(mem)
+			if foreign && !slices.Equal(keys, []string{remote.ProposalKey(acc.State.Generation()-1, acc.Publication)}) {
+				t.Fatalf("past the kept state, in a busy fleet: proposals %v, want ours registered on generation %d", keys, acc.State.Generation()-1)
+			}
+			if !foreign && len(keys) != 0 {
+				t.Fatalf("on its own machine's busy tail: proposals %v, want none", keys)
+			}
+		})
+	}
+}

@@ -113,11 +113,17 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 			known = handoff
 		}
 	}
+	group := n.opts.GroupCommit && include != nil
 	state, guessed := known, known.Manifest != nil && known.ETag != ""
 	if !guessed {
+		t0 := n.opts.Now()
 		var err error
 		if state, err = n.ReadCurrent(ctx); err != nil {
 			return stop(0, err)
+		}
+		if group && n.joinsGroup(state, t0) {
+			release()
+			return n.joinGroup(ctx, state, o, build, include)
 		}
 	}
 	read := n.opts.Now()
@@ -201,21 +207,23 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 		}
 		if guessed {
 			// Read what `current` is and start over: not a retry.
+			t0 := n.opts.Now()
 			if state, err = n.ReadCurrent(ctx); err != nil {
 				return stop(attempt, err)
+			}
+			if group && n.joinsGroup(state, t0) {
+				release()
+				return n.joinGroup(ctx, state, o, build, include)
 			}
 			guessed, read = false, n.opts.Now()
 			attempt--
 			continue
 		}
-		if n.opts.GroupCommit && include != nil {
+		if group {
 			// The turn kept this machine's writers from racing one
 			// another; this race was lost to another machine's, which
 			// group commit resolves through the store.
 			release()
-			if o != nil {
-				o.withdraw() // dead: `current` is past its generation
-			}
 			return n.continueGroup(ctx, state, pub, prop, o, attempt, build, include)
 		}
 		if attempt > n.opts.Retries {
