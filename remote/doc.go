@@ -83,8 +83,10 @@
 // registered proposals that merge cleanly, each re-parented at its own
 // generation; followers poll `current` and find their ID there. With
 // turns, a holder's race lost after a read of `current` (to another
-// machine) goes on as PublishGroup's retries (continueGroup), out of the
-// turn, under the publication ID it had.
+// machine) goes on as PublishGroup's retries (continueGroup), and a holder
+// that reads `current` past its machine's kept state in a busy fleet
+// registers at once (joinsGroup, joinGroup): out of the turn, under the
+// publication ID it had.
 //
 // Probe runs the same guarantee checks as the contract suite
 // (remote/remotetest) on a disposable key, so the startup check and the
