@@ -374,19 +374,24 @@ func TestGroupCommitFollowerLeadsWhenTheLeaderIsGone(t *testing.T) {
 // agents commit once a minute each, a racing first attempt would beat the
 // group's leader. A tail that has gone quiet, or one that only shows the
 // writer's own commits in a row, leaves it at three requests.
+// proposalKeys lists the keys under proposals/: descriptors, lead
+// markers and group packs.
+func proposalKeys(t *testing.T, mem *memstore.Mem) []string {
+	t.Helper()
+	objs, err := mem.List(context.Background(), remote.ProposalsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range objs {
+		keys = append(keys, o.Key)
+	}
+	return keys
+}
+
 func TestGroupCommitFirstAttemptRegistersOnABusyTail(t *testing.T) {
 	ctx := context.Background()
-	proposals := func(mem *memstore.Mem) []string {
-		objs, err := mem.List(ctx, remote.ProposalsPrefix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keys []string
-		for _, o := range objs {
-			keys = append(keys, o.Key)
-		}
-		return keys
-	}
+	proposals := func(mem *memstore.Mem) []string { return proposalKeys(t, mem) }
 	busy := func(t *testing.T) *memstore.Mem {
 		mem := memstore.New()
 		for i := range 3 { // three writers, a few milliseconds apart
@@ -482,16 +487,9 @@ func TestTurnHolderLostRaceGoesOnAsGroupCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			infos, err := mem.List(ctx, remote.ProposalsPrefix)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var descriptors []string // neither a lead marker nor a group pack
-			for _, info := range infos {
-				if !strings.HasSuffix(info.Key, "-lead") && !strings.HasSuffix(info.Key, "-group") {
-					descriptors = append(descriptors, info.Key)
-				}
-			}
+			descriptors := slices.DeleteFunc(proposalKeys(t, mem), func(k string) bool { // neither a lead marker nor a group pack
+				return strings.HasSuffix(k, "-lead") || strings.HasSuffix(k, "-group")
+			})
 			if len(pubs) != 2 || acc.State.Generation() != 3 || acc.Publication != pubs[1] {
 				t.Fatalf("accepted %+v after builds with publications %v; want generation 3, two builds, the second's ID", acc, pubs)
 			}
@@ -519,18 +517,8 @@ func TestTurnHolderLostRaceGoesOnAsGroupCommit(t *testing.T) {
 // is `current`).
 func TestTurnHolderJoinsAForeignBusyFleet(t *testing.T) {
 	ctx := context.Background()
-	proposals := func(mem *memstore.Mem) []string {
-		objs, err := mem.List(ctx, remote.ProposalsPrefix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keys []string
-		for _, o := range objs {
-			if !strings.HasSuffix(o.Key, "-lead") {
-				keys = append(keys, o.Key)
-			}
-		}
-		return keys
+	proposals := func(mem *memstore.Mem) []string { // descriptors and group packs
+		return slices.DeleteFunc(proposalKeys(t, mem), func(k string) bool { return strings.HasSuffix(k, "-lead") })
 	}
 	for _, foreign := range []bool{true, false} {
 		t.Run(fmt.Sprintf("foreign %v", foreign), func(t *testing.T) {

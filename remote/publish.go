@@ -53,7 +53,9 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 //
 // With Options.GroupCommit and include, a race lost to another writer
 // (after a read of `current`, not a wrong guess) goes on as PublishGroup's
-// retries do, registering under the same publication ID (continueGroup).
+// retries do, registering under the same publication ID (continueGroup),
+// and a read that finds another machine's writers busy registers at once
+// (joinsGroup).
 func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
 	return n.publishFrom(ctx, known, false, build, include, nil)
 }
@@ -71,8 +73,8 @@ func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx 
 // holder, and its own turn includes the offers of the writers waiting
 // behind it (offers.go). Accepted.Offered then reports a publication
 // accepted as an offer, Accepted.Members the offers our write accepted.
-// With Options.GroupCommit, a race lost to a writer of another machine
-// goes on as PublishFrom's does, out of the turn.
+// With Options.GroupCommit, races with writers of other machines go to
+// group commit as PublishFrom's do, out of the turn.
 func (n *Notebook) PublishNearby(ctx context.Context, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
 	var o *offering
 	if n.opts.Offers != nil && n.opts.Turns != nil && n.opts.Nearby != nil && include != nil {

@@ -168,8 +168,9 @@ func TestOffersModel(t *testing.T) {
 
 // The same model with both, as a fleet of several machines runs by
 // default: the writers of each of two "machines" take turns and offer,
-// and a holder's race lost to the other machine goes on as group commit
-// (remote.PublishFrom). The model must see such a holder register.
+// and a holder that meets the other machine (a lost race, or its busy
+// tail past the kept state) goes on as group commit (remote.PublishFrom).
+// The model must see such a holder register.
 func TestTurnsGroupCommitModel(t *testing.T) {
 	testScheduleModel(t, modeTurnsGroupCommit)
 }

@@ -66,8 +66,9 @@ var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &set
 	&setLocalTurns, &setTurnOffers, &setGroupCommit}
 
 // defaultGroupCommit is --group-commit's default (issue 18): on, since a
-// writer with local turns registers only after a race lost to another
-// machine (docs/storage.md §4B, "With local turns").
+// writer with local turns registers only for races with other machines
+// (docs/storage.md §4B, "With local turns"): one machine's writers keep
+// their turns and offers.
 const defaultGroupCommit = "true"
 
 func none() string { return "" }
