@@ -514,14 +514,19 @@ func TestTurnHolderLostRaceGoesOnAsGroupCommit(t *testing.T) {
 // once when `current` is past what its machine kept (other machines
 // publish: a plain attempt would race their group's leader), and stays
 // with its turn when the busy tail is its own machine's (the kept state
-// is `current`).
+// is `current`) or when its machine kept no state at all (registering
+// writers keep none, so each would send the next to the store).
 func TestTurnHolderJoinsAForeignBusyFleet(t *testing.T) {
 	ctx := context.Background()
 	proposals := func(mem *memstore.Mem) []string { // descriptors and group packs
 		return slices.DeleteFunc(proposalKeys(t, mem), func(k string) bool { return strings.HasSuffix(k, "-lead") })
 	}
-	for _, foreign := range []bool{true, false} {
-		t.Run(fmt.Sprintf("foreign %v", foreign), func(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		foreign, kept bool
+	}{{"foreign", true, true}, {"own", false, true}, {"nothing kept", true, false}} {
+		foreign := tc.foreign
+		t.Run(tc.name, func(t *testing.T) {
 			mem := memstore.New()
 			near := &mapNearby{}
 			local := newGroupWriter(mem) // this machine's: each keeps its state nearby
@@ -547,6 +552,9 @@ func TestTurnHolderJoinsAForeignBusyFleet(t *testing.T) {
 			// The holder reads `current` (the kept state is not one to
 			// guess on), and decides on what it read.
 			near.reliable = false
+			if !tc.kept {
+				near = &mapNearby{}
+			}
 			holder := newGroupWriter(mem)
 			holder.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, GroupCommit: true, Turns: &mutexTurns{}, Nearby: near})
 			acc, err := holder.publishWith(ctx, "mine.md", nil, holder.nb.PublishNearby)
@@ -554,11 +562,12 @@ func TestTurnHolderJoinsAForeignBusyFleet(t *testing.T) {
 				t.Fatalf("%+v, %v", acc, err)
 			}
 			keys := proposals(mem)
-			if foreign && !slices.Equal(keys, []string{remote.ProposalKey(acc.State.Generation()-1, acc.Publication)}) {
+			registers := foreign && tc.kept
+			if registers && !slices.Equal(keys, []string{remote.ProposalKey(acc.State.Generation()-1, acc.Publication)}) {
 				t.Fatalf("past the kept state, in a busy fleet: proposals %v, want ours registered on generation %d", keys, acc.State.Generation()-1)
 			}
-			if !foreign && len(keys) != 0 {
-				t.Fatalf("on its own machine's busy tail: proposals %v, want none", keys)
+			if !registers && len(keys) != 0 {
+				t.Fatalf("%s: proposals %v, want none", tc.name, keys)
 			}
 		})
 	}
