@@ -368,12 +368,6 @@ func TestGroupCommitFollowerLeadsWhenTheLeaderIsGone(t *testing.T) {
 	}
 }
 
-// A first attempt registers when `current`'s tail shows a busy fleet
-// (publications much closer together than an attempt takes), even for a
-// writer with no contention of its own to remember: in a fleet whose
-// agents commit once a minute each, a racing first attempt would beat the
-// group's leader. A tail that has gone quiet, or one that only shows the
-// writer's own commits in a row, leaves it at three requests.
 // proposalKeys lists the keys under proposals/: descriptors, lead
 // markers and group packs.
 func proposalKeys(t *testing.T, mem *memstore.Mem) []string {
@@ -389,6 +383,12 @@ func proposalKeys(t *testing.T, mem *memstore.Mem) []string {
 	return keys
 }
 
+// A first attempt registers when `current`'s tail shows a busy fleet
+// (publications much closer together than an attempt takes), even for a
+// writer with no contention of its own to remember: in a fleet whose
+// agents commit once a minute each, a racing first attempt would beat the
+// group's leader. A tail that has gone quiet, or one that only shows the
+// writer's own commits in a row, leaves it at three requests.
 func TestGroupCommitFirstAttemptRegistersOnABusyTail(t *testing.T) {
 	ctx := context.Background()
 	proposals := func(mem *memstore.Mem) []string { return proposalKeys(t, mem) }
