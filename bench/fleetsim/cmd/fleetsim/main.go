@@ -39,7 +39,7 @@ func main() {
 	capRun := flag.Duration("cap", 10*time.Minute, "no new call starts this long after the last instant (model time)")
 	perCommit := flag.Bool("engine-per-commit", false, "a fresh engine per Commit call, as the CLI (default: one engine per agent, as serve)")
 	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
-	group := flag.Bool("group-commit", false, "engines use group commit (issue 18)")
+	group := flag.Bool("group-commit", true, "engines use group commit, as the CLI does by default (issue 18; false: off)")
 	machines := flag.Int("machines", 0, "spread the agents over this many machines, whose engines take turns and offer (0: each agent its own machine, no turns)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs (set-up included) to this file")
