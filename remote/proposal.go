@@ -447,11 +447,11 @@ func (n *Notebook) joinGroup(ctx context.Context, state State, o *offering, buil
 // publication kept (a writer of one machine that takes turns never
 // registers because of its neighbours), and, as for PublishGroup's first
 // attempt, the writer met contention lately or the tail is busy. Without
-// a kept state (a new machine, a cleaned cache) it does not: writers that
-// register keep none, so on one machine with a busy tail each would send
-// the next to the store; a plain write that wins keeps one.
+// a kept state (a new machine) contention alone decides: making those
+// first attempts plain until one wins and keeps a state cost a fleet of
+// ten machines twice the requests (docs/benchmarks.md).
 func (n *Notebook) joinsGroup(state State, t0 time.Time) bool {
-	if kept, _ := n.nearbyCurrent(); kept.Manifest == nil || state.Generation() <= kept.Generation() {
+	if kept, _ := n.nearbyCurrent(); kept.Manifest != nil && state.Generation() <= kept.Generation() {
 		return false
 	}
 	now := n.opts.Now()
