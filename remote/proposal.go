@@ -411,9 +411,8 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 func (n *Notebook) continueGroup(ctx context.Context, lost State, pub string, prop Proposal, o *offering, attempt int, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
 	c := n.groupAfterOffers(pub, o)
 	c.contended = true
-	c.lowest = lost.Generation()
-	if c.tried {
-		c.lowest = min(c.lowest, o.lowest)
+	if !c.tried || lost.Generation() < c.lowest { // c.lowest: the offers' lowest
+		c.lowest = lost.Generation()
 	}
 	c.tried, c.lastETag, c.prop = true, lost.ETag, prop
 	if attempt > n.opts.Retries {
