@@ -85,7 +85,7 @@
 // turns, a holder's race lost after a read of `current` (to another
 // machine) goes on as PublishGroup's retries (continueGroup), and a holder
 // that reads `current` past its machine's kept state in a busy fleet
-// registers at once (joinsGroup, joinGroup): out of the turn, under the
+// registers at once (readInTurn): out of the turn, under the
 // publication ID it had.
 //
 // Probe runs the same guarantee checks as the contract suite

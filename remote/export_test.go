@@ -88,3 +88,9 @@ func InsteadOf(it PlanItem, reach uint64) []PlanItem {
 func (n *Notebook) LocalPublications(ctx context.Context, state State, from, to uint64) []Increment {
 	return n.localPublications(ctx, state, from, to)
 }
+
+// AcceptedSince exposes acceptedSince for a call that made offers or
+// attempts on generations lowest to top.
+func (n *Notebook) AcceptedSince(ctx context.Context, state State, lowest, top uint64, pub string) (Increment, bool, error) {
+	return n.acceptedSince(ctx, state, attempted{tried: true, lowest: lowest, top: top}, pub)
+}

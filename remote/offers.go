@@ -92,24 +92,13 @@ type offering struct {
 	build   func(ctx context.Context, observed State, publication string) (Proposal, error)
 	include IncludeFunc
 
-	live     bool     // an offer of ours on gen may still be included
-	gen      uint64   // the generation of our last offer
-	etag     string   // the state it was built on
-	prop     Proposal // its proposal
-	tried    bool     // an offer or an attempt was made
-	lowest   uint64   // the lowest generation one may have been accepted after
-	top      uint64   // the highest generation one was made on
-	stopped  bool     // offer no more while waiting (a build or the history read failed)
-	accepted *Accepted
-}
-
-// note records an offer or attempt on generation g.
-func (o *offering) note(g uint64) {
-	if !o.tried || g < o.lowest {
-		o.lowest = g
-	}
-	o.top = max(o.top, g)
-	o.tried = true
+	live      bool     // an offer of ours on gen may still be included
+	gen       uint64   // the generation of our last offer
+	etag      string   // the state it was built on
+	prop      Proposal // its proposal
+	attempted          // the generations offers and attempts were made on
+	stopped   bool     // offer no more while waiting (a build or the history read failed)
+	accepted  *Accepted
 }
 
 // cleared records that state, past every generation an offer or attempt
@@ -137,7 +126,7 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 			// Past our offer's generation: it was decided. The history
 			// after lowest tells (the tail, and segments the holder
 			// kept nearby; the store only when it did not).
-			inc, ok, err := o.n.acceptedSince(ctx, st, o.lowest, o.pub)
+			inc, ok, err := o.n.acceptedSince(ctx, st, o.attempted, o.pub)
 			switch {
 			case err != nil:
 				o.stop() // the turn decides
@@ -252,7 +241,7 @@ func (o *offering) acceptedSince(ctx context.Context, state State) (Accepted, bo
 	if !o.tried {
 		return Accepted{}, false, nil
 	}
-	inc, ok, err := o.n.acceptedSince(ctx, state, o.lowest, o.pub)
+	inc, ok, err := o.n.acceptedSince(ctx, state, o.attempted, o.pub)
 	if err != nil || !ok {
 		if err == nil && state.Generation() > o.top {
 			o.cleared(state)
@@ -273,7 +262,7 @@ func (o *offering) reusable(state State) bool {
 // settle decides (proposal.go).
 func (o *offering) end(ctx context.Context, attempts int, err error) (Accepted, error) {
 	if o.live {
-		acc, err := o.n.settle(ctx, o.gen, o.lowest, o.pub, attempts, err)
+		acc, err := o.n.settle(ctx, o.gen, o.attempted, o.pub, attempts, err)
 		if err == nil {
 			acc.Offered = true
 		}

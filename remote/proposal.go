@@ -50,7 +50,9 @@ import (
 //     `current` is past G it is dead, so each registration is decided by
 //     one write;
 //   - before every attempt the proposer reads `current` and looks for its
-//     ID in every generation after the first one it attempted on: found
+//     ID in every generation a write conditional on one it attempted on
+//     can have named (acceptedSince: from the first one on, to the end of
+//     the write after the last, whose generations share one time): found
 //     means accepted (whoever wrote it), and it stops; not found while
 //     `current` is past those attempts means none of them can ever be
 //     accepted, so the next one cannot double-accept;
@@ -387,14 +389,8 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 	if err != nil {
 		return Accepted{}, err
 	}
-	now := n.opts.Now()
 	c := n.newGroupCall(NewUUIDv7())
-	// In contention (ContentionMemory, or a busy tail) even the first
-	// attempt registers and joins (or leads) the group of its generation.
-	// (A tail that is all ours since our last publication is a writer
-	// committing in a row, which stays at three requests.)
-	c.eager = c.record.contended(now, state.Generation()) ||
-		(state.Generation() != c.record.Generation && tailBusy(state.Manifest, now, now.Sub(t0)))
+	c.eager = c.inContention(n, state, t0)
 	return n.groupAttempts(ctx, c, state, 1, build, include)
 }
 
@@ -409,12 +405,11 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 // ours was made on, and an offer that may still be included is settled as
 // a registration is.
 func (n *Notebook) continueGroup(ctx context.Context, lost State, pub string, prop Proposal, o *offering, attempt int, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
-	c := n.groupAfterOffers(pub, o)
+	c := n.newGroupCall(pub)
+	c.takeOffering(o)
 	c.contended = true
-	if !c.tried || lost.Generation() < c.lowest { // c.lowest: the offers' lowest
-		c.lowest = lost.Generation()
-	}
-	c.tried, c.lastETag, c.prop = true, lost.ETag, prop
+	c.note(lost.Generation())
+	c.lastETag, c.prop = lost.ETag, prop
 	if attempt > n.opts.Retries {
 		return c.lostRaces(ctx, n, attempt, errNotAccepted)
 	}
@@ -428,51 +423,61 @@ func (n *Notebook) continueGroup(ctx context.Context, lost State, pub string, pr
 	return n.groupAttempts(ctx, c, state, attempt+1, build, include)
 }
 
-// joinGroup runs group commit from a first attempt on state, registering
-// at once, for a writer that has its machine's turn and found `current`
-// past the state its machine kept, in a busy fleet (joinsGroup): writers
-// of other machines publish, and a plain first attempt would race their
-// group's leader and break the group up, as it did before first attempts
-// registered on a busy tail (PublishGroup). The turn has been given up.
-func (n *Notebook) joinGroup(ctx context.Context, state State, o *offering, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
-	c := n.groupAfterOffers(NewUUIDv7(), o)
-	c.eager = true
-	return n.groupAttempts(ctx, c, state, 1, build, include)
-}
-
-// joinsGroup reports whether a writer with turns whose first attempt read
-// state (the read took since t0) joins the group of its generation at
-// once: only when `current` is past the state this machine's last
+// readInTurn reads `current` for an attempt of a writer that has its
+// machine's turn. With group commit (group) it also returns the group
+// call the writer joins at once, registering from its first attempt (nil:
+// it does not), when `current` is past the state this machine's last
 // publication kept (a writer of one machine that takes turns never
-// registers because of its neighbours), and, as for PublishGroup's first
-// attempt, the writer met contention lately or the tail is busy. Without
-// a kept state (a new machine) contention alone decides: making those
-// first attempts plain until one wins and keeps a state cost a fleet of
-// ten machines twice the requests (docs/benchmarks.md).
-func (n *Notebook) joinsGroup(state State, t0 time.Time) bool {
-	if kept, _ := n.nearbyCurrent(); kept.Manifest != nil && state.Generation() <= kept.Generation() {
-		return false
+// registers because of its neighbours) and, as for PublishGroup's first
+// attempt, the writer is in contention: writers of other machines
+// publish, and a plain first attempt would race their group's leader and
+// break the group up, as it did before first attempts registered on a
+// busy tail. Without a kept state (a new machine) contention alone
+// decides: making those first attempts plain until one wins and keeps a
+// state cost a fleet of ten machines twice the requests
+// (docs/benchmarks.md). The caller gives up its turn to join.
+func (n *Notebook) readInTurn(ctx context.Context, group bool, o *offering) (State, *groupCall, error) {
+	t0 := n.opts.Now()
+	state, err := n.ReadCurrent(ctx)
+	if err != nil || !group {
+		return state, nil, err
 	}
-	now := n.opts.Now()
-	record := n.contention().Load()
-	return record.contended(now, state.Generation()) ||
-		(state.Generation() != record.Generation && tailBusy(state.Manifest, now, now.Sub(t0)))
+	if kept, _ := n.nearbyCurrent(); kept.Manifest != nil && state.Generation() <= kept.Generation() {
+		return state, nil, nil
+	}
+	c := n.newGroupCall(NewUUIDv7())
+	if !c.inContention(n, state, t0) {
+		return state, nil, nil
+	}
+	c.takeOffering(o)
+	c.eager = true
+	return state, c, nil
 }
 
-// groupAfterOffers is the group call of a writer that took turns, with
-// publication pub, or its offering's: the search for its ID starts at
-// the lowest generation an offer of it was made on, and an offer that may
-// still be included is settled as a registration is. The offer file is
-// withdrawn: the writer offers no more.
-func (n *Notebook) groupAfterOffers(pub string, o *offering) *groupCall {
-	c := n.newGroupCall(pub)
-	if o != nil {
-		o.withdraw()
-		c.pub = o.pub
-		c.tried, c.lowest = o.tried, o.lowest
-		c.registered, c.regGen = o.live, o.gen
+// inContention reports whether a first attempt on state (read since t0)
+// registers and joins (or leads) the group of its generation: the writer
+// met contention lately (ContentionMemory) or the tail is busy. A tail
+// that is all ours since our last publication is a writer committing in a
+// row, which stays at three requests.
+func (c *groupCall) inContention(n *Notebook, state State, t0 time.Time) bool {
+	now := n.opts.Now()
+	return c.record.contended(now, state.Generation()) ||
+		(state.Generation() != c.record.Generation && tailBusy(state.Manifest, now, now.Sub(t0)))
+}
+
+// takeOffering makes c the group call of a writer that took turns and
+// offered (o; nil: it did not): the publication is the offering's, the
+// search for it starts at the lowest generation an offer of it was made
+// on, and an offer that may still be included is settled as a
+// registration is. The offer file is withdrawn: the writer offers no more.
+func (c *groupCall) takeOffering(o *offering) {
+	if o == nil {
+		return
 	}
-	return c
+	o.withdraw()
+	c.pub = o.pub
+	c.attempted = o.attempted
+	c.registered, c.regGen = o.live, o.gen
 }
 
 // groupCall is one call's state across its group commit attempts.
@@ -482,8 +487,7 @@ type groupCall struct {
 	record    ContentionRecord
 	eager     bool     // the first attempt registers
 	contended bool     // the call met contention (remembered when it ends accepted)
-	tried     bool     // an attempt was made (a write or a registration)
-	lowest    uint64   // the lowest generation attempted on
+	attempted          // the generations attempted on (writes, registrations, offers)
 	lastETag  string   // the state the last proposal was built on
 	prop      Proposal // that proposal
 	follows   int      // attempts that left the write to a leader (not counted as retries)
@@ -512,7 +516,7 @@ func (c *groupCall) remember(n *Notebook, known State) {
 // included: then settle decides (a cancelled context included).
 func (c *groupCall) stop(ctx context.Context, n *Notebook, err error) (Accepted, error) {
 	if c.registered {
-		return n.settle(ctx, c.regGen, c.lowest, c.pub, 0, err)
+		return n.settle(ctx, c.regGen, c.attempted, c.pub, 0, err)
 	}
 	return Accepted{}, err
 }
@@ -523,7 +527,7 @@ func (c *groupCall) lostRaces(ctx context.Context, n *Notebook, attempt int, err
 	c.record.Contended = n.opts.Now()
 	c.memory.Save(c.record)
 	if c.registered {
-		return n.settle(ctx, c.regGen, c.lowest, c.pub, attempt, cause)
+		return n.settle(ctx, c.regGen, c.attempted, c.pub, attempt, cause)
 	}
 	return Accepted{}, cause
 }
@@ -535,7 +539,7 @@ func (n *Notebook) groupAttempts(ctx context.Context, c *groupCall, state State,
 	for ; ; attempt++ {
 		var err error
 		if c.tried {
-			inc, ok, err := n.acceptedSince(ctx, state, c.lowest, pub)
+			inc, ok, err := n.acceptedSince(ctx, state, c.attempted, pub)
 			if err != nil {
 				return c.stop(ctx, n, err)
 			}
@@ -569,10 +573,8 @@ func (n *Notebook) groupAttempts(ctx context.Context, c *groupCall, state State,
 			if attempt > 1 && !reuse && n.moved(ctx, state) {
 				err = fmt.Errorf("%w: current moved past generation %d while the retry was built: %w", errNotAccepted, state.Generation(), ErrPrecondition)
 			} else {
-				if !c.tried || state.Generation() < c.lowest {
-					c.lowest = state.Generation()
-				}
-				c.tried, c.lastETag = true, state.ETag
+				c.note(state.Generation())
+				c.lastETag = state.ETag
 				register := attempt > 1 || c.eager
 				if register {
 					c.registered, c.regGen = true, state.Generation() // from the descriptor's Put on, it may be included
@@ -594,7 +596,7 @@ func (n *Notebook) groupAttempts(ctx context.Context, c *groupCall, state State,
 		}
 		if !errors.Is(err, errNotAccepted) {
 			if c.registered {
-				return n.settle(ctx, c.regGen, c.lowest, pub, attempt, err)
+				return n.settle(ctx, c.regGen, c.attempted, pub, attempt, err)
 			}
 			return Accepted{}, err
 		}
@@ -658,13 +660,13 @@ func (n *Notebook) groupAttempts(ctx context.Context, c *groupCall, state State,
 // dead and the verdict final: accepted if our ID is there, else cause) or
 // the polls run out (ErrAmbiguous). It runs even if ctx is cancelled, like
 // resolveAt: the caller must learn whether its change was accepted.
-func (n *Notebook) settle(ctx context.Context, g, lowest uint64, pub string, attempts int, cause error) (Accepted, error) {
+func (n *Notebook) settle(ctx context.Context, g uint64, tried attempted, pub string, attempts int, cause error) (Accepted, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
 	defer cancel()
 	for poll := 0; ; poll++ {
 		st, err := n.ReadCurrent(rctx)
 		if err == nil {
-			inc, ok, ferr := n.acceptedSince(rctx, st, lowest, pub)
+			inc, ok, ferr := n.acceptedSince(rctx, st, tried, pub)
 			switch {
 			case ferr == nil && ok:
 				return Accepted{State: st, Publication: pub, Attempts: attempts, Published: true, Included: inc.Generation}, nil
@@ -681,23 +683,69 @@ func (n *Notebook) settle(ctx context.Context, g, lowest uint64, pub string, att
 	}
 }
 
-// acceptedSince looks for pub among the publications of state after
-// generation lowest (every generation an attempt of ours could have
-// produced, ours or as a member).
-func (n *Notebook) acceptedSince(ctx context.Context, state State, lowest uint64, pub string) (Increment, bool, error) {
-	if state.Generation() <= lowest {
+// attempted records the generations a call's offers, attempts and
+// registrations were made on, each a state that was `current`: its
+// publication can only have been accepted by a write conditional on one of
+// them (acceptedSince).
+type attempted struct {
+	tried  bool   // one was made
+	lowest uint64 // the lowest generation one may have been accepted after
+	top    uint64 // the highest generation one was made on
+}
+
+// note records one made on generation g.
+func (a *attempted) note(g uint64) {
+	if !a.tried || g < a.lowest {
+		a.lowest = g
+	}
+	a.top = max(a.top, g)
+	a.tried = true
+}
+
+// historyStep is how many generations acceptedSince reads at a time past
+// the first write after tried.top: a level-1 segment's worth.
+const historyStep = 8
+
+// acceptedSince looks for pub among the publications of state that a
+// write conditional on a generation of tried can have named. Such a write
+// names the generation after it first and gives every generation it names
+// its own time (docs/storage.md §4B), and the writes conditional on the
+// generations before tried.top ended by it (tried.top was `current`), so
+// the search covers lowest+1 to top+1, and after that only the run of
+// top+1's time: it stops at the first generation whose time differs. A
+// writer whose offer or attempt is fifty generations behind `current`
+// reads one segment or two instead of every segment between.
+func (n *Notebook) acceptedSince(ctx context.Context, state State, tried attempted, pub string) (Increment, bool, error) {
+	g := state.Generation()
+	if !tried.tried || g <= tried.lowest {
 		return Increment{}, false, nil
 	}
-	incs, err := n.Publications(ctx, state, lowest+1, state.Generation())
-	if err != nil {
-		return Increment{}, false, fmt.Errorf("remote: publication %s: read the history: %w", pub, err)
-	}
-	for _, inc := range incs {
-		if inc.Publication == pub {
-			return inc, true, nil
+	first := max(tried.top, tried.lowest) + 1 // the first generation of the last write we may be in
+	var run uint64                            // first's time, once read
+	from, to := tried.lowest+1, min(g, first)
+	for {
+		incs, err := n.Publications(ctx, state, from, to)
+		if err != nil {
+			return Increment{}, false, fmt.Errorf("remote: publication %s: read the history: %w", pub, err)
 		}
+		for _, inc := range incs {
+			if inc.Generation > first && inc.Time != run {
+				return Increment{}, false, nil // a later write: ours were all decided before it
+			}
+			if inc.Publication == pub {
+				return inc, true, nil
+			}
+			if inc.Generation == first {
+				run = inc.Time
+			}
+		}
+		if to >= g || len(incs) == 0 || incs[len(incs)-1].Generation != to {
+			// The end of state's history, or a generation without an
+			// increment (a checkpoint swap: no write of ours is after it).
+			return Increment{}, false, nil
+		}
+		from, to = to+1, min(g, to+historyStep)
 	}
-	return Increment{}, false, nil
 }
 
 // groupAttempt uploads our pack (a retry also registers it and gathers

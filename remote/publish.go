@@ -55,7 +55,7 @@ func (n *Notebook) Publish(ctx context.Context, build func(ctx context.Context, 
 // (after a read of `current`, not a wrong guess) goes on as PublishGroup's
 // retries do, registering under the same publication ID (continueGroup),
 // and a read that finds another machine's writers busy registers at once
-// (joinsGroup).
+// (readInTurn).
 func (n *Notebook) PublishFrom(ctx context.Context, known State, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
 	return n.publishFrom(ctx, known, false, build, include, nil)
 }
@@ -118,14 +118,14 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 	group := n.opts.GroupCommit && include != nil
 	state, guessed := known, known.Manifest != nil && known.ETag != ""
 	if !guessed {
-		t0 := n.opts.Now()
+		var joined *groupCall
 		var err error
-		if state, err = n.ReadCurrent(ctx); err != nil {
+		if state, joined, err = n.readInTurn(ctx, group, o); err != nil {
 			return stop(0, err)
 		}
-		if group && n.joinsGroup(state, t0) {
+		if joined != nil {
 			release()
-			return n.joinGroup(ctx, state, o, build, include)
+			return n.groupAttempts(ctx, joined, state, 1, build, include)
 		}
 	}
 	read := n.opts.Now()
@@ -209,13 +209,13 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 		}
 		if guessed {
 			// Read what `current` is and start over: not a retry.
-			t0 := n.opts.Now()
-			if state, err = n.ReadCurrent(ctx); err != nil {
+			var joined *groupCall
+			if state, joined, err = n.readInTurn(ctx, group, o); err != nil {
 				return stop(attempt, err)
 			}
-			if group && n.joinsGroup(state, t0) {
+			if joined != nil {
 				release()
-				return n.joinGroup(ctx, state, o, build, include)
+				return n.groupAttempts(ctx, joined, state, 1, build, include)
 			}
 			guessed, read = false, n.opts.Now()
 			attempt--

@@ -1,0 +1,91 @@
+package remote_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// A writer learns whether its publication was accepted by searching the
+// history for its ID. Only a write conditional on a generation it offered
+// or attempted on can name it, and such a write gives every generation it
+// names one time: the search ends with that run, however far `current`
+// has moved on, so a writer fifty generations behind reads a segment or
+// two, not every segment between.
+func TestAcceptedSinceSearchesOnlyTheWritesThatCanNameUs(t *testing.T) {
+	ctx := context.Background()
+	m := memstore.New()
+	clock := time.UnixMilli(1_800_000_000_000)
+	frozen := false
+	now := func() time.Time {
+		if !frozen {
+			clock = clock.Add(time.Second)
+		}
+		return clock
+	}
+	nb := remote.Open(m, remote.Options{Now: now})
+	var p proposer
+	for g := uint64(1); g <= 100; g++ {
+		// Generations 41 to 44 share one time, as the members of one write
+		// conditional on 40 do.
+		frozen = g >= 42 && g <= 44
+		if _, err := nb.Publish(ctx, p.build); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pubOf := func(g uint64) string { return p.pubs[g-1] } // one attempt each
+	st, err := nb.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Generation() != 100 || len(st.Manifest.Segments) == 0 {
+		t.Fatalf("generation %d, %d segments: the test needs a history in segments", st.Generation(), len(st.Manifest.Segments))
+	}
+
+	search := func(lowest, top, g uint64) (bool, int) {
+		t.Helper()
+		reader := remote.Open(m, remote.Options{}) // no segment cached
+		before := m.Calls(memstore.OpGet)
+		inc, ok, err := reader.AcceptedSince(ctx, st, lowest, top, pubOf(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && inc.Generation != g {
+			t.Fatalf("found %s at generation %d, want %d", pubOf(g), inc.Generation, g)
+		}
+		return ok, m.Calls(memstore.OpGet) - before
+	}
+
+	// The write conditional on 40 named 41 to 44: a member at 43 is found,
+	// and the search reads only the segments around those generations.
+	if ok, gets := search(40, 40, 43); !ok || gets > 3 {
+		t.Fatalf("a member of the write after our attempt: found %v after %d GETs, want found after at most 3", ok, gets)
+	}
+	// The write after it (45) has another time: it cannot be ours, and
+	// the search stops before it.
+	if ok, _ := search(40, 40, 45); ok {
+		t.Fatalf("the search went past the write conditional on our generation")
+	}
+	before := m.Calls(memstore.OpGet)
+	if _, err := remote.Open(m, remote.Options{}).Publications(ctx, st, 41, 100); err != nil {
+		t.Fatal(err)
+	}
+	between := m.Calls(memstore.OpGet) - before
+	if _, gets := search(40, 40, 99); gets > 3 || gets >= between {
+		t.Fatalf("a search sixty generations behind read %d segments, want at most 3 (the whole history between: %d)", gets, between)
+	}
+	// Attempts on 10 to 40: every generation from 11 is searched.
+	if ok, _ := search(10, 40, 12); !ok {
+		t.Fatalf("an earlier attempt's write was not searched")
+	}
+	if ok, _ := search(10, 40, 41); !ok {
+		t.Fatalf("the write after the last attempt was not searched")
+	}
+	// The tail is searched as before: an attempt on 98 is found at 99.
+	if ok, gets := search(98, 98, 99); !ok || gets != 0 {
+		t.Fatalf("a publication in the tail: found %v after %d GETs, want found with none", ok, gets)
+	}
+}
