@@ -45,11 +45,11 @@ func TestAcceptedSinceSearchesOnlyTheWritesThatCanNameUs(t *testing.T) {
 		t.Fatalf("generation %d, %d segments: the test needs a history in segments", st.Generation(), len(st.Manifest.Segments))
 	}
 
-	search := func(lowest, top, g uint64) (bool, int) {
+	search := func(g uint64, attempted ...uint64) (bool, int) {
 		t.Helper()
 		reader := remote.Open(m, remote.Options{}) // no segment cached
 		before := m.Calls(memstore.OpGet)
-		inc, ok, err := reader.AcceptedSince(ctx, st, lowest, top, pubOf(g))
+		inc, ok, err := reader.AcceptedSince(ctx, st, pubOf(g), attempted...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,31 +61,37 @@ func TestAcceptedSinceSearchesOnlyTheWritesThatCanNameUs(t *testing.T) {
 
 	// The write conditional on 40 named 41 to 44: a member at 43 is found,
 	// and the search reads only the segments around those generations.
-	if ok, gets := search(40, 40, 43); !ok || gets > 3 {
+	if ok, gets := search(43, 40); !ok || gets > 3 {
 		t.Fatalf("a member of the write after our attempt: found %v after %d GETs, want found after at most 3", ok, gets)
 	}
 	// The write after it (45) has another time: it cannot be ours, and
 	// the search stops before it.
-	if ok, _ := search(40, 40, 45); ok {
+	if ok, _ := search(45, 40); ok {
 		t.Fatalf("the search went past the write conditional on our generation")
 	}
 	before := m.Calls(memstore.OpGet)
-	if _, err := remote.Open(m, remote.Options{}).Publications(ctx, st, 41, 100); err != nil {
+	if _, err := remote.Open(m, remote.Options{}).Publications(ctx, st, 11, 100); err != nil {
 		t.Fatal(err)
 	}
 	between := m.Calls(memstore.OpGet) - before
-	if _, gets := search(40, 40, 99); gets > 3 || gets >= between {
+	if _, gets := search(99, 40); gets > 3 || gets >= between {
 		t.Fatalf("a search sixty generations behind read %d segments, want at most 3 (the whole history between: %d)", gets, between)
 	}
-	// Attempts on 10 to 40: every generation from 11 is searched.
-	if ok, _ := search(10, 40, 12); !ok {
-		t.Fatalf("an earlier attempt's write was not searched")
+	// Attempts on 10 and 60 (and on 98, in the tail): the writes after
+	// each are searched, and nothing between them is read.
+	for _, g := range []uint64{11, 61, 99} {
+		if ok, _ := search(g, 10, 60, 98); !ok {
+			t.Fatalf("the write on %d was not searched", g-1)
+		}
 	}
-	if ok, _ := search(10, 40, 41); !ok {
-		t.Fatalf("the write after the last attempt was not searched")
+	if ok, _ := search(12, 10, 60, 98); ok {
+		t.Fatalf("the search read a write on a generation nobody attempted on")
 	}
-	// The tail is searched as before: an attempt on 98 is found at 99.
-	if ok, gets := search(98, 98, 99); !ok || gets != 0 {
+	if _, gets := search(50, 10, 60, 98); gets > 6 || gets >= between {
+		t.Fatalf("a search of two writes far behind read %d segments, want at most 6 (the whole history between: %d)", gets, between)
+	}
+	// In the tail, no request at all.
+	if ok, gets := search(99, 98); !ok || gets != 0 {
 		t.Fatalf("a publication in the tail: found %v after %d GETs, want found with none", ok, gets)
 	}
 }

@@ -90,7 +90,11 @@ func (n *Notebook) LocalPublications(ctx context.Context, state State, from, to 
 }
 
 // AcceptedSince exposes acceptedSince for a call that made offers or
-// attempts on generations lowest to top.
-func (n *Notebook) AcceptedSince(ctx context.Context, state State, lowest, top uint64, pub string) (Increment, bool, error) {
-	return n.acceptedSince(ctx, state, attempted{tried: true, lowest: lowest, top: top}, pub)
+// attempts on generations gens.
+func (n *Notebook) AcceptedSince(ctx context.Context, state State, pub string, gens ...uint64) (Increment, bool, error) {
+	var a attempted
+	for _, g := range gens {
+		a.note(g)
+	}
+	return n.acceptedSince(ctx, state, a, pub)
 }

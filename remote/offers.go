@@ -101,13 +101,12 @@ type offering struct {
 	accepted  *Accepted
 }
 
-// cleared records that state, past every generation an offer or attempt
-// was made on, does not name our publication: all of them are decided,
-// none accepted, so later searches start after it (within the tail of
-// `current`, not in its segments).
-func (o *offering) cleared(state State) {
+// cleared records that a state past every generation an offer or attempt
+// was made on does not name our publication: all of them are decided,
+// none accepted, and no later search reads their writes again.
+func (o *offering) cleared() {
 	o.live = false
-	o.lowest = state.Generation()
+	o.decided()
 }
 
 // waiting is the Turnstile's waiting function: it reports true once the
@@ -123,9 +122,9 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 			return false
 		}
 		if o.tried {
-			// Past our offer's generation: it was decided. The history
-			// after lowest tells (the tail, and segments the holder
-			// kept nearby; the store only when it did not).
+			// Past our offer's generation: it was decided. The writes
+			// on our offers' generations tell (the tail, and segments
+			// the holder kept nearby; the store only when it did not).
 			inc, ok, err := o.n.acceptedSince(ctx, st, o.attempted, o.pub)
 			switch {
 			case err != nil:
@@ -140,7 +139,7 @@ func (o *offering) waiting(ctx context.Context) func() bool {
 				return true
 			}
 			o.withdraw()
-			o.cleared(st) // a write on its generation won without it
+			o.cleared() // a write on its generation won without it
 		}
 		o.n.opts.Offers.Waiting(o.pub, true) // a holder may wait for this offer
 		prop, err := o.build(ctx, st, o.pub)
@@ -244,7 +243,7 @@ func (o *offering) acceptedSince(ctx context.Context, state State) (Accepted, bo
 	inc, ok, err := o.n.acceptedSince(ctx, state, o.attempted, o.pub)
 	if err != nil || !ok {
 		if err == nil && state.Generation() > o.top {
-			o.cleared(state)
+			o.cleared()
 		}
 		return Accepted{}, false, err
 	}

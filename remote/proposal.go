@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,11 +52,11 @@ import (
 //     one write;
 //   - before every attempt the proposer reads `current` and looks for its
 //     ID in every generation a write conditional on one it attempted on
-//     can have named (acceptedSince: from the first one on, to the end of
-//     the write after the last, whose generations share one time): found
-//     means accepted (whoever wrote it), and it stops; not found while
-//     `current` is past those attempts means none of them can ever be
-//     accepted, so the next one cannot double-accept;
+//     can have named (acceptedSince: the run of generations after each
+//     that share one time): found means accepted (whoever wrote it), and
+//     it stops; not found while `current` is past those attempts means
+//     none of them can ever be accepted, so the next one cannot
+//     double-accept;
 //   - a writer includes at most one descriptor per publication ID and never
 //     its own; member packs are created with CreateIfAbsent, so two helpers
 //     racing for one member key cannot overwrite each other's bytes (the
@@ -401,9 +402,9 @@ func (n *Notebook) PublishGroup(ctx context.Context, build func(ctx context.Cont
 // publication ID, so the writers of several machines that meet join one
 // group instead of racing each other to REMOTE_BUSY. The turn has been
 // given up (group commit coordinates through the store). With an offering
-// o, the search for our ID starts at the lowest generation any offer of
-// ours was made on, and an offer that may still be included is settled as
-// a registration is.
+// o, the search for our ID covers the writes on the generations its
+// offers were made on, and an offer that may still be included is settled
+// as a registration is.
 func (n *Notebook) continueGroup(ctx context.Context, lost State, pub string, prop Proposal, o *offering, attempt int, build func(ctx context.Context, observed State, publication string) (Proposal, error), include IncludeFunc) (Accepted, error) {
 	c := n.newGroupCall(pub)
 	c.takeOffering(o)
@@ -467,8 +468,8 @@ func (c *groupCall) inContention(n *Notebook, state State, t0 time.Time) bool {
 
 // takeOffering makes c the group call of a writer that took turns and
 // offered (o; nil: it did not): the publication is the offering's, the
-// search for it starts at the lowest generation an offer of it was made
-// on, and an offer that may still be included is settled as a
+// search for it covers the writes on the generations its offers were
+// made on, and an offer that may still be included is settled as a
 // registration is. The offer file is withdrawn: the writer offers no more.
 func (c *groupCall) takeOffering(o *offering) {
 	if o == nil {
@@ -477,6 +478,7 @@ func (c *groupCall) takeOffering(o *offering) {
 	o.withdraw()
 	c.pub = o.pub
 	c.attempted = o.attempted
+	c.gens = slices.Clone(o.gens) // o makes no more offers, but shares nothing
 	c.registered, c.regGen = o.live, o.gen
 }
 
@@ -688,64 +690,83 @@ func (n *Notebook) settle(ctx context.Context, g uint64, tried attempted, pub st
 // publication can only have been accepted by a write conditional on one of
 // them (acceptedSince).
 type attempted struct {
-	tried  bool   // one was made
-	lowest uint64 // the lowest generation one may have been accepted after
-	top    uint64 // the highest generation one was made on
+	tried bool     // one was made
+	top   uint64   // the highest generation one was made on
+	gens  []uint64 // the generations not known to be decided, ascending
 }
 
 // note records one made on generation g.
 func (a *attempted) note(g uint64) {
-	if !a.tried || g < a.lowest {
-		a.lowest = g
-	}
-	a.top = max(a.top, g)
 	a.tried = true
+	a.top = max(a.top, g)
+	i, found := slices.BinarySearch(a.gens, g)
+	if !found {
+		a.gens = slices.Insert(a.gens, i, g)
+	}
 }
 
-// historyStep is how many generations acceptedSince reads at a time past
-// the first write after tried.top: a level-1 segment's worth.
-const historyStep = 8
+// decided records that a state past every generation noted does not name
+// the publication: none of them can be accepted any more, so no search
+// need look at them again.
+func (a *attempted) decided() { a.gens = nil }
+
+// historyStep is how many generations acceptedSince reads at a time: a
+// level-1 segment's worth.
+const historyStep = SegmentFanout
 
 // acceptedSince looks for pub among the publications of state that a
 // write conditional on a generation of tried can have named. Such a write
 // names the generation after it first and gives every generation it names
-// its own time (docs/storage.md §4B), and the writes conditional on the
-// generations before tried.top ended by it (tried.top was `current`), so
-// the search covers lowest+1 to top+1, and after that only the run of
-// top+1's time: it stops at the first generation whose time differs. A
-// writer whose offer or attempt is fifty generations behind `current`
-// reads one segment or two instead of every segment between.
+// one time (docs/storage.md §4B), so for each generation a noted the
+// search reads from a+1 on, only while the time is a+1's: it stops at the
+// first generation whose time differs, or one without an increment (a
+// checkpoint swap). The generations between those writes, other writers'
+// whatever their number, are never read: a writer whose offer was fifty
+// generations behind `current` reads a segment or two, not every segment
+// between.
 func (n *Notebook) acceptedSince(ctx context.Context, state State, tried attempted, pub string) (Increment, bool, error) {
-	g := state.Generation()
-	if !tried.tried || g <= tried.lowest {
-		return Increment{}, false, nil
+	for _, a := range tried.gens {
+		if a >= state.Generation() {
+			break
+		}
+		inc, ok, err := n.acceptedAfter(ctx, state, a, pub)
+		if err != nil || ok {
+			return inc, ok, err
+		}
 	}
-	first := max(tried.top, tried.lowest) + 1 // the first generation of the last write we may be in
-	var run uint64                            // first's time, once read
-	from, to := tried.lowest+1, min(g, first)
-	for {
+	return Increment{}, false, nil
+}
+
+// acceptedAfter looks for pub in the write of state's history that was
+// conditional on generation a: the run of generations from a+1 on that
+// share a+1's time.
+func (n *Notebook) acceptedAfter(ctx context.Context, state State, a uint64, pub string) (Increment, bool, error) {
+	g := state.Generation()
+	var run uint64 // a+1's time
+	for from := a + 1; from <= g; from += historyStep {
+		to := min(g, from+historyStep-1)
 		incs, err := n.Publications(ctx, state, from, to)
 		if err != nil {
 			return Increment{}, false, fmt.Errorf("remote: publication %s: read the history: %w", pub, err)
 		}
-		for _, inc := range incs {
-			if inc.Generation > first && inc.Time != run {
-				return Increment{}, false, nil // a later write: ours were all decided before it
+		for i, inc := range incs {
+			switch {
+			case inc.Generation != from+uint64(i):
+				return Increment{}, false, nil // a generation without an increment: a swap, another write
+			case inc.Generation == a+1:
+				run = inc.Time
+			case inc.Time != run:
+				return Increment{}, false, nil // a later write
 			}
 			if inc.Publication == pub {
 				return inc, true, nil
 			}
-			if inc.Generation == first {
-				run = inc.Time
-			}
 		}
-		if to >= g || len(incs) == 0 || incs[len(incs)-1].Generation != to {
-			// The end of state's history, or a generation without an
-			// increment (a checkpoint swap: no write of ours is after it).
+		if len(incs) < int(to-from+1) {
 			return Increment{}, false, nil
 		}
-		from, to = to+1, min(g, to+historyStep)
 	}
+	return Increment{}, false, nil
 }
 
 // groupAttempt uploads our pack (a retry also registers it and gathers
