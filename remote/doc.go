@@ -77,11 +77,12 @@
 // once `current` is past G.
 //
 // Group commit (proposal.go, off unless Options.GroupCommit): PublishGroup
-// keeps one publication ID; a retry registers a descriptor under
-// proposals/<G>-<id>, one loser per generation leads (CreateIfAbsent of
-// proposals/<G>-lead) and includes, through the caller's IncludeFunc, the
-// registered proposals that merge cleanly, each re-parented at its own
-// generation; followers poll `current` and find their ID there. With
+// keeps one publication ID; a retry registers its proposal (descriptor
+// and pack) under proposals/<G>-<id>, one loser per generation leads
+// (CreateIfAbsent of proposals/<G>-lead) and includes, through the
+// caller's IncludeFunc, the registered proposals that merge cleanly, each
+// re-parented at its own generation; followers poll `current` and find
+// their ID there. With
 // turns, a holder's race lost after a read of `current` (to another
 // machine) goes on as PublishGroup's retries (continueGroup), and a holder
 // that reads `current` past its machine's kept state in a busy fleet

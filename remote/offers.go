@@ -55,32 +55,28 @@ type Offers interface {
 	Waiting(publication string, waiting bool)
 }
 
-// EncodeOffer is an offer's bytes: the proposal's descriptor
-// (EncodeProposal: one line) followed by its pack.
+// EncodeOffer is an offer's bytes: those of a registration in the store
+// (EncodeRegistration: the descriptor, then the pack).
 func EncodeOffer(d ProposalDescriptor, pack []byte) []byte {
-	return append(EncodeProposal(d), pack...)
+	return EncodeRegistration(d, pack)
 }
 
-// DecodeOffer parses an offer on parentGeneration, checking its
-// descriptor as DecodeProposal does and its pack against the descriptor's
-// size and BLAKE3.
+// DecodeOffer parses an offer on parentGeneration as DecodeRegistration
+// does; an offer always holds its pack.
 func DecodeOffer(parentGeneration uint64, data []byte) (Candidate, error) {
-	line, pack, ok := bytes.Cut(data, []byte("\n"))
-	if !ok {
-		return Candidate{}, fmt.Errorf("remote: offer: no descriptor line")
-	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
 	var probe struct {
 		Publication string `json:"publication"`
 	}
 	if err := json.Unmarshal(line, &probe); err != nil {
 		return Candidate{}, fmt.Errorf("remote: offer: %w", err)
 	}
-	d, err := DecodeProposal(ProposalKey(parentGeneration, probe.Publication), data[:len(line)+1])
+	d, pack, err := DecodeRegistration(ProposalKey(parentGeneration, probe.Publication), data)
 	if err != nil {
 		return Candidate{}, err
 	}
-	if int64(len(pack)) != d.Pack.Size || cas.Sum(pack) != d.Pack.Sum {
-		return Candidate{}, fmt.Errorf("remote: offer of %s: the pack does not match its descriptor", d.Publication)
+	if pack == nil {
+		return Candidate{}, fmt.Errorf("remote: offer of %s: no pack", d.Publication)
 	}
 	return Candidate{ProposalDescriptor: d, PackData: pack}, nil
 }

@@ -24,17 +24,17 @@ import (
 //	attempt 1       build -> Put pack -> conditional write (3 requests, as before)
 //	lost race       the backoff of publish.go
 //	attempt k > 1   check whether an earlier attempt was accepted (by us or
-//	                as a member of someone's group) -> build -> Put pack ->
-//	                Put descriptor proposals/<G>-<pub> ->
+//	                as a member of someone's group) -> build -> Put the
+//	                registration proposals/<G>-<pub> (descriptor, pack) ->
 //	                CreateIfAbsent proposals/<G>-lead:
 //	                  lost: follow (no write): GET current, first after
 //	                        FirstWait + 5 round trips, until it moves;
 //	                        look for our ID;
 //	                  won (or `current` did not move since our last
-//	                        attempt, so the leader may be gone): wait
-//	                        FirstWait + 2 round trips -> List
-//	                        proposals/<G>- -> Get each other descriptor and
-//	                        its pack (oldest first, at most MaxGroup) ->
+//	                        attempt, so the leader may be gone): Put pack
+//	                        meanwhile; wait FirstWait + 2 round trips ->
+//	                        List proposals/<G>- -> Get each other
+//	                        registration (oldest first, at most MaxGroup) ->
 //	                        include (the caller re-parents those that merge
 //	                        cleanly) -> CreateIfAbsent each member pack ->
 //	                        Put the group pack proposals/<G>-<pub>-group ->
@@ -102,8 +102,8 @@ type ContentionRecord struct {
 // ContentionWindow is how long a writer stays in the registering mode:
 // longer than the gap between one agent's consecutive commits, short
 // enough that a writer left alone soon goes back to three requests (a
-// registering commit that finds nobody pays a descriptor PUT, a marker
-// CREATE, a LIST and FirstWait plus two round trips).
+// registering commit that finds nobody pays a registration PUT, a marker
+// HEAD and CREATE, a LIST and FirstWait plus two round trips).
 const ContentionWindow = 2 * time.Second
 
 // contended reports whether a commit that read generation g (its first
@@ -188,16 +188,16 @@ func (n *Notebook) GroupStats() (writes, members int64) {
 	return n.group.writes.Load(), n.group.members.Load()
 }
 
-// ProposalsPrefix holds the descriptors of registered proposals.
+// ProposalsPrefix holds the registered proposals.
 const ProposalsPrefix = "proposals/"
 
 // DefaultMaxGroup bounds how many registered proposals one write includes.
 const DefaultMaxGroup = 128
 
-// ProposalDescriptor is the small object a writer that lost a race
-// registers under ProposalKey(ParentGeneration, Publication): its pack
-// (already uploaded at IncrementKey(ParentGeneration+1, Publication)) and
-// the head it built on.
+// ProposalDescriptor describes what a writer that lost a race registers
+// under ProposalKey(ParentGeneration, Publication) (EncodeRegistration:
+// the descriptor, then the pack): the head it built on and its pack, whose
+// key is IncrementKey(ParentGeneration+1, Publication) if it writes itself.
 type ProposalDescriptor struct {
 	Publication      string
 	ParentGeneration uint64
@@ -308,6 +308,36 @@ func EncodeProposal(d ProposalDescriptor) []byte {
 		Parent: parent, Head: d.Head.String(), PackSum: d.Pack.Sum.String(), PackSize: d.Pack.Size,
 	})
 	return append(data, '\n')
+}
+
+// EncodeRegistration is what a writer registers: the descriptor
+// (EncodeProposal: one line) followed by its pack. (A writer before it
+// registered the descriptor alone, its pack already at d.Pack.Key.)
+func EncodeRegistration(d ProposalDescriptor, pack []byte) []byte {
+	return append(EncodeProposal(d), pack...)
+}
+
+// DecodeRegistration parses a registration read at key: the descriptor
+// (DecodeProposal) and the pack that follows it, checked against the
+// descriptor's size and BLAKE3; the pack is nil for a descriptor alone,
+// as older writers registered it.
+func DecodeRegistration(key string, data []byte) (ProposalDescriptor, []byte, error) {
+	line := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		line = data[:i+1]
+	}
+	d, err := DecodeProposal(key, line)
+	if err != nil {
+		return ProposalDescriptor{}, nil, err
+	}
+	pack := data[len(line):]
+	if len(pack) == 0 {
+		return d, nil, nil
+	}
+	if int64(len(pack)) != d.Pack.Size || cas.Sum(pack) != d.Pack.Sum {
+		return ProposalDescriptor{}, nil, fmt.Errorf("remote: proposal %s: the pack does not match its descriptor", key)
+	}
+	return d, pack, nil
 }
 
 // DecodeProposal parses a descriptor read at key, refusing anything
@@ -777,75 +807,79 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 	if err != nil {
 		return State{}, 0, err
 	}
-	// The manifest is extended once, with the write's time: at once when
-	// the write follows, after the gathering when we register (below).
-	var next *Manifest
-	var at uint64
-	if !register {
-		if next, at, err = n.extendAt(observed, pub, prop, ref); err != nil {
+	if !register { // a first attempt (never a reused one): §4's
+		next, at, err := n.extendAt(observed, pub, prop, ref)
+		if err != nil {
 			return State{}, 0, err
 		}
-	}
-	if !reuse {
-		// An unconditional put: a member pack a helper created under this
-		// key can only come from a write conditional on an older
+		// An unconditional put: a member pack a helper created under
+		// this key can only come from a write conditional on an older
 		// generation, which can no longer win.
 		if err := n.store.Put(ctx, ref.Key, prop.Pack); err != nil {
 			return State{}, 0, fmt.Errorf("remote: upload pack: %w", notAmbiguous(err))
 		}
+		return n.writeGroup(ctx, observed, pub, prop, next, at, nil, true, nil)
 	}
-	var members []Member
-	if register {
-		desc := ProposalDescriptor{Publication: pub, ParentGeneration: observed.Generation(), Parent: observed.Head(), Head: prop.Head, Pack: ref}
-		if err := n.store.Put(ctx, ProposalKey(desc.ParentGeneration, pub), EncodeProposal(desc)); err != nil {
-			return State{}, 0, fmt.Errorf("remote: register proposal: %w", notAmbiguous(err))
+	// The registration carries the pack: a leader that includes it reads
+	// one object, and a follower puts its pack nowhere else (a leader
+	// creates it at the member's generation). Only a writer that writes
+	// puts it at its own key, while it gathers.
+	desc := ProposalDescriptor{Publication: pub, ParentGeneration: observed.Generation(), Parent: observed.Head(), Head: prop.Head, Pack: ref}
+	if err := n.store.Put(ctx, ProposalKey(desc.ParentGeneration, pub), EncodeRegistration(desc, prop.Pack)); err != nil {
+		return State{}, 0, fmt.Errorf("remote: register proposal: %w", notAmbiguous(err))
+	}
+	// One writer per generation leads: the first to create the lead
+	// marker proposals/<G>-lead. The others follow (no write): back off
+	// and read `current`, where the leader's write names them. When
+	// `current` did not move since our last attempt the leader may be
+	// gone, and we write ourselves.
+	if !reuse {
+		// A HEAD first: on SeaweedFS a conditional create that meets
+		// another one on the same key waits a second for its lock, and
+		// the losers of one race all try the next lead marker within a
+		// few milliseconds of each other.
+		key := leadKey(observed.Generation())
+		t0 := n.opts.Now()
+		_, err := n.store.Head(ctx, key)
+		if err == nil {
+			err = fmt.Errorf("%w: the lead marker exists", ErrPrecondition)
+		} else {
+			_, err = n.store.CreateIfAbsent(ctx, key, []byte(pub+"\n"))
 		}
-		// One writer per generation leads: the first to create the lead
-		// marker proposals/<G>-lead. The others follow (no write): back
-		// off and read `current`, where the leader's write names them.
-		// When `current` did not move since our last attempt the leader
-		// may be gone, and we write ourselves.
-		if !reuse {
-			// A HEAD first: on SeaweedFS a conditional create that meets
-			// another one on the same key waits a second for its lock,
-			// and the losers of one race all try the next lead marker
-			// within a few milliseconds of each other.
-			key := leadKey(observed.Generation())
-			t0 := n.opts.Now()
-			_, err := n.store.Head(ctx, key)
-			if err == nil {
-				err = fmt.Errorf("%w: the lead marker exists", ErrPrecondition)
-			} else {
-				_, err = n.store.CreateIfAbsent(ctx, key, []byte(pub+"\n"))
-			}
-			if rtt := n.opts.Now().Sub(t0); rtt < maxFollowRTT {
-				n.group.rtt.Store(int64(rtt)) // what a follower's first wait is scaled by
-			}
-			switch {
-			case errors.Is(err, ErrPrecondition):
-				return State{}, 0, fmt.Errorf("%w: %w: another writer leads generation %d", errNotAccepted, errFollow, observed.Generation())
-			case err != nil:
-				return State{}, 0, fmt.Errorf("remote: lead proposals: %w", notAmbiguous(err))
-			}
-			// Give the other losers of the last race a moment to
-			// register: they rebuild on the same state as we did, a
-			// round trip or two apart.
-			if err := n.opts.Sleep(ctx, n.opts.FirstWait+2*time.Duration(n.group.rtt.Load())); err != nil {
-				return State{}, 0, err
-			}
+		if rtt := n.opts.Now().Sub(t0); rtt < maxFollowRTT {
+			n.group.rtt.Store(int64(rtt)) // what a follower's first wait is scaled by
 		}
-		members = n.gather(ctx, observed, pub, prop, include)
-		// The group's time is its write's, not its build's: the wait and
-		// the gathering took several round trips, and readers judge by it
-		// whether the rollups the write ends are built yet (freshFrom) and
-		// how busy the fleet is (tailBusy). A proposal the extension
-		// refuses was registered meanwhile; any leader that includes it
-		// extends with it too, and refuses it the same way.
-		if next, at, err = n.extendAt(observed, pub, prop, ref); err != nil {
+		switch {
+		case errors.Is(err, ErrPrecondition):
+			return State{}, 0, fmt.Errorf("%w: %w: another writer leads generation %d", errNotAccepted, errFollow, observed.Generation())
+		case err != nil:
+			return State{}, 0, fmt.Errorf("remote: lead proposals: %w", notAmbiguous(err))
+		}
+	}
+	uploaded := make(chan error, 1)
+	go func() { uploaded <- n.store.Put(ctx, ref.Key, prop.Pack) }()
+	if !reuse {
+		// Give the other losers of the last race a moment to register:
+		// they rebuild on the same state as we did, a round trip or two
+		// apart.
+		if err := n.opts.Sleep(ctx, n.opts.FirstWait+2*time.Duration(n.group.rtt.Load())); err != nil {
+			<-uploaded
 			return State{}, 0, err
 		}
 	}
-	return n.writeGroup(ctx, observed, pub, prop, next, at, members, true, nil)
+	members := n.gather(ctx, observed, pub, prop, include)
+	// The group's time is its write's, not its build's: the wait and the
+	// gathering took several round trips, and readers judge by it whether
+	// the rollups the write ends are built yet (freshFrom) and how busy
+	// the fleet is (tailBusy). A proposal the extension refuses was
+	// registered meanwhile; any leader that includes it extends with it
+	// too, and refuses it the same way.
+	next, at, err := n.extendAt(observed, pub, prop, ref)
+	if err != nil {
+		<-uploaded
+		return State{}, 0, err
+	}
+	return n.writeGroup(ctx, observed, pub, prop, next, at, members, true, uploaded)
 }
 
 // extendGroup checks our proposal on observed and returns the manifest
@@ -1047,13 +1081,14 @@ func (n *Notebook) gather(ctx context.Context, observed State, pub string, own P
 			if err != nil {
 				return
 			}
-			d, err := DecodeProposal(key, data)
+			d, pack, err := DecodeRegistration(key, data)
 			if err != nil || d.Parent != observed.Head() {
 				return
 			}
-			pack, err := n.FetchPack(ctx, d.Pack)
-			if err != nil {
-				return
+			if pack == nil { // registered by an older build: its pack is at its key
+				if pack, err = n.FetchPack(ctx, d.Pack); err != nil {
+					return
+				}
 			}
 			cands[i] = &Candidate{ProposalDescriptor: d, PackData: pack}
 		}()

@@ -115,15 +115,18 @@ func seaweedTarget(srv *seaweed.Server, proxy *countingProxy) *storeTarget {
 	}
 }
 
-// storeStats sums a listing: all bytes, and the number of increment packs
-// (one per publication attempt: each attempt uploads its own pack, and a
-// lost attempt's pack stays until a checkpoint's cleanup).
-func storeStats(objs []object) (bytes int64, increments int) {
+// storeStats sums a listing: all bytes, and the number of packs uploaded:
+// increment packs (each attempt that writes uploads its own, and a lost
+// attempt's pack stays until a checkpoint's cleanup) and group commit's
+// registrations, each of which carries its proposal's pack (until a
+// cleanup removes it).
+func storeStats(objs []object) (bytes int64, packs int) {
 	for _, o := range objs {
 		bytes += o.Size
-		if strings.HasPrefix(o.Key, "packs/increments/") {
-			increments++
+		reg := strings.HasPrefix(o.Key, "proposals/") && !strings.HasSuffix(o.Key, "-lead") && !strings.HasSuffix(o.Key, "-group")
+		if strings.HasPrefix(o.Key, "packs/increments/") || reg {
+			packs++
 		}
 	}
-	return bytes, increments
+	return bytes, packs
 }
