@@ -740,63 +740,59 @@ func (a *attempted) note(g uint64) {
 // need look at them again.
 func (a *attempted) decided() { a.gens = nil }
 
-// historyStep is how many generations acceptedSince reads at a time: a
+// historyStep is how many generations writeOn reads at a time: a
 // level-1 segment's worth.
 const historyStep = SegmentFanout
 
 // acceptedSince looks for pub among the publications of state that a
-// write conditional on a generation of tried can have named. Such a write
-// names the generation after it first and gives every generation it names
-// one time (docs/storage.md §4B), so for each generation a noted the
-// search reads from a+1 on, only while the time is a+1's: it stops at the
-// first generation whose time differs, or one without an increment (a
-// checkpoint swap). The generations between those writes, other writers'
-// whatever their number, are never read: a writer whose offer was fifty
-// generations behind `current` reads a segment or two, not every segment
-// between.
+// write conditional on a generation of tried can have named (writeOn).
+// The generations between those writes, other writers' whatever their
+// number, are never read: a writer whose offer was fifty generations
+// behind `current` reads a segment or two, not every segment between.
 func (n *Notebook) acceptedSince(ctx context.Context, state State, tried attempted, pub string) (Increment, bool, error) {
 	for _, a := range tried.gens {
 		if a >= state.Generation() {
 			break
 		}
-		inc, ok, err := n.acceptedAfter(ctx, state, a, pub)
-		if err != nil || ok {
-			return inc, ok, err
+		run, err := n.writeOn(ctx, state, a)
+		if err != nil {
+			return Increment{}, false, fmt.Errorf("remote: publication %s: read the history: %w", pub, err)
+		}
+		for _, inc := range run {
+			if inc.Publication == pub {
+				return inc, true, nil
+			}
 		}
 	}
 	return Increment{}, false, nil
 }
 
-// acceptedAfter looks for pub in the write of state's history that was
-// conditional on generation a: the run of generations from a+1 on that
-// share a+1's time.
-func (n *Notebook) acceptedAfter(ctx context.Context, state State, a uint64, pub string) (Increment, bool, error) {
+// writeOn returns the increments that the write of state's history
+// conditional on generation a named. Such a write names a+1 first and
+// gives every generation it names one time (docs/storage.md §4B), so it is
+// the run from a+1 on that shares a+1's time, read until the first
+// generation whose time differs or that has no increment (a checkpoint
+// swap). Empty when a+1 has no increment.
+func (n *Notebook) writeOn(ctx context.Context, state State, a uint64) ([]Increment, error) {
 	g := state.Generation()
-	var run uint64 // a+1's time
+	var run []Increment
 	for from := a + 1; from <= g; from += historyStep {
 		to := min(g, from+historyStep-1)
 		incs, err := n.Publications(ctx, state, from, to)
 		if err != nil {
-			return Increment{}, false, fmt.Errorf("remote: publication %s: read the history: %w", pub, err)
+			return nil, err
 		}
 		for i, inc := range incs {
-			switch {
-			case inc.Generation != from+uint64(i):
-				return Increment{}, false, nil // a generation without an increment: a swap, another write
-			case inc.Generation == a+1:
-				run = inc.Time
-			case inc.Time != run:
-				return Increment{}, false, nil // a later write
+			if inc.Generation != from+uint64(i) || len(run) > 0 && inc.Time != run[0].Time {
+				return run, nil
 			}
-			if inc.Publication == pub {
-				return inc, true, nil
-			}
+			run = append(run, inc)
 		}
 		if len(incs) < int(to-from+1) {
-			return Increment{}, false, nil
+			return run, nil
 		}
 	}
-	return Increment{}, false, nil
+	return run, nil
 }
 
 // groupAttempt uploads our pack (a retry also registers it and gathers
@@ -1189,12 +1185,10 @@ func (n *Notebook) FetchGroupPack(ctx context.Context, state State, parentGenera
 	if state.Generation() <= parentGeneration+1 {
 		return GroupPack{}, ErrNotFound // a group has two generations at least
 	}
-	limit := n.opts.MaxGroup
-	if limit <= 0 {
-		limit = DefaultMaxGroup
-	}
-	incs, err := n.Publications(ctx, state, parentGeneration+1, min(state.Generation(), parentGeneration+1+uint64(limit)))
-	if err != nil || len(incs) == 0 {
+	// The group is the write conditional on parentGeneration: one
+	// generation alone is no group, and no group pack is asked for.
+	incs, err := n.writeOn(ctx, state, parentGeneration)
+	if err != nil || len(incs) < 2 {
 		return GroupPack{}, fmt.Errorf("remote: group pack: %w", errors.Join(ErrNotFound, err))
 	}
 	gp := GroupPack{Key: GroupPackKey(parentGeneration, incs[0].Publication), Last: parentGeneration}
