@@ -51,9 +51,10 @@ func v2Notebook() map[string]string {
 // This build reads a store written by the version-2 binary (segments of
 // their own under index/, rollups, two checkpoints) end to end — pull,
 // verify, the whole history — and continues it with three writers
-// committing at once: the first publication writes version 3, later folds
-// carry their segments in packs, every line lands once, the version-2
-// history stays listed, verify is clean and a cold pull reads it all.
+// committing at once: the first publication writes version 3, an
+// uncontended commit's fold is carried in its pack, every line lands once,
+// the version-2 history stays listed, verify is clean and a cold pull reads
+// it all.
 func TestCLIReadsAndContinuesV2Store(t *testing.T) {
 	dir := copyStoreFixture(t, "v2-store")
 	nb := &notebook{t: t, bin: cliBinary(t), env: []string{"SLIVINGDOC_STORE=file://" + filepath.ToSlash(dir)}, backend: "file"}
@@ -98,14 +99,36 @@ func TestCLIReadsAndContinuesV2Store(t *testing.T) {
 	if err != nil || up.Version != remote.ManifestVersion || up.Generation < 82+writers*commits {
 		t.Fatalf("after the writers: %v, %+v", err, up)
 	}
-	carried := 0
-	for _, s := range up.Segments {
-		if s.Carried() {
-			carried++
+	if !strings.HasPrefix(up.Segments[0].Key(), remote.SegmentsPrefix) {
+		t.Fatalf("segments after the writers: %+v (want the v2 ones kept)", up.Segments)
+	}
+	// A write that accepted several of the writers' commits at once uploads
+	// its fold's segments on their own (docs/storage.md §3B.3), so whether
+	// the concurrent folds were carried depends on timing. One writer alone
+	// then commits until the next fold, which its own pack must carry.
+	solo := nb.agent("solo")
+	solo.pull()
+	var soloContent strings.Builder
+	folded := false
+	for j := 0; j < 16 && !folded; j++ {
+		fmt.Fprintf(&soloContent, "solo line %d\n", j)
+		solo.write("solo.md", soloContent.String())
+		if o := solo.run("commit", solo.dir, "-m", fmt.Sprintf("solo c%d", j)); o.code != 0 {
+			t.Fatal(o)
+		}
+		next, err := remote.DecodeManifest(mustRead(t, filepath.Join(dir, "current")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := next.Segments[len(next.Segments)-1]; last.Last > up.Segments[len(up.Segments)-1].Last {
+			folded = true
+			if !last.Carried() || last.Carrier != next.Generation {
+				t.Fatalf("an uncontended commit's fold: %+v at generation %d (want carried by that commit)", last, next.Generation)
+			}
 		}
 	}
-	if carried == 0 || !strings.HasPrefix(up.Segments[0].Key(), remote.SegmentsPrefix) {
-		t.Fatalf("segments after the writers: %+v (want the v2 ones kept and new ones carried)", up.Segments)
+	if !folded {
+		t.Fatal("16 commits alone and no fold")
 	}
 	want := v2Notebook()
 	for i := range writers {
@@ -115,6 +138,7 @@ func TestCLIReadsAndContinuesV2Store(t *testing.T) {
 		}
 		want[fmt.Sprintf("w%d.md", i)] = content.String()
 	}
+	want["solo.md"] = soloContent.String()
 	reader.pull()
 	equalFiles(t, "pull after the writers", reader.files(), want)
 	nbk := remote.Open(openTestStore(t, nb.env), remote.Options{})
