@@ -98,3 +98,14 @@ func (n *Notebook) AcceptedSince(ctx context.Context, state State, pub string, g
 	}
 	return n.acceptedSince(ctx, state, a, pub)
 }
+
+// TailGroupParents returns the generations the tail groups a catch-up
+// reads from group packs were written on, for the increments need.
+func TailGroupParents(m *Manifest, need []Increment) []uint64 {
+	groups, _ := groupsOf(m, need, nil)
+	var out []uint64
+	for _, g := range groups {
+		out = append(out, g.parent)
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -210,10 +211,22 @@ func (n *Notebook) publicationAt(ctx context.Context, state State, g uint64) (In
 // the newest retained increment at or below g (a checkpoint swap moves no
 // head). False when g is older than the retained history.
 func (n *Notebook) HeadAt(ctx context.Context, state State, g uint64) (Increment, bool, error) {
-	if m := state.Manifest; m != nil && len(m.Increments) > 0 && g >= m.Generation {
-		return m.Increments[len(m.Increments)-1], true, nil
+	if m := state.Manifest; m != nil && len(m.Increments) > 0 {
+		tail := m.Increments
+		if g >= m.Generation {
+			return tail[len(tail)-1], true, nil
+		}
+		// From its first increment on, a version-2 tail lists every one:
+		// no segment to read (a rollup builder asks for generations a few
+		// blocks back, mostly still there).
+		if m.Version >= 2 && g >= tail[0].Generation {
+			i := sort.Search(len(tail), func(i int) bool { return tail[i].Generation > g })
+			return tail[i-1], true, nil
+		}
 	}
-	lo := g - min(g, 2*SegmentFanout)
+	// The generation itself first (one segment per level), then further
+	// back over checkpoint swaps, which have no increment.
+	lo := g
 	for {
 		incs, err := n.Publications(ctx, state, lo, g)
 		if err != nil {
@@ -225,7 +238,11 @@ func (n *Notebook) HeadAt(ctx context.Context, state State, g uint64) (Increment
 		if lo == 0 || lo < state.Manifest.Oldest() {
 			return Increment{}, false, nil
 		}
-		lo -= min(lo, 64*SegmentFanout)
+		if lo == g {
+			lo -= min(lo, 2*SegmentFanout)
+		} else {
+			lo -= min(lo, 64*SegmentFanout)
+		}
 	}
 }
 

@@ -283,9 +283,10 @@ type CatchUpStats struct {
 // reader uses group commit (a fleet whose leaders write group packs; a
 // local turn's group has none, and asking would cost a 404 each time).
 // The tail shows a group as a run of consecutive increments with the same
-// time, which its leader gave them all; the run must start after the
-// tail's first increment, so that the leader's increment (which names the
-// group pack) is known to be the run's first.
+// time, which its leader gave them all; the run's first must be known to
+// start a write (startsWrite: the increment before it, in the tail or
+// ending the last segment, has another time), so that it is the leader's,
+// whose publication names the group pack.
 type tailGroup struct {
 	parent uint64      // the generation the group was written on (its leader's is parent+1)
 	key    string      // its group pack's
@@ -317,12 +318,12 @@ func groupsOf(m *Manifest, need []Increment, absent map[string]bool) ([]tailGrou
 	taken := map[uint64]bool{}
 	var groups []tailGroup
 	tail := m.Increments
-	for i := 1; i < len(tail); {
+	for i := 0; i < len(tail); {
 		j := i + 1
 		for j < len(tail) && tail[j].Time == tail[i].Time && tail[j].Generation == tail[j-1].Generation+1 {
 			j++
 		}
-		if tail[i].Time == 0 || tail[i-1].Time == tail[i].Time || j-i < 2 {
+		if !startsWrite(m, i) || j-i < 2 {
 			i = j
 			continue
 		}
@@ -351,6 +352,27 @@ func groupsOf(m *Manifest, need []Increment, absent map[string]bool) ([]tailGrou
 		}
 	}
 	return groups, rest
+}
+
+// startsWrite reports whether the tail's increment i is known to be the
+// first a write named: it has a time, and the increment before it (in the
+// tail, or the last segment's last, whose time the segment records) has
+// another time or is not of the generation before (a write names
+// consecutive generations). The tail's first increment after retention
+// dropped what preceded it is not known to be.
+func startsWrite(m *Manifest, i int) bool {
+	inc := m.Increments[i]
+	switch {
+	case inc.Time == 0:
+		return false
+	case i > 0:
+		prev := m.Increments[i-1]
+		return prev.Time != inc.Time || prev.Generation+1 != inc.Generation
+	case len(m.Segments) > 0:
+		s := m.Segments[len(m.Segments)-1]
+		return s.Time != inc.Time || s.Last+1 != inc.Generation
+	}
+	return inc.Generation == 1
 }
 
 // coverItem is one step of a catch-up plan: a rollup block, or the
