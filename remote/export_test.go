@@ -109,3 +109,16 @@ func TailGroupParents(m *Manifest, need []Increment) []uint64 {
 	}
 	return out
 }
+
+// CutForTailWrites exposes cutForTailWrites.
+func CutForTailWrites(m *Manifest, plan []PlanItem, reach uint64) []PlanItem {
+	var in []coverItem
+	for _, it := range plan {
+		in = append(in, coverItem{it.Level, it.First, it.Last})
+	}
+	var out []PlanItem
+	for _, it := range cutForTailWrites(m, in, reach) {
+		out = append(out, PlanItem{it.level, it.first, it.last})
+	}
+	return out
+}

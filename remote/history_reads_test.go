@@ -113,3 +113,53 @@ func TestTailGroupAtTheTailsStart(t *testing.T) {
 		t.Errorf("groups at the tail's start continuing the last segment's write: %v, want none", got)
 	}
 }
+
+// Near the head a catch-up takes the tail's writes instead of the smallest
+// blocks when that is fewer GETs: a group write of seven generations is one
+// group pack, where the block of 41..44 and the increments after it are two
+// GETs.
+func TestCatchUpTakesTheTailsGroupInsteadOfSmallBlocks(t *testing.T) {
+	ctx := context.Background()
+	manifest := func(groupFrom uint64) *remote.Manifest {
+		t.Helper()
+		clock := time.UnixMilli(1_800_000_000_000)
+		var next uint64 = 1
+		nb := remote.Open(memstore.New(), remote.Options{Now: func() time.Time {
+			if groupFrom == 0 || next <= groupFrom {
+				clock = clock.Add(time.Second)
+			}
+			return clock
+		}})
+		var p proposer
+		for ; next <= 47; next++ {
+			if _, err := nb.Publish(ctx, p.build); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := nb.ReadCurrent(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Manifest.Increments[0].Generation > 33 {
+			t.Fatalf("the tail starts at %d: the test needs it to list 33 to 47", st.Manifest.Increments[0].Generation)
+		}
+		return st.Manifest
+	}
+	want := []remote.PlanItem{{Level: 3, First: 33, Last: 40}, {Level: 2, First: 41, Last: 44}, {Level: 0, First: 45, Last: 47}}
+
+	// 41 to 47 share one time: one write, conditional on 40.
+	grouped := manifest(41)
+	plan := remote.PlanCatchUpItemsBefore(grouped, 32, 0)
+	if !slices.Equal(plan, want) {
+		t.Fatalf("the plan of aligned blocks: %+v, want %+v", plan, want)
+	}
+	cut := remote.CutForTailWrites(grouped, plan, 32)
+	if wantCut := []remote.PlanItem{{Level: 3, First: 33, Last: 40}, {Level: 0, First: 41, Last: 47}}; !slices.Equal(cut, wantCut) {
+		t.Errorf("with a group write of 41..47: %+v, want %+v", cut, wantCut)
+	}
+	// Each its own write: the blocks stay.
+	singles := manifest(0)
+	if cut := remote.CutForTailWrites(singles, remote.PlanCatchUpItemsBefore(singles, 32, 0), 32); !slices.Equal(cut, want) {
+		t.Errorf("with single writes: %+v, want the blocks %+v", cut, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -449,6 +450,74 @@ func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 	return out
 }
 
+// cutForTailWrites ends plan's rollups early when the tail's writes cover
+// the rest in fewer GETs: a group write comes as one group pack however
+// many generations it names, while the smallest blocks near the head cost
+// a GET each and leave increments over (a write of six generations ending
+// at the head: blocks of 4 and 2, or one group pack). plan must be
+// rollups then at most one range of increments (the head's part); any
+// other plan is returned as it is.
+func cutForTailWrites(m *Manifest, plan []coverItem, reach uint64) []coverItem {
+	if m == nil || len(m.Increments) == 0 || len(plan) == 0 {
+		return plan
+	}
+	n := len(plan)
+	g := plan[n-1].last
+	rollups := plan
+	if plan[n-1].level == 0 {
+		rollups = plan[:n-1]
+	}
+	for _, it := range rollups {
+		if it.level == 0 {
+			return plan
+		}
+	}
+	// Cutting after i rollups leaves (pos, g] to the tail, which must list
+	// all of it.
+	tailGets := func(pos uint64) (int, bool) {
+		if pos+1 < m.Increments[0].Generation {
+			return 0, false
+		}
+		var need []Increment
+		for _, inc := range m.Increments {
+			if inc.Generation > pos && inc.Generation <= g {
+				need = append(need, inc)
+			}
+		}
+		groups, rest := groupsOf(m, need, nil)
+		return len(groups) + len(rest), true
+	}
+	posAfter := func(i int) uint64 { // where the plan stands after i rollups
+		if i == 0 {
+			return reach
+		}
+		return rollups[i-1].last
+	}
+	k := len(rollups)
+	best := k
+	if k < n {
+		gets, ok := tailGets(posAfter(k))
+		if !ok {
+			return plan
+		}
+		best += gets
+	}
+	cut := k
+	for i := k - 1; i >= 0; i-- {
+		gets, ok := tailGets(posAfter(i))
+		if !ok {
+			break
+		}
+		if i+gets < best {
+			cut, best = i, i+gets
+		}
+	}
+	if cut == k {
+		return plan
+	}
+	return append(slices.Clip(rollups[:cut]), coverItem{level: 0, first: posAfter(cut) + 1, last: g})
+}
+
 // freshRTTs is how many round trips of a GET of `current` a rollup takes
 // to appear after the publication that ends its block: the publisher's
 // conditional write returns (its Time is set before it), then it builds
@@ -515,6 +584,9 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 		return st, err
 	}
 	plan := planCatchUpBefore(state.Manifest, reach, n.freshFrom(state.Manifest))
+	if n.opts.GroupCommit {
+		plan = cutForTailWrites(state.Manifest, plan, reach)
+	}
 	absent := map[string]bool{} // group packs a GET did not find
 	for len(plan) > 0 {
 		var incs []coverItem
