@@ -453,8 +453,9 @@ func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 // cutForTailWrites ends plan's rollups early when the tail's writes cover
 // the rest in fewer GETs: a group write comes as one group pack however
 // many generations it names, while the smallest blocks near the head cost
-// a GET each and leave increments over (a write of six generations ending
-// at the head: blocks of 4 and 2, or one group pack). plan must be
+// a GET each and leave increments over (a write of seven generations
+// ending at the head: a block of four and the increments after it, or one
+// group pack). plan must be
 // rollups then at most one range of increments (the head's part); any
 // other plan is returned as it is.
 func cutForTailWrites(m *Manifest, plan []coverItem, reach uint64) []coverItem {
