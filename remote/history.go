@@ -226,7 +226,7 @@ func (n *Notebook) HeadAt(ctx context.Context, state State, g uint64) (Increment
 	}
 	// The generation itself first (one segment per level), then further
 	// back over checkpoint swaps, which have no increment.
-	lo := g
+	lo, step := g, uint64(2*SegmentFanout)
 	for {
 		incs, err := n.Publications(ctx, state, lo, g)
 		if err != nil {
@@ -238,11 +238,8 @@ func (n *Notebook) HeadAt(ctx context.Context, state State, g uint64) (Increment
 		if lo == 0 || lo < state.Manifest.Oldest() {
 			return Increment{}, false, nil
 		}
-		if lo == g {
-			lo -= min(lo, 2*SegmentFanout)
-		} else {
-			lo -= min(lo, 64*SegmentFanout)
-		}
+		lo -= min(lo, step)
+		step = 64 * SegmentFanout
 	}
 }
 

@@ -783,7 +783,7 @@ func (n *Notebook) writeOn(ctx context.Context, state State, a uint64) ([]Increm
 			return nil, err
 		}
 		for i, inc := range incs {
-			if inc.Generation != from+uint64(i) || len(run) > 0 && inc.Time != run[0].Time {
+			if inc.Generation != from+uint64(i) || len(run) > 0 && !sameWrite(run[len(run)-1], inc) {
 				return run, nil
 			}
 			run = append(run, inc)
@@ -793,6 +793,13 @@ func (n *Notebook) writeOn(ctx context.Context, state State, a uint64) ([]Increm
 		}
 	}
 	return run, nil
+}
+
+// sameWrite reports whether inc can have been named by the write that
+// named prev: a write names consecutive generations and gives them all one
+// time (docs/storage.md §4B).
+func sameWrite(prev, inc Increment) bool {
+	return inc.Generation == prev.Generation+1 && inc.Time == prev.Time
 }
 
 // groupAttempt uploads our pack (a retry also registers it and gathers

@@ -321,7 +321,7 @@ func groupsOf(m *Manifest, need []Increment, absent map[string]bool) ([]tailGrou
 	tail := m.Increments
 	for i := 0; i < len(tail); {
 		j := i + 1
-		for j < len(tail) && tail[j].Time == tail[i].Time && tail[j].Generation == tail[j-1].Generation+1 {
+		for j < len(tail) && sameWrite(tail[j-1], tail[j]) {
 			j++
 		}
 		if !startsWrite(m, i) || j-i < 2 {
@@ -357,21 +357,19 @@ func groupsOf(m *Manifest, need []Increment, absent map[string]bool) ([]tailGrou
 
 // startsWrite reports whether the tail's increment i is known to be the
 // first a write named: it has a time, and the increment before it (in the
-// tail, or the last segment's last, whose time the segment records) has
-// another time or is not of the generation before (a write names
-// consecutive generations). The tail's first increment after retention
-// dropped what preceded it is not known to be.
+// tail, or the last segment's last, whose time the segment records) is not
+// of the same write. The tail's first increment after retention dropped
+// what preceded it is not known to be.
 func startsWrite(m *Manifest, i int) bool {
 	inc := m.Increments[i]
 	switch {
 	case inc.Time == 0:
 		return false
 	case i > 0:
-		prev := m.Increments[i-1]
-		return prev.Time != inc.Time || prev.Generation+1 != inc.Generation
+		return !sameWrite(m.Increments[i-1], inc)
 	case len(m.Segments) > 0:
 		s := m.Segments[len(m.Segments)-1]
-		return s.Time != inc.Time || s.Last+1 != inc.Generation
+		return !sameWrite(Increment{Generation: s.Last, Time: s.Time}, inc)
 	}
 	return inc.Generation == 1
 }
@@ -455,9 +453,8 @@ func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 // many generations it names, while the smallest blocks near the head cost
 // a GET each and leave increments over (a write of seven generations
 // ending at the head: a block of four and the increments after it, or one
-// group pack). plan must be
-// rollups then at most one range of increments (the head's part); any
-// other plan is returned as it is.
+// group pack). plan must be rollups then at most one range of increments
+// (the head's part); any other plan is returned as it is.
 func cutForTailWrites(m *Manifest, plan []coverItem, reach uint64) []coverItem {
 	if m == nil || len(m.Increments) == 0 || len(plan) == 0 {
 		return plan
