@@ -31,7 +31,9 @@ import (
 // Nothing is registered in the store: an offer costs no request, and a
 // queued writer whose offer was included makes none at all. The rules of
 // group commit (proposal.go) hold: one publication ID per call, across
-// its offers and attempts; an offer on G is built on G's head and only a
+// its offers and attempts, and one pack under each of its keys (an
+// attempt on a state the call built on already publishes that build
+// again: the earlier write may still land); an offer on G is built on G's head and only a
 // write conditional on G's ETag can include it, so once `current` is past
 // G it is dead; a writer offers on a new generation, and attempts on one
 // after its offer's, only once a state past the offer's generation shows
