@@ -614,6 +614,11 @@ func (n *Notebook) groupAttempts(ctx context.Context, c *groupCall, state State,
 				next, members, err = n.groupAttempt(ctx, state, pub, c.prop, register, reuse, include)
 			}
 		}
+		if early := (*acceptedEarlier)(nil); errors.As(err, &early) {
+			c.contended = true
+			c.remember(n, early.state)
+			return n.acceptEarlier(ctx, early, attempt), nil
+		}
 		if err == nil {
 			if n.opts.Observe != nil {
 				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -210,6 +211,9 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 		default:
 			next, err = n.attempt(ctx, state, pub, prop)
 		}
+		if early := (*acceptedEarlier)(nil); errors.As(err, &early) {
+			return n.acceptEarlier(ctx, early, attempt), nil
+		}
 		if err == nil {
 			if n.opts.Observe != nil {
 				_ = n.opts.Observe(ctx, State{Manifest: next.Manifest}) // only records it: it is newer than anything read
@@ -396,8 +400,17 @@ func openProposal(prop Proposal, observed cas.ID, pub string) (*cas.Pack, error)
 // resolveAt decides an ambiguous replace by re-reading `current`. Our write
 // was conditional on generation g-1, so it can only ever have produced
 // generation g: if an increment of generation g is recorded, it is ours or
-// someone else's; if `current` is still below g, ours has not landed (a
-// retry is safe, the store lets at most one of them win).
+// someone else's; if `current` is still below g, ours has not landed yet.
+// A retry is safe (the store lets at most one write conditional on g-1
+// win) as long as it names under our publication ID nothing but what this
+// write named: the request may still arrive (a server frozen past the
+// client's timeout answers it later), so a retry on the same state
+// publishes the same proposal (publishFrom, groupAttempts).
+//
+// Our publication at g may also have been named by an earlier attempt of
+// the same call, conditional on the same state, that arrived late: then
+// the generations after it are that write's members, not next's, and the
+// call is accepted as if a helper had included it (*acceptedEarlier).
 //
 // g is the generation of our own increment: next.Generation, or (group
 // commit) the first generation of a group whose members follow it.
@@ -428,15 +441,66 @@ func (n *Notebook) resolveAt(ctx context.Context, next *Manifest, g uint64, pub 
 	if err != nil {
 		return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and reading the history failed: %v", pub, ErrAmbiguous, cause, err)
 	}
-	switch {
-	case ok && inc.Publication == pub && cur.Generation() == next.Generation:
-		return cur, nil
-	case ok && inc.Publication == pub:
+	if ok && inc.Publication == pub {
+		ours, err := n.wroteAsNext(rctx, cur, next, g)
+		switch {
+		case err != nil:
+			return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and reading the history failed: %v", pub, ErrAmbiguous, cause, err)
+		case !ours:
+			return State{}, &acceptedEarlier{state: cur, inc: inc}
+		case cur.Generation() == next.Generation:
+			return cur, nil
+		}
 		return State{Manifest: next}, nil // accepted, and others already built on it
+	}
+	switch {
 	case ok:
 		return State{}, fmt.Errorf("%w: another publication took generation %d (%v)", errNotAccepted, g, cause)
 	}
 	return State{}, fmt.Errorf("remote: publication %s: %w: generation %d is no longer recorded in current (%w)", pub, ErrAmbiguous, g, cause)
+}
+
+// wroteAsNext reports whether cur names generations g..next.Generation as
+// next does (publication, head and time: a write gives all it names one
+// time, §4B): the write that landed is the one that made next.
+func (n *Notebook) wroteAsNext(ctx context.Context, cur State, next *Manifest, g uint64) (bool, error) {
+	if cur.Generation() < next.Generation {
+		return false, nil
+	}
+	got, err := n.Publications(ctx, cur, g, next.Generation)
+	if err != nil {
+		return false, err
+	}
+	want, err := n.Publications(ctx, State{Manifest: next}, g, next.Generation)
+	if err != nil {
+		return false, err
+	}
+	return slices.EqualFunc(got, want, func(a, b Increment) bool {
+		return a.Generation == b.Generation && a.Publication == b.Publication && a.Head == b.Head && a.Time == b.Time
+	}), nil
+}
+
+// acceptedEarlier is resolveAt's finding that an earlier write of the
+// call's publication landed: state is `current` as read, inc our
+// increment in it.
+type acceptedEarlier struct {
+	state State
+	inc   Increment
+}
+
+// acceptEarlier is the call's outcome when resolveAt found it accepted by
+// an earlier write: as a member of another writer's group is (Included),
+// since what that write named after ours is not what the last attempt
+// built.
+func (n *Notebook) acceptEarlier(ctx context.Context, early *acceptedEarlier, attempts int) Accepted {
+	if n.opts.Observe != nil {
+		_ = n.opts.Observe(ctx, early.state)
+	}
+	return Accepted{State: early.state, Publication: early.inc.Publication, Attempts: attempts, Published: true, Included: early.inc.Generation}
+}
+
+func (e *acceptedEarlier) Error() string {
+	return fmt.Sprintf("remote: publication %s was accepted at generation %d by an earlier write of it", e.inc.Publication, e.inc.Generation)
 }
 
 // putSegments uploads the segments a fold created. They are immutable and
