@@ -33,15 +33,15 @@ import (
 // group commit (proposal.go) hold: one publication ID per call, across
 // its offers and attempts, and one pack under each of its keys (an
 // attempt on a state the call built on already publishes that build
-// again: the earlier write may still land); an offer on G is built on G's head and only a
-// write conditional on G's ETag can include it, so once `current` is past
-// G it is dead; a writer offers on a new generation, and attempts on one
-// after its offer's, only once a state past the offer's generation shows
-// whether it was accepted (the kept state's tail, or the store's
-// history); a call that stops while its offer may still be included
-// settles like a registered proposal. The acceptance a waiting writer
-// reads in the kept state is the holder's: it keeps a state only once the
-// store acknowledged its conditional write.
+// again: the earlier write may still land); an offer on G is built on
+// G's head and only a write conditional on G's ETag can include it, so
+// once `current` is past G it is dead; a writer offers on a new
+// generation, and attempts on one after its offer's, only once a state
+// past the offer's generation shows whether it was accepted (the kept
+// state's tail, or the store's history); a call that stops while its
+// offer may still be included settles like a registered proposal. The
+// acceptance a waiting writer reads in the kept state is the holder's: it
+// keeps a state only once the store acknowledged its conditional write.
 type Offers interface {
 	// Offer makes data (EncodeOffer) the offer of publication on
 	// parentGeneration, replacing any earlier one of it there.

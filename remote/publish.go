@@ -453,8 +453,7 @@ func (n *Notebook) resolveAt(ctx context.Context, next *Manifest, g uint64, pub 
 		}
 		return State{Manifest: next}, nil // accepted, and others already built on it
 	}
-	switch {
-	case ok:
+	if ok {
 		return State{}, fmt.Errorf("%w: another publication took generation %d (%v)", errNotAccepted, g, cause)
 	}
 	return State{}, fmt.Errorf("remote: publication %s: %w: generation %d is no longer recorded in current (%w)", pub, ErrAmbiguous, g, cause)

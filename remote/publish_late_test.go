@@ -20,7 +20,12 @@ type lateStore struct {
 	*memstore.Mem
 	delay   func(n int) bool // the n-th replace of `current` (from 1) gets no reply
 	n       int
-	pending [][2][]byte // data, ETag
+	pending []lateWrite
+}
+
+type lateWrite struct {
+	data []byte
+	etag string
 }
 
 func (s *lateStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
@@ -28,12 +33,12 @@ func (s *lateStore) ReplaceIfMatch(ctx context.Context, key string, data []byte,
 		return s.Mem.ReplaceIfMatch(ctx, key, data, etag)
 	}
 	for _, w := range s.pending {
-		_, _ = s.Mem.ReplaceIfMatch(ctx, key, w[0], string(w[1]))
+		_, _ = s.Mem.ReplaceIfMatch(ctx, key, w.data, w.etag)
 	}
 	s.pending = nil
 	s.n++
 	if s.delay != nil && s.delay(s.n) {
-		s.pending = append(s.pending, [2][]byte{bytes.Clone(data), []byte(etag)})
+		s.pending = append(s.pending, lateWrite{data: bytes.Clone(data), etag: etag})
 		return "", remote.ErrAmbiguous
 	}
 	return s.Mem.ReplaceIfMatch(ctx, key, data, etag)
