@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"bytes"
 	"context"
 	"maps"
 	"testing"
@@ -11,38 +10,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
-
-// lateStore delays the conditional writes of `current` its script picks,
-// as a server frozen past the client's timeout does: the writer gets
-// ErrAmbiguous at once, and the store applies the write, still
-// conditional on its ETag, when the next replace of `current` arrives.
-type lateStore struct {
-	*memstore.Mem
-	delay   func(n int) bool // the n-th replace of `current` (from 1) gets no reply
-	n       int
-	pending []lateWrite
-}
-
-type lateWrite struct {
-	data []byte
-	etag string
-}
-
-func (s *lateStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
-	if key != remote.CurrentKey {
-		return s.Mem.ReplaceIfMatch(ctx, key, data, etag)
-	}
-	for _, w := range s.pending {
-		_, _ = s.Mem.ReplaceIfMatch(ctx, key, w.data, w.etag)
-	}
-	s.pending = nil
-	s.n++
-	if s.delay != nil && s.delay(s.n) {
-		s.pending = append(s.pending, lateWrite{data: bytes.Clone(data), etag: etag})
-		return "", remote.ErrAmbiguous
-	}
-	return s.Mem.ReplaceIfMatch(ctx, key, data, etag)
-}
 
 // registerProposal registers, on state, the proposal of pub adding path
 // to state's tree, as a writer that lost a race does (§4B).
@@ -78,7 +45,7 @@ func registerProposal(t *testing.T, w groupWriter, state remote.State, path, pub
 func TestLateGroupWriteIsReportedAsItLanded(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
-	store := &lateStore{Mem: mem}
+	store := &replaceHookStore{Mem: mem}
 	seed := newGroupWriter(store)
 	if _, err := seed.publish(ctx, "seed.md", nil); err != nil {
 		t.Fatal(err)
@@ -93,8 +60,10 @@ func TestLateGroupWriteIsReportedAsItLanded(t *testing.T) {
 
 	leader := newGroupWriter(store)
 	leader.nb = remote.Open(store, remote.Options{GroupCommit: true, Sleep: fastSleep, Contention: stuckMemory{}})
-	store.n = 0
-	store.delay = func(n int) bool {
+	late := memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Late: true}
+	mem.Inject(late, late)
+	defer memstore.AssertFaultsFired(t, mem)
+	store.n, store.before = 0, func(n int) {
 		if n == 1 {
 			// Meanwhile m1 and m3 gave up (their descriptors are gone)
 			// and m2 registered: the retry's group is another.
@@ -105,14 +74,13 @@ func TestLateGroupWriteIsReportedAsItLanded(t *testing.T) {
 			}
 			registerProposal(t, seed, first, "m2.md", m2)
 		}
-		return n <= 2
 	}
 	acc, err := leader.publish(ctx, "leader.md", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(store.pending) != 1 || store.n != 2 {
-		t.Fatalf("%d replaces, %d pending; the script wanted the retry's write pending", store.n, len(store.pending))
+	if mem.Landed() != 1 || store.n != 2 {
+		t.Fatalf("%d replaces, %d held writes landed; the script wanted the first landed and the retry's held", store.n, mem.Landed())
 	}
 	cur, err := remote.Open(mem, remote.Options{}).ReadCurrent(ctx)
 	if err != nil {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,13 +57,12 @@ var errChaosKilled = fmt.Errorf("chaos: the caller died here: %w", remote.ErrUna
 // request (so writers interleave differently per seed), and faults:
 // a proposer killed after registering (descriptor stored, error returned),
 // a writer (often a helper) killed after its conditional write (applied,
-// error returned), a lost reply (applied, ambiguous), a delayed request
-// (ambiguous, and applied only when the next conditional write of
-// `current` arrives: a server that was frozen past the client's timeout
-// processes it after the writer re-read `current` and saw it absent),
-// failed reads of
-// proposals and packs (a helper that cannot read a proposal leaves it out),
-// and failed pack uploads: a writer's own (it publishes nothing) and a
+// error returned), a lost reply (applied, ambiguous), a late request
+// (ambiguous, applied only when the next write of `current` arrives, as a
+// server frozen past the client's timeout does after the writer re-read
+// `current`: memstore's Late fault), failed reads of proposals and packs
+// (a helper that cannot read a proposal leaves it out), and failed pack
+// uploads: a writer's own (it publishes nothing) and a
 // member's create (that member and the ones after it stay out, while the
 // segments of their folds may already be up).
 type chaosStore struct {
@@ -75,25 +73,6 @@ type chaosStore struct {
 	// registered counts the proposal descriptors written (a writer that
 	// registered with the store, §4B).
 	registered atomic.Int64
-	// late holds the delayed conditional writes of `current`, applied
-	// (each still conditional on its ETag) before the next one.
-	late []lateWrite
-}
-
-type lateWrite struct {
-	data []byte
-	etag string
-}
-
-// land applies the delayed writes of `current`, oldest first.
-func (c *chaosStore) land(ctx context.Context) {
-	c.mu.Lock()
-	late := c.late
-	c.late = nil
-	c.mu.Unlock()
-	for _, w := range late {
-		_, _ = c.Mem.ReplaceIfMatch(ctx, remote.CurrentKey, w.data, w.etag)
-	}
 }
 
 func (c *chaosStore) roll() float64 {
@@ -143,9 +122,6 @@ func (c *chaosStore) Put(ctx context.Context, key string, data []byte) error {
 
 func (c *chaosStore) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
 	c.pause()
-	if key == remote.CurrentKey {
-		c.land(ctx)
-	}
 	if strings.HasPrefix(key, remote.IncrementsPrefix) && c.roll() < 0.04 {
 		return "", fmt.Errorf("chaos: create failed: %w", remote.ErrUnavailable)
 	}
@@ -154,14 +130,10 @@ func (c *chaosStore) CreateIfAbsent(ctx context.Context, key string, data []byte
 
 func (c *chaosStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	c.pause()
-	if key == remote.CurrentKey {
-		c.land(ctx)
-		if c.roll() < 0.04 {
-			c.mu.Lock()
-			c.late = append(c.late, lateWrite{data: bytes.Clone(data), etag: etag})
-			c.mu.Unlock()
-			return "", fmt.Errorf("chaos: no reply, the request is still on its way: %w", remote.ErrAmbiguous)
-		}
+	if key == remote.CurrentKey && c.roll() < 0.04 {
+		// Held for the next write of `current` (whichever writer's
+		// request takes the fault).
+		c.Mem.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Late: true})
 	}
 	tag, err := c.Mem.ReplaceIfMatch(ctx, key, data, etag)
 	if err == nil && key == remote.CurrentKey {

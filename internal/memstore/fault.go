@@ -36,12 +36,18 @@ type Fault struct {
 	Barrier   *Barrier      // wait here before the request is applied
 	Before    error         // return this (wrapped) instead of applying; wins over After
 	After     error         // apply, then return this (wrapped): the lost-response case
+	// Late holds the request instead of applying it and returns Before
+	// (remote.ErrAmbiguous if nil): the store applies it as it was sent (a
+	// conditional write still conditional on its ETag) just before the
+	// next write of the same key. A server frozen past the client's
+	// timeout does that: a re-read meanwhile shows it absent.
+	Late bool
 
 	fired bool
 }
 
 func (f *Fault) String() string {
-	return fmt.Sprintf("fault{%s %q delay=%v barrier=%t before=%v after=%v}", f.Op, f.KeyPrefix, f.Delay, f.Barrier != nil, f.Before, f.After)
+	return fmt.Sprintf("fault{%s %q delay=%v barrier=%t before=%v after=%v late=%t}", f.Op, f.KeyPrefix, f.Delay, f.Barrier != nil, f.Before, f.After, f.Late)
 }
 
 func (f *Fault) wait(ctx context.Context) error {

@@ -101,3 +101,50 @@ func TestMemFaultBarrierHoldsUntilAllArrive(t *testing.T) {
 	_ = m.Put(context.Background(), "k", []byte{9})
 	wg.Wait()
 }
+
+// A Late fault holds a conditional write: no reply, nothing visible to a
+// read, and the write lands, still conditional on its ETag, just before
+// the next write of the key.
+func TestMemFaultLateLandsBeforeTheNextWrite(t *testing.T) {
+	ctx := context.Background()
+	m := memstore.New()
+	etag, err := m.CreateIfAbsent(ctx, "current", []byte("v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: "current", Late: true})
+	defer memstore.AssertFaultsFired(t, m)
+	if _, err := m.ReplaceIfMatch(ctx, "current", []byte("v2"), etag); !errors.Is(err, remote.ErrAmbiguous) {
+		t.Fatalf("held replace: %v, want ErrAmbiguous", err)
+	}
+	if data, _, _ := m.Get(ctx, "current"); string(data) != "v1" || m.Landed() != 0 {
+		t.Fatalf("a read shows %q (landed %d): the held write applied before the next write", data, m.Landed())
+	}
+	// The retry, conditional on the same ETag, meets the held write first.
+	if _, err := m.ReplaceIfMatch(ctx, "current", []byte("v2 again"), etag); !errors.Is(err, remote.ErrPrecondition) {
+		t.Fatalf("the retry: %v, want ErrPrecondition (the held write landed first)", err)
+	}
+	if data, _, _ := m.Get(ctx, "current"); string(data) != "v2" || m.Landed() != 1 {
+		t.Fatalf("current %q, landed %d; want the held write's v2, 1", data, m.Landed())
+	}
+
+	// Two held writes on one ETag: the first to land wins, the second no
+	// longer matches and is not counted.
+	cur, err := m.Head(ctx, "current")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: "current", Late: true},
+		memstore.Fault{Op: memstore.OpReplace, KeyPrefix: "current", Late: true})
+	for _, v := range []string{"a", "b"} {
+		if _, err := m.ReplaceIfMatch(ctx, "current", []byte(v), cur.ETag); !errors.Is(err, remote.ErrAmbiguous) {
+			t.Fatalf("held replace %s: %v", v, err)
+		}
+	}
+	if _, err := m.CreateIfAbsent(ctx, "current", []byte("c")); !errors.Is(err, remote.ErrPrecondition) {
+		t.Fatalf("create over the landed write: %v", err)
+	}
+	if data, _, _ := m.Get(ctx, "current"); string(data) != "a" || m.Landed() != 2 {
+		t.Fatalf("current %q, landed %d; want a, 2", data, m.Landed())
+	}
+}

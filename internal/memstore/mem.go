@@ -6,6 +6,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -28,6 +29,8 @@ type Mem struct {
 	faults  []*Fault
 	calls   map[Op]int
 	ignore  bool
+	held    map[string][]func() error // requests a Late fault holds, by key
+	landed  int                       // held requests applied without error
 }
 
 type memObject struct {
@@ -41,7 +44,17 @@ func New() *Mem {
 		identity: "mem:" + remote.NewUUIDv7(), // two Mems never share private state
 		objects:  map[string]memObject{},
 		calls:    map[Op]int{},
+		held:     map[string][]func() error{},
 	}
+}
+
+// Landed returns how many requests held by Late faults were applied
+// without error (a held conditional write whose ETag no longer matched is
+// not counted).
+func (m *Mem) Landed() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.landed
 }
 
 // IgnorePreconditions makes CreateIfAbsent and ReplaceIfMatch write
@@ -167,8 +180,9 @@ func (m *Mem) write(key string, data []byte) string {
 	return etag
 }
 
-// do runs one request: key check, the scripted fault (if any), then apply
-// under the lock. Latency and barriers are waited out before the lock is
+// do runs one request: key check, the requests a Late fault held on the
+// key (before a write), the scripted fault (if any), then apply under the
+// lock. Latency and barriers are waited out before the lock is
 // taken, so racing callers really do arrive together.
 func (m *Mem) do(ctx context.Context, op Op, key string, apply func() error) error {
 	if op == OpList {
@@ -180,12 +194,26 @@ func (m *Mem) do(ctx context.Context, op Op, key string, apply func() error) err
 	}
 	m.mu.Lock()
 	m.calls[op]++
+	if op != OpGet && op != OpHead && op != OpList {
+		for _, apply := range m.held[key] {
+			if apply() == nil {
+				m.landed++
+			}
+		}
+		delete(m.held, key)
+	}
 	f := m.takeFault(op, key)
 	m.mu.Unlock()
 
 	if f != nil {
 		if err := f.wait(ctx); err != nil {
 			return err
+		}
+		if f.Late {
+			m.mu.Lock()
+			m.held[key] = append(m.held[key], apply)
+			m.mu.Unlock()
+			return fmt.Errorf("mem: %s %q: no reply, the request is held: %w", op, key, cmp.Or(f.Before, remote.ErrAmbiguous))
 		}
 		if f.Before != nil {
 			return fmt.Errorf("mem: %s %q: injected before applying: %w", op, key, f.Before)
