@@ -97,6 +97,10 @@ type offering struct {
 	attempted          // the generations offers and attempts were made on
 	stopped   bool     // offer no more while waiting (a build or the history read failed)
 	accepted  *Accepted
+	// The last proposal the call built in its turn, and the state it was
+	// built on (proposalOn).
+	builtETag string
+	built     Proposal
 }
 
 // cleared records that a state past every generation an offer or attempt
@@ -249,10 +253,24 @@ func (o *offering) acceptedSince(ctx context.Context, state State) (Accepted, bo
 	return Accepted{State: state, Publication: o.pub, Published: true, Included: inc.Generation, Offered: true}, true, nil
 }
 
-// reusable reports whether our offer's proposal is the one to publish on
-// state (built on it).
-func (o *offering) reusable(state State) bool {
-	return o.tried && !o.prop.Head.IsZero() && state.ETag == o.etag && state.Generation() == o.gen
+// proposal returns what our attempt on state publishes: a proposal the
+// call already built on state (its offer's, or its last attempt's), else
+// a new build. With one publication ID for the whole call, a second build
+// on a state would put a second pack under the key an earlier attempt's
+// write names, and that write, ambiguous and re-read as absent, may still
+// land (docs/storage.md §4, "A request that arrives late").
+func (o *offering) proposal(ctx context.Context, state State) (Proposal, error) {
+	switch {
+	case o.tried && !o.prop.Head.IsZero() && state.ETag == o.etag && state.Generation() == o.gen:
+		return o.prop, nil
+	case o.builtETag != "" && o.builtETag == state.ETag:
+		return o.built, nil
+	}
+	prop, err := o.build(ctx, state, o.pub)
+	if err == nil && !prop.Skip {
+		o.builtETag, o.built = state.ETag, prop
+	}
+	return prop, err
 }
 
 // end ends the call with err: while our offer may still be included,

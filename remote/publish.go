@@ -130,15 +130,6 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 		}
 	}
 	read := n.opts.Now()
-	// built is the call's last proposal and the state it was built on.
-	// With one publication ID for the whole call (offers), an attempt on
-	// that state again publishes it again: a second build would put a
-	// second pack under the same key, while the first attempt's write,
-	// ambiguous and re-read as absent, may still land naming the first.
-	var built struct {
-		etag string
-		prop Proposal
-	}
 	for attempt := 1; ; attempt++ {
 		pub := NewUUIDv7()
 		var prop Proposal
@@ -156,17 +147,7 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 				acc.Attempts = attempt
 				return acc, nil
 			}
-			switch {
-			case o.reusable(state):
-				prop = o.prop
-			case built.etag != "" && built.etag == state.ETag:
-				prop = built.prop
-			default:
-				prop, err = build(ctx, state, pub)
-				if err == nil && !prop.Skip {
-					built.etag, built.prop = state.ETag, prop
-				}
-			}
+			prop, err = o.proposal(ctx, state)
 		}
 		if guessed && (errors.Is(err, ErrStale) || err == nil && prop.Skip) {
 			err = errGuessedWrong
