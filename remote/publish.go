@@ -386,7 +386,7 @@ func openProposal(prop Proposal, observed cas.ID, pub string) (*cas.Pack, error)
 // win) as long as it names under our publication ID nothing but what this
 // write named: the request may still arrive (a server frozen past the
 // client's timeout answers it later), so a retry on the same state
-// publishes the same proposal (publishFrom, groupAttempts).
+// publishes the same proposal (offering.proposal, groupAttempts).
 //
 // Our publication at g may also have been named by an earlier attempt of
 // the same call, conditional on the same state, that arrived late: then
