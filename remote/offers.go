@@ -92,15 +92,11 @@ type offering struct {
 
 	live      bool     // an offer of ours on gen may still be included
 	gen       uint64   // the generation of our last offer
-	etag      string   // the state it was built on
-	prop      Proposal // its proposal
+	etag      string   // the state the call's last proposal was built on: an offer's while waiting, then an attempt's
+	prop      Proposal // that proposal (never a Skip)
 	attempted          // the generations offers and attempts were made on
 	stopped   bool     // offer no more while waiting (a build or the history read failed)
 	accepted  *Accepted
-	// The last proposal the call built in its turn, and the state it was
-	// built on (proposalOn).
-	builtETag string
-	built     Proposal
 }
 
 // cleared records that a state past every generation an offer or attempt
@@ -253,22 +249,21 @@ func (o *offering) acceptedSince(ctx context.Context, state State) (Accepted, bo
 	return Accepted{State: state, Publication: o.pub, Published: true, Included: inc.Generation, Offered: true}, true, nil
 }
 
-// proposal returns what our attempt on state publishes: a proposal the
-// call already built on state (its offer's, or its last attempt's), else
-// a new build. With one publication ID for the whole call, a second build
-// on a state would put a second pack under the key an earlier attempt's
-// write names, and that write, ambiguous and re-read as absent, may still
-// land (docs/storage.md §4, "A request that arrives late").
+// proposal returns what our attempt on state publishes: the call's last
+// proposal when it was built on state (its offer's, or its last
+// attempt's), else a new build. With one publication ID for the whole
+// call, a second build on a state would put a second pack under the key
+// an earlier attempt's write (or a holder that included our offer) names,
+// and that write, ambiguous and re-read as absent, may still land
+// (docs/storage.md §4, "A request that arrives late"). The states a call
+// attempts on only move forward, so the last build is the one to keep.
 func (o *offering) proposal(ctx context.Context, state State) (Proposal, error) {
-	switch {
-	case o.tried && !o.prop.Head.IsZero() && state.ETag == o.etag && state.Generation() == o.gen:
+	if o.etag != "" && o.etag == state.ETag {
 		return o.prop, nil
-	case o.builtETag != "" && o.builtETag == state.ETag:
-		return o.built, nil
 	}
 	prop, err := o.build(ctx, state, o.pub)
 	if err == nil && !prop.Skip {
-		o.builtETag, o.built = state.ETag, prop
+		o.etag, o.prop = state.ETag, prop
 	}
 	return prop, err
 }
