@@ -419,22 +419,20 @@ func (n *Notebook) resolveAt(ctx context.Context, next *Manifest, g uint64, pub 
 	// Generation g is ours or another publication's; in version 2 it may
 	// have left the tail for a segment.
 	inc, ok, err := n.publicationAt(rctx, cur, g)
-	if err != nil {
+	mine, asNext := ok && inc.Publication == pub, false
+	if err == nil && mine {
+		asNext, err = n.wroteAsNext(rctx, cur, next, g)
+	}
+	switch {
+	case err != nil:
 		return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and reading the history failed: %v", pub, ErrAmbiguous, cause, err)
-	}
-	if ok && inc.Publication == pub {
-		ours, err := n.wroteAsNext(rctx, cur, next, g)
-		switch {
-		case err != nil:
-			return State{}, fmt.Errorf("remote: publication %s: %w: the replace failed (%w) and reading the history failed: %v", pub, ErrAmbiguous, cause, err)
-		case !ours:
-			return State{}, &acceptedEarlier{state: cur, inc: inc}
-		case cur.Generation() == next.Generation:
-			return cur, nil
-		}
+	case mine && !asNext:
+		return State{}, &acceptedEarlier{state: cur, inc: inc}
+	case mine && cur.Generation() == next.Generation:
+		return cur, nil
+	case mine:
 		return State{Manifest: next}, nil // accepted, and others already built on it
-	}
-	if ok {
+	case ok:
 		return State{}, fmt.Errorf("%w: another publication took generation %d (%v)", errNotAccepted, g, cause)
 	}
 	return State{}, fmt.Errorf("remote: publication %s: %w: generation %d is no longer recorded in current (%w)", pub, ErrAmbiguous, g, cause)
