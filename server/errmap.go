@@ -51,6 +51,7 @@ var defaultMessages = map[string]string{
 	ReasonNotPulled:          "This directory has not been pulled yet; pull it before committing.",
 	ReasonHistoryUnavailable: "The generation is outside the retained history.",
 	ReasonInvalidFiles:       "Some files cannot be part of the notebook; nothing was published or deleted.",
+	ReasonSecretInMessage:    "The commit message holds what looks like a credential; write it without the credential. Nothing was published or changed.",
 	ReasonMergeConflict:      "Concurrent changes overlap; resolve the conflict blocks written into the files, then commit.",
 	ReasonUnresolvedMarkers:  "Files still hold complete conflict blocks; resolve them before committing.",
 	ReasonOutsideWritable:    "Changes outside the writable set were refused and reset to the accepted content; nothing was published.",

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"sort"
+
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -120,7 +122,13 @@ type CatalogRow struct {
 	Meaning     string
 }
 
-// Catalog is the complete table of domain errors.
+// Catalog is the complete table of domain errors: the one catalogue of
+// tokens. docs/errors.md is generated from it, and the outputSchema both
+// tools advertise takes its enums of codes, reasons, actions and file
+// reasons from CatalogTokens, so a token the table lacks cannot be emitted
+// without a test failing, and one it holds is always valid for a client
+// that validates results. To add a reason, add a row (and its default
+// message in errmap.go); nothing else lists tokens.
 var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonInvalidArgument, ActionFixRequest, false, nil, "An input field is missing, unknown, null, of the wrong type, or out of bounds."},
 	{CodeInvalidRequest, ReasonPathOutsideRoot, ActionFixRequest, false, nil, "The path resolves outside the workspace root."},
@@ -128,7 +136,8 @@ var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonBlankMessage, ActionFixRequest, false, nil, "The commit message is empty or only white space."},
 	{CodeInvalidRequest, ReasonNotPulled, ActionPullFirst, false, nil, "The directory has never been pulled, so there is no baseline to commit against."},
 	{CodeInvalidRequest, ReasonHistoryUnavailable, ActionFixRequest, false, nil, "CLI history commands only (show, diff, restore, revert): the generation is outside the retained history; the message names the oldest retained generation."},
-	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong, FileSecret}, "Files that the notebook cannot hold (SECRET: added lines hold a recognised credential, see docs/secrets.md); nothing was published or deleted."},
+	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong, FileSecret, FileSecretInName}, "Files that the notebook cannot hold (SECRET: added lines hold a recognised credential; SECRET_IN_NAME: a new file or directory name holds one, and the path is reported with it replaced by `[secret]`; see docs/secrets.md); nothing was published or deleted."},
+	{CodeInvalidContent, ReasonSecretInMessage, ActionFixRequest, false, nil, "The commit message holds a recognised credential (see docs/secrets.md); files is empty, and nothing was published or changed. Write the message without it."},
 	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory), string(merge.Unresolved)}, "Concurrent changes overlap; conflict blocks were written into the files (CONFLICT_MARKERS: the file still holds earlier blocks, kept as they are; the remote change is merged once they are resolved)."},
 	{CodeContentConflict, ReasonUnresolvedMarkers, ActionEditFiles, false, []string{FileConflictMarkers}, "Files still hold complete conflict blocks; resolve them before committing."},
 	{CodeReadOnlyPath, ReasonOutsideWritable, ActionWriteElsewhere, false, []string{ReasonOutsideWritable}, "Changes outside the writable set were refused and reset."},
@@ -149,4 +158,36 @@ var Catalog = []CatalogRow{
 	{CodeRecoveryFailure, ReasonRecoveryPending, ActionPull, true, nil, "An earlier operation was interrupted; the next call resynchronises first."},
 	{CodeInvalidRequest, ReasonContainsNotebook, ActionFixRequest, false, nil, "The path would become a notebook directory containing an existing one of the same store (named, relative to the path); use that one, or a directory outside it."},
 	{CodeEngineFailed, ReasonBaselineLost, ActionCheckHost, false, nil, "The directory was pulled before but its private baseline is missing or damaged, or content it names is gone from the cache and the store, so local edits cannot be told from others' changes; nothing was changed. Move the directory's files aside, pull into the empty directory, then copy the edits back."},
+}
+
+// Tokens are the distinct tokens of the catalogue, each list sorted.
+type Tokens struct {
+	Codes       []string
+	Reasons     []string
+	Actions     []string
+	FileReasons []string
+}
+
+// CatalogTokens collects the tokens of Catalog: the enums of the
+// advertised outputSchema.
+func CatalogTokens() Tokens {
+	var codes, reasons, actions, files []string
+	for _, r := range Catalog {
+		codes = append(codes, string(r.Code))
+		reasons = append(reasons, r.Reason)
+		actions = append(actions, string(r.Action))
+		files = append(files, r.FileReasons...)
+	}
+	return Tokens{Codes: sortedSet(codes), Reasons: sortedSet(reasons), Actions: sortedSet(actions), FileReasons: sortedSet(files)}
+}
+
+func sortedSet(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
 }

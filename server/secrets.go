@@ -12,6 +12,17 @@ import (
 // hold a recognised credential.
 const FileSecret = "SECRET"
 
+// FileSecretInName is the INVALID_FILES file reason of a new file whose
+// name, or the name of a directory above it, holds a recognised
+// credential. Its path is reported with the credential replaced by
+// secrets.Placeholder, the one path of an envelope that is not as it is.
+const FileSecretInName = "SECRET_IN_NAME"
+
+// ReasonSecretInMessage is the INVALID_CONTENT reason of a commit whose
+// message holds a recognised credential (files is empty: the message is
+// not a file).
+const ReasonSecretInMessage = "SECRET_IN_MESSAGE"
+
 // secretMessage is the refusal's text: the lines, never the secret.
 const secretMessage = "Some files add what looks like a credential (the lines are listed); remove it and commit again, " +
 	"or run with --secrets allow. Nothing was published or changed."
