@@ -2,6 +2,7 @@ package server
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -23,9 +24,10 @@ const FileSecretInName = "SECRET_IN_NAME"
 // not a file).
 const ReasonSecretInMessage = "SECRET_IN_MESSAGE"
 
-// secretMessage is the refusal's text: the lines, never the secret.
-const secretMessage = "Some files add what looks like a credential (the lines are listed); remove it and commit again, " +
-	"or run with --secrets allow. Nothing was published or changed."
+// secretMessage is the refusal's text: the lines, never the secret. (A
+// name is listed with the credential replaced.)
+const secretMessage = "Some files add what looks like a credential (the lines are listed; a name is shown with it replaced by [secret]); " +
+	"remove it and commit again, or run with --secrets allow. Nothing was published or changed."
 
 // refuseSecrets refuses a commit whose local changes add a recognised
 // credential (server/secrets): INVALID_CONTENT/INVALID_FILES with reason
@@ -33,8 +35,22 @@ const secretMessage = "Some files add what looks like a credential (the lines ar
 // changed. Only the lines L adds against A are matched, so a file pulled
 // with a secret in it can still be edited and committed. The log names
 // the file, the rule and the lines, never the match.
-func (s *session) refuseSecrets() error {
-	if !s.e.secrets || s.base == nil {
+//
+// The message and the names of new files and directories are read too: a
+// credential there is refused with SECRET_IN_MESSAGE (files empty) or with
+// the file reason SECRET_IN_NAME, the path reported with the credential
+// replaced (secrets.Redact), never as it is.
+func (s *session) refuseSecrets(message string) error {
+	if !s.e.secrets {
+		return nil
+	}
+	if found := secrets.Scan([]byte(message)); len(found) > 0 {
+		for _, f := range found {
+			s.e.log.Warn("commit refused: the message holds a recognised credential", "rule", f.Rule, "start", f.Start, "end", f.End)
+		}
+		return newError(CodeInvalidContent, ReasonSecretInMessage, "", nil)
+	}
+	if s.base == nil {
 		return nil
 	}
 	changes, old := s.baseDelta(false)
@@ -43,10 +59,21 @@ func (s *session) refuseSecrets() error {
 	}
 	var local *objectSource // A's content, from the local caches only
 	var refused []FileError
+	named := map[string]bool{} // redacted paths already reported
 	for _, p := range sortedKeys(changes) {
 		id := changes[p]
 		if id.IsZero() || s.scan.virtual[p] {
 			continue // removed, or not L's
+		}
+		if oldID, ok := old[p]; !ok || oldID.IsZero() {
+			if shown, bad := s.secretInName(p); bad {
+				if !named[shown] {
+					named[shown] = true
+					s.e.log.Warn("commit refused: a new name holds a recognised credential", "path", shown)
+					refused = append(refused, FileError{Path: shown, Reason: FileSecretInName, Ranges: []merge.Range{}})
+				}
+				continue // its content is not read: the refusal already names it
+			}
 		}
 		content, err := s.load(id)
 		if err != nil {
@@ -80,6 +107,41 @@ func (s *session) refuseSecrets() error {
 	de := newError(CodeInvalidContent, ReasonInvalidFiles, secretMessage, nil)
 	de.Files = refused
 	return de
+}
+
+// secretInName reports whether the new path p has a recognised credential
+// in its file name or in the name of a directory that is new too (one A
+// already holds was accepted earlier and does not block this commit), and
+// p as it may be shown: each such name with the credential replaced.
+func (s *session) secretInName(p string) (shown string, found bool) {
+	segs := strings.Split(p, "/")
+	var inA map[string]cas.ID // A's files, decoded only when a directory name holds a credential
+	for i, seg := range segs {
+		red, ok := secrets.Redact(seg)
+		if !ok {
+			continue
+		}
+		if i < len(segs)-1 {
+			dir := strings.Join(segs[:i+1], "/") + "/"
+			if inA == nil {
+				inA = s.base.files()
+			}
+			if hasPrefixKey(inA, dir) {
+				continue // accepted earlier
+			}
+		}
+		segs[i], found = red, true
+	}
+	return strings.Join(segs, "/"), found
+}
+
+func hasPrefixKey(m map[string]cas.ID, prefix string) bool {
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // secretRanges orders the findings' lines and merges overlapping or

@@ -8,17 +8,18 @@ import "bytes"
 // long note is the common commit.
 //
 // Why that is exact: every line of new before the line the append starts
-// in is a whole line of old, so Added never reports it; a rule looks back
-// at most nearLines lines from the line it matches (forward only for a
-// PEM block), so a scan of new from nearLines lines before the append
-// sees every line and every context Added would. A finding in that part
-// may still be a line old holds: the caller then asks Added.
+// in is a whole line of old; a credential Added reports holds an added
+// line, and starts at most maxPEMLines lines before it (a PEM block's
+// BEGIN line; an AWS pair within nearLines), so a scan of new from
+// maxPEMLines lines before the append sees every line and every context
+// Added would. A finding in that part may be made of lines old holds
+// only: the caller then asks Added.
 func appendedClean(old, new []byte) bool {
 	if len(old) == 0 || len(new) <= len(old) || !bytes.HasPrefix(new, old) {
 		return false
 	}
 	from := bytes.LastIndexByte(old, '\n') + 1 // the start of the line the append begins in
-	for range nearLines {
+	for range maxPEMLines {
 		if from == 0 {
 			break
 		}
