@@ -93,6 +93,9 @@ func (m *mcpServer) close() {
 	m.cs = nil
 	for _, line := range strings.Split(m.stderr.String(), "\n") {
 		checkNoLeak(m.t, "log line", line, m.forbidden)
+		if strings.Contains(line, "uncatalogued token") {
+			m.t.Errorf("the server emitted a token server.Catalog lacks: %s", line)
+		}
 	}
 }
 

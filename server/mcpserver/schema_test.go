@@ -2,12 +2,15 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server"
@@ -124,5 +127,31 @@ func TestEveryCatalogueRowValidates(t *testing.T) {
 	_ = json.Unmarshal(b, &v)
 	if res.Validate(v) == nil {
 		t.Errorf("an unknown reason validates: %s", b)
+	}
+}
+
+// A token missing from the catalogue never reaches a client, whose schema
+// validation would turn the domain error into a protocol error: the result
+// is ENGINE_FAILED/INTERNAL, and the log names the token to add.
+func TestUncataloguedTokenBecomesInternal(t *testing.T) {
+	for _, e := range []*server.Error{
+		{Code: server.CodeInvalidContent, Reason: "NEW_REASON", Action: server.ActionFixFiles, Message: "m"},
+		{Code: server.CodeInvalidContent, Reason: server.ReasonInvalidFiles, Action: server.ActionFixFiles, Message: "m",
+			Files: []server.FileError{{Path: "a.md", Reason: "NEW_FILE_REASON"}}},
+		{Code: "NEW_CODE", Reason: server.ReasonInternal, Action: server.ActionCheckHost, Message: "m"},
+	} {
+		eng := &fakeEngine{dir: "/w", pull: func(context.Context, string) (*server.Result, error) { return nil, e }}
+		cs, logs := connect(t, eng)
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: ToolPull})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := structured(t, res)
+		if !res.IsError || sc["code"] != "ENGINE_FAILED" || sc["reason"] != "INTERNAL" || len(sc["files"].([]any)) != 0 {
+			t.Fatalf("%+v: %v", e, sc)
+		}
+		if !strings.Contains(logs.String(), "uncatalogued token") {
+			t.Fatalf("no log record names the token: %s", logs.String())
+		}
 	}
 }
