@@ -156,3 +156,34 @@ func TestMCPSecretsWhereTheyHide(t *testing.T) {
 		s.commit("another file")
 	})
 }
+
+// The CLI refuses the same way (one engine), and echoes nothing: not on
+// stdout, not on stderr at debug level, not in `log` afterwards.
+func TestCLISecretInMessageAndName(t *testing.T) {
+	gh := secretstest.Cases(33)[2]
+	a := newNotebook(t, backends[0]).agent("cli")
+	a.pull()
+	a.write("notes.md", "an edit\n")
+	debug := []string{"LOG_LEVEL=debug"}
+	o := a.runEnv(debug, "commit", a.dir, "-m", "token "+gh.Secret)
+	if rep := mustFail(t, o); rep.code != "INVALID_CONTENT" || rep.reason != "SECRET_IN_MESSAGE" {
+		t.Fatalf("%s", o)
+	}
+	a.write(gh.Secret+".md", "plain\n")
+	o2 := a.runEnv(debug, "commit", a.dir, "-m", "a name")
+	if rep := mustFail(t, o2); rep.reason != "INVALID_FILES" || !strings.Contains(o2.stdout, "[secret].md · SECRET_IN_NAME") {
+		t.Fatalf("%s", o2)
+	}
+	os.Remove(filepath.Join(a.dir, gh.Secret+".md"))
+	a.commit("clean")
+	o3 := a.run("log", "-p")
+	if o3.code != 0 || !strings.Contains(o3.stdout, "clean") {
+		t.Fatalf("%s", o3)
+	}
+	for _, o := range []outcome{o, o2, o3} {
+		if strings.Contains(o.stdout+o.stderr, gh.Secret) {
+			t.Fatalf("the secret is echoed:\n%s", o)
+		}
+	}
+	noSecretStored(t, a, gh.Secret)
+}
