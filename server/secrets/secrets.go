@@ -171,7 +171,13 @@ func Added(old, new []byte) []Finding {
 func addedByLines(old, new []byte) []Finding {
 	lines := splitLines(new)
 	added := addedLines(old, lines)
-	window := contextOf(added)
+	// Without a BEGIN line anywhere no PEM block can hold an added line,
+	// and the context is the AWS pair's few lines: most commits.
+	back := nearLines
+	if bytes.Contains(new, []byte(pemMarker)) {
+		back = maxPEMLines
+	}
+	window := contextOf(added, back)
 	var out []Finding
 	for i, line := range lines {
 		if !window[i] {
@@ -191,22 +197,23 @@ func addedByLines(old, new []byte) []Finding {
 }
 
 // contextOf marks the lines a credential holding an added line may start
-// on: an added line, up to nearLines after it (an AWS key ID above its
-// added secret) and up to maxPEMLines after it (a PEM block whose BEGIN
-// line was accepted earlier and whose body or END line is added now).
-func contextOf(added []bool) []bool {
+// on: an added line, up to back lines before it (an AWS key ID above its
+// added secret, within nearLines; a PEM block whose BEGIN line was
+// accepted earlier and whose body or END line is added now, within
+// maxPEMLines), and up to nearLines after it (an AWS key ID below its
+// added secret).
+func contextOf(added []bool, back int) []bool {
 	window := make([]bool, len(added))
-	reach := 0 // window[i] holds for i < reach from the last added line's span
+	reach := 0 // lines still to mark, walking up from the last added line
 	for a := len(added) - 1; a >= 0; a-- {
 		if added[a] {
-			reach = maxPEMLines + 1
+			reach = back + 1
 		}
 		if reach > 0 {
 			window[a] = true
 			reach--
 		}
 	}
-	// An AWS key ID may also sit below its added secret.
 	last := -1
 	for a := range added {
 		if added[a] {
