@@ -20,7 +20,7 @@ func appendedClean(old, new []byte) bool {
 		return false
 	}
 	from := bytes.LastIndexByte(old, '\n') + 1 // the start of the line the append begins in
-	near := -1 // nearLines lines before the append
+	near := -1                                 // nearLines lines before the append
 	for i := 0; i < maxPEMLines && from > 0; i++ {
 		from = bytes.LastIndexByte(old[:from-1], '\n') + 1
 		if i == nearLines-1 {
