@@ -55,7 +55,10 @@
 //
 // Both tools advertise outputSchema (schema.go): the success object or the
 // structured error, since clients validate structuredContent either way;
-// the error's tokens are enums built from server.Catalog.
+// the error's tokens are enums built from server.Catalog. An envelope with
+// a token the catalogue lacks is answered as ENGINE_FAILED/INTERNAL, with
+// an error log record naming the token, rather than fail every validating
+// client.
 //
 // Domain errors, including bad arguments, are always isError results built
 // from *server.Error; the handler never returns a Go error for them, so no
