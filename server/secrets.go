@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -48,7 +49,14 @@ func (s *session) refuseSecrets(message string) error {
 		for _, f := range found {
 			s.e.log.Warn("commit refused: the message holds a recognised credential", "rule", f.Rule, "start", f.Start, "end", f.End)
 		}
-		return newError(CodeInvalidContent, ReasonSecretInMessage, "", nil)
+		// Where it is, never what: the message's lines.
+		de := newError(CodeInvalidContent, ReasonSecretInMessage, "", nil)
+		if found[0].Start == found[0].End {
+			de.Message = fmt.Sprintf("The commit message holds what looks like a credential on line %d; write it without the credential. Nothing was published or changed.", found[0].Start)
+		} else {
+			de.Message = fmt.Sprintf("The commit message holds what looks like a credential on lines %d-%d; write it without the credential. Nothing was published or changed.", found[0].Start, found[0].End)
+		}
+		return de
 	}
 	if s.base == nil {
 		return nil

@@ -61,6 +61,14 @@ func TestCommitRefusesSecretInMessage(t *testing.T) {
 			if len(de.Files) != 0 || de.Action != ActionFixRequest || de.Retryable {
 				t.Fatalf("files %v, action %s, retryable %t", de.Files, de.Action, de.Retryable)
 			}
+			// The message says where: its lines (the first is "debugging, with").
+			where := fmt.Sprintf("line %d;", 1+c.Start)
+			if c.Start != c.End {
+				where = fmt.Sprintf("lines %d-%d;", 1+c.Start, 1+c.End)
+			}
+			if !strings.Contains(de.Message, where) {
+				t.Fatalf("message %q does not say %q", de.Message, where)
+			}
 			refusedWithout(t, a, store, storeDir, logs, before, de, c.Secret)
 			a.commit("the same edit, a clean message")
 		})
