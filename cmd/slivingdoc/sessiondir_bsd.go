@@ -14,7 +14,9 @@ import (
 // the second, in five fields) and its command line. A process ps does not
 // list is os.ErrNotExist.
 func readProc(pid int) (hostProc, error) {
-	out, err := exec.Command("ps", "-o", "ppid=,lstart=,args=", "-p", strconv.Itoa(pid)).Output()
+	cmd := exec.Command("ps", "-o", "ppid=,lstart=,args=", "-p", strconv.Itoa(pid))
+	cmd.Env = append(os.Environ(), "LC_ALL=C") // lstart in the five fields parsed below
+	out, err := cmd.Output()
 	f := strings.Fields(string(out))
 	if len(f) == 0 {
 		var ee *exec.ExitError
