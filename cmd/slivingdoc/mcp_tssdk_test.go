@@ -33,18 +33,19 @@ type tsClient struct {
 	err *lockedBuffer
 }
 
-func newTSClient(t *testing.T, a *agent) *tsClient {
+// newTSClient starts a client session on `serve --workspace-root root`.
+func newTSClient(t *testing.T, a *agent, root string) *tsClient {
 	t.Helper()
 	pkgDir := inspectorCLI(t)
-	root := filepath.Join(pkgDir, "..", "..", "..") // the install directory: node_modules/@modelcontextprotocol/inspector-cli
-	if _, err := os.Stat(filepath.Join(root, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+	install := filepath.Join(pkgDir, "..", "..", "..") // the install directory: node_modules/@modelcontextprotocol/inspector-cli
+	if _, err := os.Stat(filepath.Join(install, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		t.Fatalf("the TypeScript SDK is not in the Inspector's install: %v", err)
 	}
 	script, err := filepath.Abs("testdata/tssdk/calltool.cjs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv, _ := json.Marshal([]string{a.bin, "serve", "--workspace-root", a.dir})
+	argv, _ := json.Marshal([]string{a.bin, "serve", "--workspace-root", root})
 	env := map[string]string{}
 	for _, kv := range serveEnv(a.env) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -52,7 +53,7 @@ func newTSClient(t *testing.T, a *agent) *tsClient {
 	}
 	envJSON, _ := json.Marshal(env)
 	cmd := exec.Command("node", script)
-	cmd.Env = append(os.Environ(), "SDK_PACKAGE_JSON="+filepath.Join(root, "package.json"),
+	cmd.Env = append(os.Environ(), "SDK_PACKAGE_JSON="+filepath.Join(install, "package.json"),
 		"SERVER_ARGV="+string(argv), "SERVER_ENV="+string(envJSON))
 	c := &tsClient{t: t, cmd: cmd, err: &lockedBuffer{}}
 	cmd.Stderr = c.err
@@ -136,16 +137,26 @@ func TestTypeScriptSDKCallToolValidatesEveryRefusal(t *testing.T) {
 	if err := os.MkdirAll(a.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := newTSClient(t, a)
+	c := newTSClient(t, a, a.dir)
 	want := func(tool string, args map[string]any, code, reason string) map[string]string {
 		t.Helper()
-		gotCode, gotReason, files := c.call(tool, args)
-		if gotCode != code || gotReason != reason {
-			t.Fatalf("%s(%v): %s/%s, want %s/%s", tool, args, gotCode, gotReason, code, reason)
-		}
-		return files
+		return c.want(tool, args, code, reason)
 	}
 	want(ToolPullName, map[string]any{}, "OK", "")
+
+	// Path refusals that need a workspace root above notebook
+	// directories: a directory never pulled, one containing a notebook.
+	u := nb.agent("up")
+	inner, fresh := filepath.Join(u.dir, "inner"), filepath.Join(u.dir, "fresh")
+	for _, d := range []string{inner, fresh} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	up := newTSClient(t, u, u.dir)
+	up.want(ToolPullName, map[string]any{"path": inner}, "OK", "")
+	up.want(ToolCommitName, map[string]any{"message": "m", "path": fresh}, "INVALID_REQUEST", "NOT_PULLED")
+	up.want(ToolPullName, map[string]any{}, "INVALID_REQUEST", "CONTAINS_NOTEBOOK")
 
 	// Path refusals.
 	if err := os.WriteFile(filepath.Join(a.dir, "file.md"), []byte("x\n"), 0o644); err != nil {
@@ -216,4 +227,14 @@ func TestTypeScriptSDKCallToolValidatesEveryRefusal(t *testing.T) {
 	if files := want(ToolCommitName, map[string]any{"message": "unresolved"}, "CONTENT_CONFLICT", "UNRESOLVED_MARKERS"); files["notes.md"] != "CONFLICT_MARKERS" {
 		t.Fatalf("files %v", files)
 	}
+}
+
+// want calls tool and checks the code and reason of its result.
+func (c *tsClient) want(tool string, args map[string]any, code, reason string) map[string]string {
+	c.t.Helper()
+	gotCode, gotReason, files := c.call(tool, args)
+	if gotCode != code || gotReason != reason {
+		c.t.Fatalf("%s(%v): %s/%s, want %s/%s", tool, args, gotCode, gotReason, code, reason)
+	}
+	return files
 }
