@@ -165,8 +165,8 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 		var ns *notStarted
 		if errors.As(err, &ns) {
 			if pending == nil {
-			return s.e.fail("record the rewrite", ns.err)
-		}
+				return s.e.fail("record the rewrite", ns.err)
+			}
 		}
 		return s.recoveryFailure(flag, "rewrite", err)
 	}
