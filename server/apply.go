@@ -143,6 +143,9 @@ func diffstat(changes []change) []FileStat {
 // the next baseline's encoding, for installNextBaseline. The stat cache is
 // updated with what was written; entries stay untrusted until a later scan.
 func (s *session) apply(changes []change, flag recoveryFlag, next *baseline, baseBefore map[string]cas.ID) ([]byte, error) {
+	if err := s.state.recordWhere(); err != nil {
+		return nil, &notStarted{err}
+	}
 	sum, data, err := s.state.saveNextBaseline(next)
 	if err != nil {
 		return nil, &notStarted{err}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -85,6 +86,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		// of L has a known base (unknown.go).
 		s.base = s.base.withUnknown(sortedKeys(s.scan.files))
 	}
+	s.base = s.base.withUnknown(s.scan.unknown)
 	if flag == nil {
 		s.adoptPublished(state)
 		if s.base != nil && state.Head() == s.base.Head && s.base.exact() && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
@@ -194,6 +196,19 @@ func (s *session) recorded(next *baseline) {
 	}
 	s.adopted = nil
 	s.base = next
+	if s.scan != nil && len(s.scan.unknown) > 0 {
+		// Settled by this baseline: no longer withheld (ignore_state.go).
+		keep := s.scan.withheld[:0:0]
+		for _, p := range s.scan.withheld {
+			if !slices.Contains(s.scan.unknown, p) {
+				keep = append(keep, p)
+			}
+		}
+		if err := s.state.saveWithheld(keep); err != nil {
+			s.e.log.Warn("cannot record the withheld paths", "err", err)
+		}
+		s.scan.withheld, s.scan.unknown = keep, nil
+	}
 }
 
 // nextBaseline is the baseline recording R (head, rFiles) after a merge

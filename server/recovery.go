@@ -67,7 +67,14 @@ func (s *session) recoverFirst() error {
 		return s.e.fail("load recovery flag", err)
 	}
 	if flag == nil && !s.base.hasUnknown() {
-		return nil
+		// A path that stopped being ignored may have an unknown base:
+		// only a scan tells (ignore_state.go).
+		if _, err := s.scanL(); err != nil {
+			return err
+		}
+		if len(s.scan.unknown) == 0 {
+			return nil
+		}
 	}
 	if flag == nil {
 		flag = &recoveryFlag{Op: "settle", Stage: "unknown-base", RemoteAccepted: "no"}

@@ -41,10 +41,10 @@ var unknownBase = func() cas.ID {
 // file's base is unknown (see above).
 const NoRecord merge.FileReason = "NO_RECORD"
 
-// withUnknown is b with an unknown base at each of paths (b itself when
-// paths is empty; b may be nil: a directory without a record).
+// withUnknown is b with an unknown base at each of paths (b itself, even
+// nil, when paths is empty; b may be nil: a directory without a record).
 func (b *baseline) withUnknown(paths []string) *baseline {
-	if len(paths) == 0 && b != nil {
+	if len(paths) == 0 {
 		return b
 	}
 	out := &baseline{Files: map[string]cas.ID{}, Held: map[string]cas.ID{}}
