@@ -36,8 +36,9 @@ type campaign struct {
 	kinds   []faultKind
 	writers []*writer
 	st      *stats
-	fpBin   string // the failpoints build (kill-at-failpoint)
+	fpBin   string // the failpoints build (kill-at-failpoint, kill-twice)
 	fpNext  int    // the next failpoint in turn
+	dblNext int    // the next pair of failpoints in turn (kill-twice)
 
 	mu      sync.Mutex
 	outages []window // intervals the store was down, for the outage rule
@@ -59,7 +60,7 @@ func (c *campaign) setup() error {
 	c.kinds = []faultKind{faultKill}
 	if c.cfg.fpBin != "" {
 		c.fpBin = c.cfg.fpBin
-		c.kinds = append(c.kinds, faultFailpoint)
+		c.kinds = append(c.kinds, faultFailpoint, faultDouble)
 	}
 	switch c.store {
 	case "file":
@@ -290,9 +291,10 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 	for ctx.Err() == nil {
 		op := "commit"
 		w.mu.Lock()
-		publishArm := w.armed == "after-publish"
+		// after-publish needs a commit; so does every stage of a kill-twice.
+		mustCommit := w.armed == "after-publish" || w.dbl != nil
 		w.mu.Unlock()
-		if w.rng.IntN(100) < 15 && !publishArm {
+		if w.rng.IntN(100) < 15 && !mustCommit {
 			op = "pull"
 		}
 		args := []string{op}
@@ -446,6 +448,11 @@ func (c *campaign) inject(ctx context.Context, ev event) (bool, error) {
 		point := failpointsInTurn[c.fpNext%len(failpointsInTurn)]
 		c.fpNext++
 		return c.armFailpoint(ctx, c.writers[ev.Target], point, 30*time.Second), nil
+
+	case faultDouble:
+		pair := doublesInTurn[c.dblNext%len(doublesInTurn)]
+		c.dblNext++
+		return c.armDouble(ctx, c.writers[ev.Target], pair, 60*time.Second), nil
 
 	case faultOutage:
 		from := time.Now()

@@ -42,6 +42,9 @@ type writer struct {
 	// one did (armFired).
 	armed    string
 	armFired bool
+	// dbl: a kill-twice in progress (double.go); while set, every
+	// operation is a commit and takes its binary and failpoint from it.
+	dbl *doubleKill
 	// started is signalled (non-blocking) when a process starts, for a kill
 	// fault waiting for one.
 	started chan struct{}
