@@ -146,6 +146,8 @@ func (c *campaign) auditConflict(w *writer, res opResult) bool {
 			foreign = w.sharedPending == 0
 		case f == ownFile(w.id):
 			foreign = w.ownPending == 0
+		case f == logFile:
+			foreign = w.logPending == 0
 		default:
 			foreign = true
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/bench"
@@ -39,6 +40,9 @@ type campaign struct {
 	fpBin   string // the failpoints build (kill-at-failpoint, kill-twice)
 	fpNext  int    // the next failpoint in turn
 	dblNext int    // the next pair of failpoints in turn (kill-twice)
+	// logCommits counts accepted commits holding a log-file line (the
+	// pause of a kill-twice waits for one)
+	logCommits atomic.Int64
 
 	mu      sync.Mutex
 	outages []window // intervals the store was down, for the outage rule
@@ -307,13 +311,14 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 			}
 			args = append(args, "-m", fmt.Sprintf("w%02d edit %d", w.id, w.seq))
 		}
+		c.pauseAfterKill(ctx, w)
 		before, _ := snapshot(w.dir)
 		privBefore := privState(w)
 		w.mu.Lock()
 		armed := w.armed
 		w.mu.Unlock()
 		res := c.exec(w, args...)
-		w.remember(fmt.Sprintf("%s %s (armed %q) pending shared=%d own=%d cause=%q", opLine(res), args, armed, w.sharedPending, w.ownPending, res.Cause))
+		w.remember(fmt.Sprintf("%s %s (armed %q) pending shared=%d own=%d log=%d cause=%q", opLine(res), args, armed, w.sharedPending, w.ownPending, w.logPending, res.Cause))
 		if err := w.record(opLine(res)); err != nil {
 			c.st.fail("writer %d: journal: %v", w.id, err)
 			return
@@ -323,6 +328,9 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 		case outOK:
 			integrity = 0
 			if op == "commit" {
+				if w.logPending > 0 {
+					c.logCommits.Add(1)
+				}
 				if err := w.accepted(res.Generation); err != nil {
 					c.st.fail("writer %d: journal: %v", w.id, err)
 					return

@@ -28,8 +28,13 @@ import (
 //	stage 3  the next operation is a plain commit with the ordinary
 //	         binary: the one that must neither lose nor duplicate a line.
 //
-// Meanwhile the other writers keep publishing, so each commit of the
-// writer has their lines to bring into its directory. The campaign's own
+// Meanwhile the other writers keep publishing. After each kill the writer
+// waits until another writer's commit with a line of the log file was
+// accepted (at most doublePause), so the operation after the kill has
+// another writer's appended line to bring into its directory, as in the
+// issue's report: the duplicate needs a publication between the second
+// kill and the plain commit. The writer in a kill-twice appends to the log
+// file too. The campaign's own
 // audits then judge the result: every token exactly once in a fresh pull,
 // no marker line published, no conflict in a file the writer did not
 // edit, verify clean. The fault fired when all three stages ran.
@@ -58,7 +63,37 @@ type doubleKill struct {
 	first, second string
 	stage         int // 1, 2, 3 as above; 4 when the plain commit ended
 	restarts      int // times stage 2 did not die and the pair started over
+	paused        int // the stage whose pause was taken
+	pauses        int // pauses that saw another writer's log line accepted
 	plain         opResult
+}
+
+// doublePause bounds the wait for another writer's log line after a kill.
+const doublePause = 15 * time.Second
+
+// pauseAfterKill is called by w's loop before each operation: right after
+// a kill of a kill-twice (stage 2 or 3 not paused yet), it waits until
+// another writer's commit holding a log line was accepted.
+func (c *campaign) pauseAfterKill(ctx context.Context, w *writer) {
+	w.mu.Lock()
+	d := w.dbl
+	if d == nil || d.stage < 2 || d.stage > 3 || d.paused == d.stage {
+		w.mu.Unlock()
+		return
+	}
+	d.paused = d.stage
+	w.mu.Unlock()
+	mark := c.logCommits.Load()
+	deadline := time.Now().Add(doublePause)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if c.logCommits.Load() > mark {
+			w.mu.Lock()
+			d.pauses++
+			w.mu.Unlock()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // doubleStage returns the binary, extra environment and failpoint of the
@@ -97,8 +132,9 @@ func (d *doubleKill) advance(point string, res opResult) {
 
 // armDouble runs one kill-twice on w with the pair of failpoints, and
 // reports whether all three stages ran. The two kills must happen within
-// wait; the plain commit that follows is then always waited for (it is
-// bounded by the operation bound), so no other fault lands on it.
+// wait (the pause after the first counts); the plain commit that follows,
+// and the pause before it, are then always waited for (both are bounded),
+// so no other fault lands on them.
 func (c *campaign) armDouble(ctx context.Context, w *writer, pair [2]string, wait time.Duration) bool {
 	d := &doubleKill{first: pair[0], second: pair[1], stage: 1}
 	w.mu.Lock()
@@ -125,7 +161,7 @@ func (c *campaign) armDouble(ctx context.Context, w *writer, pair [2]string, wai
 	w.dbl = nil
 	w.mu.Unlock()
 	if done {
-		c.st.doubleFired(pair, d.restarts, d.plain)
+		c.st.doubleFired(pair, d.restarts, d.pauses, d.plain)
 	}
 	return done
 }

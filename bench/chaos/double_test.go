@@ -3,7 +3,11 @@
 package main
 
 import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/server"
@@ -62,5 +66,38 @@ func TestDoublesInTurn(t *testing.T) {
 	}
 	if slices.Contains(rewritePoints, server.FailAfterPublish) {
 		t.Fatal("after-publish is not inside a rewrite")
+	}
+}
+
+// A writer in a kill-twice appends its edits at the end of the log file,
+// after whatever other writers appended there, as in the report.
+func TestDoubleKillEditsAppendToTheLog(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range initialTree(2) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, logFile), []byte("# log\nchaos-b1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := os.Create(filepath.Join(t.TempDir(), "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	w := &writer{id: 0, dir: dir, tag: "chaos-a", rng: rand.New(rand.NewPCG(1, 1)), journal: j,
+		dbl: &doubleKill{first: server.FailMidRewrite, second: server.FailMidRewrite, stage: 1}}
+	var toks []string
+	for range 3 {
+		tok, err := w.edit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks = append(toks, tok)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, logFile))
+	if want := "# log\nchaos-b1\n" + strings.Join(toks, "\n") + "\n"; string(got) != want || w.logPending != 3 || w.pending != 3 {
+		t.Fatalf("log %q (pending %d, in the log %d), want %q", got, w.pending, w.logPending, want)
 	}
 }

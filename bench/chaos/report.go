@@ -122,7 +122,8 @@ func doubleFigures(s *stats) string {
 	}
 	out := fmt.Sprintf("%d", n)
 	if n > 0 {
-		out += fmt.Sprintf(" (%s); the plain commit after: %s", strings.Join(pairs, ", "), strings.Join(plain, ", "))
+		out += fmt.Sprintf(" (%s); the plain commit after: %s; kills followed by another writer's log line: %d of %d",
+			strings.Join(pairs, ", "), strings.Join(plain, ", "), s.dblPauses, 2*n)
 	}
 	out += fmt.Sprintf("; second kills missed (pair started over): %d", s.dblRestarts)
 	if len(s.dblMissed) > 0 {

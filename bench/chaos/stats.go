@@ -44,6 +44,7 @@ type stats struct {
 	// issue 37: kill-twice (double.go)
 	dblFired    map[string]int // completed by pair of failpoints
 	dblRestarts int            // second kills that missed, so the pair started over
+	dblPauses   int            // pauses after a kill that saw another writer's log line accepted
 	dblPlain    map[string]int // how the plain commit after the two kills ended
 	dblMissed   []string       // kill-twice events that did not complete
 	markerPulls int            // fresh and observer pulls audited for marker lines
@@ -156,7 +157,7 @@ func (s *stats) failpointFired(point string) {
 
 // doubleFired records a completed kill-twice and how its plain commit
 // ended.
-func (s *stats) doubleFired(pair [2]string, restarts int, plain opResult) {
+func (s *stats) doubleFired(pair [2]string, restarts, pauses int, plain opResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dblFired == nil {
@@ -164,6 +165,7 @@ func (s *stats) doubleFired(pair [2]string, restarts int, plain opResult) {
 	}
 	s.dblFired[doubleKey(pair)]++
 	s.dblRestarts += restarts
+	s.dblPauses += pauses
 	s.dblPlain[describe(plain)]++
 }
 
