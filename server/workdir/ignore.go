@@ -24,6 +24,9 @@ import (
 //   - A trailing '/' matches directories only (`cache/`).
 //   - An ignored directory is not descended: everything below it is
 //     ignored. Matching is case-sensitive. There is no negation ('!').
+//   - A pattern, or the set, that would leave out every file at the top
+//     or every file in every directory is refused (leavesOut): it would
+//     only make every notebook look empty.
 //
 // Matching costs one or two byte lookups for most names: the common
 // patterns compile to literal/prefix/suffix tests, and a name whose first
