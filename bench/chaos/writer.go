@@ -19,8 +19,9 @@ import (
 // the end of its section of the shared file (sections are separated by
 // unchanged header lines, so concurrent inserts merge cleanly), or at the
 // end of the log file every writer appends to (concurrent appends there
-// merge with the remote lines first). The journal records every token written and every token a
-// commit reported OK, durably, before the next step.
+// merge with the remote lines first). The journal records every token
+// written and every token a commit reported OK, durably, before the next
+// step.
 type writer struct {
 	id      int
 	dir     string // L
