@@ -58,7 +58,7 @@ var defaultMessages = map[string]string{
 	ReasonRetriesExhausted:   "Other writers won every publication attempt; nothing was lost, retry.",
 	ReasonStoreUnreachable:   "The store did not answer or failed; retry later.",
 	ReasonAccessDenied:       "The store refused the credentials or the bucket.",
-	ReasonNoCredentials:      "No AWS credentials were found, so nothing was sent to the store. Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile in ~/.aws/credentials or ~/.aws/config.",
+	ReasonNoCredentials:      "No usable AWS credentials were found (none are set, or the configured ones could not be loaded), so nothing was sent to the store. Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile in ~/.aws/credentials or ~/.aws/config.",
 	ReasonAcceptanceUnknown:  "The publication's outcome could not be decided; a retry is safe and never duplicates changes.",
 	ReasonCorruptManifest:    "The store's current manifest is malformed.",
 	ReasonCorruptPack:        "A pack in the store does not match its checksum or format.",
