@@ -58,6 +58,7 @@ var defaultMessages = map[string]string{
 	ReasonRetriesExhausted:   "Other writers won every publication attempt; nothing was lost, retry.",
 	ReasonStoreUnreachable:   "The store did not answer or failed; retry later.",
 	ReasonAccessDenied:       "The store refused the credentials or the bucket.",
+	ReasonNoCredentials:      "No usable AWS credentials were found (none are set, or the configured ones could not be loaded), so nothing was sent to the store. Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile in ~/.aws/credentials or ~/.aws/config.",
 	ReasonAcceptanceUnknown:  "The publication's outcome could not be decided; a retry is safe and never duplicates changes.",
 	ReasonCorruptManifest:    "The store's current manifest is malformed.",
 	ReasonCorruptPack:        "A pack in the store does not match its checksum or format.",
@@ -112,6 +113,8 @@ func mapErr(err error) *Error {
 		return newError(CodeRemoteBusy, ReasonRetriesExhausted, "", err)
 	case errors.Is(err, remote.ErrAmbiguous):
 		return newError(CodeStorageFailure, ReasonAcceptanceUnknown, "", err)
+	case errors.Is(err, remote.ErrNoCredentials): // before ErrAccessDenied, which it refines
+		return newError(CodeStorageFailure, ReasonNoCredentials, "", err)
 	case errors.Is(err, remote.ErrAccessDenied):
 		return newError(CodeStorageFailure, ReasonAccessDenied, "", err)
 	case errors.Is(err, remote.ErrIncompatible):
@@ -136,6 +139,18 @@ func mapErr(err error) *Error {
 		return e
 	}
 	return newError(CodeEngineFailed, ReasonInternal, "", err)
+}
+
+// probeErr maps a failure of the store probe. The probe writes and
+// deletes a disposable key and never touches `current`, so an ambiguous
+// reply there is the store failing, not a publication whose outcome is
+// unknown: read-only commands (status, log, show, diff, pull) that probe
+// first must not say ACCEPTANCE_UNKNOWN when nothing could be published.
+func probeErr(err error) *Error {
+	if errors.Is(err, remote.ErrAmbiguous) && !errors.Is(err, remote.ErrIncompatible) {
+		return newError(CodeStorageFailure, ReasonStoreUnreachable, "The store failed while its guarantees were being checked; nothing was published. Retry later.", err)
+	}
+	return mapErr(err)
 }
 
 // packErr maps a failure to fetch or store one pack: the manifest itself

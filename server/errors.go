@@ -84,6 +84,7 @@ const (
 	ReasonRetriesExhausted  = "RETRIES_EXHAUSTED"
 	ReasonStoreUnreachable  = "STORE_UNREACHABLE"
 	ReasonAccessDenied      = "ACCESS_DENIED"
+	ReasonNoCredentials     = "NO_CREDENTIALS"
 	ReasonAcceptanceUnknown = "ACCEPTANCE_UNKNOWN"
 	ReasonCorruptManifest   = "CORRUPT_MANIFEST"
 	ReasonCorruptPack       = "CORRUPT_PACK"
@@ -138,6 +139,7 @@ var Catalog = []CatalogRow{
 	{CodeRemoteBusy, ReasonRetriesExhausted, ActionRetry, true, nil, "Other writers won every publication attempt; nothing was lost, retry."},
 	{CodeStorageFailure, ReasonStoreUnreachable, ActionRetry, true, nil, "The store did not answer or failed; retry later."},
 	{CodeStorageFailure, ReasonAccessDenied, ActionCheckStore, false, nil, "The store refused the credentials or the bucket."},
+	{CodeStorageFailure, ReasonNoCredentials, ActionCheckStore, false, nil, "No usable credentials were found for the S3 store (none are set, or the configured ones could not be loaded: an expired SSO session, an unreachable instance role), so nothing was sent: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile of ~/.aws/credentials or ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE move those files)."},
 	{CodeStorageFailure, ReasonAcceptanceUnknown, ActionRetry, true, nil, "The publication's outcome could not be decided; a retry is safe and never duplicates changes."},
 	{CodeStorageFailure, ReasonIncompatibleStore, ActionCheckStore, false, nil, "The store stopped enforcing conditional writes when its compatibility was re-proved (at startup this is the INCOMPATIBLE_STORE diagnostic instead)."},
 	{CodeStorageIntegrity, ReasonCorruptManifest, ActionRunVerify, false, nil, "The current manifest is malformed."},
