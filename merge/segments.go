@@ -315,4 +315,3 @@ func hasLetterOrDigit(line []byte) bool {
 	}
 	return false
 }
-
