@@ -106,6 +106,17 @@ func (d *differ) flags(na, nb int) ([]bool, []bool) {
 	return d.ca, d.cb
 }
 
+// runs counts the runs of changed lines in c, a bound on the edits.
+func runs(c []bool) int {
+	n := 0
+	for i, x := range c {
+		if x && (i == 0 || !c[i-1]) {
+			n++
+		}
+	}
+	return n
+}
+
 func setAll(c []bool) {
 	for i := range c {
 		c[i] = true
@@ -117,6 +128,9 @@ func setAll(c []bool) {
 // every stop at a changed line on either side starts an edit that lasts
 // until both sides are unchanged again.
 func collect(ca, cb []bool, out []change) []change {
+	if out == nil {
+		out = make([]change, 0, runs(ca)+runs(cb))
+	}
 	i, j := 0, 0
 	for i < len(ca) || j < len(cb) {
 		if i < len(ca) && j < len(cb) && !ca[i] && !cb[j] {

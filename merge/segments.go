@@ -91,7 +91,9 @@ type region struct {
 // insertion just after a line the other side rewrote, say) fall into one
 // region.
 func regions(w window, el, er []change) []region {
-	var out []region
+	// Sized for the most regions there can be: slices grown by append
+	// would leave their old copies in a process that never collects.
+	out := make([]region, 0, len(el)+len(er))
 	// Side line minus base line, outside the edits.
 	dl, dr := w.local.lo-w.base.lo, w.remote.lo-w.base.lo
 	for len(el) > 0 || len(er) > 0 {

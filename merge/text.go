@@ -48,8 +48,11 @@ func mergeText(base, local, remote []byte, strict bool) TextResult {
 	b := in.split(base)
 	l, r := in.split(local), in.split(remote)
 	m := &merger{d: newDiffer(in.nsym()), base: b, local: l, remote: r, strict: strict}
-	all := window{span{0, b.n()}, span{0, l.n()}, span{0, r.n()}}
-	m.cut(all, m.d.lineDiff(b.sym, l.sym), m.d.lineDiff(b.sym, r.sym))
+	el, er := m.d.lineDiff(b.sym, l.sym), m.d.lineDiff(b.sym, r.sym)
+	// A region and the unchanged lines before it are two segments; only
+	// conflicts add more.
+	m.segs = make([]segment, 0, 2*(len(el)+len(er))+1)
+	m.cut(window{span{0, b.n()}, span{0, l.n()}, span{0, r.n()}}, el, er)
 	m.join()
 	return m.write()
 }
