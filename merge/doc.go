@@ -139,11 +139,11 @@
 // resident.
 //
 // Against git merge-file, whole processes on one loaded 2-core machine
-// (BenchmarkMergeFileProcess, medians of 7 alternated runs, CPU time net
-// of each program's start-up): 100 KB note, 100 edited lines per side,
-// 0.76x git; 1 MB, 0.48x; 5 MB, 0.38x; 5 MB with 10,000 edited lines per
-// side, 0.58x (wall 0.63x) and a peak of 55.6 MB resident against git's
-// 63.2 MB.
+// (BenchmarkMergeFileProcess, medians of 15 alternated runs, CPU time net
+// of each program's start-up, paired run by run): 100 KB note, 100 edited
+// lines per side, 0.76x git; 1 MB, 0.50x; 5 MB, 0.40x; 5 MB with 10,000
+// edited lines per side, 0.43x (wall time 0.58x), with a peak of 54.2 MB
+// resident against git's 62.0 MB.
 //
 // Trees merges three complete trees path by path (tree.go documents the
 // cases); Stat and CountLines give the diffstat.
