@@ -297,3 +297,63 @@ func chainsOf(m *Manifest, incs []Increment) []Chain {
 	}
 	return out
 }
+
+// Retention is how far back a state's history can be read: what the
+// history commands (log, show, diff, restore, revert) and verify report as
+// retained. A tree reads only from a whole chain (a kept checkpoint and
+// the increments after it, or every increment from generation 1), so the
+// oldest readable tree is the oldest kept checkpoint's; publications older
+// than it that `current` still lists (kept by the time window, or the
+// newest increment a checkpoint covers) cannot be shown, since the tree
+// they were made on is gone.
+type Retention struct {
+	// Floor is the oldest generation whose tree reads (0: the history
+	// reaches the empty notebook) and FloorHead the head at it (zero at 0).
+	Floor     uint64
+	FloorHead cas.ID
+	// FloorCheckpoint is the kept checkpoint at Floor (the genesis at 0).
+	FloorCheckpoint Checkpoint
+	// Oldest is the oldest publication whose changes can be shown (above
+	// Floor, so its parent's tree reads too); 0 when there is none (every
+	// generation above Floor is a checkpoint swap).
+	Oldest uint64
+}
+
+// Retention returns how far back state's history can be read. It reads
+// only the segments that cover the generations just above the oldest kept
+// checkpoint.
+func (n *Notebook) Retention(ctx context.Context, state State) (Retention, error) {
+	m := state.Manifest
+	if m == nil {
+		return Retention{}, nil
+	}
+	cp := m.Checkpoint
+	switch {
+	case m.Version < 2:
+		chains := m.Chains()
+		cp = chains[len(chains)-1].Checkpoint
+	case m.Oldest() == 1:
+		// Every increment from the first is listed (and its pack kept):
+		// the chain from the empty notebook reads whole.
+		cp = Checkpoint{}
+	case len(m.Checkpoints) > 0:
+		cp = m.Checkpoints[len(m.Checkpoints)-1]
+	}
+	r := Retention{Floor: cp.Through, FloorHead: cp.Head, FloorCheckpoint: cp}
+	// The oldest increment above the floor; swaps have none, so look in
+	// growing windows (one segment per level each).
+	for lo, w := cp.Through+1, uint64(2*SegmentFanout); lo <= m.Generation; lo, w = lo+w, w*8 {
+		incs, err := n.Publications(ctx, state, lo, min(lo+w-1, m.Generation))
+		if err != nil {
+			return Retention{}, err
+		}
+		if len(incs) > 0 {
+			r.Oldest = incs[0].Generation
+			break
+		}
+		if lo+w < lo { // overflow: nothing further
+			break
+		}
+	}
+	return r, nil
+}

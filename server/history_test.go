@@ -152,11 +152,13 @@ func TestHistoryUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldest := h.oldest
+	oldest := h.ret.Oldest
 	if oldest <= 1 {
 		t.Fatalf("oldest retained %d: no chain was dropped", oldest)
 	}
-	_, err = fresh.e.Show(ctx, oldest-1, "")
+	// The floor is the oldest kept checkpoint's generation: its tree reads,
+	// the publication made there does not (its parent's tree is gone).
+	_, err = fresh.e.Show(ctx, h.ret.Floor, "")
 	de := domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable)
 	if want := fmt.Sprintf("the oldest retained generation is %d.", oldest); !strings.Contains(de.Message, want) {
 		t.Fatalf("message %q does not name %d", de.Message, oldest)
