@@ -100,7 +100,6 @@ func TestCLIRestoreKeepsUncommittedWork(t *testing.T) {
 	if got := a.read("sub/s.md"); got != "s1\n" {
 		t.Fatalf("sub/s.md %q", got)
 	}
-	before = a.files()
 
 	o := a.run("restore", "--force", a.dir, "--generation", "1")
 	if o.code != 0 {
