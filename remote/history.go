@@ -340,8 +340,23 @@ func (n *Notebook) Retention(ctx context.Context, state State) (Retention, error
 		cp = m.Checkpoints[len(m.Checkpoints)-1]
 	}
 	r := Retention{Floor: cp.Through, FloorHead: cp.Head, FloorCheckpoint: cp}
-	// The oldest increment above the floor; swaps have none, so look in
-	// growing windows (one segment per level each).
+	// The oldest increment above the floor, from `current` alone when it
+	// can tell: the oldest listed one, or one in the tail when the tail
+	// reaches down to the floor. Otherwise swaps have no increment, so
+	// look in growing windows (one segment per level each).
+	if oldest := m.Oldest(); oldest > r.Floor || oldest == 0 {
+		r.Oldest = oldest
+		return r, nil
+	}
+	if tail := m.Increments; m.Version >= 2 && len(tail) > 0 && tail[0].Generation <= r.Floor+1 {
+		for _, inc := range tail {
+			if inc.Generation > r.Floor {
+				r.Oldest = inc.Generation
+				break
+			}
+		}
+		return r, nil
+	}
 	for lo, w := cp.Through+1, uint64(2*SegmentFanout); lo <= m.Generation; lo, w = lo+w, w*8 {
 		incs, err := n.Publications(ctx, state, lo, min(lo+w-1, m.Generation))
 		if err != nil {
