@@ -6,7 +6,10 @@ package server
 // locks, resynchronise first after an interrupted operation, and rewrite L
 // through the same plan/materialise steps as pull (recovery flag, atomic
 // writes, directories fsynced); the baseline is left as it was, so status,
-// diff and commit see the result as local changes.
+// diff and commit see the result as local changes. Neither ever replaces
+// work no publication holds: a file they would overwrite or delete that
+// differs from the baseline, or is not in it, is refused by name, or with
+// Force copied into P first (keepUncommitted).
 
 import (
 	"context"
@@ -86,13 +89,15 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, err
 	}
-	if len(filters) == 0 {
-		filters = []string{sub}
-	} else {
+	// A new slice: withHealing may run this function again.
+	scoped := []string{sub}
+	if len(filters) > 0 {
+		scoped = make([]string, len(filters))
 		for i, f := range filters {
-			filters[i] = joinRel(sub, f)
+			scoped[i] = joinRel(sub, f)
 		}
 	}
+	filters = scoped
 	g, head, err := h.headAt(gen)
 	if err != nil {
 		return nil, err
