@@ -83,3 +83,26 @@ func TestHistoryPastTheRetentionWindow(t *testing.T) {
 		})
 	}
 }
+
+// A log longer than one window of publications reads chains fetched after
+// the first objects were read (the object source learns of their caches).
+func TestHistoryAcrossChainsAndWindows(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	a := newAgent(t, store, withCheckpoints(60, 3), func(c *Config) { c.Retain = NoRetainWindow })
+	a.pull()
+	for i := 1; i <= 300; i++ {
+		a.write("n.md", fmt.Sprintf("%d\n", i))
+		a.commit(fmt.Sprint("c", i))
+	}
+	a.e.background.Wait()
+	fresh := newAgent(t, store)
+	log, err := fresh.e.History(ctx, HistoryQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := remote.Verify(ctx, store, remote.VerifyOptions{})
+	if err != nil || len(log) == 0 || log[len(log)-1].Generation != rep.History.Oldest || len(log) <= 128 {
+		t.Fatalf("log of %d entries ending at %d; verify %+v, %v", len(log), log[len(log)-1].Generation, rep.History, err)
+	}
+}
