@@ -131,6 +131,15 @@ func TestCLIRestoreRefusesAnEmptyPath(t *testing.T) {
 			t.Fatalf("%v changed the directory: %q", args, after)
 		}
 	}
+	// An empty DIR is a usage error, not the working directory.
+	for _, args := range [][]string{{"restore", "", "--generation", "1"}, {"revert", "", "2"}} {
+		if o := a.run(args...); o.code != 2 || o.stdout != "" {
+			t.Fatalf("want a usage error:\n%s", o)
+		}
+	}
+	if after := a.files(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("an empty DIR changed the directory: %q", after)
+	}
 }
 
 // restore nb/sub --generation 1 acts on sub only: the edit and the file
