@@ -194,6 +194,11 @@ func (h *historyView) fetch(g packGroup) error {
 		return err
 	}
 	h.fetched[g.key] = true
+	// The source lists the chain caches once, on its first miss: one
+	// created since would stay unread (a log's second window reaching an
+	// older chain). Listing again costs a directory read; the caches
+	// themselves stay open in the engine.
+	h.src.scanned, h.src.others, h.src.names = false, nil, nil
 	return nil
 }
 
