@@ -263,6 +263,25 @@ func (n *Notebook) Chains(ctx context.Context, state State) ([]Chain, error) {
 	return chainsOf(m, incs), nil
 }
 
+// ChainsAbove is Chains for the history above generation floor only (a
+// Retention's Floor): the chains a reader of that history needs, reading
+// only the segments that cover it, not the older publications the time
+// window keeps listed.
+func (n *Notebook) ChainsAbove(ctx context.Context, state State, floor uint64) ([]Chain, error) {
+	m := state.Manifest
+	if m == nil {
+		return nil, nil
+	}
+	if m.Version < 2 {
+		return m.Chains(), nil
+	}
+	incs, err := n.Publications(ctx, state, max(floor+1, m.Oldest()), m.Generation)
+	if err != nil {
+		return nil, err
+	}
+	return chainsOf(m, incs), nil
+}
+
 // chainsOf groups a v2 manifest's retained increments (oldest first) into
 // chains: one per kept checkpoint, active first, each with the increments
 // up to the next checkpoint; then the increments below the oldest kept

@@ -96,9 +96,9 @@ type retained struct {
 // lists cannot be shown: the tree they were made on is gone). It is the
 // one place history reads the manifest's layout (the increments of the
 // active chain and of the retained chains, format v1 from `current`, v2
-// through remote.Notebook.Chains; every chain's packs hold the trees of
-// its increments and of its checkpoint, the parent of its first
-// increment).
+// through remote.Notebook.ChainsAbove, which reads only the segments above
+// the floor; every chain's packs hold the trees of its increments and of
+// its checkpoint, the parent of its first increment).
 func (e *Engine) publications(ctx context.Context, state remote.State, ret remote.Retention, from, to uint64) (retained, error) {
 	var r retained
 	m := state.Manifest
@@ -117,7 +117,7 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 		// head's closure but not older commits, so the active chain's
 		// packs are fetched too when a publication in it is asked for.
 		var err error
-		if chains, err = e.notebook.Chains(ctx, state); err != nil {
+		if chains, err = e.notebook.ChainsAbove(ctx, state, ret.Floor); err != nil {
 			return r, err
 		}
 		keyOf = func(c remote.Chain) string { return chainKeyAt(c.Checkpoint) }
