@@ -50,6 +50,7 @@ var defaultMessages = map[string]string{
 	ReasonBlankMessage:       "The commit message is empty or only white space.",
 	ReasonNotPulled:          "This directory has not been pulled yet; pull it before committing.",
 	ReasonHistoryUnavailable: "The generation is outside the retained history.",
+	ReasonUncommittedChanges: "Files holding uncommitted work would be overwritten or deleted; nothing was changed.",
 	ReasonInvalidFiles:       "Some files cannot be part of the notebook; nothing was published or deleted.",
 	ReasonMergeConflict:      "Concurrent changes overlap; resolve the conflict blocks written into the files, then commit.",
 	ReasonUnresolvedMarkers:  "Files still hold complete conflict blocks; resolve them before committing.",
