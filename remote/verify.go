@@ -70,6 +70,10 @@ type Report struct {
 	Objects    int   // objects decoded and checked against their IDs
 	Findings   []Finding
 	Orphans    []ObjectInfo // packs (or other objects under packs/) no chain references
+	// History is how far back the history commands can read (the same
+	// Retention that log, show, diff, restore and revert use); zero when
+	// `current` is absent or unreadable.
+	History Retention
 }
 
 // OK reports whether the store is whole.
@@ -109,6 +113,10 @@ func Verify(ctx context.Context, store Store, opts VerifyOptions) (*Report, erro
 				rep.Chains++
 			}
 		}
+		if rep.History, err = n.Retention(ctx, State{Manifest: m}); err != nil && !errors.Is(err, ErrMissingPack) && !errors.Is(err, ErrCorruptPack) {
+			return nil, fmt.Errorf("remote: verify: %w", err)
+		} // a damaged segment is a finding already
+
 		total := 0
 		for _, c := range chains {
 			total += len(c.Packs())

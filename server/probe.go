@@ -57,7 +57,7 @@ func (e *Engine) Probe(ctx context.Context) error {
 			}
 		}
 		e.log.Warn("store probe failed", "err", err)
-		return mapErr(err)
+		return probeErr(err)
 	}
 	data, _ := json.Marshal(probeVerdict{ProvedAt: time.Now().Unix()})
 	if err := writeAtomic(e.probeFile(), data); err != nil {
