@@ -33,7 +33,8 @@ import (
 // directory is empty (one with files may hold edits not yet committed, and
 // is kept).
 //
-// Where the host cannot be identified (Windows, or no /proc and no ps),
+// Where the host cannot be identified (Windows, Linux without a readable
+// /proc, macOS or BSD without ps),
 // each server process makes its own directory, <tmp>/slivingdoc-XXXX/notebook,
 // as before.
 
