@@ -70,6 +70,7 @@ var defaultMessages = map[string]string{
 	ReasonIncompatibleStore:  "The store does not enforce the conditional writes the notebook needs.",
 	ReasonGenerationBack:     "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
 	ReasonContainsNotebook:   "The directory would contain an existing notebook directory of the same store.",
+	ReasonStoreMismatch:      "The directory belongs to another store than the one this call names; nothing was changed.",
 	ReasonBaselineLost:       "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Move its files aside, pull into the empty directory, then copy your edits back.",
 }
 
@@ -105,6 +106,8 @@ func mapErr(err error) *Error {
 		return nil
 	case errors.As(err, &de):
 		return de
+	case errors.Is(err, errRecordNewer):
+		return outlivedRecord()
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return newError(CodeStorageFailure, ReasonStoreUnreachable, "The request was cancelled or timed out.", err)
 	case errors.Is(err, remote.ErrLostRace):

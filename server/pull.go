@@ -66,6 +66,9 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 // syncTo merges R = state into L against A and records it. The scan of L
 // must be current.
 func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Conflict, error) {
+	if s.dropOutlivedRecord(state) && s.lostAndNotEmpty() {
+		return nil, nil, outlivedRecord() // remembered.go
+	}
 	pending, err := s.state.loadRecovery()
 	if err != nil {
 		return nil, nil, s.e.fail("load recovery flag", err)
