@@ -317,3 +317,14 @@ func (c keyedContention) Save(r remote.ContentionRecord) {
 		m.Save(r)
 	}
 }
+
+// The forwarders and what they forward to implement the notebook's hooks.
+var (
+	_ remote.Turnstile        = keyedTurns{}
+	_ remote.Nearby           = keyedTurns{}
+	_ remote.Offers           = keyedTurns{}
+	_ remote.ContentionMemory = keyedContention{}
+	_ remote.Turnstile        = (*localTurns)(nil)
+	_ remote.Nearby           = (*localTurns)(nil)
+	_ remote.Offers           = (*localTurns)(nil)
+)
