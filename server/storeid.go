@@ -16,7 +16,8 @@ import (
 //
 //	P/stores/<hash(URL)>/store-id   the ID last read from the store at URL and the key of its records
 //	P/stores/<key>/...              probe verdict, object caches, highest generation, contention
-//	TurnsDir/<key>.*                the machine's turns and their kept state (turns.go)
+//	TurnsDir/<hash(URL, ID)>.*      the machine's turns and their kept state (turns.go);
+//	                                a store not yet named: TurnsDir/<key>.*
 //
 // The key of the first store this host meets at a URL is hash(URL), the
 // key of every record made before store IDs existed, so they stay in use:
@@ -53,7 +54,16 @@ func (e *Engine) newKeyed(id, key string) *storeKeyed {
 		k.contention = newContentionFile(dir)
 	}
 	if e.turnsDir != "" {
-		k.turns = newLocalTurns(e.turnsDir, key)
+		// The turns' files are keyed by the ID itself whenever there is
+		// one, not by P's key: they live in the user cache dir, and
+		// outlive P's records when those are cleared (the key P then
+		// gives a named store is the URL's own, which another store
+		// that was at the URL before may have used).
+		tkey := key
+		if id != "" {
+			tkey = hashKey(e.store.Identity() + "\x00" + id)
+		}
+		k.turns = newLocalTurns(e.turnsDir, tkey)
 	}
 	return k
 }
@@ -106,26 +116,30 @@ func (e *Engine) keyFor(id string, prev *storeKeyed) string {
 
 // identify makes sure the engine knows its store's ID: from P when it was
 // recorded, else by one read of the store (readers do not name a store:
-// one without an ID is used under the URL's key until a writer names it).
-func (e *Engine) identify(ctx context.Context) error {
+// one without an ID is used under its key until a writer names it).
+func (e *Engine) identify(ctx context.Context) {
 	e.identMu.Lock()
 	defer e.identMu.Unlock()
 	if e.identified {
-		return nil
+		return
 	}
 	if _, _, recorded := e.cachedKeyed(); recorded && e.keyedNow().id != "" {
 		e.identified = true
-		return nil
+		return
 	}
 	id, err := remote.ReadStoreID(ctx, e.store)
 	if err != nil {
-		return mapErr(err)
+		// The call goes on under the key it has (the URL's own for a
+		// store this host never met, which is what a first read of the
+		// ID would give it); the operation's own requests report a
+		// store that does not answer, and the next call reads again.
+		e.log.Warn("cannot read the store ID", "err", err)
+		return
 	}
 	e.identified, e.confirmed = true, true
 	if cur := e.keyedNow(); id != cur.id {
 		e.adopt(id, e.keyFor(id, cur))
 	}
-	return nil
 }
 
 // adopt switches the engine to store ID id under key and records both in

@@ -207,3 +207,63 @@ func restore(t *testing.T, store remote.Store, objs map[string][]byte) {
 		}
 	}
 }
+
+// A store made by a binary that predates store IDs has none: readers use
+// it as it is, without writing; the first commit names it, and the host's
+// records of it (under the key they always had) stay in use: no second
+// probe, no cold cache.
+func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("a.md", "a\n")
+	a.commit("one")
+	// What an older binary leaves: no store-id object, no ID in P.
+	if err := store.Delete(ctx, remote.StoreIDKey); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(a.e.idCacheFile()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(a.e.private, "remotes")); err != nil {
+		t.Fatal(err)
+	}
+
+	b := newAgent(t, store)
+	if res := b.pull(); res.Generation != 1 {
+		t.Fatalf("reader pulled generation %d", res.Generation)
+	}
+	if id, err := remote.ReadStoreID(ctx, store); err != nil || id != "" {
+		t.Fatalf("a reader named the store: %q, %v", id, err)
+	}
+	if b.e.StoreID() != "" {
+		t.Fatalf("reader's ID %q for a store not yet named", b.e.StoreID())
+	}
+
+	w := newEngineLike(t, a)
+	a.appendTo("a.md", "b\n")
+	deletes := store.Calls(memstore.OpDelete)
+	if _, err := w.Commit(ctx, "", "two"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := remote.ReadStoreID(ctx, store)
+	if err != nil || !remote.IsStoreID(id) || w.StoreID() != id {
+		t.Fatalf("the first writer did not name the store: %q (engine %q), %v", id, w.StoreID(), err)
+	}
+	if w.keyedNow().key != w.storeKey {
+		t.Fatal("naming the store moved the host's records to another key")
+	}
+	if d := store.Calls(memstore.OpDelete) - deletes; d != 0 {
+		t.Fatalf("the writer probed the store again (%d deletes)", d)
+	}
+	// The reader learns the name when the store looks different, or in
+	// its next process.
+	b2 := newEngineLike(t, b)
+	if _, err := b2.Pull(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if b2.StoreID() != id {
+		t.Fatalf("reader's new process has ID %q, want %q", b2.StoreID(), id)
+	}
+}
