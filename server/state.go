@@ -21,9 +21,10 @@ import (
 
 // Private state (P) layout under Config.PrivateRoot:
 //
-//	stores/<hash(store identity)>/store-id              the store's ID, as last read (storeid.go)
-//	stores/<hash(store identity, store ID)>/probe       cached probe verdict
-//	stores/<hash(store identity, store ID)>/chains/<through>-<hash(chain)>/ object cache (cas.Store)
+//	stores/<hash(store identity)>/store-id              the store's ID, as last read, and its key (storeid.go)
+//	stores/<key>/probe                                  cached probe verdict
+//	stores/<key>/chains/<through>-<hash(chain)>/        object cache (cas.Store)
+//	remotes/<hash(L)>                                   the store L belongs to (remembered.go)
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID, held paths
 //	dirs/<hash(store identity, L)>/.baseline.next.tmp   the next A, written while a commit publishes (preparedBaseline)
