@@ -152,16 +152,35 @@ func TestRestoreFromBackupProcedure(t *testing.T) {
 	copyTree(t, store, backup) // the operator's backup of the whole prefix
 	a.write("later.md", "published after the backup\n")
 	a.commit("two")
+	a.write("later.md", "published after the backup\nand again\n")
+	a.commit("three")
 	a.write("local.md", "never committed\n")
+	newer := filepath.Join(t.TempDir(), "newer") // packs the restore will bring back too
+	copyTree(t, filepath.Join(store, "packs", "increments"), newer)
 
 	// The bucket is lost.
 	if err := os.RemoveAll(store); err != nil {
 		t.Fatal(err)
 	}
-	// 1. Stop every writer; restore the backup into an empty prefix.
+	// 1. Stop every writer; restore the backup into an empty prefix. This
+	// restore also brought back the packs of generations 2 and 3 (from a
+	// later, partial copy).
 	copyTree(t, backup, store)
-	// 2. Nothing above the restored generation to move aside here: verify
-	// says so.
+	copyTree(t, newer, filepath.Join(store, "packs", "increments"))
+	// 2. Verify names the objects above the restored generation; move
+	// them aside, then verify is clean.
+	if o := a.run("verify"); o.code == 0 || !strings.Contains(o.stdout, "GENERATION_REGRESSED") {
+		t.Fatalf("verify of the restored store with newer packs:\n%s", o)
+	}
+	for _, g := range []uint64{2, 3} {
+		packs, _ := filepath.Glob(filepath.Join(store, "packs", "increments", strings.Repeat("0", 19)+strconv.FormatUint(g, 10)+"-*.pack"))
+		if len(packs) != 1 {
+			t.Fatalf("the pack of generation %d: %v", g, packs)
+		}
+		if err := os.Rename(packs[0], filepath.Join(t.TempDir(), filepath.Base(packs[0]))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if o := a.run("verify"); o.code != 0 {
 		t.Fatalf("verify of the restored store:\n%s", o)
 	}
@@ -199,7 +218,7 @@ func TestRestoreFromBackupProcedure(t *testing.T) {
 	a.pull()
 	copyTree(t, aside, a.dir)
 	a.commit("published again after the restore")
-	want := map[string]string{"kept.md": "before the backup\n", "later.md": "published after the backup\n", "local.md": "never committed\n"}
+	want := map[string]string{"kept.md": "before the backup\n", "later.md": "published after the backup\nand again\n", "local.md": "never committed\n"}
 	for _, h := range []*agent{b, nb.agent("c")} {
 		h.pull()
 		if got := h.files(); len(got) != len(want) || got["kept.md"] != want["kept.md"] || got["later.md"] != want["later.md"] || got["local.md"] != want["local.md"] {
