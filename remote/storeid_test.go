@@ -114,3 +114,26 @@ func TestReadStoreIDRefusesDamage(t *testing.T) {
 		t.Fatalf("EnsureStoreID = %v, want ErrCorruptStoreID", err)
 	}
 }
+
+// Verify names a damaged store-id object; a sound one, or none, is fine.
+func TestVerifyChecksStoreID(t *testing.T) {
+	ctx := context.Background()
+	m := memstore.New()
+	rep, err := remote.Verify(ctx, m, remote.VerifyOptions{})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify of an empty store: %+v, %v", rep, err)
+	}
+	if _, err := remote.EnsureStoreID(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = remote.Verify(ctx, m, remote.VerifyOptions{}); err != nil || !rep.OK() {
+		t.Fatalf("verify of a named store: %+v, %v", rep, err)
+	}
+	if err := m.Put(ctx, remote.StoreIDKey, []byte("slivingdoc store-id 1\nnot an id\n")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = remote.Verify(ctx, m, remote.VerifyOptions{})
+	if err != nil || len(rep.Findings) != 1 || rep.Findings[0].Code != remote.FindingStoreIDCorrupt || rep.Findings[0].Key != remote.StoreIDKey {
+		t.Fatalf("verify of a damaged store ID: %+v, %v", rep, err)
+	}
+}
