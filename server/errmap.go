@@ -120,6 +120,10 @@ func mapErr(err error) *Error {
 		return newError(CodeStorageFailure, ReasonIncompatibleStore, "", err)
 	case errors.Is(err, remote.ErrGenerationRegressed):
 		return newError(CodeStorageIntegrity, ReasonGenerationBack, "", err)
+	case errors.Is(err, remote.ErrCorruptStoreID):
+		// The object beside `current` that names the store: a manifest
+		// of the store too (docs/storage.md §2A).
+		return newError(CodeStorageIntegrity, ReasonCorruptManifest, "The store's store-id object is malformed; run verify (finding STORE_ID_CORRUPT).", err)
 	case errors.Is(err, remote.ErrIntegrity):
 		return newError(CodeStorageIntegrity, ReasonCorruptManifest, "", err)
 	case errors.Is(err, remote.ErrUnavailable), errors.Is(err, remote.ErrPrecondition):

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -265,5 +266,26 @@ func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
 	}
 	if b2.StoreID() != id {
 		t.Fatalf("reader's new process has ID %q, want %q", b2.StoreID(), id)
+	}
+}
+
+// A damaged store-id object stops the writer that must read it, with an
+// integrity error that says which object, and changes nothing.
+func TestCorruptStoreIDRefusesTheFirstCommit(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if err := store.Put(ctx, remote.StoreIDKey, []byte("damaged\n")); err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(t, store)
+	a.pull()
+	a.write("a.md", "a\n")
+	_, err := a.e.Commit(ctx, "", "one")
+	de := domainErr(t, err, CodeStorageIntegrity, ReasonCorruptManifest)
+	if !errors.Is(de, remote.ErrCorruptStoreID) {
+		t.Fatalf("cause %v, want the store ID's", de.Cause)
+	}
+	if st, err := remote.Open(store, remote.Options{}).ReadCurrent(ctx); err != nil || st.Generation() != 0 {
+		t.Fatalf("the refused commit published: generation %d, %v", st.Generation(), err)
 	}
 }
