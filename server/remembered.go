@@ -98,15 +98,17 @@ func (e *Engine) rememberStore(realDir string) {
 	}
 }
 
-// checkStoreOf refuses a call on directory dir when dir belongs to
-// another store than the engine's: INVALID_REQUEST / STORE_MISMATCH.
+// checkStoreOf refuses a call on directory dir when dir, or the nearest
+// directory above it that remembers a store, belongs to another store
+// than the engine's (a notebook of one store inside another's would be
+// published as part of it): INVALID_REQUEST / STORE_MISMATCH.
 func (e *Engine) checkStoreOf(dir string) error {
-	r, ok := readRemembered(e.private, realPath(dir))
+	r, ok := RememberedStoreOf(e.private, dir)
 	if !ok || r.Identity == e.store.Identity() {
 		return nil
 	}
 	return invalidRequest(ReasonStoreMismatch, fmt.Sprintf(
-		"The directory belongs to the store %s; this call names the store %s. Nothing was changed. Run the command without store settings to use the directory's store, give that store, or use another directory.",
+		"The directory is (or lies in) a notebook directory of the store %s; this call names the store %s. Nothing was changed. Run the command without store settings to use the directory's store, give that store, or use a directory outside it.",
 		ShowStore(r.Identity), ShowStore(e.store.Identity())))
 }
 

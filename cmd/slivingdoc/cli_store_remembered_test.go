@@ -101,6 +101,7 @@ func TestDirectoryRemembersItsStore(t *testing.T) {
 			{"status", a.dir, "--store", otherStore},
 			{"pull", a.dir, "--store", otherStore},
 			{"commit", a.dir, "-m", "m", "--store", otherStore},
+			{"pull", filepath.Join(a.dir, "sub"), "--store", otherStore}, // a notebook of another store inside it
 		} {
 			o := a.runIn(a.dir, bare, args...)
 			r := mustFail(t, o)
