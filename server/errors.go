@@ -150,5 +150,5 @@ var Catalog = []CatalogRow{
 	{CodeRecoveryFailure, ReasonRecoveryPending, ActionPull, true, nil, "An earlier operation was interrupted; the next call resynchronises first."},
 	{CodeInvalidRequest, ReasonContainsNotebook, ActionFixRequest, false, nil, "The path would become a notebook directory containing an existing one of the same store (named, relative to the path); use that one, or a directory outside it."},
 	{CodeEngineFailed, ReasonBaselineLost, ActionCheckHost, false, nil, "The directory was pulled before but its private baseline is missing or damaged, or content it names is gone from the cache and the store, so local edits cannot be told from others' changes; nothing was changed. Move the directory's files aside, pull into the empty directory, then copy the edits back."},
-	{CodeInvalidRequest, ReasonStoreMismatch, ActionFixRequest, false, nil, "The directory belongs to another store than the one this call names (the message names both); nothing was changed. Give the directory's own store, or no store setting, or use another directory."},
+	{CodeInvalidRequest, ReasonStoreMismatch, ActionFixRequest, false, nil, "The directory (or the notebook directory it lies in) belongs to another store than the one this call names (the message names both); nothing was changed. Give the directory's own store, or no store setting, or use another directory."},
 }
