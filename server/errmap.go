@@ -73,6 +73,7 @@ var defaultMessages = map[string]string{
 	ReasonIncompatibleStore:  "The store does not enforce the conditional writes the notebook needs.",
 	ReasonGenerationBack:     "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
 	ReasonContainsNotebook:   "The directory would contain an existing notebook directory of the same store.",
+	ReasonStoreMismatch:      "The directory belongs to another store than the one this call names; nothing was changed.",
 	ReasonBaselineLost:       "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Pull it: files equal to the notebook's are adopted and differing ones become conflict blocks keeping both texts.",
 	ReasonDirectoryNotEmpty:  "The working directory holds files but was never pulled here (or its record is gone); nothing was changed. Name it to adopt its files (`slivingdoc pull .`: differing files become conflict blocks keeping both texts), or pull into an empty directory.",
 }
@@ -109,6 +110,8 @@ func mapErr(err error) *Error {
 		return nil
 	case errors.As(err, &de):
 		return de
+	case errors.Is(err, errRecordNewer):
+		return outlivedRecord()
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return newError(CodeStorageFailure, ReasonStoreUnreachable, "The request was cancelled or timed out.", err)
 	case errors.Is(err, remote.ErrLostRace):
@@ -123,6 +126,10 @@ func mapErr(err error) *Error {
 		return newError(CodeStorageFailure, ReasonIncompatibleStore, "", err)
 	case errors.Is(err, remote.ErrGenerationRegressed):
 		return newError(CodeStorageIntegrity, ReasonGenerationBack, "", err)
+	case errors.Is(err, remote.ErrCorruptStoreID):
+		// The object beside `current` that names the store: a manifest
+		// of the store too (docs/storage.md §2A).
+		return newError(CodeStorageIntegrity, ReasonCorruptManifest, "The store's store-id object is malformed; run verify (finding STORE_ID_CORRUPT).", err)
 	case errors.Is(err, remote.ErrIntegrity):
 		return newError(CodeStorageIntegrity, ReasonCorruptManifest, "", err)
 	case errors.Is(err, remote.ErrUnavailable), errors.Is(err, remote.ErrPrecondition):

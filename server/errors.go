@@ -100,6 +100,7 @@ const (
 	ReasonContainsNotebook  = "CONTAINS_NOTEBOOK"
 	ReasonBaselineLost      = "BASELINE_LOST"
 	ReasonDirectoryNotEmpty = "DIRECTORY_NOT_EMPTY"
+	ReasonStoreMismatch     = "STORE_MISMATCH"
 
 	FileInvalidUTF8     = workdir.FileInvalidUTF8
 	FileNulByte         = workdir.FileNulByte
@@ -164,6 +165,7 @@ var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonDirectoryNotEmpty, ActionFixRequest, false, nil, "CLI pull without a path argument: the working directory holds files but has no sync record here; name the directory to adopt its files (differing files become conflict blocks keeping both texts), or pull into an empty directory."},
 	{CodeInvalidRequest, ReasonContainsNotebook, ActionFixRequest, false, nil, "The path would become a notebook directory containing an existing one of the same store (named, relative to the path); use that one, or a directory outside it."},
 	{CodeEngineFailed, ReasonBaselineLost, ActionCheckHost, false, nil, "The directory was pulled before but its private baseline is missing or damaged, or content it names is gone from the cache and the store, so local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts."},
+	{CodeInvalidRequest, ReasonStoreMismatch, ActionFixRequest, false, nil, "The directory (or the notebook directory it lies in) belongs to another store than the one this call names (the message names both); nothing was changed. Give the directory's own store, or no store setting, or use another directory."},
 }
 
 // Tokens are the distinct tokens of the catalogue, each list sorted.

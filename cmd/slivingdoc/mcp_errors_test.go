@@ -59,6 +59,7 @@ var rowTests = map[string]rowTest{
 	"INVALID_REQUEST/CONTAINS_NOTEBOOK":   rowContainsNotebook,   // mcp_nesting_test.go
 	"ENGINE_FAILED/BASELINE_LOST":         rowBaselineLost,       // mcp_nesting_test.go
 	"INVALID_REQUEST/DIRECTORY_NOT_EMPTY": rowDirectoryNotEmpty,  // mcp_nesting_test.go
+	"INVALID_REQUEST/STORE_MISMATCH":      rowStoreMismatch,      // mcp_store_mismatch_test.go
 }
 
 func TestMCPErrorRows(t *testing.T) {
