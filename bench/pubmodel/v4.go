@@ -361,7 +361,6 @@ func (v *v4) wait(e env, w *writer) {
 		d = max(2*v.p.RTT, v.p.CondEstimate/8)
 	}
 	seen := v.c.gen
-	est := v.p.CondEstimate
 	e.sleep(w, d, func() {
 		s := e.store()
 		e.send(w, getCurrent(s), func(r any, f fault) {
@@ -375,14 +374,30 @@ func (v *v4) wait(e env, w *writer) {
 				return
 			}
 			v.c = c
-			stall := time.Duration(v.p.Stall*float64(est)) + time.Second
-			if e.now()-v.lastMove > stall {
+			if e.now()-v.lastMove > v.stall(c) {
 				v.list(e, w, true)
 				return
 			}
 			v.wait(e, w)
 		})
 	})
+}
+
+// stall is how long `current` may stay unmoved before we fold without
+// being first: Stall estimates plus a second, and one more estimate
+// (plus the round trips of a fold) per pending proposal ahead of us
+// after the first, so that when a folder dies the next in the fold
+// order takes over alone instead of every waiter at once (each losing
+// conditional write would hold the key for nothing).
+func (v *v4) stall(c *cur) time.Duration {
+	d := time.Duration(v.p.Stall*float64(v.p.CondEstimate)) + time.Second
+	rank := -1
+	for _, k := range v.ahead {
+		if c.acceptedAt(k.ID, v.p.window()) == 0 {
+			rank++
+		}
+	}
+	return d + time.Duration(max(rank, 0))*(v.p.CondEstimate+4*v.p.RTT)
 }
 
 // fold takes the pending proposals in order, up to M, each that merges
