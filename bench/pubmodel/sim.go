@@ -95,9 +95,6 @@ func (s *sim) send(w *writer, r req, done func(any, fault)) {
 	}
 	n := max(r.n, 1)
 	w.reqs[r.label] += float64(n)
-	if s.cfg.Trace != nil && w.id%50 == 7 {
-		s.cfg.Trace(fmt.Sprintf("%8.3fs   commit %d (due %.3fs, began %.3fs): %s", s.t.Seconds(), w.id, w.start.Seconds(), w.began.Seconds(), r.label))
-	}
 	half := s.cfg.RTT / 2
 	crash := s.cfg.CrashP > 0 && s.rng.Float64() < s.cfg.CrashP
 	crashBefore := crash && s.rng.IntN(2) == 0

@@ -12,8 +12,10 @@ import (
 // group commit: register, take the generation's lead marker with a
 // conditional create, the leader gathers and includes the registrations
 // on its generation, the followers read `current` until it moves. Backoff
-// and retry limits as today's defaults. It is a rough model: its purpose
-// is to show where today's requests and waits go at cloud latency.
+// and retry limits as today's defaults. A call whose retries run out ends
+// REMOTE_BUSY and the agent goes on to its next commit. It is a rough
+// model: its purpose is to show where today's requests and waits go at
+// cloud latency.
 type today struct {
 	cfg      Config
 	attempt  int
@@ -81,13 +83,11 @@ func (t *today) accepted(c *cur, id int) int {
 }
 
 func (t *today) plain(e env, w *writer, c *cur) {
-	s := e.store()
 	began := e.now()
 	t.on = append(t.on, c.gen)
 	e.send(w, req{op: opPut, label: "PUT pack", apply: func() any { return nil }}, func(any, fault) {
 		t.write(e, w, c, nil, began)
 	})
-	_ = s
 }
 
 // write is the conditional write of `current` on c naming us and members.

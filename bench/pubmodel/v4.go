@@ -1,7 +1,6 @@
 package pubmodel
 
 import (
-	"fmt"
 	"math/bits"
 	"slices"
 	"time"
@@ -511,5 +510,3 @@ func (v *v4) fold(e env, w *writer, c *cur, p []pkey) {
 		after(r.(map[pkey]bool))
 	})
 }
-
-func (v *v4) String() string { return fmt.Sprintf("v4(ver %d)", v.ver) }
