@@ -118,8 +118,13 @@ type listing struct {
 
 func (s *store) listAll(after int) listing {
 	l := listing{keys: s.list(after), marks: map[int]mark{}}
+	// A folder that rebuilt its version has a marker per version: the
+	// newest (largest G) is the one in flight. Chosen by key, not by the
+	// map's order, so a run replays from its seed.
+	newest := map[int]int{}
 	for k, m := range s.marks {
-		if k.G > after {
+		if g, ok := newest[k.ID]; k.G > after && (!ok || k.G > g) {
+			newest[k.ID] = k.G
 			l.marks[k.ID] = m
 		}
 	}

@@ -54,11 +54,9 @@ type v4 struct {
 	c        *cur   // the `current` we last read
 	ahead    []pkey // pending proposals before ours at our last LIST
 	lastMove time.Duration
-	listedAt time.Duration // when our last LIST was answered
-	gathered bool          // this fold already waited for the gather
-	regAt    time.Duration // when our newest version was registered
-	marks    map[int]mark  // fold markers at our last LIST
-	seed     uint64        // conflict draws
+	gathered bool         // this fold already waited for the gather
+	marks    map[int]mark // fold markers at our last LIST
+	seed     uint64       // conflict draws
 }
 
 func newV4(p Params, seed uint64) *v4 { return &v4{p: p, ver: -1, first: -1, seed: seed} }
@@ -194,7 +192,6 @@ func (v *v4) register(e env, w *writer, c *cur) {
 		if v.first < 0 {
 			v.first = k.G
 		}
-		v.regAt = e.now()
 		v.ver = k.G
 		v.list(e, w, false)
 	})
@@ -239,7 +236,6 @@ func (v *v4) list(e env, w *writer, forced bool) {
 			v.list(e, w, forced)
 			return
 		}
-		v.listedAt = e.now()
 		l := r.(listing)
 		v.marks = l.marks
 		p := v.pending(c, l.keys)
@@ -282,7 +278,8 @@ func (v *v4) list(e env, w *writer, forced bool) {
 // that gathers the fold confirms it).
 func (v *v4) believesFirst(c *cur) bool {
 	for _, k := range v.ahead {
-		if c.acceptedAt(k.ID, v.p.window()) == 0 && c.declined[k.ID] != k.G && c.gen-k.G < v.p.K {
+		d, declined := c.declined[k.ID]
+		if c.acceptedAt(k.ID, v.p.window()) == 0 && (!declined || d != k.G) && c.gen-k.G < v.p.K {
 			return false
 		}
 	}
