@@ -332,7 +332,12 @@ func TestServeCancelledCommitIsNotAnsweredNorPublished(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"notes_commit","arguments":{"message":"two"}}}`)
 	waitStaged(t, store, before)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c","reason":"user hit stop"}}`)
-	time.Sleep(100 * time.Millisecond) // the cancellation reaches the call
+	// The server reads its input in order: once the ping after the
+	// cancellation is answered, the call is marked cancelled, however
+	// loaded the machine.
+	if r := p.call("3", "ping", `{}`); r.Error != nil {
+		t.Fatal(r.line)
+	}
 	release()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(p.stderr.String(), "code=CANCELLED") {
