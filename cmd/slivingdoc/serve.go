@@ -37,7 +37,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 			"server makes a session directory (<tmp>/slivingdoc-XXXX/notebook) and serves it;\n"+
 			"with one, that directory is the notebook directory and tool calls may pass a path\n"+
 			"at or below it.\n")
-		printSettingsUsage(w)
+		printSettingsPointer(w)
 		fmt.Fprintf(w, "\nEnvironment: LOG_LEVEL (e.g. info,mcp=debug).\n"+
 			"Exit status: 0 when stdin closes or on SIGTERM, SIGHUP or SIGINT (calls in flight finish first),\n"+
 			"1 the engine refused to start, 2 a usage or setup error.\n")
