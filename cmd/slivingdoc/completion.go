@@ -178,10 +178,6 @@ func fishQuote(s string) string {
 }
 
 func fishCompletion(w io.Writer, cmds []completionCommand) {
-	var names []string
-	for _, c := range cmds {
-		names = append(names, c.name)
-	}
 	fmt.Fprintf(w, "# fish completion for slivingdoc: slivingdoc completion fish | source\n")
 	fmt.Fprintf(w, "complete -c slivingdoc -f\n")
 	for _, c := range cmds {

@@ -50,15 +50,6 @@ func colourFor(w io.Writer) painter {
 	return painter{on: err == nil && fi.Mode()&os.ModeCharDevice != 0}
 }
 
-// printResult prints a pull or commit result in full:
-//
-//	OK  generation 18
-//	notes/a.md  +1 -1
-//	3 files changed, 3 insertions(+), 4 deletions(-)
-func printResult(w io.Writer, r *server.Result) {
-	printResultAs(w, r, viewFull)
-}
-
 // resultView is how much of a result the terminal shows. The result itself
 // (what the MCP tool returns) is never shortened; only this view of it.
 type resultView int
@@ -101,6 +92,11 @@ func (f resultFlags) view(w io.Writer) (resultView, error) {
 	return viewSummary, nil
 }
 
+// printResultAs prints a pull or commit result (viewFull shown):
+//
+//	OK  generation 18
+//	notes/a.md  +1 -1
+//	3 files changed, 3 insertions(+), 4 deletions(-)
 func printResultAs(w io.Writer, r *server.Result, view resultView) {
 	p := colourFor(w)
 	fmt.Fprintf(w, "%s  generation %d\n", p.paint(ansiGreen+ansiBold, "OK"), r.Generation)
