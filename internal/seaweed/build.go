@@ -161,7 +161,7 @@ func build(dir, bin string, progress io.Writer) error {
 		return fmt.Errorf("seaweed: build log: %w", err)
 	}
 	defer logFile.Close()
-	fmt.Fprintf(progress, "SeaweedFS: building %s@%s; a cold build takes 10-40 minutes on 2 cores, more under load, and about 3 GB of Go caches (log: %s)\n",
+	fmt.Fprintf(progress, "SeaweedFS: building %s@%s; a cold build takes 10-60 minutes on 2 cores, by their load, and about 4.5 GB of Go caches (log: %s)\n",
 		Module, Version, logPath)
 
 	fmt.Fprintf(progress, "SeaweedFS: downloading the module\n")
