@@ -17,15 +17,22 @@ TESTFLAGS ?=
 # credential chain away from the instance metadata endpoint.
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: all build test lint race bench fuzz clean
+.PHONY: all build test weed lint race bench fuzz clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/slivingdoc
 
+# SeaweedFS for the tests: built from its Go module into the user cache dir
+# (a cold build takes minutes; progress and the build log's path on the
+# terminal), or SLIVINGDOC_WEED=/path/to/weed. Before the tests, so that no
+# test package's timeout pays for it.
+weed:
+	$(GO) run ./internal/seaweed/cmd/weedbuild
+
 # The whole suite: unit, black-box (built binary), SeaweedFS and MCP interop.
-test:
+test: weed
 	$(GO) test -count=1 -timeout 20m $(TESTFLAGS) ./...
 
 lint:

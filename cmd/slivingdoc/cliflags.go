@@ -47,7 +47,7 @@ func newCLICommand(name, synopsis, about string, s stdio) *cliCommand {
 			arg, usage := flag.UnquoteUsage(f)
 			fmt.Fprintf(w, "  -%s %s\n      %s\n", f.Name, arg, usage)
 		})
-		printSettingsUsage(w)
+		printSettingsPointer(w)
 		fmt.Fprintf(w, "\nEnvironment: LOG_LEVEL (e.g. info,remote=debug), NO_COLOR.\nExit status: 0 OK, 1 an error result or conflict (report on stdout), 2 a usage or setup error.\n")
 	}
 	return c
@@ -70,6 +70,7 @@ func (c *cliCommand) parse(args []string, maxPositional int) (pos []string, code
 	usage := c.fs.Usage
 	c.fs.Usage = func() {}
 	defer func() { c.fs.Usage = usage }()
+	args = shortCounts(c.fs, args)
 	for {
 		if err := c.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -96,6 +97,74 @@ func (c *cliCommand) parse(args []string, maxPositional int) (pos []string, code
 		return nil, 2, true
 	}
 	return pos, 0, false
+}
+
+// resultView resolves --stat and --quiet (usage error: exit 2).
+func (c *cliCommand) resultView(rf resultFlags) (resultView, int, bool) {
+	v, err := rf.view(c.stdio.out)
+	if err != nil {
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %s\n", c.name, err.(*usageError).msg)
+		return 0, 2, true
+	}
+	return v, 0, false
+}
+
+// shortCounts rewrites git's short forms of a count, `-n1` and `-1`, into
+// `-n 1` for a command that has an -n flag (Go's flag package reads `-n1`
+// as a flag named "n1"). A token that is the value of the flag before it
+// (`--commit-retries -1`) and everything after `--` is left alone.
+func shortCounts(fs *flag.FlagSet, args []string) []string {
+	if fs.Lookup("n") == nil {
+		return args
+	}
+	out := make([]string, 0, len(args)+1)
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if i > 0 && takesValue(fs, args[i-1]) {
+			out = append(out, a)
+			continue
+		}
+		if digits, ok := strings.CutPrefix(a, "-n"); ok && allDigits(digits) {
+			out = append(out, "-n", digits)
+		} else if digits, ok := strings.CutPrefix(a, "-"); ok && allDigits(digits) {
+			out = append(out, "-n", digits)
+		} else {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// takesValue reports whether token is a flag whose value is the next token.
+func takesValue(fs *flag.FlagSet, token string) bool {
+	name, ok := strings.CutPrefix(token, "-")
+	if !ok || name == "" || name == "-" {
+		return false
+	}
+	name = strings.TrimPrefix(name, "-")
+	if strings.Contains(name, "=") {
+		return false
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, isBool := f.Value.(interface{ IsBoolFlag() bool })
+	return !isBool || !b.IsBoolFlag()
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // config resolves the settings and opens the store (usage errors: exit 2).

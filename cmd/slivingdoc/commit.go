@@ -29,7 +29,12 @@ func runCommit(ctx context.Context, args []string, s stdio) int {
 			"resolve them and commit again.", s)
 	msg := c.fs.String("m", "", "the commit message (non-blank UTF-8 without U+0000, at most 16,384 bytes)")
 	msgFile := c.fs.String("F", "", "read the commit message from `file` (\"-\": standard input)")
+	rf := addResultFlags(c.fs)
 	pos, code, done := c.parse(args, 1)
+	if done {
+		return code
+	}
+	view, code, done := c.resultView(rf)
 	if done {
 		return code
 	}
@@ -57,7 +62,7 @@ func runCommit(ctx context.Context, args []string, s stdio) int {
 	return c.inDir(ctx, pos, false, func(e *server.Engine, dir string) error {
 		res, err := e.Commit(ctx, dir, *msg)
 		if err == nil {
-			printResult(s.out, res)
+			printResultAs(s.out, res, view)
 		}
 		return err
 	})

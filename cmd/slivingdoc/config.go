@@ -52,7 +52,7 @@ var (
 	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", constant("1024")}
 	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "older checkpoint chains kept (0..64)", constant("1")}
 	setRetain        = setting{"retain", "SLIVINGDOC_RETAIN", "DURATION", "history kept by time, e.g. 720h (Go duration, at least 1m; 0: none, history goes with its checkpoints)", constant("720h")}
-	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/operations.md)", none}
+	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/ignore.md)", none}
 	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
 	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", constant("refuse")}
 	setLocalTurns    = setting{"local-turns", "SLIVINGDOC_LOCAL_TURNS", "", "writers on this machine take turns at publishing to one store instead of racing (a lock file per store in <user cache dir>/slivingdoc/turns; docs/storage.md)", constant("true")}

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"syscall"
 	"time"
 )
@@ -43,6 +42,10 @@ var commands = map[string]command{}
 
 func register(c command) { commands[c.name] = c }
 
+func init() {
+	register(command{name: "help", summary: "show the help of a command, or of the store flags (help store)", run: runHelp})
+}
+
 func main() {
 	if len(os.Args) > 1 && commands[os.Args[1]].oneShot {
 		collectLate(oneShotMemory)
@@ -55,12 +58,16 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, s stdio) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(s.out)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	if len(args) == 0 {
+		// No command is a usage error, like a bad flag: stderr, exit 2.
+		usage(s.err)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		args = append([]string{"help"}, args[1:]...)
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -73,15 +80,12 @@ func run(ctx context.Context, args []string, s stdio) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "slivingdoc %s: a shared notebook for agents and people\n\nUsage: slivingdoc <command> [flags]\n\nCommands:\n", appVersion())
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "\nRun 'slivingdoc <command> -h' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'slivingdoc help <command>' (or 'slivingdoc <command> -h') for a command's flags,\n"+
+		"'slivingdoc help store' for the store and engine flags every command shares.\n"+
+		"Reference: docs/cli.md.\n")
 }
 
 // oneShotMemory bounds the Go memory of a oneShot command run without the

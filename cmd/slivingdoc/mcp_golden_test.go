@@ -20,7 +20,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the MCP golden files in testdata/mcp")
@@ -73,7 +72,7 @@ func (a *agent) serveRaw(flags ...string) *rawMCP {
 			if err != nil {
 				t.Errorf("serve exit: %v\n%s", err, r.stderr)
 			}
-		case <-time.After(10 * time.Second):
+		case <-nearTestDeadline(t):
 			cmd.Process.Kill()
 			t.Errorf("serve did not exit when stdin closed")
 		}
@@ -106,7 +105,7 @@ func (r *rawMCP) next() map[string]json.RawMessage {
 		}
 		checkNoLeak(r.t, "stdout", line, r.forbidden)
 		return m
-	case <-time.After(30 * time.Second):
+	case <-nearTestDeadline(r.t):
 		r.t.Fatalf("no answer\nstderr:\n%s", r.stderr)
 	}
 	return nil

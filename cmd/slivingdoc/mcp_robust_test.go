@@ -68,7 +68,7 @@ func startServe(t *testing.T, a *agent, errW *os.File, flags ...string) *proc {
 		p.in.Close()
 		select {
 		case <-p.waited:
-		case <-time.After(20 * time.Second):
+		case <-nearTestDeadline(t):
 			cmd.Process.Kill()
 			t.Errorf("serve did not exit\n%s", p.stderr)
 		}
@@ -96,7 +96,7 @@ func (p *proc) next() reply {
 		}
 		r.line = line
 		return r
-	case <-time.After(30 * time.Second):
+	case <-nearTestDeadline(p.t):
 		p.t.Fatalf("no answer\nstderr:\n%s", p.stderr)
 	}
 	return reply{}
@@ -128,8 +128,8 @@ func (p *proc) exit(within time.Duration) syscall.WaitStatus {
 	case err := <-p.waited:
 		p.waited <- err // for the cleanup
 		return p.cmd.ProcessState.Sys().(syscall.WaitStatus)
-	case <-time.After(within):
-		p.t.Fatalf("serve still running after %v\nstderr:\n%s", within, p.stderr)
+	case <-nearTestDeadline(p.t):
+		p.t.Fatalf("serve still running (it should have ended within %v)\nstderr:\n%s", within, p.stderr)
 	}
 	return 0
 }
@@ -216,16 +216,17 @@ func holdStoreLock(t *testing.T, store string) func() {
 // which it does just before taking the store lock.
 func waitStaged(t *testing.T, store string, before int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	stop := nearTestDeadline(t)
 	for {
 		ents, _ := os.ReadDir(filepath.Join(store, ".tmp"))
 		if len(ents) > before {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-stop:
 			t.Fatal("the commit never reached the store")
+		case <-time.After(5 * time.Millisecond): // polling pace only
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -332,14 +333,20 @@ func TestServeCancelledCommitIsNotAnsweredNorPublished(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"notes_commit","arguments":{"message":"two"}}}`)
 	waitStaged(t, store, before)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c","reason":"user hit stop"}}`)
-	time.Sleep(100 * time.Millisecond) // the cancellation reaches the call
+	// The server reads its input in order: once the ping after the
+	// cancellation is answered, the call is marked cancelled, however
+	// loaded the machine.
+	if r := p.call("3", "ping", `{}`); r.Error != nil {
+		t.Fatal(r.line)
+	}
 	release()
-	deadline := time.Now().Add(20 * time.Second)
+	stop := nearTestDeadline(t)
 	for !strings.Contains(p.stderr.String(), "code=CANCELLED") {
-		if time.Now().After(deadline) {
+		select {
+		case <-stop:
 			t.Fatalf("no cancelled record\n%s", p.stderr)
+		case <-time.After(10 * time.Millisecond): // polling pace only
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	if r := p.call("4", "ping", `{}`); r.Error != nil {
 		t.Fatal(r.line)

@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,19 +50,68 @@ func colourFor(w io.Writer) painter {
 	return painter{on: err == nil && fi.Mode()&os.ModeCharDevice != 0}
 }
 
-// printResult prints a pull or commit result:
+// resultView is how much of a result the terminal shows. The result itself
+// (what the MCP tool returns) is never shortened; only this view of it.
+type resultView int
+
+const (
+	viewFull    resultView = iota // every file line
+	viewSummary                   // the first summaryHead file lines, then "... and N more files"
+	viewQuiet                     // the OK line and the totals
+)
+
+// A result of more than summaryAbove files is summarised on a terminal: a
+// first commit of thousands of files would otherwise scroll them all by.
+const (
+	summaryAbove = 20
+	summaryHead  = 10
+)
+
+// resultFlags are pull's and commit's --stat and --quiet.
+type resultFlags struct{ stat, quiet *bool }
+
+func addResultFlags(fs *flag.FlagSet) resultFlags {
+	return resultFlags{
+		stat:  fs.Bool("stat", false, fmt.Sprintf("list every changed file, even on a terminal (where more than %d are summarised)", summaryAbove)),
+		quiet: fs.Bool("quiet", false, "print only the generation and the totals, no file lines"),
+	}
+}
+
+// view decides the view for w: --quiet, --stat, or by default every file
+// when w is not a terminal (a pipe or a file gets the whole result) and a
+// summary of a long list on a terminal. Both flags is a usage error.
+func (f resultFlags) view(w io.Writer) (resultView, error) {
+	switch {
+	case *f.stat && *f.quiet:
+		return 0, usageErrorf("--stat and --quiet exclude each other")
+	case *f.quiet:
+		return viewQuiet, nil
+	case *f.stat || !isTerminal(w):
+		return viewFull, nil
+	}
+	return viewSummary, nil
+}
+
+// printResultAs prints a pull or commit result (viewFull shown):
 //
 //	OK  generation 18
 //	notes/a.md  +1 -1
 //	3 files changed, 3 insertions(+), 4 deletions(-)
-func printResult(w io.Writer, r *server.Result) {
+func printResultAs(w io.Writer, r *server.Result, view resultView) {
 	p := colourFor(w)
 	fmt.Fprintf(w, "%s  generation %d\n", p.paint(ansiGreen+ansiBold, "OK"), r.Generation)
 	ins, del := 0, 0
-	for _, f := range r.Files {
-		fmt.Fprintf(w, "%s  %s %s\n", safeText(f.Path), p.paint(ansiGreen, fmt.Sprintf("+%d", f.Insertions)), p.paint(ansiRed, fmt.Sprintf("-%d", f.Deletions)))
+	for i, f := range r.Files {
 		ins += f.Insertions
 		del += f.Deletions
+		if view == viewQuiet || (view == viewSummary && len(r.Files) > summaryAbove && i >= summaryHead) {
+			continue
+		}
+		fmt.Fprintf(w, "%s  %s %s\n", safeText(f.Path), p.paint(ansiGreen, fmt.Sprintf("+%d", f.Insertions)), p.paint(ansiRed, fmt.Sprintf("-%d", f.Deletions)))
+	}
+	if view == viewSummary && len(r.Files) > summaryAbove {
+		more := len(r.Files) - summaryHead
+		fmt.Fprintf(w, "... and %d more %s (--stat lists them all)\n", more, plural(more, "file", "files"))
 	}
 	fmt.Fprintln(w, totals(len(r.Files), ins, del))
 }

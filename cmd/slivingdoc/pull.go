@@ -17,7 +17,12 @@ func runPull(ctx context.Context, args []string, s stdio) int {
 		"Writes the merge of the directory's baseline, its files and the accepted notebook into\n"+
 			"the directory (created when missing) and records the accepted state. Never publishes.\n"+
 			"Concurrent changes that overlap local edits become conflict blocks (exit 1).", s)
+	rf := addResultFlags(c.fs)
 	pos, code, done := c.parse(args, 1)
+	if done {
+		return code
+	}
+	view, code, done := c.resultView(rf)
 	if done {
 		return code
 	}
@@ -28,7 +33,7 @@ func runPull(ctx context.Context, args []string, s stdio) int {
 		}
 		res, err := pull(ctx, dir)
 		if err == nil {
-			printResult(s.out, res)
+			printResultAs(s.out, res, view)
 		}
 		return err
 	})

@@ -36,7 +36,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 			"(<tmp>/slivingdoc-<uid>-<host pid>-<key>/notebook, one per host process);\n"+
 			"with one, that directory is the notebook directory and tool calls may pass a path\n"+
 			"at or below it.\n")
-		printSettingsUsage(w)
+		printSettingsPointer(w)
 		fmt.Fprintf(w, "\nEnvironment: LOG_LEVEL (e.g. info,mcp=debug).\n"+
 			"Exit status: 0 when stdin closes or on SIGTERM, SIGHUP or SIGINT (calls in flight finish first),\n"+
 			"1 the engine refused to start, 2 a usage or setup error.\n")
@@ -63,16 +63,23 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	if cfg.DefaultDir == "" {
 		cfg.DefaultDir = cfg.WorkspaceRoot
 	}
-	// Checked here so the error names the setting rather than the engine's
-	// "a file or directory vanished".
-	if fi, err := os.Stat(cfg.WorkspaceRoot); err != nil || !fi.IsDir() {
-		why := "is not a directory"
-		if errors.Is(err, os.ErrNotExist) {
-			why = "does not exist; create it first"
-		} else if err != nil {
-			why = "cannot be read"
+	// A missing workspace root is created, as pull creates its directory: a
+	// host's configuration names a directory that need not exist yet. What
+	// cannot be made into a directory is one line on stderr, which hosts
+	// show (a bare exit shows as "Connection closed"), naming the setting
+	// rather than the engine's "a file or directory vanished".
+	fi, err := os.Stat(cfg.WorkspaceRoot)
+	if err != nil {
+		if mkErr := os.MkdirAll(cfg.WorkspaceRoot, 0o777); mkErr != nil {
+			fmt.Fprintf(s.err, "slivingdoc serve: the workspace root %s is not there and cannot be created: %s\n",
+				safeText(cfg.WorkspaceRoot), scrubText(mkErr.Error()))
+			return 2
 		}
-		fmt.Fprintf(s.err, "slivingdoc serve: the workspace root %s %s\n", safeText(cfg.WorkspaceRoot), why)
+		log.Info("workspace root created", "dir", cfg.WorkspaceRoot)
+		fi, err = os.Stat(cfg.WorkspaceRoot)
+	}
+	if err != nil || !fi.IsDir() {
+		fmt.Fprintf(s.err, "slivingdoc serve: the workspace root %s is not a directory\n", safeText(cfg.WorkspaceRoot))
 		return 2
 	}
 

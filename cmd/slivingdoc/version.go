@@ -85,11 +85,18 @@ func resolveVersion(stamped string, buildInfo func() (*debug.BuildInfo, bool)) s
 func runVersion(_ context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(s.err)
-	fs.Usage = func() { fmt.Fprintf(s.err, "Usage: slivingdoc version\n\nPrints the version (a semantic version).\n") }
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			// Help on stdout, as for every command (help.go).
+			fmt.Fprintf(s.out, "Usage: slivingdoc version (or slivingdoc --version)\n\nPrints the version (a semantic version).\n")
 			return 0
 		}
+		fmt.Fprintf(s.err, "Run 'slivingdoc version -h' for the reference.\n")
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(s.err, "slivingdoc version: too many arguments: %s\n", strings.Join(fs.Args(), " "))
 		return 2
 	}
 	fmt.Fprintf(s.out, "slivingdoc %s\n", appVersion())

@@ -29,9 +29,6 @@ const (
 // EnvBinary names a prebuilt weed binary to use instead of building one.
 const EnvBinary = "SLIVINGDOC_WEED"
 
-// buildTimeout bounds one build; a cold build on 2 cores takes minutes.
-const buildTimeout = 30 * time.Minute
-
 var binary struct {
 	once sync.Once
 	path string
@@ -42,9 +39,17 @@ var binary struct {
 // The result (success or failure) is memoised for the process.
 func Binary() (string, error) {
 	binary.once.Do(func() {
-		binary.path, binary.err = findOrBuild()
+		binary.path, binary.err = findOrBuild(io.Discard)
 	})
 	return binary.path, binary.err
+}
+
+// Build is Binary for a person at a terminal (`make weed`): it finds or
+// builds the executable and reports each step, and the build's progress
+// every half minute, on progress. make test runs it first, so the minutes
+// of a cold build count against no test package's timeout.
+func Build(progress io.Writer) (string, error) {
+	return findOrBuild(progress)
 }
 
 // CacheDir is where the binary of Version is kept.
@@ -56,11 +61,12 @@ func CacheDir() (string, error) {
 	return filepath.Join(base, "slivingdoc", "test", "seaweedfs-"+Version), nil
 }
 
-func findOrBuild() (string, error) {
+func findOrBuild(progress io.Writer) (string, error) {
 	if p := os.Getenv(EnvBinary); p != "" {
 		if err := checkExecutable(p); err != nil {
 			return "", fmt.Errorf("seaweed: %s=%s: %w", EnvBinary, p, err)
 		}
+		fmt.Fprintf(progress, "SeaweedFS: %s (from %s)\n", p, EnvBinary)
 		return p, nil
 	}
 	dir, err := CacheDir()
@@ -69,6 +75,7 @@ func findOrBuild() (string, error) {
 	}
 	bin := filepath.Join(dir, exeName("weed"))
 	if checkExecutable(bin) == nil {
+		fmt.Fprintf(progress, "SeaweedFS: %s (built before)\n", bin)
 		return bin, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -81,12 +88,42 @@ func findOrBuild() (string, error) {
 	defer unlock()
 	// Another test binary may have finished the build while we waited.
 	if checkExecutable(bin) == nil {
+		fmt.Fprintf(progress, "SeaweedFS: %s (built by another process)\n", bin)
 		return bin, nil
 	}
-	if err := build(dir, bin); err != nil {
+	if err := removeLeftovers(dir); err != nil {
+		return "", fmt.Errorf("seaweed: clean up an interrupted build: %w", err)
+	}
+	if err := build(dir, bin, progress); err != nil {
 		return "", err
 	}
+	fmt.Fprintf(progress, "SeaweedFS: %s (built)\n", bin)
 	return bin, nil
+}
+
+// workDirName is the folder under the cache dir where the module is copied
+// and built. It lives there, not in the temp dir, so that the next build
+// (holding the lock) finds and removes what a killed build left.
+const workDirName = "build-work"
+
+// removeLeftovers deletes what an interrupted build left in dir: the copied
+// module and half-written binaries. The caller holds the build lock, so no
+// live build owns them. The compiled packages stay in the Go build cache,
+// so the next build resumes where the killed one stopped.
+func removeLeftovers(dir string) error {
+	if err := os.RemoveAll(filepath.Join(dir, workDirName)); err != nil {
+		return err
+	}
+	tmps, err := filepath.Glob(filepath.Join(dir, ".weed-*.tmp"))
+	if err != nil {
+		return err
+	}
+	for _, t := range tmps {
+		if err := os.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // lockFile takes the exclusive build lock on path, waiting for it. The
@@ -102,15 +139,18 @@ func lockFile(path string) (unlock func(), err error) {
 
 // build compiles weed into bin. The binary is written under a temporary
 // name and renamed, so a reader never sees a half-written executable.
-func build(dir, bin string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-	defer cancel()
+func build(dir, bin string, progress io.Writer) error {
+	// No deadline of its own: a cold build on 2 loaded cores took more than
+	// 30 minutes (a fixed bound killed it). Tests are bounded by their
+	// binary's -timeout, make weed by the person or CI running it; either
+	// way the go commands die with this process.
+	ctx := context.Background()
 	goTool, err := goExecutable()
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "slivingdoc-weed-build-")
-	if err != nil {
+	work := filepath.Join(dir, workDirName)
+	if err := os.MkdirAll(work, 0o755); err != nil {
 		return fmt.Errorf("seaweed: build folder: %w", err)
 	}
 	defer os.RemoveAll(work)
@@ -121,7 +161,10 @@ func build(dir, bin string) error {
 		return fmt.Errorf("seaweed: build log: %w", err)
 	}
 	defer logFile.Close()
+	fmt.Fprintf(progress, "SeaweedFS: building %s@%s; a cold build takes 10-60 minutes on 2 cores, by their load, and about 4.5 GB of Go caches (log: %s)\n",
+		Module, Version, logPath)
 
+	fmt.Fprintf(progress, "SeaweedFS: downloading the module\n")
 	src, err := download(ctx, goTool, work, logFile)
 	if err != nil {
 		return buildError("download "+Module+"@"+Version, err, logPath)
@@ -132,12 +175,26 @@ func build(dir, bin string) error {
 	}
 	tmp := filepath.Join(dir, fmt.Sprintf(".weed-%d.tmp", os.Getpid()))
 	defer os.Remove(tmp)
-	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-o", tmp, "./weed")
+	// -v names each package as it is compiled: the progress report counts them.
+	cmd := exec.CommandContext(ctx, goTool, "build", "-v", "-trimpath", "-o", tmp, "./weed")
 	cmd.Dir = tree
-	cmd.Env = goEnv()
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// The go command's own scratch folder goes under work too: a build
+	// killed outright cannot remove it, the next one does.
+	goTmp := filepath.Join(work, "gotmp")
+	if err := os.MkdirAll(goTmp, 0o755); err != nil {
+		return fmt.Errorf("seaweed: build folder: %w", err)
+	}
+	cmd.Env = append(goEnv(), "GOTMPDIR="+goTmp)
+	lines := &lineCounter{w: logFile}
+	cmd.Stdout, cmd.Stderr = lines, lines
 	fmt.Fprintf(logFile, "$ %s (in %s)\n", strings.Join(cmd.Args, " "), tree)
-	if err := cmd.Run(); err != nil {
+	fmt.Fprintf(progress, "SeaweedFS: compiling (dependencies download on the way)\n")
+	stop := reportEvery(progress, 30*time.Second, func(elapsed time.Duration) string {
+		return fmt.Sprintf("SeaweedFS: still building, %d packages compiled, %s", lines.count(), elapsed.Round(time.Second))
+	})
+	err = runChild(cmd)
+	stop()
+	if err != nil {
 		return buildError("go build ./weed", err, logPath)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
@@ -154,7 +211,7 @@ func download(ctx context.Context, goTool, work string, log io.Writer) (string, 
 	cmd.Env = goEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, log
-	runErr := cmd.Run()
+	runErr := runChild(cmd)
 	var info struct{ Dir, Error string }
 	if err := json.Unmarshal(out.Bytes(), &info); err != nil && runErr == nil {
 		return "", fmt.Errorf("decode go mod download output: %w", err)
@@ -169,6 +226,62 @@ func download(ctx context.Context, goTool, work string, log io.Writer) (string, 
 		return "", errors.New("go mod download reported no folder")
 	}
 	return info.Dir, nil
+}
+
+// runChild runs a go command that must not outlive this process: on Linux
+// the kernel kills it when this process dies (startBuildChild), so a test
+// binary that times out, or a `make weed` stopped with ^C, leaves no build
+// running.
+func runChild(cmd *exec.Cmd) error {
+	if err := startBuildChild(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
+// lineCounter passes writes through and counts the newlines in them.
+type lineCounter struct {
+	w  io.Writer
+	mu sync.Mutex
+	n  int
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.n += bytes.Count(p, []byte{'\n'})
+	c.mu.Unlock()
+	return c.w.Write(p)
+}
+
+func (c *lineCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// reportEvery writes line(elapsed) to w every period until stop is called.
+// It only informs a person; nothing waits on it.
+func reportEvery(w io.Writer, period time.Duration, line func(time.Duration) string) (stop func()) {
+	if w == io.Discard {
+		return func() {}
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintln(w, line(time.Since(start)))
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // goEnv is the environment of the go commands: module mode regardless of the

@@ -2,6 +2,7 @@ package seaweed
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,14 +74,14 @@ func TestCopyTreeMakesWritableCopy(t *testing.T) {
 func TestPrebuiltBinaryMustExist(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "weed")
 	t.Setenv(EnvBinary, missing)
-	_, err := findOrBuild()
+	_, err := findOrBuild(io.Discard)
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), EnvBinary) {
 		t.Fatalf("findOrBuild = %v, want a not-exist error naming %s", err, EnvBinary)
 	}
 	if err := os.WriteFile(missing, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := findOrBuild(); err == nil {
+	if _, err := findOrBuild(io.Discard); err == nil {
 		t.Fatal("a file without execute permission was accepted as weed")
 	}
 }

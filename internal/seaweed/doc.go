@@ -12,7 +12,14 @@
 //	              atomic rename under <user cache dir>/slivingdoc/test/
 //	              seaweedfs-<version>/weed. A file lock serialises builds of
 //	              parallel test binaries. SLIVINGDOC_WEED names a prebuilt
-//	              binary instead.
+//	              binary instead. The go commands die with the process that
+//	              started them (parent-death signal on Linux), and a build
+//	              removes what a killed one left (the module copy under
+//	              build-work/, .weed-<pid>.tmp); the Go build cache keeps
+//	              what it had compiled, so the next build resumes.
+//	Build(w)      the same for `make weed` (cmd/weedbuild), which make test
+//	              runs first: steps and progress on w, the log in
+//	              build.log next to the binary.
 //	Start(tb)     one `weed server -filer -s3` process on 127.0.0.1 with free
 //	              ports, a private data directory and static credentials from
 //	              an s3 config file; it returns when a bucket round trip works

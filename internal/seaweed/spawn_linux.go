@@ -35,3 +35,13 @@ func startChild(cmd *exec.Cmd) error {
 	spawnRequests <- spawnRequest{cmd, done}
 	return <-done
 }
+
+// startBuildChild starts a go command from the same thread, with the
+// parent-death signal but in our process group, so ^C at a terminal reaches
+// it (and its compilers) as it reaches us.
+func startBuildChild(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	done := make(chan error, 1)
+	spawnRequests <- spawnRequest{cmd, done}
+	return <-done
+}
