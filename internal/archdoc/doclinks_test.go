@@ -11,7 +11,7 @@ import (
 
 // repoFiles returns the module's files with one of the extensions,
 // relative to the module root, leaving out what is not the project's
-// (node_modules, build output).
+// (node_modules, build output, testdata: data kept as it was found).
 func repoFiles(t *testing.T, exts ...string) []string {
 	t.Helper()
 	root := filepath.Join("..", "..")
@@ -22,7 +22,7 @@ func repoFiles(t *testing.T, exts ...string) []string {
 		}
 		if d.IsDir() {
 			switch d.Name() {
-			case ".git", "node_modules", "bin", "dist":
+			case ".git", "node_modules", "bin", "dist", "testdata": // testdata: data kept as found, e.g. a corpus of others' docs
 				return filepath.SkipDir
 			}
 			return nil
