@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 	"github.com/slivingdoc/slivingdoc/merge"
 )
 
@@ -160,6 +161,7 @@ func (d dirState) saveRewrite(r *rewriteRecord) (string, error) {
 		err = cerr
 	}
 	if err == nil {
+		crashpoint.Hit(cpSaveRewrite, rewritePrefix+sum)
 		err = os.Rename(tmp, d.file(rewritePrefix+sum))
 	}
 	if err != nil {
@@ -197,6 +199,7 @@ func (d dirState) loadRewrite(sum string) (*rewriteRecord, error) {
 func (d dirState) removeRewrite() {
 	names, _ := filepath.Glob(filepath.Join(d.path, rewritePrefix+"*"))
 	for _, n := range names {
+		crashpoint.Hit(cpRemoveState, filepath.Base(n))
 		os.Remove(n)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -170,6 +171,16 @@ func matches(etag string) func(p string) error {
 	}
 }
 
+// Crash points (internal/crashpoint) of the store's requests: one before
+// each request takes effect (under the lock, its condition checked), so a
+// crash there is a request that never reached the store. The fsync of the
+// directory after it is osfile's point, a request that took effect but
+// whose reply was lost.
+var (
+	cpWrite  = crashpoint.Register("store.write")
+	cpDelete = crashpoint.Register("store.delete")
+)
+
 // write stages data in a durable temporary file, then, under the lock,
 // runs check on the target path and renames the temporary file over it.
 func (f *Store) write(ctx context.Context, op, key string, data []byte, check func(p string) error) (etag string, err error) {
@@ -209,6 +220,7 @@ func (f *Store) writeStaged(ctx context.Context, op, key string, data []byte, st
 	if err := check(p); err != nil {
 		return "", err
 	}
+	crashpoint.Hit(cpWrite, key)
 	if err := mkdirAllSync(f.root, filepath.Dir(p)); err != nil {
 		return "", err
 	}
@@ -333,6 +345,7 @@ func (f *Store) Delete(ctx context.Context, key string) error {
 		return fmt.Errorf("remote: file store: delete %s: %w", key, err)
 	}
 	defer unlock()
+	crashpoint.Hit(cpDelete, key)
 	if err := os.Remove(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
