@@ -8,13 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 )
-
-// cpIndex is the crash point (internal/crashpoint) before the merged index
-// is written over; the pack files' own writes are osfile's points.
-var cpIndex = crashpoint.Register("cas.index")
 
 // The merged index is a cache of every loaded file's objects in one file,
 // sorted by ID, so that opening a store of hundreds of packs reads one
@@ -298,7 +292,6 @@ func (s *Store) writeMergedIndexLocked(ident dirSnapshot) {
 // directory's mtime alone. A reader that sees it half-written fails the
 // checksum.
 func overwriteFile(path string, data []byte) error {
-	crashpoint.Hit(cpIndex, filepath.Base(path))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err

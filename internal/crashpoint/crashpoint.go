@@ -9,22 +9,28 @@
 //
 //   - SLIVINGDOC_CRASH_AT=N kills the process (SIGKILL, as a power cut or
 //     kill -9 would, as far as files and the store are concerned) at the
-//     N-th point it reaches, counting from 1; Hit never returns there.
+//     N-th point it reaches, counting from 1; SLIVINGDOC_CRASH_AT=KEY#K at
+//     the K-th point whose key is KEY. Hit never returns there.
 //   - SLIVINGDOC_CRASH_TRACE=FILE appends one line per point reached,
-//     "N label detail", before the kill, so a test learns how many points
+//     "N KEY#K detail", before the kill, so a test learns how many points
 //     an operation has and which one it died at.
 //
 // A point's label names the kind of effect (a constant registered with
 // Register, so a test can list every label and fail when its scenarios
-// never reach one); its detail (a file name, a store key) only helps a
-// human reading a trace. Points are numbered in the order the process
-// reaches them: call sites sit where the code runs in one goroutine, so
-// that the N-th point is the same effect on every run of the same
-// operation on the same state.
+// never reach one); its detail names the file or store key. Its key
+// (Key) is the label and the shape of the detail's last element, hashes
+// and IDs blotted out, so that it names the same effect on every run.
+// Points are numbered in the order the process reaches them. An
+// operation that overlaps two effects (a pack upload and a record write,
+// say) may reach their points in either order, so the N-th point is not
+// always the same effect; KEY#K is, which is why a test kills by key.
 package crashpoint
 
 import (
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -56,4 +62,19 @@ func registered(label string) bool {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	return slices.Contains(registry.labels, label)
+}
+
+// hexRun matches what varies from run to run in a file name or store key:
+// hashes, random suffixes, publication IDs.
+var hexRun = regexp.MustCompile(`[0-9a-f]{4,}`)
+
+// Key names a point (label and detail) the same way on every run: the
+// label, "|", and the last element of detail with every run of 4 or more
+// hexadecimal digits replaced by "#" (and spaces by "_").
+func Key(label, detail string) string {
+	base := filepath.Base(filepath.ToSlash(detail))
+	if detail == "" {
+		base = ""
+	}
+	return label + "|" + strings.ReplaceAll(hexRun.ReplaceAllString(base, "#"), " ", "_")
 }

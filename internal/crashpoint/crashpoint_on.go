@@ -16,13 +16,18 @@ const Enabled = true
 var rec struct {
 	once  sync.Once
 	mu    sync.Mutex
-	at    int64 // the point to die at; 0: none
-	n     int64 // points reached so far
+	at    int64  // the point to die at; 0: none
+	atKey string // or the KEY#K to die at
+	n     int64  // points reached so far
+	keys  map[string]int
 	trace *os.File
 }
 
 func setup() {
-	if s := os.Getenv("SLIVINGDOC_CRASH_AT"); s != "" {
+	rec.keys = map[string]int{}
+	if s := os.Getenv("SLIVINGDOC_CRASH_AT"); strings.Contains(s, "#") {
+		rec.atKey = s
+	} else if s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 1 {
 			// A typo must not turn a crash test into a test without crashes.
@@ -53,13 +58,16 @@ func Hit(label, detail string) {
 	rec.mu.Lock()
 	rec.n++
 	n := rec.n
+	key := Key(label, detail)
+	rec.keys[key]++
+	key += "#" + strconv.Itoa(rec.keys[key])
 	if rec.trace != nil {
 		// One write per line (O_APPEND): the kernel keeps it whatever
 		// happens to the process next.
 		detail = strings.ReplaceAll(detail, "\n", " ")
-		_, _ = rec.trace.WriteString(strconv.FormatInt(n, 10) + " " + label + " " + detail + "\n")
+		_, _ = rec.trace.WriteString(strconv.FormatInt(n, 10) + " " + key + " " + detail + "\n")
 	}
-	if n == rec.at {
+	if n == rec.at || key == rec.atKey {
 		kill()
 	}
 	rec.mu.Unlock()
