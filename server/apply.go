@@ -39,11 +39,17 @@ func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*merged, er
 	if s.localIsBase() {
 		return &merged{ids: rFiles}, nil
 	}
-	tr, err := merge.Trees(s.baseFiles(), s.scan.files, rFiles, s.load)
+	m := &merged{ids: map[string]cas.ID{}, contents: map[string][]byte{}}
+	base, local, remote, err := s.mergeUnknown(m, s.baseFiles(), s.scan.files, rFiles)
 	if err != nil {
 		return nil, err
 	}
-	m := &merged{ids: make(map[string]cas.ID, len(tr.Files)), contents: map[string][]byte{}, conflicts: tr.Conflicts}
+	tr, err := merge.Trees(base, local, remote, s.load)
+	if err != nil {
+		return nil, err
+	}
+	m.conflicts = append(tr.Conflicts, m.conflicts...)
+	sort.Slice(m.conflicts, func(i, j int) bool { return m.conflicts[i].Path < m.conflicts[j].Path })
 	for p, ent := range tr.Files {
 		id := ent.ID
 		if id.IsZero() {
@@ -129,33 +135,40 @@ func diffstat(changes []change) []FileStat {
 	return out
 }
 
-// apply rewrites L towards next: the rewrite record and the recovery flag
-// first, then removals (and the
-// directories they empty), then each new content written to a temporary
-// sibling, fsynced and renamed over its target. The stat cache is updated
-// with what was written; entries stay untrusted until a later scan.
-func (s *session) apply(changes []change, flag recoveryFlag, next *baseline) error {
-	if len(changes) == 0 && len(s.scan.temps) == 0 {
-		return nil
+// apply rewrites L towards next, after recording what settling needs
+// should it be interrupted (rewrite_record.go): the next baseline, the
+// contents only L holds, the rewrite record and the recovery flag. Then
+// removals (and the directories they empty), then each new content written
+// to a temporary sibling, fsynced and renamed over its target. It returns
+// the next baseline's encoding, for installNextBaseline. The stat cache is
+// updated with what was written; entries stay untrusted until a later scan.
+func (s *session) apply(changes []change, flag recoveryFlag, next *baseline, baseBefore map[string]cas.ID) ([]byte, error) {
+	if err := s.state.recordWhere(); err != nil {
+		return nil, &notStarted{err}
+	}
+	sum, data, err := s.state.saveNextBaseline(next)
+	if err != nil {
+		return nil, &notStarted{err}
+	}
+	if err := s.keepRewriteContents(changes, next.files()); err != nil {
+		return nil, &notStarted{err}
 	}
 	flag.Stage = "rewrite"
-	sum, err := s.state.saveRewrite(s.rewriteRecordFor(changes, next))
-	if err != nil {
-		return &notStarted{err}
+	if flag.Rewrite, err = s.state.saveRewrite(rewriteRecordFor(changes, s.scan.files, baseBefore, sum)); err != nil {
+		return nil, &notStarted{err}
 	}
-	flag.Rewrite = sum
 	if err := failpoint(FailAfterRewriteRecord); err != nil {
-		return &notStarted{err}
+		return nil, &notStarted{err}
 	}
 	if err := s.state.setRecovery(flag); err != nil {
-		return &notStarted{err}
+		return nil, &notStarted{err}
 	}
 	if err := failpoint(FailAfterRecoveryFlag); err != nil {
-		return err
+		return nil, err
 	}
 	for _, t := range s.scan.temps {
 		if err := s.root.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return nil, err
 		}
 	}
 	s.scan.temps = nil
@@ -166,13 +179,13 @@ func (s *session) apply(changes []change, flag recoveryFlag, next *baseline) err
 			continue
 		}
 		if err := workdir.RemoveFile(s.root, c.path, c.was); err != nil {
-			return err
+			return nil, err
 		}
 		delete(s.scan.files, c.path)
 		delete(s.scan.stats, c.path)
 		delete(s.scan.content, c.path)
 	}
-	return s.writeAll(changes)
+	return data, s.writeAll(changes)
 }
 
 // notStarted wraps a failure that happened before L was touched.

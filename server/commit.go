@@ -155,7 +155,7 @@ func (s *session) refuseReadOnly() error {
 	if err != nil {
 		return s.e.fail("plan reset", err)
 	}
-	if err := s.materialise(changes, recoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.base.Generation}, s.base); err != nil {
+	if err := s.materialise(changes, recoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return err
 	}
 	de := newError(CodeReadOnlyPath, reason, "", nil)
@@ -297,7 +297,13 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		// the changes, and so is its ignored set.
 		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next); err != nil {
+	// While L still holds a file as scanned, its base is what the store
+	// accepted from it: the published content itself (rewrite_record.go).
+	var baseBefore map[string]cas.ID
+	if acc.Published {
+		baseBefore = s.baseIfAccepted()
+	}
+	if err := s.materialise(changes, flag, next, baseBefore); err != nil {
 		var de *Error
 		if acc.Published && errors.As(err, &de) && de.Code != CodeRecoveryFailure {
 			// Nothing was rewritten (a full disk, say), but the caller
@@ -353,7 +359,7 @@ func (s *session) materialiseConflict(last attemptResult) error {
 	if err != nil {
 		return s.e.fail("keep held base", err)
 	}
-	if err := s.materialise(changes, flag, next); err != nil {
+	if err := s.materialise(changes, flag, next, nil); err != nil {
 		return err
 	}
 	return conflictError(last.merged.conflicts)

@@ -70,7 +70,8 @@ var defaultMessages = map[string]string{
 	ReasonIncompatibleStore:  "The store does not enforce the conditional writes the notebook needs.",
 	ReasonGenerationBack:     "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
 	ReasonContainsNotebook:   "The directory would contain an existing notebook directory of the same store.",
-	ReasonBaselineLost:       "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Move its files aside, pull into the empty directory, then copy your edits back.",
+	ReasonBaselineLost:       "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Pull it: files equal to the notebook's are adopted and differing ones become conflict blocks keeping both texts.",
+	ReasonDirectoryNotEmpty:  "The working directory holds files but was never pulled here (or its record is gone); nothing was changed. Name it to adopt its files (`slivingdoc pull .`: differing files become conflict blocks keeping both texts), or pull into an empty directory.",
 }
 
 // newError builds the *Error of one Catalog row (code and reason decide

@@ -96,6 +96,7 @@ const (
 	ReasonGenerationBack    = "GENERATION_REGRESSED"
 	ReasonContainsNotebook  = "CONTAINS_NOTEBOOK"
 	ReasonBaselineLost      = "BASELINE_LOST"
+	ReasonDirectoryNotEmpty = "DIRECTORY_NOT_EMPTY"
 
 	FileInvalidUTF8     = workdir.FileInvalidUTF8
 	FileNulByte         = workdir.FileNulByte
@@ -105,6 +106,7 @@ const (
 	FileNameCollision   = workdir.FileNameCollision
 	FilePathTooLong     = workdir.FilePathTooLong
 	FileConflictMarkers = "CONFLICT_MARKERS"
+	FileNoRecord        = string(NoRecord)
 	// TEXT_CONFLICT, MODIFY_DELETE and FILE_DIRECTORY come from merge.FileReason;
 	// OUTSIDE_WRITABLE and INSIDE_READ_ONLY are also file reasons.
 )
@@ -129,7 +131,7 @@ var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonNotPulled, ActionPullFirst, false, nil, "The directory has never been pulled, so there is no baseline to commit against."},
 	{CodeInvalidRequest, ReasonHistoryUnavailable, ActionFixRequest, false, nil, "CLI history commands only (show, diff, restore, revert): the generation is outside the retained history; the message names the oldest retained generation."},
 	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong, FileSecret}, "Files that the notebook cannot hold (SECRET: added lines hold a recognised credential, see docs/secrets.md); nothing was published or deleted."},
-	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory), string(merge.Unresolved)}, "Concurrent changes overlap; conflict blocks were written into the files (CONFLICT_MARKERS: the file still holds earlier blocks, kept as they are; the remote change is merged once they are resolved)."},
+	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory), string(merge.Unresolved), FileNoRecord}, "Concurrent changes overlap; conflict blocks were written into the files (CONFLICT_MARKERS: the file still holds earlier blocks, kept as they are; the remote change is merged once they are resolved; NO_RECORD: the directory has no sync record, or P cannot tell which version the file was edited from, so one block holds the file's whole text and the notebook's)."},
 	{CodeContentConflict, ReasonUnresolvedMarkers, ActionEditFiles, false, []string{FileConflictMarkers}, "Files still hold complete conflict blocks; resolve them before committing."},
 	{CodeReadOnlyPath, ReasonOutsideWritable, ActionWriteElsewhere, false, []string{ReasonOutsideWritable}, "Changes outside the writable set were refused and reset."},
 	{CodeReadOnlyPath, ReasonInsideReadOnly, ActionWriteElsewhere, false, []string{ReasonInsideReadOnly}, "Changes inside the read-only set were refused and reset."},
@@ -147,6 +149,7 @@ var Catalog = []CatalogRow{
 	{CodeEngineFailed, ReasonInternal, ActionCheckHost, false, nil, "An unexpected failure; the log record with the diagnosticId has the cause."},
 	{CodeRecoveryFailure, ReasonResynchronized, ActionPull, true, nil, "An operation failed after it began rewriting the directory; the directory was resynchronised."},
 	{CodeRecoveryFailure, ReasonRecoveryPending, ActionPull, true, nil, "An earlier operation was interrupted; the next call resynchronises first."},
+	{CodeInvalidRequest, ReasonDirectoryNotEmpty, ActionFixRequest, false, nil, "CLI pull without a path argument: the working directory holds files but has no sync record here; name the directory to adopt its files (differing files become conflict blocks keeping both texts), or pull into an empty directory."},
 	{CodeInvalidRequest, ReasonContainsNotebook, ActionFixRequest, false, nil, "The path would become a notebook directory containing an existing one of the same store (named, relative to the path); use that one, or a directory outside it."},
-	{CodeEngineFailed, ReasonBaselineLost, ActionCheckHost, false, nil, "The directory was pulled before but its private baseline is missing or damaged, or content it names is gone from the cache and the store, so local edits cannot be told from others' changes; nothing was changed. Move the directory's files aside, pull into the empty directory, then copy the edits back."},
+	{CodeEngineFailed, ReasonBaselineLost, ActionCheckHost, false, nil, "The directory was pulled before but its private baseline is missing or damaged, or content it names is gone from the cache and the store, so local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts."},
 }

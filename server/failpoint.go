@@ -3,14 +3,13 @@ package server
 import "github.com/slivingdoc/slivingdoc/internal/crashpoint"
 
 // Crash points (internal/crashpoint) of the private state's effects that
-// do not go through internal/osfile's WriteFile: the prepared baseline's
-// rename into place, each rewrite record's rename, and the removal of a
-// recovery flag, pending record or rewrite record. The points of L's
+// do not go through internal/osfile's WriteFile: a prepared or next
+// baseline's rename into place, and the removal of a recovery flag,
+// pending record, rewrite record or next baseline. The points of L's
 // rewrite are server/workdir's, those of the store's requests the
 // backend's, those of every other write osfile's.
 var (
 	cpInstallBaseline = crashpoint.Register("state.install-baseline")
-	cpSaveRewrite     = crashpoint.Register("state.save-rewrite")
 	cpRemoveState     = crashpoint.Register("state.remove")
 )
 

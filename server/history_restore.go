@@ -87,7 +87,7 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, e.fail("plan restore", err)
 	}
-	if err := s.materialise(changes, recoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.base.Generation}, s.base); err != nil {
+	if err := s.materialise(changes, recoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return nil, err
 	}
 	return &Result{Path: s.dir, Generation: g, Files: diffstat(changes)}, nil
@@ -171,7 +171,7 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64) (*Result, e
 	if err != nil {
 		return nil, e.fail("plan revert", err)
 	}
-	if err := s.materialise(changes, recoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.base.Generation}, s.base); err != nil {
+	if err := s.materialise(changes, recoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return nil, err
 	}
 	if len(m.conflicts) > 0 {

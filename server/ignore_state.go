@@ -22,8 +22,10 @@ import (
 //     that when a rule is removed a file L never received is not taken for
 //     a local deletion: it stays virtual until a rewrite writes the
 //     accepted version into L (restore), after which it is an ordinary
-//     file. A file L holds at a path no longer ignored is read as usual
-//     (a local addition or edit against A).
+//     file. A file L holds at a withheld path no longer ignored was not
+//     made from A's file there: its base is unknown (unknown.go), so it is
+//     adopted when equal and kept beside the accepted text in a conflict
+//     block otherwise, never published over it.
 
 // withheldFile names the record in the directory's state.
 const withheldFile = "withheld"
@@ -94,7 +96,13 @@ func (s *session) addVirtual(res *scanResult) {
 			learned = append(learned, pathID{ps, id})
 		case old[ps]:
 			if _, inL := res.files[ps]; inL {
-				return // L holds it now: an ordinary file
+				// L holds a file the notebook's version never reached: it
+				// was not made from A's file there, so its base is
+				// unknown (both texts kept unless equal, never an
+				// overwrite). Still withheld until a baseline records it.
+				res.unknown = append(res.unknown, ps)
+				now = append(now, ps)
+				return
 			}
 			if res.restore == nil {
 				res.restore = map[string]bool{}

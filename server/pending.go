@@ -166,6 +166,16 @@ func (s *session) acceptedEntries(state remote.State, entries []pendingEntry) ([
 // overlayBase replaces s.base by A with ent's overlay applied; false if
 // the overlay is malformed (then s.base is unchanged).
 func (s *session) overlayBase(ent pendingEntry) bool {
+	files, ok := s.overlaid(ent)
+	if ok {
+		s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: s.base.Held}
+	}
+	return ok
+}
+
+// overlaid is A's files with ent's overlay applied (the contents it
+// carries kept for s.load); false if the overlay is malformed.
+func (s *session) overlaid(ent pendingEntry) (map[string]cas.ID, bool) {
 	old := s.baseFiles()
 	files := make(map[string]cas.ID, len(old)+len(ent.Overlay))
 	for p, id := range old {
@@ -178,11 +188,11 @@ func (s *session) overlayBase(ent pendingEntry) bool {
 		}
 		id, err := cas.ParseID(h)
 		if err != nil || id.IsZero() {
-			return false
+			return nil, false
 		}
 		if c, ok := ent.Bases[p]; ok {
 			if got, err := cas.WriteFile(nil, c); err != nil || got != id {
-				return false
+				return nil, false
 			}
 			if s.baseContent == nil {
 				s.baseContent = map[cas.ID][]byte{}
@@ -191,8 +201,20 @@ func (s *session) overlayBase(ent pendingEntry) bool {
 		}
 		files[p] = id
 	}
-	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: s.base.Held}
-	return true
+	return files, true
+}
+
+// baseIfAccepted is A's files as they are once this session's accepted
+// publication is applied (A's own when there is none to apply).
+func (s *session) baseIfAccepted() map[string]cas.ID {
+	if s.accepted == nil || s.base == nil || s.base.Head != s.accepted.baseHead {
+		return nil
+	}
+	files, ok := s.overlaid(*s.accepted)
+	if !ok {
+		return nil
+	}
+	return files
 }
 
 // adoptAccepted applies this session's accepted publication to s.base

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -15,10 +16,18 @@ import (
 // CONTENT_CONFLICT/MERGE_CONFLICT (with the new state recorded). Errors
 // are *Error.
 func (e *Engine) Pull(ctx context.Context, path string) (*Result, error) {
-	return withHealing(e, func() (*Result, error) { return e.pull(ctx, path) })
+	return withHealing(e, func() (*Result, error) { return e.pull(ctx, path, false) })
 }
 
-func (e *Engine) pull(ctx context.Context, path string) (*Result, error) {
+// PullImplied is Pull for a directory the caller did not name (the CLI's
+// working directory): one that holds files but has no record here is
+// refused (INVALID_REQUEST / DIRECTORY_NOT_EMPTY) instead of adopted,
+// since nobody asked for those files to meet the notebook.
+func (e *Engine) PullImplied(ctx context.Context, path string) (*Result, error) {
+	return withHealing(e, func() (*Result, error) { return e.pull(ctx, path, true) })
+}
+
+func (e *Engine) pull(ctx context.Context, path string, implied bool) (*Result, error) {
 	s, err := e.begin(ctx, path)
 	if err != nil {
 		return nil, err
@@ -27,8 +36,8 @@ func (e *Engine) pull(ctx context.Context, path string) (*Result, error) {
 	if err := s.open(true); err != nil {
 		return nil, err
 	}
-	if s.lostAndNotEmpty() {
-		return nil, baselineLost()
+	if implied && s.base == nil && !s.emptyL() {
+		return nil, invalidRequest(ReasonDirectoryNotEmpty, "")
 	}
 	res, conflicts, err := s.pull("pull")
 	if err != nil {
@@ -64,34 +73,47 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 }
 
 // syncTo merges R = state into L against A and records it. The scan of L
-// must be current.
+// must be current. An interrupted rewrite is settled first (once the chain
+// can be read, since telling an edited file's version may need contents).
 func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Conflict, error) {
-	pending, err := s.state.loadRecovery()
+	flag, err := s.state.loadRecovery()
 	if err != nil {
 		return nil, nil, s.e.fail("load recovery flag", err)
 	}
-	s.adoptPublished(state)
-	s.rollForward(pending)
 	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
-	if s.base != nil && state.Head() == s.base.Head && s.base.exact() && pending == nil && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
-		// R == A: the merge is L itself; nothing to fetch or rewrite.
-		if s.base.Generation != state.Generation() {
-			s.base.Generation = state.Generation()
-			if err := s.state.saveBaseline(s.base); err != nil {
-				return nil, nil, s.e.fail("record baseline", err)
+	if s.base == nil && len(s.scan.files) > 0 {
+		// No record (never pulled here, copied, or P cleared): no file
+		// of L has a known base (unknown.go).
+		s.base = s.base.withUnknown(sortedKeys(s.scan.files))
+	}
+	s.base = s.base.withUnknown(s.scan.unknown)
+	if flag == nil {
+		s.adoptPublished(state)
+		if s.base != nil && state.Head() == s.base.Head && s.base.exact() && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
+			// R == A: the merge is L itself; nothing to fetch or rewrite.
+			if s.base.Generation != state.Generation() {
+				s.base.Generation = state.Generation()
+				if err := s.state.saveBaseline(s.base); err != nil {
+					return nil, nil, s.e.fail("record baseline", err)
+				}
 			}
+			s.saveStats()
+			return res, nil, nil
 		}
-		s.saveStats()
-		return res, nil, nil
 	}
 	chain, err := s.e.sync(s.ctx, state)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.src = s.e.source(chain)
-	s.rollEditedForward()
+	if flag != nil && s.base != nil {
+		if _, err := s.settleRewrite(flag, true); err != nil {
+			return nil, nil, s.recoveryFailure(*flag, "settle", err)
+		}
+		s.adoptPublished(state)
+	}
 	var rFiles map[string]cas.ID
-	if s.base != nil && state.Head() == s.base.Head {
+	if s.base != nil && state.Head() == s.base.Head && !s.base.hasUnknown() {
 		rFiles = s.base.headFiles()
 	} else if rFiles, err = treeOf(s.src, state.Head()); err != nil {
 		return nil, nil, s.e.fail("read remote tree", err)
@@ -105,61 +127,88 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		return nil, nil, s.e.fail("plan rewrite", err)
 	}
 	res.Files = diffstat(changes)
-	flag := recoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}
 	next, err := s.nextBaseline(state.Generation(), state.Head(), rFiles, m.conflicts)
 	if err != nil {
 		return nil, nil, s.e.fail("keep held base", err)
 	}
-	if err := s.materialise(changes, flag, next); err != nil {
+	if err := s.materialise(changes, recoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}, next, nil); err != nil {
 		return nil, nil, err
 	}
 	return res, m.conflicts, nil
 }
 
-// materialise rewrites L and records the new baseline, with the recovery
-// flag covering both; a failure once L may have changed becomes
-// RECOVERY_FAILURE (after an attempt to resynchronise at once).
-func (s *session) materialise(changes []change, flag recoveryFlag, next *baseline) error {
+// materialise rewrites L and records next as the baseline, with the
+// recovery flag covering both; a failure once L may have changed becomes
+// RECOVERY_FAILURE (after an attempt to resynchronise at once). baseBefore
+// is the base of each path while L still holds its old file (nil: A's).
+func (s *session) materialise(changes []change, flag recoveryFlag, next *baseline, baseBefore map[string]cas.ID) error {
 	pending, err := s.state.loadRecovery()
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
 	}
-	mutating := len(changes) > 0 || len(s.scan.temps) > 0 || pending != nil
-	if err := s.apply(changes, flag, next); err != nil {
+	if len(changes) == 0 && len(s.scan.temps) == 0 && pending == nil {
+		// Nothing to rewrite. Same accepted head and generation: the
+		// recorded baseline already says this, so skip the write.
+		if s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation || !sameTree(s.base.Held, next.Held) || !s.base.exact() {
+			if err := s.state.saveBaseline(next); err != nil {
+				return s.e.fail("record baseline", err)
+			}
+			s.recorded(next)
+			s.state.pruneHeld(next)
+		}
+		s.saveStats()
+		return nil
+	}
+	if baseBefore == nil {
+		baseBefore = s.baseFiles()
+	}
+	data, err := s.apply(changes, flag, next, baseBefore)
+	if err != nil {
 		var ns *notStarted
-		if errors.As(err, &ns) && pending == nil {
-			return s.e.fail("record recovery flag", ns.err)
+		if errors.As(err, &ns) {
+			if pending == nil {
+				return s.e.fail("record the rewrite", ns.err)
+			}
 		}
 		return s.recoveryFailure(flag, "rewrite", err)
 	}
-	// Same accepted head and generation: the recorded baseline already
-	// says this (a baseline is its head's tree), so skip the write.
-	if mutating || s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation || !sameTree(s.base.Held, next.Held) {
-		if err := s.state.saveBaseline(next); err != nil {
-			if !mutating {
-				return s.e.fail("record baseline", err)
-			}
-			return s.recoveryFailure(flag, "baseline", err)
-		}
-		if s.pendingOnDisk && (s.base == nil || s.base.Head != next.Head) {
-			s.dropPending() // the record's base is superseded
-		}
-		s.adopted = nil
-		s.rolled = nil
-		s.base = next
-		s.state.pruneHeld(next)
+	if err := s.state.installNextBaseline(next, data); err != nil {
+		return s.recoveryFailure(flag, "baseline", err)
 	}
-	if mutating {
-		if err := failpoint(FailAfterBaseline); err != nil {
-			return s.recoveryFailure(flag, "baseline", err)
-		}
-		if err := s.state.clearRecovery(); err != nil {
-			return s.recoveryFailure(flag, "baseline", err)
-		}
-		s.state.removeRewrite()
+	s.recorded(next)
+	if err := failpoint(FailAfterBaseline); err != nil {
+		return s.recoveryFailure(flag, "baseline", err)
 	}
+	if err := s.state.clearRecovery(); err != nil {
+		return s.recoveryFailure(flag, "baseline", err)
+	}
+	s.state.removeRewrite()
+	// Only now: settling an interrupted rewrite may need what P holds.
+	s.state.pruneHeld(next)
 	s.saveStats()
 	return nil
+}
+
+// recorded makes next, just recorded in P, the session's baseline.
+func (s *session) recorded(next *baseline) {
+	if s.pendingOnDisk && (s.base == nil || s.base.Head != next.Head) {
+		s.dropPending() // the record's base is superseded
+	}
+	s.adopted = nil
+	s.base = next
+	if s.scan != nil && len(s.scan.unknown) > 0 {
+		// Settled by this baseline: no longer withheld (ignore_state.go).
+		keep := s.scan.withheld[:0:0]
+		for _, p := range s.scan.withheld {
+			if !slices.Contains(s.scan.unknown, p) {
+				keep = append(keep, p)
+			}
+		}
+		if err := s.state.saveWithheld(keep); err != nil {
+			s.e.log.Warn("cannot record the withheld paths", "err", err)
+		}
+		s.scan.withheld, s.scan.unknown = keep, nil
+	}
 }
 
 // nextBaseline is the baseline recording R (head, rFiles) after a merge
@@ -199,7 +248,13 @@ func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID
 
 // conflictError reports merge conflicts written into L.
 func conflictError(conflicts []merge.Conflict) *Error {
-	de := newError(CodeContentConflict, ReasonMergeConflict, "", nil)
+	msg := ""
+	for _, c := range conflicts {
+		if c.Reason == NoRecord {
+			msg = "This directory has no sync record here (it was copied or renamed, or its private state was cleared): files equal to the notebook's were adopted, and each differing file now holds its own text and the notebook's in one conflict block. Merge each block, then commit."
+		}
+	}
+	de := newError(CodeContentConflict, ReasonMergeConflict, msg, nil)
 	for _, c := range conflicts {
 		ranges := append([]merge.Range{}, c.Ranges...)
 		de.Files = append(de.Files, FileError{Path: c.Path, Reason: string(c.Reason), Ranges: ranges})

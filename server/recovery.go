@@ -7,18 +7,13 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// Recovery. Before L is rewritten, P records the rewrite record (what
-// each path held before, will hold after, and what the next baseline holds
-// there: rewrite_record.go) and the recovery flag naming it; both are
-// cleared once L and the baseline are durable. While the flag is set, the
-// baseline still describes the state before the interrupted rewrite, so a
-// resynchronisation is merge(A', L, R) with L as found, where A' is A
-// rolled forward at every path the rewrite provably reached (L holds its
-// "after"): those files are the tool's own writes and merge as the
-// finished operation would have, never as local edits that conflict with
-// the next remote change beside them; files it did not reach keep their
-// local edits against A, and nothing the caller did that was not
-// published is dropped. Temporary files the rewrite left are removed.
+// Recovery. Before L is rewritten, P records the next baseline, the
+// rewrite record and the recovery flag naming it (rewrite_record.go); all
+// three are cleared once L and the baseline are durable. A call that finds
+// the flag settles the record into a baseline first, path by path from
+// what L holds, records it, and only then merges: so a second crash, at
+// any point, starts again from a recorded baseline that describes L.
+// Temporary files the rewrite left are removed.
 
 // recoveryFailure turns a failure after local mutation began into
 // RECOVERY_FAILURE. It first tries to resynchronise from `current` (once,
@@ -71,8 +66,18 @@ func (s *session) recoverFirst() error {
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
 	}
+	if flag == nil && !s.base.hasUnknown() {
+		// A path that stopped being ignored may have an unknown base:
+		// only a scan tells (ignore_state.go).
+		if _, err := s.scanL(); err != nil {
+			return err
+		}
+		if len(s.scan.unknown) == 0 {
+			return nil
+		}
+	}
 	if flag == nil {
-		return nil
+		flag = &recoveryFlag{Op: "settle", Stage: "unknown-base", RemoteAccepted: "no"}
 	}
 	s.e.log.Info("resynchronising after an interrupted operation", "op", flag.Op, "stage", flag.Stage)
 	s.inRecovery = true

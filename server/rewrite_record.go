@@ -12,91 +12,73 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/merge"
 )
 
-// The rewrite record. Before L is rewritten, P records (P/dirs/<h>/
-// rewrite-<checksum>, named by the recovery flag) exactly what the rewrite
-// is about to do: for every path it writes or removes, what L held before
-// (the scan's file ID, or absent), what it will hold after, and what the
-// next baseline holds there; also every path where the next baseline
-// differs from the current one although L already holds the result (an
-// identical change on both sides). A crash leaves L part old, part new,
-// with the old baseline A still recorded; merging that L against A would
-// take every file the rewrite already wrote as a local change (the remote
-// lines it brought in, added "on both sides") and conflict as soon as
-// another writer edits next to them.
+// The rewrite record (docs/local-state.md, invariants L1–L6).
 //
-// Resynchronisation therefore first rolls the merge base forward, path by
-// path: where L holds exactly the record's "after" (absent for a removal),
-// the rewrite reached the file (or L already held the result), so that
-// path's base becomes the next baseline's entry, as if the interrupted
-// operation had finished. Where L holds "before" (not reached), A stays
-// the base. Where L holds something else, the caller edited the file since
-// the crash: if merging the rewrite's change (before → after) into it
-// changes nothing, the edit was made on top of what the rewrite wrote and
-// the base rolls forward too (rollEditedForward); otherwise (an edit of the
-// old content, one too close to the rewrite's lines to tell, a "before"
-// that cannot be read) A stays the base: at worst a conflict, never a
-// silent loss of the remote's lines. The rolled base is not the tree of
-// any head, so it is marked non-exact (baseline.Held) and every fast path
-// that compares heads merges instead; a second crash during the
-// resynchronisation records it (the overlay section) with its own rewrite.
+// A rewrite of L changes, for each path it writes or removes, two things
+// that must agree: the file in L and its merge base in A. The file is
+// replaced atomically (rename), but the two cannot change together, so
+// before L is touched P holds, durably:
 //
-// Encoding (all integers big-endian, paths as u16 length + bytes, IDs 32
-// bytes):
+//   - the next baseline, complete, in P/baseline.next: the base of every
+//     path once the rewrite is done;
+//   - the rewrite record, P/rewrite-<checksum>, named by the recovery flag:
+//     for every path the rewrite changes, L's file before and after, and
+//     the path's base while L still holds "before" (A's entry, or, for a
+//     commit the store accepted, the published local content itself).
 //
-//	"SLDRWRT1"
-//	base head, next head
-//	u32 n, n × (path, u8 present, ID)               overlay of A already rolled
-//	u32 m, m × (path, u8 flags, before, after, next) flags: 1 before present,
-//	                                                  2 after present, 4 next present
+// Settling (settleRewrite) turns that into one baseline, path by path,
+// from what L holds: "after" takes the next baseline's base, "before" the
+// recorded one. A path the caller edited after the crash holds neither;
+// its content tells which one it was edited from when exactly one of the
+// two readings explains it (whichVersion); otherwise its base is unknown
+// and the next merge keeps both texts in one conflict block (unknown.go),
+// never a guess. The settled baseline is recorded durably before anything
+// else happens, so a second crash starts from it and never from state
+// kept in memory: records do not compose, they are settled one at a time.
+//
+// Encoding (integers big-endian, paths as u16 length + bytes, IDs 32
+// bytes; zero ID: absent):
+//
+//	"SLDRWRT2"
+//	next baseline's checksum (its file's last 32 bytes)
+//	u32 m, m × (path, before, after, baseBefore)
 //	BLAKE3 of everything before
-const rewriteMagic = "SLDRWRT1"
+//
+// An "SLDRWRT1" record (written by earlier versions) is not read: the
+// paths it covered then count as edited with an unknown base, so the worst
+// case is a conflict block that keeps both texts.
+const rewriteMagic = "SLDRWRT2"
+
+// nextBaselineFile names the next baseline written before a rewrite.
+const nextBaselineFile = "baseline.next"
 
 // rewriteEntry is one path of a rewrite record (zero ID: absent).
 type rewriteEntry struct {
-	path                string
-	before, after, next cas.ID
+	path          string
+	before, after cas.ID
+	baseBefore    cas.ID
 }
 
 type rewriteRecord struct {
-	baseHead, nextHead cas.ID
-	overlay            map[string]cas.ID // path → rolled base (zero: absent)
-	entries            []rewriteEntry
+	nextSum [32]byte
+	entries []rewriteEntry
 }
 
 func encodeRewrite(r *rewriteRecord) []byte {
-	b := make([]byte, 0, len(rewriteMagic)+72+len(r.overlay)*75+len(r.entries)*(40+97)+32)
+	b := make([]byte, 0, len(rewriteMagic)+36+len(r.entries)*(2+40+96)+32)
 	b = append(b, rewriteMagic...)
-	b = append(b, r.baseHead[:]...)
-	b = append(b, r.nextHead[:]...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(r.overlay)))
-	for _, p := range sortedKeys(r.overlay) {
-		id := r.overlay[p]
-		b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
-		b = append(b, p...)
-		if id.IsZero() {
-			b = append(b, 0)
-		} else {
-			b = append(b, 1)
-		}
-		b = append(b, id[:]...)
-	}
+	b = append(b, r.nextSum[:]...)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(r.entries)))
 	for _, e := range r.entries {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(e.path)))
 		b = append(b, e.path...)
-		var flags byte
-		for i, id := range []cas.ID{e.before, e.after, e.next} {
-			if !id.IsZero() {
-				flags |= 1 << i
-			}
-		}
-		b = append(b, flags)
 		b = append(b, e.before[:]...)
 		b = append(b, e.after[:]...)
-		b = append(b, e.next[:]...)
+		b = append(b, e.baseBefore[:]...)
 	}
 	sum := cas.Sum(b)
 	return append(b, sum[:]...)
@@ -107,30 +89,17 @@ func decodeRewrite(data []byte) (*rewriteRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &rewriteRecord{overlay: map[string]cas.ID{}}
-	copy(rec.baseHead[:], r.bytes(32))
-	copy(rec.nextHead[:], r.bytes(32))
-	n := int(r.u32())
-	if n > len(data)/35 {
-		return nil, errBadStateFile
-	}
-	for i := 0; i < n && r.ok(); i++ {
-		p := string(r.bytes(int(r.u16())))
-		r.bytes(1)
-		var id cas.ID
-		copy(id[:], r.bytes(32))
-		rec.overlay[p] = id
-	}
+	rec := &rewriteRecord{}
+	copy(rec.nextSum[:], r.bytes(32))
 	m := int(r.u32())
-	if m > len(data)/99 {
+	if m > len(data)/98 {
 		return nil, errBadStateFile
 	}
 	for i := 0; i < m && r.ok(); i++ {
 		e := rewriteEntry{path: string(r.bytes(int(r.u16())))}
-		r.bytes(1)
 		copy(e.before[:], r.bytes(32))
 		copy(e.after[:], r.bytes(32))
-		copy(e.next[:], r.bytes(32))
+		copy(e.baseBefore[:], r.bytes(32))
 		rec.entries = append(rec.entries, e)
 	}
 	if !r.done() {
@@ -142,30 +111,12 @@ func decodeRewrite(data []byte) (*rewriteRecord, error) {
 // saveRewrite writes the record (fsynced; the recovery flag written next
 // in the same directory makes the rename durable) and returns its
 // checksum, which the flag names. Each record is a file of its own,
-// rewrite-<checksum>: a crash (or a full disk) after the record and
-// before the new flag leaves the old flag naming the old record, which is
-// still there, instead of a replaced one that no flag names.
+// rewrite-<checksum>: a crash after the record and before the new flag
+// leaves the old flag naming the old record, which is still there.
 func (d dirState) saveRewrite(r *rewriteRecord) (string, error) {
 	data := encodeRewrite(r)
 	sum := hex.EncodeToString(data[len(data)-32:])
-	f, err := os.CreateTemp(d.path, ".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		crashpoint.Hit(cpSaveRewrite, rewritePrefix+sum)
-		err = os.Rename(tmp, d.file(rewritePrefix+sum))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := osfile.WriteFile(d.file(rewritePrefix+sum), 0o600, true, data); err != nil {
 		return "", err
 	}
 	return sum, nil
@@ -173,8 +124,8 @@ func (d dirState) saveRewrite(r *rewriteRecord) (string, error) {
 
 const rewritePrefix = "rewrite-"
 
-// loadRewrite returns the record the flag names, nil if there is none or
-// it is another (older) one.
+// loadRewrite returns the record the flag names; nil if there is none, it
+// is unreadable, or it was written by an earlier version (see above).
 func (d dirState) loadRewrite(sum string) (*rewriteRecord, error) {
 	if sum == "" {
 		return nil, nil
@@ -192,207 +143,302 @@ func (d dirState) loadRewrite(sum string) (*rewriteRecord, error) {
 	if len(data) < 32 || hex.EncodeToString(data[len(data)-32:]) != sum {
 		return nil, nil
 	}
-	return decodeRewrite(data)
+	rec, err := decodeRewrite(data)
+	if err != nil {
+		return nil, nil
+	}
+	return rec, nil
 }
 
-// removeRewrite removes every rewrite record (the flag naming one is gone).
+// removeRewrite removes every rewrite record and the next baseline (the
+// flag naming them is gone).
 func (d dirState) removeRewrite() {
 	names, _ := filepath.Glob(filepath.Join(d.path, rewritePrefix+"*"))
 	for _, n := range names {
 		crashpoint.Hit(cpRemoveState, filepath.Base(n))
 		os.Remove(n)
 	}
+	crashpoint.Hit(cpRemoveState, nextBaselineFile)
+	os.Remove(d.file(nextBaselineFile))
 }
 
-// rewriteRecordFor describes the rewrite of changes towards next.
-func (s *session) rewriteRecordFor(changes []change, next *baseline) *rewriteRecord {
-	rec := &rewriteRecord{baseHead: s.baseHead(), overlay: s.rolled}
-	if next != nil {
-		rec.nextHead = next.Head
+// saveNextBaseline writes next durably to P/baseline.next and returns its
+// checksum. The commit's prepared baseline is reused when it is next.
+func (d dirState) saveNextBaseline(next *baseline) ([32]byte, []byte, error) {
+	var data []byte
+	if p := next.prepared; p != nil && p.wait() == nil && p.matches(next) {
+		data = p.data
+	} else {
+		data = encodeBaseline(next)
 	}
-	var nextFiles map[string]cas.ID
-	if next != nil {
-		nextFiles = next.files()
+	var sum [32]byte
+	copy(sum[:], data[len(data)-32:])
+	return sum, data, osfile.WriteFile(d.file(nextBaselineFile), 0o600, true, data)
+}
+
+// installNextBaseline makes P/baseline.next the baseline (rename, then
+// fsync of P's directory).
+func (d dirState) installNextBaseline(next *baseline, data []byte) error {
+	d.kept.forgetBaseline()
+	crashpoint.Hit(cpInstallBaseline, nextBaselineFile)
+	if err := os.Rename(d.file(nextBaselineFile), d.file("baseline")); err != nil {
+		return err
 	}
-	inChanges := make(map[string]bool, len(changes))
+	if err := osfile.SyncDir(d.path); err != nil {
+		return err
+	}
+	if f, err := os.Open(d.file("baseline")); err == nil {
+		next.kept = d.kept.keepBaseline(f, data, next)
+		f.Close()
+	}
+	return nil
+}
+
+// loadNextBaseline returns the next baseline the record names: the file
+// written before the rewrite or, once installed, the baseline itself.
+func (d dirState) loadNextBaseline(sum [32]byte) *baseline {
+	for _, name := range []string{nextBaselineFile, "baseline"} {
+		data, err := os.ReadFile(d.file(name))
+		if err != nil || len(data) < 32 || !bytes.Equal(data[len(data)-32:], sum[:]) {
+			continue
+		}
+		if b, err := decodeBaseline(data); err == nil {
+			return b
+		}
+	}
+	return nil
+}
+
+// rewriteRecordFor describes the rewrite of changes towards next, with
+// baseBefore the base of each path while L holds its old file.
+func rewriteRecordFor(changes []change, scanned, baseBefore map[string]cas.ID, nextSum [32]byte) *rewriteRecord {
+	rec := &rewriteRecord{nextSum: nextSum}
 	for _, c := range changes {
-		inChanges[c.path] = true
-		e := rewriteEntry{path: c.path, before: s.scan.files[c.path], next: nextFiles[c.path]}
+		e := rewriteEntry{path: c.path, before: scanned[c.path], baseBefore: baseBefore[c.path]}
 		if !c.del {
 			e.after = c.id
 		}
 		rec.entries = append(rec.entries, e)
 	}
-	if next != nil && next != s.base {
-		base := s.baseFiles()
-		add := func(p string) {
-			if inChanges[p] || base[p] == nextFiles[p] || s.scan.virtual[p] {
-				return // a path L ignores is never written: nothing to roll
-			}
-			inChanges[p] = true
-			cur := s.scan.files[p]
-			rec.entries = append(rec.entries, rewriteEntry{path: p, before: cur, after: cur, next: nextFiles[p]})
-		}
-		for p := range nextFiles {
-			add(p)
-		}
-		for p := range base {
-			add(p)
-		}
-	}
 	return rec
 }
 
-// rollForward applies the record the recovery flag names to s.base (in
-// memory): see the comment at the top of this file. The scan of L must be
-// current.
-func (s *session) rollForward(flag *recoveryFlag) {
-	// Applied once per record: a resynchronisation inside this session
-	// after its own rewrite failed meets a newer record and applies it too
-	// (on top of the older one, which it carries as its overlay).
-	if flag == nil || flag.Rewrite == "" || flag.Rewrite == s.rolledFrom {
-		return
+// keepRewriteContents saves in P (held/) the contents settling may need
+// and may find nowhere else: L's old content where it was a local edit,
+// and the new content where it is no accepted file (a text merge's
+// result). Files are small and such paths few; the common rewrite (others'
+// changes into files L did not edit) saves nothing.
+func (s *session) keepRewriteContents(changes []change, next map[string]cas.ID) error {
+	base := s.baseFiles()
+	for _, c := range changes {
+		if id := s.scan.files[c.path]; c.old != nil && id != base[c.path] {
+			if err := s.state.saveHeld(id, c.old); err != nil {
+				return err
+			}
+		}
+		if !c.del && c.id != next[c.path] {
+			if err := s.state.saveHeld(c.id, c.content); err != nil {
+				return err
+			}
+		}
 	}
-	s.rolledFrom = flag.Rewrite
+	return nil
+}
+
+// settleRewrite resolves the rewrite the recovery flag names into a
+// baseline and records it (durable: the record and the flag are removed
+// after it), or, when durable is false (status), only applies it to s.base.
+// The scan of L must be current. It reports whether there was a record.
+func (s *session) settleRewrite(flag *recoveryFlag, durable bool) (bool, error) {
+	if flag == nil || s.base == nil {
+		return false, nil
+	}
 	rec, err := s.state.loadRewrite(flag.Rewrite)
 	if err != nil {
-		s.e.log.Warn("rewrite record unreadable; resynchronising against the baseline", "err", err)
-		return
+		return false, err
 	}
-	if rec == nil || rec.baseHead != s.baseHead() {
-		return // none, or the baseline already records the rewrite's result
+	var next *baseline
+	if rec != nil {
+		next = s.state.loadNextBaseline(rec.nextSum)
 	}
-	files := make(map[string]cas.ID, len(s.baseFiles())+len(rec.entries))
-	for p, id := range s.baseFiles() {
-		files[p] = id
-	}
-	rolled := map[string]cas.ID{}
-	set := func(p string, id cas.ID) {
-		if id.IsZero() {
-			delete(files, p)
-		} else {
-			files[p] = id
+	var settled *baseline
+	switch {
+	case rec == nil:
+		// No record: the rewrite never started (the flag was set by a
+		// failure before it), or an earlier version wrote it. L holds
+		// what the baseline describes, except where an old record's
+		// rewrite reached: those paths are told apart by the merge.
+		if flag.Rewrite == "" {
+			settled = s.base
+			break
 		}
-		rolled[p] = id
+		settled = s.unknownWhereChanged()
+	case next == nil:
+		// The record without its next baseline (a damaged P): every path
+		// it covers has an unknown base.
+		settled = s.unknownAt(rec.entries)
+	default:
+		settled = s.settleAgainst(rec, next)
 	}
-	for p, id := range rec.overlay {
-		set(p, id)
+	if !durable {
+		s.base = settled
+		return true, nil
 	}
-	reached := 0
-	s.editedSince = nil
-	for _, e := range rec.entries {
-		cur, inL := s.scan.files[e.path]
-		if inL && !e.after.IsZero() && cur != e.after && cur != e.before {
-			// Edited since: on top of what the rewrite wrote, or of what
-			// L held before? Decided once the contents can be read
-			// (rollEditedForward).
-			s.editedSince = append(s.editedSince, e)
-			continue
+	if settled != s.base || settled.Generation != s.base.Generation {
+		if err := s.state.saveBaseline(settled); err != nil {
+			return true, err
 		}
-		if inL != !e.after.IsZero() || (inL && cur != e.after) {
-			continue // not reached: the old base stays
-		}
-		set(e.path, e.next)
-		reached++
+		s.base = settled
 	}
-	s.e.log.Info("resynchronising from the interrupted rewrite's record", "paths", len(rec.entries), "reached", reached, "edited", len(s.editedSince))
-	s.applyRolled(files, rolled)
+	if err := s.state.clearRecovery(); err != nil {
+		return true, err
+	}
+	s.state.removeRewrite()
+	s.state.pruneHeld(s.base)
+	s.removeTemps()
+	return true, nil
 }
 
-// applyRolled makes files (s.base's entries with rolled applied) the merge
-// base, marked non-exact at every rolled path, and records rolled for the
-// next rewrite record's overlay.
-func (s *session) applyRolled(files, rolled map[string]cas.ID) {
-	if len(rolled) == 0 {
-		return
+// settleAgainst is next, with each path the rewrite did not (provably)
+// reach given the base L's file was made from.
+func (s *session) settleAgainst(rec *rewriteRecord, next *baseline) *baseline {
+	head := next.headFiles()
+	files := make(map[string]cas.ID, len(next.files()))
+	for p, id := range next.files() {
+		files[p] = id
 	}
 	held := map[string]cas.ID{}
-	head := map[string]cas.ID{}
-	if s.base != nil {
-		head = s.base.headFiles()
-		for p, id := range s.base.Held {
-			held[p] = id
+	for p, id := range next.Held {
+		held[p] = id
+	}
+	changed := 0
+	for _, e := range rec.entries {
+		base := files[e.path]
+		switch cur := s.scan.files[e.path]; {
+		case s.scan.virtual[e.path]:
+			continue // never written: L ignores it
+		case cur == e.after:
+			continue // reached, or never needed: next's base
+		case cur == e.before:
+			base = e.baseBefore
+		default:
+			switch s.whichVersion(e, cur) {
+			case versionBefore:
+				base = e.baseBefore
+			case versionAfter:
+				continue
+			default:
+				base = unknownBase
+			}
 		}
-	}
-	for p := range rolled {
-		if _, ok := held[p]; !ok {
-			held[p] = head[p]
-		}
-	}
-	b := &baseline{Held: held, Files: files}
-	if s.base != nil {
-		b.Generation, b.Head = s.base.Generation, s.base.Head
-	}
-	s.base = b
-	s.rolled = rolled
-}
-
-// rollEditedForward decides, for each path the caller edited after the
-// interrupted rewrite (rollForward's editedSince), whether the edit was
-// made on top of what the rewrite wrote: then L holds the rewrite's change
-// as well as the edit, and the path's base rolls forward like a reached
-// one — otherwise merging against A would count the rewrite's lines (the
-// other writers') as the caller's and conflict with their next edit beside
-// them. The test: merging the rewrite's change (before → after) into L
-// changes nothing, cleanly. An edit on top of the old content fails it
-// (the rewrite's change is missing from L), and so does one too close to
-// the rewrite's lines to tell; both keep A, at worst a conflict, never a
-// loss. A content that cannot be read (L's own unpublished "before")
-// keeps A too. It needs s.src (contents of the merge base and of R).
-func (s *session) rollEditedForward() {
-	if len(s.editedSince) == 0 {
-		return
-	}
-	edited := s.editedSince
-	s.editedSince = nil
-	files := make(map[string]cas.ID, len(s.baseFiles()))
-	for p, id := range s.baseFiles() {
-		files[p] = id
-	}
-	rolled := map[string]cas.ID{}
-	for p, id := range s.rolled {
-		rolled[p] = id
-	}
-	n := 0
-	for _, e := range edited {
-		if !s.holdsRewrite(e) {
+		if base == files[e.path] {
 			continue
 		}
-		if e.next.IsZero() {
+		changed++
+		if base.IsZero() {
 			delete(files, e.path)
 		} else {
-			files[e.path] = e.next
+			files[e.path] = base
 		}
-		rolled[e.path] = e.next
-		n++
+		if _, ok := held[e.path]; !ok {
+			held[e.path] = head[e.path]
+		}
 	}
-	if n == 0 {
-		return
+	s.e.log.Info("settled an interrupted rewrite", "paths", len(rec.entries), "unreached", changed)
+	if changed == 0 {
+		return next
 	}
-	s.e.log.Info("paths edited after the interrupted rewrite hold its change; their base rolls forward", "paths", n)
-	s.applyRolled(files, rolled)
+	return &baseline{Generation: next.Generation, Head: next.Head, Files: files, Held: held}
 }
 
-// holdsRewrite reports whether L's current content at e.path already
-// holds the rewrite's change from e.before to e.after.
-func (s *session) holdsRewrite(e rewriteEntry) bool {
-	s.probing = true
-	defer func() { s.probing = false }()
-	cur := s.scan.files[e.path]
-	now, err := s.load(cur)
-	if err != nil {
-		return false
+// unknownAt is s.base with an unknown base at every path of entries.
+func (s *session) unknownAt(entries []rewriteEntry) *baseline {
+	paths := make([]string, 0, len(entries))
+	for _, e := range entries {
+		paths = append(paths, e.path)
 	}
-	after, err := s.load(e.after)
-	if err != nil {
-		return false
-	}
-	var before []byte
-	if !e.before.IsZero() {
-		if before, err = s.load(e.before); err != nil {
-			return false
+	return s.base.withUnknown(paths)
+}
+
+// unknownWhereChanged is s.base with an unknown base at every path where L
+// differs from it (an unreadable record: any of them may be the tool's).
+func (s *session) unknownWhereChanged() *baseline {
+	changes, _ := s.base.delta(s.scan.files)
+	var paths []string
+	for p := range changes {
+		if !s.scan.virtual[p] {
+			paths = append(paths, p)
 		}
 	}
-	r := merge.Text(before, now, after)
-	return len(r.Conflicts) == 0 && bytes.Equal(r.Content, now)
+	if len(paths) == 0 {
+		return s.base
+	}
+	return s.base.withUnknown(paths)
+}
+
+type version int
+
+const (
+	versionUnknown version = iota
+	versionBefore
+	versionAfter
+)
+
+// whichVersion tells which of the rewrite's two files of e.path the
+// caller's edit (cur) was made from, when exactly one reading explains
+// it: "after" if cur holds the rewrite's change (merging before → after
+// into cur changes nothing), "before" if cur lacks it (merging the reverse
+// change changes nothing). Both or neither, or a content that cannot be
+// read: unknown.
+func (s *session) whichVersion(e rewriteEntry, cur cas.ID) version {
+	if cur.IsZero() || e.before.IsZero() || e.after.IsZero() {
+		return versionUnknown // a removal either way: nothing to compare
+	}
+	now, err1 := s.loadForSettle(cur)
+	before, err2 := s.loadForSettle(e.before)
+	after, err3 := s.loadForSettle(e.after)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return versionUnknown
+	}
+	holds := func(from, to []byte) bool {
+		r := merge.Text(from, now, to)
+		return len(r.Conflicts) == 0 && bytes.Equal(r.Content, now)
+	}
+	fromAfter, fromBefore := holds(before, after), holds(after, before)
+	switch {
+	case fromAfter && !fromBefore:
+		return versionAfter
+	case fromBefore && !fromAfter:
+		return versionBefore
+	}
+	return versionUnknown
+}
+
+// loadForSettle reads a content settling needs: from P's held contents
+// (kept before the rewrite) or, once the chain is synced (s.src), from
+// wherever s.load finds it. Nothing is fetched for it: what cannot be read
+// leaves the path's version unknown.
+func (s *session) loadForSettle(id cas.ID) ([]byte, error) {
+	if c, ok := s.state.loadHeld(id); ok {
+		return c, nil
+	}
+	if s.src == nil {
+		return nil, cas.ErrNotFound
+	}
+	s.probing = true
+	defer func() { s.probing = false }()
+	return s.load(id)
+}
+
+// removeTemps removes the temporary files an interrupted rewrite left in L.
+func (s *session) removeTemps() {
+	if s.scan == nil || s.root == nil {
+		return
+	}
+	for _, t := range s.scan.temps {
+		if err := s.root.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.e.log.Warn("cannot remove a temporary file of an interrupted rewrite", "err", err)
+		}
+	}
+	s.scan.temps = nil
 }

@@ -41,13 +41,6 @@ type session struct {
 	accepted       *pendingEntry     // this session's accepted publication, not yet applied to base
 	baseContent    map[cas.ID][]byte // content of adopted bases found in no pack
 
-	// Resynchronisation after an interrupted rewrite (rewrite_record.go).
-	rolledFrom string            // checksum of the rewrite record last applied
-	rolled     map[string]cas.ID // paths of s.base rolled forward (zero: absent)
-	// paths edited after the interrupted rewrite, decided once contents
-	// can be read (rollEditedForward)
-	editedSince []rewriteEntry
-
 	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
 
 	// delta is L's delta from A, computed once for the checks and the
@@ -130,22 +123,18 @@ func baselineLost() *Error {
 	return newError(CodeEngineFailed, ReasonBaselineLost, "", nil)
 }
 
-// lostAndNotEmpty reports whether the baseline is lost while L holds
-// anything (a pull into an empty L has nothing to lose and proceeds).
-func (s *session) lostAndNotEmpty() bool {
-	if !s.lost {
-		return false
-	}
+// emptyL reports whether L holds nothing (or does not exist yet).
+func (s *session) emptyL() bool {
 	if s.root == nil {
-		return false
+		return true
 	}
 	d, err := s.root.Open(".")
 	if err != nil {
-		return true
+		return false
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(1)
-	return len(names) > 0
+	return len(names) == 0
 }
 
 // open opens L (creating it for a pull).

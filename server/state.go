@@ -27,7 +27,8 @@ import (
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID, held paths
 //	dirs/<hash(store identity, L)>/.baseline.next.tmp   the next A, written while a commit publishes (preparedBaseline)
-//	dirs/<hash(store identity, L)>/held/<file ID hex>   content of a held base (see baseline.Held)
+//	dirs/<hash(store identity, L)>/baseline.next        the next A, durable, while L is rewritten (rewrite_record.go)
+//	dirs/<hash(store identity, L)>/held/<file ID hex>   content of a held base (see baseline.Held), or one settling may need
 //	dirs/<hash(store identity, L)>/rewrite-<checksum>   the rewrite in flight (rewrite_record.go)
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
 //	dirs/<hash(store identity, L)>/recovery             present = recoveryRequired

@@ -110,12 +110,11 @@ func TestBaselineHeldCodec(t *testing.T) {
 }
 
 func TestRewriteRecordCodec(t *testing.T) {
-	r := &rewriteRecord{baseHead: cas.Sum([]byte("A")), nextHead: cas.Sum([]byte("R")),
-		overlay: map[string]cas.ID{"x.md": cas.Sum([]byte("x")), "gone.md": {}},
+	r := &rewriteRecord{nextSum: cas.Sum([]byte("next")),
 		entries: []rewriteEntry{
-			{path: "a.md", before: cas.Sum([]byte("1")), after: cas.Sum([]byte("2")), next: cas.Sum([]byte("2"))},
-			{path: "new.md", after: cas.Sum([]byte("n")), next: cas.Sum([]byte("n"))},
-			{path: "del.md", before: cas.Sum([]byte("d"))},
+			{path: "a.md", before: cas.Sum([]byte("1")), after: cas.Sum([]byte("2")), baseBefore: cas.Sum([]byte("0"))},
+			{path: "new.md", after: cas.Sum([]byte("n"))},
+			{path: "del.md", before: cas.Sum([]byte("d")), baseBefore: cas.Sum([]byte("d"))},
 		}}
 	data := encodeRewrite(r)
 	got, err := decodeRewrite(data)
@@ -139,7 +138,7 @@ func TestRewriteRecordCodec(t *testing.T) {
 	}
 	// A newer record does not replace the one an older flag names.
 	r2 := *r
-	r2.nextHead = cas.Sum([]byte("R2"))
+	r2.nextSum = cas.Sum([]byte("next2"))
 	if _, err := d.saveRewrite(&r2); err != nil {
 		t.Fatal(err)
 	}

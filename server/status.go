@@ -42,7 +42,9 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	// Likewise, files an interrupted rewrite already wrote are the tool's,
 	// not local changes (rewrite_record.go).
 	if flag, err := s.state.loadRecovery(); err == nil && flag != nil {
-		s.rollForward(flag)
+		if _, err := s.settleRewrite(flag, false); err != nil {
+			return nil, e.fail("settle", err)
+		}
 	}
 	base := s.baseFiles()
 	for p, id := range s.scan.files {

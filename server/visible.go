@@ -41,6 +41,7 @@ type scanResult struct {
 	virtual  map[string]bool          // paths of files that are A's, not read from L (ignore_state.go)
 	restore  map[string]bool          // virtual paths to write into L at the next rewrite
 	withheld []string                 // A's paths L does not hold because of a rule (as recorded in P)
+	unknown  []string                 // withheld paths no rule ignores now, where L holds a file: their base is unknown (unknown.go)
 	changed  bool                     // stats differ from the loaded cache
 	byID     map[cas.ID]string        // file ID → one path holding it (built on demand)
 	touched  []string                 // paths that may differ from stats' IDs at the scan's start (workdir.Listing.Touched)

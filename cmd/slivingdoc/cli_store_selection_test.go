@@ -11,11 +11,11 @@ import (
 
 // On a fresh machine, with no store or private-root setting at all,
 // `slivingdoc pull notes` works against the directory store under the user
-// data dir, with private state under the user cache dir; a second
-// directory of the same user shares the notebook.
+// data dir, with private state under the user state dir (cleaners empty
+// the cache dir); a second directory of the same user shares the notebook.
 func TestCLIEmbeddedDefault(t *testing.T) {
 	home := t.TempDir()
-	env := append(cleanEnv(), "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"))
+	env := append(cleanEnv(), "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"), "XDG_STATE_HOME="+filepath.Join(home, "state"))
 	nb := &notebook{t: t, bin: cliBinary(t)}
 	a, b := nb.agent("a"), nb.agent("b")
 	a.env, b.env = env, env
@@ -24,7 +24,7 @@ func TestCLIEmbeddedDefault(t *testing.T) {
 	if r := mustOK(t, o); r.generation != 0 {
 		t.Fatalf("pull on a fresh machine: %+v", r)
 	}
-	for _, p := range []string{filepath.Join(home, "data", "slivingdoc", "store"), filepath.Join(home, "cache", "slivingdoc")} {
+	for _, p := range []string{filepath.Join(home, "data", "slivingdoc", "store"), filepath.Join(home, "state", "slivingdoc", "dirs")} {
 		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v", p, err)
 		}
@@ -33,6 +33,32 @@ func TestCLIEmbeddedDefault(t *testing.T) {
 	mustOK(t, a.run("commit", "notes", "-m", "hello"))
 	if r := b.pull(); r.generation != 1 || !maps.Equal(b.files(), a.files()) {
 		t.Fatalf("second directory: %+v %q", r, b.files())
+	}
+}
+
+// A private root that an earlier version kept in the user cache dir is
+// moved to the state dir once: the directory pulled then keeps its record
+// (a commit needs no new pull, and nothing becomes a conflict).
+func TestCLIPrivateRootMovesFromTheCacheDir(t *testing.T) {
+	home := t.TempDir()
+	base := append(cleanEnv(), "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_STATE_HOME="+filepath.Join(home, "state"))
+	nb := &notebook{t: t, bin: cliBinary(t)}
+	a := nb.agent("a")
+	old := filepath.Join(home, "cache", "slivingdoc")
+	a.env = append(base, "SLIVINGDOC_PRIVATE_ROOT="+old) // where earlier versions put it
+	a.pull()
+	a.write("n.md", "one\n")
+	a.commit("one")
+	a.env = append(base, "XDG_CACHE_HOME="+filepath.Join(home, "cache"))
+	a.write("n.md", "one\ntwo\n")
+	if r := a.commit("two"); r.generation != 2 {
+		t.Fatalf("commit after the move: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(home, "state", "slivingdoc", "dirs")); err != nil {
+		t.Fatalf("the private root was not moved: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(old, "dirs")); !os.IsNotExist(err) {
+		t.Fatalf("the old private root's records are still there: %v", err)
 	}
 }
 

@@ -45,7 +45,7 @@ var (
 	setEndpoint      = setting{"endpoint", "AWS_ENDPOINT_URL_S3", "URL", "custom S3 endpoint (no user info); default: AWS resolution", none}
 	setPathStyle     = setting{"path-style", "SLIVINGDOC_PATH_STYLE", "", "use path-style S3 addressing", constant("false")}
 	setWorkspaceRoot = setting{"workspace-root", "SLIVINGDOC_WORKSPACE_ROOT", "DIR", "paths must resolve at or below DIR; default: pull/commit/status use the notebook directory itself, serve a session directory", none}
-	setPrivateRoot   = setting{"private-root", "SLIVINGDOC_PRIVATE_ROOT", "DIR", "private state and object cache, never inside the workspace", defaultPrivateRoot}
+	setPrivateRoot   = setting{"private-root", "SLIVINGDOC_PRIVATE_ROOT", "DIR", "private state (records and object cache), never inside the workspace; default in the user state directory", defaultPrivateRoot}
 	setWritable      = setting{"writable", "SLIVINGDOC_WRITABLE", "PATH", "notebook-relative path commits may change (repeatable; env: ':'-separated)", none}
 	setReadOnly      = setting{"read-only", "SLIVINGDOC_READ_ONLY", "PATH", "notebook-relative path commits may not change (repeatable; env: ':'-separated)", none}
 	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "lost-race retries per commit (0..100)", constant("8")}
@@ -409,15 +409,6 @@ func defaultStoreURL() string {
 		d = "/" + d // windows: file:///C:/...
 	}
 	return "file://" + d
-}
-
-// defaultPrivateRoot is <user cache dir>/slivingdoc, or "" when unknown.
-func defaultPrivateRoot() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "slivingdoc")
 }
 
 // defaultTurnsDir is <user cache dir>/slivingdoc/turns, or "" (no turns)

@@ -22,7 +22,11 @@ func runPull(ctx context.Context, args []string, s stdio) int {
 		return code
 	}
 	return c.inDir(ctx, pos, true, func(e *server.Engine, dir string) error {
-		res, err := e.Pull(ctx, dir)
+		pull := e.Pull
+		if len(pos) == 0 {
+			pull = e.PullImplied // the directory was implied, not named
+		}
+		res, err := pull(ctx, dir)
 		if err == nil {
 			printResult(s.out, res)
 		}
