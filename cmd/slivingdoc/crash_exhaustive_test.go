@@ -70,8 +70,9 @@ import (
 // Scope and bound (the default, run by make test and make
 // crash-exhaustive): every sequence of 1 to 3 ops (84). Sequences of one
 // op: a crash at every point. Of two: a crash at every point of op 2, and
-// a crash at every point of state of op 1, alone and followed by a crash
-// at every point of state of op 2 (double crashes). Of three: a crash at
+// a crash at every point of state of op 1 inside its record window (see
+// recordWindow), alone and followed by a crash at every point of state of
+// op 2 (double crashes). Of three: a crash at
 // every point of state of op 3 (the first two ops run without a crash:
 // their crashes are the shorter sequences' cases). With -short: the
 // sequences of one op, and commit,commit with crashes in the rewrite of
@@ -129,11 +130,11 @@ func TestCrashExhaustive(t *testing.T) {
 	})
 	// Sequences run on workers of their own rather than as parallel
 	// subtests: the work is child processes that wait on fsyncs as much
-	// as they compute, so twice as many as there are CPUs keep them busy,
+	// as they compute, so four times as many as there are CPUs keep them busy,
 	// whatever -parallel says.
 	work := make(chan []string)
 	var wg sync.WaitGroup
-	for range 2 * runtime.GOMAXPROCS(0) {
+	for range 4 * runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -311,8 +312,10 @@ func runCrashSequence(t *testing.T, bin string, seq []string, st *crashStats, sc
 		case scope == crashScopeShort && n == 2:
 			points = rewritePoints(points)
 		case full || (i == n-1 && n < 3):
-		case i == n-1 || parent:
+		case i == n-1:
 			points = statePoints(points)
+		case parent:
+			points = recordWindow(ref.traces[i], statePoints(points))
 		default:
 			points = nil
 		}
@@ -347,6 +350,35 @@ func runCrashSequence(t *testing.T, bin string, seq []string, st *crashStats, sc
 			})
 		}
 	}
+}
+
+// recordWindow keeps, of points (of trace), those where the op has left
+// work for the next call: after its first write of a record of P (pending
+// record, next baseline, recovery flag, rewrite record) and before its
+// last removal of one. A crash before that window leaves the op as if not
+// begun but for caches, and one after it the op done: the next op then
+// starts from a state a crash in it alone already covers, so the double
+// crashes start inside the window.
+func recordWindow(trace []tracePoint, points []tracePoint) []tracePoint {
+	first, last := -1, len(trace)
+	for i, p := range trace {
+		if first < 0 && p.label == "osfile.rename" && strings.Contains(p.detail, "/private/dirs/") && filepath.Base(p.detail) != "statcache" {
+			first = i
+		}
+		if p.label == "state.remove" {
+			last = i
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	var out []tracePoint
+	for _, p := range points {
+		if i := p.n - 1; i > first && i <= last {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // rewritePoints keeps, of points, those of the rewrite of L: before a
