@@ -245,7 +245,7 @@ type crashWorld struct {
 	st    *crashStats
 }
 
-// crashCase is what to do: which ops crash where (0: no crash) and which
+// crashCase is what to do: which ops crash where and which
 // ops are skipped (reference variants).
 type crashCase struct {
 	crash []string // per op: the key of the point to crash at ("": none)
@@ -307,7 +307,6 @@ func runCrashSequence(t *testing.T, bin string, seq []string, st *crashStats, sc
 		// Which crashes in op i the scope runs (see TestCrashExhaustive).
 		full := scope == crashScopeFull
 		parent := full || (n == 2 && i == 0) // its crashes are followed by crashes in op 2
-		doubles := parent
 		switch {
 		case scope == crashScopeShort && n == 2:
 			points = rewritePoints(points)
@@ -323,11 +322,12 @@ func runCrashSequence(t *testing.T, bin string, seq []string, st *crashStats, sc
 			c := crashCase{crash: make([]string, n)}
 			c.crash[i] = p.key
 			t.Run(fmt.Sprintf("crash=%d:%s", i+1, p.key), func(t *testing.T) {
+				defer w.use(t)()
 				res := w.run(c)
 				st.addCase(1)
 				// Audited last: a failure reported as a skip ends the subtest.
 				defer w.audit(t, c, res)
-				if !doubles || i+1 >= n || len(res.traces) <= i+1 {
+				if !parent || i+1 >= n || len(res.traces) <= i+1 {
 					return
 				}
 				qs, skipped := crashPoints(res.traces[i+1])
@@ -342,6 +342,7 @@ func runCrashSequence(t *testing.T, bin string, seq []string, st *crashStats, sc
 					c2 := crashCase{crash: slices.Clone(c.crash)}
 					c2.crash[i+1] = q.key
 					t.Run(fmt.Sprintf("then=%d:%s", i+2, q.key), func(t *testing.T) {
+						defer w.use(t)()
 						res := w.run(c2)
 						st.addCase(2)
 						w.audit(t, c2, res)
@@ -409,6 +410,15 @@ func statePoints(points []tracePoint) []tracePoint {
 		out = append(out, p)
 	}
 	return out
+}
+
+// use makes t the test the world reports to (its cases run one after
+// the other, each a subtest) and returns the function that puts the
+// previous one back.
+func (w *crashWorld) use(t *testing.T) func() {
+	prev := w.t
+	w.t = t
+	return func() { w.t = prev }
 }
 
 // replayName is the -run pattern of a case.
