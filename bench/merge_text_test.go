@@ -1,7 +1,7 @@
 package bench
 
-// Benchmarks of the text merge (issue 3): merge.Text on 1 MB and 5 MB notes
-// with 100 scattered edits per side, in MB/s of note size; and whole
+// Benchmarks of the text merge (issue 3): merge.Text on notes of 100 KB to
+// 5 MB with scattered edits on each side, in MB/s of note size; and whole
 // processes, `slivingdoc merge-file` against `git merge-file -p` on the same
 // files, timed alternately in the same run and quoted as a ratio.
 
@@ -11,18 +11,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/merge"
 )
 
-var mergeSizes = []int{1 << 20, 5 << 20}
-
 func BenchmarkMergeText(b *testing.B) {
-	for _, size := range mergeSizes {
-		base, local, remote := MergeNote(size)
-		b.Run(sizeName(size), func(b *testing.B) {
+	for _, mc := range mergeProcessCases {
+		base, local, remote := MergeNoteEdits(mc.size, mc.edits)
+		b.Run(mc.name, func(b *testing.B) {
 			if res := merge.Text(base, local, remote); len(res.Conflicts) != 0 {
 				b.Fatalf("conflicts %v in a merge built to be clean", res.Conflicts)
 			}
@@ -56,17 +57,41 @@ func BenchmarkMergeTextReorganised(b *testing.B) {
 	}
 }
 
+// mergeProcessCases are the inputs of BenchmarkMergeFileProcess: notes of
+// 100 KB and more with 100 edited lines per side, and a 5 MB note with
+// 10,000 edited lines per side.
+var mergeProcessCases = []struct {
+	name        string
+	size, edits int
+}{
+	{"100KB", 100 << 10, MergeEdits},
+	{"1MB", 1 << 20, MergeEdits},
+	{"5MB", 5 << 20, MergeEdits},
+	{"5MB-10000edits", 5 << 20, 10000},
+}
+
 // BenchmarkMergeFileProcess times whole processes, alternating ours and
 // git's; ms/slivingdoc and ms/git are median wall times, x-git their ratio
 // (below 1: faster than git), x-git-cpu the same for user+system CPU time.
+// x-git-net is the CPU ratio once each program's cost of starting at all
+// is taken off (each merging three one-line files), and MB-rss/... the
+// median peak resident memory of each process.
 func BenchmarkMergeFileProcess(b *testing.B) {
 	git, err := exec.LookPath("git")
 	if err != nil {
 		b.Skip("git not installed")
 	}
 	bin := cliBinary(b)
-	for _, size := range mergeSizes {
-		base, local, remote := MergeNote(size)
+	tiny := b.TempDir()
+	tinyPaths := make([]string, 3)
+	for i, name := range []string{"local", "base", "remote"} {
+		tinyPaths[i] = filepath.Join(tiny, name)
+		if err := os.WriteFile(tinyPaths[i], []byte("a\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, mc := range mergeProcessCases {
+		base, local, remote := MergeNoteEdits(mc.size, mc.edits)
 		dir := b.TempDir()
 		paths := make([]string, 3)
 		for i, c := range [][]byte{local, base, remote} {
@@ -77,18 +102,24 @@ func BenchmarkMergeFileProcess(b *testing.B) {
 		}
 		ours := append([]string{bin, "merge-file"}, paths...)
 		ref := append([]string{git, "merge-file", "-p", "-L", "local", "-L", "base", "-L", "remote"}, paths...)
-		b.Run(sizeName(size), func(b *testing.B) {
+		oursStart := append([]string{bin, "merge-file"}, tinyPaths...)
+		refStart := append([]string{git, "merge-file", "-p"}, tinyPaths...)
+		b.Run(mc.name, func(b *testing.B) {
 			if o, g := mergeOutput(b, ours), mergeOutput(b, ref); !bytes.Equal(o, g) {
 				b.Fatalf("slivingdoc and git disagree on the benchmark input")
 			}
-			var us, them, usCPU, themCPU, startCPU []time.Duration
+			var us, them, usCPU, themCPU, usStart, themStart []time.Duration
+			var usRSS, themRSS []int64
 			for b.Loop() {
 				wall, cpu := timeProcess(b, ours)
 				us, usCPU = append(us, wall), append(usCPU, cpu)
 				wall, cpu = timeProcess(b, ref)
 				them, themCPU = append(them, wall), append(themCPU, cpu)
-				_, cpu = timeProcess(b, []string{bin, "version"})
-				startCPU = append(startCPU, cpu)
+				_, cpu = timeProcess(b, oursStart)
+				usStart = append(usStart, cpu)
+				_, cpu = timeProcess(b, refStart)
+				themStart = append(themStart, cpu)
+				usRSS, themRSS = append(usRSS, peakRSS(b, ours)), append(themRSS, peakRSS(b, ref))
 			}
 			b.ReportMetric(float64(median(us).Microseconds())/1000, "ms/slivingdoc")
 			b.ReportMetric(float64(median(them).Microseconds())/1000, "ms/git")
@@ -96,13 +127,31 @@ func BenchmarkMergeFileProcess(b *testing.B) {
 			// CPU time (user+system) is steadier than wall time on a
 			// loaded machine.
 			b.ReportMetric(float64(median(usCPU))/float64(median(themCPU)), "x-git-cpu")
-			// The CPU cost of starting the binary at all (slivingdoc
-			// version): the floor under every merge-file run.
-			b.ReportMetric(float64(median(startCPU).Microseconds())/1000, "ms-cpu/startup")
+			// The CPU cost of starting each binary at all: the floor
+			// under every merge-file run.
+			b.ReportMetric(float64(median(usStart).Microseconds())/1000, "ms-cpu/startup")
+			b.ReportMetric(float64(median(themStart).Microseconds())/1000, "ms-cpu/git-startup")
 			b.ReportMetric(float64(median(usCPU).Microseconds())/1000, "ms-cpu/slivingdoc")
 			b.ReportMetric(float64(median(themCPU).Microseconds())/1000, "ms-cpu/git")
+			// Net of start-up, paired run by run: the load of a shared
+			// machine drifts less within one round than across rounds.
+			usNet, themNet := make([]time.Duration, len(usCPU)), make([]time.Duration, len(themCPU))
+			for i := range usCPU {
+				usNet[i], themNet[i] = usCPU[i]-usStart[i], themCPU[i]-themStart[i]
+			}
+			b.ReportMetric(float64(median(usNet))/float64(max(median(themNet), 1)), "x-git-net")
+			if usRSS[0] > 0 {
+				b.ReportMetric(float64(medianInt(usRSS))/1024, "MB-rss/slivingdoc")
+				b.ReportMetric(float64(medianInt(themRSS))/1024, "MB-rss/git")
+			}
 		})
 	}
+}
+
+func medianInt(v []int64) int64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func mergeOutput(b *testing.B, argv []string) []byte {
@@ -129,4 +178,28 @@ func timeProcess(b *testing.B, argv []string) (wall, cpu time.Duration) {
 	}
 	wall = time.Since(start)
 	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// peakRSS runs argv under GNU time and returns its peak resident memory in
+// KB, or 0 without /usr/bin/time. The rusage of a process started from
+// here would not do: it is exec'd from a child that shares this process's
+// memory, and Linux counts that memory in the child's peak.
+func peakRSS(b *testing.B, argv []string) int64 {
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		return 0
+	}
+	out := filepath.Join(b.TempDir(), "rss")
+	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", out}, argv...)...)
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("time %s: %v", argv[0], err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kb, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		b.Fatalf("time's output %q: %v", data, err)
+	}
+	return kb
 }

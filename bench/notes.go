@@ -19,7 +19,12 @@ const MergeEdits = 100
 // and blank lines) and two edited versions, each with MergeEdits changed
 // lines at scattered positions that never touch the other side's, so the
 // merge is clean and exercises the whole diff.
-func MergeNote(size int) (base, local, remote []byte) {
+func MergeNote(size int) (base, local, remote []byte) { return MergeNoteEdits(size, MergeEdits) }
+
+// MergeNoteEdits is MergeNote with edits changed lines on each side; the
+// note must have at least 8*edits lines (about 450 bytes per edit), as the
+// edited lines of the two sides are kept apart.
+func MergeNoteEdits(size, edits int) (base, local, remote []byte) {
 	r := rand.New(rand.NewPCG(uint64(size), 3))
 	words := strings.Fields("the notebook agent merge line commit pull remote local file todo done fix check test build plan idea status next server store pack tree cache retry value")
 	var lines []string
@@ -43,7 +48,7 @@ func MergeNote(size int) (base, local, remote []byte) {
 	}
 	// Positions 0, 4, 8, ... go to local and 2, 6, 10, ... to remote, so
 	// the two sides' edits are at least one unchanged line apart.
-	slots := r.Perm(len(lines) / 4)[:2*MergeEdits]
+	slots := r.Perm(len(lines) / 4)[:2*edits]
 	edit := func(slots []int, off int, tag string) []byte {
 		out := append([]string(nil), lines...)
 		for _, s := range slots {
@@ -51,7 +56,7 @@ func MergeNote(size int) (base, local, remote []byte) {
 		}
 		return []byte(strings.Join(out, "\n") + "\n")
 	}
-	return []byte(strings.Join(lines, "\n") + "\n"), edit(slots[:MergeEdits], 0, "local"), edit(slots[MergeEdits:], 2, "remote")
+	return []byte(strings.Join(lines, "\n") + "\n"), edit(slots[:edits], 0, "local"), edit(slots[edits:], 2, "remote")
 }
 
 // NoteText is size bytes (size >= 1) of deterministic prose-like lines

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// DESIGN §4 rule 6: where both sides only inserted lines at one base
-// position, Text keeps both, remote's first, and is clean; TextStrict
-// conflicts there as git does.
+// Where both sides only inserted lines at one base position, Text keeps
+// both, remote's first, and is clean; lines both insertions start or end
+// with are written once. TextStrict conflicts there as git does.
 func TestTextConcurrentAdditions(t *testing.T) {
 	log := lines("# Log", "", "- started")
 	for _, tc := range []struct {
@@ -26,11 +26,29 @@ func TestTextConcurrentAdditions(t *testing.T) {
 			strictConflicts: true,
 		},
 		{
+			// The blank line both sides start with is a line both
+			// wrote: it is written once, never doubled.
 			name:            "both append paragraphs after a blank line",
 			base:            lines("# Log", "", "first entry"),
 			local:           lines("# Log", "", "first entry", "", "## local", "text L"),
 			remote:          lines("# Log", "", "first entry", "", "## remote", "text R"),
-			want:            lines("# Log", "", "first entry", "", "## remote", "text R", "", "## local", "text L"),
+			want:            lines("# Log", "", "first entry", "", "## remote", "text R", "## local", "text L"),
+			strictConflicts: true,
+		},
+		{
+			name:            "both append, with the same closing lines",
+			base:            lines("# Log"),
+			local:           lines("# Log", "- a", "", "---"),
+			remote:          lines("# Log", "- b", "", "---"),
+			want:            lines("# Log", "- b", "- a", "", "---"),
+			strictConflicts: true,
+		},
+		{
+			name:            "one insertion inside the other: the longer once",
+			base:            log,
+			local:           lines("# Log", "", "- started", "- x"),
+			remote:          lines("# Log", "", "- started", "- w", "- x", "- y"),
+			want:            lines("# Log", "", "- started", "- w", "- x", "- y"),
 			strictConflicts: true,
 		},
 		{
@@ -122,10 +140,32 @@ func TestTextConcurrentAdditions(t *testing.T) {
 			strictConflicts: true,
 		},
 		{
-			name:            "empty base: both files, remote's first",
+			name:            "empty base: the shared first line once, then remote's lines, then local's",
 			local:           lines("# Notes", "mine"),
 			remote:          lines("# Notes", "theirs"),
-			want:            lines("# Notes", "theirs", "# Notes", "mine"),
+			want:            lines("# Notes", "theirs", "mine"),
+			strictConflicts: true,
+		},
+		{
+			name:            "empty base: two agents create the same log",
+			local:           []byte("# Log\n- started\n- a\n"),
+			remote:          []byte("# Log\n- started\n- b\n"),
+			want:            []byte("# Log\n- started\n- b\n- a\n"),
+			strictConflicts: true,
+		},
+		{
+			name:            "empty base: shared first and last lines once",
+			local:           lines("# Log", "- a", "end"),
+			remote:          lines("# Log", "- b", "- c", "end"),
+			want:            lines("# Log", "- b", "- c", "- a", "end"),
+			strictConflicts: true,
+		},
+		{
+			name:            "base without a final newline: shared lines after it once",
+			base:            []byte("# Log"),
+			local:           []byte("# Log\n- started\n- a\n"),
+			remote:          []byte("# Log\n- started\n- b\n"),
+			want:            []byte("# Log\n- started\n- b\n- a\n"),
 			strictConflicts: true,
 		},
 		{
@@ -237,8 +277,8 @@ func untouchedInOrder(base, local, remote, result []byte) bool {
 	touched := make([]bool, b.n())
 	d := newDiffer(in.nsym())
 	for _, side := range []*text{l, r} {
-		for _, h := range d.diff(b.sym, side.sym) {
-			for k := h.i1; k < h.i1+h.chg1; k++ {
+		for _, c := range d.lineDiff(b.sym, side.sym) {
+			for k := c.old.lo; k < c.old.hi; k++ {
 				touched[k] = true
 			}
 		}

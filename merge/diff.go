@@ -1,15 +1,11 @@
 package merge
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
-
-// hunk is one change between an old and a new line sequence: old lines
-// [i1, i1+chg1) become new lines [i2, i2+chg2). A diff is a list of hunks in
-// order, separated by at least one unchanged line.
-type hunk struct{ i1, i2, chg1, chg2 int }
 
 // differ diffs symbol sequences whose symbols are below nsym, keeping its
 // scratch memory from one diff to the next: a merge diffs base against each
@@ -26,6 +22,7 @@ type differ struct {
 	cntA, cntB, posB          []int32
 	pairs, pairA, tails, prev []int32
 	ca, cb                    []bool // change marks of the two sequences
+	gaps                      []bool // scratch of slide
 }
 
 func newDiffer(nsym int) *differ {
@@ -34,45 +31,130 @@ func newDiffer(nsym int) *differ {
 	return &differ{dmp: dmp, code: make([]rune, nsym)}
 }
 
-// diff returns the line diff of a (old) and b (new): the common prefix and
-// suffix trimmed, go-diff's Myers diff of the rest, then every run of
-// changed lines placed by rule 1 (place).
-func (d *differ) diff(a, b []int32) []hunk {
-	d.ca, d.cb = grow(d.ca, len(a)), grow(d.cb, len(b))
-	clear(d.ca)
-	clear(d.cb)
-	p := 0
-	for p < len(a) && p < len(b) && a[p] == b[p] {
-		p++
-	}
-	s := 0
-	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
-		s++
-	}
-	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
-	ca, cb := d.ca[p:len(a)-s], d.cb[p:len(b)-s]
-	switch {
-	case len(ma) == 0 || len(mb) == 0:
-		fill(ca)
-		fill(cb)
-	case !d.runes(ma, mb, ca, cb):
-		// More distinct shared lines than runes (about 1.1 million): a
-		// valid, if not minimal, diff.
-		fill(ca)
-		fill(cb)
-	default:
-		d.diffRunes(d.ra, d.rb, d.ka, d.kb, ca, cb, false)
-	}
-	// Deletions first, then insertions: the order decides which of two
-	// runs that could both move gives way (observed on git's output).
-	place(a, d.ca, d.cb)
-	place(b, d.cb, d.ca)
-	return hunks(d.ca, d.cb)
+// span is the half-open line range [lo, hi) of one text.
+type span struct{ lo, hi int }
+
+func (s span) len() int { return s.hi - s.lo }
+
+// change is one edit of a two-way diff: the old lines in old are replaced
+// by the new lines in new. Either may be empty (an insertion, a deletion),
+// not both. A diff lists its edits in order, at least one unchanged line
+// apart.
+type change struct{ old, new span }
+
+// lineDiff returns the edits that turn a into b: the lines both start and
+// end with are set aside, go-diff diffs the rest (split.go), and each run of
+// changed lines is then placed where the merge rules expect it (slide.go).
+func (d *differ) lineDiff(a, b []int32) []change {
+	ca, cb := d.flags(len(a), len(b))
+	d.mark(a, b, ca, cb)
+	d.slide(a, ca, cb)
+	d.slide(b, cb, ca)
+	return collect(ca, cb, nil)
 }
 
-// Runes given to go-diff. go-diff compares runes but carries them between
-// its steps as UTF-8 strings, so every code must be a valid rune (no
-// surrogates) or distinct lines would become one U+FFFD.
+// lineDiffFromEnd is lineDiff computed on the lines in reverse order, then
+// turned back: as short a diff, but where several are equally short it
+// tends to match the other way (the later of two blank lines, say).
+// The merge tries it where lineDiff's choice makes changes touch.
+func (d *differ) lineDiffFromEnd(a, b []int32) []change {
+	ra, rb := slices.Clone(a), slices.Clone(b)
+	slices.Reverse(ra)
+	slices.Reverse(rb)
+	ca, cb := d.flags(len(a), len(b))
+	d.mark(ra, rb, ca, cb)
+	slices.Reverse(ca)
+	slices.Reverse(cb)
+	d.slide(a, ca, cb)
+	d.slide(b, cb, ca)
+	return collect(ca, cb, nil)
+}
+
+// mark sets ca[i] for every line of a that a shortest diff (go-diff's
+// choice) removes and cb[j] for every line of b it adds.
+func (d *differ) mark(a, b []int32, ca, cb []bool) {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	fa, fb := ca[pre:len(a)-suf], cb[pre:len(b)-suf]
+	switch {
+	case len(ma) == 0 || len(mb) == 0:
+		setAll(fa)
+		setAll(fb)
+	case d.runes(ma, mb, fa, fb):
+		d.diffRunes(d.ra, d.rb, d.ka, d.kb, fa, fb, false)
+	default:
+		// More distinct shared lines than runes: every middle line
+		// changed is still a valid diff, only not a minimal one.
+		setAll(fa)
+		setAll(fb)
+	}
+}
+
+// flags returns the change marks of two sequences, all false, reusing
+// the differ's memory.
+func (d *differ) flags(na, nb int) ([]bool, []bool) {
+	d.ca, d.cb = grow(d.ca, na), grow(d.cb, nb)
+	clear(d.ca)
+	clear(d.cb)
+	return d.ca, d.cb
+}
+
+// runs counts the runs of changed lines in c, a bound on the edits.
+func runs(c []bool) int {
+	n := 0
+	for i, x := range c {
+		if x && (i == 0 || !c[i-1]) {
+			n++
+		}
+	}
+	return n
+}
+
+func setAll(c []bool) {
+	for i := range c {
+		c[i] = true
+	}
+}
+
+// collect turns change marks into edits, appended to out. The unchanged
+// lines of the two sequences pair up in order, so walking both at once,
+// every stop at a changed line on either side starts an edit that lasts
+// until both sides are unchanged again.
+func collect(ca, cb []bool, out []change) []change {
+	if out == nil {
+		out = make([]change, 0, runs(ca)+runs(cb))
+	}
+	i, j := 0, 0
+	for i < len(ca) || j < len(cb) {
+		if i < len(ca) && j < len(cb) && !ca[i] && !cb[j] {
+			i, j = i+1, j+1
+			continue
+		}
+		e := change{old: span{i, i}, new: span{j, j}}
+		for i < len(ca) && ca[i] {
+			i++
+		}
+		for j < len(cb) && cb[j] {
+			j++
+		}
+		if e.old.lo == i && e.new.lo == j {
+			// Unreachable with matching unchanged counts; stop rather
+			// than loop if marks were ever inconsistent.
+			panic("merge: inconsistent change marks")
+		}
+		e.old.hi, e.new.hi = i, j
+		out = append(out, e)
+	}
+	return out
+}
+
 const maxCode = utf8.MaxRune - (0xE000 - 0xD800)
 
 // runes gives go-diff the lines of a and b that the other one has too, one
@@ -130,33 +212,4 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n, n+n/32+16)
 	}
 	return s[:n]
-}
-
-func fill(c []bool) {
-	for i := range c {
-		c[i] = true
-	}
-}
-
-// hunks turns the change marks into hunks: unchanged lines pair up in
-// order, and each stretch of changed lines between two pairs is a hunk.
-func hunks(ca, cb []bool) []hunk {
-	var hs []hunk
-	i, j := 0, 0
-	for i < len(ca) || j < len(cb) {
-		if i < len(ca) && j < len(cb) && !ca[i] && !cb[j] {
-			i, j = i+1, j+1
-			continue
-		}
-		h := hunk{i1: i, i2: j}
-		for i < len(ca) && ca[i] {
-			i++
-		}
-		for j < len(cb) && cb[j] {
-			j++
-		}
-		h.chg1, h.chg2 = i-h.i1, j-h.i2
-		hs = append(hs, h)
-	}
-	return hs
 }

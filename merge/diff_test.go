@@ -6,30 +6,30 @@ import (
 )
 
 // diff diffs a and b with a differ of their own.
-func diff(a, b []int32) []hunk {
+func diff(a, b []int32) []change {
 	top := int32(-1)
 	for _, s := range append(append([]int32(nil), a...), b...) {
 		top = max(top, s)
 	}
-	return newDiffer(int(top)+1).diff(a, b)
+	return newDiffer(int(top)+1).lineDiff(a, b)
 }
 
-// checkDiff asserts that hs is a valid diff of a into b: hunks in order,
-// separated by unchanged lines, and applying them to a gives b.
-func checkDiff(t *testing.T, a, b []int32, hs []hunk) {
+// checkDiff asserts that cs is a valid diff of a into b: changes in order,
+// non-empty, separated by unchanged lines, and applying them to a gives b.
+func checkDiff(t *testing.T, a, b []int32, cs []change) {
 	t.Helper()
 	var out []int32
 	i := 0
-	for k, h := range hs {
-		if h.i1 < i || (k > 0 && h.i1 == i) || h.chg1+h.chg2 == 0 {
-			t.Fatalf("hunk %d %+v out of order or empty (previous end %d)", k, h, i)
+	for k, c := range cs {
+		if c.old.lo < i || (k > 0 && c.old.lo == i) || c.old.len()+c.new.len() == 0 || c.old.len() < 0 || c.new.len() < 0 {
+			t.Fatalf("change %d %+v out of order or empty (previous end %d)", k, c, i)
 		}
-		if h.i2-len(out) != h.i1-i {
-			t.Fatalf("hunk %d %+v: new position %d, want %d", k, h, len(out)+h.i1-i, h.i2)
+		if c.new.lo-len(out) != c.old.lo-i {
+			t.Fatalf("change %d %+v: new position %d, want %d", k, c, len(out)+c.old.lo-i, c.new.lo)
 		}
-		out = append(out, a[i:h.i1]...)
-		out = append(out, b[h.i2:h.i2+h.chg2]...)
-		i = h.i1 + h.chg1
+		out = append(out, a[i:c.old.lo]...)
+		out = append(out, b[c.new.lo:c.new.hi]...)
+		i = c.old.hi
 	}
 	out = append(out, a[i:]...)
 	if len(out) != len(b) {
@@ -108,9 +108,9 @@ func TestDiffSmallEditsAreMinimal(t *testing.T) {
 	hs := diff(a, b)
 	checkDiff(t, a, b, hs)
 	del, ins := 0, 0
-	for _, h := range hs {
-		del += h.chg1
-		ins += h.chg2
+	for _, c := range hs {
+		del += c.old.len()
+		ins += c.new.len()
 	}
 	if del != 2 || ins != 3 {
 		t.Fatalf("-%d +%d, want -2 +3: %+v", del, ins, hs)
@@ -150,15 +150,15 @@ func TestDiffCutAtUniqueLinesIsGoDiffs(t *testing.T) {
 			t.Fatal("runes")
 		}
 		d.goDiff(d.ra, d.rb, d.ka, d.kb, ca, cb)
-		place(a, ca, cb)
-		place(b, cb, ca)
-		want := hunks(ca, cb)
+		d.slide(a, ca, cb)
+		d.slide(b, cb, ca)
+		want := collect(ca, cb, nil)
 		if len(got) != len(want) {
-			t.Fatalf("%d hunks cut at unique lines, %d without", len(got), len(want))
+			t.Fatalf("%d changes cut at unique lines, %d without", len(got), len(want))
 		}
 		for i := range got {
 			if got[i] != want[i] {
-				t.Fatalf("hunk %d: %+v cut at unique lines, %+v without", i, got[i], want[i])
+				t.Fatalf("change %d: %+v cut at unique lines, %+v without", i, got[i], want[i])
 			}
 		}
 	}

@@ -9,10 +9,14 @@ import (
 
 // Each directory of testdata/git holds base, local, remote and want, the
 // output of `git merge-file -p -L local -L base -L remote` (git 2.39).
-// They are generated cases that a plain diff gets wrong: slide-* need the
-// hunk placement of rule 1, discard-* the lines that only one file has left
-// out of go-diff's input; without those steps they conflict where git
-// merges cleanly. TextStrict must give git's output on them.
+// slide-* and discard-* are generated cases that a plain diff gets wrong:
+// slide-* need runs of changed lines placed as git places them, discard-*
+// the lines that only one file has left out of go-diff's input; without
+// those steps they conflict where git merges cleanly. rw-* are small
+// hand-written documents of the kinds a notebook holds (a README, a
+// changelog, a page with front matter and a table, meeting notes, one in
+// CRLF) with the edits people make to them, clean and conflicting.
+// TextStrict must give git's output on all of them, blocks included.
 func TestGitCases(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/git/*")
 	if err != nil || len(dirs) == 0 {

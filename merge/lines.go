@@ -147,6 +147,11 @@ func (in *interner) splitNext(buf []byte) *text {
 	// good guess, and append copes with a bad one.
 	est := int(int64(rn)*int64(len(buf))/int64(max(len(ref.buf), 1))) + rn/64 + 16
 	t := &text{buf: buf, sym: make([]int32, 0, est), ref: ref}
+	// Runs and own offsets are sized for a line in two differing: memory
+	// reserved but never written costs nothing, while each append that
+	// outgrows a slice leaves the old copy behind in a process that never
+	// collects (merge-file).
+	t.runs, t.offs = make([]run, 0, est/2+16), make([]int, 0, est/2+16)
 	// A reference whose last line lacks an LF matches it only at the end.
 	refOpenEnd := len(ref.buf) > 0 && ref.buf[len(ref.buf)-1] != '\n'
 	cur := 0 // next reference line expected

@@ -27,9 +27,9 @@ func Stat(old, new []byte) (insertions, deletions int) {
 	}
 	in := newInterner()
 	a, b := in.split(old), in.split(new)
-	for _, h := range newDiffer(in.nsym()).diff(a.sym, b.sym) {
-		insertions += h.chg2
-		deletions += h.chg1
+	for _, e := range newDiffer(in.nsym()).lineDiff(a.sym, b.sym) {
+		insertions += e.new.len()
+		deletions += e.old.len()
 	}
 	return insertions, deletions
 }

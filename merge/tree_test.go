@@ -131,12 +131,13 @@ func TestTrees(t *testing.T) {
 			want:   map[string]string{"n.md": "same\n"},
 		},
 		{
-			// Against an empty base both sides only added lines (DESIGN
-			// §4 rule 6): both files are kept, remote's first.
+			// Against an empty base both sides only added lines: the
+			// line both files start with once, then remote's own lines,
+			// then local's.
 			name:   "add/add different content merges on an empty base",
 			local:  []string{"n.md", "# T\nmine\n"},
 			remote: []string{"n.md", "# T\ntheirs\n"},
-			want:   map[string]string{"n.md": "# T\ntheirs\n# T\nmine\n"},
+			want:   map[string]string{"n.md": "# T\ntheirs\nmine\n"},
 		},
 		{
 			name:   "add/add where one file starts the other: the longer once",

@@ -65,19 +65,19 @@ func Unified(old, new []byte, context int) []Hunk {
 	}
 	in := newInterner()
 	a, b := in.split(old), in.split(new)
-	changes := newDiffer(in.nsym()).diff(a.sym, b.sym)
+	changes := newDiffer(in.nsym()).lineDiff(a.sym, b.sym)
 	var out []Hunk
 	for i := 0; i < len(changes); {
 		// Group the changes whose gaps are at most two contexts.
 		j := i
-		for j+1 < len(changes) && changes[j+1].i1-(changes[j].i1+changes[j].chg1) <= 2*context {
+		for j+1 < len(changes) && changes[j+1].old.lo-changes[j].old.hi <= 2*context {
 			j++
 		}
 		first, last := changes[i], changes[j]
-		lo1 := max(first.i1-context, 0)
-		lo2 := first.i2 - (first.i1 - lo1)
-		hi1 := min(last.i1+last.chg1+context, a.n())
-		hi2 := last.i2 + last.chg2 + (hi1 - (last.i1 + last.chg1))
+		lo1 := max(first.old.lo-context, 0)
+		lo2 := first.new.lo - (first.old.lo - lo1)
+		hi1 := min(last.old.hi+context, a.n())
+		hi2 := last.new.hi + (hi1 - last.old.hi)
 		h := Hunk{OldLines: hi1 - lo1, NewLines: hi2 - lo2}
 		h.OldStart, h.NewStart = lo1+1, lo2+1
 		if h.OldLines == 0 {
@@ -86,18 +86,18 @@ func Unified(old, new []byte, context int) []Hunk {
 		if h.NewLines == 0 {
 			h.NewStart = lo2
 		}
-		p1, p2 := lo1, lo2
+		p1 := lo1
 		for _, c := range changes[i : j+1] {
-			for ; p1 < c.i1; p1, p2 = p1+1, p2+1 {
+			for ; p1 < c.old.lo; p1++ {
 				h.Lines = append(h.Lines, lineOf(OpContext, a, p1))
 			}
-			for k := range c.chg1 {
-				h.Lines = append(h.Lines, lineOf(OpDelete, a, c.i1+k))
+			for k := c.old.lo; k < c.old.hi; k++ {
+				h.Lines = append(h.Lines, lineOf(OpDelete, a, k))
 			}
-			for k := range c.chg2 {
-				h.Lines = append(h.Lines, lineOf(OpInsert, b, c.i2+k))
+			for k := c.new.lo; k < c.new.hi; k++ {
+				h.Lines = append(h.Lines, lineOf(OpInsert, b, k))
 			}
-			p1, p2 = c.i1+c.chg1, c.i2+c.chg2
+			p1 = c.old.hi
 		}
 		for ; p1 < hi1; p1++ {
 			h.Lines = append(h.Lines, lineOf(OpContext, a, p1))

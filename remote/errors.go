@@ -30,6 +30,13 @@ var (
 	ErrGenerationRegressed = fmt.Errorf("remote: generation went backwards: %w", ErrIntegrity)
 )
 
+// ErrNoCredentials refines ErrAccessDenied: the client found no usable
+// credentials, so no request was signed or sent. Unlike an unreachable
+// store, a retry cannot help until the operator provides some, and unlike
+// a refusal the store never saw the request; callers that only care about
+// "denied" need not list it.
+var ErrNoCredentials = fmt.Errorf("remote: no usable credentials: %w", ErrAccessDenied)
+
 // ErrGenerationOverflow is returned when the accepted generation is the
 // largest uint64: the counter never wraps, so nothing can be published.
 var ErrGenerationOverflow = errors.New("remote: generation counter exhausted")

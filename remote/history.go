@@ -263,6 +263,25 @@ func (n *Notebook) Chains(ctx context.Context, state State) ([]Chain, error) {
 	return chainsOf(m, incs), nil
 }
 
+// ChainsAbove is Chains for the history above generation floor only (a
+// Retention's Floor): the chains a reader of that history needs, reading
+// only the segments that cover it, not the older publications the time
+// window keeps listed.
+func (n *Notebook) ChainsAbove(ctx context.Context, state State, floor uint64) ([]Chain, error) {
+	m := state.Manifest
+	if m == nil {
+		return nil, nil
+	}
+	if m.Version < 2 {
+		return m.Chains(), nil
+	}
+	incs, err := n.Publications(ctx, state, max(floor+1, m.Oldest()), m.Generation)
+	if err != nil {
+		return nil, err
+	}
+	return chainsOf(m, incs), nil
+}
+
 // chainsOf groups a v2 manifest's retained increments (oldest first) into
 // chains: one per kept checkpoint, active first, each with the increments
 // up to the next checkpoint; then the increments below the oldest kept
@@ -296,4 +315,79 @@ func chainsOf(m *Manifest, incs []Increment) []Chain {
 		}
 	}
 	return out
+}
+
+// Retention is how far back a state's history can be read: what the
+// history commands (log, show, diff, restore, revert) and verify report as
+// retained. A tree reads only from a whole chain (a kept checkpoint and
+// the increments after it, or every increment from generation 1), so the
+// oldest readable tree is the oldest kept checkpoint's; publications older
+// than it that `current` still lists (kept by the time window, or the
+// newest increment a checkpoint covers) cannot be shown, since the tree
+// they were made on is gone.
+type Retention struct {
+	// Floor is the oldest generation whose tree reads (0: the history
+	// reaches the empty notebook) and FloorHead the head at it (zero at 0).
+	Floor     uint64
+	FloorHead cas.ID
+	// FloorCheckpoint is the kept checkpoint at Floor (the genesis at 0).
+	FloorCheckpoint Checkpoint
+	// Oldest is the oldest publication whose changes can be shown (above
+	// Floor, so its parent's tree reads too); 0 when there is none (every
+	// generation above Floor is a checkpoint swap).
+	Oldest uint64
+}
+
+// Retention returns how far back state's history can be read. It reads
+// only the segments that cover the generations just above the oldest kept
+// checkpoint.
+func (n *Notebook) Retention(ctx context.Context, state State) (Retention, error) {
+	m := state.Manifest
+	if m == nil {
+		return Retention{}, nil
+	}
+	cp := m.Checkpoint
+	switch {
+	case m.Version < 2:
+		chains := m.Chains()
+		cp = chains[len(chains)-1].Checkpoint
+	case m.Oldest() == 1:
+		// Every increment from the first is listed (and its pack kept):
+		// the chain from the empty notebook reads whole.
+		cp = Checkpoint{}
+	case len(m.Checkpoints) > 0:
+		cp = m.Checkpoints[len(m.Checkpoints)-1]
+	}
+	r := Retention{Floor: cp.Through, FloorHead: cp.Head, FloorCheckpoint: cp}
+	// The oldest increment above the floor, from `current` alone when it
+	// can tell: the oldest listed one, or one in the tail when the tail
+	// reaches down to the floor. Otherwise swaps have no increment, so
+	// look in growing windows (one segment per level each).
+	if oldest := m.Oldest(); oldest > r.Floor || oldest == 0 {
+		r.Oldest = oldest
+		return r, nil
+	}
+	if tail := m.Increments; m.Version >= 2 && len(tail) > 0 && tail[0].Generation <= r.Floor+1 {
+		for _, inc := range tail {
+			if inc.Generation > r.Floor {
+				r.Oldest = inc.Generation
+				break
+			}
+		}
+		return r, nil
+	}
+	for lo, w := cp.Through+1, uint64(2*SegmentFanout); lo <= m.Generation; lo, w = lo+w, w*8 {
+		incs, err := n.Publications(ctx, state, lo, min(lo+w-1, m.Generation))
+		if err != nil {
+			return Retention{}, err
+		}
+		if len(incs) > 0 {
+			r.Oldest = incs[0].Generation
+			break
+		}
+		if lo+w < lo { // overflow: nothing further
+			break
+		}
+	}
+	return r, nil
 }

@@ -31,6 +31,7 @@ import (
 //	generations  no pack, segment or rollup names a generation above
 //	             `current`'s, and `current` is not absent while packs exist
 //	             (a store restored from an older backup, docs/operations.md)
+//	store ID     the store-id object, when present, is well formed
 //	orphans      packs no chain names: listed, not an error
 //
 // Packs are read one at a time and kept in memory for the closure walk of
@@ -50,6 +51,7 @@ const (
 	FindingSegmentCorrupt     = "SEGMENT_CORRUPT" // wrong size, checksum or rules, or a history that does not chain
 	FindingRollupCorrupt      = "ROLLUP_CORRUPT"
 	FindingGenerationRegress  = "GENERATION_REGRESSED" // objects newer than `current`: it went back in time
+	FindingStoreIDCorrupt     = "STORE_ID_CORRUPT"     // the store-id object is not one a writer wrote (storeid.go)
 )
 
 // Finding is one integrity problem.
@@ -70,6 +72,10 @@ type Report struct {
 	Objects    int   // objects decoded and checked against their IDs
 	Findings   []Finding
 	Orphans    []ObjectInfo // packs (or other objects under packs/) no chain references
+	// History is how far back the history commands can read (the same
+	// Retention that log, show, diff, restore and revert use); zero when
+	// `current` is absent or unreadable.
+	History Retention
 }
 
 // OK reports whether the store is whole.
@@ -109,6 +115,10 @@ func Verify(ctx context.Context, store Store, opts VerifyOptions) (*Report, erro
 				rep.Chains++
 			}
 		}
+		if rep.History, err = n.Retention(ctx, State{Manifest: m}); err != nil && !errors.Is(err, ErrMissingPack) && !errors.Is(err, ErrCorruptPack) {
+			return nil, fmt.Errorf("remote: verify: %w", err)
+		} // a damaged segment is a finding already
+
 		total := 0
 		for _, c := range chains {
 			total += len(c.Packs())
@@ -128,6 +138,11 @@ func Verify(ctx context.Context, store Store, opts VerifyOptions) (*Report, erro
 				return nil, err
 			}
 		}
+	}
+	if _, err := ReadStoreID(ctx, store); errors.Is(err, ErrCorruptStoreID) {
+		rep.Findings = append(rep.Findings, Finding{Code: FindingStoreIDCorrupt, Key: StoreIDKey, Detail: "not a store ID object: a host that has not read the ID before cannot commit"})
+	} else if err != nil {
+		return nil, err
 	}
 	unreadable := len(rep.Findings) > 0 && rep.Findings[0].Code == FindingManifestUnreadable
 	if err := listOrphans(ctx, store, !unreadable, referenced, rep); err != nil {

@@ -31,8 +31,8 @@ import (
 // BASELINE_LOST and nothing in L changes (the merge runs before the
 // rewrite). The baseline is set aside (P/dirs/<h>/baseline-unusable), so
 // the directory is in the lost-baseline state of session.begin and the way
-// out that reason documents ends it: move the files aside, pull into the
-// emptied directory (a fresh pull), copy the edits back.
+// out that reason documents ends it: a pull adopts the directory as one
+// without a record (unknown.go).
 
 // baseFetchBatch is how many packs one step of the walk fetches.
 const baseFetchBatch = 16
@@ -83,14 +83,14 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 		return nil, cas.ErrNotFound // a decision's read (holdsRewrite): no verdict on the baseline
 	}
 	s.e.log.Warn("base content is in no cache and no longer in the store; the baseline is set aside", "path", paths[0])
-	// From now on the directory is in the lost-baseline state: every call
-	// on a non-empty L is refused the same way, and a pull into the
-	// emptied directory starts afresh (the documented way out). The
-	// baseline is kept beside, for an operator.
+	// From now on the directory is in the lost-baseline state: a commit
+	// is refused the same way, and a pull adopts the directory as one
+	// without a record (the documented way out). The baseline is kept
+	// beside, for an operator.
 	if err := os.Rename(s.state.file("baseline"), s.state.file("baseline-unusable")); err != nil {
 		s.e.log.Warn("cannot set the unusable baseline aside", "err", err)
 	}
-	msg := fmt.Sprintf("The base of %s (the version this directory last synchronised, which its local edits are measured against) is no longer in the private cache nor in the store, so its local edits cannot be told from others' changes; nothing was changed. Move the directory's files aside, pull into the empty directory, then copy the edits back.", paths[0])
+	msg := fmt.Sprintf("The base of %s (the version this directory last synchronised, which its local edits are measured against) is no longer in the private cache nor in the store, so its local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts.", paths[0])
 	return nil, newError(CodeEngineFailed, ReasonBaselineLost, msg, cas.ErrNotFound)
 }
 

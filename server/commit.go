@@ -52,7 +52,7 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 	if err := s.refuseMarkers(); err != nil {
 		return nil, err
 	}
-	if err := s.refuseSecrets(); err != nil {
+	if err := s.refuseSecrets(message); err != nil {
 		return nil, err
 	}
 	if err := s.refuseReadOnly(); err != nil {

@@ -56,12 +56,21 @@ func (s *session) newAttempt(ctx context.Context, observed remote.State, publica
 
 // run builds the attempt's proposal.
 func (a *attempt) run() (remote.Proposal, error) {
+	if err := a.s.e.nameStore(a.ctx); err != nil {
+		// The first publication to a store names it (storeid.go).
+		return remote.Proposal{}, err
+	}
+	if a.s.recordOfAnotherStore() {
+		return remote.Proposal{}, outlivedRecord() // remembered.go
+	}
 	if a.s.base != nil && a.observed.Generation() < a.s.base.Generation {
 		// A state older than the baseline (a guessed one: the state a
 		// neighbour kept before this writer's own commit was accepted
 		// some other way) would merge as if the remote had undone what
 		// the baseline holds.
-		return remote.Proposal{}, fmt.Errorf("%w: generation %d is older than the baseline's %d", remote.ErrStale, a.observed.Generation(), a.s.base.Generation)
+		// When a state read from the store is older still, the record
+		// is newer than the store (errRecordNewer, remembered.go).
+		return remote.Proposal{}, fmt.Errorf("%w: %w: generation %d is older than the baseline's %d", errRecordNewer, remote.ErrStale, a.observed.Generation(), a.s.base.Generation)
 	}
 	a.s.adoptPublished(a.observed)
 	skip, err := a.merge()

@@ -75,6 +75,12 @@ type Config struct {
 	// model's time; nil is the real clock.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
+	// StoreLocator, opaque to the engine, says how to open Store again
+	// (the CLI's store settings, without credentials). The engine
+	// records it, with the store's identity and ID, for each directory
+	// it pulls (remembered.go), so that a later command on that directory
+	// without store settings uses the same store.
+	StoreLocator string
 }
 
 // Engine runs pull, commit, status and log. It is safe for concurrent use;
@@ -86,7 +92,8 @@ type Engine struct {
 	workspace string // absolute, cleaned
 	defDir    string // absolute, cleaned, at or below workspace
 	private   string // absolute, cleaned, outside workspace
-	storeKey  string // hash of the store identity: names P/stores/<storeKey>
+	storeKey  string // hash of the store's URL identity: names P/dirs/ keys and, for a store not yet named, P/stores/<storeKey>
+	locator   string // Config.StoreLocator
 	sets      pathSets
 	ignore    *workdir.Ignore
 	secrets   bool // refuse commits adding a recognised credential
@@ -102,6 +109,14 @@ type Engine struct {
 
 	probeMu sync.Mutex
 	probed  bool
+
+	// The store's identity (storeid.go): keyed is replaced whole when the
+	// store at the URL turns out to be another.
+	keyed      atomic.Pointer[storeKeyed]
+	identMu    sync.Mutex
+	identified bool   // the ID is known (from P or the store) for this engine
+	confirmed  bool   // the ID was read from the store by this engine
+	turnsDir   string // Config.TurnsDir ("" when turns could not be set up)
 
 	longLived bool                  // keep per-directory memories (memory.go)
 	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
@@ -204,23 +219,14 @@ func New(cfg Config) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	storeKey := hashKey(cfg.Store.Identity())
-	generations := newGenerationMemory(filepath.Join(priv, "stores", storeKey), cfg.Store)
-	var contention remote.ContentionMemory // serve: the notebook's own
-	if cfg.GroupCommit && !cfg.LongLived {
-		contention = newContentionFile(filepath.Join(priv, "stores", storeKey))
-	}
-	opts := remote.Options{Retries: retries, Observe: generations.observe, GroupCommit: cfg.GroupCommit, Contention: contention, Sleep: cfg.Sleep, Now: cfg.Now}
-	turns := newLocalTurns(cfg.TurnsDir, storeKey)
-	turns.options(&opts, !cfg.NoTurnOffers)
 	e := &Engine{
 		store:       cfg.Store,
-		notebook:    remote.Open(cfg.Store, opts),
 		log:         logger,
 		workspace:   ws,
 		defDir:      def,
 		private:     priv,
-		storeKey:    storeKey,
+		storeKey:    hashKey(cfg.Store.Identity()),
+		locator:     cfg.StoreLocator,
 		sets:        sets,
 		ignore:      ignore,
 		secrets:     !cfg.AllowSecrets,
@@ -228,7 +234,7 @@ func New(cfg Config) (*Engine, error) {
 		objects:     map[string]*chainCache{},
 		longLived:   cfg.LongLived,
 		groupCommit: cfg.GroupCommit,
-		turns:       turns != nil,
+		turnsDir:    cfg.TurnsDir,
 		memories:    map[string]*dirMemory{},
 
 		checkpointPacks: cfg.CheckpointPacks,
@@ -236,9 +242,27 @@ func New(cfg Config) (*Engine, error) {
 		retain:          cfg.Retain,
 	}
 	if cfg.LongLived {
-		generations.later = e.afterReply.start
 		e.recent = newRecentContents()
 	}
+	// Keyed by the store ID P recorded for this URL, if any; identify
+	// reads it from the store otherwise (storeid.go).
+	id, key, _ := e.cachedKeyed()
+	k := e.newKeyed(id, key)
+	e.keyed.Store(k)
+	opts := remote.Options{Retries: retries, Observe: e.observe, GroupCommit: cfg.GroupCommit, Sleep: cfg.Sleep, Now: cfg.Now}
+	if k.contention != nil {
+		opts.Contention = keyedContention{e}
+	}
+	if k.turns != nil {
+		e.turns = true
+		opts.Turns, opts.Nearby = keyedTurns{e}, keyedTurns{e}
+		if !cfg.NoTurnOffers {
+			opts.Offers = keyedTurns{e}
+		}
+	} else {
+		e.turnsDir = ""
+	}
+	e.notebook = remote.Open(cfg.Store, opts)
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain

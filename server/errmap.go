@@ -50,7 +50,9 @@ var defaultMessages = map[string]string{
 	ReasonBlankMessage:       "The commit message is empty or only white space.",
 	ReasonNotPulled:          "This directory has not been pulled yet; pull it before committing.",
 	ReasonHistoryUnavailable: "The generation is outside the retained history.",
+	ReasonUncommittedChanges: "Files holding uncommitted work would be overwritten or deleted; nothing was changed.",
 	ReasonInvalidFiles:       "Some files cannot be part of the notebook; nothing was published or deleted.",
+	ReasonSecretInMessage:    "The commit message holds what looks like a credential; write it without the credential. Nothing was published or changed.",
 	ReasonMergeConflict:      "Concurrent changes overlap; resolve the conflict blocks written into the files, then commit.",
 	ReasonUnresolvedMarkers:  "Files still hold complete conflict blocks; resolve them before committing.",
 	ReasonOutsideWritable:    "Changes outside the writable set were refused and reset to the accepted content; nothing was published.",
@@ -58,6 +60,7 @@ var defaultMessages = map[string]string{
 	ReasonRetriesExhausted:   "Other writers won every publication attempt; nothing was lost, retry.",
 	ReasonStoreUnreachable:   "The store did not answer or failed; retry later.",
 	ReasonAccessDenied:       "The store refused the credentials or the bucket.",
+	ReasonNoCredentials:      "No usable AWS credentials were found (none are set, or the configured ones could not be loaded), so nothing was sent to the store. Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile in ~/.aws/credentials or ~/.aws/config.",
 	ReasonAcceptanceUnknown:  "The publication's outcome could not be decided; a retry is safe and never duplicates changes.",
 	ReasonCorruptManifest:    "The store's current manifest is malformed.",
 	ReasonCorruptPack:        "A pack in the store does not match its checksum or format.",
@@ -70,6 +73,7 @@ var defaultMessages = map[string]string{
 	ReasonIncompatibleStore:  "The store does not enforce the conditional writes the notebook needs.",
 	ReasonGenerationBack:     "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
 	ReasonContainsNotebook:   "The directory would contain an existing notebook directory of the same store.",
+	ReasonStoreMismatch:      "The directory belongs to another store than the one this call names; nothing was changed.",
 	ReasonBaselineLost:       "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Pull it: files equal to the notebook's are adopted and differing ones become conflict blocks keeping both texts.",
 	ReasonDirectoryNotEmpty:  "The working directory holds files but was never pulled here (or its record is gone); nothing was changed. Name it to adopt its files (`slivingdoc pull .`: differing files become conflict blocks keeping both texts), or pull into an empty directory.",
 }
@@ -106,18 +110,26 @@ func mapErr(err error) *Error {
 		return nil
 	case errors.As(err, &de):
 		return de
+	case errors.Is(err, errRecordNewer):
+		return outlivedRecord()
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return newError(CodeStorageFailure, ReasonStoreUnreachable, "The request was cancelled or timed out.", err)
 	case errors.Is(err, remote.ErrLostRace):
 		return newError(CodeRemoteBusy, ReasonRetriesExhausted, "", err)
 	case errors.Is(err, remote.ErrAmbiguous):
 		return newError(CodeStorageFailure, ReasonAcceptanceUnknown, "", err)
+	case errors.Is(err, remote.ErrNoCredentials): // before ErrAccessDenied, which it refines
+		return newError(CodeStorageFailure, ReasonNoCredentials, "", err)
 	case errors.Is(err, remote.ErrAccessDenied):
 		return newError(CodeStorageFailure, ReasonAccessDenied, "", err)
 	case errors.Is(err, remote.ErrIncompatible):
 		return newError(CodeStorageFailure, ReasonIncompatibleStore, "", err)
 	case errors.Is(err, remote.ErrGenerationRegressed):
 		return newError(CodeStorageIntegrity, ReasonGenerationBack, "", err)
+	case errors.Is(err, remote.ErrCorruptStoreID):
+		// The object beside `current` that names the store: a manifest
+		// of the store too (docs/storage.md §2A).
+		return newError(CodeStorageIntegrity, ReasonCorruptManifest, "The store's store-id object is malformed; run verify (finding STORE_ID_CORRUPT).", err)
 	case errors.Is(err, remote.ErrIntegrity):
 		return newError(CodeStorageIntegrity, ReasonCorruptManifest, "", err)
 	case errors.Is(err, remote.ErrUnavailable), errors.Is(err, remote.ErrPrecondition):
@@ -136,6 +148,18 @@ func mapErr(err error) *Error {
 		return e
 	}
 	return newError(CodeEngineFailed, ReasonInternal, "", err)
+}
+
+// probeErr maps a failure of the store probe. The probe writes and
+// deletes a disposable key and never touches `current`, so an ambiguous
+// reply there is the store failing, not a publication whose outcome is
+// unknown: read-only commands (status, log, show, diff, pull) that probe
+// first must not say ACCEPTANCE_UNKNOWN when nothing could be published.
+func probeErr(err error) *Error {
+	if errors.Is(err, remote.ErrAmbiguous) && !errors.Is(err, remote.ErrIncompatible) {
+		return newError(CodeStorageFailure, ReasonStoreUnreachable, "The store failed while its guarantees were being checked; nothing was published. Retry later.", err)
+	}
+	return mapErr(err)
 }
 
 // packErr maps a failure to fetch or store one pack: the manifest itself

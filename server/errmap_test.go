@@ -44,6 +44,7 @@ func TestMapErr(t *testing.T) {
 		{fmt.Errorf("x: %w: %w", remote.ErrAmbiguous, remote.ErrUnavailable), CodeStorageFailure, ReasonAcceptanceUnknown, ""},
 		{remote.ErrUnavailable, CodeStorageFailure, ReasonStoreUnreachable, ""},
 		{remote.ErrAccessDenied, CodeStorageFailure, ReasonAccessDenied, ""},
+		{fmt.Errorf("x: %w: %w", remote.ErrNoCredentials, errors.New("get identity")), CodeStorageFailure, ReasonNoCredentials, ""},
 		{remote.ErrIntegrity, CodeStorageIntegrity, ReasonCorruptManifest, ""},
 		{remote.ErrIncompatible, CodeStorageFailure, ReasonIncompatibleStore, ""},
 		{cas.ErrCorrupt, CodeStorageIntegrity, ReasonCacheCorrupt, ""},

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"sort"
+
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -84,6 +86,7 @@ const (
 	ReasonRetriesExhausted  = "RETRIES_EXHAUSTED"
 	ReasonStoreUnreachable  = "STORE_UNREACHABLE"
 	ReasonAccessDenied      = "ACCESS_DENIED"
+	ReasonNoCredentials     = "NO_CREDENTIALS"
 	ReasonAcceptanceUnknown = "ACCEPTANCE_UNKNOWN"
 	ReasonCorruptManifest   = "CORRUPT_MANIFEST"
 	ReasonCorruptPack       = "CORRUPT_PACK"
@@ -97,6 +100,7 @@ const (
 	ReasonContainsNotebook  = "CONTAINS_NOTEBOOK"
 	ReasonBaselineLost      = "BASELINE_LOST"
 	ReasonDirectoryNotEmpty = "DIRECTORY_NOT_EMPTY"
+	ReasonStoreMismatch     = "STORE_MISMATCH"
 
 	FileInvalidUTF8     = workdir.FileInvalidUTF8
 	FileNulByte         = workdir.FileNulByte
@@ -122,7 +126,13 @@ type CatalogRow struct {
 	Meaning     string
 }
 
-// Catalog is the complete table of domain errors.
+// Catalog is the complete table of domain errors: the one catalogue of
+// tokens. docs/errors.md is generated from it, and the outputSchema both
+// tools advertise takes its enums of codes, reasons, actions and file
+// reasons from CatalogTokens, so a token the table lacks cannot be emitted
+// without a test failing, and one it holds is always valid for a client
+// that validates results. To add a reason, add a row (and its default
+// message in errmap.go); nothing else lists tokens.
 var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonInvalidArgument, ActionFixRequest, false, nil, "An input field is missing, unknown, null, of the wrong type, or out of bounds."},
 	{CodeInvalidRequest, ReasonPathOutsideRoot, ActionFixRequest, false, nil, "The path resolves outside the workspace root."},
@@ -130,7 +140,9 @@ var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonBlankMessage, ActionFixRequest, false, nil, "The commit message is empty or only white space."},
 	{CodeInvalidRequest, ReasonNotPulled, ActionPullFirst, false, nil, "The directory has never been pulled, so there is no baseline to commit against."},
 	{CodeInvalidRequest, ReasonHistoryUnavailable, ActionFixRequest, false, nil, "CLI history commands only (show, diff, restore, revert): the generation is outside the retained history; the message names the oldest retained generation."},
-	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong, FileSecret}, "Files that the notebook cannot hold (SECRET: added lines hold a recognised credential, see docs/secrets.md); nothing was published or deleted."},
+	{CodeInvalidRequest, ReasonUncommittedChanges, ActionFixRequest, false, []string{FileLocalEdit, FileNeverCommitted}, "CLI restore and revert only: they would overwrite or delete files holding uncommitted work (LOCAL_EDIT: changed since the last pull or commit; NEVER_COMMITTED: not in the notebook); nothing was changed. Commit or move the files, or repeat with --force, which keeps a copy of each in the private state and prints where."},
+	{CodeInvalidContent, ReasonInvalidFiles, ActionFixFiles, false, []string{FileInvalidUTF8, FileNulByte, FileSymlink, FileSpecial, FileInvalidName, FileNameCollision, FilePathTooLong, FileSecret, FileSecretInName}, "Files that the notebook cannot hold (SECRET: added lines hold a recognised credential; SECRET_IN_NAME: a new file or directory name holds one, and the path is reported with it replaced by `[secret]`; see docs/secrets.md); nothing was published or deleted."},
+	{CodeInvalidContent, ReasonSecretInMessage, ActionFixRequest, false, nil, "The commit message holds a recognised credential (see docs/secrets.md); files is empty, and nothing was published or changed. Write the message without it."},
 	{CodeContentConflict, ReasonMergeConflict, ActionEditFiles, false, []string{string(merge.TextConflict), string(merge.ModifyDelete), string(merge.FileDirectory), string(merge.Unresolved), FileNoRecord}, "Concurrent changes overlap; conflict blocks were written into the files (CONFLICT_MARKERS: the file still holds earlier blocks, kept as they are; the remote change is merged once they are resolved; NO_RECORD: the directory has no sync record, or P cannot tell which version the file was edited from, so one block holds the file's whole text and the notebook's)."},
 	{CodeContentConflict, ReasonUnresolvedMarkers, ActionEditFiles, false, []string{FileConflictMarkers}, "Files still hold complete conflict blocks; resolve them before committing."},
 	{CodeReadOnlyPath, ReasonOutsideWritable, ActionWriteElsewhere, false, []string{ReasonOutsideWritable}, "Changes outside the writable set were refused and reset."},
@@ -138,6 +150,7 @@ var Catalog = []CatalogRow{
 	{CodeRemoteBusy, ReasonRetriesExhausted, ActionRetry, true, nil, "Other writers won every publication attempt; nothing was lost, retry."},
 	{CodeStorageFailure, ReasonStoreUnreachable, ActionRetry, true, nil, "The store did not answer or failed; retry later."},
 	{CodeStorageFailure, ReasonAccessDenied, ActionCheckStore, false, nil, "The store refused the credentials or the bucket."},
+	{CodeStorageFailure, ReasonNoCredentials, ActionCheckStore, false, nil, "No usable credentials were found for the S3 store (none are set, or the configured ones could not be loaded: an expired SSO session, an unreachable instance role), so nothing was sent: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile of ~/.aws/credentials or ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE move those files)."},
 	{CodeStorageFailure, ReasonAcceptanceUnknown, ActionRetry, true, nil, "The publication's outcome could not be decided; a retry is safe and never duplicates changes."},
 	{CodeStorageFailure, ReasonIncompatibleStore, ActionCheckStore, false, nil, "The store stopped enforcing conditional writes when its compatibility was re-proved (at startup this is the INCOMPATIBLE_STORE diagnostic instead)."},
 	{CodeStorageIntegrity, ReasonCorruptManifest, ActionRunVerify, false, nil, "The current manifest is malformed."},
@@ -152,4 +165,37 @@ var Catalog = []CatalogRow{
 	{CodeInvalidRequest, ReasonDirectoryNotEmpty, ActionFixRequest, false, nil, "CLI pull without a path argument: the working directory holds files but has no sync record here; name the directory to adopt its files (differing files become conflict blocks keeping both texts), or pull into an empty directory."},
 	{CodeInvalidRequest, ReasonContainsNotebook, ActionFixRequest, false, nil, "The path would become a notebook directory containing an existing one of the same store (named, relative to the path); use that one, or a directory outside it."},
 	{CodeEngineFailed, ReasonBaselineLost, ActionCheckHost, false, nil, "The directory was pulled before but its private baseline is missing or damaged, or content it names is gone from the cache and the store, so local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts."},
+	{CodeInvalidRequest, ReasonStoreMismatch, ActionFixRequest, false, nil, "The directory (or the notebook directory it lies in) belongs to another store than the one this call names (the message names both); nothing was changed. Give the directory's own store, or no store setting, or use another directory."},
+}
+
+// Tokens are the distinct tokens of the catalogue, each list sorted.
+type Tokens struct {
+	Codes       []string
+	Reasons     []string
+	Actions     []string
+	FileReasons []string
+}
+
+// CatalogTokens collects the tokens of Catalog: the enums of the
+// advertised outputSchema.
+func CatalogTokens() Tokens {
+	var codes, reasons, actions, files []string
+	for _, r := range Catalog {
+		codes = append(codes, string(r.Code))
+		reasons = append(reasons, r.Reason)
+		actions = append(actions, string(r.Action))
+		files = append(files, r.FileReasons...)
+	}
+	return Tokens{Codes: sortedSet(codes), Reasons: sortedSet(reasons), Actions: sortedSet(actions), FileReasons: sortedSet(files)}
+}
+
+func sortedSet(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -87,21 +87,26 @@ type packGroup struct {
 
 // retained is what publications returns for a generation range.
 type retained struct {
-	oldest uint64        // the oldest retained publication's generation (0: none)
-	pubs   []publication // those in the range, oldest first
-	extra  []packGroup   // packs beyond the active chain that hold them
+	pubs  []publication // those in the range, oldest first
+	extra []packGroup   // packs beyond the active chain that hold them
 }
 
 // publications returns the retained publications whose generation lies in
-// [from, to]. It is the one place history reads the manifest's layout
-// (the increments of the active chain and of the retained chains, format
-// v1 from `current`, v2 through remote.Notebook.Chains; every chain's
-// packs hold the trees of its increments and of its checkpoint, the parent
-// of its first increment).
-func (e *Engine) publications(ctx context.Context, state remote.State, from, to uint64) (retained, error) {
+// [from, to] and at or above ret.Oldest (older ones that `current` still
+// lists cannot be shown: the tree they were made on is gone). It is the
+// one place history reads the manifest's layout (the increments of the
+// active chain and of the retained chains, format v1 from `current`, v2
+// through remote.Notebook.ChainsAbove, which reads only the segments above
+// the floor; every chain's packs hold the trees of its increments and of
+// its checkpoint, the parent of its first increment).
+func (e *Engine) publications(ctx context.Context, state remote.State, ret remote.Retention, from, to uint64) (retained, error) {
 	var r retained
 	m := state.Manifest
-	if m == nil {
+	if m == nil || ret.Oldest == 0 {
+		return r, nil
+	}
+	from = max(from, ret.Oldest)
+	if from > to {
 		return r, nil
 	}
 	chains := m.Chains()
@@ -112,16 +117,15 @@ func (e *Engine) publications(ctx context.Context, state remote.State, from, to 
 		// head's closure but not older commits, so the active chain's
 		// packs are fetched too when a publication in it is asked for.
 		var err error
-		if chains, err = e.notebook.Chains(ctx, state); err != nil {
+		if chains, err = e.notebook.ChainsAbove(ctx, state, ret.Floor); err != nil {
 			return r, err
 		}
 		keyOf = func(c remote.Chain) string { return chainKeyAt(c.Checkpoint) }
 	}
 	for i, c := range chains { // active first, then older
-		if len(c.Increments) == 0 {
-			continue
+		if c.Partial {
+			continue // below ret.Oldest: listed, not readable
 		}
-		r.oldest = c.Increments[0].Generation
 		hit := false
 		for _, inc := range c.Increments {
 			if inc.Generation >= from && inc.Generation <= to {
@@ -143,12 +147,13 @@ type historyView struct {
 	ctx     context.Context
 	state   remote.State
 	src     *objectSource
-	oldest  uint64
+	ret     remote.Retention
 	fetched map[string]bool
 	commits map[cas.ID]cas.Commit
 }
 
-// openHistory reads `current` and syncs the active chain's cache.
+// openHistory reads `current`, syncs the active chain's cache and learns
+// how far back the history reads.
 func (e *Engine) openHistory(ctx context.Context) (*historyView, error) {
 	state, err := e.notebook.ReadCurrent(ctx)
 	if err != nil {
@@ -158,31 +163,43 @@ func (e *Engine) openHistory(ctx context.Context) (*historyView, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &historyView{e: e, ctx: ctx, state: state, src: e.source(chain), fetched: map[string]bool{}, commits: map[cas.ID]cas.Commit{}}
-	if _, err := h.pubs(LatestGeneration, LatestGeneration); err != nil { // learns oldest
-		return nil, err
+	ret, err := e.notebook.Retention(ctx, state)
+	if err != nil {
+		return nil, e.fail("read history", err)
 	}
-	return h, nil
+	return &historyView{e: e, ctx: ctx, state: state, src: e.source(chain), ret: ret, fetched: map[string]bool{}, commits: map[cas.ID]cas.Commit{}}, nil
 }
 
 // pubs returns the retained publications in [from, to], oldest first,
 // with their packs in the cache.
 func (h *historyView) pubs(from, to uint64) ([]publication, error) {
-	r, err := h.e.publications(h.ctx, h.state, from, to)
+	r, err := h.e.publications(h.ctx, h.state, h.ret, from, to)
 	if err != nil {
 		return nil, h.e.fail("read history", err)
 	}
-	h.oldest = r.oldest
 	for _, g := range r.extra {
-		if h.fetched[g.key] {
-			continue
-		}
-		if err := h.e.fetchGroup(h.ctx, g); err != nil {
+		if err := h.fetch(g); err != nil {
 			return nil, err
 		}
-		h.fetched[g.key] = true
 	}
 	return r.pubs, nil
+}
+
+// fetch puts g's packs in the cache once per view.
+func (h *historyView) fetch(g packGroup) error {
+	if h.fetched[g.key] {
+		return nil
+	}
+	if err := h.e.fetchGroup(h.ctx, g); err != nil {
+		return err
+	}
+	h.fetched[g.key] = true
+	// The source lists the chain caches once, on its first miss: one
+	// created since would stay unread (a log's second window reaching an
+	// older chain). Listing again costs a directory read; the caches
+	// themselves stay open in the engine.
+	h.src.scanned, h.src.others, h.src.names = false, nil, nil
+	return nil
 }
 
 // fetchGroup makes the cache named g.key hold g's packs (each verified by
@@ -214,12 +231,25 @@ func (e *Engine) fetchGroup(ctx context.Context, g packGroup) error {
 	return nil
 }
 
-// unavailable is HISTORY_UNAVAILABLE for generation g; floor is the oldest
-// generation the command can use.
-func (h *historyView) unavailable(g, floor uint64) *Error {
-	msg := fmt.Sprintf("Generation %d is outside the retained history; the oldest retained generation is %d.", g, floor)
-	if h.oldest == 0 {
-		msg = fmt.Sprintf("Generation %d is outside the retained history; the notebook has no publication yet.", g)
+// unavailableTree is HISTORY_UNAVAILABLE for the tree at generation g
+// (show GEN:PATH, diff, restore): it names the oldest generation whose
+// files can be read.
+func (h *historyView) unavailableTree(g uint64) *Error {
+	return h.unavailable(fmt.Sprintf("Generation %d is outside the retained history; the oldest retained generation is %d.", g, h.ret.Floor))
+}
+
+// unavailablePub is HISTORY_UNAVAILABLE for publication g (show GEN,
+// revert): it names the oldest publication whose changes can be shown.
+func (h *historyView) unavailablePub(g uint64) *Error {
+	if h.ret.Oldest == 0 {
+		return h.unavailable(fmt.Sprintf("Generation %d is outside the retained history, which keeps no publication whose changes can be shown; the oldest retained generation is %d, whose files show GEN:PATH, diff and restore can read.", g, h.ret.Floor))
+	}
+	return h.unavailable(fmt.Sprintf("Generation %d is outside the retained history; the oldest retained generation is %d.", g, h.ret.Oldest))
+}
+
+func (h *historyView) unavailable(msg string) *Error {
+	if h.state.Manifest == nil {
+		msg = "The notebook has no publication yet."
 	}
 	return newError(CodeInvalidRequest, ReasonHistoryUnavailable, msg, nil)
 }
@@ -239,8 +269,9 @@ func (h *historyView) resolve(g uint64) (uint64, error) {
 }
 
 // headAt returns the head at generation g: the head of the newest
-// publication at or below g. The oldest readable tree is the one the
-// oldest retained publication was published on.
+// publication at or below g, or the oldest kept checkpoint's when there is
+// none above it. The oldest readable tree is that checkpoint's (the empty
+// notebook's when the history reaches generation 1).
 func (h *historyView) headAt(g uint64) (uint64, cas.ID, error) {
 	g, err := h.resolve(g)
 	if err != nil {
@@ -249,38 +280,43 @@ func (h *historyView) headAt(g uint64) (uint64, cas.ID, error) {
 	if g == h.current() {
 		return g, h.state.Head(), nil
 	}
-	if h.oldest == 0 || g+1 < h.oldest {
-		return 0, cas.ID{}, h.unavailable(g, h.oldest-min(h.oldest, 1))
+	if g < h.ret.Floor || h.state.Manifest == nil {
+		return 0, cas.ID{}, h.unavailableTree(g)
 	}
 	for w := uint64(16); ; w *= 4 {
-		lo := max(g-min(g, w), h.oldest)
-		pubs, err := h.pubs(lo, g+1)
-		if err != nil {
-			return 0, cas.ID{}, err
-		}
-		for i := len(pubs) - 1; i >= 0; i-- {
-			if pubs[i].Generation <= g {
-				return g, pubs[i].Head, nil
+		lo := max(g-min(g, w), h.ret.Floor+1)
+		if lo <= g {
+			pubs, err := h.pubs(lo, g)
+			if err != nil {
+				return 0, cas.ID{}, err
+			}
+			if n := len(pubs); n > 0 {
+				return g, pubs[n-1].Head, nil
 			}
 		}
-		if len(pubs) > 0 { // only g+1: the tree it was published on
-			return g, pubs[0].Parent, nil
-		}
-		if lo <= h.oldest {
-			return 0, cas.ID{}, h.unavailable(g, h.oldest-1)
+		if lo <= h.ret.Floor+1 {
+			break
 		}
 	}
+	// Nothing published since the floor: its checkpoint holds the tree.
+	if cp := h.ret.FloorCheckpoint; !cp.IsGenesis() {
+		if err := h.fetch(packGroup{key: chainKeyAt(cp), packs: []remote.PackRef{cp.Pack}}); err != nil {
+			return 0, cas.ID{}, err
+		}
+	}
+	return g, h.ret.FloorHead, nil
 }
 
 // publicationAt returns the publication accepted at generation g; ok is
-// false when g is retained but published nothing.
+// false when g is retained but published nothing (a checkpoint swap).
 func (h *historyView) publicationAt(g uint64) (publication, bool, error) {
 	g, err := h.resolve(g)
 	if err != nil {
 		return publication{}, false, err
 	}
-	if h.oldest == 0 || g < h.oldest {
-		return publication{}, false, h.unavailable(g, h.oldest)
+	if g <= h.ret.Floor || h.state.Manifest == nil {
+		// At the floor itself the publication's parent tree is gone.
+		return publication{}, false, h.unavailablePub(g)
 	}
 	pubs, err := h.pubs(g, g)
 	if err != nil || len(pubs) == 0 {
@@ -512,12 +548,12 @@ func (e *Engine) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, e
 			return nil, err
 		}
 		out := []HistoryEntry{}
-		if h.oldest == 0 {
+		if h.ret.Oldest == 0 {
 			return out, nil
 		}
 		const window = 128
-		for to := h.current(); to >= h.oldest && len(out) < q.Limit; {
-			lo := max(to-min(to, window-1), h.oldest)
+		for to := h.current(); to >= h.ret.Oldest && len(out) < q.Limit; {
+			lo := max(to-min(to, window-1), h.ret.Oldest)
 			pubs, err := h.pubs(lo, to)
 			if err != nil {
 				return nil, err

@@ -6,42 +6,98 @@ package server
 // locks, resynchronise first after an interrupted operation, and rewrite L
 // through the same plan/materialise steps as pull (recovery flag, atomic
 // writes, directories fsynced); the baseline is left as it was, so status,
-// diff and commit see the result as local changes.
+// diff and commit see the result as local changes. Neither ever replaces
+// work no publication holds: a file they would overwrite or delete that
+// differs from the baseline, or is not in it, is refused by name, or with
+// Force copied into P first (keepUncommitted).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/merge"
 )
 
+// ReasonUncommittedChanges refuses a restore or revert that would
+// overwrite or delete files holding work no publication has: the files are
+// named, with FileLocalEdit (changed since the last pull or commit) or
+// FileNeverCommitted (not in the notebook the directory last synced with).
+const (
+	ReasonUncommittedChanges = "UNCOMMITTED_CHANGES"
+	FileLocalEdit            = "LOCAL_EDIT"
+	FileNeverCommitted       = "NEVER_COMMITTED"
+)
+
+// HistoryWrite are the options of Restore and Revert.
+type HistoryWrite struct {
+	// Force replaces files that hold uncommitted work, after keeping a
+	// copy of each in the directory's private state (LocalEditResult.Saved).
+	Force bool
+}
+
+// LocalEditResult is what Restore or Revert did to the directory.
+type LocalEditResult struct {
+	Result
+	// Saved is the directory holding the copies Force kept ("" when none
+	// was needed); SavedFiles their paths, relative to the notebook and
+	// to Saved alike.
+	Saved      string
+	SavedFiles []string
+}
+
 // Restore writes the content of generation gen into the directory for the
-// given notebook-relative paths (files or directories; none: the whole
-// notebook): files re-created or rewritten as they were, files absent at
-// gen removed. Other files are untouched. The result's files are the
-// changes made to the directory; Generation is gen. Errors are *Error.
-func (e *Engine) Restore(ctx context.Context, dir string, gen uint64, paths []string) (*Result, error) {
+// given paths (files or directories, relative to dir; none: all of dir,
+// which may be a subdirectory of a notebook directory): files re-created
+// or rewritten as they were, files absent at gen removed. Other files are
+// untouched. A file the restore would overwrite or delete that holds
+// uncommitted work is refused (UNCOMMITTED_CHANGES) unless opts.Force.
+// The result's files are the changes made to the directory; Generation is
+// gen. Errors are *Error.
+func (e *Engine) Restore(ctx context.Context, dir string, gen uint64, paths []string, opts HistoryWrite) (*LocalEditResult, error) {
 	filters := make([]string, 0, len(paths))
 	for _, p := range paths {
+		if p == "" {
+			// Most often an unset shell variable: it must not mean
+			// "everything".
+			return nil, invalidRequest(ReasonInvalidArgument, "An empty path names no file; to restore the whole directory, name no path.")
+		}
 		f, err := NormalizePath(p)
 		if err != nil {
 			return nil, err
 		}
 		filters = append(filters, f)
 	}
-	return withHealing(e, func() (*Result, error) { return e.restore(ctx, dir, gen, filters) })
+	return withHealing(e, func() (*LocalEditResult, error) { return e.restore(ctx, dir, gen, filters, opts) })
 }
 
-func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []string) (*Result, error) {
+func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []string, opts HistoryWrite) (*LocalEditResult, error) {
 	s, h, err := e.beginLocalEdit(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	defer s.end()
+	sub, err := s.subdir(dir)
+	if err != nil {
+		return nil, err
+	}
+	// A new slice: withHealing may run this function again.
+	scoped := []string{sub}
+	if len(filters) > 0 {
+		scoped = make([]string, len(filters))
+		for i, f := range filters {
+			scoped[i] = joinRel(sub, f)
+		}
+	}
+	filters = scoped
 	g, head, err := h.headAt(gen)
 	if err != nil {
 		return nil, err
@@ -51,9 +107,6 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 		return nil, e.fail("read tree", err)
 	}
 	selected := func(p string) bool {
-		if len(filters) == 0 {
-			return true
-		}
 		for _, f := range filters {
 			if matches(p, f) {
 				return true
@@ -87,10 +140,133 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, e.fail("plan restore", err)
 	}
+	res := &LocalEditResult{Result: Result{Path: s.dir, Generation: g}}
+	if err := s.keepUncommitted(changes, opts, "restore", res); err != nil {
+		return nil, err
+	}
 	if err := s.materialise(changes, recoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return nil, err
 	}
-	return &Result{Path: s.dir, Generation: g, Files: diffstat(changes)}, nil
+	res.Files = diffstat(changes)
+	return res, nil
+}
+
+// subdir returns where the requested directory lies in the notebook
+// directory the session runs on ("" when it is that directory): a history
+// command given a subdirectory acts on it only.
+func (s *session) subdir(requested string) (string, error) {
+	req, err := s.e.ResolveDir(requested)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(s.dir, req)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", invalidRequest(ReasonInvalidArgument, "The directory is not inside the notebook directory.")
+	}
+	if rel == "." {
+		return "", nil
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// joinRel joins notebook-relative paths ("" is the notebook itself).
+func joinRel(dir, p string) string {
+	switch {
+	case dir == "":
+		return p
+	case p == "":
+		return dir
+	}
+	return dir + "/" + p
+}
+
+// keepUncommitted checks the files changes would overwrite or delete: one
+// that holds work the baseline does not (edited since the last pull or
+// commit, or never committed) is refused with UNCOMMITTED_CHANGES naming
+// every such file, nothing written; with opts.Force a copy of each is made
+// durable first under the directory's private state, P/dirs/<h>/saved/
+// <time>/<path>, and named in res. Re-creating a file L does not hold
+// destroys nothing and is never refused.
+func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string, res *LocalEditResult) error {
+	base := s.baseFiles()
+	var risky []FileError
+	var keep []change
+	for _, c := range changes {
+		cur, inL := s.scan.files[c.path]
+		if !inL {
+			continue
+		}
+		old, committed := base[c.path]
+		switch {
+		case !committed:
+			risky = append(risky, FileError{Path: c.path, Reason: FileNeverCommitted})
+		case old != cur:
+			risky = append(risky, FileError{Path: c.path, Reason: FileLocalEdit})
+		default:
+			continue
+		}
+		keep = append(keep, c)
+	}
+	if len(risky) == 0 {
+		return nil
+	}
+	if !opts.Force {
+		err := invalidRequest(ReasonUncommittedChanges, fmt.Sprintf("The %s would overwrite or delete %d %s holding uncommitted work; nothing was changed. Commit %s first, move %s away, or repeat with --force to keep a copy of each in the private state and go ahead.",
+			op, len(risky), plural(len(risky), "file", "files"), plural(len(risky), "it", "them"), plural(len(risky), "it", "them")))
+		err.Files = risky
+		return err
+	}
+	saved, err := s.saveCopies(keep)
+	if err != nil {
+		return s.e.fail("keep copies", err)
+	}
+	res.Saved = saved
+	for _, c := range keep {
+		res.SavedFiles = append(res.SavedFiles, c.path)
+	}
+	return nil
+}
+
+// saveCopies writes the current content of each change's file under a new
+// directory of P/dirs/<h>/saved, durably, and returns that directory.
+func (s *session) saveCopies(files []change) (string, error) {
+	root := filepath.Join(s.state.path, "saved")
+	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
+	dir := filepath.Join(root, stamp)
+	for i := 2; ; i++ { // two commands in one nanosecond: keep both
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		dir = filepath.Join(root, fmt.Sprintf("%s-%d", stamp, i))
+	}
+	synced := map[string]bool{}
+	for _, c := range files {
+		p := filepath.Join(dir, filepath.FromSlash(c.path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return "", err
+		}
+		if err := osfile.WriteFile(p, 0o600, true, c.old); err != nil {
+			return "", err
+		}
+		synced[filepath.Dir(p)] = true
+	}
+	// The copies must outlive a crash right after the rewrite that
+	// replaces the originals: every directory down to them is synced.
+	for d := range synced {
+		for ; d != s.state.path && len(d) > len(s.state.path); d = filepath.Dir(d) {
+			if err := osfile.SyncDir(d); err != nil {
+				return "", err
+			}
+		}
+	}
+	return dir, osfile.SyncDir(s.state.path)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // fileUnderFile finds a path of ids below another path of ids that is a
@@ -119,19 +295,27 @@ func anyMatch(files map[string]cas.ID, f string) bool {
 // three-way merge: base = the tree gen published, local = the directory,
 // remote = the tree before gen. Later work (by others, or local edits)
 // is kept; where it overlaps what gen changed, conflict blocks are written
-// and CONTENT_CONFLICT/MERGE_CONFLICT is returned, as a pull does. The
-// directory must have been pulled at or after gen. The result's files are
-// the changes made to the directory; Generation is gen.
-func (e *Engine) Revert(ctx context.Context, dir string, gen uint64) (*Result, error) {
-	return withHealing(e, func() (*Result, error) { return e.revert(ctx, dir, gen) })
+// and CONTENT_CONFLICT/MERGE_CONFLICT is returned, as a pull does. Given a
+// subdirectory of a notebook directory, only the files below it change. A
+// file the revert would rewrite or delete that holds uncommitted work is
+// refused (UNCOMMITTED_CHANGES) unless opts.Force. The directory must have
+// been pulled at or after gen. The result's files are the changes made to
+// the directory; Generation is gen. With CONTENT_CONFLICT the result is
+// returned too (the blocks are written, and copies may have been kept).
+func (e *Engine) Revert(ctx context.Context, dir string, gen uint64, opts HistoryWrite) (*LocalEditResult, error) {
+	return withHealing(e, func() (*LocalEditResult, error) { return e.revert(ctx, dir, gen, opts) })
 }
 
-func (e *Engine) revert(ctx context.Context, dir string, gen uint64) (*Result, error) {
+func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts HistoryWrite) (*LocalEditResult, error) {
 	s, h, err := e.beginLocalEdit(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	defer s.end()
+	sub, err := s.subdir(dir)
+	if err != nil {
+		return nil, err
+	}
 	p, ok, err := h.publicationAt(gen)
 	if err != nil {
 		return nil, err
@@ -156,8 +340,16 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64) (*Result, e
 	if err != nil {
 		return nil, e.fail("merge", err)
 	}
-	m := &merged{ids: make(map[string]cas.ID, len(tr.Files)), contents: map[string][]byte{}, conflicts: tr.Conflicts}
+	m := &merged{ids: make(map[string]cas.ID, len(tr.Files)), contents: map[string][]byte{}}
+	for _, c := range tr.Conflicts {
+		if matches(c.Path, sub) {
+			m.conflicts = append(m.conflicts, c)
+		}
+	}
 	for path, ent := range tr.Files {
+		if !matches(path, sub) {
+			continue
+		}
 		id := ent.ID
 		if id.IsZero() {
 			if id, err = cas.WriteFile(nil, ent.Content); err != nil {
@@ -167,17 +359,28 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64) (*Result, e
 		}
 		m.ids[path] = id
 	}
+	for path, id := range s.scan.files { // outside the subdirectory: as it is
+		if !matches(path, sub) {
+			m.ids[path] = id
+		}
+	}
 	changes, err := s.plan(m)
 	if err != nil {
 		return nil, e.fail("plan revert", err)
 	}
+	res := &LocalEditResult{Result: Result{Path: s.dir, Generation: p.Generation}}
+	if err := s.keepUncommitted(changes, opts, "revert", res); err != nil {
+		return nil, err
+	}
 	if err := s.materialise(changes, recoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return nil, err
 	}
+	res.Files = diffstat(changes)
 	if len(m.conflicts) > 0 {
-		return nil, conflictError(m.conflicts)
+		// The result too: it says where --force kept copies.
+		return res, conflictError(m.conflicts)
 	}
-	return &Result{Path: s.dir, Generation: p.Generation, Files: diffstat(changes)}, nil
+	return res, nil
 }
 
 // beginLocalEdit starts a restore or revert: the directory's session

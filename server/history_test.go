@@ -72,10 +72,10 @@ func TestHistoryShowRestoreRevert(t *testing.T) {
 	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
 
 	// Revert needs a pulled directory that has seen the publication.
-	_, err = person.e.Revert(ctx, "", 2)
+	_, err = person.e.Revert(ctx, "", 2, HistoryWrite{})
 	domainErr(t, err, CodeInvalidRequest, ReasonNotPulled)
 	person.pull()
-	res, err := person.e.Revert(ctx, "", 2)
+	res, err := person.e.Revert(ctx, "", 2, HistoryWrite{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,17 +93,17 @@ func TestHistoryShowRestoreRevert(t *testing.T) {
 	equalMaps(t, "bot after the revert", bot.files(), want)
 
 	// Restore one path, then the whole notebook, at generation 2.
-	if _, err := person.e.Restore(ctx, "", 2, []string{"docs"}); err != nil {
+	if _, err := person.e.Restore(ctx, "", 2, []string{"docs"}, HistoryWrite{}); err != nil {
 		t.Fatal(err)
 	}
 	equalMaps(t, "restore docs at 2", person.files(), map[string]string{"keep.md": "k1\nk2\nk3\n", "plan.md": "one\ntwo\nthree\n"})
-	if _, err := person.e.Restore(ctx, "", 2, nil); err != nil {
+	if _, err := person.e.Restore(ctx, "", 2, nil, HistoryWrite{}); err != nil {
 		t.Fatal(err)
 	}
 	equalMaps(t, "restore all at 2", person.files(), map[string]string{"keep.md": "k1\nk2\n", "plan.md": "rewritten\n"})
-	_, err = person.e.Restore(ctx, "", 2, []string{"nothing/here"})
+	_, err = person.e.Restore(ctx, "", 2, []string{"nothing/here"}, HistoryWrite{})
 	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
-	_, err = person.e.Restore(ctx, "", 1, []string{"../x"})
+	_, err = person.e.Restore(ctx, "", 1, []string{"../x"}, HistoryWrite{})
 	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
 }
 
@@ -120,7 +120,7 @@ func TestRevertConflict(t *testing.T) {
 	a.commit("bad")
 	a.write("n.md", "a\nB2\nc\n")
 	a.commit("later")
-	_, err := a.e.Revert(ctx, "", 2)
+	_, err := a.e.Revert(ctx, "", 2, HistoryWrite{})
 	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
 	if len(de.Files) != 1 || de.Files[0].Path != "n.md" || len(de.Files[0].Ranges) != 1 {
 		t.Fatalf("conflict report %+v", de.Files)
@@ -152,11 +152,13 @@ func TestHistoryUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldest := h.oldest
+	oldest := h.ret.Oldest
 	if oldest <= 1 {
 		t.Fatalf("oldest retained %d: no chain was dropped", oldest)
 	}
-	_, err = fresh.e.Show(ctx, oldest-1, "")
+	// The floor is the oldest kept checkpoint's generation: its tree reads,
+	// the publication made there does not (its parent's tree is gone).
+	_, err = fresh.e.Show(ctx, h.ret.Floor, "")
 	de := domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable)
 	if want := fmt.Sprintf("the oldest retained generation is %d.", oldest); !strings.Contains(de.Message, want) {
 		t.Fatalf("message %q does not name %d", de.Message, oldest)
@@ -183,10 +185,10 @@ func TestRestoreRefusesFileUnderFile(t *testing.T) {
 	a.remove("x")
 	a.write("x", "now a file\n")
 	a.commit("file") // 2
-	_, err := a.e.Restore(ctx, "", 1, []string{"x/n.md"})
+	_, err := a.e.Restore(ctx, "", 1, []string{"x/n.md"}, HistoryWrite{})
 	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
 	equalMaps(t, "nothing written", a.files(), map[string]string{"x": "now a file\n"})
-	if _, err := a.e.Restore(ctx, "", 1, []string{"x"}); err != nil {
+	if _, err := a.e.Restore(ctx, "", 1, []string{"x"}, HistoryWrite{}); err != nil {
 		t.Fatal(err)
 	}
 	equalMaps(t, "restore x", a.files(), map[string]string{"x/n.md": "n\n"})

@@ -158,12 +158,19 @@ func TestIgnoreRuleChanges(t *testing.T) {
 	equalMaps(t, "notebook", other.files(), map[string]string{"scratch/a.md": "a1\n", "scratch/b.md": "b\n", "notes.md": "n\nn2\nc\n"})
 
 	// a had a local copy of scratch/a.md while ignoring it: without the
-	// rule, that copy is a local edit, merged and published as usual.
+	// rule, nothing tells which version that copy was made from, so it is
+	// kept beside the accepted text (docs/local-state.md L5), never
+	// published over it; once the caller keeps it, it is published.
 	a.reopen(store)
-	a.pull()
-	if got := a.read("scratch/a.md"); got != "a2 local only\n" {
-		t.Fatalf("the local copy was replaced: %q", got)
+	_, err = a.e.Pull(context.Background(), "")
+	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	if len(de.Files) != 1 || de.Files[0].Path != "scratch/a.md" || de.Files[0].Reason != FileNoRecord {
+		t.Fatalf("pull after the rule went: %+v", de.Files)
 	}
+	if got := a.read("scratch/a.md"); got != "<<<<<<< local\na2 local only\n=======\na1\n>>>>>>> remote\n" {
+		t.Fatalf("the local copy and the accepted file: %q", got)
+	}
+	a.write("scratch/a.md", "a2 local only\n")
 	a.commit("publish the local copy")
 	other.pull()
 	if got := other.read("scratch/a.md"); got != "a2 local only\n" {

@@ -116,13 +116,19 @@ func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
 	_, err = a.e.Commit(context.Background(), "", "after corruption")
 	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
 
-	// Removed, after a pull has recorded a fresh one.
+	// Removed: noticed too. A commit is refused; a pull adopts the
+	// directory as one without a record, keeping the local edit beside
+	// the notebook's text (with the stale kept baseline it would have
+	// passed as an ordinary local edit).
+	a.write("one.md", "one\ntwo\nlocal\n")
 	os.Remove(name)
-	if _, err := a.e.Pull(context.Background(), ""); err == nil {
-		t.Fatal("a pull into a non-empty directory without a baseline succeeded")
-	}
 	_, err = a.e.Commit(context.Background(), "", "after removal")
 	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+	_, err = a.e.Pull(context.Background(), "")
+	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	if len(de.Files) != 1 || de.Files[0].Reason != FileNoRecord {
+		t.Fatalf("pull without a baseline: %+v", de.Files)
+	}
 }
 
 // A long-lived engine learns A's files at the paths it ignores once per

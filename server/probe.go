@@ -22,8 +22,9 @@ type probeVerdict struct {
 
 func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe") }
 
-// Probe proves the store's guarantees (remote.Probe) unless a fresh verdict
-// is cached in P for this store identity. The adapters call it at startup;
+// Probe learns the store's ID (storeid.go), then proves the store's
+// guarantees (remote.Probe) unless a fresh verdict is cached in P for
+// this store identity. The adapters call it at startup;
 // the operations call it too, so a stale verdict is re-proved lazily.
 // An incompatible store yields an *Error wrapping remote.ErrIncompatible.
 //
@@ -33,6 +34,7 @@ func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe"
 // then fails at its first write with ACCESS_DENIED, nothing published. The
 // degraded verdict is held for this process only and never recorded.
 func (e *Engine) Probe(ctx context.Context) error {
+	e.identify(ctx)
 	e.probeMu.Lock()
 	defer e.probeMu.Unlock()
 	if e.probed {
@@ -57,7 +59,7 @@ func (e *Engine) Probe(ctx context.Context) error {
 			}
 		}
 		e.log.Warn("store probe failed", "err", err)
-		return mapErr(err)
+		return probeErr(err)
 	}
 	data, _ := json.Marshal(probeVerdict{ProvedAt: time.Now().Unix()})
 	if err := writeAtomic(e.probeFile(), data); err != nil {

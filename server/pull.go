@@ -76,6 +76,9 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 // must be current. An interrupted rewrite is settled first (once the chain
 // can be read, since telling an edited file's version may need contents).
 func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Conflict, error) {
+	// A record of another store, or newer than the store (restored from a
+	// backup), is no record: the directory is adopted (remembered.go).
+	s.dropOutlivedRecord(state)
 	flag, err := s.state.loadRecovery()
 	if err != nil {
 		return nil, nil, s.e.fail("load recovery flag", err)
@@ -84,7 +87,13 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	if s.base == nil && len(s.scan.files) > 0 {
 		// No record (never pulled here, copied, or P cleared): no file
 		// of L has a known base (unknown.go).
-		s.base = s.base.withUnknown(sortedKeys(s.scan.files))
+		var paths []string
+		for p := range s.scan.files {
+			if !s.scan.virtual[p] {
+				paths = append(paths, p)
+			}
+		}
+		s.base = s.base.withUnknown(paths)
 	}
 	s.base = s.base.withUnknown(s.scan.unknown)
 	if flag == nil {

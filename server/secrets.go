@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
@@ -12,9 +14,21 @@ import (
 // hold a recognised credential.
 const FileSecret = "SECRET"
 
-// secretMessage is the refusal's text: the lines, never the secret.
-const secretMessage = "Some files add what looks like a credential (the lines are listed); remove it and commit again, " +
-	"or run with --secrets allow. Nothing was published or changed."
+// FileSecretInName is the INVALID_FILES file reason of a new file whose
+// name, or the name of a directory above it, holds a recognised
+// credential. Its path is reported with the credential replaced by
+// secrets.Placeholder, the one path of an envelope that is not as it is.
+const FileSecretInName = "SECRET_IN_NAME"
+
+// ReasonSecretInMessage is the INVALID_CONTENT reason of a commit whose
+// message holds a recognised credential (files is empty: the message is
+// not a file).
+const ReasonSecretInMessage = "SECRET_IN_MESSAGE"
+
+// secretMessage is the refusal's text: the lines, never the secret. (A
+// name is listed with the credential replaced.)
+const secretMessage = "Some files add what looks like a credential (the lines are listed; a name is shown with it replaced by [secret]); " +
+	"remove it and commit again, or run with --secrets allow. Nothing was published or changed."
 
 // refuseSecrets refuses a commit whose local changes add a recognised
 // credential (server/secrets): INVALID_CONTENT/INVALID_FILES with reason
@@ -22,8 +36,29 @@ const secretMessage = "Some files add what looks like a credential (the lines ar
 // changed. Only the lines L adds against A are matched, so a file pulled
 // with a secret in it can still be edited and committed. The log names
 // the file, the rule and the lines, never the match.
-func (s *session) refuseSecrets() error {
-	if !s.e.secrets || s.base == nil {
+//
+// The message and the names of new files and directories are read too: a
+// credential there is refused with SECRET_IN_MESSAGE (files empty) or with
+// the file reason SECRET_IN_NAME, the path reported with the credential
+// replaced (secrets.Redact), never as it is.
+func (s *session) refuseSecrets(message string) error {
+	if !s.e.secrets {
+		return nil
+	}
+	if found := secrets.Scan([]byte(message)); len(found) > 0 {
+		for _, f := range found {
+			s.e.log.Warn("commit refused: the message holds a recognised credential", "rule", f.Rule, "start", f.Start, "end", f.End)
+		}
+		// Where it is, never what: the message's lines.
+		de := newError(CodeInvalidContent, ReasonSecretInMessage, "", nil)
+		if found[0].Start == found[0].End {
+			de.Message = fmt.Sprintf("The commit message holds what looks like a credential on line %d; write it without the credential. Nothing was published or changed.", found[0].Start)
+		} else {
+			de.Message = fmt.Sprintf("The commit message holds what looks like a credential on lines %d-%d; write it without the credential. Nothing was published or changed.", found[0].Start, found[0].End)
+		}
+		return de
+	}
+	if s.base == nil {
 		return nil
 	}
 	changes, old := s.baseDelta(false)
@@ -32,10 +67,21 @@ func (s *session) refuseSecrets() error {
 	}
 	var local *objectSource // A's content, from the local caches only
 	var refused []FileError
+	named := map[string]bool{} // redacted paths already reported
 	for _, p := range sortedKeys(changes) {
 		id := changes[p]
 		if id.IsZero() || s.scan.virtual[p] {
 			continue // removed, or not L's
+		}
+		if oldID, ok := old[p]; !ok || oldID.IsZero() {
+			if shown, bad := s.secretInName(p); bad {
+				if !named[shown] {
+					named[shown] = true
+					s.e.log.Warn("commit refused: a new name holds a recognised credential", "path", shown)
+					refused = append(refused, FileError{Path: shown, Reason: FileSecretInName, Ranges: []merge.Range{}})
+				}
+				continue // its content is not read: the refusal already names it
+			}
 		}
 		content, err := s.load(id)
 		if err != nil {
@@ -69,6 +115,41 @@ func (s *session) refuseSecrets() error {
 	de := newError(CodeInvalidContent, ReasonInvalidFiles, secretMessage, nil)
 	de.Files = refused
 	return de
+}
+
+// secretInName reports whether the new path p has a recognised credential
+// in its file name or in the name of a directory that is new too (one A
+// already holds was accepted earlier and does not block this commit), and
+// p as it may be shown: each such name with the credential replaced.
+func (s *session) secretInName(p string) (shown string, found bool) {
+	segs := strings.Split(p, "/")
+	var inA map[string]cas.ID // A's files, decoded only when a directory name holds a credential
+	for i, seg := range segs {
+		red, ok := secrets.Redact(seg)
+		if !ok {
+			continue
+		}
+		if i < len(segs)-1 {
+			dir := strings.Join(segs[:i+1], "/") + "/"
+			if inA == nil {
+				inA = s.base.files()
+			}
+			if hasPrefixKey(inA, dir) {
+				continue // accepted earlier
+			}
+		}
+		segs[i], found = red, true
+	}
+	return strings.Join(segs, "/"), found
+}
+
+func hasPrefixKey(m map[string]cas.ID, prefix string) bool {
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // secretRanges orders the findings' lines and merges overlapping or

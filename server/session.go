@@ -69,7 +69,10 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 	if err := e.Probe(ctx); err != nil {
 		return nil, err
 	}
-	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDir(dir), dir: realPath(dir), store: e.storeKey}}
+	if err := e.checkStoreOf(dir); err != nil { // remembered.go
+		return nil, err
+	}
+	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDir(dir), dir: realPath(dir), store: e.storeKey, remember: e.rememberStore}}
 	s.state.kept = e.memoryOf(s.state.path)
 	// Locks by resolved identity: a symlink alias waits for the real path.
 	s.mu = e.dirLock(s.state.path)

@@ -63,9 +63,11 @@ func (s *session) knownState() remote.State {
 // (remote.PublishNearby, server/turns.go), under knownState's rules: not
 // with a pending record on disk; with group commit, only where there are
 // turns (without them group commit's own first attempt decides,
-// remote.PublishGroup).
+// remote.PublishGroup); and only once the store's ID was read from the
+// store by this engine (storeid.go: the kept state may be another
+// store's).
 func (s *session) mayGuessNearby() bool {
-	return (!s.e.groupCommit || s.e.turns) && s.base != nil && !s.pendingRecorded()
+	return (!s.e.groupCommit || s.e.turns) && s.base != nil && !s.pendingRecorded() && (!s.e.turns || s.e.confirmStore(s.ctx))
 }
 
 // pendingRecorded reports whether a pending publication record may be on

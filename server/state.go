@@ -22,14 +22,17 @@ import (
 
 // Private state (P) layout under Config.PrivateRoot:
 //
-//	stores/<hash(store identity)>/probe                 cached probe verdict
-//	stores/<hash(store identity)>/chains/<through>-<hash(chain)>/ object cache (cas.Store)
+//	stores/<hash(store identity)>/store-id              the store's ID, as last read, and its key (storeid.go)
+//	stores/<key>/probe                                  cached probe verdict
+//	stores/<key>/chains/<through>-<hash(chain)>/        object cache (cas.Store)
+//	remotes/<hash(L)>                                   the store L belongs to (remembered.go)
 //	dirs/<hash(store identity, L)>/lock                 cross-process lock
 //	dirs/<hash(store identity, L)>/baseline             A: generation, head, path→file ID, held paths
 //	dirs/<hash(store identity, L)>/.baseline.next.tmp   the next A, written while a commit publishes (preparedBaseline)
 //	dirs/<hash(store identity, L)>/baseline.next        the next A, durable, while L is rewritten (rewrite_record.go)
 //	dirs/<hash(store identity, L)>/held/<file ID hex>   content of a held base (see baseline.Held), or one settling may need
 //	dirs/<hash(store identity, L)>/rewrite-<checksum>   the rewrite in flight (rewrite_record.go)
+//	dirs/<hash(store identity, L)>/saved/<time>/<path>  copies a forced restore or revert kept (history_restore.go)
 //	dirs/<hash(store identity, L)>/statcache            stat → file ID of L's files
 //	dirs/<hash(store identity, L)>/recovery             present = recoveryRequired
 //	dirs/<hash(store identity, L)>/pending              publication in flight (pending.go)
@@ -59,7 +62,8 @@ func hashKey(s string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e.storeKey) }
+// storeDir is P/stores/<key> of the store as last identified (storeid.go).
+func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e.keyedNow().key) }
 
 // stateDir is the private state of L = dir, keyed by dir's resolved
 // identity (symlinks resolved), so a symlink alias and the real path share
@@ -473,6 +477,9 @@ type dirState struct {
 	path  string // P/dirs/<hash>
 	dir   string // L (resolved), recorded in "where" beside the first baseline
 	store string // the engine's storeKey, recorded in "where"
+	// remember records the engine's store for dir with each baseline
+	// (remembered.go; nil: not recorded).
+	remember func(realDir string)
 	// kept is what a long-lived engine remembers of this L (memory.go):
 	// the baseline it last read or wrote, reused while P's file is
 	// that one. nil: none (CLI), every load reads P.
@@ -537,6 +544,9 @@ func (d dirState) loadBaseline() (*baseline, error) {
 func (d dirState) saveBaseline(b *baseline) error {
 	if err := d.recordWhere(); err != nil {
 		return err
+	}
+	if d.remember != nil {
+		d.remember(d.dir)
 	}
 	if p := b.prepared; p != nil && p.wait() == nil && p.matches(b) {
 		d.kept.forgetBaseline()

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
-	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // Local turns (remote/turns.go): the writers of one machine that publish
@@ -143,17 +142,6 @@ func newLocalTurns(dir, storeKey string) *localTurns {
 		_ = f.Close()
 	}
 	return t
-}
-
-// options sets the remote.Options fields of t (none when t is nil),
-// Offers only with offers.
-func (t *localTurns) options(opts *remote.Options, offers bool) {
-	if t != nil {
-		opts.Turns, opts.Nearby = t, t
-		if offers {
-			opts.Offers = t
-		}
-	}
 }
 
 func (t *localTurns) Take(ctx context.Context, waiting func() bool) (func(), bool) {

@@ -80,6 +80,9 @@ func (c *campaign) armFailpoint(ctx context.Context, w *writer, point string, wa
 func (c *campaign) takeArm(w *writer) (bin string, env []string, point string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.dbl != nil && w.dbl.stage < 4 {
+		return c.doubleStage(w.dbl)
+	}
 	if w.armed == "" || c.fpBin == "" {
 		return c.cfg.bin, nil, ""
 	}
@@ -88,11 +91,15 @@ func (c *campaign) takeArm(w *writer) (bin string, env []string, point string) {
 
 // armDone records how an armed operation ended.
 func (w *writer) armDone(point string, res opResult) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dbl != nil && w.dbl.stage < 4 {
+		w.dbl.advance(point, res)
+		return
+	}
 	if point == "" || res.Outcome != outKilled {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.armed == point {
 		w.armed, w.armFired = "", true
 	}
@@ -139,6 +146,8 @@ func (c *campaign) auditConflict(w *writer, res opResult) bool {
 			foreign = w.sharedPending == 0
 		case f == ownFile(w.id):
 			foreign = w.ownPending == 0
+		case f == logFile:
+			foreign = w.logPending == 0
 		default:
 			foreign = true
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/bench"
@@ -36,8 +37,12 @@ type campaign struct {
 	kinds   []faultKind
 	writers []*writer
 	st      *stats
-	fpBin   string // the failpoints build (kill-at-failpoint)
+	fpBin   string // the failpoints build (kill-at-failpoint, kill-twice)
 	fpNext  int    // the next failpoint in turn
+	dblNext int    // the next pair of failpoints in turn (kill-twice)
+	// logCommits counts accepted commits holding a log-file line (the
+	// pause of a kill-twice waits for one)
+	logCommits atomic.Int64
 
 	mu      sync.Mutex
 	outages []window // intervals the store was down, for the outage rule
@@ -59,7 +64,7 @@ func (c *campaign) setup() error {
 	c.kinds = []faultKind{faultKill}
 	if c.cfg.fpBin != "" {
 		c.fpBin = c.cfg.fpBin
-		c.kinds = append(c.kinds, faultFailpoint)
+		c.kinds = append(c.kinds, faultFailpoint, faultDouble)
 	}
 	switch c.store {
 	case "file":
@@ -290,9 +295,10 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 	for ctx.Err() == nil {
 		op := "commit"
 		w.mu.Lock()
-		publishArm := w.armed == "after-publish"
+		// after-publish needs a commit; so does every stage of a kill-twice.
+		mustCommit := w.armed == "after-publish" || w.dbl != nil
 		w.mu.Unlock()
-		if w.rng.IntN(100) < 15 && !publishArm {
+		if w.rng.IntN(100) < 15 && !mustCommit {
 			op = "pull"
 		}
 		args := []string{op}
@@ -305,13 +311,14 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 			}
 			args = append(args, "-m", fmt.Sprintf("w%02d edit %d", w.id, w.seq))
 		}
+		c.pauseAfterKill(ctx, w)
 		before, _ := snapshot(w.dir)
 		privBefore := privState(w)
 		w.mu.Lock()
 		armed := w.armed
 		w.mu.Unlock()
 		res := c.exec(w, args...)
-		w.remember(fmt.Sprintf("%s %s (armed %q) pending shared=%d own=%d cause=%q", opLine(res), args, armed, w.sharedPending, w.ownPending, res.Cause))
+		w.remember(fmt.Sprintf("%s %s (armed %q) pending shared=%d own=%d log=%d cause=%q", opLine(res), args, armed, w.sharedPending, w.ownPending, w.logPending, res.Cause))
 		if err := w.record(opLine(res)); err != nil {
 			c.st.fail("writer %d: journal: %v", w.id, err)
 			return
@@ -321,6 +328,9 @@ func (c *campaign) loop(ctx context.Context, w *writer) {
 		case outOK:
 			integrity = 0
 			if op == "commit" {
+				if w.logPending > 0 {
+					c.logCommits.Add(1)
+				}
 				if err := w.accepted(res.Generation); err != nil {
 					c.st.fail("writer %d: journal: %v", w.id, err)
 					return
@@ -446,6 +456,11 @@ func (c *campaign) inject(ctx context.Context, ev event) (bool, error) {
 		point := failpointsInTurn[c.fpNext%len(failpointsInTurn)]
 		c.fpNext++
 		return c.armFailpoint(ctx, c.writers[ev.Target], point, 30*time.Second), nil
+
+	case faultDouble:
+		pair := doublesInTurn[c.dblNext%len(doublesInTurn)]
+		c.dblNext++
+		return c.armDouble(ctx, c.writers[ev.Target], pair, 60*time.Second), nil
 
 	case faultOutage:
 		from := time.Now()

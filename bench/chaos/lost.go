@@ -14,7 +14,7 @@ import (
 // emptied directory, copy the edits back. The writer's edits are its own
 // file (which no other writer edits: copied back whole) and its token lines
 // in the shared file (each one missing from the fresh pull is put back at
-// the end of its section). Its journal is untouched: the edits are still
+// the end of its section) and in the log file (put back at its end). Its journal is untouched: the edits are still
 // pending and the next commit publishes them.
 func (c *campaign) leaveLostBaseline(w *writer) error {
 	aside := fmt.Sprintf("%s.aside", w.dir)
@@ -55,6 +55,22 @@ func (c *campaign) leaveLostBaseline(w *writer) error {
 			if strings.HasPrefix(l, w.tag) && !have[l] {
 				if !w.insertShared(l) {
 					return fmt.Errorf("cannot put %s back into %s", l, sharedFile)
+				}
+				have[l] = true
+			}
+		}
+	}
+	old, err = os.ReadFile(filepath.Join(aside, logFile))
+	if err == nil {
+		fresh, _ := os.ReadFile(filepath.Join(w.dir, logFile))
+		have := map[string]bool{}
+		for _, l := range strings.Split(string(fresh), "\n") {
+			have[l] = true
+		}
+		for _, l := range strings.Split(string(old), "\n") {
+			if strings.HasPrefix(l, w.tag) && !have[l] {
+				if !w.appendLog(l) {
+					return fmt.Errorf("cannot put %s back into %s", l, logFile)
 				}
 				have[l] = true
 			}

@@ -17,7 +17,10 @@
 //	                 SeaweedFS, restart), store-freeze (SIGSTOP past the
 //	                 S3 response timeout), slow-store (proxy delays),
 //	                 disk-full (fill the tmpfs), corrupt-cache (flip a byte
-//	                 of a cached pack); each must demonstrably fire
+//	                 of a cached pack), kill-at-failpoint (die at one
+//	                 engine failpoint), kill-twice (two commits of one
+//	                 writer die in a row inside a rewrite of L, then it
+//	                 commits plainly; double.go); each must demonstrably fire
 //	check            outage rule; settle (every writer commits until OK);
 //	                 fresh pull; `slivingdoc verify`; judge(journals,
 //	                 fresh tree, writers' directories)

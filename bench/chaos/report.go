@@ -88,6 +88,7 @@ func textReport(s *stats, verbose bool) string {
 			x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
 	}
 	fmt.Fprintf(&b, "  kills at failpoints: %s\n", failpointFigures(s))
+	fmt.Fprintf(&b, "  kills twice in a row: %s\n", doubleFigures(s))
 	fmt.Fprintf(&b, "  audits: marker lines in %d published pulls: %d; conflicts in files not edited locally: %d\n", s.markerPulls, s.markerLines, len(s.foreign))
 	fmt.Fprintf(&b, "  largest private root at the end: %.1f MB\n", float64(s.privateMax)/(1<<20))
 	fmt.Fprintf(&b, "  generation reached %d; verify passed: %t; operations during outages: %d; conflict blocks resolved: %d; cache resets: %d\n",
@@ -105,6 +106,30 @@ func textReport(s *stats, verbose bool) string {
 		fmt.Fprintf(&b, "  FAIL: %s\n", f)
 	}
 	return b.String()
+}
+
+// doubleFigures is "3 (mid-rewrite+after-baseline 1, …); plain commit
+// after: ok 2, error CONTENT_CONFLICT·MERGE_CONFLICT 1; 1 restart".
+func doubleFigures(s *stats) string {
+	n := 0
+	var pairs, plain []string
+	for _, k := range sortedKeys(s.dblFired) {
+		n += s.dblFired[k]
+		pairs = append(pairs, fmt.Sprintf("%s %d", k, s.dblFired[k]))
+	}
+	for _, k := range sortedKeys(s.dblPlain) {
+		plain = append(plain, fmt.Sprintf("%s %d", k, s.dblPlain[k]))
+	}
+	out := fmt.Sprintf("%d", n)
+	if n > 0 {
+		out += fmt.Sprintf(" (%s); the plain commit after: %s; kills followed by another writer's log line: %d of %d",
+			strings.Join(pairs, ", "), strings.Join(plain, ", "), s.dblPauses, 2*n)
+	}
+	out += fmt.Sprintf("; second kills missed (pair started over): %d", s.dblRestarts)
+	if len(s.dblMissed) > 0 {
+		out += "; not completed: " + strings.Join(s.dblMissed, ", ")
+	}
+	return out
 }
 
 // markdownReport is the committed campaign summary.
@@ -155,9 +180,9 @@ func markdownReport(cfg config, all []*stats, now time.Time) string {
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d |\n", s.store, x.when, v.Written, v.Accepted, v.Published, v.OnDisk, v.Lost, v.Duplicated, v.Phantom)
 		}
 	}
-	fmt.Fprintf(&b, "\n## Issue 14 audits\n\n| store | kills at failpoints | published pulls audited | marker lines published | conflicts in files not edited locally |\n| --- | --- | ---: | ---: | ---: |\n")
+	fmt.Fprintf(&b, "\n## Issue 14 audits\n\n| store | kills at failpoints | kills twice in a row | published pulls audited | marker lines published | conflicts in files not edited locally |\n| --- | --- | --- | ---: | ---: | ---: |\n")
 	for _, s := range all {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |\n", s.store, failpointFigures(s), s.markerPulls, s.markerLines, len(s.foreign))
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d |\n", s.store, failpointFigures(s), doubleFigures(s), s.markerPulls, s.markerLines, len(s.foreign))
 	}
 	fmt.Fprintf(&b, "\n| store | generation reached | largest private root | verify | ops entirely during outages | conflict blocks resolved | cache resets | failures |\n| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
 	for _, s := range all {

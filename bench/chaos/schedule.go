@@ -20,11 +20,11 @@ const (
 )
 
 // allKinds is the report order.
-var allKinds = []faultKind{faultKill, faultFailpoint, faultOutage, faultFreeze, faultSlow, faultDisk, faultCorrupt}
+var allKinds = []faultKind{faultKill, faultFailpoint, faultDouble, faultOutage, faultFreeze, faultSlow, faultDisk, faultCorrupt}
 
 // weights favour cheap faults; an outage costs a SeaweedFS restart (~17 s),
 // a freeze outlasts the S3 client's 30 s response timeout.
-var weights = map[faultKind]int{faultKill: 30, faultFailpoint: 30, faultOutage: 4, faultFreeze: 2, faultSlow: 16, faultDisk: 15, faultCorrupt: 15}
+var weights = map[faultKind]int{faultKill: 30, faultFailpoint: 30, faultDouble: 20, faultOutage: 4, faultFreeze: 2, faultSlow: 16, faultDisk: 15, faultCorrupt: 15}
 
 // event is one scheduled fault. Everything about it is drawn from the
 // seed, so a seed replays the same sequence of faults, targets, gaps and

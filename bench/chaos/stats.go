@@ -40,7 +40,13 @@ type stats struct {
 	verified     bool
 	generation   uint64 // the highest accepted generation an operation reported
 	// issue 14 audits (audit.go)
-	fpFired     map[string]int // kill-at-failpoint kills by failpoint
+	fpFired map[string]int // kill-at-failpoint kills by failpoint
+	// issue 37: kill-twice (double.go)
+	dblFired    map[string]int // completed by pair of failpoints
+	dblRestarts int            // second kills that missed, so the pair started over
+	dblPauses   int            // pauses after a kill that saw another writer's log line accepted
+	dblPlain    map[string]int // how the plain commit after the two kills ended
+	dblMissed   []string       // kill-twice events that did not complete
 	markerPulls int            // fresh and observer pulls audited for marker lines
 	markerLines int            // marker lines found in them: must be 0
 	foreign     []string       // conflicts in files the writer did not edit: must be none
@@ -147,6 +153,28 @@ func (s *stats) failpointFired(point string) {
 		s.fpFired = map[string]int{}
 	}
 	s.fpFired[point]++
+}
+
+// doubleFired records a completed kill-twice and how its plain commit
+// ended.
+func (s *stats) doubleFired(pair [2]string, restarts, pauses int, plain opResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dblFired == nil {
+		s.dblFired, s.dblPlain = map[string]int{}, map[string]int{}
+	}
+	s.dblFired[doubleKey(pair)]++
+	s.dblRestarts += restarts
+	s.dblPauses += pauses
+	s.dblPlain[describe(plain)]++
+}
+
+// doubleMissed records a kill-twice that did not complete in time.
+func (s *stats) doubleMissed(pair [2]string, stage, restarts int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dblRestarts += restarts
+	s.dblMissed = append(s.dblMissed, fmt.Sprintf("%s stopped at stage %d", doubleKey(pair), stage))
 }
 
 // observed records one audited pull: n marker lines (failures if any).

@@ -15,11 +15,13 @@ import (
 
 // writer is one agent of the campaign: a notebook directory L, a private
 // root P, and a loop of slivingdoc processes (pull, or edit + commit). Each
-// edit adds one fresh token line, either at the end of the writer's own
-// file or at the end of its section of the shared file (sections are
-// separated by unchanged header lines, so concurrent inserts merge
-// cleanly). The journal records every token written and every token a
-// commit reported OK, durably, before the next step.
+// edit adds one fresh token line at the end of the writer's own file, at
+// the end of its section of the shared file (sections are separated by
+// unchanged header lines, so concurrent inserts merge cleanly), or at the
+// end of the log file every writer appends to (concurrent appends there
+// merge with the remote lines first). The journal records every token
+// written and every token a commit reported OK, durably, before the next
+// step.
 type writer struct {
 	id      int
 	dir     string // L
@@ -30,11 +32,12 @@ type writer struct {
 
 	seq     int
 	pending int // tokens written since the last OK commit
-	// the part of pending in the shared file and in its own file (audit.go)
-	sharedPending, ownPending int
-	dupSeen                   bool     // a duplicate token line was seen in L (reported once)
-	history                   []string // recent operations (forensics.go)
-	foreignKept               int      // foreign-conflict cases kept (forensics.go)
+	// the part of pending in the shared file, in its own file and in the
+	// log file (audit.go)
+	sharedPending, ownPending, logPending int
+	dupSeen                               bool     // a duplicate token line was seen in L (reported once)
+	history                               []string // recent operations (forensics.go)
+	foreignKept                           int      // foreign-conflict cases kept (forensics.go)
 
 	mu  sync.Mutex
 	cur *proc // running process, nil between operations
@@ -42,12 +45,22 @@ type writer struct {
 	// one did (armFired).
 	armed    string
 	armFired bool
+	// dbl: a kill-twice in progress (double.go); while set, every
+	// operation is a commit and takes its binary and failpoint from it.
+	dbl *doubleKill
 	// started is signalled (non-blocking) when a process starts, for a kill
 	// fault waiting for one.
 	started chan struct{}
 }
 
 const sharedFile = "shared.md"
+
+// logFile is appended to by every writer, at its end: the notebook of
+// issue 37's report ("# log, b1, a1, b2, ..."), where a writer killed twice
+// in a row while bringing another writer's appended line into its
+// directory published that line a second time. A writer in a kill-twice
+// appends only there (double.go).
+const logFile = "log.md"
 
 func ownFile(id int) string { return fmt.Sprintf("w%02d.md", id) }
 
@@ -60,7 +73,7 @@ func initialTree(writers int) map[string]string {
 	for i := range writers {
 		fmt.Fprintf(&shared, "%s\n", sectionHeader(i))
 	}
-	files := map[string]string{sharedFile: shared.String()}
+	files := map[string]string{sharedFile: shared.String(), logFile: "# log\n"}
 	for i := range writers {
 		files[ownFile(i)] = fmt.Sprintf("# notes of w%02d\n", i)
 	}
@@ -133,9 +146,20 @@ func (w *writer) edit() (string, error) {
 	if err := w.record("WRITE " + tok); err != nil {
 		return "", err
 	}
-	if w.rng.IntN(2) == 0 && w.insertShared(tok) {
+	where := w.rng.IntN(3)
+	w.mu.Lock()
+	if w.dbl != nil {
+		where = 1
+	}
+	w.mu.Unlock()
+	switch {
+	case where == 0 && w.insertShared(tok):
 		w.pending++
 		w.sharedPending++
+		return tok, nil
+	case where == 1 && w.appendLog(tok):
+		w.pending++
+		w.logPending++
 		return tok, nil
 	}
 	err := w.appendOwn(tok)
@@ -169,6 +193,21 @@ func (w *writer) appendOwn(tok string) error {
 	}
 	text += fmt.Sprintf("%s\n%s%05d\n", tok, lastEditPrefix, w.seq)
 	return os.WriteFile(path, []byte(text), 0o644)
+}
+
+// appendLog adds tok at the end of the log file; it reports false when
+// the file is not there.
+func (w *writer) appendLog(tok string) bool {
+	path := filepath.Join(w.dir, logFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	text := string(data)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return os.WriteFile(path, []byte(text+tok+"\n"), 0o644) == nil
 }
 
 // insertShared puts tok at the end of w's section of the shared file; it
@@ -212,7 +251,7 @@ func (w *writer) accepted(gen uint64) error {
 	for s := w.seq - w.pending + 1; s <= w.seq; s++ {
 		lines = append(lines, fmt.Sprintf("OK %s-%05d gen=%d", w.tag, s, gen))
 	}
-	w.pending, w.sharedPending, w.ownPending = 0, 0, 0
+	w.pending, w.sharedPending, w.ownPending, w.logPending = 0, 0, 0, 0
 	return w.record(lines...)
 }
 

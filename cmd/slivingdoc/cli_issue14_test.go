@@ -200,7 +200,7 @@ func TestCLILostOrCorruptBaseline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, args := range [][]string{{"pull", a.dir}, {"commit", a.dir, "-m", "x"}, {"status", a.dir}} {
+			for _, args := range [][]string{{"commit", a.dir, "-m", "x"}, {"status", a.dir}} {
 				r := mustFail(t, a.run(args...))
 				if r.code != "ENGINE_FAILED" || r.reason != "BASELINE_LOST" || r.action != "CHECK_HOST" {
 					t.Fatalf("%v: %+v", args, r)
@@ -209,15 +209,14 @@ func TestCLILostOrCorruptBaseline(t *testing.T) {
 			if got := a.files(); len(got) != 1 || got["a.md"] != "a\nedit\n" {
 				t.Fatalf("a refused call changed L: %q", got)
 			}
-			aside := filepath.Join(t.TempDir(), "aside")
-			if err := os.Rename(a.dir, aside); err != nil {
-				t.Fatal(err)
+			// A pull adopts the directory as one without a record
+			// (docs/local-state.md L7): the edit is kept beside the
+			// notebook's text, and the deleted file comes back.
+			r := mustFail(t, a.run("pull", a.dir))
+			if r.code != "CONTENT_CONFLICT" || len(r.files) != 1 || r.files[0].path != "a.md" || r.files[0].reason != "NO_RECORD" {
+				t.Fatalf("pull: %+v", r)
 			}
-			if err := os.Mkdir(a.dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			a.pull()
-			if got := a.files(); len(got) != 2 || got["gone.md"] != "g\n" {
+			if got := a.files(); len(got) != 2 || got["gone.md"] != "g\n" || got["a.md"] != "<<<<<<< local\na\nedit\n=======\na\n>>>>>>> remote\n" {
 				t.Fatalf("fresh pull: %q", got)
 			}
 		})

@@ -215,6 +215,7 @@ func (c *cliCommand) inDir(ctx context.Context, pos []string, create bool, op fu
 	if done {
 		return code
 	}
+	c.settings.Dir = dir // its remembered store, when none is given (store.go)
 	cfg, code, done := c.config(ctx)
 	if done {
 		return code

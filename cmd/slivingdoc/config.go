@@ -84,6 +84,11 @@ type settings struct {
 	// Logger, when set before engineConfig, becomes Config.Logger; otherwise
 	// a logger on stderr is made.
 	Logger *slog.Logger
+	// Dir, when set before engineConfig, is the directory the command
+	// works on (or, for log, show and diff, the working directory): with
+	// no store setting given, the store that directory remembers is used
+	// (store.go).
+	Dir string
 }
 
 // listFlag is a repeatable flag.
@@ -303,6 +308,15 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	priv, privSrc := s.lookup(&setPrivateRoot)
+	if priv == "" {
+		return cfg, usageErrorf("no private root: set %s or %s (the user cache directory is unknown)", setPrivateRoot.name(fromFlag), setPrivateRoot.env)
+	}
+	if cfg.PrivateRoot, err = absDir(priv); err != nil {
+		return cfg, usageErrorf("%s: %v", setPrivateRoot.name(privSrc), err)
+	}
+	spec = s.rememberedStore(spec, cfg.PrivateRoot)
+	cfg.StoreLocator = spec.locator()
 	if cfg.CommitRetries, err = s.lookupInt(&setRetries, 0, 100); err != nil {
 		return cfg, err
 	}
@@ -360,13 +374,6 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 		if cfg.WorkspaceRoot, err = absDir(root); err != nil {
 			return cfg, usageErrorf("%s: %v", setWorkspaceRoot.name(src), err)
 		}
-	}
-	priv, privSrc := s.lookup(&setPrivateRoot)
-	if priv == "" {
-		return cfg, usageErrorf("no private root: set %s or %s (the user cache directory is unknown)", setPrivateRoot.name(fromFlag), setPrivateRoot.env)
-	}
-	if cfg.PrivateRoot, err = absDir(priv); err != nil {
-		return cfg, usageErrorf("%s: %v", setPrivateRoot.name(privSrc), err)
 	}
 	redactPath(cfg.PrivateRoot)
 

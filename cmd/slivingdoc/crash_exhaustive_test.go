@@ -554,7 +554,7 @@ func (w *crashWorld) snapshot(name string) {
 	if err := os.RemoveAll(dst); err != nil {
 		w.t.Fatal(err)
 	}
-	if err := copyTree(w.root, dst); err != nil {
+	if err := copyWorld(w.root, dst); err != nil {
 		w.t.Fatalf("snapshot: %v", err)
 	}
 }
@@ -563,15 +563,15 @@ func (w *crashWorld) restore(name string) {
 	if err := os.RemoveAll(w.root); err != nil {
 		w.t.Fatal(err)
 	}
-	if err := copyTree(filepath.Join(w.snaps, name), w.root); err != nil {
+	if err := copyWorld(filepath.Join(w.snaps, name), w.root); err != nil {
 		w.t.Fatalf("restore: %v", err)
 	}
 }
 
-// copyTree copies directory src to dst (which must not exist) with the
+// copyWorld copies directory src to dst (which must not exist) with the
 // files' modes and modification times; the engine's stat cache sees new
 // inodes and change times, so it re-reads the files, as it must.
-func copyTree(src, dst string) error {
+func copyWorld(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

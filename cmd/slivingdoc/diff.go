@@ -81,6 +81,9 @@ func runDiff(ctx context.Context, args []string, s stdio) int {
 // storeOnly runs op on an engine for a command that reads the store and
 // no directory (log, show, diff of generations).
 func (c *cliCommand) storeOnly(ctx context.Context, op func(e *server.Engine) error) int {
+	if wd, err := os.Getwd(); err == nil {
+		c.settings.Dir = wd // run inside a notebook: its store, when none is given (store.go)
+	}
 	cfg, code, done := c.config(ctx)
 	if done {
 		return code

@@ -55,8 +55,11 @@ var rowTests = map[string]rowTest{
 	"RECOVERY_FAILURE/RECOVERY_PENDING":      rowRecoveryPending,
 	// CLI-only (history commands): tested through the CLI.
 	"INVALID_REQUEST/HISTORY_UNAVAILABLE": rowHistoryUnavailable,
-	"INVALID_REQUEST/CONTAINS_NOTEBOOK":   rowContainsNotebook, // mcp_nesting_test.go
-	"ENGINE_FAILED/BASELINE_LOST":         rowBaselineLost,     // mcp_nesting_test.go
+	"INVALID_REQUEST/UNCOMMITTED_CHANGES": rowUncommittedChanges, // cli_history_uncommitted_test.go
+	"INVALID_REQUEST/CONTAINS_NOTEBOOK":   rowContainsNotebook,   // mcp_nesting_test.go
+	"ENGINE_FAILED/BASELINE_LOST":         rowBaselineLost,       // mcp_nesting_test.go
+	"INVALID_REQUEST/DIRECTORY_NOT_EMPTY": rowDirectoryNotEmpty,  // mcp_nesting_test.go
+	"INVALID_REQUEST/STORE_MISMATCH":      rowStoreMismatch,      // mcp_store_mismatch_test.go
 }
 
 func TestMCPErrorRows(t *testing.T) {

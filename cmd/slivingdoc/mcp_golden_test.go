@@ -148,6 +148,7 @@ func (r *rawMCP) toolText(id int, tool, args string) (string, bool, json.RawMess
 	if err := json.Unmarshal(m["result"], &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" {
 		r.t.Fatalf("%s: want one text item, got %s %s", tool, m["result"], m["error"])
 	}
+	checkConforms(r.t, tool, res.StructuredContent)
 	return res.Content[0].Text, res.IsError, res.StructuredContent
 }
 

@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/slivingdoc/slivingdoc/server/mcpserver"
 )
 
 // mcpServer is one running `slivingdoc serve` and the client session on it.
@@ -90,6 +93,9 @@ func (m *mcpServer) close() {
 	m.cs = nil
 	for _, line := range strings.Split(m.stderr.String(), "\n") {
 		checkNoLeak(m.t, "log line", line, m.forbidden)
+		if strings.Contains(line, "uncatalogued token") {
+			m.t.Errorf("the server emitted a token server.Catalog lacks: %s", line)
+		}
 	}
 }
 
@@ -138,7 +144,38 @@ func (m *mcpServer) call(tool string, args any) result {
 	}
 	checkNoLeak(m.t, tool+" text", r.text, m.forbidden)
 	checkNoLeak(m.t, tool+" structured", r.raw, m.forbidden)
+	checkConforms(m.t, tool, raw)
 	return r
+}
+
+// advertised is the outputSchema the server advertises for both tools,
+// resolved once by a real JSON Schema validator (TestAdvertisedSchemaIsTheBuiltOne
+// proves a serve process advertises exactly these bytes).
+var advertised = sync.OnceValues(func() (*jsonschema.Resolved, error) {
+	var sc jsonschema.Schema
+	if err := json.Unmarshal(mcpserver.OutputSchema(), &sc); err != nil {
+		return nil, err
+	}
+	return sc.Resolve(nil)
+})
+
+// checkConforms validates one structured result against the advertised
+// outputSchema: every result the black-box suite collects through call
+// passes here, so a token missing from the catalogue fails the test that
+// provoked it.
+func checkConforms(t *testing.T, tool string, structured []byte) {
+	t.Helper()
+	res, err := advertised()
+	if err != nil {
+		t.Fatalf("outputSchema: %v", err)
+	}
+	var v any
+	if err := json.Unmarshal(structured, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Validate(v); err != nil {
+		t.Fatalf("%s: structuredContent violates the advertised outputSchema: %v\n%s", tool, err, structured)
+	}
 }
 
 func (m *mcpServer) pull() result {

@@ -22,16 +22,24 @@ import (
 
 const inspectorSpec = "../../server/mcpserver/testdata/inspector"
 
+// requireNode fails the test, never skips it, when Node.js or npm is
+// missing: the interop tests with the TypeScript SDK and the Inspector are
+// part of make test, and a skipped one would look green.
+func requireNode(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s not found: the MCP interop tests with the TypeScript SDK and the Inspector need Node.js 18 or later "+
+				"with npm on PATH (https://nodejs.org, or the nodejs and npm packages of the OS)", tool)
+		}
+	}
+}
+
 // inspectorCLI returns the directory of the installed Inspector CLI
 // package, installing it when missing.
 func inspectorCLI(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("npm"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("npm is required in CI for the Inspector interop test")
-		}
-		t.Skip("npm not found; the Inspector interop test needs Node.js")
-	}
+	requireNode(t)
 	lock, err := os.ReadFile(filepath.Join(inspectorSpec, "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,11 +82,34 @@ func rowBaselineLost(t *testing.T, nb *notebook, row server.CatalogRow) {
 		t.Fatal(err)
 	}
 	before := a.files()
-	for _, r := range []result{s.call(ToolPullName, map[string]any{}), s.call(ToolCommitName, map[string]any{"message": "m"})} {
-		wantRow(t, r, row)
-		wantNoFiles(t, r)
-	}
+	r := s.call(ToolCommitName, map[string]any{"message": "m"})
+	wantRow(t, r, row)
+	wantNoFiles(t, r)
 	if got := a.files(); len(got) != len(before) || got["kept.md"] != before["kept.md"] {
 		t.Fatalf("a refused call changed L: %q", got)
+	}
+	// A pull adopts the directory as one without a record: the edit is
+	// kept beside the notebook's text (docs/local-state.md L7).
+	r = s.call(ToolPullName, map[string]any{})
+	wantError(t, r, "CONTENT_CONFLICT", "MERGE_CONFLICT", "EDIT_FILES", false)
+	if f := r.files(); len(f) != 1 || f[0]["path"] != "kept.md" || f[0]["reason"] != "NO_RECORD" {
+		t.Fatalf("pull without a baseline: %s", r.raw)
+	}
+	if got := a.read("kept.md"); got != "<<<<<<< local\nk\nlocal edit\n=======\nk\n>>>>>>> remote\n" {
+		t.Fatalf("kept.md: %q", got)
+	}
+}
+
+// rowDirectoryNotEmpty is CLI-only: `pull` with no path argument.
+func rowDirectoryNotEmpty(t *testing.T, nb *notebook, row server.CatalogRow) {
+	a := nb.agent("a")
+	a.write("mine.md", "m\n")
+	cmd := exec.Command(a.bin, "pull")
+	cmd.Dir = a.dir
+	cmd.Env = a.env
+	out, _ := cmd.Output()
+	rep, ok := parseReport(string(out))
+	if !ok || rep.code != string(row.Code) || rep.reason != row.Reason || rep.action != string(row.Action) || rep.retryable != row.Retryable || len(rep.files) != 0 {
+		t.Fatalf("report %q, want the row %+v", out, row)
 	}
 }

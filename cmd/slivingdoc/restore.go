@@ -18,16 +18,22 @@ func init() {
 func runRestore(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("restore", "restore [flags] DIR --generation N [PATH...]",
 		"Writes the content of generation N into the notebook directory DIR as a local edit: the\n"+
-			"files named by PATH (files or directories, notebook-relative; none: the whole notebook)\n"+
-			"become as they were at N, re-created if they were deleted since, removed if they did not\n"+
-			"exist at N. Other files are untouched. Nothing is published: review the change with\n"+
-			"'slivingdoc diff DIR', then commit it; the commit merges it with later publications as\n"+
-			"any edit, so history is never rewritten. DIR must have been pulled.\n\n"+
+			"files named by PATH (files or directories, relative to DIR; none: all of DIR) become as\n"+
+			"they were at N, re-created if they were deleted since, removed if they did not exist at\n"+
+			"N. Other files are untouched; DIR may be a subdirectory of a notebook directory, and then\n"+
+			"only it changes. Nothing is published: review the change with 'slivingdoc diff DIR',\n"+
+			"then commit it; the commit merges it with later publications as any edit, so history is\n"+
+			"never rewritten. DIR must have been pulled. An empty PATH is refused.\n\n"+
+			"Uncommitted work is never lost: when a file the restore would overwrite or delete was\n"+
+			"edited since the last pull or commit, or never committed, nothing is changed and the\n"+
+			"files are named (UNCOMMITTED_CHANGES). --force goes ahead after keeping a copy of each\n"+
+			"in the private state, and prints where.\n\n"+
 			"Examples:\n"+
 			"  slivingdoc restore notes --generation 41 plan.md    bring back plan.md as of 41\n"+
 			"  slivingdoc restore notes --generation 41            the whole notebook as of 41\n"+
 			"  slivingdoc commit notes -m 'restore plan.md from generation 41'", s)
 	gen := c.fs.Uint64("generation", 0, "the generation `N` to restore from (required)")
+	force := c.fs.Bool("force", false, "replace files holding uncommitted work, after keeping a copy of each")
 	pos, code, done := c.parse(args, 1<<16)
 	if done {
 		return code
@@ -37,7 +43,7 @@ func runRestore(ctx context.Context, args []string, s stdio) int {
 		return 2
 	}
 	return c.inDir(ctx, pos[:1], false, func(e *server.Engine, dir string) error {
-		res, err := e.Restore(ctx, dir, *gen, pos[1:])
+		res, err := e.Restore(ctx, dir, *gen, pos[1:], server.HistoryWrite{Force: *force})
 		if err == nil {
 			printLocalEdit(s.out, "restored", res)
 		}
@@ -61,7 +67,9 @@ func flagSet(c *cliCommand, name string) bool {
 //	OK  restored generation 41 (not published: review, then commit)
 //	plan.md  +12 -3
 //	1 file changed, 12 insertions(+), 3 deletions(-)
-func printLocalEdit(w io.Writer, verb string, r *server.Result) {
+//	saved 1 file with uncommitted work in /home/me/.local/state/slivingdoc/dirs/.../saved/20261206T031500.123456789Z:
+//	  plan.md
+func printLocalEdit(w io.Writer, verb string, r *server.LocalEditResult) {
 	p := colourFor(w)
 	fmt.Fprintf(w, "%s  %s generation %d (not published: review, then commit)\n", p.paint(ansiGreen+ansiBold, "OK"), verb, r.Generation)
 	ins, del := 0, 0
@@ -71,4 +79,15 @@ func printLocalEdit(w io.Writer, verb string, r *server.Result) {
 		del += f.Deletions
 	}
 	fmt.Fprintln(w, totals(len(r.Files), ins, del))
+	printSaved(w, r)
+}
+
+// printSaved names the copies --force kept, if any.
+func printSaved(w io.Writer, r *server.LocalEditResult) {
+	if r.Saved != "" {
+		fmt.Fprintf(w, "saved %d %s with uncommitted work in %s:\n", len(r.SavedFiles), plural(len(r.SavedFiles), "file", "files"), safeText(r.Saved))
+		for _, f := range r.SavedFiles {
+			fmt.Fprintf(w, "  %s\n", safeText(f))
+		}
+	}
 }

@@ -21,11 +21,16 @@ func runRevert(ctx context.Context, args []string, s stdio) int {
 			"(<<<<<<< local is the later text, >>>>>>> remote the text before GEN) and the report lists\n"+
 			"their line ranges (exit 1), as a pull does. Nothing is published: review with\n"+
 			"'slivingdoc diff DIR', resolve any blocks, then commit. DIR must have been pulled at or\n"+
-			"after GEN.\n\n"+
+			"after GEN; given a subdirectory of a notebook directory, only the files below it change.\n\n"+
+			"Uncommitted work is never lost: when a file the revert would rewrite or delete was\n"+
+			"edited since the last pull or commit, or never committed, nothing is changed and the\n"+
+			"files are named (UNCOMMITTED_CHANGES). --force goes ahead after keeping a copy of each\n"+
+			"in the private state, and prints where.\n\n"+
 			"Examples:\n"+
 			"  slivingdoc log --path notes/plan.md     find the bad publication\n"+
 			"  slivingdoc revert notes 42\n"+
 			"  slivingdoc commit notes -m 'revert generation 42'", s)
+	force := c.fs.Bool("force", false, "rewrite files holding uncommitted work, after keeping a copy of each")
 	pos, code, done := c.parse(args, 2)
 	if done {
 		return code
@@ -40,9 +45,14 @@ func runRevert(ctx context.Context, args []string, s stdio) int {
 		return 2
 	}
 	return c.inDir(ctx, pos[:1], false, func(e *server.Engine, dir string) error {
-		res, err := e.Revert(ctx, dir, gen)
-		if err == nil {
+		res, err := e.Revert(ctx, dir, gen, server.HistoryWrite{Force: *force})
+		switch {
+		case err == nil:
 			printLocalEdit(s.out, "reverted", res)
+		case res != nil:
+			// Conflict blocks were written: stdout carries the report,
+			// stderr where the copies of replaced files are.
+			printSaved(s.err, res)
 		}
 		return err
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -21,12 +20,11 @@ func init() {
 // runServe speaks MCP JSON-RPC on stdin/stdout until stdin closes. Stdout
 // carries only protocol messages; logs go to stderr.
 //
-// Without --workspace-root the server makes its own session directory
-// (<tmp>/slivingdoc-XXXX/notebook) and uses it as notebook directory and
-// workspace root, so an agent simply omits path. With one, the root is the
-// notebook directory and path may address directories below it. A session
-// directory that holds files is kept on exit (they may be edits not yet
-// committed); an empty one is removed.
+// Without --workspace-root the server uses the session directory of the
+// host that started it (sessiondir.go), shared by every server process
+// that host starts, as notebook directory and workspace root, so an agent
+// simply omits path. With one, the root is the notebook directory and path
+// may address directories below it.
 func runServe(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("serve", "serve [flags]", "", s)
 	c.fs.Usage = func() {
@@ -34,7 +32,8 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(w, "Usage: slivingdoc serve [flags]\n\n"+
 			"Runs the MCP server over stdio: exactly two tools, notes_pull and notes_commit.\n"+
 			"Stdout carries only MCP JSON-RPC; logs go to stderr. Without --workspace-root the\n"+
-			"server makes a session directory (<tmp>/slivingdoc-XXXX/notebook) and serves it;\n"+
+			"server serves the session directory of the host that started it\n"+
+			"(<tmp>/slivingdoc-<uid>-<host pid>-<key>/notebook, one per host process);\n"+
 			"with one, that directory is the notebook directory and tool calls may pass a path\n"+
 			"at or below it.\n")
 		printSettingsUsage(w)
@@ -51,20 +50,15 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	}
 	log := cfg.Logger.With("module", "cli")
 	if cfg.WorkspaceRoot == "" {
-		dir, err := sessionDir()
+		// The host's session directory, shared by every server process
+		// the same host starts (sessiondir.go).
+		dir, err := sessionDir(log)
 		if err != nil {
 			fmt.Fprintf(s.err, "slivingdoc serve: session directory: %v\n", err)
 			return 2
 		}
 		cfg.WorkspaceRoot = dir
 		log.Info("session directory", "dir", dir)
-		// Only an empty session directory goes away at exit: os.Remove
-		// refuses a directory that still holds files.
-		defer func() {
-			if os.Remove(dir) == nil {
-				os.Remove(filepath.Dir(dir))
-			}
-		}()
 	}
 	if cfg.DefaultDir == "" {
 		cfg.DefaultDir = cfg.WorkspaceRoot
@@ -132,19 +126,4 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return 2
 	}
 	return 0
-}
-
-// sessionDir makes <tmp>/slivingdoc-XXXX/notebook. Symlinks in the
-// temporary directory (macOS /tmp) are resolved so the path the tools
-// report is the one the engine checks.
-func sessionDir() (string, error) {
-	base, err := os.MkdirTemp("", "slivingdoc-")
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(base); err == nil {
-		base = real
-	}
-	dir := filepath.Join(base, "notebook")
-	return dir, os.Mkdir(dir, 0o700)
 }

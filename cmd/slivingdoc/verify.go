@@ -68,6 +68,10 @@ type verifyJSON struct {
 	Objects    int             `json:"objects"`
 	Findings   []verifyFinding `json:"findings"`
 	Orphans    []verifyOrphan  `json:"orphans"`
+	// History: the oldest generation whose files the history commands
+	// read, and the oldest publication whose changes they show (0: none).
+	OldestGeneration  uint64 `json:"oldestGeneration"`
+	OldestPublication uint64 `json:"oldestPublication"`
 }
 
 type verifyFinding struct {
@@ -85,6 +89,7 @@ type verifyOrphan struct {
 func toJSON(store string, rep *remote.Report) verifyJSON {
 	out := verifyJSON{OK: rep.OK(), Store: store, Generation: rep.Generation, Chains: rep.Chains,
 		Packs: rep.Packs, Bytes: rep.Bytes, Objects: rep.Objects,
+		OldestGeneration: rep.History.Floor, OldestPublication: rep.History.Oldest,
 		Findings: []verifyFinding{}, Orphans: []verifyOrphan{}}
 	for _, f := range rep.Findings {
 		out.Findings = append(out.Findings, verifyFinding{Code: f.Code, Key: f.Key, Chain: f.Chain, Detail: noIDs(f.Detail)})
@@ -120,6 +125,9 @@ func printVerify(w io.Writer, store string, rep *remote.Report) {
 	fmt.Fprintf(w, "generation %d: %d %s, %d %s (%s), %d %s checked\n", rep.Generation,
 		rep.Chains, plural(rep.Chains, "chain", "chains"), rep.Packs, plural(rep.Packs, "pack", "packs"),
 		byteSize(rep.Bytes), rep.Objects, plural(rep.Objects, "object", "objects"))
+	if rep.Generation > 0 {
+		fmt.Fprintln(w, historyLine(rep.History))
+	}
 	for _, f := range rep.Findings {
 		where := ""
 		if f.Chain != "" {
@@ -138,6 +146,15 @@ func printVerify(w io.Writer, store string, rep *remote.Report) {
 		return
 	}
 	fmt.Fprintf(w, "%s: %d %s (see docs/operations.md, \"Reading verify\")\n", p.paint(ansiRed, "FAILED"), len(rep.Findings), plural(len(rep.Findings), "problem", "problems"))
+}
+
+// historyLine says how far back the history commands read, in the words
+// of their HISTORY_UNAVAILABLE message.
+func historyLine(r remote.Retention) string {
+	if r.Oldest == 0 {
+		return fmt.Sprintf("history: oldest retained generation %d (files only: no publication whose changes can be shown)", r.Floor)
+	}
+	return fmt.Sprintf("history: oldest retained generation %d, oldest retained publication %d", r.Floor, r.Oldest)
 }
 
 // byteSize is n in B, KiB, MiB or GiB with one decimal.

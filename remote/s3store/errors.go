@@ -7,6 +7,7 @@ import (
 	"net/http/httptrace"
 	"sync/atomic"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
@@ -44,6 +45,7 @@ func traceSend(ctx context.Context) (context.Context, *atomic.Bool) {
 //	response 412; 409 or 404 to a conditional    remote.ErrPrecondition
 //	response 404 (NoSuchKey, NotFound)            remote.ErrNotFound
 //	response 404 NoSuchBucket                     remote.ErrUnavailable (misconfigured, not an empty notebook)
+//	credentials could not be obtained             remote.ErrNoCredentials (nothing sent)
 //	response 401, 403                             remote.ErrAccessDenied
 //	response 400 BadDigest and kin                remote.ErrIntegrity (the server refused our checksum)
 //	response 500/502/504 to a write               remote.ErrAmbiguous
@@ -52,6 +54,10 @@ func traceSend(ctx context.Context) (context.Context, *atomic.Bool) {
 //	no response, request written, read            remote.ErrUnavailable
 //	no response, request written, write           remote.ErrAmbiguous (timeout or reset after sending)
 func mapS3Error(kind s3OpKind, sent bool, err error) error {
+	var creds *credentialsError
+	if errors.As(err, &creds) {
+		return fmt.Errorf("%w: %w", remote.ErrNoCredentials, err)
+	}
 	var resp *smithyhttp.ResponseError
 	if errors.As(err, &resp) && resp.HTTPStatusCode() != 0 {
 		return fmt.Errorf("%w: %w", s3StatusSentinel(kind, resp.HTTPStatusCode(), s3ErrorCode(err)), err)
@@ -98,4 +104,43 @@ func s3ErrorCode(err error) string {
 		return api.ErrorCode()
 	}
 	return ""
+}
+
+// credentialsError marks a failure of the credential chain. The SDK
+// reports one only as text ("get identity: get credentials: failed to
+// refresh cached credentials, ..."), so the chain is wrapped where the
+// client is built and mapS3Error recognises the mark by type.
+type credentialsError struct{ err error }
+
+func (e *credentialsError) Error() string { return e.err.Error() }
+func (e *credentialsError) Unwrap() error { return e.err }
+
+// markedCredentials is the client's credential chain with its failures
+// marked. A cancelled or timed-out call is left as it is: the chain may
+// have had credentials to give.
+type markedCredentials struct{ aws.CredentialsProvider }
+
+func (m markedCredentials) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	c, err := m.CredentialsProvider.Retrieve(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return c, &credentialsError{err}
+	}
+	return c, err
+}
+
+// ProviderSources forwards the chain's description, which the SDK puts in
+// its user agent.
+func (m markedCredentials) ProviderSources() []aws.CredentialSource {
+	if s, ok := m.CredentialsProvider.(aws.CredentialProviderSource); ok {
+		return s.ProviderSources()
+	}
+	return nil
+}
+
+// markCredentials wraps p (nil stays nil: the client then signs nothing).
+func markCredentials(p aws.CredentialsProvider) aws.CredentialsProvider {
+	if p == nil {
+		return nil
+	}
+	return markedCredentials{p}
 }

@@ -123,6 +123,7 @@ func New(ctx context.Context, cfg Config) (remote.Store, error) {
 	if awsCfg.Region == "" {
 		awsCfg.Region = DefaultRegion
 	}
+	awsCfg.Credentials = markCredentials(awsCfg.Credentials) // mapS3Error: ErrNoCredentials
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)

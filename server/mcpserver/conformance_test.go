@@ -71,6 +71,8 @@ var edgeDeviations = map[string]struct {
 }{
 	"06": {"params that do not decode are -32602, without Go decoder text",
 		[]string{`{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid params: the initialize request does not match its schema"}}`}},
+	"13": {"a cursor that does not decode gets a message of ours, not Go decoder text",
+		[]string{`{"jsonrpc":"2.0","id":13,"error":{"code":-32602,"message":"Invalid params: the cursor is not one this server issued; list from the start without a cursor"}}`}},
 	"21": {"params that do not decode are -32602, without Go decoder text",
 		[]string{`{"jsonrpc":"2.0","id":21,"error":{"code":-32602,"message":"Invalid params: the tools/call request does not match its schema"}}`}},
 	"58": {`"id": null is an invalid request, refused (mcp-go drops it silently)`,
@@ -82,6 +84,10 @@ var edgeDeviations = map[string]struct {
 		[]string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}`}},
 	"68": {"a boolean id is refused, not echoed",
 		[]string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}`}},
+	"71": {"a request with no method says so (mcp-go: \"Method  not found\", an empty name)",
+		[]string{`{"jsonrpc":"2.0","id":52,"error":{"code":-32601,"message":"Method not found: the request has no method"}}`}},
+	"76": {"a cursor that does not decode gets a message of ours, at 2026-07-28 too",
+		[]string{`{"jsonrpc":"2.0","id":57,"error":{"code":-32602,"message":"Invalid params: the cursor is not one this server issued; list from the start without a cursor"}}`}},
 	"84": {"an id that is not an integer is an invalid request rather than unparsable",
 		[]string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}`}},
 }

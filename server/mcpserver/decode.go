@@ -19,6 +19,11 @@ import (
 // schema: JSON Schema maxLength counts code points.
 const maxPathBytes = 4096
 
+// maxComponentBytes bounds each '/'-separated component of path, as the
+// notebook's content rules bound a name segment (and as NAME_MAX does on
+// the common file systems).
+const maxComponentBytes = 255
+
 // args is one decoded tool input.
 type args struct {
 	path       string // "" = the server's notebook directory; otherwise absolute, ~/ expanded
@@ -113,6 +118,14 @@ func (a *args) validate(tool string) *server.Error {
 		}
 		if !filepath.IsAbs(a.path) {
 			return invalidArgument("%s: path must be absolute (or begin with ~/); omit it for the server's notebook directory.", tool)
+		}
+		// A component no file system can hold is the caller's input, not a
+		// local failure to retry: the OS would answer ENAMETOOLONG, which
+		// the engine reports as ENGINE_FAILED/LOCAL_IO, retryable.
+		for _, c := range strings.Split(a.path, "/") {
+			if len(c) > maxComponentBytes {
+				return invalidArgument("%s: a path component is %d bytes; the limit is 255.", tool, len(c))
+			}
 		}
 	}
 	if tool != ToolCommit {

@@ -33,6 +33,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"tilde without slash", ToolPull, `{"path":"~"}`, server.ReasonInvalidArgument},
 		{"nul in path", ToolPull, `{"path":"/a\u0000b"}`, server.ReasonInvalidArgument},
 		{"path over 4096 bytes", ToolPull, `{"path":"` + long + `"}`, server.ReasonInvalidArgument},
+		{"4,000-byte path component", ToolPull, `{"path":"/nb/` + strings.Repeat("c", 4000) + `"}`, server.ReasonInvalidArgument},
+		{"256-byte path component", ToolCommit, `{"message":"m","path":"/nb/` + strings.Repeat("n", 256) + `/x"}`, server.ReasonInvalidArgument},
 		{"missing message", ToolCommit, `{}`, server.ReasonInvalidArgument},
 		{"absent arguments on commit", ToolCommit, ``, server.ReasonInvalidArgument},
 		{"nul in message", ToolCommit, `{"message":"a\u0000"}`, server.ReasonInvalidArgument},
@@ -66,7 +68,8 @@ func TestDecodeAccepts(t *testing.T) {
 	if err != nil {
 		t.Skip("no home directory:", err)
 	}
-	maxPath := "/" + strings.Repeat("a", maxPathBytes-1)
+	// 4,096 bytes in components of 255 bytes (the other bound) and slashes.
+	maxPath := strings.Repeat("/"+strings.Repeat("a", 255), 15) + "/" + strings.Repeat("b", 255)
 	maxMsg := strings.Repeat("é", server.MaxMessageBytes/2)
 	cases := []struct {
 		name, tool, raw string
@@ -78,7 +81,7 @@ func TestDecodeAccepts(t *testing.T) {
 		{"empty path", ToolPull, `{"path":""}`, args{}},
 		{"absolute path", ToolPull, `{"path":"/w/notes"}`, args{path: "/w/notes"}},
 		{"tilde path", ToolPull, `{"path":"~/notes"}`, args{path: filepath.Join(home, "notes")}},
-		{"path of exactly 4096 bytes", ToolPull, `{"path":"` + maxPath + `"}`, args{path: maxPath}},
+		{"path of exactly 4096 bytes, components of 255", ToolPull, `{"path":"` + maxPath + `"}`, args{path: maxPath}},
 		{"message kept byte for byte", ToolCommit, `{"message":"  fix\ttypo \u200b\n","path":""}`, args{message: "  fix\ttypo \u200b\n", hasMessage: true}},
 		{"surrogate pair", ToolCommit, `{"message":"smile \ud83d\ude00 \\ud800 escaped"}`, args{message: "smile 😀 \\ud800 escaped", hasMessage: true}},
 		{"message of exactly 16384 bytes", ToolCommit, `{"message":"` + maxMsg + `"}`, args{message: maxMsg, hasMessage: true}},

@@ -25,6 +25,7 @@
 //	                        (ids above 2^53 intact; mcp-go decodes to float64)
 //	                        cancelled request: no response at all
 //	                        -32600 "unparsable ...": -32602, no Go text
+//	                        no method, bad tools/list cursor: our message
 //	                        ─▶ stdout; the first failed write ends serving
 //
 // End of input, ctx cancellation (SIGTERM, SIGHUP, SIGINT in serve) and a
@@ -53,7 +54,11 @@
 //	  ─▶ completion log record (same mcpReqID = diagnosticId)
 //
 // Both tools advertise outputSchema (schema.go): the success object or the
-// structured error, since clients validate structuredContent either way.
+// structured error, since clients validate structuredContent either way;
+// the error's tokens are enums built from server.Catalog. An envelope with
+// a token the catalogue lacks is answered as ENGINE_FAILED/INTERNAL, with
+// an error log record naming the token, rather than fail every validating
+// client.
 //
 // Domain errors, including bad arguments, are always isError results built
 // from *server.Error; the handler never returns a Go error for them, so no

@@ -56,6 +56,8 @@ const (
 	msgDupID     = "Invalid Request: id appears more than once"
 	msgTooLarge  = "Invalid Request: the message exceeds 4,194,304 bytes"
 	msgParams    = "Invalid params: the %s request does not match its schema"
+	msgNoMethod  = "Method not found: the request has no method"
+	msgCursor    = "Invalid params: the cursor is not one this server issued; list from the start without a cursor"
 )
 
 // errShutdown cancels the tool calls still running ShutdownGrace after
@@ -534,10 +536,14 @@ func (e *edge) restoreAliases(line []byte) []byte {
 	})
 }
 
-// fixError replaces mcp-go's answer to params that do not decode
-// (-32600 "unparsable <method> request: json: cannot unmarshal ...") with
-// JSON-RPC's -32602 and a message of ours, so no Go decoder text reaches
-// the peer.
+// fixError replaces mcp-go's protocol errors whose text is not fit for a
+// peer with JSON-RPC's code and a message of ours:
+//   - params that do not decode (-32600 "unparsable <method> request: json:
+//     cannot unmarshal ...") become -32602, without Go decoder text;
+//   - a request with no method (-32601 "Method  not found", the empty name
+//     between two spaces) says so;
+//   - a tools/list cursor that does not decode (-32602 "illegal base64
+//     data at input byte 0") says what a cursor is.
 func fixError(line []byte, method string) []byte {
 	if !bytes.Contains(line, []byte(`"error":`)) {
 		return line
@@ -554,11 +560,17 @@ func fixError(line []byte, method string) []byte {
 	if json.Unmarshal(line, &m) != nil {
 		return line
 	}
-	if !strings.HasPrefix(m.Error.Message, "unparsable ") && !strings.Contains(m.Error.Message, "json: ") {
+	switch {
+	case strings.HasPrefix(m.Error.Message, "unparsable ") || strings.Contains(m.Error.Message, "json: "):
+		m.Error.Code = -32602
+		m.Error.Message = fmt.Sprintf(msgParams, boundText(method, 64))
+	case m.Error.Code == -32601 && method == "":
+		m.Error.Message = msgNoMethod
+	case m.Error.Code == -32602 && method == "tools/list" && !strings.HasPrefix(m.Error.Message, "Invalid params"):
+		m.Error.Message = msgCursor
+	default:
 		return line
 	}
-	m.Error.Code = -32602
-	m.Error.Message = fmt.Sprintf(msgParams, boundText(method, 64))
 	m.Error.Data = nil
 	b, err := json.Marshal(m)
 	if err != nil {

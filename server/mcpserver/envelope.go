@@ -61,5 +61,39 @@ func newErr(e *server.Error, diagID string, p pathSets, sc *diag.Scrubber) diag.
 	return diag.NewEnvelope(e, diagID, p.writable, p.readOnly, sc)
 }
 
+// catalogued is every token the outputSchema allows, by field.
+var catalogued = func() map[string]map[string]bool {
+	t := server.CatalogTokens()
+	set := func(s []string) map[string]bool {
+		m := make(map[string]bool, len(s))
+		for _, v := range s {
+			m[v] = true
+		}
+		return m
+	}
+	return map[string]map[string]bool{"code": set(t.Codes), "reason": set(t.Reasons), "action": set(t.Actions), "file": set(t.FileReasons)}
+}()
+
+// uncatalogued names the first token of env that server.Catalog lacks,
+// or returns "". Such an envelope would fail the outputSchema every
+// validating client checks, turning a domain error into a protocol error,
+// so the caller replaces it (a test fails on the log record first).
+func uncatalogued(env diag.Envelope) string {
+	switch {
+	case !catalogued["code"][env.Code]:
+		return "code " + env.Code
+	case !catalogued["reason"][env.Reason]:
+		return "reason " + env.Reason
+	case !catalogued["action"][env.Action]:
+		return "action " + env.Action
+	}
+	for _, f := range env.Files {
+		if !catalogued["file"][f.Reason] {
+			return "file reason " + f.Reason
+		}
+	}
+	return ""
+}
+
 // errText is the candid text item (diag.Envelope.Text, plain).
 func errText(r diag.Envelope) string { return r.Text(diag.Style{}) }

@@ -71,7 +71,7 @@ caller's next step, and a ` + "`retryable`" + ` verdict. File entries carry thei
 ` + "`reason`" + `. Branch on these tokens; message text can change between releases.
 
 Over MCP an error is a tool result with ` + "`isError: true`" + `, one text item and this
-structured object (fields in this order; see ` + "`spec/mcp-tools.md`" + `):
+structured object (fields in this order; see [mcp-tools.md](mcp-tools.md)):
 
 | field | presence | meaning |
 | --- | --- | --- |
@@ -101,6 +101,16 @@ followed, when present, by ` + "`detail: …`" + ` (after the message), one ` + 
 file (` + "`lines a-b, c-d`" + ` when it has ranges), and after the diagnostic ID
 ` + "`recovery: stage … · remoteAccepted … · resynchronized …`" + `, ` + "`writable: …`" + ` and
 ` + "`read-only: …`" + `.
+
+Two documented exceptions to the rules above, both about secrets (see
+` + "`docs/secrets.md`" + `):
+
+- ` + "`files[].path`" + ` is the caller's path as it is, except for a new file or
+  directory name that holds a recognised credential: the path is reported
+  with each credential replaced by ` + "`[secret]`" + ` (e.g. ` + "`[secret].md`" + `), with the
+  file reason ` + "`SECRET_IN_NAME`" + `, so the secret is never echoed.
+- ` + "`INVALID_CONTENT`" + ` is about files, except for ` + "`SECRET_IN_MESSAGE`" + `: the commit
+  message holds a recognised credential, and ` + "`files`" + ` is empty.
 
 Not domain errors: a cancelled request and a malformed JSON-RPC message are
 protocol errors. A store that does not enforce conditional writes found at

@@ -1,16 +1,26 @@
 package mcpserver
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
 
 // outputSchema is both tools' advertised outputSchema. It describes the
 // success object (spec/mcp-tools.md, "The success result") and, as a second
 // alternative, the structured error: MCP clients validate structuredContent
 // against outputSchema whenever it is present, isError or not (the
 // TypeScript SDK's client does), so a schema of the success object alone
-// would make every domain error a client-side validation failure. Tokens
-// are patterns, not enums, so a new reason or action in server.Catalog
-// never changes the advertised bytes.
-var outputSchema = json.RawMessage(compactJSON(`{
+// would make every domain error a client-side validation failure.
+//
+// Codes, reasons, actions and file reasons are enums of exactly the tokens
+// of server.Catalog (server.CatalogTokens), not a looser pattern: a
+// pattern once excluded a token the server emits (INVALID_UTF8 has a
+// digit), and clients that validate turned that domain error into a
+// protocol error. A new row in the catalogue changes the advertised
+// schema; testdata/outputschema.json snapshots it.
+var outputSchema = json.RawMessage(compactJSON(withTokens(`{
   "type": "object",
   "anyOf": [
     {
@@ -41,9 +51,9 @@ var outputSchema = json.RawMessage(compactJSON(`{
     {
       "description": "A domain error (isError is true).",
       "properties": {
-        "code": {"type": "string", "pattern": "^[A-Z][A-Z_]*$", "not": {"const": "OK"}},
-        "reason": {"type": "string", "pattern": "^[A-Z][A-Z_]*$"},
-        "action": {"type": "string", "pattern": "^[A-Z][A-Z_]*$"},
+        "code": {"type": "string", "enum": @CODES@},
+        "reason": {"type": "string", "enum": @REASONS@},
+        "action": {"type": "string", "enum": @ACTIONS@},
         "diagnosticId": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
         "retryable": {"type": "boolean"},
         "message": {"type": "string"},
@@ -52,7 +62,7 @@ var outputSchema = json.RawMessage(compactJSON(`{
           "type": "object",
           "properties": {
             "path": {"type": "string"},
-            "reason": {"type": "string", "pattern": "^[A-Z][A-Z_]*$"},
+            "reason": {"type": "string", "enum": @FILE_REASONS@},
             "ranges": {"type": "array", "items": {
               "type": "object",
               "properties": {"start": {"type": "integer", "minimum": 1}, "end": {"type": "integer", "minimum": 1}},
@@ -80,7 +90,17 @@ var outputSchema = json.RawMessage(compactJSON(`{
       "additionalProperties": false
     }
   ]
-}`))
+}`, server.CatalogTokens())))
+
+// withTokens puts the catalogue's tokens into the schema's enums.
+func withTokens(schema string, t server.Tokens) string {
+	list := func(s []string) string {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	return strings.NewReplacer("@CODES@", list(t.Codes), "@REASONS@", list(t.Reasons),
+		"@ACTIONS@", list(t.Actions), "@FILE_REASONS@", list(t.FileReasons)).Replace(schema)
+}
 
 // compactJSON keeps the source readable and the advertised bytes compact.
 func compactJSON(s string) []byte {

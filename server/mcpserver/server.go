@@ -177,6 +177,13 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 // keys or private paths, is kept for debug level only.
 func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *mcp.CallToolResult {
 	env := newErr(e, id, a.sets, a.scrub)
+	if tok := uncatalogued(env); tok != "" {
+		// Never reached by the tokens the engine emits (every one is a
+		// catalogue row); if one slips through, the caller still gets a
+		// result its client accepts, and the log says what to add.
+		a.log.Error("uncatalogued token in a domain error; add it to server.Catalog", "mcpReqID", id, "token", tok)
+		env = newErr(diag.Internal(e), id, a.sets, a.scrub)
+	}
 	attrs := []any{"mcpReqID", id, "tool", tool, "code", env.Code, "reason", env.Reason, "ms", since(start)}
 	if e.Cause != nil {
 		attrs = append(attrs, "cause", a.scrub.Text(e.Cause.Error()))

@@ -75,6 +75,12 @@ func TestStoreFaultAcceptanceUnknown(t *testing.T) {
 	if _, txt, isErr := callTool(t, cs, ToolPull, nil); isErr {
 		t.Fatal(txt)
 	}
+	// The first commit to a store also names it (remote/storeid.go): one
+	// read more than any later commit.
+	write("0\n")
+	if _, txt, isErr := callTool(t, cs, ToolCommit, map[string]any{"message": "zero"}); isErr {
+		t.Fatal(txt)
+	}
 	// A clean commit tells how many reads precede the replace of `current`.
 	write("a\n")
 	before := mem.Calls(memstore.OpGet)

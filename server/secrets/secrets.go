@@ -25,6 +25,8 @@ package secrets
 import (
 	"bytes"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -149,8 +151,15 @@ func (l *lazyRegexp) get() *regexp.Regexp {
 	return l.re
 }
 
-// Added returns the credentials in the lines of new that old lacks (old
-// nil: every line is added), ordered by line.
+// Added returns the credentials that the lines of new which old lacks
+// make or complete (old nil: every line is added), ordered by line.
+//
+// A credential is read with the lines around it: an AWS key ID and its
+// secret on nearby lines, a PEM block from BEGIN to END. It counts when
+// any line it is made of is added, so one completed across commits (the
+// key ID accepted earlier, its secret added now; BEGIN and body earlier,
+// END now) is found, while one whose lines were all accepted earlier does
+// not block a commit that adds other lines around it.
 func Added(old, new []byte) []Finding {
 	if appendedClean(old, new) {
 		return nil
@@ -162,9 +171,16 @@ func Added(old, new []byte) []Finding {
 func addedByLines(old, new []byte) []Finding {
 	lines := splitLines(new)
 	added := addedLines(old, lines)
+	// Without a BEGIN line anywhere no PEM block can hold an added line,
+	// and the context is the AWS pair's few lines: most commits.
+	back := nearLines
+	if bytes.Contains(new, []byte(pemMarker)) {
+		back = maxPEMLines
+	}
+	window := contextOf(added, back)
 	var out []Finding
 	for i, line := range lines {
-		if !added[i] {
+		if !window[i] {
 			continue
 		}
 		for ri := range Rules {
@@ -172,12 +188,42 @@ func addedByLines(old, new []byte) []Finding {
 			if !hasAnchor(line, r.anchors) {
 				continue
 			}
-			if f, ok := r.find(lines, i); ok {
+			if f, ok := r.find(lines, i, added); ok {
 				out = append(out, f)
 			}
 		}
 	}
 	return out
+}
+
+// contextOf marks the lines a credential holding an added line may start
+// on: an added line, up to back lines before it (an AWS key ID above its
+// added secret, within nearLines; a PEM block whose BEGIN line was
+// accepted earlier and whose body or END line is added now, within
+// maxPEMLines), and up to nearLines after it (an AWS key ID below its
+// added secret).
+func contextOf(added []bool, back int) []bool {
+	window := make([]bool, len(added))
+	reach := 0 // lines still to mark, walking up from the last added line
+	for a := len(added) - 1; a >= 0; a-- {
+		if added[a] {
+			reach = back + 1
+		}
+		if reach > 0 {
+			window[a] = true
+			reach--
+		}
+	}
+	last := -1
+	for a := range added {
+		if added[a] {
+			last = a
+		}
+		if last >= 0 && a-last <= nearLines {
+			window[a] = true
+		}
+	}
+	return window
 }
 
 // Scan returns every credential in content.
@@ -192,11 +238,21 @@ func hasAnchor(line []byte, anchors []string) bool {
 	return false
 }
 
-// find applies r to line i (zero-based) of lines.
-func (r *Rule) find(lines [][]byte, i int) (Finding, bool) {
+// find applies r to line i (zero-based) of lines: a finding counts when
+// one of the lines it is made of is added.
+func (r *Rule) find(lines [][]byte, i int, added []bool) (Finding, bool) {
 	line := lines[i]
 	if r.pattern == pemBegin {
-		return pemBlock(r.Name, lines, i)
+		f, ok := pemBlock(r.Name, lines, i)
+		if !ok {
+			return Finding{}, false
+		}
+		for j := f.Start - 1; j < f.End; j++ {
+			if added[j] {
+				return f, true
+			}
+		}
+		return Finding{}, false
 	}
 	for _, m := range r.pattern.get().FindAllSubmatchIndex(line, -1) {
 		tok := line[m[2]:m[3]]
@@ -204,18 +260,82 @@ func (r *Rule) find(lines [][]byte, i int) (Finding, bool) {
 			continue // a placeholder
 		}
 		if !r.near {
+			if !added[i] {
+				return Finding{}, false
+			}
 			return Finding{Rule: r.Name, Start: i + 1, End: i + 1}, true
 		}
 		if bytes.HasSuffix(tok, []byte("EXAMPLE")) {
 			continue // AWS's documented example key
 		}
 		for j := max(0, i-nearLines); j < min(len(lines), i+nearLines+1); j++ {
-			if hasAWSSecret(lines[j]) {
+			if (added[i] || added[j]) && hasAWSSecret(lines[j]) {
 				return Finding{Rule: r.Name, Start: min(i, j) + 1, End: max(i, j) + 1}, true
 			}
 		}
 	}
 	return Finding{}, false
+}
+
+// Placeholder replaces a credential in a name that is reported (Redact).
+const Placeholder = "[secret]"
+
+// Redact replaces every credential in one line of text (a file or
+// directory name) by Placeholder; found is false when there is none. An
+// AWS key ID counts with its secret on the same line, and both are
+// replaced. PEM blocks span lines and cannot be in a name.
+func Redact(text string) (redacted string, found bool) {
+	line := []byte(text)
+	var spans [][2]int
+	for ri := range Rules {
+		r := &Rules[ri]
+		if r.pattern == pemBegin || !hasAnchor(line, r.anchors) {
+			continue
+		}
+		for _, m := range r.pattern.get().FindAllSubmatchIndex(line, -1) {
+			tok := line[m[2]:m[3]]
+			if r.minDistinct > 0 && distinct(tok[min(r.bodyFrom, len(tok)):]) < r.minDistinct {
+				continue
+			}
+			if r.near {
+				if bytes.HasSuffix(tok, []byte("EXAMPLE")) || !hasAWSSecret(line) {
+					continue
+				}
+				spans = append(spans, awsSecretSpans(line)...)
+			}
+			spans = append(spans, [2]int{m[2], m[3]})
+		}
+	}
+	if len(spans) == 0 {
+		return text, false
+	}
+	// Merge overlapping spans, then replace from the start.
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		if sp[1] <= at {
+			continue
+		}
+		if sp[0] >= at {
+			b.WriteString(text[at:sp[0]])
+			b.WriteString(Placeholder)
+		}
+		at = sp[1]
+	}
+	b.WriteString(text[at:])
+	return b.String(), true
+}
+
+// awsSecretSpans are the spans of the secret access keys on line.
+func awsSecretSpans(line []byte) [][2]int {
+	var out [][2]int
+	for _, m := range awsSecret.get().FindAllSubmatchIndex(line, -1) {
+		if hasAWSSecret(line[m[2]:m[3]]) {
+			out = append(out, [2]int{m[2], m[3]})
+		}
+	}
+	return out
 }
 
 func hasAWSSecret(line []byte) bool {

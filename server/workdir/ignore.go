@@ -24,6 +24,9 @@ import (
 //   - A trailing '/' matches directories only (`cache/`).
 //   - An ignored directory is not descended: everything below it is
 //     ignored. Matching is case-sensitive. There is no negation ('!').
+//   - A pattern, or the set, that would leave out every file at the top
+//     or every file in every directory is refused (leavesOut): it would
+//     only make every notebook look empty.
 //
 // Matching costs one or two byte lookups for most names: the common
 // patterns compile to literal/prefix/suffix tests, and a name whose first
@@ -125,11 +128,93 @@ func NewIgnore(patterns []string, defaults bool) (*Ignore, error) {
 		}
 	}
 	for _, raw := range all {
-		if err := r.add(strings.TrimSpace(raw)); err != nil {
+		p := strings.TrimSpace(raw)
+		if err := r.add(p); err != nil {
 			return nil, fmt.Errorf("server: ignore pattern %q: %w", raw, err)
+		}
+		// Each pattern alone first, so the error names the one at fault.
+		one := &Ignore{}
+		if err := one.add(p); err != nil {
+			return nil, fmt.Errorf("server: ignore pattern %q: %w", raw, err)
+		}
+		if what := one.leavesOut(); what != "" {
+			return nil, fmt.Errorf("server: ignore pattern %q would leave out %s; name what to leave out (e.g. '*.png', 'drafts/')", raw, what)
+		}
+	}
+	if len(all) > 1 {
+		if what := r.leavesOut(); what != "" {
+			with := ""
+			if defaults {
+				with = " with the built-in set"
+			}
+			return nil, fmt.Errorf("server: the ignore patterns '%s'%s together would leave out %s", strings.Join(r.patterns, "', '"), with, what)
 		}
 	}
 	return r, nil
+}
+
+// probeNames are the names leavesOut tries: every printable ASCII
+// character a name may hold, as a one-character name, a few letters of
+// other scripts, and a few ordinary longer names. A glob that matches all
+// of them holds no literal and only classes that admit every character
+// tried, so it matches every name a user is likely to write.
+var probeNames = func() []string {
+	var names []string
+	for c := byte('!'); c <= '~'; c++ {
+		names = append(names, string(c))
+	}
+	names = append(names, "é", "ß", "Ω", "я", "日", "😀", "notes.md", ".hidden", "a b", "README", "x.y.z")
+	valid := names[:0]
+	for _, n := range names {
+		if nameReason(n) == "" {
+			valid = append(valid, n)
+		}
+	}
+	return valid
+}()
+
+// leavesOut says what r would leave out of every notebook, "" when it
+// keeps something: every file at the top (`*`, `**`, `/*`, `**/*`), or
+// every file in every directory (`*/`, `*/*`, `*/**`). Such a rule set
+// makes every notebook look empty, and every pull or commit that follows
+// would publish or receive nothing without saying why, so it is refused
+// as a configuration error rather than obeyed.
+func (r *Ignore) leavesOut() string {
+	root := r.rootStates()
+	if !r.keepsAFile(root) {
+		return "every file at the top of the notebook"
+	}
+	if !r.dirKeepsAFile(root, 1) {
+		return "every file in every directory of the notebook"
+	}
+	return ""
+}
+
+// keepsAFile reports whether some probe name, as a file in a directory
+// with states st, is not ignored.
+func (r *Ignore) keepsAFile(st dirStates) bool {
+	for _, n := range probeNames {
+		if ign, _ := r.matchEntry(st, n, false); !ign {
+			return true
+		}
+	}
+	return false
+}
+
+// dirKeepsAFile reports whether some probe name, as a directory in a
+// directory with states st, is not ignored and keeps a file, directly or
+// (depth > 0) in a directory of its own.
+func (r *Ignore) dirKeepsAFile(st dirStates, depth int) bool {
+	for _, n := range probeNames {
+		ign, below := r.matchEntry(st, n, true)
+		if ign {
+			continue
+		}
+		if r.keepsAFile(below) || depth > 0 && r.dirKeepsAFile(below, depth-1) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Ignore) add(p string) error {
@@ -162,20 +247,18 @@ func (r *Ignore) add(p string) error {
 		}
 	}
 	if !anchored {
-		if p == "**" {
-			return fmt.Errorf("'**' alone would ignore the whole notebook")
-		}
 		rule.name = compileName(p)
 		r.names = append(r.names, rule)
-		switch g := rule.name; g.kind {
-		case globExact:
+		// The byte tables need a literal to index; a pattern without one
+		// (`*`, refused later as ignoring everything, but compiled first)
+		// falls back to testing every name rather than indexing "".
+		switch g := rule.name; {
+		case g.kind == globExact:
 			r.first[g.lit[0]], r.last[g.lit[len(g.lit)-1]] = true, true
-		case globPrefix:
+		case (g.kind == globPrefix || g.kind == globBoth) && g.lit != "":
 			r.first[g.lit[0]] = true
-		case globSuffix:
+		case g.kind == globSuffix && g.lit2 != "":
 			r.last[g.lit2[len(g.lit2)-1]] = true
-		case globBoth:
-			r.first[g.lit[0]] = true
 		default:
 			r.anyName = true
 		}

@@ -111,3 +111,33 @@ func TestDefaultIgnores(t *testing.T) {
 		t.Error("the defaults count as configured patterns")
 	}
 }
+
+// A pattern that would leave out every file at the top of the notebook, or
+// every file in every directory, is refused (it used to crash on `*` and
+// `*/`); one that keeps some names is not, and no pattern panics.
+func TestIgnoreRefusesEverything(t *testing.T) {
+	for _, p := range []string{"*", "*/", " * ", "**/", "/*", "/**", "**/*", "**/**", "?*", "*?", "***/", "*/*", "*/**", "/*/", "**/*/", "/*/*"} {
+		_, err := NewIgnore([]string{p}, false)
+		if err == nil {
+			t.Errorf("pattern %q accepted", p)
+			continue
+		}
+		if _, err := NewIgnore([]string{"*.png", p}, true); err == nil {
+			t.Errorf("pattern %q accepted after another one", p)
+		}
+	}
+	// Two patterns that each keep half the names leave out all of them.
+	if _, err := NewIgnore([]string{"[a-m]*", "[^a-m]*"}, false); err == nil {
+		t.Error("two complementary patterns accepted")
+	}
+	for _, p := range []string{"?", "??*", "*.md", ".*", "[^x]*", "[!-~]*", "docs/*", "*/x", "*/*/*/", "**/tmp/", "a*", "*a", "*.*"} {
+		r, err := NewIgnore([]string{p}, true)
+		if err != nil {
+			t.Errorf("pattern %q refused: %v", p, err)
+			continue
+		}
+		if r.Empty() {
+			t.Errorf("pattern %q compiled to nothing", p)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+// A directory remembers its store (server/remembered.go): the engine
+// records, for each directory it pulls or commits, the store's locator,
+// which is this command's description of the store settings it used.
+// A later command on that directory, or run inside it, that gives no
+// store setting (neither --store nor --bucket, as a flag or in the
+// environment) uses that store instead of the default, like git using a
+// clone's remote; one that names another store is refused by the engine
+// with STORE_MISMATCH.
+
+// storeLocator is the locator's JSON: the settings that select the store,
+// never a credential (those come from the AWS chain each time).
+type storeLocator struct {
+	File      string `json:"file,omitempty"`
+	Bucket    string `json:"bucket,omitempty"`
+	Prefix    string `json:"prefix,omitempty"`
+	Region    string `json:"region,omitempty"`
+	Endpoint  string `json:"endpoint,omitempty"`
+	PathStyle bool   `json:"pathStyle,omitempty"`
+}
+
+// locator is sp's locator.
+func (sp storeSpec) locator() string {
+	l := storeLocator{File: sp.fileDir}
+	if sp.s3.Bucket != "" {
+		l = storeLocator{Bucket: sp.s3.Bucket, Prefix: sp.s3.Prefix, Region: sp.s3.Region, Endpoint: sp.s3.Endpoint, PathStyle: sp.s3.PathStyle}
+	}
+	data, _ := json.Marshal(l)
+	return string(data)
+}
+
+// specOf is the store spec a locator describes (false: not one this
+// command wrote).
+func specOf(locator string) (storeSpec, bool) {
+	var l storeLocator
+	if json.Unmarshal([]byte(locator), &l) != nil {
+		return storeSpec{}, false
+	}
+	switch {
+	case l.File != "" && l.Bucket == "":
+		return storeSpec{fileDir: l.File}, true
+	case l.Bucket != "" && l.File == "":
+		return storeSpec{s3: s3store.Config{Bucket: l.Bucket, Prefix: l.Prefix, Region: l.Region, Endpoint: l.Endpoint, PathStyle: l.PathStyle}}, true
+	}
+	return storeSpec{}, false
+}
+
+// storeGiven reports whether the store was selected by a flag or the
+// environment rather than by default.
+func (s *settings) storeGiven() bool {
+	_, storeSrc := s.lookup(&setStore)
+	_, bucketSrc := s.lookup(&setBucket)
+	return storeSrc != fromDefault || bucketSrc != fromDefault
+}
+
+// rememberedStore is the store of s.Dir when no store setting was given
+// and the directory (or one above it) remembers one; spec otherwise.
+func (s *settings) rememberedStore(spec storeSpec, privateRoot string) storeSpec {
+	if s.Dir == "" || s.storeGiven() {
+		return spec
+	}
+	r, ok := server.RememberedStoreOf(privateRoot, s.Dir)
+	if !ok {
+		return spec
+	}
+	if remembered, ok := specOf(r.Locator); ok {
+		return remembered
+	}
+	return spec
+}

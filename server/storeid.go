@@ -1,0 +1,344 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// Store identity (remote/storeid.go). A URL names a place; the store ID
+// names the notebook there. Everything this host keeps about a store
+// outside it is keyed by the ID, so a store deleted and started again at
+// the same URL (a new ID) meets none of the old one's caches:
+//
+//	P/stores/<hash(URL)>/store-id   the ID last read from the store at URL and the key of its records
+//	P/stores/<key>/...              probe verdict, object caches, highest generation, contention
+//	TurnsDir/<hash(URL, ID)>.*      the machine's turns and their kept state (turns.go);
+//	                                a store not yet named: TurnsDir/<key>.*
+//
+// The key of the first store this host meets at a URL is hash(URL), the
+// key of every record made before store IDs existed, so they stay in use:
+// a store that was not yet named and is then named is the same store. A
+// store met later at the URL with another ID (or none, where there was
+// one) gets a key of its own, hash(URL, ID), and starts with empty caches.
+//
+// The ID costs no request on most calls: it is read once from the store and
+// kept in P, then read again only when the store looks different (its
+// `current` is absent, or its generation is lower than this host saw), and
+// before a commit first builds on the turns' kept state instead of a read
+// of `current` (the one path that would otherwise never look). A writer
+// names a store that has no ID yet before it publishes (nameStore).
+
+// storeKeyed is what the engine keeps per store identity. It is replaced
+// whole (Engine.keyed) when the store at the URL turns out to be another.
+type storeKeyed struct {
+	id          string // "": the store is not yet named
+	key         string // names P/stores/<key> and the turns files (hex)
+	generations *generationMemory
+	contention  remote.ContentionMemory // nil: the notebook's own (serve) or no group commit
+	turns       *localTurns             // nil: no turns
+}
+
+// newKeyed builds the keyed parts for store ID id ("": not yet named)
+// under key.
+func (e *Engine) newKeyed(id, key string) *storeKeyed {
+	dir := filepath.Join(e.private, "stores", key)
+	k := &storeKeyed{id: id, key: key, generations: newGenerationMemory(dir, e.store)}
+	if e.longLived {
+		k.generations.later = e.afterReply.start
+	}
+	if e.groupCommit && !e.longLived {
+		k.contention = newContentionFile(dir)
+	}
+	if e.turnsDir != "" {
+		// The turns' files are keyed by the ID itself whenever there is
+		// one, not by P's key: they live in the user cache dir, and
+		// outlive P's records when those are cleared (the key P then
+		// gives a named store is the URL's own, which another store
+		// that was at the URL before may have used).
+		tkey := key
+		if id != "" {
+			tkey = hashKey(e.store.Identity() + "\x00" + id)
+		}
+		k.turns = newLocalTurns(e.turnsDir, tkey)
+	}
+	return k
+}
+
+// keyedNow is the keyed parts of the store as last identified.
+func (e *Engine) keyedNow() *storeKeyed { return e.keyed.Load() }
+
+// StoreID is the ID of the engine's store as last identified ("": not
+// yet named, or not yet read).
+func (e *Engine) StoreID() string { return e.keyedNow().id }
+
+// idCacheFile is where P keeps the ID last read from the store at this URL.
+func (e *Engine) idCacheFile() string {
+	return filepath.Join(e.private, "stores", e.storeKey, "store-id")
+}
+
+// cachedKeyed is the ID and key P recorded for this URL; without a record
+// (or with a damaged one), no ID and the URL's own key.
+func (e *Engine) cachedKeyed() (id, key string, recorded bool) {
+	data, err := os.ReadFile(e.idCacheFile())
+	if err != nil {
+		return "", e.storeKey, false
+	}
+	f, ok := unsealRecord(data, 2)
+	if !ok || (f[0] != noStoreID && !remote.IsStoreID(f[0])) || len(f[1]) != len(e.storeKey) {
+		return "", e.storeKey, false
+	}
+	if f[0] == noStoreID {
+		return "", f[1], true
+	}
+	return f[0], f[1], true
+}
+
+// noStoreID stands for "not yet named" in the store-id record.
+const noStoreID = "-"
+
+// keyFor is the key of store ID id met at this URL after the store keyed
+// by prev: a store never met before here gets one of its own.
+func (e *Engine) keyFor(id string, prev *storeKeyed) string {
+	if prev.id == "" {
+		return prev.key // the same store, named now
+	}
+	if id == "" {
+		// Another store, not yet named: a key of its own, that the
+		// store it replaced cannot have.
+		return hashKey(e.store.Identity() + "\x00unnamed after\x00" + prev.id)
+	}
+	return hashKey(e.store.Identity() + "\x00" + id)
+}
+
+// identify makes sure the engine knows its store's ID: from P when it was
+// recorded, else by one read of the store (readers do not name a store:
+// one without an ID is used under its key until a writer names it).
+func (e *Engine) identify(ctx context.Context) {
+	e.identMu.Lock()
+	defer e.identMu.Unlock()
+	if e.identified {
+		return
+	}
+	if _, _, recorded := e.cachedKeyed(); recorded && e.keyedNow().id != "" {
+		e.identified = true
+		return
+	}
+	id, err := remote.ReadStoreID(ctx, e.store)
+	if err != nil {
+		// The call goes on under the key it has (the URL's own for a
+		// store this host never met, which is what a first read of the
+		// ID would give it); the operation's own requests report a
+		// store that does not answer, and the next call reads again.
+		e.log.Warn("cannot read the store ID", "err", err)
+		return
+	}
+	e.identified, e.confirmed = true, true
+	if cur := e.keyedNow(); id != cur.id {
+		e.adopt(id, e.keyFor(id, cur))
+	}
+}
+
+// adopt switches the engine to store ID id under key and records both in
+// P. The caller holds identMu. A new key's caches start empty (or as this
+// host left them for that store); its probe runs once.
+func (e *Engine) adopt(id, key string) {
+	e.keyed.Store(e.newKeyed(id, key))
+	shown := id
+	if id == "" {
+		shown = noStoreID
+	}
+	if err := writeAtomic(e.idCacheFile(), sealRecord(shown, key)); err != nil {
+		e.log.Warn("cannot record the store ID", "err", err)
+	}
+	e.probeMu.Lock()
+	e.probed = false
+	e.probeMu.Unlock()
+}
+
+// recheck reads the store's ID again and switches to it when it is not
+// the one k was built for; it returns the keyed parts to use. A failed
+// read keeps k: the caller's own check then decides.
+func (e *Engine) recheck(ctx context.Context, k *storeKeyed) *storeKeyed {
+	id, err := remote.ReadStoreID(ctx, e.store)
+	if err != nil {
+		e.log.Warn("cannot read the store ID", "err", err)
+		return k
+	}
+	e.identMu.Lock()
+	defer e.identMu.Unlock()
+	e.identified, e.confirmed = true, true
+	cur := e.keyedNow()
+	if id == cur.id {
+		return cur
+	}
+	if cur.id == "" {
+		e.log.Info("the store was named by a writer", "storeId", id)
+	} else {
+		// Another store at the same URL: deleted and started again, or
+		// replaced by a copy of a different store.
+		e.log.Warn("the store at this URL is not the one this host knew; its records are set aside", "was", cur.id, "now", id)
+	}
+	e.adopt(id, e.keyFor(id, cur))
+	return e.keyedNow()
+}
+
+// observe is the remote.Options.Observe hook: it re-checks the store's
+// identity when the state read looks like another store's (absent, or
+// below the highest generation this host saw for the ID), then checks
+// the generation against what this host saw of that store.
+func (e *Engine) observe(ctx context.Context, s remote.State) error {
+	k := e.keyedNow()
+	if s.Generation() == 0 {
+		k = e.recheck(ctx, k)
+	}
+	err := k.generations.observe(ctx, s)
+	if errors.Is(err, remote.ErrGenerationRegressed) && s.Generation() != 0 {
+		if nk := e.recheck(ctx, k); nk != k {
+			err = nk.generations.observe(ctx, s)
+		}
+	}
+	return err
+}
+
+// nameStore gives the store an ID before this engine first publishes to
+// it, when it has none (the first publication to a new store, or to one
+// an older binary made).
+func (e *Engine) nameStore(ctx context.Context) error {
+	if e.keyedNow().id != "" {
+		return nil
+	}
+	id, err := remote.EnsureStoreID(ctx, e.store)
+	if err != nil {
+		return err
+	}
+	e.identMu.Lock()
+	defer e.identMu.Unlock()
+	e.identified, e.confirmed = true, true
+	if cur := e.keyedNow(); cur.id != id {
+		e.adopt(id, e.keyFor(id, cur))
+	}
+	return nil
+}
+
+// confirmStore reports whether the ID this engine works under was read
+// from the store by this engine (rather than from P): the turns' kept
+// state may only be built on then, since building on it makes no read of
+// `current` that would show a store replaced since (issue 37: a commit
+// built on the old store's generation left a pack that made every host
+// refuse the new store). One GET, once per engine.
+func (e *Engine) confirmStore(ctx context.Context) bool {
+	e.identMu.Lock()
+	done := e.confirmed
+	e.identMu.Unlock()
+	if done {
+		return true
+	}
+	k := e.keyedNow()
+	id, err := remote.ReadStoreID(ctx, e.store)
+	if err != nil {
+		e.log.Warn("cannot read the store ID", "err", err)
+		return false
+	}
+	if id == k.id {
+		e.identMu.Lock()
+		e.confirmed = true
+		e.identMu.Unlock()
+		return true
+	}
+	e.recheck(ctx, k)
+	return false
+}
+
+// keyedTurns and keyedContention hand the notebook's calls to the parts
+// of the store as last identified, so that a switch to another ID takes
+// effect at once, in calls already running too.
+type keyedTurns struct{ e *Engine }
+
+func (t keyedTurns) Take(ctx context.Context, waiting func() bool) (func(), bool) {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		return lt.Take(ctx, waiting)
+	}
+	return func() {}, false
+}
+
+func (t keyedTurns) Pack(key string) []byte {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		return lt.Pack(key)
+	}
+	return nil
+}
+
+func (t keyedTurns) KeepPack(key string, data []byte) {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		lt.KeepPack(key, data)
+	}
+}
+
+func (t keyedTurns) Current() ([]byte, string, bool) {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		return lt.Current()
+	}
+	return nil, "", false
+}
+
+func (t keyedTurns) KeepCurrent(data []byte, etag string, reliable bool) {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		lt.KeepCurrent(data, etag, reliable)
+	}
+}
+
+func (t keyedTurns) Offer(parentGeneration uint64, publication string, data []byte) error {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		return lt.Offer(parentGeneration, publication, data)
+	}
+	return errors.New("server: no turns for this store")
+}
+
+func (t keyedTurns) Offered(parentGeneration uint64) ([][]byte, int) {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		return lt.Offered(parentGeneration)
+	}
+	return nil, 0
+}
+
+func (t keyedTurns) Withdraw(parentGeneration uint64, publication string) {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		lt.Withdraw(parentGeneration, publication)
+	}
+}
+
+func (t keyedTurns) Waiting(publication string, waiting bool) {
+	if lt := t.e.keyedNow().turns; lt != nil {
+		lt.Waiting(publication, waiting)
+	}
+}
+
+type keyedContention struct{ e *Engine }
+
+func (c keyedContention) Load() remote.ContentionRecord {
+	if m := c.e.keyedNow().contention; m != nil {
+		return m.Load()
+	}
+	return remote.ContentionRecord{}
+}
+
+func (c keyedContention) Save(r remote.ContentionRecord) {
+	if m := c.e.keyedNow().contention; m != nil {
+		m.Save(r)
+	}
+}
+
+// The forwarders and what they forward to implement the notebook's hooks.
+var (
+	_ remote.Turnstile        = keyedTurns{}
+	_ remote.Nearby           = keyedTurns{}
+	_ remote.Offers           = keyedTurns{}
+	_ remote.ContentionMemory = keyedContention{}
+	_ remote.Turnstile        = (*localTurns)(nil)
+	_ remote.Nearby           = (*localTurns)(nil)
+	_ remote.Offers           = (*localTurns)(nil)
+)
