@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -77,6 +78,7 @@ func (d dirState) savePending(r *pendingRecord) error {
 }
 
 func (d dirState) removePending() error {
+	crashpoint.Hit(cpRemoveState, "pending")
 	err := os.Remove(d.file("pending"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/merge"
 )
@@ -154,8 +155,10 @@ func (d dirState) loadRewrite(sum string) (*rewriteRecord, error) {
 func (d dirState) removeRewrite() {
 	names, _ := filepath.Glob(filepath.Join(d.path, rewritePrefix+"*"))
 	for _, n := range names {
+		crashpoint.Hit(cpRemoveState, filepath.Base(n))
 		os.Remove(n)
 	}
+	crashpoint.Hit(cpRemoveState, nextBaselineFile)
 	os.Remove(d.file(nextBaselineFile))
 }
 
@@ -177,6 +180,7 @@ func (d dirState) saveNextBaseline(next *baseline) ([32]byte, []byte, error) {
 // fsync of P's directory).
 func (d dirState) installNextBaseline(next *baseline, data []byte) error {
 	d.kept.forgetBaseline()
+	crashpoint.Hit(cpInstallBaseline, nextBaselineFile)
 	if err := os.Rename(d.file(nextBaselineFile), d.file("baseline")); err != nil {
 		return err
 	}

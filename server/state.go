@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -630,6 +631,7 @@ func (p *preparedBaseline) matches(b *baseline) bool {
 // install makes the prepared file the baseline (rename, then fsync of
 // P's directory, as writeAtomic).
 func (p *preparedBaseline) install(d dirState) error {
+	crashpoint.Hit(cpInstallBaseline, "baseline")
 	if err := os.Rename(p.tmp, d.file("baseline")); err != nil {
 		return err
 	}
@@ -742,6 +744,7 @@ func (d dirState) setRecovery(f recoveryFlag) error {
 }
 
 func (d dirState) clearRecovery() error {
+	crashpoint.Hit(cpRemoveState, "recovery")
 	err := os.Remove(d.file("recovery"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

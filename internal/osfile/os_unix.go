@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 )
 
 func lock(f *os.File, wait bool) error {
@@ -49,6 +51,7 @@ func SyncDir(dir string) error {
 // SyncOpenDir fsyncs and closes the open directory d (one opened through
 // an os.Root, say).
 func SyncOpenDir(d *os.File) error {
+	crashpoint.Hit(cpSyncDir, d.Name())
 	err := d.Sync()
 	if cerr := d.Close(); err == nil {
 		err = cerr

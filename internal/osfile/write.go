@@ -5,6 +5,17 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
+)
+
+// Crash points (internal/crashpoint) of the effects made here: every
+// durable write of the private root goes through WriteFile or Overwrite,
+// and every directory fsync through SyncDir or SyncOpenDir.
+var (
+	cpRename    = crashpoint.Register("osfile.rename")
+	cpOverwrite = crashpoint.Register("osfile.overwrite")
+	cpSyncDir   = crashpoint.Register("osfile.fsync-dir")
 )
 
 // TempSuffix ends the name of every temporary file WriteFile makes
@@ -40,6 +51,9 @@ func WriteFile(path string, perm os.FileMode, durable bool, data ...[]byte) (err
 		err = cerr
 	}
 	if err == nil {
+		// The one point of a WriteFile: before it the target is untouched
+		// (the temporary file is not state), after it the target is new.
+		crashpoint.Hit(cpRename, path)
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
@@ -66,6 +80,7 @@ func Overwrite(path string, perm os.FileMode, data []byte) error {
 	if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 		fi, err := f.Stat()
 		if err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+			crashpoint.Hit(cpOverwrite, path)
 			_, err = f.WriteAt(data, 0)
 			if cerr := f.Close(); err == nil {
 				err = cerr

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -170,6 +171,15 @@ func matches(etag string) func(p string) error {
 	}
 }
 
+// cpWrite is the crash point (internal/crashpoint) of the store's writes:
+// one before each write takes effect (under the lock, its condition
+// checked), so a crash there is a request that never reached the store.
+// The fsync of the directory after it is osfile's point: a request that
+// took effect but whose reply was lost. Deletes have none: only cleanup
+// deletes, and no crash test drives it yet (a label no test reaches fails
+// the exhaustive crash test).
+var cpWrite = crashpoint.Register("store.write")
+
 // write stages data in a durable temporary file, then, under the lock,
 // runs check on the target path and renames the temporary file over it.
 func (f *Store) write(ctx context.Context, op, key string, data []byte, check func(p string) error) (etag string, err error) {
@@ -209,6 +219,7 @@ func (f *Store) writeStaged(ctx context.Context, op, key string, data []byte, st
 	if err := check(p); err != nil {
 		return "", err
 	}
+	crashpoint.Hit(cpWrite, key)
 	if err := mkdirAllSync(f.root, filepath.Dir(p)); err != nil {
 		return "", err
 	}

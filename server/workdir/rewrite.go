@@ -10,8 +10,20 @@ import (
 	"path"
 	"slices"
 
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/internal/parallel"
+)
+
+// Crash points (internal/crashpoint) of L's rewrite. The temporary files
+// staged in parallel are not state (a scan skips them), so the points sit
+// in the sequential steps that change what L holds: each rename, each
+// removal, each directory made (the directories' fsyncs are osfile's).
+var (
+	cpStage  = crashpoint.Register("workdir.stage")
+	cpRename = crashpoint.Register("workdir.rename")
+	cpRemove = crashpoint.Register("workdir.remove")
+	cpMkdir  = crashpoint.Register("workdir.mkdir")
 )
 
 // writeParallel bounds concurrent file writes: enough for the file
@@ -45,6 +57,7 @@ func WriteFiles(root *os.Root, writes []Write, written func(i int, st Entry) err
 			}
 		}
 	}()
+	crashpoint.Hit(cpStage, "")
 	for _, d := range slices.Sorted(maps.Keys(dirs)) {
 		r, err := openWriteDir(root, d)
 		if err != nil {
@@ -105,6 +118,7 @@ func WriteFiles(root *os.Root, writes []Write, written func(i int, st Entry) err
 		if _, err := unchangedSince(r, name, c.Was); err != nil {
 			return err
 		}
+		crashpoint.Hit(cpRename, c.Path)
 		if err := r.Rename(tmps[i], name); err != nil {
 			return err
 		}
@@ -134,6 +148,7 @@ func openWriteDir(root *os.Root, d string) (*os.Root, error) {
 	if d == "." {
 		return root, nil
 	}
+	crashpoint.Hit(cpMkdir, d)
 	if err := root.MkdirAll(d, 0o777); err != nil {
 		return nil, err
 	}
@@ -147,6 +162,7 @@ func RemoveFile(root *os.Root, p string, was *Entry) error {
 	if _, err := unchangedSince(root, p, was); err != nil {
 		return err
 	}
+	crashpoint.Hit(cpRemove, p)
 	if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
