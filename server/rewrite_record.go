@@ -313,7 +313,7 @@ func (s *session) settleAgainst(rec *rewriteRecord, next *baseline) *baseline {
 	}
 	changed := 0
 	for _, e := range rec.entries {
-		base := files[e.path]
+		var base cas.ID
 		switch cur := s.scan.files[e.path]; {
 		case s.scan.virtual[e.path]:
 			continue // never written: L ignores it
@@ -385,11 +385,11 @@ const (
 )
 
 // whichVersion tells which of the rewrite's two files of e.path the
-// caller's edit (cur) was made from, when exactly one reading explains
-// it: "after" if cur holds the rewrite's change (merging before → after
-// into cur changes nothing), "before" if cur lacks it (merging the reverse
-// change changes nothing). Both or neither, or a content that cannot be
-// read: unknown.
+// caller's edit (cur) was made from: "after" if cur holds the rewrite's
+// change (merging before → after into cur changes nothing) and "before"
+// if cur lacks it (merging the reverse change changes nothing), when
+// exactly one of the two holds; otherwise the version cur differs less
+// from. Equal differences, or a content that cannot be read: unknown.
 func (s *session) whichVersion(e rewriteEntry, cur cas.ID) version {
 	if cur.IsZero() || e.before.IsZero() || e.after.IsZero() {
 		return versionUnknown // a removal either way: nothing to compare
@@ -410,6 +410,19 @@ func (s *session) whichVersion(e rewriteEntry, cur cas.ID) version {
 		return versionAfter
 	case fromBefore && !fromAfter:
 		return versionBefore
+	}
+	// Neither (or both) readings merge cleanly: typically the caller's
+	// edit touches the lines the rewrite changed (both appended at the
+	// end of a log). The version the edit is smaller against made it: an
+	// edit of "before" read against "after" also undoes the rewrite's
+	// change, and the other way round. Equal sizes cannot be told apart.
+	ib, db := merge.Stat(before, now)
+	ia, da := merge.Stat(after, now)
+	switch fromBefore, fromAfter := ib+db, ia+da; {
+	case fromBefore < fromAfter:
+		return versionBefore
+	case fromAfter < fromBefore:
+		return versionAfter
 	}
 	return versionUnknown
 }

@@ -172,7 +172,7 @@ var crashOps4 = []string{"pull", "commit", "restore", "revert"}
 // crash in a pull's rewrite of L ends in a conflict block), so a failing
 // case is reported as a skip naming what it found unless
 // SLIVINGDOC_CRASH_STRICT=1. TODO(lead): make this true with the fix.
-var crashStrict = os.Getenv("SLIVINGDOC_CRASH_STRICT") == "1"
+var crashStrict = true
 
 type crashStats struct {
 	mu                                           sync.Mutex
