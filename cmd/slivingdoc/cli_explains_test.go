@@ -269,3 +269,26 @@ func TestCLIDocMatchesTheFlags(t *testing.T) {
 		}
 	}
 }
+
+// `show -1` is the latest publication with its changes, as in git;
+// `show -n 2` the two latest.
+func TestCLIShowShortCount(t *testing.T) {
+	nb := newNotebook(t, backends[0])
+	a := nb.agent("a")
+	a.pull()
+	a.write("n.md", "one\n")
+	a.commit("first")
+	a.write("n.md", "one\ntwo\n")
+	a.commit("second")
+	o := a.run("show", "-1")
+	if o.code != 0 || !strings.HasPrefix(o.stdout, "generation 2 ") || !strings.Contains(o.stdout, "+two\n") || strings.Contains(o.stdout, "generation 1 ") {
+		t.Fatalf("show -1:\n%s", o)
+	}
+	o = a.run("show", "-n", "2")
+	if o.code != 0 || !strings.Contains(o.stdout, "generation 2 ") || !strings.Contains(o.stdout, "generation 1 ") {
+		t.Fatalf("show -n 2:\n%s", o)
+	}
+	if o := a.run("show", "-1", "2"); o.code != 2 {
+		t.Fatalf("show -1 with a GEN: %v", o)
+	}
+}
