@@ -288,6 +288,7 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
+	res.BroughtIn = diffstat(changes)
 	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: target.ids}
 	if acc.Published && len(changes) == 0 && target == last.merged {
 		next.prepared = s.prep // matched in saveBaseline

@@ -307,6 +307,10 @@ type Result struct {
 	Path       string // the resolved visible directory
 	Generation uint64 // the accepted generation after the operation
 	Files      []FileStat
+	// BroughtIn is, for a commit, what it wrote into the directory besides
+	// the caller's own changes: others' concurrent changes it merged (the
+	// on-disk delta of L). Not part of the MCP result (the CLI prints it).
+	BroughtIn []FileStat
 }
 
 // Status reports local changes against the baseline and whether the remote

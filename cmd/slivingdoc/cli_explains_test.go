@@ -292,3 +292,30 @@ func TestCLIShowShortCount(t *testing.T) {
 		t.Fatalf("show -1 with a GEN: %v", o)
 	}
 }
+
+// A commit that merged others' changes lists them after its result, in a
+// section of its own; the result itself stays what the commit published.
+func TestCLICommitListsWhatItBroughtIn(t *testing.T) {
+	nb := newNotebook(t, backends[0])
+	a, b := nb.agent("a"), nb.agent("b")
+	a.pull()
+	a.write("mine.md", "m\n")
+	a.commit("one")
+	b.pull()
+	for _, name := range []string{"x.md", "y.md"} {
+		b.write(name, "from b\n")
+	}
+	b.commit("b's files")
+	a.write("mine.md", "m\nmore\n")
+	r := a.commit("two")
+	if len(r.files) != 1 || r.files["mine.md"] != [2]int{1, 0} {
+		t.Fatalf("the result lists %v, want what the commit published", r.files)
+	}
+	if len(r.broughtIn) != 2 || r.broughtIn["x.md"] != [2]int{1, 0} || r.broughtIn["y.md"] != [2]int{1, 0} {
+		t.Fatalf("brought in %v, want b's two files", r.broughtIn)
+	}
+	a.write("mine.md", "m\nmore\nagain\n")
+	if r := a.commit("three"); r.broughtIn != nil {
+		t.Fatalf("a commit with nothing from others lists %v", r.broughtIn)
+	}
+}

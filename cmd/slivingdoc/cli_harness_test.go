@@ -212,6 +212,7 @@ type okResult struct {
 	files      map[string][2]int
 	order      []string
 	totals     [3]int
+	broughtIn  map[string][2]int // a commit's "brought in from others" section (nil: none)
 }
 
 var (
@@ -233,6 +234,8 @@ func mustOK(t *testing.T, o outcome) okResult {
 }
 
 func parseOK(s string) (okResult, bool) {
+	// A commit may end with a section of what it brought in from others.
+	s, brought, hasBrought := strings.Cut(s, "\nbrought in from others:\n")
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	if len(lines) < 2 {
 		return okResult{}, false
@@ -243,24 +246,42 @@ func parseOK(s string) (okResult, bool) {
 	}
 	r := okResult{files: map[string][2]int{}}
 	r.generation, _ = strconv.ParseUint(m[1], 10, 64)
-	for _, l := range lines[1 : len(lines)-1] {
+	var ok bool
+	if r.order, r.totals, ok = parseStats(lines[1:], r.files); !ok {
+		return okResult{}, false
+	}
+	if hasBrought {
+		r.broughtIn = map[string][2]int{}
+		if _, _, ok := parseStats(strings.Split(strings.TrimSuffix(brought, "\n"), "\n"), r.broughtIn); !ok {
+			return okResult{}, false
+		}
+	}
+	return r, true
+}
+
+// parseStats parses file lines and the totals trailer into files.
+func parseStats(lines []string, files map[string][2]int) (order []string, totals [3]int, ok bool) {
+	if len(lines) == 0 {
+		return nil, totals, false
+	}
+	for _, l := range lines[:len(lines)-1] {
 		f := reFile.FindStringSubmatch(l)
 		if f == nil {
-			return okResult{}, false
+			return nil, totals, false
 		}
 		i, _ := strconv.Atoi(f[2])
 		d, _ := strconv.Atoi(f[3])
-		r.files[f[1]] = [2]int{i, d}
-		r.order = append(r.order, f[1])
+		files[f[1]] = [2]int{i, d}
+		order = append(order, f[1])
 	}
 	tm := reTotals.FindStringSubmatch(lines[len(lines)-1])
 	if tm == nil {
-		return okResult{}, false
+		return nil, totals, false
 	}
 	for i := range 3 {
-		r.totals[i], _ = strconv.Atoi(tm[i+1])
+		totals[i], _ = strconv.Atoi(tm[i+1])
 	}
-	return r, true
+	return order, totals, true
 }
 
 // report is a parsed candid error report.

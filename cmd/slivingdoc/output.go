@@ -114,6 +114,31 @@ func printResultAs(w io.Writer, r *server.Result, view resultView) {
 		fmt.Fprintf(w, "... and %d more %s (--stat lists them all)\n", more, plural(more, "file", "files"))
 	}
 	fmt.Fprintln(w, totals(len(r.Files), ins, del))
+	printBroughtIn(w, r.BroughtIn, view, p)
+}
+
+// printBroughtIn lists, after a commit's result, what it wrote into the
+// directory from others' concurrent changes, in a section of its own (the
+// result above is the tool's: what the commit published).
+func printBroughtIn(w io.Writer, files []server.FileStat, view resultView, p painter) {
+	if len(files) == 0 || view == viewQuiet {
+		return
+	}
+	fmt.Fprintln(w, "\nbrought in from others:")
+	ins, del := 0, 0
+	for i, f := range files {
+		ins += f.Insertions
+		del += f.Deletions
+		if view == viewSummary && len(files) > summaryAbove && i >= summaryHead {
+			continue
+		}
+		fmt.Fprintf(w, "%s  %s %s\n", safeText(f.Path), p.paint(ansiGreen, fmt.Sprintf("+%d", f.Insertions)), p.paint(ansiRed, fmt.Sprintf("-%d", f.Deletions)))
+	}
+	if view == viewSummary && len(files) > summaryAbove {
+		more := len(files) - summaryHead
+		fmt.Fprintf(w, "... and %d more %s (--stat lists them all)\n", more, plural(more, "file", "files"))
+	}
+	fmt.Fprintln(w, totals(len(files), ins, del))
 }
 
 // totals is the diffstat trailer, in git's words.
