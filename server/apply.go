@@ -150,7 +150,7 @@ func (s *session) apply(changes []change, flag recoveryFlag, next *baseline, bas
 	if err != nil {
 		return nil, &notStarted{err}
 	}
-	if err := s.keepRewriteContents(changes, next.files()); err != nil {
+	if err := s.keepRewriteContents(changes, baseBefore, next.files()); err != nil {
 		return nil, &notStarted{err}
 	}
 	flag.Stage = "rewrite"

@@ -167,10 +167,27 @@ func (s *session) acceptedEntries(state remote.State, entries []pendingEntry) ([
 // the overlay is malformed (then s.base is unchanged).
 func (s *session) overlayBase(ent pendingEntry) bool {
 	files, ok := s.overlaid(ent)
-	if ok {
-		s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: s.base.Held}
+	if !ok {
+		return false
 	}
-	return ok
+	// The overlaid paths no longer hold the head's files: they are held
+	// (non-exact), so no fast path trusts the head there and their
+	// contents, in no pack, are kept in P before a rewrite needs them.
+	head := s.base.headFiles()
+	held := map[string]cas.ID{}
+	for p, id := range s.base.Held {
+		held[p] = id
+	}
+	for p := range ent.Overlay {
+		if _, ok := held[p]; !ok && files[p] != head[p] {
+			held[p] = head[p]
+		}
+	}
+	if len(held) == 0 {
+		held = nil
+	}
+	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: held}
+	return true
 }
 
 // overlaid is A's files with ent's overlay applied (the contents it

@@ -195,18 +195,19 @@ func (d dirState) installNextBaseline(next *baseline, data []byte) error {
 }
 
 // loadNextBaseline returns the next baseline the record names: the file
-// written before the rewrite or, once installed, the baseline itself.
-func (d dirState) loadNextBaseline(sum [32]byte) *baseline {
+// written before the rewrite or, once installed, the baseline itself
+// (installed reports which), with its bytes.
+func (d dirState) loadNextBaseline(sum [32]byte) (b *baseline, data []byte, installed bool) {
 	for _, name := range []string{nextBaselineFile, "baseline"} {
 		data, err := os.ReadFile(d.file(name))
 		if err != nil || len(data) < 32 || !bytes.Equal(data[len(data)-32:], sum[:]) {
 			continue
 		}
 		if b, err := decodeBaseline(data); err == nil {
-			return b
+			return b, data, name == "baseline"
 		}
 	}
-	return nil
+	return nil, nil, false
 }
 
 // rewriteRecordFor describes the rewrite of changes towards next, with
@@ -224,15 +225,29 @@ func rewriteRecordFor(changes []change, scanned, baseBefore map[string]cas.ID, n
 }
 
 // keepRewriteContents saves in P (held/) the contents settling may need
-// and may find nowhere else: L's old content where it was a local edit,
-// and the new content where it is no accepted file (a text merge's
-// result). Files are small and such paths few; the common rewrite (others'
-// changes into files L did not edit) saves nothing.
-func (s *session) keepRewriteContents(changes []change, next map[string]cas.ID) error {
-	base := s.baseFiles()
+// and may find in no pack: L's old content and the base recorded for it
+// wherever they are not the accepted file of A's head (a local edit, the
+// published local text of an accepted commit, a held base), and the new
+// content where it is no file of the next head (a text merge's result).
+// Such paths are few; the common rewrite (others' changes into files L did
+// not edit) saves nothing.
+func (s *session) keepRewriteContents(changes []change, baseBefore, next map[string]cas.ID) error {
+	var head map[string]cas.ID
+	if s.base != nil {
+		head = s.base.headFiles()
+	}
 	for _, c := range changes {
-		if id := s.scan.files[c.path]; c.old != nil && id != base[c.path] {
+		if id := s.scan.files[c.path]; c.old != nil && id != head[c.path] {
 			if err := s.state.saveHeld(id, c.old); err != nil {
+				return err
+			}
+		}
+		if bb := baseBefore[c.path]; !bb.IsZero() && bb != unknownBase && bb != head[c.path] && bb != s.scan.files[c.path] {
+			content, err := s.load(bb)
+			if err != nil {
+				return err
+			}
+			if err := s.state.saveHeld(bb, content); err != nil {
 				return err
 			}
 		}
@@ -258,8 +273,10 @@ func (s *session) settleRewrite(flag *recoveryFlag, durable bool) (bool, error) 
 		return false, err
 	}
 	var next *baseline
+	var nextData []byte
+	installed := false
 	if rec != nil {
-		next = s.state.loadNextBaseline(rec.nextSum)
+		next, nextData, installed = s.state.loadNextBaseline(rec.nextSum)
 	}
 	var settled *baseline
 	switch {
@@ -284,7 +301,19 @@ func (s *session) settleRewrite(flag *recoveryFlag, durable bool) (bool, error) 
 		s.base = settled
 		return true, nil
 	}
-	if settled != s.base || settled.Generation != s.base.Generation {
+	switch {
+	case settled == next && installed:
+		// The baseline is next already: nothing to record.
+		s.base = settled
+	case settled != s.base || settled.Generation != s.base.Generation:
+		if installed {
+			// The settled baseline replaces the installed next one:
+			// keep next where the record finds it first, so that settling
+			// again after a crash from here on gives the same result.
+			if err := osfile.WriteFile(s.state.file(nextBaselineFile), 0o600, true, nextData); err != nil {
+				return true, err
+			}
+		}
 		if err := s.state.saveBaseline(settled); err != nil {
 			return true, err
 		}
