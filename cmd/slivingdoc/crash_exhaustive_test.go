@@ -116,9 +116,6 @@ func TestCrashExhaustive(t *testing.T) {
 		if st.missed > 0 {
 			t.Logf("%d cases skipped: their op took another path and never reached the crash point named", st.missed)
 		}
-		if st.known > 0 {
-			t.Logf("%d cases FAILED the audit, reported as skips (SKIP lines) until SLIVINGDOC_CRASH_STRICT=1 makes them fail", st.known)
-		}
 		if st.seqs == len(seqs) {
 			var missing []string
 			for _, l := range crashpoint.Labels() {
@@ -167,24 +164,14 @@ const (
 
 var crashOps4 = []string{"pull", "commit", "restore", "revert"}
 
-// crashStrict: until the engine's recovery is rewritten (issue 37), some
-// cases fail (two crashes in a row duplicate another writer's lines; a
-// crash in a pull's rewrite of L ends in a conflict block), so a failing
-// case is reported as a skip naming what it found unless
-// SLIVINGDOC_CRASH_STRICT=1. TODO(lead): make this true with the fix.
-var crashStrict = true
-
 type crashStats struct {
-	mu                                           sync.Mutex
-	seqs, single, double, skipped, known, missed int
-	reached                                      map[string]bool
+	mu                                    sync.Mutex
+	seqs, single, double, skipped, missed int
+	reached                               map[string]bool
 }
 
 // addMissed counts a case whose crash point the run did not reach.
 func (s *crashStats) addMissed() { s.mu.Lock(); s.missed++; s.mu.Unlock() }
-
-// addKnown counts a failing case reported as a skip (crashStrict).
-func (s *crashStats) addKnown() { s.mu.Lock(); s.known++; s.mu.Unlock() }
 
 func (s *crashStats) addSeq() { s.mu.Lock(); s.seqs++; s.mu.Unlock() }
 
@@ -928,14 +915,7 @@ func (w *crashWorld) audit(t *testing.T, c crashCase, r caseResult) {
 	}
 	if len(msgs) > 0 {
 		msgs = append(msgs, r.missed...)
-		env := ""
-		report := t.Errorf
-		if !crashStrict {
-			env = "SLIVINGDOC_CRASH_STRICT=1 "
-			w.st.addKnown()
-			report = t.Skipf
-		}
-		report("case %s\nreplay: %sgo test -count=1 -run '%s' ./cmd/slivingdoc/\nwhat happened:\n  %s\nfound:\n%s",
-			strings.TrimPrefix(w.replayName(c), "TestCrashExhaustive/"), env, w.replayName(c), strings.Join(r.story, "\n  "), strings.Join(msgs, "\n"))
+		t.Errorf("case %s\nreplay: go test -count=1 -run '%s' ./cmd/slivingdoc/\nwhat happened:\n  %s\nfound:\n%s",
+			strings.TrimPrefix(w.replayName(c), "TestCrashExhaustive/"), w.replayName(c), strings.Join(r.story, "\n  "), strings.Join(msgs, "\n"))
 	}
 }
