@@ -93,3 +93,24 @@ func (s *beforeListStore) List(ctx context.Context, prefix string) ([]remote.Obj
 	}
 	return s.Store.List(ctx, prefix)
 }
+
+// Naming a store keeps its key (keyFor), and with it the one memory of
+// the highest generation: a call still running under the unnamed store's
+// keyed parts and the calls after the naming share it.
+func TestNamingKeepsTheGenerationMemory(t *testing.T) {
+	a := newAgent(t, memstore.New(), func(c *Config) { c.LongLived = true })
+	a.pull()
+	before := a.e.keyedNow()
+	if before.id != "" {
+		t.Fatalf("a new store read as named: %q", before.id)
+	}
+	a.write("f.md", "x\n")
+	a.commit("first")
+	after := a.e.keyedNow()
+	if after.id == "" || after.key != before.key {
+		t.Fatalf("after the first commit: id %q key %q, want a named store under key %q", after.id, after.key, before.key)
+	}
+	if after.generations != before.generations {
+		t.Fatal("naming the store replaced its generation memory")
+	}
+}
