@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,10 +84,14 @@ func (g *generationMemory) check(ctx context.Context, s remote.State) (higher bo
 		if err != nil {
 			return false, fmt.Errorf("remote: read current: list increments: %w", err)
 		}
+		var top uint64
 		for _, o := range objs {
-			if _, pg, _, err := remote.ParsePackKey(o.Key); err == nil && pg > 1 {
-				return false, fmt.Errorf("%w: current is absent, but the store holds the pack of generation %d", remote.ErrGenerationRegressed, pg)
+			if _, pg, _, err := remote.ParsePackKey(o.Key); err == nil {
+				top = max(top, pg)
 			}
+		}
+		if top > 1 {
+			return false, g.absentWithPack(ctx, top)
 		}
 		return false, nil
 	case gen > g.highest:
@@ -94,6 +99,36 @@ func (g *generationMemory) check(ctx context.Context, s remote.State) (higher bo
 		return true, nil
 	}
 	return false, nil
+}
+
+// absentWithPack decides what a `current` read absent means when the
+// store, listed after that read, holds packs up to generation pg > 1. The
+// list comes later than the read (and, for a first read of a store not
+// yet named, after the read of its ID and the switch to it: storeid.go),
+// so the first writers of a new store may have published generation 1
+// and left generation 2's pack meanwhile. A `current`, once there, is
+// never removed but by a deletion, so one still absent now was absent
+// while the pack was there: deleted. One present now (at a generation the
+// pack could follow) only means the absent read was overtaken, which the
+// caller's conditional create shows like any stale read: nil.
+func (g *generationMemory) absentWithPack(ctx context.Context, pg uint64) error {
+	regressed := fmt.Errorf("%w: current is absent, but the store holds the pack of generation %d", remote.ErrGenerationRegressed, pg)
+	data, _, err := g.store.Get(ctx, remote.CurrentKey)
+	switch {
+	case errors.Is(err, remote.ErrNotFound):
+		return regressed
+	case err != nil:
+		return fmt.Errorf("remote: read current: %w", err)
+	}
+	m, err := remote.DecodeManifest(data)
+	if err != nil {
+		return fmt.Errorf("remote: read current: %w", err)
+	}
+	if m.Generation+1 < pg {
+		// Made again below the pack (deleted, then a first write).
+		return regressed
+	}
+	return nil
 }
 
 // readFile returns the generation P's file records (0: none readable).

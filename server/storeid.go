@@ -146,7 +146,16 @@ func (e *Engine) identify(ctx context.Context) {
 // P. The caller holds identMu. A new key's caches start empty (or as this
 // host left them for that store); its probe runs once.
 func (e *Engine) adopt(id, key string) {
-	e.keyed.Store(e.newKeyed(id, key))
+	k := e.newKeyed(id, key)
+	if cur := e.keyedNow(); cur.key == key {
+		// The same records (a store named now, keyFor): one memory of
+		// them, so that calls still running on cur and the next ones
+		// check against one highest generation, and its writes (one at a
+		// time, never a lower after a higher) stay one writer's, and a
+		// long-lived engine's write left for after the reply is not lost.
+		k.generations = cur.generations
+	}
+	e.keyed.Store(k)
 	shown := id
 	if id == "" {
 		shown = noStoreID
