@@ -100,36 +100,23 @@ func (f resultFlags) view(w io.Writer) (resultView, error) {
 func printResultAs(w io.Writer, r *server.Result, view resultView) {
 	p := colourFor(w)
 	fmt.Fprintf(w, "%s  generation %d\n", p.paint(ansiGreen+ansiBold, "OK"), r.Generation)
-	ins, del := 0, 0
-	for i, f := range r.Files {
-		ins += f.Insertions
-		del += f.Deletions
-		if view == viewQuiet || (view == viewSummary && len(r.Files) > summaryAbove && i >= summaryHead) {
-			continue
-		}
-		fmt.Fprintf(w, "%s  %s %s\n", safeText(f.Path), p.paint(ansiGreen, fmt.Sprintf("+%d", f.Insertions)), p.paint(ansiRed, fmt.Sprintf("-%d", f.Deletions)))
+	printStats(w, r.Files, view, p)
+	// A commit's own section: what it wrote into the directory from others'
+	// concurrent changes (the result above is the tool's: what it published).
+	if len(r.BroughtIn) > 0 && view != viewQuiet {
+		fmt.Fprintln(w, "\nbrought in from others:")
+		printStats(w, r.BroughtIn, view, p)
 	}
-	if view == viewSummary && len(r.Files) > summaryAbove {
-		more := len(r.Files) - summaryHead
-		fmt.Fprintf(w, "... and %d more %s (--stat lists them all)\n", more, plural(more, "file", "files"))
-	}
-	fmt.Fprintln(w, totals(len(r.Files), ins, del))
-	printBroughtIn(w, r.BroughtIn, view, p)
 }
 
-// printBroughtIn lists, after a commit's result, what it wrote into the
-// directory from others' concurrent changes, in a section of its own (the
-// result above is the tool's: what the commit published).
-func printBroughtIn(w io.Writer, files []server.FileStat, view resultView, p painter) {
-	if len(files) == 0 || view == viewQuiet {
-		return
-	}
-	fmt.Fprintln(w, "\nbrought in from others:")
+// printStats prints one line per file (all, the first few, or none, as
+// view says) and the totals trailer.
+func printStats(w io.Writer, files []server.FileStat, view resultView, p painter) {
 	ins, del := 0, 0
 	for i, f := range files {
 		ins += f.Insertions
 		del += f.Deletions
-		if view == viewSummary && len(files) > summaryAbove && i >= summaryHead {
+		if view == viewQuiet || (view == viewSummary && len(files) > summaryAbove && i >= summaryHead) {
 			continue
 		}
 		fmt.Fprintf(w, "%s  %s %s\n", safeText(f.Path), p.paint(ansiGreen, fmt.Sprintf("+%d", f.Insertions)), p.paint(ansiRed, fmt.Sprintf("-%d", f.Deletions)))
