@@ -282,9 +282,10 @@ func (s *session) settleRewrite(flag *recoveryFlag, durable bool) (bool, error) 
 	switch {
 	case rec == nil:
 		// No record: the rewrite never started (the flag was set by a
-		// failure before it), or an earlier version wrote it. L holds
-		// what the baseline describes, except where an old record's
-		// rewrite reached: those paths are told apart by the merge.
+		// failure before it: L holds what the baseline describes), or
+		// its record is one this version does not read (an earlier
+		// version's): any path where L differs from the baseline may be
+		// that rewrite's, so its base is unknown.
 		if flag.Rewrite == "" {
 			settled = s.base
 			break
@@ -304,6 +305,11 @@ func (s *session) settleRewrite(flag *recoveryFlag, durable bool) (bool, error) 
 	switch {
 	case settled == next && installed:
 		// The baseline is next already: nothing to record.
+		s.base = settled
+	case settled == next:
+		if err := s.state.installNextBaseline(next, nextData); err != nil {
+			return true, err
+		}
 		s.base = settled
 	case settled != s.base || settled.Generation != s.base.Generation:
 		if installed {
