@@ -174,10 +174,8 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 	data, err := s.apply(changes, flag, next, baseBefore)
 	if err != nil {
 		var ns *notStarted
-		if errors.As(err, &ns) {
-			if pending == nil {
-				return s.e.fail("record the rewrite", ns.err)
-			}
+		if errors.As(err, &ns) && pending == nil {
+			return s.e.fail("record the rewrite", ns.err) // L untouched
 		}
 		return s.recoveryFailure(flag, "rewrite", err)
 	}
