@@ -118,10 +118,15 @@ func (a *agent) runStdin(stdin string, args ...string) outcome {
 
 func (a *agent) exec(extra []string, stdin string, args ...string) outcome {
 	a.nb.t.Helper()
+	return a.execIn(filepath.Dir(a.dir), append(append([]string{}, a.env...), extra...), stdin, args...)
+}
+
+// execIn runs the binary in directory dir with exactly the environment env.
+func (a *agent) execIn(dir string, env []string, stdin string, args ...string) outcome {
+	a.nb.t.Helper()
 	cmd := exec.Command(a.bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(append([]string{}, a.env...), extra...)
-	cmd.Dir = filepath.Dir(a.dir)
+	cmd.Env, cmd.Dir = env, dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,15 +106,10 @@ func TestCLIPullWithoutPathRefusesANonEmptyDirectoryWithoutRecord(t *testing.T) 
 	if err := os.WriteFile(filepath.Join(dir, "mine.md"), []byte("my own notes\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(a.bin, "pull")
-	cmd.Dir = dir
-	cmd.Env = a.env
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	err := cmd.Run()
-	r, ok := parseReport(out.String())
-	if err == nil || !ok || r.code != "INVALID_REQUEST" || r.reason != "DIRECTORY_NOT_EMPTY" || r.action != "FIX_REQUEST" {
-		t.Fatalf("pull with no path in a non-empty directory: %v\n%s", err, out.String())
+	o := a.runIn(dir, a.env, "pull")
+	r, ok := parseReport(o.stdout)
+	if o.code == 0 || !ok || r.code != "INVALID_REQUEST" || r.reason != "DIRECTORY_NOT_EMPTY" || r.action != "FIX_REQUEST" {
+		t.Fatalf("pull with no path in a non-empty directory: %v", o)
 	}
 	if got := readTree(t, dir); len(got) != 1 || got["mine.md"] != "my own notes\n" {
 		t.Fatalf("the refused pull changed the directory: %q", got)

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,21 +25,7 @@ func (a *agent) withoutStore() []string {
 // runIn runs the binary in directory dir with environment env.
 func (a *agent) runIn(dir string, env []string, args ...string) outcome {
 	a.nb.t.Helper()
-	cmd := exec.Command(a.bin, args...)
-	cmd.Env, cmd.Dir = env, dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	o := outcome{args: args, stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		o.code = ee.ExitCode()
-	default:
-		a.nb.t.Fatalf("running %v: %v", args, err)
-	}
-	return o
+	return a.execIn(dir, env, "", args...)
 }
 
 // Issue 37, point 3: a directory pulled from one store, then used without

@@ -4,7 +4,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,12 +103,9 @@ func rowBaselineLost(t *testing.T, nb *notebook, row server.CatalogRow) {
 func rowDirectoryNotEmpty(t *testing.T, nb *notebook, row server.CatalogRow) {
 	a := nb.agent("a")
 	a.write("mine.md", "m\n")
-	cmd := exec.Command(a.bin, "pull")
-	cmd.Dir = a.dir
-	cmd.Env = a.env
-	out, _ := cmd.Output()
-	rep, ok := parseReport(string(out))
+	o := a.runIn(a.dir, a.env, "pull")
+	rep, ok := parseReport(o.stdout)
 	if !ok || rep.code != string(row.Code) || rep.reason != row.Reason || rep.action != string(row.Action) || rep.retryable != row.Retryable || len(rep.files) != 0 {
-		t.Fatalf("report %q, want the row %+v", out, row)
+		t.Fatalf("%v\nwant the row %+v", o, row)
 	}
 }
