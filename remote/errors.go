@@ -37,6 +37,25 @@ var (
 	ErrGenerationRegressed = fmt.Errorf("remote: generation went backwards: %w", ErrIntegrity)
 )
 
+// ErrFormatNewer: `current` names a format version this build does not
+// read, newer than every one it does (a store a later slivingdoc wrote).
+// Not corruption: the store is fine, the binary is old. FormatVersionError
+// carries the version.
+var ErrFormatNewer = errors.New("remote: the store's format is newer than this build reads")
+
+// FormatVersionError is the ErrFormatNewer of one manifest: the version
+// it names and the newest this build reads.
+type FormatVersionError struct {
+	Version, Newest uint64
+}
+
+func (e *FormatVersionError) Error() string {
+	return fmt.Sprintf("format version %d is not supported by this build (reads versions 1 to %d)", e.Version, e.Newest)
+}
+
+// Is makes errors.Is(err, ErrFormatNewer) hold.
+func (e *FormatVersionError) Is(target error) bool { return target == ErrFormatNewer }
+
 // ErrNoCredentials refines ErrAccessDenied: the client found no usable
 // credentials, so no request was signed or sent. Unlike an unreachable
 // store, a retry cannot help until the operator provides some, and unlike

@@ -95,13 +95,17 @@ func appendID(b []byte, id cas.ID) []byte {
 // DecodeManifest strictly decodes `current`, version 1, 2 or 3: malformed
 // JSON, an unknown, duplicate, missing or null field, a number that is not
 // a plain unsigned integer, a string with an escape or a character outside
-// printable ASCII (no field value ever needs one), trailing data, a
-// version other than 1, 2 or 3, more than MaxManifestBytes, or any broken
-// Validate rule is an error wrapping ErrCorruptManifest. Fields may come in
+// printable ASCII (no field value ever needs one), trailing data, version
+// 0, more than MaxManifestBytes, or any broken Validate rule is an error
+// wrapping ErrCorruptManifest. A version above 3 is a *FormatVersionError
+// (ErrFormatNewer), naming it: a store a newer slivingdoc wrote. Fields may come in
 // any order and with any JSON whitespace. Nothing is allocated from a
 // count in the input.
 func DecodeManifest(data []byte) (*Manifest, error) {
 	m, err := decodeAnyManifest(data)
+	if errors.Is(err, ErrFormatNewer) {
+		return nil, err // the store is whole; this build is older than it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorruptManifest, err)
 	}
@@ -118,6 +122,10 @@ var errVersion2 = errors.New("version 2 is not supported by this build (reads ve
 // errVersion3 is the same for version 3, which the version-1 decoder
 // refuses with its generic message.
 var errVersion3 = errors.New("version 3 is not supported by this build (reads version 1)")
+
+// newestManifestVersion is the newest version of `current` this build
+// decodes (DecodeManifest); a newer one is ErrFormatNewer, naming it.
+const newestManifestVersion = 3
 
 func decodeAnyManifest(data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
@@ -155,6 +163,8 @@ func decodeManifestV1(data []byte) (*Manifest, error) {
 				err = errVersion2
 			case err == nil && v == 3:
 				err = errVersion3
+			case err == nil && v > newestManifestVersion:
+				err = &FormatVersionError{Version: v, Newest: newestManifestVersion}
 			case err == nil && v != 1:
 				err = fmt.Errorf("version %d is not supported by this build (reads version 1)", v)
 			}

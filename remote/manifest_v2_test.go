@@ -211,7 +211,6 @@ func TestManifestV2DecodeStrict(t *testing.T) {
 		{"key in an increment", strings.Replace(g, `"time":`, `"key":"k","time":`, 1)},
 		{"upgraded 0", strings.Replace(g, `"upgraded":1,`, `"upgraded":0,`, 1)},
 		{"segment level 0", strings.Replace(g, `{"level":`+fmt.Sprint(m.Segments[0].Level), `{"level":0`, 1)},
-		{"version 4", strings.Replace(g, `"version":3`, `"version":4`, 1)},
 		{"generation below the tail", strings.Replace(g, `"generation":40,`, `"generation":39,`, 1)},
 		{"trailing data", g + "{}"},
 	} {
@@ -334,6 +333,29 @@ func TestMixedSegmentFormsReadAsOne(t *testing.T) {
 	for i, inc := range incs {
 		if inc.Generation != uint64(i+1) {
 			t.Fatalf("entry %d is generation %d", i, inc.Generation)
+		}
+	}
+}
+
+// This build meeting a `current` newer than it reads (a store a later
+// slivingdoc wrote) refuses it naming the version, as ErrFormatNewer,
+// not as a corrupt manifest: the store is whole, the binary is old.
+func TestDecoderRefusesANewerFormatNamingTheVersion(t *testing.T) {
+	for _, version := range []int{4, 5, 99} {
+		m := upgradedV2(t)
+		m.Version = 3
+		enc, err := remote.EncodeManifest(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc = []byte(strings.Replace(string(enc), `{"version":3,`, fmt.Sprintf(`{"version":%d,`, version), 1))
+		_, err = remote.DecodeManifest(enc)
+		var fv *remote.FormatVersionError
+		if !errors.Is(err, remote.ErrFormatNewer) || errors.Is(err, remote.ErrCorruptManifest) || !errors.As(err, &fv) || fv.Version != uint64(version) {
+			t.Fatalf("version %d: %v", version, err)
+		}
+		if want := fmt.Sprintf("format version %d is not supported by this build (reads versions 1 to 3)", version); !strings.Contains(err.Error(), want) {
+			t.Fatalf("version %d: message %q, want %q", version, err, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"syscall"
 
@@ -71,6 +72,7 @@ var defaultMessages = map[string]string{
 	ReasonResynchronized:     "The operation failed after it began rewriting the directory; the directory was resynchronised with the accepted notebook.",
 	ReasonRecoveryPending:    "An interrupted operation left the directory to be resynchronised; the next call does it first.",
 	ReasonIncompatibleStore:  "The store does not enforce the conditional writes the notebook needs.",
+	ReasonFormatNewer:        "The store was written by a newer slivingdoc, in a format this one does not read; nothing was changed. Upgrade slivingdoc.",
 	ReasonGenerationBack:     "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
 	ReasonContainsNotebook:   "The directory would contain an existing notebook directory of the same store.",
 	ReasonStoreMismatch:      "The directory belongs to another store than the one this call names; nothing was changed.",
@@ -130,6 +132,8 @@ func mapErr(err error) *Error {
 		return newError(CodeStorageFailure, ReasonAccessDenied, "", err)
 	case errors.Is(err, remote.ErrIncompatible):
 		return newError(CodeStorageFailure, ReasonIncompatibleStore, "", err)
+	case errors.Is(err, remote.ErrFormatNewer):
+		return newError(CodeStorageFailure, ReasonFormatNewer, formatNewerMessage(err), err)
 	case errors.Is(err, remote.ErrGenerationRegressed):
 		return newError(CodeStorageIntegrity, ReasonGenerationBack, "", err)
 	case errors.Is(err, remote.ErrCorruptStoreID):
@@ -216,4 +220,14 @@ func localDetail(err error) (string, bool) {
 		return "", true
 	}
 	return "", false
+}
+
+// formatNewerMessage names the store's format version and the newest this
+// build reads, so the person at the host knows what to upgrade to.
+func formatNewerMessage(err error) string {
+	var fv *remote.FormatVersionError
+	if !errors.As(err, &fv) {
+		return ""
+	}
+	return fmt.Sprintf("The store is in format version %d, written by a newer slivingdoc; this one reads versions 1 to %d. Nothing was changed. Upgrade slivingdoc.", fv.Version, fv.Newest)
 }

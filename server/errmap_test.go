@@ -51,6 +51,7 @@ func TestMapErr(t *testing.T) {
 		{fmt.Errorf("x: %w: %w", remote.ErrNoCredentials, errors.New("get identity")), CodeStorageFailure, ReasonNoCredentials, ""},
 		{remote.ErrIntegrity, CodeStorageIntegrity, ReasonCorruptManifest, ""},
 		{remote.ErrIncompatible, CodeStorageFailure, ReasonIncompatibleStore, ""},
+		{fmt.Errorf("read current: %w", &remote.FormatVersionError{Version: 4, Newest: 3}), CodeStorageFailure, ReasonFormatNewer, ""},
 		{cas.ErrCorrupt, CodeStorageIntegrity, ReasonCacheCorrupt, ""},
 		{context.Canceled, CodeStorageFailure, ReasonStoreUnreachable, ""},
 		{pathErr(syscall.ENOSPC), CodeEngineFailed, ReasonLocalIO, DetailDiskFull},

@@ -87,6 +87,7 @@ const (
 	ReasonStoreUnreachable  = "STORE_UNREACHABLE"
 	ReasonAccessDenied      = "ACCESS_DENIED"
 	ReasonNoCredentials     = "NO_CREDENTIALS"
+	ReasonFormatNewer       = "FORMAT_NEWER"
 	ReasonAcceptanceUnknown = "ACCEPTANCE_UNKNOWN"
 	ReasonCorruptManifest   = "CORRUPT_MANIFEST"
 	ReasonCorruptPack       = "CORRUPT_PACK"
@@ -152,6 +153,7 @@ var Catalog = []CatalogRow{
 	{CodeStorageFailure, ReasonAccessDenied, ActionCheckStore, false, nil, "The store refused the credentials or the bucket."},
 	{CodeStorageFailure, ReasonNoCredentials, ActionCheckStore, false, nil, "No usable credentials were found for the S3 store (none are set, or the configured ones could not be loaded: an expired SSO session, an unreachable instance role), so nothing was sent: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile of ~/.aws/credentials or ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE move those files)."},
 	{CodeStorageFailure, ReasonAcceptanceUnknown, ActionRetry, true, nil, "The publication's outcome could not be decided; a retry is safe and never duplicates changes."},
+	{CodeStorageFailure, ReasonFormatNewer, ActionCheckHost, false, nil, "The store was written by a newer slivingdoc, in a format version this one does not read (the message names both); nothing was changed. Upgrade slivingdoc on this host."},
 	{CodeStorageFailure, ReasonIncompatibleStore, ActionCheckStore, false, nil, "The store stopped enforcing conditional writes when its compatibility was re-proved (at startup this is the INCOMPATIBLE_STORE diagnostic instead)."},
 	{CodeStorageIntegrity, ReasonCorruptManifest, ActionRunVerify, false, nil, "The current manifest is malformed."},
 	{CodeStorageIntegrity, ReasonCorruptPack, ActionRunVerify, false, nil, "A pack does not match its checksum or format."},
