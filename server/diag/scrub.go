@@ -12,21 +12,26 @@ import (
 // scrubRules is the scrub policy. The engine already keeps these out of its
 // messages; scrubbing them again is defence in depth, because whatever
 // reaches a result is read by a model and may be logged by a host we do not
-// control.
-var scrubRules = []struct {
+// control. Compiled on the first text scrubbed, not at package init: most
+// CLI processes never report an error.
+var scrubRules = sync.OnceValue(func() []scrubRule {
+	return []scrubRule{
+		// URL user information: scheme://user:secret@host -> scheme://host.
+		{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@"'<>]+@`), "$1"},
+		// Pack keys and probe keys of the store layout (DESIGN §5).
+		{regexp.MustCompile(`packs/(?:checkpoints|increments)/[A-Za-z0-9._-]+`), "<pack>"},
+		{regexp.MustCompile(`probe/[A-Za-z0-9._-]+`), "<probe>"},
+		// AWS access key IDs (long-term AKIA, temporary ASIA and the other
+		// documented unique-ID prefixes).
+		{regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`), "<access-key>"},
+		// Object IDs (64 hex), 40-hex identifiers, and any longer hex run.
+		{regexp.MustCompile(`[0-9A-Fa-f]{40,}`), "<id>"},
+	}
+})
+
+type scrubRule struct {
 	re   *regexp.Regexp
 	with string
-}{
-	// URL user information: scheme://user:secret@host -> scheme://host.
-	{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@"'<>]+@`), "$1"},
-	// Pack keys and probe keys of the store layout (DESIGN §5).
-	{regexp.MustCompile(`packs/(?:checkpoints|increments)/[A-Za-z0-9._-]+`), "<pack>"},
-	{regexp.MustCompile(`probe/[A-Za-z0-9._-]+`), "<probe>"},
-	// AWS access key IDs (long-term AKIA, temporary ASIA and the other
-	// documented unique-ID prefixes).
-	{regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`), "<access-key>"},
-	// Object IDs (64 hex), 40-hex identifiers, and any longer hex run.
-	{regexp.MustCompile(`[0-9A-Fa-f]{40,}`), "<id>"},
 }
 
 // minLiteral: a shorter literal (an unset or tiny variable) would shred
@@ -78,7 +83,7 @@ func (s *Scrubber) Text(t string) string {
 		}
 		s.mu.RUnlock()
 	}
-	for _, r := range scrubRules {
+	for _, r := range scrubRules() {
 		t = r.re.ReplaceAllString(t, r.with)
 	}
 	return t

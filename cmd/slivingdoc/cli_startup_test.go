@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// initRecord is one line of the Go runtime's GODEBUG=inittrace=1 report:
+// the package whose initialisation ran, and what it allocated.
+type initRecord struct {
+	pkg    string
+	bytes  int
+	allocs int
+}
+
+// parseInitTrace reads the runtime's report lines ("init PKG @T ms, C ms
+// clock, B bytes, A allocs") from stderr; other lines are skipped.
+func parseInitTrace(t *testing.T, stderr string) []initRecord {
+	t.Helper()
+	var out []initRecord
+	sc := bufio.NewScanner(strings.NewReader(stderr))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 11 || f[0] != "init" || f[8] != "bytes," || f[10] != "allocs" {
+			continue
+		}
+		b, err1 := strconv.Atoi(f[7])
+		a, err2 := strconv.Atoi(f[9])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("unreadable init trace line %q", sc.Text())
+		}
+		out = append(out, initRecord{pkg: f[1], bytes: b, allocs: a})
+	}
+	return out
+}
+
+// ourInitBytes is what one of our packages may allocate before main: the
+// sentinel errors and crash-point names a package declares, and the
+// command table. A regular expression, a JSON schema, a lookup table or a
+// map built by code at package level costs more and belongs behind a
+// sync.OnceValue, built by the command that uses it.
+const ourInitBytes = 4 << 10
+
+// Every process pays for every package's initialisation, whatever the
+// command; ours do no work there. version and help (the cheapest commands)
+// run with the runtime's init trace, and each of our packages must stay
+// within ourInitBytes (allocation counts, not durations: they are the same
+// on a loaded machine). The dependencies' figures are logged for the
+// reader (go test -v): what remains is theirs.
+func TestStartupOurPackagesDoNoWorkAtInit(t *testing.T) {
+	bin := cliBinary(t)
+	for _, args := range [][]string{{"version"}, {"--help"}, {"status", "-h"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+		recs := parseInitTrace(t, stderr.String())
+		if len(recs) == 0 {
+			t.Fatalf("%v: no init trace on stderr:\n%s", args, stderr.String())
+		}
+		var ours, theirs int
+		sawMain := false
+		for _, r := range recs {
+			mine := r.pkg == "main" || strings.HasPrefix(r.pkg, "github.com/slivingdoc/slivingdoc/")
+			sawMain = sawMain || r.pkg == "main"
+			if !mine {
+				theirs += r.bytes
+				continue
+			}
+			ours += r.bytes
+			if r.bytes > ourInitBytes {
+				t.Errorf("%v: package %s allocates %d bytes (%d allocations) at init, more than %d: make its package-level work lazy",
+					args, r.pkg, r.bytes, r.allocs, ourInitBytes)
+			}
+		}
+		if !sawMain {
+			t.Errorf("%v: the init trace has no line for main; the format may have changed:\n%s", args, stderr.String())
+		}
+		t.Logf("%v: package init allocates %d bytes in our packages, %d in dependencies", args, ours, theirs)
+	}
+}
