@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,5 +85,41 @@ func TestStartupOurPackagesDoNoWorkAtInit(t *testing.T) {
 			t.Errorf("%v: the init trace has no line for main; the format may have changed:\n%s", args, stderr.String())
 		}
 		t.Logf("%v: package init allocates %d bytes in our packages, %d in dependencies", args, ours, theirs)
+	}
+}
+
+// The cheapest commands pay for nothing they do not use: version, help
+// and a completion script open no store, create no private root, cache or
+// state directory, whatever the settings name. Every place the binary
+// could write is under base, which stays empty.
+func TestStartupCheapCommandsTouchNothing(t *testing.T) {
+	bin := cliBinary(t)
+	base := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "SLIVINGDOC_") && !strings.HasPrefix(k, "XDG_") && k != "HOME" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"HOME="+filepath.Join(base, "home"),
+		"XDG_CACHE_HOME="+filepath.Join(base, "cache"),
+		"XDG_STATE_HOME="+filepath.Join(base, "state"),
+		"XDG_DATA_HOME="+filepath.Join(base, "data"),
+		"XDG_CONFIG_HOME="+filepath.Join(base, "config"),
+		"SLIVINGDOC_STORE=file://"+filepath.ToSlash(filepath.Join(base, "store")),
+		"SLIVINGDOC_PRIVATE_ROOT="+filepath.Join(base, "private"),
+		"SLIVINGDOC_WORKSPACE_ROOT="+filepath.Join(base, "workspace"),
+	)
+	for _, args := range [][]string{{"version"}, {"--version"}, {"--help"}, {"help"}, {"help", "store"}, {"completion", "bash"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		cmd.Dir = base
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if entries, err := os.ReadDir(base); err != nil || len(entries) != 0 {
+			t.Fatalf("%v created %v (%v)", args, entries, err)
+		}
 	}
 }
