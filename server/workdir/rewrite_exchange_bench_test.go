@@ -28,10 +28,10 @@ import (
 // that still holds the old file lands in the next file's content, a hard
 // link to the old file changes content, and the old file's owner and
 // extended attributes move to another path. The exchange variant below
-// pays for the checks that would make reuse safe against the first three
+// pays for the checks that would make reuse safe against all but the last
 // (a write lease, which the kernel grants only when no other process holds
-// the file open, and a link count of 1), to show what is left of the gain
-// once they are paid.
+// the file open, a link count of 1, and our own user as the owner), to
+// show what is left of the gain once they are paid.
 //
 // Durability decides the comparison. WriteFiles stages every new content,
 // flushes them all at once (syncfs, from syncfsMin files), then renames:
