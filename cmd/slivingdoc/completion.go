@@ -67,7 +67,8 @@ type completionCommand struct {
 func completionCommands() []completionCommand {
 	var out []completionCommand
 	for _, n := range commandNames() {
-		c := completionCommand{name: n, summary: commands[n].summary, flags: commandFlags(n)}
+		cmd, _ := lookup(n)
+		c := completionCommand{name: n, summary: cmd.summary, flags: commandFlags(n)}
 		switch n {
 		case "help":
 			c.words = append(commandNames(), "store")
@@ -87,7 +88,7 @@ var flagLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // commandFlags returns the flags of command name, read from its -h page:
 // its own flags and, when the page points to `help store`, the shared ones.
 func commandFlags(name string) []string {
-	c, ok := commands[name]
+	c, ok := lookup(name)
 	if !ok || name == "help" || name == "completion" {
 		return nil
 	}
