@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,9 @@ import (
 //
 // Each row reports the medians (cpu-ms, ref-cpu-ms) and the median of the
 // pairwise ratios (x-ref), so a drift of the machine's speed during the run
-// cancels. SLIVINGDOC_BENCH_BIN measures another build of slivingdoc.
+// cancels. SLIVINGDOC_BENCH_BIN measures another build of slivingdoc,
+// SLIVINGDOC_BENCH_FILES another size of notebook (10000: the design's
+// second size).
 func BenchmarkCLIFixedCost(b *testing.B) {
 	dir := b.TempDir()
 	bin := os.Getenv("SLIVINGDOC_BENCH_BIN")
@@ -46,7 +49,14 @@ func BenchmarkCLIFixedCost(b *testing.B) {
 			func() time.Duration { return cpuOf(b, "", nil, hello) })
 	})
 
-	const files = 1000
+	files := 1000
+	if v := os.Getenv("SLIVINGDOC_BENCH_FILES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("SLIVINGDOC_BENCH_FILES=%q: want a number of files", v)
+		}
+		files = n
+	}
 	nb := newCLINotebook(b, bin, cliStores[0])
 	nb.run("pull", nb.dir)
 	names := fill(b, nb.dir, files, 2048)
