@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 func init() {
@@ -66,7 +67,8 @@ type completionCommand struct {
 func completionCommands() []completionCommand {
 	var out []completionCommand
 	for _, n := range commandNames() {
-		c := completionCommand{name: n, summary: commands[n].summary, flags: commandFlags(n)}
+		cmd, _ := lookup(n)
+		c := completionCommand{name: n, summary: cmd.summary, flags: commandFlags(n)}
 		switch n {
 		case "help":
 			c.words = append(commandNames(), "store")
@@ -79,13 +81,14 @@ func completionCommands() []completionCommand {
 }
 
 // flagLine matches a flag's line on a -h page: "  -name ..." or
-// "  --name ...", indented by two spaces.
-var flagLine = regexp.MustCompile(`^  --?([A-Za-z][A-Za-z0-9-]*)\b`)
+// "  --name ...", indented by two spaces. Compiled on first use: only
+// `completion` reads -h pages.
+var flagLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^  --?([A-Za-z][A-Za-z0-9-]*)\b`) })
 
 // commandFlags returns the flags of command name, read from its -h page:
 // its own flags and, when the page points to `help store`, the shared ones.
 func commandFlags(name string) []string {
-	c, ok := commands[name]
+	c, ok := lookup(name)
 	if !ok || name == "help" || name == "completion" {
 		return nil
 	}
@@ -93,7 +96,7 @@ func commandFlags(name string) []string {
 	c.run(context.Background(), []string{"-h"}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
 	var flags []string
 	for line := range strings.Lines(out.String()) {
-		if m := flagLine.FindStringSubmatch(line); m != nil && m[1] != "h" {
+		if m := flagLine().FindStringSubmatch(line); m != nil && m[1] != "h" {
 			flags = append(flags, m[1])
 		}
 	}

@@ -31,7 +31,7 @@ func runHelp(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "slivingdoc help: one topic at a time, got %s\n", strings.Join(args, " "))
 		return 2
 	}
-	if c, ok := commands[args[0]]; ok {
+	if c, ok := lookup(args[0]); ok {
 		return c.run(ctx, []string{"-h"}, s)
 	}
 	if page, ok := helpTopics[args[0]]; ok {
@@ -71,9 +71,9 @@ func printSettingsPointer(w io.Writer) {
 
 // commandNames returns the registered commands, sorted.
 func commandNames() []string {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	names := make([]string, 0, commands.n)
+	for _, c := range commands.list[:commands.n] {
+		names = append(names, c.name)
 	}
 	sort.Strings(names)
 	return names

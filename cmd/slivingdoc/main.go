@@ -38,17 +38,45 @@ type stdio struct {
 	out, err io.Writer
 }
 
-var commands = map[string]command{}
+// commands holds the registered commands in a fixed array: registration
+// runs at package init in every process, and a map of this many commands
+// would allocate 2.5–5 KB before main (TestStartupOurPackagesDoNoWorkAtInit).
+var commands struct {
+	list [maxCommands]command
+	n    int
+}
 
-func register(c command) { commands[c.name] = c }
+// maxCommands bounds the command table; register panics beyond it, at
+// init, so a build with one command too many fails its first run.
+const maxCommands = 32
+
+func register(c command) {
+	if commands.n == maxCommands {
+		panic("slivingdoc: more than maxCommands commands; raise maxCommands")
+	}
+	commands.list[commands.n] = c
+	commands.n++
+}
+
+// lookup returns the command called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands.list[:commands.n] {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
 
 func init() {
 	register(command{name: "help", summary: "show the help of a command, or of the store flags (help store)", run: runHelp})
 }
 
 func main() {
-	if len(os.Args) > 1 && commands[os.Args[1]].oneShot {
-		collectLate(oneShotMemory)
+	if len(os.Args) > 1 {
+		if c, _ := lookup(os.Args[1]); c.oneShot {
+			collectLate(oneShotMemory)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
@@ -69,7 +97,7 @@ func run(ctx context.Context, args []string, s stdio) int {
 	case "-version", "--version":
 		args = append([]string{"version"}, args[1:]...)
 	}
-	c, ok := commands[args[0]]
+	c, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(s.err, "slivingdoc: unknown command %q\n\n", args[0])
 		usage(s.err)
@@ -81,7 +109,8 @@ func run(ctx context.Context, args []string, s stdio) int {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "slivingdoc %s: a shared notebook for agents and people\n\nUsage: slivingdoc <command> [flags]\n\nCommands:\n", appVersion())
 	for _, n := range commandNames() {
-		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
+		c, _ := lookup(n)
+		fmt.Fprintf(w, "  %-11s %s\n", n, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun 'slivingdoc help <command>' (or 'slivingdoc <command> -h') for a command's flags,\n"+
 		"'slivingdoc help store' for the store and engine flags every command shares.\n"+

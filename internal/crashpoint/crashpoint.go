@@ -65,8 +65,9 @@ func registered(label string) bool {
 }
 
 // hexRun matches what varies from run to run in a file name or store key:
-// hashes, random suffixes, publication IDs.
-var hexRun = regexp.MustCompile(`[0-9a-f]{4,}`)
+// hashes, random suffixes, publication IDs. Compiled on first use, not at
+// package init: only crash-test builds and their tests name points.
+var hexRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9a-f]{4,}`) })
 
 // Key names a point (label and detail) the same way on every run: the
 // label, "|", and the last element of detail with every run of 4 or more
@@ -76,5 +77,5 @@ func Key(label, detail string) string {
 	if detail == "" {
 		base = ""
 	}
-	return label + "|" + strings.ReplaceAll(hexRun.ReplaceAllString(base, "#"), " ", "_")
+	return label + "|" + strings.ReplaceAll(hexRun().ReplaceAllString(base, "#"), " ", "_")
 }

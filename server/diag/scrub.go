@@ -12,21 +12,26 @@ import (
 // scrubRules is the scrub policy. The engine already keeps these out of its
 // messages; scrubbing them again is defence in depth, because whatever
 // reaches a result is read by a model and may be logged by a host we do not
-// control.
-var scrubRules = []struct {
+// control. Compiled on the first text scrubbed, not at package init: most
+// CLI processes never report an error.
+var scrubRules = sync.OnceValue(func() []scrubRule {
+	return []scrubRule{
+		// URL user information: scheme://user:secret@host -> scheme://host.
+		{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@"'<>]+@`), "$1"},
+		// Pack keys and probe keys of the store layout (DESIGN §5).
+		{regexp.MustCompile(`packs/(?:checkpoints|increments)/[A-Za-z0-9._-]+`), "<pack>"},
+		{regexp.MustCompile(`probe/[A-Za-z0-9._-]+`), "<probe>"},
+		// AWS access key IDs (long-term AKIA, temporary ASIA and the other
+		// documented unique-ID prefixes).
+		{regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`), "<access-key>"},
+		// Object IDs (64 hex), 40-hex identifiers, and any longer hex run.
+		{regexp.MustCompile(`[0-9A-Fa-f]{40,}`), "<id>"},
+	}
+})
+
+type scrubRule struct {
 	re   *regexp.Regexp
 	with string
-}{
-	// URL user information: scheme://user:secret@host -> scheme://host.
-	{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@"'<>]+@`), "$1"},
-	// Pack keys and probe keys of the store layout (DESIGN §5).
-	{regexp.MustCompile(`packs/(?:checkpoints|increments)/[A-Za-z0-9._-]+`), "<pack>"},
-	{regexp.MustCompile(`probe/[A-Za-z0-9._-]+`), "<probe>"},
-	// AWS access key IDs (long-term AKIA, temporary ASIA and the other
-	// documented unique-ID prefixes).
-	{regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`), "<access-key>"},
-	// Object IDs (64 hex), 40-hex identifiers, and any longer hex run.
-	{regexp.MustCompile(`[0-9A-Fa-f]{40,}`), "<id>"},
 }
 
 // minLiteral: a shorter literal (an unset or tiny variable) would shred
@@ -78,10 +83,22 @@ func (s *Scrubber) Text(t string) string {
 		}
 		s.mu.RUnlock()
 	}
-	for _, r := range scrubRules {
+	if !mayMatchRules(t) {
+		return t
+	}
+	for _, r := range scrubRules() {
 		t = r.re.ReplaceAllString(t, r.with)
 	}
 	return t
+}
+
+// mayMatchRules is false for a text no rule can match: every match of a
+// rule holds a '/' (URL user information, pack and probe keys) or is at
+// least 20 bytes long (access key IDs, hex runs). The short texts every
+// process scrubs (log attributes such as module=server) then neither run
+// nor compile the regular expressions.
+func mayMatchRules(t string) bool {
+	return len(t) >= 20 || strings.IndexByte(t, '/') >= 0
 }
 
 // Record returns r with its message and every attribute scrubbed.

@@ -33,3 +33,23 @@ func TestScrubIgnoresTinyLiterals(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// The shortest text each rule rewrites is still rewritten: the check that
+// lets short texts skip the rules (mayMatchRules) never skips a match.
+func TestScrubShortestMatches(t *testing.T) {
+	var nilScrubber *Scrubber
+	cases := []struct{ in, want string }{
+		{"a://b@", "a://"},
+		{"packs/increments/x", "<pack>"},
+		{"probe/x", "<probe>"},
+		{"AKIAIOSFODNN7EXAMPL", "AKIAIOSFODNN7EXAMPL"}, // 19 bytes: not a key ID
+		{"AKIAIOSFODNN7EXAMPLE", "<access-key>"},
+		{"0123456789abcdef0123456789abcdef01234567", "<id>"},
+		{"module", "module"},
+	}
+	for _, c := range cases {
+		if got := nilScrubber.Text(c.in); got != c.want {
+			t.Errorf("scrub(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

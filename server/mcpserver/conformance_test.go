@@ -117,7 +117,7 @@ func TestConformsToMCPGoRecording(t *testing.T) {
 		for range len(want) + 1 {
 			// The recording predates outputSchema, which is our tool
 			// definition, not mcp-go's answer.
-			line := strings.ReplaceAll(p.next(), `,"outputSchema":`+string(outputSchema), "")
+			line := strings.ReplaceAll(p.next(), `,"outputSchema":`+string(outputSchema()), "")
 			line = anyDiagID.ReplaceAllString(line, "$$ID")
 			if line == markerReply {
 				sawMarker = true

@@ -513,8 +513,10 @@ func (e *edge) outbound(line []byte) error {
 
 // aliasString is an alias as a JSON string anywhere in a message: mcp-go
 // also copies the request id into _meta (subscriptions/listen's
-// subscriptionId).
-var aliasString = regexp.MustCompile(`"` + regexp.QuoteMeta(aliasPrefix) + `[0-9]+"`)
+// subscriptionId). Compiled on first use: only serve needs it.
+var aliasString = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"` + regexp.QuoteMeta(aliasPrefix) + `[0-9]+"`)
+})
 
 // restoreAliases puts the client's ids back where mcp-go copied an alias
 // into the body of a message.
@@ -522,7 +524,7 @@ func (e *edge) restoreAliases(line []byte) []byte {
 	if !bytes.Contains(line, []byte(`"`+aliasPrefix)) {
 		return line
 	}
-	return aliasString.ReplaceAllFunc(line, func(m []byte) []byte {
+	return aliasString().ReplaceAllFunc(line, func(m []byte) []byte {
 		alias := m[1 : len(m)-1]
 		e.mu.Lock()
 		defer e.mu.Unlock()

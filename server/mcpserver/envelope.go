@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"sync"
+
 	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 )
@@ -61,8 +63,9 @@ func newErr(e *server.Error, diagID string, p pathSets, sc *diag.Scrubber) diag.
 	return diag.NewEnvelope(e, diagID, p.writable, p.readOnly, sc)
 }
 
-// catalogued is every token the outputSchema allows, by field.
-var catalogued = func() map[string]map[string]bool {
+// catalogued is every token the outputSchema allows, by field, built on
+// the first domain error serve reports rather than at package init.
+var catalogued = sync.OnceValue(func() map[string]map[string]bool {
 	t := server.CatalogTokens()
 	set := func(s []string) map[string]bool {
 		m := make(map[string]bool, len(s))
@@ -72,7 +75,7 @@ var catalogued = func() map[string]map[string]bool {
 		return m
 	}
 	return map[string]map[string]bool{"code": set(t.Codes), "reason": set(t.Reasons), "action": set(t.Actions), "file": set(t.FileReasons)}
-}()
+})
 
 // uncatalogued names the first token of env that server.Catalog lacks,
 // or returns "". Such an envelope would fail the outputSchema every
@@ -80,15 +83,15 @@ var catalogued = func() map[string]map[string]bool {
 // so the caller replaces it (a test fails on the log record first).
 func uncatalogued(env diag.Envelope) string {
 	switch {
-	case !catalogued["code"][env.Code]:
+	case !catalogued()["code"][env.Code]:
 		return "code " + env.Code
-	case !catalogued["reason"][env.Reason]:
+	case !catalogued()["reason"][env.Reason]:
 		return "reason " + env.Reason
-	case !catalogued["action"][env.Action]:
+	case !catalogued()["action"][env.Action]:
 		return "action " + env.Action
 	}
 	for _, f := range env.Files {
-		if !catalogued["file"][f.Reason] {
+		if !catalogued()["file"][f.Reason] {
 			return "file reason " + f.Reason
 		}
 	}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/slivingdoc/slivingdoc/server"
 )
@@ -20,7 +21,14 @@ import (
 // digit), and clients that validate turned that domain error into a
 // protocol error. A new row in the catalogue changes the advertised
 // schema; testdata/outputschema.json snapshots it.
-var outputSchema = json.RawMessage(compactJSON(withTokens(`{
+//
+// Built when serve builds its adapter, not at package init: every CLI
+// process links this package, and only serve advertises tools.
+var outputSchema = sync.OnceValue(func() json.RawMessage {
+	return compactJSON(withTokens(outputSchemaSource, server.CatalogTokens()))
+})
+
+const outputSchemaSource = `{
   "type": "object",
   "anyOf": [
     {
@@ -90,7 +98,7 @@ var outputSchema = json.RawMessage(compactJSON(withTokens(`{
       "additionalProperties": false
     }
   ]
-}`, server.CatalogTokens())))
+}`
 
 // withTokens puts the catalogue's tokens into the schema's enums.
 func withTokens(schema string, t server.Tokens) string {
@@ -114,4 +122,4 @@ func compactJSON(s string) []byte {
 
 // OutputSchema is the advertised outputSchema, for tests that validate
 // results against it.
-func OutputSchema() json.RawMessage { return outputSchema }
+func OutputSchema() json.RawMessage { return outputSchema() }

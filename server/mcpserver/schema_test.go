@@ -24,7 +24,7 @@ const schemaSnapshot = "testdata/outputschema.json"
 // (go test ./server/mcpserver -run OutputSchemaSnapshot -update rewrites it).
 func TestOutputSchemaSnapshot(t *testing.T) {
 	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, outputSchema, "", "  "); err != nil {
+	if err := json.Indent(&pretty, outputSchema(), "", "  "); err != nil {
 		t.Fatal(err)
 	}
 	pretty.WriteByte('\n')
@@ -57,7 +57,7 @@ func TestOutputSchemaEnumsAreTheCatalogue(t *testing.T) {
 			}
 		}
 	}
-	if err := json.Unmarshal(outputSchema, &s); err != nil {
+	if err := json.Unmarshal(outputSchema(), &s); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.AnyOf) != 2 {
@@ -94,7 +94,7 @@ func TestOutputSchemaEnumsAreTheCatalogue(t *testing.T) {
 // Schema validator, the one the Go SDK uses).
 func TestEveryCatalogueRowValidates(t *testing.T) {
 	var sc jsonschema.Schema
-	if err := json.Unmarshal(outputSchema, &sc); err != nil {
+	if err := json.Unmarshal(outputSchema(), &sc); err != nil {
 		t.Fatal(err)
 	}
 	res, err := sc.Resolve(nil)

@@ -86,7 +86,7 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	a.instructions = instructions(dir, a.sets)
 	a.tools = tools(a.sets)
 	for i := range a.tools {
-		a.tools[i].RawOutputSchema = outputSchema
+		a.tools[i].RawOutputSchema = outputSchema()
 	}
 	sort.Slice(a.tools, func(i, j int) bool { return a.tools[i].Name < a.tools[j].Name })
 	// The before-call hook hands the tool handler its request's alias

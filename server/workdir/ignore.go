@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 )
 
 // Ignore rules (DESIGN §6, docs/operations.md "What is not part of the
@@ -157,8 +158,9 @@ func NewIgnore(patterns []string, defaults bool) (*Ignore, error) {
 // character a name may hold, as a one-character name, a few letters of
 // other scripts, and a few ordinary longer names. A glob that matches all
 // of them holds no literal and only classes that admit every character
-// tried, so it matches every name a user is likely to write.
-var probeNames = func() []string {
+// tried, so it matches every name a user is likely to write. Built on the
+// first rule set checked, not at package init.
+var probeNames = sync.OnceValue(func() []string {
 	var names []string
 	for c := byte('!'); c <= '~'; c++ {
 		names = append(names, string(c))
@@ -171,7 +173,7 @@ var probeNames = func() []string {
 		}
 	}
 	return valid
-}()
+})
 
 // leavesOut says what r would leave out of every notebook, "" when it
 // keeps something: every file at the top (`*`, `**`, `/*`, `**/*`), or
@@ -193,7 +195,7 @@ func (r *Ignore) leavesOut() string {
 // keepsAFile reports whether some probe name, as a file in a directory
 // with states st, is not ignored.
 func (r *Ignore) keepsAFile(st dirStates) bool {
-	for _, n := range probeNames {
+	for _, n := range probeNames() {
 		if ign, _ := r.matchEntry(st, n, false); !ign {
 			return true
 		}
@@ -205,7 +207,7 @@ func (r *Ignore) keepsAFile(st dirStates) bool {
 // directory with states st, is not ignored and keeps a file, directly or
 // (depth > 0) in a directory of its own.
 func (r *Ignore) dirKeepsAFile(st dirStates, depth int) bool {
-	for _, n := range probeNames {
+	for _, n := range probeNames() {
 		ign, below := r.matchEntry(st, n, true)
 		if ign {
 			continue

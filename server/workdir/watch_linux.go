@@ -20,12 +20,18 @@ type watch struct{ fd int }
 const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
 	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// localFS are the file systems whose every change passes through this
-// kernel (so inotify sees it); network and FUSE file systems are not.
-var localFS = map[int64]bool{
-	unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true, unix.BTRFS_SUPER_MAGIC: true,
-	unix.TMPFS_MAGIC: true, unix.F2FS_SUPER_MAGIC: true, unix.OVERLAYFS_SUPER_MAGIC: true,
-	0x2fc12fc1: true, // zfs
+// localFS reports the file systems whose every change passes through this
+// kernel (so inotify sees it); network and FUSE file systems are not. A
+// switch rather than a map, which package init would build in every
+// process.
+func localFS(fsType int64) bool {
+	switch fsType {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC,
+		unix.TMPFS_MAGIC, unix.F2FS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC,
+		0x2fc12fc1: // zfs
+		return true
+	}
+	return false
 }
 
 // newWatch starts watching for L (root). ok is false where no watch can
@@ -41,7 +47,7 @@ func newWatch(root *os.Root) (w *watch, ok bool, err error) {
 	if err := fdCall(d, func(fd int) error { return unix.Fstatfs(fd, &sfs) }); err != nil {
 		return nil, true, err
 	}
-	if !localFS[int64(sfs.Type)] {
+	if !localFS(int64(sfs.Type)) {
 		return nil, false, nil
 	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)

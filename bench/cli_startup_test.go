@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkCLIFixedCost measures what a CLI process pays whatever it does,
+// in CPU (user + system) of whole processes, each row beside its reference
+// in the same run, the two alternated call by call so that both see the
+// same load:
+//
+//   - version: `slivingdoc version` against a Go hello world built the
+//     same way (CGO_ENABLED=0, -trimpath, -ldflags '-s -w', as make build);
+//     target (design.md, Performance targets) <= 2x;
+//   - status, pull, commit: the no-op command on 1,000 files x 2 KB (file
+//     store, stat cache warm) against `git status --porcelain` on a copy of
+//     the tree; target <= 1.5x;
+//   - commit-append: one line appended to one file, then `slivingdoc
+//     commit`, against the same append in the copy then `git commit -qam`;
+//     target <= 1.2x. The append is done by the benchmark, outside both
+//     processes.
+//
+// Each row reports the medians (cpu-ms, ref-cpu-ms) and the median of the
+// pairwise ratios (x-ref), so a drift of the machine's speed during the run
+// cancels. SLIVINGDOC_BENCH_BIN measures another build of slivingdoc,
+// SLIVINGDOC_BENCH_FILES another size of notebook (10000: the design's
+// second size).
+func BenchmarkCLIFixedCost(b *testing.B) {
+	dir := b.TempDir()
+	bin := os.Getenv("SLIVINGDOC_BENCH_BIN")
+	if bin == "" {
+		bin = filepath.Join(dir, "slivingdoc")
+		releaseBuild(b, bin, "github.com/slivingdoc/slivingdoc/cmd/slivingdoc", "")
+	}
+	hello := filepath.Join(dir, "hello")
+	releaseBuild(b, hello, ".", helloWorld(b))
+
+	b.Run("row=version", func(b *testing.B) {
+		pairs(b, func() time.Duration { return cpuOf(b, "", nil, bin, "version") },
+			func() time.Duration { return cpuOf(b, "", nil, hello) })
+	})
+
+	files := 1000
+	if v := os.Getenv("SLIVINGDOC_BENCH_FILES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("SLIVINGDOC_BENCH_FILES=%q: want a number of files", v)
+		}
+		files = n
+	}
+	nb := newCLINotebook(b, bin, cliStores[0])
+	nb.run("pull", nb.dir)
+	names := fill(b, nb.dir, files, 2048)
+	nb.run("commit", nb.dir, "-m", "tree")
+	nb.run("pull", nb.dir)
+	git := newGitReference(b, nb.dir)
+	gitStatus := func() time.Duration { return cpuOf(b, git.dir, nil, "git", "status", "--porcelain") }
+	for _, row := range []struct {
+		name string
+		args []string
+	}{{"status", []string{"status", nb.dir}}, {"pull", []string{"pull", nb.dir}}, {"commit", []string{"commit", nb.dir, "-m", "nothing"}}} {
+		b.Run(fmt.Sprintf("row=%s/files=%d", row.name, files), func(b *testing.B) {
+			pairs(b, func() time.Duration { return cpuOf(b, "", nb.env, bin, row.args...) }, gitStatus)
+		})
+	}
+	b.Run(fmt.Sprintf("row=commit-append/files=%d", files), func(b *testing.B) {
+		n := 0
+		pairs(b, func() time.Duration {
+			n++
+			appendTo(b, filepath.Join(nb.dir, filepath.FromSlash(names[0])), fmt.Appendf(nil, "line %d\n", n))
+			return cpuOf(b, "", nb.env, bin, "commit", nb.dir, "-m", "one line")
+		}, func() time.Duration {
+			appendTo(b, filepath.Join(git.dir, filepath.FromSlash(names[0])), fmt.Appendf(nil, "line %d\n", n))
+			return cpuOf(b, git.dir, nil, "git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-qam", "one line")
+		})
+	})
+}
+
+// releaseBuild builds pkg as make build does. src, when set, is the
+// directory to build in (a module of its own).
+func releaseBuild(b *testing.B, out, pkg, src string) {
+	b.Helper()
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build %s: %v\n%s", pkg, err, o)
+	}
+}
+
+// helloWorld writes the reference program, a module of its own, and
+// returns its directory.
+func helloWorld(b *testing.B) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "hello")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"go.mod":  "module hello\n\ngo 1.26\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// cpuOf runs one process to its end and returns the CPU it used (user and
+// system, the kernel's accounting of the finished process).
+func cpuOf(b *testing.B, dir string, env []string, name string, args ...string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// pairs runs a and its reference ref in turn once per iteration and
+// reports both medians and the median of the pairwise ratios.
+func pairs(b *testing.B, a, ref func() time.Duration) {
+	a()
+	ref() // warm the page cache for both
+	var as, rs []time.Duration
+	var ratios []float64
+	for b.Loop() {
+		x, y := a(), ref()
+		as, rs = append(as, x), append(rs, y)
+		if y > 0 {
+			ratios = append(ratios, float64(x)/float64(y))
+		}
+	}
+	b.ReportMetric(float64(median(as).Microseconds())/1000, "cpu-ms")
+	b.ReportMetric(float64(median(rs).Microseconds())/1000, "ref-cpu-ms")
+	if len(ratios) > 0 {
+		slices.Sort(ratios)
+		b.ReportMetric(ratios[len(ratios)/2], "x-ref")
+	}
+}

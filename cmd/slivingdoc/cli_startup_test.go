@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// initRecord is one line of the Go runtime's GODEBUG=inittrace=1 report:
+// the package whose initialisation ran, and what it allocated.
+type initRecord struct {
+	pkg    string
+	bytes  int
+	allocs int
+}
+
+// parseInitTrace reads the runtime's report lines ("init PKG @T ms, C ms
+// clock, B bytes, A allocs") from stderr; other lines are skipped.
+func parseInitTrace(t *testing.T, stderr string) []initRecord {
+	t.Helper()
+	var out []initRecord
+	sc := bufio.NewScanner(strings.NewReader(stderr))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 11 || f[0] != "init" || f[8] != "bytes," || f[10] != "allocs" {
+			continue
+		}
+		b, err1 := strconv.Atoi(f[7])
+		a, err2 := strconv.Atoi(f[9])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("unreadable init trace line %q", sc.Text())
+		}
+		out = append(out, initRecord{pkg: f[1], bytes: b, allocs: a})
+	}
+	return out
+}
+
+// ourInitBytes is what one of our packages may allocate before main: the
+// sentinel errors and crash-point names a package declares, and the
+// command table. A regular expression, a JSON schema, a lookup table or a
+// map built by code at package level costs more and belongs behind a
+// sync.OnceValue, built by the command that uses it.
+const ourInitBytes = 4 << 10
+
+// Every process pays for every package's initialisation, whatever the
+// command; ours do no work there. version and help (the cheapest commands)
+// run with the runtime's init trace, and each of our packages must stay
+// within ourInitBytes (allocation counts, not durations: they are the same
+// on a loaded machine). The dependencies' figures are logged for the
+// reader (go test -v): what remains is theirs.
+func TestStartupOurPackagesDoNoWorkAtInit(t *testing.T) {
+	bin := cliBinary(t)
+	for _, args := range [][]string{{"version"}, {"--help"}, {"status", "-h"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+		recs := parseInitTrace(t, stderr.String())
+		if len(recs) == 0 {
+			t.Fatalf("%v: no init trace on stderr:\n%s", args, stderr.String())
+		}
+		var ours, theirs int
+		sawMain := false
+		for _, r := range recs {
+			mine := r.pkg == "main" || strings.HasPrefix(r.pkg, "github.com/slivingdoc/slivingdoc/")
+			sawMain = sawMain || r.pkg == "main"
+			if !mine {
+				theirs += r.bytes
+				continue
+			}
+			ours += r.bytes
+			if r.bytes > ourInitBytes {
+				t.Errorf("%v: package %s allocates %d bytes (%d allocations) at init, more than %d: make its package-level work lazy",
+					args, r.pkg, r.bytes, r.allocs, ourInitBytes)
+			}
+		}
+		if !sawMain {
+			t.Errorf("%v: the init trace has no line for main; the format may have changed:\n%s", args, stderr.String())
+		}
+		t.Logf("%v: package init allocates %d bytes in our packages, %d in dependencies", args, ours, theirs)
+	}
+}
+
+// The cheapest commands pay for nothing they do not use: version, help
+// and a completion script open no store, create no private root, cache or
+// state directory, whatever the settings name. Every place the binary
+// could write is under base, which stays empty.
+func TestStartupCheapCommandsTouchNothing(t *testing.T) {
+	bin := cliBinary(t)
+	base := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "SLIVINGDOC_") && !strings.HasPrefix(k, "XDG_") && k != "HOME" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"HOME="+filepath.Join(base, "home"),
+		"XDG_CACHE_HOME="+filepath.Join(base, "cache"),
+		"XDG_STATE_HOME="+filepath.Join(base, "state"),
+		"XDG_DATA_HOME="+filepath.Join(base, "data"),
+		"XDG_CONFIG_HOME="+filepath.Join(base, "config"),
+		"SLIVINGDOC_STORE=file://"+filepath.ToSlash(filepath.Join(base, "store")),
+		"SLIVINGDOC_PRIVATE_ROOT="+filepath.Join(base, "private"),
+		"SLIVINGDOC_WORKSPACE_ROOT="+filepath.Join(base, "workspace"),
+	)
+	for _, args := range [][]string{{"version"}, {"--version"}, {"--help"}, {"help"}, {"help", "store"}, {"completion", "bash"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		cmd.Dir = base
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if entries, err := os.ReadDir(base); err != nil || len(entries) != 0 {
+			t.Fatalf("%v created %v (%v)", args, entries, err)
+		}
+	}
+}
