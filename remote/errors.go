@@ -15,6 +15,11 @@ var (
 	ErrIntegrity    = errors.New("remote: integrity violation") // corrupt manifest, pack checksum or size mismatch
 	ErrIncompatible = errors.New("remote: store lacks required guarantees")
 	ErrLostRace     = errors.New("remote: publication lost the race") // retries exhausted
+	// ErrRateLimited: the store refused a write to one key for its rate
+	// (GCS's and R2's 429, about one write per second per name). Like
+	// ErrPrecondition it is a lost race, never a storage failure; unlike
+	// it, the writer backs off before it tries again.
+	ErrRateLimited = errors.New("remote: rate limited")
 )
 
 // Refinements of ErrIntegrity: an error matching one of these also matches
