@@ -3,6 +3,7 @@ package publish
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +106,16 @@ func TestExploreFindsAFoldIgnoringRecent(t *testing.T) {
 	if o.Err == nil || o.Err.Error() != f.Err.Error() || !slices.Equal(o.Trace, f.Trace) {
 		t.Fatalf("replay of %v: %v, want %v", f.Choices, o.Err, f.Err)
 	}
+}
+
+// The audit's own checks can fail too: a folder that reports its group's
+// last generation instead of its own (the bug of format v3's group
+// commit) breaks invariant 4 and is found.
+func TestExploreFindsAFolderReportingTheGroupsLast(t *testing.T) {
+	sc := scope{writers: 2, commits: 1, depth: 20, mutateLast: true}
+	st, f := crashpoint.Explore(run(sc), 0)
+	if f == nil || !strings.Contains(f.Err.Error(), "invariant 4") {
+		t.Fatalf("a folder reporting the group's last generation: %v after %d schedules", f, st.Schedules)
+	}
+	t.Logf("found after %d schedules: %v", st.Schedules, f.Err)
 }

@@ -47,6 +47,7 @@ type scope struct {
 	faults           int  // faults per schedule at most
 	conflict         bool // every commit also rewrites line 1 of shared.md: concurrent ones conflict
 	mutate           bool // Options.mutateIgnoreRecent
+	mutateLast       bool // Options.mutateReportLast
 }
 
 const tick = 250 * time.Millisecond
@@ -350,8 +351,8 @@ func (x *world) runWriter(w *writer) {
 		x.order = append(x.order, id)
 		opts := Options{Store: storeID, Clock: modelClock{x}, Objects: x.objects, K: 4, M: 4,
 			CondEstimate: 200 * time.Millisecond, RTT: 20 * time.Millisecond, Parallel: 1,
-			mutateIgnoreRecent: x.sc.mutate,
-			Trace:              func(s string) { x.logf("writer %d: %s", w.agent, s) }}
+			mutateIgnoreRecent: x.sc.mutate, mutateReportLast: x.sc.mutateLast,
+			Trace: func(s string) { x.logf("writer %d: %s", w.agent, s) }}
 		p, err := New(wstore{w}, opts)
 		if err != nil {
 			x.calls[id].err = err

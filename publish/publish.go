@@ -92,6 +92,7 @@ type Options struct {
 	Trace func(string)
 
 	mutateIgnoreRecent bool // tests: a fold that ignores `recent`
+	mutateReportLast   bool // tests: a folder reports its group's last generation
 }
 
 // Defaults of docs/publication.md §5.7.
@@ -646,6 +647,9 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		for i, m := range f.members {
 			if m.Publication == w.id {
 				w.c = State{Manifest: next}
+				if o.mutateReportLast {
+					i = len(f.members) - 1
+				}
 				return &accepted{Result{Generation: c.Generation() + 1 + uint64(i), Head: m.Head, State: w.c}}
 			}
 		}
