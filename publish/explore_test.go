@@ -351,6 +351,7 @@ func (x *world) runWriter(w *writer) {
 		x.order = append(x.order, id)
 		opts := Options{Store: storeID, Clock: modelClock{x}, Objects: x.objects, K: 4, M: 4,
 			CondEstimate: 200 * time.Millisecond, RTT: 20 * time.Millisecond, Parallel: 1,
+			Jitter:             func() float64 { return 0.5 },
 			mutateIgnoreRecent: x.sc.mutate, mutateReportLast: x.sc.mutateLast,
 			Trace: func(s string) { x.logf("writer %d: %s", w.agent, s) }}
 		p, err := New(wstore{w}, opts)
@@ -517,9 +518,18 @@ func (x *world) audit(cut bool) error {
 		}
 		// Invariants 3, 4: each write extends the last, member i at C+i,
 		// and no ID twice (DecodeManifestV4 refuses one twice in recent).
+		var base uint64
 		if prev != nil {
 			if m.Generation <= prev.Generation || !slices.Equal(m.Recent[:len(prev.Recent)], prev.Recent) {
 				return fmt.Errorf("write %d does not extend the one before it", i)
+			}
+			base = prev.Generation
+		}
+		// Invariant 8's rule: a write on C folds only versions built on
+		// G with C − G < K.
+		for _, inc := range m.Increments {
+			if inc.Generation > base && base-inc.Proposal >= 4 {
+				return fmt.Errorf("invariant 8: write %d on %d folds a version built on %d", i, base, inc.Proposal)
 			}
 		}
 		prev = m

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -86,7 +87,8 @@ type Options struct {
 	// Parallel bounds concurrent GETs of others' proposals (default 8;
 	// the exhaustive test sets 1 so their order is the schedule's).
 	Parallel int
-	// Jitter returns a number in [0, 1) for the back-off after a 429.
+	// Jitter returns a number in [0, 1) for the back-off after a 429
+	// (default math/rand; a test supplies its own).
 	Jitter func() float64
 	// Trace, when set, receives one line per decision (tests).
 	Trace func(string)
@@ -127,7 +129,7 @@ func (o *Options) fill() {
 		o.FoldKey = DefaultFoldKey
 	}
 	if o.Jitter == nil {
-		o.Jitter = func() float64 { return 0.5 }
+		o.Jitter = rand.Float64
 	}
 }
 

@@ -126,7 +126,8 @@ func newEnv(t *testing.T, store func(*memstore.Mem) remote.Store) *env {
 		e.store = store(e.mem)
 	}
 	var err error
-	e.pub, err = New(e.store, Options{Store: storeID, Clock: e.clock, Objects: allPacks(e.mem), Parallel: 1})
+	e.pub, err = New(e.store, Options{Store: storeID, Clock: e.clock, Objects: allPacks(e.mem), Parallel: 1,
+		Jitter: func() float64 { return 0.5 }})
 	if err != nil {
 		t.Fatal(err)
 	}
