@@ -1,8 +1,10 @@
 // Package bench holds the Go benchmarks of slivingdoc (in its _test files:
 // cas, merge, remote, CLI and checkpoint workloads) and the deterministic
 // note generators that they and the load generator (bench/loadgen) share, so
-// both measure the same inputs; and ProgramTB, with which the load
-// generator and the fault campaign (bench/chaos) drive internal/seaweed.
+// both measure the same inputs; ProgramTB, with which the load
+// generator and the fault campaign (bench/chaos) drive internal/seaweed;
+// and the S3 Standard request prices (cost.go) at which the load generator
+// and the fleet simulation (bench/fleetsim) price a commit.
 package bench
 
 import (

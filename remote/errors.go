@@ -15,11 +15,13 @@ var (
 	ErrIntegrity    = errors.New("remote: integrity violation") // corrupt manifest, pack checksum or size mismatch
 	ErrIncompatible = errors.New("remote: store lacks required guarantees")
 	ErrLostRace     = errors.New("remote: publication lost the race") // retries exhausted
-	// ErrRateLimited: the store refused a write to one key for its rate
-	// (GCS's and R2's 429, about one write per second per name). Like
-	// ErrPrecondition it is a lost race, never a storage failure; unlike
-	// it, the writer backs off before it tries again.
-	ErrRateLimited = errors.New("remote: rate limited")
+	// ErrRateLimited: the store refused a write because the key (or the
+	// bucket) is written too often, and applied nothing. Cloudflare R2
+	// and Google Cloud Storage answer HTTP 429 above about one write per
+	// second to one object name, so writers racing for `current` meet it
+	// as often as a lost race: on a contended key it is one, to retry
+	// after backing off at least that second, never a store failure.
+	ErrRateLimited = errors.New("remote: write rate limited")
 )
 
 // Refinements of ErrIntegrity: an error matching one of these also matches

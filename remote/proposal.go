@@ -858,7 +858,9 @@ func (n *Notebook) groupAttempt(ctx context.Context, observed State, pub string,
 			n.group.rtt.Store(int64(rtt)) // what a follower's first wait is scaled by
 		}
 		switch {
-		case errors.Is(err, ErrPrecondition):
+		case errors.Is(err, ErrPrecondition), errors.Is(err, ErrRateLimited):
+			// A rate-limited create met other writers' creates of the
+			// same marker (R2, GCS): one of them leads.
 			return State{}, 0, fmt.Errorf("%w: %w: another writer leads generation %d", errNotAccepted, errFollow, observed.Generation())
 		case err != nil:
 			return State{}, 0, fmt.Errorf("remote: lead proposals: %w", notAmbiguous(err))
@@ -1041,7 +1043,7 @@ func (n *Notebook) writeGroup(ctx context.Context, observed State, pub string, p
 	switch {
 	case err == nil:
 		return State{Manifest: next, ETag: etag, encoded: data}, len(members), nil
-	case errors.Is(err, ErrPrecondition):
+	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrRateLimited):
 		return State{}, 0, fmt.Errorf("%w: lost the race for generation %d: %w", errNotAccepted, gen, err)
 	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrAccessDenied), errors.Is(err, ErrInvalidKey):
 		return State{}, 0, fmt.Errorf("remote: replace current: %w", err)

@@ -159,7 +159,7 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 			return stop(attempt, err)
 		}
 		if errors.Is(err, errNotAccepted) && !guessed {
-			if err := n.backOff(ctx, attempt, read, &release, &held); err != nil {
+			if err := n.backOff(ctx, attempt, read, err, &release, &held); err != nil {
 				return stop(attempt, err)
 			}
 			if state, err = n.ReadCurrent(ctx); err != nil {
@@ -231,7 +231,7 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 		if attempt > n.opts.Retries {
 			return stop(attempt, fmt.Errorf("%w: %d attempts: %w", ErrLostRace, attempt, err))
 		}
-		if err := n.backOff(ctx, attempt, read, &release, &held); err != nil {
+		if err := n.backOff(ctx, attempt, read, err, &release, &held); err != nil {
 			return stop(attempt, err)
 		}
 		if state, err = n.ReadCurrent(ctx); err != nil {
@@ -241,11 +241,19 @@ func (n *Notebook) publishFrom(ctx context.Context, known State, nearby bool, bu
 	}
 }
 
-// backOff gives up the turn *release ends, sleeps the backoff of a lost
-// attempt whose window began at read, and takes a new turn into
-// *release.
-func (n *Notebook) backOff(ctx context.Context, attempt int, read time.Time, release *func(), held *bool) error {
-	wait := n.backoff(attempt, n.opts.Now().Sub(read))
+// backOff gives up the turn *release ends, sleeps the backoff of an
+// attempt whose window began at read and that lost with the error lost,
+// and takes a new turn into *release.
+func (n *Notebook) backOff(ctx context.Context, attempt int, read time.Time, lost error, release *func(), held *bool) error {
+	window := n.opts.Now().Sub(read)
+	if errors.Is(lost, ErrRateLimited) {
+		// The store refused the write because `current` was written
+		// within its per-name budget (about a second on R2 and GCS): a
+		// retry sooner would be refused again, so the writers spread
+		// over at least that second.
+		window = max(window, RateLimitWindow)
+	}
+	wait := n.backoff(attempt, window)
 	(*release)()
 	*release = func() {}
 	if err := n.opts.Sleep(ctx, wait); err != nil {
@@ -254,6 +262,11 @@ func (n *Notebook) backOff(ctx context.Context, attempt int, read time.Time, rel
 	*release, *held = n.takeTurn(ctx, nil)
 	return nil
 }
+
+// RateLimitWindow is the least backoff window after a write of `current`
+// the store refused as rate limited (ErrRateLimited): R2 and GCS accept
+// about one write per second to one object name.
+const RateLimitWindow = time.Second
 
 // errGuessedWrong marks a PublishFrom attempt on a known state that cannot
 // go on (its build skipped, or named a pack gone): it is made again on a
@@ -322,7 +335,9 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 	switch {
 	case err == nil:
 		return State{Manifest: next, ETag: etag, encoded: data}, nil
-	case errors.Is(err, ErrPrecondition):
+	case errors.Is(err, ErrPrecondition), errors.Is(err, ErrRateLimited):
+		// Another write came first, or came within the store's per-name
+		// rate limit: ours was not applied either way.
 		return State{}, fmt.Errorf("%w: lost the race for generation %d: %w", errNotAccepted, gen, err)
 	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrAccessDenied), errors.Is(err, ErrInvalidKey):
 		// The store refused or never received the request.

@@ -118,6 +118,12 @@ func mapErr(err error) *Error {
 		return newError(CodeRemoteBusy, ReasonRetriesExhausted, "", err)
 	case errors.Is(err, remote.ErrAmbiguous):
 		return newError(CodeStorageFailure, ReasonAcceptanceUnknown, "", err)
+	case errors.Is(err, remote.ErrRateLimited):
+		// After ErrAmbiguous: a refused write after an ambiguous one
+		// leaves the outcome unknown. Alone it is contention, not a
+		// failure: the store limits how often one name is written (R2,
+		// GCS), and nothing was applied.
+		return newError(CodeRemoteBusy, ReasonRetriesExhausted, "The store refused writes to the notebook as too frequent on every attempt; nothing was lost, retry.", err)
 	case errors.Is(err, remote.ErrNoCredentials): // before ErrAccessDenied, which it refines
 		return newError(CodeStorageFailure, ReasonNoCredentials, "", err)
 	case errors.Is(err, remote.ErrAccessDenied):

@@ -43,6 +43,10 @@ func TestMapErr(t *testing.T) {
 		{fmt.Errorf("x: %w", remote.ErrLostRace), CodeRemoteBusy, ReasonRetriesExhausted, ""},
 		{fmt.Errorf("x: %w: %w", remote.ErrAmbiguous, remote.ErrUnavailable), CodeStorageFailure, ReasonAcceptanceUnknown, ""},
 		{remote.ErrUnavailable, CodeStorageFailure, ReasonStoreUnreachable, ""},
+		// A per-name rate limit (R2, GCS) is contention, never an unreachable store.
+		{fmt.Errorf("x: upload pack: %w", remote.ErrRateLimited), CodeRemoteBusy, ReasonRetriesExhausted, ""},
+		{fmt.Errorf("x: %w: %w", remote.ErrLostRace, remote.ErrRateLimited), CodeRemoteBusy, ReasonRetriesExhausted, ""},
+		{fmt.Errorf("x: %w: the replace failed (%w)", remote.ErrAmbiguous, remote.ErrRateLimited), CodeStorageFailure, ReasonAcceptanceUnknown, ""},
 		{remote.ErrAccessDenied, CodeStorageFailure, ReasonAccessDenied, ""},
 		{fmt.Errorf("x: %w: %w", remote.ErrNoCredentials, errors.New("get identity")), CodeStorageFailure, ReasonNoCredentials, ""},
 		{remote.ErrIntegrity, CodeStorageIntegrity, ReasonCorruptManifest, ""},

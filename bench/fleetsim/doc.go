@@ -21,7 +21,8 @@
 //	  audit (audit.go): a fresh engine pulls the final notebook; every line
 //	  │      of an accepted commit must be there exactly once
 //	  ▼
-//	Result ─▶ report.go (Markdown table, JSON)
+//	Result ─▶ report.go (Markdown table, JSON); the requests priced at
+//	          S3 Standard's (bench/cost.go), per million accepted commits
 //
 // Time: the engines run in real time, not virtual. Config.Scale
 // compresses it: every modelled duration (round trips, service times, the

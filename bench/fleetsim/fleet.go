@@ -126,6 +126,10 @@ type Result struct {
 	// process share half the limit for them (cas/store_files.go).
 	FileLimit uint64
 	Audit     Audit
+	// S3DollarsPerMillion is what the run's requests would cost at S3
+	// Standard request prices, per million accepted commits
+	// (Counts.S3Dollars over Accepted).
+	S3DollarsPerMillion float64
 }
 
 // CoresBusy is the simulation's CPU over the run's real time.
@@ -313,6 +317,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.CommitsPerSec = float64(res.Accepted) / res.Elapsed.Seconds()
 	}
 	res.Latency, res.CallLatency = percentiles(lat), percentiles(calls)
+	res.S3DollarsPerMillion = bench.S3DollarsPerMillion(res.Counts.S3Dollars(), res.Accepted)
 
 	gen, audit, err := auditNotebook(ctx, mem, filepath.Join(base, "audit"), acceptedLines, written)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/bench"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -92,6 +93,17 @@ func (c Counts) Total() int64 {
 		n += v
 	}
 	return n
+}
+
+// S3Dollars is what the requests cost at S3 Standard request prices:
+// conditional creates and replaces are PUTs; DELETE is free.
+func (c Counts) S3Dollars() float64 {
+	method := [numKinds]string{KindGet: "GET", KindHead: "HEAD", KindPut: "PUT", KindCreate: "PUT", KindReplace: "PUT", KindList: "LIST", KindDelete: "DELETE"}
+	var d float64
+	for k, n := range c.Requests {
+		d += float64(n) * bench.S3RequestDollars(method[k])
+	}
+	return d
 }
 
 // Conditional is the number of conditional writes, won and lost.

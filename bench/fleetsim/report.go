@@ -26,14 +26,14 @@ func Markdown(runs []*Result) string {
 			ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.Max),
 			ms(r.CallLatency.P50), ms(r.CallLatency.P99), r.CoresBusy(), ms(time.Duration(r.PerCommit(int64(r.CPU)))), loadText(r.Load), auditText(r.Audit))
 	}
-	b.WriteString("\nRequests per accepted commit (conditional writes: won + lost):\n\n")
-	b.WriteString("| agents | arrival | total | GET (current) | PUT | CREATE | REPLACE won + lost | LIST | HEAD | DELETE | KiB up | KiB down |\n")
-	b.WriteString("| ---: | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("\nRequests per accepted commit (conditional writes: won + lost), and what they cost per million accepted commits at S3 Standard request prices ($0.005 per 1,000 PUT, COPY, POST or LIST, conditional writes included; $0.0004 per 1,000 GET or HEAD; DELETE free):\n\n")
+	b.WriteString("| agents | arrival | total | $ / million commits | GET (current) | PUT | CREATE | REPLACE won + lost | LIST | HEAD | DELETE | KiB up | KiB down |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range runs {
 		c := r.Counts
 		pc := func(k Kind) string { return fmt.Sprintf("%.2f", r.PerCommit(c.Requests[k])) }
-		fmt.Fprintf(&b, "| %d | %s | %.2f | %s (%.2f) | %s | %s | %.2f + %.2f | %s | %s | %s | %.1f | %.1f |\n",
-			r.Agents, arrival(r), r.PerCommit(c.Total()), pc(KindGet), r.PerCommit(c.CurrentGets), pc(KindPut), pc(KindCreate),
+		fmt.Fprintf(&b, "| %d | %s | %.2f | %s | %s (%.2f) | %s | %s | %.2f + %.2f | %s | %s | %s | %.1f | %.1f |\n",
+			r.Agents, arrival(r), r.PerCommit(c.Total()), dollars(r.S3DollarsPerMillion), pc(KindGet), r.PerCommit(c.CurrentGets), pc(KindPut), pc(KindCreate),
 			r.PerCommit(c.Won[KindReplace]), r.PerCommit(c.Lost[KindReplace]), pc(KindList), pc(KindHead), pc(KindDelete),
 			r.PerCommit(c.BytesUp)/1024, r.PerCommit(c.BytesDown)/1024)
 	}
@@ -69,6 +69,9 @@ func arrival(r *Result) string {
 	}
 	return fmt.Sprintf("%s, %d x %v, %s", how, r.Windows, r.Window, eng)
 }
+
+// dollars prints an amount to the cent.
+func dollars(d float64) string { return fmt.Sprintf("$%.2f", d) }
 
 func bandwidth(bps int64) string {
 	if bps <= 0 {

@@ -26,7 +26,8 @@
 //	                  disjoint files or one shared file; audit of every line
 //	  agents          100 agents x 1 commit spread over a window, then a burst
 //	─▶ Results ─▶ report.go: <out>/<date>.md (tables, DESIGN §10 verdicts),
-//	              svg.go: <date>-*.svg, and <date>.json (the raw figures)
+//	              svg.go: <date>-*.svg, and <date>.json (the raw figures);
+//	              SeaweedFS traffic priced at S3 Standard's (cost.go)
 //
 // The line audit (linecheck.go) is what makes contention a correctness
 // test too: every writer tags its lines, and the final notebook must hold

@@ -203,13 +203,14 @@ func (r *Results) markdown(date string) string {
 		p("## Requests per operation (SeaweedFS, counted by a proxy)\n\n")
 		p("A reverse proxy on 127.0.0.1 in front of SeaweedFS counts every request of one process at a time; notebook of %s files x 2 KB. "+
 			"Bytes are HTTP bodies (up: sent by slivingdoc; down: received).\n\n", thousands(rq.Files))
-		p("| operation | wall | requests | breakdown |\n| --- | --- | --- | --- |\n")
+		p("*$ / million* is what a million such operations would pay for their requests at S3 Standard prices (%s).\n\n", s3Prices)
+		p("| operation | wall | requests | $ / million | breakdown |\n| --- | --- | --- | ---: | --- |\n")
 		for _, op := range rq.Ops {
 			var parts []string
 			for _, c := range op.Counts {
 				parts = append(parts, fmt.Sprintf("%s ×%d (↑%s ↓%s)", c.Class, c.Requests, fmtBytes(c.BytesUp), fmtBytes(c.BytesDn)))
 			}
-			p("| %s | %s | %d | %s |\n", op.Op, fmtDur(op.Wall), op.Requests, strings.Join(parts, "; "))
+			p("| %s | %s | %d | %s | %s |\n", op.Op, fmtDur(op.Wall), op.Requests, fmtDollars(s3PerMillion(op.Counts, 1)), strings.Join(parts, "; "))
 		}
 		p("\n")
 	}
@@ -312,8 +313,9 @@ func (r *Results) markdown(date string) string {
 		}
 		p("\n")
 		if slices.ContainsFunc(r.Contention, func(c ContentionResult) bool { return len(c.Requests) > 0 }) {
-			p("Traffic of the SeaweedFS runs, through the counting proxy (request time as the writers see it, proxy included; 412 = a lost conditional write):\n\n")
-			p("| files | writers | requests / accepted commit | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | ---: | --- | --- |\n")
+			p("Traffic of the SeaweedFS runs, through the counting proxy (request time as the writers see it, proxy included; 412 = a lost conditional write; "+
+				"*$ / million commits*: the requests' cost per million accepted commits at S3 Standard prices, %s):\n\n", s3Prices)
+			p("| files | writers | requests / accepted commit | $ / million commits | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | ---: | ---: | --- | --- |\n")
 			for _, c := range r.Contention {
 				if len(c.Requests) > 0 {
 					p("| %s | %d | %s |\n", withDriver(c.Mode, c.Driver), c.Writers, trafficCells(c.Requests, c.Accepted))
@@ -353,7 +355,8 @@ func (r *Results) markdown(date string) string {
 				}
 			}
 			if len(a.Spread.Requests) > 0 || len(a.Burst.Requests) > 0 {
-				p("\n| phase | requests / accepted commit | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | --- | --- |\n")
+				p("\n*$ / million commits*: the requests' cost per million accepted commits at S3 Standard prices (%s).\n", s3Prices)
+				p("\n| phase | requests / accepted commit | $ / million commits | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | ---: | --- | --- |\n")
 				p("| spread | %s |\n| burst | %s |\n", trafficCells(a.Spread.Requests, a.Spread.Accepted), trafficCells(a.Burst.Requests, a.Burst.Accepted))
 			}
 			p("\n%s\n", strings.Join(notes, ""))
@@ -384,7 +387,9 @@ func incompleteText(other map[string]int, unfinished []string) string {
 	return oneLine(strings.Join(parts, "; "))
 }
 
-// trafficCells renders a run's proxy counts as three table cells.
+// trafficCells renders a run's proxy counts as four table cells:
+// requests per accepted commit, their cost per million commits at S3
+// Standard prices, the conditional writes of `current`, the rest.
 func trafficCells(reqs []OpCount, accepted int) string {
 	total := 0
 	cond := "–"
@@ -397,12 +402,19 @@ func trafficCells(reqs []OpCount, accepted int) string {
 		}
 		other = append(other, fmt.Sprintf("%s ×%d (%s median)", c.Class, c.Requests, fmtDur(c.Time.Median)))
 	}
-	per := "–"
+	per, cost := "–", "–"
 	if accepted > 0 {
 		per = fmt.Sprintf("%.1f", float64(total)/float64(accepted))
+		cost = fmtDollars(s3PerMillion(reqs, accepted))
 	}
-	return per + " | " + cond + " | " + strings.Join(other, "; ")
+	return per + " | " + cost + " | " + cond + " | " + strings.Join(other, "; ")
 }
+
+// s3Prices states the prices the reports' costs are computed at.
+const s3Prices = "$0.005 per 1,000 PUT, COPY, POST or LIST, conditional writes included; $0.0004 per 1,000 GET or HEAD; DELETE free"
+
+// fmtDollars prints an amount to the cent.
+func fmtDollars(d float64) string { return fmt.Sprintf("$%.2f", d) }
 
 func (r *Results) latencyReps() int {
 	for _, l := range r.Latency {

@@ -36,6 +36,9 @@ type AgentPhase struct {
 	Attempts   int           // increment packs uploaded
 	Check      LineCheck
 	Requests   []OpCount // SeaweedFS: the phase's traffic through the proxy
+	// S3DollarsPerMillion is what Requests would cost at S3 Standard
+	// request prices per million accepted commits (0 without Requests).
+	S3DollarsPerMillion float64
 }
 
 // agentPayload is the ~1 KB each agent commits (a tagged line plus text).
@@ -131,6 +134,7 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 	}
 	t := totals(actors)
 	ph.Accepted, ph.Busy, ph.Conflicts, ph.Other, ph.Commit, ph.Processes, ph.CPU = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits, t.Processes, t.CPU
+	ph.S3DollarsPerMillion = s3PerMillion(ph.Requests, ph.Accepted)
 	after, err := st.list(ctx, loc)
 	if err != nil {
 		return ph, err

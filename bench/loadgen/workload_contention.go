@@ -37,6 +37,9 @@ type ContentionResult struct {
 	// Requests is the traffic of the run (SeaweedFS: writers go through
 	// the counting proxy): lost races show as 412s of "PUT if-match current".
 	Requests []OpCount
+	// S3DollarsPerMillion is what Requests would cost at S3 Standard
+	// request prices per million accepted commits (0 without Requests).
+	S3DollarsPerMillion float64
 }
 
 const (
@@ -128,6 +131,7 @@ func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string,
 	}
 	t := totals(actors)
 	res.Accepted, res.Busy, res.Conflicts, res.Other, res.Commit, res.Processes, res.CPU = t.OK, t.Busy, t.Conflicts, t.Other, t.Commits, t.Processes, t.CPU
+	res.S3DollarsPerMillion = s3PerMillion(res.Requests, res.Accepted)
 	if res.Wall > 0 {
 		res.CommitsPerSec = float64(res.Accepted) / res.Wall.Seconds()
 	}

@@ -27,6 +27,9 @@ type RequestOp struct {
 	Wall     time.Duration
 	Requests int
 	Counts   []OpCount
+	// S3DollarsPerMillion is what a million of this operation's requests
+	// would cost at S3 Standard request prices.
+	S3DollarsPerMillion float64
 }
 
 // Operation names of the requests table.
@@ -58,7 +61,7 @@ func (r *runner) requests(ctx context.Context, st *storeTarget) (RequestsResult,
 		for _, c := range counts {
 			n += c.Requests
 		}
-		res.Ops = append(res.Ops, RequestOp{Op: op, Wall: o.Wall, Requests: n, Counts: counts})
+		res.Ops = append(res.Ops, RequestOp{Op: op, Wall: o.Wall, Requests: n, Counts: counts, S3DollarsPerMillion: s3PerMillion(counts, 1)})
 		return nil
 	}
 	// pull of the empty notebook, so the directory has a baseline

@@ -168,12 +168,12 @@ func retentionEdges(t *testing.T, first, second, kept string, whole bool) {
 	}
 }
 
-// On the stores of format versions 1 and 2 kept in testdata (checkpointed,
+// On the stores of format versions 1, 2 and 3 kept in testdata (checkpointed,
 // with a retained chain), read as they are: log and verify agree, and
 // every generation's show, show GEN:PATH and diff answer or say
 // HISTORY_UNAVAILABLE naming verify's numbers.
 func TestCLIHistoryRetentionStoreFixtures(t *testing.T) {
-	for _, name := range []string{"v1-store", "v2-store"} {
+	for _, name := range []string{"v1-store", "v2-store", "v3-store"} {
 		t.Run(name, func(t *testing.T) { retentionOfFixture(t, name) })
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptrace"
 	"sync/atomic"
 
@@ -49,6 +50,7 @@ func traceSend(ctx context.Context) (context.Context, *atomic.Bool) {
 //	response 401, 403                             remote.ErrAccessDenied
 //	response 400 BadDigest and kin                remote.ErrIntegrity (the server refused our checksum)
 //	response 500/502/504 to a write               remote.ErrAmbiguous
+//	response 429 to a write                       remote.ErrRateLimited (R2, GCS: a key written too often)
 //	any other response                            remote.ErrUnavailable
 //	no response, request never written            remote.ErrUnavailable (connection refused, cancelled before sending)
 //	no response, request written, read            remote.ErrUnavailable
@@ -88,6 +90,13 @@ func s3StatusSentinel(kind s3OpKind, status int, code string) error {
 		return remote.ErrAccessDenied
 	case status == 400 && (code == "BadDigest" || code == "InvalidDigest" || code == "XAmzContentSHA256Mismatch"):
 		return remote.ErrIntegrity
+	case kind != s3Read && status == http.StatusTooManyRequests:
+		// R2 and GCS refuse a write to a name written within about the
+		// last second with 429, whatever code the body carries; nothing
+		// was applied. AWS's 503 SlowDown stays unavailable: it limits
+		// a prefix's whole request rate (thousands per second), which
+		// no backing off on one key relieves.
+		return remote.ErrRateLimited
 	case kind != s3Read && (status == 500 || status == 502 || status == 504):
 		// The server (or a proxy) failed after it may have applied the write.
 		return remote.ErrAmbiguous

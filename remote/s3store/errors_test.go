@@ -6,8 +6,12 @@ package s3store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/smithy-go"
@@ -19,7 +23,7 @@ import (
 )
 
 var sentinels = []error{remote.ErrNotFound, remote.ErrPrecondition, remote.ErrAmbiguous,
-	remote.ErrUnavailable, remote.ErrAccessDenied, remote.ErrIntegrity}
+	remote.ErrUnavailable, remote.ErrAccessDenied, remote.ErrIntegrity, remote.ErrRateLimited}
 
 // expectOnly fails unless err matches want and no other sentinel: an
 // ErrNotFound that also said ErrUnavailable would be read either way.
@@ -93,6 +97,10 @@ func TestS3ResponsesMapToSentinels(t *testing.T) {
 		{opReplace, 500, "InternalError", remote.ErrAmbiguous}, // the write may have happened
 		{opCreate, 504, "GatewayTimeout", remote.ErrAmbiguous},
 		{opReplace, 503, "SlowDown", remote.ErrUnavailable}, // refused, not applied
+		// R2 and GCS: a name written more than about once a second.
+		{opReplace, 429, "SlowDown", remote.ErrRateLimited},
+		{opReplace, 429, "rateLimitExceeded", remote.ErrRateLimited},
+		{opCreate, 429, "TooManyRequests", remote.ErrRateLimited},
 		{opGet, 501, "NotImplemented", remote.ErrUnavailable},
 		{opList, 400, "InvalidArgument", remote.ErrUnavailable},
 		{opDelete, 404, "NoSuchKey", nil}, // deleting a missing key is no error
@@ -122,6 +130,51 @@ func TestS3ResponsesMapToSentinels(t *testing.T) {
 				t.Fatalf("S3 error code lost: %v", err)
 			}
 		})
+	}
+}
+
+// A server on 127.0.0.1 that rate-limits every write, as R2 and GCS do
+// above about one write per second to one name: each write, conditional
+// or not, reports ErrRateLimited with the 429 kept as its cause, and
+// nothing else. A conditional write is sent once (the SDK never retries
+// it: the protocol decides); an unconditional one is retried by the SDK
+// before the caller hears of it.
+func TestS3RateLimitedWrites(t *testing.T) {
+	var puts, conditional atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut {
+			http.Error(w, "only writes are expected", http.StatusBadRequest)
+			return
+		}
+		puts.Add(1)
+		if r.Header.Get("If-Match") != "" || r.Header.Get("If-None-Match") != "" {
+			conditional.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+	}))
+	defer srv.Close()
+	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
+		t.Fatalf("test server at %s, want loopback", srv.URL)
+	}
+	s := openS3(t, s3store.Config{Bucket: "b", Prefix: "nb", Endpoint: srv.URL, PathStyle: true,
+		AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "not-a-secret"})
+	for _, op := range []storeOp{opReplace, opCreate, opPut} {
+		before, beforeCond := puts.Load(), conditional.Load()
+		err := op.run(context.Background(), s)
+		expectOnly(t, op.name, err, remote.ErrRateLimited)
+		var resp *smithyhttp.ResponseError
+		if !errors.As(err, &resp) || resp.HTTPStatusCode() != http.StatusTooManyRequests {
+			t.Fatalf("%s: cause lost: %v", op.name, err)
+		}
+		sent, sentCond := puts.Load()-before, conditional.Load()-beforeCond
+		switch {
+		case op.name != opPut.name && (sent != 1 || sentCond != 1):
+			t.Fatalf("%s: %d requests (%d conditional), want the one conditional write", op.name, sent, sentCond)
+		case op.name == opPut.name && (sent < 2 || sentCond != 0):
+			t.Fatalf("Put: %d requests (%d conditional), want the SDK's retries of an unconditional write", sent, sentCond)
+		}
 	}
 }
 

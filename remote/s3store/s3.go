@@ -12,7 +12,8 @@ package s3store
 //	op ─> s3Store.call: trace whether the request was written ─> SDK
 //	   ─> mapS3Error(kind, sent, err): the one place SDK errors become
 //	      remote.ErrNotFound / remote.ErrPrecondition / remote.ErrAccessDenied / remote.ErrIntegrity /
-//	      remote.ErrAmbiguous / remote.ErrUnavailable, the cause kept.
+//	      remote.ErrAmbiguous / remote.ErrRateLimited / remote.ErrUnavailable,
+//	      the cause kept.
 //
 // Every PUT carries its SHA-256 (x-amz-checksum-sha256), which the server
 // verifies before storing. Conditional writes are never retried by the SDK:
