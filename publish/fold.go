@@ -233,14 +233,20 @@ func rebase(src *multiSource, sink cas.Sink, d remote.ProposalV4, commit cas.Com
 		}
 	})
 	out := map[string]cas.ID{}
+	var clash *clashIndex // built on the first new path
 	for _, p := range paths {
 		t := changed[p]
 		f, inF := prev[p]
 		b, inB := base[p]
 		if f == b && inF == inB {
 			// The fold left p as the parent had it: take the change.
-			if !t.IsZero() && !inF && clashes(prev, changed, p, foldKey) {
-				return nil, false // a case-folded twin, or a file against a directory
+			if !t.IsZero() && !inF {
+				if clash == nil {
+					clash = newClashIndex(prev, changed, foldKey)
+				}
+				if clash.meets(p, foldKey) {
+					return nil, false // a case-folded twin, or a file against a directory
+				}
 			}
 			out[p] = t
 			continue
@@ -303,39 +309,54 @@ func diff(a, b map[string]cas.ID) map[string]cas.ID {
 	return out
 }
 
-// clashes reports whether adding path p to the fold's files would make a
-// case-folded twin of a path there, or a file where there is a directory
-// or the reverse, counting the paths the proposal itself removes as gone.
-func clashes(files, changed map[string]cas.ID, p string, foldKey func(string) string) bool {
-	gone := func(q string) bool { id, ok := changed[q]; return ok && id.IsZero() }
-	key := foldPath(p, foldKey)
+// clashIndex holds the fold's paths by fold key, to refuse a new path
+// that would make a case-folded twin of one, a file where there is a
+// directory or the reverse, or a directory name differing only by case.
+// The paths the proposal itself removes do not count.
+type clashIndex struct {
+	files map[string]string // fold key of a path -> the path
+	dirs  map[string]string // fold key of a directory -> the directory
+}
+
+func newClashIndex(files, changed map[string]cas.ID, foldKey func(string) string) *clashIndex {
+	c := &clashIndex{files: map[string]string{}, dirs: map[string]string{}}
 	for q := range files {
-		if gone(q) {
+		if id, ok := changed[q]; ok && id.IsZero() {
 			continue
 		}
-		if foldPath(q, foldKey) == key {
-			return true // q != p: p is not in files
-		}
-		if strings.HasPrefix(key, foldPath(q, foldKey)+"/") || strings.HasPrefix(foldPath(q, foldKey), key+"/") {
-			return true
-		}
-		// A directory that differs from one of p's only by case.
-		qd, pd := dirs(q), dirs(p)
-		for i := 0; i < min(len(qd), len(pd)); i++ {
-			if qd[i] != pd[i] && foldKey(qd[i]) == foldKey(pd[i]) {
-				return true
-			}
-			if qd[i] != pd[i] {
-				break
+		c.files[foldPath(q, foldKey)] = q
+		for k := 0; k < len(q); k++ {
+			if q[k] == '/' {
+				c.dirs[foldPath(q[:k], foldKey)] = q[:k]
 			}
 		}
 	}
-	return false
+	return c
 }
 
-func dirs(p string) []string {
-	s := strings.Split(p, "/")
-	return s[:len(s)-1]
+// meets reports whether adding the file p (not among the fold's files)
+// would clash.
+func (c *clashIndex) meets(p string, foldKey func(string) string) bool {
+	key := foldPath(p, foldKey)
+	if _, ok := c.files[key]; ok {
+		return true // a twin: p itself is not a file of the fold
+	}
+	if _, ok := c.dirs[key]; ok {
+		return true // a file where the fold has a directory
+	}
+	for k := 0; k < len(p); k++ {
+		if p[k] != '/' {
+			continue
+		}
+		d := foldPath(p[:k], foldKey)
+		if _, ok := c.files[d]; ok {
+			return true // a directory where the fold has a file
+		}
+		if exact, ok := c.dirs[d]; ok && exact != p[:k] {
+			return true // a directory differing only by case
+		}
+	}
+	return false
 }
 
 func foldPath(p string, foldKey func(string) string) string {

@@ -224,7 +224,8 @@ func TestFoldMergesAndDeclines(t *testing.T) {
 	modDel := e.register(map[string]*string{"gone.md": str("y\n")})           // the folder removes gone.md
 	twin := e.register(map[string]*string{"Other.md": str("o\n")})            // the folder adds other.md
 	fileDir := e.register(map[string]*string{"x/y": str("y\n")})              // x is the folder's file
-	r := e.commitAs(folder, map[string]*string{"notes.md": str("a2\nb\nc\n"), "gone.md": nil, "other.md": str("p\n"), "x": str("x\n")})
+	caseDir := e.register(map[string]*string{"New/g.md": str("g\n")})         // the folder adds new/h.md
+	r := e.commitAs(folder, map[string]*string{"notes.md": str("a2\nb\nc\n"), "gone.md": nil, "other.md": str("p\n"), "x": str("x\n"), "new/h.md": str("h\n")})
 	m := e.current()
 	if r.Generation != 2 {
 		t.Fatalf("the folder (built on 1, first in the order) at generation %d", r.Generation)
@@ -232,7 +233,7 @@ func TestFoldMergesAndDeclines(t *testing.T) {
 	if g := m.AcceptedAt(merges); g == 0 {
 		t.Fatalf("the merging proposal was not accepted: %+v", m.Declined)
 	}
-	for name, id := range map[string]string{"conflict": conflict, "modify/delete": modDel, "twin": twin, "file/directory": fileDir} {
+	for name, id := range map[string]string{"conflict": conflict, "modify/delete": modDel, "twin": twin, "file/directory": fileDir, "directory twin": caseDir} {
 		if m.AcceptedAt(id) != 0 || !slices.ContainsFunc(m.Declined, func(d remote.Declined) bool { return d.Publication == id }) {
 			t.Errorf("%s: not declined (accepted at %d)", name, m.AcceptedAt(id))
 		}
