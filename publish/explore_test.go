@@ -54,7 +54,7 @@ const tick = 250 * time.Millisecond
 
 var errKilled = errors.New("killed by the schedule")
 
-// pending is one scheduled request, waiting for the scheduler.
+// pendingOp is one scheduled request, waiting for the scheduler.
 type pendingOp struct {
 	w     *writer
 	label string
