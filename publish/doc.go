@@ -69,9 +69,8 @@
 //  8. Decided outcomes: a version is folded only while C − G < K.
 //
 // Not yet here (docs/publication.md, status line): the upgrade of a
-// version-3 store (Commit refuses a version-3 `current`), reading the
-// history for an outcome beyond the `recent` window (ErrWindowPassed),
-// registered rollup and checkpoint descriptors, cleanup of proposals.
+// version-3 store (Commit refuses a version-3 `current`), registered
+// rollup and checkpoint descriptors, cleanup of proposals.
 // The exhaustive small-scope test (explore_test.go) runs this code
 // under internal/crashpoint's schedule explorer.
 package publish

@@ -163,11 +163,6 @@ type Result struct {
 	State      State
 }
 
-// ErrWindowPassed: the call's proposal may have been accepted at a
-// generation that `recent` no longer covers; finding out needs the
-// history (segments), which this package does not read yet.
-var ErrWindowPassed = errors.New("publish: the outcome lies beyond the recent window")
-
 // call is one Commit: its ID for its whole life, its newest version.
 type call struct {
 	p        *Publisher
@@ -182,6 +177,9 @@ type call struct {
 	moved    time.Time // when we last saw `current` move
 	gen      uint64    // the generation seen then
 	gathered bool
+	// checked: no generation up to it names our ID (read from the
+	// history once `recent` no longer covered it).
+	checked uint64
 }
 
 // key is a proposal version.
@@ -253,7 +251,7 @@ func (w *call) run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 		if w.have {
-			if g, err := w.acceptance(); err != nil || g > 0 {
+			if g, err := w.acceptance(ctx); err != nil || g > 0 {
 				if err != nil {
 					return Result{}, err
 				}
@@ -297,15 +295,52 @@ func (a *accepted) Error() string { return "accepted" }
 var errFolded = errors.New("publish: fold not accepted")
 
 // acceptance returns the generation that names our ID in the state last
-// read, or 0. Any version's acceptance lies above w.first; past the
-// window the history would be needed.
-func (w *call) acceptance() (uint64, error) {
+// read, or 0. Any version's acceptance lies above w.first; `recent`
+// covers the newest generations, and the generations between w.first and
+// those are read from the history (the segments), once.
+func (w *call) acceptance(ctx context.Context) (uint64, error) {
 	m := w.c.Manifest
 	if g := m.AcceptedAt(w.id); g > 0 {
 		return g, nil
 	}
-	if m != nil && m.RecentFirst() > w.first+1 && m.RecentFirst() > m.Upgraded {
-		return 0, ErrWindowPassed
+	if m == nil {
+		return 0, nil
+	}
+	from, to := max(w.first+1, m.Upgraded, w.checked+1), m.RecentFirst()-1
+	if from > to {
+		return 0, nil
+	}
+	g, err := w.inHistory(ctx, m.Segments, from, to)
+	if err != nil || g > 0 {
+		return g, err
+	}
+	w.checked = to
+	return 0, nil
+}
+
+// inHistory looks for our ID at a generation in [from, to] in the
+// segments segs and the segments they index.
+func (w *call) inHistory(ctx context.Context, segs []remote.SegmentRef, from, to uint64) (uint64, error) {
+	for _, s := range segs {
+		if s.Last < from || s.First > to {
+			continue
+		}
+		data, _, err := w.p.store.Get(ctx, s.Key())
+		if err != nil {
+			return 0, fmt.Errorf("publish: read the history: %w", err)
+		}
+		seg, err := remote.DecodeSegmentV4(s, data)
+		if err != nil {
+			return 0, err
+		}
+		for _, inc := range seg.Increments {
+			if inc.Publication == w.id && inc.Generation >= from && inc.Generation <= to {
+				return inc.Generation, nil
+			}
+		}
+		if g, err := w.inHistory(ctx, seg.Segments, from, to); err != nil || g > 0 {
+			return g, err
+		}
 	}
 	return 0, nil
 }

@@ -3,7 +3,6 @@ package publish
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -353,5 +352,52 @@ func TestNewRefusesAWindowBeyondRecent(t *testing.T) {
 	if _, err := New(memstore.New(), Options{Store: "x", Clock: &fakeClock{}, Objects: allPacks(nil)}); err == nil {
 		t.Fatal("a bad store ID")
 	}
-	_ = errors.New
+}
+
+// A call whose version was accepted long ago, beyond the `recent`
+// window, finds its generation in the history (the segments), and a call
+// that was not accepted reads the history once.
+func TestAcceptanceReadsTheHistory(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	var m *remote.ManifestV4
+	ours := "01900000-0000-7000-8000-00000000aaaa"
+	for g := 1; g <= 300; g++ {
+		id := fmt.Sprintf("01900000-0000-7000-8000-%012x", g)
+		if g == 10 {
+			id = ours
+		}
+		var parent uint64
+		if m != nil {
+			parent = m.Generation
+		}
+		next, segs, err := remote.NextV4(m, storeID, 1, []remote.MemberV4{{Publication: id, Proposal: parent, Head: cas.Sum([]byte(id))}}, remote.GroupRef{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range segs {
+			if err := e.mem.Put(ctx, s.Key, s.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m = next
+	}
+	if m.AcceptedAt(ours) != 0 {
+		t.Fatal("the test needs generation 10 out of recent")
+	}
+	w := &call{p: e.pub, id: ours, first: 5, have: true, c: State{Manifest: m}}
+	if g, err := w.acceptance(ctx); err != nil || g != 10 {
+		t.Fatalf("accepted at %d, %v", g, err)
+	}
+	if r, err := w.accepted(ctx, 10); err != nil || r.Head != cas.Sum([]byte(ours)) {
+		t.Fatalf("head of generation 10: %v", err)
+	}
+	other := &call{p: e.pub, id: "01900000-0000-7000-8000-00000000bbbb", first: 5, have: true, c: State{Manifest: m}}
+	if g, err := other.acceptance(ctx); err != nil || g != 0 {
+		t.Fatalf("an ID never accepted: %d, %v", g, err)
+	}
+	gets := e.mem.Calls(memstore.OpGet)
+	if g, err := other.acceptance(ctx); err != nil || g != 0 || e.mem.Calls(memstore.OpGet) != gets {
+		t.Fatalf("the history read again: %d, %v", g, err)
+	}
 }
