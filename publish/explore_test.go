@@ -23,7 +23,8 @@ import (
 // does the scheduler choose (crashpoint.Choose) which pending request the
 // store applies next, and whether a fault hits it: the writer dies
 // before the request applies, or after it applied but before the reply,
-// or (a conditional write) the reply is lost, applied or not. So the
+// or (a conditional write) the reply is lost, applied or not, or the
+// store refuses it as rate limited (429, not applied). So the
 // outcome depends only on the choice sequence, which Replay runs again.
 //
 // Requests whose result no schedule can change apply at once, without a
@@ -400,7 +401,7 @@ func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {
 		if x.faults < sc.faults {
 			n := 3
 			if op.cond {
-				n = 5
+				n = 6
 			}
 			f = choose(n, true)
 		}
@@ -421,9 +422,11 @@ func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {
 			err = remote.ErrAmbiguous
 		case 4:
 			err = remote.ErrAmbiguous
+		case 5:
+			err = remote.ErrRateLimited
 		}
 		x.logf("writer %d: %s%s -> %v", op.w.agent, op.label,
-			[]string{"", " (dies before)", " (dies after)", " (reply lost, applied)", " (reply lost, not applied)"}[f], errText(err))
+			[]string{"", " (dies before)", " (dies after)", " (reply lost, applied)", " (reply lost, not applied)", " (429, not applied)"}[f], errText(err))
 		if errors.Is(err, errKilled) {
 			op.w.dead = true
 		}
@@ -503,6 +506,8 @@ func errText(err error) string {
 		return "412"
 	case errors.Is(err, remote.ErrNotFound):
 		return "404"
+	case errors.Is(err, remote.ErrRateLimited):
+		return "429"
 	}
 	return err.Error()
 }
