@@ -7,7 +7,9 @@
 // Types:
 //
 //   - Publisher (New, Options): one store; Commit publishes one change
-//     under one publication ID and returns the generation that names it.
+//     under one publication ID and returns the generation that names it;
+//     Resume continues a call an earlier process registered (a pending
+//     record adopted after a crash), looking for its ID before building.
 //   - Build, Change: the engine's half of a commit — build my change on
 //     this state's head → head, pack, author (the message and time are
 //     in the head commit). Called again for each new version (a decline,

@@ -204,6 +204,25 @@ func (p *Publisher) Commit(ctx context.Context, id string, build Build) (Result,
 	return w.run(ctx)
 }
 
+// Resume continues a call whose earlier process registered versions of
+// id, the first built on generation first (the engine's pending record
+// after a crash, or a retry): it reads `current` and looks for id in
+// `recent` and, past it, the history since first, before building
+// anything; if the call was not accepted it goes on as Commit does, its
+// newest version still foldable or rebuilt. Nothing is registered again
+// for an ID already accepted, so an adopted call cannot be accepted twice
+// however long it was gone.
+func (p *Publisher) Resume(ctx context.Context, id string, first uint64, build Build) (Result, error) {
+	if !remote.IsPublicationID(id) {
+		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
+	}
+	w := &call{p: p, id: id, build: build, have: true, first: first, ver: first}
+	if err := w.read(ctx); err != nil {
+		return Result{}, err
+	}
+	return w.run(ctx)
+}
+
 func (w *call) tracef(format string, a ...any) {
 	if w.p.opts.Trace != nil {
 		w.p.opts.Trace(fmt.Sprintf("%s: ", w.id[len(w.id)-4:]) + fmt.Sprintf(format, a...))

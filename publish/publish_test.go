@@ -401,3 +401,31 @@ func TestAcceptanceReadsTheHistory(t *testing.T) {
 		t.Fatalf("the history read again: %d, %v", g, err)
 	}
 }
+
+// A call adopted after a crash (Resume) whose version another writer
+// accepted meanwhile reports that generation and registers nothing; one
+// whose version is still pending is folded.
+func TestResumeAdoptsAnAcceptedCall(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	e.commit(map[string]*string{"a": str("1\n")})
+	dead := e.register(map[string]*string{"b": str("dead\n")})
+	e.commit(map[string]*string{"c": str("2\n")}) // folds the dead writer's proposal
+	m := e.current()
+	g := m.AcceptedAt(dead)
+	if g == 0 {
+		t.Fatal("the registered proposal was not folded")
+	}
+	puts := e.mem.Calls(memstore.OpPut)
+	r, err := e.pub.Resume(ctx, dead, 1, func(context.Context, State) (Change, error) {
+		return Change{}, fmt.Errorf("built again")
+	})
+	if err != nil || r.Generation != g || e.mem.Calls(memstore.OpPut) != puts {
+		t.Fatalf("resume: generation %d (want %d), %v, %d PUTs", r.Generation, g, err, e.mem.Calls(memstore.OpPut)-puts)
+	}
+	pending := e.register(map[string]*string{"d": str("pending\n")})
+	r, err = e.pub.Resume(ctx, pending, m.Generation, change(allPacks(e.mem), pending, nil))
+	if err != nil || e.current().AcceptedAt(pending) != r.Generation || r.Generation == 0 {
+		t.Fatalf("resume of a pending version: %+v, %v", r, err)
+	}
+}
