@@ -98,8 +98,10 @@ func TestLayering(t *testing.T) {
 					t.Errorf("%s imports the AWS SDK (%s); only remote/s3store may", p, imp)
 				}
 			case !ours:
-			case below(p, "cas", "merge", "remote") && below(dep, "server", "cmd", "bench"):
+			case below(p, "cas", "merge", "remote", "publish") && below(dep, "server", "cmd", "bench"):
 				t.Errorf("%s imports %s: nothing below server knows the engine, MCP or the CLI", p, dep)
+			case below(p, "cas", "merge", "remote") && below(dep, "publish"):
+				t.Errorf("%s imports %s: publish sits above merge and remote", p, dep)
 			case below(p, "cas") && below(dep, "merge", "remote"):
 				t.Errorf("%s imports %s: cas is the bottom layer", p, dep)
 			case p == "remote" && below(dep, "remote"):

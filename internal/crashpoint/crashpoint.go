@@ -24,6 +24,11 @@
 // operation that overlaps two effects (a pack upload and a record write,
 // say) may reach their points in either order, so the N-th point is not
 // always the same effect; KEY#K is, which is why a test kills by key.
+//
+// explore.go is the other half of deterministic fault testing: a
+// schedule explorer (Explore, Sample, Replay) over choice sequences,
+// which the publication protocol's exhaustive test (publish) uses to
+// order 2–3 writers' store requests and place faults among them.
 package crashpoint
 
 import (

@@ -1,0 +1,78 @@
+// Package publish is the publication protocol of format version 4
+// (docs/publication.md): one path for every commit, whatever the fleet.
+// It sits above merge and remote (folding proposals merges trees) and
+// below the engine, which supplies the build of a change, the objects of
+// recent history and the clock; control never climbs back.
+//
+// Types:
+//
+//   - Publisher (New, Options): one store; Commit publishes one change
+//     under one publication ID and returns the generation that names it;
+//     Resume continues a call an earlier process registered (a pending
+//     record adopted after a crash), looking for its ID before building.
+//   - Build, Change: the engine's half of a commit — build my change on
+//     this state's head → head, pack, author (the message and time are
+//     in the head commit). Called again for each new version (a decline,
+//     or the window passing the version).
+//   - Objects: the engine's source of the objects of recent history (its
+//     cache after catching up), for folding.
+//   - Clock: the only source of time (Now and a cancellable Wait); the
+//     package never reads the wall clock or sleeps by itself.
+//   - State: one read of `current` (remote.ManifestV4 and its ETag).
+//
+// Data flow of one Commit (publish.go; the step numbers are §5.1's):
+//
+//	GET current ─▶ (1) our ID in `recent`? ─▶ accepted at that generation
+//	   │
+//	   ▼ (2) Build on its head ─▶ PUT proposals/<G>-<id> (descriptor, pack)
+//	(3) LIST proposals/ ─▶ pending = not accepted, not declined, C−G < K,
+//	   │                    newest version per ID, sorted by (G, id)
+//	   ├─ ours first ─▶ (Gather after the write we read landed) fold:
+//	   │     PUT marker (if others) ─▶ GET their proposals ─▶ fold.go:
+//	   │     merge each onto the fold so far, decline what does not merge
+//	   │     ─▶ PUT packs/groups/<blake3>.pack (if re-parented) ─▶ PUT
+//	   │     segments (tail fold) ─▶ ReplaceIfMatch(current, ETag of C)
+//	   │        ok ─▶ accepted at C+1+i (i: our place in the group)
+//	   │        412 ─▶ GET current, LIST again at once
+//	   │        429 ─▶ one jittered estimate, then as 412
+//	   │        ambiguous ─▶ GET current: named ─▶ accepted; unchanged
+//	   │                     ─▶ fold again on the same ETag; moved ─▶ LIST
+//	   └─ not first ─▶ wait (§5.3): GET current when the write ahead
+//	         should have landed, then every eighth of an estimate; moved
+//	         ─▶ decide again; unmoved past Stall (+ rank) ─▶ fold anyway
+//
+// The fold (fold.go) is deterministic: from the same state and the same
+// proposals every folder builds the same members, heads and group pack.
+// A path only the proposal changed since its parent is taken as it is; a
+// path the fold changed too is merged three-way by merge.Text (base: the
+// parent's version, local: the proposal's, remote: the fold's); a text
+// conflict, a modify/delete, a case-folded twin or a file against a
+// directory declines the proposal whole (recorded in `declined`). Each
+// member taken is re-parented: new trees and a commit with its own
+// publication ID, time and message on the previous head.
+//
+// The invariants of docs/publication.md §6 and where each is kept:
+//
+//  1. One authority: a call is accepted only by a `current` naming its ID
+//     (Commit returns only from acceptance() or a won write).
+//  2. Objects before the write: fold PUTs the group pack and segments,
+//     and every member's proposal was read from the store, before the
+//     conditional write.
+//  3. No ID accepted twice: pending() skips IDs `recent` names and
+//     versions older than K; New refuses K + M beyond remote.RecentWindow;
+//     remote.NextV4 refuses an ID twice in `recent` (defence in depth).
+//  4. Each commit its own generation: members at C+1 … C+k in fold order
+//     (remote.NextV4); Result is the generation naming our ID and its head.
+//  5. No accepted line lost: fold.go takes a proposal whole or declines it.
+//  6. OK only with proof: Result comes from an acknowledged write or a
+//     read of `current`.
+//  7. A lost, refused or ambiguous write changes nothing but orphans:
+//     every object is immutable and content- or ID-keyed.
+//  8. Decided outcomes: a version is folded only while C − G < K.
+//
+// Not yet here (docs/publication.md, status line): the upgrade of a
+// version-3 store (Commit refuses a version-3 `current`), registered
+// rollup and checkpoint descriptors, cleanup of proposals.
+// The exhaustive small-scope test (explore_test.go) runs this code
+// under internal/crashpoint's schedule explorer.
+package publish

@@ -1,0 +1,122 @@
+package publish
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
+)
+
+// The counts below are what CI checks (make test); SLIVINGDOC_CRASH_SCOPE=full
+// (the crash harness's variable: one harness) runs larger scopes.
+
+func run(sc scope) crashpoint.Run {
+	return func(c crashpoint.Choose) crashpoint.Outcome { return runSchedule(sc, c) }
+}
+
+func full() bool { return os.Getenv("SLIVINGDOC_CRASH_SCOPE") == "full" }
+
+func explore(t *testing.T, sc scope) crashpoint.Stats {
+	t.Helper()
+	t0 := time.Now()
+	st, f := crashpoint.Explore(run(sc), 0)
+	if f != nil {
+		t.Fatal(f)
+	}
+	t.Logf("%d writers x %d commits, up to %d fault(s), conflicts %v: %d schedules, %d with a fault, %d cut at %d requests, 0 failures, %v",
+		sc.writers, sc.commits, sc.faults, sc.conflict, st.Schedules, st.Faulted, st.Cut, sc.depth, time.Since(t0).Round(time.Millisecond))
+	if (sc.faults > 0 && st.Faulted == 0) || st.Cut*10 > st.Schedules {
+		t.Fatalf("explored too little: %+v", st)
+	}
+	return st
+}
+
+// Two writers, one commit each, every order of their store requests with
+// up to one fault anywhere.
+func TestExploreTwoWritersEveryScheduleOneFault(t *testing.T) {
+	if st := explore(t, scope{writers: 2, commits: 1, depth: 20, faults: 1}); st.Schedules < 5000 {
+		t.Fatalf("explored too little: %+v", st)
+	}
+}
+
+// The same where every commit rewrites line 1 of one file: concurrent
+// ones conflict, so folds decline, proposers rebuild under the same ID,
+// and a folder whose own version does not merge rebuilds it. Every
+// schedule without a fault; with one fault, sampled (every schedule with
+// the full scope: tens of thousands, a minute and more).
+func TestExploreTwoWritersConflicts(t *testing.T) {
+	explore(t, scope{writers: 2, commits: 1, depth: 24, conflict: true})
+	sc := scope{writers: 2, commits: 1, depth: 24, faults: 1, conflict: true}
+	if full() {
+		explore(t, sc)
+		return
+	}
+	sample(t, sc, 1500)
+}
+
+func sample(t *testing.T, sc scope, n int) {
+	t.Helper()
+	t0 := time.Now()
+	st, f := crashpoint.Sample(run(sc), 1, n)
+	if f != nil {
+		t.Fatal(f)
+	}
+	t.Logf("%d writers x %d commits, up to %d fault(s), conflicts %v: %d seeded schedules, %d with a fault, %d cut, 0 failures, %v",
+		sc.writers, sc.commits, sc.faults, sc.conflict, st.Schedules, st.Faulted, st.Cut, time.Since(t0).Round(time.Millisecond))
+	if st.Faulted < st.Schedules/4 || st.Cut*10 > st.Schedules {
+		t.Fatalf("sampled too little: %+v", st)
+	}
+}
+
+// Larger scopes, too many to enumerate in CI time: sampled, each
+// schedule from its own seed.
+func TestSampleThreeWritersTwoCommitsTwoFaults(t *testing.T) {
+	n := 600
+	if full() {
+		n = 30000
+	}
+	for _, conflict := range []bool{false, true} {
+		sample(t, scope{writers: 3, commits: 2, depth: 80, faults: 2, conflict: conflict}, n)
+	}
+}
+
+// Two writers with two commits each (a writer's second commit starts
+// from what its first left): too many schedules to enumerate (the depth
+// needed passes 26 requests), sampled; with the full scope only.
+func TestSampleTwoWritersTwoCommitsFull(t *testing.T) {
+	if !full() {
+		t.Skip("SLIVINGDOC_CRASH_SCOPE=full runs it")
+	}
+	sample(t, scope{writers: 2, commits: 2, depth: 60, faults: 1}, 30000)
+}
+
+// The check can fail: a fold that ignores `recent` takes an accepted
+// proposal again, which the exploration finds; its schedule replays to
+// the same failure and the same trace.
+func TestExploreFindsAFoldIgnoringRecent(t *testing.T) {
+	sc := scope{writers: 2, commits: 1, depth: 20, faults: 1, mutate: true}
+	st, f := crashpoint.Explore(run(sc), 0)
+	if f == nil {
+		t.Fatalf("a fold that ignores recent went unnoticed in %d schedules", st.Schedules)
+	}
+	t.Logf("found after %d schedules: %v", st.Schedules, f.Err)
+	o := crashpoint.Replay(run(sc), f.Choices)
+	if o.Err == nil || o.Err.Error() != f.Err.Error() || !slices.Equal(o.Trace, f.Trace) {
+		t.Fatalf("replay of %v: %v, want %v", f.Choices, o.Err, f.Err)
+	}
+}
+
+// The audit's own checks can fail too: a folder that reports its group's
+// last generation instead of its own (the bug of format v3's group
+// commit) breaks invariant 4 and is found.
+func TestExploreFindsAFolderReportingTheGroupsLast(t *testing.T) {
+	sc := scope{writers: 2, commits: 1, depth: 20, mutateLast: true}
+	st, f := crashpoint.Explore(run(sc), 0)
+	if f == nil || !strings.Contains(f.Err.Error(), "invariant 4") {
+		t.Fatalf("a folder reporting the group's last generation: %v after %d schedules", f, st.Schedules)
+	}
+	t.Logf("found after %d schedules: %v", st.Schedules, f.Err)
+}

@@ -1,0 +1,368 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// proposal is one listed version whose object the folder read.
+type proposal struct {
+	desc remote.ProposalV4
+	pack *cas.Pack
+	// foreign: not a version-4 proposal (a version-3 registration) or
+	// not what its key says: declined, never folded.
+	foreign bool
+}
+
+// folded is a fold's outcome: the members it accepts in order, the
+// versions it declines, and the group pack of what re-parenting created
+// (nil when the group is one proposal built on the state it was folded
+// onto: its proposal is its pack).
+type folded struct {
+	members  []remote.MemberV4
+	declined []remote.Declined
+	group    []byte
+	ownOut   bool // the folder's own version did not merge: rebuild it on C
+}
+
+// multiSource reads objects from the proposals' packs, the objects the
+// fold created, then the engine's source.
+type multiSource struct {
+	packs []*cas.Pack
+	made  *cas.Memory
+	rest  cas.Source
+}
+
+func (s *multiSource) Get(id cas.ID) (cas.Object, error) {
+	if o, err := s.made.Get(id); err == nil {
+		return o, nil
+	}
+	for _, p := range s.packs {
+		if o, err := p.Get(id); err == nil {
+			return o, nil
+		}
+	}
+	if s.rest == nil {
+		return cas.Object{}, fmt.Errorf("publish: object %s: %w", id, cas.ErrNotFound)
+	}
+	return s.rest.Get(id)
+}
+
+// fold merges props, in fold order, onto the state c (whose head's
+// closure objects reaches): each proposal that merges cleanly onto the
+// fold so far is re-parented onto the previous head (a path only it
+// changed taken as it is, a path the fold changed too merged three-way
+// with merge.Text); a text conflict, a modify/delete, a case-folded twin
+// or a file against a directory declines it, whole. Deterministic: the
+// same c and props give the same members, heads and group pack.
+func fold(c State, props []proposal, own string, objects cas.Source, foldKey func(string) string) (folded, error) {
+	var out folded
+	src := &multiSource{made: cas.NewMemory(), rest: objects}
+	for _, p := range props {
+		if p.pack != nil {
+			src.packs = append(src.packs, p.pack)
+		}
+	}
+	prevHead := c.Head()
+	prevFiles := map[string]cas.ID{}
+	var prevTree cas.ID
+	if !prevHead.IsZero() {
+		var err error
+		if prevTree, prevFiles, err = commitFiles(src, prevHead); err != nil {
+			return folded{}, fmt.Errorf("publish: the tree of generation %d: %w", c.Generation(), err)
+		}
+	}
+	var made []cas.Object // in the order created, for a deterministic pack
+	sink := sinkFunc(func(o cas.Object) error {
+		if _, err := src.made.Get(o.ID); err != nil {
+			made = append(made, o)
+		}
+		return src.made.Put(o)
+	})
+	for _, p := range props {
+		if out.ownOut {
+			return out, nil
+		}
+		d := p.desc
+		decline := func() {
+			if d.Publication == own && len(out.members) == 0 {
+				// Our own version, first: it conflicts with what the
+				// state folded onto changed since its parent; rebuilt on
+				// that state it merges (or its conflict is the engine's
+				// to report).
+				out.ownOut = true
+			}
+			out.declined = append(out.declined, remote.Declined{Proposal: d.Parent, Publication: d.Publication})
+		}
+		if p.foreign {
+			decline()
+			continue
+		}
+		commit, err := headCommit(p.pack, d)
+		if err != nil {
+			decline()
+			continue
+		}
+		if len(out.members) == 0 && d.Parent == c.Generation() && d.ParentHead == prevHead {
+			// Built on the state folded onto: taken as it is.
+			tree, files, err := commitFiles(src, d.Head)
+			if err != nil {
+				decline()
+				continue
+			}
+			out.members = append(out.members, member(d))
+			prevHead, prevTree, prevFiles = d.Head, tree, files
+			continue
+		}
+		changes, ok := rebase(src, sink, d, commit, prevFiles, foldKey)
+		if !ok {
+			decline()
+			continue
+		}
+		tree, err := cas.UpdateTree(src, sink, prevTree, changes)
+		if err != nil {
+			decline()
+			continue
+		}
+		cobj := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: prevHead, Publication: commit.Publication, Time: commit.Time, Message: commit.Message})
+		if err := sink.Put(cobj); err != nil {
+			return folded{}, err
+		}
+		m := member(d)
+		m.Head = cobj.ID
+		out.members = append(out.members, m)
+		for path, id := range changes {
+			if id.IsZero() {
+				delete(prevFiles, path)
+			} else {
+				prevFiles[path] = id
+			}
+		}
+		prevHead, prevTree = cobj.ID, tree
+	}
+	if out.ownOut {
+		return out, nil
+	}
+	if len(made) > 0 {
+		w := cas.NewPackWriter()
+		for _, o := range made {
+			if err := w.Put(o); err != nil {
+				return folded{}, err
+			}
+		}
+		data, err := w.Finish()
+		if err != nil {
+			return folded{}, err
+		}
+		out.group = data
+	}
+	return out, nil
+}
+
+type sinkFunc func(cas.Object) error
+
+func (f sinkFunc) Put(o cas.Object) error { return f(o) }
+
+func member(d remote.ProposalV4) remote.MemberV4 {
+	return remote.MemberV4{Publication: d.Publication, Proposal: d.Parent, Head: d.Head, Time: d.Time, Author: d.Author}
+}
+
+// headCommit decodes a proposal's head commit from its own pack and
+// checks it is what the descriptor says: its parent is the descriptor's
+// parent head, its publication the descriptor's.
+func headCommit(pack *cas.Pack, d remote.ProposalV4) (cas.Commit, error) {
+	if pack == nil {
+		return cas.Commit{}, errors.New("no pack")
+	}
+	o, err := pack.Get(d.Head)
+	if err != nil {
+		return cas.Commit{}, err
+	}
+	c, err := cas.DecodeCommit(o)
+	if err != nil {
+		return cas.Commit{}, err
+	}
+	if c.Parent != d.ParentHead || c.Publication != d.Publication {
+		return cas.Commit{}, errors.New("the head commit is not the descriptor's")
+	}
+	return c, nil
+}
+
+func commitFiles(src cas.Source, head cas.ID) (cas.ID, map[string]cas.ID, error) {
+	o, err := src.Get(head)
+	if err != nil {
+		return cas.ID{}, nil, err
+	}
+	c, err := cas.DecodeCommit(o)
+	if err != nil {
+		return cas.ID{}, nil, err
+	}
+	files, err := cas.ReadTree(src, c.Tree)
+	return c.Tree, files, err
+}
+
+// rebase returns the changes that put proposal d's change onto the fold
+// so far (prev), or false when it does not merge cleanly. Its change is
+// its tree against its parent's; for each changed path the fold left as
+// the parent had it, its version is taken; for a path the fold changed
+// too, the three versions are merged.
+func rebase(src *multiSource, sink cas.Sink, d remote.ProposalV4, commit cas.Commit, prev map[string]cas.ID, foldKey func(string) string) (map[string]cas.ID, bool) {
+	base := map[string]cas.ID{}
+	if !d.ParentHead.IsZero() {
+		var err error
+		if _, base, err = commitFiles(src, d.ParentHead); err != nil {
+			return nil, false
+		}
+	}
+	theirs, err := cas.ReadTree(src, commit.Tree)
+	if err != nil {
+		return nil, false
+	}
+	changed := diff(base, theirs)
+	paths := slices.Sorted(func(yield func(string) bool) {
+		for p := range changed {
+			if !yield(p) {
+				return
+			}
+		}
+	})
+	out := map[string]cas.ID{}
+	var clash *clashIndex // built on the first new path
+	for _, p := range paths {
+		t := changed[p]
+		f, inF := prev[p]
+		b, inB := base[p]
+		if f == b && inF == inB {
+			// The fold left p as the parent had it: take the change.
+			if !t.IsZero() && !inF {
+				if clash == nil {
+					clash = newClashIndex(prev, changed, foldKey)
+				}
+				if clash.meets(p, foldKey) {
+					return nil, false // a case-folded twin, or a file against a directory
+				}
+			}
+			out[p] = t
+			continue
+		}
+		switch {
+		case t == f && (inF || t.IsZero()):
+			continue // the fold made the same change
+		case t.IsZero() || !inF:
+			return nil, false // one side removed what the other changed
+		}
+		res, ok := mergeFile(src, sink, b, inB, f, t)
+		if !ok {
+			return nil, false
+		}
+		if res != f {
+			out[p] = res
+		}
+	}
+	return out, true
+}
+
+// mergeFile merges the proposal's version t of a file with the fold's f
+// on the base b (absent: both added it). The proposer publishing after
+// the fold would merge its own tree (local) with the fold's (remote).
+func mergeFile(src cas.Source, sink cas.Sink, b cas.ID, inB bool, f, t cas.ID) (cas.ID, bool) {
+	var base []byte
+	if inB {
+		var err error
+		if base, err = cas.ReadFile(src, b); err != nil {
+			return cas.ID{}, false
+		}
+	}
+	local, err1 := cas.ReadFile(src, t)
+	remote, err2 := cas.ReadFile(src, f)
+	if err1 != nil || err2 != nil {
+		return cas.ID{}, false
+	}
+	res := merge.Text(base, local, remote)
+	if len(res.Conflicts) > 0 {
+		return cas.ID{}, false
+	}
+	id, err := cas.WriteFile(sink, res.Content)
+	return id, err == nil
+}
+
+// diff is the change from a to b: new or changed paths to their IDs,
+// removed ones to the zero ID.
+func diff(a, b map[string]cas.ID) map[string]cas.ID {
+	out := map[string]cas.ID{}
+	for p, id := range b {
+		if a[p] != id {
+			out[p] = id
+		}
+	}
+	for p := range a {
+		if _, ok := b[p]; !ok {
+			out[p] = cas.ID{}
+		}
+	}
+	return out
+}
+
+// clashIndex holds the fold's paths by fold key, to refuse a new path
+// that would make a case-folded twin of one, a file where there is a
+// directory or the reverse, or a directory name differing only by case.
+// The paths the proposal itself removes do not count.
+type clashIndex struct {
+	files map[string]string // fold key of a path -> the path
+	dirs  map[string]string // fold key of a directory -> the directory
+}
+
+func newClashIndex(files, changed map[string]cas.ID, foldKey func(string) string) *clashIndex {
+	c := &clashIndex{files: map[string]string{}, dirs: map[string]string{}}
+	for q := range files {
+		if id, ok := changed[q]; ok && id.IsZero() {
+			continue
+		}
+		c.files[foldPath(q, foldKey)] = q
+		for k := 0; k < len(q); k++ {
+			if q[k] == '/' {
+				c.dirs[foldPath(q[:k], foldKey)] = q[:k]
+			}
+		}
+	}
+	return c
+}
+
+// meets reports whether adding the file p (not among the fold's files)
+// would clash.
+func (c *clashIndex) meets(p string, foldKey func(string) string) bool {
+	key := foldPath(p, foldKey)
+	if _, ok := c.files[key]; ok {
+		return true // a twin: p itself is not a file of the fold
+	}
+	if _, ok := c.dirs[key]; ok {
+		return true // a file where the fold has a directory
+	}
+	for k := 0; k < len(p); k++ {
+		if p[k] != '/' {
+			continue
+		}
+		d := foldPath(p[:k], foldKey)
+		if _, ok := c.files[d]; ok {
+			return true // a directory where the fold has a file
+		}
+		if exact, ok := c.dirs[d]; ok && exact != p[:k] {
+			return true // a directory differing only by case
+		}
+	}
+	return false
+}
+
+func foldPath(p string, foldKey func(string) string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = foldKey(s)
+	}
+	return strings.Join(segs, "/")
+}

@@ -1,0 +1,762 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// Clock is the only source of time: the package never reads the wall
+// clock or sleeps on its own, so a test drives it with a model clock.
+type Clock interface {
+	Now() time.Time
+	// Wait returns after d, or with ctx's error once ctx is done.
+	Wait(ctx context.Context, d time.Duration) error
+}
+
+// State is one read of `current`: its manifest (nil: the empty notebook)
+// and the ETag a conditional write on it names.
+type State struct {
+	Manifest *remote.ManifestV4
+	ETag     string
+}
+
+// Generation is the state's generation (0: empty).
+func (s State) Generation() uint64 {
+	if s.Manifest == nil {
+		return 0
+	}
+	return s.Manifest.Generation
+}
+
+// Head is the state's head (zero: empty).
+func (s State) Head() cas.ID {
+	if s.Manifest == nil {
+		return cas.ID{}
+	}
+	return s.Manifest.Head
+}
+
+// Change is what Build made: a head commit built on the state's head
+// (its parent is that head, its publication the call's ID, its message
+// and time in the commit), the pack of the objects it needs that the
+// state's head does not reach, and who wrote it.
+type Change struct {
+	Head   cas.ID
+	Pack   []byte
+	Author string
+}
+
+// Build builds the call's change on st's head. It is called once per
+// version the call registers (a rebuild after a decline or the window).
+type Build func(ctx context.Context, st State) (Change, error)
+
+// Objects returns a source of the objects a folder needs besides the
+// proposals it reads: the closure of st's head and of the heads of the
+// generations since st.Generation()-K (the engine's cache after catching
+// up; the proposals' own packs are read by the fold).
+type Objects func(ctx context.Context, st State) (cas.Source, error)
+
+// Options configures a Publisher. Zero values take the defaults of
+// docs/publication.md §5.7.
+type Options struct {
+	Store   string // the store ID, named in every `current` written
+	Clock   Clock
+	Objects Objects
+	// FoldKey is the case folding of one path segment (the engine's
+	// workdir.FoldKey); nil: DefaultFoldKey.
+	FoldKey func(string) string
+	K, M    int
+	// CondEstimate is the writer's estimate of one conditional write of
+	// `current`, RTT of one round trip: waiting is timed from them.
+	CondEstimate, RTT time.Duration
+	Gather            time.Duration // default 7 RTT
+	Stall             float64       // estimates before a takeover (plus 1 s); default 4
+	// Parallel bounds concurrent GETs of others' proposals (default 8;
+	// the exhaustive test sets 1 so their order is the schedule's).
+	Parallel int
+	// Jitter returns a number in [0, 1) for the back-off after a 429
+	// (default math/rand; a test supplies its own).
+	Jitter func() float64
+	// Trace, when set, receives one line per decision (tests).
+	Trace func(string)
+
+	mutateIgnoreRecent bool // tests: a fold that ignores `recent`
+	mutateReportLast   bool // tests: a folder reports its group's last generation
+}
+
+// Defaults of docs/publication.md §5.7.
+const (
+	DefaultK = 128
+	DefaultM = 128
+)
+
+func (o *Options) fill() {
+	if o.K <= 0 {
+		o.K = DefaultK
+	}
+	if o.M <= 0 {
+		o.M = DefaultM
+	}
+	if o.CondEstimate <= 0 {
+		o.CondEstimate = 200 * time.Millisecond
+	}
+	if o.RTT <= 0 {
+		o.RTT = 20 * time.Millisecond
+	}
+	if o.Gather <= 0 {
+		o.Gather = 7 * o.RTT
+	}
+	if o.Stall <= 0 {
+		o.Stall = 4
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 8
+	}
+	if o.FoldKey == nil {
+		o.FoldKey = DefaultFoldKey
+	}
+	if o.Jitter == nil {
+		o.Jitter = rand.Float64
+	}
+}
+
+// Publisher publishes commits into one store.
+type Publisher struct {
+	store remote.Store
+	opts  Options
+}
+
+// New returns a Publisher. K + M must not exceed remote.RecentWindow:
+// exactly-once rests on `recent` covering the window (§5.4).
+func New(store remote.Store, opts Options) (*Publisher, error) {
+	opts.fill()
+	switch {
+	case opts.K+opts.M > remote.RecentWindow:
+		return nil, fmt.Errorf("publish: K + M = %d, more than the %d IDs of recent", opts.K+opts.M, remote.RecentWindow)
+	case !remote.IsStoreID(opts.Store):
+		return nil, fmt.Errorf("publish: %q is not a store ID", opts.Store)
+	case opts.Clock == nil || opts.Objects == nil:
+		return nil, errors.New("publish: a Clock and Objects are required")
+	}
+	return &Publisher{store: store, opts: opts}, nil
+}
+
+// Result is an accepted commit: the generation that names the call's ID
+// (its own, not its group's last), the head of that generation, and the
+// state the call learned it from.
+type Result struct {
+	Generation uint64
+	Head       cas.ID
+	State      State
+}
+
+// call is one Commit: its ID for its whole life, its newest version.
+type call struct {
+	p        *Publisher
+	id       string
+	build    Build
+	c        State // the `current` last read
+	ver      uint64
+	first    uint64 // G of the first version: any acceptance lies above it
+	have     bool   // a version is registered
+	ahead    []key  // pending versions before ours at our last LIST
+	marks    map[key]key
+	moved    time.Time // when we last saw `current` move
+	gen      uint64    // the generation seen then
+	gathered bool
+	// checked: no generation up to it names our ID (read from the
+	// history once `recent` no longer covered it).
+	checked uint64
+}
+
+// key is a proposal version.
+type key struct {
+	g  uint64
+	id string
+}
+
+func (k key) less(o key) bool { return k.g < o.g || k.g == o.g && k.id < o.id }
+
+// Commit publishes one change under publication ID id (a UUIDv7 the
+// caller made; the same ID for every version of this call) and returns
+// the generation that accepted it. See the package comment for the path.
+func (p *Publisher) Commit(ctx context.Context, id string, build Build) (Result, error) {
+	if !remote.IsPublicationID(id) {
+		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
+	}
+	w := &call{p: p, id: id, build: build}
+	if err := w.read(ctx); err != nil {
+		return Result{}, err
+	}
+	return w.run(ctx)
+}
+
+// Resume continues a call whose earlier process registered versions of
+// id, the first built on generation first (the engine's pending record
+// after a crash, or a retry): it reads `current` and looks for id in
+// `recent` and, past it, the history since first, before building
+// anything; if the call was not accepted it goes on as Commit does, its
+// newest version still foldable or rebuilt. Nothing is registered again
+// for an ID already accepted, so an adopted call cannot be accepted twice
+// however long it was gone.
+func (p *Publisher) Resume(ctx context.Context, id string, first uint64, build Build) (Result, error) {
+	if !remote.IsPublicationID(id) {
+		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
+	}
+	w := &call{p: p, id: id, build: build, have: true, first: first, ver: first}
+	if err := w.read(ctx); err != nil {
+		return Result{}, err
+	}
+	return w.run(ctx)
+}
+
+func (w *call) tracef(format string, a ...any) {
+	if w.p.opts.Trace != nil {
+		w.p.opts.Trace(fmt.Sprintf("%s: ", w.id[len(w.id)-4:]) + fmt.Sprintf(format, a...))
+	}
+}
+
+// read is GET current.
+func (w *call) read(ctx context.Context) error {
+	data, etag, err := w.p.store.Get(ctx, remote.CurrentKey)
+	var st State
+	switch {
+	case errors.Is(err, remote.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("publish: read current: %w", err)
+	default:
+		if v := remote.ManifestVersionOf(data); v != remote.ManifestV4Version {
+			// The upgrade from version 3 is not written yet.
+			return fmt.Errorf("publish: current is version %d: %w", v, remote.ErrIncompatible)
+		}
+		m, err := remote.DecodeManifestV4(data)
+		if err != nil {
+			return fmt.Errorf("publish: read current: %w", err)
+		}
+		if m.Store != w.p.opts.Store {
+			return fmt.Errorf("publish: current names another store: %w", remote.ErrCorruptManifest)
+		}
+		st = State{Manifest: m, ETag: etag}
+	}
+	if st.Generation() < w.c.Generation() {
+		return fmt.Errorf("publish: current went from generation %d to %d: %w", w.c.Generation(), st.Generation(), remote.ErrGenerationRegressed)
+	}
+	if w.moved.IsZero() || st.Generation() > w.gen {
+		w.moved, w.gen = w.p.opts.Clock.Now(), st.Generation()
+	}
+	w.c = st
+	return nil
+}
+
+// run is the loop every path comes back to: decide on the `current` last
+// read (§5.1): accepted, register, LIST and fold, or wait.
+func (w *call) run(ctx context.Context) (Result, error) {
+	folded := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		if w.have {
+			if g, err := w.acceptance(ctx); err != nil || g > 0 {
+				if err != nil {
+					return Result{}, err
+				}
+				return w.accepted(ctx, g)
+			}
+		}
+		var err error
+		switch {
+		case !w.have || w.dead():
+			err = w.register(ctx)
+			if err == nil {
+				err = w.list(ctx, false)
+			}
+		case folded || w.believesFirst():
+			w.gathered = false
+			err = w.list(ctx, false)
+		default:
+			err = w.wait(ctx)
+		}
+		var done *accepted
+		switch {
+		case errors.As(err, &done):
+			return done.r, nil
+		case errors.Is(err, errFolded):
+			folded = true
+		case err != nil:
+			return Result{}, err
+		default:
+			folded = false
+		}
+	}
+}
+
+// accepted is how a step ends the call.
+type accepted struct{ r Result }
+
+func (a *accepted) Error() string { return "accepted" }
+
+// errFolded: our fold's write did not win (or its reply was lost); the
+// state is read again and the next step LISTs.
+var errFolded = errors.New("publish: fold not accepted")
+
+// acceptance returns the generation that names our ID in the state last
+// read, or 0. Any version's acceptance lies above w.first; `recent`
+// covers the newest generations, and the generations between w.first and
+// those are read from the history (the segments), once.
+func (w *call) acceptance(ctx context.Context) (uint64, error) {
+	m := w.c.Manifest
+	if g := m.AcceptedAt(w.id); g > 0 {
+		return g, nil
+	}
+	if m == nil {
+		return 0, nil
+	}
+	from, to := max(w.first+1, m.Upgraded, w.checked+1), m.RecentFirst()-1
+	if from > to {
+		return 0, nil
+	}
+	g, err := w.inHistory(ctx, m.Segments, from, to)
+	if err != nil || g > 0 {
+		return g, err
+	}
+	w.checked = to
+	return 0, nil
+}
+
+// inHistory looks for our ID at a generation in [from, to] in the
+// segments segs and the segments they index.
+func (w *call) inHistory(ctx context.Context, segs []remote.SegmentRef, from, to uint64) (uint64, error) {
+	for _, s := range segs {
+		if s.Last < from || s.First > to {
+			continue
+		}
+		data, _, err := w.p.store.Get(ctx, s.Key())
+		if err != nil {
+			return 0, fmt.Errorf("publish: read the history: %w", err)
+		}
+		seg, err := remote.DecodeSegmentV4(s, data)
+		if err != nil {
+			return 0, err
+		}
+		for _, inc := range seg.Increments {
+			if inc.Publication == w.id && inc.Generation >= from && inc.Generation <= to {
+				return inc.Generation, nil
+			}
+		}
+		if g, err := w.inHistory(ctx, seg.Segments, from, to); err != nil || g > 0 {
+			return g, err
+		}
+	}
+	return 0, nil
+}
+
+// accepted ends the call at generation g: its head, from the tail or a
+// segment.
+func (w *call) accepted(ctx context.Context, g uint64) (Result, error) {
+	head, err := w.headAt(ctx, g)
+	if err != nil {
+		return Result{}, err
+	}
+	w.tracef("accepted at %d", g)
+	return Result{Generation: g, Head: head, State: w.c}, nil
+}
+
+// headAt returns the head of generation g of the state last read.
+func (w *call) headAt(ctx context.Context, g uint64) (cas.ID, error) {
+	m := w.c.Manifest
+	if inc, ok := m.Increment(g); ok {
+		return inc.Head, nil
+	}
+	segs := m.Segments
+	for depth := 0; depth <= remote.MaxSegmentLevel; depth++ {
+		i := slices.IndexFunc(segs, func(s remote.SegmentRef) bool { return s.First <= g && g <= s.Last })
+		if i < 0 {
+			break
+		}
+		data, _, err := w.p.store.Get(ctx, segs[i].Key())
+		if err != nil {
+			return cas.ID{}, fmt.Errorf("publish: segment of generation %d: %w", g, err)
+		}
+		seg, err := remote.DecodeSegmentV4(segs[i], data)
+		if err != nil {
+			return cas.ID{}, err
+		}
+		for _, inc := range seg.Increments {
+			if inc.Generation == g {
+				return inc.Head, nil
+			}
+		}
+		segs = seg.Segments
+	}
+	return cas.ID{}, fmt.Errorf("publish: generation %d is in no segment: %w", g, remote.ErrCorruptManifest)
+}
+
+// dead: our newest version can no longer be folded (declined, or K
+// generations behind): build a new one on the state last read.
+func (w *call) dead() bool {
+	return w.c.Manifest.IsDeclined(w.ver, w.id) || w.c.Generation()-w.ver >= uint64(w.p.opts.K)
+}
+
+// register builds our change on the state last read and PUTs it as a new
+// version of our ID (§5.1 step 2).
+func (w *call) register(ctx context.Context) error {
+	st := w.c
+	ch, err := w.build(ctx, st)
+	if err != nil {
+		return err
+	}
+	d := remote.ProposalV4{Publication: w.id, Parent: st.Generation(), ParentHead: st.Head(), Head: ch.Head,
+		Time: uint64(w.p.opts.Clock.Now().UnixMilli()), Author: ch.Author}
+	data, err := remote.EncodeProposalV4(d, ch.Pack)
+	if err != nil {
+		return err
+	}
+	k := d.Key()
+	for {
+		err := w.p.store.Put(ctx, k, data)
+		if !errors.Is(err, remote.ErrAmbiguous) {
+			if err != nil {
+				return fmt.Errorf("publish: register: %w", err)
+			}
+			break
+		}
+		// Ambiguous: the same bytes again under the same key.
+	}
+	if !w.have {
+		w.first = d.Parent
+	}
+	w.have, w.ver = true, d.Parent
+	w.tracef("registered on %d", d.Parent)
+	return nil
+}
+
+// listing is one LIST of proposals/: the versions and the fold markers.
+type listing struct {
+	versions []key
+	marks    map[key]key // a fold's version -> the last version it took
+}
+
+func (w *call) listAll(ctx context.Context) (listing, error) {
+	objs, err := w.p.store.List(ctx, remote.ProposalsPrefix)
+	if err != nil {
+		return listing{}, fmt.Errorf("publish: list proposals: %w", err)
+	}
+	l := listing{marks: map[key]key{}}
+	for _, o := range objs {
+		switch kind, g, id, cg, cid := remote.ParseProposalEntry(o.Key); kind {
+		case remote.EntryProposal:
+			l.versions = append(l.versions, key{g, id})
+		case remote.EntryMarker:
+			l.marks[key{g, id}] = key{cg, cid}
+		}
+	}
+	return l, nil
+}
+
+// pending is the fold order on c: listed versions not accepted, not
+// declined, built less than K generations before c, the newest version
+// per ID, sorted by (G, ID).
+func (w *call) pending(l listing) []key {
+	m, c := w.c.Manifest, w.c.Generation()
+	newest := map[string]uint64{}
+	for _, k := range l.versions {
+		if g, ok := newest[k.id]; !ok || k.g > g {
+			newest[k.id] = k.g
+		}
+	}
+	var out []key
+	for _, k := range l.versions {
+		switch {
+		case newest[k.id] != k.g || k.g > c || c-k.g >= uint64(w.p.opts.K):
+		case m.IsDeclined(k.g, k.id):
+		case !w.p.opts.mutateIgnoreRecent && m.AcceptedAt(k.id) > 0:
+		default:
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b key) int {
+		if a.less(b) {
+			return -1
+		}
+		if b.less(a) {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// list LISTs and decides (§5.1 steps 3–4): the first pending version
+// folds, the others wait. forced: fold whatever the order says (the
+// designated folder has stalled).
+func (w *call) list(ctx context.Context, forced bool) error {
+	l, err := w.listAll(ctx)
+	if err != nil {
+		return err
+	}
+	w.marks = l.marks
+	p := w.pending(l)
+	mine := slices.IndexFunc(p, func(k key) bool { return k.id == w.id })
+	w.tracef("listed %d pending, ours at %d", len(p), mine)
+	switch {
+	case mine < 0:
+		// Not pending: accepted or declined since our read, or a version
+		// on a generation newer than the state we read. Read again.
+		return w.read(ctx)
+	case forced:
+		return w.fold(ctx, p)
+	case mine == 0:
+		if d := w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now()); d > 0 && !w.gathered {
+			// The commits that started when the write we read was seen
+			// are still registering: LIST again once they are in (§5.5).
+			w.gathered = true
+			if err := w.p.opts.Clock.Wait(ctx, d); err != nil {
+				return err
+			}
+			return w.list(ctx, false)
+		}
+		return w.fold(ctx, p)
+	}
+	w.ahead = p[:mine]
+	return w.wait(ctx)
+}
+
+// believesFirst: every version ahead of ours at our last LIST is now
+// accepted, declined or out of the window: we are probably the next
+// folder (the LIST confirms it).
+func (w *call) believesFirst() bool {
+	m, c := w.c.Manifest, w.c.Generation()
+	for _, k := range w.ahead {
+		if m.AcceptedAt(k.id) == 0 && !m.IsDeclined(k.g, k.id) && c-k.g < uint64(w.p.opts.K) {
+			return false
+		}
+	}
+	return true
+}
+
+// landed estimates when the write of the state last read reached the
+// store: its folder's clock, one estimate and a round trip later.
+func (w *call) landed() time.Time {
+	if w.c.Manifest == nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(w.c.Manifest.Time)).Add(w.p.opts.CondEstimate + w.p.opts.RTT)
+}
+
+// cycle estimates one fold: gather, LIST, GETs, group pack, the write.
+func (w *call) cycle() time.Duration {
+	return w.p.opts.Gather + 4*w.p.opts.RTT + w.p.opts.CondEstimate
+}
+
+// wait reads `current` when the write that can tell us something should
+// have landed, then every eighth of an estimate until it moves (§5.3),
+// taking over after Stall. Timing decides how many reads a waiter makes,
+// never what is accepted.
+func (w *call) wait(ctx context.Context) error {
+	o := w.p.opts
+	d := w.cycle()
+	rank := 0 // unaccepted versions ahead of ours after the folder's
+	var folder *key
+	for i, k := range w.ahead {
+		if w.c.Manifest.AcceptedAt(k.id) == 0 {
+			if folder == nil {
+				folder = &w.ahead[i]
+			} else {
+				rank++
+			}
+		}
+	}
+	if folder != nil {
+		if cut, ok := w.marks[*folder]; ok && cut.less(key{w.ver, w.id}) {
+			d += w.cycle() // past its cut: the write after it tells us
+		}
+	}
+	seen := w.c.Generation()
+	for {
+		if err := o.Clock.Wait(ctx, d); err != nil {
+			return err
+		}
+		if err := w.read(ctx); err != nil {
+			return err
+		}
+		if w.c.Generation() > seen {
+			return nil
+		}
+		stall := time.Duration(o.Stall*float64(o.CondEstimate)) + time.Second + time.Duration(rank)*(o.CondEstimate+4*o.RTT)
+		if o.Clock.Now().Sub(w.moved) > stall {
+			w.tracef("takeover after %v", o.Clock.Now().Sub(w.moved))
+			return w.list(ctx, true)
+		}
+		d = max(2*o.RTT, o.CondEstimate/8)
+	}
+}
+
+// fold is §5.2: take the pending versions (at most M, ours always among
+// them), read the others', merge, upload the group pack and segments,
+// and write `current` conditionally on the state last read.
+func (w *call) fold(ctx context.Context, p []key) error {
+	o := w.p.opts
+	c := w.c
+	if len(p) > o.M {
+		own := slices.IndexFunc(p, func(k key) bool { return k.id == w.id })
+		if own >= o.M {
+			p = append(slices.Clip(p[:o.M-1]), p[own])
+		} else {
+			p = p[:o.M]
+		}
+	}
+	if len(p) > 1 {
+		me, cut := key{w.ver, w.id}, p[len(p)-1]
+		// The marker only times others' waits: its failure changes
+		// nothing but their timing.
+		_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
+	}
+	props := make([]proposal, len(p))
+	err := parallel.For(len(p), o.Parallel, func(i int) error {
+		k := remote.ProposalKey(p[i].g, p[i].id)
+		data, _, err := w.p.store.Get(ctx, k)
+		if errors.Is(err, remote.ErrNotFound) {
+			props[i] = proposal{desc: remote.ProposalV4{Publication: p[i].id, Parent: p[i].g}, foreign: true}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("publish: read proposal: %w", err)
+		}
+		d, pack, err := remote.DecodeProposalV4(k, data)
+		if err != nil {
+			props[i] = proposal{desc: remote.ProposalV4{Publication: p[i].id, Parent: p[i].g}, foreign: true}
+			return nil
+		}
+		pk, err := cas.OpenPack(pack)
+		if err != nil {
+			props[i] = proposal{desc: d, foreign: true}
+			return nil
+		}
+		props[i] = proposal{desc: d, pack: pk}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	objects, err := o.Objects(ctx, c)
+	if err != nil {
+		return err
+	}
+	f, err := fold(c, props, w.id, objects, o.FoldKey)
+	if err != nil {
+		return err
+	}
+	if f.ownOut {
+		// Our own version does not merge onto the fold: rebuild it on C
+		// and fold again from a new LIST (§5.2 step 2).
+		w.tracef("own version does not merge")
+		if err := w.register(ctx); err != nil {
+			return err
+		}
+		return w.list(ctx, false)
+	}
+	if len(f.members) == 0 {
+		return w.read(ctx)
+	}
+	var group remote.GroupRef
+	if f.group != nil {
+		group = remote.GroupRef{Sum: cas.Sum(f.group), Size: int64(len(f.group))}
+		if err := w.putImmutable(ctx, group.Key(), f.group); err != nil {
+			return err
+		}
+	}
+	next, segs, err := remote.NextV4(c.Manifest, o.Store, uint64(o.Clock.Now().UnixMilli()), f.members, group, f.declined)
+	if err != nil {
+		return err
+	}
+	for _, s := range segs {
+		if err := w.putImmutable(ctx, s.Key, s.Data); err != nil {
+			return err
+		}
+	}
+	data, err := remote.EncodeManifestV4(next)
+	if err != nil {
+		return err
+	}
+	if c.Manifest == nil {
+		_, err = w.p.store.CreateIfAbsent(ctx, remote.CurrentKey, data)
+	} else {
+		_, err = w.p.store.ReplaceIfMatch(ctx, remote.CurrentKey, data, c.ETag)
+	}
+	w.tracef("fold of %d on %d: %v", len(f.members), c.Generation(), err)
+	switch {
+	case err == nil:
+		for i, m := range f.members {
+			if m.Publication == w.id {
+				w.c = State{Manifest: next}
+				if o.mutateReportLast {
+					i = len(f.members) - 1
+				}
+				return &accepted{Result{Generation: c.Generation() + 1 + uint64(i), Head: m.Head, State: w.c}}
+			}
+		}
+		// Our version conflicted with a member before it (a takeover
+		// fold): the write declined it; the next read rebuilds it.
+		if err := w.read(ctx); err != nil {
+			return err
+		}
+		return errFolded
+	case errors.Is(err, remote.ErrRateLimited):
+		// A lost race with back-off: one jittered estimate (§5.6).
+		d := time.Duration((0.5 + o.Jitter()) * float64(o.CondEstimate))
+		if err := o.Clock.Wait(ctx, d); err != nil {
+			return err
+		}
+		fallthrough
+	case errors.Is(err, remote.ErrPrecondition), errors.Is(err, remote.ErrAmbiguous):
+		// Lost (another write came first) or unknown: the state read
+		// next decides: our ID named, accepted; unchanged, we fold again
+		// on the same ETag (at most one of the two writes applies);
+		// moved without our ID, that write can never apply.
+		if err := w.read(ctx); err != nil {
+			return err
+		}
+		return errFolded
+	}
+	return fmt.Errorf("publish: write current: %w", err)
+}
+
+// putImmutable PUTs a content-keyed object, again on an ambiguous reply.
+func (w *call) putImmutable(ctx context.Context, k string, data []byte) error {
+	for {
+		err := w.p.store.Put(ctx, k, data)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, remote.ErrAmbiguous) {
+			return fmt.Errorf("publish: put %s: %w", strings.SplitN(k, "/", 2)[0], err)
+		}
+	}
+}
+
+// DefaultFoldKey is the case folding of one path segment that
+// case-insensitive file systems apply (Unicode case folding of the NFC
+// form): the same rule as the engine's workdir.FoldKey, which the engine
+// passes as Options.FoldKey.
+func DefaultFoldKey(name string) string {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return cases.Fold().String(norm.NFC.String(name))
+		}
+	}
+	return strings.ToLower(name)
+}

@@ -1,0 +1,431 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// fakeClock advances only when waited on, and records the waits.
+type fakeClock struct {
+	now   time.Time
+	waits []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+func (c *fakeClock) Wait(ctx context.Context, d time.Duration) error {
+	c.waits = append(c.waits, d)
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+// allPacks is a test's catch-up: every proposal and group pack in the
+// store.
+func allPacks(st remote.Store) Objects {
+	return func(ctx context.Context, _ State) (cas.Source, error) {
+		var src packsSource
+		for _, prefix := range []string{remote.ProposalsPrefix, remote.GroupsPrefix} {
+			objs, err := st.List(ctx, prefix)
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range objs {
+				data, _, err := st.Get(ctx, o.Key)
+				if err != nil {
+					return nil, err
+				}
+				if kind, _, _, _, _ := remote.ParseProposalEntry(o.Key); kind == remote.EntryProposal {
+					if _, data, err = remote.DecodeProposalV4(o.Key, data); err != nil {
+						continue // a foreign registration
+					}
+				} else if kind == remote.EntryMarker {
+					continue
+				}
+				p, err := cas.OpenPack(data)
+				if err != nil {
+					return nil, err
+				}
+				src = append(src, p)
+			}
+		}
+		return src, nil
+	}
+}
+
+// change builds a commit that sets files (nil content: removes) on the
+// state's head.
+func change(src Objects, id string, files map[string]*string) Build {
+	return func(ctx context.Context, st State) (Change, error) {
+		s, err := src(ctx, st)
+		if err != nil {
+			return Change{}, err
+		}
+		var tree cas.ID
+		if !st.Head().IsZero() {
+			if tree, _, err = commitFiles(s, st.Head()); err != nil {
+				return Change{}, err
+			}
+		}
+		sink := cas.NewMemory()
+		changes := map[string]cas.ID{}
+		for p, c := range files {
+			if c == nil {
+				changes[p] = cas.ID{}
+				continue
+			}
+			if changes[p], err = cas.WriteFile(sink, []byte(*c)); err != nil {
+				return Change{}, err
+			}
+		}
+		root, err := cas.UpdateTree(multi{sink, s}, sink, tree, changes)
+		if err != nil {
+			return Change{}, err
+		}
+		c := cas.EncodeCommit(cas.Commit{Tree: root, Parent: st.Head(), Publication: id, Time: time.UnixMilli(1), Message: []byte(id)})
+		if err := sink.Put(c); err != nil {
+			return Change{}, err
+		}
+		pw := cas.NewPackWriter()
+		ids := sink.IDs()
+		slices.SortFunc(ids, func(a, b cas.ID) int { return bytes.Compare(a[:], b[:]) })
+		for _, oid := range ids {
+			o, _ := sink.Get(oid)
+			if err := pw.Put(o); err != nil {
+				return Change{}, err
+			}
+		}
+		pack, err := pw.Finish()
+		return Change{Head: c.ID, Pack: pack, Author: "test"}, err
+	}
+}
+
+func str(s string) *string { return &s }
+
+type env struct {
+	t     *testing.T
+	mem   *memstore.Mem
+	store remote.Store
+	clock *fakeClock
+	pub   *Publisher
+	n     int
+}
+
+func newEnv(t *testing.T, store func(*memstore.Mem) remote.Store) *env {
+	e := &env{t: t, mem: memstore.New(), clock: &fakeClock{now: time.UnixMilli(1_700_000_000_000)}}
+	e.store = e.mem
+	if store != nil {
+		e.store = store(e.mem)
+	}
+	var err error
+	e.pub, err = New(e.store, Options{Store: storeID, Clock: e.clock, Objects: allPacks(e.mem), Parallel: 1,
+		Jitter: func() float64 { return 0.5 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) id() string {
+	e.n++
+	return fmt.Sprintf("01900000-0000-7000-8000-%012x", e.n)
+}
+
+func (e *env) commit(files map[string]*string) Result {
+	e.t.Helper()
+	return e.commitAs(e.id(), files)
+}
+
+func (e *env) commitAs(id string, files map[string]*string) Result {
+	e.t.Helper()
+	r, err := e.pub.Commit(context.Background(), id, change(allPacks(e.mem), id, files))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// register PUTs a proposal built on the current state without folding
+// it, as a writer that died right after registering would leave it.
+func (e *env) register(files map[string]*string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	st := State{}
+	if data, etag, err := e.mem.Get(ctx, remote.CurrentKey); err == nil {
+		m, err := remote.DecodeManifestV4(data)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		st = State{Manifest: m, ETag: etag}
+	}
+	id := e.id()
+	ch, err := change(allPacks(e.mem), id, files)(ctx, st)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	data, err := remote.EncodeProposalV4(remote.ProposalV4{Publication: id, Parent: st.Generation(), ParentHead: st.Head(), Head: ch.Head, Time: 1}, ch.Pack)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.mem.Put(ctx, remote.ProposalKey(st.Generation(), id), data); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+func (e *env) current() *remote.ManifestV4 {
+	e.t.Helper()
+	data, _, err := e.mem.Get(context.Background(), remote.CurrentKey)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m, err := remote.DecodeManifestV4(data)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+func (e *env) files(head cas.ID) map[string]string {
+	e.t.Helper()
+	src, _ := allPacks(e.mem)(context.Background(), State{})
+	_, ids, err := commitFiles(src, head)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for p, id := range ids {
+		b, err := cas.ReadFile(src, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out[p] = string(b)
+	}
+	return out
+}
+
+// One fold merges what merges and declines the rest, each whole: a path
+// both changed merged three-way, a conflict, a modify/delete, a
+// case-folded twin and a file against a directory declined.
+func TestFoldMergesAndDeclines(t *testing.T) {
+	e := newEnv(t, nil)
+	e.commit(map[string]*string{"notes.md": str("a\nb\nc\n"), "gone.md": str("x\n"), "dir/f.md": str("f\n")})
+	folder := e.id()                                                          // first in the fold order: the others register after it, on the same generation
+	merges := e.register(map[string]*string{"notes.md": str("a\nb\nc\nd\n")}) // appends: merges with the folder's
+	conflict := e.register(map[string]*string{"notes.md": str("A\nb\nc\n")})  // rewrites line 1, as the folder does
+	modDel := e.register(map[string]*string{"gone.md": str("y\n")})           // the folder removes gone.md
+	twin := e.register(map[string]*string{"Other.md": str("o\n")})            // the folder adds other.md
+	fileDir := e.register(map[string]*string{"x/y": str("y\n")})              // x is the folder's file
+	caseDir := e.register(map[string]*string{"New/g.md": str("g\n")})         // the folder adds new/h.md
+	r := e.commitAs(folder, map[string]*string{"notes.md": str("a2\nb\nc\n"), "gone.md": nil, "other.md": str("p\n"), "x": str("x\n"), "new/h.md": str("h\n")})
+	m := e.current()
+	if r.Generation != 2 {
+		t.Fatalf("the folder (built on 1, first in the order) at generation %d", r.Generation)
+	}
+	if g := m.AcceptedAt(merges); g == 0 {
+		t.Fatalf("the merging proposal was not accepted: %+v", m.Declined)
+	}
+	for name, id := range map[string]string{"conflict": conflict, "modify/delete": modDel, "twin": twin, "file/directory": fileDir, "directory twin": caseDir} {
+		if m.AcceptedAt(id) != 0 || !slices.ContainsFunc(m.Declined, func(d remote.Declined) bool { return d.Publication == id }) {
+			t.Errorf("%s: not declined (accepted at %d)", name, m.AcceptedAt(id))
+		}
+	}
+	got := e.files(m.Head)
+	if got["notes.md"] != "a2\nb\nc\nd\n" {
+		t.Errorf("notes.md merged as %q", got["notes.md"])
+	}
+	if _, ok := got["gone.md"]; ok || got["other.md"] != "p\n" || got["x"] != "x\n" {
+		t.Errorf("tree %v", got)
+	}
+	// Each member's head holds its change at its own generation.
+	inc, _ := m.Increment(m.AcceptedAt(merges))
+	if f := e.files(inc.Head); !strings.HasSuffix(f["notes.md"], "d\n") {
+		t.Errorf("the merged member's own generation: %q", f["notes.md"])
+	}
+}
+
+// rateLimited answers 429 to the first n conditional writes.
+type rateLimited struct {
+	remote.Store
+	n int
+}
+
+func (s *rateLimited) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	if s.n > 0 {
+		s.n--
+		return "", fmt.Errorf("slow down: %w", remote.ErrRateLimited)
+	}
+	return s.Store.ReplaceIfMatch(ctx, key, data, etag)
+}
+
+// A 429 is a lost race with one jittered estimate of back-off, not a
+// failure: the commit is accepted after it.
+func TestRateLimitedWriteBacksOff(t *testing.T) {
+	rl := &rateLimited{}
+	e := newEnv(t, func(m *memstore.Mem) remote.Store { rl.Store = m; return rl })
+	e.commit(map[string]*string{"a": str("1\n")})
+	rl.n = 2
+	e.clock.waits = nil
+	r := e.commit(map[string]*string{"a": str("2\n")})
+	if r.Generation != 2 || rl.n != 0 {
+		t.Fatalf("generation %d, %d 429s left", r.Generation, rl.n)
+	}
+	backoffs := 0
+	for _, d := range e.clock.waits {
+		if d == 200*time.Millisecond { // (0.5 + jitter 0.5) x the estimate
+			backoffs++
+		}
+	}
+	if backoffs < 2 {
+		t.Fatalf("waits %v: want two back-offs of one estimate", e.clock.waits)
+	}
+}
+
+// A version-3 registration left by an upgrade sits at a key of the same
+// form; a version-4 folder declines it as not foldable, and a waiter
+// behind it takes over.
+func TestForeignRegistrationIsDeclined(t *testing.T) {
+	e := newEnv(t, nil)
+	e.commit(map[string]*string{"a": str("1\n")})
+	id := e.id()
+	v3 := remote.EncodeRegistration(remote.ProposalDescriptor{Publication: id, ParentGeneration: 1, Head: cas.Sum([]byte("h")),
+		Pack: remote.PackRef{Sum: cas.Sum([]byte("p")), Size: 1}}, []byte("p"))
+	// Its ID sorts before ours: it is first in the fold order.
+	if err := e.mem.Put(context.Background(), remote.ProposalKey(1, id), v3); err != nil {
+		t.Fatal(err)
+	}
+	r := e.commit(map[string]*string{"a": str("2\n")})
+	m := e.current()
+	if r.Generation != 2 || !m.IsDeclined(1, id) {
+		t.Fatalf("generation %d, declined %+v", r.Generation, m.Declined)
+	}
+}
+
+// A group larger than the tail: the write folds the tail into segments
+// (stored before it), every member at its own generation, and a member
+// whose generation left the tail finds its head through the segments.
+func TestLargeGroupFoldsTheTail(t *testing.T) {
+	e := newEnv(t, nil)
+	e.commit(map[string]*string{"log.md": str("0\n")})
+	var ids []string
+	for i := 0; i < 20; i++ {
+		ids = append(ids, e.register(map[string]*string{fmt.Sprintf("f%02d.md", i): str(fmt.Sprintf("%d\n", i))}))
+	}
+	r := e.commit(map[string]*string{"last.md": str("x\n")})
+	m := e.current()
+	if r.Generation != 22 || m.Generation != 22 || len(m.Segments) == 0 {
+		t.Fatalf("generation %d, current %d, %d segments", r.Generation, m.Generation, len(m.Segments))
+	}
+	for i, id := range ids {
+		if g := m.AcceptedAt(id); g != uint64(2+i) {
+			t.Fatalf("proposal %d accepted at %d", i, g)
+		}
+	}
+	for _, s := range m.Segments {
+		if _, _, err := e.mem.Get(context.Background(), s.Key()); err != nil {
+			t.Fatalf("segment %s: %v", s.Key(), err)
+		}
+	}
+	// A waiter of generation 2 (out of the tail) reads its head.
+	w := &call{p: e.pub, id: ids[0], c: State{Manifest: m}}
+	head, err := w.headAt(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := e.files(head); f["f00.md"] != "0\n" || f["f01.md"] != "" {
+		t.Fatalf("generation 2's tree: %v", f)
+	}
+}
+
+func TestNewRefusesAWindowBeyondRecent(t *testing.T) {
+	_, err := New(memstore.New(), Options{Store: storeID, Clock: &fakeClock{}, Objects: allPacks(nil), K: 200, M: 100})
+	if err == nil {
+		t.Fatal("K + M beyond recent")
+	}
+	if _, err := New(memstore.New(), Options{Store: "x", Clock: &fakeClock{}, Objects: allPacks(nil)}); err == nil {
+		t.Fatal("a bad store ID")
+	}
+}
+
+// A call whose version was accepted long ago, beyond the `recent`
+// window, finds its generation in the history (the segments), and a call
+// that was not accepted reads the history once.
+func TestAcceptanceReadsTheHistory(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	var m *remote.ManifestV4
+	ours := "01900000-0000-7000-8000-00000000aaaa"
+	for g := 1; g <= 300; g++ {
+		id := fmt.Sprintf("01900000-0000-7000-8000-%012x", g)
+		if g == 10 {
+			id = ours
+		}
+		var parent uint64
+		if m != nil {
+			parent = m.Generation
+		}
+		next, segs, err := remote.NextV4(m, storeID, 1, []remote.MemberV4{{Publication: id, Proposal: parent, Head: cas.Sum([]byte(id))}}, remote.GroupRef{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range segs {
+			if err := e.mem.Put(ctx, s.Key, s.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m = next
+	}
+	if m.AcceptedAt(ours) != 0 {
+		t.Fatal("the test needs generation 10 out of recent")
+	}
+	w := &call{p: e.pub, id: ours, first: 5, have: true, c: State{Manifest: m}}
+	if g, err := w.acceptance(ctx); err != nil || g != 10 {
+		t.Fatalf("accepted at %d, %v", g, err)
+	}
+	if r, err := w.accepted(ctx, 10); err != nil || r.Head != cas.Sum([]byte(ours)) {
+		t.Fatalf("head of generation 10: %v", err)
+	}
+	other := &call{p: e.pub, id: "01900000-0000-7000-8000-00000000bbbb", first: 5, have: true, c: State{Manifest: m}}
+	if g, err := other.acceptance(ctx); err != nil || g != 0 {
+		t.Fatalf("an ID never accepted: %d, %v", g, err)
+	}
+	gets := e.mem.Calls(memstore.OpGet)
+	if g, err := other.acceptance(ctx); err != nil || g != 0 || e.mem.Calls(memstore.OpGet) != gets {
+		t.Fatalf("the history read again: %d, %v", g, err)
+	}
+}
+
+// A call adopted after a crash (Resume) whose version another writer
+// accepted meanwhile reports that generation and registers nothing; one
+// whose version is still pending is folded.
+func TestResumeAdoptsAnAcceptedCall(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	e.commit(map[string]*string{"a": str("1\n")})
+	dead := e.register(map[string]*string{"b": str("dead\n")})
+	e.commit(map[string]*string{"c": str("2\n")}) // folds the dead writer's proposal
+	m := e.current()
+	g := m.AcceptedAt(dead)
+	if g == 0 {
+		t.Fatal("the registered proposal was not folded")
+	}
+	puts := e.mem.Calls(memstore.OpPut)
+	r, err := e.pub.Resume(ctx, dead, 1, func(context.Context, State) (Change, error) {
+		return Change{}, fmt.Errorf("built again")
+	})
+	if err != nil || r.Generation != g || e.mem.Calls(memstore.OpPut) != puts {
+		t.Fatalf("resume: generation %d (want %d), %v, %d PUTs", r.Generation, g, err, e.mem.Calls(memstore.OpPut)-puts)
+	}
+	pending := e.register(map[string]*string{"d": str("pending\n")})
+	r, err = e.pub.Resume(ctx, pending, m.Generation, change(allPacks(e.mem), pending, nil))
+	if err != nil || e.current().AcceptedAt(pending) != r.Generation || r.Generation == 0 {
+		t.Fatalf("resume of a pending version: %+v, %v", r, err)
+	}
+}
