@@ -2,6 +2,8 @@ package remote_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -318,5 +320,158 @@ func TestProposalV4SkipsVersion3Registration(t *testing.T) {
 	_, _, err = remote.DecodeProposalV4(key, old)
 	if !errors.Is(err, remote.ErrForeignProposal) || errors.Is(err, remote.ErrIntegrity) {
 		t.Fatalf("DecodeProposalV4(version-3 registration): %v", err)
+	}
+}
+
+// The document's encoder: docs/storage.md §3C written out with fmt,
+// hex and base64 and nothing of the codec, so that a change to either
+// the codec or the document that the other does not follow fails
+// TestManifestV4FollowsTheDocument.
+
+func docID(id cas.ID) string { return `"` + hex.EncodeToString(id[:]) + `"` }
+
+// docAuthor: `"` and `\` escaped by a backslash, bytes below 0x20 as
+// \u00xx in lowercase hex, everything else as it is.
+func docAuthor(a string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(a); i++ {
+		switch c := a[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// docRecent: each UUID's 16 bytes in unpadded base64url, concatenated.
+func docRecent(t *testing.T, ids []string) string {
+	var b strings.Builder
+	for _, id := range ids {
+		raw, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
+		if err != nil || len(raw) != 16 {
+			t.Fatalf("recent ID %q", id)
+		}
+		b.WriteString(base64.RawURLEncoding.EncodeToString(raw))
+	}
+	return b.String()
+}
+
+func docCheckpoint(c remote.Checkpoint) string {
+	return fmt.Sprintf(`{"key":"%s","blake3":%s,"size":%d,"head":%s,"through":%d,"publication":"%s"}`,
+		c.Pack.Key, docID(c.Pack.Sum), c.Pack.Size, docID(c.Head), c.Through, c.Publication)
+}
+
+func docSegments(segs []remote.SegmentRef) string {
+	var parts []string
+	for _, s := range segs {
+		x := fmt.Sprintf(`{"level":%d,"first":%d,"last":%d,"time":%d,"blake3":%s,"size":%d`, s.Level, s.First, s.Last, s.Time, docID(s.Sum), s.Size)
+		if s.Carrier != 0 {
+			x += fmt.Sprintf(`,"carrier":%d,"publication":"%s"`, s.Carrier, s.CarrierPub)
+		}
+		parts = append(parts, x+"}")
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func docIncrements(incs []remote.IncrementV4) string {
+	var parts []string
+	for _, i := range incs {
+		x := fmt.Sprintf(`{"generation":%d,"publication":"%s","parent":%s,"head":%s,"time":%d,"proposal":%d`,
+			i.Generation, i.Publication, docID(i.Parent), docID(i.Head), i.Time, i.Proposal)
+		if i.Author != "" {
+			x += `,"author":` + docAuthor(i.Author)
+		}
+		if i.Group != (remote.GroupRef{}) {
+			x += fmt.Sprintf(`,"group":{"blake3":%s,"size":%d}`, docID(i.Group.Sum), i.Group.Size)
+		}
+		parts = append(parts, x+"}")
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func docCurrentV4(t *testing.T, m *remote.ManifestV4) []byte {
+	var cps, decl, rolls []string
+	for _, c := range m.Checkpoints {
+		cps = append(cps, docCheckpoint(c))
+	}
+	for _, d := range m.Declined {
+		decl = append(decl, fmt.Sprintf(`{"proposal":%d,"publication":"%s","by":%d}`, d.Proposal, d.Publication, d.By))
+	}
+	for _, r := range m.Rollups {
+		rolls = append(rolls, fmt.Sprintf(`{"level":%d,"first":%d,"blake3":%s,"size":%d}`, r.Level, r.First, docID(r.Sum), r.Size))
+	}
+	return []byte(fmt.Sprintf(`{"version":4,"generation":%d,"head":%s,"time":%d,"store":"%s","upgraded":%d,`+
+		`"checkpoint":%s,"checkpoints":[%s],"segments":%s,"increments":%s,"recent":"%s","declined":[%s],"rollups":[%s]}`+"\n",
+		m.Generation, docID(m.Head), m.Time, m.Store, m.Upgraded,
+		docCheckpoint(m.Checkpoint), strings.Join(cps, ","), docSegments(m.Segments), docIncrements(m.Increments),
+		docRecent(t, m.Recent), strings.Join(decl, ","), strings.Join(rolls, ",")))
+}
+
+func docSegmentV4(s *remote.SegmentV4) []byte {
+	return []byte(fmt.Sprintf(`{"version":4,"level":%d,"first":%d,"last":%d,"increments":%s,"segments":%s}`+"\n",
+		s.Level, s.First, s.Last, docIncrements(s.Increments), docSegments(s.Segments)))
+}
+
+func docProposalV4(d remote.ProposalV4, pack []byte) []byte {
+	line := fmt.Sprintf(`{"version":4,"publication":"%s","parent":%d,"parentHead":%s,"head":%s,"time":%d`,
+		d.Publication, d.Parent, docID(d.ParentHead), docID(d.Head), d.Time)
+	if d.Author != "" {
+		line += `,"author":` + docAuthor(d.Author)
+	}
+	sum := cas.Sum(pack)
+	line += fmt.Sprintf(`,"blake3":%s,"size":%d}`+"\n", docID(sum), len(pack))
+	return append([]byte(line), pack...)
+}
+
+func TestManifestV4FollowsTheDocument(t *testing.T) {
+	full, segs := goldenV4Full(t)
+	for file, m := range map[string]*remote.ManifestV4{"current-v4-small.json": goldenV4Small(t), "current-v4-full.json": full} {
+		golden, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc := docCurrentV4(t, m); !bytes.Equal(doc, golden) {
+			t.Errorf("%s: the document's encoding differs from the codec's:\ndoc:   %s\ncodec: %s", file, doc, golden)
+		}
+	}
+	// Every segment the folds wrote, those merged into higher levels since
+	// included.
+	levels := map[int]int{}
+	for key, data := range segs {
+		level, first, last, sum, err := remote.ParseSegmentKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg, err := remote.DecodeSegmentV4(remote.SegmentRef{Level: level, First: first, Last: last, Sum: sum, Size: int64(len(data))}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc := docSegmentV4(seg); !bytes.Equal(doc, data) {
+			t.Errorf("segment %s: the document's encoding differs:\ndoc:   %s\ncodec: %s", key, doc, data)
+		}
+		levels[level]++
+	}
+	if levels[1] == 0 || levels[2] == 0 {
+		t.Fatalf("segments per level: %v", levels)
+	}
+	for _, tc := range goldenProposals(t) {
+		golden, err := os.ReadFile(filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc := docProposalV4(tc.d, tc.pack); !bytes.Equal(doc, golden) {
+			t.Errorf("%s: the document's encoding differs from the codec's", tc.file)
+		}
+	}
+	// The document's example of one ID in `recent`.
+	if got := docRecent(t, []string{"01936f2a-0001-7000-8000-000000000001"}); got != "AZNvKgABcACAAAAAAAAAAQ" {
+		t.Errorf("recent of the example ID: %s", got)
 	}
 }
