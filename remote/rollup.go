@@ -13,20 +13,33 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// Rollups (docs/storage.md §5). The rollup of level L and block j covers
-// the generations (j*2^L, (j+1)*2^L]: it holds every object reachable
-// from the head accepted at the block's end that is not reachable from
-// the head accepted at its start (found by walking the two trees side by
-// side, descending only where they differ), so a reader that holds the
-// closure of any head in the block, or of the head at its start, holds the
-// closure of the head at its end once it has the rollup. Its key is
-// derived from the block (RollupKey), so a reader needs no descriptor: it
-// asks for the key, and a rollup nobody built yet (a 404) is replaced by
-// smaller blocks, down to the increments (coverItem.instead). Rollups are written by whoever
+// Rollups (docs/storage.md §3A.6). The rollup of level L and block j
+// covers the generations (j*2^L, (j+1)*2^L]: it holds every object
+// reachable from the head accepted at the block's end that is not
+// reachable from the head accepted at its start (found by walking the two
+// trees side by side, descending only where they differ), so a reader that
+// holds the closure of the head at its start holds the closure of the head
+// at its end once it has the rollup. Its key is derived from the block
+// (RollupKey), so a reader needs no descriptor: it asks for the key, and a
+// rollup nobody built yet (a 404) is replaced by smaller blocks, down to
+// the increments (coverItem.instead). Rollups are written by whoever
 // accepted the generation that ends the block, in the background; two
 // builders of one block write equivalent packs under one key, so losing
 // that race is harmless. Levels MinRollupLevel..MaxRollupLevel exist;
 // above them, checkpoints.
+//
+// What is stored once: the blocks of one level do not overlap, so an
+// object is in at most one rollup of a level (unless the history removed
+// it and added it back), and no rollup holds the notebook's first state.
+// A block that starts at generation 1 (j = 0) has no head at its start: its
+// rollup would be the whole notebook at its end, the first state again at
+// every level (a 1 MiB note stored six more times over 128 commits). Those
+// blocks are never built (RollupsEndingAt); a reader covers generations
+// 1..2^MinRollupLevel with their increments (the first one is the first
+// state, by the closure rule) and the rest with blocks that start later.
+// Rollups of those blocks that older builds wrote stay valid; this build's
+// plans just never ask for them, and an older reader that does gets a 404
+// and smaller blocks, as for any rollup nobody built.
 
 // Rollup levels: blocks of 4 .. 1,024 generations.
 const (
@@ -58,10 +71,12 @@ func ParseRollupKey(key string) (level int, last uint64, err error) {
 	return l, first + 1<<l - 1, nil
 }
 
-// RollupsEndingAt lists the levels whose blocks end at generation g.
+// RollupsEndingAt lists the levels whose blocks end at generation g and
+// are built: every block but the first of its level (g = 2^l), which would
+// hold the first state again (see the package's rollup notes above).
 func RollupsEndingAt(g uint64) []int {
 	var out []int
-	for l := MinRollupLevel; l <= MaxRollupLevel && g >= 1<<l && g%(1<<l) == 0; l++ {
+	for l := MinRollupLevel; l <= MaxRollupLevel && g > 1<<l && g%(1<<l) == 0; l++ {
 		out = append(out, l)
 	}
 	return out
@@ -130,18 +145,15 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 	var out []BuiltRollup
 	for _, bl := range blocks {
 		l := bl.level
-		start := bl.end - 1<<l
-		var from cas.ID
-		if start > 0 {
-			inc, ok, err := n.HeadAt(ctx, state, start)
-			if err != nil {
-				return out, err
-			}
-			if !ok {
-				continue // the block starts before the retained history
-			}
-			from = inc.Head
+		start := bl.end - 1<<l // > 0: RollupsEndingAt lists no first block
+		inc, ok, err := n.HeadAt(ctx, state, start)
+		if err != nil {
+			return out, err
 		}
+		if !ok {
+			continue // the block starts before the retained history
+		}
+		from := inc.Head
 		to := end.Head
 		if bl.end < g {
 			at, ok, err := n.HeadAt(ctx, state, bl.end)
@@ -164,7 +176,7 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 }
 
 // buildRollup packs the objects reachable from commit to and not from
-// commit from (zero: everything reachable from to), by a side-by-side walk
+// commit from, by a side-by-side walk
 // that descends only where the trees differ. An object of from's side the
 // source lacks counts as absent (the rollup then holds more than needed).
 func buildRollup(src cas.Source, from, to cas.ID) ([]byte, error) {
@@ -385,10 +397,15 @@ type coverItem struct {
 // head at generation reach (and, before m.Upgraded, every increment pack
 // of the chain up to reach) to reach m's head: the increments of the
 // legacy part, then, as long as one fits, the rollup of the largest block
-// that holds the next generation and ends by the head (it may start
-// before: a superset is harmless), and the increments after the last one.
-// Each block after the first is of a lower level than the one before, so
-// at most log2(k)+2 items for k generations when every rollup exists.
+// that holds the next generation, ends by the head and is built (it may
+// start before: a superset is harmless), and the increments after the
+// last one. Blocks that start at generation 1 are never built
+// (RollupsEndingAt), so a reader below generation 2^MinRollupLevel first
+// takes the increments up to it, and one whose largest blocks would start
+// at 1 climbs through smaller ones first. Once the blocks stop growing
+// each is of a lower level than the one before: at most log2(k)+2 items
+// for k generations from a reach at or above 2^MaxRollupLevel, at most
+// 2*log2(k)+3 from below it, when every rollup exists.
 func planCatchUp(m *Manifest, reach uint64) []coverItem { return planCatchUpBefore(m, reach, 0) }
 
 // planCatchUpBefore is planCatchUp asking for no rollup of a block that
@@ -433,10 +450,17 @@ func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 		// fewer GETs than the aligned pieces of the rest of it).
 		level, end := 0, uint64(0)
 		for l := MaxRollupLevel; l >= MinRollupLevel; l-- {
-			if e := pos - pos%(1<<l) + 1<<l; e <= limit && e > m.Checkpoint.Through {
+			if e := pos - pos%(1<<l) + 1<<l; e <= limit && e > m.Checkpoint.Through && e > 1<<l {
 				level, end = l, e
 				break
 			}
+		}
+		if b := uint64(1) << MinRollupLevel; level == 0 && pos < b && 2*b <= limit {
+			// Every block holding pos+1 starts at generation 1: the
+			// increments up to the first level-2 block that is built.
+			out = append(out, coverItem{level: 0, first: pos + 1, last: b})
+			pos = b
+			continue
 		}
 		if level == 0 {
 			out = append(out, coverItem{level: 0, first: pos + 1, last: g})

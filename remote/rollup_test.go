@@ -1,27 +1,34 @@
 package remote_test
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // With every rollup built, the catch-up plan from any reach r to any
-// generation g has at most log2(g-r)+2 packs (the largest block holding
-// the next generation each time; the bound of issue 17 was 2*log2(k)+4
-// requests, `current` included), and covers (r, g] exactly in order: every
-// generation above r is in one item, none is skipped.
+// generation g has at most log2(g-r)+2 packs from a reach at or above
+// 2^MaxRollupLevel (the largest block holding the next generation each
+// time), and at most 2*log2(g-r)+3 below it, where the blocks that would
+// start at generation 1 are not built and the plan climbs through smaller
+// ones first (the bound of DESIGN is 2*log2(k)+4 requests, `current`
+// included); it covers (r, g] exactly in order: every generation above r
+// is in one item, none is skipped.
 func TestPlanCatchUpBound(t *testing.T) {
 	for g := uint64(1); g <= 2100; g += 7 {
 		m := &remote.Manifest{Version: 2, Generation: g, Upgraded: 1,
 			Increments: []remote.Increment{{Generation: g}}}
 		for r := uint64(0); r < g; r += 1 + (g-r)/40 {
 			plan := remote.PlanCatchUpItems(m, r)
-			k := float64(g - r)
-			if bound := int(math.Log2(k) + 2); len(plan) > bound {
+			if bound := planBound(r, g); len(plan) > bound {
 				t.Fatalf("r=%d g=%d: %d items, bound %d: %v", r, g, len(plan), bound, plan)
 			}
 			next := r + 1
@@ -36,6 +43,15 @@ func TestPlanCatchUpBound(t *testing.T) {
 			}
 		}
 	}
+}
+
+// planBound is the most items a plan from r to g has (TestPlanCatchUpBound).
+func planBound(r, g uint64) int {
+	k := math.Log2(float64(g - r))
+	if r >= 1<<remote.MaxRollupLevel {
+		return int(k + 2)
+	}
+	return int(2*k + 3)
 }
 
 // A cold reader right after a checkpoint swap: its reach is the
@@ -131,7 +147,7 @@ func TestPlanCatchUpAvoidsFreshBlocks(t *testing.T) {
 				if next != g+1 {
 					t.Fatalf("r=%d g=%d fresh=%d: the plan ends at %d", r, g, fresh, next-1)
 				}
-				if len(plan) > int(math.Log2(float64(g-r)))+2+int(g-fresh)+3 {
+				if len(plan) > planBound(r, g)+int(g-fresh)+3 {
 					t.Fatalf("r=%d g=%d fresh=%d: %d items: %v", r, g, fresh, len(plan), plan)
 				}
 			}
@@ -192,4 +208,193 @@ func TestAbsentRollupReplacement(t *testing.T) {
 			}
 		}
 	}
+}
+
+// What rollups store, and that catch-up through them works: a notebook
+// whose first commit is its bulk (here 8 notes of 6 KB), then 150 small
+// commits, each appending a line to one note, with every rollup built as
+// the engine builds them (BuildRollups after each publication).
+//
+//   - No object is in two rollups of one level: a level's blocks do not
+//     overlap, and each rollup holds only what its block added that is
+//     still reachable at its end (the history removes nothing here, so
+//     nothing comes back).
+//   - No rollup holds an object of the first generation's state: the
+//     first blocks of each level, which would hold that state again at
+//     every level, are not built (before this rule, a 1 MiB note was
+//     stored seven times over 200 appends).
+//   - A reader that holds the closure of any generation's head reaches
+//     any later generation's head through the plan (rollups and
+//     increments), and never asks for a rollup that was not built.
+func TestRollupsStoreEachObjectOncePerLevel(t *testing.T) {
+	ctx := t.Context()
+	store := memstore.New()
+	w := newTreeWriter(store)
+	const n = 150
+	states := map[uint64]remote.State{}
+	files := map[uint64]map[string][]byte{}
+	for i := range n {
+		acc, err := w.commit(ctx, fmt.Sprint("commit ", i), func(f map[string][]byte) {
+			if i == 0 {
+				for j := range 8 {
+					f[fmt.Sprintf("notes/%d.md", j)] = []byte(strings.Repeat(fmt.Sprintf("seed line of note %d\n", j), 300))
+				}
+				return
+			}
+			p := fmt.Sprintf("notes/%d.md", i%8)
+			f[p] = append(f[p], fmt.Sprintf("line %d\n", i)...)
+		})
+		if err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		st := acc.State
+		g := st.Generation()
+		src, err := w.chainPacks(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.nb.BuildRollups(ctx, st, g, src); err != nil {
+			t.Fatalf("rollups at %d: %v", g, err)
+		}
+		states[g] = st
+		if files[g], err = readFiles(src, st.Head()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := func(g uint64) cas.ID { return states[g].Head() }
+	src, err := w.chainPacks(ctx, states[n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := closure(t, src, head(1))
+
+	in := map[int]map[cas.ID]string{} // level → object → the rollup holding it
+	for _, key := range packKeys(t, store, remote.RollupsPrefix) {
+		level, _, err := remote.ParseRollupKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _, err := store.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := cas.OpenPack(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in[level] == nil {
+			in[level] = map[cas.ID]string{}
+		}
+		for _, id := range p.IDs() {
+			if other, ok := in[level][id]; ok {
+				t.Errorf("object %s is in %s and %s, two rollups of level %d", id, other, key, level)
+			}
+			in[level][id] = key
+			if first[id] {
+				t.Errorf("%s holds object %s of the first generation's state", key, id)
+			}
+		}
+	}
+	for l := remote.MinRollupLevel; l <= 6; l++ { // (64, 128]: level 7 starts at 129
+		if len(in[l]) == 0 {
+			t.Errorf("no rollup of level %d was built over %d generations", l, n)
+		}
+	}
+
+	for _, g := range []uint64{5, 8, 9, 16, 17, 63, 64, 100, 128, n} {
+		for _, r := range []uint64{0, 1, 2, 3, 4, 5, 7, 8, 12, 15, 16, 33, 64, 65, 99, 127, 129, g - 1} {
+			if r >= g {
+				continue
+			}
+			have := map[cas.ID]cas.Object{}
+			if r > 0 {
+				for id := range closure(t, src, head(r)) {
+					if have[id], err = src.Get(id); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			reader := remote.Open(store, remote.Options{})
+			stats, err := reader.CatchUp(ctx, states[g], r, 4, nil, func(packs []remote.CaughtUpPack) error {
+				for _, cp := range packs {
+					p, err := cas.OpenPack(cp.Data)
+					if err != nil {
+						return err
+					}
+					for _, id := range p.IDs() {
+						if have[id], err = p.Get(id); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("catch-up %d → %d: %v", r, g, err)
+			}
+			if stats.Missing > 0 {
+				t.Errorf("catch-up %d → %d asked for %d rollups nobody built", r, g, stats.Missing)
+			}
+			got, err := readFiles(objectMap(have), head(g))
+			if err != nil {
+				t.Fatalf("catch-up %d → %d: the head's closure is incomplete: %v", r, g, err)
+			}
+			if !maps.EqualFunc(got, files[g], bytes.Equal) {
+				t.Fatalf("catch-up %d → %d: the files differ from the writer's", r, g)
+			}
+		}
+	}
+}
+
+// objectMap is a cas.Source over objects by ID.
+type objectMap map[cas.ID]cas.Object
+
+func (m objectMap) Get(id cas.ID) (cas.Object, error) {
+	if o, ok := m[id]; ok {
+		return o, nil
+	}
+	return cas.Object{}, cas.ErrNotFound
+}
+
+// closure returns the IDs of every object reachable from commit head.
+func closure(t *testing.T, src cas.Source, head cas.ID) map[cas.ID]bool {
+	t.Helper()
+	out := map[cas.ID]bool{}
+	var walk func(id cas.ID)
+	walk = func(id cas.ID) {
+		if out[id] {
+			return
+		}
+		o, err := src.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = true
+		switch o.Kind {
+		case cas.KindCommit:
+			c, err := cas.DecodeCommit(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			walk(c.Tree)
+		case cas.KindTree:
+			entries, err := cas.DecodeTree(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				walk(e.ID)
+			}
+		case cas.KindFile:
+			f, err := cas.DecodeFile(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range f.Chunks {
+				walk(ch.ID)
+			}
+		}
+	}
+	walk(head)
+	return out
 }
