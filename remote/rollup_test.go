@@ -31,6 +31,7 @@ func TestPlanCatchUpBound(t *testing.T) {
 			if bound := planBound(r, g); len(plan) > bound {
 				t.Fatalf("r=%d g=%d: %d items, bound %d: %v", r, g, len(plan), bound, plan)
 			}
+			checkPlanGets(t, r, g, plan)
 			next := r + 1
 			for i, it := range plan {
 				if it.First > next || (i > 0 && it.First != next) || it.Last < it.First {
@@ -42,6 +43,37 @@ func TestPlanCatchUpBound(t *testing.T) {
 				t.Fatalf("r=%d g=%d: the plan ends at %d", r, g, next-1)
 			}
 		}
+	}
+}
+
+// Every reach of a young notebook, where the plan climbs through smaller
+// blocks instead of the first ones (which are not built) and starts with
+// up to four increments: within the request bound all the same.
+func TestPlanCatchUpGetsFromEveryLowReach(t *testing.T) {
+	for g := uint64(1); g <= 300; g++ {
+		m := &remote.Manifest{Version: 2, Generation: g, Upgraded: 1,
+			Increments: []remote.Increment{{Generation: g}}}
+		for r := range g {
+			checkPlanGets(t, r, g, remote.PlanCatchUpItems(m, r))
+		}
+	}
+}
+
+// checkPlanGets fails unless plan, from r to g, costs at most
+// 2*log2(g-r)+4 requests (design.md's bound for catching up): one GET per
+// rollup and per increment, and the GET of `current`.
+func checkPlanGets(t *testing.T, r, g uint64, plan []remote.PlanItem) {
+	t.Helper()
+	gets := 1
+	for _, it := range plan {
+		if it.Level > 0 {
+			gets++
+		} else {
+			gets += int(it.Last - it.First + 1)
+		}
+	}
+	if bound := 2*math.Log2(float64(g-r)) + 4; float64(gets) > bound {
+		t.Fatalf("r=%d g=%d: %d GETs, bound %.1f: %v", r, g, gets, bound, plan)
 	}
 }
 
