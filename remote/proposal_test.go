@@ -293,8 +293,8 @@ func TestGroupCommitProposerAcceptedByHelper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The block of generations 1-4 is the first of its level, never
-		// built nor asked for (stats.Missing would count such a GET).
+		// Nobody built the rollup of generations 1-4: its absent GET
+		// (stats.Missing) comes first, then the increments.
 		return stats, keys, mem.Calls(memstore.OpGet) - gets - stats.Missing
 	}
 	if stats, keys, gets := catchUp(fleetReader); stats.Groups != 1 || gets != 1 || !slices.Equal(keys, []string{gp.Key}) {

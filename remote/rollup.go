@@ -30,16 +30,19 @@ import (
 //
 // What is stored once: the blocks of one level do not overlap, so an
 // object is in at most one rollup of a level (unless the history removed
-// it and added it back), and no rollup holds the notebook's first state.
-// A block that starts at generation 1 (j = 0) has no head at its start: its
-// rollup would be the whole notebook at its end, the first state again at
-// every level (a 1 MiB note stored six more times over 128 commits). Those
-// blocks are never built (RollupsEndingAt); a reader covers generations
-// 1..2^MinRollupLevel with their increments (the first one is the first
-// state, by the closure rule) and the rest with blocks that start later.
-// Rollups of those blocks that older builds wrote stay valid; this build's
-// plans just never ask for them, and an older reader that does gets a 404
-// and smaller blocks, as for any rollup nobody built.
+// it and added it back). A block that starts at generation 1 (j = 0), a
+// *first block*, has no head at its start: its rollup is the whole
+// notebook at its end, what a checkpoint would hold, and one first block
+// per level held the notebook's first state again at every level (a 1 MiB
+// note stored seven times over 200 appends). Only the newest first block
+// is kept: the builder of (0, 2^L] deletes (0, 2^(L-1)] once its own is
+// written (FirstBlockLevel names the one a reader may ask for). It is what
+// a cold reader of a notebook younger than its first checkpoint fetches,
+// the whole notebook in one GET, and a reader far behind in a young
+// notebook too (a superset is harmless). A reader that asks for a first
+// block deleted since it read `current` gets a 404 and smaller blocks
+// (coverItem.instead never names a first block), as for any rollup nobody
+// built; so does an older build's reader, which asks for any of them.
 
 // Rollup levels: blocks of 4 .. 1,024 generations.
 const (
@@ -71,15 +74,25 @@ func ParseRollupKey(key string) (level int, last uint64, err error) {
 	return l, first + 1<<l - 1, nil
 }
 
-// RollupsEndingAt lists the levels whose blocks end at generation g and
-// are built: every block but the first of its level (g = 2^l), which would
-// hold the first state again (see the package's rollup notes above).
+// RollupsEndingAt lists the levels whose blocks end at generation g.
 func RollupsEndingAt(g uint64) []int {
 	var out []int
-	for l := MinRollupLevel; l <= MaxRollupLevel && g > 1<<l && g%(1<<l) == 0; l++ {
+	for l := MinRollupLevel; l <= MaxRollupLevel && g >= 1<<l && g%(1<<l) == 0; l++ {
 		out = append(out, l)
 	}
 	return out
+}
+
+// FirstBlockLevel is the level of the first block (the block that starts
+// at generation 1) that is kept once generation g is accepted: the largest
+// level whose first block ends by g (0: none, g < 2^MinRollupLevel). Its
+// builder deleted the first blocks below it (see the rollup notes above).
+func FirstBlockLevel(g uint64) int {
+	l := 0
+	for c := MinRollupLevel; c <= MaxRollupLevel && g >= 1<<c; c++ {
+		l = c
+	}
+	return l
 }
 
 // RollupsDue reports whether BuildRollups has work after the publication
@@ -145,15 +158,18 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 	var out []BuiltRollup
 	for _, bl := range blocks {
 		l := bl.level
-		start := bl.end - 1<<l // > 0: RollupsEndingAt lists no first block
-		inc, ok, err := n.HeadAt(ctx, state, start)
-		if err != nil {
-			return out, err
+		start := bl.end - 1<<l
+		var from cas.ID // zero for a first block: everything its end reaches
+		if start > 0 {
+			inc, ok, err := n.HeadAt(ctx, state, start)
+			if err != nil {
+				return out, err
+			}
+			if !ok {
+				continue // the block starts before the retained history
+			}
+			from = inc.Head
 		}
-		if !ok {
-			continue // the block starts before the retained history
-		}
-		from := inc.Head
 		to := end.Head
 		if bl.end < g {
 			at, ok, err := n.HeadAt(ctx, state, bl.end)
@@ -171,12 +187,21 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 			return out, fmt.Errorf("remote: upload rollup: %w", err)
 		}
 		out = append(out, BuiltRollup{Key: key, Data: data})
+		if start == 0 && l > MinRollupLevel {
+			// The previous first block holds the same first state: only
+			// the newest is kept. A failed delete leaves one more copy,
+			// which cleanup removes once a checkpoint passes it, so it
+			// does not fail the build.
+			if err := n.store.Delete(ctx, RollupKey(l-1, 1)); err != nil && ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+		}
 	}
 	return out, nil
 }
 
 // buildRollup packs the objects reachable from commit to and not from
-// commit from, by a side-by-side walk
+// commit from (zero: everything reachable from to), by a side-by-side walk
 // that descends only where the trees differ. An object of from's side the
 // source lacks counts as absent (the rollup then holds more than needed).
 func buildRollup(src cas.Source, from, to cas.ID) ([]byte, error) {
@@ -399,13 +424,14 @@ type coverItem struct {
 // legacy part, then, as long as one fits, the rollup of the largest block
 // that holds the next generation, ends by the head and is built (it may
 // start before: a superset is harmless), and the increments after the
-// last one. Blocks that start at generation 1 are never built
-// (RollupsEndingAt), so a reader below generation 2^MinRollupLevel first
-// takes the increments up to it, and one whose largest blocks would start
-// at 1 climbs through smaller ones first. Once the blocks stop growing
-// each is of a lower level than the one before: at most log2(k)+2 items
-// for k generations from a reach at or above 2^MaxRollupLevel, at most
-// 2*log2(k)+3 from below it, when every rollup exists.
+// last one. Of the blocks that start at generation 1 only the one of
+// FirstBlockLevel(g) is kept, the largest that ends by g, so the plan is
+// the one it would be with all of them: each block after the first is of
+// a lower level than the one before, at most log2(k)+2 items for k
+// generations when every rollup exists. When that first block is too fresh
+// to ask for, a reader whose blocks would start at generation 1 climbs
+// through smaller ones instead (the increments up to 2^MinRollupLevel
+// first when below it): at most 2*log2(k)+3 items.
 func planCatchUp(m *Manifest, reach uint64) []coverItem { return planCatchUpBefore(m, reach, 0) }
 
 // planCatchUpBefore is planCatchUp asking for no rollup of a block that
@@ -444,20 +470,22 @@ func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 	if fresh > 0 {
 		limit = min(g, fresh-1)
 	}
+	first := FirstBlockLevel(g) // the only first block kept
 	for pos < g {
 		// The largest block that holds pos+1 and ends by g: it may start
 		// before pos (a superset is harmless, and one larger block is
 		// fewer GETs than the aligned pieces of the rest of it).
 		level, end := 0, uint64(0)
 		for l := MaxRollupLevel; l >= MinRollupLevel; l-- {
-			if e := pos - pos%(1<<l) + 1<<l; e <= limit && e > m.Checkpoint.Through && e > 1<<l {
+			if e := pos - pos%(1<<l) + 1<<l; e <= limit && e > m.Checkpoint.Through && (e > 1<<l || l == first) {
 				level, end = l, e
 				break
 			}
 		}
 		if b := uint64(1) << MinRollupLevel; level == 0 && pos < b && 2*b <= limit {
-			// Every block holding pos+1 starts at generation 1: the
-			// increments up to the first level-2 block that is built.
+			// Every block holding pos+1 starts at generation 1 and the
+			// kept one is too fresh: the increments up to the first
+			// level-2 block that is not a first block.
 			out = append(out, coverItem{level: 0, first: pos + 1, last: b})
 			pos = b
 			continue
@@ -720,7 +748,11 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 // one 404 per level, the part before the block's last four generations
 // comes as the largest blocks that fit (built by other, earlier
 // publications), the last four as the level-2 block (the first a builder
-// writes), or as increments when that one is absent.
+// writes), or as increments when that one is absent. It names no first
+// block (one starting at generation 1): all but the newest are deleted,
+// and an absent one is most often a first block deleted since the reader
+// read `current`; below generation 2^MinRollupLevel the increments come
+// instead.
 func (it coverItem) instead(reach uint64) []coverItem {
 	if it.level <= MinRollupLevel {
 		return []coverItem{{level: 0, first: max(it.first, reach+1), last: it.last}}
@@ -729,8 +761,13 @@ func (it coverItem) instead(reach uint64) []coverItem {
 	var out []coverItem
 	pos := max(it.first-1, reach)
 	for pos+b < it.last {
+		if pos < b { // every block holding pos+1 is a first block
+			out = append(out, coverItem{level: 0, first: pos + 1, last: b})
+			pos = b
+			continue
+		}
 		for l := it.level - 1; l >= MinRollupLevel; l-- {
-			if e := pos - pos%(1<<l) + 1<<l; e <= it.last-b {
+			if e := pos - pos%(1<<l) + 1<<l; e <= it.last-b && e > 1<<l {
 				out = append(out, coverItem{level: l, first: e - 1<<l + 1, last: e})
 				pos = e
 				break

@@ -14,21 +14,19 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-// With every rollup built, the catch-up plan from any reach r to any
-// generation g has at most log2(g-r)+2 packs from a reach at or above
-// 2^MaxRollupLevel (the largest block holding the next generation each
-// time), and at most 2*log2(g-r)+3 below it, where the blocks that would
-// start at generation 1 are not built and the plan climbs through smaller
-// ones first (the bound of DESIGN is 2*log2(k)+4 requests, `current`
-// included); it covers (r, g] exactly in order: every generation above r
-// is in one item, none is skipped.
+// With every rollup built (of the blocks that start at generation 1, the
+// newest: FirstBlockLevel), the catch-up plan from any reach r to any
+// generation g has at most log2(g-r)+2 packs (the largest block holding
+// the next generation each time; design.md's bound is 2*log2(k)+4
+// requests, `current` included), and covers (r, g] exactly in order: every
+// generation above r is in one item, none is skipped.
 func TestPlanCatchUpBound(t *testing.T) {
 	for g := uint64(1); g <= 2100; g += 7 {
 		m := &remote.Manifest{Version: 2, Generation: g, Upgraded: 1,
 			Increments: []remote.Increment{{Generation: g}}}
 		for r := uint64(0); r < g; r += 1 + (g-r)/40 {
 			plan := remote.PlanCatchUpItems(m, r)
-			if bound := planBound(r, g); len(plan) > bound {
+			if bound := int(math.Log2(float64(g-r)) + 2); len(plan) > bound {
 				t.Fatalf("r=%d g=%d: %d items, bound %d: %v", r, g, len(plan), bound, plan)
 			}
 			checkPlanGets(t, r, g, plan)
@@ -46,15 +44,25 @@ func TestPlanCatchUpBound(t *testing.T) {
 	}
 }
 
-// Every reach of a young notebook, where the plan climbs through smaller
-// blocks instead of the first ones (which are not built) and starts with
-// up to four increments: within the request bound all the same.
+// Every reach of a young notebook, with the newest generation fresh or
+// not: when the kept first block is too fresh to ask for (the older ones
+// are deleted), the plan climbs through smaller blocks and starts with up
+// to four increments, within the request bound all the same; and it never
+// names a first block but the kept one.
 func TestPlanCatchUpGetsFromEveryLowReach(t *testing.T) {
 	for g := uint64(1); g <= 300; g++ {
 		m := &remote.Manifest{Version: 2, Generation: g, Upgraded: 1,
 			Increments: []remote.Increment{{Generation: g}}}
 		for r := range g {
-			checkPlanGets(t, r, g, remote.PlanCatchUpItems(m, r))
+			for _, fresh := range []uint64{0, g} {
+				plan := remote.PlanCatchUpItemsBefore(m, r, fresh)
+				for _, it := range plan {
+					if it.Level > 0 && it.First == 1 && it.Level != remote.FirstBlockLevel(g) {
+						t.Fatalf("r=%d g=%d fresh=%d: %+v is a first block that is not kept: %v", r, g, fresh, it, plan)
+					}
+				}
+				checkPlanGets(t, r, g, plan)
+			}
 		}
 	}
 }
@@ -213,7 +221,9 @@ func TestFreshFromTheTailsTimes(t *testing.T) {
 // An absent rollup is replaced by smaller blocks that cover what the
 // reader still lacks of it, in order, ending with its level-2 block (the
 // first a builder writes) rather than descending through its larger
-// halves, which end where it does and are most likely absent too.
+// halves, which end where it does and are most likely absent too. The
+// replacement of a first block (one starting at generation 1) names no
+// first block: all but the newest are deleted.
 func TestAbsentRollupReplacement(t *testing.T) {
 	for level := remote.MinRollupLevel + 1; level <= remote.MaxRollupLevel; level++ {
 		size := uint64(1) << level
@@ -223,7 +233,9 @@ func TestAbsentRollupReplacement(t *testing.T) {
 				got := remote.InsteadOf(remote.PlanItem{Level: level, First: first, Last: last}, reach)
 				next := reach + 1
 				for i, it := range got {
-					if it.Level >= level || it.Level == 0 {
+					// Increments only up to generation 4, whose blocks
+					// are all first blocks; no first block at all.
+					if it.Level >= level || (it.Level == 0 && it.Last != 4) || (it.Level > 0 && it.First == 1) {
 						t.Fatalf("level %d (%d..%d) reach %d: item %+v", level, first, last, reach, it)
 					}
 					if it.First > next || (i > 0 && it.First != next) || it.First < first {
@@ -234,7 +246,11 @@ func TestAbsentRollupReplacement(t *testing.T) {
 				if end := got[len(got)-1]; end.Level != remote.MinRollupLevel || end.Last != last {
 					t.Fatalf("level %d (%d..%d) reach %d: ends with %+v", level, first, last, reach, end)
 				}
-				if len(got) > level {
+				bound := level
+				if first == 1 {
+					bound = 2 * level // climbing from the reach, under the deleted first blocks
+				}
+				if len(got) > bound {
 					t.Fatalf("level %d reach %d: %d items: %v", level, reach, len(got), got)
 				}
 			}
@@ -251,13 +267,15 @@ func TestAbsentRollupReplacement(t *testing.T) {
 //     overlap, and each rollup holds only what its block added that is
 //     still reachable at its end (the history removes nothing here, so
 //     nothing comes back).
-//   - No rollup holds an object of the first generation's state: the
-//     first blocks of each level, which would hold that state again at
-//     every level, are not built (before this rule, a 1 MiB note was
-//     stored seven times over 200 appends).
+//   - One rollup holds the first generation's state: of the first blocks
+//     (those starting at generation 1), each the whole notebook at its
+//     end, only the newest is kept (before, one per level: a 1 MiB note
+//     was stored seven times over 200 appends).
 //   - A reader that holds the closure of any generation's head reaches
-//     any later generation's head through the plan (rollups and
-//     increments), and never asks for a rollup that was not built.
+//     the newest head through the plan (rollups and increments) without
+//     asking for a rollup that does not exist; one that read an older
+//     `current` reaches that one's head too, through 404s of the first
+//     blocks deleted since and the smaller blocks that replace them.
 func TestRollupsStoreEachObjectOncePerLevel(t *testing.T) {
 	ctx := t.Context()
 	store := memstore.New()
@@ -300,11 +318,15 @@ func TestRollupsStoreEachObjectOncePerLevel(t *testing.T) {
 	}
 	first := closure(t, src, head(1))
 
-	in := map[int]map[cas.ID]string{} // level → object → the rollup holding it
+	kept := remote.RollupKey(remote.FirstBlockLevel(n), 1) // (0, 128]
+	in := map[int]map[cas.ID]string{}                      // level → object → the rollup holding it
 	for _, key := range packKeys(t, store, remote.RollupsPrefix) {
-		level, _, err := remote.ParseRollupKey(key)
+		level, last, err := remote.ParseRollupKey(key)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if last == 1<<level && key != kept {
+			t.Errorf("%s, a first block, is kept beside %s", key, kept)
 		}
 		data, _, err := store.Get(ctx, key)
 		if err != nil {
@@ -322,12 +344,12 @@ func TestRollupsStoreEachObjectOncePerLevel(t *testing.T) {
 				t.Errorf("object %s is in %s and %s, two rollups of level %d", id, other, key, level)
 			}
 			in[level][id] = key
-			if first[id] {
+			if first[id] && key != kept {
 				t.Errorf("%s holds object %s of the first generation's state", key, id)
 			}
 		}
 	}
-	for l := remote.MinRollupLevel; l <= 6; l++ { // (64, 128]: level 7 starts at 129
+	for l := remote.MinRollupLevel; l <= 7; l++ {
 		if len(in[l]) == 0 {
 			t.Errorf("no rollup of level %d was built over %d generations", l, n)
 		}
@@ -364,8 +386,8 @@ func TestRollupsStoreEachObjectOncePerLevel(t *testing.T) {
 			if err != nil {
 				t.Fatalf("catch-up %d → %d: %v", r, g, err)
 			}
-			if stats.Missing > 0 {
-				t.Errorf("catch-up %d → %d asked for %d rollups nobody built", r, g, stats.Missing)
+			if g == n && stats.Missing > 0 {
+				t.Errorf("catch-up %d → %d asked for %d rollups that do not exist", r, g, stats.Missing)
 			}
 			got, err := readFiles(objectMap(have), head(g))
 			if err != nil {

@@ -308,17 +308,16 @@ func TestGroupCommitLeavesModifyDeleteToProposer(t *testing.T) {
 // those generations end are built too, not only the last one's (readers
 // would fetch the halves instead).
 func TestGroupCommitBuildsMembersRollups(t *testing.T) {
-	// Generations 1-7 seeded; A's increment is 8 (it ends the level-2
-	// block 5-8; the level-3 block 1-8, the first of its level, is never
-	// built), B's is 9.
-	store, a, _, resA, _, errB := groupPairAfter(t, 7, map[string]string{"a.md": "a\n", "b.md": "b\n"},
+	// Generations 1-3 seeded; A's increment is 4 (it ends the level-2
+	// block 1-4), B's is 5.
+	store, a, _, resA, _, errB := groupPairAfter(t, 3, map[string]string{"a.md": "a\n", "b.md": "b\n"},
 		func(a *agent) { a.appendTo("a.md", "A\n") },
 		func(b *agent) { b.appendTo("b.md", "B\n") })
-	if errB != nil || resA.Generation != 9 {
+	if errB != nil || resA.Generation != 5 {
 		t.Fatalf("A at %d, B: %v", resA.Generation, errB)
 	}
 	a.e.Close() // waits for the background rollups
-	if _, _, err := store.Get(context.Background(), remote.RollupKey(2, 5)); err != nil {
-		t.Fatalf("the rollup of generations 5-8, ended by the group's first increment: %v", err)
+	if _, _, err := store.Get(context.Background(), remote.RollupKey(2, 1)); err != nil {
+		t.Fatalf("the rollup of generations 1-4, ended by the group's first increment: %v", err)
 	}
 }
