@@ -284,7 +284,7 @@ func (r *Results) markdown(date string) string {
 			"The mean is the verdict's figure (everything the appends stored, rollups and checkpoints included, over their count).\n\n")
 		p("| store | store after the 1 MiB commit | commits | added per commit: mean | median | max | added, by kind of object |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
 		for _, bt := range r.Bytes {
-			p("| %s | %s | %d | %s | %s | %s | %s |\n", bt.Store, fmtBytes(bt.Initial), len(bt.PerCommit), fmtBytes(bt.Mean),
+			p("| %s | %s | %d | %s | %s | %s | %s |\n", bt.Store, fmtBytes(bt.Initial), len(bt.PerCommit), fmtBytes(meanInt(bt.PerCommit)),
 				fmtBytes(bt.Median), fmtBytes(bt.Max), fmtClasses(bt.Added))
 		}
 		p("\nAdded by each commit, in order:\n\n")
