@@ -85,7 +85,10 @@ func checkPlanGets(t *testing.T, r, g uint64, plan []remote.PlanItem) {
 	}
 }
 
-// planBound is the most items a plan from r to g has (TestPlanCatchUpBound).
+// planBound is the most items a plan from r to g has when the kept first
+// block may be too fresh to ask for: log2(k)+2 from a reach at or above
+// 2^MaxRollupLevel, where no block holding the next generation starts at
+// generation 1; below it, the plan may climb through smaller blocks first.
 func planBound(r, g uint64) int {
 	k := math.Log2(float64(g - r))
 	if r >= 1<<remote.MaxRollupLevel {
