@@ -41,11 +41,13 @@
 //	Rollups (rollup.go)          packs/rollups/<first>-<level>.pack: per
 //	  |                          aligned block of 2^level generations (levels
 //	  |                          2..10), the objects its last head reaches and
-//	  |                          its first head does not. Written in the
-//	  |                          background by whoever ended the block; no
-//	  |                          descriptor (a 404 means "use smaller blocks").
-//	  |                          planCatchUp / CatchUp: from a cache's reach
-//	  |                          to head in <= log2(k)+2 packs.
+//	  |                          its first head does not; of the blocks from
+//	  |                          generation 1 only the newest is kept.
+//	  |                          Written in the background by whoever ended
+//	  |                          the block; no descriptor (a 404 means "use
+//	  |                          smaller blocks"). planCatchUp / CatchUp: from
+//	  |                          a cache's reach to head in <= log2(k)+2
+//	  |                          packs.
 //	  |
 //	Notebook                     ReadCurrent -> State{Manifest, ETag};
 //	                             FetchPack verifies size and BLAKE3;

@@ -13,20 +13,36 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// Rollups (docs/storage.md §5). The rollup of level L and block j covers
-// the generations (j*2^L, (j+1)*2^L]: it holds every object reachable
-// from the head accepted at the block's end that is not reachable from
-// the head accepted at its start (found by walking the two trees side by
-// side, descending only where they differ), so a reader that holds the
-// closure of any head in the block, or of the head at its start, holds the
-// closure of the head at its end once it has the rollup. Its key is
-// derived from the block (RollupKey), so a reader needs no descriptor: it
-// asks for the key, and a rollup nobody built yet (a 404) is replaced by
-// smaller blocks, down to the increments (coverItem.instead). Rollups are written by whoever
+// Rollups (docs/storage.md §3A.6). The rollup of level L and block j
+// covers the generations (j*2^L, (j+1)*2^L]: it holds every object
+// reachable from the head accepted at the block's end that is not
+// reachable from the head accepted at its start (found by walking the two
+// trees side by side, descending only where they differ), so a reader that
+// holds the closure of the head at its start holds the closure of the head
+// at its end once it has the rollup. Its key is derived from the block
+// (RollupKey), so a reader needs no descriptor: it asks for the key, and a
+// rollup nobody built yet (a 404) is replaced by smaller blocks, down to
+// the increments (coverItem.instead). Rollups are written by whoever
 // accepted the generation that ends the block, in the background; two
 // builders of one block write equivalent packs under one key, so losing
 // that race is harmless. Levels MinRollupLevel..MaxRollupLevel exist;
 // above them, checkpoints.
+//
+// What is stored once: the blocks of one level do not overlap, so an
+// object is in at most one rollup of a level (unless the history removed
+// it and added it back). A block that starts at generation 1 (j = 0), a
+// *first block*, has no head at its start: its rollup is the whole
+// notebook at its end, what a checkpoint would hold, and one first block
+// per level held the notebook's first state again at every level (a 1 MiB
+// note stored seven times over 200 appends). Only the newest first block
+// is kept: the builder of (0, 2^L] deletes (0, 2^(L-1)] once its own is
+// written (FirstBlockLevel names the one a reader may ask for). It is what
+// a cold reader of a notebook younger than its first checkpoint fetches,
+// the whole notebook in one GET, and a reader far behind in a young
+// notebook too (a superset is harmless). A reader that asks for a first
+// block deleted since it read `current` gets a 404 and smaller blocks
+// (coverItem.instead never names a first block), as for any rollup nobody
+// built; so does an older build's reader, which asks for any of them.
 
 // Rollup levels: blocks of 4 .. 1,024 generations.
 const (
@@ -65,6 +81,18 @@ func RollupsEndingAt(g uint64) []int {
 		out = append(out, l)
 	}
 	return out
+}
+
+// FirstBlockLevel is the level of the first block (the block that starts
+// at generation 1) that is kept once generation g is accepted: the largest
+// level whose first block ends by g (0: none, g < 2^MinRollupLevel). Its
+// builder deleted the first blocks below it (see the rollup notes above).
+func FirstBlockLevel(g uint64) int {
+	l := 0
+	for c := MinRollupLevel; c <= MaxRollupLevel && g >= 1<<c; c++ {
+		l = c
+	}
+	return l
 }
 
 // RollupsDue reports whether BuildRollups has work after the publication
@@ -131,7 +159,7 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 	for _, bl := range blocks {
 		l := bl.level
 		start := bl.end - 1<<l
-		var from cas.ID
+		var from cas.ID // zero for a first block: everything its end reaches
 		if start > 0 {
 			inc, ok, err := n.HeadAt(ctx, state, start)
 			if err != nil {
@@ -159,6 +187,15 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 			return out, fmt.Errorf("remote: upload rollup: %w", err)
 		}
 		out = append(out, BuiltRollup{Key: key, Data: data})
+		if start == 0 && l > MinRollupLevel {
+			// The previous first block holds the same first state: only
+			// the newest is kept. A failed delete leaves one more copy,
+			// which cleanup removes once a checkpoint passes it, so it
+			// does not fail the build.
+			if err := n.store.Delete(ctx, RollupKey(l-1, 1)); err != nil && ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+		}
 	}
 	return out, nil
 }
@@ -385,10 +422,16 @@ type coverItem struct {
 // head at generation reach (and, before m.Upgraded, every increment pack
 // of the chain up to reach) to reach m's head: the increments of the
 // legacy part, then, as long as one fits, the rollup of the largest block
-// that holds the next generation and ends by the head (it may start
-// before: a superset is harmless), and the increments after the last one.
-// Each block after the first is of a lower level than the one before, so
-// at most log2(k)+2 items for k generations when every rollup exists.
+// that holds the next generation, ends by the head and is built (it may
+// start before: a superset is harmless), and the increments after the
+// last one. Of the blocks that start at generation 1 only the one of
+// FirstBlockLevel(g) is kept, the largest that ends by g, so the plan is
+// the one it would be with all of them: each block after the first is of
+// a lower level than the one before, at most log2(k)+2 items for k
+// generations when every rollup exists. When that first block is too fresh
+// to ask for, a reader whose blocks would start at generation 1 climbs
+// through smaller ones instead (the increments up to 2^MinRollupLevel
+// first when below it): at most 2*log2(k)+3 items.
 func planCatchUp(m *Manifest, reach uint64) []coverItem { return planCatchUpBefore(m, reach, 0) }
 
 // planCatchUpBefore is planCatchUp asking for no rollup of a block that
@@ -427,16 +470,25 @@ func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 	if fresh > 0 {
 		limit = min(g, fresh-1)
 	}
+	first := FirstBlockLevel(g) // the only first block kept
 	for pos < g {
 		// The largest block that holds pos+1 and ends by g: it may start
 		// before pos (a superset is harmless, and one larger block is
 		// fewer GETs than the aligned pieces of the rest of it).
 		level, end := 0, uint64(0)
 		for l := MaxRollupLevel; l >= MinRollupLevel; l-- {
-			if e := pos - pos%(1<<l) + 1<<l; e <= limit && e > m.Checkpoint.Through {
+			if e := pos - pos%(1<<l) + 1<<l; e <= limit && e > m.Checkpoint.Through && (e > 1<<l || l == first) {
 				level, end = l, e
 				break
 			}
+		}
+		if b := uint64(1) << MinRollupLevel; level == 0 && pos < b && 2*b <= limit {
+			// Every block holding pos+1 starts at generation 1 and the
+			// kept one is too fresh: the increments up to the first
+			// level-2 block that is not a first block.
+			out = append(out, coverItem{level: 0, first: pos + 1, last: b})
+			pos = b
+			continue
 		}
 		if level == 0 {
 			out = append(out, coverItem{level: 0, first: pos + 1, last: g})
@@ -696,7 +748,11 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 // one 404 per level, the part before the block's last four generations
 // comes as the largest blocks that fit (built by other, earlier
 // publications), the last four as the level-2 block (the first a builder
-// writes), or as increments when that one is absent.
+// writes), or as increments when that one is absent. It names no first
+// block (one starting at generation 1): all but the newest are deleted,
+// and an absent one is most often a first block deleted since the reader
+// read `current`; below generation 2^MinRollupLevel the increments come
+// instead.
 func (it coverItem) instead(reach uint64) []coverItem {
 	if it.level <= MinRollupLevel {
 		return []coverItem{{level: 0, first: max(it.first, reach+1), last: it.last}}
@@ -705,8 +761,13 @@ func (it coverItem) instead(reach uint64) []coverItem {
 	var out []coverItem
 	pos := max(it.first-1, reach)
 	for pos+b < it.last {
+		if pos < b { // every block holding pos+1 is a first block
+			out = append(out, coverItem{level: 0, first: pos + 1, last: b})
+			pos = b
+			continue
+		}
 		for l := it.level - 1; l >= MinRollupLevel; l-- {
-			if e := pos - pos%(1<<l) + 1<<l; e <= it.last-b {
+			if e := pos - pos%(1<<l) + 1<<l; e <= it.last-b && e > 1<<l {
 				out = append(out, coverItem{level: l, first: e - 1<<l + 1, last: e})
 				pos = e
 				break

@@ -1,17 +1,23 @@
 package remote_test
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-// With every rollup built, the catch-up plan from any reach r to any
+// With every rollup built (of the blocks that start at generation 1, the
+// newest: FirstBlockLevel), the catch-up plan from any reach r to any
 // generation g has at most log2(g-r)+2 packs (the largest block holding
-// the next generation each time; the bound of issue 17 was 2*log2(k)+4
+// the next generation each time; design.md's bound is 2*log2(k)+4
 // requests, `current` included), and covers (r, g] exactly in order: every
 // generation above r is in one item, none is skipped.
 func TestPlanCatchUpBound(t *testing.T) {
@@ -20,10 +26,10 @@ func TestPlanCatchUpBound(t *testing.T) {
 			Increments: []remote.Increment{{Generation: g}}}
 		for r := uint64(0); r < g; r += 1 + (g-r)/40 {
 			plan := remote.PlanCatchUpItems(m, r)
-			k := float64(g - r)
-			if bound := int(math.Log2(k) + 2); len(plan) > bound {
+			if bound := int(math.Log2(float64(g-r)) + 2); len(plan) > bound {
 				t.Fatalf("r=%d g=%d: %d items, bound %d: %v", r, g, len(plan), bound, plan)
 			}
+			checkPlanGets(t, r, g, plan)
 			next := r + 1
 			for i, it := range plan {
 				if it.First > next || (i > 0 && it.First != next) || it.Last < it.First {
@@ -36,6 +42,59 @@ func TestPlanCatchUpBound(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every reach of a young notebook, with the newest generation fresh or
+// not: when the kept first block is too fresh to ask for (the older ones
+// are deleted), the plan climbs through smaller blocks and starts with up
+// to four increments, within the request bound all the same; and it never
+// names a first block but the kept one.
+func TestPlanCatchUpGetsFromEveryLowReach(t *testing.T) {
+	for g := uint64(1); g <= 300; g++ {
+		m := &remote.Manifest{Version: 2, Generation: g, Upgraded: 1,
+			Increments: []remote.Increment{{Generation: g}}}
+		for r := range g {
+			for _, fresh := range []uint64{0, g} {
+				plan := remote.PlanCatchUpItemsBefore(m, r, fresh)
+				for _, it := range plan {
+					if it.Level > 0 && it.First == 1 && it.Level != remote.FirstBlockLevel(g) {
+						t.Fatalf("r=%d g=%d fresh=%d: %+v is a first block that is not kept: %v", r, g, fresh, it, plan)
+					}
+				}
+				checkPlanGets(t, r, g, plan)
+			}
+		}
+	}
+}
+
+// checkPlanGets fails unless plan, from r to g, costs at most
+// 2*log2(g-r)+4 requests (design.md's bound for catching up): one GET per
+// rollup and per increment, and the GET of `current`.
+func checkPlanGets(t *testing.T, r, g uint64, plan []remote.PlanItem) {
+	t.Helper()
+	gets := 1
+	for _, it := range plan {
+		if it.Level > 0 {
+			gets++
+		} else {
+			gets += int(it.Last - it.First + 1)
+		}
+	}
+	if bound := 2*math.Log2(float64(g-r)) + 4; float64(gets) > bound {
+		t.Fatalf("r=%d g=%d: %d GETs, bound %.1f: %v", r, g, gets, bound, plan)
+	}
+}
+
+// planBound is the most items a plan from r to g has when the kept first
+// block may be too fresh to ask for: log2(k)+2 from a reach at or above
+// 2^MaxRollupLevel, where no block holding the next generation starts at
+// generation 1; below it, the plan may climb through smaller blocks first.
+func planBound(r, g uint64) int {
+	k := math.Log2(float64(g - r))
+	if r >= 1<<remote.MaxRollupLevel {
+		return int(k + 2)
+	}
+	return int(2*k + 3)
 }
 
 // A cold reader right after a checkpoint swap: its reach is the
@@ -131,7 +190,7 @@ func TestPlanCatchUpAvoidsFreshBlocks(t *testing.T) {
 				if next != g+1 {
 					t.Fatalf("r=%d g=%d fresh=%d: the plan ends at %d", r, g, fresh, next-1)
 				}
-				if len(plan) > int(math.Log2(float64(g-r)))+2+int(g-fresh)+3 {
+				if len(plan) > planBound(r, g)+int(g-fresh)+3 {
 					t.Fatalf("r=%d g=%d fresh=%d: %d items: %v", r, g, fresh, len(plan), plan)
 				}
 			}
@@ -165,7 +224,9 @@ func TestFreshFromTheTailsTimes(t *testing.T) {
 // An absent rollup is replaced by smaller blocks that cover what the
 // reader still lacks of it, in order, ending with its level-2 block (the
 // first a builder writes) rather than descending through its larger
-// halves, which end where it does and are most likely absent too.
+// halves, which end where it does and are most likely absent too. The
+// replacement of a first block (one starting at generation 1) names no
+// first block: all but the newest are deleted.
 func TestAbsentRollupReplacement(t *testing.T) {
 	for level := remote.MinRollupLevel + 1; level <= remote.MaxRollupLevel; level++ {
 		size := uint64(1) << level
@@ -175,7 +236,9 @@ func TestAbsentRollupReplacement(t *testing.T) {
 				got := remote.InsteadOf(remote.PlanItem{Level: level, First: first, Last: last}, reach)
 				next := reach + 1
 				for i, it := range got {
-					if it.Level >= level || it.Level == 0 {
+					// Increments only up to generation 4, whose blocks
+					// are all first blocks; no first block at all.
+					if it.Level >= level || (it.Level == 0 && it.Last != 4) || (it.Level > 0 && it.First == 1) {
 						t.Fatalf("level %d (%d..%d) reach %d: item %+v", level, first, last, reach, it)
 					}
 					if it.First > next || (i > 0 && it.First != next) || it.First < first {
@@ -186,10 +249,209 @@ func TestAbsentRollupReplacement(t *testing.T) {
 				if end := got[len(got)-1]; end.Level != remote.MinRollupLevel || end.Last != last {
 					t.Fatalf("level %d (%d..%d) reach %d: ends with %+v", level, first, last, reach, end)
 				}
-				if len(got) > level {
+				bound := level
+				if first == 1 {
+					bound = 2 * level // climbing from the reach, under the deleted first blocks
+				}
+				if len(got) > bound {
 					t.Fatalf("level %d reach %d: %d items: %v", level, reach, len(got), got)
 				}
 			}
 		}
 	}
+}
+
+// What rollups store, and that catch-up through them works: a notebook
+// whose first commit is its bulk (here 8 notes of 6 KB), then 150 small
+// commits, each appending a line to one note, with every rollup built as
+// the engine builds them (BuildRollups after each publication).
+//
+//   - No object is in two rollups of one level: a level's blocks do not
+//     overlap, and each rollup holds only what its block added that is
+//     still reachable at its end (the history removes nothing here, so
+//     nothing comes back).
+//   - One rollup holds the first generation's state: of the first blocks
+//     (those starting at generation 1), each the whole notebook at its
+//     end, only the newest is kept (before, one per level: a 1 MiB note
+//     was stored seven times over 200 appends).
+//   - A reader that holds the closure of any generation's head reaches
+//     the newest head through the plan (rollups and increments) without
+//     asking for a rollup that does not exist; one that read an older
+//     `current` reaches that one's head too, through 404s of the first
+//     blocks deleted since and the smaller blocks that replace them.
+func TestRollupsStoreEachObjectOncePerLevel(t *testing.T) {
+	ctx := t.Context()
+	store := memstore.New()
+	w := newTreeWriter(store)
+	const n = 150
+	states := map[uint64]remote.State{}
+	files := map[uint64]map[string][]byte{}
+	for i := range n {
+		acc, err := w.commit(ctx, fmt.Sprint("commit ", i), func(f map[string][]byte) {
+			if i == 0 {
+				for j := range 8 {
+					f[fmt.Sprintf("notes/%d.md", j)] = []byte(strings.Repeat(fmt.Sprintf("seed line of note %d\n", j), 300))
+				}
+				return
+			}
+			p := fmt.Sprintf("notes/%d.md", i%8)
+			f[p] = append(f[p], fmt.Sprintf("line %d\n", i)...)
+		})
+		if err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		st := acc.State
+		g := st.Generation()
+		src, err := w.chainPacks(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.nb.BuildRollups(ctx, st, g, src); err != nil {
+			t.Fatalf("rollups at %d: %v", g, err)
+		}
+		states[g] = st
+		if files[g], err = readFiles(src, st.Head()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := func(g uint64) cas.ID { return states[g].Head() }
+	src, err := w.chainPacks(ctx, states[n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := closure(t, src, head(1))
+
+	kept := remote.RollupKey(remote.FirstBlockLevel(n), 1) // (0, 128]
+	in := map[int]map[cas.ID]string{}                      // level → object → the rollup holding it
+	for _, key := range packKeys(t, store, remote.RollupsPrefix) {
+		level, last, err := remote.ParseRollupKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last == 1<<level && key != kept {
+			t.Errorf("%s, a first block, is kept beside %s", key, kept)
+		}
+		data, _, err := store.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := cas.OpenPack(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in[level] == nil {
+			in[level] = map[cas.ID]string{}
+		}
+		for _, id := range p.IDs() {
+			if other, ok := in[level][id]; ok {
+				t.Errorf("object %s is in %s and %s, two rollups of level %d", id, other, key, level)
+			}
+			in[level][id] = key
+			if first[id] && key != kept {
+				t.Errorf("%s holds object %s of the first generation's state", key, id)
+			}
+		}
+	}
+	for l := remote.MinRollupLevel; l <= 7; l++ {
+		if len(in[l]) == 0 {
+			t.Errorf("no rollup of level %d was built over %d generations", l, n)
+		}
+	}
+
+	for _, g := range []uint64{5, 8, 9, 16, 17, 63, 64, 100, 128, n} {
+		for _, r := range []uint64{0, 1, 2, 3, 4, 5, 7, 8, 12, 15, 16, 33, 64, 65, 99, 127, 129, g - 1} {
+			if r >= g {
+				continue
+			}
+			have := map[cas.ID]cas.Object{}
+			if r > 0 {
+				for id := range closure(t, src, head(r)) {
+					if have[id], err = src.Get(id); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			reader := remote.Open(store, remote.Options{})
+			stats, err := reader.CatchUp(ctx, states[g], r, 4, nil, func(packs []remote.CaughtUpPack) error {
+				for _, cp := range packs {
+					p, err := cas.OpenPack(cp.Data)
+					if err != nil {
+						return err
+					}
+					for _, id := range p.IDs() {
+						if have[id], err = p.Get(id); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("catch-up %d → %d: %v", r, g, err)
+			}
+			if g == n && stats.Missing > 0 {
+				t.Errorf("catch-up %d → %d asked for %d rollups that do not exist", r, g, stats.Missing)
+			}
+			got, err := readFiles(objectMap(have), head(g))
+			if err != nil {
+				t.Fatalf("catch-up %d → %d: the head's closure is incomplete: %v", r, g, err)
+			}
+			if !maps.EqualFunc(got, files[g], bytes.Equal) {
+				t.Fatalf("catch-up %d → %d: the files differ from the writer's", r, g)
+			}
+		}
+	}
+}
+
+// objectMap is a cas.Source over objects by ID.
+type objectMap map[cas.ID]cas.Object
+
+func (m objectMap) Get(id cas.ID) (cas.Object, error) {
+	if o, ok := m[id]; ok {
+		return o, nil
+	}
+	return cas.Object{}, cas.ErrNotFound
+}
+
+// closure returns the IDs of every object reachable from commit head.
+func closure(t *testing.T, src cas.Source, head cas.ID) map[cas.ID]bool {
+	t.Helper()
+	out := map[cas.ID]bool{}
+	var walk func(id cas.ID)
+	walk = func(id cas.ID) {
+		if out[id] {
+			return
+		}
+		o, err := src.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = true
+		switch o.Kind {
+		case cas.KindCommit:
+			c, err := cas.DecodeCommit(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			walk(c.Tree)
+		case cas.KindTree:
+			entries, err := cas.DecodeTree(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				walk(e.ID)
+			}
+		case cas.KindFile:
+			f, err := cas.DecodeFile(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range f.Chunks {
+				walk(ch.ID)
+			}
+		}
+	}
+	walk(head)
+	return out
 }

@@ -265,7 +265,8 @@ func (r *recordingStore) List(ctx context.Context, prefix string) ([]remote.Obje
 // the same P (one CLI process each): 15 folds, one of them (generation 72)
 // also folding eight level-1 segments into a level-2 one.
 // The background rollups a commit starts at generations that end a block
-// (PUT packs/rollups/..., and GETs of the carrier packs of the segments
+// (PUT packs/rollups/..., the DELETE of the first block a new one replaces,
+// and GETs of the carrier packs of the segments
 // that name a block's first head) are not the commit's and are checked
 // apart: nothing else may happen.
 func TestEveryUncontendedCommitIsThreeRequests(t *testing.T) {
@@ -310,8 +311,8 @@ func TestEveryUncontendedCommitIsThreeRequests(t *testing.T) {
 		for _, r := range reqs {
 			op, key, _ := strings.Cut(r, " ")
 			switch {
-			case op == "PUT" && strings.HasPrefix(key, remote.RollupsPrefix) && len(remote.RollupsEndingAt(g)) > 0:
-				background = append(background, r)
+			case (op == "PUT" || op == "DELETE") && strings.HasPrefix(key, remote.RollupsPrefix) && len(remote.RollupsEndingAt(g)) > 0:
+				background = append(background, r) // DELETE: the previous first block, at a power of two
 			case op == "GET" && strings.HasPrefix(key, remote.IncrementsPrefix) && len(remote.RollupsEndingAt(g)) > 0 && carriesSegment(after.Manifest, key):
 				background = append(background, r) // a rollup's first head, read from a segment
 			default:

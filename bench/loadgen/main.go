@@ -20,7 +20,9 @@
 //	                  no-op pull; git status / git commit -a on a copy
 //	  history         successive commits; first 10 vs last 10; cold and
 //	                  warm pulls of the grown notebook
-//	  bytes           1 KiB appends to a 1 MiB file; store bytes listed
+//	  bytes           1 KiB appends to a 1 MiB file, store bytes listed
+//	                  after each; 1,000 files then one-line commits, the
+//	                  store's size; both by kind of object
 //	  merge           merge-file against git merge-file -p, 1 and 5 MB
 //	  contention      N writers (own directory and private root) racing,
 //	                  disjoint files or one shared file; audit of every line
@@ -64,7 +66,9 @@ type profile struct {
 	historyAlternate  int // commits alternated with a fresh notebook after the history (workload_history.go)
 	coldPulls         int
 	warmPulls         int
-	bytesAppends      int
+	bytesAppends      int // 1 KiB appends to the 1 MiB file (workload_bytes.go)
+	storeFiles        int // files of 2 KB committed at once, then
+	storeCommits      int // one-line commits, for the store's size
 	floorReps         int
 	mergeSizes        []int
 	mergeReps         int
@@ -93,7 +97,7 @@ var profiles = map[string]profile{
 	"quick": {
 		name: "quick", sizes: []int{100, 1000, 10000}, latencyReps: 10, latencyStores: both,
 		historyFiles: 1000, historyCommits: 200, historyStores: onlyS3, historyAlternate: 20, coldPulls: 3, warmPulls: 10,
-		bytesAppends: 20, floorReps: 30, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 3,
+		bytesAppends: 200, storeFiles: 1000, storeCommits: 200, floorReps: 30, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 3,
 		writers: []int{10, 50, 100}, sharedWriters: []int{10, 50}, contentionCommits: 10,
 		contentionStores: onlyS3, contentionTimeout: 2 * time.Minute,
 		agents: 100, agentWindow: 60 * time.Second, agentStores: onlyS3, drivers: allDrivers,
@@ -101,7 +105,7 @@ var profiles = map[string]profile{
 	"full": {
 		name: "full", sizes: []int{100, 1000, 10000}, latencyReps: 30, latencyStores: both,
 		historyFiles: 1000, historyCommits: 200, historyStores: both, historyAlternate: 30, coldPulls: 5, warmPulls: 30,
-		bytesAppends: 50, floorReps: 100, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 7,
+		bytesAppends: 200, storeFiles: 1000, storeCommits: 200, floorReps: 100, mergeSizes: []int{1 << 20, 5 << 20}, mergeReps: 7,
 		writers: []int{10, 50, 100}, sharedWriters: []int{10, 50, 100}, contentionCommits: 10,
 		contentionStores: both, contentionTimeout: 5 * time.Minute,
 		agents: 100, agentWindow: 60 * time.Second, agentStores: both, drivers: allDrivers,

@@ -281,14 +281,35 @@ func (r *Results) markdown(date string) string {
 
 	if len(r.Bytes) > 0 {
 		p("## Bytes stored per append\n\n")
-		p("One 1 MiB note, then 1 KiB appends, each committed; the store is listed before and after every commit.\n\n")
-		p("| store | store after the 1 MiB commit | commits | added per commit: median | max | all |\n| --- | ---: | ---: | ---: | ---: | --- |\n")
+		p("One 1 MiB note, then 1 KiB appends, each committed; the store is listed before and after every commit. " +
+			"The mean is the verdict's figure (everything the appends stored, rollups and checkpoints included, over their count).\n\n")
+		p("| store | store after the 1 MiB commit | commits | added per commit: mean | median | max | added, by kind of object |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
+		for _, bt := range r.Bytes {
+			p("| %s | %s | %d | %s | %s | %s | %s |\n", bt.Store, fmtBytes(bt.Initial), len(bt.PerCommit), fmtBytes(meanInt(bt.PerCommit)),
+				fmtBytes(bt.Median), fmtBytes(bt.Max), fmtClasses(bt.Added))
+		}
+		p("\nAdded by each commit, in order:\n\n")
 		for _, bt := range r.Bytes {
 			var all []string
 			for _, x := range bt.PerCommit {
 				all = append(all, fmtBytes(x))
 			}
-			p("| %s | %s | %d | %s | %s | %s |\n", bt.Store, fmtBytes(bt.Initial), len(bt.PerCommit), fmtBytes(bt.Median), fmtBytes(bt.Max), strings.Join(all, ", "))
+			p("- %s: %s\n", bt.Store, strings.Join(all, ", "))
+		}
+		p("\n")
+		header := true
+		for _, bt := range r.Bytes {
+			t := bt.Tree
+			if t == nil {
+				continue
+			}
+			if header {
+				header = false
+				p("### Store size\n\n%s files x %s committed at once, then %d commits of one line each; the store's size after them.\n\n",
+					thousands(t.Files), fmtBytes(int64(t.FileSize)), t.Commits)
+				p("| store | after the first commit | after the one-line commits | by kind of object |\n| --- | ---: | ---: | --- |\n")
+			}
+			p("| %s | %s | %s | %s |\n", bt.Store, fmtBytes(t.AfterTree), fmtBytes(t.Total), fmtClasses(t.Classes))
 		}
 		p("\n")
 	}

@@ -49,3 +49,15 @@ func maxInt(xs []int64) int64 {
 	}
 	return slices.Max(xs)
 }
+
+// meanInt is the mean of xs, rounded down.
+func meanInt(xs []int64) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum int64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / int64(len(xs))
+}
