@@ -57,6 +57,22 @@ func TestExploreTwoWritersConflicts(t *testing.T) {
 	sample(t, sc, 1500)
 }
 
+// A store of version 3: the first write of either writer is the upgrade,
+// conditional on the version-3 `current`, so exactly one upgrade lands
+// and the other writer folds on top of it. Every fault-free schedule,
+// with and without conflicting commits, and 1,000 seeded schedules with
+// one fault (every one with the full scope: about 7,800).
+func TestExploreTwoWritersUpgradeAVersion3Store(t *testing.T) {
+	explore(t, scope{writers: 2, commits: 1, depth: 20, v3: true})
+	explore(t, scope{writers: 2, commits: 1, depth: 24, v3: true, conflict: true})
+	sc := scope{writers: 2, commits: 1, depth: 20, faults: 1, v3: true}
+	if full() {
+		explore(t, sc)
+		return
+	}
+	sample(t, sc, 1000)
+}
+
 func sample(t *testing.T, sc scope, n int) {
 	t.Helper()
 	t0 := time.Now()

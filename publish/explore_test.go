@@ -48,6 +48,7 @@ type scope struct {
 	faults           int  // faults per schedule at most
 	conflict         bool // every commit also rewrites line 1 of shared.md: concurrent ones conflict
 	mutate           bool // Options.mutateIgnoreRecent
+	v3               bool // the store starts as version 3 (generation 1): the first write upgrades it
 	mutateLast       bool // Options.mutateReportLast
 }
 
@@ -80,6 +81,7 @@ type world struct {
 	calls   map[string]*callLog  // by publication ID
 	order   []string             // IDs in the order calls started
 	writers []*writer
+	v3pack  string // v3 scope: the key of generation 1's increment pack
 }
 
 type writer struct {
@@ -223,16 +225,31 @@ func (s packsSource) Get(id cas.ID) (cas.Object, error) {
 
 // objects is the harness's catch-up: every pack the state's tail names,
 // read from the store directly (immutable objects: no schedule changes
-// what they hold). The scope keeps the whole history in the tail.
+// what they hold). The scope keeps the whole history in the tail, but
+// for the version-3 generation of the v3 scope (in a segment once
+// upgraded), whose increment pack the harness knows.
 func (x *world) objects(_ context.Context, st State) (cas.Source, error) {
 	m := st.Manifest
 	if m == nil {
 		return packsSource{}, nil
 	}
-	if len(m.Segments) > 0 || m.Increments[0].Generation != 1 {
+	var src packsSource
+	first := uint64(1)
+	if x.sc.v3 {
+		p, err := x.pack(x.v3pack)
+		if err != nil {
+			return nil, fmt.Errorf("generation 1's version-3 pack: %w", err)
+		}
+		src, first = append(src, p), 2
+		if len(m.Increments) == 0 {
+			return src, nil // the upgrade's base: generation 1 alone
+		}
+	} else if len(m.Segments) > 0 {
 		return nil, errors.New("harness: history beyond the tail")
 	}
-	var src packsSource
+	if m.Increments[0].Generation != first {
+		return nil, errors.New("harness: history beyond the tail")
+	}
 	for _, inc := range m.Increments {
 		p, err := x.pack(inc.ProposalKey())
 		if err != nil {
@@ -375,7 +392,11 @@ func (x *world) runWriter(w *writer) {
 func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {
 	x := &world{sc: sc, mem: memstore.New(), choose: choose, parked: make(chan struct{}),
 		packs: map[string]*cas.Pack{}, calls: map[string]*callLog{}}
-	if sc.conflict {
+	if sc.v3 {
+		if err := x.seedV3(); err != nil {
+			return crashpoint.Outcome{Err: err}
+		}
+	} else if sc.conflict {
 		if err := x.seed(); err != nil {
 			return crashpoint.Outcome{Err: err}
 		}
@@ -453,38 +474,18 @@ func (x *world) seed() error {
 	ctx := context.Background()
 	id := pubID(15, 15)
 	x.calls[id] = &callLog{agent: -1}
-	sink := cas.NewMemory()
-	fid, err := cas.WriteFile(sink, []byte("line 1\nline 2\n"))
+	c, pack, err := seedCommit(id, modelClock{x}.Now())
 	if err != nil {
 		return err
 	}
-	tree, err := cas.WriteTree(sink, map[string]cas.ID{"shared.md": fid})
-	if err != nil {
-		return err
-	}
-	c := cas.EncodeCommit(cas.Commit{Tree: tree, Publication: id, Time: modelClock{x}.Now()})
-	pw := cas.NewPackWriter()
-	for _, o := range []cas.ID{fid, tree} {
-		obj, _ := sink.Get(o)
-		if err := pw.Put(obj); err != nil {
-			return err
-		}
-	}
-	if err := pw.Put(c); err != nil {
-		return err
-	}
-	pack, err := pw.Finish()
-	if err != nil {
-		return err
-	}
-	prop, err := remote.EncodeProposalV4(remote.ProposalV4{Publication: id, Head: c.ID}, pack)
+	prop, err := remote.EncodeProposalV4(remote.ProposalV4{Publication: id, Head: c}, pack)
 	if err != nil {
 		return err
 	}
 	if err := x.mem.Put(ctx, remote.ProposalKey(0, id), prop); err != nil {
 		return err
 	}
-	m, _, err := remote.NextV4(nil, storeID, 0, []remote.MemberV4{{Publication: id, Head: c.ID}}, remote.GroupRef{}, nil)
+	m, _, err := remote.NextV4(nil, storeID, 0, []remote.MemberV4{{Publication: id, Head: c}}, remote.GroupRef{}, nil)
 	if err != nil {
 		return err
 	}
@@ -495,6 +496,60 @@ func (x *world) seed() error {
 	x.writes = append(x.writes, data)
 	_, err = x.mem.CreateIfAbsent(ctx, remote.CurrentKey, data)
 	return err
+}
+
+// seedV3 writes generation 1 as a version-3 writer would (its increment
+// pack, a version-3 `current`), the same commit as seed's: the writers'
+// first write upgrades the store. Not one of the writes the audit
+// decodes as version 4.
+func (x *world) seedV3() error {
+	ctx := context.Background()
+	id := pubID(15, 15)
+	c, pack, err := seedCommit(id, modelClock{x}.Now())
+	if err != nil {
+		return err
+	}
+	ref := remote.PackRef{Key: remote.IncrementKey(1, id), Sum: cas.Sum(pack), Size: int64(len(pack))}
+	m, err := (*remote.Manifest)(nil).ExtendAt(id, c, ref, 1)
+	if err != nil {
+		return err
+	}
+	data, err := remote.EncodeManifest(m)
+	if err != nil {
+		return err
+	}
+	if err := x.mem.Put(ctx, ref.Key, pack); err != nil {
+		return err
+	}
+	x.v3pack = ref.Key
+	_, err = x.mem.CreateIfAbsent(ctx, remote.CurrentKey, data)
+	return err
+}
+
+// seedCommit is generation 1's commit (shared.md, two lines) and its pack.
+func seedCommit(id string, at time.Time) (cas.ID, []byte, error) {
+	sink := cas.NewMemory()
+	fid, err := cas.WriteFile(sink, []byte("line 1\nline 2\n"))
+	if err != nil {
+		return cas.ID{}, nil, err
+	}
+	tree, err := cas.WriteTree(sink, map[string]cas.ID{"shared.md": fid})
+	if err != nil {
+		return cas.ID{}, nil, err
+	}
+	c := cas.EncodeCommit(cas.Commit{Tree: tree, Publication: id, Time: at})
+	pw := cas.NewPackWriter()
+	for _, o := range []cas.ID{fid, tree} {
+		obj, _ := sink.Get(o)
+		if err := pw.Put(obj); err != nil {
+			return cas.ID{}, nil, err
+		}
+	}
+	if err := pw.Put(c); err != nil {
+		return cas.ID{}, nil, err
+	}
+	pack, err := pw.Finish()
+	return c.ID, pack, err
 }
 
 func errText(err error) string {
@@ -516,6 +571,9 @@ func errText(err error) string {
 // schedule shows them.
 func (x *world) audit(cut bool) error {
 	var prev *remote.ManifestV4
+	if x.sc.v3 {
+		x.calls[pubID(15, 15)] = &callLog{agent: -1} // generation 1, below the upgrade
+	}
 	for i, data := range x.writes {
 		m, err := remote.DecodeManifestV4(data)
 		if err != nil {
@@ -524,6 +582,13 @@ func (x *world) audit(cut bool) error {
 		// Invariants 3, 4: each write extends the last, member i at C+i,
 		// and no ID twice (DecodeManifestV4 refuses one twice in recent).
 		var base uint64
+		if x.sc.v3 {
+			// The first write upgrades generation 1 of version 3.
+			base = 1
+			if m.Upgraded != 2 {
+				return fmt.Errorf("write %d: upgraded at %d, not at the first write's generation 2", i, m.Upgraded)
+			}
+		}
 		if prev != nil {
 			if m.Generation <= prev.Generation || !slices.Equal(m.Recent[:len(prev.Recent)], prev.Recent) {
 				return fmt.Errorf("write %d does not extend the one before it", i)
@@ -546,7 +611,7 @@ func (x *world) audit(cut bool) error {
 		stored[o.Key] = true
 	}
 	if final == nil {
-		if stored[remote.CurrentKey] {
+		if stored[remote.CurrentKey] && !x.sc.v3 {
 			return errors.New("current is stored but no write of it was acknowledged by the store")
 		}
 	} else {
@@ -559,6 +624,14 @@ func (x *world) audit(cut bool) error {
 		for _, inc := range final.Increments {
 			if err := cas.CheckClosure(src, inc.Head); err != nil {
 				return fmt.Errorf("invariant 2: generation %d: %w", inc.Generation, err)
+			}
+		}
+		// The upgrade keeps the version-3 generation readable: listed by
+		// the segment the upgrade made, naming its increment pack.
+		if x.sc.v3 {
+			old, _, err := final.Publications(context.Background(), x.mem, 1, 1)
+			if err != nil || len(old) != 1 || old[0].Pack.Key != x.v3pack {
+				return fmt.Errorf("the upgrade lost generation 1: %v %v", old, err)
 			}
 		}
 		// Invariants 4, 5: each member's head holds its change merged
