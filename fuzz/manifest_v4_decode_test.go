@@ -55,8 +55,11 @@ func FuzzManifestV4Decode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a decoded manifest does not encode: %v", err)
 		}
-		// As in versions 1–3, fields may come in any order and with any
-		// whitespace; the re-encoding is canonical and stable.
+		// Unlike versions 1–3, only the canonical bytes decode: what is
+		// accepted is its own encoding, byte for byte.
+		if !bytes.Equal(enc, data) {
+			t.Fatal("a non-canonical encoding was accepted")
+		}
 		again, err := remote.DecodeManifestV4(enc)
 		if err != nil || !reflect.DeepEqual(again, m) {
 			t.Fatalf("decode(encode(m)) != m: %v", err)

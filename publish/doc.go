@@ -70,9 +70,12 @@
 //     every object is immutable and content- or ID-keyed.
 //  8. Decided outcomes: a version is folded only while C − G < K.
 //
-// Not yet here (docs/publication.md, status line): the upgrade of a
-// version-3 store (Commit refuses a version-3 `current`), registered
-// rollup and checkpoint descriptors, cleanup of proposals.
+// A `current` of version 1, 2 or 3 is read as the base of the first
+// version-4 write (remote.UpgradeToV4; State.Old is the old manifest):
+// the fold's write on it, conditional on its ETag, is the upgrade.
+//
+// Not yet here (docs/publication.md, status line): registered rollup and
+// checkpoint descriptors, cleanup of proposals.
 // The exhaustive small-scope test (explore_test.go) runs this code
 // under internal/crashpoint's schedule explorer.
 package publish

@@ -48,6 +48,8 @@ type scope struct {
 	faults           int  // faults per schedule at most
 	conflict         bool // every commit also rewrites line 1 of shared.md: concurrent ones conflict
 	mutate           bool // Options.mutateIgnoreRecent
+	v3               bool // the store starts as version 3 (generation 1): the first write upgrades it
+	v3writer         bool // v3 scope: a version-3 writer races the upgrade with one commit
 	mutateLast       bool // Options.mutateReportLast
 }
 
@@ -80,6 +82,9 @@ type world struct {
 	calls   map[string]*callLog  // by publication ID
 	order   []string             // IDs in the order calls started
 	writers []*writer
+	v3packs []string // v3 scope: the increment packs of the version-3 generations, oldest first
+	v3gen   uint64   // the generation the version-3 writer reported (0: none)
+	v3err   error    // how the version-3 writer ended otherwise
 }
 
 type writer struct {
@@ -177,8 +182,18 @@ func (s wstore) ReplaceIfMatch(ctx context.Context, key string, data []byte, eta
 	var next string
 	err := s.request("REPLACE current", true, func() (err error) {
 		next, err = s.w.x.mem.ReplaceIfMatch(ctx, key, data, etag)
-		if err == nil {
+		switch {
+		case err != nil:
+		case remote.ManifestVersionOf(data) == remote.ManifestV4Version:
 			s.w.x.writes = append(s.w.x.writes, data)
+		default:
+			// The version-3 writer's write applied (whatever its reply):
+			// its increment pack is history from now on.
+			m, derr := remote.DecodeManifest(data)
+			if derr != nil {
+				return derr
+			}
+			s.w.x.v3packs = append(s.w.x.v3packs, m.Increments[len(m.Increments)-1].Pack.Key)
 		}
 		return err
 	})
@@ -223,16 +238,34 @@ func (s packsSource) Get(id cas.ID) (cas.Object, error) {
 
 // objects is the harness's catch-up: every pack the state's tail names,
 // read from the store directly (immutable objects: no schedule changes
-// what they hold). The scope keeps the whole history in the tail.
+// what they hold). The scope keeps the whole history in the tail, but
+// for the version-3 generation of the v3 scope (in a segment once
+// upgraded), whose increment pack the harness knows.
 func (x *world) objects(_ context.Context, st State) (cas.Source, error) {
 	m := st.Manifest
 	if m == nil {
 		return packsSource{}, nil
 	}
-	if len(m.Segments) > 0 || m.Increments[0].Generation != 1 {
+	var src packsSource
+	first := uint64(1)
+	if x.sc.v3 {
+		for _, k := range x.v3packs {
+			p, err := x.pack(k)
+			if err != nil {
+				return nil, fmt.Errorf("a version-3 pack: %w", err)
+			}
+			src = append(src, p)
+		}
+		if len(m.Increments) == 0 {
+			return src, nil // the upgrade's base: version-3 generations alone
+		}
+		first = m.Upgraded
+	} else if len(m.Segments) > 0 {
 		return nil, errors.New("harness: history beyond the tail")
 	}
-	var src packsSource
+	if m.Increments[0].Generation != first {
+		return nil, errors.New("harness: history beyond the tail")
+	}
 	for _, inc := range m.Increments {
 		p, err := x.pack(inc.ProposalKey())
 		if err != nil {
@@ -375,7 +408,11 @@ func (x *world) runWriter(w *writer) {
 func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {
 	x := &world{sc: sc, mem: memstore.New(), choose: choose, parked: make(chan struct{}),
 		packs: map[string]*cas.Pack{}, calls: map[string]*callLog{}}
-	if sc.conflict {
+	if sc.v3 {
+		if err := x.seedV3(); err != nil {
+			return crashpoint.Outcome{Err: err}
+		}
+	} else if sc.conflict {
 		if err := x.seed(); err != nil {
 			return crashpoint.Outcome{Err: err}
 		}
@@ -385,6 +422,12 @@ func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {
 		x.writers = append(x.writers, w)
 		go x.runWriter(w)
 		<-x.parked // it runs alone until it blocks or ends
+	}
+	if sc.v3writer {
+		w := &writer{x: x, agent: sc.writers}
+		x.writers = append(x.writers, w)
+		go x.runV3Writer(w)
+		<-x.parked
 	}
 	cut := false
 	for len(x.ops) > 0 {
@@ -453,38 +496,18 @@ func (x *world) seed() error {
 	ctx := context.Background()
 	id := pubID(15, 15)
 	x.calls[id] = &callLog{agent: -1}
-	sink := cas.NewMemory()
-	fid, err := cas.WriteFile(sink, []byte("line 1\nline 2\n"))
+	c, pack, err := seedCommit(id, modelClock{x}.Now())
 	if err != nil {
 		return err
 	}
-	tree, err := cas.WriteTree(sink, map[string]cas.ID{"shared.md": fid})
-	if err != nil {
-		return err
-	}
-	c := cas.EncodeCommit(cas.Commit{Tree: tree, Publication: id, Time: modelClock{x}.Now()})
-	pw := cas.NewPackWriter()
-	for _, o := range []cas.ID{fid, tree} {
-		obj, _ := sink.Get(o)
-		if err := pw.Put(obj); err != nil {
-			return err
-		}
-	}
-	if err := pw.Put(c); err != nil {
-		return err
-	}
-	pack, err := pw.Finish()
-	if err != nil {
-		return err
-	}
-	prop, err := remote.EncodeProposalV4(remote.ProposalV4{Publication: id, Head: c.ID}, pack)
+	prop, err := remote.EncodeProposalV4(remote.ProposalV4{Publication: id, Head: c}, pack)
 	if err != nil {
 		return err
 	}
 	if err := x.mem.Put(ctx, remote.ProposalKey(0, id), prop); err != nil {
 		return err
 	}
-	m, _, err := remote.NextV4(nil, storeID, 0, []remote.MemberV4{{Publication: id, Head: c.ID}}, remote.GroupRef{}, nil)
+	m, _, err := remote.NextV4(nil, storeID, 0, []remote.MemberV4{{Publication: id, Head: c}}, remote.GroupRef{}, nil)
 	if err != nil {
 		return err
 	}
@@ -495,6 +518,138 @@ func (x *world) seed() error {
 	x.writes = append(x.writes, data)
 	_, err = x.mem.CreateIfAbsent(ctx, remote.CurrentKey, data)
 	return err
+}
+
+// seedV3 writes generation 1 as a version-3 writer would (its increment
+// pack, a version-3 `current`), the same commit as seed's: the writers'
+// first write upgrades the store. Not one of the writes the audit
+// decodes as version 4.
+func (x *world) seedV3() error {
+	ctx := context.Background()
+	id := pubID(15, 15)
+	c, pack, err := seedCommit(id, modelClock{x}.Now())
+	if err != nil {
+		return err
+	}
+	ref := remote.PackRef{Key: remote.IncrementKey(1, id), Sum: cas.Sum(pack), Size: int64(len(pack))}
+	m, err := (*remote.Manifest)(nil).ExtendAt(id, c, ref, 1)
+	if err != nil {
+		return err
+	}
+	data, err := remote.EncodeManifest(m)
+	if err != nil {
+		return err
+	}
+	if err := x.mem.Put(ctx, ref.Key, pack); err != nil {
+		return err
+	}
+	x.v3packs = []string{ref.Key}
+	_, err = x.mem.CreateIfAbsent(ctx, remote.CurrentKey, data)
+	return err
+}
+
+// v3Outcomes counts, over the schedules run, the version-3 writer's
+// acceptances and its refusals by version (the test requires both).
+var v3Outcomes [2]int
+
+// v3ID is the version-3 writer's publication ID.
+var v3ID = pubID(14, 0)
+
+// runV3Writer is a binary of format 3 committing once: GET current, its
+// increment pack, the conditional write; after a 412 or 429 it reads
+// again. A `current` it cannot read (version 4: FORMAT_NEWER) ends it, as
+// does a death or a lost reply (it does not resolve one: the audit
+// learns from the store whether the write applied). Its commit changes no
+// file (the same tree on a new commit), so the writers' lines stand.
+func (x *world) runV3Writer(w *writer) {
+	defer func() { x.parked <- struct{}{} }()
+	ctx, st := context.Background(), wstore{w}
+	for {
+		data, etag, err := st.Get(ctx, remote.CurrentKey)
+		if err != nil {
+			x.v3err = err
+			return
+		}
+		old, err := remote.DecodeManifest(data)
+		if err != nil {
+			x.v3err = err
+			x.logf("writer %d (version 3): %v", w.agent, err)
+			return
+		}
+		gen := old.Generation + 1
+		var src packsSource
+		for _, k := range x.v3packs {
+			p, err := x.pack(k)
+			if err != nil {
+				x.v3err = err
+				return
+			}
+			src = append(src, p)
+		}
+		tree, _, err := commitFiles(src, old.Head)
+		if err != nil {
+			x.v3err = err
+			return
+		}
+		c := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: old.Head, Publication: v3ID, Time: modelClock{x}.Now(), Message: []byte("version 3")})
+		pw := cas.NewPackWriter()
+		if err := pw.Put(c); err != nil {
+			x.v3err = err
+			return
+		}
+		pack, err := pw.Finish()
+		if err != nil {
+			x.v3err = err
+			return
+		}
+		ref := remote.PackRef{Key: remote.IncrementKey(gen, v3ID), Sum: cas.Sum(pack), Size: int64(len(pack))}
+		next, err := old.ExtendAt(v3ID, c.ID, ref, 1)
+		if err == nil {
+			data, err = remote.EncodeManifest(next)
+		}
+		if err == nil {
+			err = st.Put(ctx, ref.Key, pack)
+		}
+		if err == nil {
+			_, err = st.ReplaceIfMatch(ctx, remote.CurrentKey, data, etag)
+		}
+		switch {
+		case err == nil:
+			x.v3gen = gen
+			x.logf("writer %d (version 3): accepted at %d", w.agent, gen)
+			return
+		case errors.Is(err, remote.ErrPrecondition), errors.Is(err, remote.ErrRateLimited):
+			continue
+		}
+		x.v3err = err
+		return
+	}
+}
+
+// seedCommit is generation 1's commit (shared.md, two lines) and its pack.
+func seedCommit(id string, at time.Time) (cas.ID, []byte, error) {
+	sink := cas.NewMemory()
+	fid, err := cas.WriteFile(sink, []byte("line 1\nline 2\n"))
+	if err != nil {
+		return cas.ID{}, nil, err
+	}
+	tree, err := cas.WriteTree(sink, map[string]cas.ID{"shared.md": fid})
+	if err != nil {
+		return cas.ID{}, nil, err
+	}
+	c := cas.EncodeCommit(cas.Commit{Tree: tree, Publication: id, Time: at})
+	pw := cas.NewPackWriter()
+	for _, o := range []cas.ID{fid, tree} {
+		obj, _ := sink.Get(o)
+		if err := pw.Put(obj); err != nil {
+			return cas.ID{}, nil, err
+		}
+	}
+	if err := pw.Put(c); err != nil {
+		return cas.ID{}, nil, err
+	}
+	pack, err := pw.Finish()
+	return c.ID, pack, err
 }
 
 func errText(err error) string {
@@ -516,6 +671,9 @@ func errText(err error) string {
 // schedule shows them.
 func (x *world) audit(cut bool) error {
 	var prev *remote.ManifestV4
+	if x.sc.v3 {
+		x.calls[pubID(15, 15)] = &callLog{agent: -1} // generation 1, below the upgrade
+	}
 	for i, data := range x.writes {
 		m, err := remote.DecodeManifestV4(data)
 		if err != nil {
@@ -524,6 +682,14 @@ func (x *world) audit(cut bool) error {
 		// Invariants 3, 4: each write extends the last, member i at C+i,
 		// and no ID twice (DecodeManifestV4 refuses one twice in recent).
 		var base uint64
+		if x.sc.v3 {
+			// The first write upgrades the version-3 generations (1, and
+			// 2 when the version-3 writer's write landed first).
+			base = uint64(len(x.v3packs))
+			if m.Upgraded != base+1 {
+				return fmt.Errorf("write %d: upgraded at %d, not right after the %d version-3 generations", i, m.Upgraded, base)
+			}
+		}
 		if prev != nil {
 			if m.Generation <= prev.Generation || !slices.Equal(m.Recent[:len(prev.Recent)], prev.Recent) {
 				return fmt.Errorf("write %d does not extend the one before it", i)
@@ -546,7 +712,7 @@ func (x *world) audit(cut bool) error {
 		stored[o.Key] = true
 	}
 	if final == nil {
-		if stored[remote.CurrentKey] {
+		if stored[remote.CurrentKey] && !x.sc.v3 {
 			return errors.New("current is stored but no write of it was acknowledged by the store")
 		}
 	} else {
@@ -559,6 +725,25 @@ func (x *world) audit(cut bool) error {
 		for _, inc := range final.Increments {
 			if err := cas.CheckClosure(src, inc.Head); err != nil {
 				return fmt.Errorf("invariant 2: generation %d: %w", inc.Generation, err)
+			}
+		}
+		// What the store holds is the last write acknowledged: nothing
+		// (a version-3 write) replaced a version-4 `current`.
+		if data, _, err := x.mem.Get(context.Background(), remote.CurrentKey); err != nil || !bytes.Equal(data, x.writes[len(x.writes)-1]) {
+			return fmt.Errorf("current is not the last version-4 write: %v", err)
+		}
+		// The upgrade keeps the version-3 generations readable: listed by
+		// the segment the upgrade made, naming their increment packs.
+		if x.sc.v3 {
+			n := uint64(len(x.v3packs))
+			old, _, err := final.Publications(context.Background(), x.mem, 1, n)
+			if err != nil || len(old) != len(x.v3packs) {
+				return fmt.Errorf("the upgrade lost version-3 generations: %v %v", old, err)
+			}
+			for i, inc := range old {
+				if inc.Pack.Key != x.v3packs[i] {
+					return fmt.Errorf("the upgrade lists generation %d with another pack", inc.Generation)
+				}
 			}
 		}
 		// Invariants 4, 5: each member's head holds its change merged
@@ -609,6 +794,25 @@ func (x *world) audit(cut bool) error {
 		}
 		if inc, _ := final.Increment(r.Generation); inc.Head != r.Head {
 			return fmt.Errorf("invariant 4: commit %s reported another head than generation %d's", id, r.Generation)
+		}
+	}
+	// The version-3 writer: accepted only below the upgrade, at the
+	// generation the history names it; refused by its version only once
+	// a version-4 `current` exists; otherwise killed or left unresolved.
+	if x.sc.v3writer {
+		switch {
+		case x.v3gen > 0:
+			v3Outcomes[0]++
+			if x.v3gen > uint64(len(x.v3packs)) || x.v3packs[x.v3gen-1] != remote.IncrementKey(x.v3gen, v3ID) {
+				return fmt.Errorf("the version-3 writer reported generation %d, which does not name it", x.v3gen)
+			}
+		case errors.Is(x.v3err, remote.ErrFormatNewer):
+			v3Outcomes[1]++
+			if final == nil {
+				return errors.New("the version-3 writer refused a store that is still version 3")
+			}
+		case !cut && !errors.Is(x.v3err, errKilled) && !errors.Is(x.v3err, remote.ErrAmbiguous):
+			return fmt.Errorf("liveness: the version-3 writer ended with %v", x.v3err)
 		}
 	}
 	// Liveness: a schedule that ran out of requests left every call

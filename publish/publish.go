@@ -28,9 +28,17 @@ type Clock interface {
 
 // State is one read of `current`: its manifest (nil: the empty notebook)
 // and the ETag a conditional write on it names.
+//
+// A `current` of version 1, 2 or 3 (a store not yet upgraded) is read as
+// the base of the first version-4 write (remote.UpgradeToV4): Manifest
+// has its generation, head, checkpoints and segments, no tail, an empty
+// `recent` and `upgraded` the next generation, and Old is the decoded
+// `current` itself (its history names increment packs). The fold's write
+// on such a state is the upgrade, conditional on its ETag like any write.
 type State struct {
 	Manifest *remote.ManifestV4
 	ETag     string
+	Old      *remote.Manifest // the version 1–3 `current` read; nil when it is version 4
 }
 
 // Generation is the state's generation (0: empty).
@@ -238,18 +246,20 @@ func (w *call) read(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("publish: read current: %w", err)
 	default:
-		if v := remote.ManifestVersionOf(data); v != remote.ManifestV4Version {
-			// The upgrade from version 3 is not written yet.
-			return fmt.Errorf("publish: current is version %d: %w", v, remote.ErrIncompatible)
-		}
-		m, err := remote.DecodeManifestV4(data)
+		m, old, err := remote.DecodeCurrent(data)
 		if err != nil {
 			return fmt.Errorf("publish: read current: %w", err)
 		}
-		if m.Store != w.p.opts.Store {
+		if old != nil {
+			// Versions 1–3: our write will be the upgrade (a version-3
+			// writer that writes first moves `current`, and we read again).
+			if m, err = remote.UpgradeToV4(old, w.p.opts.Store); err != nil {
+				return fmt.Errorf("publish: upgrade current: %w", err)
+			}
+		} else if m.Store != w.p.opts.Store {
 			return fmt.Errorf("publish: current names another store: %w", remote.ErrCorruptManifest)
 		}
-		st = State{Manifest: m, ETag: etag}
+		st = State{Manifest: m, ETag: etag, Old: old}
 	}
 	if st.Generation() < w.c.Generation() {
 		return fmt.Errorf("publish: current went from generation %d to %d: %w", w.c.Generation(), st.Generation(), remote.ErrGenerationRegressed)

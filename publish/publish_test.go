@@ -28,11 +28,12 @@ func (c *fakeClock) Wait(ctx context.Context, d time.Duration) error {
 }
 
 // allPacks is a test's catch-up: every proposal and group pack in the
-// store.
+// store, and the increment and checkpoint packs of a store written by
+// version 3 (upgrade_test.go).
 func allPacks(st remote.Store) Objects {
 	return func(ctx context.Context, _ State) (cas.Source, error) {
 		var src packsSource
-		for _, prefix := range []string{remote.ProposalsPrefix, remote.GroupsPrefix} {
+		for _, prefix := range []string{remote.ProposalsPrefix, remote.GroupsPrefix, remote.IncrementsPrefix, remote.CheckpointsPrefix} {
 			objs, err := st.List(ctx, prefix)
 			if err != nil {
 				return nil, err

@@ -84,6 +84,14 @@ type RollupRef struct {
 	Size  int64
 }
 
+// RollupPackKeyV4 is packs/rollups/<blake3, 64 hex>.pack: a rollup a
+// version-4 descriptor names, keyed by its content (two builders of one
+// block may write different bytes; each descriptor names its own).
+func RollupPackKeyV4(sum cas.ID) string { return RollupsPrefix + sum.String() + packSuffix }
+
+// Key is the rollup pack's key.
+func (r RollupRef) Key() string { return RollupPackKeyV4(r.Sum) }
+
 // ManifestV4 is a decoded version-4 `current`.
 type ManifestV4 struct {
 	Generation  uint64
@@ -101,6 +109,10 @@ type ManifestV4 struct {
 	Recent   []string
 	Declined []Declined
 	Rollups  []RollupRef
+
+	// uploads: the segments UpgradeToV4 made, which the first write
+	// (NextV4) returns for upload with its own.
+	uploads []SegmentUpload
 }
 
 // RecentFirst is the generation of Recent[0].
@@ -210,7 +222,11 @@ func NextV4(m *ManifestV4, store string, at uint64, members []MemberV4, group Gr
 	if n := len(next.Declined); n > MaxDeclined {
 		next.Declined = next.Declined[n-MaxDeclined:]
 	}
-	uploads := next.foldTail()
+	var uploads []SegmentUpload
+	if m != nil {
+		uploads = slices.Clone(m.uploads)
+	}
+	uploads = append(uploads, next.foldTail()...)
 	if err := next.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -295,15 +311,28 @@ func (m *ManifestV4) validate() error {
 	}
 	var prev uint64
 	for i, s := range m.Segments {
-		// Carried segments (version 3's) stay listed after an upgrade.
+		// The segments of versions 2 and 3 (carried ones included) stay
+		// listed after an upgrade; every segment a version-4 write makes
+		// is an object of its own. So a carried segment is version 3's:
+		// its carrier, a version-3 generation, lies below the upgrade.
 		if err := validateSegmentRef(s, 3); err != nil {
 			return fmt.Errorf("segment %d: %w", i, err)
+		}
+		if s.Carried() && s.Carrier >= m.Upgraded {
+			return fmt.Errorf("segment %d: carried by generation %d, not below the upgrade at %d", i, s.Carrier, m.Upgraded)
 		}
 		if i > 0 && (s.First <= prev || s.Level > m.Segments[i-1].Level) {
 			return fmt.Errorf("segment %d is out of order", i)
 		}
 		if s.Last >= m.Generation {
 			return fmt.Errorf("segment %d reaches generation %d, the tail's", i, s.Last)
+		}
+		run := 1
+		for j := i - 1; j >= 0 && m.Segments[j].Level == s.Level; j-- {
+			run++
+		}
+		if run >= SegmentFanout {
+			return fmt.Errorf("%d segments of level %d, not folded", run, s.Level)
 		}
 		prev = s.Last
 	}
@@ -333,15 +362,16 @@ func (m *ManifestV4) validate() error {
 	if want := min(RecentWindow, m.Generation-m.Upgraded+1); uint64(len(m.Recent)) != want {
 		return fmt.Errorf("recent names %d publications, want %d", len(m.Recent), want)
 	}
-	ids := map[string]bool{}
+	// seen holds the checkpoints' publication IDs: `recent` (which holds
+	// the tail's, below) names none of them, nor any ID twice.
 	for i, id := range m.Recent {
 		if !IsPublicationID(id) {
 			return fmt.Errorf("recent %d is not a UUIDv7", i)
 		}
-		if ids[id] {
-			return fmt.Errorf("recent names %s twice", id)
+		if seen[id] {
+			return fmt.Errorf("recent names %s twice, or a checkpoint's", id)
 		}
-		ids[id] = true
+		seen[id] = true
 	}
 	off := len(m.Recent) - len(m.Increments)
 	for i, inc := range m.Increments {
@@ -353,6 +383,7 @@ func (m *ManifestV4) validate() error {
 		return fmt.Errorf("%d declined versions, more than %d", len(m.Declined), MaxDeclined)
 	}
 	var by uint64
+	declined := make(map[Declined]bool, len(m.Declined))
 	for i, d := range m.Declined {
 		switch {
 		case !IsPublicationID(d.Publication):
@@ -362,15 +393,48 @@ func (m *ManifestV4) validate() error {
 		case d.By < by:
 			return fmt.Errorf("declined %d is out of order", i)
 		}
+		// One version is declined once: a later write never takes it up
+		// again (pending skips it), so a second entry is damage.
+		key := Declined{Proposal: d.Proposal, Publication: d.Publication}
+		if declined[key] {
+			return fmt.Errorf("declined %d names version %d of %s again", i, d.Proposal, d.Publication)
+		}
+		declined[key] = true
 		by = d.By
 	}
 	if len(m.Rollups) > MaxRollupsV4 {
 		return fmt.Errorf("%d rollups, more than %d", len(m.Rollups), MaxRollupsV4)
 	}
 	for i, r := range m.Rollups {
-		if r.Level < 1 || r.Level > MaxSegmentLevel*3 || r.First == 0 || r.First > m.Generation || r.Size <= 0 || r.Size > MaxPackSize || r.Sum.IsZero() {
-			return fmt.Errorf("rollup %d is malformed", i)
+		if err := r.validate(m.Generation); err != nil {
+			return fmt.Errorf("rollup %d: %w", i, err)
 		}
+		// Largest blocks first (a catch-up plan's order), then by first
+		// generation: one order, so one encoding, and no block twice.
+		if i > 0 {
+			p := m.Rollups[i-1]
+			if r.Level > p.Level || r.Level == p.Level && r.First <= p.First {
+				return fmt.Errorf("rollup %d is out of order or repeats a block", i)
+			}
+		}
+	}
+	return nil
+}
+
+// validate checks a rollup descriptor's own fields: a level that exists
+// (MinRollupLevel..MaxRollupLevel), a first generation on that level's
+// block boundary, a block that ends by generation (a rollup is built
+// once its block's end is accepted), a pack's size and checksum.
+func (r RollupRef) validate(generation uint64) error {
+	switch {
+	case r.Level < MinRollupLevel || r.Level > MaxRollupLevel:
+		return fmt.Errorf("level %d outside %d..%d", r.Level, MinRollupLevel, MaxRollupLevel)
+	case r.First == 0 || (r.First-1)%(1<<r.Level) != 0:
+		return fmt.Errorf("first generation %d is not the start of a level-%d block", r.First, r.Level)
+	case r.First > generation || generation-(r.First-1) < 1<<r.Level:
+		return fmt.Errorf("the block from %d ends after generation %d", r.First, generation)
+	case r.Size <= 0 || r.Size > MaxPackSize || r.Sum.IsZero():
+		return fmt.Errorf("pack size %d or checksum is malformed", r.Size)
 	}
 	return nil
 }

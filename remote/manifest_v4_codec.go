@@ -192,20 +192,31 @@ func (p *parser) utf8To(dst *string, max int) error {
 
 // DecodeManifestV4 strictly decodes a version-4 `current` and validates
 // it. An error wraps ErrCorruptManifest; a `current` of another version
-// is refused with its version in the message.
+// is refused with its version in the message. Only the canonical bytes
+// (what EncodeManifestV4 writes) are accepted, as for proposals: a
+// version-4 `current` has one encoding, so it always starts
+// `{"version":4,` and ManifestVersionOf names its version.
 func DecodeManifestV4(data []byte) (*ManifestV4, error) {
 	m, err := decodeManifestV4(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorruptManifest, err)
 	}
-	if err := m.Validate(); err != nil {
+	again, err := EncodeManifestV4(m)
+	if err != nil {
 		return nil, err
+	}
+	if !bytes.Equal(again, data) {
+		return nil, fmt.Errorf("%w: version 4: not in canonical form", ErrCorruptManifest)
 	}
 	return m, nil
 }
 
 // ManifestVersionOf returns the version field of an encoded `current`
-// (in canonical form it comes first), 0 when it has none.
+// when it comes first, as in every canonical encoding; 0 otherwise. A
+// version-4 `current` is canonical or corrupt (DecodeManifestV4), so 4
+// here is exact; versions 1–3 may be written in any field order (their
+// decoder accepts it), so anything else goes to DecodeCurrent, which
+// reads their version wherever it is.
 func ManifestVersionOf(data []byte) int {
 	rest, ok := bytes.CutPrefix(data, []byte(`{"version":`))
 	if !ok {
@@ -445,11 +456,15 @@ func decodeSegmentV4(ref SegmentRef, data []byte) (*SegmentV4, error) {
 	if n := len(s.Increments); n > 0 && (s.Increments[0].Generation != s.First || s.Increments[n-1].Generation != s.Last) {
 		return nil, fmt.Errorf("the increments do not span the range")
 	}
+	// Children of a level-n segment may be segments of versions 2 and 3
+	// (carried ones too) when a fold after an upgrade merged them with
+	// version-4 ones; their ranges may leave out a generation between
+	// them (a version-3 checkpoint swap named no increment).
 	for i, c := range s.Segments {
-		if err := validateSegmentRef(c, 2); err != nil || c.Level != s.Level-1 {
+		if err := validateSegmentRef(c, 3); err != nil || c.Level != s.Level-1 {
 			return nil, fmt.Errorf("segment %d: level %d or range is wrong", i, c.Level)
 		}
-		if i > 0 && c.First != s.Segments[i-1].Last+1 {
+		if i > 0 && c.First <= s.Segments[i-1].Last {
 			return nil, fmt.Errorf("segment %d does not follow the previous one", i)
 		}
 	}

@@ -134,8 +134,10 @@ func TestManifestV4Size(t *testing.T) {
 		m.Declined = append(m.Declined, Declined{Proposal: m.Generation - 20, Publication: v4id(200000 + i), By: m.Generation - 10})
 	}
 	m.Declined = m.Declined[len(m.Declined)-16:]
+	// Two or three blocks per level, largest first (their order).
 	for i := 0; i < 20; i++ {
-		m.Rollups = append(m.Rollups, RollupRef{Level: 2 + i%10, First: uint64(1 + i*1024), Sum: v4head(i), Size: 1 << 20})
+		level := MaxRollupLevel - i*(MaxRollupLevel-MinRollupLevel+1)/20
+		m.Rollups = append(m.Rollups, RollupRef{Level: level, First: uint64(1 + (40+i)<<level), Sum: v4head(i), Size: 1 << 20})
 	}
 	for i := 0; i < 4; i++ {
 		cp := Checkpoint{Head: v4head(9000 + i), Through: uint64(90000 - i*1000), Publication: v4id(300000 + i)}
@@ -303,5 +305,157 @@ func TestProposalEntries(t *testing.T) {
 	}
 	if GroupPackKeyV4(v4head(1)) != "packs/groups/"+v4head(1).String()+".pack" {
 		t.Error("group pack key")
+	}
+}
+
+// Rules of version 2 that version 4 keeps, and the rules of its own
+// fields: each broken one is refused before encoding (and so on
+// decoding), each with a control that the same manifest without the
+// break is accepted.
+func TestManifestV4RefusesBrokenRules(t *testing.T) {
+	base, _ := buildV4(t, 100, 1)
+	seg := func(level int, first, last uint64) SegmentRef {
+		return SegmentRef{Level: level, First: first, Last: last, Time: 1, Sum: v4head(int(first)), Size: 100}
+	}
+	levelOne := func(n int) []SegmentRef {
+		var out []SegmentRef
+		for i := 0; i < n; i++ {
+			out = append(out, seg(1, uint64(8*i+1), uint64(8*i+8)))
+		}
+		return out
+	}
+	cp := func(through uint64, pub string) Checkpoint {
+		return Checkpoint{Head: v4head(int(through)), Through: through, Publication: pub,
+			Pack: PackRef{Key: CheckpointKey(through, pub), Sum: v4head(7), Size: 10}}
+	}
+	rollup := func(level int, first uint64) RollupRef {
+		return RollupRef{Level: level, First: first, Sum: v4head(level), Size: 10}
+	}
+	for _, tc := range []struct {
+		name   string
+		ok     func(m *ManifestV4) // accepted
+		broken func(m *ManifestV4) // refused
+	}{
+		{"eight segments of one level",
+			func(m *ManifestV4) { m.Segments = levelOne(7) },
+			func(m *ManifestV4) { m.Segments = levelOne(8) }},
+		{"a carried segment at or above the upgrade",
+			func(m *ManifestV4) { m.Segments = levelOne(7) },
+			func(m *ManifestV4) {
+				m.Segments = levelOne(7)
+				m.Segments[6].Carrier, m.Segments[6].CarrierPub = 57, v4id(57)
+			}},
+		{"a checkpoint's publication named by the tail",
+			func(m *ManifestV4) { m.Checkpoint = cp(50, v4id(9999)) },
+			func(m *ManifestV4) { m.Checkpoint = cp(50, m.Increments[0].Publication) }},
+		{"a checkpoint's publication named by recent",
+			func(m *ManifestV4) { m.Checkpoint = cp(50, v4id(9999)) },
+			func(m *ManifestV4) { m.Checkpoint = cp(50, m.Recent[0]) }},
+		{"a version declined twice",
+			func(m *ManifestV4) {
+				m.Declined = []Declined{{Proposal: 90, Publication: v4id(5000), By: 95}, {Proposal: 91, Publication: v4id(5000), By: 96}}
+			},
+			func(m *ManifestV4) {
+				m.Declined = []Declined{{Proposal: 90, Publication: v4id(5000), By: 95}, {Proposal: 90, Publication: v4id(5000), By: 96}}
+			}},
+		{"a rollup of level 1",
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(2, 1)} },
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(1, 1)} }},
+		{"a rollup above level 10",
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(6, 1)} },
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(11, 1)} }},
+		{"a rollup off its block boundary",
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(3, 9)} },
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(3, 5)} }},
+		{"a rollup whose block ends after generation",
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(2, 97)} },
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(3, 97)} }},
+		{"rollups out of order",
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(6, 1), rollup(3, 65), rollup(3, 73)} },
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(3, 65), rollup(6, 1)} }},
+		{"a rollup's block twice",
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(3, 65), rollup(3, 73)} },
+			func(m *ManifestV4) { m.Rollups = []RollupRef{rollup(3, 65), rollup(3, 65)} }},
+	} {
+		for i, mutate := range []func(*ManifestV4){tc.ok, tc.broken} {
+			m := *base
+			m.Segments, m.Declined, m.Rollups = nil, nil, nil
+			mutate(&m)
+			_, err := EncodeManifestV4(&m)
+			if i == 0 && err != nil {
+				t.Errorf("%s: the control is refused: %v", tc.name, err)
+			}
+			if i == 1 && !errors.Is(err, ErrCorruptManifest) {
+				t.Errorf("%s: accepted (%v)", tc.name, err)
+			}
+		}
+	}
+	if k := rollup(3, 9).Key(); k != "packs/rollups/"+v4head(3).String()+".pack" {
+		t.Errorf("rollup key %s", k)
+	}
+}
+
+// A version-4 `current` has one encoding: the decoder refuses the same
+// fields in another order or with whitespace, so ManifestVersionOf (the
+// version field first) is exact for version 4, and DecodeCurrent reports
+// a reordered one as damage, not as a newer format.
+func TestManifestV4IsCanonicalOnly(t *testing.T) {
+	m, _ := buildV4(t, 20, 2)
+	good, _ := EncodeManifestV4(m)
+	s := string(good)
+	head := `,"head":"` + m.Head.String() + `"`
+	reordered := strings.Replace(strings.Replace(s, head, "", 1), `{"version":4,`, `{"version":4`+head+`,`, 1)
+	moved := `{"generation":` + strings.Replace(strings.TrimPrefix(s, `{"version":4,"generation":`), `,"head":`, `,"version":4,"head":`, 1)
+	for name, bad := range map[string]string{
+		"head before generation": reordered,
+		"version not first":      moved,
+		"a space":                strings.Replace(s, `,"time":`, `, "time":`, 1),
+		"no trailing newline":    strings.TrimSuffix(s, "\n"),
+	} {
+		if bad == s {
+			t.Fatalf("%s: the case changed nothing", name)
+		}
+		if _, err := DecodeManifestV4([]byte(bad)); !errors.Is(err, ErrCorruptManifest) {
+			t.Errorf("%s: DecodeManifestV4: %v", name, err)
+		}
+		if _, _, err := DecodeCurrent([]byte(bad)); !errors.Is(err, ErrCorruptManifest) || errors.Is(err, ErrFormatNewer) {
+			t.Errorf("%s: DecodeCurrent: %v", name, err)
+		}
+	}
+	if ManifestVersionOf([]byte(moved)) != 0 || ManifestVersionOf(good) != 4 {
+		t.Error("ManifestVersionOf")
+	}
+	if v4, old, err := DecodeCurrent(good); err != nil || v4 == nil || old != nil {
+		t.Fatalf("DecodeCurrent: %v", err)
+	}
+	var fv *FormatVersionError
+	if _, _, err := DecodeCurrent([]byte(strings.Replace(moved, `"version":4`, `"version":5`, 1))); !errors.As(err, &fv) || fv.Version != 5 || fv.Newest != 4 {
+		t.Errorf("version 5: %v", err)
+	}
+}
+
+// After an upgrade a fold may merge version-3 segments (carried ones
+// too) with version-4 ones into a version-4 segment of the next level;
+// a version-3 checkpoint swap may leave a generation between them. Such
+// a segment decodes; children that overlap, or a carried descriptor for
+// the version-4 segment itself, do not.
+func TestSegmentV4OverVersion3Children(t *testing.T) {
+	carried := SegmentRef{Level: 1, First: 1, Last: 8, Time: 1, Sum: v4head(1), Size: 100, Carrier: 9, CarrierPub: v4id(9)}
+	own := SegmentRef{Level: 1, First: 10, Last: 17, Time: 2, Sum: v4head(2), Size: 100}
+	ref, data := encodeSegmentV4(2, nil, []SegmentRef{carried, own})
+	s, err := DecodeSegmentV4(ref, data)
+	if err != nil || len(s.Segments) != 2 || s.Segments[0] != carried {
+		t.Fatalf("a version-4 segment over a carried version-3 child: %v", err)
+	}
+	over := own
+	over.First = 8
+	ref, data = encodeSegmentV4(2, nil, []SegmentRef{carried, over})
+	if _, err := DecodeSegmentV4(ref, data); !errors.Is(err, ErrCorruptPack) {
+		t.Fatalf("overlapping children: %v", err)
+	}
+	ref, data = encodeSegmentV4(2, nil, []SegmentRef{carried, own})
+	ref.Carrier, ref.CarrierPub = 20, v4id(20)
+	if _, err := DecodeSegmentV4(ref, data); !errors.Is(err, ErrCorruptPack) {
+		t.Fatalf("a carried version-4 segment: %v", err)
 	}
 }
