@@ -49,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -126,6 +127,7 @@ func (e *Engine) Blame(ctx context.Context, q BlameQuery) (*BlameResult, error) 
 // publication being read and, per line of it, the head line it became.
 type blameWalk struct {
 	h       *historyView
+	src     cas.Source // trees and commits
 	files   *versionSource
 	path    []string // the path's segments
 	lookups map[treeAt]cas.ID
@@ -134,7 +136,16 @@ type blameWalk struct {
 	held    []byte      // the file at the publication being read
 	heldID  cas.ID
 	track   []int // per line of held: index in lines, or -1
-	left    int   // lines not attributed yet
+	spare   []int // the previous track's memory, for the next
+	// buf is the memory the next version is read into; heldIsHead says
+	// held is the head's version, which is never reused.
+	buf        []byte
+	heldIsHead bool
+	// parent is the parent of the publication read last, and parentFile
+	// the walked file's ID in it.
+	parent, parentFile cas.ID
+	parentKnown        bool
+	left               int // lines not attributed yet
 }
 
 // treeAt is a tree seen at a depth of the path: its lookup of the rest of
@@ -145,7 +156,8 @@ type treeAt struct {
 }
 
 func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
-	w := &blameWalk{h: h, files: &versionSource{src: h.src}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}}
+	src := &chainsSource{s: h.src}
+	w := &blameWalk{h: h, src: src, files: &versionSource{src: src}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}}
 	head := h.state.Head()
 	id, err := w.fileAt(head)
 	if err != nil {
@@ -155,10 +167,10 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	if id.IsZero() {
 		return nil, invalidRequest(ReasonInvalidArgument, fmt.Sprintf("There is no file %q in the notebook at generation %d.", p, gen))
 	}
-	if w.held, err = w.files.read(id); err != nil {
+	if w.held, err = w.files.read(id, nil); err != nil {
 		return nil, err
 	}
-	w.heldID = id
+	w.heldID, w.heldIsHead = id, true
 	n := merge.CountLines(w.held)
 	if start == 0 {
 		start = 1
@@ -191,8 +203,12 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	return res, nil
 }
 
-// walk reads the retained publications newest first, in windows (as
-// History does), until every line has its publication.
+// walk reads the retained publications newest first until every line has
+// its publication. The list of retained publications is read once for the
+// whole history: reading it costs the same for any range (the store's
+// history segments are read from the oldest retained one on), where
+// History's windows would read it again for each. With a cache that lacks
+// them, the packs of the whole retained history are fetched, once.
 func (w *blameWalk) walk() error {
 	h := w.h
 	if h.ret.Oldest == 0 {
@@ -201,26 +217,20 @@ func (w *blameWalk) walk() error {
 		w.before(h.ret.Floor + 1)
 		return nil
 	}
-	const window = 512
-	for to := h.current(); to >= h.ret.Oldest; {
-		if err := h.ctx.Err(); err != nil {
-			return err
-		}
-		lo := max(to-min(to, window-1), h.ret.Oldest)
-		pubs, err := h.pubs(lo, to)
-		if err != nil {
-			return err
-		}
-		for i := len(pubs) - 1; i >= 0; i-- {
-			done, err := w.step(pubs[i])
-			if err != nil || done {
+	pubs, err := h.pubs(h.ret.Oldest, h.current())
+	if err != nil {
+		return err
+	}
+	for i := len(pubs) - 1; i >= 0; i-- {
+		if i%256 == 0 {
+			if err := h.ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if lo == 0 {
-			break
+		done, err := w.step(pubs[i])
+		if err != nil || done {
+			return err
 		}
-		to = lo - 1
 	}
 	w.before(h.ret.Oldest)
 	return nil
@@ -237,14 +247,19 @@ func (w *blameWalk) before(gen uint64) {
 
 // step reads one publication; done is true when no line is left.
 func (w *blameWalk) step(p publication) (done bool, err error) {
-	after, err := w.fileAt(p.Head)
-	if err != nil {
-		return false, err
+	// The newer publication's parent is this one's head: its lookup is
+	// not made again.
+	after := w.parentFile
+	if !w.parentKnown || p.Head != w.parent {
+		if after, err = w.fileAt(p.Head); err != nil {
+			return false, err
+		}
 	}
 	before, err := w.fileAt(p.Parent)
 	if err != nil {
 		return false, err
 	}
+	w.parent, w.parentFile, w.parentKnown = p.Parent, before, true
 	if after == before {
 		return false, nil
 	}
@@ -255,11 +270,11 @@ func (w *blameWalk) step(p publication) (done bool, err error) {
 	}
 	var old []byte
 	if !before.IsZero() {
-		if old, err = w.files.read(before); err != nil {
+		if old, err = w.files.read(before, w.buf); err != nil {
 			return false, err
 		}
 	}
-	c, err := w.h.commit(p.Head)
+	c, err := w.commit(p.Head)
 	if err != nil {
 		return false, err
 	}
@@ -278,7 +293,7 @@ func (w *blameWalk) step(p publication) (done bool, err error) {
 		return true, nil
 	}
 	edits := merge.LineDiff(old, w.held)
-	track := make([]int, merge.CountLines(old))
+	track := slices.Grow(w.spare[:0], merge.CountLines(old))[:merge.CountLines(old)]
 	oi, ni := 0, 0 // the next unchanged lines of old and held
 	for _, ed := range edits {
 		for ; ni < ed.NewStart; oi, ni = oi+1, ni+1 {
@@ -294,8 +309,56 @@ func (w *blameWalk) step(p publication) (done bool, err error) {
 	for ; ni < len(w.track); oi, ni = oi+1, ni+1 {
 		track[oi] = w.track[ni]
 	}
-	w.held, w.heldID, w.track = old, before, track
+	// The version held so far becomes the buffer of the next read, except
+	// the head's, whose lines the result holds.
+	if w.heldIsHead {
+		w.buf, w.heldIsHead = nil, false
+	} else {
+		w.buf = w.held[:0]
+	}
+	w.held, w.heldID, w.track, w.spare = old, before, track, w.track
 	return w.left == 0, nil
+}
+
+// commit reads a commit object. Each is read once or twice (as a head,
+// then as the next publication's parent), so it is not kept.
+func (w *blameWalk) commit(id cas.ID) (cas.Commit, error) {
+	o, err := w.src.Get(id)
+	if err != nil {
+		return cas.Commit{}, err
+	}
+	return cas.DecodeCommit(o)
+}
+
+// chainsSource reads the objects of a walk over the whole history, which
+// lie in the caches of many chains: it asks the open chain caches whether
+// they hold the object (which costs no I/O), starting with the one that
+// held the last object (a walk reads a chain's publications one after the
+// other), and reads it from the one that does, where objectSource would
+// try each newer cache first, and a miss in a cache checks its directory
+// for packs added since (a file system call per cache per object). What no
+// open cache holds goes through objectSource, which opens more caches,
+// refreshes and reports as usual.
+type chainsSource struct {
+	s    *objectSource
+	last *chainCache
+}
+
+func (h *chainsSource) Get(id cas.ID) (cas.Object, error) {
+	if h.last != nil && h.last.store.Has(id) {
+		return h.last.store.Get(id)
+	}
+	if p := h.s.primary; p != nil && p.store.Has(id) {
+		h.last = p
+		return p.store.Get(id)
+	}
+	for _, c := range h.s.others {
+		if c.store.Has(id) {
+			h.last = c
+			return c.store.Get(id)
+		}
+	}
+	return h.s.Get(id)
 }
 
 // versionSource reads the versions of the walked file, newest first. It
@@ -323,10 +386,10 @@ func (v *versionSource) Get(id cas.ID) (cas.Object, error) {
 	return o, err
 }
 
-// read returns the content of file object id.
-func (v *versionSource) read(id cas.ID) ([]byte, error) {
+// read returns the content of file object id, in buf's memory.
+func (v *versionSource) read(id cas.ID, buf []byte) ([]byte, error) {
 	v.cur = map[cas.ID]cas.Object{}
-	data, err := cas.ReadFile(v, id)
+	data, err := cas.AppendFile(buf[:0], v, id)
 	v.prev = v.cur
 	return data, err
 }
@@ -340,10 +403,14 @@ func authorOf(publication) string { return "" }
 // the way remembers the answer: consecutive publications share most
 // subtrees, so a lookup usually reads only the root tree.
 func (w *blameWalk) fileAt(head cas.ID) (cas.ID, error) {
-	tree, err := w.h.treeID(head)
+	if head.IsZero() {
+		return cas.ID{}, nil // the empty notebook
+	}
+	c, err := w.commit(head)
 	if err != nil {
 		return cas.ID{}, err
 	}
+	tree := c.Tree
 	var seen []treeAt
 	found := cas.ID{}
 	for depth := 0; !tree.IsZero(); depth++ {
@@ -353,7 +420,7 @@ func (w *blameWalk) fileAt(head cas.ID) (cas.ID, error) {
 			break
 		}
 		seen = append(seen, key)
-		entries, err := treeEntries(w.h.src, tree)
+		entries, err := treeEntries(w.src, tree)
 		if err != nil {
 			return cas.ID{}, err
 		}
