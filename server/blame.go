@@ -44,7 +44,9 @@ package server
 // publications of which 2,000 changed a 2,000-line file, that is 10,000
 // path lookups, about 3,000 chunks read and 2,000 diffs (bench/blame_test.go
 // measures it beside git blame and log). A cache that lacks the history's
-// packs fetches all of them first, once.
+// packs fetches all of them first, once. A blame of a whole file records
+// its answer in the private cache (blame_cache.go): the next blame of the
+// file walks only the publications accepted since.
 //
 // The author column is the publication's author as the store format
 // records it; today's format records none, so every author is unknown ("").
@@ -151,6 +153,11 @@ type blameWalk struct {
 	parent, parentFile cas.ID
 	parentKnown        bool
 	left               int // lines not attributed yet
+	// at is the head whose version of the file is held; cache the lines
+	// of a blame at an older head (blame_cache.go), nil when none fits.
+	at       cas.ID
+	cache    *blameCache
+	cachedAt cas.ID // the head of the cache the lines left came from
 }
 
 // treeAt is a tree seen at a depth of the path: its lookup of the rest of
@@ -201,10 +208,14 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 		w.lines = append(w.lines, BlameLine{Number: i + 1, Text: w.held[offs[i]:offs[i+1]]})
 	}
 	w.left = len(w.lines)
+	w.at, w.cache = head, h.e.loadBlameCache(p)
 	if err := w.walk(); err != nil {
 		return nil, err
 	}
 	res.Lines = w.lines
+	if start == 1 && end == n && w.cachedAt != head { // else the cache holds this answer
+		h.e.saveBlameCache(res, head, id)
+	}
 	return res, nil
 }
 
@@ -232,13 +243,35 @@ func (w *blameWalk) walk() error {
 				return err
 			}
 		}
+		if w.cached() {
+			return nil
+		}
 		done, err := w.step(pubs[i])
 		if err != nil || done {
 			return err
 		}
+		w.at = pubs[i].Parent
+	}
+	if w.cached() {
+		return nil
 	}
 	w.before(h.ret.Oldest)
 	return nil
+}
+
+// cached reports whether the walk has reached the cached head and the
+// cache gave the lines left their publications; a cache that does not fit
+// is dropped.
+func (w *blameWalk) cached() bool {
+	if w.cache == nil || w.at != w.cache.head {
+		return false
+	}
+	ok := w.fromCache()
+	if ok {
+		w.cachedAt = w.cache.head
+	}
+	w.cache = nil
+	return ok
 }
 
 // before marks the lines left as older than the retained history.

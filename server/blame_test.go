@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -50,6 +51,12 @@ func TestBlameEqualsReplay(t *testing.T) {
 					a.write("notes/a.md", strings.Join(lines, ""))
 				}
 				head = commit(fmt.Sprintf("edit %d\nsecond line", i))
+				if i%15 == 14 && lines != nil {
+					// A blame now leaves the cache the final one starts from.
+					if _, err := a.e.Blame(context.Background(), BlameQuery{Path: "notes/a.md"}); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			if lines == nil {
 				a.write("notes/a.md", strings.Join(randomLines(r, 5), ""))
@@ -264,5 +271,56 @@ func TestBlameBeforeRetainedHistory(t *testing.T) {
 	var de *Error
 	if _, err := a.e.Blame(ctx, BlameQuery{Path: "b.md"}); !errors.As(err, &de) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestBlameCache: a blame of a whole file leaves its answer in the private
+// cache; the next walks only the publications since and takes the rest from
+// it; a cache that does not fit is ignored.
+func TestBlameCache(t *testing.T) {
+	a := newAgent(t, memstore.New())
+	a.pull()
+	a.write("a.md", "one\ntwo\n")
+	first := a.commit("first").Generation
+	ctx := context.Background()
+	blame := func() *BlameResult {
+		t.Helper()
+		res, err := a.e.Blame(ctx, BlameQuery{Path: "a.md"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	blame()
+	// Mark the cached publication, so that a line taken from the cache
+	// shows it.
+	name := a.e.blameCacheFile("a.md")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("no cache after a blame: %v", err)
+	}
+	marked := strings.Replace(string(data), `"m":"first"`, `"m":"from the cache"`, 1)
+	if marked == string(data) {
+		t.Fatalf("cache %s", data)
+	}
+	if err := os.WriteFile(name, []byte(marked), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.write("a.md", "one\ntwo\nthree\n")
+	third := a.commit("third").Generation
+	res := blame()
+	if res.Lines[0].Message != "from the cache" || res.Lines[0].Generation != first || res.Lines[2].Generation != third || res.Lines[2].Message != "third" {
+		t.Errorf("after one more publication: %+v", res.Lines)
+	}
+	// A cache of another file ID, or that does not decode, is ignored.
+	for _, bad := range []string{strings.Replace(marked, `"file":"`, `"file":"0`, 1), "{"} {
+		if err := os.WriteFile(name, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a.write("a.md", "one\ntwo\nthree\n"+bad[:1]+"\n")
+		a.commit("more")
+		if res := blame(); res.Lines[0].Message != "first" {
+			t.Errorf("with the cache %.20q: %+v", bad, res.Lines[0])
+		}
 	}
 }
