@@ -139,7 +139,6 @@ type blameWalk struct {
 	path    []string // the path's segments
 	lookups map[treeAt]cas.ID
 	lines   []BlameLine // the head's lines asked for
-	first   int         // the head line of lines[0], zero-based
 	held    []byte      // the file at the publication being read
 	heldID  cas.ID
 	track   []int // per line of held: index in lines, or -1
@@ -197,7 +196,6 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	if n == 0 {
 		return res, nil
 	}
-	w.first = start - 1
 	w.track = make([]int, n)
 	for i := range w.track {
 		w.track[i] = -1
