@@ -225,6 +225,9 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 // them, the packs of the whole retained history are fetched, once.
 func (w *blameWalk) walk() error {
 	h := w.h
+	if w.cached() {
+		return nil // a blame at this very head: the history is not read
+	}
 	if h.ret.Oldest == 0 {
 		// No retained publication shows its changes: every line was there
 		// before the generation after the floor.
