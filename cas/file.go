@@ -1,6 +1,9 @@
 package cas
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // InlineMax is the largest content stored inline in its file object
 // (4 KiB, format version 1). Such a file is a single object, so the many
@@ -167,7 +170,12 @@ func put(sink Sink, o Object) error {
 }
 
 // ReadFile returns the content of the file object id.
-func ReadFile(src Source, id ID) ([]byte, error) {
+func ReadFile(src Source, id ID) ([]byte, error) { return AppendFile(nil, src, id) }
+
+// AppendFile appends the content of the file object id to dst: a reader of
+// many versions of a file (blame) reuses one buffer instead of allocating
+// each version.
+func AppendFile(dst []byte, src Source, id ID) ([]byte, error) {
 	o, err := get(src, id, KindFile)
 	if err != nil {
 		return nil, err
@@ -177,11 +185,11 @@ func ReadFile(src Source, id ID) ([]byte, error) {
 		return nil, err
 	}
 	if f.Chunks == nil {
-		return append([]byte(nil), f.Inline...), nil
+		return append(dst, f.Inline...), nil
 	}
 	// The size is checked against the chunk list, yet cap the up-front
 	// allocation: a hostile file object could still claim a huge size.
-	out := make([]byte, 0, min(f.Size, MaxObjectSize))
+	out := slices.Grow(dst, int(min(f.Size, MaxObjectSize)))
 	for i, c := range f.Chunks {
 		data, err := readChunk(src, i, c)
 		if err != nil {

@@ -51,3 +51,14 @@ func ExampleStat() {
 	// Output:
 	// +2 -1
 }
+
+func ExampleLineDiff() {
+	old := []byte("a\nb\nc\n")
+	new := []byte("a\nB\nc\nd\n")
+	for _, e := range merge.LineDiff(old, new) {
+		fmt.Printf("old [%d,%d) -> new [%d,%d)\n", e.OldStart, e.OldEnd, e.NewStart, e.NewEnd)
+	}
+	// Output:
+	// old [1,2) -> new [1,2)
+	// old [3,3) -> new [3,4)
+}

@@ -531,29 +531,40 @@ func NormalizePath(p string) (string, error) {
 // only the publications it returns (and, with a path or time filter, the
 // commits it passes over) from the object cache after syncing it.
 func (e *Engine) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
+	out, _, err := e.historyAfter(ctx, q, 0)
+	return out, err
+}
+
+// historyAfter is History restricted to the publications above generation
+// after; it also returns the state of `current` it read, whose generation
+// is where the next call's after starts (Watch).
+func (e *Engine) historyAfter(ctx context.Context, q HistoryQuery, after uint64) ([]HistoryEntry, remote.State, error) {
 	if q.Limit <= 0 {
-		return []HistoryEntry{}, nil
+		return []HistoryEntry{}, remote.State{}, nil
 	}
 	q.Limit = min(q.Limit, maxLog)
 	filter, err := NormalizePath(q.Path)
 	if err != nil {
-		return nil, err
+		return nil, remote.State{}, err
 	}
 	if err := e.Probe(ctx); err != nil {
-		return nil, err
+		return nil, remote.State{}, err
 	}
-	return withHealing(e, func() ([]HistoryEntry, error) {
+	var state remote.State
+	out, err := withHealing(e, func() ([]HistoryEntry, error) {
 		h, err := e.openHistory(ctx)
 		if err != nil {
 			return nil, err
 		}
+		state = h.state
 		out := []HistoryEntry{}
 		if h.ret.Oldest == 0 {
 			return out, nil
 		}
+		oldest := max(h.ret.Oldest, after+1)
 		const window = 128
-		for to := h.current(); to >= h.ret.Oldest && len(out) < q.Limit; {
-			lo := max(to-min(to, window-1), h.ret.Oldest)
+		for to := h.current(); to >= oldest && len(out) < q.Limit; {
+			lo := max(to-min(to, window-1), oldest)
 			pubs, err := h.pubs(lo, to)
 			if err != nil {
 				return nil, err
@@ -585,6 +596,7 @@ func (e *Engine) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, e
 		}
 		return out, nil
 	})
+	return out, state, err
 }
 
 // Show returns publication gen with both versions of every file it

@@ -27,7 +27,10 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 			"  slivingdoc log -p --path notes/a.md  every retained change to notes/a.md, as diffs\n"+
 			"  slivingdoc log --since 24h --json    the last day's publications, for a script\n\n"+
 			"--since and --until take an RFC 3339 time (2026-11-30T10:00:00Z), a date (2026-11-30,\n"+
-			"UTC; --until includes that whole day) or an age (90m, 36h, 7d).", s)
+			"UTC; --until includes that whole day) or an age (90m, 36h, 7d).\n\n"+
+			"--watch keeps going after the recent publications: each new one is printed as it lands,\n"+
+			"until Ctrl-C (exit 0). It asks the store whether anything changed every 100 ms, slowing\n"+
+			"to once a second while nothing does; with --json, one JSON object per line.", s)
 	n := c.fs.Int("n", 10, "show at most `N` publications (1..1000)")
 	_ = c.fs.Bool("stat", false, "list the files with +/- counts (the default)")
 	patch := c.fs.Bool("p", false, "show each file's changes as a unified diff")
@@ -35,6 +38,7 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 	since := c.fs.String("since", "", "only publications at or after `TIME`")
 	until := c.fs.String("until", "", "only publications at or before `TIME`")
 	asJSON := c.fs.Bool("json", false, "print one JSON array (with -p, each entry has its patch)")
+	watch := c.fs.Bool("watch", false, "then print each new publication as it lands, until interrupted")
 	if _, code, done := c.parse(args, 0); done {
 		return code
 	}
@@ -52,6 +56,15 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 	if q.Until, err = parseWhen(*until, now, true); err != nil {
 		fmt.Fprintf(s.err, "slivingdoc log: --until: %v\n", err)
 		return 2
+	}
+	if *watch {
+		if *until != "" {
+			fmt.Fprintf(s.err, "slivingdoc log: --watch and --until: a watch has no end time\n")
+			return 2
+		}
+		return c.storeOnly(ctx, func(e *server.Engine) error {
+			return watchLog(ctx, e, q, s.out, *asJSON, *patch)
+		})
 	}
 	return c.storeOnly(ctx, func(e *server.Engine) error {
 		entries, err := e.History(ctx, q)

@@ -93,18 +93,24 @@ type fileJSON struct {
 func printLogJSON(w io.Writer, entries []server.HistoryEntry, withPatch bool) error {
 	out := make([]logJSON, len(entries))
 	for i, en := range entries {
-		out[i] = logJSON{Generation: en.Generation, Time: en.Time.UTC().Format(time.RFC3339), Message: en.Message, Files: filesJSON(en.Files)}
-		if withPatch {
-			var b bytes.Buffer
-			writePatch(&b, en.Files) // a buffer is no terminal: never coloured
-			p := b.String()
-			out[i].Patch = &p
-		}
+		out[i] = logJSONOf(en, withPatch)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
+}
+
+// logJSONOf is en as log --json prints it.
+func logJSONOf(en server.HistoryEntry, withPatch bool) logJSON {
+	out := logJSON{Generation: en.Generation, Time: en.Time.UTC().Format(time.RFC3339), Message: en.Message, Files: filesJSON(en.Files)}
+	if withPatch {
+		var b bytes.Buffer
+		writePatch(&b, en.Files) // a buffer is no terminal: never coloured
+		p := b.String()
+		out.Patch = &p
+	}
+	return out
 }
 
 func filesJSON(files []server.FileChange) []fileJSON {

@@ -42,6 +42,9 @@ func colourFor(w io.Writer) painter {
 	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return painter{}
 	}
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // a writer that wraps the output (log --watch's)
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return painter{}

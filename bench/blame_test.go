@@ -1,0 +1,244 @@
+package bench
+
+// BenchmarkCLIBlame times `slivingdoc blame` (whole processes) on a
+// 2,000-line file in a notebook of 1,000 files x 2 KB with 10,000
+// publications, 2,000 of which (every fifth) changed that file by a
+// random one-line edit (a line replaced, or one inserted and another
+// removed); the others append a line to another file. The whole history
+// is retained (checkpoints every 1,024 packs, 64 kept), so the blame of
+// lines from the first publication walks all 10,000. The history is made
+// in-process through the engine; the timed processes share a private root
+// warmed by one untimed blame (reported as ms/blame-cold), as on a
+// person's machine that has read the notebook before.
+//
+// Two figures: ms/blame-walk, a blame whose cache was removed first, so
+// it walks the whole history (the object cache warm); ms/blame, the same
+// blame run again, which finds its answer in the blame cache of the
+// private root (server/blame_cache.go; after new publications it walks
+// only those).
+//
+// References, in the same run and interleaved with ours: `git blame` of
+// the same file in a git repository holding the same 10,000 commits (made
+// with git fast-import), and `slivingdoc log -n 10` on the same store.
+//
+// Target (issue 43): blame <= 200 ms on the file store, warm cache.
+//
+//	go test -run '^$' -bench CLIBlame -benchtime 10x ./bench/
+//	BLAME_BENCH_PUBLICATIONS=2000 (default 10000) for a quicker run
+//
+// Metrics: ms/blame and ms/blame-walk (medians), ms/git-blame,
+// x-git-blame-walk, ms/log, ms/blame-cold, lines/before (lines older than
+// the retained history: 0 when the whole history is read).
+//
+// Measured 2026-12-06, 2 cores shared with other sessions (load 10 to 11),
+// 7x: blame 57 ms with its cache (target met), log -n 10 352 ms beside it;
+// blame-walk 2,983 ms, git blame 7,053 ms (0.42x git); the first blame with
+// a cold object cache 8.2 s; lines/before 0. The walk misses the target:
+// about 0.6 s of CPU per walk (profiled: chunk reads with their zstd and
+// BLAKE3, 30%; tree and commit reads on the path, 35%; line diffs, 20%),
+// and the load stretches it to seconds. Seeding took about 5 to 8 minutes.
+//
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/server"
+)
+
+const (
+	blameBenchLines = 2000
+	blameBenchPath  = "d000/plan.md"
+	blameBenchEvery = 5 // every fifth publication changes the file
+)
+
+func BenchmarkCLIBlame(b *testing.B) {
+	pubs := 10000
+	if v := os.Getenv("BLAME_BENCH_PUBLICATIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2*blameBenchEvery {
+			b.Fatalf("BLAME_BENCH_PUBLICATIONS=%q", v)
+		}
+		pubs = n
+	}
+	bin := cliBinary(b)
+	nb := newCLINotebook(b, bin, cliStores[0]) // the file store
+	b.StopTimer()
+	start := time.Now()
+	git := seedBlameHistory(b, nb, pubs)
+	b.Logf("%d publications seeded in %s", pubs, time.Since(start).Round(time.Second))
+	cold := nb.run("blame", blameBenchPath)
+	before := blameBefore(b, nb)
+	var blames, walks, gits, logs []time.Duration
+	b.StartTimer()
+	for b.Loop() {
+		b.StopTimer()
+		dropBlameCache(b, nb)
+		walks = append(walks, nb.run("blame", blameBenchPath))
+		gits = append(gits, git.timed("blame", "HEAD", "--", blameBenchPath))
+		logs = append(logs, nb.run("log", "-n", "10"))
+		b.StartTimer()
+		blames = append(blames, nb.run("blame", blameBenchPath))
+	}
+	b.StopTimer()
+	mb, mw, mg := median(blames), median(walks), median(gits)
+	b.ReportMetric(float64(mb.Microseconds())/1000, "ms/blame")
+	b.ReportMetric(float64(mw.Microseconds())/1000, "ms/blame-walk")
+	b.ReportMetric(float64(mg.Microseconds())/1000, "ms/git-blame")
+	b.ReportMetric(float64(mw)/float64(mg), "x-git-blame-walk")
+	b.ReportMetric(float64(median(logs).Microseconds())/1000, "ms/log")
+	b.ReportMetric(float64(cold.Microseconds())/1000, "ms/blame-cold")
+	b.ReportMetric(float64(before), "lines/before")
+}
+
+// dropBlameCache removes the blame cache of nb's private root, so that
+// the next blame walks the whole history (with the object cache warm).
+func dropBlameCache(b *testing.B, nb *cliNotebook) {
+	b.Helper()
+	var priv string
+	for _, kv := range nb.env {
+		if v, ok := strings.CutPrefix(kv, "SLIVINGDOC_PRIVATE_ROOT="); ok {
+			priv = v
+		}
+	}
+	dirs, err := filepath.Glob(filepath.Join(priv, "stores", "*", "blame"))
+	if err != nil || len(dirs) == 0 {
+		b.Fatalf("no blame cache under %s: %v", priv, err)
+	}
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// blameBefore runs blame --json once and counts the lines it reports as
+// older than the retained history (the benchmark wants none: the whole
+// history walked), checking it reports every line.
+func blameBefore(b *testing.B, nb *cliNotebook) int {
+	b.Helper()
+	cmd := exec.Command(nb.bin, "blame", "--json", blameBenchPath)
+	cmd.Env = nb.env
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("blame --json: %v", err)
+	}
+	var res struct {
+		Lines []struct {
+			Before bool `json:"before"`
+		} `json:"lines"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Lines) < blameBenchLines/2 {
+		b.Fatalf("blame --json: %v, %d lines", err, len(res.Lines))
+	}
+	n := 0
+	for _, l := range res.Lines {
+		if l.Before {
+			n++
+		}
+	}
+	return n
+}
+
+// seedBlameHistory makes pubs publications in nb's store through the
+// engine (its own directory and private root) and the same commits in a
+// git repository, which it returns.
+func seedBlameHistory(b *testing.B, nb *cliNotebook, pubs int) historyGit {
+	b.Helper()
+	ctx := context.Background()
+	ws := b.TempDir()
+	dir := filepath.Join(ws, "notes")
+	e, err := server.New(server.Config{
+		Store: benchStore(b, nb), PrivateRoot: b.TempDir(), WorkspaceRoot: ws, DefaultDir: dir, CommitRetries: 8,
+		// Keep the whole history readable: 10,000 publications span
+		// about ten checkpoints.
+		CheckpointPacks: 1024, RetainedCheckpoints: 64,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Pull(ctx, ""); err != nil {
+		b.Fatal(err)
+	}
+	names := fill(b, dir, historyBenchFiles, 2048)
+	r := rand.New(rand.NewPCG(43, 2000))
+	lines := make([]string, blameBenchLines)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %d of the plan: %s\n", i, oneLine(NoteText(i, 40)))
+	}
+	plan := filepath.Join(dir, filepath.FromSlash(blameBenchPath))
+	writePlan := func() {
+		if err := os.WriteFile(plan, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	writePlan()
+	var stream bytes.Buffer
+	when := time.Now().Add(-time.Duration(pubs) * time.Second).Unix()
+	gitCommit := func(i int, msg string, paths []string) {
+		fmt.Fprintf(&stream, "commit refs/heads/main\ncommitter bench <bench@example.invalid> %d +0000\ndata %d\n%s\n", when+int64(i), len(msg), msg)
+		for _, p := range paths {
+			c, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(&stream, "M 100644 inline %s\ndata %d\n%s\n", p, len(c), c)
+		}
+	}
+	commit := func(msg string) {
+		if _, err := e.Commit(ctx, "", msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	commit("tree")
+	gitCommit(0, "tree", append(slices.Clone(names), blameBenchPath))
+	for i := 1; i < pubs; i++ {
+		msg := fmt.Sprintf("publication %d", i)
+		if i%blameBenchEvery == 0 {
+			at := r.IntN(len(lines))
+			text := fmt.Sprintf("edited in publication %d: %s\n", i, oneLine(NoteText(i, 30)))
+			if r.IntN(2) == 0 {
+				lines[at] = text
+			} else {
+				lines = slices.Delete(lines, at, at+1)
+				lines = slices.Insert(lines, r.IntN(len(lines)+1), text)
+			}
+			writePlan()
+			commit(msg)
+			gitCommit(i, msg, []string{blameBenchPath})
+			continue
+		}
+		p := names[(i*7)%len(names)]
+		appendTo(b, filepath.Join(dir, filepath.FromSlash(p)), fmt.Appendf(nil, "publication %d: a line of notes by an agent\n", i))
+		commit(msg)
+		gitCommit(i, msg, []string{p})
+	}
+	g := historyGit{b: b, dir: filepath.Join(b.TempDir(), "git")}
+	if out, err := exec.Command("git", "init", "-q", "-b", "main", g.dir).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v\n%s", err, out)
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir = g.dir
+	cmd.Stdin = &stream
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	g.timed("blame", "HEAD", "--", blameBenchPath) // warm, as ours is
+	return g
+}
+
+// oneLine is text on one line.
+func oneLine(text []byte) string {
+	return strings.ReplaceAll(strings.TrimSpace(string(text)), "\n", " ")
+}
