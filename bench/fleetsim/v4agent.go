@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	ipar "github.com/slivingdoc/slivingdoc/internal/parallel"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -183,6 +184,10 @@ func (a *v4agent) prune(g uint64) {
 	}
 }
 
+// catchUpParallel bounds an agent's concurrent catch-up GETs (publish's
+// own default for the proposals a fold reads).
+const catchUpParallel = 8
+
 // catchUp fetches what st's manifest names for the generations after
 // the one the agent knows: each accepted proposal and each group pack,
 // the segments where the generations left the tail. Its requests are
@@ -196,6 +201,13 @@ func (a *v4agent) catchUp(ctx context.Context, st publish.State) error {
 	if err != nil {
 		return err
 	}
+	// The packs to fetch, newest generation naming each, in order.
+	type want struct {
+		key string
+		gen uint64
+	}
+	var wants []want
+	at := map[string]int{}
 	for _, inc := range incs {
 		keys := []string{inc.ProposalKey()}
 		if inc.Group != (remote.GroupRef{}) {
@@ -206,16 +218,31 @@ func (a *v4agent) catchUp(ctx context.Context, st publish.State) error {
 				a.packs[k] = max(a.packs[k], inc.Generation)
 				continue
 			}
-			data, err := a.store.get(ctx, k)
-			if err != nil {
-				return fmt.Errorf("agent %s: catch up on %s: %w", a.tag, k, err)
+			if i, ok := at[k]; ok {
+				wants[i].gen = inc.Generation
+				continue
 			}
-			p, err := a.shared.open(k, data)
-			if err != nil {
-				return err
-			}
-			a.add(k, p, inc.Generation)
+			at[k] = len(wants)
+			wants = append(wants, want{k, inc.Generation})
 		}
+	}
+	// Fetched concurrently, as publish reads the proposals it folds: one
+	// round trip after another would make catching up on a hundred
+	// generations two seconds long.
+	got := make([]*cas.Pack, len(wants))
+	err = ipar.For(len(wants), catchUpParallel, func(i int) error {
+		data, err := a.store.get(ctx, wants[i].key)
+		if err != nil {
+			return fmt.Errorf("agent %s: catch up on %s: %w", a.tag, wants[i].key, err)
+		}
+		got[i], err = a.shared.open(wants[i].key, data)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, w := range wants {
+		a.add(w.key, got[i], w.gen)
 	}
 	a.known = m.Generation
 	a.prune(a.known)
