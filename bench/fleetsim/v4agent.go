@@ -130,12 +130,20 @@ type v4agent struct {
 	measured                   []bool // latency[i] is of a commit whose instant is past the warm-up
 	okAt                       []time.Duration
 	trace                      []string
+	traceOn                    func(string) // nil: no trace
 }
 
 // reported is what an agent was told: the generation naming its ID.
 type reported struct {
 	id  string
 	gen uint64
+}
+
+// tracef adds a line to the trace of the commit in flight (Config.TraceSlow).
+func (a *v4agent) tracef(format string, args ...any) {
+	if a.traceOn != nil {
+		a.traceOn("agent: " + fmt.Sprintf(format, args...))
+	}
 }
 
 // Get is the cache as a cas.Source.
@@ -197,6 +205,7 @@ func (a *v4agent) catchUp(ctx context.Context, st publish.State) error {
 	if m == nil || m.Generation <= a.known {
 		return nil
 	}
+	a.tracef("catch up from %d to %d", a.known, m.Generation)
 	incs, err := a.increments(ctx, m, a.known+1)
 	if err != nil {
 		return err
@@ -244,6 +253,7 @@ func (a *v4agent) catchUp(ctx context.Context, st publish.State) error {
 	for i, w := range wants {
 		a.add(w.key, got[i], w.gen)
 	}
+	a.tracef("caught up: %d increments, %d packs fetched", len(incs), len(wants))
 	a.known = m.Generation
 	a.prune(a.known)
 	return nil

@@ -227,6 +227,7 @@ func setupV4(ctx context.Context, cfg Config, store *Latency, catch *catchUpStor
 			opts.Trace = func(s string) {
 				a.trace = append(a.trace, fmt.Sprintf("%9.3f s %s", float64(clock.Now().Sub(cfg.clock.t0))/float64(time.Second), s))
 			}
+			a.traceOn = opts.Trace
 		}
 		if a.pub, err = publish.New(store, opts); err != nil {
 			return nil, 0, err
