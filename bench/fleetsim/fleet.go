@@ -67,6 +67,8 @@ type Config struct {
 	// TraceSlow (publish mode): keep the protocol's trace of the first
 	// commit slower than this (0: none).
 	TraceSlow time.Duration
+	// CatchUp (publish mode): CatchUpFull (default) or CatchUpLazy.
+	CatchUp string
 
 	clock modelClock // the engines' publication clock (set by Run)
 }
@@ -151,9 +153,14 @@ type Result struct {
 	// CatchUp is the part of Counts that catching up made (GETs of the
 	// proposals, group packs and segments a newer `current` names); the
 	// rest is the publication path's.
-	CatchUp   Counts
-	GenAudit  GenAudit
-	SlowTrace []string
+	CatchUp Counts
+	// Versions is the changes the agents built: one per commit, one more
+	// for each decline or version that fell out of the window.
+	Versions int
+	// CatchUpPolicy is Config.CatchUp.
+	CatchUpPolicy string
+	GenAudit      GenAudit
+	SlowTrace     []string
 }
 
 // CoresBusy is the simulation's CPU over the run's real time.

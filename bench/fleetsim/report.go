@@ -63,6 +63,9 @@ func arrival(r *Result) string {
 	eng := "serve-like"
 	if r.Engine == EnginePublish {
 		eng = "format v4 (publish)"
+		if r.CatchUpPolicy == CatchUpLazy {
+			eng += ", lazy catch-up"
+		}
 	}
 	if r.EnginePerCommit {
 		eng = "engine per commit"

@@ -13,7 +13,7 @@ import (
 func markdownV4(runs []*Result) string {
 	var b strings.Builder
 	b.WriteString("\nFormat v4 (publish mode): requests per measured accepted commit, the publication path apart from catch-up; conditional writes of `current`; the generations the agents were told:\n\n")
-	b.WriteString("| agents | arrival | warm-up | measured | commits/s | latency p50 / p90 / p99 / mean / max | publication path | catch-up | all | conditional writes sent / lost (%) | commits per won write | $ / million | generations audit |\n")
+	b.WriteString("| agents | arrival | warm-up | measured | commits/s | latency p50 / p90 / p99 / mean / max | versions per commit | publication path | catch-up | all | conditional writes sent / lost (%) | commits per won write | $ / million | generations audit |\n")
 	b.WriteString("| ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |\n")
 	for _, r := range runs {
 		if r.Engine != EnginePublish {
@@ -26,9 +26,9 @@ func markdownV4(runs []*Result) string {
 			pct = 100 * float64(lost) / float64(sent)
 		}
 		l := r.Latency
-		fmt.Fprintf(&b, "| %d | %s | %v | %d | %.1f | %s / %s / %s / %s / %s | %.2f | %.2f | %.2f | %d / %d (%.1f%%) | %.2f | %s | %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %v | %d | %.1f | %s / %s / %s / %s / %s | %.2f | %.2f | %.2f | %.2f | %d / %d (%.1f%%) | %.2f | %s | %s |\n",
 			r.Agents, arrival(r), r.Warmup, r.MeasuredAccepted, r.CommitsPerSec,
-			ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Mean), ms(l.Max),
+			ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Mean), ms(l.Max), float64(r.Versions)/float64(max(r.Accepted, 1)),
 			r.PerCommit(c.Total()-cu.Total()), r.PerCommit(cu.Total()), r.PerCommit(c.Total()),
 			sent, lost, pct, r.CommitsPerConditional(), dollars(r.S3DollarsPerMillion), genAuditText(r.GenAudit))
 	}

@@ -12,12 +12,20 @@ import (
 // ID. A burst makes the agents register together, so folds take groups
 // (group packs, re-parented members), and 20 agents put most of them more
 // than the tail's 15 generations behind, so catch-up reads segments.
-// Random arrival is the other case: mostly commits folded alone.
+// Random arrival is the other case: mostly commits folded alone. Lazy
+// catch-up must find what the build and the fold read as they miss it.
 func TestPublishFleetAuditsClean(t *testing.T) {
-	for _, burst := range []bool{true, false} {
-		t.Run(map[bool]string{true: "burst", false: "random"}[burst], func(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		burst   bool
+		catchUp string
+		window  time.Duration
+	}{{"burst", true, CatchUpFull, 400 * time.Millisecond}, {"random", false, CatchUpFull, 400 * time.Millisecond},
+		{"random-lazy", false, CatchUpLazy, 60 * time.Millisecond}} {
+		burst := c.burst
+		t.Run(c.name, func(t *testing.T) {
 			res, err := Run(context.Background(), Config{
-				Engine: EnginePublish, Agents: 20, Windows: 2, Window: 400 * time.Millisecond, Burst: burst, Seed: 3,
+				Engine: EnginePublish, CatchUp: c.catchUp, Agents: 20, Windows: 2, Window: c.window, Burst: burst, Seed: 3,
 				Model: Model{RTT: 4 * time.Millisecond, Jitter: 0.5, CondService: time.Millisecond},
 			})
 			if err != nil {
@@ -28,6 +36,11 @@ func TestPublishFleetAuditsClean(t *testing.T) {
 			}
 			if !res.Audit.OK() || res.Audit.Expected != 40 || res.Audit.Found != 40 {
 				t.Fatalf("line audit %+v", res.Audit)
+			}
+			// Disjoint files never conflict: a second version means the
+			// fold could not read an object it needed and declined.
+			if res.Versions != 40 {
+				t.Fatalf("%d versions built for 40 commits", res.Versions)
 			}
 			if !res.GenAudit.OK() || res.GenAudit.Distinct != 40 || res.Generations != 40 {
 				t.Fatalf("generation audit %+v, %d generations", res.GenAudit, res.Generations)

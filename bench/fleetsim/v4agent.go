@@ -106,6 +106,12 @@ type v4agent struct {
 	shared  *packCache
 	keep    uint64 // generations of packs the cache keeps
 	clock   pubClock
+	// lazy: catch up on the newest generation only and fetch older
+	// generations' packs when the fold or the build misses an object
+	// (Config.CatchUp == CatchUpLazy); ctx and m are the call's.
+	lazy bool
+	ctx  context.Context
+	m    *remote.ManifestV4
 
 	known uint64            // the generation caught up to
 	packs map[string]uint64 // cached pack key -> the newest generation naming it
@@ -125,6 +131,7 @@ type v4agent struct {
 	pending, accepted, written []string
 	ids                        []reported
 	ok, busy, gaveUp, calls    int
+	versions                   int // changes built: one per commit, more after a decline
 	cause                      map[string]string
 	latency, callLatency       []time.Duration
 	measured                   []bool // latency[i] is of a commit whose instant is past the warm-up
@@ -151,7 +158,68 @@ func (a *v4agent) Get(id cas.ID) (cas.Object, error) {
 	if p := a.index[id]; p != nil {
 		return p.Get(id)
 	}
+	if a.lazy && a.m != nil {
+		if p, err := a.lazyFind(id); err != nil || p != nil {
+			if err != nil {
+				return cas.Object{}, err
+			}
+			return p.Get(id)
+		}
+	}
 	return cas.Object{}, fmt.Errorf("agent %s: object %s: %w", a.tag, id, cas.ErrNotFound)
+}
+
+// lazyFind fetches the packs of the generations of the last K, newest
+// first, until one holds id (Config.CatchUp == CatchUpLazy): the tail's,
+// then those the segments list. Nil: no such pack.
+func (a *v4agent) lazyFind(id cas.ID) (*cas.Pack, error) {
+	m := a.m
+	try := func(inc remote.IncrementV4) (*cas.Pack, error) {
+		keys := []string{inc.ProposalKey()}
+		if inc.Group != (remote.GroupRef{}) {
+			keys = append(keys, inc.Group.Key())
+		}
+		for _, k := range keys {
+			if _, ok := a.packs[k]; ok {
+				continue
+			}
+			data, err := a.store.get(a.ctx, k)
+			if err != nil {
+				return nil, fmt.Errorf("agent %s: fetch %s: %w", a.tag, k, err)
+			}
+			p, err := a.shared.open(k, data)
+			if err != nil {
+				return nil, err
+			}
+			a.add(k, p, inc.Generation)
+		}
+		return a.index[id], nil
+	}
+	for i := len(m.Increments) - 1; i >= 0; i-- {
+		if p, err := try(m.Increments[i]); err != nil || p != nil {
+			return p, err
+		}
+	}
+	from := uint64(1)
+	if m.Generation > uint64(publish.DefaultK) {
+		from = m.Generation - uint64(publish.DefaultK)
+	}
+	if from >= m.Increments[0].Generation {
+		return nil, nil
+	}
+	incs, err := a.increments(a.ctx, m, from)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(incs) - 1; i >= 0; i-- {
+		if incs[i].Generation >= m.Increments[0].Generation {
+			continue
+		}
+		if p, err := try(incs[i]); err != nil || p != nil {
+			return p, err
+		}
+	}
+	return nil, nil
 }
 
 // add puts a pack in the cache, as of generation g.
@@ -202,11 +270,16 @@ const catchUpParallel = 8
 // catch-up's, counted apart from the publication path's.
 func (a *v4agent) catchUp(ctx context.Context, st publish.State) error {
 	m := st.Manifest
+	a.ctx, a.m = ctx, m
 	if m == nil || m.Generation <= a.known {
 		return nil
 	}
 	a.tracef("catch up from %d to %d", a.known, m.Generation)
-	incs, err := a.increments(ctx, m, a.known+1)
+	from := a.known + 1
+	if a.lazy {
+		from = m.Generation // the rest when an object is missed (lazyFind)
+	}
+	incs, err := a.increments(ctx, m, from)
 	if err != nil {
 		return err
 	}
@@ -319,6 +392,7 @@ func (a *v4agent) objects(ctx context.Context, st publish.State) (cas.Source, er
 // (the commit, the root tree, the file's new chunks).
 func (a *v4agent) build(id, message string) publish.Build {
 	return func(ctx context.Context, st publish.State) (publish.Change, error) {
+		a.versions++
 		if err := a.catchUp(ctx, st); err != nil {
 			return publish.Change{}, err
 		}

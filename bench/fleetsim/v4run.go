@@ -24,6 +24,22 @@ const (
 	EnginePublish = "publish" // agents calling publish.Publisher.Commit (format v4)
 )
 
+// Catch-up policies of the publish mode (Config.CatchUp).
+const (
+	// CatchUpFull fetches every proposal and group pack the manifest
+	// names since the generation the agent knows, as an engine
+	// materialising the whole notebook must without rollups.
+	CatchUpFull = ""
+	// CatchUpLazy fetches the newest generation's packs, and older ones
+	// only when the build or the fold misses an object: the least any
+	// engine fetches to publish (its directory would lack the other
+	// agents' new text). It stands for catch-up by rollups, which
+	// publish does not register yet, so that the publication path can be
+	// measured at fleet sizes where full catch-up does not fit in this
+	// machine.
+	CatchUpLazy = "lazy"
+)
+
 // v4Store is the store ID of the publish mode's notebook.
 const v4Store = "5f1ee75f1ee75f1ee75f1ee75f1ee700"
 
@@ -54,7 +70,12 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 	store := NewLatency(mem, cfg.Model, cfg.Seed)
 	catch := &catchUpStore{inner: store, on: store.on.Load}
 	shared := &packCache{packs: map[string]*cas.Pack{}}
-	res := &Result{Engine: EnginePublish, Warmup: cfg.Warmup, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
+	switch cfg.CatchUp {
+	case CatchUpFull, CatchUpLazy:
+	default:
+		return nil, fmt.Errorf("fleetsim: unknown catch-up %q", cfg.CatchUp)
+	}
+	res := &Result{Engine: EnginePublish, CatchUpPolicy: cfg.CatchUp, Warmup: cfg.Warmup, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
 
 	setup0 := time.Now()
 	agents, gen0, err := setupV4(ctx, cfg, store, catch, shared, clock)
@@ -163,6 +184,7 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 		res.Busy += a.busy
 		res.GaveUp += a.gaveUp
 		res.Calls += a.calls
+		res.Versions += a.versions
 		for k, v := range a.cause {
 			if _, seen := res.OtherCause[k]; !seen {
 				res.OtherCause[k] = v
@@ -216,7 +238,7 @@ func setupV4(ctx context.Context, cfg Config, store *Latency, catch *catchUpStor
 		tag := fmt.Sprintf("a%04d", i)
 		a := &v4agent{tag: tag, path: tag + ".md", content: []byte("# " + tag + "\n"), store: catch, shared: shared,
 			keep: 2 * publish.DefaultK, clock: clock, packs: map[string]uint64{}, index: map[cas.ID]*cas.Pack{},
-			byKey: map[string]*cas.Pack{}, published: map[cas.ID]bool{}, cause: map[string]string{}}
+			byKey: map[string]*cas.Pack{}, published: map[cas.ID]bool{}, cause: map[string]string{}, lazy: cfg.CatchUp == CatchUpLazy}
 		var err error
 		if files[a.path], err = cas.WriteFile(sink, a.content); err != nil {
 			return nil, 0, err
