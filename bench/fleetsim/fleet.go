@@ -69,6 +69,12 @@ type Config struct {
 	TraceSlow time.Duration
 	// CatchUp (publish mode): CatchUpFull (default) or CatchUpLazy.
 	CatchUp string
+	// Gather (publish mode, diagnosis only): publish.Options.Gather
+	// instead of publish's default, to test an explanation of a figure.
+	Gather time.Duration
+	// FoldParallel (publish mode, diagnosis only): publish.Options.Parallel,
+	// the proposals a fold reads at once, instead of publish's default.
+	FoldParallel int
 
 	clock modelClock // the engines' publication clock (set by Run)
 }

@@ -244,7 +244,7 @@ func setupV4(ctx context.Context, cfg Config, store *Latency, catch *catchUpStor
 			return nil, 0, err
 		}
 		opts := publish.Options{Store: v4Store, Clock: clock, Objects: a.objects,
-			CondEstimate: cfg.Model.CondService, RTT: cfg.Model.RTT}
+			CondEstimate: cfg.Model.CondService, RTT: cfg.Model.RTT, Gather: cfg.Gather, Parallel: cfg.FoldParallel}
 		if cfg.TraceSlow > 0 {
 			opts.Trace = func(s string) {
 				a.trace = append(a.trace, fmt.Sprintf("%9.3f s %s", float64(clock.Now().Sub(cfg.clock.t0))/float64(time.Second), s))
