@@ -109,9 +109,11 @@ type v4agent struct {
 	// lazy: catch up on the newest generation only and fetch older
 	// generations' packs when the fold or the build misses an object
 	// (Config.CatchUp == CatchUpLazy); ctx and m are the call's.
-	lazy bool
-	ctx  context.Context
-	m    *remote.ManifestV4
+	lazy  bool
+	ctx   context.Context
+	m     *remote.ManifestV4
+	heads map[cas.ID]remote.IncrementV4 // lazy: the increments seen, by head
+	segs  map[string]*remote.SegmentV4  // segments read (nil: not kept)
 
 	known uint64            // the generation caught up to
 	packs map[string]uint64 // cached pack key -> the newest generation naming it
@@ -195,8 +197,14 @@ func (a *v4agent) lazyFind(id cas.ID) (*cas.Pack, error) {
 		}
 		return a.index[id], nil
 	}
-	for i := len(m.Increments) - 1; i >= 0; i-- {
-		if p, err := try(m.Increments[i]); err != nil || p != nil {
+	// A head the fold reads (a proposal's parent) is some generation's
+	// head: its commit and tree are in that generation's packs, which
+	// are fetched directly instead of every generation after it.
+	for _, inc := range m.Increments {
+		a.heads[inc.Head] = inc
+	}
+	if inc, ok := a.heads[id]; ok {
+		if p, err := try(inc); err != nil || p != nil {
 			return p, err
 		}
 	}
@@ -204,19 +212,30 @@ func (a *v4agent) lazyFind(id cas.ID) (*cas.Pack, error) {
 	if m.Generation > uint64(publish.DefaultK) {
 		from = m.Generation - uint64(publish.DefaultK)
 	}
-	if from >= m.Increments[0].Generation {
-		return nil, nil
-	}
-	incs, err := a.increments(a.ctx, m, from)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(incs) - 1; i >= 0; i-- {
-		if incs[i].Generation >= m.Increments[0].Generation {
-			continue
+	var older []remote.IncrementV4
+	if from < m.Increments[0].Generation {
+		incs, err := a.increments(a.ctx, m, from)
+		if err != nil {
+			return nil, err
 		}
-		if p, err := try(incs[i]); err != nil || p != nil {
-			return p, err
+		for _, inc := range incs {
+			a.heads[inc.Head] = inc
+			if inc.Generation < m.Increments[0].Generation {
+				older = append(older, inc)
+			}
+		}
+		if inc, ok := a.heads[id]; ok {
+			if p, err := try(inc); err != nil || p != nil {
+				return p, err
+			}
+		}
+	}
+	// Not a head: every generation of the window, newest first.
+	for _, incs := range [][]remote.IncrementV4{m.Increments, older} {
+		for i := len(incs) - 1; i >= 0; i-- {
+			if p, err := try(incs[i]); err != nil || p != nil {
+				return p, err
+			}
 		}
 	}
 	return nil, nil
@@ -344,13 +363,18 @@ func (a *v4agent) increments(ctx context.Context, m *remote.ManifestV4, from uin
 				if s.Last < from || s.First >= tail {
 					continue
 				}
-				data, err := a.store.get(ctx, s.Key())
-				if err != nil {
-					return fmt.Errorf("agent %s: segment: %w", a.tag, err)
-				}
-				seg, err := remote.DecodeSegmentV4(s, data)
-				if err != nil {
-					return err
+				seg := a.segs[s.Key()]
+				if seg == nil {
+					data, err := a.store.get(ctx, s.Key())
+					if err != nil {
+						return fmt.Errorf("agent %s: segment: %w", a.tag, err)
+					}
+					if seg, err = remote.DecodeSegmentV4(s, data); err != nil {
+						return err
+					}
+					if a.segs != nil {
+						a.segs[s.Key()] = seg // immutable: read once
+					}
 				}
 				for _, inc := range seg.Increments {
 					if inc.Generation >= from && inc.Generation < tail {

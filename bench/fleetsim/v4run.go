@@ -238,7 +238,8 @@ func setupV4(ctx context.Context, cfg Config, store *Latency, catch *catchUpStor
 		tag := fmt.Sprintf("a%04d", i)
 		a := &v4agent{tag: tag, path: tag + ".md", content: []byte("# " + tag + "\n"), store: catch, shared: shared,
 			keep: 2 * publish.DefaultK, clock: clock, packs: map[string]uint64{}, index: map[cas.ID]*cas.Pack{},
-			byKey: map[string]*cas.Pack{}, published: map[cas.ID]bool{}, cause: map[string]string{}, lazy: cfg.CatchUp == CatchUpLazy}
+			byKey: map[string]*cas.Pack{}, published: map[cas.ID]bool{}, cause: map[string]string{}, lazy: cfg.CatchUp == CatchUpLazy,
+			heads: map[cas.ID]remote.IncrementV4{}, segs: map[string]*remote.SegmentV4{}}
 		var err error
 		if files[a.path], err = cas.WriteFile(sink, a.content); err != nil {
 			return nil, 0, err
