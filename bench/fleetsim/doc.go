@@ -46,6 +46,18 @@
 // here), and every commit's scan then lists L and re-reads the files the
 // previous call wrote (the stat cache trusts a file only after a later
 // scan), which is part of the CPU figure.
+// The publish mode (Config.Engine = EnginePublish, `-engine publish`;
+// v4agent.go, v4run.go, report_v4.go) replaces the engines by agents
+// that publish through package publish (format v4), which the engine
+// does not call yet: each agent keeps its file in memory and its own
+// object cache, catches up from the generation it knows to each
+// `current` it is given by fetching the proposals, group packs and
+// segments that manifest names (all of them, or with CatchUpLazy only
+// what its build and the fold read), builds a head commit and pack on
+// the state's head, and calls Publisher.Commit. Catch-up's requests are
+// counted apart (Result.CatchUp); the audit adds that every generation an
+// agent was told names its own publication ID (Result.GenAudit).
+//
 // Arrival instants, jitter and contents are seeded; which writer wins a
 // race is up to the scheduler, so two runs agree in distribution, not
 // byte for byte.

@@ -56,6 +56,25 @@ type Config struct {
 	EnginePerCommit bool
 	Cap             time.Duration // no new Commit call starts this long after the last instant (0 = 10 minutes)
 	Progress        func(format string, args ...any)
+	// Engine picks what commits: EngineServer (server.Engine, the
+	// default) or EnginePublish (agents calling the format-v4 protocol of
+	// package publish directly; v4agent.go).
+	Engine string
+	// Warmup (publish mode): commits whose instant falls in the run's
+	// first Warmup are not measured (latency, rate), nor are the requests
+	// made before it.
+	Warmup time.Duration
+	// TraceSlow (publish mode): keep the protocol's trace of the first
+	// commit slower than this (0: none).
+	TraceSlow time.Duration
+	// CatchUp (publish mode): CatchUpFull (default) or CatchUpLazy.
+	CatchUp string
+	// Gather (publish mode, diagnosis only): publish.Options.Gather
+	// instead of publish's default, to test an explanation of a figure.
+	Gather time.Duration
+	// FoldParallel (publish mode, diagnosis only): publish.Options.Parallel,
+	// the proposals a fold reads at once, instead of publish's default.
+	FoldParallel int
 
 	clock modelClock // the engines' publication clock (set by Run)
 }
@@ -130,6 +149,24 @@ type Result struct {
 	// Standard request prices, per million accepted commits
 	// (Counts.S3Dollars over Accepted).
 	S3DollarsPerMillion float64
+
+	// The publish mode's (Config.Engine == EnginePublish):
+	Engine string
+	Warmup time.Duration
+	// MeasuredAccepted is the commits accepted after the warm-up (all
+	// of them without one): the requests are per measured commit.
+	MeasuredAccepted int
+	// CatchUp is the part of Counts that catching up made (GETs of the
+	// proposals, group packs and segments a newer `current` names); the
+	// rest is the publication path's.
+	CatchUp Counts
+	// Versions is the changes the agents built: one per commit, one more
+	// for each decline or version that fell out of the window.
+	Versions int
+	// CatchUpPolicy is Config.CatchUp.
+	CatchUpPolicy string
+	GenAudit      GenAudit
+	SlowTrace     []string
 }
 
 // CoresBusy is the simulation's CPU over the run's real time.
@@ -151,10 +188,14 @@ func (r *Result) CommitsPerConditional() float64 {
 
 // PerCommit is n per accepted commit.
 func (r *Result) PerCommit(n int64) float64 {
-	if r.Accepted == 0 {
+	d := r.Accepted
+	if r.MeasuredAccepted > 0 {
+		d = r.MeasuredAccepted
+	}
+	if d == 0 {
 		return 0
 	}
-	return float64(n) / float64(r.Accepted)
+	return float64(n) / float64(d)
 }
 
 // packHandlesPerEngine is the most pack files one engine's object cache
@@ -182,6 +223,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
 	if cfg.Agents <= 0 || cfg.Agents > 9999 {
 		return nil, fmt.Errorf("fleetsim: agents must be 1..9999, got %d", cfg.Agents)
+	}
+	switch cfg.Engine {
+	case EngineServer:
+	case EnginePublish:
+		return runV4(ctx, cfg)
+	default:
+		return nil, fmt.Errorf("fleetsim: unknown engine %q", cfg.Engine)
 	}
 	base, err := os.MkdirTemp(cfg.Dir, "fleetsim-")
 	if err != nil {

@@ -82,6 +82,8 @@ func KeyClass(key string) string {
 		return "lead marker"
 	case strings.HasPrefix(key, remote.ProposalsPrefix):
 		return "proposal"
+	case strings.HasPrefix(key, remote.GroupsPrefix):
+		return "group pack"
 	}
 	return "other"
 }

@@ -49,6 +49,9 @@ func Markdown(runs []*Result) string {
 		}
 		b.WriteString("\n")
 	}
+	if slices.ContainsFunc(runs, func(r *Result) bool { return r.Engine == EnginePublish }) {
+		b.WriteString(markdownV4(runs))
+	}
 	return b.String()
 }
 
@@ -58,6 +61,12 @@ func arrival(r *Result) string {
 		how = "burst"
 	}
 	eng := "serve-like"
+	if r.Engine == EnginePublish {
+		eng = "format v4 (publish)"
+		if r.CatchUpPolicy == CatchUpLazy {
+			eng += ", lazy catch-up"
+		}
+	}
 	if r.EnginePerCommit {
 		eng = "engine per commit"
 	}

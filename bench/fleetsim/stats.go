@@ -12,6 +12,7 @@ import (
 type Percentiles struct {
 	N                  int
 	P50, P90, P99, Max time.Duration
+	Mean               time.Duration
 }
 
 func percentiles(ds []time.Duration) Percentiles {
@@ -23,7 +24,11 @@ func percentiles(ds []time.Duration) Percentiles {
 		i := int(q*float64(len(s))+0.999999) - 1
 		return s[min(max(i, 0), len(s)-1)]
 	}
-	return Percentiles{N: len(s), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: s[len(s)-1]}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return Percentiles{N: len(s), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: s[len(s)-1], Mean: sum / time.Duration(len(s))}
 }
 
 // appendLoad appends the 1-minute load average from /proc/loadavg, when

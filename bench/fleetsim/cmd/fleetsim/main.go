@@ -41,6 +41,12 @@ func main() {
 	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
 	group := flag.Bool("group-commit", true, "engines use group commit, as the CLI does by default (issue 18; false: off)")
 	machines := flag.Int("machines", 0, "spread the agents over this many machines, whose engines take turns and offer (0: each agent its own machine, no turns)")
+	engine := flag.String("engine", "", "what commits: empty for the real engines (server.Engine), \"publish\" for agents calling the format-v4 protocol (package publish) directly")
+	warmup := flag.Duration("warmup", 0, "publish engine: commits whose instant is in this first part of the run, and the requests before it, are not measured (model time)")
+	traceSlow := flag.Duration("trace-slow", 0, "publish engine: print the protocol's trace of the first commit slower than this (model time; 0: none)")
+	catchUp := flag.String("catch-up", "", "publish engine: empty to fetch every pack the manifest names since the agent's generation, \"lazy\" to fetch only what the build and the fold read")
+	gather := flag.Duration("gather", 0, "publish engine, diagnosis only: the protocol's gather instead of its default (7 round trips)")
+	foldParallel := flag.Int("fold-parallel", 0, "publish engine, diagnosis only: proposals a fold reads at once instead of the protocol's default (8)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs (set-up included) to this file")
 	debugAddr := flag.String("debug-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) to see where a run's engines wait")
@@ -72,6 +78,7 @@ func main() {
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
 			Model:         fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
 			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit, GroupCommit: *group, Machines: *machines,
+			Engine: *engine, Warmup: *warmup, TraceSlow: *traceSlow, CatchUp: *catchUp, Gather: *gather, FoldParallel: *foldParallel,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
 		}
 		lg.Printf("%d agents ...", n)
@@ -98,6 +105,9 @@ func main() {
 	for _, r := range runs {
 		if !r.Audit.OK() {
 			lg.Fatalf("%d agents: line audit failed: %+v", r.Agents, r.Audit)
+		}
+		if r.Engine == fleetsim.EnginePublish && !r.GenAudit.OK() {
+			lg.Fatalf("%d agents: generation audit failed: %+v", r.Agents, r.GenAudit)
 		}
 	}
 }
