@@ -127,9 +127,14 @@ func TestPublishBackoffDoublesToCap(t *testing.T) {
 	ctx := context.Background()
 	m := memstore.New()
 	clock := &noSleep{}
+	// A stopped clock: each lost attempt's window is then 0, and the
+	// ceiling is FirstWait's doubling alone. On the real clock an attempt
+	// slower than FirstWait (a loaded machine) stretched the ceiling to its
+	// window.
+	stopped := func() time.Time { return time.Unix(1800000000, 0) }
 	const r = 1<<64 - 1
 	nb := remote.Open(m, remote.Options{Retries: 5, FirstWait: 10 * time.Millisecond, MaxWait: 40 * time.Millisecond,
-		Sleep: clock.Sleep, Rand: fixedRand(r)})
+		Sleep: clock.Sleep, Rand: fixedRand(r), Now: stopped})
 	calls := 0
 	if _, err := nb.Publish(ctx, rivalBuild(t, m, &calls)); !errors.Is(err, remote.ErrLostRace) {
 		t.Fatal(err)
@@ -144,7 +149,7 @@ func TestPublishBackoffDoublesToCap(t *testing.T) {
 	}
 	// The default source spreads writers: waits stay below their ceiling.
 	clock.waits = nil
-	nb = remote.Open(m, remote.Options{Retries: 3, Sleep: clock.Sleep})
+	nb = remote.Open(m, remote.Options{Retries: 3, Sleep: clock.Sleep, Now: stopped})
 	if _, err := nb.Publish(ctx, rivalBuild(t, m, &calls)); !errors.Is(err, remote.ErrLostRace) {
 		t.Fatal(err)
 	}
