@@ -80,6 +80,22 @@ func spacedClock() func() time.Time {
 	}
 }
 
+// tickingClock is a clock on which every reading is a millisecond after
+// the one before: writers sharing it publish a few readings apart, so
+// `current`'s tail shows a busy fleet however loaded the machine is (on
+// the real clock, a loaded machine spread three writers out until the
+// tail looked quiet and the first attempt did not register).
+func tickingClock() func() time.Time {
+	var mu sync.Mutex
+	t := time.Unix(1800000000, 0)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Millisecond)
+		return t
+	}
+}
+
 func (w groupWriter) filesOf(ctx context.Context, state remote.State, extra ...[]byte) (map[string][]byte, chainSource, error) {
 	src, err := w.chainPacks(ctx, state)
 	if err != nil {
@@ -392,10 +408,11 @@ func proposalKeys(t *testing.T, mem *memstore.Mem) []string {
 func TestGroupCommitFirstAttemptRegistersOnABusyTail(t *testing.T) {
 	ctx := context.Background()
 	proposals := func(mem *memstore.Mem) []string { return proposalKeys(t, mem) }
-	busy := func(t *testing.T) *memstore.Mem {
+	busy := func(t *testing.T) (*memstore.Mem, func() time.Time) {
 		mem := memstore.New()
+		clock := tickingClock()
 		for i := range 3 { // three writers, a few milliseconds apart
-			if _, err := newGroupWriter(mem).publish(ctx, fmt.Sprintf("w%d.md", i), nil); err != nil {
+			if _, err := newGroupWriterAt(mem, clock).publish(ctx, fmt.Sprintf("w%d.md", i), nil); err != nil {
 				t.Fatal(err)
 			}
 			// One publication is no rate; two a few milliseconds
@@ -404,15 +421,15 @@ func TestGroupCommitFirstAttemptRegistersOnABusyTail(t *testing.T) {
 				t.Fatalf("writer %d: proposals %v", i, keys)
 			}
 		}
-		if _, err := remote.Open(mem, remote.Options{}).CleanProposals(ctx); err != nil {
+		if _, err := remote.Open(mem, remote.Options{Now: clock}).CleanProposals(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return mem
+		return mem, clock
 	}
 
 	t.Run("busy", func(t *testing.T) {
-		mem := busy(t)
-		acc, err := newGroupWriter(mem).publish(ctx, "new.md", nil)
+		mem, clock := busy(t)
+		acc, err := newGroupWriterAt(mem, clock).publish(ctx, "new.md", nil)
 		if err != nil || acc.Attempts != 1 || acc.State.Generation() != 4 {
 			t.Fatalf("%+v, %v", acc, err)
 		}
@@ -422,8 +439,8 @@ func TestGroupCommitFirstAttemptRegistersOnABusyTail(t *testing.T) {
 		}
 	})
 	t.Run("quiet", func(t *testing.T) {
-		mem := busy(t)
-		later := func() time.Time { return time.Now().Add(time.Minute) }
+		mem, clock := busy(t)
+		later := func() time.Time { return clock().Add(time.Minute) }
 		acc, err := newGroupWriterAt(mem, later).publish(ctx, "new.md", nil)
 		if err != nil || acc.Attempts != 1 {
 			t.Fatalf("%+v, %v", acc, err)
@@ -433,14 +450,14 @@ func TestGroupCommitFirstAttemptRegistersOnABusyTail(t *testing.T) {
 		}
 	})
 	t.Run("in a row", func(t *testing.T) {
-		mem := busy(t)
-		w := newGroupWriter(mem)
+		mem, clock := busy(t)
+		w := newGroupWriterAt(mem, clock)
 		for i := range 3 {
 			if _, err := w.publish(ctx, fmt.Sprintf("row%d.md", i), nil); err != nil {
 				t.Fatal(err)
 			}
 			if i == 0 {
-				if _, err := remote.Open(mem, remote.Options{}).CleanProposals(ctx); err != nil {
+				if _, err := remote.Open(mem, remote.Options{Now: clock}).CleanProposals(ctx); err != nil {
 					t.Fatal(err)
 				}
 				continue // the first met the others' busy tail
@@ -528,11 +545,12 @@ func TestTurnHolderJoinsAForeignBusyFleet(t *testing.T) {
 		foreign := tc.foreign
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memstore.New()
+			clock := tickingClock() // a busy tail whatever the load
 			near := &mapNearby{}
 			local := newGroupWriter(mem) // this machine's: each keeps its state nearby
-			local.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, Turns: &mutexTurns{}, Nearby: near})
+			local.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, Turns: &mutexTurns{}, Nearby: near, Now: clock})
 			other := newGroupWriter(mem)
-			other.nb = remote.Open(mem, remote.Options{Sleep: fastSleep})
+			other.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, Now: clock})
 			publish := func(w groupWriter, path string) {
 				via := func(ctx context.Context, b func(context.Context, remote.State, string) (remote.Proposal, error), _ remote.IncludeFunc) (remote.Accepted, error) {
 					return w.nb.PublishNearby(ctx, b, nil)
@@ -556,7 +574,7 @@ func TestTurnHolderJoinsAForeignBusyFleet(t *testing.T) {
 				near = &mapNearby{}
 			}
 			holder := newGroupWriter(mem)
-			holder.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, GroupCommit: true, Turns: &mutexTurns{}, Nearby: near})
+			holder.nb = remote.Open(mem, remote.Options{Sleep: fastSleep, GroupCommit: true, Turns: &mutexTurns{}, Nearby: near, Now: clock})
 			acc, err := holder.publishWith(ctx, "mine.md", nil, holder.nb.PublishNearby)
 			if err != nil || !acc.Published || acc.Attempts != 1 {
 				t.Fatalf("%+v, %v", acc, err)

@@ -127,9 +127,14 @@ func TestPublishBackoffDoublesToCap(t *testing.T) {
 	ctx := context.Background()
 	m := memstore.New()
 	clock := &noSleep{}
+	// A stopped clock: each lost attempt's window is then 0, and the
+	// ceiling is FirstWait's doubling alone. On the real clock an attempt
+	// slower than FirstWait (a loaded machine) stretched the ceiling to its
+	// window.
+	stopped := func() time.Time { return time.Unix(1800000000, 0) }
 	const r = 1<<64 - 1
 	nb := remote.Open(m, remote.Options{Retries: 5, FirstWait: 10 * time.Millisecond, MaxWait: 40 * time.Millisecond,
-		Sleep: clock.Sleep, Rand: fixedRand(r)})
+		Sleep: clock.Sleep, Rand: fixedRand(r), Now: stopped})
 	calls := 0
 	if _, err := nb.Publish(ctx, rivalBuild(t, m, &calls)); !errors.Is(err, remote.ErrLostRace) {
 		t.Fatal(err)
@@ -144,7 +149,7 @@ func TestPublishBackoffDoublesToCap(t *testing.T) {
 	}
 	// The default source spreads writers: waits stay below their ceiling.
 	clock.waits = nil
-	nb = remote.Open(m, remote.Options{Retries: 3, Sleep: clock.Sleep})
+	nb = remote.Open(m, remote.Options{Retries: 3, Sleep: clock.Sleep, Now: stopped})
 	if _, err := nb.Publish(ctx, rivalBuild(t, m, &calls)); !errors.Is(err, remote.ErrLostRace) {
 		t.Fatal(err)
 	}
@@ -158,7 +163,23 @@ func TestPublishBackoffDoublesToCap(t *testing.T) {
 func TestPublishCancelledDuringBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := memstore.New()
-	nb := remote.Open(m, remote.Options{FirstWait: time.Hour, MaxWait: time.Hour})
+	// The default wait (a timer or the context), told when the first
+	// backoff begins: cancelling earlier would end the rival's write in the
+	// first attempt instead of the backoff this test is about.
+	backoff := make(chan struct{})
+	var once sync.Once
+	wait := func(ctx context.Context, d time.Duration) error {
+		once.Do(func() { close(backoff) })
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	nb := remote.Open(m, remote.Options{FirstWait: time.Hour, MaxWait: time.Hour, Sleep: wait})
 	calls := 0
 	build := rivalBuild(t, m, &calls)
 	done := make(chan error)
@@ -166,12 +187,19 @@ func TestPublishCancelledDuringBackoff(t *testing.T) {
 		_, err := nb.Publish(ctx, build)
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-backoff:
+	case err := <-done:
+		t.Fatalf("Publish = %v before any backoff, want a lost race and a wait", err)
+	}
 	cancel()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Publish = %v, want context.Canceled", err)
+		}
+		if calls != 1 {
+			t.Fatalf("%d attempts, want the first one, then the cancelled wait", calls)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Publish did not stop its backoff on cancel")
