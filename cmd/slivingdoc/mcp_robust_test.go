@@ -264,7 +264,9 @@ func TestServeSignalDuringCommit(t *testing.T) {
 			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(200 * time.Millisecond) // the signal is handled while the commit waits
+			// The signal is handled while the commit waits on the lock:
+			// the server logs that it is stopping before the lock goes.
+			waitStopping(t, p)
 			release()
 			if r := p.next(); string(r.ID) != "3" || !r.toolOK() {
 				t.Fatalf("the commit in flight at %v was answered %s\nstderr:\n%s", sig, r.line, p.stderr)
@@ -293,6 +295,24 @@ func TestServeSignalDuringCommit(t *testing.T) {
 				t.Fatalf("verify: %s", o)
 			}
 		})
+	}
+}
+
+// waitStopping returns once the server has logged that a signal stops it
+// (edge.go: "stopping", why "signal"): a condition, not a guess at how
+// long delivering a signal takes on a loaded machine.
+func waitStopping(t *testing.T, p *proc) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s := p.stderr.String()
+		if i := strings.Index(s, "stopping"); i >= 0 && strings.Contains(s[i:], "signal") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never logged that the signal stops it; stderr:\n%s", s)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
