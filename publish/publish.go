@@ -685,18 +685,30 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	var group remote.GroupRef
 	if f.group != nil {
 		group = remote.GroupRef{Sum: cas.Sum(f.group), Size: int64(len(f.group))}
-		if err := w.putImmutable(ctx, group.Key(), f.group); err != nil {
-			return err
-		}
 	}
 	next, segs, err := remote.NextV4(c.Manifest, o.Store, uint64(o.Clock.Now().UnixMilli()), f.members, group, f.declined)
 	if err != nil {
 		return err
 	}
+	// Every object the write names is stored before it is sent
+	// (invariant 2); they do not depend on each other, so they go up
+	// together, Parallel at a time (the group pack first when one at a
+	// time: the exhaustive test's order).
+	type upload struct {
+		key  string
+		data []byte
+	}
+	var ups []upload
+	if f.group != nil {
+		ups = append(ups, upload{group.Key(), f.group})
+	}
 	for _, s := range segs {
-		if err := w.putImmutable(ctx, s.Key, s.Data); err != nil {
-			return err
-		}
+		ups = append(ups, upload{s.Key, s.Data})
+	}
+	if err := parallel.For(len(ups), o.Parallel, func(i int) error {
+		return w.putImmutable(ctx, ups[i].key, ups[i].data)
+	}); err != nil {
+		return err
 	}
 	data, err := remote.EncodeManifestV4(next)
 	if err != nil {
