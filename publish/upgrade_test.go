@@ -3,8 +3,6 @@ package publish
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,27 +10,13 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // loadV3Store copies the version-3 fixture store (written once by a
-// version-3 binary; file layout, one file per key) into mem.
+// version-3 binary) into mem.
 func loadV3Store(t *testing.T, mem *memstore.Mem) {
-	t.Helper()
-	dir := filepath.Join("..", "remote", "testdata", "v3-store")
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == "README.md" {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		key, _ := filepath.Rel(dir, path)
-		return mem.Put(context.Background(), filepath.ToSlash(key), data)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	remotetest.CopyFixture(t, filepath.Join("..", "remote", "testdata", "v3-store"), mem)
 }
 
 // v3Current returns the version-3 `current` in mem and its ETag.

@@ -4,35 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
-// loadStore copies a fixture store (file backend layout: one file per
-// key) into a fresh memory store; the fixture is never written.
+// loadStore copies a fixture store into a fresh memory store; the
+// fixture is never written.
 func loadStore(t *testing.T, dir string) *memstore.Mem {
-	t.Helper()
 	mem := memstore.New()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == "README.md" {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		key, _ := filepath.Rel(dir, path)
-		return mem.Put(context.Background(), filepath.ToSlash(key), data)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	remotetest.CopyFixture(t, dir, mem)
 	return mem
 }
 

@@ -13,6 +13,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -593,4 +596,28 @@ func Proposal(parent cas.ID, pub string, note []byte) remote.Proposal {
 		panic(err)
 	}
 	return remote.Proposal{Pack: pack, Head: commit.ID}
+}
+
+// CopyFixture copies a fixture store kept in testdata in the file
+// backend's layout (one file per key; a README.md beside the keys) into
+// dst, so a test can write to it without ever changing the fixture.
+func CopyFixture(t testing.TB, dir string, dst remote.Store) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "README.md" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		key, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		return dst.Put(context.Background(), filepath.ToSlash(key), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
