@@ -347,16 +347,7 @@ func (x *world) build(agent, commit int, id string) Build {
 		if err := sink.Put(c); err != nil {
 			return Change{}, err
 		}
-		pw := cas.NewPackWriter()
-		ids := sink.IDs()
-		slices.SortFunc(ids, func(a, b cas.ID) int { return bytes.Compare(a[:], b[:]) })
-		for _, oid := range ids {
-			o, _ := sink.Get(oid)
-			if err := pw.Put(o); err != nil {
-				return Change{}, err
-			}
-		}
-		pack, err := pw.Finish()
+		pack, err := packOf(sink)
 		return Change{Head: c.ID, Pack: pack, Author: fmt.Sprintf("writer %d", agent)}, err
 	}
 }

@@ -94,16 +94,7 @@ func change(src Objects, id string, files map[string]*string) Build {
 		if err := sink.Put(c); err != nil {
 			return Change{}, err
 		}
-		pw := cas.NewPackWriter()
-		ids := sink.IDs()
-		slices.SortFunc(ids, func(a, b cas.ID) int { return bytes.Compare(a[:], b[:]) })
-		for _, oid := range ids {
-			o, _ := sink.Get(oid)
-			if err := pw.Put(o); err != nil {
-				return Change{}, err
-			}
-		}
-		pack, err := pw.Finish()
+		pack, err := packOf(sink)
 		return Change{Head: c.ID, Pack: pack, Author: "test"}, err
 	}
 }
@@ -429,4 +420,19 @@ func TestResumeAdoptsAnAcceptedCall(t *testing.T) {
 	if err != nil || e.current().AcceptedAt(pending) != r.Generation || r.Generation == 0 {
 		t.Fatalf("resume of a pending version: %+v, %v", r, err)
 	}
+}
+
+// packOf packs every object of sink in ID order, so a build's pack is the
+// same bytes whichever order the objects were written in.
+func packOf(sink *cas.Memory) ([]byte, error) {
+	pw := cas.NewPackWriter()
+	ids := sink.IDs()
+	slices.SortFunc(ids, func(a, b cas.ID) int { return bytes.Compare(a[:], b[:]) })
+	for _, oid := range ids {
+		o, _ := sink.Get(oid)
+		if err := pw.Put(o); err != nil {
+			return nil, err
+		}
+	}
+	return pw.Finish()
 }
