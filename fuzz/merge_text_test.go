@@ -51,6 +51,8 @@ func FuzzMergeText(f *testing.F) {
 	addMergeSeeds(f)
 	f.Add([]byte("log\n"), []byte("log\nL\n"), []byte("log\nR\n"))
 	f.Add([]byte("log"), []byte("log\nL"), []byte("log\r\nR\r\n"))
+	// Text once kept touching additions here that TextStrict untangles.
+	f.Add([]byte("1\n\n1\n\n\n"), []byte("1\n\n1\n## h\n\n\n\n\n## h\n\n"), []byte("1\n\n1\n\n\n1\n\n1\n2\n"))
 	f.Fuzz(func(t *testing.T, base, local, remote []byte) {
 		checkMergeInvariants(t, merge.Text, base, local, remote)
 		checkMergeInvariants(t, merge.TextStrict, base, local, remote)

@@ -2,6 +2,10 @@ package merge
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -297,4 +301,59 @@ func untouchedInOrder(base, local, remote, result []byte) bool {
 		j++
 	}
 	return true
+}
+
+// TestTextAgreesWithStrictOnBlankLineShapes holds the rule that rules 6
+// and 7 only decide what rules 1-5 conflict on, on the shapes the note
+// generator rarely makes: few distinct lines, mostly blank, so that many
+// equally short diffs exist and go-diff's first pick makes the two sides'
+// additions touch. The pinned case is the first the fuzzer found: Text
+// kept its first diffs and merged the touching additions by rule 6, where
+// TextStrict untangled them into a clean merge with other bytes.
+func TestTextAgreesWithStrictOnBlankLineShapes(t *testing.T) {
+	check := func(name string, base, local, remote []byte) {
+		t.Helper()
+		strict := TextStrict(base, local, remote)
+		if len(strict.Conflicts) != 0 {
+			return
+		}
+		if got := Text(base, local, remote); !bytes.Equal(got.Content, strict.Content) || len(got.Conflicts) != 0 {
+			t.Fatalf("%s: base %q local %q remote %q: TextStrict clean %q, Text %q %v", name, base, local, remote, strict.Content, got.Content, got.Conflicts)
+		}
+	}
+	check("pinned", []byte("1\n\n1\n\n\n"), []byte("1\n\n1\n## h\n\n\n\n\n## h\n\n"), []byte("1\n\n1\n\n\n1\n\n1\n2\n"))
+
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	rng := rand.New(rand.NewPCG(20261206, 0))
+	lines := []string{"1\n", "\n", "\n", "\n", "## h\n", "2\n"}
+	line := func() string { return lines[rng.IntN(len(lines))] }
+	edit := func(base []string) []byte {
+		out := slices.Clone(base)
+		for k := rng.IntN(3) + 1; k > 0; k-- {
+			i := rng.IntN(len(out) + 1)
+			switch rng.IntN(3) {
+			case 0:
+				out = slices.Insert(out, i, line())
+			case 1:
+				if i < len(out) {
+					out = slices.Delete(out, i, i+1)
+				}
+			default:
+				for j := rng.IntN(4); j >= 0; j-- {
+					out = slices.Insert(out, i, line())
+				}
+			}
+		}
+		return []byte(strings.Join(out, ""))
+	}
+	for i := range n {
+		base := make([]string, rng.IntN(14))
+		for j := range base {
+			base[j] = line()
+		}
+		check(fmt.Sprintf("case %d (seed 20261206)", i), []byte(strings.Join(base, "")), edit(base), edit(base))
+	}
 }

@@ -59,7 +59,7 @@ func (m *merger) cut(w window, el, er []change) {
 			j++
 		}
 		m.add(bothHave, span{prev.local.hi, regs[i].w.local.lo}, span{prev.remote.hi, regs[i].w.remote.lo})
-		if m.trying || !m.clashes(regs[i:j]) || !m.untangle(regs[i:j]) {
+		if m.trying || !m.untangles(regs[i:j]) {
 			for k := i; k < j; k++ {
 				if k > i {
 					m.add(bothHave, span{regs[k-1].w.local.hi, regs[k].w.local.lo}, span{regs[k-1].w.remote.hi, regs[k].w.remote.lo})
@@ -148,6 +148,20 @@ func (m *merger) clash(g region) bool {
 	return len(g.el) > 0 && len(g.er) > 0 &&
 		!slices.Equal(m.local.sym[ls.lo:ls.hi], m.remote.sym[rs.lo:rs.hi]) &&
 		(m.strict || !m.onlyAdded(g.w.base, ls, rs))
+}
+
+// untangles tries other diffs over a cluster whose regions conflict
+// (untangle). A cluster that git's rules conflict on is first untangled by
+// those rules, even where Text's own rules would make it clean: where
+// TextStrict finds a clean merge, Text must give the same bytes (rules 6
+// and 7 only decide what rules 1-5 conflict on). Only then does Text try
+// diffs that its own rules make clean.
+func (m *merger) untangles(gs []region) bool {
+	own := m.strict
+	m.strict = true
+	clean := m.clashes(gs) && m.untangle(gs)
+	m.strict = own
+	return clean || !own && m.clashes(gs) && m.untangle(gs)
 }
 
 func (m *merger) clashes(gs []region) bool {
