@@ -472,8 +472,12 @@ func (p *protocol) callTool(id json.RawMessage, modern bool, name string, args j
 	p.calls.Go(func() {
 		defer func() { <-p.slots }()
 		res, err := h(context.Background(), alias, args)
-		if err != nil {
+		switch {
+		case err != nil:
 			p.writeError(id, codeInternalError, err.Error())
+			return
+		case res == nil: // the adapter's handlers always build one
+			p.writeError(id, codeInternalError, fmt.Sprintf("tool '%s' returned no result", name))
 			return
 		}
 		if modern {
