@@ -14,15 +14,17 @@ import (
 	"sync"
 )
 
-// The protocol behind the edge: the MCP methods this server serves, in its
-// own few lines rather than an SDK's server package. Every MCP server
-// library for Go links a JSON-schema validator or its own schema package,
-// whose package initialisation every slivingdoc process would pay (the CLI
-// commands too, which never speak MCP), while this server needs none: its
-// tools have two closed inputs, decoded strictly by decode.go, and results
-// it builds itself. The answers are those of mark3labs/mcp-go v1.2.1, which
-// served here before; testdata/jsonrpc/mcpgo-v1.2.1.txtar is its recording
-// and conformance_test.go replays it, byte for byte.
+// The protocol behind the edge: the MCP methods this server serves, here
+// rather than in an SDK's server package. Go runs every linked package's
+// initialisation in every process, and one binary serves every command:
+// mcp-go's server package links a JSON-schema compiler that compiles its
+// meta-schemas at init (6-7 ms a process), and the official Go SDK, or
+// mcp-go's types alone, link schema packages that cost more than half of a
+// Go hello world (docs/benchmarks.md). This server needs no schema work:
+// its tools have two closed inputs, decoded strictly by decode.go, and
+// results it builds itself. The answers are those of mark3labs/mcp-go
+// v1.2.1, which served here before; testdata/jsonrpc/mcpgo-v1.2.1.txtar is
+// its recording and conformance_test.go replays it, byte for byte.
 //
 // The edge (edge.go) has already refused what JSON-RPC forbids and given
 // every request an alias for an id, so the protocol answers with the id it
