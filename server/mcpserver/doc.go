@@ -5,12 +5,17 @@
 //
 // # Transport
 //
-// The protocol is mark3labs/mcp-go's server package (lifecycle, methods,
-// both protocol eras, tools/list, tools/call dispatch), run by its
-// StdioServer. Between stdio and mcp-go sits the edge (edge.go), a wrapping
-// transport that fixes what bare mcp-go answers differently from MCP and
-// JSON-RPC; conformance_test.go replays mcp-go v1.2.1's recorded answers and
-// names each deliberate difference (edgeDeviations):
+// The protocol (protocol.go: lifecycle, methods, both protocol eras,
+// tools/list, tools/call dispatch) is this package's own and links no MCP
+// library: mcp-go's server package links a JSON-schema compiler that
+// compiles its meta-schemas at package init, the official Go SDK a schema
+// package and more, and every slivingdoc process, CLI commands included,
+// would pay that initialisation (docs/benchmarks.md). It answers as
+// mark3labs/mcp-go v1.2.1 did when it served here: conformance_test.go
+// replays that library's recorded answers byte for byte. Between stdio and
+// the protocol sits the edge (edge.go), which fixes what those answers got
+// wrong by MCP and JSON-RPC, and the test names each deliberate difference
+// (edgeDeviations):
 //
 //	stdin ─▶ edge.readLoop: one message per '\n' line, at most MaxLineBytes
 //	  │        longer: -32600, its id when the kept prefix names one
@@ -19,31 +24,31 @@
 //	  │    a response (result/error, no method): dropped, we send no requests
 //	  │    notifications/cancelled: the call is marked cancelled (its
 //	  │      response will be dropped), its engine context cancelled with
-//	  │      the client's reason, and mcp-go told under the alias
-//	  └─ a request: its id replaced by an alias "~sdN" ──▶ io.Pipe ──▶ mcp-go
-//	mcp-go ─▶ edge.Write ─▶ alias back to the client's id, byte for byte
-//	                        (ids above 2^53 intact; mcp-go decodes to float64)
+//	  │      the client's reason
+//	  └─ a request: its id replaced by an alias "~sdN" ──▶ io.Pipe ──▶ protocol
+//	protocol ─▶ edge.Write ─▶ alias back to the client's id, byte for byte
+//	                        (ids above 2^53 intact)
 //	                        cancelled request: no response at all
 //	                        -32600 "unparsable ...": -32602, no Go text
 //	                        no method, bad tools/list cursor: our message
 //	                        ─▶ stdout; the first failed write ends serving
 //
 // End of input, ctx cancellation (SIGTERM, SIGHUP, SIGINT in serve) and a
-// closed stdout all end the same way: the edge closes mcp-go's input, mcp-go
-// waits for the calls in flight, whose engine contexts are detached from
-// mcp-go's (which EOF cancels) so a commit finishes; ShutdownGrace after
+// closed stdout all end the same way: the edge closes the protocol's
+// input, the protocol waits for the calls in flight, whose engine contexts
+// end of input does not cancel, so a commit finishes; ShutdownGrace after
 // input ended they are cancelled. Serve then returns nil.
 //
-// Left as mcp-go answers (pinned by the recording): a blank line or a batch
-// is -32700 with id null; tool calls run on a pool (64 workers here, then
-// 100 queued, then the read loop serves a call itself, so a host that keeps
-// more than 64 calls in flight slows its own reads).
+// Left as mcp-go answered (pinned by the recording): a blank line or a
+// batch is -32700 with id null. Tool calls run on goroutines of their own,
+// at most 64 at once; beyond that the read loop waits for one to end, so
+// a host that keeps more than 64 calls in flight slows its own reads.
 //
 // # Tool calls
 //
-//	mcp-go tools/call ─▶ handler: engine context (callContext), fresh
+//	protocol tools/call ─▶ handler: engine context (callContext), fresh
 //	                     diagnostic ID (diag.NewID), start log record
-//	  ─▶ decodeArgs(Params.RawArguments)   strict: unknown, duplicate, null,
+//	  ─▶ decodeArgs(params.arguments)      strict: unknown, duplicate, null,
 //	                                       wrong type, byte bounds, U+0000,
 //	                                       lone surrogates, blank message,
 //	                                       ~/ and absolute path

@@ -8,22 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
-// The edge is the wrapping transport between stdio and mcp-go's
-// StdioServer (doc.go has the picture). It reads the client's lines with a
-// bound, refuses what mcp-go would mishandle, gives every request id an
-// alias mcp-go cannot mangle, and on the way out restores the client's id
-// byte for byte, drops the responses of cancelled requests and replaces Go
-// decoder text.
+// The edge is the transport between stdio and the protocol (protocol.go;
+// doc.go has the picture). It reads the client's lines with a bound,
+// refuses ids JSON-RPC and MCP do not allow, gives every request an alias
+// of its own, and on the way out restores the client's id byte for byte,
+// drops the responses of cancelled requests and replaces Go decoder text.
 
 // MaxLineBytes bounds one input message. Tool inputs are at most ~20 KiB
 // (4,096-byte path, 16,384-byte message), so 4 MiB leaves room for any
@@ -36,21 +32,18 @@ const MaxLineBytes = 4 << 20
 // consistent when cancelled, so this only bounds the wait.
 var ShutdownGrace = 10 * time.Second
 
-// toolWorkers is mcp-go's tool-call pool size (its maximum is 100).
+// toolWorkers bounds the tool calls running at once; with that many
+// running, the protocol reads on only when one ends.
 const toolWorkers = 64
 
-// aliasPrefix starts every id mcp-go sees. mcp-go decodes ids into float64
-// (so 2^53+1 would come back rounded) and echoes whatever type it got; a
-// string alias of our own sidesteps both, and the client's id is restored
-// from its raw bytes.
+// aliasPrefix starts every id the protocol sees. An alias names one
+// request even when a client reuses an id, so a cancellation, the engine
+// context and the response all find their call; the client's id is
+// restored from its raw bytes.
 const aliasPrefix = "~sd"
 
-// aliasHeader carries a tool call's alias from mcp-go's before-call hook to
-// the tool handler, which receives the request's header map.
-const aliasHeader = "X-Slivingdoc-Request"
-
-// Envelope refusals the edge answers itself (mcp-go would drop, round or
-// echo them). The messages are ours; the codes are JSON-RPC's.
+// Envelope refusals the edge answers itself. The messages are ours; the
+// codes are JSON-RPC's.
 const (
 	msgInvalidID = "Invalid Request: id must be a string or an integer"
 	msgDupID     = "Invalid Request: id appears more than once"
@@ -84,7 +77,7 @@ type edge struct {
 	out io.Writer
 
 	outMu     sync.Mutex
-	pending   []byte        // an incomplete line mcp-go wrote (not expected)
+	pending   []byte        // an incomplete line the protocol wrote (not expected)
 	outClosed chan struct{} // closed when stdout fails
 	closeOut  sync.Once
 
@@ -113,15 +106,8 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 	defer a.edge.CompareAndSwap(e, nil)
 
 	pr, pw := io.Pipe()
-	std := mcpserver.NewStdioServer(a.mcp)
-	std.SetErrorLogger(log.New(transportLog{a}, "", 0))
-	// mcp-go runs tool calls on a pool (5 by default) and queues the rest;
-	// at end of input a worker may stop before the queue is empty, and a
-	// queued call would get no answer. Calls are few (an agent's pull and
-	// commit), so a pool no host fills keeps every call running.
-	mcpserver.WithWorkerPoolSize(toolWorkers)(std)
 	listened := make(chan error, 1)
-	go func() { listened <- std.Listen(context.Background(), pr, e) }()
+	go func() { listened <- newProtocol(a, e).listen(pr) }()
 
 	readDone := make(chan error, 1)
 	go func() { readDone <- e.readLoop(in, pw) }()
@@ -142,8 +128,8 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 	return readErr
 }
 
-// endInput closes mcp-go's input (it then finishes the calls in flight and
-// returns) and starts the grace period, whose timer it returns.
+// endInput closes the protocol's input (it then finishes the calls in
+// flight and returns) and starts the grace period, whose timer it returns.
 func (e *edge) endInput(pw *io.PipeWriter) *time.Timer {
 	pw.Close()
 	return time.AfterFunc(ShutdownGrace, func() {
@@ -158,7 +144,7 @@ func (e *edge) endInput(pw *io.PipeWriter) *time.Timer {
 	})
 }
 
-// readLoop forwards the client's lines to mcp-go until in ends. It returns
+// readLoop forwards the client's lines to the protocol until in ends. It returns
 // nil at EOF and the read error otherwise.
 func (e *edge) readLoop(in io.Reader, pw *io.PipeWriter) error {
 	r := bufio.NewReaderSize(in, 64<<10)
@@ -166,10 +152,10 @@ func (e *edge) readLoop(in io.Reader, pw *io.PipeWriter) error {
 		line, tooLong, err := readLine(r)
 		if tooLong {
 			e.refuse(idFromPrefix(line), msgTooLarge)
-		} else if len(line) > 0 || err == nil { // a blank line is mcp-go's parse error
+		} else if len(line) > 0 || err == nil { // a blank line is a parse error
 			if fwd := e.inbound(line); fwd != nil {
 				if _, werr := pw.Write(append(fwd, '\n')); werr != nil {
-					return nil // mcp-go stopped reading: shutting down
+					return nil // the protocol stopped reading: shutting down
 				}
 			}
 		}
@@ -185,8 +171,7 @@ func (e *edge) readLoop(in io.Reader, pw *io.PipeWriter) error {
 
 // readLine returns one line without its '\n'. A line longer than
 // MaxLineBytes is read to its end but only its first MaxLineBytes kept,
-// with tooLong set. A last line without '\n' is still a line (mcp-go
-// would drop it).
+// with tooLong set. A last line without '\n' is still a line.
 func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
@@ -223,7 +208,8 @@ type envelope struct {
 }
 
 // scanEnvelope reads the top-level members of one JSON object. ok is false
-// for anything that is not a well-formed object; mcp-go answers those.
+// for anything that is not a well-formed object; the protocol answers
+// those.
 func scanEnvelope(line []byte) (env envelope, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -294,11 +280,11 @@ func idKey(raw []byte) (string, bool) {
 }
 
 // inbound decides what to do with one client line and returns the line to
-// forward to mcp-go, or nil when the edge answered or dropped it.
+// forward to the protocol, or nil when the edge answered or dropped it.
 func (e *edge) inbound(line []byte) []byte {
 	env, ok := scanEnvelope(line)
 	if !ok {
-		return line // not a JSON object: mcp-go's parse errors are right
+		return line // not a JSON object: the protocol's parse errors are right
 	}
 	if env.ids == 0 {
 		if env.method == "notifications/cancelled" {
@@ -332,7 +318,7 @@ func (e *edge) inbound(line []byte) []byte {
 
 // cancelNotification marks the request cancelled (its response will be
 // dropped), cancels a tool call's engine context, and forwards the
-// notification under the alias so mcp-go releases the request too.
+// notification under the alias.
 func (e *edge) cancelNotification(params []byte) []byte {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
@@ -387,9 +373,9 @@ func boundText(s string, limit int) string {
 	return q[1 : len(q)-1]
 }
 
-// callContext is the context a tool call's engine runs under: not mcp-go's
-// (which ends when input ends, while a commit should finish), but one the
-// client's cancellation and the end of the grace period cancel.
+// callContext is the context a tool call's engine runs under: one the
+// client's cancellation and the end of the grace period cancel, and not
+// the end of input (a commit in flight should finish).
 func (a *Adapter) callContext(ctx context.Context, alias string) (context.Context, func()) {
 	e := a.edge.Load()
 	if e == nil || alias == "" {
@@ -455,7 +441,7 @@ func idFromPrefix(prefix []byte) []byte {
 	return nil
 }
 
-// Write receives mcp-go's output, one message per line.
+// Write receives the protocol's output, one message per line.
 func (e *edge) Write(p []byte) (int, error) {
 	e.outMu.Lock()
 	e.pending = append(e.pending, p...)
@@ -478,7 +464,7 @@ func (e *edge) Write(p []byte) (int, error) {
 }
 
 // outbound restores the client's id, drops a cancelled request's response
-// and replaces mcp-go's decoder text, then writes the line.
+// and replaces Go decoder text, then writes the line.
 func (e *edge) outbound(line []byte) error {
 	env, ok := scanEnvelope(line)
 	if !ok || env.ids != 1 || len(env.id) < 2 || env.id[0] != '"' {
@@ -511,15 +497,15 @@ func (e *edge) outbound(line []byte) error {
 	return e.writeOut(fixError(e.restoreAliases(out), c.method))
 }
 
-// aliasString is an alias as a JSON string anywhere in a message: mcp-go
-// also copies the request id into _meta (subscriptions/listen's
+// aliasString is an alias as a JSON string anywhere in a message: the
+// request id is also copied into _meta (subscriptions/listen's
 // subscriptionId). Compiled on first use: only serve needs it.
 var aliasString = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`"` + regexp.QuoteMeta(aliasPrefix) + `[0-9]+"`)
 })
 
-// restoreAliases puts the client's ids back where mcp-go copied an alias
-// into the body of a message.
+// restoreAliases puts the client's ids back where an alias was copied into
+// the body of a message.
 func (e *edge) restoreAliases(line []byte) []byte {
 	if !bytes.Contains(line, []byte(`"`+aliasPrefix)) {
 		return line
@@ -538,8 +524,9 @@ func (e *edge) restoreAliases(line []byte) []byte {
 	})
 }
 
-// fixError replaces mcp-go's protocol errors whose text is not fit for a
-// peer with JSON-RPC's code and a message of ours:
+// fixError replaces the protocol errors whose text is not fit for a peer
+// (the answers mcp-go v1.2.1 gave, which the protocol keeps) with
+// JSON-RPC's code and a message of ours:
 //   - params that do not decode (-32600 "unparsable <method> request: json:
 //     cannot unmarshal ...") become -32602, without Go decoder text;
 //   - a request with no method (-32601 "Method  not found", the empty name
@@ -599,7 +586,7 @@ func (e *edge) writeOut(line []byte) error {
 }
 
 // rememberDone keeps the raw ids of the last answered requests, so a
-// notification mcp-go sends after the response still names the client's id.
+// notification sent after the response still names the client's id.
 // Called with e.mu held.
 func (e *edge) rememberDone(alias string, raw []byte) {
 	const keep = 64
@@ -609,12 +596,4 @@ func (e *edge) rememberDone(alias string, raw []byte) {
 		delete(e.done, e.doneFIFO[0])
 		e.doneFIFO = e.doneFIFO[1:]
 	}
-}
-
-// transportLog receives mcp-go's transport messages (its error logger).
-type transportLog struct{ a *Adapter }
-
-func (t transportLog) Write(p []byte) (int, error) {
-	t.a.log.Warn("transport", "detail", t.a.scrub.Text(strings.TrimSpace(string(p))))
-	return len(p), nil
 }

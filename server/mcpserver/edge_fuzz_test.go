@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Whatever a line holds, the server (mcp-go behind the edge) neither
+// Whatever a line holds, the server (the protocol behind the edge) neither
 // panics nor writes anything but whole JSON-RPC 2.0 messages, at most one
 // response (and notifications, such as subscriptions/listen's
 // acknowledgement), never a panic report, and it ends cleanly at EOF. Each

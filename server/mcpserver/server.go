@@ -2,16 +2,13 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sort"
 	"sync/atomic"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/diag"
@@ -53,9 +50,9 @@ type Adapter struct {
 
 	version      string
 	instructions string
-	tools        []mcp.Tool // sorted by name, as tools/list sends them
+	tools        []tool // sorted by name, as tools/list sends them
+	handlers     map[string]toolHandler
 
-	mcp  *mcpserver.MCPServer // the protocol: lifecycle, methods, tools
 	edge atomic.Pointer[edge] // the transport of the Serve running, if any
 }
 
@@ -85,38 +82,21 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	a.version = opts.Version
 	a.instructions = instructions(dir, a.sets)
 	a.tools = tools(a.sets)
+	a.handlers = map[string]toolHandler{}
 	for i := range a.tools {
-		a.tools[i].RawOutputSchema = outputSchema()
+		a.tools[i].OutputSchema = outputSchema()
+		a.handlers[a.tools[i].Name] = a.handler(a.tools[i].Name)
 	}
 	sort.Slice(a.tools, func(i, j int) bool { return a.tools[i].Name < a.tools[j].Name })
-	// The before-call hook hands the tool handler its request's alias
-	// (edge.go), the one thing mcp-go does not pass a handler.
-	hooks := &mcpserver.Hooks{}
-	hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
-		if alias, ok := id.(string); ok {
-			if req.Header == nil {
-				req.Header = http.Header{}
-			}
-			req.Header.Set(aliasHeader, alias)
-		}
-	})
-	a.mcp = mcpserver.NewMCPServer(ImplementationName, a.version,
-		mcpserver.WithToolCapabilities(false),
-		mcpserver.WithInstructions(a.instructions),
-		mcpserver.WithHooks(hooks),
-	)
-	for _, t := range a.tools {
-		a.mcp.AddTool(t, a.handler(t.Name))
-	}
 	return a, nil
 }
 
 // handler runs one tool. It returns a Go error only for a cancelled
 // request, which the transport turns into a protocol error; everything
 // else is a result the adapter built itself.
-func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		ctx, release := a.callContext(ctx, req.Header.Get(aliasHeader))
+func (a *Adapter) handler(tool string) toolHandler {
+	return func(ctx context.Context, alias string, rawArgs json.RawMessage) (res *callResult, err error) {
+		ctx, release := a.callContext(ctx, alias)
 		defer release()
 		id := diag.NewID()
 		start := time.Now()
@@ -127,7 +107,7 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 			}
 		}()
 
-		in, derr := decodeArgs(req.Params.RawArguments, tool)
+		in, derr := decodeArgs(rawArgs, tool)
 		if derr != nil {
 			return a.fail(tool, id, start, derr), nil
 		}
@@ -165,8 +145,8 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 		ok := newOK(r, a.sets)
 		a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", ok.Code,
 			"generation", ok.Generation, "files", ok.FilesChanged, "ms", since(start))
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{mcp.NewTextContent(okText(ok, a.sets))},
+		return &callResult{
+			Content:           textItem(okText(ok, a.sets)),
 			StructuredContent: ok,
 		}, nil
 	}
@@ -175,7 +155,7 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 // fail builds the error result and writes the completion record. The
 // record's cause is scrubbed like the result; the raw cause, which may name
 // keys or private paths, is kept for debug level only.
-func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *mcp.CallToolResult {
+func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *callResult {
 	env := newErr(e, id, a.sets, a.scrub)
 	if tok := uncatalogued(env); tok != "" {
 		// Never reached by the tokens the engine emits (every one is a
@@ -192,12 +172,15 @@ func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *mcp.C
 	if e.Cause != nil && a.log.Enabled(context.Background(), slog.LevelDebug) {
 		a.log.Debug("tool call cause", "mcpReqID", id, "cause", e.Cause.Error())
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(errText(env))},
+	return &callResult{
+		Content:           textItem(errText(env)),
 		StructuredContent: env,
 		IsError:           true,
 	}
 }
+
+// textItem is a result's one text item.
+func textItem(s string) []textContent { return []textContent{{Type: "text", Text: s}} }
 
 func since(t time.Time) float64 {
 	return float64(time.Since(t).Microseconds()) / 1000

@@ -1,0 +1,529 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// The protocol behind the edge: the MCP methods this server serves, here
+// rather than in an SDK's server package. Go runs every linked package's
+// initialisation in every process, and one binary serves every command:
+// mcp-go's server package links a JSON-schema compiler that compiles its
+// meta-schemas at init (6-7 ms a process), and the official Go SDK, or
+// mcp-go's types alone, link schema packages that cost more than half of a
+// Go hello world (docs/benchmarks.md). This server needs no schema work:
+// its tools have two closed inputs, decoded strictly by decode.go, and
+// results it builds itself. The answers are those of mark3labs/mcp-go
+// v1.2.1, which served here before; testdata/jsonrpc/mcpgo-v1.2.1.txtar is
+// its recording and conformance_test.go replays it, byte for byte.
+//
+// The edge (edge.go) has already refused what JSON-RPC forbids and given
+// every request an alias for an id, so the protocol answers with the id it
+// read, and tells requests from notifications by that id alone.
+
+// Protocol versions, newest first. From 2026-07-28 a request names its
+// version and the client's capabilities in params._meta and there is no
+// initialize handshake ("modern"); before, "legacy".
+var protocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+const (
+	firstModernVersion = "2026-07-28"
+	latestLegacy       = "2025-11-25"
+	// unnamedVersion is what initialize assumes of a client that names no
+	// version (MCP's rule for a client that cannot say).
+	unnamedVersion = "2025-03-26"
+
+	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	metaClientCaps      = "io.modelcontextprotocol/clientCapabilities"
+	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
+)
+
+// JSON-RPC error codes, and MCP's for an unsupported protocol version.
+const (
+	codeParseError         = -32700
+	codeInvalidRequest     = -32600
+	codeMethodNotFound     = -32601
+	codeInvalidParams      = -32602
+	codeInternalError      = -32603
+	codeUnsupportedVersion = -32022
+)
+
+// The wire types. Field order is the order on the wire, which the golden
+// files and the recording pin.
+
+type implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type toolAnnotations struct {
+	ReadOnlyHint    bool `json:"readOnlyHint"`
+	DestructiveHint bool `json:"destructiveHint"`
+	IdempotentHint  bool `json:"idempotentHint"`
+	OpenWorldHint   bool `json:"openWorldHint"`
+}
+
+// tool is one entry of tools/list; its members are in name order, as
+// mcp-go sent them.
+type tool struct {
+	Annotations  toolAnnotations `json:"annotations"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	Name         string          `json:"name"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+type textContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// resultMeta is a modern result's _meta.
+type resultMeta struct {
+	ServerInfo     *implementation `json:"io.modelcontextprotocol/serverInfo,omitempty"`
+	SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId,omitempty"`
+}
+
+// modernHeader is what every modern result starts with; cache hints only
+// on the results that can be cached (tools/list, server/discover).
+type modernHeader struct {
+	Meta       *resultMeta `json:"_meta,omitempty"`
+	ResultType string      `json:"resultType,omitempty"`
+}
+
+type cacheHints struct {
+	TTLMs      *int   `json:"ttlMs,omitempty"`
+	CacheScope string `json:"cacheScope,omitempty"`
+}
+
+// callResult is a tools/call result; members in name order.
+type callResult struct {
+	Meta              *resultMeta   `json:"_meta,omitempty"`
+	Content           []textContent `json:"content"`
+	IsError           bool          `json:"isError,omitempty"`
+	ResultType        string        `json:"resultType,omitempty"`
+	StructuredContent any           `json:"structuredContent"`
+}
+
+type capabilities struct {
+	Tools struct{} `json:"tools"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    capabilities   `json:"capabilities"`
+	ServerInfo      implementation `json:"serverInfo"`
+	Instructions    string         `json:"instructions"`
+}
+
+type listToolsResult struct {
+	modernHeader
+	cacheHints
+	Tools []tool `json:"tools"`
+}
+
+type discoverResult struct {
+	modernHeader
+	cacheHints
+	SupportedVersions []string     `json:"supportedVersions"`
+	Capabilities      capabilities `json:"capabilities"`
+	Instructions      string       `json:"instructions"`
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// toolHandler runs one tool call; alias is the request's id as the edge
+// gave it. A Go error (only a cancelled call) is a protocol error.
+type toolHandler func(ctx context.Context, alias string, args json.RawMessage) (*callResult, error)
+
+// protocol answers one connection's messages, read from the edge, and
+// writes its answers to the edge.
+type protocol struct {
+	a     *Adapter
+	out   io.Writer
+	calls sync.WaitGroup
+	slots chan struct{} // one per tool call running
+
+	writeMu sync.Mutex
+}
+
+func newProtocol(a *Adapter, out io.Writer) *protocol {
+	return &protocol{a: a, out: out, slots: make(chan struct{}, toolWorkers)}
+}
+
+// listen answers every line of in until it ends, then waits for the tool
+// calls in flight, whose answers still go out.
+func (p *protocol) listen(in io.Reader) error {
+	defer p.calls.Wait()
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			p.handle(bytes.TrimSuffix(line, []byte("\n")))
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// message is the envelope of one line. Raw ids are echoed byte for byte.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Method  string          `json:"method"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// present is false for an absent member and for null.
+func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+
+// handle answers one line: the envelope checks, then notifications (none
+// has an effect here: the edge handles cancellation), then the request.
+// A panic is answered as an internal error, and the server goes on.
+func (p *protocol) handle(line []byte) {
+	var id json.RawMessage
+	defer func() {
+		if r := recover(); r != nil {
+			p.a.log.Error("transport", "detail", p.a.scrub.Text(fmt.Sprintf("panic answering a message: %v", r)))
+			if id != nil {
+				p.writeError(id, codeInternalError, "internal error")
+			}
+		}
+	}()
+	if !json.Valid(line) {
+		p.writeError(nil, codeParseError, "Parse error")
+		return
+	}
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		// Valid JSON of another shape: a batch, a scalar, a method that
+		// is not a string.
+		p.writeError(nil, codeParseError, "Failed to parse message")
+		return
+	}
+	if present(m.ID) {
+		id = m.ID
+	}
+	if m.JSONRPC != "2.0" {
+		p.writeError(id, codeInvalidRequest, "Invalid JSON-RPC version")
+		return
+	}
+	if id == nil {
+		if present(m.Params) && !isObject(m.Params) {
+			p.writeError(nil, codeParseError, "Failed to parse notification")
+		}
+		return
+	}
+	if present(m.Result) {
+		return // a response to a request of ours; we send none
+	}
+	p.request(id, m.Method, m.Params)
+}
+
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// methodRule says how a method the server does not serve is refused:
+// removed in the modern era, not yet in the legacy one, or a capability
+// this server does not have.
+type methodRule struct {
+	removedInModern bool
+	modernOnly      bool
+	capability      string // "<capability> not supported"
+}
+
+var methodRules = map[string]methodRule{
+	"initialize":               {removedInModern: true},
+	"ping":                     {removedInModern: true},
+	"server/discover":          {modernOnly: true},
+	"subscriptions/listen":     {modernOnly: true},
+	"tools/list":               {},
+	"tools/call":               {},
+	"logging/setLevel":         {removedInModern: true, capability: "logging"},
+	"resources/list":           {capability: "resources"},
+	"resources/templates/list": {capability: "resources"},
+	"resources/read":           {capability: "resources"},
+	"resources/subscribe":      {removedInModern: true, capability: "resources"},
+	"resources/unsubscribe":    {removedInModern: true, capability: "resources"},
+	"prompts/list":             {capability: "prompts"},
+	"prompts/get":              {capability: "prompts"},
+	"tasks/get":                {capability: "tasks"},
+	"tasks/list":               {removedInModern: true, capability: "tasks"},
+	"tasks/result":             {removedInModern: true, capability: "tasks"},
+	"tasks/cancel":             {capability: "tasks"},
+	"completion/complete":      {capability: "completions"},
+}
+
+// request answers one request. Only tools/call leaves the read loop; every
+// other method answers from memory at once.
+func (p *protocol) request(id json.RawMessage, method string, params json.RawMessage) {
+	modern, eraErr := requestEra(params)
+	if eraErr != nil {
+		p.writeErr(id, eraErr)
+		return
+	}
+	rule, known := methodRules[method]
+	switch {
+	case !known:
+		p.writeError(id, codeMethodNotFound, fmt.Sprintf("Method %s not found", method))
+		return
+	case modern && rule.removedInModern:
+		p.writeError(id, codeMethodNotFound, fmt.Sprintf("%q was removed in protocol version %s", method, firstModernVersion))
+		return
+	case !modern && rule.modernOnly:
+		p.writeError(id, codeMethodNotFound, fmt.Sprintf("%q requires protocol version %s or later", method, firstModernVersion))
+		return
+	case rule.capability != "":
+		p.writeError(id, codeMethodNotFound, rule.capability+" not supported")
+		return
+	}
+
+	switch method {
+	case "initialize":
+		var in struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if p.parse(id, method, params, &in) {
+			p.writeResult(id, initializeResult{
+				ProtocolVersion: negotiateLegacy(in.ProtocolVersion),
+				ServerInfo:      p.a.implementation(),
+				Instructions:    p.a.instructions,
+			})
+		}
+	case "ping":
+		var in struct{}
+		if p.parse(id, method, params, &in) {
+			p.writeResult(id, struct{}{})
+		}
+	case "server/discover":
+		var in struct{}
+		if p.parse(id, method, params, &in) {
+			p.writeResult(id, discoverResult{
+				modernHeader:      p.a.modernHeader(nil),
+				cacheHints:        privateUncached(),
+				SupportedVersions: protocolVersions,
+				Instructions:      p.a.instructions,
+			})
+		}
+	case "subscriptions/listen":
+		var in struct{}
+		if p.parse(id, method, params, &in) {
+			p.subscriptionsListen(id)
+		}
+	case "tools/list":
+		var in struct {
+			Cursor string `json:"cursor"`
+		}
+		if p.parse(id, method, params, &in) {
+			p.listTools(id, modern, in.Cursor)
+		}
+	case "tools/call":
+		var in struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if p.parse(id, method, params, &in) {
+			p.callTool(id, modern, in.Name, in.Arguments)
+		}
+	}
+}
+
+// parse decodes a request's params; params that do not decode make an
+// invalid request (the edge words the answer).
+func (p *protocol) parse(id json.RawMessage, method string, params json.RawMessage, into any) bool {
+	if len(params) == 0 {
+		return true
+	}
+	if err := json.Unmarshal(params, into); err != nil {
+		p.writeError(id, codeInvalidRequest, fmt.Sprintf("unparsable %s request: %s", method, err))
+		return false
+	}
+	return true
+}
+
+// requestEra reads params._meta: a request naming a modern version must
+// declare its client's capabilities and name a version this server knows.
+// Params or a _meta that do not decode leave the request legacy; the
+// method's own decoding reports them.
+func requestEra(params json.RawMessage) (modern bool, err *rpcError) {
+	var w struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &w) != nil {
+		return false, nil
+	}
+	var version string
+	if json.Unmarshal(w.Meta[metaProtocolVersion], &version) != nil || version < firstModernVersion {
+		return false, nil
+	}
+	if !isObject(w.Meta[metaClientCaps]) {
+		return false, &rpcError{Code: codeInvalidParams, Message: "missing or invalid _meta field " + metaClientCaps}
+	}
+	if !slices.Contains(protocolVersions, version) {
+		return false, &rpcError{
+			Code:    codeUnsupportedVersion,
+			Message: fmt.Sprintf("unsupported protocol version: %q (supported: %v)", version, protocolVersions),
+			Data: struct {
+				Supported []string `json:"supported"`
+				Requested string   `json:"requested"`
+			}{protocolVersions, version},
+		}
+	}
+	return true, nil
+}
+
+// negotiateLegacy answers initialize's version: the client's when this
+// server speaks it through initialize, else the latest that does.
+func negotiateLegacy(v string) string {
+	if v == "" {
+		v = unnamedVersion
+	}
+	if v < firstModernVersion && slices.Contains(protocolVersions, v) {
+		return v
+	}
+	return latestLegacy
+}
+
+func (a *Adapter) implementation() implementation {
+	return implementation{Name: ImplementationName, Version: a.version}
+}
+
+// modernHeader is what a modern result carries: its type and the server's
+// identity (and the subscription's id, when it is one).
+func (a *Adapter) modernHeader(subscription json.RawMessage) modernHeader {
+	info := a.implementation()
+	return modernHeader{Meta: &resultMeta{ServerInfo: &info, SubscriptionID: subscription}, ResultType: "complete"}
+}
+
+// privateUncached are the cache hints of a list: the tools depend on this
+// server's configuration, so no client should share or keep them.
+func privateUncached() cacheHints {
+	zero := 0
+	return cacheHints{TTLMs: &zero, CacheScope: "private"}
+}
+
+// listTools serves tools/list, sorted by name. The cursor is the base64
+// name of the last tool seen, as mcp-go's; there is one page.
+func (p *protocol) listTools(id json.RawMessage, modern bool, cursor string) {
+	tools := p.a.tools
+	if cursor != "" {
+		last, err := base64.StdEncoding.DecodeString(cursor)
+		if err != nil {
+			p.writeError(id, codeInvalidParams, err.Error())
+			return
+		}
+		tools = tools[sort.Search(len(tools), func(i int) bool { return tools[i].Name > string(last) }):]
+	}
+	res := listToolsResult{Tools: tools}
+	if modern {
+		res.modernHeader = p.a.modernHeader(nil)
+		res.cacheHints = privateUncached()
+	}
+	p.writeResult(id, res)
+}
+
+// subscriptionsListen acknowledges an empty subscription and ends it at
+// once: this server never sends a list-changed notification, so there is
+// nothing to subscribe to.
+func (p *protocol) subscriptionsListen(id json.RawMessage) {
+	p.write(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", "notifications/subscriptions/acknowledged", struct {
+		Meta          resultMeta `json:"_meta"`
+		Notifications struct{}   `json:"notifications"`
+	}{Meta: resultMeta{SubscriptionID: id}}})
+	p.writeResult(id, p.a.modernHeader(id))
+}
+
+// callTool runs a tool on a goroutine of its own, so that a long commit
+// holds up neither pings, listings nor cancellations; with toolWorkers
+// calls running, the read loop waits for one to end.
+func (p *protocol) callTool(id json.RawMessage, modern bool, name string, args json.RawMessage) {
+	h, ok := p.a.handlers[name]
+	if !ok {
+		p.writeError(id, codeInvalidParams, fmt.Sprintf("tool '%s' not found: tool not found", name))
+		return
+	}
+	var alias string
+	_ = json.Unmarshal(id, &alias) // the edge's ids are strings
+	p.slots <- struct{}{}
+	p.calls.Go(func() {
+		defer func() { <-p.slots }()
+		res, err := h(context.Background(), alias, args)
+		switch {
+		case err != nil:
+			p.writeError(id, codeInternalError, err.Error())
+			return
+		case res == nil: // the adapter's handlers always build one
+			p.writeError(id, codeInternalError, fmt.Sprintf("tool '%s' returned no result", name))
+			return
+		}
+		if modern {
+			hdr := p.a.modernHeader(nil)
+			res.Meta, res.ResultType = hdr.Meta, hdr.ResultType
+		}
+		p.writeResult(id, res)
+	})
+}
+
+func (p *protocol) writeResult(id json.RawMessage, result any) {
+	p.write(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+	}{"2.0", id, result})
+}
+
+func (p *protocol) writeError(id json.RawMessage, code int, msg string) {
+	p.writeErr(id, &rpcError{Code: code, Message: msg})
+}
+
+// writeErr sends an error response; a nil id goes out as null.
+func (p *protocol) writeErr(id json.RawMessage, e *rpcError) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	p.write(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *rpcError       `json:"error"`
+	}{"2.0", id, e})
+}
+
+// write sends one message as one line. A failed write needs no report
+// here: the edge has seen it and ends serving.
+func (p *protocol) write(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		p.a.log.Error("transport", "detail", p.a.scrub.Text("encode a response: "+err.Error()))
+		return
+	}
+	b = append(b, '\n')
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	_, _ = p.out.Write(b)
+}
