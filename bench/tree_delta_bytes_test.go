@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,12 +35,13 @@ func BenchmarkTreeDeltaBytes(b *testing.B) {
 		b.Logf("first commit: %.0f KiB; 200 increments: %.0f KiB whole, %.0f KiB with tree deltas (%.2f and %.2f KiB each)",
 			kib(r.first), kib(r.incWhole), kib(r.incDelta), kib(r.incWhole)/200, kib(r.incDelta)/200)
 		var rw, rd int
+		var levels strings.Builder
 		for l := 2; l <= 7; l++ {
-			b.Logf("rollups level %d: %2d blocks after the first: %4.0f KiB whole, %4.0f KiB with tree deltas; first block (1..%d): %4.0f KiB",
-				l, r.blocks[l], kib(r.rollWhole[l]), kib(r.rollDelta[l]), 1<<l, kib(r.firstBlock[l]))
+			fmt.Fprintf(&levels, " L%d %d blocks %.0f/%.0f KiB (first block %.0f);", l, r.blocks[l], kib(r.rollWhole[l]), kib(r.rollDelta[l]), kib(r.firstBlock[l]))
 			rw += r.rollWhole[l]
 			rd += r.rollDelta[l]
 		}
+		b.Logf("rollups after the first block, whole/with tree deltas:%s", levels.String())
 		kept := r.firstBlock[7] // the newest first block, the only one kept
 		b.Logf("rollups of levels 2..7 after their first blocks: %.0f KiB whole, %.0f KiB with deltas; kept first block (level 7) %.0f KiB",
 			kib(rw), kib(rd), kib(kept))
@@ -47,6 +49,8 @@ func BenchmarkTreeDeltaBytes(b *testing.B) {
 			kib(r.first+r.incWhole+rw+kept), kib(r.first+r.incDelta+rd+kept))
 		b.Logf("the kept first block as its change from generation 1 (2..128, tree deltas): %.0f KiB; row total then %.0f KiB",
 			kib(r.keptFrom1), kib(r.first+r.incDelta+rd+r.keptFrom1))
+		b.Logf("ReadTree of the head (11 trees, chains up to %d deltas): %v from today's packs, %v through the deltas (median of 101)",
+			r.maxDepth, r.readWhole, r.readDelta)
 		b.ReportMetric(kib(rw), "rollups-KiB")
 		b.ReportMetric(kib(rd), "rollups-delta-KiB")
 	}
@@ -58,6 +62,22 @@ type treeDeltaRow struct {
 	rollWhole, rollDelta      [8]int // blocks after the first, by level
 	firstBlock                [8]int
 	keptFrom1                 int // the level-7 first block without what generation 1 holds
+	readWhole, readDelta      time.Duration
+	maxDepth                  int // the deepest chain among the head's trees
+}
+
+// timeReadTree returns the median time of ReadTree(root) from s.
+func timeReadTree(b *testing.B, s *cas.Store, root cas.ID) time.Duration {
+	var times []time.Duration
+	for range 101 {
+		start := time.Now()
+		if _, err := cas.ReadTree(s, root); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	return times[len(times)/2]
 }
 
 func measureTreeDeltas(b *testing.B) treeDeltaRow {
@@ -69,6 +89,11 @@ func measureTreeDeltas(b *testing.B) treeDeltaRow {
 		b.Fatal(err)
 	}
 	defer store.Close()
+	wholeStore, err := cas.OpenStore(b.TempDir()) // the same history, today's packs
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer wholeStore.Close()
 	names := make([]string, files)
 	flat := make(map[string]cas.ID, files)
 	for i := range files {
@@ -114,6 +139,9 @@ func measureTreeDeltas(b *testing.B) treeDeltaRow {
 	if err := store.AddPack("1.pack", data); err != nil {
 		b.Fatal(err)
 	}
+	if err := wholeStore.AddPack("1.pack", data); err != nil {
+		b.Fatal(err)
+	}
 
 	for i := range commits {
 		g := i + 2
@@ -134,13 +162,32 @@ func measureTreeDeltas(b *testing.B) treeDeltaRow {
 		whole, delta := cas.NewPackWriter(), cas.NewPackWriter()
 		putClosure(b, objs, whole, c, parent, nil, nil)
 		putClosure(b, objs, delta, c, parent, objs, store)
-		r.incWhole += len(finishPack(b, whole))
+		wholeData := finishPack(b, whole)
+		r.incWhole += len(wholeData)
+		if err := wholeStore.AddPack(fmt.Sprintf("%d.pack", g), wholeData); err != nil {
+			b.Fatal(err)
+		}
 		data := finishPack(b, delta)
 		r.incDelta += len(data)
 		if err := store.AddPack(fmt.Sprintf("%d.pack", g), data); err != nil {
 			b.Fatal(err)
 		}
 		root = tree
+	}
+
+	// Reading the head's tree costs the deltas of its chains: the price of
+	// the bytes saved, paid on every read of a tree (there is no cache).
+	r.readWhole, r.readDelta = timeReadTree(b, wholeStore, root), timeReadTree(b, store, root)
+	for _, id := range []cas.ID{root} {
+		entries, err := cas.DecodeTree(mustGet(b, store, id))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range append(entries, cas.TreeEntry{ID: id}) {
+			if _, d, err := cas.GetDepth(store, e.ID); err == nil {
+				r.maxDepth = max(r.maxDepth, d)
+			}
+		}
 	}
 
 	last := len(heads) - 1
