@@ -21,8 +21,10 @@ import (
 // a block's start for the rollups of levels 2..7, each packed as
 // remote's rollup builder does (the end commit and what its tree reaches
 // that the start's does not). The delta increments go through a real
-// cas.Store, which verifies each one and reports each base's depth.
-// No writer uses deltas yet: this is what they would store.
+// cas.Store, which verifies each one and reports each base's depth; the
+// same history in today's packs goes into a second store, and both time
+// ReadTree of the head, which pays for the chains. No writer uses deltas
+// yet: this is what they would store.
 //
 //	go test -run '^$' -bench TreeDeltaBytes -benchtime 1x ./bench
 func BenchmarkTreeDeltaBytes(b *testing.B) {
