@@ -180,6 +180,9 @@ func applyDelta(baseBody, edits []byte, bodyLen uint32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bodyLen < treeHeader {
+		return nil, corruptf("tree delta declares a body of %d bytes", bodyLen)
+	}
 	out := make([]byte, treeHeader, bodyLen)
 	out[0] = byte(KindTree)
 	count := 0

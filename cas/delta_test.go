@@ -250,6 +250,7 @@ func TestDeltaRulesAreChecked(t *testing.T) {
 		edits   []docEdit
 		mutate  func(delta []byte) []byte
 		version uint32
+		bodyLen uint32 // the record's body length, if not the tree's
 	}{
 		"valid":              {edits: good},
 		"in a version-1":     {edits: good, version: 1},
@@ -265,6 +266,9 @@ func TestDeltaRulesAreChecked(t *testing.T) {
 		"count too large":    {edits: good, mutate: func(d []byte) []byte { binary.LittleEndian.PutUint32(d[32:], 2); return d }},
 		"base is itself":     {edits: good, mutate: func(d []byte) []byte { copy(d, child.ID[:]); return d }},
 		"base is zero":       {edits: good, mutate: func(d []byte) []byte { clear(d[:32]); return d }},
+		"body too short":     {edits: good, bodyLen: 3},
+		"body one short":     {edits: good, bodyLen: uint32(len(child.Body) - 1)},
+		"body one long":      {edits: good, bodyLen: uint32(len(child.Body) + 1)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -275,6 +279,10 @@ func TestDeltaRulesAreChecked(t *testing.T) {
 			data := docEncodePack(t, []docRecord{{obj: parent}, {obj: child, delta: delta}})
 			if tc.version != 0 {
 				binary.LittleEndian.PutUint32(data[8:], tc.version)
+				data = reseal(data)
+			}
+			if tc.bodyLen != 0 {
+				binary.LittleEndian.PutUint32(data[recordOffset(t, data, child.ID)+34:], tc.bodyLen)
 				data = reseal(data)
 			}
 			p := openPack(t, data)
