@@ -4,21 +4,29 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// Any single flipped bit anywhere in a pack is detected when it is opened.
+// Any single flipped bit anywhere in a pack is detected when it is opened,
+// in a version-1 pack as in the version-2 fixture with tree deltas.
 func TestPackEveryFlippedBitIsDetected(t *testing.T) {
-	data, _ := smallPack(t)
-	t.Logf("pack of %d bytes, %d bit flips", len(data), 8*len(data))
-	for i := range data {
-		for bit := range 8 {
-			bad := bytes.Clone(data)
-			bad[i] ^= 1 << bit
-			if _, err := cas.OpenPack(bad); !errors.Is(err, cas.ErrCorrupt) {
-				t.Fatalf("flip of bit %d at byte %d: OpenPack error = %v, want ErrCorrupt", bit, i, err)
+	small, _ := smallPack(t)
+	delta, err := os.ReadFile("testdata/v2/delta.pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range [][]byte{small, delta} {
+		t.Logf("pack of %d bytes, %d bit flips", len(data), 8*len(data))
+		for i := range data {
+			for bit := range 8 {
+				bad := bytes.Clone(data)
+				bad[i] ^= 1 << bit
+				if _, err := cas.OpenPack(bad); !errors.Is(err, cas.ErrCorrupt) {
+					t.Fatalf("flip of bit %d at byte %d: OpenPack error = %v, want ErrCorrupt", bit, i, err)
+				}
 			}
 		}
 	}
