@@ -170,10 +170,13 @@ func decodeEdits(b []byte) ([]deltaEdit, error) {
 }
 
 // applyDelta rebuilds a tree body from its base's body and the edits,
-// which must produce exactly bodyLen bytes obeying the tree rules.
+// which must produce exactly bodyLen bytes obeying the tree rules. It
+// copies the base's unchanged entries as they are encoded, without
+// decoding them into TreeEntry values: a read through a chain of deltas
+// applies one per step, and the allocations of decoding were most of its
+// cost.
 func applyDelta(baseBody, edits []byte, bodyLen uint32) ([]byte, error) {
-	base, err := decodeTree(baseBody)
-	if err != nil {
+	if err := checkTree(baseBody); err != nil {
 		return nil, err
 	}
 	ed, err := decodeEdits(edits)
@@ -186,42 +189,57 @@ func applyDelta(baseBody, edits []byte, bodyLen uint32) ([]byte, error) {
 	out := make([]byte, treeHeader, bodyLen)
 	out[0] = byte(KindTree)
 	count := 0
-	add := func(kind Kind, name []byte, id ID) error {
-		if len(out)+treeEntryMin-1+len(name) > int(bodyLen) {
+	add := func(entry []byte) error {
+		if len(out)+len(entry) > int(bodyLen) {
 			return corruptf("tree delta rebuilds more than the declared %d bytes", bodyLen)
 		}
-		out = append(out, byte(kind))
-		out = le.AppendUint16(out, uint16(len(name)))
-		out = append(out, name...)
-		out = append(out, id[:]...)
+		out = append(out, entry...)
 		count++
 		return nil
 	}
-	i := 0 // next base entry
+	// The base's entries, one at a time: checkTree proved them well formed
+	// and in order, so each is kind, name length, name, ID.
+	rest := baseBody[treeHeader:]
+	next := func() (entry, name []byte) {
+		if len(rest) == 0 {
+			return nil, nil
+		}
+		n := 1 + 2 + int(le.Uint16(rest[1:])) + 32
+		entry, rest = rest[:n], rest[n:]
+		return entry, entry[3 : n-32]
+	}
+	entry, name := next()
+	var set []byte // the encoding of one set edit
 	for k, e := range ed {
-		for ; i < len(base) && base[i].Name < string(e.name); i++ {
-			if err := add(base[i].Kind, []byte(base[i].Name), base[i].ID); err != nil {
+		for ; entry != nil && bytes.Compare(name, e.name) < 0; entry, name = next() {
+			if err := add(entry); err != nil {
 				return nil, err
 			}
 		}
-		present := i < len(base) && base[i].Name == string(e.name)
+		present := entry != nil && bytes.Equal(name, e.name)
+		if e.op != deltaRemove {
+			set = append(set[:0], e.op)
+			set = le.AppendUint16(set, uint16(len(e.name)))
+			set = append(set, e.name...)
+			set = append(set, e.id[:]...)
+		}
 		switch {
 		case e.op == deltaRemove && !present:
 			return nil, corruptf("tree delta edit %d removes an entry the base does not have", k)
-		case present && e.op != deltaRemove && base[i].Kind == Kind(e.op) && base[i].ID == e.id:
+		case present && e.op != deltaRemove && bytes.Equal(entry, set):
 			return nil, corruptf("tree delta edit %d sets an entry to what the base holds", k)
 		}
 		if present {
-			i++
+			entry, name = next()
 		}
 		if e.op != deltaRemove {
-			if err := add(Kind(e.op), e.name, e.id); err != nil {
+			if err := add(set); err != nil {
 				return nil, err
 			}
 		}
 	}
-	for ; i < len(base); i++ {
-		if err := add(base[i].Kind, []byte(base[i].Name), base[i].ID); err != nil {
+	for ; entry != nil; entry, name = next() {
+		if err := add(entry); err != nil {
 			return nil, err
 		}
 	}
