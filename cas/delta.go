@@ -238,7 +238,7 @@ func applyDelta(baseBody, edits []byte, bodyLen uint32) ([]byte, error) {
 			}
 		}
 	}
-	for ; entry != nil; entry, name = next() {
+	for ; entry != nil; entry, _ = next() {
 		if err := add(entry); err != nil {
 			return nil, err
 		}
