@@ -121,7 +121,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	// SIGHUP (the host's terminal or session went away) ends the server
 	// like end of input, as SIGTERM and SIGINT do (main). With SIGPIPE
 	// notified, a write to a closed stdout or stderr fails with EPIPE
-	// instead of killing the process mid-call: the edge then stops serving,
+	// instead of killing the process mid-call: the server then stops serving,
 	// the logger drops records.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
 	defer stop()
