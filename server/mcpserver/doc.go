@@ -62,6 +62,12 @@
 //	  ─▶ diag.Scrubber                     the one scrub policy, on every diagnostic text
 //	  ─▶ completion log record (same mcpReqID = diagnosticId)
 //
+// The engine context carries the author the call claims (server/author's
+// rules): the client's clientInfo, from initialize or, in the modern
+// protocol, the request's own _meta, with the Claim of the process
+// (Options.Author: --author, SLIVINGDOC_AUTHOR, user and host). The
+// engine records it; no result shows it.
+//
 // Both tools advertise outputSchema (schema.go): the success object or the
 // structured error, since clients validate structuredContent either way;
 // the error's tokens are enums built from server.Catalog. An envelope with
