@@ -81,11 +81,12 @@ type conn struct {
 	running  map[*call]struct{} // every call in flight, for the grace period
 	graceOut bool               // grace over: calls are cancelled
 	client   implementation     // initialize's clientInfo, for the author
+	authors  map[implementation]string
 }
 
 func newConn(a *Adapter, out io.Writer) *conn {
 	return &conn{a: a, out: out, outClosed: make(chan struct{}), slots: make(chan struct{}, toolWorkers),
-		byID: map[string]*call{}, running: map[*call]struct{}{}}
+		byID: map[string]*call{}, running: map[*call]struct{}{}, authors: map[implementation]string{}}
 }
 
 // Serve speaks MCP JSON-RPC on in/out until in ends, ctx is cancelled

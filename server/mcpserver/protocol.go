@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/slivingdoc/slivingdoc/server"
 )
 
 // The MCP methods this server serves, here rather than in an SDK's server
@@ -147,11 +149,11 @@ type rpcError struct {
 // error (only a cancelled call) is a protocol error.
 type toolHandler func(ctx context.Context, args json.RawMessage) (*callResult, error)
 
-// message is the envelope of one line. Raw ids are echoed byte for byte.
+// message is what handle decodes of a line; the id is scanEnvelope's
+// byte span, echoed as it came.
 type message struct {
 	JSONRPC string          `json:"jsonrpc"`
 	Method  string          `json:"method"`
-	ID      json.RawMessage `json:"id"`
 	Result  json.RawMessage `json:"result"`
 	Params  json.RawMessage `json:"params"`
 }
@@ -480,8 +482,12 @@ func clientInfoOf(raw json.RawMessage) implementation {
 	_ = json.Unmarshal(raw, &ci)
 	name, _ := ci.Name.(string)
 	version, _ := ci.Version.(string)
-	return implementation{Name: name, Version: version}
+	// An author is at most author.MaxBytes; the rest of a longer name is
+	// never recorded, so it is not kept either.
+	return implementation{Name: prefix(name, 1024), Version: prefix(version, 1024)}
 }
+
+func prefix(s string, n int) string { return s[:min(len(s), n)] }
 
 // clientInfo is the client a call is made for: the one its own request
 // names (modern protocol), else the one initialize named.
@@ -492,6 +498,23 @@ func (c *conn) clientInfo(client *implementation) implementation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.client
+}
+
+// authorFor is authorText, cleaned once per client rather than per call
+// (cleaning runs the scrubber's expressions, ~20 µs). A connection has one
+// client, or a few in the modern protocol; the bound is for a hostile one.
+func (c *conn) authorFor(client implementation) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.authors[client]; ok {
+		return s
+	}
+	if len(c.authors) >= 16 {
+		clear(c.authors)
+	}
+	s := c.a.authorText(client)
+	c.authors[client] = s
+	return s
 }
 
 // callTool runs a tool on a goroutine of its own, so that a long commit
@@ -505,7 +528,8 @@ func (c *conn) callTool(id json.RawMessage, modern bool, name string, args json.
 		return
 	}
 	c.slots <- struct{}{}
-	cl, ctx := c.begin(id, c.a.authorContext(c.clientInfo(client)))
+	// The engine records the author; no result shows it.
+	cl, ctx := c.begin(id, server.WithAuthor(context.Background(), c.authorFor(c.clientInfo(client))))
 	c.calls.Go(func() {
 		defer func() { <-c.slots }()
 		res, err := h(ctx, args)

@@ -182,12 +182,12 @@ func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *callR
 	}
 }
 
-// authorContext is the context a commit for client runs under: it
-// carries the author the engine records (never echoed in a result).
-func (a *Adapter) authorContext(client implementation) context.Context {
+// authorText is the author a call for client claims: the process's
+// claim with the client's clientInfo, cleaned (server/author).
+func (a *Adapter) authorText(client implementation) string {
 	claim := a.author
 	claim.ClientName, claim.ClientVersion = client.Name, client.Version
-	return server.WithAuthor(context.Background(), claim.Text())
+	return claim.Text()
 }
 
 // textItem is a result's one text item.
