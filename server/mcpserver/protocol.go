@@ -1,34 +1,31 @@
 package mcpserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
-	"sync"
+
+	"github.com/slivingdoc/slivingdoc/server"
 )
 
-// The protocol behind the edge: the MCP methods this server serves, here
-// rather than in an SDK's server package. Go runs every linked package's
-// initialisation in every process, and one binary serves every command:
-// mcp-go's server package links a JSON-schema compiler that compiles its
-// meta-schemas at init (6-7 ms a process), and the official Go SDK, or
-// mcp-go's types alone, link schema packages that cost more than half of a
-// Go hello world (docs/benchmarks.md). This server needs no schema work:
-// its tools have two closed inputs, decoded strictly by decode.go, and
-// results it builds itself. The answers are those of mark3labs/mcp-go
-// v1.2.1, which served here before; testdata/jsonrpc/mcpgo-v1.2.1.txtar is
-// its recording and conformance_test.go replays it, byte for byte.
-//
-// The edge (edge.go) has already refused what JSON-RPC forbids and given
-// every request an alias for an id, so the protocol answers with the id it
-// read, and tells requests from notifications by that id alone.
+// The MCP methods this server serves, here rather than in an SDK's server
+// package. Go runs every linked package's initialisation in every process,
+// and one binary serves every command: mcp-go's server package links a
+// JSON-schema compiler that compiles its meta-schemas at init (6-7 ms a
+// process), and the official Go SDK, or mcp-go's types alone, link schema
+// packages that cost more than half of a Go hello world
+// (docs/benchmarks.md). This server needs no schema work: its tools have
+// two closed inputs, decoded strictly by decode.go, and results it builds
+// itself. The answers are those of mark3labs/mcp-go v1.2.1, which served
+// here before, except where that library broke JSON-RPC or MCP (ids it
+// should have refused, Go decoder text in errors, responses it should not
+// have sent); testdata/jsonrpc/mcpgo-v1.2.1.txtar is its recording and
+// conformance_test.go replays it byte for byte, naming each deliberate
+// difference.
 
 // Protocol versions, newest first. From 2026-07-28 a request names its
 // version and the client's capabilities in params._meta and there is no
@@ -46,6 +43,7 @@ const (
 	metaClientCaps      = "io.modelcontextprotocol/clientCapabilities"
 	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
 	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
+	metaClientInfo      = "io.modelcontextprotocol/clientInfo"
 )
 
 // JSON-RPC error codes, and MCP's for an unsupported protocol version.
@@ -147,49 +145,15 @@ type rpcError struct {
 	Data    any    `json:"data,omitempty"`
 }
 
-// toolHandler runs one tool call; alias is the request's id as the edge
-// gave it. A Go error (only a cancelled call) is a protocol error.
-type toolHandler func(ctx context.Context, alias string, args json.RawMessage) (*callResult, error)
+// toolHandler runs one tool call under the call's engine context. A Go
+// error (only a cancelled call) is a protocol error.
+type toolHandler func(ctx context.Context, args json.RawMessage) (*callResult, error)
 
-// protocol answers one connection's messages, read from the edge, and
-// writes its answers to the edge.
-type protocol struct {
-	a     *Adapter
-	out   io.Writer
-	calls sync.WaitGroup
-	slots chan struct{} // one per tool call running
-
-	writeMu sync.Mutex
-}
-
-func newProtocol(a *Adapter, out io.Writer) *protocol {
-	return &protocol{a: a, out: out, slots: make(chan struct{}, toolWorkers)}
-}
-
-// listen answers every line of in until it ends, then waits for the tool
-// calls in flight, whose answers still go out.
-func (p *protocol) listen(in io.Reader) error {
-	defer p.calls.Wait()
-	r := bufio.NewReaderSize(in, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			p.handle(bytes.TrimSuffix(line, []byte("\n")))
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
-}
-
-// message is the envelope of one line. Raw ids are echoed byte for byte.
+// message is what handle decodes of a line; the id is scanEnvelope's
+// byte span, echoed as it came.
 type message struct {
 	JSONRPC string          `json:"jsonrpc"`
 	Method  string          `json:"method"`
-	ID      json.RawMessage `json:"id"`
 	Result  json.RawMessage `json:"result"`
 	Params  json.RawMessage `json:"params"`
 }
@@ -197,47 +161,64 @@ type message struct {
 // present is false for an absent member and for null.
 func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
-// handle answers one line: the envelope checks, then notifications (none
-// has an effect here: the edge handles cancellation), then the request.
-// A panic is answered as an internal error, and the server goes on.
-func (p *protocol) handle(line []byte) {
+// handle answers one line: the envelope checks, then notifications (only
+// a cancellation has an effect), then the request. A panic is answered as
+// an internal error, and the server goes on.
+func (c *conn) handle(line []byte) {
 	var id json.RawMessage
 	defer func() {
 		if r := recover(); r != nil {
-			p.a.log.Error("transport", "detail", p.a.scrub.Text(fmt.Sprintf("panic answering a message: %v", r)))
+			c.a.log.Error("transport", "detail", c.a.scrub.Text(fmt.Sprintf("panic answering a message: %v", r)))
 			if id != nil {
-				p.writeError(id, codeInternalError, "internal error")
+				c.writeError(id, codeInternalError, "internal error")
 			}
 		}
 	}()
+	// The envelope first, from the line's own bytes: JSON-RPC allows a
+	// string or integer id, once; MCP ids are never null.
+	if env, ok := scanEnvelope(line); ok {
+		switch {
+		case env.ids == 0 && env.method == "notifications/cancelled":
+			c.cancelNotification(env.params)
+			return
+		case env.ids > 1:
+			c.refuse(nil, msgDupID)
+			return
+		case env.ids == 1 && env.response && !env.hasMethod:
+			return // a response to a request of ours; we send none
+		case env.ids == 1:
+			if _, valid := idKey(env.id); !valid {
+				c.refuse(nil, msgInvalidID)
+				return
+			}
+			id = env.id
+		}
+	}
 	if !json.Valid(line) {
-		p.writeError(nil, codeParseError, "Parse error")
+		c.writeError(nil, codeParseError, "Parse error")
 		return
 	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
 		// Valid JSON of another shape: a batch, a scalar, a method that
 		// is not a string.
-		p.writeError(nil, codeParseError, "Failed to parse message")
+		c.writeError(nil, codeParseError, "Failed to parse message")
 		return
 	}
-	if present(m.ID) {
-		id = m.ID
-	}
 	if m.JSONRPC != "2.0" {
-		p.writeError(id, codeInvalidRequest, "Invalid JSON-RPC version")
+		c.writeError(id, codeInvalidRequest, "Invalid JSON-RPC version")
 		return
 	}
 	if id == nil {
 		if present(m.Params) && !isObject(m.Params) {
-			p.writeError(nil, codeParseError, "Failed to parse notification")
+			c.writeError(nil, codeParseError, "Failed to parse notification")
 		}
 		return
 	}
 	if present(m.Result) {
 		return // a response to a request of ours; we send none
 	}
-	p.request(id, m.Method, m.Params)
+	c.request(id, m.Method, m.Params)
 }
 
 func isObject(raw json.RawMessage) bool {
@@ -278,25 +259,28 @@ var methodRules = map[string]methodRule{
 
 // request answers one request. Only tools/call leaves the read loop; every
 // other method answers from memory at once.
-func (p *protocol) request(id json.RawMessage, method string, params json.RawMessage) {
+func (c *conn) request(id json.RawMessage, method string, params json.RawMessage) {
 	modern, eraErr := requestEra(params)
 	if eraErr != nil {
-		p.writeErr(id, eraErr)
+		c.writeErr(id, eraErr)
 		return
 	}
 	rule, known := methodRules[method]
 	switch {
+	case method == "":
+		c.writeError(id, codeMethodNotFound, msgNoMethod)
+		return
 	case !known:
-		p.writeError(id, codeMethodNotFound, fmt.Sprintf("Method %s not found", method))
+		c.writeError(id, codeMethodNotFound, fmt.Sprintf("Method %s not found", method))
 		return
 	case modern && rule.removedInModern:
-		p.writeError(id, codeMethodNotFound, fmt.Sprintf("%q was removed in protocol version %s", method, firstModernVersion))
+		c.writeError(id, codeMethodNotFound, fmt.Sprintf("%q was removed in protocol version %s", method, firstModernVersion))
 		return
 	case !modern && rule.modernOnly:
-		p.writeError(id, codeMethodNotFound, fmt.Sprintf("%q requires protocol version %s or later", method, firstModernVersion))
+		c.writeError(id, codeMethodNotFound, fmt.Sprintf("%q requires protocol version %s or later", method, firstModernVersion))
 		return
 	case rule.capability != "":
-		p.writeError(id, codeMethodNotFound, rule.capability+" not supported")
+		c.writeError(id, codeMethodNotFound, rule.capability+" not supported")
 		return
 	}
 
@@ -305,59 +289,75 @@ func (p *protocol) request(id json.RawMessage, method string, params json.RawMes
 		var in struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		if p.parse(id, method, params, &in) {
-			p.writeResult(id, initializeResult{
+		if c.parse(id, method, params, &in) {
+			var w struct {
+				ClientInfo json.RawMessage `json:"clientInfo"`
+			}
+			_ = json.Unmarshal(params, &w)
+			c.mu.Lock()
+			c.client = clientInfoOf(w.ClientInfo)
+			c.mu.Unlock()
+			c.writeResult(id, initializeResult{
 				ProtocolVersion: negotiateLegacy(in.ProtocolVersion),
-				ServerInfo:      p.a.implementation(),
-				Instructions:    p.a.instructions,
+				ServerInfo:      c.a.implementation(),
+				Instructions:    c.a.instructions,
 			})
 		}
 	case "ping":
 		var in struct{}
-		if p.parse(id, method, params, &in) {
-			p.writeResult(id, struct{}{})
+		if c.parse(id, method, params, &in) {
+			c.writeResult(id, struct{}{})
 		}
 	case "server/discover":
 		var in struct{}
-		if p.parse(id, method, params, &in) {
-			p.writeResult(id, discoverResult{
-				modernHeader:      p.a.modernHeader(nil),
+		if c.parse(id, method, params, &in) {
+			c.writeResult(id, discoverResult{
+				modernHeader:      c.a.modernHeader(nil),
 				cacheHints:        privateUncached(),
 				SupportedVersions: protocolVersions,
-				Instructions:      p.a.instructions,
+				Instructions:      c.a.instructions,
 			})
 		}
 	case "subscriptions/listen":
 		var in struct{}
-		if p.parse(id, method, params, &in) {
-			p.subscriptionsListen(id)
+		if c.parse(id, method, params, &in) {
+			c.subscriptionsListen(id)
 		}
 	case "tools/list":
 		var in struct {
 			Cursor string `json:"cursor"`
 		}
-		if p.parse(id, method, params, &in) {
-			p.listTools(id, modern, in.Cursor)
+		if c.parse(id, method, params, &in) {
+			c.listTools(id, modern, in.Cursor)
 		}
 	case "tools/call":
 		var in struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		if p.parse(id, method, params, &in) {
-			p.callTool(id, modern, in.Name, in.Arguments)
+		if c.parse(id, method, params, &in) {
+			var w struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			_ = json.Unmarshal(params, &w)
+			var client *implementation
+			if ci := clientInfoOf(w.Meta[metaClientInfo]); ci != (implementation{}) {
+				client = &ci
+			}
+			c.callTool(id, modern, in.Name, in.Arguments, client)
 		}
 	}
 }
 
-// parse decodes a request's params; params that do not decode make an
-// invalid request (the edge words the answer).
-func (p *protocol) parse(id json.RawMessage, method string, params json.RawMessage, into any) bool {
+// parse decodes a request's params; params that do not decode are invalid
+// params.
+func (c *conn) parse(id json.RawMessage, method string, params json.RawMessage, into any) bool {
 	if len(params) == 0 {
 		return true
 	}
 	if err := json.Unmarshal(params, into); err != nil {
-		p.writeError(id, codeInvalidRequest, fmt.Sprintf("unparsable %s request: %s", method, err))
+		// Go's decoder text names our types, not the client's mistake.
+		c.writeError(id, codeInvalidParams, fmt.Sprintf(msgParams, boundText(method, 64)))
 		return false
 	}
 	return true
@@ -426,104 +426,139 @@ func privateUncached() cacheHints {
 
 // listTools serves tools/list, sorted by name. The cursor is the base64
 // name of the last tool seen, as mcp-go's; there is one page.
-func (p *protocol) listTools(id json.RawMessage, modern bool, cursor string) {
-	tools := p.a.tools
+func (c *conn) listTools(id json.RawMessage, modern bool, cursor string) {
+	tools := c.a.tools
 	if cursor != "" {
 		last, err := base64.StdEncoding.DecodeString(cursor)
 		if err != nil {
-			p.writeError(id, codeInvalidParams, err.Error())
+			c.writeError(id, codeInvalidParams, msgCursor)
 			return
 		}
 		tools = tools[sort.Search(len(tools), func(i int) bool { return tools[i].Name > string(last) }):]
 	}
 	res := listToolsResult{Tools: tools}
 	if modern {
-		res.modernHeader = p.a.modernHeader(nil)
+		res.modernHeader = c.a.modernHeader(nil)
 		res.cacheHints = privateUncached()
 	}
-	p.writeResult(id, res)
+	c.writeResult(id, res)
 }
 
 // subscriptionsListen acknowledges an empty subscription and ends it at
 // once: this server never sends a list-changed notification, so there is
-// nothing to subscribe to.
-func (p *protocol) subscriptionsListen(id json.RawMessage) {
-	p.write(struct {
+// nothing to subscribe to. Both messages carry the request's id as the
+// subscription's.
+func (c *conn) subscriptionsListen(id json.RawMessage) {
+	ack, _ := json.Marshal(struct {
 		JSONRPC string `json:"jsonrpc"`
 		Method  string `json:"method"`
 		Params  any    `json:"params"`
 	}{"2.0", "notifications/subscriptions/acknowledged", struct {
 		Meta          resultMeta `json:"_meta"`
 		Notifications struct{}   `json:"notifications"`
-	}{Meta: resultMeta{SubscriptionID: id}}})
-	p.writeResult(id, p.a.modernHeader(id))
+	}{Meta: resultMeta{SubscriptionID: idPlaceholder}}})
+	_ = c.writeOut(withID(append(ack, '\n'), id))
+	_ = c.writeOut(withID(response(id, "result", c.a.modernHeader(idPlaceholder)), id))
+}
+
+// idPlaceholder stands for a client's id inside a body, where
+// encoding/json would re-escape it; withID puts the id's own bytes back.
+// No text of ours holds a NUL.
+var idPlaceholder = json.RawMessage(`"\u0000id"`)
+
+func withID(msg []byte, id json.RawMessage) []byte {
+	return bytes.Replace(msg, idPlaceholder, id, 1)
+}
+
+// clientInfoOf reads a client's name and version leniently, from
+// initialize's clientInfo or a modern request's _meta: they only label
+// commits (the author), so what does not decode is no clientInfo, never a
+// refusal.
+func clientInfoOf(raw json.RawMessage) implementation {
+	var ci struct {
+		Name    any `json:"name"`
+		Version any `json:"version"`
+	}
+	_ = json.Unmarshal(raw, &ci)
+	name, _ := ci.Name.(string)
+	version, _ := ci.Version.(string)
+	// An author is at most author.MaxBytes; the rest of a longer name is
+	// never recorded, so it is not kept either.
+	return implementation{Name: prefix(name, 1024), Version: prefix(version, 1024)}
+}
+
+func prefix(s string, n int) string { return s[:min(len(s), n)] }
+
+// clientInfo is the client a call is made for: the one its own request
+// names (modern protocol), else the one initialize named.
+func (c *conn) clientInfo(client *implementation) implementation {
+	if client != nil {
+		return *client
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.client
+}
+
+// authorFor is authorText, cleaned once per client rather than per call
+// (cleaning runs the scrubber's expressions, ~20 µs). A connection has one
+// client, or a few in the modern protocol; the bound is for a hostile one.
+func (c *conn) authorFor(client implementation) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.authors[client]; ok {
+		return s
+	}
+	if len(c.authors) >= 16 {
+		clear(c.authors)
+	}
+	s := c.a.authorText(client)
+	c.authors[client] = s
+	return s
 }
 
 // callTool runs a tool on a goroutine of its own, so that a long commit
 // holds up neither pings, listings nor cancellations; with toolWorkers
-// calls running, the read loop waits for one to end.
-func (p *protocol) callTool(id json.RawMessage, modern bool, name string, args json.RawMessage) {
-	h, ok := p.a.handlers[name]
+// calls running, the read loop waits for one to end. The response goes
+// out unless the client cancelled the call.
+func (c *conn) callTool(id json.RawMessage, modern bool, name string, args json.RawMessage, client *implementation) {
+	h, ok := c.a.handlers[name]
 	if !ok {
-		p.writeError(id, codeInvalidParams, fmt.Sprintf("tool '%s' not found: tool not found", name))
+		c.writeError(id, codeInvalidParams, fmt.Sprintf("tool '%s' not found: tool not found", name))
 		return
 	}
-	var alias string
-	_ = json.Unmarshal(id, &alias) // the edge's ids are strings
-	p.slots <- struct{}{}
-	p.calls.Go(func() {
-		defer func() { <-p.slots }()
-		res, err := h(context.Background(), alias, args)
+	c.slots <- struct{}{}
+	// The engine records the author; no result shows it.
+	cl, ctx := c.begin(id, server.WithAuthor(context.Background(), c.authorFor(c.clientInfo(client))))
+	c.calls.Go(func() {
+		defer func() { <-c.slots }()
+		res, err := h(ctx, args)
 		switch {
 		case err != nil:
-			p.writeError(id, codeInternalError, err.Error())
+			c.finish(cl, response(id, "error", &rpcError{Code: codeInternalError, Message: err.Error()}))
 			return
 		case res == nil: // the adapter's handlers always build one
-			p.writeError(id, codeInternalError, fmt.Sprintf("tool '%s' returned no result", name))
+			c.finish(cl, response(id, "error", &rpcError{Code: codeInternalError, Message: fmt.Sprintf("tool '%s' returned no result", name)}))
 			return
 		}
 		if modern {
-			hdr := p.a.modernHeader(nil)
+			hdr := c.a.modernHeader(nil)
 			res.Meta, res.ResultType = hdr.Meta, hdr.ResultType
 		}
-		p.writeResult(id, res)
+		c.finish(cl, response(id, "result", res))
 	})
 }
 
-func (p *protocol) writeResult(id json.RawMessage, result any) {
-	p.write(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  any             `json:"result"`
-	}{"2.0", id, result})
+func (c *conn) writeResult(id json.RawMessage, result any) {
+	_ = c.writeOut(response(id, "result", result))
 }
 
-func (p *protocol) writeError(id json.RawMessage, code int, msg string) {
-	p.writeErr(id, &rpcError{Code: code, Message: msg})
+func (c *conn) writeError(id json.RawMessage, code int, msg string) {
+	c.writeErr(id, &rpcError{Code: code, Message: msg})
 }
 
-// writeErr sends an error response; a nil id goes out as null.
-func (p *protocol) writeErr(id json.RawMessage, e *rpcError) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	p.write(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *rpcError       `json:"error"`
-	}{"2.0", id, e})
-}
-
-// write sends one message as one line. A failed write needs no report
-// here: the edge has seen it and ends serving.
-func (p *protocol) write(msg any) {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		p.a.log.Error("transport", "detail", p.a.scrub.Text("encode a response: "+err.Error()))
-		return
-	}
-	b = append(b, '\n')
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
-	_, _ = p.out.Write(b)
+// writeErr sends an error response; a nil id goes out as null. A failed
+// write needs no report here: writeOut ends serving.
+func (c *conn) writeErr(id json.RawMessage, e *rpcError) {
+	_ = c.writeOut(response(id, "error", e))
 }

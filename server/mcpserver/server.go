@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/author"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
@@ -38,6 +38,10 @@ type Options struct {
 	// Scrubber is the process's scrubber (diag), when it has one; Redact
 	// is added to it. Nil: a scrubber of Redact alone.
 	Scrubber *diag.Scrubber
+	// Author is what the process claims of who writes (--author,
+	// SLIVINGDOC_AUTHOR, user and host); each commit adds the clientInfo
+	// of the client it serves. The zero Claim: the client alone.
+	Author author.Claim
 }
 
 // Adapter serves the two tools for one engine.
@@ -52,8 +56,7 @@ type Adapter struct {
 	instructions string
 	tools        []tool // sorted by name, as tools/list sends them
 	handlers     map[string]toolHandler
-
-	edge atomic.Pointer[edge] // the transport of the Serve running, if any
+	author       author.Claim
 }
 
 // New builds the MCP server for eng. The notebook directory named in the
@@ -80,6 +83,8 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	}
 	a.log = a.log.With("module", "mcp")
 	a.version = opts.Version
+	a.author = opts.Author
+	a.author.Serve = true
 	a.instructions = instructions(dir, a.sets)
 	a.tools = tools(a.sets)
 	a.handlers = map[string]toolHandler{}
@@ -95,9 +100,7 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 // request, which the transport turns into a protocol error; everything
 // else is a result the adapter built itself.
 func (a *Adapter) handler(tool string) toolHandler {
-	return func(ctx context.Context, alias string, rawArgs json.RawMessage) (res *callResult, err error) {
-		ctx, release := a.callContext(ctx, alias)
-		defer release()
+	return func(ctx context.Context, rawArgs json.RawMessage) (res *callResult, err error) {
 		id := diag.NewID()
 		start := time.Now()
 		a.log.Info("tool call", "mcpReqID", id, "tool", tool)
@@ -177,6 +180,14 @@ func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *callR
 		StructuredContent: env,
 		IsError:           true,
 	}
+}
+
+// authorText is the author a call for client claims: the process's
+// claim with the client's clientInfo, cleaned (server/author).
+func (a *Adapter) authorText(client implementation) string {
+	claim := a.author
+	claim.ClientName, claim.ClientVersion = client.Name, client.Version
+	return claim.Text()
 }
 
 // textItem is a result's one text item.
