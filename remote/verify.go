@@ -291,6 +291,16 @@ func verifyManifest(ctx context.Context, store Store, rep *Report) (*Manifest, e
 	if err != nil {
 		return nil, fmt.Errorf("remote: verify: read current: %w", err)
 	}
+	if ManifestVersionOf(data) == ManifestV4Version {
+		// Version 4 decodes only when it obeys every rule of `current`
+		// alone; its history is checked as the view's (view_v4.go).
+		m4, err := DecodeManifestV4(data)
+		if err != nil {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingManifestUnreadable, Key: CurrentKey, Detail: err.Error()})
+			return nil, nil
+		}
+		return viewV4(m4), nil
+	}
 	m, err := decodeAnyManifest(data)
 	if err != nil {
 		rep.Findings = append(rep.Findings, Finding{Code: FindingManifestUnreadable, Key: CurrentKey, Detail: err.Error()})
@@ -308,7 +318,7 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 	complete := true
 	check := func(ref PackRef) (*cas.Pack, error) {
 		defer tick()
-		if _, _, _, err := ParsePackKey(ref.Key); err != nil {
+		if _, _, _, err := ParsePackKey(ref.Key); err != nil && !isProposalKey(ref.Key) && !isGroupPackKey(ref.Key) {
 			// A rule-breaking manifest may name any key; never fetch one
 			// outside packs/ (it could be `current` or another notebook).
 			rep.Findings = append(rep.Findings, Finding{Code: FindingManifestInvalid, Key: CurrentKey, Chain: name, Detail: fmt.Sprintf("names %q, which is not a pack key", ref.Key)})
@@ -340,6 +350,7 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 			packs = append(packs, p)
 		}
 	}
+	groups := map[string]*cas.Pack{} // version 4: a fold's group pack, checked once
 	for _, inc := range c.Increments {
 		p, err := check(inc.Pack)
 		if err != nil {
@@ -350,6 +361,26 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 			continue
 		}
 		packs = append(packs, p)
+		if _, err := p.Get(inc.Head); err != nil && inc.Group.Key != "" {
+			// A re-parented generation: its head commit is the fold's,
+			// in the group pack (its proposal holds the head it built;
+			// a member taken as built, the first, has it there).
+			g, seen := groups[inc.Group.Key]
+			if !seen {
+				if g, err = check(inc.Group); err != nil {
+					return err
+				}
+				groups[inc.Group.Key] = g
+				if g != nil {
+					packs = append(packs, g)
+				}
+			}
+			if g == nil {
+				complete = false
+				continue
+			}
+			p = g
+		}
 		if d := incrementMismatch(p, inc); d != "" {
 			rep.Findings = append(rep.Findings, Finding{Code: FindingIncrement, Key: inc.Pack.Key, Chain: name, Detail: d})
 		}

@@ -120,9 +120,12 @@ func (g *generationMemory) absentWithPack(ctx context.Context, pg uint64) error 
 	case err != nil:
 		return fmt.Errorf("remote: read current: %w", err)
 	}
-	m, err := remote.DecodeManifest(data)
+	m4, m, err := remote.DecodeCurrent(data)
 	if err != nil {
 		return fmt.Errorf("remote: read current: %w", err)
+	}
+	if m4 != nil {
+		m = remote.ViewV4(m4)
 	}
 	if m.Generation+1 < pg {
 		// Made again below the pack (deleted, then a first write).
