@@ -178,6 +178,9 @@ type attemptResult struct {
 // call of the build function is one attempt value (commit_attempt.go),
 // built and finished top-down; the last one is what was accepted.
 func (s *session) publish(message string) (*Result, error) {
+	if s.e.usesV4() {
+		return s.publishV4(message)
+	}
 	var last *attempt
 	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
 		if last != nil {
@@ -209,6 +212,11 @@ func (s *session) publish(message string) (*Result, error) {
 	}
 	if errors.Is(err, errMergeConflict) {
 		return nil, s.materialiseConflict(last.attemptResult)
+	}
+	if errors.Is(err, remote.ErrV4Store) {
+		// The store was upgraded to version 4 since this engine last
+		// read it (publish_v4.go): nothing was written; publish by it.
+		return s.publishV4(message)
 	}
 	if err != nil {
 		return nil, s.e.fail("publish", err)
