@@ -302,6 +302,10 @@ func verifyManifest(ctx context.Context, store Store, rep *Report) (*Manifest, e
 		return viewV4(m4), nil
 	}
 	m, err := decodeAnyManifest(data)
+	var fv *FormatVersionError
+	if errors.As(err, &fv) {
+		err = &FormatVersionError{Version: fv.Version, Newest: ManifestV4Version} // this build reads version 4 too
+	}
 	if err != nil {
 		rep.Findings = append(rep.Findings, Finding{Code: FindingManifestUnreadable, Key: CurrentKey, Detail: err.Error()})
 		return nil, nil
