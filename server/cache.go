@@ -329,13 +329,9 @@ func (e *Engine) fillChain(ctx context.Context, state remote.State, c *chainCach
 	if err != nil {
 		return err
 	}
-	refs := make([]remote.PackRef, 0, len(incs)+1)
-	if !m.Checkpoint.IsGenesis() {
-		refs = append(refs, m.Checkpoint.Pack)
-	}
-	for _, inc := range incs {
-		refs = append(refs, inc.Pack)
-	}
+	// The chain's packs: the checkpoint's, each increment's and (format
+	// v4) each group pack, once.
+	refs := remote.Chain{Checkpoint: m.Checkpoint, Increments: incs}.Packs()
 	missing := missingPacks(c.store, refs)
 	if len(missing) == 0 {
 		return nil
