@@ -186,6 +186,11 @@ func (s *session) publish(message string) (*Result, error) {
 		if last != nil {
 			last.waitRecorded() // one record at a time: the last written is this attempt's
 		}
+		if observed.Manifest != nil && observed.Manifest.V4 != nil {
+			// The store is at version 4 (this process had not read it
+			// yet): nothing is built or uploaded; publish by version 4.
+			return remote.Proposal{}, remote.ErrV4Store
+		}
 		last = s.newAttempt(ctx, observed, publication, message)
 		return last.run()
 	}
@@ -214,8 +219,9 @@ func (s *session) publish(message string) (*Result, error) {
 		return nil, s.materialiseConflict(last.attemptResult)
 	}
 	if errors.Is(err, remote.ErrV4Store) {
-		// The store was upgraded to version 4 since this engine last
-		// read it (publish_v4.go): nothing was written; publish by it.
+		// The store is at version 4 (upgraded since this engine last
+		// read it, or not read yet by this process): nothing of this
+		// attempt was written; publish by version 4 (publish_v4.go).
 		return s.publishV4(message)
 	}
 	if err != nil {

@@ -164,15 +164,29 @@ func TestV4UpgradeFromV3(t *testing.T) {
 	}
 	before["upgraded.md"] = "by v4\n"
 
-	r := newAgent(t, store) // PublishV4 off
+	priv := t.TempDir()
+	r := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv }) // PublishV4 off
 	r.pull()
 	equalMaps(t, "read after the upgrade", r.files(), before)
+	// A new process (a CLI commit) has not read `current` before its
+	// commit: the version-3 path meets version 4 and hands over.
+	r.e.Close()
+	r = newAgent(t, store, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, r.ws, r.dir })
 	r.write("later.md", "v3 engine\n")
 	if res := r.commit("from an engine without PublishV4"); res.Generation != m.Generation+1 {
 		t.Fatalf("commit: %+v", res)
 	}
 	if currentV4(t, store).Generation != m.Generation+1 {
 		t.Fatal("not published by version 4")
+	}
+	incs, err := store.List(ctx, remote.IncrementsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range incs {
+		if _, g, _, err := remote.ParsePackKey(o.Key); err != nil || g > m3.Generation {
+			t.Fatalf("a version-3 attempt uploaded %s", o.Key)
+		}
 	}
 	// History older than the upgrade still reads.
 	if log, err := r.e.History(ctx, HistoryQuery{Limit: 100}); err != nil || len(log) < 3 || log[len(log)-1].Generation > m3.Generation {
