@@ -89,13 +89,37 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 	opts := e.v4opts
 	opts.Store = e.StoreID()
 	opts.Objects = func(ctx context.Context, st publish.State) (cas.Source, error) {
-		c, err := e.sync(ctx, stateView(st))
+		state := stateView(st)
+		c, err := e.sync(ctx, state)
 		if err != nil {
 			return nil, err
 		}
-		return e.source(c), nil
+		return &refillSource{src: e.source(c), fill: func() error { return e.fillChain(ctx, state, c) }}, nil
 	}
 	return publish.New(e.store, opts)
+}
+
+// refillSource is the cache as the fold's objects: the fold reads the
+// trees of recent generations' heads, which a cache caught up through
+// version-3 rollups before the store's upgrade may lack; on the first
+// miss the chain's every pack is fetched (fillChain), once.
+type refillSource struct {
+	src    *objectSource
+	fill   func() error
+	filled bool
+}
+
+func (r *refillSource) Get(id cas.ID) (cas.Object, error) {
+	o, err := r.src.Get(id)
+	if err == nil || r.filled || !errors.Is(err, cas.ErrNotFound) {
+		return o, err
+	}
+	r.filled = true
+	if ferr := r.fill(); ferr != nil {
+		return cas.Object{}, errors.Join(err, ferr)
+	}
+	r.src.rescan()
+	return r.src.Get(id)
 }
 
 // stateView is publish's read of `current` as the engine's readers take
