@@ -31,27 +31,37 @@ func withV4() agentOpt {
 // generation, and `current` is version 4 from the first.
 func TestV4OneWriter(t *testing.T) {
 	for name, newStore := range v4Stores(t) {
-		t.Run(name, func(t *testing.T) {
-			store := newStore(t)
-			a := newAgent(t, store, withV4())
-			a.pull()
-			for i := 1; i <= 3; i++ {
-				a.write("a.md", strings.Repeat("line\n", i))
-				if res := a.commit(fmt.Sprintf("c%d", i)); res.Generation != uint64(i) || len(res.Files) != 1 {
-					t.Fatalf("commit %d: %+v", i, res)
+		for _, serve := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/longLived=%v", name, serve), func(t *testing.T) {
+				store := newStore(t)
+				a := newAgent(t, store, withV4(), func(c *Config) { c.LongLived = serve })
+				a.pull()
+				for i := 1; i <= 3; i++ {
+					a.write("a.md", strings.Repeat("line\n", i))
+					if res := a.commit(fmt.Sprintf("c%d", i)); res.Generation != uint64(i) || len(res.Files) != 1 {
+						t.Fatalf("commit %d: %+v", i, res)
+					}
 				}
-			}
-			if m := currentV4(t, store); m.Generation != 3 || len(m.Recent) != 3 {
-				t.Fatalf("current: generation %d, recent %d", m.Generation, len(m.Recent))
-			}
-			// Nothing changed: nothing published.
-			if res := a.commit("again"); res.Generation != 3 {
-				t.Fatalf("empty commit: %+v", res)
-			}
-			b := newAgent(t, store)
-			b.pull()
-			equalMaps(t, "reader", b.files(), map[string]string{"a.md": "line\nline\nline\n"})
-		})
+				if m := currentV4(t, store); m.Generation != 3 || len(m.Recent) != 3 {
+					t.Fatalf("current: generation %d, recent %d", m.Generation, len(m.Recent))
+				}
+				// Nothing changed: nothing published.
+				if res := a.commit("again"); res.Generation != 3 {
+					t.Fatalf("empty commit: %+v", res)
+				}
+				b := newAgent(t, store)
+				b.pull()
+				equalMaps(t, "reader", b.files(), map[string]string{"a.md": "line\nline\nline\n"})
+				// Another writer's commit, then ours: built on it.
+				b.write("b.md", "b\n")
+				b.commit("b")
+				a.write("a.md", "line\n")
+				if res := a.commit("c5"); res.Generation != 5 || !reflect.DeepEqual(stats(res.BroughtIn), map[string][2]int{"b.md": {1, 0}}) {
+					t.Fatalf("commit after another's: %+v", res)
+				}
+				equalMaps(t, "writer", a.files(), map[string]string{"a.md": "line\n", "b.md": "b\n"})
+			})
+		}
 	}
 }
 
