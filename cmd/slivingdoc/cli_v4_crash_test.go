@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/slivingdoc/slivingdoc/server"
 )
 
 // kill -9 after a commit registered its proposal on a version-4 store,
@@ -62,5 +64,38 @@ func TestCLIVersion4CrashAfterRegister(t *testing.T) {
 				t.Fatalf("verify:\n%s", o)
 			}
 		})
+	}
+}
+
+// kill -9 at the engine's failpoint after the store accepted a v4 commit,
+// before L and the baseline are updated: the next pull takes the
+// accepted change as common ground (no conflict with itself), and the
+// next commit publishes nothing more.
+func TestCLIVersion4CrashAfterPublish(t *testing.T) {
+	bin := cliFailpointBinary(t)
+	nb := newNotebook(t, backends[0])
+	toV4(t, nb)
+	a := nb.agent("a")
+	a.pull()
+	a.write("seed.md", "seed\nmore\n")
+	a.bin = bin
+	o := a.runEnv([]string{"SLIVINGDOC_FAILPOINT=" + server.FailAfterPublish}, "commit", a.dir, "-m", "a")
+	if o.signal != syscall.SIGKILL {
+		t.Fatalf("the failpoint did not fire:\n%s", o)
+	}
+	a.bin = nb.bin
+	b := nb.agent("b")
+	b.pull()
+	b.write("seed.md", "seed\nmore\nfrom b\n")
+	b.commit("b")
+	if r := a.pull(); r.generation != 3 {
+		t.Fatalf("pull after the crash: %+v", r)
+	}
+	want := map[string]string{"seed.md": "seed\nmore\nfrom b\n"}
+	if got := a.files(); !maps.Equal(got, want) {
+		t.Fatalf("a's directory:\n got %v\nwant %v", got, want)
+	}
+	if r := a.commit("nothing"); r.generation != 3 {
+		t.Fatalf("a commit with nothing left: %+v", r)
 	}
 }
