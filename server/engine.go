@@ -86,9 +86,10 @@ type Config struct {
 	PublishV4 bool
 	// CondEstimate and RTT are version 4's estimates of one conditional
 	// write of `current` and of one round trip to the store, from which
-	// its waits are timed (publish.Options); zero: publish's defaults,
-	// made for object stores. They decide how often a waiting writer
-	// reads `current`, never what is accepted.
+	// its waits are timed (publish.Options); zero: a few milliseconds
+	// for a store on this machine (file://), publish's defaults, made
+	// for object stores, otherwise. They decide how often a waiting
+	// writer reads `current`, never what is accepted.
 	CondEstimate, RTT time.Duration
 	// StoreLocator, opaque to the engine, says how to open Store again
 	// (the CLI's store settings, without credentials). The engine
@@ -258,7 +259,7 @@ func New(cfg Config) (*Engine, error) {
 		memories:    map[string]*dirMemory{},
 
 		publishV4: cfg.PublishV4,
-		v4opts:    publish.Options{Clock: clockOf(cfg.Sleep, cfg.Now), CondEstimate: cfg.CondEstimate, RTT: cfg.RTT, FoldKey: workdir.FoldKey},
+		v4opts:    v4Options(cfg),
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // Publication by format version 4 (docs/publication.md): the engine's
@@ -78,6 +80,28 @@ func clockOf(sleep func(context.Context, time.Duration) error, now func() time.T
 		}
 	}
 	return c
+}
+
+// Estimates of a store on this machine (Config.CondEstimate and RTT
+// left zero): a conditional write of the file store is a lock, a write
+// and a rename, well under these; publish's defaults are an object
+// store's, and would make a local fleet's waiting writers sleep for
+// nothing.
+const (
+	localCondEstimate = 2 * time.Millisecond
+	localRTT          = time.Millisecond
+)
+
+// v4Options is the engine's publish.Options but for the store ID and the
+// objects, which are the call's (publisher).
+func v4Options(cfg Config) publish.Options {
+	o := publish.Options{Clock: clockOf(cfg.Sleep, cfg.Now), CondEstimate: cfg.CondEstimate, RTT: cfg.RTT, FoldKey: workdir.FoldKey}
+	// Only the file store: the in-memory one may sit behind a latency
+	// model (the fleet simulation), whose estimates are the model's.
+	if o.CondEstimate == 0 && o.RTT == 0 && strings.HasPrefix(cfg.Store.Identity(), "file://") {
+		o.CondEstimate, o.RTT = localCondEstimate, localRTT
+	}
+	return o
 }
 
 // publisher returns a Publisher on the engine's store, named first if it
