@@ -277,6 +277,24 @@ func verifyGenerations(ctx context.Context, store Store, m *Manifest, rep *Repor
 			rep.Findings = append(rep.Findings, Finding{Code: FindingGenerationRegress, Key: o.Key, Detail: what + ": current went back in time (restored from an older copy?); see docs/operations.md"})
 		}
 	}
+	// A proposal (format v4, or a v3 registration) is keyed by the
+	// generation it was built on, which its writer read in `current`: one
+	// above `current`'s says the same.
+	objs, err := store.List(ctx, ProposalsPrefix)
+	if err != nil {
+		return fmt.Errorf("remote: verify: list %s: %w", ProposalsPrefix, err)
+	}
+	for _, o := range objs {
+		kind, g, _, _, _ := ParseProposalEntry(o.Key)
+		if kind != EntryProposal || g <= gen {
+			continue
+		}
+		what := fmt.Sprintf("was built on generation %d, above current's %d", g, gen)
+		if m == nil {
+			what = fmt.Sprintf("was built on generation %d, but current is absent", g)
+		}
+		rep.Findings = append(rep.Findings, Finding{Code: FindingGenerationRegress, Key: o.Key, Detail: what + ": current went back in time (restored from an older copy?); see docs/operations.md"})
+	}
 	return nil
 }
 

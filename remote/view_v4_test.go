@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
@@ -23,7 +24,7 @@ func v4Store(t *testing.T) (*memstore.Mem, remote.IncrementV4, []byte) {
 		t.Fatal(err)
 	}
 	pub := remote.NewUUIDv7()
-	prop := remotetest.Proposal(cas.ID{}, pub, []byte("first"))
+	prop := wholeProposal(t, pub)
 	d := remote.ProposalV4{Publication: pub, Parent: 0, Head: prop.Head, Time: 1700000000000}
 	obj, err := remote.EncodeProposalV4(d, prop.Pack)
 	if err != nil {
@@ -124,4 +125,61 @@ func TestChainPacksListAGroupOnce(t *testing.T) {
 	if want := []string{"a", g.Key, "b", "c"}; !slices.Equal(keys, want) {
 		t.Fatalf("packs: %v", keys)
 	}
+}
+
+// Verify reads a version-4 store, and a proposal built on a generation
+// above `current`'s (`current` restored from an older copy) is reported.
+func TestVerifyVersion4(t *testing.T) {
+	ctx := context.Background()
+	store, _, _ := v4Store(t)
+	rep, err := remote.Verify(ctx, store, remote.VerifyOptions{})
+	if err != nil || !rep.OK() || rep.Generation != 1 || rep.Packs != 1 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	pub := remote.NewUUIDv7()
+	prop := remotetest.Proposal(cas.Sum([]byte("head of 5")), pub, []byte("later"))
+	d := remote.ProposalV4{Publication: pub, Parent: 5, ParentHead: cas.Sum([]byte("head of 5")), Head: prop.Head, Time: 1700000000002}
+	obj, err := remote.EncodeProposalV4(d, prop.Pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, d.Key(), obj); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = remote.Verify(ctx, store, remote.VerifyOptions{})
+	if err != nil || len(rep.Findings) != 1 || rep.Findings[0].Code != remote.FindingGenerationRegress || rep.Findings[0].Key != d.Key() {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
+
+// wholeProposal is a proposal of one file on the empty notebook whose
+// pack holds its head's whole closure (remotetest.Proposal's tree is a
+// placeholder, which verify's closure walk would report).
+func wholeProposal(t *testing.T, pub string) remote.Proposal {
+	t.Helper()
+	mem := cas.NewMemory()
+	fid, err := cas.WriteFile(mem, []byte("one\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := cas.WriteTree(mem, map[string]cas.ID{"a.md": fid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := cas.EncodeCommit(cas.Commit{Tree: tree, Publication: pub, Time: time.Unix(1700000000, 0), Message: []byte("first")})
+	if err := mem.Put(commit); err != nil {
+		t.Fatal(err)
+	}
+	w := cas.NewPackWriter()
+	for _, id := range mem.IDs() {
+		o, _ := mem.Get(id)
+		if err := w.Put(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pack, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return remote.Proposal{Pack: pack, Head: commit.ID}
 }
