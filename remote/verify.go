@@ -21,6 +21,9 @@ import (
 //	             parent and publication the manifest records
 //	closures     the head of every chain (active and retained) reads
 //	             completely from that chain's own packs
+//	             (v4: a generation's packs are its proposal's, unwrapped,
+//	             and the group pack of the fold that re-parented it, which
+//	             then holds its head commit)
 //	history      (v2) every segment `current` indexes: present, size and
 //	             BLAKE3 as described, strictly decoded; the increments of
 //	             the whole retained history chain parent to head; each
@@ -29,8 +32,9 @@ import (
 //	             objects match their IDs, and it holds the commit of the
 //	             head its block ends at
 //	generations  no pack, segment or rollup names a generation above
-//	             `current`'s, and `current` is not absent while packs exist
-//	             (a store restored from an older backup, docs/operations.md)
+//	             `current`'s, no proposal was built on one, and `current`
+//	             is not absent while packs exist (a store restored from an
+//	             older backup, docs/operations.md)
 //	store ID     the store-id object, when present, is well formed
 //	orphans      packs no chain names: listed, not an error
 //
