@@ -150,8 +150,13 @@ func TestV4SixEnginesConcurrent(t *testing.T) {
 // it and publishes by version 4 too; a binary that predates version 4
 // (its decoder) refuses the store naming the version.
 func TestV4UpgradeFromV3(t *testing.T) {
+	for name, newStore := range v4Stores(t) {
+		t.Run(name, func(t *testing.T) { testV4UpgradeFromV3(t, newStore(t)) })
+	}
+}
+
+func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	ctx := context.Background()
-	store := memstore.New()
 	remotetest.CopyFixture(t, filepath.Join("..", "remote", "testdata", "v3-store"), store)
 	data, _, err := store.Get(ctx, remote.CurrentKey)
 	if err != nil {
@@ -322,4 +327,32 @@ func TestV4DeclinedRebuildConflicts(t *testing.T) {
 	b := newAgent(t, store)
 	b.pull()
 	equalMaps(t, "accepted", b.files(), map[string]string{"x.md": "1\nA and B\n3\n"})
+}
+
+// A commit whose merge with the state it read conflicts leaves conflict
+// blocks in L and registers nothing, as a version-3 commit does.
+func TestV4CommitConflicts(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	a, b := newAgent(t, store, withV4()), newAgent(t, store, withV4())
+	a.pull()
+	a.write("x.md", "1\n2\n3\n")
+	a.commit("seed")
+	b.pull()
+	b.write("x.md", "1\nB\n3\n")
+	b.commit("b")
+	a.write("x.md", "1\nA\n3\n")
+	_, err := a.e.Commit(ctx, "", "a")
+	domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	if got := a.read("x.md"); !strings.Contains(got, "<<<<<<<") {
+		t.Fatalf("x.md: %q", got)
+	}
+	objs, err := store.List(ctx, remote.ProposalsPrefix)
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("proposals: %v %v", objs, err)
+	}
+	a.write("x.md", "1\nA, B\n3\n")
+	if res := a.commit("resolved"); res.Generation != 3 {
+		t.Fatalf("resolved: %+v", res)
+	}
 }
