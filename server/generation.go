@@ -90,6 +90,20 @@ func (g *generationMemory) check(ctx context.Context, s remote.State) (higher bo
 				top = max(top, pg)
 			}
 		}
+		if top <= 1 {
+			// A store written by format v4 has no increment packs: its
+			// proposals say the same, each built on a generation its
+			// writer read (so one on G says G was there).
+			props, err := g.store.List(ctx, remote.ProposalsPrefix)
+			if err != nil {
+				return false, fmt.Errorf("remote: read current: list proposals: %w", err)
+			}
+			for _, o := range props {
+				if kind, pg, _, _, _ := remote.ParseProposalEntry(o.Key); kind == remote.EntryProposal && pg > 0 {
+					top = max(top, pg+1)
+				}
+			}
+		}
 		if top > 1 {
 			return false, g.absentWithPack(ctx, top)
 		}

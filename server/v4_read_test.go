@@ -149,3 +149,21 @@ func v4Layout(t *testing.T, store remote.Store) string {
 	}
 	return a
 }
+
+// A host that never saw a version-4 store refuses it when its `current`
+// was deleted while the proposals built on its generations stay: a v4
+// store has no increment packs to tell, its proposals tell instead.
+func TestV4AbsentCurrentWithProposalsIsRefused(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	w := newV4Writer(t, store)
+	for i := range 3 {
+		w.commit("c", map[string]string{fmt.Sprintf("f%d.md", i): "x\n"})
+	}
+	if err := store.Delete(ctx, remote.CurrentKey); err != nil {
+		t.Fatal(err)
+	}
+	fresh := newAgent(t, store)
+	_, err := fresh.e.Pull(ctx, "")
+	domainErr(t, err, CodeStorageIntegrity, ReasonGenerationBack)
+}
