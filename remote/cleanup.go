@@ -78,6 +78,10 @@ func (n *Notebook) Cleanup(ctx context.Context, cutoff uint64) (CleanupResult, e
 		if state.Manifest == nil {
 			return res, nil // no accepted state to protect packs by: touch nothing
 		}
+		if err := state.Manifest.refuseView(); err != nil {
+			// Its keeper knows neither proposals nor group packs.
+			return res, fmt.Errorf("remote: cleanup: %w", err)
+		}
 		keep := keeper(state.Manifest, cutoff)
 		for _, c := range batch {
 			if keep(c) {

@@ -81,6 +81,14 @@ func (n *Notebook) readSegment(ctx context.Context, ref SegmentRef, local bool) 
 // decodeSegmentIn decodes the segment ref describes from data: its own
 // object, or its carrier's pack.
 func decodeSegmentIn(ref SegmentRef, data []byte) (*Segment, error) {
+	if !ref.Carried() && ManifestVersionOf(data) == ManifestV4Version {
+		// A segment a version-4 write made (always an object of its own).
+		s, err := DecodeSegmentV4(ref, data)
+		if err != nil {
+			return nil, err
+		}
+		return segmentOfV4(s), nil
+	}
 	if ref.Carried() {
 		var err error
 		if data, err = carriedSegment(ref, data); err != nil {

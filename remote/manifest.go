@@ -40,6 +40,9 @@ type Increment struct {
 	Head        cas.ID
 	Pack        PackRef
 	Time        uint64 // v2: Unix milliseconds of the publication; 0 when unknown (v1)
+	// Group (a version-4 generation a fold re-parented, view_v4.go): the
+	// group pack holding its re-parented trees and commit besides Pack.
+	Group PackRef
 }
 
 // Checkpoint describes the pack holding the full closure of Head, the state
@@ -90,8 +93,17 @@ func (c Chain) Packs() []PackRef {
 	if !c.Checkpoint.IsGenesis() {
 		out = append(out, c.Checkpoint.Pack)
 	}
+	var groups map[string]bool
 	for _, inc := range c.Increments {
 		out = append(out, inc.Pack)
+		// One group pack serves every member of its fold: listed once.
+		if inc.Group.Key != "" && !groups[inc.Group.Key] {
+			if groups == nil {
+				groups = map[string]bool{}
+			}
+			groups[inc.Group.Key] = true
+			out = append(out, inc.Group)
+		}
 	}
 	return out
 }
@@ -124,6 +136,11 @@ type Manifest struct {
 	// uploads are the segments a v2 operation created that the store does
 	// not hold yet: Publish and Checkpoint put them before `current`.
 	uploads []segmentBlob
+
+	// V4 is set on the read-only view of a version-4 `current`
+	// (view_v4.go): the decoded manifest, which only package publish
+	// writes.
+	V4 *ManifestV4
 }
 
 // ActiveLength is how many generations the active checkpoint is behind
@@ -270,6 +287,9 @@ func (m *Manifest) extendAt(publication string, head cas.ID, pack PackRef, at ui
 // retained chains are kept. The generation advances by one, like any
 // replacement of `current`. m is not modified.
 func (m *Manifest) SwapCheckpoint(cp Checkpoint, retain int) (*Manifest, error) {
+	if err := m.refuseView(); err != nil {
+		return nil, err
+	}
 	if m.Version >= 2 {
 		return m.swapCheckpointV2(cp, retain, math.MaxUint64)
 	}

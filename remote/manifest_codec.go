@@ -18,6 +18,9 @@ import (
 // EncodeManifest validates m and returns its canonical bytes (version 1,
 // 2 or 3, as m.Version says).
 func EncodeManifest(m *Manifest) ([]byte, error) {
+	if err := m.refuseView(); err != nil {
+		return nil, err
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}

@@ -73,6 +73,9 @@ type segmentBlob struct {
 // increment it lists (retained chains oldest first, then the active chain)
 // becomes the tail, which fold then moves into segments.
 func (m *Manifest) upgrade() (*Manifest, error) {
+	if err := m.refuseView(); err != nil {
+		return nil, err
+	}
 	next := &Manifest{Version: ManifestVersion}
 	if m == nil {
 		return next, nil

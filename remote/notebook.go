@@ -180,6 +180,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // ReadCurrent reads and strictly decodes `current`. An absent `current` is
 // the empty notebook (State{}); an undecodable one wraps ErrCorruptManifest.
+// A version-4 `current` is returned as its read-only view (view_v4.go).
 func (n *Notebook) ReadCurrent(ctx context.Context) (State, error) {
 	t0 := n.opts.Now()
 	data, etag, err := n.store.Get(ctx, CurrentKey)
@@ -190,9 +191,12 @@ func (n *Notebook) ReadCurrent(ctx context.Context) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("remote: read current: %w", err)
 	}
-	m, err := DecodeManifest(data)
+	v4, m, err := DecodeCurrent(data)
 	if err != nil {
 		return State{}, fmt.Errorf("remote: read current: %w", err)
+	}
+	if v4 != nil {
+		m = viewV4(v4)
 	}
 	return n.observe(ctx, State{Manifest: m, ETag: etag})
 }
@@ -208,7 +212,8 @@ func (n *Notebook) observe(ctx context.Context, s State) (State, error) {
 }
 
 // FetchPack downloads a pack and returns it only if its size and BLAKE3
-// match ref. A pack the store does not have wraps ErrMissingPack (and
+// match ref (a version-4 proposal: the pack inside it, checked against
+// its own descriptor). A pack the store does not have wraps ErrMissingPack (and
 // ErrNotFound); one that does not match wraps ErrCorruptPack. Both wrap
 // ErrIntegrity: the manifest promised the pack.
 func (n *Notebook) FetchPack(ctx context.Context, ref PackRef) ([]byte, error) {
@@ -218,6 +223,8 @@ func (n *Notebook) FetchPack(ctx context.Context, ref PackRef) ([]byte, error) {
 		return nil, fmt.Errorf("remote: pack %s named by current: %w: %w", ref.Key, ErrMissingPack, err)
 	case err != nil:
 		return nil, fmt.Errorf("remote: fetch pack %s: %w", ref.Key, err)
+	case isProposalKey(ref.Key):
+		return unwrapProposal(ref, data)
 	case int64(len(data)) != ref.Size:
 		return nil, fmt.Errorf("remote: pack %s: %w: %d bytes, manifest says %d", ref.Key, ErrCorruptPack, len(data), ref.Size)
 	case cas.Sum(data) != ref.Sum:

@@ -21,6 +21,9 @@ import (
 //	             parent and publication the manifest records
 //	closures     the head of every chain (active and retained) reads
 //	             completely from that chain's own packs
+//	             (v4: a generation's packs are its proposal's, unwrapped,
+//	             and the group pack of the fold that re-parented it, which
+//	             then holds its head commit)
 //	history      (v2) every segment `current` indexes: present, size and
 //	             BLAKE3 as described, strictly decoded; the increments of
 //	             the whole retained history chain parent to head; each
@@ -29,8 +32,9 @@ import (
 //	             objects match their IDs, and it holds the commit of the
 //	             head its block ends at
 //	generations  no pack, segment or rollup names a generation above
-//	             `current`'s, and `current` is not absent while packs exist
-//	             (a store restored from an older backup, docs/operations.md)
+//	             `current`'s, no proposal was built on one, and `current`
+//	             is not absent while packs exist (a store restored from an
+//	             older backup, docs/operations.md)
 //	store ID     the store-id object, when present, is well formed
 //	orphans      packs no chain names: listed, not an error
 //
@@ -277,6 +281,24 @@ func verifyGenerations(ctx context.Context, store Store, m *Manifest, rep *Repor
 			rep.Findings = append(rep.Findings, Finding{Code: FindingGenerationRegress, Key: o.Key, Detail: what + ": current went back in time (restored from an older copy?); see docs/operations.md"})
 		}
 	}
+	// A proposal (format v4, or a v3 registration) is keyed by the
+	// generation it was built on, which its writer read in `current`: one
+	// above `current`'s says the same.
+	objs, err := store.List(ctx, ProposalsPrefix)
+	if err != nil {
+		return fmt.Errorf("remote: verify: list %s: %w", ProposalsPrefix, err)
+	}
+	for _, o := range objs {
+		kind, g, _, _, _ := ParseProposalEntry(o.Key)
+		if kind != EntryProposal || g <= gen {
+			continue
+		}
+		what := fmt.Sprintf("was built on generation %d, above current's %d", g, gen)
+		if m == nil {
+			what = fmt.Sprintf("was built on generation %d, but current is absent", g)
+		}
+		rep.Findings = append(rep.Findings, Finding{Code: FindingGenerationRegress, Key: o.Key, Detail: what + ": current went back in time (restored from an older copy?); see docs/operations.md"})
+	}
 	return nil
 }
 
@@ -291,7 +313,21 @@ func verifyManifest(ctx context.Context, store Store, rep *Report) (*Manifest, e
 	if err != nil {
 		return nil, fmt.Errorf("remote: verify: read current: %w", err)
 	}
+	if ManifestVersionOf(data) == ManifestV4Version {
+		// Version 4 decodes only when it obeys every rule of `current`
+		// alone; its history is checked as the view's (view_v4.go).
+		m4, err := DecodeManifestV4(data)
+		if err != nil {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingManifestUnreadable, Key: CurrentKey, Detail: err.Error()})
+			return nil, nil
+		}
+		return viewV4(m4), nil
+	}
 	m, err := decodeAnyManifest(data)
+	var fv *FormatVersionError
+	if errors.As(err, &fv) {
+		err = &FormatVersionError{Version: fv.Version, Newest: ManifestV4Version} // this build reads version 4 too
+	}
 	if err != nil {
 		rep.Findings = append(rep.Findings, Finding{Code: FindingManifestUnreadable, Key: CurrentKey, Detail: err.Error()})
 		return nil, nil
@@ -308,7 +344,7 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 	complete := true
 	check := func(ref PackRef) (*cas.Pack, error) {
 		defer tick()
-		if _, _, _, err := ParsePackKey(ref.Key); err != nil {
+		if _, _, _, err := ParsePackKey(ref.Key); err != nil && !isProposalKey(ref.Key) && !isGroupPackKey(ref.Key) {
 			// A rule-breaking manifest may name any key; never fetch one
 			// outside packs/ (it could be `current` or another notebook).
 			rep.Findings = append(rep.Findings, Finding{Code: FindingManifestInvalid, Key: CurrentKey, Chain: name, Detail: fmt.Sprintf("names %q, which is not a pack key", ref.Key)})
@@ -340,6 +376,7 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 			packs = append(packs, p)
 		}
 	}
+	groups := map[string]*cas.Pack{} // version 4: a fold's group pack, checked once
 	for _, inc := range c.Increments {
 		p, err := check(inc.Pack)
 		if err != nil {
@@ -350,6 +387,26 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 			continue
 		}
 		packs = append(packs, p)
+		if _, err := p.Get(inc.Head); err != nil && inc.Group.Key != "" {
+			// A re-parented generation: its head commit is the fold's,
+			// in the group pack (its proposal holds the head it built;
+			// a member taken as built, the first, has it there).
+			g, seen := groups[inc.Group.Key]
+			if !seen {
+				if g, err = check(inc.Group); err != nil {
+					return err
+				}
+				groups[inc.Group.Key] = g
+				if g != nil {
+					packs = append(packs, g)
+				}
+			}
+			if g == nil {
+				complete = false
+				continue
+			}
+			p = g
+		}
 		if d := incrementMismatch(p, inc); d != "" {
 			rep.Findings = append(rep.Findings, Finding{Code: FindingIncrement, Key: inc.Pack.Key, Chain: name, Detail: d})
 		}

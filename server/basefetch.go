@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -125,8 +126,8 @@ func basePlan(chains []remote.Chain, gen uint64, version int) []baseStep {
 			refs = append(refs, c.Checkpoint.Pack)
 		}
 		for i := len(c.Increments) - 1; i >= 0; i-- {
-			if c.Increments[i].Generation <= gen {
-				refs = append(refs, c.Increments[i].Pack)
+			if inc := c.Increments[i]; inc.Generation <= gen {
+				refs = appendIncrementPacks(refs, inc)
 			}
 		}
 		if len(refs) > 0 {
@@ -139,7 +140,7 @@ func basePlan(chains []remote.Chain, gen uint64, version int) []baseStep {
 		var refs []remote.PackRef
 		for _, inc := range c.Increments {
 			if inc.Generation > gen {
-				refs = append(refs, inc.Pack)
+				refs = appendIncrementPacks(refs, inc)
 			}
 		}
 		if len(refs) > 0 {
@@ -147,6 +148,16 @@ func basePlan(chains []remote.Chain, gen uint64, version int) []baseStep {
 		}
 	}
 	return plan
+}
+
+// appendIncrementPacks appends inc's packs to refs: its own and (format
+// v4, re-parented by a fold) its group pack, unless just listed.
+func appendIncrementPacks(refs []remote.PackRef, inc remote.Increment) []remote.PackRef {
+	refs = append(refs, inc.Pack)
+	if inc.Group.Key != "" && !slices.ContainsFunc(refs, func(r remote.PackRef) bool { return r.Key == inc.Group.Key }) {
+		refs = append(refs, inc.Group)
+	}
+	return refs
 }
 
 // fetchBasePacks keeps refs in the cache named key, skipping those held

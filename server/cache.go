@@ -266,7 +266,11 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 		return nil
 	}
 	have := func(key string) bool { return c.store.HasPack(hashKey(key) + ".pack") }
-	_, err = e.notebook.CatchUp(ctx, state, reach, fetchParallel, have, keep)
+	if m.V4 != nil {
+		err = e.catchUpV4(ctx, state, reach, have, keep)
+	} else {
+		_, err = e.notebook.CatchUp(ctx, state, reach, fetchParallel, have, keep)
+	}
 	// What was fetched is kept even if another pack failed: the next sync
 	// need not download it again (it is found by the objects it holds).
 	if aerr := c.store.AddPacks(pending); aerr != nil && err == nil {
@@ -278,6 +282,38 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 	}
 	e.setReach(c, m.Generation, m.Head)
 	return c, nil
+}
+
+// catchUpV4 is sync's catch-up on a version-4 store: the packs of every
+// generation in (reach, generation] (its proposal's and, re-parented, its
+// group's; the increments of a version-3 history before the upgrade as
+// they are), downloaded in parallel. Version 4 writes no rollups yet, so
+// a cache far behind fetches each generation's packs; each is small (one
+// commit's change), and the next sync starts from the new reach.
+func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64, have func(string) bool, keep func([]remote.CaughtUpPack) error) error {
+	m := state.Manifest
+	incs, err := e.notebook.Publications(ctx, state, reach+1, m.Generation)
+	if err != nil {
+		return err
+	}
+	var refs []remote.PackRef
+	seen := map[string]bool{}
+	for _, ref := range (remote.Chain{Increments: incs}).Packs() {
+		if !seen[ref.Key] && !have(ref.Key) {
+			seen[ref.Key] = true
+			refs = append(refs, ref)
+		}
+	}
+	got := make([]remote.CaughtUpPack, len(refs))
+	err = parallel.For(len(refs), fetchParallel, func(i int) error {
+		data, err := e.notebook.FetchPack(ctx, refs[i])
+		got[i] = remote.CaughtUpPack{Key: refs[i].Key, Data: data}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return keep(got)
 }
 
 // fillChain makes the cache of state's chain hold every pack of the chain
@@ -293,13 +329,9 @@ func (e *Engine) fillChain(ctx context.Context, state remote.State, c *chainCach
 	if err != nil {
 		return err
 	}
-	refs := make([]remote.PackRef, 0, len(incs)+1)
-	if !m.Checkpoint.IsGenesis() {
-		refs = append(refs, m.Checkpoint.Pack)
-	}
-	for _, inc := range incs {
-		refs = append(refs, inc.Pack)
-	}
+	// The chain's packs: the checkpoint's, each increment's and (format
+	// v4) each group pack, once.
+	refs := remote.Chain{Checkpoint: m.Checkpoint, Increments: incs}.Packs()
 	missing := missingPacks(c.store, refs)
 	if len(missing) == 0 {
 		return nil

@@ -178,10 +178,18 @@ type attemptResult struct {
 // call of the build function is one attempt value (commit_attempt.go),
 // built and finished top-down; the last one is what was accepted.
 func (s *session) publish(message string) (*Result, error) {
+	if s.e.usesV4() {
+		return s.publishV4(message)
+	}
 	var last *attempt
 	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
 		if last != nil {
 			last.waitRecorded() // one record at a time: the last written is this attempt's
+		}
+		if observed.Manifest != nil && observed.Manifest.V4 != nil {
+			// The store is at version 4 (this process had not read it
+			// yet): nothing is built or uploaded; publish by version 4.
+			return remote.Proposal{}, remote.ErrV4Store
 		}
 		last = s.newAttempt(ctx, observed, publication, message)
 		return last.run()
@@ -209,6 +217,12 @@ func (s *session) publish(message string) (*Result, error) {
 	}
 	if errors.Is(err, errMergeConflict) {
 		return nil, s.materialiseConflict(last.attemptResult)
+	}
+	if errors.Is(err, remote.ErrV4Store) {
+		// The store is at version 4 (upgraded since this engine last
+		// read it, or not read yet by this process): nothing of this
+		// attempt was written; publish by version 4 (publish_v4.go).
+		return s.publishV4(message)
 	}
 	if err != nil {
 		return nil, s.e.fail("publish", err)

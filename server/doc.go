@@ -25,6 +25,8 @@
 //	                       otherwise merge.Trees)
 //	commit only: objects the chain lacks are packed and published
 //	             conditionally; a lost race re-merges in the next build
+//	             (format 4: registered as a proposal and folded; a
+//	             declined one is rebuilt on the newer state)
 //	plan ─▶ old and new content of each changed file, loaded up front
 //	apply ─▶ recovery flag, removals, parallel atomic writes, dir fsyncs
 //	       ─▶ baseline + stat cache recorded ─▶ flag cleared
@@ -81,6 +83,15 @@
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.
+//   - Format version 4 (publish_v4.go): under Config.PublishV4, or on a
+//     store whose `current` is already version 4, a commit publishes
+//     through package publish (register a proposal; one writer folds the
+//     pending ones in one conditional write). The build is the same
+//     attempt; the result is the commit's own generation and L gets that
+//     generation's tree. A version-4 `current` reads through
+//     remote's read-only view, so the history readers need no second
+//     path; its pending record marks the call, which the next commit
+//     resumes under the same ID while it is undecided.
 //   - A cached object failing its check drops the damaged packs and runs
 //     the operation once more with fresh copies from the store (heal.go).
 //   - A file of L still holding conflict blocks is never merged again

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -75,6 +76,21 @@ type Config struct {
 	// model's time; nil is the real clock.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
+	// PublishV4 makes commits publish by format version 4 (package
+	// publish, docs/publication.md): a store of version 1–3 is upgraded
+	// by the first such commit. Off, commits publish by version 3 while
+	// the store is of version 1–3 (a store already at version 4 is
+	// published by version 4 whatever this says: a version-3 write would
+	// drop what keeps version-4 acceptance exactly-once). It becomes the
+	// default, and goes away, when version 3's mechanisms are deleted.
+	PublishV4 bool
+	// CondEstimate and RTT are version 4's estimates of one conditional
+	// write of `current` and of one round trip to the store, from which
+	// its waits are timed (publish.Options); zero: a few milliseconds
+	// for a store on this machine (file://), publish's defaults, made
+	// for object stores, otherwise. They decide how often a waiting
+	// writer reads `current`, never what is accepted.
+	CondEstimate, RTT time.Duration
 	// StoreLocator, opaque to the engine, says how to open Store again
 	// (the CLI's store settings, without credentials). The engine
 	// records it, with the store's identity and ID, for each directory
@@ -133,6 +149,11 @@ type Engine struct {
 	solo            soloMemory      // a long-lived engine's own last publication (solo.go)
 	groupCommit     bool            // Config.GroupCommit
 	turns           bool            // the machine's writers take turns (server/turns.go)
+
+	// Format version 4 (publish_v4.go).
+	publishV4 bool        // Config.PublishV4
+	storeV4   atomic.Bool // a version-4 `current` was read: publish by version 4
+	v4opts    publish.Options
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -236,6 +257,9 @@ func New(cfg Config) (*Engine, error) {
 		groupCommit: cfg.GroupCommit,
 		turnsDir:    cfg.TurnsDir,
 		memories:    map[string]*dirMemory{},
+
+		publishV4: cfg.PublishV4,
+		v4opts:    v4Options(cfg),
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,

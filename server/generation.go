@@ -90,6 +90,20 @@ func (g *generationMemory) check(ctx context.Context, s remote.State) (higher bo
 				top = max(top, pg)
 			}
 		}
+		if top <= 1 {
+			// A store written by format v4 has no increment packs: its
+			// proposals say the same, each built on a generation its
+			// writer read (so one on G says G was there).
+			props, err := g.store.List(ctx, remote.ProposalsPrefix)
+			if err != nil {
+				return false, fmt.Errorf("remote: read current: list proposals: %w", err)
+			}
+			for _, o := range props {
+				if kind, pg, _, _, _ := remote.ParseProposalEntry(o.Key); kind == remote.EntryProposal && pg > 0 {
+					top = max(top, pg+1)
+				}
+			}
+		}
 		if top > 1 {
 			return false, g.absentWithPack(ctx, top)
 		}
@@ -120,9 +134,12 @@ func (g *generationMemory) absentWithPack(ctx context.Context, pg uint64) error 
 	case err != nil:
 		return fmt.Errorf("remote: read current: %w", err)
 	}
-	m, err := remote.DecodeManifest(data)
+	m4, m, err := remote.DecodeCurrent(data)
 	if err != nil {
 		return fmt.Errorf("remote: read current: %w", err)
+	}
+	if m4 != nil {
+		m = remote.ViewV4(m4)
 	}
 	if m.Generation+1 < pg {
 		// Made again below the pack (deleted, then a first write).

@@ -50,6 +50,13 @@ type pendingEntry struct {
 	// merge (M minus it is exactly the others' changes), and it is in no
 	// pack, since M's merged content was published instead.
 	Bases map[string][]byte `json:"bases,omitempty"`
+	// V4 (format version 4, publish_v4.go): the publication registered
+	// proposals, the first built on generation First. A proposal stays
+	// foldable after its writer dies, so an entry `current` does not name
+	// yet is undecided, not absent: it is kept, and the next commit
+	// resumes the publication under its ID (publish.Publisher.Resume).
+	V4    bool   `json:"v4,omitempty"`
+	First uint64 `json:"first,omitempty"`
 
 	baseHead cas.ID // the head of the base the overlay applies to (not encoded)
 }
@@ -115,6 +122,9 @@ func (s *session) adoptPublished(state remote.State) {
 		return
 	}
 	if len(accepted) == 0 {
+		if undecidedV4(rec.Entries) {
+			return // may still be accepted: the next commit resumes it
+		}
 		s.dropPending() // proved absent (or no longer recorded)
 		return
 	}
@@ -253,6 +263,9 @@ func (s *session) adoptAccepted() {
 // once accepted).
 func (s *session) recordPending(publication string, ids, local map[string]cas.ID) (pendingEntry, error) {
 	ent := pendingEntry{Publication: publication, Overlay: map[string]string{}, baseHead: s.base.Head}
+	if s.v4 != nil {
+		ent.V4, ent.First = true, s.v4.first
+	}
 	if ids == nil {
 		for p, id := range local {
 			if id.IsZero() {

@@ -51,7 +51,8 @@ type session struct {
 	// prep is the next baseline, written ahead while the commit is
 	// published (state.go; nil: none).
 	prep    *preparedBaseline
-	probing bool // reads that only inform a decision: a base gone everywhere is no refusal
+	probing bool    // reads that only inform a decision: a base gone everywhere is no refusal
+	v4      *v4Call // the version-4 publication in progress (publish_v4.go)
 }
 
 // begin starts a call on a directory: it proves the store (a cached

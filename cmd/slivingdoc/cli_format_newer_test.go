@@ -1,7 +1,7 @@
 package main
 
 // A store a newer slivingdoc wrote: this binary reads `current` in formats
-// 1 to 3 and refuses a newer one naming both versions (STORAGE_FAILURE ·
+// 1 to 4 and refuses a newer one naming both versions (STORAGE_FAILURE ·
 // FORMAT_NEWER, CHECK_HOST: upgrade the binary), never as a corrupt
 // manifest, and changes nothing in the directory.
 
@@ -20,7 +20,7 @@ func init() {
 }
 
 // toNewerFormat rewrites the store's `current` as if a binary of format
-// version 4 had written it: the version is the first field, and it is all
+// version 5 had written it: the version is the first field, and it is all
 // an older decoder reads before it refuses.
 func toNewerFormat(t *testing.T, nb *notebook) {
 	t.Helper()
@@ -29,7 +29,7 @@ func toNewerFormat(t *testing.T, nb *notebook) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newer := regexp.MustCompile(`^\{"version":\d+,`).ReplaceAll(data, []byte(`{"version":4,`))
+	newer := regexp.MustCompile(`^\{"version":\d+,`).ReplaceAll(data, []byte(`{"version":5,`))
 	if string(newer) == string(data) {
 		t.Fatalf("current does not start with its version: %.40s", data)
 	}
@@ -57,9 +57,9 @@ func TestCLIStoreOfANewerFormatNamesTheVersion(t *testing.T) {
 		o := a.run(args...)
 		rep := mustFail(t, o)
 		if rep.code != "STORAGE_FAILURE" || rep.reason != "FORMAT_NEWER" || rep.action != "CHECK_HOST" || rep.retryable {
-			t.Fatalf("%v on a format-4 store: %+v\n%s", args, rep, o)
+			t.Fatalf("%v on a format-5 store: %+v\n%s", args, rep, o)
 		}
-		if !strings.Contains(o.stdout, "format version 4") || !strings.Contains(o.stdout, "versions 1 to 3") {
+		if !strings.Contains(o.stdout, "format version 5") || !strings.Contains(o.stdout, "versions 1 to 4") {
 			t.Fatalf("%v: the report does not name both versions:\n%s", args, o)
 		}
 	}

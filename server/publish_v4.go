@@ -1,0 +1,373 @@
+package server
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/publish"
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
+)
+
+// Publication by format version 4 (docs/publication.md): the engine's
+// half of package publish. publish runs the protocol (register the
+// change as a proposal, fold, wait, one conditional write per group); the
+// engine supplies:
+//
+//   - Build: the commit's attempt (commit_attempt.go) on the state
+//     publish read: merge L with its head, the tree, a head commit with
+//     the call's publication ID, and the pack of what that head adds. It
+//     is called again when a fold declines the version (it conflicted
+//     with the group ahead of it) or the window passed it: the attempt is
+//     rebuilt on the newer state, and a merge conflict there ends the
+//     call with conflict blocks in L, as a version-3 commit's does.
+//   - Objects: the object cache, caught up to the state (sync).
+//   - Clock: the real clock (or Config.Sleep/Now): the only wall time.
+//
+// The pending record (pending.go) is written before each version is
+// registered; it names the publication ID and the generation the first
+// version was built on, so an engine that died after registering resumes
+// the same call (Publisher.Resume) at its next commit: the ID is accepted
+// at most once, whoever folds it.
+//
+// The commit reports its own generation (publish.Result), not its
+// group's last, and L ends holding that generation's tree: the change
+// itself when the fold took it as built, or the fold's re-parented tree
+// (others' changes folded before it included, as "brought in") when not.
+
+// v4Call is a version-4 publication in progress.
+type v4Call struct {
+	first     uint64 // the generation the first version was built on
+	published bool   // accepted (finishV4 ran)
+}
+
+// errNothingToPublish ends a version-4 call whose build found the merge
+// equal to the state it read: nothing was registered.
+var errNothingToPublish = errors.New("server: nothing to publish")
+
+// usesV4 reports whether commits publish by version 4.
+func (e *Engine) usesV4() bool { return e.publishV4 || e.storeV4.Load() }
+
+// realClock is publish.Clock on the wall clock, or on Config.Sleep/Now.
+type realClock struct {
+	sleep func(ctx context.Context, d time.Duration) error
+	now   func() time.Time
+}
+
+func (c realClock) Now() time.Time { return c.now() }
+
+func (c realClock) Wait(ctx context.Context, d time.Duration) error { return c.sleep(ctx, d) }
+
+func clockOf(sleep func(context.Context, time.Duration) error, now func() time.Time) publish.Clock {
+	c := realClock{sleep: sleep, now: now}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.sleep == nil {
+		c.sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return c
+}
+
+// Estimates of a store on this machine (Config.CondEstimate and RTT
+// left zero): a conditional write of the file store is a lock, a write
+// and a rename, well under these; publish's defaults are an object
+// store's, and would make a local fleet's waiting writers sleep for
+// nothing.
+const (
+	localCondEstimate = 2 * time.Millisecond
+	localRTT          = time.Millisecond
+)
+
+// v4Options is the engine's publish.Options but for the store ID and the
+// objects, which are the call's (publisher).
+func v4Options(cfg Config) publish.Options {
+	o := publish.Options{Clock: clockOf(cfg.Sleep, cfg.Now), CondEstimate: cfg.CondEstimate, RTT: cfg.RTT, FoldKey: workdir.FoldKey}
+	// Only the file store: the in-memory one may sit behind a latency
+	// model (the fleet simulation), whose estimates are the model's.
+	if o.CondEstimate == 0 && o.RTT == 0 && strings.HasPrefix(cfg.Store.Identity(), "file://") {
+		o.CondEstimate, o.RTT = localCondEstimate, localRTT
+	}
+	return o
+}
+
+// publisher returns a Publisher on the engine's store, named first if it
+// has no ID yet (storeid.go): every version-4 `current` names the ID.
+func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
+	if err := e.nameStore(ctx); err != nil {
+		return nil, err
+	}
+	opts := e.v4opts
+	opts.Store = e.StoreID()
+	opts.Objects = func(ctx context.Context, st publish.State) (cas.Source, error) {
+		state := stateView(st)
+		c, err := e.sync(ctx, state)
+		if err != nil {
+			return nil, err
+		}
+		return &refillSource{src: e.source(c), fill: func() error { return e.fillChain(ctx, state, c) }}, nil
+	}
+	return publish.New(e.store, opts)
+}
+
+// refillSource is the cache as the fold's objects: the fold reads the
+// trees of recent generations' heads, which a cache caught up through
+// version-3 rollups before the store's upgrade may lack; on the first
+// miss the chain's every pack is fetched (fillChain), once.
+type refillSource struct {
+	src    *objectSource
+	fill   func() error
+	filled bool
+}
+
+func (r *refillSource) Get(id cas.ID) (cas.Object, error) {
+	o, err := r.src.Get(id)
+	if err == nil || r.filled || !errors.Is(err, cas.ErrNotFound) {
+		return o, err
+	}
+	r.filled = true
+	if ferr := r.fill(); ferr != nil {
+		return cas.Object{}, errors.Join(err, ferr)
+	}
+	r.src.rescan()
+	return r.src.Get(id)
+}
+
+// stateView is publish's read of `current` as the engine's readers take
+// it: a version-4 `current` as its view, one of versions 1–3 as it is.
+func stateView(st publish.State) remote.State {
+	switch {
+	case st.Old != nil:
+		return remote.State{Manifest: st.Old, ETag: st.ETag}
+	case st.Manifest != nil:
+		return remote.State{Manifest: remote.ViewV4(st.Manifest), ETag: st.ETag}
+	}
+	return remote.State{}
+}
+
+// undecidedV4 reports whether entries hold a version-4 publication: one
+// `current` does not name may still be folded by another writer.
+func undecidedV4(entries []pendingEntry) bool {
+	for _, ent := range entries {
+		if ent.V4 {
+			return true
+		}
+	}
+	return false
+}
+
+// resumable returns the version-4 publication the pending record says
+// an earlier call of this directory registered and did not see decided:
+// its ID and the generation its first version was built on.
+func (s *session) resumable() (id string, first uint64, ok bool) {
+	rec, err := s.state.loadPending()
+	if err != nil || rec == nil || s.base == nil || rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || len(rec.Entries) == 0 {
+		return "", 0, false
+	}
+	ent := rec.Entries[len(rec.Entries)-1]
+	if !ent.V4 || !remote.IsPublicationID(ent.Publication) {
+		return "", 0, false
+	}
+	return ent.Publication, ent.First, true
+}
+
+// publishV4 is publish by version 4.
+func (s *session) publishV4(message string) (*Result, error) {
+	return s.publishV4From(message, true)
+}
+
+// publishV4From is publishV4; mayResume: a call the pending record names
+// is resumed first (false once it was).
+func (s *session) publishV4From(message string, mayResume bool) (*Result, error) {
+	pub, err := s.e.publisher(s.ctx)
+	if err != nil {
+		return nil, s.e.fail("publish", err)
+	}
+	s.v4 = nil
+	id, first, resume := s.resumable()
+	resume = resume && mayResume
+	if !resume {
+		id = remote.NewUUIDv7()
+	}
+	var last *attempt
+	build := func(ctx context.Context, st publish.State) (publish.Change, error) {
+		if last != nil {
+			_ = last.waitRecorded() // one record at a time: the last written is this version's
+		}
+		if s.v4 == nil {
+			s.v4 = &v4Call{first: st.Generation()}
+			if resume {
+				s.v4.first = first
+			}
+		}
+		last = s.newAttempt(ctx, stateView(st), id, message)
+		prop, err := last.run()
+		if err != nil {
+			return publish.Change{}, err
+		}
+		if prop.Skip {
+			return publish.Change{}, errNothingToPublish
+		}
+		// The record is in P before the proposal is registered: from
+		// then on any writer's fold may accept it.
+		if err := last.waitRecorded(); err != nil {
+			return publish.Change{}, err
+		}
+		return publish.Change{Head: prop.Head, Pack: prop.Pack}, nil
+	}
+	var res publish.Result
+	if resume {
+		res, err = pub.Resume(s.ctx, id, first, build)
+	} else {
+		res, err = pub.Commit(s.ctx, id, build)
+	}
+	if last != nil {
+		_ = last.waitRecorded() // written before anything reads the session's record state
+	}
+	switch {
+	case errors.Is(err, errMergeConflict):
+		return nil, s.materialiseConflict(last.attemptResult)
+	case errors.Is(err, errNothingToPublish):
+		return s.finishPublished(remote.Accepted{State: last.observed}, last)
+	case err != nil:
+		return nil, s.e.fail("publish", err)
+	case last == nil:
+		// Resumed, and found accepted before anything was built: the
+		// earlier call's change is in the store; L is brought up to date
+		// as a pull would, taking it as common ground (pending.go).
+		return s.resumedV4(res, message)
+	}
+	return s.finishV4(res, last)
+}
+
+// resumedV4 goes on after a resumed call that an earlier process's
+// version made was found accepted: L is synchronised with the state that
+// proved it (the record adopted: that change is common ground now), then
+// what L holds beyond it (edits made since) is published as a call of
+// its own. The result is that call's, or the resumed generation's when
+// nothing was left.
+func (s *session) resumedV4(res publish.Result, message string) (*Result, error) {
+	s.pendingChecked = false
+	synced, conflicts, err := s.syncTo("commit", stateView(res.State))
+	if err != nil {
+		return nil, err
+	}
+	if len(conflicts) > 0 {
+		return nil, conflictError(conflicts)
+	}
+	if _, err := s.scanL(); err != nil {
+		return nil, err
+	}
+	more, err := s.publishV4From(message, false)
+	if err != nil || s.v4 != nil && s.v4.published {
+		return more, err
+	}
+	synced.Generation = res.Generation
+	return synced, nil
+}
+
+// finishV4 brings L and P up to date with the accepted generation
+// res.Generation: L becomes its tree, the baseline records it.
+func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
+	// Accepted: from here on, finish locally whatever the caller's context.
+	s.ctx = detach(s.ctx)
+	s.accepted = &last.pend
+	s.v4.published = true
+	state := stateView(res.State)
+	// The generation memory learns of the state as of any read
+	// (generation.go); publish read it, not the notebook.
+	if err := s.e.observe(s.ctx, state); err != nil {
+		s.e.log.Warn("the accepted state could not be recorded", "err", err)
+	}
+	s.keepRecent(last)
+	flag := recoveryFlag{Op: "commit", RemoteAccepted: "yes", Generation: res.Generation}
+	if err := failpoint(FailAfterPublish); err != nil {
+		return nil, s.recoveryFailure(flag, "publish", err)
+	}
+	asBuilt := res.Head == last.head
+	if asBuilt {
+		s.keepOwnProposal(res, last)
+	}
+	out := &Result{Path: s.dir, Generation: res.Generation, Files: []FileStat{}}
+	var err error
+	if out.Files, err = s.diffstat(state, last.attemptResult); err != nil {
+		return nil, s.recoveryFailure(flag, "diffstat", err)
+	}
+	target := last.merged
+	if !asBuilt {
+		// A fold re-parented the change onto others' folded before it:
+		// L becomes that generation's tree, from its group pack.
+		chain, err := s.e.sync(s.ctx, state)
+		if err != nil {
+			return nil, s.recoveryFailure(flag, "rewrite", err)
+		}
+		s.src = s.e.source(chain)
+		files, err := treeOf(s.src, res.Head)
+		if err != nil {
+			return nil, s.recoveryFailure(flag, "rewrite", err)
+		}
+		target = &merged{ids: files}
+	}
+	if s.prep != nil {
+		s.prep.wait() // done reading target.ids before anything changes them
+	}
+	changes, err := s.plan(target)
+	if err != nil {
+		return nil, s.recoveryFailure(flag, "rewrite", err)
+	}
+	out.BroughtIn = diffstat(changes)
+	next := &baseline{Generation: res.Generation, Head: res.Head, Files: target.ids}
+	if len(changes) == 0 && target == last.merged {
+		next.prepared = s.prep // used only if it matches (state.go)
+	}
+	if target == last.merged && last.from != nil {
+		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
+	}
+	if err := s.materialise(changes, flag, next, s.baseIfAccepted()); err != nil {
+		var de *Error
+		if errors.As(err, &de) && de.Code != CodeRecoveryFailure {
+			return nil, s.recoveryFailure(flag, "rewrite", err)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// keepOwnProposal adds the accepted proposal's pack to the cache, so no
+// process on this host downloads what it just uploaded, and advances the
+// cache's reach when the pack is all the generation added.
+func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
+	m := res.State.Manifest
+	if m == nil {
+		return
+	}
+	inc, ok := m.Increment(res.Generation)
+	if !ok || inc.Head != last.head || inc.Proposal != last.observed.Generation() {
+		return // accepted from another version than the last built
+	}
+	state := stateView(res.State)
+	c, err := s.e.openChain(chainKey(state))
+	if err == nil {
+		err = c.store.AddPack(packName(remote.PackRef{Key: inc.ProposalKey()}), last.pack)
+	}
+	if err != nil {
+		s.e.log.Warn("cannot keep the published pack in the cache", "err", err)
+		return
+	}
+	if s.e.reachOf(c) == inc.Generation-1 && inc.Group == (remote.GroupRef{}) {
+		s.e.setReach(c, inc.Generation, inc.Head)
+	}
+}
