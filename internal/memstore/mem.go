@@ -159,10 +159,15 @@ func (m *Mem) Delete(ctx context.Context, key string) error {
 
 // List implements remote.Store.
 func (m *Mem) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	return m.ListAfter(ctx, prefix, "")
+}
+
+// ListAfter implements remote.ListerAfter: one request, like List.
+func (m *Mem) ListAfter(ctx context.Context, prefix, after string) ([]remote.ObjectInfo, error) {
 	var out []remote.ObjectInfo
 	err := m.do(ctx, OpList, prefix, func() error {
 		for k, o := range m.objects {
-			if strings.HasPrefix(k, prefix) {
+			if strings.HasPrefix(k, prefix) && k > after {
 				out = append(out, remote.ObjectInfo{Key: k, Size: int64(len(o.data)), ETag: o.etag})
 			}
 		}

@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) remote.Store) {
 		{"ReplaceIfMatchChain", testReplaceChain},
 		{"ReplaceIfMatchRefused", testReplaceRefused},
 		{"ListByPrefix", testList},
+		{"ListAfter", testListAfter},
 		{"Delete", testDelete},
 		{"InvalidKeys", testInvalidKeys},
 		{"CancelledWriteLeavesNothing", testCancelledWrite},
@@ -303,6 +304,43 @@ func testList(t *testing.T, newStore func(t *testing.T) remote.Store) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Fatalf("List(%q) = %v, want %v (sorted by key)", tc.prefix, got, tc.want)
+		}
+	}
+}
+
+// testListAfter: remote.ListAfter, through the backend's own ListAfter
+// when it has one, gives exactly the keys of the prefix after the given
+// one, sorted, whether or not that key exists.
+func testListAfter(t *testing.T, newStore func(t *testing.T) remote.Store) {
+	s := newStore(t)
+	ctx := ctxFor(t)
+	keys := []string{"p/00000000000000000007-a", "p/00000000000000000008-b", "p/00000000000000000008-c", "p/00000000000000000010-d", "q/1"}
+	for _, k := range keys {
+		if err := s.Put(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		prefix, after string
+		want          []string
+	}{
+		{"p/", "", keys[:4]},
+		{"p/", "p/00000000000000000008-b", keys[2:4]},
+		{"p/", "p/00000000000000000008~", keys[3:4]}, // every key of generation 8 and below
+		{"p/", "p/00000000000000000007", keys[:4]},   // not a key: what sorts after it
+		{"p/", "p/~", nil},
+		{"", "p/00000000000000000010-d", keys[4:]},
+	} {
+		objs, err := remote.ListAfter(ctx, s, tc.prefix, tc.after)
+		if err != nil {
+			t.Fatalf("ListAfter(%q, %q): %v", tc.prefix, tc.after, err)
+		}
+		var got []string
+		for _, o := range objs {
+			got = append(got, o.Key)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Fatalf("ListAfter(%q, %q) = %v, want %v", tc.prefix, tc.after, got, tc.want)
 		}
 	}
 }

@@ -309,13 +309,23 @@ func (s *s3Store) Delete(ctx context.Context, key string) error {
 }
 
 func (s *s3Store) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	return s.ListAfter(ctx, prefix, "")
+}
+
+// ListAfter implements remote.ListerAfter with S3's StartAfter, so the keys
+// at or before after are never sent.
+func (s *s3Store) ListAfter(ctx context.Context, prefix, after string) ([]remote.ObjectInfo, error) {
 	if err := remote.CheckPrefix(prefix); err != nil {
 		return nil, err
+	}
+	in := &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix + prefix)}
+	if after != "" {
+		in.StartAfter = aws.String(s.prefix + after)
 	}
 	var objs []remote.ObjectInfo
 	err := s.call(ctx, "list", prefix, s3Read, func(ctx context.Context) error {
 		objs = objs[:0]
-		pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix + prefix)})
+		pages := s3.NewListObjectsV2Paginator(s.client, in)
 		for pages.HasMorePages() {
 			page, err := pages.NextPage(ctx)
 			if err != nil {
@@ -334,9 +344,10 @@ func (s *s3Store) List(ctx context.Context, prefix string) ([]remote.ObjectInfo,
 	if err != nil {
 		return nil, err
 	}
-	// S3 lists in byte order already; some compatible servers do not.
+	// S3 lists in byte order already; some compatible servers do not, and
+	// one that ignores StartAfter is filtered here.
 	slices.SortFunc(objs, func(a, b remote.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
-	return objs, nil
+	return remote.After(objs, after), nil
 }
 
 func (s *s3Store) full(key string) *string { return aws.String(s.prefix + key) }
