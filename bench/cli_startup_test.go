@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,7 +32,9 @@ import (
 //
 // Each row reports the medians (cpu-ms, ref-cpu-ms) and the median of the
 // pairwise ratios (x-ref), so a drift of the machine's speed during the run
-// cancels. SLIVINGDOC_BENCH_BIN measures another build of slivingdoc,
+// cancels. The version-inittrace row reports what package initialisation
+// costs one process (init-ms, init-KB) and logs the modules that cost most
+// (-v): the part of the version row that only the dependencies can change. SLIVINGDOC_BENCH_BIN measures another build of slivingdoc,
 // SLIVINGDOC_BENCH_FILES another size of notebook (10000: the design's
 // second size).
 func BenchmarkCLIFixedCost(b *testing.B) {
@@ -48,6 +51,7 @@ func BenchmarkCLIFixedCost(b *testing.B) {
 		pairs(b, func() time.Duration { return cpuOf(b, "", nil, bin, "version") },
 			func() time.Duration { return cpuOf(b, "", nil, hello) })
 	})
+	b.Run("row=version-inittrace", func(b *testing.B) { initTrace(b, bin) })
 
 	files := 1000
 	if v := os.Getenv("SLIVINGDOC_BENCH_FILES"); v != "" {
@@ -83,6 +87,87 @@ func BenchmarkCLIFixedCost(b *testing.B) {
 			return cpuOf(b, git.dir, nil, "git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-qam", "one line")
 		})
 	})
+}
+
+// initTrace runs `version` under the runtime's init trace
+// (GODEBUG=inittrace=1) once per iteration and reports the median package
+// initialisation of a process: its clock (init-ms, which a loaded machine
+// stretches) and its allocations (init-KB, which it does not). The
+// modules that cost most are logged (go test -v) with their median clock,
+// so the figures say whose initialisation remains.
+func initTrace(b *testing.B, bin string) {
+	var clocks, kbs []float64
+	perModule := map[string][]float64{}
+	for b.Loop() {
+		cmd := exec.Command(bin, "version")
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("version: %v\n%s", err, stderr.String())
+		}
+		var clock, allocated float64
+		byModule := map[string]float64{}
+		for line := range strings.Lines(stderr.String()) {
+			// "init PKG @T ms, C ms clock, B bytes, A allocs"
+			f := strings.Fields(line)
+			if len(f) != 11 || f[0] != "init" || f[6] != "clock," {
+				continue
+			}
+			c, err1 := strconv.ParseFloat(f[4], 64)
+			n, err2 := strconv.ParseFloat(f[7], 64)
+			if err1 != nil || err2 != nil {
+				b.Fatalf("unreadable init trace line %q", line)
+			}
+			clock += c
+			allocated += n
+			byModule[moduleOf(f[1])] += c
+		}
+		if clock == 0 {
+			b.Fatalf("no init trace on stderr:\n%s", stderr.String())
+		}
+		clocks, kbs = append(clocks, clock), append(kbs, allocated/1024)
+		for m, c := range byModule {
+			perModule[m] = append(perModule[m], c)
+		}
+	}
+	b.ReportMetric(medianFloat(clocks), "init-ms")
+	b.ReportMetric(medianFloat(kbs), "init-KB")
+	type cost struct {
+		module string
+		ms     float64
+	}
+	var costs []cost
+	for m, cs := range perModule {
+		costs = append(costs, cost{m, medianFloat(cs)})
+	}
+	slices.SortFunc(costs, func(x, y cost) int { return cmp.Compare(y.ms, x.ms) })
+	for _, c := range costs[:min(len(costs), 8)] {
+		b.Logf("init %-45s %.3f ms (median)", c.module, c.ms)
+	}
+}
+
+// moduleOf names the module of an import path well enough to group the
+// init trace: the standard library as one, github.com/x/y, golang.org/x/y.
+func moduleOf(pkg string) string {
+	parts := strings.Split(pkg, "/")
+	switch {
+	case pkg == "main":
+		return "github.com/slivingdoc/slivingdoc"
+	case !strings.Contains(parts[0], "."):
+		return "std"
+	case parts[0] == "github.com" && len(parts) >= 3 && parts[1] == "aws":
+		return "github.com/aws (the AWS SDK)"
+	case len(parts) >= 3:
+		return strings.Join(parts[:3], "/")
+	}
+	return pkg
+}
+
+func medianFloat(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // releaseBuild builds pkg as make build does. src, when set, is the

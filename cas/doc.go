@@ -24,6 +24,19 @@
 //     byte, so there is exactly one encoding of every value.
 //   - PackWriter (a Sink) and Pack: one immutable pack; OpenPack verifies
 //     the whole-pack checksum and index, Pack.Get verifies each object's ID.
+//   - Tree deltas (delta.go; pack version 2): PackWriter.PutDelta stores a
+//     tree as its base tree's ID plus the entry edits from it, when that is
+//     smaller, because a one-line change otherwise rewrites its whole
+//     directory tree of incompressible IDs. The object and its ID are
+//     unchanged; a reader rebuilds the body from the base and checks the
+//     ID. The base is in the same pack or among what the reader holds
+//     (Pack.WithBases; a Store looks in all its packs; Pack.Bases lists
+//     what a pack needs); one it holds nowhere is ErrMissingBase. Chains
+//     are refused beyond MaxDeltaDepth, and the writer stops at
+//     WriteDeltaDepth as GetDepth reports it. A pack with no delta is
+//     written as version 1, so Put alone writes what it always did; no
+//     caller uses PutDelta yet (it is meant for format-v4 stores, which
+//     older binaries refuse before reading a pack).
 //   - Store: a directory of packs with an in-memory ID -> (file, offset)
 //     index; objects are read with ReadAt, never whole packs, through a
 //     small cache of open file handles (store_files.go). A pack lives in a
@@ -49,7 +62,9 @@
 // a Store directory were verified when they were added, so reopening them
 // checks only their header, length, trailer fields and index structure
 // (and a bundle's header against its checksum).
-// Every object's ID is verified on every decode by Pack and Store; the
+// Every object's ID is verified on every decode by Pack and Store (a
+// delta's after it is rebuilt, so AddPacks needs its bases: in the store
+// or in the packs of the same call); the
 // helpers (ReadFile, ReadTree, CheckClosure) also check that a Source
 // returned the object they asked for, of the kind they expect.
 package cas

@@ -1,6 +1,7 @@
 package cas_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -91,4 +92,38 @@ func ExampleStore() {
 	content, err := cas.ReadFile(s, id)
 	fmt.Printf("%q %v\n", content, err)
 	// Output: "kept on disk\n" <nil>
+}
+
+// An increment's pack stores the new directory tree as its change from
+// the parent's, which the reader already holds: one entry instead of all.
+func ExamplePackWriter_PutDelta() {
+	parent := cas.NewMemory() // what every reader of the increment holds
+	files := map[string]cas.ID{}
+	for i := range 50 {
+		files[fmt.Sprintf("note-%02d.md", i)], _ = cas.WriteFile(parent, []byte(fmt.Sprintf("note %d\n", i)))
+	}
+	oldID, _ := cas.WriteTree(parent, files)
+	oldTree, _ := parent.Get(oldID)
+
+	next := cas.NewMemory()
+	files["note-07.md"], _ = cas.WriteFile(next, []byte("note 7, one line more\n"))
+	newID, _ := cas.WriteTree(next, files)
+	newTree, _ := next.Get(newID)
+
+	w := cas.NewPackWriter()
+	_, depth, _ := cas.GetDepth(parent, oldID) // 0: a Memory holds trees whole
+	if err := w.PutDelta(newTree, oldTree, depth); err != nil {
+		log.Fatal(err)
+	}
+	data, _ := w.Finish()
+	p, _ := cas.OpenPack(data)
+	_, err := p.Get(newID)
+	fmt.Println("version", p.Version(), "alone:", errors.Is(err, cas.ErrMissingBase))
+	got, err := p.WithBases(parent).Get(newID)
+	fmt.Println("with the parent's trees:", got.ID == newID, err)
+	fmt.Printf("a tree of %d bytes in a pack of %d\n", len(newTree.Body), len(data))
+	// Output:
+	// version 2 alone: true
+	// with the parent's trees: true <nil>
+	// a tree of 2255 bytes in a pack of 239
 }

@@ -17,14 +17,14 @@ import (
 
 type docPackHeader struct {
 	Magic   [8]byte // "SLVDPACK"
-	Version uint32  // 1
+	Version uint32  // 1, or 2 when a record is a tree delta
 	Flags   uint32  // 0
 	Length  uint64  // total pack length in bytes
 }
 
 type docRecordHeader struct {
 	Kind         uint8 // object kind, equal to the body's first byte
-	Encoding     uint8 // 0 raw, 1 zstd
+	Encoding     uint8 // 0 raw, 1 zstd, 2 tree delta
 	ID           [32]byte
 	BodyLength   uint32 // canonical body length
 	StoredLength uint32 // length of the stored bytes that follow
@@ -43,11 +43,52 @@ type docTrailer struct {
 	// followed by the BLAKE3-256 of every preceding byte
 }
 
-// docRecord is one object as the mirror encoder stores it.
+// docDeltaHeader starts the stored bytes of a tree delta (4.8); the edits
+// follow, each a docDeltaEdit, the name bytes, and for a set the ID.
+type docDeltaHeader struct {
+	Base  [32]byte
+	Edits uint32
+}
+
+type docDeltaEdit struct {
+	Op         uint8 // 0 remove, 2 set a file entry, 3 set a tree entry
+	NameLength uint16
+}
+
+// docEdit is one edit as a test writes it down.
+type docEdit struct {
+	op   uint8
+	name string
+	id   cas.ID
+}
+
+// docDelta encodes the stored bytes of a tree delta against base.
+func docDelta(t *testing.T, base cas.ID, edits []docEdit) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := func(v any) {
+		if err := binary.Write(&b, binary.LittleEndian, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w(docDeltaHeader{Base: base, Edits: uint32(len(edits))})
+	for _, e := range edits {
+		w(docDeltaEdit{Op: e.op, NameLength: uint16(len(e.name))})
+		b.WriteString(e.name)
+		if e.op != 0 {
+			b.Write(e.id[:])
+		}
+	}
+	return b.Bytes()
+}
+
+// docRecord is one object as the mirror encoder stores it: raw, zstd
+// (stored), or a tree delta (delta, its stored bytes).
 type docRecord struct {
 	obj    cas.Object
 	zstd   bool
 	stored []byte
+	delta  []byte
 }
 
 // docEncodePack writes records in the given order and the index sorted by ID.
@@ -61,10 +102,14 @@ func docEncodePack(t *testing.T, recs []docRecord) []byte {
 		}
 	}
 	w(docPackHeader{}) // placeholder, rewritten below
+	version := uint32(1)
 	for _, r := range recs {
 		stored, enc := r.obj.Body, uint8(0)
 		if r.zstd {
 			stored, enc = r.stored, 1
+		}
+		if r.delta != nil {
+			stored, enc, version = r.delta, 2, 2
 		}
 		index = append(index, docIndexEntry{ID: r.obj.ID, Offset: uint64(body.Len()), StoredLength: uint32(len(stored))})
 		w(docRecordHeader{Kind: uint8(r.obj.Kind), Encoding: enc, ID: r.obj.ID, BodyLength: uint32(len(r.obj.Body)), StoredLength: uint32(len(stored))})
@@ -84,7 +129,7 @@ func docEncodePack(t *testing.T, recs []docRecord) []byte {
 	w(docTrailer{IndexOffset: indexOff, Count: uint32(len(index))})
 	out := body.Bytes()
 	var h bytes.Buffer
-	_ = binary.Write(&h, binary.LittleEndian, docPackHeader{Magic: [8]byte([]byte("SLVDPACK")), Version: 1, Length: uint64(len(out) + 32)})
+	_ = binary.Write(&h, binary.LittleEndian, docPackHeader{Magic: [8]byte([]byte("SLVDPACK")), Version: version, Length: uint64(len(out) + 32)})
 	copy(out, h.Bytes())
 	sum := cas.Sum(out)
 	return append(out, sum[:]...)

@@ -14,7 +14,9 @@ type PackWriter struct {
 	buf     []byte
 	entries []indexEntry
 	seen    map[ID]struct{}
-	done    []byte // the finished pack
+	depth   map[ID]int      // trees put as deltas: the deltas a reader applies to rebuild each
+	based   map[ID]struct{} // the bases of the deltas put so far
+	done    []byte          // the finished pack
 }
 
 // NewPackWriter returns an empty PackWriter.
@@ -38,13 +40,76 @@ func (w *PackWriter) Put(obj Object) error {
 	if err := obj.check(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidObject, err)
 	}
-	enc, stored := byte(encodingRaw), obj.Body
+	enc, stored := wholeRecord(obj)
+	w.add(obj, enc, stored)
+	return nil
+}
+
+// wholeRecord returns the encoding and stored bytes of obj stored whole.
+func wholeRecord(obj Object) (byte, []byte) {
 	if len(obj.Body) >= compressMin {
 		z := zstdEncoders().compress(obj.Body)
 		if len(z) <= len(obj.Body)-len(obj.Body)/8 {
-			enc, stored = encodingZstd, z
+			return encodingZstd, z
 		}
 	}
+	return encodingRaw, obj.Body
+}
+
+// PutDelta adds obj, a tree, stored as its change from base, another tree,
+// when that is smaller than storing it whole (docs/format.md 4.8); the pack
+// is then version 2, which readers older than this package refuse. The
+// base must be where every reader of the pack will hold it: in this pack,
+// or in what each reader already has (for an increment, its parent's
+// trees). baseDepth is the number of deltas a reader applies to rebuild
+// base, as GetDepth reports it from the writer's store; for a base in this
+// pack the writer knows it and baseDepth is ignored. obj is stored whole,
+// as Put does, when the delta is not smaller, when base is already
+// WriteDeltaDepth deltas deep, or when obj is not a tree. Put and PutDelta
+// may be mixed.
+func (w *PackWriter) PutDelta(obj, base Object, baseDepth int) error {
+	if w.done != nil {
+		return errors.New("cas: Put on a finished pack")
+	}
+	if _, ok := w.seen[obj.ID]; ok {
+		return nil
+	}
+	if obj.Kind != KindTree || obj.ID == base.ID {
+		return w.Put(obj)
+	}
+	if err := obj.check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidObject, err)
+	}
+	if err := base.check(); err != nil || base.Kind != KindTree {
+		return fmt.Errorf("%w: delta base %v: not a valid tree (%v)", ErrInvalidObject, base.ID, err)
+	}
+	if w.Has(base.ID) {
+		baseDepth = w.depth[base.ID]
+	}
+	enc, stored := wholeRecord(obj)
+	// A tree that is already another delta's base is stored whole: as a
+	// delta it could close a cycle (a delta against b, then b against a).
+	_, isBase := w.based[obj.ID]
+	if baseDepth < WriteDeltaDepth && !isBase {
+		delta, err := encodeDelta(obj, base)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidObject, err)
+		}
+		if len(delta) < len(stored) {
+			enc, stored = encodingDelta, delta
+			if w.depth == nil {
+				w.depth, w.based = make(map[ID]int), make(map[ID]struct{})
+			}
+			w.depth[obj.ID] = baseDepth + 1
+			w.based[base.ID] = struct{}{}
+		}
+	}
+	w.add(obj, enc, stored)
+	return nil
+}
+
+// add appends the record of obj, stored as enc.
+func (w *PackWriter) add(obj Object, enc byte, stored []byte) {
 	off := uint64(len(w.buf))
 	w.buf = append(w.buf, byte(obj.Kind), enc)
 	w.buf = append(w.buf, obj.ID[:]...)
@@ -53,7 +118,6 @@ func (w *PackWriter) Put(obj Object) error {
 	w.buf = append(w.buf, stored...)
 	w.entries = append(w.entries, indexEntry{id: obj.ID, offset: off, stored: uint32(len(stored))})
 	w.seen[obj.ID] = struct{}{}
-	return nil
 }
 
 // Has reports whether the pack already holds id.
@@ -84,6 +148,9 @@ func (w *PackWriter) Finish() ([]byte, error) {
 	w.buf = le.AppendUint64(w.buf, indexOff)
 	w.buf = le.AppendUint32(w.buf, uint32(len(w.entries)))
 	w.buf = le.AppendUint32(w.buf, 0)
+	if len(w.depth) > 0 {
+		le.PutUint32(w.buf[8:], PackVersionDeltas)
+	}
 	le.PutUint64(w.buf[16:], uint64(len(w.buf)+32))
 	sum := Sum(w.buf)
 	w.buf = append(w.buf, sum[:]...)
@@ -93,8 +160,10 @@ func (w *PackWriter) Finish() ([]byte, error) {
 
 // Pack is a verified, opened pack held in memory.
 type Pack struct {
-	data  []byte
-	index []byte // the index region of data
+	data    []byte
+	index   []byte // the index region of data
+	version uint32
+	bases   Source // where the bases of tree deltas not in the pack are; nil: nowhere
 }
 
 // OpenPack verifies the trailer checksum and the index and returns the pack.
@@ -118,7 +187,68 @@ func OpenPack(data []byte) (*Pack, error) {
 	if err := checkIndex(index, indexOff); err != nil {
 		return nil, err
 	}
-	return &Pack{data: data, index: index}, nil
+	return &Pack{data: data, index: index, version: le.Uint32(data[8:])}, nil
+}
+
+// Version returns the pack's format version: PackVersion, or
+// PackVersionDeltas for a pack that may hold trees stored as deltas.
+func (p *Pack) Version() int { return int(p.version) }
+
+// WithBases returns the pack reading the bases of its tree deltas that it
+// does not hold from src (the objects a reader already has, for example
+// its Store). Without it such a tree is ErrMissingBase. The two share the
+// pack's bytes.
+func (p *Pack) WithBases(src Source) *Pack {
+	q := *p
+	q.bases = src
+	return &q
+}
+
+// Bases returns the IDs, sorted, of the trees that the pack's deltas are
+// stored against and that it does not hold: what a reader must hold
+// before it can read or verify the pack (none for a version-1 pack).
+func (p *Pack) Bases() []ID {
+	if p.version != PackVersionDeltas {
+		return nil
+	}
+	var out []ID
+	for i := range p.Len() {
+		e := readIndexEntry(p.index[i*indexEntrySize:])
+		rec := p.data[e.offset : e.offset+recordHeader+uint64(e.stored)]
+		if rec[1] != encodingDelta || e.stored < 32 {
+			continue
+		}
+		if base := ID(rec[recordHeader : recordHeader+32]); !p.has(base) {
+			out = append(out, base)
+		}
+	}
+	slices.SortFunc(out, func(a, b ID) int { return bytes.Compare(a[:], b[:]) })
+	return slices.Compact(out)
+}
+
+func (p *Pack) has(id ID) bool {
+	_, ok := p.find(id)
+	return ok
+}
+
+// record returns the record of the entry e; checkIndex proved every
+// record lies inside the pack.
+func (p *Pack) record(e indexEntry) (record, error) {
+	return parseRecord(p.data[e.offset:e.offset+recordHeader+uint64(e.stored)], e, p.version == PackVersionDeltas)
+}
+
+// getDepth is Get for depthSource: a base of the pack's deltas is looked
+// for in the pack first, then in p.bases.
+func (p *Pack) getDepth(id ID, budget int) (Object, int, error) {
+	e, ok := p.find(id)
+	if !ok {
+		return getBase(p.bases, id, budget)
+	}
+	r, err := p.record(e)
+	if err != nil {
+		return Object{}, 0, err
+	}
+	return r.resolve(budget, p.getDepth)
 }
 
 // Len returns the number of objects in the pack.
@@ -140,8 +270,11 @@ func (p *Pack) Get(id ID) (Object, error) {
 	if !ok {
 		return Object{}, ErrNotFound
 	}
-	// checkIndex proved every record lies inside the pack.
-	o, err := decodeRecord(p.data[e.offset:e.offset+recordHeader+uint64(e.stored)], e)
+	r, err := p.record(e)
+	if err != nil {
+		return Object{}, err
+	}
+	o, _, err := r.resolve(MaxDeltaDepth, p.getDepth)
 	if err != nil {
 		return Object{}, err
 	}
@@ -161,11 +294,17 @@ func (p *Pack) IDs() []ID {
 }
 
 // Verify decodes every object of the pack, checking each against its ID and
-// the rules of its kind. OpenPack checked everything else.
+// the rules of its kind. OpenPack checked everything else. A tree stored
+// as a delta is rebuilt, so its base must be at hand (WithBases):
+// otherwise ErrMissingBase.
 func (p *Pack) Verify() error {
 	for i := range p.Len() {
 		e := readIndexEntry(p.index[i*indexEntrySize:])
-		o, err := decodeRecord(p.data[e.offset:e.offset+recordHeader+uint64(e.stored)], e)
+		r, err := p.record(e)
+		if err != nil {
+			return err
+		}
+		o, _, err := r.resolve(MaxDeltaDepth, p.getDepth)
 		if err != nil {
 			return err
 		}

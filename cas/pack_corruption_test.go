@@ -4,21 +4,29 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// Any single flipped bit anywhere in a pack is detected when it is opened.
+// Any single flipped bit anywhere in a pack is detected when it is opened,
+// in a version-1 pack as in the version-2 fixture with tree deltas.
 func TestPackEveryFlippedBitIsDetected(t *testing.T) {
-	data, _ := smallPack(t)
-	t.Logf("pack of %d bytes, %d bit flips", len(data), 8*len(data))
-	for i := range data {
-		for bit := range 8 {
-			bad := bytes.Clone(data)
-			bad[i] ^= 1 << bit
-			if _, err := cas.OpenPack(bad); !errors.Is(err, cas.ErrCorrupt) {
-				t.Fatalf("flip of bit %d at byte %d: OpenPack error = %v, want ErrCorrupt", bit, i, err)
+	small, _ := smallPack(t)
+	delta, err := os.ReadFile("testdata/v2/delta.pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range [][]byte{small, delta} {
+		t.Logf("pack of %d bytes, %d bit flips", len(data), 8*len(data))
+		for i := range data {
+			for bit := range 8 {
+				bad := bytes.Clone(data)
+				bad[i] ^= 1 << bit
+				if _, err := cas.OpenPack(bad); !errors.Is(err, cas.ErrCorrupt) {
+					t.Fatalf("flip of bit %d at byte %d: OpenPack error = %v, want ErrCorrupt", bit, i, err)
+				}
 			}
 		}
 	}
@@ -69,13 +77,17 @@ func recordOffset(t *testing.T, data []byte, id cas.ID) int {
 	return 0
 }
 
+// Versions 1 and 2 are read; any other is refused as a newer format
+// (or no format), never guessed at.
 func TestPackUnknownVersionIsRefused(t *testing.T) {
 	data, _ := smallPack(t)
-	bad := bytes.Clone(data)
-	binary.LittleEndian.PutUint32(bad[8:], 2)
-	_, err := cas.OpenPack(reseal(bad))
-	if !errors.Is(err, cas.ErrUnsupportedVersion) {
-		t.Fatalf("version 2 pack: error = %v, want ErrUnsupportedVersion", err)
+	for _, v := range []uint32{0, 3, 1 << 31} {
+		bad := bytes.Clone(data)
+		binary.LittleEndian.PutUint32(bad[8:], v)
+		_, err := cas.OpenPack(reseal(bad))
+		if !errors.Is(err, cas.ErrUnsupportedVersion) {
+			t.Fatalf("version %d pack: error = %v, want ErrUnsupportedVersion", v, err)
+		}
 	}
 }
 

@@ -13,15 +13,23 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Pack layout, format version 1 (docs/format.md, "Packs"):
+// Pack layout, format versions 1 and 2 (docs/format.md, "Packs"):
 //
 //	header   magic "SLVDPACK" | version u32 | flags u32 (0) | pack length u64
 //	records  kind u8 | encoding u8 | ID [32] | body length u32 | stored length u32 | stored bytes
 //	index    per object, sorted by ID: ID [32] | record offset u64 | stored length u32
 //	trailer  index offset u64 | object count u32 | flags u32 (0) | BLAKE3-256 of all preceding bytes
+//
+// Version 2 differs only in that a record may be a tree delta (delta.go).
 const (
-	packMagic   = "SLVDPACK"
+	packMagic = "SLVDPACK"
+	// PackVersion is the version of a pack without tree deltas, the only
+	// one NewPackWriter's Put writes.
 	PackVersion = 1
+	// PackVersionDeltas is the version of a pack that holds at least one
+	// tree stored as a delta (PutDelta): a reader that predates it
+	// refuses the whole pack by its version instead of misreading it.
+	PackVersionDeltas = 2
 
 	packHeaderSize  = 8 + 4 + 4 + 8
 	recordHeader    = 1 + 1 + 32 + 4 + 4
@@ -32,8 +40,9 @@ const (
 
 // Record encodings.
 const (
-	encodingRaw  = 0
-	encodingZstd = 1
+	encodingRaw   = 0
+	encodingZstd  = 1
+	encodingDelta = 2 // version 2 only
 )
 
 // Compression policy: bodies shorter than compressMin are stored raw (a
@@ -136,7 +145,7 @@ func checkHeader(h []byte, size int64) error {
 		return corruptf("not a pack (bad magic)")
 	}
 	if len(h) >= 12 {
-		if v := le.Uint32(h[8:]); v != PackVersion {
+		if v := le.Uint32(h[8:]); v != PackVersion && v != PackVersionDeltas {
 			return fmt.Errorf("pack version %d: %w", v, ErrUnsupportedVersion)
 		}
 	}
@@ -202,46 +211,66 @@ func checkIndex(index []byte, indexOff uint64) error {
 	return nil
 }
 
-// decodeRecord decodes the record for e from rec (its header and stored
-// bytes, exactly), verifying the record matches the index and the body
-// hashes to the ID. The body may alias rec.
-func decodeRecord(rec []byte, e indexEntry) (Object, error) {
+// record is one record of a pack, checked against its index entry but
+// not decoded.
+type record struct {
+	kind    Kind
+	enc     byte
+	id      ID
+	bodyLen uint32
+	data    []byte // the stored bytes
+}
+
+// parseRecord checks rec (a record's header and stored bytes, exactly)
+// against its index entry e. deltas says whether the record may be a
+// tree delta: only in a version-2 pack, or in the local store, which
+// checked each pack's version when it added it.
+func parseRecord(rec []byte, e indexEntry, deltas bool) (record, error) {
 	if len(rec) != recordHeader+int(e.stored) {
-		return Object{}, corruptf("pack record of %d bytes, index says %d", len(rec), recordHeader+int(e.stored))
+		return record{}, corruptf("pack record of %d bytes, index says %d", len(rec), recordHeader+int(e.stored))
 	}
-	kind, enc := Kind(rec[0]), rec[1]
-	var id ID
-	copy(id[:], rec[2:])
-	rawLen, stored := le.Uint32(rec[34:]), le.Uint32(rec[38:])
-	data := rec[recordHeader:]
+	r := record{kind: Kind(rec[0]), enc: rec[1], id: ID(rec[2:34]), bodyLen: le.Uint32(rec[34:]), data: rec[recordHeader:]}
+	stored := le.Uint32(rec[38:])
 	switch {
-	case id != e.id:
-		return Object{}, corruptf("pack record ID differs from its index entry")
+	case r.id != e.id:
+		return record{}, corruptf("pack record ID differs from its index entry")
 	case stored != e.stored:
-		return Object{}, corruptf("pack record length differs from its index entry")
-	case rawLen == 0 || rawLen > MaxObjectSize:
-		return Object{}, corruptf("pack record body length %d", rawLen)
+		return record{}, corruptf("pack record length differs from its index entry")
+	case r.bodyLen == 0 || r.bodyLen > MaxObjectSize:
+		return record{}, corruptf("pack record body length %d", r.bodyLen)
+	case r.enc == encodingDelta && !deltas:
+		return record{}, corruptf("tree delta record in a version-1 pack")
+	case r.enc == encodingDelta && r.kind != KindTree:
+		return record{}, corruptf("delta record of a %v", r.kind)
+	case r.enc > encodingDelta:
+		return record{}, corruptf("pack record encoding %d", r.enc)
 	}
+	return r, nil
+}
+
+// whole decodes a record stored whole (raw or zstd) and verifies the body
+// against the ID. The body may alias the record.
+func (r record) whole() (Object, error) {
 	var body []byte
-	switch enc {
+	switch r.enc {
 	case encodingRaw:
-		if rawLen != stored {
-			return Object{}, corruptf("raw pack record with body length %d, stored %d", rawLen, stored)
+		if int(r.bodyLen) != len(r.data) {
+			return Object{}, corruptf("raw pack record with body length %d, stored %d", r.bodyLen, len(r.data))
 		}
-		body = data
+		body = r.data
 	case encodingZstd:
 		var err error
-		body, err = zstdDecoder().DecodeAll(data, make([]byte, 0, rawLen))
+		body, err = zstdDecoder().DecodeAll(r.data, make([]byte, 0, r.bodyLen))
 		if err != nil {
 			return Object{}, corruptf("pack record: zstd: %v", err)
 		}
-		if len(body) != int(rawLen) {
-			return Object{}, corruptf("pack record body of %d bytes, declared %d", len(body), rawLen)
+		if len(body) != int(r.bodyLen) {
+			return Object{}, corruptf("pack record body of %d bytes, declared %d", len(body), r.bodyLen)
 		}
 	default:
-		return Object{}, corruptf("pack record encoding %d", enc)
+		return Object{}, corruptf("pack record encoding %d", r.enc)
 	}
-	o := Object{ID: id, Kind: kind, Body: body}
+	o := Object{ID: r.id, Kind: r.kind, Body: body}
 	if err := o.verify(); err != nil {
 		return Object{}, err
 	}

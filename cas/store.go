@@ -375,7 +375,7 @@ func (s *Store) AddPacks(packs []NamedPack) error {
 	packs = slices.Clone(packs)
 	slices.SortStableFunc(packs, func(a, b NamedPack) int { return strings.Compare(a.Name, b.Name) })
 	packs = slices.CompactFunc(packs, func(a, b NamedPack) bool { return a.Name == b.Name })
-	opened, err := verifyPacks(packs)
+	opened, err := s.verifyPacks(packs)
 	if err != nil {
 		return err
 	}
@@ -443,19 +443,61 @@ func (s *Store) addFile(name string, header []byte, packs []NamedPack, indexes [
 
 // verifyPacks opens and verifies every pack, on up to GOMAXPROCS cores:
 // decoding and hashing every object is most of the cost of adding a pack.
-func verifyPacks(packs []NamedPack) ([]*Pack, error) {
+// The bases of tree deltas are read from the packs of the call and from
+// the store: a pack whose base is in neither fails with ErrMissingBase.
+func (s *Store) verifyPacks(packs []NamedPack) ([]*Pack, error) {
 	opened := make([]*Pack, len(packs))
 	errs := make([]error, len(packs))
 	_ = parallel.For(len(packs), runtime.GOMAXPROCS(0), func(i int) error {
-		opened[i], errs[i] = openVerified(packs[i].Data)
+		opened[i], errs[i] = OpenPack(packs[i].Data)
+		return nil
+	})
+	if err := firstPackErr(packs, errs); err != nil {
+		return nil, err
+	}
+	bases := &packSet{packs: opened, store: s}
+	for i, p := range opened {
+		opened[i] = p.WithBases(bases) // before any reads the set
+	}
+	_ = parallel.For(len(packs), runtime.GOMAXPROCS(0), func(i int) error {
+		errs[i] = opened[i].Verify()
 		return nil // every pack is verified; the first failure by index is reported
 	})
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("cas: add pack %q: %w", packs[i].Name, err)
-		}
+	if err := firstPackErr(packs, errs); err != nil {
+		return nil, err
 	}
 	return opened, nil
+}
+
+func firstPackErr(packs []NamedPack, errs []error) error {
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("cas: add pack %q: %w", packs[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// packSet serves the bases of the packs one AddPacks verifies: the packs
+// themselves, then the store. Its packs read their own bases through it,
+// so a chain across them and the store is bounded by one budget.
+type packSet struct {
+	packs []*Pack
+	store *Store
+}
+
+func (ps *packSet) Get(id ID) (Object, error) {
+	o, _, err := ps.getDepth(id, MaxDeltaDepth)
+	return o, err
+}
+
+func (ps *packSet) getDepth(id ID, budget int) (Object, int, error) {
+	for _, p := range ps.packs {
+		if p.has(id) {
+			return p.getDepth(id, budget)
+		}
+	}
+	return ps.store.getDepth(id, budget)
 }
 
 func checkPackName(name string) error {
@@ -545,7 +587,7 @@ func (s *Store) VerifyPack(name string) error {
 	if err != nil {
 		return fmt.Errorf("cas: verify pack %q: %w", name, err)
 	}
-	if _, err := openVerified(data); err != nil {
+	if _, err := openVerified(data, s); err != nil {
 		return fmt.Errorf("cas: verify pack %q: %w", name, err)
 	}
 	return nil
@@ -604,11 +646,12 @@ func (s *Store) RemovePack(name string) error {
 
 // openVerified opens data as a pack and verifies every object: the
 // complete check of bytes before the store accepts them.
-func openVerified(data []byte) (*Pack, error) {
+func openVerified(data []byte, bases Source) (*Pack, error) {
 	p, err := OpenPack(data)
 	if err != nil {
 		return nil, err
 	}
+	p = p.WithBases(bases)
 	if err := p.Verify(); err != nil {
 		return nil, err
 	}
@@ -639,30 +682,47 @@ func (s *Store) lookup(id ID) (location, error) {
 	return loc, nil
 }
 
-// Get returns the object id, verified against its ID.
+// Get returns the object id, verified against its ID. A tree stored as a
+// delta is rebuilt from its base, found anywhere in the store.
 func (s *Store) Get(id ID) (Object, error) {
-	loc, err := s.lookup(id)
-	if err != nil {
-		return Object{}, err
-	}
-	o, err := s.read(loc, id)
-	if errors.Is(err, fs.ErrNotExist) {
-		// Another process removed the pack: find the object elsewhere.
-		if err := s.Refresh(); err != nil {
-			return Object{}, err
-		}
-		if loc, err = s.lookup(id); err != nil {
-			return Object{}, err
-		}
-		o, err = s.read(loc, id)
-	}
+	o, _, err := s.getDepth(id, MaxDeltaDepth)
 	return o, err
 }
 
-func (s *Store) read(loc location, id ID) (Object, error) {
+// getDepth is Get for depthSource.
+func (s *Store) getDepth(id ID, budget int) (Object, int, error) {
+	loc, err := s.lookup(id)
+	if err != nil {
+		return Object{}, 0, err
+	}
+	r, err := s.read(loc, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Another process removed the pack: find the object elsewhere.
+		if err := s.Refresh(); err != nil {
+			return Object{}, 0, err
+		}
+		if loc, err = s.lookup(id); err != nil {
+			return Object{}, 0, err
+		}
+		r, err = s.read(loc, id)
+	}
+	if err != nil {
+		return Object{}, 0, err
+	}
+	o, depth, err := r.resolve(budget, s.getDepth)
+	if err != nil {
+		// A base's own failure names its file too, inside this one.
+		return Object{}, 0, fmt.Errorf("cas: pack %q: %w", loc.file.name, err)
+	}
+	return o, depth, nil
+}
+
+// read reads the record of id at loc. Its version was checked when its
+// pack was added, so a delta record is accepted without it.
+func (s *Store) read(loc location, id ID) (record, error) {
 	h, err := s.handles.acquire(loc.file, filepath.Join(s.dir, loc.file.name))
 	if err != nil {
-		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.file.name, err)
+		return record{}, fmt.Errorf("cas: read pack %q: %w", loc.file.name, err)
 	}
 	defer s.handles.release(h)
 	rec := make([]byte, recordHeader+int(loc.stored))
@@ -670,13 +730,13 @@ func (s *Store) read(loc location, id ID) (Object, error) {
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("pack %q changed size: %w", loc.file.name, ErrTruncated)
 		}
-		return Object{}, fmt.Errorf("cas: read pack %q: %w", loc.file.name, err)
+		return record{}, fmt.Errorf("cas: read pack %q: %w", loc.file.name, err)
 	}
-	o, err := decodeRecord(rec, indexEntry{id: id, offset: loc.offset, stored: loc.stored})
+	r, err := parseRecord(rec, indexEntry{id: id, offset: loc.offset, stored: loc.stored}, true)
 	if err != nil {
-		return Object{}, fmt.Errorf("cas: pack %q: %w", loc.file.name, err)
+		return record{}, fmt.Errorf("cas: pack %q: %w", loc.file.name, err)
 	}
-	return o, nil
+	return r, nil
 }
 
 // Has reports whether a pack this Store has loaded holds id. Unlike Get it

@@ -10,10 +10,15 @@ import (
 )
 
 // casSeedPacks returns small valid packs for the fuzzer to mutate: the v1
-// fixture of cas/testdata and a pack with zstd records. Seeds stay small
-// because the fuzzer minimizes every new input it finds, byte by byte.
+// and v2 (tree deltas) fixtures of cas/testdata and a pack with zstd
+// records. Seeds stay small because the fuzzer minimizes every new input
+// it finds, byte by byte.
 func casSeedPacks(f *testing.F) [][]byte {
 	small, err := os.ReadFile("../cas/testdata/v1/small.pack")
+	if err != nil {
+		f.Fatal(err)
+	}
+	delta, err := os.ReadFile("../cas/testdata/v2/delta.pack")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -26,7 +31,7 @@ func casSeedPacks(f *testing.F) [][]byte {
 	if err != nil {
 		f.Fatal(err)
 	}
-	return [][]byte{small, zstdPack}
+	return [][]byte{small, delta, zstdPack}
 }
 
 // FuzzOpenPack: no input makes the pack reader panic or hand out an

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"debug/buildinfo"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,6 +121,37 @@ func TestStartupCheapCommandsTouchNothing(t *testing.T) {
 		}
 		if entries, err := os.ReadDir(base); err != nil || len(entries) != 0 {
 			t.Fatalf("%v created %v (%v)", args, entries, err)
+		}
+	}
+}
+
+// notLinked are modules whose package initialisation costs every process
+// more than all of ours together, for work only serve could use: an MCP
+// server library and the JSON-schema packages they bring (mcp-go's server
+// package compiles JSON meta-schemas at init). serve speaks MCP with the
+// adapter's own protocol (server/mcpserver), so none of them may come back
+// into the binary by an import; tests may still use them as clients.
+var notLinked = []string{
+	"github.com/mark3labs/mcp-go",
+	"github.com/modelcontextprotocol/go-sdk",
+	"github.com/santhosh-tekuri/jsonschema",
+	"github.com/google/jsonschema-go",
+}
+
+// The binary's own build information lists every module it links.
+func TestStartupLinksNoMCPLibraryNorSchemaCompiler(t *testing.T) {
+	info, err := buildinfo.ReadFile(cliBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Deps) == 0 {
+		t.Fatal("the build information lists no modules; the check would prove nothing")
+	}
+	for _, m := range info.Deps {
+		for _, bad := range notLinked {
+			if m.Path == bad || strings.HasPrefix(m.Path, bad+"/") {
+				t.Errorf("slivingdoc links %s %s, whose package init every command would pay; serve needs none of it", m.Path, m.Version)
+			}
 		}
 	}
 }

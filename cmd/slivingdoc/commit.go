@@ -29,6 +29,7 @@ func runCommit(ctx context.Context, args []string, s stdio) int {
 			"resolve them and commit again.", s)
 	msg := c.fs.String("m", "", "the commit message (non-blank UTF-8 without U+0000, at most 16,384 bytes)")
 	msgFile := c.fs.String("F", "", "read the commit message from `file` (\"-\": standard input)")
+	af := addAuthorFlag(c.fs)
 	rf := addResultFlags(c.fs)
 	pos, code, done := c.parse(args, 1)
 	if done {
@@ -59,6 +60,7 @@ func runCommit(ctx context.Context, args []string, s stdio) int {
 		}
 		*msg = string(b)
 	}
+	ctx = server.WithAuthor(ctx, af.processClaim().Text())
 	return c.inDir(ctx, pos, false, func(e *server.Engine, dir string) error {
 		res, err := e.Commit(ctx, dir, *msg)
 		if err == nil {

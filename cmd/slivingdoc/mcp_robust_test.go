@@ -299,7 +299,7 @@ func TestServeSignalDuringCommit(t *testing.T) {
 }
 
 // waitStopping returns once the server has logged that a signal stops it
-// (edge.go: "stopping", why "signal"): a condition, not a guess at how
+// (conn.go: "stopping", why "signal"): a condition, not a guess at how
 // long delivering a signal takes on a loaded machine.
 func waitStopping(t *testing.T, p *proc) {
 	t.Helper()

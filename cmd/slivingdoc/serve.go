@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/author"
 	"github.com/slivingdoc/slivingdoc/server/mcpserver"
 )
 
@@ -27,6 +28,7 @@ func init() {
 // may address directories below it.
 func runServe(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("serve", "serve [flags]", "", s)
+	af := addAuthorFlag(c.fs)
 	c.fs.Usage = func() {
 		w := s.out
 		fmt.Fprintf(w, "Usage: slivingdoc serve [flags]\n\n"+
@@ -35,9 +37,10 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 			"server serves the session directory of the host that started it\n"+
 			"(<tmp>/slivingdoc-<uid>-<host pid>-<key>/notebook, one per host process);\n"+
 			"with one, that directory is the notebook directory and tool calls may pass a path\n"+
-			"at or below it.\n")
+			"at or below it.\n"+
+			"\nFlags:\n  -author name\n      %s\n", authorUsageText())
 		printSettingsPointer(w)
-		fmt.Fprintf(w, "\nEnvironment: LOG_LEVEL (e.g. info,mcp=debug).\n"+
+		fmt.Fprintf(w, "\nEnvironment: LOG_LEVEL (e.g. info,mcp=debug), "+author.EnvVar+" (as --author).\n"+
 			"Exit status: 0 when stdin closes or on SIGTERM, SIGHUP or SIGINT (calls in flight finish first),\n"+
 			"1 the engine refused to start, 2 a usage or setup error.\n")
 	}
@@ -113,7 +116,8 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	for _, k := range credentialEnv { // the logger's list (logging.go)
 		redact = append(redact, os.Getenv(k))
 	}
-	a, err := mcpserver.New(eng, mcpserver.Options{Version: appVersion(), Logger: cfg.Logger, Redact: redact, Scrubber: procScrub})
+	a, err := mcpserver.New(eng, mcpserver.Options{Version: appVersion(), Logger: cfg.Logger, Redact: redact, Scrubber: procScrub,
+		Author: af.processClaim()})
 	if err != nil {
 		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))
 		return 2
@@ -121,7 +125,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	// SIGHUP (the host's terminal or session went away) ends the server
 	// like end of input, as SIGTERM and SIGINT do (main). With SIGPIPE
 	// notified, a write to a closed stdout or stderr fails with EPIPE
-	// instead of killing the process mid-call: the edge then stops serving,
+	// instead of killing the process mid-call: the server then stops serving,
 	// the logger drops records.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
 	defer stop()

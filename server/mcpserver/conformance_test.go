@@ -61,11 +61,10 @@ func readExchanges(t testing.TB, path string) []exchange {
 
 var anyDiagID = regexp.MustCompile(`[0-9a-f]{16}`)
 
-// edgeDeviations are the exchanges where serve deliberately answers
-// differently from bare mcp-go v1.2.1: the edge (edge.go) fixes what MCP
-// and JSON-RPC require. Every other exchange is mcp-go's answer, byte for
-// byte.
-var edgeDeviations = map[string]struct {
+// deviations are the exchanges where serve deliberately answers
+// differently from mcp-go v1.2.1, because MCP or JSON-RPC requires it.
+// Every other exchange is mcp-go's answer, byte for byte.
+var deviations = map[string]struct {
 	why     string
 	replies []string
 }{
@@ -93,7 +92,7 @@ var edgeDeviations = map[string]struct {
 }
 
 // Every request line of the recording gets the replies mcp-go v1.2.1 gave
-// it, byte for byte, or the edge's deliberate answer (edgeDeviations):
+// it, byte for byte, or this server's deliberate answer (deviations):
 // envelope errors, both protocol eras, unsupported methods, tool results
 // and tool errors. After each line a marker ping proves no reply is
 // missing or extra.
@@ -107,7 +106,7 @@ func TestConformsToMCPGoRecording(t *testing.T) {
 		marker := fmt.Sprintf(`{"jsonrpc":"2.0","id":"marker-%d","method":"ping"}`, i)
 		markerReply := fmt.Sprintf(`{"jsonrpc":"2.0","id":"marker-%d","result":{}}`, i)
 		want := slices.Clone(ex.replies)
-		if d, ok := edgeDeviations[ex.name]; ok {
+		if d, ok := deviations[ex.name]; ok {
 			want = slices.Clone(d.replies)
 		}
 		p.send(ex.request)

@@ -5,45 +5,54 @@
 //
 // # Transport
 //
-// The protocol is mark3labs/mcp-go's server package (lifecycle, methods,
-// both protocol eras, tools/list, tools/call dispatch), run by its
-// StdioServer. Between stdio and mcp-go sits the edge (edge.go), a wrapping
-// transport that fixes what bare mcp-go answers differently from MCP and
-// JSON-RPC; conformance_test.go replays mcp-go v1.2.1's recorded answers and
-// names each deliberate difference (edgeDeviations):
+// The protocol is this package's own and links no MCP library: mcp-go's
+// server package links a JSON-schema compiler that compiles its
+// meta-schemas at package init, the official Go SDK a schema package and
+// more, and every slivingdoc process, CLI commands included, would pay
+// that initialisation (docs/benchmarks.md). One reader answers every
+// message (conn.go: reading, envelope, calls in flight, shutdown;
+// protocol.go: lifecycle, methods, both protocol eras, tools/list,
+// tools/call dispatch). It answers as mark3labs/mcp-go v1.2.1 did when it
+// served here, except where that library broke MCP or JSON-RPC:
+// conformance_test.go replays the library's recorded answers byte for
+// byte and names each deliberate difference (deviations).
 //
-//	stdin ─▶ edge.readLoop: one message per '\n' line, at most MaxLineBytes
+//	stdin ─▶ conn.readLoop: one message per '\n' line, at most MaxLineBytes
 //	  │        longer: -32600, its id when the kept prefix names one
-//	  ├─ envelope: top-level members as byte spans
+//	  ├─ scanEnvelope: top-level members as byte spans of the line
 //	  │    id null, bool, object, fraction, twice: -32600, id null
 //	  │    a response (result/error, no method): dropped, we send no requests
-//	  │    notifications/cancelled: the call is marked cancelled (its
-//	  │      response will be dropped), its engine context cancelled with
-//	  │      the client's reason, and mcp-go told under the alias
-//	  └─ a request: its id replaced by an alias "~sdN" ──▶ io.Pipe ──▶ mcp-go
-//	mcp-go ─▶ edge.Write ─▶ alias back to the client's id, byte for byte
-//	                        (ids above 2^53 intact; mcp-go decodes to float64)
-//	                        cancelled request: no response at all
-//	                        -32600 "unparsable ...": -32602, no Go text
-//	                        no method, bad tools/list cursor: our message
-//	                        ─▶ stdout; the first failed write ends serving
+//	  │    notifications/cancelled: the tool call by that id is marked
+//	  │      cancelled (no response will be sent), its engine context
+//	  │      cancelled with the client's reason
+//	  └─ handle ─▶ request: initialize (clientInfo kept for the author),
+//	               ping, tools/list, server/discover, ..., tools/call
+//	     params that do not decode: -32602, no Go decoder text
+//	     no method, a tools/list cursor we did not issue: our message
+//	every response ─▶ response(): the client's id spliced in byte for byte
+//	  (ids above 2^53 intact) ─▶ writeOut ─▶ stdout; the first failed write
+//	  ends serving
+//
+// Ids are never rewritten: the calls in flight are found by the client's
+// own id (the latest call, when a client reuses one).
 //
 // End of input, ctx cancellation (SIGTERM, SIGHUP, SIGINT in serve) and a
-// closed stdout all end the same way: the edge closes mcp-go's input, mcp-go
-// waits for the calls in flight, whose engine contexts are detached from
-// mcp-go's (which EOF cancels) so a commit finishes; ShutdownGrace after
-// input ended they are cancelled. Serve then returns nil.
+// closed stdout all end the same way: no further line is answered, Serve
+// waits for the calls in flight, whose engine contexts end of input does
+// not cancel, so a commit finishes; ShutdownGrace after input ended they
+// are cancelled. Serve then returns nil.
 //
-// Left as mcp-go answers (pinned by the recording): a blank line or a batch
-// is -32700 with id null; tool calls run on a pool (64 workers here, then
-// 100 queued, then the read loop serves a call itself, so a host that keeps
-// more than 64 calls in flight slows its own reads).
+// Left as mcp-go answered (pinned by the recording): a blank line or a
+// batch is -32700 with id null. Tool calls run on goroutines of their own,
+// at most 64 at once; beyond that the read loop waits for one to end, so
+// a host that keeps more than 64 calls in flight slows its own reads.
 //
 // # Tool calls
 //
-//	mcp-go tools/call ─▶ handler: engine context (callContext), fresh
-//	                     diagnostic ID (diag.NewID), start log record
-//	  ─▶ decodeArgs(Params.RawArguments)   strict: unknown, duplicate, null,
+//	conn.callTool ─▶ handler: engine context (conn.begin) carrying the
+//	                     author (server.WithAuthor), fresh diagnostic ID
+//	                     (diag.NewID), start log record
+//	  ─▶ decodeArgs(params.arguments)      strict: unknown, duplicate, null,
 //	                                       wrong type, byte bounds, U+0000,
 //	                                       lone surrogates, blank message,
 //	                                       ~/ and absolute path
@@ -52,6 +61,12 @@
 //	  ─▶ okText    | Envelope.Text         the text item (directory | candid report)
 //	  ─▶ diag.Scrubber                     the one scrub policy, on every diagnostic text
 //	  ─▶ completion log record (same mcpReqID = diagnosticId)
+//
+// The engine context carries the author the call claims (server/author's
+// rules): the client's clientInfo, from initialize or, in the modern
+// protocol, the request's own _meta, with the Claim of the process
+// (Options.Author: --author, SLIVINGDOC_AUTHOR, user and host). The
+// engine records it; no result shows it.
 //
 // Both tools advertise outputSchema (schema.go): the success object or the
 // structured error, since clients validate structuredContent either way;

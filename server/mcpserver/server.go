@@ -2,18 +2,15 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sort"
-	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
-
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/author"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
@@ -41,6 +38,10 @@ type Options struct {
 	// Scrubber is the process's scrubber (diag), when it has one; Redact
 	// is added to it. Nil: a scrubber of Redact alone.
 	Scrubber *diag.Scrubber
+	// Author is what the process claims of who writes (--author,
+	// SLIVINGDOC_AUTHOR, user and host); each commit adds the clientInfo
+	// of the client it serves. The zero Claim: the client alone.
+	Author author.Claim
 }
 
 // Adapter serves the two tools for one engine.
@@ -53,10 +54,9 @@ type Adapter struct {
 
 	version      string
 	instructions string
-	tools        []mcp.Tool // sorted by name, as tools/list sends them
-
-	mcp  *mcpserver.MCPServer // the protocol: lifecycle, methods, tools
-	edge atomic.Pointer[edge] // the transport of the Serve running, if any
+	tools        []tool // sorted by name, as tools/list sends them
+	handlers     map[string]toolHandler
+	author       author.Claim
 }
 
 // New builds the MCP server for eng. The notebook directory named in the
@@ -83,41 +83,24 @@ func New(eng Engine, opts Options) (*Adapter, error) {
 	}
 	a.log = a.log.With("module", "mcp")
 	a.version = opts.Version
+	a.author = opts.Author
+	a.author.Serve = true
 	a.instructions = instructions(dir, a.sets)
 	a.tools = tools(a.sets)
+	a.handlers = map[string]toolHandler{}
 	for i := range a.tools {
-		a.tools[i].RawOutputSchema = outputSchema()
+		a.tools[i].OutputSchema = outputSchema()
+		a.handlers[a.tools[i].Name] = a.handler(a.tools[i].Name)
 	}
 	sort.Slice(a.tools, func(i, j int) bool { return a.tools[i].Name < a.tools[j].Name })
-	// The before-call hook hands the tool handler its request's alias
-	// (edge.go), the one thing mcp-go does not pass a handler.
-	hooks := &mcpserver.Hooks{}
-	hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
-		if alias, ok := id.(string); ok {
-			if req.Header == nil {
-				req.Header = http.Header{}
-			}
-			req.Header.Set(aliasHeader, alias)
-		}
-	})
-	a.mcp = mcpserver.NewMCPServer(ImplementationName, a.version,
-		mcpserver.WithToolCapabilities(false),
-		mcpserver.WithInstructions(a.instructions),
-		mcpserver.WithHooks(hooks),
-	)
-	for _, t := range a.tools {
-		a.mcp.AddTool(t, a.handler(t.Name))
-	}
 	return a, nil
 }
 
 // handler runs one tool. It returns a Go error only for a cancelled
 // request, which the transport turns into a protocol error; everything
 // else is a result the adapter built itself.
-func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		ctx, release := a.callContext(ctx, req.Header.Get(aliasHeader))
-		defer release()
+func (a *Adapter) handler(tool string) toolHandler {
+	return func(ctx context.Context, rawArgs json.RawMessage) (res *callResult, err error) {
 		id := diag.NewID()
 		start := time.Now()
 		a.log.Info("tool call", "mcpReqID", id, "tool", tool)
@@ -127,7 +110,7 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 			}
 		}()
 
-		in, derr := decodeArgs(req.Params.RawArguments, tool)
+		in, derr := decodeArgs(rawArgs, tool)
 		if derr != nil {
 			return a.fail(tool, id, start, derr), nil
 		}
@@ -165,8 +148,8 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 		ok := newOK(r, a.sets)
 		a.log.Info("tool call done", "mcpReqID", id, "tool", tool, "code", ok.Code,
 			"generation", ok.Generation, "files", ok.FilesChanged, "ms", since(start))
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{mcp.NewTextContent(okText(ok, a.sets))},
+		return &callResult{
+			Content:           textItem(okText(ok, a.sets)),
 			StructuredContent: ok,
 		}, nil
 	}
@@ -175,7 +158,7 @@ func (a *Adapter) handler(tool string) mcpserver.ToolHandlerFunc {
 // fail builds the error result and writes the completion record. The
 // record's cause is scrubbed like the result; the raw cause, which may name
 // keys or private paths, is kept for debug level only.
-func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *mcp.CallToolResult {
+func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *callResult {
 	env := newErr(e, id, a.sets, a.scrub)
 	if tok := uncatalogued(env); tok != "" {
 		// Never reached by the tokens the engine emits (every one is a
@@ -192,12 +175,23 @@ func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *mcp.C
 	if e.Cause != nil && a.log.Enabled(context.Background(), slog.LevelDebug) {
 		a.log.Debug("tool call cause", "mcpReqID", id, "cause", e.Cause.Error())
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(errText(env))},
+	return &callResult{
+		Content:           textItem(errText(env)),
 		StructuredContent: env,
 		IsError:           true,
 	}
 }
+
+// authorText is the author a call for client claims: the process's
+// claim with the client's clientInfo, cleaned (server/author).
+func (a *Adapter) authorText(client implementation) string {
+	claim := a.author
+	claim.ClientName, claim.ClientVersion = client.Name, client.Version
+	return claim.Text()
+}
+
+// textItem is a result's one text item.
+func textItem(s string) []textContent { return []textContent{{Type: "text", Text: s}} }
 
 func since(t time.Time) float64 {
 	return float64(time.Since(t).Microseconds()) / 1000

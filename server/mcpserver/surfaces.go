@@ -3,8 +3,6 @@ package mcpserver
 import (
 	"encoding/json"
 	"strings"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Tool names (spec/mcp-tools.md).
@@ -106,7 +104,7 @@ func instructions(dir string, p pathSets) string {
 }
 
 // inputSchema is a closed object schema; the raw form keeps the advertised
-// bytes exactly as written here (mcp-go's struct form adds "required": []).
+// bytes exactly as written here.
 func inputSchema(withMessage bool) json.RawMessage {
 	props := `"path":{"type":"string","description":` + quote(pathPropDescription) + `}`
 	required := ""
@@ -122,8 +120,6 @@ func quote(s string) string {
 	return string(b)
 }
 
-func boolPtr(b bool) *bool { return &b }
-
 // tools returns the two tool definitions.
 //
 // Annotations: both tools write, so neither is read-only. notes_pull
@@ -134,28 +130,28 @@ func boolPtr(b bool) *bool { return &b }
 // receive; it never discards anyone's text (not destructive), but each call
 // can publish again (not idempotent). Both act only on the notebook and its
 // store, a closed domain, so openWorldHint is false.
-func tools(p pathSets) []mcp.Tool {
-	return []mcp.Tool{
+func tools(p pathSets) []tool {
+	return []tool{
 		{
-			Name:           ToolPull,
-			Description:    p.withSentences(pullDescription),
-			RawInputSchema: inputSchema(false),
-			Annotations: mcp.ToolAnnotation{
-				ReadOnlyHint:    boolPtr(false),
-				DestructiveHint: boolPtr(false),
-				IdempotentHint:  boolPtr(true),
-				OpenWorldHint:   boolPtr(false),
+			Name:        ToolPull,
+			Description: p.withSentences(pullDescription),
+			InputSchema: inputSchema(false),
+			Annotations: toolAnnotations{
+				ReadOnlyHint:    false,
+				DestructiveHint: false,
+				IdempotentHint:  true,
+				OpenWorldHint:   false,
 			},
 		},
 		{
-			Name:           ToolCommit,
-			Description:    p.withSentences(commitDescription),
-			RawInputSchema: inputSchema(true),
-			Annotations: mcp.ToolAnnotation{
-				ReadOnlyHint:    boolPtr(false),
-				DestructiveHint: boolPtr(false),
-				IdempotentHint:  boolPtr(false),
-				OpenWorldHint:   boolPtr(false),
+			Name:        ToolCommit,
+			Description: p.withSentences(commitDescription),
+			InputSchema: inputSchema(true),
+			Annotations: toolAnnotations{
+				ReadOnlyHint:    false,
+				DestructiveHint: false,
+				IdempotentHint:  false,
+				OpenWorldHint:   false,
 			},
 		},
 	}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +85,40 @@ func TestBatchIsRefused(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	if r := decodeReply(t, p.next()); string(r.ID) != `3` {
 		t.Fatalf("batch members were served: %+v", r)
+	}
+}
+
+// Every answer carries the id exactly as the client wrote it: a string
+// with escapes and characters encoding/json would re-escape, an integer
+// above 2^53, in a response, a tool result and a subscription's body.
+func TestIDsAreEchoedByteForByte(t *testing.T) {
+	p := servePipe(t, conformanceEngine())
+	modern := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, id := range []string{`"a<b>&\u00e9\/"`, `9007199254740993`} {
+		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		if got := p.next(); got != `{"jsonrpc":"2.0","id":`+id+`,"result":{}}` {
+			t.Errorf("ping %s answered %s", id, got)
+		}
+		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"notes_pull","arguments":{}}}`)
+		if got := p.next(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":`+id+`,"result":{`) {
+			t.Errorf("tools/call %s answered %s", id, got)
+		}
+		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{` + modern + `}}`)
+		for range 2 {
+			if got := p.next(); !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":`+id+`}`) {
+				t.Errorf("subscriptions/listen %s: %s", id, got)
+			}
+		}
+	}
+}
+
+// A modern tools/list without the client's capabilities is told so, not
+// that its cursor is wrong.
+func TestToolsListWithoutCapabilitiesIsToldSo(t *testing.T) {
+	p := servePipe(t, conformanceEngine())
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	r := decodeReply(t, p.next())
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "clientCapabilities") {
+		t.Fatalf("answered %+v", r)
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// Whatever a line holds, the server (mcp-go behind the edge) neither
-// panics nor writes anything but whole JSON-RPC 2.0 messages, at most one
-// response (and notifications, such as subscriptions/listen's
-// acknowledgement), never a panic report, and it ends cleanly at EOF. Each
+// Whatever a line holds, the server neither panics nor writes anything but
+// whole JSON-RPC 2.0 messages, at most one response (and notifications,
+// such as subscriptions/listen's acknowledgement), never a panic report,
+// and it ends cleanly at EOF. Each
 // input gets a server of its own: responses to tool calls are written from
 // other goroutines, so on a shared server they could not be told apart.
 func FuzzHandleLine(f *testing.F) {
