@@ -58,6 +58,7 @@ type HistoryEntry struct {
 	Generation uint64
 	Time       time.Time
 	Message    string
+	Author     string // who published it, as claimed; "" when unknown (formats before v4)
 	Files      []FileChange
 }
 
@@ -76,6 +77,7 @@ type publication struct {
 	Publication string
 	Parent      cas.ID // the head it was published on (zero for the first)
 	Head        cas.ID
+	Author      string // as the store recorded it (format v4); "" when unknown
 }
 
 // packGroup is a set of packs to fetch into the cache named key so that
@@ -129,7 +131,7 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 		hit := false
 		for _, inc := range c.Increments {
 			if inc.Generation >= from && inc.Generation <= to {
-				r.pubs = append(r.pubs, publication{Generation: inc.Generation, Publication: inc.Publication, Parent: inc.Parent, Head: inc.Head})
+				r.pubs = append(r.pubs, publication{Generation: inc.Generation, Publication: inc.Publication, Parent: inc.Parent, Head: inc.Head, Author: inc.Author})
 				hit = true
 			}
 		}
@@ -506,7 +508,7 @@ func (h *historyView) entry(p publication, filter string, content bool) (History
 	if err != nil {
 		return HistoryEntry{}, err
 	}
-	return HistoryEntry{Generation: p.Generation, Time: c.Time, Message: string(c.Message), Files: files}, nil
+	return HistoryEntry{Generation: p.Generation, Time: c.Time, Message: string(c.Message), Author: p.Author, Files: files}, nil
 }
 
 // NormalizePath checks a notebook-relative path argument (a file or a
