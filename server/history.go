@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -69,6 +70,10 @@ type HistoryQuery struct {
 	Since   time.Time // only publications at or after (zero = no bound)
 	Until   time.Time // only publications at or before (zero = no bound)
 	Content bool      // load both versions of each file (for a patch)
+	// Author: only publications whose recorded author it matches (nil =
+	// all). A publication of unknown author (formats before v4, or a
+	// writer that claimed none) never matches: there is nothing to match.
+	Author *regexp.Regexp
 }
 
 // publication is one retained accepted publication.
@@ -573,6 +578,9 @@ func (e *Engine) historyAfter(ctx context.Context, q HistoryQuery, after uint64)
 			}
 			for i := len(pubs) - 1; i >= 0 && len(out) < q.Limit; i-- {
 				p := pubs[i]
+				if q.Author != nil && (p.Author == "" || !q.Author.MatchString(p.Author)) {
+					continue // before any read: the author is in the listing
+				}
 				if !q.Since.IsZero() || !q.Until.IsZero() {
 					c, err := h.commit(p.Head)
 					if err != nil {
