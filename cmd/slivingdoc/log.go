@@ -22,21 +22,14 @@ func init() {
 // runLog prints the most recent accepted publications, newest first.
 func runLog(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("log", "log [flags] [-n N]",
-		"Lists recent accepted publications of the notebook, newest first: generation, time (UTC),\n"+
-			"author (\"by NAME\", when the store recorded one), message and the files each one\n"+
-			"changed (--stat, the default), or with -p each file's changes as a unified diff in\n"+
-			"git's format.\n\n"+
+		"Lists recent publications, newest first: generation, time (UTC), author, message and\n"+
+			"the files each changed (--stat, the default), or with -p their diffs in git's format.\n\n"+
 			"Examples:\n"+
 			"  slivingdoc log -n 20                 the last 20 publications\n"+
 			"  slivingdoc log -p --path notes/a.md  every retained change to notes/a.md, as diffs\n"+
-			"  slivingdoc log --since 24h --json    the last day's publications, for a script\n"+
-			"  slivingdoc log --author '^claude'    only publications by authors starting 'claude'\n\n"+
+			"  slivingdoc log --since 24h --json    the last day's publications, for a script\n\n"+
 			"--since and --until take an RFC 3339 time (2026-11-30T10:00:00Z), a date (2026-11-30,\n"+
 			"UTC; --until includes that whole day) or an age (90m, 36h, 7d).\n\n"+
-			"--author takes a regular expression (Go's RE2 syntax), as git's does: it keeps the\n"+
-			"publications whose author it matches anywhere, case-sensitively ('(?i)' at its start\n"+
-			"ignores case). Authors are what each writer claimed, not verified; stores before\n"+
-			"format 4 record none, and a publication without an author never matches.\n\n"+
 			"--watch keeps going after the recent publications: each new one is printed as it lands,\n"+
 			"until Ctrl-C (exit 0). It asks the store whether anything changed every 100 ms, slowing\n"+
 			"to once a second while nothing does; with --json, one JSON object per line.", s)
@@ -47,7 +40,7 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 	since := c.fs.String("since", "", "only publications at or after `TIME`")
 	until := c.fs.String("until", "", "only publications at or before `TIME`")
 	asJSON := c.fs.Bool("json", false, "print one JSON array (with -p, each entry has its patch)")
-	author := c.fs.String("author", "", "only publications whose author matches the regular expression `PATTERN`")
+	author := c.fs.String("author", "", "only publications whose author matches `PATTERN`, a regular expression as git's (case-sensitive)")
 	watch := c.fs.Bool("watch", false, "then print each new publication as it lands, until interrupted")
 	if _, code, done := c.parse(args, 0); done {
 		return code
