@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -105,5 +106,66 @@ func equalAuthors(t *testing.T, what string, got, want map[uint64]string) {
 		if b, ok := got[g]; !ok || a != b {
 			t.Errorf("%s: generation %d's author %q (listed %v), want %q", what, g, b, ok, a)
 		}
+	}
+}
+
+// A watch with an author filter lists, among the recent publications and
+// among those that land while it runs, only those whose author matches.
+func TestWatchFiltersByAuthor(t *testing.T) {
+	store := memstore.New()
+	w := newAgent(t, store, withV4())
+	w.pull()
+	text := ""
+	commit := func(author, msg string) uint64 {
+		t.Helper()
+		text += msg + "\n"
+		w.write("log.md", text)
+		res, err := w.e.Commit(WithAuthor(context.Background(), author), "", msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.e.background.Wait()
+		return res.Generation
+	}
+	commit("", "nobody's")
+	first := commit("alice", "alice's")
+	commit("bob", "bob's")
+	r := newAgent(t, store, withV4())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var recent, got, want []uint64
+	polls := 0
+	err := r.e.Watch(ctx, WatchOptions{
+		Query: HistoryQuery{Limit: 10, Author: regexp.MustCompile("^alice$")},
+		Recent: func(en []HistoryEntry) error {
+			for _, e := range en {
+				recent = append(recent, e.Generation)
+			}
+			return nil
+		},
+		New: func(en HistoryEntry) error {
+			got = append(got, en.Generation)
+			return nil
+		},
+		Sleep: func(ctx context.Context, _ time.Duration) error {
+			polls++
+			switch polls {
+			case 1:
+				commit("bob", "bob again")
+				want = append(want, commit("alice", "alice again"))
+				commit("", "nobody again")
+			case 3:
+				cancel()
+				return ctx.Err()
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(recent, []uint64{first}) || !slices.Equal(got, want) {
+		t.Errorf("recent %v, new %v; want [%d], %v", recent, got, first, want)
 	}
 }
