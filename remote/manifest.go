@@ -43,6 +43,8 @@ type Increment struct {
 	// Group (a version-4 generation a fold re-parented, view_v4.go): the
 	// group pack holding its re-parented trees and commit besides Pack.
 	Group PackRef
+	// Author (version 4): who published it, as claimed; "" when unknown.
+	Author string
 }
 
 // Checkpoint describes the pack holding the full closure of Head, the state

@@ -50,7 +50,7 @@ func viewV4(m *ManifestV4) *Manifest {
 // own pack, FetchPack) and its group pack, if any.
 func IncrementOfV4(inc IncrementV4) Increment {
 	out := Increment{Generation: inc.Generation, Publication: inc.Publication, Parent: inc.Parent,
-		Head: inc.Head, Time: inc.Time, Pack: PackRef{Key: inc.ProposalKey()}}
+		Head: inc.Head, Time: inc.Time, Pack: PackRef{Key: inc.ProposalKey()}, Author: inc.Author}
 	if inc.Group != (GroupRef{}) {
 		out.Group = PackRef{Key: inc.Group.Key(), Sum: inc.Group.Sum, Size: inc.Group.Size}
 	}

@@ -433,9 +433,10 @@ func (v *versionSource) read(id cas.ID, buf []byte) ([]byte, error) {
 	return data, err
 }
 
-// authorOf is the author the store format records for publication p: none
-// in the formats this version writes, so "" (unknown).
-func authorOf(publication) string { return "" }
+// authorOf is the author the store recorded for publication p: format v4
+// records one when the writer claimed it; older formats none, so ""
+// (unknown).
+func authorOf(p publication) string { return p.Author }
 
 // fileAt returns the ID of the walked file in head's tree (zero when it
 // holds no file there, or head is the empty notebook). Every tree read on

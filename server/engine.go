@@ -354,6 +354,7 @@ type LogEntry struct {
 	Generation uint64
 	Time       time.Time
 	Message    string
+	Author     string // who published it, as claimed; "" when unknown (formats before v4)
 	Files      []FileStat
 }
 

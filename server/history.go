@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -58,6 +59,7 @@ type HistoryEntry struct {
 	Generation uint64
 	Time       time.Time
 	Message    string
+	Author     string // who published it, as claimed; "" when unknown (formats before v4)
 	Files      []FileChange
 }
 
@@ -68,6 +70,10 @@ type HistoryQuery struct {
 	Since   time.Time // only publications at or after (zero = no bound)
 	Until   time.Time // only publications at or before (zero = no bound)
 	Content bool      // load both versions of each file (for a patch)
+	// Author: only publications whose recorded author it matches (nil =
+	// all). A publication of unknown author (formats before v4, or a
+	// writer that claimed none) never matches: there is nothing to match.
+	Author *regexp.Regexp
 }
 
 // publication is one retained accepted publication.
@@ -76,6 +82,7 @@ type publication struct {
 	Publication string
 	Parent      cas.ID // the head it was published on (zero for the first)
 	Head        cas.ID
+	Author      string // as the store recorded it (format v4); "" when unknown
 }
 
 // packGroup is a set of packs to fetch into the cache named key so that
@@ -129,7 +136,7 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 		hit := false
 		for _, inc := range c.Increments {
 			if inc.Generation >= from && inc.Generation <= to {
-				r.pubs = append(r.pubs, publication{Generation: inc.Generation, Publication: inc.Publication, Parent: inc.Parent, Head: inc.Head})
+				r.pubs = append(r.pubs, publication{Generation: inc.Generation, Publication: inc.Publication, Parent: inc.Parent, Head: inc.Head, Author: inc.Author})
 				hit = true
 			}
 		}
@@ -506,7 +513,7 @@ func (h *historyView) entry(p publication, filter string, content bool) (History
 	if err != nil {
 		return HistoryEntry{}, err
 	}
-	return HistoryEntry{Generation: p.Generation, Time: c.Time, Message: string(c.Message), Files: files}, nil
+	return HistoryEntry{Generation: p.Generation, Time: c.Time, Message: string(c.Message), Author: p.Author, Files: files}, nil
 }
 
 // NormalizePath checks a notebook-relative path argument (a file or a
@@ -571,6 +578,9 @@ func (e *Engine) historyAfter(ctx context.Context, q HistoryQuery, after uint64)
 			}
 			for i := len(pubs) - 1; i >= 0 && len(out) < q.Limit; i-- {
 				p := pubs[i]
+				if q.Author != nil && (p.Author == "" || !q.Author.MatchString(p.Author)) {
+					continue // before any read: the author is in the listing
+				}
 				if !q.Since.IsZero() || !q.Until.IsZero() {
 					c, err := h.commit(p.Head)
 					if err != nil {

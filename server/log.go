@@ -45,6 +45,7 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 	// A commit's generation is the increment that published it; commits
 	// folded into the checkpoint have none left and end the log.
 	gens := map[cas.ID]uint64{}
+	authors := map[cas.ID]string{} // by head; only format v4 records one
 	if m := state.Manifest; m != nil {
 		if !m.Checkpoint.IsGenesis() {
 			gens[m.Checkpoint.Head] = m.Checkpoint.Through
@@ -58,6 +59,9 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 		}
 		for _, inc := range incs {
 			gens[inc.Head] = inc.Generation
+			if inc.Author != "" {
+				authors[inc.Head] = inc.Author
+			}
 		}
 	}
 	head := state.Head()
@@ -99,7 +103,7 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 				return nil, e.fail("read parent", err)
 			}
 		}
-		entry := LogEntry{Generation: gen, Time: c.Time, Message: string(c.Message), Files: []FileStat{}}
+		entry := LogEntry{Generation: gen, Time: c.Time, Message: string(c.Message), Author: authors[head], Files: []FileStat{}}
 		if parentTree != nil {
 			if entry.Files, err = treeDelta(src, parentTree, tree); err != nil {
 				return nil, e.fail("diffstat", err)

@@ -226,7 +226,9 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		if err := last.waitRecorded(); err != nil {
 			return publish.Change{}, err
 		}
-		return publish.Change{Head: prop.Head, Pack: prop.Pack}, nil
+		// The author is this commit's: a fold into another writer's
+		// group copies it from the proposal into its increment.
+		return publish.Change{Head: prop.Head, Pack: prop.Pack, Author: AuthorOf(ctx)}, nil
 	}
 	var res publish.Result
 	if resume {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"regexp/syntax"
 	"strings"
 	"time"
 
@@ -19,9 +22,8 @@ func init() {
 // runLog prints the most recent accepted publications, newest first.
 func runLog(ctx context.Context, args []string, s stdio) int {
 	c := newCLICommand("log", "log [flags] [-n N]",
-		"Lists recent accepted publications of the notebook, newest first: generation, time (UTC),\n"+
-			"message and the files each one changed (--stat, the default), or with -p each file's\n"+
-			"changes as a unified diff in git's format.\n\n"+
+		"Lists recent publications, newest first: generation, time (UTC), author, message and\n"+
+			"the files each changed (--stat, the default), or with -p their diffs in git's format.\n\n"+
 			"Examples:\n"+
 			"  slivingdoc log -n 20                 the last 20 publications\n"+
 			"  slivingdoc log -p --path notes/a.md  every retained change to notes/a.md, as diffs\n"+
@@ -38,6 +40,7 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 	since := c.fs.String("since", "", "only publications at or after `TIME`")
 	until := c.fs.String("until", "", "only publications at or before `TIME`")
 	asJSON := c.fs.Bool("json", false, "print one JSON array (with -p, each entry has its patch)")
+	author := c.fs.String("author", "", "only publications whose author matches `PATTERN`, a regular expression as git's (case-sensitive)")
 	watch := c.fs.Bool("watch", false, "then print each new publication as it lands, until interrupted")
 	if _, code, done := c.parse(args, 0); done {
 		return code
@@ -56,6 +59,12 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 	if q.Until, err = parseWhen(*until, now, true); err != nil {
 		fmt.Fprintf(s.err, "slivingdoc log: --until: %v\n", err)
 		return 2
+	}
+	if *author != "" {
+		if q.Author, err = regexp.Compile(*author); err != nil {
+			fmt.Fprintf(s.err, "slivingdoc log: --author %q: not a regular expression: %v\n", *author, regexpReason(err))
+			return 2
+		}
 	}
 	if *watch {
 		if *until != "" {
@@ -98,19 +107,25 @@ func logWorkspace(priv string) string {
 
 // printLog prints each entry as
 //
-//	generation 7  2026-11-30T10:20:20Z
+//	generation 7  2026-11-30T10:20:20Z  by claude-code 2.1.0 (ana@build-7)
 //	    the message, every line indented
 //	  notes/a.md  +1 -0
 //	  1 file changed, 1 insertion(+), 0 deletions(-)
 //
-// with a blank line between entries.
+// with a blank line between entries. "by AUTHOR" is left out when the
+// store recorded no author: a placeholder word there could be taken for
+// a name.
 func printLog(w io.Writer, entries []server.LogEntry) {
 	p := colourFor(w)
 	for i, en := range entries {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s  %s\n", p.paint(ansiYel, fmt.Sprintf("generation %d", en.Generation)), en.Time.UTC().Format(time.RFC3339))
+		fmt.Fprintf(w, "%s  %s", p.paint(ansiYel, fmt.Sprintf("generation %d", en.Generation)), en.Time.UTC().Format(time.RFC3339))
+		if en.Author != "" {
+			fmt.Fprintf(w, "  by %s", safeText(en.Author)) // claimed by any writer: never raw to a terminal
+		}
+		fmt.Fprintln(w)
 		for _, l := range strings.Split(strings.TrimRight(en.Message, "\n"), "\n") {
 			fmt.Fprintf(w, "    %s\n", safeText(l))
 		}
@@ -122,4 +137,14 @@ func printLog(w io.Writer, entries []server.LogEntry) {
 		}
 		fmt.Fprintf(w, "  %s\n", totals(len(en.Files), ins, del))
 	}
+}
+
+// regexpReason is the part of a regexp error that says what is wrong (the
+// pattern is quoted once already).
+func regexpReason(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return string(se.Code)
+	}
+	return err.Error()
 }

@@ -51,7 +51,7 @@ func parseWhen(v string, now time.Time, endOfDay bool) (time.Time, error) {
 func logEntries(entries []server.HistoryEntry) []server.LogEntry {
 	out := make([]server.LogEntry, len(entries))
 	for i, en := range entries {
-		out[i] = server.LogEntry{Generation: en.Generation, Time: en.Time, Message: en.Message, Files: make([]server.FileStat, len(en.Files))}
+		out[i] = server.LogEntry{Generation: en.Generation, Time: en.Time, Message: en.Message, Author: en.Author, Files: make([]server.FileStat, len(en.Files))}
 		for j, f := range en.Files {
 			out[i].Files[j] = f.FileStat
 		}
@@ -79,6 +79,7 @@ type logJSON struct {
 	Generation uint64     `json:"generation"`
 	Time       string     `json:"time"`
 	Message    string     `json:"message"`
+	Author     string     `json:"author"` // "" when unknown
 	Files      []fileJSON `json:"files"`
 	Patch      *string    `json:"patch,omitempty"`
 }
@@ -103,7 +104,7 @@ func printLogJSON(w io.Writer, entries []server.HistoryEntry, withPatch bool) er
 
 // logJSONOf is en as log --json prints it.
 func logJSONOf(en server.HistoryEntry, withPatch bool) logJSON {
-	out := logJSON{Generation: en.Generation, Time: en.Time.UTC().Format(time.RFC3339), Message: en.Message, Files: filesJSON(en.Files)}
+	out := logJSON{Generation: en.Generation, Time: en.Time.UTC().Format(time.RFC3339), Message: en.Message, Author: en.Author, Files: filesJSON(en.Files)}
 	if withPatch {
 		var b bytes.Buffer
 		writePatch(&b, en.Files) // a buffer is no terminal: never coloured
