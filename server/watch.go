@@ -35,7 +35,7 @@ const (
 // WatchOptions are Watch's query and callbacks.
 type WatchOptions struct {
 	// Query selects the recent publications (Limit of them; none when 0)
-	// and filters the new ones by Path and Since; Content loads both
+	// and filters the new ones by Path, Since and Author; Content loads both
 	// versions of each file, as for History. Until must be zero.
 	Query HistoryQuery
 	// Recent receives the recent publications, newest first, once.

@@ -9,13 +9,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -31,21 +29,7 @@ func (a *agent) serveAs(name, version string, extraEnv ...string) *mcpServer {
 	if err := os.MkdirAll(a.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(a.bin, "serve", "--workspace-root", a.dir)
-	cmd.Env = append(serveEnv(a.env), extraEnv...)
-	cmd.Dir = filepath.Dir(a.dir)
-	m := &mcpServer{t: t, a: a, stderr: &lockedBuffer{}, forbidden: forbiddenIn(cmd.Env, a.priv)}
-	cmd.Stderr = m.stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: name, Version: version}, nil)
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, m.stderr)
-	}
-	m.cs = cs
-	t.Cleanup(m.close)
-	return m
+	return a.serveClient(sdk.Implementation{Name: name, Version: version}, extraEnv, "serve", "--workspace-root", a.dir)
 }
 
 // logOut is one entry of log --json as a script reads it.

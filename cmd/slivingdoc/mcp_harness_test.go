@@ -62,16 +62,23 @@ func (a *agent) serve(flags ...string) *mcpServer {
 // serveArgs starts the binary with exactly args (for the session-directory
 // case without --workspace-root).
 func (a *agent) serveArgs(args ...string) *mcpServer {
+	a.nb.t.Helper()
+	return a.serveClient(sdk.Implementation{Name: "slivingdoc-test", Version: "0"}, nil, args...)
+}
+
+// serveClient is serveArgs with the client's clientInfo and more
+// environment for the server.
+func (a *agent) serveClient(info sdk.Implementation, extraEnv []string, args ...string) *mcpServer {
 	t := a.nb.t
 	t.Helper()
 	cmd := exec.Command(a.bin, args...)
-	cmd.Env = serveEnv(a.env)
+	cmd.Env = append(serveEnv(a.env), extraEnv...)
 	cmd.Dir = filepath.Dir(a.dir)
 	m := &mcpServer{t: t, a: a, stderr: &lockedBuffer{}, forbidden: forbiddenIn(cmd.Env, a.priv)}
 	cmd.Stderr = m.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "slivingdoc-test", Version: "0"}, nil)
+	client := sdk.NewClient(&info, nil)
 	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {
 		t.Fatalf("connect to %v: %v\nstderr:\n%s", args, err, m.stderr)
