@@ -68,16 +68,7 @@ func clockOf(sleep func(context.Context, time.Duration) error, now func() time.T
 		c.now = time.Now
 	}
 	if c.sleep == nil {
-		c.sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+		c.sleep = sleepCtx
 	}
 	return c
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,7 +16,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/slivingdoc/slivingdoc/remote/filestore"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
@@ -177,24 +175,9 @@ func TestCLIAuthorIsSafeText(t *testing.T) {
 	const hostile = "mallory\x1b]0;pwned\x07\x1b[31m red"
 	// A writer that does not clean what it claims (the engine records the
 	// context's author as it is; the front ends clean it before).
-	store, err := filestore.New(storeDir(nb))
-	if err != nil {
-		t.Fatal(err)
+	if g := commitV4InProcess(t, nb, server.WithAuthor(context.Background(), hostile), "seed, by mallory\n", "hostile"); g != 2 {
+		t.Fatalf("commit: generation %d, want 2", g)
 	}
-	ws := t.TempDir()
-	e, err := server.New(server.Config{Store: store, PrivateRoot: t.TempDir(), WorkspaceRoot: ws, DefaultDir: filepath.Join(ws, "notes"), PublishV4: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := e.Pull(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
-	writeSeed(t, filepath.Join(ws, "notes", "seed.md"), "seed, by mallory\n")
-	if res, err := e.Commit(server.WithAuthor(ctx, hostile), "", "hostile"); err != nil || res.Generation != 2 {
-		t.Fatalf("commit: %+v %v", res, err)
-	}
-	e.Close()
 
 	r := nb.agent("r")
 	for _, args := range [][]string{{"log"}, {"show", "2"}, {"blame", "seed.md"}} {

@@ -22,6 +22,16 @@ import (
 // engine in this process that publishes by version 4.
 func toV4(t *testing.T, nb *notebook) {
 	t.Helper()
+	if g := commitV4InProcess(t, nb, context.Background(), "seed\n", "seed"); g != 1 {
+		t.Fatalf("seed: generation %d, want 1", g)
+	}
+}
+
+// commitV4InProcess commits seed.md with content by an engine of this
+// process that publishes by version 4, under ctx (which may carry an
+// author), and returns the generation.
+func commitV4InProcess(t *testing.T, nb *notebook, ctx context.Context, content, message string) uint64 {
+	t.Helper()
 	store, err := filestore.New(storeDir(nb))
 	if err != nil {
 		t.Fatal(err)
@@ -32,14 +42,15 @@ func toV4(t *testing.T, nb *notebook) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	ctx := context.Background()
 	if _, err := e.Pull(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	writeSeed(t, filepath.Join(ws, "notes", "seed.md"), "seed\n")
-	if res, err := e.Commit(ctx, "", "seed"); err != nil || res.Generation != 1 {
-		t.Fatalf("seed: %+v %v", res, err)
+	writeSeed(t, filepath.Join(ws, "notes", "seed.md"), content)
+	res, err := e.Commit(ctx, "", message)
+	if err != nil {
+		t.Fatalf("commit %q: %v", message, err)
 	}
+	return res.Generation
 }
 
 // Six CLI writers x 8 commits at once on a version-4 store: 48 distinct
