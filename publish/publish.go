@@ -90,10 +90,14 @@ type Options struct {
 	// CondEstimate is the writer's estimate of one conditional write of
 	// `current`, RTT of one round trip: waiting is timed from them.
 	CondEstimate, RTT time.Duration
-	Gather            time.Duration // default 7 RTT
-	Stall             float64       // estimates before a takeover (plus 1 s); default 4
-	// Parallel bounds concurrent GETs of others' proposals (default 8;
-	// the exhaustive test sets 1 so their order is the schedule's).
+	// Gather: how long after the write it builds on landed a folder
+	// LISTs (§5.5); default 7 RTT and one poll (see poll).
+	Gather time.Duration
+	Stall  float64 // estimates before a takeover (plus 1 s); default 4
+	// Parallel bounds concurrent GETs of others' proposals and the
+	// fold's concurrent uploads (default 32: a fold at 1 s per key reads
+	// 50–90 proposals, and 8 at a time took a quarter of a second; the
+	// exhaustive test sets 1 so their order is the schedule's).
 	Parallel int
 	// Jitter returns a number in [0, 1) for the back-off after a 429
 	// (default math/rand; a test supplies its own).
@@ -125,13 +129,13 @@ func (o *Options) fill() {
 		o.RTT = 20 * time.Millisecond
 	}
 	if o.Gather <= 0 {
-		o.Gather = 7 * o.RTT
+		o.Gather = 7*o.RTT + o.poll()
 	}
 	if o.Stall <= 0 {
 		o.Stall = 4
 	}
 	if o.Parallel <= 0 {
-		o.Parallel = 8
+		o.Parallel = 32
 	}
 	if o.FoldKey == nil {
 		o.FoldKey = DefaultFoldKey
@@ -173,15 +177,22 @@ type Result struct {
 
 // call is one Commit: its ID for its whole life, its newest version.
 type call struct {
-	p        *Publisher
-	id       string
-	build    Build
-	c        State // the `current` last read
-	ver      uint64
-	first    uint64 // G of the first version: any acceptance lies above it
-	have     bool   // a version is registered
-	ahead    []key  // pending versions before ours at our last LIST
-	marks    map[key]key
+	p      *Publisher
+	id     string
+	build  Build
+	c      State // the `current` last read
+	ver    uint64
+	first  uint64 // G of the first version: any acceptance lies above it
+	have   bool   // a version is registered
+	ahead  []key  // pending versions before ours at our last LIST
+	listed []key  // every pending version at our last LIST, in fold order
+	listAt time.Time
+	marks  map[key]key
+	// props: the proposal versions read (ours from its registration),
+	// kept while they are pending: immutable, so a fold never reads one
+	// twice, and a waiter that folds next reads them while the write
+	// ahead is in flight.
+	props    map[key]proposal
 	moved    time.Time // when we last saw `current` move
 	gen      uint64    // the generation seen then
 	gathered bool
@@ -450,6 +461,7 @@ func (w *call) register(ctx context.Context) error {
 		w.first = d.Parent
 	}
 	w.have, w.ver = true, d.Parent
+	w.keep(key{d.Parent, w.id}, k, data)
 	w.tracef("registered on %d", d.Parent)
 	return nil
 }
@@ -518,8 +530,14 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	if err != nil {
 		return err
 	}
-	w.marks = l.marks
+	w.marks, w.listAt = l.marks, w.p.opts.Clock.Now()
 	p := w.pending(l)
+	w.listed = p
+	for k := range w.props {
+		if !slices.Contains(p, k) {
+			delete(w.props, k) // accepted, declined or superseded: never folded again
+		}
+	}
 	mine := slices.IndexFunc(p, func(k key) bool { return k.id == w.id })
 	w.tracef("listed %d pending, ours at %d", len(p), mine)
 	switch {
@@ -532,9 +550,14 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	case mine == 0:
 		if d := w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now()); d > 0 && !w.gathered {
 			// The commits that started when the write we read was seen
-			// are still registering: LIST again once they are in (§5.5).
+			// are still registering: LIST again once they are in (§5.5),
+			// reading meanwhile the proposals already listed.
 			w.gathered = true
-			if err := w.p.opts.Clock.Wait(ctx, d); err != nil {
+			if err := w.prefetch(ctx, p); err != nil {
+				return err
+			}
+			d = w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now())
+			if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
 				return err
 			}
 			return w.list(ctx, false)
@@ -574,36 +597,29 @@ func (w *call) cycle() time.Duration {
 
 // wait reads `current` when the write that can tell us something should
 // have landed, then every eighth of an estimate until it moves (§5.3),
-// taking over after Stall. Timing decides how many reads a waiter makes,
-// never what is accepted.
+// taking over after Stall. A waiter that folds next reads the proposals
+// it will fold while it waits. Timing decides how many reads a waiter
+// makes, never what is accepted.
 func (w *call) wait(ctx context.Context) error {
 	o := w.p.opts
-	d := w.cycle()
-	rank := 0 // unaccepted versions ahead of ours after the folder's
-	var folder *key
-	for i, k := range w.ahead {
-		if w.c.Manifest.AcceptedAt(k.id) == 0 {
-			if folder == nil {
-				folder = &w.ahead[i]
-			} else {
-				rank++
-			}
+	at, next, rank := w.expect()
+	if next {
+		if err := w.prefetch(ctx, w.afterCut()); err != nil {
+			return err
 		}
 	}
-	if folder != nil {
-		if cut, ok := w.marks[*folder]; ok && cut.less(key{w.ver, w.id}) {
-			d += w.cycle() // past its cut: the write after it tells us
-		}
-	}
+	d := at.Sub(o.Clock.Now())
+	w.tracef("wait %v (next %v, rank %d)", d.Round(time.Millisecond), next, rank)
 	seen := w.c.Generation()
 	for {
-		if err := o.Clock.Wait(ctx, d); err != nil {
+		if err := o.Clock.Wait(ctx, max(d, 0)); err != nil {
 			return err
 		}
 		if err := w.read(ctx); err != nil {
 			return err
 		}
 		if w.c.Generation() > seen {
+			w.tracef("current moved to %d", w.c.Generation())
 			return nil
 		}
 		stall := time.Duration(o.Stall*float64(o.CondEstimate)) + time.Second + time.Duration(rank)*(o.CondEstimate+4*o.RTT)
@@ -611,8 +627,87 @@ func (w *call) wait(ctx context.Context) error {
 			w.tracef("takeover after %v", o.Clock.Now().Sub(w.moved))
 			return w.list(ctx, true)
 		}
-		d = max(2*o.RTT, o.CondEstimate/8)
+		d = o.poll()
 	}
+}
+
+// poll is the interval of a waiter's reads of `current` once the write
+// it waits for is late: a sixteenth of an estimate, at least two round
+// trips. A waiter learns its acceptance up to one poll late and its
+// agent's next commit registers a few round trips after, so the gather
+// includes one poll: with seven round trips alone, at 1 s per key those
+// commits missed the next fold's LIST and waited a whole cycle more.
+func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) }
+
+// expect estimates when the write that can tell us something lands, from
+// our last LIST: the fold of the first version ahead of ours (the
+// folder). If the folder's marker was listed, that fold listed before we
+// did and lands one cycle after the write we read (no earlier than a
+// round trip from now); if not, it had not listed at our LIST (which may
+// be older than the state we read) and will take ours. Past the marker's cut, its write tells only the first waiter
+// past the cut something (it folds next: next); the others read once the
+// write after it should land. rank counts the unaccepted versions ahead
+// of ours after the folder's, for the takeover's stretch.
+func (w *call) expect() (at time.Time, next bool, rank int) {
+	o := w.p.opts
+	now := o.Clock.Now()
+	var folder *key
+	var unaccepted []key
+	for i, k := range w.ahead {
+		if w.c.Manifest.AcceptedAt(k.id) == 0 {
+			if folder == nil {
+				folder = &w.ahead[i]
+			} else {
+				rank++
+			}
+			unaccepted = append(unaccepted, k)
+		}
+	}
+	at = w.landed().Add(w.cycle())
+	cut, marked := key{}, false
+	if folder != nil {
+		cut, marked = w.marks[*folder]
+	}
+	if !marked {
+		at = later(at, w.listAt.Add(4*o.RTT+o.CondEstimate))
+	}
+	if at = later(at, now.Add(o.RTT)); at.After(now.Add(w.cycle())) {
+		at = now.Add(w.cycle())
+	}
+	if !marked || !cut.less(key{w.ver, w.id}) {
+		return at, false, rank
+	}
+	for _, k := range unaccepted {
+		if cut.less(k) {
+			return at.Add(w.cycle()), false, rank // another waiter folds next
+		}
+	}
+	return at, true, rank
+}
+
+// afterCut is the pending versions of our last LIST past the cut of the
+// folder's marker: what we fold next, if nothing else registers.
+func (w *call) afterCut() []key {
+	var folder key
+	for _, k := range w.ahead {
+		if w.c.Manifest.AcceptedAt(k.id) == 0 {
+			folder = k
+			break
+		}
+	}
+	cut := w.marks[folder]
+	i := slices.IndexFunc(w.listed, func(k key) bool { return cut.less(k) })
+	if i < 0 {
+		return nil
+	}
+	return w.listed[i:]
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // fold is §5.2: take the pending versions (at most M, ours always among
@@ -635,33 +730,11 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		// nothing but their timing.
 		_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
 	}
-	props := make([]proposal, len(p))
-	err := parallel.For(len(p), o.Parallel, func(i int) error {
-		k := remote.ProposalKey(p[i].g, p[i].id)
-		data, _, err := w.p.store.Get(ctx, k)
-		if errors.Is(err, remote.ErrNotFound) {
-			props[i] = proposal{desc: remote.ProposalV4{Publication: p[i].id, Parent: p[i].g}, foreign: true}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("publish: read proposal: %w", err)
-		}
-		d, pack, err := remote.DecodeProposalV4(k, data)
-		if err != nil {
-			props[i] = proposal{desc: remote.ProposalV4{Publication: p[i].id, Parent: p[i].g}, foreign: true}
-			return nil
-		}
-		pk, err := cas.OpenPack(pack)
-		if err != nil {
-			props[i] = proposal{desc: d, foreign: true}
-			return nil
-		}
-		props[i] = proposal{desc: d, pack: pk}
-		return nil
-	})
+	props, err := w.proposals(ctx, p)
 	if err != nil {
 		return err
 	}
+	w.tracef("fold of %d on %d: proposals read", len(p), c.Generation())
 	objects, err := o.Objects(ctx, c)
 	if err != nil {
 		return err
@@ -714,6 +787,7 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	if err != nil {
 		return err
 	}
+	w.tracef("fold of %d on %d: %d objects up, writing", len(f.members), c.Generation(), len(ups))
 	if c.Manifest == nil {
 		_, err = w.p.store.CreateIfAbsent(ctx, remote.CurrentKey, data)
 	} else {
@@ -755,6 +829,70 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		return errFolded
 	}
 	return fmt.Errorf("publish: write current: %w", err)
+}
+
+// proposals returns the objects of the versions ks, reading those not
+// read yet, Parallel at a time.
+func (w *call) proposals(ctx context.Context, ks []key) ([]proposal, error) {
+	if err := w.prefetch(ctx, ks); err != nil {
+		return nil, err
+	}
+	out := make([]proposal, len(ks))
+	for i, k := range ks {
+		out[i] = w.props[k]
+	}
+	return out, nil
+}
+
+// prefetch reads the objects of the versions ks not read yet (at most
+// M), Parallel at a time. A version whose object is missing or is not a
+// version-4 proposal is kept as foreign: the fold declines it.
+func (w *call) prefetch(ctx context.Context, ks []key) error {
+	var todo []key
+	for _, k := range ks {
+		if _, ok := w.props[k]; !ok && len(todo) < w.p.opts.M {
+			todo = append(todo, k)
+		}
+	}
+	got := make([][]byte, len(todo))
+	err := parallel.For(len(todo), w.p.opts.Parallel, func(i int) error {
+		data, _, err := w.p.store.Get(ctx, remote.ProposalKey(todo[i].g, todo[i].id))
+		if err != nil && !errors.Is(err, remote.ErrNotFound) {
+			return fmt.Errorf("publish: read proposal: %w", err)
+		}
+		got[i] = data
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, k := range todo {
+		w.keep(k, remote.ProposalKey(k.g, k.id), got[i])
+	}
+	return nil
+}
+
+// keep decodes the object of version k (nil: absent) into w.props.
+func (w *call) keep(k key, name string, data []byte) {
+	if w.props == nil {
+		w.props = map[key]proposal{}
+	}
+	foreign := proposal{desc: remote.ProposalV4{Publication: k.id, Parent: k.g}, foreign: true}
+	if data == nil {
+		w.props[k] = foreign
+		return
+	}
+	d, pack, err := remote.DecodeProposalV4(name, data)
+	if err != nil {
+		w.props[k] = foreign
+		return
+	}
+	pk, err := cas.OpenPack(pack)
+	if err != nil {
+		w.props[k] = proposal{desc: d, foreign: true}
+		return
+	}
+	w.props[k] = proposal{desc: d, pack: pk}
 }
 
 // putImmutable PUTs a content-keyed object, again on an ambiguous reply.
