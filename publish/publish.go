@@ -196,6 +196,8 @@ type call struct {
 	moved    time.Time // when we last saw `current` move
 	gen      uint64    // the generation seen then
 	gathered bool
+	rounds   int // LISTs after the gather's (at most maxRounds)
+	lastLen  int // pending versions at the LIST before
 	// checked: no generation up to it names our ID (read from the
 	// history once `recent` no longer covered it).
 	checked uint64
@@ -552,12 +554,25 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			// The commits that started when the write we read was seen
 			// are still registering: LIST again once they are in (§5.5),
 			// reading meanwhile the proposals already listed.
-			w.gathered = true
+			w.gathered, w.rounds, w.lastLen = true, 0, len(p)
 			if err := w.prefetch(ctx, p); err != nil {
 				return err
 			}
 			d = w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now())
 			if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
+				return err
+			}
+			return w.list(ctx, false)
+		}
+		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(2, len(p)/8) {
+			// Commits are still arriving: the members of the write we
+			// read learn it together and register their next commits
+			// a few round trips later, some after the gather. LIST
+			// again while a LIST finds an eighth of the group new (a
+			// count, so a trickle of commits does not hold the fold).
+			w.rounds++
+			w.lastLen = len(p)
+			if err := w.prefetch(ctx, p); err != nil {
 				return err
 			}
 			return w.list(ctx, false)
@@ -611,7 +626,7 @@ func (w *call) wait(ctx context.Context) error {
 	d := at.Sub(o.Clock.Now())
 	w.tracef("wait %v (next %v, rank %d)", d.Round(time.Millisecond), next, rank)
 	seen := w.c.Generation()
-	for {
+	for reads := 0; ; reads++ {
 		if err := o.Clock.Wait(ctx, max(d, 0)); err != nil {
 			return err
 		}
@@ -627,7 +642,16 @@ func (w *call) wait(ctx context.Context) error {
 			w.tracef("takeover after %v", o.Clock.Now().Sub(w.moved))
 			return w.list(ctx, true)
 		}
+		// The write is late. The next folder keeps reading every poll
+		// (it starts the next cycle); the others read less and less
+		// often (two polls, then doubling, at most a quarter of an
+		// estimate): under load a cycle can run a second past its
+		// estimate, and a hundred waiters polling every poll made the
+		// load worse.
 		d = o.poll()
+		if !next && reads >= 2 {
+			d = min(o.poll()<<min(reads-1, 4), max(o.poll(), o.CondEstimate/4))
+		}
 	}
 }
 
@@ -783,6 +807,9 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	}); err != nil {
 		return err
 	}
+	// Waiters time their reads from `time` (when the write landed, less
+	// one estimate): the instant it is sent, after the uploads.
+	next.Time = uint64(o.Clock.Now().UnixMilli())
 	data, err := remote.EncodeManifestV4(next)
 	if err != nil {
 		return err
@@ -894,6 +921,10 @@ func (w *call) keep(k key, name string, data []byte) {
 	}
 	w.props[k] = proposal{desc: d, pack: pk}
 }
+
+// maxRounds bounds the LISTs a folder makes after its gather while
+// commits are still arriving.
+const maxRounds = 3
 
 // putImmutable PUTs a content-keyed object, again on an ambiguous reply.
 func (w *call) putImmutable(ctx context.Context, k string, data []byte) error {
