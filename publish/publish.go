@@ -532,6 +532,7 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	if err != nil {
 		return err
 	}
+	before := w.marks
 	w.marks, w.listAt = l.marks, w.p.opts.Clock.Now()
 	p := w.pending(l)
 	w.listed = p
@@ -547,6 +548,16 @@ func (w *call) list(ctx context.Context, forced bool) error {
 		// Not pending: accepted or declined since our read, or a version
 		// on a generation newer than the state we read. Read again.
 		return w.read(ctx)
+	case forced && mine > 0 && newFold(before, l.marks, p):
+		// A fold of a pending version started since our last LIST (the
+		// folder, late, or another waiter taking over): it writes on the
+		// state we would, so ours could only lose to it or make it lose.
+		// Wait for it as for the folder, a whole Stall again. Each
+		// deferral needs a marker never seen, one per fold attempt, so
+		// waiters take over one after another, never as a herd.
+		w.tracef("takeover deferred to a fold in progress")
+		w.ahead, w.moved = p[:mine], w.p.opts.Clock.Now()
+		return nil
 	case forced:
 		return w.fold(ctx, p)
 	case mine == 0:
@@ -581,6 +592,17 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	}
 	w.ahead = p[:mine]
 	return w.wait(ctx)
+}
+
+// newFold reports whether now holds a marker that before did not, of a
+// version still pending.
+func newFold(before, now map[key]key, p []key) bool {
+	for k := range now {
+		if _, seen := before[k]; !seen && slices.Contains(p, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // believesFirst: every version ahead of ours at our last LIST is now
