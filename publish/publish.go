@@ -575,7 +575,7 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			}
 			return w.list(ctx, false)
 		}
-		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(2, len(p)/8) {
+		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(4, len(p)/8) {
 			// Commits are still arriving: the members of the write we
 			// read learn it together and register their next commits
 			// a few round trips later, some after the gather. LIST
@@ -627,9 +627,14 @@ func (w *call) landed() time.Time {
 	return time.UnixMilli(int64(w.c.Manifest.Time)).Add(w.p.opts.CondEstimate + w.p.opts.RTT)
 }
 
-// cycle estimates one fold: gather, LIST, GETs, group pack, the write.
+// cycle estimates one fold, from the write before it landing to its own
+// landing: the folder learning of it (a poll), the gather, LISTs and
+// GETs, the uploads and the write's own legs (six round trips), the
+// write. (The model's cycle has four round trips and no poll; at 200 ms
+// per key its waiters then read about 100 ms early and polled twice.)
 func (w *call) cycle() time.Duration {
-	return w.p.opts.Gather + 4*w.p.opts.RTT + w.p.opts.CondEstimate
+	o := w.p.opts
+	return o.Gather + o.poll() + 6*o.RTT + o.CondEstimate
 }
 
 // wait reads `current` when the write that can tell us something should
@@ -659,6 +664,7 @@ func (w *call) wait(ctx context.Context) error {
 			w.tracef("current moved to %d", w.c.Generation())
 			return nil
 		}
+		w.tracef("current unmoved (read %d)", reads)
 		stall := time.Duration(o.Stall*float64(o.CondEstimate)) + time.Second + time.Duration(rank)*(o.CondEstimate+4*o.RTT)
 		if o.Clock.Now().Sub(w.moved) > stall {
 			w.tracef("takeover after %v", o.Clock.Now().Sub(w.moved))
@@ -715,7 +721,7 @@ func (w *call) expect() (at time.Time, next bool, rank int) {
 		cut, marked = w.marks[*folder]
 	}
 	if !marked {
-		at = later(at, w.listAt.Add(4*o.RTT+o.CondEstimate))
+		at = later(at, w.listAt.Add(w.cycle()-o.Gather))
 	}
 	if at = later(at, now.Add(o.RTT)); at.After(now.Add(w.cycle())) {
 		at = now.Add(w.cycle())
