@@ -173,7 +173,30 @@ type Result struct {
 	Generation uint64
 	Head       cas.ID
 	State      State
+	// Streak is what the writer passes to its next CommitAfter: set when
+	// the call's own write accepted a group of it alone (the zero Streak
+	// otherwise).
+	Streak Streak
 }
+
+// Streak is what a writer keeps between its commits for the LIST-skip
+// rule (docs/publication.md §8): a writer whose previous commit was
+// accepted by its own write of a group of one (nobody else pending at its
+// LIST), and whose read of `current` shows that write as the newest,
+// registers and folds its version alone without a LIST. Its write is
+// conditional like every other: if someone registered meanwhile the worst
+// case is that write lost, after which the call takes the whole path. So
+// a writer alone makes three requests and a LIST once in MaxSkips + 1
+// commits. A count, not a clock: the rule fires for at most MaxSkips
+// consecutive commits, so a folder that LISTed and waits on a writer
+// committing back to back is folded within MaxSkips + 1 of its commits.
+type Streak struct {
+	Generation uint64 // the generation of the writer's previous commit (0: none to build on)
+	Skipped    int    // consecutive commits, ending with that one, that skipped the LIST
+}
+
+// MaxSkips is the longest run of commits of one writer that skip the LIST.
+const MaxSkips = 7
 
 // call is one Commit: its ID for its whole life, its newest version.
 type call struct {
@@ -198,6 +221,12 @@ type call struct {
 	gathered bool
 	rounds   int // LISTs after the gather's (at most maxRounds)
 	lastLen  int // pending versions at the LIST before
+	// prev: the writer's previous Streak (CommitAfter); skipped: this
+	// call has folded once without a LIST (at most once: after a lost
+	// write it takes the whole path).
+	prev    Streak
+	skipped bool
+	didList bool // this call has LISTed
 	// checked: no generation up to it names our ID (read from the
 	// history once `recent` no longer covered it).
 	checked uint64
@@ -219,6 +248,21 @@ func (p *Publisher) Commit(ctx context.Context, id string, build Build) (Result,
 		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
 	}
 	w := &call{p: p, id: id, build: build}
+	if err := w.read(ctx); err != nil {
+		return Result{}, err
+	}
+	return w.run(ctx)
+}
+
+// CommitAfter is Commit for a writer whose previous commit returned
+// prev (its Result.Streak; the zero Streak after a crash or an error):
+// when the LIST-skip rule allows (see Streak), the call folds its version
+// alone without LISTing. Everything else is Commit's.
+func (p *Publisher) CommitAfter(ctx context.Context, id string, prev Streak, build Build) (Result, error) {
+	if !remote.IsPublicationID(id) {
+		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
+	}
+	w := &call{p: p, id: id, build: build, prev: prev}
 	if err := w.read(ctx); err != nil {
 		return Result{}, err
 	}
@@ -304,7 +348,13 @@ func (w *call) run(ctx context.Context) (Result, error) {
 		switch {
 		case !w.have || w.dead():
 			err = w.register(ctx)
-			if err == nil {
+			switch {
+			case err != nil:
+			case w.maySkip():
+				w.skipped = true
+				w.tracef("alone: folding without a LIST")
+				err = w.fold(ctx, []key{{w.ver, w.id}})
+			default:
 				err = w.list(ctx, false)
 			}
 		case folded || w.believesFirst():
@@ -533,7 +583,7 @@ func (w *call) list(ctx context.Context, forced bool) error {
 		return err
 	}
 	before := w.marks
-	w.marks, w.listAt = l.marks, w.p.opts.Clock.Now()
+	w.marks, w.listAt, w.didList = l.marks, w.p.opts.Clock.Now(), true
 	p := w.pending(l)
 	w.listed = p
 	for k := range w.props {
@@ -592,6 +642,14 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	}
 	w.ahead = p[:mine]
 	return w.wait(ctx)
+}
+
+// maySkip is the LIST-skip rule (see Streak): the first version of a
+// call whose writer's previous commit was accepted alone by its own
+// write, which the state read shows as the newest, within MaxSkips.
+func (w *call) maySkip() bool {
+	return !w.skipped && w.prev.Generation > 0 && w.prev.Skipped < MaxSkips &&
+		w.c.Manifest != nil && w.c.Generation() == w.prev.Generation && w.ver == w.c.Generation()
 }
 
 // newFold reports whether now holds a marker that before did not, of a
@@ -857,7 +915,16 @@ func (w *call) fold(ctx context.Context, p []key) error {
 				if o.mutateReportLast {
 					i = len(f.members) - 1
 				}
-				return &accepted{Result{Generation: c.Generation() + 1 + uint64(i), Head: m.Head, State: w.c}}
+				r := Result{Generation: c.Generation() + 1 + uint64(i), Head: m.Head, State: w.c}
+				if len(p) == 1 && len(f.members) == 1 {
+					// Alone: our own write, nobody else pending at our
+					// LIST (or no LIST, by the rule).
+					r.Streak = Streak{Generation: r.Generation}
+					if !w.didList {
+						r.Streak.Skipped = w.prev.Skipped + 1
+					}
+				}
+				return &accepted{r}
 			}
 		}
 		// Our version conflicted with a member before it (a takeover
