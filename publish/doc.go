@@ -31,7 +31,8 @@
 //	   │        alone (Streak) ─▶ fold ours without a LIST (below)
 //	(3) LIST proposals/ ─▶ pending = not accepted, not declined, C−G < K,
 //	   │                    newest version per ID, sorted by (G, id)
-//	   ├─ ours first ─▶ (Gather after the write we read landed) fold:
+//	   ├─ ours first ─▶ (Gather after the write we read landed, then
+//	   │     LIST again while commits still arrive) fold:
 //	   │     PUT marker (if others) ─▶ GET their proposals ─▶ fold.go:
 //	   │     merge each onto the fold so far, decline what does not merge
 //	   │     ─▶ PUT packs/groups/<blake3>.pack (if re-parented) ─▶ PUT
@@ -42,8 +43,10 @@
 //	   │        ambiguous ─▶ GET current: named ─▶ accepted; unchanged
 //	   │                     ─▶ fold again on the same ETag; moved ─▶ LIST
 //	   └─ not first ─▶ wait (§5.3): GET current when the write ahead
-//	         should have landed, then every eighth of an estimate; moved
-//	         ─▶ decide again; unmoved past Stall (+ rank) ─▶ fold anyway
+//	         should have landed (the next folder reads its proposals
+//	         meanwhile), then every poll (the others backing off); moved
+//	         ─▶ decide again; unmoved past Stall (+ rank) ─▶ LIST: a fold
+//	         marker not seen before ─▶ wait again; else fold anyway
 //
 // The fold (fold.go) is deterministic: from the same state and the same
 // proposals every folder builds the same members, heads and group pack.
