@@ -634,8 +634,9 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			// Commits are still arriving: the members of the write we
 			// read learn it together and register their next commits
 			// a few round trips later, some after the gather. LIST
-			// again while a LIST finds an eighth of the group new (a
-			// count, so a trickle of commits does not hold the fold).
+			// again while a LIST finds at least four versions new (and
+			// an eighth of the group): a count, so a trickle of commits
+			// does not hold the fold.
 			w.rounds++
 			w.lastLen = len(p)
 			if err := w.prefetch(ctx, p); err != nil {
@@ -759,10 +760,11 @@ func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) 
 // folder). If the folder's marker was listed, that fold listed before we
 // did and lands one cycle after the write we read (no earlier than a
 // round trip from now); if not, it had not listed at our LIST (which may
-// be older than the state we read) and will take ours. Past the marker's cut, its write tells only the first waiter
-// past the cut something (it folds next: next); the others read once the
-// write after it should land. rank counts the unaccepted versions ahead
-// of ours after the folder's, for the takeover's stretch.
+// be older than the state we read) and will take ours. Past the marker's
+// cut, its write tells only the first waiter past the cut something (it
+// folds next: next); the others read once the write after it should
+// land. rank counts the unaccepted versions ahead of ours after the
+// folder's, for the takeover's stretch.
 func (w *call) expect() (at time.Time, next bool, rank int) {
 	o := w.p.opts
 	now := o.Clock.Now()
