@@ -619,11 +619,6 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			if err := w.prefetch(ctx, p); err != nil {
 				return err
 			}
-			// The engine catches up to the state meanwhile too (the fold
-			// asks it for the same state's objects).
-			if _, err := w.p.opts.Objects(ctx, w.c); err != nil {
-				return err
-			}
 			d = w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now())
 			if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
 				return err
