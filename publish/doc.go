@@ -9,7 +9,10 @@
 //   - Publisher (New, Options): one store; Commit publishes one change
 //     under one publication ID and returns the generation that names it;
 //     Resume continues a call an earlier process registered (a pending
-//     record adopted after a crash), looking for its ID before building.
+//     record adopted after a crash), looking for its ID before building;
+//     CommitAfter is Commit for a writer that passes the Streak its
+//     previous commit returned (Result.Streak): the LIST-skip rule, a
+//     writer alone folding without a LIST for up to MaxSkips commits.
 //   - Build, Change: the engine's half of a commit — build my change on
 //     this state's head → head, pack, author (the message and time are
 //     in the head commit). Called again for each new version (a decline,
@@ -25,9 +28,11 @@
 //	GET current ─▶ (1) our ID in `recent`? ─▶ accepted at that generation
 //	   │
 //	   ▼ (2) Build on its head ─▶ PUT proposals/<G>-<id> (descriptor, pack)
+//	   │        alone (Streak) ─▶ fold ours without a LIST (below)
 //	(3) LIST proposals/ ─▶ pending = not accepted, not declined, C−G < K,
 //	   │                    newest version per ID, sorted by (G, id)
-//	   ├─ ours first ─▶ (Gather after the write we read landed) fold:
+//	   ├─ ours first ─▶ (Gather after the write we read landed, then
+//	   │     LIST again while commits still arrive) fold:
 //	   │     PUT marker (if others) ─▶ GET their proposals ─▶ fold.go:
 //	   │     merge each onto the fold so far, decline what does not merge
 //	   │     ─▶ PUT packs/groups/<blake3>.pack (if re-parented) ─▶ PUT
@@ -38,8 +43,10 @@
 //	   │        ambiguous ─▶ GET current: named ─▶ accepted; unchanged
 //	   │                     ─▶ fold again on the same ETag; moved ─▶ LIST
 //	   └─ not first ─▶ wait (§5.3): GET current when the write ahead
-//	         should have landed, then every eighth of an estimate; moved
-//	         ─▶ decide again; unmoved past Stall (+ rank) ─▶ fold anyway
+//	         should have landed (the next folder reads its proposals
+//	         meanwhile), then every poll (the others backing off); moved
+//	         ─▶ decide again; unmoved past Stall (+ rank) ─▶ LIST: a fold
+//	         marker not seen before ─▶ wait again; else fold anyway
 //
 // The fold (fold.go) is deterministic: from the same state and the same
 // proposals every folder builds the same members, heads and group pack.

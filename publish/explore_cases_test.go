@@ -128,6 +128,26 @@ func TestSampleTwoWritersTwoCommitsFull(t *testing.T) {
 	sample(t, scope{writers: 2, commits: 2, depth: 60, faults: 1}, 30000)
 }
 
+// The LIST-skip rule (CommitAfter): two writers with three commits
+// each, each commit after the first passing its writer's previous
+// Streak, so a writer whose commit was accepted alone folds its next one
+// without a LIST while the other may have registered. Sampled, with up
+// to one fault (every schedule is too many: the depth passes 30).
+func TestSampleTwoWritersChainedCommitsSkipTheList(t *testing.T) {
+	n := 1000
+	if full() {
+		n = 30000
+	}
+	for _, conflict := range []bool{false, true} {
+		skipsSeen = 0
+		sample(t, scope{writers: 2, commits: 3, depth: 80, faults: 1, chain: true, conflict: conflict}, n)
+		t.Logf("folds without a LIST: %d", skipsSeen)
+		if skipsSeen == 0 {
+			t.Fatal("the LIST-skip rule never fired")
+		}
+	}
+}
+
 // The check can fail: a fold that ignores `recent` takes an accepted
 // proposal again, which the exploration finds; its schedule replays to
 // the same failure and the same trace.

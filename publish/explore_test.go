@@ -51,6 +51,7 @@ type scope struct {
 	v3               bool // the store starts as version 3 (generation 1): the first write upgrades it
 	v3writer         bool // v3 scope: a version-3 writer races the upgrade with one commit
 	mutateLast       bool // Options.mutateReportLast
+	chain            bool // each writer's commits go through CommitAfter with the previous one's Streak (the LIST-skip rule)
 }
 
 const tick = 250 * time.Millisecond
@@ -369,6 +370,7 @@ const storeID = "00112233445566778899aabbccddeeff"
 // is followed by the next commit, as a new process would.
 func (x *world) runWriter(w *writer) {
 	defer func() { x.parked <- struct{}{} }()
+	var prev Streak
 	for k := 0; k < x.sc.commits; k++ {
 		w.dead = false
 		id := pubID(w.agent, k)
@@ -378,13 +380,24 @@ func (x *world) runWriter(w *writer) {
 			CondEstimate: 200 * time.Millisecond, RTT: 20 * time.Millisecond, Parallel: 1,
 			Jitter:             func() float64 { return 0.5 },
 			mutateIgnoreRecent: x.sc.mutate, mutateReportLast: x.sc.mutateLast,
-			Trace: func(s string) { x.logf("writer %d: %s", w.agent, s) }}
+			Trace: func(s string) {
+				if strings.HasPrefix(s[6:], "alone:") {
+					skipsSeen++
+				}
+				x.logf("writer %d: %s", w.agent, s)
+			}}
 		p, err := New(wstore{w}, opts)
 		if err != nil {
 			x.calls[id].err = err
 			return
 		}
-		r, err := p.Commit(context.Background(), id, x.build(w.agent, k, id))
+		var r Result
+		if x.sc.chain {
+			r, err = p.CommitAfter(context.Background(), id, prev, x.build(w.agent, k, id))
+		} else {
+			r, err = p.Commit(context.Background(), id, x.build(w.agent, k, id))
+		}
+		prev = r.Streak // the zero Streak after an error: a new process knows none
 		if err != nil {
 			x.calls[id].err = err
 			x.logf("writer %d commit %d: %v", w.agent, k, err)
@@ -394,6 +407,10 @@ func (x *world) runWriter(w *writer) {
 		x.logf("writer %d commit %d: accepted at %d", w.agent, k, r.Generation)
 	}
 }
+
+// skipsSeen counts the folds made without a LIST (the LIST-skip rule),
+// so that the chained scope shows the rule fired.
+var skipsSeen int
 
 // runSchedule runs one schedule and audits it.
 func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {

@@ -90,10 +90,14 @@ type Options struct {
 	// CondEstimate is the writer's estimate of one conditional write of
 	// `current`, RTT of one round trip: waiting is timed from them.
 	CondEstimate, RTT time.Duration
-	Gather            time.Duration // default 7 RTT
-	Stall             float64       // estimates before a takeover (plus 1 s); default 4
-	// Parallel bounds concurrent GETs of others' proposals (default 8;
-	// the exhaustive test sets 1 so their order is the schedule's).
+	// Gather: how long after the write it builds on landed a folder
+	// LISTs (§5.5); default 7 RTT and one poll (see poll).
+	Gather time.Duration
+	Stall  float64 // estimates before a takeover (plus 1 s); default 4
+	// Parallel bounds concurrent GETs of others' proposals and the
+	// fold's concurrent uploads (default 32: a fold at 1 s per key reads
+	// 50–90 proposals, and 8 at a time took a quarter of a second; the
+	// exhaustive test sets 1 so their order is the schedule's).
 	Parallel int
 	// Jitter returns a number in [0, 1) for the back-off after a 429
 	// (default math/rand; a test supplies its own).
@@ -125,13 +129,13 @@ func (o *Options) fill() {
 		o.RTT = 20 * time.Millisecond
 	}
 	if o.Gather <= 0 {
-		o.Gather = 7 * o.RTT
+		o.Gather = 7*o.RTT + o.poll()
 	}
 	if o.Stall <= 0 {
 		o.Stall = 4
 	}
 	if o.Parallel <= 0 {
-		o.Parallel = 8
+		o.Parallel = 32
 	}
 	if o.FoldKey == nil {
 		o.FoldKey = DefaultFoldKey
@@ -169,22 +173,60 @@ type Result struct {
 	Generation uint64
 	Head       cas.ID
 	State      State
+	// Streak is what the writer passes to its next CommitAfter: set when
+	// the call's own write accepted a group of it alone (the zero Streak
+	// otherwise).
+	Streak Streak
 }
+
+// Streak is what a writer keeps between its commits for the LIST-skip
+// rule (docs/publication.md §8): a writer whose previous commit was
+// accepted by its own write of a group of one (nobody else pending at its
+// LIST), and whose read of `current` shows that write as the newest,
+// registers and folds its version alone without a LIST. Its write is
+// conditional like every other: if someone registered meanwhile the worst
+// case is that write lost, after which the call takes the whole path. So
+// a writer alone makes three requests and a LIST once in MaxSkips + 1
+// commits. A count, not a clock: the rule fires for at most MaxSkips
+// consecutive commits, so a folder that LISTed and waits on a writer
+// committing back to back is folded within MaxSkips + 1 of its commits.
+type Streak struct {
+	Generation uint64 // the generation of the writer's previous commit (0: none to build on)
+	Skipped    int    // consecutive commits, ending with that one, that skipped the LIST
+}
+
+// MaxSkips is the longest run of commits of one writer that skip the LIST.
+const MaxSkips = 7
 
 // call is one Commit: its ID for its whole life, its newest version.
 type call struct {
-	p        *Publisher
-	id       string
-	build    Build
-	c        State // the `current` last read
-	ver      uint64
-	first    uint64 // G of the first version: any acceptance lies above it
-	have     bool   // a version is registered
-	ahead    []key  // pending versions before ours at our last LIST
-	marks    map[key]key
+	p      *Publisher
+	id     string
+	build  Build
+	c      State // the `current` last read
+	ver    uint64
+	first  uint64 // G of the first version: any acceptance lies above it
+	have   bool   // a version is registered
+	ahead  []key  // pending versions before ours at our last LIST
+	listed []key  // every pending version at our last LIST, in fold order
+	listAt time.Time
+	marks  map[key]key
+	// props: the proposal versions read (ours from its registration),
+	// kept while they are pending: immutable, so a fold never reads one
+	// twice, and a waiter that folds next reads them while the write
+	// ahead is in flight.
+	props    map[key]proposal
 	moved    time.Time // when we last saw `current` move
 	gen      uint64    // the generation seen then
 	gathered bool
+	rounds   int // LISTs after the gather's (at most maxRounds)
+	lastLen  int // pending versions at the LIST before
+	// prev: the writer's previous Streak (CommitAfter); skipped: this
+	// call has folded once without a LIST (at most once: after a lost
+	// write it takes the whole path).
+	prev    Streak
+	skipped bool
+	didList bool // this call has LISTed
 	// checked: no generation up to it names our ID (read from the
 	// history once `recent` no longer covered it).
 	checked uint64
@@ -206,6 +248,21 @@ func (p *Publisher) Commit(ctx context.Context, id string, build Build) (Result,
 		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
 	}
 	w := &call{p: p, id: id, build: build}
+	if err := w.read(ctx); err != nil {
+		return Result{}, err
+	}
+	return w.run(ctx)
+}
+
+// CommitAfter is Commit for a writer whose previous commit returned
+// prev (its Result.Streak; the zero Streak after a crash or an error):
+// when the LIST-skip rule allows (see Streak), the call folds its version
+// alone without LISTing. Everything else is Commit's.
+func (p *Publisher) CommitAfter(ctx context.Context, id string, prev Streak, build Build) (Result, error) {
+	if !remote.IsPublicationID(id) {
+		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
+	}
+	w := &call{p: p, id: id, build: build, prev: prev}
 	if err := w.read(ctx); err != nil {
 		return Result{}, err
 	}
@@ -291,7 +348,13 @@ func (w *call) run(ctx context.Context) (Result, error) {
 		switch {
 		case !w.have || w.dead():
 			err = w.register(ctx)
-			if err == nil {
+			switch {
+			case err != nil:
+			case w.maySkip():
+				w.skipped = true
+				w.tracef("alone: folding without a LIST")
+				err = w.fold(ctx, []key{{w.ver, w.id}})
+			default:
 				err = w.list(ctx, false)
 			}
 		case folded || w.believesFirst():
@@ -450,6 +513,7 @@ func (w *call) register(ctx context.Context) error {
 		w.first = d.Parent
 	}
 	w.have, w.ver = true, d.Parent
+	w.keep(key{d.Parent, w.id}, k, data)
 	w.tracef("registered on %d", d.Parent)
 	return nil
 }
@@ -518,8 +582,15 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	if err != nil {
 		return err
 	}
-	w.marks = l.marks
+	before := w.marks
+	w.marks, w.listAt, w.didList = l.marks, w.p.opts.Clock.Now(), true
 	p := w.pending(l)
+	w.listed = p
+	for k := range w.props {
+		if !slices.Contains(p, k) {
+			delete(w.props, k) // accepted, declined or superseded: never folded again
+		}
+	}
 	mine := slices.IndexFunc(p, func(k key) bool { return k.id == w.id })
 	w.tracef("listed %d pending, ours at %d", len(p), mine)
 	switch {
@@ -527,14 +598,43 @@ func (w *call) list(ctx context.Context, forced bool) error {
 		// Not pending: accepted or declined since our read, or a version
 		// on a generation newer than the state we read. Read again.
 		return w.read(ctx)
+	case forced && mine > 0 && newFold(before, l.marks, p):
+		// A fold of a pending version started since our last LIST (the
+		// folder, late, or another waiter taking over): it writes on the
+		// state we would, so ours could only lose to it or make it lose.
+		// Wait for it as for the folder, a whole Stall again. Each
+		// deferral needs a marker never seen, one per fold attempt, so
+		// waiters take over one after another, never as a herd.
+		w.tracef("takeover deferred to a fold in progress")
+		w.ahead, w.moved = p[:mine], w.p.opts.Clock.Now()
+		return nil
 	case forced:
 		return w.fold(ctx, p)
 	case mine == 0:
 		if d := w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now()); d > 0 && !w.gathered {
 			// The commits that started when the write we read was seen
-			// are still registering: LIST again once they are in (§5.5).
-			w.gathered = true
-			if err := w.p.opts.Clock.Wait(ctx, d); err != nil {
+			// are still registering: LIST again once they are in (§5.5),
+			// reading meanwhile the proposals already listed.
+			w.gathered, w.rounds, w.lastLen = true, 0, len(p)
+			if err := w.prefetch(ctx, p); err != nil {
+				return err
+			}
+			d = w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now())
+			if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
+				return err
+			}
+			return w.list(ctx, false)
+		}
+		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(4, len(p)/8) {
+			// Commits are still arriving: the members of the write we
+			// read learn it together and register their next commits
+			// a few round trips later, some after the gather. LIST
+			// again while a LIST finds at least four versions new (and
+			// an eighth of the group): a count, so a trickle of commits
+			// does not hold the fold.
+			w.rounds++
+			w.lastLen = len(p)
+			if err := w.prefetch(ctx, p); err != nil {
 				return err
 			}
 			return w.list(ctx, false)
@@ -543,6 +643,25 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	}
 	w.ahead = p[:mine]
 	return w.wait(ctx)
+}
+
+// maySkip is the LIST-skip rule (see Streak): the first version of a
+// call whose writer's previous commit was accepted alone by its own
+// write, which the state read shows as the newest, within MaxSkips.
+func (w *call) maySkip() bool {
+	return !w.skipped && w.prev.Generation > 0 && w.prev.Skipped < MaxSkips &&
+		w.c.Manifest != nil && w.c.Generation() == w.prev.Generation && w.ver == w.c.Generation()
+}
+
+// newFold reports whether now holds a marker that before did not, of a
+// version still pending.
+func newFold(before, now map[key]key, p []key) bool {
+	for k := range now {
+		if _, seen := before[k]; !seen && slices.Contains(p, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // believesFirst: every version ahead of ours at our last LIST is now
@@ -567,20 +686,85 @@ func (w *call) landed() time.Time {
 	return time.UnixMilli(int64(w.c.Manifest.Time)).Add(w.p.opts.CondEstimate + w.p.opts.RTT)
 }
 
-// cycle estimates one fold: gather, LIST, GETs, group pack, the write.
+// cycle estimates one fold, from the write before it landing to its own
+// landing: the folder learning of it (a poll), the gather, LISTs and
+// GETs, the uploads and the write's own legs (six round trips), the
+// write. (The model's cycle has four round trips and no poll; at 200 ms
+// per key its waiters then read about 100 ms early and polled twice.)
 func (w *call) cycle() time.Duration {
-	return w.p.opts.Gather + 4*w.p.opts.RTT + w.p.opts.CondEstimate
+	o := w.p.opts
+	return o.Gather + o.poll() + 6*o.RTT + o.CondEstimate
 }
 
 // wait reads `current` when the write that can tell us something should
 // have landed, then every eighth of an estimate until it moves (§5.3),
-// taking over after Stall. Timing decides how many reads a waiter makes,
-// never what is accepted.
+// taking over after Stall. A waiter that folds next reads the proposals
+// it will fold while it waits. Timing decides how many reads a waiter
+// makes, never what is accepted.
 func (w *call) wait(ctx context.Context) error {
 	o := w.p.opts
-	d := w.cycle()
-	rank := 0 // unaccepted versions ahead of ours after the folder's
+	at, next, rank := w.expect()
+	if next {
+		if err := w.prefetch(ctx, w.afterCut()); err != nil {
+			return err
+		}
+	}
+	d := at.Sub(o.Clock.Now())
+	w.tracef("wait %v (next %v, rank %d)", d.Round(time.Millisecond), next, rank)
+	seen := w.c.Generation()
+	for reads := 0; ; reads++ {
+		if err := o.Clock.Wait(ctx, max(d, 0)); err != nil {
+			return err
+		}
+		if err := w.read(ctx); err != nil {
+			return err
+		}
+		if w.c.Generation() > seen {
+			w.tracef("current moved to %d", w.c.Generation())
+			return nil
+		}
+		w.tracef("current unmoved (read %d)", reads)
+		stall := time.Duration(o.Stall*float64(o.CondEstimate)) + time.Second + time.Duration(rank)*(o.CondEstimate+4*o.RTT)
+		if o.Clock.Now().Sub(w.moved) > stall {
+			w.tracef("takeover after %v", o.Clock.Now().Sub(w.moved))
+			return w.list(ctx, true)
+		}
+		// The write is late. The next folder keeps reading every poll
+		// (it starts the next cycle); the others read less and less
+		// often (two polls, then doubling, at most a quarter of an
+		// estimate): under load a cycle can run a second past its
+		// estimate, and a hundred waiters polling every poll made the
+		// load worse.
+		d = o.poll()
+		if !next && reads >= 2 {
+			d = min(o.poll()<<min(reads-1, 4), max(o.poll(), o.CondEstimate/4))
+		}
+	}
+}
+
+// poll is the interval of a waiter's reads of `current` once the write
+// it waits for is late: a sixteenth of an estimate, at least two round
+// trips. A waiter learns its acceptance up to one poll late and its
+// agent's next commit registers a few round trips after, so the gather
+// includes one poll: with seven round trips alone, at 1 s per key those
+// commits missed the next fold's LIST and waited a whole cycle more.
+func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) }
+
+// expect estimates when the write that can tell us something lands, from
+// our last LIST: the fold of the first version ahead of ours (the
+// folder). If the folder's marker was listed, that fold listed before we
+// did and lands one cycle after the write we read (no earlier than a
+// round trip from now); if not, it had not listed at our LIST (which may
+// be older than the state we read) and will take ours. Past the marker's
+// cut, its write tells only the first waiter past the cut something (it
+// folds next: next); the others read once the write after it should
+// land. rank counts the unaccepted versions ahead of ours after the
+// folder's, for the takeover's stretch.
+func (w *call) expect() (at time.Time, next bool, rank int) {
+	o := w.p.opts
+	now := o.Clock.Now()
 	var folder *key
+	var unaccepted []key
 	for i, k := range w.ahead {
 		if w.c.Manifest.AcceptedAt(k.id) == 0 {
 			if folder == nil {
@@ -588,31 +772,54 @@ func (w *call) wait(ctx context.Context) error {
 			} else {
 				rank++
 			}
+			unaccepted = append(unaccepted, k)
 		}
 	}
+	at = w.landed().Add(w.cycle())
+	cut, marked := key{}, false
 	if folder != nil {
-		if cut, ok := w.marks[*folder]; ok && cut.less(key{w.ver, w.id}) {
-			d += w.cycle() // past its cut: the write after it tells us
+		cut, marked = w.marks[*folder]
+	}
+	if !marked {
+		at = later(at, w.listAt.Add(w.cycle()-o.Gather))
+	}
+	if at = later(at, now.Add(o.RTT)); at.After(now.Add(w.cycle())) {
+		at = now.Add(w.cycle())
+	}
+	if !marked || !cut.less(key{w.ver, w.id}) {
+		return at, false, rank
+	}
+	for _, k := range unaccepted {
+		if cut.less(k) {
+			return at.Add(w.cycle()), false, rank // another waiter folds next
 		}
 	}
-	seen := w.c.Generation()
-	for {
-		if err := o.Clock.Wait(ctx, d); err != nil {
-			return err
+	return at, true, rank
+}
+
+// afterCut is the pending versions of our last LIST past the cut of the
+// folder's marker: what we fold next, if nothing else registers.
+func (w *call) afterCut() []key {
+	var folder key
+	for _, k := range w.ahead {
+		if w.c.Manifest.AcceptedAt(k.id) == 0 {
+			folder = k
+			break
 		}
-		if err := w.read(ctx); err != nil {
-			return err
-		}
-		if w.c.Generation() > seen {
-			return nil
-		}
-		stall := time.Duration(o.Stall*float64(o.CondEstimate)) + time.Second + time.Duration(rank)*(o.CondEstimate+4*o.RTT)
-		if o.Clock.Now().Sub(w.moved) > stall {
-			w.tracef("takeover after %v", o.Clock.Now().Sub(w.moved))
-			return w.list(ctx, true)
-		}
-		d = max(2*o.RTT, o.CondEstimate/8)
 	}
+	cut := w.marks[folder]
+	i := slices.IndexFunc(w.listed, func(k key) bool { return cut.less(k) })
+	if i < 0 {
+		return nil
+	}
+	return w.listed[i:]
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // fold is §5.2: take the pending versions (at most M, ours always among
@@ -635,33 +842,11 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		// nothing but their timing.
 		_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
 	}
-	props := make([]proposal, len(p))
-	err := parallel.For(len(p), o.Parallel, func(i int) error {
-		k := remote.ProposalKey(p[i].g, p[i].id)
-		data, _, err := w.p.store.Get(ctx, k)
-		if errors.Is(err, remote.ErrNotFound) {
-			props[i] = proposal{desc: remote.ProposalV4{Publication: p[i].id, Parent: p[i].g}, foreign: true}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("publish: read proposal: %w", err)
-		}
-		d, pack, err := remote.DecodeProposalV4(k, data)
-		if err != nil {
-			props[i] = proposal{desc: remote.ProposalV4{Publication: p[i].id, Parent: p[i].g}, foreign: true}
-			return nil
-		}
-		pk, err := cas.OpenPack(pack)
-		if err != nil {
-			props[i] = proposal{desc: d, foreign: true}
-			return nil
-		}
-		props[i] = proposal{desc: d, pack: pk}
-		return nil
-	})
+	props, err := w.proposals(ctx, p)
 	if err != nil {
 		return err
 	}
+	w.tracef("fold of %d on %d: proposals read", len(p), c.Generation())
 	objects, err := o.Objects(ctx, c)
 	if err != nil {
 		return err
@@ -710,10 +895,14 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	}); err != nil {
 		return err
 	}
+	// Waiters time their reads from `time` (when the write landed, less
+	// one estimate): the instant it is sent, after the uploads.
+	next.Time = uint64(o.Clock.Now().UnixMilli())
 	data, err := remote.EncodeManifestV4(next)
 	if err != nil {
 		return err
 	}
+	w.tracef("fold of %d on %d: %d objects up, writing", len(f.members), c.Generation(), len(ups))
 	if c.Manifest == nil {
 		_, err = w.p.store.CreateIfAbsent(ctx, remote.CurrentKey, data)
 	} else {
@@ -728,7 +917,16 @@ func (w *call) fold(ctx context.Context, p []key) error {
 				if o.mutateReportLast {
 					i = len(f.members) - 1
 				}
-				return &accepted{Result{Generation: c.Generation() + 1 + uint64(i), Head: m.Head, State: w.c}}
+				r := Result{Generation: c.Generation() + 1 + uint64(i), Head: m.Head, State: w.c}
+				if len(p) == 1 && len(f.members) == 1 {
+					// Alone: our own write, nobody else pending at our
+					// LIST (or no LIST, by the rule).
+					r.Streak = Streak{Generation: r.Generation}
+					if !w.didList {
+						r.Streak.Skipped = w.prev.Skipped + 1
+					}
+				}
+				return &accepted{r}
 			}
 		}
 		// Our version conflicted with a member before it (a takeover
@@ -756,6 +954,74 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	}
 	return fmt.Errorf("publish: write current: %w", err)
 }
+
+// proposals returns the objects of the versions ks, reading those not
+// read yet, Parallel at a time.
+func (w *call) proposals(ctx context.Context, ks []key) ([]proposal, error) {
+	if err := w.prefetch(ctx, ks); err != nil {
+		return nil, err
+	}
+	out := make([]proposal, len(ks))
+	for i, k := range ks {
+		out[i] = w.props[k]
+	}
+	return out, nil
+}
+
+// prefetch reads the objects of the versions ks not read yet (at most
+// M), Parallel at a time. A version whose object is missing or is not a
+// version-4 proposal is kept as foreign: the fold declines it.
+func (w *call) prefetch(ctx context.Context, ks []key) error {
+	var todo []key
+	for _, k := range ks {
+		if _, ok := w.props[k]; !ok && len(todo) < w.p.opts.M {
+			todo = append(todo, k)
+		}
+	}
+	got := make([][]byte, len(todo))
+	err := parallel.For(len(todo), w.p.opts.Parallel, func(i int) error {
+		data, _, err := w.p.store.Get(ctx, remote.ProposalKey(todo[i].g, todo[i].id))
+		if err != nil && !errors.Is(err, remote.ErrNotFound) {
+			return fmt.Errorf("publish: read proposal: %w", err)
+		}
+		got[i] = data
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, k := range todo {
+		w.keep(k, remote.ProposalKey(k.g, k.id), got[i])
+	}
+	return nil
+}
+
+// keep decodes the object of version k (nil: absent) into w.props.
+func (w *call) keep(k key, name string, data []byte) {
+	if w.props == nil {
+		w.props = map[key]proposal{}
+	}
+	foreign := proposal{desc: remote.ProposalV4{Publication: k.id, Parent: k.g}, foreign: true}
+	if data == nil {
+		w.props[k] = foreign
+		return
+	}
+	d, pack, err := remote.DecodeProposalV4(name, data)
+	if err != nil {
+		w.props[k] = foreign
+		return
+	}
+	pk, err := cas.OpenPack(pack)
+	if err != nil {
+		w.props[k] = proposal{desc: d, foreign: true}
+		return
+	}
+	w.props[k] = proposal{desc: d, pack: pk}
+}
+
+// maxRounds bounds the LISTs a folder makes after its gather while
+// commits are still arriving.
+const maxRounds = 3
 
 // putImmutable PUTs a content-keyed object, again on an ambiguous reply.
 func (w *call) putImmutable(ctx context.Context, k string, data []byte) error {

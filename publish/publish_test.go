@@ -436,3 +436,77 @@ func packOf(sink *cas.Memory) ([]byte, error) {
 	}
 	return pw.Finish()
 }
+
+// counting counts a writer's requests by kind.
+type counting struct {
+	remote.Store
+	lists, all int
+}
+
+func (s *counting) Get(ctx context.Context, key string) ([]byte, string, error) {
+	s.all++
+	return s.Store.Get(ctx, key)
+}
+func (s *counting) Put(ctx context.Context, key string, data []byte) error {
+	s.all++
+	return s.Store.Put(ctx, key, data)
+}
+func (s *counting) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	s.all++
+	s.lists++
+	return s.Store.List(ctx, prefix)
+}
+func (s *counting) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	s.all++
+	return s.Store.ReplaceIfMatch(ctx, key, data, etag)
+}
+func (s *counting) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	s.all++
+	return s.Store.CreateIfAbsent(ctx, key, data)
+}
+
+// The LIST-skip rule: a writer alone makes three requests per commit
+// (GET current, PUT proposal, the conditional write) for seven commits
+// after one that LISTed, then LISTs again; a proposal registered by
+// someone else meanwhile is folded by that LIST, within eight commits.
+func TestAWriterAloneSkipsTheList(t *testing.T) {
+	var cs *counting
+	e := newEnv(t, func(m *memstore.Mem) remote.Store { cs = &counting{Store: m}; return cs })
+	var prev Streak
+	var other string
+	for i := 1; i <= 10; i++ {
+		lists, all := cs.lists, cs.all
+		id := e.id()
+		r, err := e.pub.CommitAfter(context.Background(), id, prev, change(allPacks(e.mem), id, map[string]*string{"a.md": str(fmt.Sprintf("%d\n", i))}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		skipped := cs.lists == lists
+		switch {
+		case i == 1 || i == 9 || i == 10:
+			if skipped {
+				t.Fatalf("commit %d skipped the LIST (streak %+v)", i, prev)
+			}
+		default:
+			if !skipped || cs.all-all != 3 {
+				t.Fatalf("commit %d: %d requests, LIST skipped %v; want 3 without a LIST (streak %+v)", i, cs.all-all, skipped, prev)
+			}
+			if r.Streak != (Streak{Generation: r.Generation, Skipped: i - 1}) {
+				t.Fatalf("commit %d: streak %+v", i, r.Streak)
+			}
+		}
+		if i == 1 {
+			other = e.register(map[string]*string{"b.md": str("b\n")}) // never folded by a skipping commit
+		}
+		if g := e.current().AcceptedAt(other); (g != 0) != (i >= 9) {
+			t.Fatalf("after commit %d the other proposal is accepted at %d", i, g)
+		}
+		switch {
+		case i == 9 && r.Streak != (Streak{}):
+			t.Fatalf("commit 9, in a group of two, left streak %+v", r.Streak)
+		case i == 10 && r.Streak != (Streak{Generation: r.Generation}):
+			t.Fatalf("commit 10, alone after a LIST, left streak %+v", r.Streak)
+		}
+		prev = r.Streak
+	}
+}

@@ -66,19 +66,51 @@ func (s *catchUpStore) take() Counts {
 // each pack it catches up on through the latency model (the request and
 // its bytes are counted and slept as a real agent's), but the bytes are
 // the same immutable object, so the process opens each once. Without it
-// 100 agents would hold 100 copies of every recent pack.
+// 100 agents would hold 100 copies of every recent pack; and opening
+// one at a time per key matters as much: the members of a group of 90
+// learn their acceptance together and all read its group pack, and 90
+// openings of it at once (each hashing every object) stalled this
+// process for a second of model time on a loaded machine, which the
+// simulation would charge to the protocol.
 type packCache struct {
 	mu    sync.Mutex
 	packs map[string]*cas.Pack
+	busy  map[string]chan struct{} // keys being opened
 }
 
 func (c *packCache) open(key string, data []byte) (*cas.Pack, error) {
 	c.mu.Lock()
-	p := c.packs[key]
-	c.mu.Unlock()
-	if p != nil {
-		return p, nil
+	for {
+		if p := c.packs[key]; p != nil {
+			c.mu.Unlock()
+			return p, nil
+		}
+		ch := c.busy[key]
+		if ch == nil {
+			break
+		}
+		c.mu.Unlock()
+		<-ch // another agent is opening it
+		c.mu.Lock()
 	}
+	if c.busy == nil {
+		c.busy = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	c.busy[key] = ch
+	c.mu.Unlock()
+	p, err := openPack(key, data)
+	c.mu.Lock()
+	if err == nil {
+		c.packs[key] = p
+	}
+	delete(c.busy, key)
+	close(ch)
+	c.mu.Unlock()
+	return p, err
+}
+
+func openPack(key string, data []byte) (*cas.Pack, error) {
 	if kind, _, _, _, _ := remote.ParseProposalEntry(key); kind == remote.EntryProposal {
 		var err error
 		if _, data, err = remote.DecodeProposalV4(key, data); err != nil {
@@ -89,9 +121,6 @@ func (c *packCache) open(key string, data []byte) (*cas.Pack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	c.mu.Lock()
-	c.packs[key] = p
-	c.mu.Unlock()
 	return p, nil
 }
 
