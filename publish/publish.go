@@ -524,8 +524,18 @@ type listing struct {
 	marks    map[key]key // a fold's version -> the last version it took
 }
 
+// listAll LISTs the proposals and markers of the window only: versions
+// built on C − K or earlier can never be folded on C or a later state
+// (pending), and accepted proposals stay in the store with their
+// generations' objects, so a listing from the start would grow with the
+// history (on S3, a request more per thousand generations). Every key
+// of generation C − K sorts before "proposals/<C − K>-~".
 func (w *call) listAll(ctx context.Context) (listing, error) {
-	objs, err := w.p.store.List(ctx, remote.ProposalsPrefix)
+	after := ""
+	if c, k := w.c.Generation(), uint64(w.p.opts.K); c >= k {
+		after = remote.ProposalKey(c-k, "~")
+	}
+	objs, err := remote.ListAfter(ctx, w.p.store, remote.ProposalsPrefix, after)
 	if err != nil {
 		return listing{}, fmt.Errorf("publish: list proposals: %w", err)
 	}

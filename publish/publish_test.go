@@ -510,3 +510,48 @@ func TestAWriterAloneSkipsTheList(t *testing.T) {
 		prev = r.Streak
 	}
 }
+
+// listRecorder records the keys each LIST of proposals returned.
+type listRecorder struct {
+	*memstore.Mem
+	listed [][]string
+}
+
+func (s *listRecorder) ListAfter(ctx context.Context, prefix, after string) ([]remote.ObjectInfo, error) {
+	objs, err := s.Mem.ListAfter(ctx, prefix, after)
+	var keys []string
+	for _, o := range objs {
+		keys = append(keys, o.Key)
+	}
+	s.listed = append(s.listed, keys)
+	return objs, err
+}
+
+// Accepted proposals stay in the store (their packs hold their
+// generations' objects), so a LIST of all proposals would grow with the
+// history; a commit lists only the window's versions.
+func TestListingStaysInTheWindow(t *testing.T) {
+	var rec *listRecorder
+	e := newEnv(t, func(m *memstore.Mem) remote.Store { rec = &listRecorder{Mem: m}; return rec })
+	const n = DefaultK + 10
+	for i := range n {
+		e.commit(map[string]*string{"log.md": str(fmt.Sprintf("line %d\n", i))})
+	}
+	all, err := e.mem.List(context.Background(), remote.ProposalsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < n {
+		t.Fatalf("%d proposals in the store after %d commits, want them all kept", len(all), n)
+	}
+	last := rec.listed[len(rec.listed)-1]
+	if len(last) == 0 || len(last) > DefaultK {
+		t.Fatalf("the last commit listed %d keys, want its own version and at most the window's %d", len(last), DefaultK)
+	}
+	c := uint64(n - 1) // the state the last commit was built on
+	for _, k := range last {
+		if _, g, _, _, _ := remote.ParseProposalEntry(k); c-g >= DefaultK {
+			t.Fatalf("the last commit listed %s, built %d generations before its state (window %d)", k, c-g, DefaultK)
+		}
+	}
+}
