@@ -244,14 +244,7 @@ func (k key) less(o key) bool { return k.g < o.g || k.g == o.g && k.id < o.id }
 // caller made; the same ID for every version of this call) and returns
 // the generation that accepted it. See the package comment for the path.
 func (p *Publisher) Commit(ctx context.Context, id string, build Build) (Result, error) {
-	if !remote.IsPublicationID(id) {
-		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
-	}
-	w := &call{p: p, id: id, build: build}
-	if err := w.read(ctx); err != nil {
-		return Result{}, err
-	}
-	return w.run(ctx)
+	return p.CommitAfter(ctx, id, Streak{}, build)
 }
 
 // CommitAfter is Commit for a writer whose previous commit returned

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -225,7 +227,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	if resume {
 		res, err = pub.Resume(s.ctx, id, first, build)
 	} else {
-		res, err = pub.Commit(s.ctx, id, build)
+		res, err = pub.CommitAfter(s.ctx, id, s.state.loadStreak(), build)
 	}
 	if last != nil {
 		_ = last.waitRecorded() // written before anything reads the session's record state
@@ -279,6 +281,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	s.ctx = detach(s.ctx)
 	s.accepted = &last.pend
 	s.v4.published = true
+	s.state.saveStreak(res.Streak)
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (generation.go); publish read it, not the notebook.
@@ -363,4 +366,32 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 	if s.e.reachOf(c) == inc.Generation-1 && inc.Group == (remote.GroupRef{}) {
 		s.e.setReach(c, inc.Generation, inc.Head)
 	}
+}
+
+// streakFile keeps this directory's publish.Streak (the LIST-skip rule:
+// a writer alone publishes in three requests) between its commits, in P
+// beside the baseline. Not durable and never trusted beyond a hint: a
+// missing or damaged one is the zero Streak, which costs one LIST, and
+// publish skips the LIST only while `current` shows the writer's own
+// previous write as the newest.
+const streakFile = "streak"
+
+func (d dirState) loadStreak() publish.Streak {
+	var st publish.Streak
+	data, err := os.ReadFile(d.file(streakFile))
+	if err != nil {
+		return publish.Streak{}
+	}
+	if _, err := fmt.Sscanf(string(data), "%d %d\n", &st.Generation, &st.Skipped); err != nil || st.Skipped < 0 || st.Skipped > publish.MaxSkips {
+		return publish.Streak{}
+	}
+	return st
+}
+
+func (d dirState) saveStreak(st publish.Streak) {
+	if st == (publish.Streak{}) {
+		_ = os.Remove(d.file(streakFile))
+		return
+	}
+	_ = writeReplace(d.file(streakFile), fmt.Appendf(nil, "%d %d\n", st.Generation, st.Skipped), false)
 }

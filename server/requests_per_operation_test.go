@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/publish"
 )
 
 // DESIGN §10: once the store's probe verdict is cached in P, a process
@@ -77,4 +79,67 @@ func TestRequestsPerOperation(t *testing.T) {
 		_, err := e.Commit(ctx, "", "append again")
 		return err
 	})
+}
+
+// Format 4: a writer alone commits in three requests (GET current, PUT
+// its proposal, the conditional write of current), LISTing proposals
+// once in publish.MaxSkips + 1 commits (the LIST-skip rule, whose memory
+// is the directory's streak in P); each commit a fresh Engine on the
+// same P, as one CLI process.
+func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
+	store := memstore.New()
+	a := newAgent(t, store)
+	a.pull()
+	a.write("n.md", "note\n")
+	a.commit("seed")
+	ctx := context.Background()
+	var lists []int
+	// 15 commits: the tail of current (15 increments) folds into a
+	// segment, one PUT more, only at the 16th.
+	for i := range 2*publish.MaxSkips + 1 {
+		a.appendTo("n.md", fmt.Sprintf("line %d\n", i))
+		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, PublishV4: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := map[memstore.Op]int{}
+		ops := []memstore.Op{memstore.OpGet, memstore.OpHead, memstore.OpCreate, memstore.OpReplace, memstore.OpPut, memstore.OpDelete, memstore.OpList}
+		for _, op := range ops {
+			before[op] = store.Calls(op)
+		}
+		if _, err := e.Commit(ctx, "", fmt.Sprintf("commit %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got := map[memstore.Op]int{}
+		for _, op := range ops {
+			if d := store.Calls(op) - before[op]; d != 0 {
+				got[op] = d
+			}
+		}
+		lists = append(lists, got[memstore.OpList])
+		if i == 0 {
+			continue // the upgrade to format 4
+		}
+		// A commit that LISTs may LIST twice: its first LIST came less
+		// than the gather after its own previous write landed.
+		want := map[memstore.Op]int{memstore.OpGet: 1, memstore.OpPut: 1, memstore.OpReplace: 1}
+		if n := got[memstore.OpList]; n == 1 || n == 2 {
+			want[memstore.OpList] = n
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("commit %d: requests %v, want %v", i, got, want)
+		}
+	}
+	// The first commit LISTs (no streak yet), then MaxSkips skip, then one LISTs.
+	listed := make([]bool, len(lists))
+	want := make([]bool, len(lists))
+	for i := range want {
+		listed[i], want[i] = lists[i] > 0, i%(publish.MaxSkips+1) == 0
+	}
+	if !slices.Equal(listed, want) {
+		t.Fatalf("LISTs per commit %v: want a LIST exactly in commits 0 and %d", lists, publish.MaxSkips+1)
+	}
 }
