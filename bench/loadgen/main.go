@@ -89,6 +89,7 @@ type profile struct {
 	// on a new store) and 4 (a store seeded by a version-4 commit, on
 	// which every process publishes by version 4; setupActors).
 	formats []int
+	modes   []string // contention modes to run (main: all three unless -modes)
 }
 
 var (
@@ -179,6 +180,7 @@ func main() {
 	localTurns := flag.Bool("local-turns", true, "let the measured slivingdoc processes take turns at publication (false: SLIVINGDOC_LOCAL_TURNS=false, they race)")
 	turnOffers := flag.Bool("turn-offers", true, "let writers waiting for a turn offer their commits to its holder (false: SLIVINGDOC_TURN_OFFERS=false, one commit per turn)")
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
+	modes := flag.String("modes", "", "override the contention modes, e.g. disjoint,shared (default: disjoint, shared, shared-sections)")
 	formats := flag.String("format", "3", "store format versions of the contention and agents rows, e.g. 3,4: each row runs once per version (4: the store is seeded by a version-4 commit, so every process publishes by version 4)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
@@ -231,6 +233,15 @@ func main() {
 		for _, d := range prof.drivers {
 			if !slices.Contains(allDrivers, d) {
 				log.Fatalf("loadgen: unknown driver %q (cli or serve)", d)
+			}
+		}
+	}
+	prof.modes = []string{modeDisjoint, modeShared, modeSections}
+	if *modes != "" {
+		prof.modes = strings.Split(*modes, ",")
+		for _, m := range prof.modes {
+			if !slices.Contains([]string{modeDisjoint, modeShared, modeSections}, m) {
+				log.Fatalf("loadgen: unknown contention mode %q (disjoint, shared or shared-sections)", m)
 			}
 		}
 	}
@@ -403,7 +414,7 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 	}
 	for _, name := range prof.contentionStores {
 		st := r.stores[name]
-		for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
+		for _, mode := range prof.modes {
 			counts := map[string][]int{modeDisjoint: prof.writers, modeShared: prof.sharedWriters, modeSections: prof.sharedWriters}[mode]
 			for _, n := range counts {
 				for _, drv := range prof.drivers {
