@@ -122,6 +122,8 @@ func classify(r *http.Request) string {
 		class = "packs/checkpoints"
 	case strings.HasPrefix(key, "packs/rollups/"):
 		class = "packs/rollups"
+	case strings.HasPrefix(key, "packs/groups/"):
+		class = "packs/groups" // format 4's group packs
 	case strings.HasPrefix(key, "index/"):
 		class = "index" // format 2's segments
 	case strings.HasPrefix(key, "proposals/") && strings.Contains(key, ".fold."):

@@ -419,13 +419,25 @@ func trafficCells(reqs []OpCount, accepted int) string {
 	total := 0
 	cond := "–"
 	var other []string
+	groups, groupKeys := map[string]int{}, map[string]int{}
 	for _, c := range reqs {
 		total += c.Requests
 		if c.Class == "PUT if-match current" {
 			cond = fmt.Sprintf("%d, %d × 412, %s / %s / %s", c.Requests, c.Statuses[412], fmtDur(c.Time.Median), fmtDur(c.Time.P90), fmtDur(c.Time.Max))
 			continue
 		}
+		if m, key, ok := strings.Cut(c.Class, " packs/groups/"); ok && key != "" {
+			// Results from before classify grouped format 4's group
+			// packs hold a class per key: summed here, without a time
+			// (medians of separate keys do not add up to one).
+			groups[m] += c.Requests
+			groupKeys[m]++
+			continue
+		}
 		other = append(other, fmt.Sprintf("%s ×%d (%s median)", c.Class, c.Requests, fmtDur(c.Time.Median)))
+	}
+	for _, m := range slices.Sorted(maps.Keys(groups)) {
+		other = append(other, fmt.Sprintf("%s packs/groups ×%d (%d keys)", m, groups[m], groupKeys[m]))
 	}
 	per, cost := "–", "–"
 	if accepted > 0 {
