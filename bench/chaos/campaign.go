@@ -18,6 +18,9 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/bench"
 	"github.com/slivingdoc/slivingdoc/internal/seaweed"
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 )
 
 // campaign is the run against one store: its writers, its faults, its
@@ -46,6 +49,8 @@ type campaign struct {
 
 	mu      sync.Mutex
 	outages []window // intervals the store was down, for the outage rule
+
+	v4store remote.Store // format 4: the store, opened by the seed (checkV4)
 }
 
 type window struct{ from, to time.Time }
@@ -85,7 +90,7 @@ func (c *campaign) setup() error {
 		c.env = append(c.srv.Env(),
 			"AWS_ENDPOINT_URL_S3="+p.URL(), // later entries win: writers go through the proxy
 			"SLIVINGDOC_BUCKET="+c.srv.Bucket,
-			"SLIVINGDOC_PREFIX="+fmt.Sprintf("chaos-%d", c.cfg.seed),
+			"SLIVINGDOC_PREFIX="+c.prefix(),
 			"SLIVINGDOC_PATH_STYLE=true",
 			"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
 		c.kinds = append(c.kinds, faultOutage, faultFreeze, faultSlow)
@@ -192,11 +197,39 @@ func (c *campaign) run() error {
 	c.st.faultPhase = time.Since(c.st.start)
 	cancel()
 	wg.Wait()
-	return c.check()
+	if err := c.check(); err != nil {
+		return err
+	}
+	return c.checkV4()
 }
 
-// seedNotebook publishes the initial tree from a directory of its own.
+// checkV4 (format 4) requires the store's `current` to be of version 4
+// after the campaign: a process that published by version 3 onto it
+// would have dropped what keeps version-4 acceptance exactly-once.
+func (c *campaign) checkV4() error {
+	if c.v4store == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.opBound)
+	defer cancel()
+	cur, _, err := c.v4store.Get(ctx, remote.CurrentKey)
+	if err != nil {
+		return fmt.Errorf("read current: %w", err)
+	}
+	if v := remote.ManifestVersionOf(cur); v != 4 {
+		c.st.fail("format 4: the store's current is of version %d after the campaign", v)
+	}
+	return nil
+}
+
+// seedNotebook publishes the initial tree from a directory of its own:
+// by the binary, or (format 4) by an engine of this program that
+// publishes by version 4, straight to the store (not through the fault
+// proxy: no fault is scheduled yet).
 func (c *campaign) seedNotebook() error {
+	if c.cfg.format == 4 {
+		return c.seedV4()
+	}
 	dir := filepath.Join(c.work, "seed")
 	w := &writer{id: -1, dir: dir, priv: filepath.Join(c.work, "seed-priv"), started: make(chan struct{}, 1)}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -215,6 +248,38 @@ func (c *campaign) seedNotebook() error {
 	}
 	return nil
 }
+
+// seedV4 is seedNotebook at format 4.
+func (c *campaign) seedV4() error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.opBound)
+	defer cancel()
+	var store remote.Store
+	var err error
+	switch c.store {
+	case "file":
+		store, err = filestore.New(filepath.Join(c.work, "store"))
+	case "seaweedfs":
+		store, err = s3store.New(ctx, s3store.Config{Bucket: c.srv.Bucket, Prefix: c.prefix(), Region: c.srv.Region,
+			Endpoint: c.srv.Endpoint, PathStyle: true, AccessKeyID: c.srv.AccessKey, SecretAccessKey: c.srv.SecretKey})
+	}
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	for name, content := range initialTree(c.cfg.writers) {
+		files[name] = []byte(content)
+	}
+	gen, err := bench.SeedV4(ctx, store, filepath.Join(c.work, "seed-v4"), files, "chaos: initial notebook")
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	c.v4store = store
+	c.st.note("format 4: the notebook was seeded by a version-4 commit (generation %d); every process published by version 4", gen)
+	return nil
+}
+
+// prefix is the SeaweedFS key prefix of the campaign's notebook.
+func (c *campaign) prefix() string { return fmt.Sprintf("chaos-%d", c.cfg.seed) }
 
 func (c *campaign) newWriter(i int) (*writer, error) {
 	base := filepath.Join(c.work, fmt.Sprintf("w%02d", i))

@@ -9,6 +9,7 @@
 //	campaign.setup   store (+ faultProxy in front of SeaweedFS), a small
 //	                 tmpfs holding writer 0's private root, env
 //	seedNotebook     publish shared.md (one section per writer) and wNN.md
+//	                 (-format 4: by an engine of this program, bench.SeedV4)
 //	writer loops     each: pull, or add a token line + commit; one process
 //	                 per operation; journal WRITE before the edit, OK after
 //	                 an OK commit (fsynced)
@@ -37,7 +38,9 @@
 // the first foreign conflicts of each writer keep L and P's directory
 // state before and after, with its recent operations (forensics.go).
 // -group-commit=false runs every process with group commit off (on is the
-// product's default).
+// product's default). -format 4 seeds the notebook by a format-version-4
+// commit of an engine in this program (bench.SeedV4): every process then
+// publishes by version 4, as it does on any version-4 store.
 // Exit status: 0 all rules held, 1 a rule failed, 2 the campaign could not
 // run.
 package main
@@ -69,6 +72,7 @@ type config struct {
 	verbose         bool
 	fpBin           string // the failpoints build (built into the work dir)
 	groupCommit     bool   // every process runs with group commit on (SLIVINGDOC_GROUP_COMMIT)
+	format          int    // the store's format version: 3 (seeded by the binary) or 4 (seeded by a version-4 commit; seedNotebook)
 }
 
 func main() {
@@ -99,6 +103,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.checkpointPacks, "checkpoint-packs", 24, "SLIVINGDOC_CHECKPOINT_PACKS of every process: low, so checkpoints and cleanup run under faults too")
 	fs.BoolVar(&cfg.verbose, "v", false, "print sample log lines behind each error code")
 	fs.BoolVar(&cfg.groupCommit, "group-commit", true, "run every slivingdoc process with group commit on, the default (its --group-commit setting, as SLIVINGDOC_GROUP_COMMIT; false: off)")
+	fs.IntVar(&cfg.format, "format", 3, "the store's format version: 3 (the binary seeds it) or 4 (a version-4 commit of this program seeds it, so every process publishes by version 4, as on any version-4 store)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -107,6 +112,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if cfg.writers < 1 || cfg.rounds < 1 || cfg.opBound <= 0 || cfg.diskMB < 1 || cfg.checkpointPacks < 1 {
 		return cfg, errors.New("-writers, -rounds, -op-bound, -disk-mb and -checkpoint-packs must be positive")
+	}
+	if cfg.format != 3 && cfg.format != 4 {
+		return cfg, fmt.Errorf("-format %d: 3 or 4", cfg.format)
 	}
 	for _, s := range strings.Split(stores, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -202,6 +210,9 @@ func replayArgs(cfg config) string {
 	}
 	if !cfg.groupCommit {
 		args += " -group-commit=false"
+	}
+	if cfg.format != 3 {
+		args += fmt.Sprintf(" -format %d", cfg.format)
 	}
 	return args
 }

@@ -84,6 +84,12 @@ type profile struct {
 	groupCommit       bool     // every measured process runs with group commit on (SLIVINGDOC_GROUP_COMMIT, set either way)
 	noTurns           bool     // every measured process runs with --local-turns=false (SLIVINGDOC_LOCAL_TURNS)
 	noOffers          bool     // every measured process runs with --turn-offers=false (SLIVINGDOC_TURN_OFFERS)
+	// formats are the store format versions contention and agents run on,
+	// each row once per format in this order: 3 (what the binary writes
+	// on a new store) and 4 (a store seeded by a version-4 commit, on
+	// which every process publishes by version 4; setupActors).
+	formats []int
+	modes   []string // contention modes to run (main: all three unless -modes)
 }
 
 var (
@@ -174,6 +180,8 @@ func main() {
 	localTurns := flag.Bool("local-turns", true, "let the measured slivingdoc processes take turns at publication (false: SLIVINGDOC_LOCAL_TURNS=false, they race)")
 	turnOffers := flag.Bool("turn-offers", true, "let writers waiting for a turn offer their commits to its holder (false: SLIVINGDOC_TURN_OFFERS=false, one commit per turn)")
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
+	modes := flag.String("modes", "", "override the contention modes, e.g. disjoint,shared (default: disjoint, shared, shared-sections)")
+	formats := flag.String("format", "3", "store format versions of the contention and agents rows, e.g. 3,4: each row runs once per version (4: the store is seeded by a version-4 commit, so every process publishes by version 4)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
 	flag.Parse()
@@ -226,6 +234,21 @@ func main() {
 			if !slices.Contains(allDrivers, d) {
 				log.Fatalf("loadgen: unknown driver %q (cli or serve)", d)
 			}
+		}
+	}
+	prof.modes = []string{modeDisjoint, modeShared, modeSections}
+	if *modes != "" {
+		prof.modes = strings.Split(*modes, ",")
+		for _, m := range prof.modes {
+			if !slices.Contains([]string{modeDisjoint, modeShared, modeSections}, m) {
+				log.Fatalf("loadgen: unknown contention mode %q (disjoint, shared or shared-sections)", m)
+			}
+		}
+	}
+	prof.formats = atoiList(*formats)
+	for _, f := range prof.formats {
+		if f != 3 && f != 4 {
+			log.Fatalf("loadgen: -format %d: the load generator seeds stores of format 3 or 4", f)
 		}
 	}
 	allowed := strings.Split(*stores, ",")
@@ -391,18 +414,20 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 	}
 	for _, name := range prof.contentionStores {
 		st := r.stores[name]
-		for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
+		for _, mode := range prof.modes {
 			counts := map[string][]int{modeDisjoint: prof.writers, modeShared: prof.sharedWriters, modeSections: prof.sharedWriters}[mode]
 			for _, n := range counts {
 				for _, drv := range prof.drivers {
-					if want("contention") && st != nil {
-						step(fmt.Sprintf("contention %s %s %d writers (%s)", name, mode, n, drv), func() error {
-							c, err := r.contentionBy(ctx, st, mode, n, drv)
-							if err == nil {
-								res.Contention = append(res.Contention, c)
-							}
-							return err
-						})
+					for _, format := range prof.formats {
+						if want("contention") && st != nil {
+							step(contentionStep(name, mode, n, drv, format), func() error {
+								c, err := r.contentionBy(ctx, st, mode, n, drv, format)
+								if err == nil {
+									res.Contention = append(res.Contention, c)
+								}
+								return err
+							})
+						}
 					}
 				}
 			}
@@ -410,14 +435,16 @@ func run(ctx context.Context, lg *log.Logger, prof profile, bin string, workload
 	}
 	for _, name := range prof.agentStores {
 		for _, drv := range prof.drivers {
-			if st := r.stores[name]; want("agents") && st != nil {
-				step("agents "+name+" ("+drv+")", func() error {
-					a, err := r.agentsWorkloadBy(ctx, st, drv)
-					if err == nil {
-						res.Agents = append(res.Agents, a)
-					}
-					return err
-				})
+			for _, format := range prof.formats {
+				if st := r.stores[name]; want("agents") && st != nil {
+					step(agentsStep(name, drv, format), func() error {
+						a, err := r.agentsWorkloadBy(ctx, st, drv, format)
+						if err == nil {
+							res.Agents = append(res.Agents, a)
+						}
+						return err
+					})
+				}
 			}
 		}
 	}

@@ -122,8 +122,14 @@ func classify(r *http.Request) string {
 		class = "packs/checkpoints"
 	case strings.HasPrefix(key, "packs/rollups/"):
 		class = "packs/rollups"
+	case strings.HasPrefix(key, "packs/groups/"):
+		class = "packs/groups" // format 4's group packs
 	case strings.HasPrefix(key, "index/"):
 		class = "index" // format 2's segments
+	case strings.HasPrefix(key, "proposals/") && strings.Contains(key, ".fold."):
+		// Format 4's fold markers: empty objects a folder writes, apart
+		// from the proposals (each commit's own pack) they name.
+		class = "proposals fold markers"
 	case strings.HasPrefix(key, "proposals/"):
 		class = "proposals"
 	case strings.HasPrefix(key, "probe/"):

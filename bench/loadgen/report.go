@@ -109,14 +109,16 @@ func (r *Results) charts() map[string]chart {
 		for _, store := range both {
 			for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
 				for _, drv := range allDrivers {
-					s := series{Name: withDriver(store+", "+mode, drv), Dots: true}
-					for _, ct := range r.Contention {
-						if ct.Store == store && ct.Mode == mode && withDriver("", ct.Driver) == withDriver("", drv) {
-							s.X, s.Y = append(s.X, float64(ct.Writers)), append(s.Y, ct.CommitsPerSec)
+					for _, format := range []int{3, 4} {
+						s := series{Name: withFormat(withDriver(store+", "+mode, drv), format), Dots: true}
+						for _, ct := range r.Contention {
+							if ct.Store == store && ct.Mode == mode && withDriver("", ct.Driver) == withDriver("", drv) && formatOf(ct.Format) == format {
+								s.X, s.Y = append(s.X, float64(ct.Writers)), append(s.Y, ct.CommitsPerSec)
+							}
 						}
-					}
-					if len(s.X) > 0 {
-						c.Series = append(c.Series, s)
+						if len(s.X) > 0 {
+							c.Series = append(c.Series, s)
+						}
 					}
 				}
 			}
@@ -328,7 +330,7 @@ func (r *Results) markdown(date string) string {
 		p("![throughput vs writers](%s-throughput-writers.svg)\n\n", date)
 		p("| store | files | writers | accepted | wall | commits/s | uploads / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | audit |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 		for _, c := range r.Contention {
-			p("| %s | %s | %d | %d/%d | %s | %.1f | %.2f | %d | %d | %s / %s / %s | %s |\n", c.Store, withDriver(c.Mode, c.Driver), c.Writers, c.Accepted, c.Writers*c.CommitsEach,
+			p("| %s | %s | %d | %d/%d | %s | %.1f | %.2f | %d | %d | %s / %s / %s | %s |\n", c.Store, withFormat(withDriver(c.Mode, c.Driver), c.Format), c.Writers, c.Accepted, c.Writers*c.CommitsEach,
 				fmtDur(c.Wall), c.CommitsPerSec, c.AttemptsPerCommit, c.Busy, c.Conflicts,
 				fmtDur(c.Commit.Wall.Median), fmtDur(c.Commit.Wall.P90), fmtDur(c.Commit.Wall.Max), auditText(c.Check, c.Generations, c.Accepted))
 		}
@@ -339,25 +341,27 @@ func (r *Results) markdown(date string) string {
 			p("| files | writers | requests / accepted commit | $ / million commits | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | ---: | ---: | --- | --- |\n")
 			for _, c := range r.Contention {
 				if len(c.Requests) > 0 {
-					p("| %s | %d | %s |\n", withDriver(c.Mode, c.Driver), c.Writers, trafficCells(c.Requests, c.Accepted))
+					p("| %s | %d | %s |\n", withFormat(withDriver(c.Mode, c.Driver), c.Format), c.Writers, trafficCells(c.Requests, c.Accepted))
 				}
 			}
 			p("\n")
 		}
 		for _, c := range r.Contention {
 			if len(c.Other) > 0 || len(c.Unfinished) > 0 {
-				p("- %s, %s, %d writers: %s\n", c.Store, withDriver(c.Mode, c.Driver), c.Writers, incompleteText(c.Other, c.Unfinished))
+				p("- %s, %s, %d writers: %s\n", c.Store, withFormat(withDriver(c.Mode, c.Driver), c.Format), c.Writers, incompleteText(c.Other, c.Unfinished))
 			}
 		}
 		p("\n")
 	}
+
+	b.WriteString(r.formatsSection())
 
 	if len(r.Agents) > 0 {
 		p("## Agents\n\n")
 		for _, a := range r.Agents {
 			p("%s: %d agents, each its own directory, private root and file. *Spread*: each agent appends ~1 KB and commits once at a random instant "+
 				"of a %s window (the planning load of %d agents x 1 commit per minute, time-compressed to the window). *Burst*: all agents append "+
-				"~1 KB, then all commit at the same instant.\n\n", withDriver(a.Store, a.Driver), a.Agents, a.Window, a.Agents)
+				"~1 KB, then all commit at the same instant.\n\n", withFormat(withDriver(a.Store, a.Driver), a.Format), a.Agents, a.Window, a.Agents)
 			var notes []string
 			p("| phase | accepted | last accepted after | uploads / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | CPU median | max RSS | audit |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |\n")
 			for _, ph := range []struct {
@@ -372,7 +376,7 @@ func (r *Results) markdown(date string) string {
 					fmtDur(ph.ph.Commit.Wall.Median), fmtDur(ph.ph.Commit.Wall.P90), fmtDur(ph.ph.Commit.Wall.Max), fmtDur(ph.ph.Commit.CPU.Median), fmtKiB(ph.ph.Commit.MaxRSS),
 					auditText(ph.ph.Check, 0, 0))
 				if len(ph.ph.Other) > 0 || len(ph.ph.Unfinished) > 0 {
-					notes = append(notes, fmt.Sprintf("- %s, %s: %s\n", withDriver(a.Store, a.Driver), ph.name, incompleteText(ph.ph.Other, ph.ph.Unfinished)))
+					notes = append(notes, fmt.Sprintf("- %s, %s: %s\n", withFormat(withDriver(a.Store, a.Driver), a.Format), ph.name, incompleteText(ph.ph.Other, ph.ph.Unfinished)))
 				}
 			}
 			if len(a.Spread.Requests) > 0 || len(a.Burst.Requests) > 0 {
@@ -415,13 +419,25 @@ func trafficCells(reqs []OpCount, accepted int) string {
 	total := 0
 	cond := "–"
 	var other []string
+	groups, groupKeys := map[string]int{}, map[string]int{}
 	for _, c := range reqs {
 		total += c.Requests
 		if c.Class == "PUT if-match current" {
 			cond = fmt.Sprintf("%d, %d × 412, %s / %s / %s", c.Requests, c.Statuses[412], fmtDur(c.Time.Median), fmtDur(c.Time.P90), fmtDur(c.Time.Max))
 			continue
 		}
+		if m, key, ok := strings.Cut(c.Class, " packs/groups/"); ok && key != "" {
+			// Results from before classify grouped format 4's group
+			// packs hold a class per key: summed here, without a time
+			// (medians of separate keys do not add up to one).
+			groups[m] += c.Requests
+			groupKeys[m]++
+			continue
+		}
 		other = append(other, fmt.Sprintf("%s ×%d (%s median)", c.Class, c.Requests, fmtDur(c.Time.Median)))
+	}
+	for _, m := range slices.Sorted(maps.Keys(groups)) {
+		other = append(other, fmt.Sprintf("%s packs/groups ×%d (%d keys)", m, groups[m], groupKeys[m]))
 	}
 	per, cost := "–", "–"
 	if accepted > 0 {

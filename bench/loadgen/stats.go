@@ -11,6 +11,8 @@ type Dist struct {
 	Median time.Duration
 	P10    time.Duration
 	P90    time.Duration
+	P99    time.Duration `json:",omitempty"` // 0 in results written before it existed
+	Mean   time.Duration `json:",omitempty"`
 	Max    time.Duration
 }
 
@@ -22,7 +24,12 @@ func summarize(ds []time.Duration) Dist {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return Dist{N: len(s), Median: rank(s, 0.5), P10: rank(s, 0.1), P90: rank(s, 0.9), Max: s[len(s)-1]}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return Dist{N: len(s), Median: rank(s, 0.5), P10: rank(s, 0.1), P90: rank(s, 0.9), P99: rank(s, 0.99),
+		Mean: sum / time.Duration(len(s)), Max: s[len(s)-1]}
 }
 
 // rank is the nearest-rank percentile q of sorted s.

@@ -12,6 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/slivingdoc/slivingdoc/internal/seaweed"
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/remote/s3store"
 )
 
 // storeTarget is a store the workloads run against. A location is one
@@ -29,6 +32,9 @@ type storeTarget struct {
 	list func(ctx context.Context, loc string) ([]object, error)
 	// proxy counts the requests of proxied processes; nil for the file store.
 	proxy *countingProxy
+	// open opens loc as a store in this process, not through the proxy
+	// (the format-4 seed, bench.SeedV4).
+	open func(ctx context.Context, loc string) (remote.Store, error)
 }
 
 type object struct {
@@ -48,6 +54,7 @@ func fileTarget(work string) *storeTarget {
 			return filepath.Join(work, fmt.Sprintf("store-%03d", locations.Add(1)))
 		},
 		list: listDir,
+		open: func(_ context.Context, loc string) (remote.Store, error) { return filestore.New(loc) },
 	}
 }
 
@@ -112,18 +119,25 @@ func seaweedTarget(srv *seaweed.Server, proxy *countingProxy) *storeTarget {
 			return objs, nil
 		},
 		proxy: proxy,
+		open: func(ctx context.Context, loc string) (remote.Store, error) {
+			return s3store.New(ctx, s3store.Config{Bucket: srv.Bucket, Prefix: loc, Region: srv.Region, Endpoint: srv.Endpoint,
+				PathStyle: true, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey})
+		},
 	}
 }
 
 // storeStats sums a listing: all bytes, and the number of packs uploaded:
 // increment packs (each attempt that writes uploads its own, and a lost
-// attempt's pack stays until a checkpoint's cleanup) and group commit's
+// attempt's pack stays until a checkpoint's cleanup), group commit's
 // registrations, each of which carries its proposal's pack (until a
-// cleanup removes it).
+// cleanup removes it), and format 4's proposals, each a commit's own pack
+// (no cleanup of them exists yet). Format 4's fold markers and registered
+// descriptors under proposals/ are not packs of a commit and are left out.
 func storeStats(objs []object) (bytes int64, packs int) {
 	for _, o := range objs {
 		bytes += o.Size
-		reg := strings.HasPrefix(o.Key, "proposals/") && !strings.HasSuffix(o.Key, "-lead") && !strings.HasSuffix(o.Key, "-group")
+		reg := strings.HasPrefix(o.Key, "proposals/") && !strings.HasSuffix(o.Key, "-lead") && !strings.HasSuffix(o.Key, "-group") &&
+			!strings.Contains(o.Key, ".fold.") && !strings.Contains(o.Key, "-r-")
 		if strings.HasPrefix(o.Key, "packs/increments/") || reg {
 			packs++
 		}

@@ -174,7 +174,7 @@ func targets(res *Results) []Verdict {
 	cont := func(writers int) *ContentionResult {
 		for i := range res.Contention {
 			c := &res.Contention[i]
-			if c.Store == "seaweedfs" && c.Mode == modeDisjoint && c.Writers == writers && withDriver("", c.Driver) == "" {
+			if c.Store == "seaweedfs" && c.Mode == modeDisjoint && c.Writers == writers && withDriver("", c.Driver) == "" && formatOf(c.Format) == 3 {
 				return c
 			}
 		}
@@ -205,7 +205,7 @@ func targets(res *Results) []Verdict {
 		target := "0 conflicts, every accepted line once"
 		var shared *ContentionResult
 		for i := range res.Contention {
-			if c := &res.Contention[i]; c.Store == "seaweedfs" && c.Mode == modeShared && c.Writers == writers {
+			if c := &res.Contention[i]; c.Store == "seaweedfs" && c.Mode == modeShared && c.Writers == writers && formatOf(c.Format) == 3 {
 				shared = c
 			}
 		}

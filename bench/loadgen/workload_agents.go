@@ -16,6 +16,7 @@ import (
 type AgentsResult struct {
 	Store  string
 	Driver string `json:",omitempty"` // driverCLI ("" in older results) or driverServe
+	Format int    `json:",omitempty"` // the store's format version (0 in older results: 3)
 	Agents int
 	Window time.Duration
 	Spread AgentPhase
@@ -45,11 +46,12 @@ type AgentPhase struct {
 const agentPayload = 960
 
 // agentsWorkloadBy runs the agents workload with the agents' calls made
-// by driver; serve processes live through both phases, as a host's do.
-func (r *runner) agentsWorkloadBy(ctx context.Context, st *storeTarget, driver string) (res AgentsResult, err error) {
-	res = AgentsResult{Store: st.name, Driver: driver, Agents: r.prof.agents, Window: r.prof.agentWindow}
-	base := r.tempDir("agents-" + st.name + "-" + driver)
-	actors, loc, _, err := r.setupActors(ctx, st, base, "a", r.prof.agents, false, agentPayload)
+// by driver, on a store of format version 3 or 4; serve processes live
+// through both phases, as a host's do.
+func (r *runner) agentsWorkloadBy(ctx context.Context, st *storeTarget, driver string, format int) (res AgentsResult, err error) {
+	res = AgentsResult{Store: st.name, Driver: driver, Format: format, Agents: r.prof.agents, Window: r.prof.agentWindow}
+	base := r.tempDir(fmt.Sprintf("agents-%s-%s-v%d", st.name, driver, format))
+	actors, loc, _, err := r.setupActors(ctx, st, base, "a", r.prof.agents, false, agentPayload, format)
 	if err != nil {
 		return res, err
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/slivingdoc/slivingdoc/bench"
 )
 
 // ContentionResult is N writers committing at once: each its own directory
@@ -18,13 +20,14 @@ type ContentionResult struct {
 	Store             string
 	Mode              string // modeDisjoint, modeShared or modeSections
 	Driver            string `json:",omitempty"` // driverCLI ("" in older results) or driverServe
+	Format            int    `json:",omitempty"` // the store's format version (0 in older results: 3)
 	Writers           int
 	CommitsEach       int
 	Accepted          int // commits reported OK to the writers
 	Generations       uint64
 	Wall              time.Duration // start to the last accepted commit
 	CommitsPerSec     float64
-	Attempts          int // publication attempts: increment packs uploaded
+	Attempts          int // publication attempts: increment packs, registrations or (format 4) proposals uploaded
 	AttemptsPerCommit float64
 	Busy              int
 	Conflicts         int
@@ -40,6 +43,8 @@ type ContentionResult struct {
 	// S3DollarsPerMillion is what Requests would cost at S3 Standard
 	// request prices per million accepted commits (0 without Requests).
 	S3DollarsPerMillion float64
+
+	loc string // the notebook's location (tests read the store after a run)
 }
 
 const (
@@ -52,14 +57,15 @@ const (
 const maxTriesPerCommit = 20
 
 func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, writers int) (ContentionResult, error) {
-	return r.contentionBy(ctx, st, mode, writers, driverCLI)
+	return r.contentionBy(ctx, st, mode, writers, driverCLI, 3)
 }
 
-// contentionBy is contention with the writers' calls made by driver.
-func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string, writers int, driver string) (ContentionResult, error) {
-	res := ContentionResult{Store: st.name, Mode: mode, Driver: driver, Writers: writers, CommitsEach: r.prof.contentionCommits}
-	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%s-%d", st.name, mode, driver, writers))
-	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode != modeDisjoint, 0)
+// contentionBy is contention with the writers' calls made by driver, on a
+// store of format version 3 or 4 (setupActors).
+func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string, writers int, driver string, format int) (ContentionResult, error) {
+	res := ContentionResult{Store: st.name, Mode: mode, Driver: driver, Format: format, Writers: writers, CommitsEach: r.prof.contentionCommits}
+	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%s-%d-v%d", st.name, mode, driver, writers, format))
+	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode != modeDisjoint, 0, format)
 	if err != nil {
 		return res, err
 	}
@@ -148,36 +154,32 @@ func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string,
 	if err != nil {
 		return res, err
 	}
-	res.Check, res.Generations = check, gen-gen0
+	res.Check, res.Generations, res.loc = check, gen-gen0, loc
 	return res, nil
 }
 
 // setupActors creates a notebook at a fresh location with one file per
 // actor (or one shared file with a section each), commits it, and gives
 // every actor its own pulled directory. It returns the generation after
-// set-up.
-func (r *runner) setupActors(ctx context.Context, st *storeTarget, base, prefix string, n int, shared bool, payload int) ([]*actor, string, uint64, error) {
+// set-up. format 4 makes the set-up commit a format-version-4 one
+// (bench.SeedV4, in this process): every slivingdoc process of the run
+// then publishes by version 4, as it does on any version-4 store; format
+// 3 commits with the binary, which writes version 3 on a new store.
+func (r *runner) setupActors(ctx context.Context, st *storeTarget, base, prefix string, n int, shared bool, payload int, format int) ([]*actor, string, uint64, error) {
 	loc := st.newLocation()
-	seed := r.newNotebook(st, loc, filepath.Join(base, "seed"), false)
-	if _, err := mustOK(seed.pull(ctx)); err != nil {
-		return nil, "", 0, err
-	}
 	tags := make([]string, n)
 	for i := range tags {
 		tags[i] = fmt.Sprintf("%s%03d", prefix, i)
 	}
+	files := map[string][]byte{}
 	if shared {
-		if err := os.WriteFile(filepath.Join(seed.dir, "shared.md"), sharedFile(tags), 0o644); err != nil {
-			return nil, "", 0, err
-		}
+		files["shared.md"] = sharedFile(tags)
 	} else {
 		for _, t := range tags {
-			if err := os.WriteFile(filepath.Join(seed.dir, t+".md"), []byte("# "+t+"\n"), 0o644); err != nil {
-				return nil, "", 0, err
-			}
+			files[t+".md"] = []byte("# " + t + "\n")
 		}
 	}
-	o, err := mustOK(seed.commit(ctx, "set-up"))
+	gen, err := r.seed(ctx, st, loc, filepath.Join(base, "seed"), files, format)
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -196,7 +198,35 @@ func (r *runner) setupActors(ctx context.Context, st *storeTarget, base, prefix 
 		_, err := mustOK(actors[i].nb.pull(ctx))
 		return err
 	})
-	return actors, loc, o.Generation, err
+	return actors, loc, gen, err
+}
+
+// seed publishes files as the first commit of loc, by the binary (format
+// 3) or by an engine of this process publishing format 4, and returns
+// its generation.
+func (r *runner) seed(ctx context.Context, st *storeTarget, loc, dir string, files map[string][]byte, format int) (uint64, error) {
+	switch format {
+	case 3:
+	case 4:
+		store, err := st.open(ctx, loc)
+		if err != nil {
+			return 0, err
+		}
+		return bench.SeedV4(ctx, store, dir, files, "set-up")
+	default:
+		return 0, fmt.Errorf("format %d: the load generator seeds stores of format 3 or 4", format)
+	}
+	seed := r.newNotebook(st, loc, dir, false)
+	if _, err := mustOK(seed.pull(ctx)); err != nil {
+		return 0, err
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(seed.dir, name), data, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	o, err := mustOK(seed.commit(ctx, "set-up"))
+	return o.Generation, err
 }
 
 // audit pulls the final notebook into a fresh directory and checks every
