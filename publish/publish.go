@@ -597,6 +597,28 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	mine := slices.IndexFunc(p, func(k key) bool { return k.id == w.id })
 	w.tracef("listed %d pending, ours at %d", len(p), mine)
 	switch {
+	case mine < 0 && !slices.ContainsFunc(l.versions, func(k key) bool { return k.id == w.id }):
+		// No version of ours in the window at all: a call resumed whose
+		// earlier process died before its registration landed (its
+		// pending record comes first). Unless the state we read accepts
+		// it (from a version older than the window), it has nothing to
+		// wait for: register a version now, as a new call would.
+		if err := w.read(ctx); err != nil {
+			return err
+		}
+		if g, err := w.acceptance(ctx); err != nil || g > 0 {
+			if err != nil {
+				return err
+			}
+			r, err := w.accepted(ctx, g)
+			if err != nil {
+				return err
+			}
+			return &accepted{r}
+		}
+		w.tracef("no version of ours is registered: registering one")
+		w.have = false
+		return nil
 	case mine < 0:
 		// Not pending: accepted or declined since our read, or a version
 		// on a generation newer than the state we read. Read again.

@@ -555,3 +555,33 @@ func TestListingStaysInTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// A call resumed whose earlier process died after its pending record and
+// before its registration landed has no version in the store: it
+// registers one and is accepted once, instead of waiting for a version
+// that will never be listed (found by the chaos campaign at format 4:
+// LIST and GET of current in a loop, about 70 a second).
+func TestResumeRegistersACallThatNeverRegistered(t *testing.T) {
+	var rec *listRecorder
+	e := newEnv(t, func(m *memstore.Mem) remote.Store { rec = &listRecorder{Mem: m}; return rec })
+	ctx := context.Background()
+	e.commit(map[string]*string{"a": str("1\n")})
+	id := e.id() // the earlier process chose it, recorded it, and died
+	before := len(rec.listed)
+	r, err := e.pub.Resume(ctx, id, 1, change(allPacks(e.mem), id, map[string]*string{"b": str("resumed\n")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := e.current()
+	if m.AcceptedAt(id) != r.Generation || r.Generation != 2 {
+		t.Fatalf("resumed call: generation %d, current names it at %d, want 2", r.Generation, m.AcceptedAt(id))
+	}
+	// One LIST finds no version of ours; after registering, a LIST and
+	// the gather's second one.
+	if lists := len(rec.listed) - before; lists > 3 {
+		t.Fatalf("the resumed call LISTed proposals %d times, want at most 3", lists)
+	}
+	if got := e.files(m.Head)["b"]; got != "resumed\n" {
+		t.Fatalf("b = %q, want the resumed change", got)
+	}
+}

@@ -356,3 +356,34 @@ func TestV4CommitConflicts(t *testing.T) {
 		t.Fatalf("resolved: %+v", res)
 	}
 }
+
+// A commit whose proposal never reached the store (its process died, or
+// here its PUT failed, after the pending record) leaves a record naming
+// an unregistered publication ID; the next commit resumes that call,
+// registers it and is accepted once, instead of waiting for a version no
+// LIST will ever show (the chaos campaign at format 4 found the wait: it
+// spun on LIST and GET until cancelled).
+func TestV4ResumeOfACallThatNeverRegistered(t *testing.T) {
+	store := memstore.New()
+	a := newAgent(t, store, withV4())
+	a.pull()
+	a.write("a.md", "a\n")
+	a.commit("seed")
+	a.write("a.md", "a\nb\n")
+	store.Inject(memstore.Fault{Op: memstore.OpPut, KeyPrefix: remote.ProposalsPrefix, Before: errors.New("injected: died before the registration")})
+	if _, err := a.e.Commit(context.Background(), "", "b"); err == nil {
+		t.Fatal("the commit whose registration failed reported success")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang detector, not a timing
+	defer cancel()
+	res, err := a.e.Commit(ctx, "", "b again")
+	if err != nil || res.Generation != 2 {
+		t.Fatalf("the next commit: %+v, %v; want generation 2", res, err)
+	}
+	if m := currentV4(t, store); m.Generation != 2 || len(m.Recent) != 2 {
+		t.Fatalf("current: generation %d, %d IDs in recent, want 2 and 2", m.Generation, len(m.Recent))
+	}
+	b := newAgent(t, store)
+	b.pull()
+	equalMaps(t, "reader", b.files(), map[string]string{"a.md": "a\nb\n"})
+}
