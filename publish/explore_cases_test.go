@@ -151,6 +151,17 @@ func TestSampleTwoWritersChainedCommitsSkipTheList(t *testing.T) {
 // The check can fail: a fold that ignores `recent` takes an accepted
 // proposal again, which the exploration finds; its schedule replays to
 // the same failure and the same trace.
+// A writer killed anywhere after its first build (before, during or
+// after its registration, its fold or its write) is resumed by a new
+// process under the same ID, as the engine does from its pending record:
+// accepted exactly once, whoever folds it, and never stuck waiting for a
+// version that was never registered.
+func TestExploreResumeAfterDeath(t *testing.T) {
+	if st := explore(t, scope{writers: 2, commits: 1, depth: 20, faults: 1, resume: true}); st.Schedules < 1000 {
+		t.Fatalf("only %d schedules", st.Schedules)
+	}
+}
+
 func TestExploreFindsAFoldIgnoringRecent(t *testing.T) {
 	sc := scope{writers: 2, commits: 1, depth: 20, faults: 1, mutate: true}
 	st, f := crashpoint.Explore(run(sc), 0)

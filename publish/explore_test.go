@@ -52,6 +52,10 @@ type scope struct {
 	v3writer         bool // v3 scope: a version-3 writer races the upgrade with one commit
 	mutateLast       bool // Options.mutateReportLast
 	chain            bool // each writer's commits go through CommitAfter with the previous one's Streak (the LIST-skip rule)
+	// resume: a call killed after its first build (the engine's pending
+	// record) is resumed once by a new process, Resume with its ID and the
+	// generation of that build, as the engine's next commit does.
+	resume bool
 }
 
 const tick = 250 * time.Millisecond
@@ -391,11 +395,27 @@ func (x *world) runWriter(w *writer) {
 			x.calls[id].err = err
 			return
 		}
+		var first uint64
+		built := false
+		b := x.build(w.agent, k, id)
+		build := func(ctx context.Context, st State) (Change, error) {
+			if !built {
+				first, built = st.Generation(), true
+			}
+			return b(ctx, st)
+		}
 		var r Result
 		if x.sc.chain {
-			r, err = p.CommitAfter(context.Background(), id, prev, x.build(w.agent, k, id))
+			r, err = p.CommitAfter(context.Background(), id, prev, build)
 		} else {
-			r, err = p.Commit(context.Background(), id, x.build(w.agent, k, id))
+			r, err = p.Commit(context.Background(), id, build)
+		}
+		if err != nil && w.dead && built && x.sc.resume {
+			x.logf("writer %d commit %d: %v; resumed from generation %d", w.agent, k, err, first)
+			w.dead = false
+			if p, err = New(wstore{w}, opts); err == nil {
+				r, err = p.Resume(context.Background(), id, first, build)
+			}
 		}
 		prev = r.Streak // the zero Streak after an error: a new process knows none
 		if err != nil {
