@@ -24,14 +24,6 @@ func TestRequestsPerOperation(t *testing.T) {
 	}
 	a.commit("seed")
 
-	ops := []memstore.Op{memstore.OpGet, memstore.OpHead, memstore.OpCreate, memstore.OpReplace, memstore.OpPut, memstore.OpDelete, memstore.OpList}
-	count := func() map[memstore.Op]int {
-		out := map[memstore.Op]int{}
-		for _, op := range ops {
-			out[op] = store.Calls(op)
-		}
-		return out
-	}
 	// Each step runs in a fresh Engine on the same P, as one CLI process.
 	step := func(name string, want map[memstore.Op]int, call func(e *Engine) error) {
 		t.Helper()
@@ -39,19 +31,14 @@ func TestRequestsPerOperation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := count()
+		before := callsOf(store)
 		if err := call(e); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
-		got := map[memstore.Op]int{}
-		for op, n := range count() {
-			if d := n - before[op]; d != 0 {
-				got[op] = d
-			}
-		}
+		got := callsSince(store, before)
 		if !maps.Equal(got, want) {
 			t.Fatalf("%s: requests %v, want %v", name, got, want)
 		}
@@ -102,23 +89,14 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := map[memstore.Op]int{}
-		ops := []memstore.Op{memstore.OpGet, memstore.OpHead, memstore.OpCreate, memstore.OpReplace, memstore.OpPut, memstore.OpDelete, memstore.OpList}
-		for _, op := range ops {
-			before[op] = store.Calls(op)
-		}
+		before := callsOf(store)
 		if _, err := e.Commit(ctx, "", fmt.Sprintf("commit %d", i)); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
-		got := map[memstore.Op]int{}
-		for _, op := range ops {
-			if d := store.Calls(op) - before[op]; d != 0 {
-				got[op] = d
-			}
-		}
+		got := callsSince(store, before)
 		lists = append(lists, got[memstore.OpList])
 		if i == 0 {
 			continue // the upgrade to format 4
@@ -142,4 +120,28 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 	if !slices.Equal(listed, want) {
 		t.Fatalf("LISTs per commit %v: want a LIST exactly in commits 0 and %d", lists, publish.MaxSkips+1)
 	}
+}
+
+// countedOps are the store requests the tests above count.
+var countedOps = []memstore.Op{memstore.OpGet, memstore.OpHead, memstore.OpCreate, memstore.OpReplace, memstore.OpPut, memstore.OpDelete, memstore.OpList}
+
+// callsOf returns how many requests of each kind store has served.
+func callsOf(store *memstore.Mem) map[memstore.Op]int {
+	out := map[memstore.Op]int{}
+	for _, op := range countedOps {
+		out[op] = store.Calls(op)
+	}
+	return out
+}
+
+// callsSince returns the requests of each kind store served since
+// before (callsOf), leaving out the kinds it served none of.
+func callsSince(store *memstore.Mem, before map[memstore.Op]int) map[memstore.Op]int {
+	got := map[memstore.Op]int{}
+	for op, n := range callsOf(store) {
+		if d := n - before[op]; d != 0 {
+			got[op] = d
+		}
+	}
+	return got
 }
