@@ -51,6 +51,10 @@ func TestExploreTwoWritersConflicts(t *testing.T) {
 	explore(t, scope{writers: 2, commits: 1, depth: 24, conflict: true})
 	sc := scope{writers: 2, commits: 1, depth: 24, faults: 1, conflict: true}
 	if full() {
+		// Every schedule: since waiters read once the write ahead should
+		// land and folders LIST again while commits arrive, 11% of them
+		// ran past 24 requests; 26 keeps the cut under a tenth.
+		sc.depth = 26
 		explore(t, sc)
 		return
 	}
