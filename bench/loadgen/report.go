@@ -140,9 +140,6 @@ func (r *Results) markdown(date string) string {
 	p("| | |\n| --- | --- |\n")
 	p("| run | %s → %s (%s) |\n", m.Start.Format(time.RFC3339), m.End.Format(time.RFC3339), m.End.Sub(m.Start).Round(time.Second))
 	p("| machine | %d CPUs, %s, %s/%s |\n", m.CPUs, m.CPUModel, m.GOOS, m.GOARCH)
-	p("| group commit | %s |\n", map[bool]string{false: "off (`SLIVINGDOC_GROUP_COMMIT=false`, every measured process)", true: "on (`SLIVINGDOC_GROUP_COMMIT=true`, every measured process)"}[m.GroupCommit])
-	p("| local turns | %s |\n", map[bool]string{false: "on (the default: writers of this machine take turns at publication)", true: "off (`--local-turns=false`: every writer races)"}[m.NoTurns])
-	p("| turn offers | %s |\n", map[bool]string{false: "on (the default: writers waiting for a turn offer their commits to its holder)", true: "off (`--turn-offers=false`: one commit per turn)"}[m.NoOffers])
 	p("| load average (1 min) during the run | %s |\n", loadSummary(m.Load))
 	if m.WorkDir != "" {
 		p("| working directory | `%s` (notebooks and private roots; under `TMPDIR`) |\n", m.WorkDir)
