@@ -195,16 +195,11 @@ const MaxCarrierPack = 1 << 20
 // upload: a bug in the caller, never a store condition.
 var ErrInvalidProposal = errors.New("remote: invalid proposal")
 
-// checkProposal re-parses the pack before it is uploaded (trailer, index)
+// openProposal re-parses the pack before it is uploaded (trailer, index)
 // and proves that it holds the head commit, built on the observed head by
 // this publication: the increment's parent and publication ID must describe
-// the commit graph truthfully, since verify and readers rely on them.
-func checkProposal(prop Proposal, observed cas.ID, pub string) error {
-	_, err := openProposal(prop, observed, pub)
-	return err
-}
-
-// openProposal is checkProposal, returning the opened pack.
+// the commit graph truthfully, since verify and readers rely on them. It
+// returns the opened pack.
 func openProposal(prop Proposal, observed cas.ID, pub string) (*cas.Pack, error) {
 	if len(prop.Pack) == 0 || prop.Head.IsZero() {
 		return nil, fmt.Errorf("%w: it needs a pack and a head (or Skip)", ErrInvalidProposal)
