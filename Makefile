@@ -184,9 +184,7 @@ chaos: build
 # The engines' cached pack files share half the process's open-file limit.
 # 1,000 agents outrun 2 cores in real time: run them in slow motion, e.g.
 # FLEET_FLAGS='-agents 1000 -scale 0.1 -cap 60s -dir /dev/shm'
-# (about 11 minutes, 5 GB of tmpfs and 0.7 GB of memory; group commit is on,
-# as in the CLI, unless -group-commit=false; -machines N puts the agents on
-# N machines that take turns; docs/benchmarks.md).
+# (about 11 minutes, 5 GB of tmpfs and 0.7 GB of memory; docs/benchmarks.md).
 FLEET_FLAGS ?= -agents 100,1000
 
 .PHONY: bench-fleet
@@ -194,34 +192,21 @@ FLEET_FLAGS ?= -agents 100,1000
 bench-fleet:
 	$(GO) run ./bench/fleetsim/cmd/fleetsim $(FLEET_FLAGS)
 
-# ---- Group commit's model test at scale (issue 18): GROUPCOMMIT_SCHEDULES
-# random schedules of writers, helpers and faults on the mem store, run as
-# parallel subtests (most of a schedule is backoff). Its L and P directories
-# go to MODEL_TMPDIR (tmpfs when there is one: the engines' fsyncs dominate
-# on a disk). 5,000 schedules take about 4 CPU-minutes, 3-10 minutes real on
-# 2 cores. The same model then runs OFFERS_SCHEDULES schedules of writers on
-# one or two machines offering their commits to the holder of a local turn
-# (TestOffersModel), then TURNS_GROUPCOMMIT_SCHEDULES of writers on two
-# machines with both: turns and offers on each, group commit between them
-# (TestTurnsGroupCommitModel). The counts are each test's last log line.
-GROUPCOMMIT_SCHEDULES ?= 5000
-OFFERS_SCHEDULES      ?= 5000
-TURNS_GROUPCOMMIT_SCHEDULES ?= 3000
-GROUPCOMMIT_PARALLEL  ?= 48
+# ---- The publication model test at scale: PUBLICATION_SCHEDULES random
+# schedules of writers committing at once on the mem store, with faults
+# (lost replies, late writes, writers killed after their conditional
+# write, failed uploads), run as parallel subtests (most of a schedule is
+# backoff). Its L and P directories go to MODEL_TMPDIR (tmpfs when there
+# is one: the engines' fsyncs dominate on a disk). The count is the test's
+# last log line.
+PUBLICATION_SCHEDULES ?= 5000
+MODEL_PARALLEL        ?= 48
 MODEL_TMPDIR          ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
 
-.PHONY: model-groupcommit
+.PHONY: model-publication
 
-model-groupcommit:
+model-publication:
 	@out=$$(mktemp); \
-	TMPDIR='$(MODEL_TMPDIR)' GROUPCOMMIT_SCHEDULES=$(GROUPCOMMIT_SCHEDULES) $(GO) test -count=1 -timeout 40m \
-		-parallel $(GROUPCOMMIT_PARALLEL) -run '^TestGroupCommitModel$$' -v ./server/ >"$$out" 2>&1; rc=$$?; \
-	grep -v -e '^=== ' -e '^ *--- PASS' "$$out"; rm -f "$$out"; [ $$rc -eq 0 ] || exit $$rc; \
-	out=$$(mktemp); \
-	TMPDIR='$(MODEL_TMPDIR)' GROUPCOMMIT_SCHEDULES=$(OFFERS_SCHEDULES) $(GO) test -count=1 -timeout 40m \
-		-parallel $(GROUPCOMMIT_PARALLEL) -run '^TestOffersModel$$' -v ./server/ >"$$out" 2>&1; rc=$$?; \
-	grep -v -e '^=== ' -e '^ *--- PASS' "$$out"; rm -f "$$out"; [ $$rc -eq 0 ] || exit $$rc; \
-	out=$$(mktemp); \
-	TMPDIR='$(MODEL_TMPDIR)' GROUPCOMMIT_SCHEDULES=$(TURNS_GROUPCOMMIT_SCHEDULES) $(GO) test -count=1 -timeout 40m \
-		-parallel $(GROUPCOMMIT_PARALLEL) -run '^TestTurnsGroupCommitModel$$' -v ./server/ >"$$out" 2>&1; rc=$$?; \
+	TMPDIR='$(MODEL_TMPDIR)' PUBLICATION_SCHEDULES=$(PUBLICATION_SCHEDULES) $(GO) test -count=1 -timeout 40m \
+		-parallel $(MODEL_PARALLEL) -run '^TestPublicationModel$$' -v ./server/ >"$$out" 2>&1; rc=$$?; \
 	grep -v -e '^=== ' -e '^ *--- PASS' "$$out"; rm -f "$$out"; exit $$rc

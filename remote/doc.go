@@ -62,34 +62,11 @@
 // Checkpoint, Cleanup and Verify (checkpoint*.go, cleanup.go, verify.go)
 // work on both versions.
 //
-// Turns (turns.go, Options.Turns and Nearby): writers that can reach one
-// another cheaply (one machine: server/turns.go) hold a turn from their
-// read of `current` to their conditional write, so they never race each
-// other, and catch up on each other's increments from the packs Nearby
-// keeps, checked like store reads; PublishNearby builds on the state the
-// previous holder published, which the conditional write proves. Timing
-// only: the conditional write still decides.
-//
-// Offers (offers.go, Options.Offers): a writer waiting for its turn offers
-// its proposal, built on the kept state, to the holder, which includes
-// every offer that merges cleanly (the caller's IncludeFunc, as group
-// commit's leader does) in its own conditional write, one turn accepting
-// many commits; the waiting writer finds its ID in the kept state. Group
-// commit's rules hold: one publication ID per call, an offer on G dies
-// once `current` is past G.
-//
-// Group commit (proposal.go, off unless Options.GroupCommit): PublishGroup
-// keeps one publication ID; a retry registers its proposal (descriptor
-// and pack) under proposals/<G>-<id>, one loser per generation leads
-// (CreateIfAbsent of proposals/<G>-lead) and includes, through the
-// caller's IncludeFunc, the registered proposals that merge cleanly, each
-// re-parented at its own generation; followers poll `current` and find
-// their ID there. With
-// turns, a holder's race lost after a read of `current` (to another
-// machine) goes on as PublishGroup's retries (continueGroup), and a holder
-// that reads `current` past its machine's kept state in a busy fleet
-// registers at once (readInTurn): out of the turn, under the
-// publication ID it had.
+// Version 3's registrations, lead markers and group packs
+// (proposal.go): binaries before format version 4 left them under
+// proposals/; this build writes none, readers never need them (every
+// generation they helped accept names its own increment), verify counts
+// them as known objects and CleanProposals removes them.
 //
 // Probe runs the same guarantee checks as the contract suite
 // (remote/remotetest) on a disposable key, so the startup check and the

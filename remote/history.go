@@ -30,15 +30,6 @@ const maxCachedSegments = 4096
 // (carried) the chunk of its carrier's pack. A segment the store does not
 // have wraps ErrMissingPack; a damaged one ErrCorruptPack.
 func (n *Notebook) ReadSegment(ctx context.Context, ref SegmentRef) (*Segment, error) {
-	return n.readSegment(ctx, ref, false)
-}
-
-// errNotLocal is readSegment's answer, local only, for a segment neither
-// the process nor Nearby holds.
-var errNotLocal = errors.New("remote: segment not held locally")
-
-// readSegment is ReadSegment; local, it never reads the store.
-func (n *Notebook) readSegment(ctx context.Context, ref SegmentRef, local bool) (*Segment, error) {
 	key := ref.Key()
 	ck := key + "#" + ref.Sum.String() // a carrier may hold several segments
 	n.segments.mu.Lock()
@@ -47,27 +38,15 @@ func (n *Notebook) readSegment(ctx context.Context, ref SegmentRef, local bool) 
 	if s != nil {
 		return s, nil
 	}
-	// A neighbour taking turns with us may have kept it (turns.go);
-	// checked like the store's bytes, and read from the store if amiss.
-	if n.opts.Nearby != nil {
-		if data := n.opts.Nearby.Pack(key); data != nil {
-			s, _ = decodeSegmentIn(ref, data)
-		}
+	data, _, err := n.store.Get(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, fmt.Errorf("remote: segment %s named by current: %w: %w", key, ErrMissingPack, err)
+	case err != nil:
+		return nil, fmt.Errorf("remote: read segment %s: %w", key, err)
 	}
-	if s == nil && local {
-		return nil, errNotLocal
-	}
-	if s == nil {
-		data, _, err := n.store.Get(ctx, key)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			return nil, fmt.Errorf("remote: segment %s named by current: %w: %w", key, ErrMissingPack, err)
-		case err != nil:
-			return nil, fmt.Errorf("remote: read segment %s: %w", key, err)
-		}
-		if s, err = decodeSegmentIn(ref, data); err != nil {
-			return nil, err
-		}
+	if s, err = decodeSegmentIn(ref, data); err != nil {
+		return nil, err
 	}
 	n.segments.mu.Lock()
 	if n.segments.segs == nil || len(n.segments.segs) >= maxCachedSegments {
@@ -124,20 +103,6 @@ func carriedSegment(ref SegmentRef, packData []byte) ([]byte, error) {
 // simply absent. For a version-1 state it lists the increments of every
 // chain.
 func (n *Notebook) Publications(ctx context.Context, state State, from, to uint64) ([]Increment, error) {
-	return n.publications(ctx, state, from, to, false)
-}
-
-// localPublications is Publications from what this machine holds: the
-// tail, and segments in the process's cache or Nearby. It stops at the
-// first segment the store alone has, returning the publications before
-// it (oldest first, so a prefix of the range, not the tail after it):
-// its caller catches up from nearby only what needs no request.
-func (n *Notebook) localPublications(ctx context.Context, state State, from, to uint64) []Increment {
-	incs, _ := n.publications(ctx, state, from, to, true)
-	return incs
-}
-
-func (n *Notebook) publications(ctx context.Context, state State, from, to uint64, local bool) ([]Increment, error) {
 	m := state.Manifest
 	if m == nil || from > to {
 		return nil, nil
@@ -163,7 +128,7 @@ func (n *Notebook) publications(ctx context.Context, state State, from, to uint6
 			if ref.Last < from || ref.First > to {
 				continue
 			}
-			s, err := n.readSegment(ctx, ref, local)
+			s, err := n.ReadSegment(ctx, ref)
 			if err != nil {
 				return err
 			}
@@ -177,7 +142,7 @@ func (n *Notebook) publications(ctx context.Context, state State, from, to uint6
 	}
 	if len(m.Increments) == 0 || from < m.Increments[0].Generation {
 		if err := walk(m.Segments); err != nil {
-			return out, err // local: the prefix before a segment held elsewhere
+			return out, err
 		}
 	}
 	keep(m.Increments)

@@ -18,7 +18,6 @@ import (
 type State struct {
 	Manifest *Manifest
 	ETag     string
-	encoded  []byte // Manifest's bytes when this process wrote them (Publish), else nil
 }
 
 // Generation returns the accepted generation (0 for the empty notebook).
@@ -45,8 +44,7 @@ type Proposal struct {
 	// Ready, when set, is called before the conditional write that could
 	// accept the proposal, and that write is made only if it returns nil
 	// (its error is returned as it is). The caller's durable preparations
-	// (a pending record) then overlap the pack upload. Group commit, which
-	// may register the proposal before any write, calls it first.
+	// (a pending record) then overlap the pack upload.
 	Ready func() error
 }
 
@@ -62,16 +60,6 @@ type Accepted struct {
 	Publication string
 	Attempts    int
 	Published   bool // false when the final proposal was Skip
-	// Group commit (proposal.go): Included is the generation at which a
-	// publication was accepted as a member of another writer's group
-	// (0 otherwise); Members how many registered proposals our own
-	// accepted write included after ours.
-	Included uint64
-	Members  int
-	// Offered: Included by a writer of this machine that took its turn
-	// while this one waited (offers.go): the group's packs and state are
-	// in Nearby, and there is no group pack in the store.
-	Offered bool
 }
 
 // NoRetries as Options.Retries makes the first lost race final.
@@ -98,26 +86,6 @@ type Options struct {
 	// Publish created; an error it returns is ReadCurrent's. The engine uses it to refuse a store whose
 	// generation went backwards (server/generation.go).
 	Observe func(ctx context.Context, s State) error
-	// GroupCommit turns on cooperative publication (proposal.go): a
-	// retry registers its proposal and includes the others registered on
-	// the same generation, at most MaxGroup (default DefaultMaxGroup).
-	GroupCommit bool
-	MaxGroup    int
-	// Contention remembers recent contention for group commit
-	// (proposal.go; default: in the Notebook, for this process only).
-	Contention ContentionMemory
-	// Turns, if set, orders this notebook's attempts with the other
-	// writers that share it (turns.go): Publish holds a turn from its
-	// read of `current` to the outcome of its conditional write.
-	Turns Turnstile
-	// Nearby, if set, holds the packs and the last state the writers
-	// sharing Turns published: CatchUp reads the packs from there,
-	// PublishNearby builds on the state, Publish adds its own.
-	Nearby Nearby
-	// Offers, if set with Turns and Nearby, lets PublishNearby offer its
-	// proposal to the holder of the turn while it waits, and include
-	// the offers of the writers waiting behind its own turn (offers.go).
-	Offers Offers
 }
 
 // Defaults of Options (DESIGN §5).
@@ -134,7 +102,6 @@ type Notebook struct {
 	opts     Options
 	rmu      sync.Mutex // guards opts.Rand, which need not be concurrency-safe
 	segments segmentCache
-	group    groupStats
 	readRTT  atomic.Int64 // nanoseconds of the last GET of `current` (rollup.go's freshness)
 }
 

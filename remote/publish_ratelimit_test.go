@@ -49,36 +49,3 @@ func TestPublishRateLimitedIsALostRaceThatBacksOff(t *testing.T) {
 		t.Fatalf("%d GETs, want 3 (the first read and one re-read per lost race: a refused write needs no resolving)", got)
 	}
 }
-
-// With group commit, a writer that lost a race and meets the rate limit
-// on the lead marker (other writers created it at the same moment) follows
-// instead of failing; `current` does not move, so it then leads itself and
-// is accepted.
-func TestGroupCommitRateLimitedLeadMarkerFollows(t *testing.T) {
-	ctx := context.Background()
-	m := memstore.New()
-	hooked := &replaceHookStore{Mem: m}
-	clock := &noSleep{}
-	w := newTreeWriter(hooked)
-	w.nb = remote.Open(hooked, remote.Options{Sleep: clock.Sleep, GroupCommit: true})
-	gw := groupWriter{w}
-	if _, err := gw.publish(ctx, "seed.md", nil); err != nil {
-		t.Fatal(err)
-	}
-	// A rival's publication lands just before our first replace.
-	rival := newTreeWriter(m)
-	hooked.before = func(n int) {
-		if n == 1 {
-			rival.mustCommit(t, "b.md", "b\n")
-		}
-	}
-	m.Inject(memstore.Fault{Op: memstore.OpCreate, KeyPrefix: "proposals/", Before: remote.ErrRateLimited})
-	acc, err := gw.publish(ctx, "a.md", nil)
-	if err != nil {
-		t.Fatalf("Publish = %v, want accepted (a rate-limited lead marker is another writer's)", err)
-	}
-	memstore.AssertFaultsFired(t, m)
-	if hooked.n < 2 || acc.State.Generation() != 3 {
-		t.Fatalf("accepted at generation %d after %d replaces, want 3 after the lost race", acc.State.Generation(), hooked.n)
-	}
-}

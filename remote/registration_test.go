@@ -3,8 +3,9 @@ package remote_test
 import (
 	"bytes"
 	"context"
-	"errors"
+	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,11 +14,10 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-// A registration carries its pack (docs/storage.md §4B): the leader that
-// includes it reads that one object, never the registrant's own increment
-// key, which a follower leaves empty. A registration as writers before
-// this form made it, the descriptor alone with its pack at its key, is
-// still read and included.
+// A version-3 registration carries its pack (docs/storage.md §4B); the
+// form before it, the descriptor alone with its pack at its key, decodes
+// too. Both are the format's bytes, kept decodable for verify and cleanup
+// of stores that version-3 writers left them in.
 func TestRegistrationCarriesItsPack(t *testing.T) {
 	// The older form, as its writers' bytes (write-once fixture).
 	old, err := os.ReadFile("testdata/proposal-descriptor-only")
@@ -43,79 +43,107 @@ func TestRegistrationCarriesItsPack(t *testing.T) {
 			t.Errorf("%s: decoded", name)
 		}
 	}
+}
 
-	// In the store: two proposals registered on generation 1, one in each
-	// form; a leader on generation 1 includes both.
+// What version-3 writers with group commit left under proposals/ (a
+// registration on the generation `current` is at, which a leader could
+// still have included; older ones; a lead marker; a group pack) is ignored
+// by this build: a commit accepts nobody's registration but its own
+// change, readers see only what `current` names, verify passes, and
+// CleanProposals removes the leftovers that `current` is past.
+func TestVersion3RegistrationsAreLeftovers(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
-	clock := spacedClock()
-	seed := newGroupWriterAt(mem, clock)
-	if _, err := seed.publish(ctx, "seed.md", nil); err != nil {
-		t.Fatal(err)
-	}
-	st, err := seed.nb.ReadCurrent(ctx)
+	w := newTreeWriter(mem)
+	w.mustCommit(t, "seed.md", "seed\n")
+	st, err := w.nb.ReadCurrent(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	register := func(path string, carried bool) string {
+	put := func(key string, data []byte) {
+		t.Helper()
+		if err := mem.Put(ctx, key, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register := func(path string) (string, string) {
 		t.Helper()
 		pub := remote.NewUUIDv7()
-		files, _, err := seed.filesOf(ctx, st)
+		files, err := readFiles(mustChain(t, w, st), st.Head())
 		if err != nil {
 			t.Fatal(err)
 		}
 		files[path] = []byte(path + "\n")
-		prop, err := packFiles(files, st.Head(), pub, time.Unix(1700000000, 0), []byte("add "+path))
+		prop := proposalOf(t, files, st.Head(), pub)
+		d := remote.ProposalDescriptor{Publication: pub, ParentGeneration: 1, Parent: st.Head(), Head: prop.Head,
+			Pack: remote.PackRef{Key: remote.IncrementKey(2, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}}
+		key := remote.ProposalKey(1, pub)
+		put(key, remote.EncodeRegistration(d, prop.Pack))
+		return key, pub
+	}
+	regKey, regPub := register("registered.md")
+	leadKey := remote.ProposalsPrefix + "00000000000000000001-lead"
+	put(leadKey, []byte(regPub+"\n"))
+	groupKey := remote.GroupPackKey(1, regPub)
+	put(groupKey, []byte("not even a pack"))
+
+	acc := w.mustCommit(t, "mine.md", "mine\n")
+	if acc.State.Generation() != 2 {
+		t.Fatalf("generation %d, want 2", acc.State.Generation())
+	}
+	if _, ok := acc.State.Manifest.FindPublication(regPub); ok {
+		t.Fatal("a version-3 registration was accepted by this build's commit")
+	}
+	files := headFiles(t, mem)
+	if _, ok := files["registered.md"]; ok || string(files["mine.md"]) != "mine\n" || string(files["seed.md"]) != "seed\n" {
+		t.Fatalf("head files %v: want seed.md and mine.md only", slices.Sorted(maps.Keys(files)))
+	}
+	mustVerify(t, mem)
+
+	deleted, err := w.nb.CleanProposals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(deleted)
+	if want := []string{regKey, leadKey, groupKey}; !slices.Equal(deleted, slices.Sorted(slices.Values(want))) {
+		t.Fatalf("CleanProposals deleted %v, want %v", deleted, want)
+	}
+	mustVerify(t, mem)
+}
+
+// mustChain is w's view of state's active chain.
+func mustChain(t *testing.T, w *treeWriter, state remote.State) chainSource {
+	t.Helper()
+	src, err := w.chainPacks(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// proposalOf packs files whole as the commit of pub on parent.
+func proposalOf(t *testing.T, files map[string][]byte, parent cas.ID, pub string) remote.Proposal {
+	t.Helper()
+	pw := cas.NewPackWriter()
+	ids := map[string]cas.ID{}
+	for p, c := range files {
+		id, err := cas.WriteFile(pw, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := remote.ProposalDescriptor{Publication: pub, ParentGeneration: 1, Parent: st.Head(), Head: prop.Head,
-			Pack: remote.PackRef{Key: remote.IncrementKey(2, pub), Sum: cas.Sum(prop.Pack), Size: int64(len(prop.Pack))}}
-		data := remote.EncodeProposal(d)
-		if carried {
-			data = remote.EncodeRegistration(d, prop.Pack)
-		} else if err := mem.Put(ctx, d.Pack.Key, prop.Pack); err != nil {
-			t.Fatal(err)
-		}
-		if err := mem.Put(ctx, remote.ProposalKey(1, pub), data); err != nil {
-			t.Fatal(err)
-		}
-		return pub
+		ids[p] = id
 	}
-	older := register("older.md", false)
-	carried := register("carried.md", true)
-	// Reading the carried one's own key fails: a leader that tried would
-	// leave it out.
-	mem.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: remote.IncrementKey(2, carried), Before: errors.New("read the registration's own key")})
-	// The leader's first write loses a scripted race; its retry
-	// registers on generation 1, leads and gathers.
-	mem.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrPrecondition})
-	leader := newGroupWriterAt(mem, clock)
-	acc, err := leader.publish(ctx, "leader.md", nil)
+	tree, err := cas.WriteTree(pw, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if acc.Members != 2 || acc.State.Generation() != 4 {
-		t.Fatalf("the leader's write: %d members, generation %d; want 2, 4", acc.Members, acc.State.Generation())
+	commit := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: parent, Publication: pub, Time: time.Unix(1700000000, 0), Message: []byte("v3 registration")})
+	if err := pw.Put(commit); err != nil {
+		t.Fatal(err)
 	}
-	files := headFiles(t, mem)
-	for _, p := range []string{"seed.md", "leader.md", "older.md", "carried.md"} {
-		if string(files[p]) != p+"\n" {
-			t.Errorf("%s: %q", p, files[p])
-		}
-	}
-	for _, pub := range []string{older, carried} {
-		if _, ok := acc.State.Manifest.FindPublication(pub); !ok {
-			t.Errorf("%s not accepted", pub)
-		}
-	}
-	// The leader registered in the carried form too.
-	data, _, err := mem.Get(ctx, remote.ProposalKey(1, acc.Publication))
+	pack, err := pw.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, pack, err := remote.DecodeRegistration(remote.ProposalKey(1, acc.Publication), data); err != nil || pack == nil {
-		t.Fatalf("the leader's registration: pack %d bytes, %v; want its pack", len(pack), err)
-	}
-	mustVerify(t, mem)
+	return remote.Proposal{Pack: pack, Head: commit.ID}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -312,103 +311,6 @@ type CaughtUpPack struct {
 // CatchUpStats counts what a catch-up cost.
 type CatchUpStats struct {
 	Rollups, Increments, Missing int // rollups fetched, increments fetched, rollups not (yet) built
-	Nearby                       int // increments read from Options.Nearby instead (turns.go)
-	Groups, GroupsMissing        int // group packs fetched instead of their increments, group packs absent
-}
-
-// A catch-up reads the increments a group write accepted at once from its
-// group pack (§4B), one GET instead of one per generation, when the
-// reader uses group commit (a fleet whose leaders write group packs; a
-// local turn's group has none, and asking would cost a 404 each time).
-// The tail shows a group as a run of consecutive increments with the same
-// time, which its leader gave them all; the run's first must be known to
-// start a write (startsWrite: the increment before it, in the tail or
-// ending the last segment, has another time), so that it is the leader's,
-// whose publication names the group pack.
-type tailGroup struct {
-	parent uint64      // the generation the group was written on (its leader's is parent+1)
-	key    string      // its group pack's
-	incs   []Increment // the increments needed from it, in order
-}
-
-// fetch reads the group's pack (FetchGroupPack: nearby or the store, each
-// increment's head checked in it), an error unless it covers every
-// increment needed from it.
-func (g tailGroup) fetch(ctx context.Context, n *Notebook, state State) (CaughtUpPack, error) {
-	gp, err := n.FetchGroupPack(ctx, state, g.parent)
-	if err == nil && gp.Last < g.incs[len(g.incs)-1].Generation {
-		err = fmt.Errorf("remote: group pack %s covers generations to %d only: %w", gp.Key, gp.Last, ErrNotFound)
-	}
-	return CaughtUpPack{Key: g.key, Data: gp.Data}, err
-}
-
-// groupsOf splits need (increments to fetch, by generation) into the
-// groups of m's tail that cover two or more of them, except those whose
-// group pack is known absent, and the rest.
-func groupsOf(m *Manifest, need []Increment, absent map[string]bool) ([]tailGroup, []Increment) {
-	if m == nil || len(need) < 2 {
-		return nil, need
-	}
-	wanted := make(map[uint64]bool, len(need))
-	for _, inc := range need {
-		wanted[inc.Generation] = true
-	}
-	taken := map[uint64]bool{}
-	var groups []tailGroup
-	tail := m.Increments
-	for i := 0; i < len(tail); {
-		j := i + 1
-		for j < len(tail) && sameWrite(tail[j-1], tail[j]) {
-			j++
-		}
-		if !startsWrite(m, i) || j-i < 2 {
-			i = j
-			continue
-		}
-		var incs []Increment
-		for _, inc := range tail[i:j] {
-			if wanted[inc.Generation] {
-				incs = append(incs, inc)
-			}
-		}
-		key := GroupPackKey(tail[i].Generation-1, tail[i].Publication)
-		if len(incs) >= 2 && !absent[key] {
-			groups = append(groups, tailGroup{parent: tail[i].Generation - 1, key: key, incs: incs})
-			for _, inc := range incs {
-				taken[inc.Generation] = true
-			}
-		}
-		i = j
-	}
-	if len(groups) == 0 {
-		return nil, need
-	}
-	rest := need[:0:0]
-	for _, inc := range need {
-		if !taken[inc.Generation] {
-			rest = append(rest, inc)
-		}
-	}
-	return groups, rest
-}
-
-// startsWrite reports whether the tail's increment i is known to be the
-// first a write named: it has a time, and the increment before it (in the
-// tail, or the last segment's last, whose time the segment records) is not
-// of the same write. The tail's first increment after retention dropped
-// what preceded it is not known to be.
-func startsWrite(m *Manifest, i int) bool {
-	inc := m.Increments[i]
-	switch {
-	case inc.Time == 0:
-		return false
-	case i > 0:
-		return !sameWrite(m.Increments[i-1], inc)
-	case len(m.Segments) > 0:
-		s := m.Segments[len(m.Segments)-1]
-		return !sameWrite(Increment{Generation: s.Last, Time: s.Time}, inc)
-	}
-	return inc.Generation == 1
 }
 
 // coverItem is one step of a catch-up plan: a rollup block, or the
@@ -500,74 +402,6 @@ func planCatchUpBefore(m *Manifest, reach, fresh uint64) []coverItem {
 	return out
 }
 
-// cutForTailWrites ends plan's rollups early when the tail's writes cover
-// the rest in fewer GETs: a group write comes as one group pack however
-// many generations it names, while the smallest blocks near the head cost
-// a GET each and leave increments over (a write of seven generations
-// ending at the head: a block of four and the increments after it, or one
-// group pack). plan must be rollups then at most one range of increments
-// (the head's part); any other plan is returned as it is.
-func cutForTailWrites(m *Manifest, plan []coverItem, reach uint64) []coverItem {
-	if m == nil || len(m.Increments) == 0 || len(plan) == 0 {
-		return plan
-	}
-	n := len(plan)
-	g := plan[n-1].last
-	rollups := plan
-	if plan[n-1].level == 0 {
-		rollups = plan[:n-1]
-	}
-	for _, it := range rollups {
-		if it.level == 0 {
-			return plan
-		}
-	}
-	// Cutting after i rollups leaves (pos, g] to the tail, which must list
-	// all of it.
-	tailGets := func(pos uint64) (int, bool) {
-		if pos+1 < m.Increments[0].Generation {
-			return 0, false
-		}
-		var need []Increment
-		for _, inc := range m.Increments {
-			if inc.Generation > pos && inc.Generation <= g {
-				need = append(need, inc)
-			}
-		}
-		groups, rest := groupsOf(m, need, nil)
-		return len(groups) + len(rest), true
-	}
-	posAfter := func(i int) uint64 { // where the plan stands after i rollups
-		if i == 0 {
-			return reach
-		}
-		return rollups[i-1].last
-	}
-	k := len(rollups)
-	best := k
-	if k < n {
-		gets, ok := tailGets(posAfter(k))
-		if !ok {
-			return plan
-		}
-		best += gets
-	}
-	cut := k
-	for i := k - 1; i >= 0; i-- {
-		gets, ok := tailGets(posAfter(i))
-		if !ok {
-			break
-		}
-		if i+gets < best {
-			cut, best = i, i+gets
-		}
-	}
-	if cut == k {
-		return plan
-	}
-	return append(slices.Clip(rollups[:cut]), coverItem{level: 0, first: posAfter(cut) + 1, last: g})
-}
-
 // freshRTTs is how many round trips of a GET of `current` a rollup takes
 // to appear after the publication that ends its block: the publisher's
 // conditional write returns (its Time is set before it), then it builds
@@ -629,15 +463,10 @@ func skipSwaps(m *Manifest, reach uint64) uint64 {
 // have reports packs the caller holds already (by key): they are skipped.
 func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, parallel int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
 	var st CatchUpStats
-	var err error
-	if reach, err = n.catchUpNearby(ctx, state, reach, have, keep, &st); err != nil || reach >= state.Generation() {
-		return st, err
+	if reach >= state.Generation() {
+		return st, nil
 	}
 	plan := planCatchUpBefore(state.Manifest, reach, n.freshFrom(state.Manifest))
-	if n.opts.GroupCommit {
-		plan = cutForTailWrites(state.Manifest, plan, reach)
-	}
-	absent := map[string]bool{} // group packs a GET did not find
 	for len(plan) > 0 {
 		var incs []coverItem
 		var rolls []coverItem
@@ -661,27 +490,16 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 				}
 			}
 		}
-		var groups []tailGroup
-		if n.opts.GroupCommit {
-			groups, need = groupsOf(state.Manifest, need, absent)
-		}
 		refs := make([]PackRef, len(need))
 		for i, inc := range need {
 			refs[i] = inc.Pack
 		}
 		type result struct {
-			item  coverItem
-			pack  CaughtUpPack
-			err   error
-			group []Increment // a group pack's increments: fetched one by one when it fails
+			item coverItem
+			pack CaughtUpPack
+			err  error
 		}
-		jobs := make([]func() result, 0, len(groups)+len(refs)+len(rolls))
-		for _, g := range groups {
-			jobs = append(jobs, func() result {
-				pack, err := g.fetch(ctx, n, state)
-				return result{pack: pack, err: err, group: g.incs}
-			})
-		}
+		jobs := make([]func() result, 0, len(refs)+len(rolls))
 		for _, ref := range refs {
 			jobs = append(jobs, func() result {
 				data, err := n.FetchPack(ctx, ref)
@@ -701,24 +519,13 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 		var got []CaughtUpPack
 		var first error
 		for i, r := range results {
-			rollup := i >= len(groups)+len(refs)
+			rollup := i >= len(refs)
 			switch {
-			case r.group != nil && r.err != nil:
-				// No group pack (a local turn's group has none, cleanup
-				// removed it): its increments, in the next round.
-				st.GroupsMissing++
-				absent[r.pack.Key] = true
-				for _, inc := range r.group {
-					plan = append(plan, coverItem{level: 0, first: inc.Generation, last: inc.Generation})
-				}
 			case r.err == nil:
 				got = append(got, r.pack)
-				switch {
-				case rollup:
+				if rollup {
 					st.Rollups++
-				case r.group != nil:
-					st.Groups++
-				default:
+				} else {
 					st.Increments++
 				}
 			case rollup && errors.Is(r.err, ErrNotFound):

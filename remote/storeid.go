@@ -12,8 +12,8 @@ import (
 // not a store: a bucket emptied and filled again, or a prefix deleted and
 // started afresh, is another notebook at the same URL, and everything a
 // host keeps about a store (caches, the probe verdict, the highest
-// generation seen, the turns' kept state, each directory's record) must
-// not be carried over to it. So each store holds one small immutable
+// generation seen, each directory's record) must not be carried over to
+// it. So each store holds one small immutable
 // object, StoreIDKey, naming it with a random ID. It is created once, by a
 // conditional create (If-None-Match), by the first writer that finds none,
 // and never changes; a store copied or restored from a backup keeps it.

@@ -33,7 +33,7 @@ func TestLongLivedCommitsLeaveTheirCacheWorkForAfterTheReply(t *testing.T) {
 			t.Fatalf("commit %d: generation %d", i, r.Generation)
 		}
 		if got := store.Calls(memstore.OpGet) - before; got > 1 {
-			t.Fatalf("commit %d made %d GETs, want at most 1 (current; solo.go may spare it)", i, got)
+			t.Fatalf("commit %d made %d GETs, want 1 (current)", i, got)
 		}
 	}
 	if err := a.e.Close(); err != nil {

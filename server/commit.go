@@ -194,24 +194,7 @@ func (s *session) publish(message string) (*Result, error) {
 		last = s.newAttempt(ctx, observed, publication, message)
 		return last.run()
 	}
-	include := func(ctx context.Context, observed remote.State, own remote.Proposal, cands []remote.Candidate) ([]remote.Member, error) {
-		return last.include(ctx, observed, own, cands)
-	}
-	var acc remote.Accepted
-	var err error
-	switch known := s.knownState(); {
-	case known.Manifest != nil:
-		acc, err = s.e.notebook.PublishFrom(s.ctx, known, build, include)
-	case s.mayGuessNearby():
-		acc, err = s.e.notebook.PublishNearby(s.ctx, build, include)
-	case s.e.groupCommit && s.e.turns:
-		// The machine's turn first, as without group commit (no guess:
-		// a pending record is decided against a read state); a race
-		// lost to another machine goes on as group commit.
-		acc, err = s.e.notebook.PublishFrom(s.ctx, remote.State{}, build, include)
-	default:
-		acc, err = s.e.notebook.PublishGroup(s.ctx, build, include)
-	}
+	acc, err := s.e.notebook.Publish(s.ctx, build)
 	if last != nil {
 		last.waitRecorded() // written before anything reads the session's record state
 	}
@@ -243,26 +226,18 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		// the publication as common ground (applied there, not here: the
 		// common path never needs it).
 		s.accepted = &last.pend
-		switch {
-		case acc.Included != 0: // the accepted pack is a helper's, not ours: so are its rollups
-		case acc.Members != 0:
-			s.keepMemberPacks(acc, last)
-			s.e.afterGroupPublish(acc.State, acc.Members)
-		default:
-			// The pack goes into the cache (two files written) while L
-			// and P are brought up to date: nothing below reads it. A
-			// one-shot process returns only once it is there; a
-			// long-lived one replies first (after_reply.go).
-			s.keepRecent(last)
-			s.e.solo.published(last.observed, acc.State)
-			keep := func() {
-				s.keepOwnPack(acc, last.pack)
-				s.e.afterPublish(acc.State)
-			}
-			if s.e.longLived {
-				s.e.afterReply.start(keep)
-				break
-			}
+		// The pack goes into the cache (two files written) while L and P
+		// are brought up to date: nothing below reads it. A one-shot
+		// process returns only once it is there; a long-lived one replies
+		// first (after_reply.go).
+		s.keepRecent(last)
+		keep := func() {
+			s.keepOwnPack(acc, last.pack)
+			s.e.afterPublish(acc.State)
+		}
+		if s.e.longLived {
+			s.e.afterReply.start(keep)
+		} else {
 			kept := make(chan struct{})
 			go func() {
 				defer close(kept)
@@ -285,16 +260,6 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		}
 	}
 	target := last.merged
-	switch {
-	case acc.Included != 0:
-		// Another writer's group accepted ours: L becomes the tree of
-		// the `current` that proved it, as a pull would make it.
-		if target, err = s.includedTarget(acc.State, last.observed.Generation()); err != nil {
-			return nil, s.recoveryFailure(flag, "rewrite", err)
-		}
-	case acc.Members != 0:
-		target = last.groupFiles(acc.Members)
-	}
 	if s.prep != nil {
 		s.prep.wait() // done reading target.ids before anything changes them
 	}

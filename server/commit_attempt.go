@@ -37,10 +37,7 @@ type attempt struct {
 	sink    *filterSink
 	pend    pendingEntry
 	rAll    map[cas.ID]bool // every file ID of R, built on first need
-	parts   []groupPart     // the members include offered (groupcommit.go)
-	// groupContent holds the files include merged (groupcommit.go).
-	groupContent map[cas.ID][]byte
-	head         cas.ID // the proposal's head commit
+	head    cas.ID          // the proposal's head commit
 	// recorded is closed once the pending record is written (recordErr
 	// its outcome); nil when it was written before run returned.
 	recorded  chan struct{}
@@ -64,12 +61,10 @@ func (a *attempt) run() (remote.Proposal, error) {
 		return remote.Proposal{}, outlivedRecord() // remembered.go
 	}
 	if a.s.base != nil && a.observed.Generation() < a.s.base.Generation {
-		// A state older than the baseline (a guessed one: the state a
-		// neighbour kept before this writer's own commit was accepted
-		// some other way) would merge as if the remote had undone what
-		// the baseline holds.
-		// When a state read from the store is older still, the record
-		// is newer than the store (errRecordNewer, remembered.go).
+		// A state read from the store older than the baseline would
+		// merge as if the remote had undone what the baseline holds:
+		// the record is newer than the store (errRecordNewer,
+		// remembered.go).
 		return remote.Proposal{}, fmt.Errorf("%w: %w: generation %d is older than the baseline's %d", errRecordNewer, remote.ErrStale, a.observed.Generation(), a.s.base.Generation)
 	}
 	a.s.adoptPublished(a.observed)
@@ -93,9 +88,9 @@ func (a *attempt) run() (remote.Proposal, error) {
 		return remote.Proposal{}, err
 	}
 	a.head = head
-	// The record must be in P before the conditional write, the offer or
-	// the registration that could accept the proposal, not before the
-	// upload: it is written meanwhile.
+	// The record must be in P before the conditional write that could
+	// accept the proposal, not before the upload: it is written
+	// meanwhile.
 	a.recorded = make(chan struct{})
 	go func() {
 		defer close(a.recorded)

@@ -55,18 +55,8 @@
 //     flag are still read from P on every call. It also replies to a commit
 //     before keeping the published pack in the cache and recording the
 //     highest generation (after_reply.go: the next call and Close wait for
-//     that work), keeps the content its commits published (recent.go), and
-//     while it writes alone builds on its own last publication instead of
-//     reading `current` (solo.go: the conditional write proves it).
-//   - The engines and processes of one machine that publish to one store
-//     take turns (turns.go, Config.TurnsDir: a lock file per store in the
-//     user cache directory) from the read of `current` to the conditional
-//     write, so they never race each other; each builds on the state the
-//     one before it published and catches up on the others' increments
-//     from the packs kept beside the lock file. A writer waiting for its
-//     turn offers its proposal beside the lock file, and the holder
-//     publishes every offer that merges cleanly with its own commit
-//     (remote/offers.go, groupcommit.go's include; Config.NoTurnOffers).
+//     that work) and keeps the content its commits published (recent.go).
+//     Every commit reads `current` before it builds: no state is guessed.
 //   - Files of L are written through a temporary sibling named
 //     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; while a
 //     recovery is pending the scan sets such names aside and the

@@ -58,21 +58,9 @@ type Config struct {
 	// then keeps what a call learned of each directory for the next
 	// (memory.go), validated on every call.
 	LongLived bool
-	// TurnsDir, if set, holds the lock files through which the writers of
-	// this machine take turns at publication, one per store (turns.go).
-	// Every process of the user should name the same directory; empty: no
-	// turns (the fleet simulation, whose engines model machines).
-	TurnsDir string
-	// NoTurnOffers: with TurnsDir, the writers waiting for a turn do not
-	// offer their proposals to its holder (remote/offers.go), so each
-	// turn accepts one commit. Offers are on by default.
-	NoTurnOffers bool
-	// GroupCommit turns on cooperative publication (server/groupcommit.go,
-	// remote/proposal.go): off by default until it is proved at scale.
-	GroupCommit bool
 	// Sleep and Now, if set, are the publication protocol's clock
-	// (remote.Options: its backoff, group commit's waits, the windows it
-	// measures). The fleet simulation's slow motion passes a clock in the
+	// (remote.Options: its backoff and the windows it measures; version
+	// 4's waits). The fleet simulation's slow motion passes a clock in the
 	// model's time; nil is the real clock.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
@@ -113,9 +101,6 @@ type Engine struct {
 	sets      pathSets
 	ignore    *workdir.Ignore
 	secrets   bool // refuse commits adding a recognised credential
-	// groupMerged counts accepted group members with a path three-way
-	// merged into the group's version (groupcommit.go; for tests).
-	groupMerged atomic.Int64
 
 	dirMu sync.Mutex
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation
@@ -130,9 +115,7 @@ type Engine struct {
 	// store at the URL turns out to be another.
 	keyed      atomic.Pointer[storeKeyed]
 	identMu    sync.Mutex
-	identified bool   // the ID is known (from P or the store) for this engine
-	confirmed  bool   // the ID was read from the store by this engine
-	turnsDir   string // Config.TurnsDir ("" when turns could not be set up)
+	identified bool // the ID is known (from P or the store) for this engine
 
 	longLived bool                  // keep per-directory memories (memory.go)
 	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
@@ -146,9 +129,6 @@ type Engine struct {
 	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
 	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
 	recent          *recentContents // nil unless long-lived (recent.go)
-	solo            soloMemory      // a long-lived engine's own last publication (solo.go)
-	groupCommit     bool            // Config.GroupCommit
-	turns           bool            // the machine's writers take turns (server/turns.go)
 
 	// Format version 4 (publish_v4.go).
 	publishV4 bool        // Config.PublishV4
@@ -241,22 +221,20 @@ func New(cfg Config) (*Engine, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	e := &Engine{
-		store:       cfg.Store,
-		log:         logger,
-		workspace:   ws,
-		defDir:      def,
-		private:     priv,
-		storeKey:    hashKey(cfg.Store.Identity()),
-		locator:     cfg.StoreLocator,
-		sets:        sets,
-		ignore:      ignore,
-		secrets:     !cfg.AllowSecrets,
-		dirs:        map[string]*sync.Mutex{},
-		objects:     map[string]*chainCache{},
-		longLived:   cfg.LongLived,
-		groupCommit: cfg.GroupCommit,
-		turnsDir:    cfg.TurnsDir,
-		memories:    map[string]*dirMemory{},
+		store:     cfg.Store,
+		log:       logger,
+		workspace: ws,
+		defDir:    def,
+		private:   priv,
+		storeKey:  hashKey(cfg.Store.Identity()),
+		locator:   cfg.StoreLocator,
+		sets:      sets,
+		ignore:    ignore,
+		secrets:   !cfg.AllowSecrets,
+		dirs:      map[string]*sync.Mutex{},
+		objects:   map[string]*chainCache{},
+		longLived: cfg.LongLived,
+		memories:  map[string]*dirMemory{},
 
 		publishV4: cfg.PublishV4,
 		v4opts:    v4Options(cfg),
@@ -271,22 +249,8 @@ func New(cfg Config) (*Engine, error) {
 	// Keyed by the store ID P recorded for this URL, if any; identify
 	// reads it from the store otherwise (storeid.go).
 	id, key, _ := e.cachedKeyed()
-	k := e.newKeyed(id, key)
-	e.keyed.Store(k)
-	opts := remote.Options{Retries: retries, Observe: e.observe, GroupCommit: cfg.GroupCommit, Sleep: cfg.Sleep, Now: cfg.Now}
-	if k.contention != nil {
-		opts.Contention = keyedContention{e}
-	}
-	if k.turns != nil {
-		e.turns = true
-		opts.Turns, opts.Nearby = keyedTurns{e}, keyedTurns{e}
-		if !cfg.NoTurnOffers {
-			opts.Offers = keyedTurns{e}
-		}
-	} else {
-		e.turnsDir = ""
-	}
-	e.notebook = remote.Open(cfg.Store, opts)
+	e.keyed.Store(e.newKeyed(id, key))
+	e.notebook = remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain

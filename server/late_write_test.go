@@ -10,15 +10,14 @@ import (
 )
 
 // A commit whose conditional write got no reply re-reads `current`, finds
-// it unchanged and tries again under the same publication ID (a writer
-// with turns keeps one per call for its offers). Its first write then
-// lands after all. The retry must have put the same pack under the key
-// that write names, not a second build of the commit: the notebook
-// verifies, and the commit is accepted once.
+// it unchanged and tries again under a new publication ID. Its first
+// write then lands after all, so the retry loses its race and the next
+// attempt finds the change already there: the notebook verifies, the
+// commit is accepted once and reports the generation that accepted it.
 func TestLateConditionalWriteFindsItsPackIntact(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
-	a := newAgent(t, store, func(c *Config) { c.TurnsDir = t.TempDir() })
+	a := newAgent(t, store)
 	a.pull()
 	a.write("notes.md", "one\n")
 	a.commit("seed")

@@ -14,60 +14,50 @@ import (
 // about one write per second) refuses the first conditional writes of
 // `current`: each is a lost race that backs off and re-reads, and the
 // commit is accepted once a write gets through, never STORE_UNREACHABLE.
-// Both with and without group commit (after a lost race, group commit
-// registers and writes `current` through its own path).
 func TestRateLimitedCurrentStillAcceptsTheCommit(t *testing.T) {
-	for _, group := range []bool{false, true} {
-		name := "plain"
-		if group {
-			name = "group-commit"
-		}
-		t.Run(name, func(t *testing.T) {
-			store := memstore.New()
-			var mu sync.Mutex
-			var waits []time.Duration
-			sleep := func(ctx context.Context, d time.Duration) error {
-				mu.Lock()
-				waits = append(waits, d)
-				mu.Unlock()
-				return ctx.Err()
-			}
-			a := newAgent(t, store, func(c *Config) { c.GroupCommit, c.Sleep = group, sleep })
-			a.pull()
-			a.write("f.md", "1\n")
-			// The first commit creates `current`, the second replaces it.
-			const limited = 3
-			for range limited {
-				store.Inject(memstore.Fault{Op: memstore.OpCreate, KeyPrefix: remote.CurrentKey, Before: remote.ErrRateLimited})
-			}
-			if res := a.commit("seed"); res.Generation != 1 {
-				t.Fatalf("seed accepted at generation %d, want 1", res.Generation)
-			}
-			memstore.AssertFaultsFired(t, store)
-			mu.Lock()
-			if len(waits) < limited {
-				t.Fatalf("%d waits for %d rate-limited writes: each must back off", len(waits), limited)
-			}
-			waits = nil
-			mu.Unlock()
+	store := memstore.New()
+	var mu sync.Mutex
+	var waits []time.Duration
+	sleep := func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		waits = append(waits, d)
+		mu.Unlock()
+		return ctx.Err()
+	}
+	a := newAgent(t, store, func(c *Config) { c.Sleep = sleep })
+	a.pull()
+	a.write("f.md", "1\n")
+	// The first commit creates `current`, the second replaces it.
+	const limited = 3
+	for range limited {
+		store.Inject(memstore.Fault{Op: memstore.OpCreate, KeyPrefix: remote.CurrentKey, Before: remote.ErrRateLimited})
+	}
+	if res := a.commit("seed"); res.Generation != 1 {
+		t.Fatalf("seed accepted at generation %d, want 1", res.Generation)
+	}
+	memstore.AssertFaultsFired(t, store)
+	mu.Lock()
+	if len(waits) < limited {
+		t.Fatalf("%d waits for %d rate-limited writes: each must back off", len(waits), limited)
+	}
+	waits = nil
+	mu.Unlock()
 
-			a.write("f.md", "1\n2\n")
-			for range limited {
-				store.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrRateLimited})
-			}
-			if res := a.commit("after the limit"); res.Generation != 2 || len(res.Files) != 1 {
-				t.Fatalf("result %+v, want generation 2 with f.md", res)
-			}
-			memstore.AssertFaultsFired(t, store)
-			mu.Lock()
-			if len(waits) < limited {
-				t.Fatalf("%d waits for %d rate-limited writes: each must back off", len(waits), limited)
-			}
-			mu.Unlock()
-			if b := newAgent(t, store); b.pull().Generation != 2 || b.read("f.md") != "1\n2\n" {
-				t.Fatal("the accepted commit is not what a reader pulls")
-			}
-		})
+	a.write("f.md", "1\n2\n")
+	for range limited {
+		store.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: remote.CurrentKey, Before: remote.ErrRateLimited})
+	}
+	if res := a.commit("after the limit"); res.Generation != 2 || len(res.Files) != 1 {
+		t.Fatalf("result %+v, want generation 2 with f.md", res)
+	}
+	memstore.AssertFaultsFired(t, store)
+	mu.Lock()
+	if len(waits) < limited {
+		t.Fatalf("%d waits for %d rate-limited writes: each must back off", len(waits), limited)
+	}
+	mu.Unlock()
+	if b := newAgent(t, store); b.pull().Generation != 2 || b.read("f.md") != "1\n2\n" {
+		t.Fatal("the accepted commit is not what a reader pulls")
 	}
 }
 

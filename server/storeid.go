@@ -15,9 +15,7 @@ import (
 // the same URL (a new ID) meets none of the old one's caches:
 //
 //	P/stores/<hash(URL)>/store-id   the ID last read from the store at URL and the key of its records
-//	P/stores/<key>/...              probe verdict, object caches, highest generation, contention
-//	TurnsDir/<hash(URL, ID)>.*      the machine's turns and their kept state (turns.go);
-//	                                a store not yet named: TurnsDir/<key>.*
+//	P/stores/<key>/...              probe verdict, object caches, highest generation
 //
 // The key of the first store this host meets at a URL is hash(URL), the
 // key of every record made before store IDs existed, so they stay in use:
@@ -27,19 +25,23 @@ import (
 //
 // The ID costs no request on most calls: it is read once from the store and
 // kept in P, then read again only when the store looks different (its
-// `current` is absent, or its generation is lower than this host saw), and
-// before a commit first builds on the turns' kept state instead of a read
-// of `current` (the one path that would otherwise never look). A writer
-// names a store that has no ID yet before it publishes (nameStore).
+// `current` is absent, or its generation is lower than this host saw).
+// Every commit reads `current`, so a store replaced at the URL shows
+// there. A writer names a store that has no ID yet before it publishes
+// (nameStore).
+//
+// Binaries before format version 4 also kept, beside these, a contention
+// record (P/stores/<key>/contention) and the machine's turns with their
+// kept state and packs (<user cache dir>/slivingdoc/turns/). This build
+// neither reads nor writes them: a commit never builds on a state it did
+// not read, so what they say cannot mislead it.
 
 // storeKeyed is what the engine keeps per store identity. It is replaced
 // whole (Engine.keyed) when the store at the URL turns out to be another.
 type storeKeyed struct {
 	id          string // "": the store is not yet named
-	key         string // names P/stores/<key> and the turns files (hex)
+	key         string // names P/stores/<key> (hex)
 	generations *generationMemory
-	contention  remote.ContentionMemory // nil: the notebook's own (serve) or no group commit
-	turns       *localTurns             // nil: no turns
 }
 
 // newKeyed builds the keyed parts for store ID id ("": not yet named)
@@ -49,21 +51,6 @@ func (e *Engine) newKeyed(id, key string) *storeKeyed {
 	k := &storeKeyed{id: id, key: key, generations: newGenerationMemory(dir, e.store)}
 	if e.longLived {
 		k.generations.later = e.afterReply.start
-	}
-	if e.groupCommit && !e.longLived {
-		k.contention = newContentionFile(dir)
-	}
-	if e.turnsDir != "" {
-		// The turns' files are keyed by the ID itself whenever there is
-		// one, not by P's key: they live in the user cache dir, and
-		// outlive P's records when those are cleared (the key P then
-		// gives a named store is the URL's own, which another store
-		// that was at the URL before may have used).
-		tkey := key
-		if id != "" {
-			tkey = hashKey(e.store.Identity() + "\x00" + id)
-		}
-		k.turns = newLocalTurns(e.turnsDir, tkey)
 	}
 	return k
 }
@@ -136,7 +123,7 @@ func (e *Engine) identify(ctx context.Context) {
 		e.log.Warn("cannot read the store ID", "err", err)
 		return
 	}
-	e.identified, e.confirmed = true, true
+	e.identified = true
 	if cur := e.keyedNow(); id != cur.id {
 		e.adopt(id, e.keyFor(id, cur))
 	}
@@ -179,7 +166,7 @@ func (e *Engine) recheck(ctx context.Context, k *storeKeyed) *storeKeyed {
 	}
 	e.identMu.Lock()
 	defer e.identMu.Unlock()
-	e.identified, e.confirmed = true, true
+	e.identified = true
 	cur := e.keyedNow()
 	if id == cur.id {
 		return cur
@@ -229,128 +216,9 @@ func (e *Engine) nameStore(ctx context.Context) error {
 	}
 	e.identMu.Lock()
 	defer e.identMu.Unlock()
-	e.identified, e.confirmed = true, true
+	e.identified = true
 	if cur := e.keyedNow(); cur.id != id {
 		e.adopt(id, e.keyFor(id, cur))
 	}
 	return nil
 }
-
-// confirmStore reports whether the ID this engine works under was read
-// from the store by this engine (rather than from P): the turns' kept
-// state may only be built on then, since building on it makes no read of
-// `current` that would show a store replaced since (issue 37: a commit
-// built on the old store's generation left a pack that made every host
-// refuse the new store). One GET, once per engine.
-func (e *Engine) confirmStore(ctx context.Context) bool {
-	e.identMu.Lock()
-	done := e.confirmed
-	e.identMu.Unlock()
-	if done {
-		return true
-	}
-	k := e.keyedNow()
-	id, err := remote.ReadStoreID(ctx, e.store)
-	if err != nil {
-		e.log.Warn("cannot read the store ID", "err", err)
-		return false
-	}
-	if id == k.id {
-		e.identMu.Lock()
-		e.confirmed = true
-		e.identMu.Unlock()
-		return true
-	}
-	e.recheck(ctx, k)
-	return false
-}
-
-// keyedTurns and keyedContention hand the notebook's calls to the parts
-// of the store as last identified, so that a switch to another ID takes
-// effect at once, in calls already running too.
-type keyedTurns struct{ e *Engine }
-
-func (t keyedTurns) Take(ctx context.Context, waiting func() bool) (func(), bool) {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		return lt.Take(ctx, waiting)
-	}
-	return func() {}, false
-}
-
-func (t keyedTurns) Pack(key string) []byte {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		return lt.Pack(key)
-	}
-	return nil
-}
-
-func (t keyedTurns) KeepPack(key string, data []byte) {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		lt.KeepPack(key, data)
-	}
-}
-
-func (t keyedTurns) Current() ([]byte, string, bool) {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		return lt.Current()
-	}
-	return nil, "", false
-}
-
-func (t keyedTurns) KeepCurrent(data []byte, etag string, reliable bool) {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		lt.KeepCurrent(data, etag, reliable)
-	}
-}
-
-func (t keyedTurns) Offer(parentGeneration uint64, publication string, data []byte) error {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		return lt.Offer(parentGeneration, publication, data)
-	}
-	return errors.New("server: no turns for this store")
-}
-
-func (t keyedTurns) Offered(parentGeneration uint64) ([][]byte, int) {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		return lt.Offered(parentGeneration)
-	}
-	return nil, 0
-}
-
-func (t keyedTurns) Withdraw(parentGeneration uint64, publication string) {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		lt.Withdraw(parentGeneration, publication)
-	}
-}
-
-func (t keyedTurns) Waiting(publication string, waiting bool) {
-	if lt := t.e.keyedNow().turns; lt != nil {
-		lt.Waiting(publication, waiting)
-	}
-}
-
-type keyedContention struct{ e *Engine }
-
-func (c keyedContention) Load() remote.ContentionRecord {
-	if m := c.e.keyedNow().contention; m != nil {
-		return m.Load()
-	}
-	return remote.ContentionRecord{}
-}
-
-func (c keyedContention) Save(r remote.ContentionRecord) {
-	if m := c.e.keyedNow().contention; m != nil {
-		m.Save(r)
-	}
-}
-
-// The forwarders and what they forward to implement the notebook's hooks.
-var (
-	_ remote.Turnstile        = keyedTurns{}
-	_ remote.Nearby           = keyedTurns{}
-	_ remote.Offers           = keyedTurns{}
-	_ remote.ContentionMemory = keyedContention{}
-	_ remote.Turnstile        = (*localTurns)(nil)
-	_ remote.Nearby           = (*localTurns)(nil)
-	_ remote.Offers           = (*localTurns)(nil)
-)

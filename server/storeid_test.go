@@ -44,11 +44,11 @@ func maxPackGeneration(t *testing.T, store remote.Store) uint64 {
 	return top
 }
 
-// sameHost is another process of agent a's host: same private root and
-// turns directory, its own engine, the notebook directory dir.
-func sameHost(t *testing.T, store remote.Store, a *agent, turns, dir string) *agent {
+// sameHost is another process of agent a's host: same private root, its
+// own engine, the notebook directory dir.
+func sameHost(t *testing.T, store remote.Store, a *agent, dir string) *agent {
 	t.Helper()
-	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: dir, CommitRetries: 8, TurnsDir: turns})
+	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: dir, CommitRetries: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,16 +57,15 @@ func sameHost(t *testing.T, store remote.Store, a *agent, turns, dir string) *ag
 }
 
 // Issue 37, point 5: a store deleted and started again at the same URL is
-// another store. The host's caches of the old one (the turns' kept state,
-// the highest generation seen) must not shape what it publishes to the
+// another store. The host's caches of the old one (the highest generation
+// seen, the object caches) must not shape what it publishes to the
 // new one: before store IDs, the first commit built on the old store's
 // generation 3 and left a pack of generation 4 in the new store, and from
 // then on every host, a fresh one too, was refused with
 // GENERATION_REGRESSED.
 func TestStoreDeletedAndStartedAgain(t *testing.T) {
 	store := memstore.New()
-	turns := t.TempDir()
-	a := newAgent(t, store, func(c *Config) { c.TurnsDir = turns })
+	a := newAgent(t, store)
 	a.pull()
 	a.write("log.md", "# log\n")
 	for i, line := range []string{"one\n", "two\n", "three\n"} {
@@ -87,7 +86,7 @@ func TestStoreDeletedAndStartedAgain(t *testing.T) {
 	// nothing behind in the new store; the files stay as they are.
 	a.appendTo("log.md", "four\n")
 	before := a.files()
-	b := sameHost(t, store, a, turns, a.dir)
+	b := sameHost(t, store, a, a.dir)
 	_, err := b.e.Commit(context.Background(), "", "after the store was deleted")
 	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
 	if got := maxPackGeneration(t, store); got > 1 {
@@ -102,7 +101,7 @@ func TestStoreDeletedAndStartedAgain(t *testing.T) {
 	equalMaps(t, "old directory after its pull", b.files(), before)
 
 	// A new directory on the same host starts the new notebook.
-	c := sameHost(t, store, a, turns, filepath.Join(a.ws, "fresh"))
+	c := sameHost(t, store, a, filepath.Join(a.ws, "fresh"))
 	if res := c.pull(); res.Generation != 0 {
 		t.Fatalf("pull of the new store at generation %d", res.Generation)
 	}
@@ -125,7 +124,7 @@ func TestStoreDeletedAndStartedAgain(t *testing.T) {
 	fresh := newAgent(t, store)
 	fresh.pull()
 	equalMaps(t, "fresh host", fresh.files(), map[string]string{"new.md": "new\nmore\n"})
-	again := sameHost(t, store, a, turns, filepath.Join(a.ws, "again"))
+	again := sameHost(t, store, a, filepath.Join(a.ws, "again"))
 	again.pull()
 	equalMaps(t, "same host, new directory", again.files(), map[string]string{"new.md": "new\nmore\n"})
 

@@ -116,10 +116,7 @@ func (c *campaign) setup() error {
 // engineSettings are the engine settings every process of the campaign
 // runs with, as the CLI's environment settings.
 func (cfg config) engineSettings() []string {
-	env := []string{"SLIVINGDOC_CHECKPOINT_PACKS=" + strconv.Itoa(cfg.checkpointPacks)}
-	// server.Config.GroupCommit, through the CLI's --group-commit
-	// setting (issue 18), set either way.
-	return append(env, "SLIVINGDOC_GROUP_COMMIT="+strconv.FormatBool(cfg.groupCommit))
+	return []string{"SLIVINGDOC_CHECKPOINT_PACKS=" + strconv.Itoa(cfg.checkpointPacks)}
 }
 
 // teardown stops whatever setup started.

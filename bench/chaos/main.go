@@ -37,8 +37,8 @@
 // A writer refused BASELINE_LOST takes the documented way out (lost.go);
 // the first foreign conflicts of each writer keep L and P's directory
 // state before and after, with its recent operations (forensics.go).
-// -group-commit=false runs every process with group commit off (on is the
-// product's default). -format 4 seeds the notebook by a format-version-4
+// -group-commit is accepted and ignored with a warning: the product has
+// no publication modes any more. -format 4 seeds the notebook by a format-version-4
 // commit of an engine in this program (bench.SeedV4): every process then
 // publishes by version 4, as it does on any version-4 store.
 // Exit status: 0 all rules held, 1 a rule failed, 2 the campaign could not
@@ -71,7 +71,6 @@ type config struct {
 	checkpointPacks int
 	verbose         bool
 	fpBin           string // the failpoints build (built into the work dir)
-	groupCommit     bool   // every process runs with group commit on (SLIVINGDOC_GROUP_COMMIT)
 	format          int    // the store's format version: 3 (seeded by the binary) or 4 (seeded by a version-4 commit; seedNotebook)
 }
 
@@ -102,7 +101,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.diskMB, "disk-mb", 64, "size of the small disk (tmpfs) under writer 0's private root")
 	fs.IntVar(&cfg.checkpointPacks, "checkpoint-packs", 24, "SLIVINGDOC_CHECKPOINT_PACKS of every process: low, so checkpoints and cleanup run under faults too")
 	fs.BoolVar(&cfg.verbose, "v", false, "print sample log lines behind each error code")
-	fs.BoolVar(&cfg.groupCommit, "group-commit", true, "run every slivingdoc process with group commit on, the default (its --group-commit setting, as SLIVINGDOC_GROUP_COMMIT; false: off)")
+	fs.Bool("group-commit", true, "no longer used: slivingdoc has no publication modes (ignored with a warning)")
 	fs.IntVar(&cfg.format, "format", 3, "the store's format version: 3 (the binary seeds it) or 4 (a version-4 commit of this program seeds it, so every process publishes by version 4, as on any version-4 store)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -110,6 +109,11 @@ func parseFlags(args []string) (config, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "group-commit" {
+			fmt.Fprintln(os.Stderr, "chaos: warning: -group-commit is no longer used and is ignored: slivingdoc publishes by one path, with no modes to choose")
+		}
+	})
 	if cfg.writers < 1 || cfg.rounds < 1 || cfg.opBound <= 0 || cfg.diskMB < 1 || cfg.checkpointPacks < 1 {
 		return cfg, errors.New("-writers, -rounds, -op-bound, -disk-mb and -checkpoint-packs must be positive")
 	}
@@ -207,9 +211,6 @@ func replayArgs(cfg config) string {
 	args := fmt.Sprintf("-seed %d -writers %d -rounds %d -stores %s", cfg.seed, cfg.writers, cfg.rounds, strings.Join(cfg.stores, ","))
 	if cfg.duration > 0 {
 		args += fmt.Sprintf(" -duration %s", cfg.duration)
-	}
-	if !cfg.groupCommit {
-		args += " -group-commit=false"
 	}
 	if cfg.format != 3 {
 		args += fmt.Sprintf(" -format %d", cfg.format)

@@ -136,12 +136,8 @@ func doubleFigures(s *stats) string {
 func markdownReport(cfg config, all []*stats, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Fault campaign %s\n\n", now.Format("2006-01-02"))
-	gc := "off"
-	if cfg.groupCommit {
-		gc = "on"
-	}
-	fmt.Fprintf(&b, "Seed %d, %d writers per store, up to %d fault events per store, operation bound %s, checkpoint every %d packs, group commit %s, store format %d.\n",
-		cfg.seed, cfg.writers, cfg.rounds, cfg.opBound, cfg.checkpointPacks, gc, cfg.format)
+	fmt.Fprintf(&b, "Seed %d, %d writers per store, up to %d fault events per store, operation bound %s, checkpoint every %d packs, store format %d.\n",
+		cfg.seed, cfg.writers, cfg.rounds, cfg.opBound, cfg.checkpointPacks, cfg.format)
 	fmt.Fprintf(&b, "Replay: `go run ./bench/chaos %s`.\n\n", replayArgs(cfg))
 	fmt.Fprintf(&b, "Each writer runs the built binary, one process per operation: a pull, or a fresh token line (its own file or its section of a shared file) and a commit. The journal records every token written and every token a commit reported OK. At the end every writer commits what it holds, a fresh directory pulls, `slivingdoc verify` checks the store, and every token is judged. Every operation must end within the bound, every error must be a documented code·reason with its documented action and retryability, and an operation that ran entirely while SeaweedFS was down or frozen must end `STORAGE_FAILURE`, retryable, action `RETRY`.\n\n")
 

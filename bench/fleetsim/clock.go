@@ -6,8 +6,8 @@ import (
 )
 
 // modelClock is the engines' publication clock in the model's time
-// (server.Config.Sleep and Now): with Config.Scale s, a backoff or group
-// commit wait of d model time sleeps d/s real, and the windows the
+// (server.Config.Sleep and Now): with Config.Scale s, a backoff or a
+// version-4 wait of d model time sleeps d/s real, and the windows the
 // protocol measures (round trips, an attempt's age) read in model time, so
 // that slow motion compresses only the engines' CPU, not their waits.
 type modelClock struct {

@@ -29,7 +29,7 @@
 // commit window) is divided by Scale before it is slept, every measured
 // duration is multiplied by Scale before it is reported, and the engines'
 // publication protocol runs on a model clock (clock.go, through
-// server.Config.Sleep and Now): its backoff, group commit's waits and the
+// server.Config.Sleep and Now): its backoff, version 4's waits and the
 // round trips it measures are in the model's time too. So the reported
 // figures are in the model's time, and what Scale does not compress is
 // the engines' CPU work (and the local file system's): understated by the

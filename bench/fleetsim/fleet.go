@@ -35,15 +35,6 @@ type Config struct {
 	// before it gives up (0 = 20, as bench/loadgen's actors).
 	CommitRetries int
 	MaxTries      int
-	// GroupCommit turns on the engines' group commit (issue 18).
-	GroupCommit bool
-	// Machines spreads the agents over that many machines, agent i on
-	// machine i mod Machines, whose engines take turns and offer their
-	// commits to the holder as one machine's processes do (a turns
-	// directory each, server.Config.TurnsDir; the turnstile's own waits
-	// are on the real clock). 0: every agent is a machine of its own, with
-	// no turns.
-	Machines int
 	// Dir is the parent of the run's L and P directories (default: the
 	// temporary directory). Every agent materialises every agent's file:
 	// 1,000 agents leave 10^6 files, about 4 GB at one block each, and
@@ -114,8 +105,6 @@ type Result struct {
 	Window          time.Duration
 	Burst           bool
 	EnginePerCommit bool
-	GroupCommit     bool // Config.GroupCommit
-	Machines        int  // Config.Machines
 	Model           Model
 	Seed            uint64
 	Offered         int     // commits the agents set out to make
@@ -203,13 +192,12 @@ func (r *Result) PerCommit(n int64) float64 {
 const packHandlesPerEngine = 64
 
 type agent struct {
-	tag   string
-	e     *server.Engine // the kept engine; nil with Config.EnginePerCommit
-	base  string         // parent of the agent's L and P
-	turns string         // its machine's turns directory (Config.Machines)
-	path  string         // the agent's file, absolute
-	cfg   Config         // the engines' settings (Config.EnginePerCommit)
-	seq   int
+	tag  string
+	e    *server.Engine // the kept engine; nil with Config.EnginePerCommit
+	base string         // parent of the agent's L and P
+	path string         // the agent's file, absolute
+	cfg  Config         // the engines' settings (Config.EnginePerCommit)
+	seq  int
 
 	pending, accepted, written []string
 	ok, busy, gaveUp, calls    int
@@ -245,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.clock = modelClock{scale: cfg.Model.Scale, t0: time.Now()}
 	mem := memstore.New()
 	store := NewLatency(mem, cfg.Model, cfg.Seed)
-	res := &Result{FileLimit: limit, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, EnginePerCommit: cfg.EnginePerCommit, GroupCommit: cfg.GroupCommit, Machines: cfg.Machines, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
+	res := &Result{FileLimit: limit, Agents: cfg.Agents, Windows: cfg.Windows, Window: cfg.Window, Burst: cfg.Burst, EnginePerCommit: cfg.EnginePerCommit, Model: store.model, Seed: cfg.Seed, Other: map[string]int{}, OtherCause: map[string]string{}}
 
 	setup0 := time.Now()
 	agents, gen0, err := setup(ctx, cfg, store, base)
@@ -409,14 +397,13 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// newEngine is one agent's engine: L at base/notes, P at base/private,
-// taking turns in turns (none when empty).
-func newEngine(store remote.Store, base, turns string, cfg Config) (*server.Engine, string, error) {
+// newEngine is one agent's engine: L at base/notes, P at base/private.
+func newEngine(store remote.Store, base string, cfg Config) (*server.Engine, string, error) {
 	dir := filepath.Join(base, "notes")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	sc := server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CommitRetries: cfg.CommitRetries, GroupCommit: cfg.GroupCommit, TurnsDir: turns}
+	sc := server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CommitRetries: cfg.CommitRetries}
 	if cfg.clock.scale > 0 && cfg.clock.scale != 1 {
 		sc.Sleep, sc.Now = cfg.clock.sleep, cfg.clock.now
 	}
@@ -428,7 +415,7 @@ func newEngine(store remote.Store, base, turns string, cfg Config) (*server.Engi
 // agent its engine, pulled. The store's latency is off: set-up is not
 // measured. It returns the generation after set-up.
 func setup(ctx context.Context, cfg Config, store remote.Store, base string) ([]*agent, uint64, error) {
-	seed, dir, err := newEngine(store, filepath.Join(base, "seed"), "", cfg)
+	seed, dir, err := newEngine(store, filepath.Join(base, "seed"), cfg)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -451,10 +438,7 @@ func setup(ctx context.Context, cfg Config, store remote.Store, base string) ([]
 	err = parallel(len(agents), 2*runtime.GOMAXPROCS(0), func(i int) error {
 		a := agents[i]
 		a.base = filepath.Join(base, a.tag)
-		if cfg.Machines > 0 {
-			a.turns = filepath.Join(base, fmt.Sprintf("machine-%d", i%cfg.Machines))
-		}
-		e, dir, err := newEngine(store, a.base, a.turns, cfg)
+		e, dir, err := newEngine(store, a.base, cfg)
 		if err != nil {
 			return err
 		}
@@ -546,7 +530,7 @@ func (a *agent) commitOnce(ctx context.Context, store remote.Store) error {
 	e := a.e
 	if e == nil {
 		var err error
-		if e, _, err = newEngine(store, a.base, a.turns, a.cfg); err != nil {
+		if e, _, err = newEngine(store, a.base, a.cfg); err != nil {
 			return err
 		}
 		defer e.Close()
@@ -558,7 +542,7 @@ func (a *agent) commitOnce(ctx context.Context, store remote.Store) error {
 // auditNotebook pulls the final notebook with a fresh engine into dir and
 // checks every tagged line; it returns the final generation too.
 func auditNotebook(ctx context.Context, store remote.Store, dir string, accepted, written []string) (uint64, Audit, error) {
-	e, l, err := newEngine(store, dir, "", Config{})
+	e, l, err := newEngine(store, dir, Config{})
 	if err != nil {
 		return 0, Audit{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -50,29 +49,6 @@ func tinyFleet(t *testing.T, perCommit bool) {
 
 // The audit finds a lost accepted line, a duplicated one and one nobody
 // wrote, and accepts a written but unaccepted line being absent.
-// Agents spread over machines take turns there and offer their commits to
-// the holder, with group commit between the machines: a burst is all
-// accepted, audited clean, in fewer conditional writes than commits.
-func TestMachinesTakingTurnsShareWrites(t *testing.T) {
-	res, err := Run(context.Background(), Config{
-		Agents: 12, Windows: 1, Window: 400 * time.Millisecond, Burst: true, Seed: 7, Dir: t.TempDir(),
-		GroupCommit: true, Machines: 2,
-		Model: Model{RTT: 4 * time.Millisecond, Jitter: 0.5, CondService: time.Millisecond},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Accepted != 12 || res.GaveUp != 0 || res.Busy != 0 || !res.Audit.OK() || res.Audit.Found != 12 {
-		t.Fatalf("accepted %d/12, gave up %d, REMOTE_BUSY %d, audit %+v", res.Accepted, res.GaveUp, res.Busy, res.Audit)
-	}
-	if c := res.Counts; c.WonCurrent >= int64(res.Accepted) {
-		t.Fatalf("%d won writes of current for %d commits: no turn accepted an offer", c.WonCurrent, res.Accepted)
-	}
-	if res.Machines != 2 || !res.GroupCommit || !strings.Contains(arrival(res), "2 machines taking turns") {
-		t.Fatalf("the result does not say how the fleet ran: %q", arrival(res))
-	}
-}
-
 func TestAuditFindsLossDuplicateAndUnknown(t *testing.T) {
 	tree := map[string][]byte{
 		"a0000.md": []byte("# a0000\na0000-c000 one\na0000-c001 two\na0000-c001 two\n"),

@@ -70,12 +70,6 @@ func arrival(r *Result) string {
 	if r.EnginePerCommit {
 		eng = "engine per commit"
 	}
-	if r.GroupCommit {
-		eng += ", group commit"
-	}
-	if r.Machines > 0 {
-		eng += fmt.Sprintf(", %d machines taking turns", r.Machines)
-	}
 	return fmt.Sprintf("%s, %d x %v, %s", how, r.Windows, r.Window, eng)
 }
 

@@ -81,9 +81,6 @@ type profile struct {
 	agentWindow       time.Duration
 	agentStores       []string
 	drivers           []string // contention and agents: driverCLI, driverServe (mcp.go)
-	groupCommit       bool     // every measured process runs with group commit on (SLIVINGDOC_GROUP_COMMIT, set either way)
-	noTurns           bool     // every measured process runs with --local-turns=false (SLIVINGDOC_LOCAL_TURNS)
-	noOffers          bool     // every measured process runs with --turn-offers=false (SLIVINGDOC_TURN_OFFERS)
 	// formats are the store format versions contention and agents run on,
 	// each row once per format in this order: 3 (what the binary writes
 	// on a new store) and 4 (a store seeded by a version-4 commit, on
@@ -176,15 +173,24 @@ func main() {
 	historyCommits := flag.Int("history-commits", 0, "override the history length")
 	historyAlternate := flag.Int("history-alternate", -1, "override how many commits alternate between the long notebook and a fresh reference (0: none)")
 	capRun := flag.Duration("contention-timeout", 0, "override the time cap of one contention run")
-	groupCommit := flag.Bool("group-commit", true, "run every measured slivingdoc process with group commit on, the default (false: SLIVINGDOC_GROUP_COMMIT=false)")
-	localTurns := flag.Bool("local-turns", true, "let the measured slivingdoc processes take turns at publication (false: SLIVINGDOC_LOCAL_TURNS=false, they race)")
-	turnOffers := flag.Bool("turn-offers", true, "let writers waiting for a turn offer their commits to its holder (false: SLIVINGDOC_TURN_OFFERS=false, one commit per turn)")
+	// slivingdoc's publication modes are gone (every commit takes one
+	// path): these flags are accepted so that the commands recorded in
+	// docs/benchmarks.md still run, and warn.
+	retired := []string{"group-commit", "local-turns", "turn-offers"}
+	for _, name := range retired {
+		flag.Bool(name, true, "no longer used: slivingdoc has no publication modes (ignored with a warning)")
+	}
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
 	modes := flag.String("modes", "", "override the contention modes, e.g. disjoint,shared (default: disjoint, shared, shared-sections)")
 	formats := flag.String("format", "3", "store format versions of the contention and agents rows, e.g. 3,4: each row runs once per version (4: the store is seeded by a version-4 commit, so every process publishes by version 4)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
 	flag.Parse()
+	flag.Visit(func(f *flag.Flag) {
+		if slices.Contains(retired, f.Name) {
+			log.Printf("loadgen: warning: -%s is no longer used and is ignored: slivingdoc publishes by one path, with no modes to choose", f.Name)
+		}
+	})
 	if *render != "" {
 		paths, err := rerender(*render, *out, *date)
 		if err != nil {
@@ -225,9 +231,6 @@ func main() {
 	if *historyAlternate >= 0 {
 		prof.historyAlternate = *historyAlternate
 	}
-	prof.groupCommit = *groupCommit
-	prof.noTurns = !*localTurns
-	prof.noOffers = !*turnOffers
 	if *drivers != "" {
 		prof.drivers = strings.Split(*drivers, ",")
 		for _, d := range prof.drivers {

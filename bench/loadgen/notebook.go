@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,13 +29,6 @@ func (r *runner) newNotebook(st *storeTarget, loc, base string, proxied bool) *n
 	priv := filepath.Join(base, "private")
 	env := append(cleanEnv(), st.env(loc, proxied)...)
 	env = append(env, "SLIVINGDOC_PRIVATE_ROOT="+priv, "LOG_LEVEL=warn", "NO_COLOR=1")
-	if r.prof.noTurns {
-		env = append(env, "SLIVINGDOC_LOCAL_TURNS=false")
-	}
-	if r.prof.noOffers {
-		env = append(env, "SLIVINGDOC_TURN_OFFERS=false")
-	}
-	env = append(env, "SLIVINGDOC_GROUP_COMMIT="+strconv.FormatBool(r.prof.groupCommit))
 	return &notebook{bin: r.bin, dir: filepath.Join(base, "notes"), env: env, loc: loc, st: st, priv: priv}
 }
 

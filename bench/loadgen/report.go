@@ -140,9 +140,6 @@ func (r *Results) markdown(date string) string {
 	p("| | |\n| --- | --- |\n")
 	p("| run | %s → %s (%s) |\n", m.Start.Format(time.RFC3339), m.End.Format(time.RFC3339), m.End.Sub(m.Start).Round(time.Second))
 	p("| machine | %d CPUs, %s, %s/%s |\n", m.CPUs, m.CPUModel, m.GOOS, m.GOARCH)
-	p("| group commit | %s |\n", map[bool]string{false: "off (`SLIVINGDOC_GROUP_COMMIT=false`, every measured process)", true: "on (`SLIVINGDOC_GROUP_COMMIT=true`, every measured process)"}[m.GroupCommit])
-	p("| local turns | %s |\n", map[bool]string{false: "on (the default: writers of this machine take turns at publication)", true: "off (`--local-turns=false`: every writer races)"}[m.NoTurns])
-	p("| turn offers | %s |\n", map[bool]string{false: "on (the default: writers waiting for a turn offer their commits to its holder)", true: "off (`--turn-offers=false`: one commit per turn)"}[m.NoOffers])
 	p("| load average (1 min) during the run | %s |\n", loadSummary(m.Load))
 	if m.WorkDir != "" {
 		p("| working directory | `%s` (notebooks and private roots; under `TMPDIR`) |\n", m.WorkDir)
@@ -323,7 +320,7 @@ func (r *Results) markdown(date string) string {
 			"realistic log, where concurrent additions at one place merge cleanly) or to the writer's own section of one shared file "+
 			"(shared-sections); on a shared file every commit is a real text merge. A writer retries a commit after REMOTE_BUSY, and resolves a conflict by "+
 			"keeping both sides. Uploads are the publication attempts that reached the store, counted as the increment packs uploaded (each "+
-			"uploads its own) and the group commit registrations left in the store (each carries its pack); a retry first checks `current` with a HEAD and drops itself, uploading nothing, when another writer "+
+			"uploads its own) and, on a format-4 store, the proposals (each carries its pack); a retry first checks `current` with a HEAD and drops itself, uploading nothing, when another writer "+
 			"has published meanwhile: those show as HEAD requests in the traffic table. The audit pulls the final notebook and checks every accepted line is there exactly once. "+
 			"Rows marked (serve) drive one long-lived `slivingdoc serve` per writer over MCP stdio, as hosts run it, instead of one CLI process per call: "+
 			"their latency is the tool call's round trip, their CPU the server's during the call.\n\n", r.Contention[0].CommitsEach)

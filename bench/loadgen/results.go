@@ -44,21 +44,18 @@ type Step struct {
 
 // Meta describes the run and the machine.
 type Meta struct {
-	Profile     string
-	GroupCommit bool // the measured processes ran with --group-commit
-	NoTurns     bool `json:",omitempty"` // the measured processes ran with --local-turns=false
-	NoOffers    bool `json:",omitempty"` // the measured processes ran with --turn-offers=false
-	Start       time.Time
-	End         time.Time
-	CPUs        int
-	CPUModel    string
-	GOOS        string
-	GOARCH      string
-	GoVersion   string
-	Commit      string // git HEAD of the measured tree
-	Binary      string // `slivingdoc version`
-	Git         string // `git --version`
-	SeaweedFS   string
+	Profile   string
+	Start     time.Time
+	End       time.Time
+	CPUs      int
+	CPUModel  string
+	GOOS      string
+	GOARCH    string
+	GoVersion string
+	Commit    string // git HEAD of the measured tree
+	Binary    string // `slivingdoc version`
+	Git       string // `git --version`
+	SeaweedFS string
 	// WorkDir holds every notebook, private root and reference repository
 	// of the run (os.MkdirTemp, so under TMPDIR): creating files costs
 	// very different amounts in different directories of one disk (/tmp
@@ -78,7 +75,7 @@ type Meta struct {
 
 func newResults(prof profile, bin string) *Results {
 	res := &Results{Meta: Meta{
-		Profile: prof.name, GroupCommit: prof.groupCommit, NoTurns: prof.noTurns, NoOffers: prof.noOffers, Start: time.Now().UTC(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(),
+		Profile: prof.name, Start: time.Now().UTC(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(),
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version(),
 		Commit: cmdOutput("git", "rev-parse", "--short", "HEAD"), Binary: cmdOutput(bin, "version"),
 		Git: cmdOutput("git", "--version"), SeaweedFS: seaweed.Module + "@" + seaweed.Version,

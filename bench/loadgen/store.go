@@ -128,9 +128,10 @@ func seaweedTarget(srv *seaweed.Server, proxy *countingProxy) *storeTarget {
 
 // storeStats sums a listing: all bytes, and the number of packs uploaded:
 // increment packs (each attempt that writes uploads its own, and a lost
-// attempt's pack stays until a checkpoint's cleanup), group commit's
-// registrations, each of which carries its proposal's pack (until a
-// cleanup removes it), and format 4's proposals, each a commit's own pack
+// attempt's pack stays until a checkpoint's cleanup), the registrations
+// an older binary's group commit left, each of which carries its
+// proposal's pack (until a cleanup removes it), and format 4's proposals,
+// each a commit's own pack
 // (no cleanup of them exists yet). Format 4's fold markers and registered
 // descriptors under proposals/ are not packs of a commit and are left out.
 func storeStats(objs []object) (bytes int64, packs int) {

@@ -250,8 +250,15 @@ func TestCLIDocMatchesTheFlags(t *testing.T) {
 		}
 	}
 	// --help and --version are bare slivingdoc's; "Flags are written
-	// `--name` or `-name`" names none.
+	// `--name` or `-name`" names none. The retired settings are accepted
+	// by every command that takes the shared ones, and the doc says so.
 	known := map[string]bool{"help": true, "version": true, "name": true}
+	for _, st := range retiredSettings {
+		known[st.flag] = true
+		if !mentions(sections["Settings"], st.flag) {
+			t.Errorf("docs/cli.md: the Settings section does not say --%s is retired", st.flag)
+		}
+	}
 	for _, name := range commandNames() {
 		for _, f := range commandFlags(name) {
 			known[f] = true

@@ -30,6 +30,11 @@ func TestCLIHelpTouchesNothing(t *testing.T) {
 				t.Errorf("%s -h lacks --%s", cmd, st.flag)
 			}
 		}
+		for _, st := range retiredSettings {
+			if strings.Contains(o.stdout, st.flag) {
+				t.Errorf("%s -h advertises the retired --%s", cmd, st.flag)
+			}
+		}
 	}
 	o := a.run("help", "store")
 	for _, st := range allSettings {
@@ -37,12 +42,17 @@ func TestCLIHelpTouchesNothing(t *testing.T) {
 			t.Errorf("help store lacks --%s / %s:\n%s", st.flag, st.env, o)
 		}
 	}
+	for _, st := range retiredSettings {
+		if strings.Contains(o.stdout, st.flag) || strings.Contains(o.stdout, st.env) {
+			t.Errorf("help store advertises the retired --%s / %s", st.flag, st.env)
+		}
+	}
 	for _, bad := range [][]string{
 		{"pull", filepath.Join(base, "notes"), "--commit-retries", "-1"},
 		{"pull", filepath.Join(base, "notes"), "--store", "nowhere"},
 		{"commit", filepath.Join(base, "notes")}, // no message
 		{"pull", "--no-such-flag"},
-		{"commit", filepath.Join(base, "notes"), "-m", "x", "--group-commit=maybe"},
+		{"commit", filepath.Join(base, "notes"), "-m", "x", "--path-style=maybe"},
 		{"log", "-n", "0"},
 		{"status", "a", "b"},
 	} {

@@ -1,19 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote/s3store"
-	"github.com/slivingdoc/slivingdoc/server"
 )
 
 // parsedSettings parses args against a fresh flag set with env as the
@@ -123,7 +120,6 @@ func TestSettingsBadValues(t *testing.T) {
 		{"endpoint with user info", map[string]string{"AWS_ENDPOINT_URL_S3": "https://AKIAIOSFODNN7EXAMPLE:secret@s3.example"}, []string{"--bucket", "abc"}, "AWS_ENDPOINT_URL_S3"},
 		{"endpoint not a URL", nil, []string{"--bucket", "abc", "--endpoint", "localhost:9000"}, "--endpoint"},
 		{"path style", map[string]string{"SLIVINGDOC_PATH_STYLE": "maybe"}, nil, "SLIVINGDOC_PATH_STYLE"},
-		{"group commit env", map[string]string{"SLIVINGDOC_GROUP_COMMIT": "sometimes"}, nil, "SLIVINGDOC_GROUP_COMMIT"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,22 +156,12 @@ func TestSettingsEngineConfig(t *testing.T) {
 	}
 }
 
-// --group-commit reaches the engine's configuration: the default, the
-// environment, and a flag beating the environment either way.
-func TestSettingsGroupCommit(t *testing.T) {
-	def, err := strconv.ParseBool(defaultGroupCommit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testBoolSetting(t, "group-commit", "SLIVINGDOC_GROUP_COMMIT", def, func(c server.Config) bool { return c.GroupCommit })
-}
-
-// testBoolSetting checks a boolean setting end to end: its default, the
-// environment either way, the flag either way and beating the
-// environment, and a value that is not a boolean refused naming the
-// variable.
-func testBoolSetting(t *testing.T, flag, envName string, def bool, get func(server.Config) bool) {
-	t.Helper()
+// The retired mode settings (--local-turns, --turn-offers,
+// --group-commit and their variables) are accepted (a flag with a
+// boolean, a variable with any value), do nothing, and warn once each on
+// the command's stderr, naming the flag or the variable given; a command
+// that gives none prints nothing.
+func TestSettingsRetiredModesWarn(t *testing.T) {
 	dir := t.TempDir()
 	with := func(kv ...string) map[string]string {
 		env := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, "p"), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
@@ -184,86 +170,49 @@ func testBoolSetting(t *testing.T, flag, envName string, def bool, get func(serv
 		}
 		return env
 	}
-	cases := []struct {
-		name string
-		env  map[string]string
-		args []string
-		want bool
-	}{
-		{"default", with(), nil, def},
-		{"env on", with(envName, "true"), nil, true},
-		{"env off", with(envName, "false"), nil, false},
-		{"flag on", with(), []string{"--" + flag}, true},
-		{"flag off", with(), []string{"--" + flag + "=false"}, false},
-		{"flag off beats env on", with(envName, "1"), []string{"--" + flag + "=false"}, false},
-		{"flag on beats env off", with(envName, "0"), []string{"--" + flag + "=true"}, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := parsedSettings(t, tc.env, tc.args...).engineConfig(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := get(cfg); got != tc.want {
-				t.Fatalf("--%s: got %v, want %v", flag, got, tc.want)
-			}
-		})
-	}
-	if _, err := parsedSettings(t, with(envName, "maybe")).engineConfig(t.Context()); err == nil || !strings.Contains(err.Error(), envName) {
-		t.Fatalf("%s=maybe: %v; want a usage error naming it", envName, err)
-	}
-}
-
-// --local-turns (on by default) gives the engine the user's turns
-// directory, the same whatever the private root; off gives none.
-func TestSettingsLocalTurns(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
-	want := filepath.Join(dir, "cache", "slivingdoc", "turns")
-	if runtime.GOOS != "linux" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			t.Skip("no user cache directory here")
-		}
-		want = filepath.Join(d, "slivingdoc", "turns")
-	}
-	env := func(priv string, kv ...string) map[string]string {
-		m := map[string]string{"SLIVINGDOC_PRIVATE_ROOT": filepath.Join(dir, priv), "SLIVINGDOC_STORE": "file://" + filepath.ToSlash(filepath.Join(dir, "store"))}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
+	plain, err := parsedSettings(t, with()).engineConfig(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
 	cases := []struct {
 		name string
 		env  map[string]string
 		args []string
-		want string
+		want []string // the names the warnings give, in order
 	}{
-		{"default", env("p1"), nil, want},
-		{"another private root", env("p2"), nil, want},
-		{"env off", env("p1", "SLIVINGDOC_LOCAL_TURNS", "false"), nil, ""},
-		{"flag off", env("p1"), []string{"--local-turns=false"}, ""},
-		{"flag on beats env off", env("p1", "SLIVINGDOC_LOCAL_TURNS", "0"), []string{"--local-turns"}, want},
+		{"none", with(), nil, nil},
+		{"flags", with(), []string{"--local-turns=false", "--turn-offers", "--group-commit=true"}, []string{"--local-turns", "--turn-offers", "--group-commit"}},
+		{"environment", with("SLIVINGDOC_LOCAL_TURNS", "true", "SLIVINGDOC_GROUP_COMMIT", "sometimes"), nil, []string{"SLIVINGDOC_LOCAL_TURNS", "SLIVINGDOC_GROUP_COMMIT"}},
+		{"flag beats environment", with("SLIVINGDOC_TURN_OFFERS", "0"), []string{"--turn-offers=false"}, []string{"--turn-offers"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := parsedSettings(t, tc.env, tc.args...).engineConfig(t.Context())
+			s := parsedSettings(t, tc.env, tc.args...)
+			var stderr bytes.Buffer
+			s.fs.SetOutput(&stderr)
+			cfg, err := s.engineConfig(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.TurnsDir != tc.want {
-				t.Fatalf("TurnsDir = %q, want %q", cfg.TurnsDir, tc.want)
+			cfg.Store, cfg.Logger = plain.Store, plain.Logger
+			if !reflect.DeepEqual(cfg, plain) {
+				t.Errorf("the configuration changed:\n%+v\nwant\n%+v", cfg, plain)
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+			if len(tc.want) == 0 {
+				lines = nil
+				if stderr.Len() != 0 {
+					t.Fatalf("stderr %q, want nothing", stderr.String())
+				}
+			}
+			if len(lines) != len(tc.want) {
+				t.Fatalf("stderr %q: want one line for each of %v", stderr.String(), tc.want)
+			}
+			for i, name := range tc.want {
+				if !strings.HasPrefix(lines[i], "slivingdoc: warning: "+name+" is no longer used") {
+					t.Errorf("line %q, want a warning naming %s", lines[i], name)
+				}
 			}
 		})
 	}
-	if _, err := parsedSettings(t, env("p1", "SLIVINGDOC_LOCAL_TURNS", "maybe")).engineConfig(t.Context()); err == nil {
-		t.Error("SLIVINGDOC_LOCAL_TURNS=maybe accepted")
-	}
-}
-
-// --turn-offers (SLIVINGDOC_TURN_OFFERS) is on by default; off by env or
-// flag, the flag winning; a value that is not a boolean is a usage error.
-func TestSettingsTurnOffers(t *testing.T) {
-	testBoolSetting(t, "turn-offers", "SLIVINGDOC_TURN_OFFERS", true, func(c server.Config) bool { return !c.NoTurnOffers })
 }

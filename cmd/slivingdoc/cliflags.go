@@ -54,7 +54,7 @@ func newCLICommand(name, synopsis, about string, s stdio) *cliCommand {
 }
 
 func isSettingFlag(name string) bool {
-	for _, st := range allSettings {
+	for _, st := range append(allSettings[:len(allSettings):len(allSettings)], retiredSettings...) {
 		if st.flag == name {
 			return true
 		}

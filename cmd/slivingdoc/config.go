@@ -55,21 +55,35 @@ var (
 	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/ignore.md)", none}
 	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
 	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", constant("refuse")}
-	setLocalTurns    = setting{"local-turns", "SLIVINGDOC_LOCAL_TURNS", "", "writers on this machine take turns at publishing to one store instead of racing (a lock file per store in <user cache dir>/slivingdoc/turns; docs/storage.md)", constant("true")}
-	setTurnOffers    = setting{"turn-offers", "SLIVINGDOC_TURN_OFFERS", "", "with local turns, a writer waiting for its turn offers its commit to the holder, which publishes it with its own (docs/storage.md §4A)", constant("true")}
-	setGroupCommit   = setting{"group-commit", "SLIVINGDOC_GROUP_COMMIT", "", "after a lost race, register the commit so other writers publish it with theirs (docs/storage.md §4B)", constant(defaultGroupCommit)}
 )
 
 var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
 	&setWorkspaceRoot, &setPrivateRoot, &setWritable, &setReadOnly, &setRetries, &setCheckpoint, &setRetained, &setRetain,
-	&setIgnore, &setNoDefIgnores, &setSecrets,
-	&setLocalTurns, &setTurnOffers, &setGroupCommit}
+	&setIgnore, &setNoDefIgnores, &setSecrets}
 
-// defaultGroupCommit is --group-commit's default (issue 18): on, since a
-// writer with local turns registers only for races with other machines
-// (docs/storage.md §4B, "With local turns"): one machine's writers keep
-// their turns and offers.
-const defaultGroupCommit = "true"
+// Retired settings: they chose among the publication modes of binaries
+// before format version 4 (local turns, turn offers, group commit), which
+// are gone, every commit taking one path. Scripts and MCP host
+// configurations still pass them, so they stay accepted (a flag's value
+// must still be a boolean, as before) and do nothing but warn, once per
+// command, on stderr (retiredWarnings). No help page lists them.
+var (
+	setLocalTurns  = setting{"local-turns", "SLIVINGDOC_LOCAL_TURNS", "", "no longer used", none}
+	setTurnOffers  = setting{"turn-offers", "SLIVINGDOC_TURN_OFFERS", "", "no longer used", none}
+	setGroupCommit = setting{"group-commit", "SLIVINGDOC_GROUP_COMMIT", "", "no longer used", none}
+)
+
+var retiredSettings = []*setting{&setLocalTurns, &setTurnOffers, &setGroupCommit}
+
+// retiredWarnings writes one line to w for each retired setting given
+// (flag or environment): what it was is no longer there to choose.
+func (s *settings) retiredWarnings(w io.Writer) {
+	for _, st := range retiredSettings {
+		if _, src := s.lookup(st); src != fromDefault {
+			fmt.Fprintf(w, "slivingdoc: warning: %s is no longer used and is ignored: every commit now publishes by one path, with no modes to choose\n", st.name(src))
+		}
+	}
+}
 
 func none() string { return "" }
 
@@ -105,7 +119,7 @@ const listSeparator = ':'
 // addSettingsFlags registers every DESIGN §8 flag on fs.
 func addSettingsFlags(fs *flag.FlagSet) *settings {
 	s := &settings{fs: fs, getenv: os.Getenv, values: map[*setting]*string{}, lists: map[*setting]*listFlag{}}
-	for _, st := range allSettings {
+	for _, st := range append(allSettings[:len(allSettings):len(allSettings)], retiredSettings...) {
 		switch st {
 		case &setWritable, &setReadOnly, &setIgnore:
 			l := &listFlag{}
@@ -340,30 +354,7 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 			cfg.Retain = server.NoRetainWindow
 		}
 	}
-	{
-		v, src := s.lookup(&setGroupCommit)
-		if cfg.GroupCommit, err = strconv.ParseBool(v); err != nil {
-			return cfg, usageErrorf("%s: %q is not true or false", setGroupCommit.name(src), v)
-		}
-	}
-	{
-		v, src := s.lookup(&setLocalTurns)
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return cfg, usageErrorf("%s: %q is not true or false", setLocalTurns.name(src), v)
-		}
-		if on {
-			cfg.TurnsDir = defaultTurnsDir()
-		}
-	}
-	{
-		v, src := s.lookup(&setTurnOffers)
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return cfg, usageErrorf("%s: %q is not true or false", setTurnOffers.name(src), v)
-		}
-		cfg.NoTurnOffers = !on
-	}
+	s.retiredWarnings(s.fs.Output())
 	cfg.Writable = s.lookupList(&setWritable)
 	cfg.ReadOnly = s.lookupList(&setReadOnly)
 	if err := s.contentRules(&cfg); err != nil {
@@ -416,17 +407,6 @@ func defaultStoreURL() string {
 		d = "/" + d // windows: file:///C:/...
 	}
 	return "file://" + d
-}
-
-// defaultTurnsDir is <user cache dir>/slivingdoc/turns, or "" (no turns)
-// when unknown: one directory for every process of the user, whatever
-// its private root, so that they all take turns (server/turns.go).
-func defaultTurnsDir() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "slivingdoc", "turns")
 }
 
 // userDataDir is the per-user directory for application data: Go's

@@ -39,8 +39,11 @@ func main() {
 	capRun := flag.Duration("cap", 10*time.Minute, "no new call starts this long after the last instant (model time)")
 	perCommit := flag.Bool("engine-per-commit", false, "a fresh engine per Commit call, as the CLI (default: one engine per agent, as serve)")
 	dir := flag.String("dir", "", "parent directory of the run's L and P directories (default: the temporary directory; 1,000 agents write ~4 GB there)")
-	group := flag.Bool("group-commit", true, "engines use group commit, as the CLI does by default (issue 18; false: off)")
-	machines := flag.Int("machines", 0, "spread the agents over this many machines, whose engines take turns and offer (0: each agent its own machine, no turns)")
+	// The engines' publication modes are gone (every commit takes one
+	// path): these flags are accepted so that the commands recorded in
+	// docs/benchmarks.md still run, and warn.
+	flag.Bool("group-commit", true, "no longer used: the engines have no modes (ignored with a warning)")
+	flag.Int("machines", 0, "no longer used: the engines of one machine no longer take turns (ignored with a warning)")
 	engine := flag.String("engine", "", "what commits: empty for the real engines (server.Engine), \"publish\" for agents calling the format-v4 protocol (package publish) directly")
 	warmup := flag.Duration("warmup", 0, "publish engine: commits whose instant is in this first part of the run, and the requests before it, are not measured (model time)")
 	traceSlow := flag.Duration("trace-slow", 0, "publish engine: print the protocol's trace of the first commit slower than this (model time; 0: none)")
@@ -68,6 +71,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	lg := log.New(os.Stderr, "fleetsim: ", log.Ltime)
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "group-commit" || f.Name == "machines" {
+			lg.Printf("warning: -%s is no longer used and is ignored: the engines publish by one path, with no modes to choose", f.Name)
+		}
+	})
 	var runs []*fleetsim.Result
 	for _, f := range strings.Split(*agents, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -77,7 +85,7 @@ func main() {
 		cfg := fleetsim.Config{
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
 			Model:         fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
-			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit, GroupCommit: *group, Machines: *machines,
+			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
 			Engine: *engine, Warmup: *warmup, TraceSlow: *traceSlow, CatchUp: *catchUp, Gather: *gather, FoldParallel: *foldParallel,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
 		}
