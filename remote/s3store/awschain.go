@@ -169,9 +169,10 @@ func (r *awsResolver) endpoint(service string) string {
 func (r *awsResolver) fromProfile(name string, depth int) aws.CredentialsProvider {
 	prof := r.files.profiles[name] // nil reads as empty: the default profile may be absent
 	how := func(what string) string {
-		return fmt.Sprintf("give slivingdoc a profile of its own that asks the AWS CLI for the credentials:\n"+
-			"  [profile %s-process]\n  credential_process = aws configure export-credentials --profile %s --format process\n"+
-			"and set AWS_PROFILE=%s-process (%s)", name, name, name, what)
+		// One line: the message ends up in a log record.
+		return fmt.Sprintf("let the AWS CLI give the credentials: add a profile [profile %s-process] with the line "+
+			"`credential_process = aws configure export-credentials --profile %s --format process` and set AWS_PROFILE=%s-process (%s)",
+			name, name, name, what)
 	}
 	if role := prof["role_arn"]; role != "" && (prof["source_profile"] != "" || prof["credential_source"] != "") {
 		if prof["mfa_serial"] != "" {
