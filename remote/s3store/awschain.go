@@ -35,6 +35,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,9 +66,6 @@ type awsResolver struct {
 	region  string
 	aws     aws.Config
 }
-
-// maxProfileChain bounds source_profile chains (a loop is refused sooner).
-const maxProfileChain = 10
 
 // resolveAWS reads the environment and the shared files. Only an unreadable
 // file is an error; what cannot give credentials yields a provider that
@@ -125,14 +123,14 @@ func resolveAWS(cfg Config, base aws.Config) (awsSettings, error) {
 		if prof == nil {
 			creds = refuse("profile %q (AWS_PROFILE) is in neither %s nor %s", profile, configPath, credentialsPath)
 		} else {
-			creds = r.fromProfile(profile, 0)
+			creds = r.fromProfile(profile, nil)
 		}
 	case envKeys() != nil:
 		creds = envKeys()
 	case os.Getenv("AWS_WEB_IDENTITY_TOKEN_FILE") != "":
 		creds = r.webIdentity(os.Getenv("AWS_WEB_IDENTITY_TOKEN_FILE"), os.Getenv("AWS_ROLE_ARN"), os.Getenv("AWS_ROLE_SESSION_NAME"))
 	default:
-		creds = r.fromProfile(profile, 0)
+		creds = r.fromProfile(profile, nil)
 	}
 	set := awsSettings{aws: r.aws, endpoint: r.endpoint("s3")}
 	set.aws.Credentials = creds
@@ -164,9 +162,9 @@ func (r *awsResolver) endpoint(service string) string {
 	return prof["endpoint_url"]
 }
 
-// fromProfile returns the credentials profile name gives (depth counts the
-// source_profile links followed).
-func (r *awsResolver) fromProfile(name string, depth int) aws.CredentialsProvider {
+// fromProfile returns the credentials profile name gives; via lists the
+// profiles whose source_profile led here, so that a loop is refused.
+func (r *awsResolver) fromProfile(name string, via []string) aws.CredentialsProvider {
 	prof := r.files.profiles[name] // nil reads as empty: the default profile may be absent
 	how := func(what string) string {
 		// One line: the message ends up in a log record.
@@ -180,8 +178,8 @@ func (r *awsResolver) fromProfile(name string, depth int) aws.CredentialsProvide
 		}
 		var source aws.CredentialsProvider
 		switch src := prof["source_profile"]; {
-		case depth >= maxProfileChain:
-			return refuse("profile %q: source_profile chain longer than %d profiles (a loop?)", name, maxProfileChain)
+		case slices.Contains(via, src):
+			return refuse("profile %q: source_profile loops back to %q (%s)", name, src, strings.Join(slices.Concat(via, []string{name, src}), " -> "))
 		case src == name:
 			// A profile may be its own source: its static keys assume its role.
 			source = staticKeys(prof)
@@ -192,7 +190,7 @@ func (r *awsResolver) fromProfile(name string, depth int) aws.CredentialsProvide
 			if r.files.profiles[src] == nil {
 				return refuse("profile %q: its source_profile %q is not defined", name, src)
 			}
-			source = r.fromProfile(src, depth+1)
+			source = r.fromProfile(src, append(slices.Clip(via), name))
 		default:
 			source = r.namedSource(name, prof["credential_source"])
 		}

@@ -3,6 +3,7 @@ package s3store_test
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -300,11 +301,14 @@ type stsCall struct {
 
 var stsScope = regexp.MustCompile(`Credential=([^/]+)/\d{8}/([^/]+)/sts/aws4_request`)
 
-func newFakeSTS(t *testing.T) *fakeSTS {
+func newFakeSTS(t *testing.T) *fakeSTS { return startFakeSTS(t, false) }
+
+// startFakeSTS starts the fake, over TLS (a certificate of its own) when tls.
+func startFakeSTS(t *testing.T, tls bool) *fakeSTS {
 	f := &fakeSTS{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil || r.Method != http.MethodPost {
-			http.Error(w, "bad request", 400)
+			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
 		call := stsCall{form: r.PostForm, sessionTk: r.Header.Get("X-Amz-Security-Token")}
@@ -317,13 +321,13 @@ func newFakeSTS(t *testing.T) *fakeSTS {
 		f.mu.Unlock()
 		action := r.PostForm.Get("Action")
 		if fail != "" {
-			w.WriteHeader(400)
+			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>%s</Code><Message>refused by the fake</Message></Error><RequestId>req-1</RequestId></ErrorResponse>`, fail)
 			return
 		}
 		key := map[string]string{"AssumeRole": "ASIAROLE", "AssumeRoleWithWebIdentity": "ASIAWEB"}[action]
 		if key == "" || r.PostForm.Get("Version") != "2011-06-15" {
-			http.Error(w, "unknown action", 400)
+			http.Error(w, "unknown action", http.StatusBadRequest)
 			return
 		}
 		fmt.Fprintf(w, `<%[1]sResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><%[1]sResult><Credentials>
@@ -331,6 +335,11 @@ func newFakeSTS(t *testing.T) *fakeSTS {
 <Expiration>%[3]s</Expiration></Credentials></%[1]sResult><ResponseMetadata><RequestId>req-2</RequestId></ResponseMetadata></%[1]sResponse>`,
 			action, key, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
 	}))
+	if tls {
+		f.StartTLS()
+	} else {
+		f.Start()
+	}
 	t.Cleanup(f.Close)
 	return f
 }
@@ -423,7 +432,7 @@ func TestAWSAssumeRoleProfile(t *testing.T) {
 	// A source_profile loop is refused, not followed forever.
 	awsEnv(t, "[profile a]\nrole_arn = arn:aws:iam::1:role/a\nsource_profile = b\n[profile b]\nrole_arn = arn:aws:iam::1:role/b\nsource_profile = a\n", "")
 	t.Setenv("AWS_PROFILE", "a")
-	wantRefused(t, s3store.Config{}, "source_profile chain")
+	wantRefused(t, s3store.Config{}, `source_profile loops back to "a" (a -> b -> a)`)
 }
 
 // The container endpoint (ECS, EKS pod identity) with its authorization
@@ -460,7 +469,7 @@ func TestAWSContainerAndInstanceCredentials(t *testing.T) {
 			w.Header().Set("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", "21600")
 			_, _ = io.WriteString(w, "imds-token")
 		case r.Header.Get("X-Aws-Ec2-Metadata-Token") != "imds-token":
-			http.Error(w, "no token", 401)
+			http.Error(w, "no token", http.StatusUnauthorized)
 		case r.URL.Path == "/latest/meta-data/iam/security-credentials/":
 			_, _ = io.WriteString(w, "notes-role")
 		case r.URL.Path == "/latest/meta-data/iam/security-credentials/notes-role":
@@ -474,4 +483,35 @@ func TestAWSContainerAndInstanceCredentials(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "")
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.URL)
 	wantSigned(t, s3store.Config{}, "ASIAINSTANCE", "ASIAINSTANCE-token")
+}
+
+// AWS_CA_BUNDLE names the certificates the clients trust instead of the
+// system's (a proxy that re-signs TLS): the credential calls honour it too.
+func TestAWSCABundle(t *testing.T) {
+	sts := startFakeSTS(t, true)
+	awsEnv(t, "", "")
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("eyJ.token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", token)
+	t.Setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/notes")
+	t.Setenv("AWS_ENDPOINT_URL_STS", sts.URL)
+	// The fake's certificate is trusted by nobody yet.
+	if _, err := signedWith(t, s3store.Config{}); !errors.Is(err, remote.ErrNoCredentials) || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("STS over TLS with an unknown certificate: %v", err)
+	}
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: sts.Certificate().Raw})
+	if err := os.WriteFile(bundle, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_CA_BUNDLE", bundle)
+	wantSigned(t, s3store.Config{}, "ASIAWEB", "ASIAWEB-token")
+
+	// A bundle that cannot be read fails the opening, naming the file.
+	t.Setenv("AWS_CA_BUNDLE", filepath.Join(t.TempDir(), "missing.pem"))
+	if _, err := s3store.New(context.Background(), s3store.Config{Bucket: "notes"}); !errors.Is(err, remote.ErrUnavailable) || !strings.Contains(err.Error(), "missing.pem") {
+		t.Fatalf("New with an unreadable CA bundle = %v", err)
+	}
 }
