@@ -63,7 +63,6 @@ type awsSettings struct {
 type awsResolver struct {
 	files   awsFiles
 	profile string // the profile in use
-	region  string
 	aws     aws.Config
 }
 
@@ -83,15 +82,15 @@ func resolveAWS(cfg Config, base aws.Config) (awsSettings, error) {
 	r := &awsResolver{files: files, profile: profile}
 	prof := files.profiles[profile]
 
-	r.region = cfg.Region
-	if r.region == "" {
-		r.region = firstEnv("AWS_REGION", "AWS_DEFAULT_REGION")
-	}
-	if r.region == "" {
-		r.region = prof["region"]
-	}
 	r.aws = base
-	if r.aws.Region = r.region; r.aws.Region == "" {
+	r.aws.Region = cfg.Region
+	if r.aws.Region == "" {
+		r.aws.Region = firstEnv("AWS_REGION", "AWS_DEFAULT_REGION")
+	}
+	if r.aws.Region == "" {
+		r.aws.Region = prof["region"]
+	}
+	if r.aws.Region == "" {
 		r.aws.Region = DefaultRegion
 	}
 	// A buildable client, so that the CA bundle can be added to it.
