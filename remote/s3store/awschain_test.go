@@ -509,6 +509,21 @@ func TestAWSCABundle(t *testing.T) {
 	t.Setenv("AWS_CA_BUNDLE", bundle)
 	wantSigned(t, s3store.Config{}, "ASIAWEB", "ASIAWEB-token")
 
+	// The S3 requests trust the bundle too: without it the same server is
+	// refused. (httptest's servers share one certificate.)
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	for _, tc := range []struct {
+		bundle string
+		want   error
+	}{{bundle, remote.ErrNotFound}, {"", remote.ErrUnavailable}} {
+		t.Setenv("AWS_CA_BUNDLE", tc.bundle)
+		s := openS3(t, s3store.Config{Bucket: "notes", Endpoint: srv.URL, PathStyle: true, AccessKeyID: "AKID", SecretAccessKey: "s"})
+		if _, err := s.Head(context.Background(), "current"); !errors.Is(err, tc.want) {
+			t.Fatalf("Head over TLS, AWS_CA_BUNDLE=%q: %v, want %v", tc.bundle, err, tc.want)
+		}
+	}
+
 	// A bundle that cannot be read fails the opening, naming the file.
 	t.Setenv("AWS_CA_BUNDLE", filepath.Join(t.TempDir(), "missing.pem"))
 	if _, err := s3store.New(context.Background(), s3store.Config{Bucket: "notes"}); !errors.Is(err, remote.ErrUnavailable) || !strings.Contains(err.Error(), "missing.pem") {
