@@ -26,6 +26,7 @@ package s3store
 // fetch on first use, so a failure shows as remote.ErrNoCredentials there.
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -93,6 +94,9 @@ func resolveAWS(cfg Config, base aws.Config) (awsSettings, error) {
 	if r.aws.Region == "" {
 		r.aws.Region = DefaultRegion
 	}
+	if err := r.retrySettings(prof); err != nil {
+		return awsSettings{}, err
+	}
 	// A buildable client, so that the CA bundle can be added to it.
 	client := awshttp.NewBuildableClient().
 		WithTransportOptions(func(tr *http.Transport) { tr.ResponseHeaderTimeout = s3ResponseTimeout })
@@ -134,6 +138,28 @@ func resolveAWS(cfg Config, base aws.Config) (awsSettings, error) {
 	set := awsSettings{aws: r.aws, endpoint: r.endpoint("s3")}
 	set.aws.Credentials = creds
 	return set, nil
+}
+
+// retrySettings takes the SDK's retry settings: AWS_MAX_ATTEMPTS (or the
+// profile's max_attempts; 0 keeps the SDK's default of 3) and
+// AWS_RETRY_MODE (retry_mode: standard or adaptive). They apply to the
+// requests the SDK may retry; conditional writes are never retried.
+func (r *awsResolver) retrySettings(prof awsProfile) error {
+	if v := cmp.Or(os.Getenv("AWS_MAX_ATTEMPTS"), prof["max_attempts"]); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("max attempts %q is not a number of attempts", v)
+		}
+		r.aws.RetryMaxAttempts = n
+	}
+	if v := cmp.Or(os.Getenv("AWS_RETRY_MODE"), prof["retry_mode"]); v != "" {
+		mode, err := aws.ParseRetryMode(v)
+		if err != nil {
+			return fmt.Errorf("retry mode: %w", err)
+		}
+		r.aws.RetryMode = mode
+	}
+	return nil
 }
 
 // endpoint returns the endpoint the configuration names for a service: its

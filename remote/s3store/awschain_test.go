@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func awsEnv(t *testing.T, config, credentials string) {
 	withoutCredentials(t)
 	t.Setenv("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:1")
 	for _, k := range []string{"AWS_ACCESS_KEY", "AWS_SECRET_KEY", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ROLE_SESSION_NAME",
-		"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_CA_BUNDLE",
+		"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_CA_BUNDLE", "AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE",
 		"AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "AWS_EC2_METADATA_SERVICE_ENDPOINT"} {
 		t.Setenv(k, "")
 	}
@@ -528,5 +529,44 @@ func TestAWSCABundle(t *testing.T) {
 	t.Setenv("AWS_CA_BUNDLE", filepath.Join(t.TempDir(), "missing.pem"))
 	if _, err := s3store.New(context.Background(), s3store.Config{Bucket: "notes"}); !errors.Is(err, remote.ErrUnavailable) || !strings.Contains(err.Error(), "missing.pem") {
 		t.Fatalf("New with an unreadable CA bundle = %v", err)
+	}
+}
+
+// failingS3 answers every request 500, which the SDK retries, and counts
+// them.
+type failingS3 struct{ n atomic.Int32 }
+
+func (f *failingS3) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.n.Add(1)
+	return &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+}
+
+// AWS_MAX_ATTEMPTS (or the profile's max_attempts) bounds the SDK's
+// attempts of a request it retries; a malformed retry setting fails New.
+func TestAWSRetrySettings(t *testing.T) {
+	attempts := func() int32 {
+		t.Helper()
+		f := &failingS3{}
+		s := openS3(t, s3store.Config{Bucket: "notes", Endpoint: "http://127.0.0.1:1", PathStyle: true, AccessKeyID: "AKID", SecretAccessKey: "s", Transport: f})
+		if _, err := s.Head(context.Background(), "current"); !errors.Is(err, remote.ErrUnavailable) {
+			t.Fatalf("Head on a store answering 500: %v", err)
+		}
+		return f.n.Load()
+	}
+	awsEnv(t, "[default]\nmax_attempts = 2\n", "")
+	if n := attempts(); n != 2 {
+		t.Fatalf("%d attempts, want the profile's 2", n)
+	}
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	if n := attempts(); n != 1 {
+		t.Fatalf("%d attempts, want AWS_MAX_ATTEMPTS's 1", n)
+	}
+	for k, v := range map[string]string{"AWS_MAX_ATTEMPTS": "many", "AWS_RETRY_MODE": "eager"} {
+		t.Run(k, func(t *testing.T) {
+			t.Setenv(k, v)
+			if _, err := s3store.New(context.Background(), s3store.Config{Bucket: "notes"}); !errors.Is(err, remote.ErrUnavailable) || !strings.Contains(err.Error(), v) {
+				t.Fatalf("New with %s=%s: %v, want ErrUnavailable naming the value", k, v, err)
+			}
+		})
 	}
 }
