@@ -102,8 +102,8 @@ func New(ctx context.Context, cfg Config) (remote.Store, error) {
 	// this logger too).
 	settings, err := resolveAWS(cfg, aws.Config{Logger: logging.Nop{}})
 	if err != nil {
-		// A shared file or the CA bundle is unreadable; the error names the
-		// file, never a secret.
+		// A shared file or the CA bundle is unreadable, or a retry setting
+		// malformed; the error names the file or the value, never a secret.
 		return nil, fmt.Errorf("%w: AWS configuration: %w", remote.ErrUnavailable, err)
 	}
 	awsCfg := settings.aws
