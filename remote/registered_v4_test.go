@@ -80,9 +80,9 @@ func TestRegisteredV4RefusesWhatIsNotItsKey(t *testing.T) {
 		"another version":            {"", bytes.Replace(data, []byte(`"version":4`), []byte(`"version":5`), 1)},
 		"a rollup under a checkpoint key": {
 			remote.RegisteredKey(remote.EntryCheckpoint, 8, cas.Sum(data)), data},
-		"another generation": {remote.RegisteredKey(remote.EntryRollup, 12, cas.Sum(data)), data},
+		"another generation":       {remote.RegisteredKey(remote.EntryRollup, 12, cas.Sum(data)), data},
 		"a block off its boundary": {"", bytes.Replace(data, []byte(`"first":5`), []byte(`"first":6`), 1)},
-		"both kinds": {"", bytes.Replace(odata, []byte(`{"version":4,`), append(append([]byte(`{"version":4,"rollup":`), data[len(`{"version":4,"rollup":`):len(data)-2]...), ','), 1)},
+		"both kinds":               {"", bytes.Replace(odata, []byte(`{"version":4,`), append(append([]byte(`{"version":4,"rollup":`), data[len(`{"version":4,"rollup":`):len(data)-2]...), ','), 1)},
 	}
 	_ = okey
 	for name, tc := range bad {
