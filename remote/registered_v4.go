@@ -235,7 +235,7 @@ func (m *ManifestV4) registeredKeys() map[string]bool {
 // m already; a rollup whose block ends above m's active checkpoint, of a
 // level whose block is not listed yet and that keeps fewer than
 // MaxRollupsPerLevelV4 newer blocks; a checkpoint newer than the active
-// one. The fold GETs only these, so registrations already copied or
+// one through a generation of m's tail. The fold GETs only these, so registrations already copied or
 // superseded cost nothing but their LIST entries.
 func (m *ManifestV4) WantsRegistered(keys []string) []string {
 	if m == nil {
@@ -248,7 +248,8 @@ func (m *ManifestV4) WantsRegistered(keys []string) []string {
 		if held[k] || g <= m.Checkpoint.Through {
 			continue
 		}
-		if kind == EntryCheckpoint || kind == EntryRollup && m.rollupRoom(g) {
+		tail := len(m.Increments) > 0 && g >= m.Increments[0].Generation && g < m.Generation
+		if kind == EntryCheckpoint && tail || kind == EntryRollup && m.rollupRoom(g) {
 			out = append(out, k)
 		}
 	}
