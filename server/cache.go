@@ -284,30 +284,49 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 	return c, nil
 }
 
-// catchUpV4 is sync's catch-up on a version-4 store: the packs of every
-// generation in (reach, generation] (its proposal's and, re-parented, its
-// group's; the increments of a version-3 history before the upgrade as
-// they are), downloaded in parallel. Version 4 writes no rollups yet, so
-// a cache far behind fetches each generation's packs; each is small (one
-// commit's change), and the next sync starts from the new reach.
+// catchUpV4 is sync's catch-up on a version-4 store, by the plan of
+// remote.PlanCatchUpV4: the rollups `current` lists (each one GET for a
+// whole block), and for the generations no listed rollup holds the packs
+// of each (its proposal's and, re-parented, its group's; the increments
+// of a version-3 history before the upgrade as they are), all
+// downloaded in parallel. The next sync starts from the new reach.
 func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64, have func(string) bool, keep func([]remote.CaughtUpPack) error) error {
 	m := state.Manifest
-	incs, err := e.notebook.Publications(ctx, state, reach+1, m.Generation)
-	if err != nil {
-		return err
+	type job struct {
+		ref    remote.PackRef
+		rollup *remote.RollupRef
 	}
-	var refs []remote.PackRef
+	var jobs []job
 	seen := map[string]bool{}
-	for _, ref := range (remote.Chain{Increments: incs}).Packs() {
-		if !seen[ref.Key] && !have(ref.Key) {
-			seen[ref.Key] = true
-			refs = append(refs, ref)
+	add := func(j job) {
+		if !seen[j.ref.Key] && !have(j.ref.Key) {
+			seen[j.ref.Key] = true
+			jobs = append(jobs, j)
 		}
 	}
-	got := make([]remote.CaughtUpPack, len(refs))
-	err = parallel.For(len(refs), fetchParallel, func(i int) error {
-		data, err := e.notebook.FetchPack(ctx, refs[i])
-		got[i] = remote.CaughtUpPack{Key: refs[i].Key, Data: data}
+	for _, step := range remote.PlanCatchUpV4(m.V4, reach) {
+		if step.Rollup != nil {
+			add(job{ref: remote.PackRef{Key: step.Rollup.Key()}, rollup: step.Rollup})
+			continue
+		}
+		incs, err := e.notebook.Publications(ctx, state, max(step.First, reach+1), step.Last)
+		if err != nil {
+			return err
+		}
+		for _, ref := range (remote.Chain{Increments: incs}).Packs() {
+			add(job{ref: ref})
+		}
+	}
+	got := make([]remote.CaughtUpPack, len(jobs))
+	err := parallel.For(len(jobs), fetchParallel, func(i int) error {
+		var data []byte
+		var err error
+		if r := jobs[i].rollup; r != nil {
+			data, err = e.notebook.FetchRollupV4(ctx, *r)
+		} else {
+			data, err = e.notebook.FetchPack(ctx, jobs[i].ref)
+		}
+		got[i] = remote.CaughtUpPack{Key: jobs[i].ref.Key, Data: data}
 		return err
 	})
 	if err != nil {

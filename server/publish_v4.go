@@ -339,6 +339,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		}
 		return nil, err
 	}
+	s.e.afterPublishV4(state, res.Generation) // rollups (checkpoint.go)
 	return out, nil
 }
 
