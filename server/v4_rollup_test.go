@@ -1,0 +1,80 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// A writer 300 generations behind on a version-4 store catches up
+// through the rollups `current` lists (docs/storage.md §3C.8): the
+// committer of each generation that ends a block builds and registers its
+// rollup, the folds that LIST copy the descriptors, and the reader GETs
+// the plan's rollups and the few generations no listed rollup holds, not
+// every generation's proposal. Every generation still reads as written.
+func TestV4CatchUpThroughRollups(t *testing.T) {
+	store := memstore.New()
+	a := newAgent(t, store, withV4())
+	a.pull()
+	a.write("n.md", "")
+	content := []string{""}
+	commit := func() {
+		g := len(content)
+		a.appendTo("n.md", fmt.Sprintf("line %d\n", g))
+		if g%7 == 0 {
+			a.write(fmt.Sprintf("d%d/f.md", g%5), fmt.Sprintf("file at %d\n", g))
+		}
+		if res := a.commit(fmt.Sprintf("c%d", g)); res.Generation != uint64(g) {
+			t.Fatalf("commit %d: generation %d", g, res.Generation)
+		}
+		// The rollups of the blocks it ended are registered before the
+		// next commit: what the folds copy does not depend on timing.
+		a.e.background.Wait()
+		content = append(content, content[g-1]+fmt.Sprintf("line %d\n", g))
+	}
+	for range 100 {
+		commit()
+	}
+	b := newAgent(t, store, withV4())
+	b.pull()
+	for range 300 {
+		commit()
+	}
+	m := currentV4(t, store)
+	if len(m.Rollups) < 20 {
+		t.Fatalf("current lists %d rollups", len(m.Rollups))
+	}
+	plan := remote.PlanCatchUpV4(m, 100)
+	want := 1 // GET current
+	for _, step := range plan {
+		if step.Rollup != nil {
+			want++
+		} else {
+			want += int(step.Last - step.First + 1) // one proposal each (no group packs: one writer)
+		}
+	}
+	before := store.Calls(memstore.OpGet)
+	b.pull()
+	gets := store.Calls(memstore.OpGet) - before
+	t.Logf("300 generations behind: %d GETs, plan %+v", gets, plan)
+	if bound := 2*int(math.Log2(300)) + 4; gets != want || gets > bound {
+		t.Fatalf("catch-up of 300 generations: %d GETs, want %d (the plan's), at most %d", gets, want, bound)
+	}
+	if got := b.read("n.md"); got != content[400] {
+		t.Fatalf("n.md after the catch-up: %d bytes, want %d", len(got), len(content[400]))
+	}
+	equalMaps(t, "reader", b.files(), a.files())
+	// Every generation reads back as written (history reads fetch what
+	// the rollups skipped).
+	for g := 101; g <= 400; g++ {
+		data, err := b.e.FileAt(context.Background(), uint64(g), "n.md")
+		if err != nil || string(data) != content[g] {
+			t.Fatalf("n.md at generation %d: %v, %d lines", g, err, strings.Count(string(data), "\n"))
+		}
+	}
+}
