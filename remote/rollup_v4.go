@@ -149,3 +149,50 @@ func (n *Notebook) FetchRollupV4(ctx context.Context, r RollupRef) ([]byte, erro
 	}
 	return data, nil
 }
+
+// BuildCheckpointV4 builds the checkpoint of generation g of state (a
+// version-4 view; g accepted, its head read from src, which must hold its
+// closure): a pack of that closure at CheckpointKey(g, publication), a
+// new UUIDv7 of the builder's, stored, then its descriptor registered
+// (docs/storage.md §3C.8). The next fold that LISTs while g is in its
+// write's tail makes it the active checkpoint.
+func (n *Notebook) BuildCheckpointV4(ctx context.Context, state State, g uint64, src cas.Source) (Checkpoint, []byte, error) {
+	m := state.Manifest
+	if m == nil || m.V4 == nil || g > m.Generation || g <= m.Checkpoint.Through {
+		return Checkpoint{}, nil, nil
+	}
+	inc, ok, err := n.HeadAt(ctx, state, g)
+	if err != nil || !ok || inc.Generation != g {
+		return Checkpoint{}, nil, err
+	}
+	data, err := buildRollup(src, cas.ID{}, inc.Head) // everything the head reaches
+	if err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("remote: checkpoint through %d: %w", g, err)
+	}
+	pub := NewUUIDv7()
+	cp := Checkpoint{Pack: PackRef{Key: CheckpointKey(g, pub), Sum: cas.Sum(data), Size: int64(len(data))},
+		Head: inc.Head, Through: g, Publication: pub}
+	key, desc, err := EncodeRegistered(Registered{Kind: EntryCheckpoint, Checkpoint: cp})
+	if err != nil {
+		return Checkpoint{}, nil, err
+	}
+	if err := n.store.Put(ctx, cp.Pack.Key, data); err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("remote: upload checkpoint: %w", err)
+	}
+	if err := n.store.Put(ctx, key, desc); err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("remote: register checkpoint: %w", err)
+	}
+	return cp, data, nil
+}
+
+// CheckpointDueV4 reports whether the member accepted at generation g of
+// m builds a checkpoint: every packs generations after the active
+// checkpoint's through (so one member of a fleet builds each, and one
+// whose descriptor was not copied in time is followed by the next).
+func CheckpointDueV4(m *ManifestV4, g uint64, packs int) bool {
+	if m == nil || packs <= 0 || g <= m.Checkpoint.Through {
+		return false
+	}
+	d := g - m.Checkpoint.Through
+	return d%uint64(packs) == 0
+}

@@ -48,7 +48,8 @@ func (e *Engine) afterPublish(state remote.State) {
 // The member of a group whose generation ends a block builds it, so each
 // block has one builder. A failure only costs readers requests.
 func (e *Engine) afterPublishV4(state remote.State, g uint64) {
-	if len(remote.RollupLevelsV4(g)) == 0 {
+	cp := remote.CheckpointDueV4(state.Manifest.V4, g, e.checkpointPacks)
+	if len(remote.RollupLevelsV4(g)) == 0 && !cp {
 		return
 	}
 	e.background.Go(func() {
@@ -72,6 +73,24 @@ func (e *Engine) afterPublishV4(state remote.State, g uint64) {
 			return
 		}
 		e.log.Debug("rollups registered", "generation", g, "rollups", len(built))
+		if !cp {
+			return
+		}
+		// A checkpoint of g, registered like a rollup: the next fold
+		// that lists while g is in its tail makes it the active one.
+		ck, data, err := e.notebook.BuildCheckpointV4(ctx, state, g, e.source(c))
+		if err != nil || data == nil {
+			e.log.Warn("checkpoint failed; readers start further back", "err", err)
+			return
+		}
+		// Kept in the cache of the chain it will start, so this host
+		// does not download what it built once a fold copies it.
+		if c, err := e.openChain(chainKeyAt(ck)); err == nil {
+			if err := c.store.AddPack(packName(ck.Pack), data); err != nil {
+				e.log.Warn("cannot keep the checkpoint in the cache", "err", err)
+			}
+		}
+		e.log.Info("checkpoint registered", "through", g, "bytes", len(data))
 	})
 }
 

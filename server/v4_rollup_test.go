@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +77,61 @@ func TestV4CatchUpThroughRollups(t *testing.T) {
 		if err != nil || string(data) != content[g] {
 			t.Fatalf("n.md at generation %d: %v, %d lines", g, err, strings.Count(string(data), "\n"))
 		}
+	}
+}
+
+// A version-4 store is checkpointed: the committer of every
+// CheckpointPacks-th generation past the active checkpoint builds the
+// checkpoint of its generation and registers it, a fold makes it the
+// active one, and a fresh directory starts from it: the checkpoint and
+// the generations after it, not every proposal since the first.
+func TestV4CheckpointIsWhereAFreshDirectoryStarts(t *testing.T) {
+	store := memstore.New()
+	a := newAgent(t, store, withV4(), func(c *Config) { c.CheckpointPacks = 16 })
+	a.pull()
+	for g := 1; g <= 40; g++ {
+		a.write(fmt.Sprintf("f%d.md", g%6), fmt.Sprintf("generation %d\n", g))
+		a.commit(fmt.Sprintf("c%d", g))
+		a.e.background.Wait()
+	}
+	m := currentV4(t, store)
+	if m.Checkpoint.IsGenesis() || m.Checkpoint.Through%16 != 0 {
+		t.Fatalf("active checkpoint %+v", m.Checkpoint)
+	}
+	t.Logf("active checkpoint through %d, %d retained", m.Checkpoint.Through, len(m.Checkpoints))
+	plan := remote.PlanCatchUpV4(m, m.Checkpoint.Through)
+	want := 2 // GET current, the checkpoint
+	for _, step := range plan {
+		if step.Rollup != nil {
+			want++
+		} else {
+			want += int(step.Last - step.First + 1)
+		}
+	}
+	rec := &recordingStore{Store: store}
+	b := newAgent(t, rec, withV4())
+	rec.take()
+	b.pull()
+	// A fresh engine's first request names the store and probes it
+	// (store-id, probe/): not the pull's reading of history.
+	var gets []string
+	for _, r := range rec.take() {
+		if strings.HasPrefix(r, "GET ") && !strings.HasPrefix(r, "GET probe/") && r != "GET store-id" {
+			gets = append(gets, r)
+		}
+	}
+	for _, r := range gets {
+		if kind, g, _, _, _ := remote.ParseProposalEntry(strings.TrimPrefix(r, "GET ")); kind == remote.EntryProposal && g < m.Checkpoint.Through {
+			t.Errorf("a fresh directory read a proposal below the checkpoint: %s", r)
+		}
+	}
+	if len(gets) != want || !slices.Contains(gets, "GET "+m.Checkpoint.Pack.Key) {
+		t.Fatalf("a fresh directory: %d GETs %v, want %d (current, the checkpoint through %d, plan %+v)", len(gets), gets, want, m.Checkpoint.Through, plan)
+	}
+	equalMaps(t, "fresh directory", b.files(), a.files())
+	// Writing on from a checkpointed store works as before.
+	b.write("b.md", "b\n")
+	if res := b.commit("b"); res.Generation != 41 {
+		t.Fatalf("commit after the checkpoint: %+v", res)
 	}
 }
