@@ -80,8 +80,8 @@
 //     every object is immutable and content- or ID-keyed.
 //  8. Decided outcomes: a version is folded only while C − G < K.
 //  9. A checkpoint in `current` is its through generation's tree:
-//     remote.AddRegistered takes one only through a tail generation with
-//     that generation's head.
+//     remote.AddRegistered takes one only with that generation's head
+//     (the tail's, or headAt's from the segments).
 //  10. Descriptors name stored objects: a builder stores the pack before
 //     it registers; a fold copies only descriptors it read, onto a write
 //     of its own members (never a write just to copy them).

@@ -905,7 +905,10 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	if err != nil {
 		return err
 	}
-	next.AddRegistered(w.registered(ctx, next))
+	next.AddRegistered(w.registered(ctx, next), func(g uint64) (cas.ID, bool) {
+		h, err := w.headAt(ctx, g) // a checkpoint through a generation below the tail
+		return h, err == nil
+	})
 	// Every object the write names is stored before it is sent
 	// (invariant 2); they do not depend on each other, so they go up
 	// together, Parallel at a time (the group pack first when one at a

@@ -235,7 +235,7 @@ func (m *ManifestV4) registeredKeys() map[string]bool {
 // m already; a rollup whose block ends above m's active checkpoint, of a
 // level whose block is not listed yet and that keeps fewer than
 // MaxRollupsPerLevelV4 newer blocks; a checkpoint newer than the active
-// one through a generation of m's tail. The fold GETs only these, so registrations already copied or
+// one through a version-4 generation below m's. The fold GETs only these, so registrations already copied or
 // superseded cost nothing but their LIST entries.
 func (m *ManifestV4) WantsRegistered(keys []string) []string {
 	if m == nil {
@@ -248,8 +248,7 @@ func (m *ManifestV4) WantsRegistered(keys []string) []string {
 		if held[k] || g <= m.Checkpoint.Through {
 			continue
 		}
-		tail := len(m.Increments) > 0 && g >= m.Increments[0].Generation && g < m.Generation
-		if kind == EntryCheckpoint && tail || kind == EntryRollup && m.rollupRoom(g) {
+		if kind == EntryCheckpoint && g >= m.Upgraded && g < m.Generation || kind == EntryRollup && m.rollupRoom(g) {
 			out = append(out, k)
 		}
 	}
@@ -278,22 +277,26 @@ func (m *ManifestV4) rollupRoom(g uint64) bool {
 
 // AddRegistered copies the registered descriptors regs into m, the
 // manifest of a write (NextV4's, before it is encoded), by the rules of
-// docs/storage.md §3C.8, and returns how many it took. A descriptor that
-// breaks a rule is skipped, never an error: a registration is an
-// optimisation, and a commit never fails because of one.
+// docs/storage.md §3C.8, and returns how many it took. headAt returns the
+// head of a generation of m's history below its tail (the fold reads the
+// segments; nil or false: unknown, and a checkpoint through it is
+// skipped). A descriptor that breaks a rule is skipped, never an error:
+// a registration is an optimisation, and a commit never fails because of
+// one.
 //
 //   - a rollup: its block ends at or below m's generation and above the
 //     active checkpoint's through; a block already listed is skipped
 //     (one descriptor per block, the first copied);
-//   - a checkpoint: its through lies in m's tail, above the active
-//     checkpoint's, with that generation's head, and its publication is
+//   - a checkpoint: its through is a version-4 generation below m's and
+//     above the active checkpoint's, with that generation's head (from
+//     the tail, or headAt), and its publication is
 //     none of `recent`'s or the checkpoints'; it becomes the active one,
 //     the previous active one retained (at most RetainedV4, newest first);
 //   - then per level only the MaxRollupsPerLevelV4 newest blocks are
 //     kept (the oldest dropped first), and rollups ending at or below the
 //     active checkpoint are dropped: a reader that far behind starts from
 //     the checkpoint.
-func (m *ManifestV4) AddRegistered(regs []Registered) int {
+func (m *ManifestV4) AddRegistered(regs []Registered, headAt func(g uint64) (cas.ID, bool)) int {
 	took := 0
 	slices.SortStableFunc(regs, func(a, b Registered) int { return cmpUint(a.Generation(), b.Generation()) })
 	for _, r := range regs {
@@ -309,8 +312,13 @@ func (m *ManifestV4) AddRegistered(regs []Registered) int {
 			continue
 		}
 		cp := r.Checkpoint
-		inc, ok := m.Increment(cp.Through)
-		if !ok || inc.Head != cp.Head || cp.Through >= m.Generation || slices.Contains(m.Recent, cp.Publication) ||
+		head, ok := cas.ID{}, false
+		if inc, in := m.Increment(cp.Through); in {
+			head, ok = inc.Head, true
+		} else if headAt != nil && cp.Through >= m.Upgraded {
+			head, ok = headAt(cp.Through)
+		}
+		if !ok || head != cp.Head || cp.Through >= m.Generation || slices.Contains(m.Recent, cp.Publication) ||
 			cp.Publication == m.Checkpoint.Publication || slices.ContainsFunc(m.Checkpoints, func(o Checkpoint) bool { return o.Publication == cp.Publication }) {
 			continue
 		}

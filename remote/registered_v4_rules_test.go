@@ -27,7 +27,7 @@ func TestAddRegisteredRules(t *testing.T) {
 	dup := rollupReg(2, 197)
 	dup.Rollup.Sum = cas.Sum([]byte("another build of 197..200"))
 	regs = append(regs, dup)
-	took := m.AddRegistered(regs)
+	took := m.AddRegistered(regs, nil)
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +70,10 @@ func TestAddRegisteredRules(t *testing.T) {
 	wrong.Checkpoint.Head = v4head(3)
 	wrong.Checkpoint.Publication = v4id(900002)
 	wrong.Checkpoint.Pack.Key = CheckpointKey(inc.Generation, wrong.Checkpoint.Publication)
-	if n := m.AddRegistered([]Registered{wrong}); n != 0 {
+	if n := m.AddRegistered([]Registered{wrong}, nil); n != 0 {
 		t.Fatal("a checkpoint whose head is not its through's was taken")
 	}
-	if n := m.AddRegistered([]Registered{cp}); n != 1 || m.Checkpoint != cp.Checkpoint {
+	if n := m.AddRegistered([]Registered{cp}, nil); n != 1 || m.Checkpoint != cp.Checkpoint {
 		t.Fatalf("took %d, active %+v", n, m.Checkpoint)
 	}
 	for _, r := range m.Rollups {
@@ -83,5 +83,18 @@ func TestAddRegisteredRules(t *testing.T) {
 	}
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	// Below the tail the fold supplies the head (it reads the segments).
+	old := m.Increments[0].Generation - 5
+	pub = v4id(900003)
+	below := Registered{Kind: EntryCheckpoint, Checkpoint: Checkpoint{Pack: PackRef{Key: CheckpointKey(old, pub),
+		Sum: cas.Sum([]byte("cp2")), Size: 10}, Head: v4head(int(old)), Through: old, Publication: pub}}
+	if n := m.AddRegistered([]Registered{below}, nil); n != 0 {
+		t.Fatal("a checkpoint below the tail was taken without its head")
+	}
+	m2, _ := buildV4(t, 200, 1)
+	headAt := func(g uint64) (cas.ID, bool) { return v4head(int(g)), true }
+	if n := m2.AddRegistered([]Registered{below}, headAt); n != 1 || m2.Checkpoint.Through != old {
+		t.Fatalf("took %d below the tail", n)
 	}
 }
