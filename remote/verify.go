@@ -351,7 +351,9 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 			return nil, nil
 		}
 		referenced[ref.Key] = true
-		p, f, err := checkPack(ctx, n, ref)
+		// The chain's packs checked so far hold the bases of a
+		// version-4 proposal's tree deltas (its parent's trees).
+		p, f, err := checkPack(ctx, n, ref, packs)
 		if err != nil {
 			return nil, err
 		}
@@ -423,7 +425,7 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 
 // checkPack fetches and checks one referenced pack. A store failure is the
 // error; an integrity problem is the finding.
-func checkPack(ctx context.Context, n *Notebook, ref PackRef) (*cas.Pack, *Finding, error) {
+func checkPack(ctx context.Context, n *Notebook, ref PackRef, bases cas.Source) (*cas.Pack, *Finding, error) {
 	data, err := n.FetchPack(ctx, ref)
 	switch {
 	case errors.Is(err, ErrMissingPack):
@@ -438,6 +440,7 @@ func checkPack(ctx context.Context, n *Notebook, ref PackRef) (*cas.Pack, *Findi
 	}
 	p, err := cas.OpenPack(data)
 	if err == nil {
+		p = p.WithBases(bases)
 		err = p.Verify()
 	}
 	if err != nil {
