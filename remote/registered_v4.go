@@ -260,8 +260,8 @@ func (m *ManifestV4) WantsRegistered(keys []string) []string {
 func (m *ManifestV4) rollupRoom(g uint64) bool {
 	for _, l := range RollupsEndingAt(g) {
 		first, newer := g-1<<l+1, 0
-		if first == 1 {
-			continue // never registered
+		if first == 1 || first <= m.Checkpoint.Through {
+			continue // never registered, or dropped (AddRegistered)
 		}
 		for _, r := range m.Rollups {
 			if r.Level == l && r.First >= first {
@@ -293,9 +293,9 @@ func (m *ManifestV4) rollupRoom(g uint64) bool {
 //     none of `recent`'s or the checkpoints'; it becomes the active one,
 //     the previous active one retained (at most RetainedV4, newest first);
 //   - then per level only the MaxRollupsPerLevelV4 newest blocks are
-//     kept (the oldest dropped first), and rollups ending at or below the
-//     active checkpoint are dropped: a reader that far behind starts from
-//     the checkpoint.
+//     kept (the oldest dropped first), and rollups whose blocks start
+//     before the active checkpoint's through are dropped: a reader that
+//     far behind starts from the checkpoint.
 func (m *ManifestV4) AddRegistered(regs []Registered, headAt func(g uint64) (cas.ID, bool)) int {
 	took := 0
 	slices.SortStableFunc(regs, func(a, b Registered) int { return cmpUint(a.Generation(), b.Generation()) })
@@ -329,9 +329,10 @@ func (m *ManifestV4) AddRegistered(regs []Registered, headAt func(g uint64) (cas
 		m.Checkpoint = cp
 		took++
 	}
-	m.Rollups = slices.DeleteFunc(m.Rollups, func(r RollupRef) bool {
-		return r.First+1<<r.Level-1 <= m.Checkpoint.Through
-	})
+	// A block that starts before the active checkpoint: a reader that far
+	// behind starts from the checkpoint, where it holds none of the trees
+	// of the block's start that the rollup's deltas are stored against.
+	m.Rollups = slices.DeleteFunc(m.Rollups, func(r RollupRef) bool { return r.First <= m.Checkpoint.Through })
 	slices.SortFunc(m.Rollups, func(a, b RollupRef) int {
 		if a.Level != b.Level {
 			return b.Level - a.Level

@@ -42,10 +42,14 @@ type BuiltRollupV4 struct {
 // each, the pack first, then its descriptor (invariant 10 of
 // docs/publication.md: a descriptor names a stored object). src must
 // read the closure of the head at g (a cache caught up to it); objects of
-// the block's start it lacks only make the rollup larger. A block whose
+// the block's start it lacks only make the rollup larger. Each tree that
+// replaces a tree at the same path is stored as its delta (pack version
+// 2), when depths (the builder's store: how deep each base is there)
+// holds the base; a reader applies a rollup only if it holds the bases
+// (Pack.Bases), else it takes the block's generations. A block whose
 // start lies at or below the active checkpoint is not built: a reader
 // that far behind starts from the checkpoint.
-func (n *Notebook) BuildRollupsV4(ctx context.Context, state State, g uint64, src cas.Source) ([]BuiltRollupV4, error) {
+func (n *Notebook) BuildRollupsV4(ctx context.Context, state State, g uint64, src, depths cas.Source) ([]BuiltRollupV4, error) {
 	m := state.Manifest
 	if m == nil || m.V4 == nil || g > m.Generation {
 		return nil, nil
@@ -71,7 +75,7 @@ func (n *Notebook) BuildRollupsV4(ctx context.Context, state State, g uint64, sr
 		if !ok || from.Generation != start {
 			continue // the block starts before the retained history
 		}
-		data, err := buildRollup(src, from.Head, end.Head)
+		data, err := buildRollup(src, from.Head, end.Head, depths)
 		if err != nil {
 			return out, fmt.Errorf("remote: rollup of generations %d..%d: %w", start+1, g, err)
 		}
@@ -165,7 +169,7 @@ func (n *Notebook) BuildCheckpointV4(ctx context.Context, state State, g uint64,
 	if err != nil || !ok || inc.Generation != g {
 		return Checkpoint{}, nil, err
 	}
-	data, err := buildRollup(src, cas.ID{}, inc.Head) // everything the head reaches
+	data, err := buildRollup(src, cas.ID{}, inc.Head, nil) // everything the head reaches, whole
 	if err != nil {
 		return Checkpoint{}, nil, fmt.Errorf("remote: checkpoint through %d: %w", g, err)
 	}

@@ -267,7 +267,7 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 	}
 	have := func(key string) bool { return c.store.HasPack(hashKey(key) + ".pack") }
 	if m.V4 != nil {
-		err = e.catchUpV4(ctx, state, reach, have, keep)
+		err = e.catchUpV4(ctx, state, reach, c.store.Has, have, keep)
 	} else {
 		_, err = e.notebook.CatchUp(ctx, state, reach, fetchParallel, have, keep)
 	}
@@ -289,50 +289,83 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 // whole block), and for the generations no listed rollup holds the packs
 // of each (its proposal's and, re-parented, its group's; the increments
 // of a version-3 history before the upgrade as they are), all
-// downloaded in parallel. The next sync starts from the new reach.
-func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64, have func(string) bool, keep func([]remote.CaughtUpPack) error) error {
+// downloaded in parallel. A rollup stores trees as deltas of the trees
+// at its block's start; one whose bases the cache does not hold (nor a
+// pack before it in this catch-up: a reader inside the block that never
+// read its start) is replaced by the block's generations after reach.
+// The next sync starts from the new reach.
+func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64, held func(cas.ID) bool, have func(string) bool, keep func([]remote.CaughtUpPack) error) error {
 	m := state.Manifest
-	type job struct {
-		ref    remote.PackRef
-		rollup *remote.RollupRef
-	}
-	var jobs []job
 	seen := map[string]bool{}
-	add := func(j job) {
-		if !seen[j.ref.Key] && !have(j.ref.Key) {
-			seen[j.ref.Key] = true
-			jobs = append(jobs, j)
+	// fetch downloads the packs of a plan, in its order.
+	fetch := func(plan []remote.CoverV4) ([]remote.CaughtUpPack, []*remote.RollupRef, error) {
+		var refs []remote.PackRef
+		var rolls []*remote.RollupRef
+		add := func(ref remote.PackRef, r *remote.RollupRef) {
+			if !seen[ref.Key] && !have(ref.Key) {
+				seen[ref.Key] = true
+				refs, rolls = append(refs, ref), append(rolls, r)
+			}
 		}
-	}
-	for _, step := range remote.PlanCatchUpV4(m.V4, reach) {
-		if step.Rollup != nil {
-			add(job{ref: remote.PackRef{Key: step.Rollup.Key()}, rollup: step.Rollup})
-			continue
+		for _, step := range plan {
+			if step.Rollup != nil {
+				add(remote.PackRef{Key: step.Rollup.Key()}, step.Rollup)
+				continue
+			}
+			incs, err := e.notebook.Publications(ctx, state, max(step.First, reach+1), step.Last)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, ref := range (remote.Chain{Increments: incs}).Packs() {
+				add(ref, nil)
+			}
 		}
-		incs, err := e.notebook.Publications(ctx, state, max(step.First, reach+1), step.Last)
-		if err != nil {
+		got := make([]remote.CaughtUpPack, len(refs))
+		err := parallel.For(len(refs), fetchParallel, func(i int) error {
+			var data []byte
+			var err error
+			if r := rolls[i]; r != nil {
+				data, err = e.notebook.FetchRollupV4(ctx, *r)
+			} else {
+				data, err = e.notebook.FetchPack(ctx, refs[i])
+			}
+			got[i] = remote.CaughtUpPack{Key: refs[i].Key, Data: data}
 			return err
-		}
-		for _, ref := range (remote.Chain{Increments: incs}).Packs() {
-			add(job{ref: ref})
-		}
+		})
+		return got, rolls, err
 	}
-	got := make([]remote.CaughtUpPack, len(jobs))
-	err := parallel.For(len(jobs), fetchParallel, func(i int) error {
-		var data []byte
-		var err error
-		if r := jobs[i].rollup; r != nil {
-			data, err = e.notebook.FetchRollupV4(ctx, *r)
-		} else {
-			data, err = e.notebook.FetchPack(ctx, jobs[i].ref)
-		}
-		got[i] = remote.CaughtUpPack{Key: jobs[i].ref.Key, Data: data}
-		return err
-	})
+	got, rolls, err := fetch(remote.PlanCatchUpV4(m.V4, reach))
 	if err != nil {
 		return err
 	}
-	return keep(got)
+	known := map[cas.ID]bool{} // the trees of the packs taken so far
+	var out []remote.CaughtUpPack
+	for i, pk := range got {
+		p, err := cas.OpenPack(pk.Data)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", remote.ErrCorruptPack, pk.Key, err)
+		}
+		if r := rolls[i]; r != nil && slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) }) {
+			more, _, err := fetch([]remote.CoverV4{{First: r.First, Last: r.First + 1<<r.Level - 1}})
+			if err != nil {
+				return err
+			}
+			out = append(out, more...)
+			for _, mp := range more {
+				if q, err := cas.OpenPack(mp.Data); err == nil {
+					for _, id := range q.IDs() {
+						known[id] = true
+					}
+				}
+			}
+			continue
+		}
+		for _, id := range p.IDs() {
+			known[id] = true
+		}
+		out = append(out, pk)
+	}
+	return keep(out)
 }
 
 // fillChain makes the cache of state's chain hold every pack of the chain

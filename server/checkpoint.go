@@ -62,7 +62,7 @@ func (e *Engine) afterPublishV4(state remote.State, g uint64) {
 			e.log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
 			return
 		}
-		built, err := e.notebook.BuildRollupsV4(ctx, state, g, e.source(c))
+		built, err := e.notebook.BuildRollupsV4(ctx, state, g, e.source(c), c.store)
 		for _, r := range built {
 			if aerr := c.store.AddPack(hashKey(r.Ref.Key())+".pack", r.Data); aerr != nil {
 				e.log.Warn("cannot keep the rollup in the cache", "err", aerr)

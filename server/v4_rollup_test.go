@@ -135,3 +135,52 @@ func TestV4CheckpointIsWhereAFreshDirectoryStarts(t *testing.T) {
 		t.Fatalf("commit after the checkpoint: %+v", res)
 	}
 }
+
+// A reader that started from a checkpoint holds no tree from before it:
+// the rollups it then applies store their trees as deltas of the trees
+// at their block's start, so none may start before the checkpoint (their
+// builders skip those blocks, and folds drop them). It catches up through
+// blocks that start at the checkpoint and reads the head.
+func TestV4CatchUpFromACheckpointThroughRollups(t *testing.T) {
+	store := memstore.New()
+	a := newAgent(t, store, withV4(), func(c *Config) { c.CheckpointPacks = 80 })
+	a.pull()
+	commit := func(g int) {
+		a.write("log.md", strings.Repeat("x", g)+"\n")
+		a.write(fmt.Sprintf("d%d/f.md", g%3), fmt.Sprintf("generation %d\n", g))
+		a.commit(fmt.Sprintf("c%d", g))
+		a.e.background.Wait()
+	}
+	for g := 1; g <= 90; g++ {
+		commit(g)
+	}
+	if m := currentV4(t, store); m.Checkpoint.Through != 80 {
+		t.Fatalf("active checkpoint through %d", m.Checkpoint.Through)
+	}
+	b := newAgent(t, store, withV4()) // from the checkpoint: no tree of generation 64
+	b.pull()
+	for g := 91; g <= 150; g++ {
+		commit(g)
+	}
+	m := currentV4(t, store)
+	for _, r := range m.Rollups {
+		if r.First <= m.Checkpoint.Through {
+			t.Fatalf("current lists the block %d..%d, which starts before the checkpoint through %d", r.First, r.First+1<<r.Level-1, m.Checkpoint.Through)
+		}
+	}
+	plan := remote.PlanCatchUpV4(m, 90)
+	want := 1
+	for _, step := range plan {
+		if step.Rollup != nil {
+			want++
+		} else {
+			want += int(step.Last - step.First + 1)
+		}
+	}
+	before := store.Calls(memstore.OpGet)
+	b.pull()
+	if gets := store.Calls(memstore.OpGet) - before; gets != want || plan[0].Rollup == nil {
+		t.Fatalf("%d GETs, want %d (plan %+v)", gets, want, plan)
+	}
+	equalMaps(t, "reader", b.files(), a.files())
+}
