@@ -48,6 +48,9 @@ func (e *Engine) afterPublish(state remote.State) {
 // The member of a group whose generation ends a block builds it, so each
 // block has one builder. A failure only costs readers requests.
 func (e *Engine) afterPublishV4(state remote.State, g uint64) {
+	if state.Manifest == nil || state.Manifest.V4 == nil {
+		return
+	}
 	cp := remote.CheckpointDueV4(state.Manifest.V4, g, e.checkpointPacks)
 	if len(remote.RollupLevelsV4(g)) == 0 && !cp {
 		return
