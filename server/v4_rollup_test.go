@@ -70,6 +70,17 @@ func TestV4CatchUpThroughRollups(t *testing.T) {
 		t.Fatalf("n.md after the catch-up: %d bytes, want %d", len(got), len(content[400]))
 	}
 	equalMaps(t, "reader", b.files(), a.files())
+	// verify reads the listed rollups (referenced, not orphans) and finds
+	// nothing wrong with the proposals' tree deltas.
+	rep, err := remote.Verify(context.Background(), store, remote.VerifyOptions{})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v %v", rep.Findings, err)
+	}
+	for _, o := range rep.Orphans {
+		if strings.HasPrefix(o.Key, remote.RollupsPrefix) && slices.ContainsFunc(m.Rollups, func(r remote.RollupRef) bool { return r.Key() == o.Key }) {
+			t.Fatalf("verify lists the rollup %s as an orphan", o.Key)
+		}
+	}
 	// Every generation reads back as written (history reads fetch what
 	// the rollups skipped).
 	for g := 101; g <= 400; g++ {
@@ -129,6 +140,9 @@ func TestV4CheckpointIsWhereAFreshDirectoryStarts(t *testing.T) {
 		t.Fatalf("a fresh directory: %d GETs %v, want %d (current, the checkpoint through %d, plan %+v)", len(gets), gets, want, m.Checkpoint.Through, plan)
 	}
 	equalMaps(t, "fresh directory", b.files(), a.files())
+	if rep, err := remote.Verify(context.Background(), store, remote.VerifyOptions{}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v %v", rep.Findings, err)
+	}
 	// Writing on from a checkpointed store works as before.
 	b.write("b.md", "b\n")
 	if res := b.commit("b"); res.Generation != 41 {
