@@ -373,11 +373,19 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 // what reading history needs (older commits and trees), which a catch-up
 // through rollups skips. Log calls it only when an object is missing.
 func (e *Engine) fillChain(ctx context.Context, state remote.State, c *chainCache) error {
+	return e.fillChainFrom(ctx, state, c, 0)
+}
+
+// fillChainFrom is fillChain for the generations from from on only (and
+// the checkpoint's pack): a fold needs the trees of the generations its
+// pending proposals were built on, at most K before the state, which a
+// catch-up through rollups skips (a rollup holds its block's end only).
+func (e *Engine) fillChainFrom(ctx context.Context, state remote.State, c *chainCache, from uint64) error {
 	m := state.Manifest
 	if m == nil {
 		return nil
 	}
-	incs, err := e.notebook.Publications(ctx, state, m.Checkpoint.Through+1, m.Generation)
+	incs, err := e.notebook.Publications(ctx, state, max(m.Checkpoint.Through+1, from), m.Generation)
 	if err != nil {
 		return err
 	}
