@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -197,4 +198,107 @@ func TestV4CatchUpFromACheckpointThroughRollups(t *testing.T) {
 		t.Fatalf("%d GETs, want %d (plan %+v)", gets, want, plan)
 	}
 	equalMaps(t, "reader", b.files(), a.files())
+}
+
+// frozenStore is a writer's view of the store that reads an old
+// `current` and cannot LIST: a writer that read generation G, registered
+// its proposal on G, and died before it could fold.
+type frozenStore struct {
+	*memstore.Mem
+	current []byte
+	etag    string
+}
+
+func (s *frozenStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	if key == remote.CurrentKey && s.current != nil {
+		return s.current, s.etag, nil
+	}
+	return s.Mem.Get(ctx, key)
+}
+
+func (s *frozenStore) ListAfter(context.Context, string, string) ([]remote.ObjectInfo, error) {
+	return nil, fmt.Errorf("the writer died: %w", remote.ErrUnavailable)
+}
+
+func (s *frozenStore) List(context.Context, string) ([]remote.ObjectInfo, error) {
+	return nil, fmt.Errorf("the writer died: %w", remote.ErrUnavailable)
+}
+
+// A fold reads the tree of the generation each proposal was built on. A
+// cache that caught up through rollups skipped those trees; on the miss
+// the fold fetches the packs of the window's generations (K = 128), not
+// every generation since the checkpoint, and folds the proposal instead
+// of declining it. Here a writer that read generation 250 registered its
+// proposal on it and died; the writer folding it 50 generations later
+// had caught up from 100 through rollups.
+func TestV4FoldAfterACatchUpThroughRollups(t *testing.T) {
+	store := memstore.New()
+	a := newAgent(t, store, withV4())
+	a.pull()
+	commit := func(from, to int) {
+		for g := from; g <= to; g++ {
+			a.write("log.md", fmt.Sprintf("generation %d\n", g))
+			a.commit(fmt.Sprintf("c%d", g))
+			a.e.background.Wait()
+		}
+	}
+	commit(1, 100)
+	var now time.Time // the publication clock of b: waits end at once
+	clock := func(c *Config) {
+		c.Now = func() time.Time { return now }
+		c.Sleep = func(ctx context.Context, d time.Duration) error { now = now.Add(d); return ctx.Err() }
+	}
+	now = time.Now()
+	rec := &recordingStore{Store: store}
+	b := newAgent(t, rec, withV4(), clock)
+	b.pull()
+	commit(101, 250)
+	fs := &frozenStore{Mem: store}
+	c := newAgent(t, fs, withV4())
+	c.pull()
+	var err error
+	if fs.current, fs.etag, err = store.Get(context.Background(), remote.CurrentKey); err != nil {
+		t.Fatal(err)
+	}
+	commit(251, 300)
+	c.write("c.md", "c\n")
+	if _, err := c.e.Commit(context.Background(), "", "c"); err == nil {
+		t.Fatal("the frozen writer's commit was accepted")
+	}
+	objs, err := store.List(context.Background(), remote.ProposalKey(250, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cid string // the one proposal on 250 that generation 251 did not accept
+	for _, o := range objs {
+		if _, _, id, _, _ := remote.ParseProposalEntry(o.Key); currentV4(t, store).AcceptedAt(id) == 0 {
+			cid = id
+		}
+	}
+	if cid == "" {
+		t.Fatalf("no pending proposal on 250: %v", objs)
+	}
+	b.write("b.md", "b\n")
+	rec.take()
+	res := b.commit("b")
+	// The GETs of packs: the proposals and rollups the catch-up and the
+	// fold's refill fetched (b also polls `current` while it waits for
+	// the dead writer's fold, then takes it over).
+	gets := 0
+	for _, r := range rec.take() {
+		if strings.HasPrefix(r, "GET ") && r != "GET "+remote.CurrentKey {
+			gets++
+		}
+	}
+	m := currentV4(t, store)
+	if g := m.AcceptedAt(cid); g == 0 || m.IsDeclined(250, cid) {
+		t.Fatalf("the proposal on 250 was not folded (accepted at %d, declined %v)", g, m.IsDeclined(250, cid))
+	}
+	t.Logf("b's commit at %d (the fold of 2): %d GETs besides current", res.Generation, gets)
+	// The whole chain would be nearly 300 packs; the window is 128.
+	if gets > 128+40 {
+		t.Fatalf("b's commit made %d GETs: it fetched more than the window's generations", gets)
+	}
+	b.pull()
+	equalMaps(t, "b", b.files(), map[string]string{"log.md": "generation 300\n", "b.md": "b\n", "c.md": "c\n"})
 }
