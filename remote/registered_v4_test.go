@@ -3,8 +3,12 @@ package remote_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/zeebo/blake3"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -103,6 +107,33 @@ func TestRegisteredV4RefusesWhatIsNotItsKey(t *testing.T) {
 	} {
 		if kind, _, _, _, _ := remote.ParseProposalEntry(k); kind != remote.EntryOther {
 			t.Errorf("%s is kind %v", k, kind)
+		}
+	}
+}
+
+// The fixtures again, written from docs/storage.md §3C.8 alone (fmt and
+// hex, nothing of the codec), with their keys.
+func TestRegisteredV4FollowsTheDocument(t *testing.T) {
+	for _, tc := range goldenRegistered() {
+		var line string
+		if r := tc.r.Rollup; tc.r.Kind == remote.EntryRollup {
+			line = fmt.Sprintf(`{"version":4,"rollup":{"level":%d,"first":%d,"blake3":"%x","size":%d}}`+"\n", r.Level, r.First, r.Sum[:], r.Size)
+		} else {
+			cp := tc.r.Checkpoint
+			line = fmt.Sprintf(`{"version":4,"checkpoint":{"key":"packs/checkpoints/%020d-%s.pack","blake3":"%x","size":%d,"head":"%x","through":%d,"publication":"%s"}}`+"\n",
+				cp.Through, cp.Publication, cp.Pack.Sum[:], cp.Pack.Size, cp.Head[:], cp.Through, cp.Publication)
+		}
+		golden, err := os.ReadFile(filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line != string(golden) {
+			t.Fatalf("%s: the document gives\n%s\nthe fixture holds\n%s", tc.file, line, golden)
+		}
+		sum := blake3.Sum256(golden)
+		key := fmt.Sprintf("%s%x", tc.key, sum[:])
+		if k, _, _ := remote.EncodeRegistered(tc.r); k != key {
+			t.Fatalf("%s: key %s, the document gives %s", tc.file, k, key)
 		}
 	}
 }
