@@ -292,7 +292,9 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 // downloaded in parallel. A rollup stores trees as deltas of the trees
 // at its block's start; one whose bases the cache does not hold (nor a
 // pack before it in this catch-up: a reader inside the block that never
-// read its start) is replaced by the block's generations after reach.
+// read its start), or one gone from the store (cleanup removed it since
+// `current` was read), is replaced by the block's generations after
+// reach.
 // The next sync starts from the new reach.
 func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64, held func(cas.ID) bool, have func(string) bool, keep func([]remote.CaughtUpPack) error) error {
 	m := state.Manifest
@@ -326,6 +328,9 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 			var err error
 			if r := rolls[i]; r != nil {
 				data, err = e.notebook.FetchRollupV4(ctx, *r)
+				if errors.Is(err, remote.ErrNotFound) {
+					data, err = nil, nil // removed since `current` was read: its generations instead
+				}
 			} else {
 				data, err = e.notebook.FetchPack(ctx, refs[i])
 			}
@@ -341,11 +346,13 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 	known := map[cas.ID]bool{} // the trees of the packs taken so far
 	var out []remote.CaughtUpPack
 	for i, pk := range got {
-		p, err := cas.OpenPack(pk.Data)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %w", remote.ErrCorruptPack, pk.Key, err)
+		var p *cas.Pack
+		if pk.Data != nil {
+			if p, err = cas.OpenPack(pk.Data); err != nil {
+				return fmt.Errorf("%w: %s: %w", remote.ErrCorruptPack, pk.Key, err)
+			}
 		}
-		if r := rolls[i]; r != nil && slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) }) {
+		if r := rolls[i]; r != nil && (p == nil || slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) })) {
 			more, _, err := fetch([]remote.CoverV4{{First: r.First, Last: r.First + 1<<r.Level - 1}})
 			if err != nil {
 				return err
