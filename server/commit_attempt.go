@@ -76,6 +76,9 @@ func (a *attempt) run() (remote.Proposal, error) {
 		return remote.Proposal{}, err
 	}
 	a.sink = &filterSink{pack: cas.NewPackWriter(), added: map[cas.ID]bool{}, inParent: a.parentChunks()}
+	if a.s.e.usesV4() {
+		a.sink.trees = map[cas.ID]cas.Object{} // tree deltas: only version-4 readers read the pack
+	}
 	if err := a.writeFiles(); err != nil {
 		return remote.Proposal{}, err
 	}
@@ -222,6 +225,9 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 	if err := a.sink.Put(commit); err != nil {
 		return cas.ID{}, err
 	}
+	if err := a.sink.packTrees(a.chain.store, tree, a.parentTree()); err != nil {
+		return cas.ID{}, err
+	}
 	// The segments this publication's fold writes travel in its pack (one
 	// in eight publications): the commit stays at three requests.
 	for _, o := range a.observed.Manifest.Carried(a.publication) {
@@ -234,6 +240,23 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 		return cas.ID{}, err
 	}
 	return commit.ID, nil
+}
+
+// parentTree is the root tree of the observed head (zero: none, or not
+// in the cache: the trees then go whole).
+func (a *attempt) parentTree() cas.ID {
+	if a.observed.Head().IsZero() {
+		return cas.ID{}
+	}
+	o, err := a.chain.store.Get(a.observed.Head())
+	if err != nil {
+		return cas.ID{}
+	}
+	c, err := cas.DecodeCommit(o)
+	if err != nil {
+		return cas.ID{}
+	}
+	return c.Tree
 }
 
 // prepareBaseline starts writing, while the proposal is published, the

@@ -111,15 +111,20 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &refillSource{src: e.source(c), fill: func() error { return e.fillChain(ctx, state, c) }}, nil
+		// On a miss, the packs of the window's generations (the fold
+		// reads the trees its proposals were built on, which a catch-up
+		// through rollups skips), not the whole chain.
+		from := st.Generation() - min(st.Generation(), uint64(max(opts.K, publish.DefaultK)))
+		return &refillSource{src: e.source(c), fill: func() error { return e.fillChainFrom(ctx, state, c, from+1) }}, nil
 	}
 	return publish.New(e.store, opts)
 }
 
 // refillSource is the cache as the fold's objects: the fold reads the
 // trees of recent generations' heads, which a cache caught up through
-// version-3 rollups before the store's upgrade may lack; on the first
-// miss the chain's every pack is fetched (fillChain), once.
+// rollups (version 3's before the store's upgrade, or version 4's) may
+// lack; on the first miss the packs of the window's generations are
+// fetched (fillChainFrom), once.
 type refillSource struct {
 	src    *objectSource
 	fill   func() error
@@ -339,6 +344,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		}
 		return nil, err
 	}
+	s.e.afterPublishV4(state, res.Generation) // rollups (checkpoint.go)
 	return out, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/publish"
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // DESIGN §10: once the store's probe verdict is cached in P, a process
@@ -89,8 +90,10 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		listed := rollupsIn(t, store)
 		before := callsOf(store)
-		if _, err := e.Commit(ctx, "", fmt.Sprintf("commit %d", i)); err != nil {
+		res, err := e.Commit(ctx, "", fmt.Sprintf("commit %d", i))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if err := e.Close(); err != nil {
@@ -98,12 +101,19 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 		}
 		got := callsSince(store, before)
 		lists = append(lists, got[memstore.OpList])
+		// A fold that LISTs reads the descriptors registered since the
+		// last one and copies them: one GET each.
+		copied := rollupsIn(t, store) - listed
 		if i == 0 {
 			continue // the upgrade to format 4
 		}
 		// A commit that LISTs may LIST twice: its first LIST came less
 		// than the gather after its own previous write landed.
-		want := map[memstore.Op]int{memstore.OpGet: 1, memstore.OpPut: 1, memstore.OpReplace: 1}
+		// A commit whose generation ends rollup blocks builds them in
+		// the background: per block its pack and its descriptor, two
+		// PUTs counted apart from the publication's.
+		rollups := 2 * len(remote.RollupLevelsV4(res.Generation))
+		want := map[memstore.Op]int{memstore.OpGet: 1 + copied, memstore.OpPut: 1 + rollups, memstore.OpReplace: 1}
 		if n := got[memstore.OpList]; n == 1 || n == 2 {
 			want[memstore.OpList] = n
 		}
@@ -120,6 +130,20 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 	if !slices.Equal(listed, want) {
 		t.Fatalf("LISTs per commit %v: want a LIST exactly in commits 0 and %d", lists, publish.MaxSkips+1)
 	}
+}
+
+// rollupsIn returns how many rollups store's version-4 `current` lists.
+func rollupsIn(t *testing.T, store *memstore.Mem) int {
+	t.Helper()
+	data, _, err := store.Get(context.Background(), remote.CurrentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := remote.DecodeManifestV4(data)
+	if err != nil {
+		return 0 // not version 4 yet
+	}
+	return len(m.Rollups)
 }
 
 // countedOps are the store requests the tests above count.
