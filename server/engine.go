@@ -142,6 +142,7 @@ type Engine struct {
 	retained        int             // retained chains a checkpoint keeps
 	retain          time.Duration   // history window by time
 	checkpointing   atomic.Bool     // a background checkpoint is running
+	cleaningV4      atomic.Bool     // a background version-4 cleanup is running (cleanup_v4.go)
 	rollupMu        sync.Mutex      // one rollup build at a time
 	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
 	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)

@@ -282,6 +282,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	s.accepted = &last.pend
 	s.v4.published = true
 	s.state.saveStreak(res.Streak)
+	s.e.afterPublishV4(res.State, res.Generation) // cleanup_v4.go
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (generation.go); publish read it, not the notebook.
