@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,7 +34,7 @@ func TestCleanupV4DueRule(t *testing.T) {
 			due = append(due, g)
 		}
 	}
-	if fmt.Sprint(due) != "[8 16 24 32 40]" {
+	if fmt.Sprint(due) != "[8 16 24 32]" {
 		t.Fatalf("window 4: sweeps at %v", due)
 	}
 	// Sweeps run above the floor only, counted from it.
@@ -81,6 +82,20 @@ func (h *hookStore) List(ctx context.Context, prefix string) ([]remote.ObjectInf
 		return nil, err
 	}
 	return h.Store.List(ctx, prefix)
+}
+
+func (h *hookStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	if err := h.call("get", key); err != nil {
+		return nil, "", err
+	}
+	return h.Store.Get(ctx, key)
+}
+
+func (h *hookStore) Put(ctx context.Context, key string, data []byte) error {
+	if err := h.call("put", key); err != nil {
+		return err
+	}
+	return h.Store.Put(ctx, key, data)
 }
 
 func (h *hookStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
@@ -309,4 +324,69 @@ func unnamedGroupPacks(t *testing.T, store remote.Store) []string {
 		}
 	}
 	return out
+}
+
+// A sweep run before every request of a fold in flight (its reads of
+// `current`, its LIST, the GET of the proposal it takes, its marker, its
+// group pack, its conditional write) deletes nothing the fold needs or
+// names: the fold lands both members, every object `current` names is
+// there and verify is clean, while the same sweeps did delete the
+// store's decided garbage.
+func TestCleanupV4RacingAFold(t *testing.T) {
+	for name, newStore := range v4Stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			base := newStore(t)
+			w := newV4WriterKM(t, base, 2, 2)
+			w.commit("seed", map[string]string{"s.md": "1\n"})
+			x := futureID(1)
+			w.register(x, "x", map[string]string{"s.md": "x\n"})
+			w.commit("two", map[string]string{"s.md": "2\n"}) // x declined
+			for i := 3; i <= 8; i++ {
+				w.commit(fmt.Sprintf("c%d", i), map[string]string{"n.md": strings.Repeat("n\n", i)})
+			}
+			d := futureID(2)
+			w.register(d, "d", map[string]string{"d.md": "d\n"}) // on 8, after the folder's in fold order
+
+			hs := &hookStore{Store: base}
+			sweeper := remote.Open(base, remote.Options{})
+			var deleted []string
+			sweeps := 0
+			hs.set(func(op, key string) error {
+				res, err := sweeper.CleanupV4(ctx, remote.CleanupV4Options{Window: 4})
+				if err != nil {
+					return err
+				}
+				sweeps++
+				deleted = append(deleted, res.Deleted...)
+				return nil
+			})
+			f := newV4WriterKM(t, hs, 2, 2)
+			fid := orderedIDs(1)[0]
+			if g := f.commitID(fid, "f", map[string]string{"f.md": "f\n"}); g != 9 {
+				t.Fatalf("the folder's commit at %d, want 9", g)
+			}
+			hs.set(nil)
+			m := currentV4(t, base)
+			if m.Generation != 10 || m.AcceptedAt(d) != 10 {
+				t.Fatalf("current %d, d accepted at %d", m.Generation, m.AcceptedAt(d))
+			}
+			if inc, _ := m.Increment(10); inc.Group == (remote.GroupRef{}) {
+				t.Fatal("d was not re-parented: no group pack raced")
+			}
+			if !slices.Contains(deleted, remote.ProposalKey(1, x)) {
+				t.Fatalf("%d sweeps deleted %v, not the declined version", sweeps, deleted)
+			}
+			if len(unnamedGroupPacks(t, base)) != 0 {
+				t.Fatal("an unnamed group pack")
+			}
+			rep, err := remote.Verify(ctx, base, remote.VerifyOptions{})
+			if err != nil || !rep.OK() || rep.Generation != 10 {
+				t.Fatalf("verify: %+v %v", rep, err)
+			}
+			reader := newAgent(t, base)
+			reader.pull()
+			equalMaps(t, "files", reader.files(), map[string]string{"s.md": "2\n", "n.md": strings.Repeat("n\n", 8), "f.md": "f\n", "d.md": "d\n"})
+		})
+	}
 }
