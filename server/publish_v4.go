@@ -44,6 +44,7 @@ import (
 // v4Call is a version-4 publication in progress.
 type v4Call struct {
 	first     uint64 // the generation the first version was built on
+	last      uint64 // the generation the newest version was built on (pull_v4.go)
 	published bool   // accepted (finishV4 ran)
 }
 
@@ -206,6 +207,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 				s.v4.first = first
 			}
 		}
+		s.v4.last = st.Generation()
 		last = s.newAttempt(ctx, stateView(st), id, message)
 		prop, err := last.run()
 		if err != nil {
