@@ -114,7 +114,8 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		}
 		return &refillSource{src: e.source(c), fill: func() error { return e.fillChain(ctx, state, c) }}, nil
 	}
-	return publish.New(e.store, opts)
+	store := e.timedPublishing(&opts) // store_timing.go
+	return publish.New(store, opts)
 }
 
 // refillSource is the cache as the fold's objects: the fold reads the
