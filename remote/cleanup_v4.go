@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 )
 
 // Cleanup of a version-4 store (docs/storage.md §5, "Cleanup of a
@@ -104,7 +105,7 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 	if c < floor+opts.Window {
 		return res, nil // nothing above the floor is decided yet
 	}
-	_, incs, err := m.Publications(ctx, n.store, floor+1, c)
+	incs, err := n.historyV4(ctx, m, max(floor+1, m.Upgraded), c)
 	if err != nil {
 		return res, fmt.Errorf("remote: cleanup: read history: %w", err)
 	}
@@ -216,4 +217,50 @@ func (n *Notebook) lostGroupPack(ctx context.Context, key string, byID map[strin
 		}
 	}
 	return false, nil
+}
+
+// historyReads bounds the concurrent segment GETs of a sweep's history
+// read: over a long history it is the bulk of a sweep's requests.
+const historyReads = 16
+
+// historyV4 returns the version-4 increments of m in [from, to] (from at
+// or above Upgraded), reading the segments that overlap the range one
+// level at a time, each level's in parallel.
+func (n *Notebook) historyV4(ctx context.Context, m *ManifestV4, from, to uint64) ([]IncrementV4, error) {
+	var out []IncrementV4
+	keep := func(incs []IncrementV4) {
+		for _, inc := range incs {
+			if inc.Generation >= from && inc.Generation <= to {
+				out = append(out, inc)
+			}
+		}
+	}
+	level := m.Segments
+	for len(level) > 0 {
+		var refs []SegmentRef
+		for _, ref := range level {
+			if ref.Last >= from && ref.First <= to {
+				refs = append(refs, ref)
+			}
+		}
+		segs := make([]*SegmentV4, len(refs))
+		err := parallel.For(len(refs), historyReads, func(i int) error {
+			data, _, err := n.store.Get(ctx, refs[i].Key())
+			if err != nil {
+				return fmt.Errorf("remote: read segment %s: %w", refs[i].Key(), err)
+			}
+			segs[i], err = DecodeSegmentV4(refs[i], data)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		level = nil
+		for _, s := range segs {
+			keep(s.Increments)
+			level = append(level, s.Segments...)
+		}
+	}
+	keep(m.Increments)
+	return out, nil
 }
