@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"strings"
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -61,22 +62,72 @@ func (s *session) settleV4() error {
 	if err != nil {
 		return s.e.fail("publish", err)
 	}
-	// Resume looks for the ID above last only: an older version of it was
-	// no longer foldable when the newest was registered, and a proposer
-	// registers a version only after finding its ID in no generation.
-	_, err = pub.Resume(s.ctx, id, last, func(context.Context, publish.State) (publish.Change, error) {
+	notRebuilt := func(context.Context, publish.State) (publish.Change, error) {
 		return publish.Change{}, errNotRebuilt
-	})
-	switch {
-	case err == nil:
-		s.e.log.Info("a pull completed a publication interrupted after it registered", "publication", id)
-		return nil // accepted: the merge adopts it (adoptPublished)
-	case errors.Is(err, errNotRebuilt):
-		s.e.log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
-		s.forgetPending(id)
-		return nil
 	}
-	return s.e.fail("publish", err)
+	// Resume looks for the ID above last only: a proposer registers a
+	// version only after finding its ID in no generation, and it builds
+	// a new one only when the one before can no longer be folded, or was
+	// shadowed by it (a fold folds the newest version of an ID). The
+	// exception: the record is written before its version is stored, so
+	// a call that died in between may have left an older version the
+	// newest no longer shadows; Resume is then asked about that one.
+	for {
+		_, err = pub.Resume(s.ctx, id, last, notRebuilt)
+		if !errors.Is(err, errNotRebuilt) {
+			break
+		}
+		g, ok, ferr := s.foldableVersion(id, last)
+		if ferr != nil {
+			return s.e.fail("publish", ferr)
+		}
+		if !ok {
+			s.e.log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
+			s.forgetPending(id)
+			return nil
+		}
+		last = g
+	}
+	if err != nil {
+		return s.e.fail("publish", err)
+	}
+	s.e.log.Info("a pull completed a publication interrupted after it registered", "publication", id)
+	return nil // accepted: the merge adopts it (adoptPublished)
+}
+
+// foldableVersion returns the newest version of id built below before
+// that a fold could still take (fewer than K generations behind
+// `current`, not declined), if any.
+func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error) {
+	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	m := state.Manifest
+	if m == nil || m.V4 == nil {
+		return 0, false, nil // not version 4 yet: nothing of it was ever foldable
+	}
+	k := uint64(s.e.v4opts.K)
+	if k == 0 {
+		k = publish.DefaultK
+	}
+	from := uint64(0)
+	if m.Generation >= k {
+		from = m.Generation - k + 1
+	}
+	objs, err := remote.ListAfter(s.ctx, s.e.store, remote.ProposalsPrefix, strings.TrimSuffix(remote.ProposalKey(from, ""), "-"))
+	if err != nil {
+		return 0, false, err
+	}
+	var newest uint64
+	found := false
+	for _, o := range objs {
+		kind, g, pid, _, _ := remote.ParseProposalEntry(o.Key)
+		if kind == remote.EntryProposal && pid == id && g >= from && g < before && !m.V4.IsDeclined(g, id) {
+			newest, found = max(newest, g), true
+		}
+	}
+	return newest, found, nil
 }
 
 // forgetPending removes id's entry from the pending record, keeping the

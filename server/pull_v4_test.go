@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,4 +157,52 @@ func TestV4PullDropsADecidedCall(t *testing.T) {
 	reader := newAgent(t, store)
 	reader.pull()
 	equalMaps(t, "notebook", reader.files(), map[string]string{"seed.md": "seed\n", "mine.md": "theirs\nmine\n"})
+}
+
+// The pending record is written before its version is stored: a call
+// that died in between names a newest version the store does not have,
+// while an older one is still foldable. The pull finds that one and
+// settles the call by it, instead of dropping a record whose text
+// another writer's fold could still accept.
+func TestV4PullSettlesByAnOlderVersionStillFoldable(t *testing.T) {
+	store := memstore.New()
+	priv := t.TempDir()
+	clock := newStepClock()
+	model := func(c *Config) { c.Sleep, c.Now = clock.Wait, clock.Now }
+	a := newAgent(t, store, withV4(), model, func(c *Config) { c.PrivateRoot = priv })
+	a.pull()
+	a.write("seed.md", "seed\n")
+	a.commit("seed") // 1
+	id := killedV4Commit(t, store, a)
+	a.e.Close()
+	// As if the dead call had gone on to build a version on generation 5
+	// and died before storing it.
+	recs := pendingRecords(t, priv)
+	if len(recs) != 1 {
+		t.Fatalf("pending records: %v", recs)
+	}
+	data, err := os.ReadFile(recs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec pendingRecord
+	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Entries) != 1 || rec.Entries[0].Last != 1 {
+		t.Fatalf("record %s: %v", data, err)
+	}
+	rec.Entries[0].Last = 5
+	if data, err = json.Marshal(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(recs[0], data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a2 := newAgent(t, store, withV4(), model, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
+	res := a2.pull()
+	if m := currentV4(t, store); m.AcceptedAt(id) == 0 || res.Generation != m.Generation {
+		t.Fatalf("after the pull: accepted at %d, pull at %d, current %d", m.AcceptedAt(id), res.Generation, m.Generation)
+	}
+	if got := pendingRecords(t, priv); len(got) != 0 {
+		t.Fatalf("pending records left: %v", got)
+	}
+	equalMaps(t, "directory", a2.files(), map[string]string{"seed.md": "seed\n", "mine.md": "mine\n"})
 }
