@@ -24,10 +24,10 @@ import (
 //   - the call is accepted (found in `current` or its history, or folded
 //     now, by another writer or by this pull): the pull's merge adopts it
 //     as common ground, and the directory holds the accepted text; or
-//   - its newest version can no longer be folded (declined, or K
-//     generations behind, or never stored): nothing of it can ever be
-//     accepted, so the entry is dropped, and its text stays in the
-//     directory as a local edit, published by the next commit.
+//   - no version of it can be folded any more (declined, K generations
+//     behind, or never stored): nothing of it can ever be accepted, so
+//     the entry is dropped, and its text stays in the directory as a
+//     local edit, published by the next commit.
 //
 // Nothing new is published: the version was registered by the commit the
 // user asked for; the pull only completes it. The text is never lost: it
