@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"math/bits"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -23,6 +24,10 @@ import (
 // about one GET per four commits and one LIST per 250 commits however long
 // the history, and a decided orphan waits at most the window plus one
 // period (about half the history's length) before a sweep removes it.
+
+// cleanupV4Timeout bounds one sweep: a CLI process waits for it before it
+// exits, and an unfinished sweep leaves its work to the next one.
+const cleanupV4Timeout = 2 * time.Minute
 
 // cleanupV4Due reports whether the commit accepted at generation g runs
 // the sweep, for a store whose history floor is floor and window window.
@@ -63,7 +68,7 @@ func (e *Engine) afterPublishV4(state publish.State, g uint64) {
 	}
 	e.background.Go(func() {
 		defer e.cleaningV4.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), checkpointTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupV4Timeout)
 		defer cancel()
 		e.cleanupV4(ctx)
 	})
