@@ -44,6 +44,7 @@ import (
 // v4Call is a version-4 publication in progress.
 type v4Call struct {
 	first     uint64 // the generation the first version was built on
+	last      uint64 // the generation the newest version was built on (pull_v4.go)
 	published bool   // accepted (finishV4 ran)
 }
 
@@ -117,7 +118,8 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		from := st.Generation() - min(st.Generation(), uint64(max(opts.K, publish.DefaultK)))
 		return &refillSource{src: e.source(c), fill: func() error { return e.fillChainFrom(ctx, state, c, from+1) }}, nil
 	}
-	return publish.New(e.store, opts)
+	store := e.timedPublishing(&opts) // store_timing.go
+	return publish.New(store, opts)
 }
 
 // refillSource is the cache as the fold's objects: the fold reads the
@@ -211,6 +213,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 				s.v4.first = first
 			}
 		}
+		s.v4.last = st.Generation()
 		last = s.newAttempt(ctx, stateView(st), id, message)
 		prop, err := last.run()
 		if err != nil {
@@ -287,6 +290,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	s.accepted = &last.pend
 	s.v4.published = true
 	s.state.saveStreak(res.Streak)
+	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (generation.go); publish read it, not the notebook.
