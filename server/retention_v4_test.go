@@ -147,6 +147,15 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 			if _, err := fresh.e.FileAt(ctx, floor, "f0.md"); err != nil {
 				t.Fatalf("the floor's tree: %v", err)
 			}
+			if ch, err := fresh.e.Diff(ctx, floor, LatestGeneration, ""); err != nil || len(ch) != 5 {
+				t.Fatalf("diff from the floor to the head: %d changes, %v", len(ch), err)
+			}
+			if _, err := fresh.e.Diff(ctx, floor-1, LatestGeneration, ""); err == nil {
+				t.Fatal("a diff from below the floor answered")
+			}
+			if bl, err := fresh.e.Blame(ctx, BlameQuery{Path: "f3.md"}); err != nil || len(bl.Lines) != 1 || bl.Lines[0].Generation != 38 {
+				t.Fatalf("blame: %+v %v", bl, err)
+			}
 			for _, g := range []uint64{1, floor - 1, floor} {
 				_, err := fresh.e.Show(ctx, g, "")
 				msg := fmt.Sprintf("the oldest retained generation is %d.", floor+1)
@@ -253,8 +262,13 @@ func TestV4RetentionReaderThatReadCurrentBeforeTheSweep(t *testing.T) {
 // deletes no history and every generation reads from the first; once
 // the clock passes the window, the next sweep deletes below the floor.
 func TestV4RetentionKeepsTheWindow(t *testing.T) {
+	for name, newStore := range v4Stores(t) {
+		t.Run(name, func(t *testing.T) { testV4RetentionKeepsTheWindow(t, newStore(t)) })
+	}
+}
+
+func testV4RetentionKeepsTheWindow(t *testing.T, store remote.Store) {
 	ctx := context.Background()
-	store := v4Stores(t)["mem"](t)
 	var ahead atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
 	a := retainV4Agent(t, store, func(c *Config) { c.Retain, c.Now = time.Hour, clock })
