@@ -224,37 +224,50 @@ func (s *staleStore) Get(ctx context.Context, key string) ([]byte, string, error
 // it (the promise of version 3's cleanup, server/pull.go).
 func TestV4RetentionReaderThatReadCurrentBeforeTheSweep(t *testing.T) {
 	for name, newStore := range v4Stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			store := newStore(t)
-			a := retainV4Agent(t, store, func(c *Config) { c.Retain = NoRetainWindow })
-			a.pull()
-			reader := &staleStore{Store: store}
-			b := retainV4Agent(t, reader)
-			b.pull()
-			var old []byte
-			for g := 1; g <= 40; g++ {
-				a.write(fmt.Sprintf("f%d.md", g%5), fmt.Sprintf("generation %d\n", g))
-				a.commit(fmt.Sprintf("c%d", g))
-				a.e.background.Wait()
-				if g == 12 {
-					old, _, _ = store.Get(ctx, remote.CurrentKey)
-				}
-			}
-			a.e.cleanupV4(ctx)
-			oldM, _, err := remote.DecodeCurrent(old)
-			if err != nil || oldM.Checkpoint.IsGenesis() || present(t, store, oldM.Checkpoint.Pack.Key) {
-				t.Fatalf("the old `current`'s checkpoint %+v survived the sweep (%v)", oldM.Checkpoint, err)
-			}
-			reader.mu.Lock()
-			reader.stale = old
-			reader.mu.Unlock()
-			if res := b.pull(); res.Generation != 40 {
-				t.Fatalf("the reader's pull: %+v", res)
-			}
-			equalMaps(t, "reader", b.files(), a.files())
-		})
+		for _, op := range []string{"pull", "commit"} {
+			t.Run(name+"/"+op, func(t *testing.T) { testV4RetentionStaleReader(t, newStore(t), op) })
+		}
 	}
+}
+
+func testV4RetentionStaleReader(t *testing.T, store remote.Store, op string) {
+	ctx := context.Background()
+	a := retainV4Agent(t, store, func(c *Config) { c.Retain = NoRetainWindow })
+	a.pull()
+	reader := &staleStore{Store: store}
+	b := retainV4Agent(t, reader)
+	b.pull()
+	var old []byte
+	for g := 1; g <= 40; g++ {
+		a.write(fmt.Sprintf("f%d.md", g%5), fmt.Sprintf("generation %d\n", g))
+		a.commit(fmt.Sprintf("c%d", g))
+		a.e.background.Wait()
+		if g == 12 {
+			old, _, _ = store.Get(ctx, remote.CurrentKey)
+		}
+	}
+	a.e.cleanupV4(ctx)
+	oldM, _, err := remote.DecodeCurrent(old)
+	if err != nil || oldM.Checkpoint.IsGenesis() || present(t, store, oldM.Checkpoint.Pack.Key) {
+		t.Fatalf("the old `current`'s checkpoint %+v survived the sweep (%v)", oldM.Checkpoint, err)
+	}
+	reader.mu.Lock()
+	reader.stale = old
+	reader.mu.Unlock()
+	if op == "pull" {
+		if res := b.pull(); res.Generation != 40 {
+			t.Fatalf("the reader's pull: %+v", res)
+		}
+		equalMaps(t, "reader", b.files(), a.files())
+		return
+	}
+	b.write("b.md", "b\n")
+	if res := b.commit("b"); res.Generation != 41 {
+		t.Fatalf("the reader's commit: %+v", res)
+	}
+	want := a.files()
+	want["b.md"] = "b\n"
+	equalMaps(t, "reader", b.files(), want)
 }
 
 // --retain keeps what is younger than the window: while a generation at
