@@ -79,11 +79,13 @@ func BenchmarkCLIBlame(b *testing.B) {
 	b.Logf("%d publications seeded in %s", pubs, time.Since(start).Round(time.Second))
 	cold := nb.run("blame", blameBenchPath)
 	before := blameBefore(b, nb)
-	var blames, walks, gits, logs []time.Duration
+	var blames, walks, builds, gits, logs []time.Duration
 	b.StartTimer()
 	for b.Loop() {
 		b.StopTimer()
-		dropBlameCache(b, nb)
+		dropBlameCache(b, nb, true)
+		builds = append(builds, nb.run("blame", blameBenchPath))
+		dropBlameCache(b, nb, false)
 		walks = append(walks, nb.run("blame", blameBenchPath))
 		gits = append(gits, git.timed("blame", "HEAD", "--", blameBenchPath))
 		logs = append(logs, nb.run("log", "-n", "10"))
@@ -94,6 +96,7 @@ func BenchmarkCLIBlame(b *testing.B) {
 	mb, mw, mg := median(blames), median(walks), median(gits)
 	b.ReportMetric(float64(mb.Microseconds())/1000, "ms/blame")
 	b.ReportMetric(float64(mw.Microseconds())/1000, "ms/blame-walk")
+	b.ReportMetric(float64(median(builds).Microseconds())/1000, "ms/blame-index")
 	b.ReportMetric(float64(mg.Microseconds())/1000, "ms/git-blame")
 	b.ReportMetric(float64(mw)/float64(mg), "x-git-blame-walk")
 	b.ReportMetric(float64(median(logs).Microseconds())/1000, "ms/log")
@@ -102,8 +105,9 @@ func BenchmarkCLIBlame(b *testing.B) {
 }
 
 // dropBlameCache removes the blame cache of nb's private root, so that
-// the next blame walks the whole history (with the object cache warm).
-func dropBlameCache(b *testing.B, nb *cliNotebook) {
+// the next blame walks the whole history (with the object cache warm),
+// and with index the changed-paths index too, so that the walk rebuilds it.
+func dropBlameCache(b *testing.B, nb *cliNotebook, index bool) {
 	b.Helper()
 	var priv string
 	for _, kv := range nb.env {
@@ -116,6 +120,11 @@ func dropBlameCache(b *testing.B, nb *cliNotebook) {
 		b.Fatalf("no blame cache under %s: %v", priv, err)
 	}
 	for _, d := range dirs {
+		if index {
+			if err := os.Remove(filepath.Join(filepath.Dir(d), "changed-paths")); err != nil {
+				b.Fatal(err)
+			}
+		}
 		if err := os.RemoveAll(d); err != nil {
 			b.Fatal(err)
 		}

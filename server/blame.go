@@ -93,6 +93,10 @@ type BlameResult struct {
 	Path       string
 	Generation uint64 // the accepted head's generation
 	Lines      []BlameLine
+
+	// indexComputed counts the publications whose changed paths the walk
+	// computed because the index lacked them (tests).
+	indexComputed int
 }
 
 // Blame attributes each line of the file q.Path, as the accepted head holds
@@ -147,11 +151,10 @@ type blameWalk struct {
 	// held is the head's version, which is never reused.
 	buf        []byte
 	heldIsHead bool
-	// parent is the parent of the publication read last, and parentFile
-	// the walked file's ID in it.
-	parent, parentFile cas.ID
-	parentKnown        bool
-	left               int // lines not attributed yet
+	left int // lines not attributed yet
+	// indexComputed counts the publications whose changed paths were not
+	// in the index (blame_index.go).
+	indexComputed int
 	// at is the head whose version of the file is held; cache the lines
 	// of a blame at an older head (blame_cache.go), nil when none fits.
 	at       cas.ID
@@ -210,7 +213,7 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	if err := w.walk(); err != nil {
 		return nil, err
 	}
-	res.Lines = w.lines
+	res.Lines, res.indexComputed = w.lines, w.indexComputed
 	if start == 1 && end == n && w.cachedAt != head { // else the cache holds this answer
 		h.e.saveBlameCache(res, head, id)
 	}
@@ -238,6 +241,41 @@ func (w *blameWalk) walk() error {
 	if err != nil {
 		return err
 	}
+	if len(pubs) == 0 {
+		w.before(h.ret.Oldest)
+		return nil
+	}
+	changes, computed, err := h.changedPaths(w.src, pubs)
+	if err != nil {
+		return err
+	}
+	w.indexComputed = computed
+	// The file after each publication that changed it; before the oldest,
+	// one path lookup.
+	first, err := w.fileAt(pubs[0].Parent)
+	if err != nil {
+		return err
+	}
+	path := strings.Join(w.path, "/")
+	after := make([]cas.ID, len(pubs)) // zero where unchanged
+	changed := make([]bool, len(pubs))
+	for i := range pubs {
+		for _, c := range changes[i] {
+			if c.path == path {
+				after[i], changed[i] = c.id, true
+				break
+			}
+		}
+	}
+	// before returns the file at the parent of publication i.
+	before := func(i int) cas.ID {
+		for k := i - 1; k >= 0; k-- {
+			if changed[k] {
+				return after[k]
+			}
+		}
+		return first
+	}
 	for i := len(pubs) - 1; i >= 0; i-- {
 		if i%256 == 0 {
 			if err := h.ctx.Err(); err != nil {
@@ -247,9 +285,11 @@ func (w *blameWalk) walk() error {
 		if w.cached() {
 			return nil
 		}
-		done, err := w.step(pubs[i])
-		if err != nil || done {
-			return err
+		if changed[i] {
+			done, err := w.step(pubs[i], before(i), after[i])
+			if err != nil || done {
+				return err
+			}
 		}
 		w.at = pubs[i].Parent
 	}
@@ -284,21 +324,9 @@ func (w *blameWalk) before(gen uint64) {
 	}
 }
 
-// step reads one publication; done is true when no line is left.
-func (w *blameWalk) step(p publication) (done bool, err error) {
-	// The newer publication's parent is this one's head: its lookup is
-	// not made again.
-	after := w.parentFile
-	if !w.parentKnown || p.Head != w.parent {
-		if after, err = w.fileAt(p.Head); err != nil {
-			return false, err
-		}
-	}
-	before, err := w.fileAt(p.Parent)
-	if err != nil {
-		return false, err
-	}
-	w.parent, w.parentFile, w.parentKnown = p.Parent, before, true
+// step reads publication p, which changed the file from before to after
+// (zero: no file); done is true when no line is left.
+func (w *blameWalk) step(p publication, before, after cas.ID) (done bool, err error) {
 	if after == before {
 		return false, nil
 	}
