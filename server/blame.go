@@ -147,11 +147,10 @@ type blameWalk struct {
 	heldID  cas.ID
 	track   []int // per line of held: index in lines, or -1
 	spare   []int // the previous track's memory, for the next
-	// buf is the memory the next version is read into; heldIsHead says
-	// held is the head's version, which is never reused.
-	buf        []byte
+	// heldIsHead says held is the head's version, whose memory is never
+	// reused.
 	heldIsHead bool
-	left int // lines not attributed yet
+	left       int // lines not attributed yet
 	// indexComputed counts the publications whose changed paths were not
 	// in the index (blame_index.go).
 	indexComputed int
@@ -276,6 +275,18 @@ func (w *blameWalk) walk() error {
 		}
 		return first
 	}
+	// The versions and commits of the publications that changed the file
+	// are read ahead, in their order, by another goroutine, while this one
+	// diffs: reading (chunks decompressed and verified) and diffing cost
+	// about the same.
+	var jobs []readAhead
+	for i := len(pubs) - 1; i >= 0; i-- {
+		if changed[i] && before(i) != after[i] {
+			jobs = append(jobs, readAhead{head: pubs[i].Head, file: before(i)})
+		}
+	}
+	ra := w.startReadAhead(jobs)
+	defer ra.stop()
 	for i := len(pubs) - 1; i >= 0; i-- {
 		if i%256 == 0 {
 			if err := h.ctx.Err(); err != nil {
@@ -285,8 +296,15 @@ func (w *blameWalk) walk() error {
 		if w.cached() {
 			return nil
 		}
-		if changed[i] {
-			done, err := w.step(pubs[i], before(i), after[i])
+		if changed[i] && before(i) != after[i] {
+			v, ok := <-ra.out
+			if !ok {
+				return h.ctx.Err() // stopped: only by a cancelled context
+			}
+			if v.err != nil {
+				return v.err
+			}
+			done, err := w.step(pubs[i], before(i), after[i], v.data, v.commit, ra.free)
 			if err != nil || done {
 				return err
 			}
@@ -298,6 +316,60 @@ func (w *blameWalk) walk() error {
 	}
 	w.before(h.ret.Oldest)
 	return nil
+}
+
+// readAhead is one version to read: the file (zero: none) at the parent
+// of the publication whose head is head, and that head's commit.
+type readAhead struct {
+	head, file cas.ID
+	data       []byte
+	commit     cas.Commit
+	err        error
+}
+
+// readAheads is the goroutine reading a walk's versions ahead of it. It
+// alone reads objects while it runs (the sources are not shared between
+// goroutines); stop waits for it to end.
+type readAheads struct {
+	out  chan readAhead
+	free chan []byte // buffers the walk is done with
+	quit chan struct{}
+	done chan struct{}
+}
+
+func (w *blameWalk) startReadAhead(jobs []readAhead) *readAheads {
+	ra := &readAheads{out: make(chan readAhead, 2), free: make(chan []byte, 4), quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(ra.done)
+		defer close(ra.out)
+		for _, j := range jobs {
+			j.commit, j.err = w.commit(j.head)
+			if j.err == nil && !j.file.IsZero() {
+				var buf []byte
+				select {
+				case buf = <-ra.free:
+				default:
+				}
+				j.data, j.err = w.files.read(j.file, buf)
+			}
+			select {
+			case ra.out <- j:
+			case <-ra.quit:
+				return
+			case <-w.h.ctx.Done():
+				return
+			}
+			if j.err != nil {
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+func (ra *readAheads) stop() {
+	close(ra.quit)
+	<-ra.done
 }
 
 // cached reports whether the walk has reached the cached head and the
@@ -325,25 +397,14 @@ func (w *blameWalk) before(gen uint64) {
 }
 
 // step reads publication p, which changed the file from before to after
-// (zero: no file); done is true when no line is left.
-func (w *blameWalk) step(p publication, before, after cas.ID) (done bool, err error) {
-	if after == before {
-		return false, nil
-	}
+// (zero: no file), to old (the file at before) with commit c; done is true
+// when no line is left. The held version's memory goes to free when it is
+// no longer needed.
+func (w *blameWalk) step(p publication, before, after cas.ID, old []byte, c cas.Commit, free chan<- []byte) (done bool, err error) {
 	if after != w.heldID {
 		// Publications chain (each one's parent is the head of the one
 		// before it), so the file at a publication's head is the one held.
 		return false, fmt.Errorf("%w: publication %d holds another version of the file than the next one's parent", cas.ErrCorrupt, p.Generation)
-	}
-	var old []byte
-	if !before.IsZero() {
-		if old, err = w.files.read(before, w.buf); err != nil {
-			return false, err
-		}
-	}
-	c, err := w.commit(p.Head)
-	if err != nil {
-		return false, err
 	}
 	attribute := func(held int) {
 		if k := w.track[held]; k >= 0 {
@@ -376,12 +437,15 @@ func (w *blameWalk) step(p publication, before, after cas.ID) (done bool, err er
 	for ; ni < len(w.track); oi, ni = oi+1, ni+1 {
 		track[oi] = w.track[ni]
 	}
-	// The version held so far becomes the buffer of the next read, except
+	// The version held so far becomes the buffer of a next read, except
 	// the head's, whose lines the result holds.
 	if w.heldIsHead {
-		w.buf, w.heldIsHead = nil, false
+		w.heldIsHead = false
 	} else {
-		w.buf = w.held[:0]
+		select {
+		case free <- w.held[:0]:
+		default:
+		}
 	}
 	w.held, w.heldID, w.track, w.spare = old, before, track, w.track
 	return w.left == 0, nil
