@@ -421,7 +421,13 @@ func (w *blameWalk) step(p publication, before, after cas.ID, old []byte, c cas.
 		return true, nil
 	}
 	edits := merge.LineDiff(old, w.held)
-	track := slices.Grow(w.spare[:0], merge.CountLines(old))[:merge.CountLines(old)]
+	// old's lines: held's, less those the edits inserted, plus those they
+	// removed (counting them again would cost a pass over the file).
+	n := len(w.track)
+	for _, ed := range edits {
+		n += ed.OldEnd - ed.OldStart - (ed.NewEnd - ed.NewStart)
+	}
+	track := slices.Grow(w.spare[:0], n)[:n]
 	oi, ni := 0, 0 // the next unchanged lines of old and held
 	for _, ed := range edits {
 		for ; ni < ed.NewStart; oi, ni = oi+1, ni+1 {
