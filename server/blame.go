@@ -24,29 +24,33 @@ package server
 // The algorithm walks the retained publications from the newest to the
 // oldest, holding the file's version at the publication being read and,
 // for each line of that version, the line of the head's file it became (or
-// none). A publication whose file ID at its parent equals the one at its
-// head is passed over after one path lookup in its parent's trees (its
-// head's was the newer publication's parent); one that changed the file is
-// diffed (old version against the held one): the held lines inside its
-// edits that still stand for a head line are attributed to it, the
-// unchanged ones are mapped to their lines in the old version, which
-// becomes the held one. The walk stops as soon as every asked line has its
-// publication, or when the file did not exist before a publication.
+// none). Which publications changed the file, and its ID after each, comes
+// from the changed-paths index (blame_index.go), which a walk completes
+// first for the publications it lacks; the file before the oldest retained
+// publication takes one path lookup. Publications that did not change the
+// file are passed over; one that changed it is diffed (old version against
+// the held one): the held lines inside its edits that still stand for a
+// head line are attributed to it, the unchanged ones are mapped to their
+// lines in the old version, which becomes the held one. The walk stops as
+// soon as every asked line has its publication, or when the file did not
+// exist before a publication.
 //
-// Cost: the list of retained publications, read once; per publication, one
-// commit and the trees on the path that changed (a tree already looked up
-// at a depth is not read again), each from the chain cache that holds it
-// (chainsSource); per publication that changed the file, the chunks it
-// changed (versionSource keeps the others from the version read before),
-// copied into a reused buffer, and one LineDiff, which sets the common
-// start and end aside by comparing bytes. Lines from the oldest retained
-// publication make the walk read the whole retained history: with 10,000
-// publications of which 2,000 changed a 2,000-line file, that is 10,000
-// path lookups, about 3,000 chunks read and 2,000 diffs (bench/blame_test.go
-// measures it beside git blame and log). A cache that lacks the history's
-// packs fetches all of them first, once. A blame of a whole file records
-// its answer in the private cache (blame_cache.go): the next blame of the
-// file walks only the publications accepted since.
+// Cost, with the index complete: the list of retained publications and the
+// index, read once; per publication that changed the file, its commit, the
+// chunks it changed (versionSource keeps the others from the version read
+// before), copied into a recycled buffer, and one LineDiff, which sets the
+// common start and end aside by comparing bytes. The reads run on another
+// goroutine ahead of the diffs (they cost about the same). Lines from the
+// oldest retained publication make the walk read the whole retained
+// history: with 10,000 publications of which 2,000 changed a 2,000-line
+// file, about 3,000 chunks read and 2,000 diffs (bench/blame_test.go
+// measures it beside git blame and log). Completing the index costs, per
+// publication it lacks, a commit and a tree diff (the root tree and the
+// subtrees that changed), each read from the chain cache that holds it
+// (chainsSource). A cache that lacks the history's packs fetches all of
+// them first, once. A blame of a whole file records its answer in the
+// private cache (blame_cache.go): the next blame of the file walks only the
+// publications accepted since.
 //
 // The author column is the publication's author as the store format
 // records it; today's format records none, so every author is unknown ("").
