@@ -331,6 +331,8 @@ type readAhead struct {
 	err        error
 }
 
+const readAheadVersions = 16
+
 // readAheads is the goroutine reading a walk's versions ahead of it. It
 // alone reads objects while it runs (the sources are not shared between
 // goroutines); stop waits for it to end.
@@ -342,7 +344,10 @@ type readAheads struct {
 }
 
 func (w *blameWalk) startReadAhead(jobs []readAhead) *readAheads {
-	ra := &readAheads{out: make(chan readAhead, 2), free: make(chan []byte, 4), quit: make(chan struct{}), done: make(chan struct{})}
+	// Up to readAheadVersions versions wait for the diffs, so that the
+	// reader runs on while a few long diffs (a line moved far) take their
+	// time; the memory is that many copies of the file.
+	ra := &readAheads{out: make(chan readAhead, readAheadVersions), free: make(chan []byte, readAheadVersions+2), quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(ra.done)
 		defer close(ra.out)

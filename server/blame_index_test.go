@@ -1,12 +1,15 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 )
 
@@ -153,4 +156,41 @@ func TestBlameIndexBound(t *testing.T) {
 func idFor(n uint64) (id [32]byte) {
 	id[0], id[1] = byte(n), byte(n>>8)
 	return id
+}
+
+// FuzzPathsIndex: the index decoder, fed any bytes (with a checksum that
+// fits, so the parser itself is reached), neither panics nor allocates
+// beyond what the bytes can hold, and what it accepts encodes again to the
+// same entries.
+func FuzzPathsIndex(f *testing.F) {
+	var entries []pathsEntry
+	for g := uint64(1); g <= 3; g++ {
+		entries = append(entries, pathsEntry{gen: g, head: idFor(g), parent: idFor(g - 1), changes: []pathsChange{{path: "a.md", id: idFor(10 + g)}}})
+	}
+	good := encodePathsIndex(entries, maxIndexChanges)
+	f.Add(good[len(pathsIndexMagic) : len(good)-32])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		data := append([]byte(pathsIndexMagic), body...)
+		sum := cas.Sum(data)
+		m, err := decodePathsIndex(append(data, sum[:]...))
+		if err != nil {
+			return
+		}
+		var again []pathsEntry
+		for _, en := range m {
+			again = append(again, en)
+		}
+		slices.SortFunc(again, func(a, b pathsEntry) int { return cmp.Compare(a.gen, b.gen) })
+		m2, err := decodePathsIndex(encodePathsIndex(again, maxIndexChanges))
+		if err != nil || len(m2) != len(m) {
+			t.Fatalf("re-encoded: %v, %d entries, want %d", err, len(m2), len(m))
+		}
+		for g, en := range m {
+			en2 := m2[g]
+			if en2.head != en.head || en2.parent != en.parent || !slices.Equal(en2.changes, en.changes) {
+				t.Fatalf("entry %d: %+v, then %+v", g, en, en2)
+			}
+		}
+	})
 }
