@@ -41,7 +41,8 @@ package bench
 // 1,511 ms (blame-walk 0.22x git); blame-index 1,103 ms; the first blame
 // with a cold object cache 2.7 s; log -n 10 109 ms; lines/before 0. At
 // load 10 to 16 (another run): blame-walk 765 ms, blame-index 2,934 ms,
-// git blame 3,548 ms, blame 40 ms. The walk misses the 200 ms target: per
+// git blame 3,548 ms, blame 40 ms; a third (load 5 to 10): blame-walk
+// 526 ms (483 ms of CPU), git blame 1,705 ms. The walk misses the 200 ms target: per
 // version of the file that changed, its new chunks decompressed and
 // verified (read ahead on another goroutine) and one line diff of the
 // whole file's changed span; both grow with the publications that changed
