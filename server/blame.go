@@ -24,29 +24,33 @@ package server
 // The algorithm walks the retained publications from the newest to the
 // oldest, holding the file's version at the publication being read and,
 // for each line of that version, the line of the head's file it became (or
-// none). A publication whose file ID at its parent equals the one at its
-// head is passed over after one path lookup in its parent's trees (its
-// head's was the newer publication's parent); one that changed the file is
-// diffed (old version against the held one): the held lines inside its
-// edits that still stand for a head line are attributed to it, the
-// unchanged ones are mapped to their lines in the old version, which
-// becomes the held one. The walk stops as soon as every asked line has its
-// publication, or when the file did not exist before a publication.
+// none). Which publications changed the file, and its ID after each, comes
+// from the changed-paths index (blame_index.go), which a walk completes
+// first for the publications it lacks; the file before the oldest retained
+// publication takes one path lookup. Publications that did not change the
+// file are passed over; one that changed it is diffed (old version against
+// the held one): the held lines inside its edits that still stand for a
+// head line are attributed to it, the unchanged ones are mapped to their
+// lines in the old version, which becomes the held one. The walk stops as
+// soon as every asked line has its publication, or when the file did not
+// exist before a publication.
 //
-// Cost: the list of retained publications, read once; per publication, one
-// commit and the trees on the path that changed (a tree already looked up
-// at a depth is not read again), each from the chain cache that holds it
-// (chainsSource); per publication that changed the file, the chunks it
-// changed (versionSource keeps the others from the version read before),
-// copied into a reused buffer, and one LineDiff, which sets the common
-// start and end aside by comparing bytes. Lines from the oldest retained
-// publication make the walk read the whole retained history: with 10,000
-// publications of which 2,000 changed a 2,000-line file, that is 10,000
-// path lookups, about 3,000 chunks read and 2,000 diffs (bench/blame_test.go
-// measures it beside git blame and log). A cache that lacks the history's
-// packs fetches all of them first, once. A blame of a whole file records
-// its answer in the private cache (blame_cache.go): the next blame of the
-// file walks only the publications accepted since.
+// Cost, with the index complete: the list of retained publications and the
+// index, read once; per publication that changed the file, its commit, the
+// chunks it changed (versionSource keeps the others from the version read
+// before), copied into a recycled buffer, and one LineDiff, which sets the
+// common start and end aside by comparing bytes. The reads run on another
+// goroutine ahead of the diffs (they cost about the same). Lines from the
+// oldest retained publication make the walk read the whole retained
+// history: with 10,000 publications of which 2,000 changed a 2,000-line
+// file, about 3,000 chunks read and 2,000 diffs (bench/blame_test.go
+// measures it beside git blame and log). Completing the index costs, per
+// publication it lacks, a commit and a tree diff (the root tree and the
+// subtrees that changed), each read from the chain cache that holds it
+// (chainsSource). A cache that lacks the history's packs fetches all of
+// them first, once. A blame of a whole file records its answer in the
+// private cache (blame_cache.go): the next blame of the file walks only the
+// publications accepted since.
 //
 // The author column is the publication's author as the store format
 // records it; today's format records none, so every author is unknown ("").
@@ -93,6 +97,10 @@ type BlameResult struct {
 	Path       string
 	Generation uint64 // the accepted head's generation
 	Lines      []BlameLine
+
+	// indexComputed counts the publications whose changed paths the walk
+	// computed because the index lacked them (tests).
+	indexComputed int
 }
 
 // Blame attributes each line of the file q.Path, as the accepted head holds
@@ -143,15 +151,13 @@ type blameWalk struct {
 	heldID  cas.ID
 	track   []int // per line of held: index in lines, or -1
 	spare   []int // the previous track's memory, for the next
-	// buf is the memory the next version is read into; heldIsHead says
-	// held is the head's version, which is never reused.
-	buf        []byte
+	// heldIsHead says held is the head's version, whose memory is never
+	// reused.
 	heldIsHead bool
-	// parent is the parent of the publication read last, and parentFile
-	// the walked file's ID in it.
-	parent, parentFile cas.ID
-	parentKnown        bool
-	left               int // lines not attributed yet
+	left       int // lines not attributed yet
+	// indexComputed counts the publications whose changed paths were not
+	// in the index (blame_index.go).
+	indexComputed int
 	// at is the head whose version of the file is held; cache the lines
 	// of a blame at an older head (blame_cache.go), nil when none fits.
 	at       cas.ID
@@ -210,7 +216,7 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	if err := w.walk(); err != nil {
 		return nil, err
 	}
-	res.Lines = w.lines
+	res.Lines, res.indexComputed = w.lines, w.indexComputed
 	if start == 1 && end == n && w.cachedAt != head { // else the cache holds this answer
 		h.e.saveBlameCache(res, head, id)
 	}
@@ -238,6 +244,53 @@ func (w *blameWalk) walk() error {
 	if err != nil {
 		return err
 	}
+	if len(pubs) == 0 {
+		w.before(h.ret.Oldest)
+		return nil
+	}
+	changes, computed, err := h.changedPaths(w.src, pubs)
+	if err != nil {
+		return err
+	}
+	w.indexComputed = computed
+	// The file after each publication that changed it; before the oldest,
+	// one path lookup.
+	first, err := w.fileAt(pubs[0].Parent)
+	if err != nil {
+		return err
+	}
+	path := strings.Join(w.path, "/")
+	after := make([]cas.ID, len(pubs)) // zero where unchanged
+	changed := make([]bool, len(pubs))
+	for i := range pubs {
+		for _, c := range changes[i] {
+			if c.path == path {
+				after[i], changed[i] = c.id, true
+				break
+			}
+		}
+	}
+	// before returns the file at the parent of publication i.
+	before := func(i int) cas.ID {
+		for k := i - 1; k >= 0; k-- {
+			if changed[k] {
+				return after[k]
+			}
+		}
+		return first
+	}
+	// The versions and commits of the publications that changed the file
+	// are read ahead, in their order, by another goroutine, while this one
+	// diffs: reading (chunks decompressed and verified) and diffing cost
+	// about the same.
+	var jobs []readAhead
+	for i := len(pubs) - 1; i >= 0; i-- {
+		if changed[i] && before(i) != after[i] {
+			jobs = append(jobs, readAhead{head: pubs[i].Head, file: before(i)})
+		}
+	}
+	ra := w.startReadAhead(jobs)
+	defer ra.stop()
 	for i := len(pubs) - 1; i >= 0; i-- {
 		if i%256 == 0 {
 			if err := h.ctx.Err(); err != nil {
@@ -247,9 +300,18 @@ func (w *blameWalk) walk() error {
 		if w.cached() {
 			return nil
 		}
-		done, err := w.step(pubs[i])
-		if err != nil || done {
-			return err
+		if changed[i] && before(i) != after[i] {
+			v, ok := <-ra.out
+			if !ok {
+				return h.ctx.Err() // stopped: only by a cancelled context
+			}
+			if v.err != nil {
+				return v.err
+			}
+			done, err := w.step(pubs[i], before(i), after[i], v.data, v.commit, ra.free)
+			if err != nil || done {
+				return err
+			}
 		}
 		w.at = pubs[i].Parent
 	}
@@ -258,6 +320,65 @@ func (w *blameWalk) walk() error {
 	}
 	w.before(h.ret.Oldest)
 	return nil
+}
+
+// readAhead is one version to read: the file (zero: none) at the parent
+// of the publication whose head is head, and that head's commit.
+type readAhead struct {
+	head, file cas.ID
+	data       []byte
+	commit     cas.Commit
+	err        error
+}
+
+const readAheadVersions = 16
+
+// readAheads is the goroutine reading a walk's versions ahead of it. It
+// alone reads objects while it runs (the sources are not shared between
+// goroutines); stop waits for it to end.
+type readAheads struct {
+	out  chan readAhead
+	free chan []byte // buffers the walk is done with
+	quit chan struct{}
+	done chan struct{}
+}
+
+func (w *blameWalk) startReadAhead(jobs []readAhead) *readAheads {
+	// Up to readAheadVersions versions wait for the diffs, so that the
+	// reader runs on while a few long diffs (a line moved far) take their
+	// time; the memory is that many copies of the file.
+	ra := &readAheads{out: make(chan readAhead, readAheadVersions), free: make(chan []byte, readAheadVersions+2), quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(ra.done)
+		defer close(ra.out)
+		for _, j := range jobs {
+			j.commit, j.err = w.commit(j.head)
+			if j.err == nil && !j.file.IsZero() {
+				var buf []byte
+				select {
+				case buf = <-ra.free:
+				default:
+				}
+				j.data, j.err = w.files.read(j.file, buf)
+			}
+			select {
+			case ra.out <- j:
+			case <-ra.quit:
+				return
+			case <-w.h.ctx.Done():
+				return
+			}
+			if j.err != nil {
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+func (ra *readAheads) stop() {
+	close(ra.quit)
+	<-ra.done
 }
 
 // cached reports whether the walk has reached the cached head and the
@@ -284,38 +405,15 @@ func (w *blameWalk) before(gen uint64) {
 	}
 }
 
-// step reads one publication; done is true when no line is left.
-func (w *blameWalk) step(p publication) (done bool, err error) {
-	// The newer publication's parent is this one's head: its lookup is
-	// not made again.
-	after := w.parentFile
-	if !w.parentKnown || p.Head != w.parent {
-		if after, err = w.fileAt(p.Head); err != nil {
-			return false, err
-		}
-	}
-	before, err := w.fileAt(p.Parent)
-	if err != nil {
-		return false, err
-	}
-	w.parent, w.parentFile, w.parentKnown = p.Parent, before, true
-	if after == before {
-		return false, nil
-	}
+// step reads publication p, which changed the file from before to after
+// (zero: no file), to old (the file at before) with commit c; done is true
+// when no line is left. The held version's memory goes to free when it is
+// no longer needed.
+func (w *blameWalk) step(p publication, before, after cas.ID, old []byte, c cas.Commit, free chan<- []byte) (done bool, err error) {
 	if after != w.heldID {
 		// Publications chain (each one's parent is the head of the one
 		// before it), so the file at a publication's head is the one held.
 		return false, fmt.Errorf("%w: publication %d holds another version of the file than the next one's parent", cas.ErrCorrupt, p.Generation)
-	}
-	var old []byte
-	if !before.IsZero() {
-		if old, err = w.files.read(before, w.buf); err != nil {
-			return false, err
-		}
-	}
-	c, err := w.commit(p.Head)
-	if err != nil {
-		return false, err
 	}
 	attribute := func(held int) {
 		if k := w.track[held]; k >= 0 {
@@ -332,7 +430,13 @@ func (w *blameWalk) step(p publication) (done bool, err error) {
 		return true, nil
 	}
 	edits := merge.LineDiff(old, w.held)
-	track := slices.Grow(w.spare[:0], merge.CountLines(old))[:merge.CountLines(old)]
+	// old's lines: held's, less those the edits inserted, plus those they
+	// removed (counting them again would cost a pass over the file).
+	n := len(w.track)
+	for _, ed := range edits {
+		n += ed.OldEnd - ed.OldStart - (ed.NewEnd - ed.NewStart)
+	}
+	track := slices.Grow(w.spare[:0], n)[:n]
 	oi, ni := 0, 0 // the next unchanged lines of old and held
 	for _, ed := range edits {
 		for ; ni < ed.NewStart; oi, ni = oi+1, ni+1 {
@@ -348,12 +452,15 @@ func (w *blameWalk) step(p publication) (done bool, err error) {
 	for ; ni < len(w.track); oi, ni = oi+1, ni+1 {
 		track[oi] = w.track[ni]
 	}
-	// The version held so far becomes the buffer of the next read, except
+	// The version held so far becomes the buffer of a next read, except
 	// the head's, whose lines the result holds.
 	if w.heldIsHead {
-		w.buf, w.heldIsHead = nil, false
+		w.heldIsHead = false
 	} else {
-		w.buf = w.held[:0]
+		select {
+		case free <- w.held[:0]:
+		default:
+		}
 	}
 	w.held, w.heldID, w.track, w.spare = old, before, track, w.track
 	return w.left == 0, nil

@@ -71,11 +71,18 @@ func TestBlameEqualsReplay(t *testing.T) {
 // head) with the replay of every generation's version of it.
 func checkBlameReplay(t *testing.T, a *agent, head uint64, msgs map[uint64]string) {
 	t.Helper()
+	checkBlameReplayOf(t, a, "notes/a.md", head, msgs)
+}
+
+// checkBlameReplayOf is checkBlameReplay for the file p; it returns the
+// blame.
+func checkBlameReplayOf(t *testing.T, a *agent, p string, head uint64, msgs map[uint64]string) *BlameResult {
+	t.Helper()
 	ctx := context.Background()
 	var prev []byte
 	var gens []uint64 // per line of prev
 	for g := uint64(1); g <= head; g++ {
-		cur, err := a.e.FileAt(ctx, g, "notes/a.md")
+		cur, err := a.e.FileAt(ctx, g, p)
 		if err != nil {
 			domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument) // no file at g
 			cur, gens = nil, nil
@@ -99,7 +106,7 @@ func checkBlameReplay(t *testing.T, a *agent, head uint64, msgs map[uint64]strin
 		}
 		prev = cur
 	}
-	res, err := a.e.Blame(ctx, BlameQuery{Path: "notes/a.md"})
+	res, err := a.e.Blame(ctx, BlameQuery{Path: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +121,7 @@ func checkBlameReplay(t *testing.T, a *agent, head uint64, msgs map[uint64]strin
 	if !slices.Equal(joinBlame(res.Lines), prev) {
 		t.Fatalf("blame's lines are not the head's file")
 	}
+	return res
 }
 
 func joinBlame(lines []BlameLine) []byte {
