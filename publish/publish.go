@@ -216,7 +216,10 @@ type call struct {
 	// kept while they are pending: immutable, so a fold never reads one
 	// twice, and a waiter that folds next reads them while the write
 	// ahead is in flight.
-	props    map[key]proposal
+	props map[key]proposal
+	// pre: the fold begun on the state last read while gathering (§5.5),
+	// which the fold extends when the versions it took begin its own.
+	pre      *prepared
 	moved    time.Time // when we last saw `current` move
 	gen      uint64    // the generation seen then
 	gathered bool
@@ -646,7 +649,7 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			// are still registering: LIST again once they are in (§5.5),
 			// reading meanwhile the proposals already listed.
 			w.gathered, w.rounds, w.lastLen = true, 0, len(p)
-			if err := w.prefetch(ctx, p); err != nil {
+			if err := w.prepare(ctx, p); err != nil {
 				return err
 			}
 			d = w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now())
@@ -664,7 +667,7 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			// does not hold the fold.
 			w.rounds++
 			w.lastLen = len(p)
-			if err := w.prefetch(ctx, p); err != nil {
+			if err := w.prepare(ctx, p); err != nil {
 				return err
 			}
 			return w.list(ctx, false)
@@ -872,16 +875,11 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		// nothing but their timing.
 		_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
 	}
-	props, err := w.proposals(ctx, p)
-	if err != nil {
+	if err := w.prepare(ctx, p); err != nil {
 		return err
 	}
 	w.tracef("fold of %d on %d: proposals read", len(p), c.Generation())
-	objects, err := o.Objects(ctx, c)
-	if err != nil {
-		return err
-	}
-	f, err := fold(c, props, w.id, objects, o.FoldKey)
+	f, err := w.pre.f.finish()
 	if err != nil {
 		return err
 	}
@@ -987,6 +985,57 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		return errFolded
 	}
 	return fmt.Errorf("publish: write current: %w", err)
+}
+
+// prepared is a fold begun on one state: the versions it took, in fold
+// order.
+type prepared struct {
+	etag string
+	gen  uint64
+	head cas.ID
+	keys []key
+	f    *folding
+}
+
+// prepare brings w.pre to the fold of the versions p (at most M) onto
+// the state last read: it extends the fold begun there when the versions
+// that fold took are the first of p, and begins again otherwise (another
+// state, or a version listed before gone or sorting earlier). The fold is
+// a left fold over p, so the outcome is the same either way (fold.go): a
+// folder folds what it has listed while it gathers, and after its last
+// LIST only what came since (§5.5). Timing decides how much is folded
+// early, never what the write accepts.
+func (w *call) prepare(ctx context.Context, p []key) error {
+	p = p[:min(len(p), w.p.opts.M)]
+	c, pre := w.c, w.pre
+	reuse := pre != nil && pre.etag == c.ETag && pre.gen == c.Generation() && pre.head == c.Head() &&
+		len(pre.keys) <= len(p) && slices.Equal(pre.keys, p[:len(pre.keys)])
+	todo := p
+	if reuse {
+		todo = p[len(pre.keys):]
+	}
+	props, err := w.proposals(ctx, todo)
+	if err != nil {
+		return err
+	}
+	if !reuse {
+		objects, err := w.p.opts.Objects(ctx, c)
+		if err != nil {
+			return err
+		}
+		f, err := startFold(c, w.id, objects, w.p.opts.FoldKey)
+		if err != nil {
+			return err
+		}
+		pre = &prepared{etag: c.ETag, gen: c.Generation(), head: c.Head(), f: f}
+		w.pre = pre
+	}
+	if err := pre.f.add(props); err != nil {
+		w.pre = nil
+		return err
+	}
+	pre.keys = append(pre.keys, todo...)
+	return nil
 }
 
 // registered reads the registered descriptors of our last LIST that the
