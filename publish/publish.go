@@ -593,6 +593,33 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	if err != nil {
 		return err
 	}
+	return w.decide(ctx, l, forced)
+}
+
+// foldWhileListing folds p (prepare) while it waits d and LISTs, then
+// decides on that LIST: a folder's rounds cost a LIST or a fold, not
+// both. (One after the other when Parallel is 1: the exhaustive test's
+// order.)
+func (w *call) foldWhileListing(ctx context.Context, p []key, d time.Duration) error {
+	var l listing
+	if err := parallel.For(2, w.p.opts.Parallel, func(i int) error {
+		if i == 0 {
+			return w.prepare(ctx, p)
+		}
+		if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
+			return err
+		}
+		var err error
+		l, err = w.listAll(ctx)
+		return err
+	}); err != nil {
+		return err
+	}
+	return w.decide(ctx, l, false)
+}
+
+// decide is §5.1 step 4 on the listing l.
+func (w *call) decide(ctx context.Context, l listing, forced bool) error {
 	before := w.marks
 	w.marks, w.regs, w.listAt, w.didList = l.marks, l.regs, w.p.opts.Clock.Now(), true
 	p := w.pending(l)
@@ -644,19 +671,23 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	case forced:
 		return w.fold(ctx, p)
 	case mine == 0:
-		if d := w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now()); d > 0 && !w.gathered {
+		o := w.p.opts
+		if d := w.landed().Add(o.Gather).Sub(o.Clock.Now()); d > 0 && !w.gathered {
 			// The commits that started when the write we read was seen
 			// are still registering: LIST again once they are in (§5.5),
-			// reading meanwhile the proposals already listed.
-			w.gathered, w.rounds, w.lastLen = true, 0, len(p)
-			if err := w.prepare(ctx, p); err != nil {
-				return err
+			// folding meanwhile the versions already listed. While they
+			// arrive (a LIST found at least four more), LIST every two
+			// round trips, so that what is left to fold after the
+			// gather's LIST is what came in its last round trips: a
+			// count decides, so a trickle costs no LIST more.
+			arriving := len(p)-w.lastLen >= 4
+			w.rounds, w.lastLen = 0, len(p)
+			if step := 2 * o.RTT; arriving && d > step {
+				d = step
+			} else {
+				w.gathered = true // the next LIST is the gather's
 			}
-			d = w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now())
-			if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
-				return err
-			}
-			return w.list(ctx, false)
+			return w.foldWhileListing(ctx, p, d)
 		}
 		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(4, len(p)/8) {
 			// Commits are still arriving: the members of the write we
@@ -667,10 +698,7 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			// does not hold the fold.
 			w.rounds++
 			w.lastLen = len(p)
-			if err := w.prepare(ctx, p); err != nil {
-				return err
-			}
-			return w.list(ctx, false)
+			return w.foldWhileListing(ctx, p, 0)
 		}
 		return w.fold(ctx, p)
 	}
@@ -869,13 +897,20 @@ func (w *call) fold(ctx context.Context, p []key) error {
 			p = p[:o.M]
 		}
 	}
-	if len(p) > 1 {
-		me, cut := key{w.ver, w.id}, p[len(p)-1]
-		// The marker only times others' waits: its failure changes
-		// nothing but their timing.
-		_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
-	}
-	if err := w.prepare(ctx, p); err != nil {
+	// The marker goes up while the fold completes (one at a time when
+	// Parallel is 1: the marker first, the exhaustive test's order).
+	if err := parallel.For(2, o.Parallel, func(i int) error {
+		if i == 1 {
+			return w.prepare(ctx, p)
+		}
+		if len(p) > 1 {
+			me, cut := key{w.ver, w.id}, p[len(p)-1]
+			// The marker only times others' waits: its failure changes
+			// nothing but their timing.
+			_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	w.tracef("fold of %d on %d: proposals read", len(p), c.Generation())
