@@ -105,6 +105,11 @@ type Options struct {
 	// Trace, when set, receives one line per decision (tests).
 	Trace func(string)
 
+	// arrivals: how many versions more a LIST must find for a folder to
+	// LIST again (§5.5; default 4; the exhaustive test's scopes of two
+	// or three writers set 1 to reach those LISTs).
+	arrivals int
+
 	mutateIgnoreRecent bool // tests: a fold that ignores `recent`
 	mutateReportLast   bool // tests: a folder reports its group's last generation
 }
@@ -136,6 +141,9 @@ func (o *Options) fill() {
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = 32
+	}
+	if o.arrivals <= 0 {
+		o.arrivals = 4
 	}
 	if o.FoldKey == nil {
 		o.FoldKey = DefaultFoldKey
@@ -680,7 +688,7 @@ func (w *call) decide(ctx context.Context, l listing, forced bool) error {
 			// round trips, so that what is left to fold after the
 			// gather's LIST is what came in its last round trips: a
 			// count decides, so a trickle costs no LIST more.
-			arriving := len(p)-w.lastLen >= 4
+			arriving := len(p)-w.lastLen >= o.arrivals
 			w.rounds, w.lastLen = 0, len(p)
 			if step := 2 * o.RTT; arriving && d > step {
 				d = step
@@ -689,7 +697,7 @@ func (w *call) decide(ctx context.Context, l listing, forced bool) error {
 			}
 			return w.foldWhileListing(ctx, p, d)
 		}
-		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(4, len(p)/8) {
+		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(o.arrivals, len(p)/8) {
 			// Commits are still arriving: the members of the write we
 			// read learn it together and register their next commits
 			// a few round trips later, some after the gather. LIST
@@ -804,12 +812,14 @@ func (w *call) wait(ctx context.Context) error {
 }
 
 // poll is the interval of a waiter's reads of `current` once the write
-// it waits for is late: a sixteenth of an estimate, at least two round
-// trips. A waiter learns its acceptance up to one poll late and its
-// agent's next commit registers a few round trips after, so the gather
-// includes one poll: with seven round trips alone, at 1 s per key those
-// commits missed the next fold's LIST and waited a whole cycle more.
-func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) }
+// it waits for is late: two round trips, or a thirty-second of an
+// estimate if longer. A waiter learns its acceptance up to one poll late
+// and its agent's next commit registers a few round trips after, so the
+// gather includes one poll: with seven round trips alone, at 1 s per key
+// those commits missed the next fold's LIST and waited a whole cycle
+// more. The poll is thus on every cycle's path: a sixteenth of 1 s made
+// it 62 ms where two round trips are 40.
+func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/32) }
 
 // expect estimates when the write that can tell us something lands, from
 // our last LIST: the fold of the first version ahead of ours (the
