@@ -52,7 +52,7 @@ type scope struct {
 	v3writer         bool // v3 scope: a version-3 writer races the upgrade with one commit
 	mutateLast       bool // Options.mutateReportLast
 	chain            bool // each writer's commits go through CommitAfter with the previous one's Streak (the LIST-skip rule)
-	arrivals         bool // a folder LISTs again during and after its gather for one version more (Options.arrivals), not four, and gathers for eight ticks
+	arrivals         bool // after its gather a folder LISTs again for one version more (Options.arrivals), not four, and it gathers for eight ticks
 	// resume: a call killed after its first build (the engine's pending
 	// record) is resumed once by a new process, Resume with its ID and the
 	// generation of that build, as the engine's next commit does.

@@ -683,18 +683,8 @@ func (w *call) decide(ctx context.Context, l listing, forced bool) error {
 		if d := w.landed().Add(o.Gather).Sub(o.Clock.Now()); d > 0 && !w.gathered {
 			// The commits that started when the write we read was seen
 			// are still registering: LIST again once they are in (§5.5),
-			// folding meanwhile the versions already listed. While they
-			// arrive (a LIST found at least four more), LIST every two
-			// round trips, so that what is left to fold after the
-			// gather's LIST is what came in its last round trips: a
-			// count decides, so a trickle costs no LIST more.
-			arriving := len(p)-w.lastLen >= o.arrivals
-			w.rounds, w.lastLen = 0, len(p)
-			if step := 2 * o.RTT; arriving && d > step {
-				d = step
-			} else {
-				w.gathered = true // the next LIST is the gather's
-			}
+			// folding meanwhile the versions already listed.
+			w.gathered, w.rounds, w.lastLen = true, 0, len(p)
 			return w.foldWhileListing(ctx, p, d)
 		}
 		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(o.arrivals, len(p)/8) {
@@ -812,14 +802,12 @@ func (w *call) wait(ctx context.Context) error {
 }
 
 // poll is the interval of a waiter's reads of `current` once the write
-// it waits for is late: two round trips, or a thirty-second of an
-// estimate if longer. A waiter learns its acceptance up to one poll late
-// and its agent's next commit registers a few round trips after, so the
-// gather includes one poll: with seven round trips alone, at 1 s per key
-// those commits missed the next fold's LIST and waited a whole cycle
-// more. The poll is thus on every cycle's path: a sixteenth of 1 s made
-// it 62 ms where two round trips are 40.
-func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/32) }
+// it waits for is late: a sixteenth of an estimate, at least two round
+// trips. A waiter learns its acceptance up to one poll late and its
+// agent's next commit registers a few round trips after, so the gather
+// includes one poll: with seven round trips alone, at 1 s per key those
+// commits missed the next fold's LIST and waited a whole cycle more.
+func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) }
 
 // expect estimates when the write that can tell us something lands, from
 // our last LIST: the fold of the first version ahead of ours (the
