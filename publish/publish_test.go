@@ -243,6 +243,81 @@ func TestFoldMergesAndDeclines(t *testing.T) {
 	}
 }
 
+// A fold begun on some versions and extended with the ones that follow
+// them (a folder folding while it gathers, then what its last LIST
+// added) writes exactly what folding them all at once writes: the same
+// members, heads, declines and group pack, wherever the split falls.
+func TestFoldInPiecesIsTheFoldAtOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	e.commit(map[string]*string{"notes.md": str("a\nb\nc\n"), "gone.md": str("x\n")})
+	e.register(map[string]*string{"notes.md": str("a2\nb\nc\n"), "gone.md": nil})
+	e.register(map[string]*string{"notes.md": str("a\nb\nc\nd\n")}) // merges three-way
+	e.register(map[string]*string{"notes.md": str("A\nb\nc\n")})    // conflicts with the first
+	e.register(map[string]*string{"gone.md": str("y\n")})           // modify/delete
+	e.register(map[string]*string{"new.md": str("n\n")})
+	ctx := context.Background()
+	data, etag, err := e.mem.Get(ctx, remote.CurrentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := remote.DecodeManifestV4(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := State{Manifest: m, ETag: etag}
+	w := &call{}
+	var props []proposal
+	objs, err := e.mem.List(ctx, remote.ProposalsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if kind, g, id, _, _ := remote.ParseProposalEntry(o.Key); kind == remote.EntryProposal && g == 1 {
+			k := o.Key
+			data, _, err := e.mem.Get(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.keep(key{g, id}, k, data)
+			props = append(props, w.props[key{g, id}])
+		}
+	}
+	slices.SortFunc(props, func(a, b proposal) int { return strings.Compare(a.desc.Publication, b.desc.Publication) })
+	objects, err := allPacks(e.mem)(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := fold(c, props, "", objects, DefaultFoldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.members) != 3 || len(whole.declined) != 2 || whole.group == nil {
+		t.Fatalf("the fold at once: %d members, %d declined, group %v", len(whole.members), len(whole.declined), whole.group != nil)
+	}
+	for split := 0; split <= len(props); split++ {
+		f, err := startFold(c, "", objects, DefaultFoldKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.add(props[:split]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.finish(); err != nil { // a fold finished early can still be extended
+			t.Fatal(err)
+		}
+		if err := f.add(props[split:]); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.members, whole.members) || !slices.Equal(got.declined, whole.declined) || !bytes.Equal(got.group, whole.group) {
+			t.Errorf("split at %d: %+v\nat once: %+v", split, got, whole)
+		}
+	}
+}
+
 // rateLimited answers 429 to the first n conditional writes.
 type rateLimited struct {
 	remote.Store
