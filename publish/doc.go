@@ -33,11 +33,9 @@
 //	   │                    newest version per ID, sorted by (G, id);
 //	   │                    registered descriptors (-r-, -c-) kept aside
 //	   ├─ ours first ─▶ (Gather after the write we read landed, then
-//	   │     LIST again while commits still arrive, folding what each
-//	   │     LIST found beside the next: prepare) fold:
-//	   │     PUT marker (if others) ∥ GET their proposals ─▶ fold.go:
-//	   │     merge each onto the fold so far (a fold begun while
-//	   │     gathering extended), decline what does not merge
+//	   │     LIST again while commits still arrive) fold:
+//	   │     PUT marker (if others) ─▶ GET their proposals ─▶ fold.go:
+//	   │     merge each onto the fold so far, decline what does not merge
 //	   │     ─▶ GET the listed descriptors the write could take
 //	   │     (registered; remote.AddRegistered copies them) ─▶ PUT
 //	   │     packs/groups/<blake3>.pack (if re-parented) ─▶ PUT

@@ -139,10 +139,7 @@ func TestSampleThreeWritersTwoCommitsTwoFaults(t *testing.T) {
 		n = 30000
 	}
 	for _, conflict := range []bool{false, true} {
-		// With conflicts, a folder LISTs again for each version more:
-		// its fold begun during the gather is extended, or begun again
-		// when a version sorting earlier or a new state comes (prepare).
-		sample(t, scope{writers: 3, commits: 2, depth: 80, faults: 2, conflict: conflict, arrivals: conflict}, n)
+		sample(t, scope{writers: 3, commits: 2, depth: 80, faults: 2, conflict: conflict}, n)
 	}
 }
 

@@ -52,7 +52,6 @@ type scope struct {
 	v3writer         bool // v3 scope: a version-3 writer races the upgrade with one commit
 	mutateLast       bool // Options.mutateReportLast
 	chain            bool // each writer's commits go through CommitAfter with the previous one's Streak (the LIST-skip rule)
-	arrivals         bool // after its gather a folder LISTs again for one version more (Options.arrivals), not four, and it gathers for eight ticks
 	// resume: a call killed after its first build (the engine's pending
 	// record) is resumed once by a new process, Resume with its ID and the
 	// generation of that build, as the engine's next commit does.
@@ -65,24 +64,6 @@ type scope struct {
 }
 
 const tick = 250 * time.Millisecond
-
-// arrivals is the scope's Options.arrivals (0: the default).
-func arrivals(sc scope) int {
-	if sc.arrivals {
-		return 1
-	}
-	return 0
-}
-
-// gather is the scope's Options.Gather (0: the default): with arrivals,
-// long enough for a folder's LISTs to fall within it, a request taking a
-// tick.
-func gather(sc scope) time.Duration {
-	if sc.arrivals {
-		return 8 * tick
-	}
-	return 0
-}
 
 var errKilled = errors.New("killed by the schedule")
 
@@ -436,7 +417,7 @@ func (x *world) runWriter(w *writer) {
 		opts := Options{Store: storeID, Clock: modelClock{x}, Objects: x.objects, K: 4, M: 4,
 			CondEstimate: 200 * time.Millisecond, RTT: 20 * time.Millisecond, Parallel: 1,
 			Jitter:             func() float64 { return 0.5 },
-			mutateIgnoreRecent: x.sc.mutate, mutateReportLast: x.sc.mutateLast, arrivals: arrivals(x.sc), Gather: gather(x.sc),
+			mutateIgnoreRecent: x.sc.mutate, mutateReportLast: x.sc.mutateLast,
 			Trace: func(s string) {
 				if strings.HasPrefix(s[6:], "alone:") {
 					skipsSeen++

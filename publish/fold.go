@@ -54,25 +54,6 @@ func (s *multiSource) Get(id cas.ID) (cas.Object, error) {
 	return s.rest.Get(id)
 }
 
-// folding is a fold in progress onto the state c: the proposals taken
-// so far, in fold order, which later ones extend (add). A fold is a left
-// fold over the sorted proposals, so folding p then q gives exactly what
-// folding p and q at once gives: a folder folds the proposals it has while
-// it gathers, and after its last LIST only the ones that came since
-// (docs/publication.md §5.5).
-type folding struct {
-	c         State
-	own       string
-	foldKey   func(string) string
-	src       *multiSource
-	objects   cas.Source
-	prevHead  cas.ID
-	prevTree  cas.ID
-	prevFiles map[string]cas.ID
-	made      []cas.Object // in the order created, for a deterministic pack
-	out       folded
-}
-
 // fold merges props, in fold order, onto the state c (whose head's
 // closure objects reaches): each proposal that merges cleanly onto the
 // fold so far is re-parented onto the previous head (a path only it
@@ -81,54 +62,38 @@ type folding struct {
 // or a file against a directory declines it, whole. Deterministic: the
 // same c and props give the same members, heads and group pack.
 func fold(c State, props []proposal, own string, objects cas.Source, foldKey func(string) string) (folded, error) {
-	f, err := startFold(c, own, objects, foldKey)
-	if err != nil {
-		return folded{}, err
-	}
-	if err := f.add(props); err != nil {
-		return folded{}, err
-	}
-	return f.finish()
-}
-
-// startFold begins a fold onto c: the tree of c's head.
-func startFold(c State, own string, objects cas.Source, foldKey func(string) string) (*folding, error) {
-	f := &folding{c: c, own: own, foldKey: foldKey, objects: objects,
-		src: &multiSource{made: cas.NewMemory(), rest: objects}, prevHead: c.Head(), prevFiles: map[string]cas.ID{}}
-	if !f.prevHead.IsZero() {
-		var err error
-		if f.prevTree, f.prevFiles, err = commitFiles(f.src, f.prevHead); err != nil {
-			return nil, fmt.Errorf("publish: the tree of generation %d: %w", c.Generation(), err)
-		}
-	}
-	return f, nil
-}
-
-// add folds props, which follow those folded so far in fold order.
-func (f *folding) add(props []proposal) error {
+	var out folded
+	src := &multiSource{made: cas.NewMemory(), rest: objects}
 	for _, p := range props {
 		if p.pack != nil {
 			// A proposal may store trees as deltas of its parent's
-			// (pack version 2), which objects holds. (A proposal's pack
-			// holds what its head needs beyond its parent's: a later
-			// proposal's pack is never needed to fold an earlier one.)
-			f.src.packs = append(f.src.packs, p.pack.WithBases(f.objects))
+			// (pack version 2), which objects holds.
+			src.packs = append(src.packs, p.pack.WithBases(objects))
 		}
 	}
-	src, out := f.src, &f.out
+	prevHead := c.Head()
+	prevFiles := map[string]cas.ID{}
+	var prevTree cas.ID
+	if !prevHead.IsZero() {
+		var err error
+		if prevTree, prevFiles, err = commitFiles(src, prevHead); err != nil {
+			return folded{}, fmt.Errorf("publish: the tree of generation %d: %w", c.Generation(), err)
+		}
+	}
+	var made []cas.Object // in the order created, for a deterministic pack
 	sink := sinkFunc(func(o cas.Object) error {
 		if _, err := src.made.Get(o.ID); err != nil {
-			f.made = append(f.made, o)
+			made = append(made, o)
 		}
 		return src.made.Put(o)
 	})
 	for _, p := range props {
 		if out.ownOut {
-			return nil
+			return out, nil
 		}
 		d := p.desc
 		decline := func() {
-			if d.Publication == f.own && len(out.members) == 0 {
+			if d.Publication == own && len(out.members) == 0 {
 				// Our own version, first: it conflicts with what the
 				// state folded onto changed since its parent; rebuilt on
 				// that state it merges (or its conflict is the engine's
@@ -146,7 +111,7 @@ func (f *folding) add(props []proposal) error {
 			decline()
 			continue
 		}
-		if len(out.members) == 0 && d.Parent == f.c.Generation() && d.ParentHead == f.prevHead {
+		if len(out.members) == 0 && d.Parent == c.Generation() && d.ParentHead == prevHead {
 			// Built on the state folded onto: taken as it is.
 			tree, files, err := commitFiles(src, d.Head)
 			if err != nil {
@@ -154,57 +119,51 @@ func (f *folding) add(props []proposal) error {
 				continue
 			}
 			out.members = append(out.members, member(d))
-			f.prevHead, f.prevTree, f.prevFiles = d.Head, tree, files
+			prevHead, prevTree, prevFiles = d.Head, tree, files
 			continue
 		}
-		changes, ok := rebase(src, sink, d, commit, f.prevFiles, f.foldKey)
+		changes, ok := rebase(src, sink, d, commit, prevFiles, foldKey)
 		if !ok {
 			decline()
 			continue
 		}
-		tree, err := cas.UpdateTree(src, sink, f.prevTree, changes)
+		tree, err := cas.UpdateTree(src, sink, prevTree, changes)
 		if err != nil {
 			decline()
 			continue
 		}
-		cobj := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: f.prevHead, Publication: commit.Publication, Time: commit.Time, Message: commit.Message})
+		cobj := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: prevHead, Publication: commit.Publication, Time: commit.Time, Message: commit.Message})
 		if err := sink.Put(cobj); err != nil {
-			return err
+			return folded{}, err
 		}
 		m := member(d)
 		m.Head = cobj.ID
 		out.members = append(out.members, m)
 		for path, id := range changes {
 			if id.IsZero() {
-				delete(f.prevFiles, path)
+				delete(prevFiles, path)
 			} else {
-				f.prevFiles[path] = id
+				prevFiles[path] = id
 			}
 		}
-		f.prevHead, f.prevTree = cobj.ID, tree
+		prevHead, prevTree = cobj.ID, tree
 	}
-	return nil
-}
-
-// finish is the fold's outcome so far, with the group pack of what it
-// created; the fold can still be extended after it.
-func (f *folding) finish() (folded, error) {
-	out := f.out
-	out.members, out.declined = slices.Clip(out.members), slices.Clip(out.declined)
-	if out.ownOut || len(f.made) == 0 {
+	if out.ownOut {
 		return out, nil
 	}
-	w := cas.NewPackWriter()
-	for _, o := range f.made {
-		if err := w.Put(o); err != nil {
+	if len(made) > 0 {
+		w := cas.NewPackWriter()
+		for _, o := range made {
+			if err := w.Put(o); err != nil {
+				return folded{}, err
+			}
+		}
+		data, err := w.Finish()
+		if err != nil {
 			return folded{}, err
 		}
+		out.group = data
 	}
-	data, err := w.Finish()
-	if err != nil {
-		return folded{}, err
-	}
-	out.group = data
 	return out, nil
 }
 

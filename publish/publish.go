@@ -105,11 +105,6 @@ type Options struct {
 	// Trace, when set, receives one line per decision (tests).
 	Trace func(string)
 
-	// arrivals: how many versions more a LIST must find for a folder to
-	// LIST again (§5.5; default 4; the exhaustive test's scopes of two
-	// or three writers set 1 to reach those LISTs).
-	arrivals int
-
 	mutateIgnoreRecent bool // tests: a fold that ignores `recent`
 	mutateReportLast   bool // tests: a folder reports its group's last generation
 }
@@ -141,9 +136,6 @@ func (o *Options) fill() {
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = 32
-	}
-	if o.arrivals <= 0 {
-		o.arrivals = 4
 	}
 	if o.FoldKey == nil {
 		o.FoldKey = DefaultFoldKey
@@ -224,10 +216,7 @@ type call struct {
 	// kept while they are pending: immutable, so a fold never reads one
 	// twice, and a waiter that folds next reads them while the write
 	// ahead is in flight.
-	props map[key]proposal
-	// pre: the fold begun on the state last read while gathering (§5.5),
-	// which the fold extends when the versions it took begin its own.
-	pre      *prepared
+	props    map[key]proposal
 	moved    time.Time // when we last saw `current` move
 	gen      uint64    // the generation seen then
 	gathered bool
@@ -601,33 +590,6 @@ func (w *call) list(ctx context.Context, forced bool) error {
 	if err != nil {
 		return err
 	}
-	return w.decide(ctx, l, forced)
-}
-
-// foldWhileListing folds p (prepare) while it waits d and LISTs, then
-// decides on that LIST: a folder's rounds cost a LIST or a fold, not
-// both. (One after the other when Parallel is 1: the exhaustive test's
-// order.)
-func (w *call) foldWhileListing(ctx context.Context, p []key, d time.Duration) error {
-	var l listing
-	if err := parallel.For(2, w.p.opts.Parallel, func(i int) error {
-		if i == 0 {
-			return w.prepare(ctx, p)
-		}
-		if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
-			return err
-		}
-		var err error
-		l, err = w.listAll(ctx)
-		return err
-	}); err != nil {
-		return err
-	}
-	return w.decide(ctx, l, false)
-}
-
-// decide is §5.1 step 4 on the listing l.
-func (w *call) decide(ctx context.Context, l listing, forced bool) error {
 	before := w.marks
 	w.marks, w.regs, w.listAt, w.didList = l.marks, l.regs, w.p.opts.Clock.Now(), true
 	p := w.pending(l)
@@ -679,15 +641,21 @@ func (w *call) decide(ctx context.Context, l listing, forced bool) error {
 	case forced:
 		return w.fold(ctx, p)
 	case mine == 0:
-		o := w.p.opts
-		if d := w.landed().Add(o.Gather).Sub(o.Clock.Now()); d > 0 && !w.gathered {
+		if d := w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now()); d > 0 && !w.gathered {
 			// The commits that started when the write we read was seen
 			// are still registering: LIST again once they are in (§5.5),
-			// folding meanwhile the versions already listed.
+			// reading meanwhile the proposals already listed.
 			w.gathered, w.rounds, w.lastLen = true, 0, len(p)
-			return w.foldWhileListing(ctx, p, d)
+			if err := w.prefetch(ctx, p); err != nil {
+				return err
+			}
+			d = w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now())
+			if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
+				return err
+			}
+			return w.list(ctx, false)
 		}
-		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(o.arrivals, len(p)/8) {
+		if w.gathered && w.rounds < maxRounds && len(p)-w.lastLen >= max(4, len(p)/8) {
 			// Commits are still arriving: the members of the write we
 			// read learn it together and register their next commits
 			// a few round trips later, some after the gather. LIST
@@ -696,7 +664,10 @@ func (w *call) decide(ctx context.Context, l listing, forced bool) error {
 			// does not hold the fold.
 			w.rounds++
 			w.lastLen = len(p)
-			return w.foldWhileListing(ctx, p, 0)
+			if err := w.prefetch(ctx, p); err != nil {
+				return err
+			}
+			return w.list(ctx, false)
 		}
 		return w.fold(ctx, p)
 	}
@@ -895,24 +866,22 @@ func (w *call) fold(ctx context.Context, p []key) error {
 			p = p[:o.M]
 		}
 	}
-	// The marker goes up while the fold completes (one at a time when
-	// Parallel is 1: the marker first, the exhaustive test's order).
-	if err := parallel.For(2, o.Parallel, func(i int) error {
-		if i == 1 {
-			return w.prepare(ctx, p)
-		}
-		if len(p) > 1 {
-			me, cut := key{w.ver, w.id}, p[len(p)-1]
-			// The marker only times others' waits: its failure changes
-			// nothing but their timing.
-			_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
-		}
-		return nil
-	}); err != nil {
+	if len(p) > 1 {
+		me, cut := key{w.ver, w.id}, p[len(p)-1]
+		// The marker only times others' waits: its failure changes
+		// nothing but their timing.
+		_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
+	}
+	props, err := w.proposals(ctx, p)
+	if err != nil {
 		return err
 	}
 	w.tracef("fold of %d on %d: proposals read", len(p), c.Generation())
-	f, err := w.pre.f.finish()
+	objects, err := o.Objects(ctx, c)
+	if err != nil {
+		return err
+	}
+	f, err := fold(c, props, w.id, objects, o.FoldKey)
 	if err != nil {
 		return err
 	}
@@ -1018,57 +987,6 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		return errFolded
 	}
 	return fmt.Errorf("publish: write current: %w", err)
-}
-
-// prepared is a fold begun on one state: the versions it took, in fold
-// order.
-type prepared struct {
-	etag string
-	gen  uint64
-	head cas.ID
-	keys []key
-	f    *folding
-}
-
-// prepare brings w.pre to the fold of the versions p (at most M) onto
-// the state last read: it extends the fold begun there when the versions
-// that fold took are the first of p, and begins again otherwise (another
-// state, or a version listed before gone or sorting earlier). The fold is
-// a left fold over p, so the outcome is the same either way (fold.go): a
-// folder folds what it has listed while it gathers, and after its last
-// LIST only what came since (§5.5). Timing decides how much is folded
-// early, never what the write accepts.
-func (w *call) prepare(ctx context.Context, p []key) error {
-	p = p[:min(len(p), w.p.opts.M)]
-	c, pre := w.c, w.pre
-	reuse := pre != nil && pre.etag == c.ETag && pre.gen == c.Generation() && pre.head == c.Head() &&
-		len(pre.keys) <= len(p) && slices.Equal(pre.keys, p[:len(pre.keys)])
-	todo := p
-	if reuse {
-		todo = p[len(pre.keys):]
-	}
-	props, err := w.proposals(ctx, todo)
-	if err != nil {
-		return err
-	}
-	if !reuse {
-		objects, err := w.p.opts.Objects(ctx, c)
-		if err != nil {
-			return err
-		}
-		f, err := startFold(c, w.id, objects, w.p.opts.FoldKey)
-		if err != nil {
-			return err
-		}
-		pre = &prepared{etag: c.ETag, gen: c.Generation(), head: c.Head(), f: f}
-		w.pre = pre
-	}
-	if err := pre.f.add(props); err != nil {
-		w.pre = nil
-		return err
-	}
-	pre.keys = append(pre.keys, todo...)
-	return nil
 }
 
 // registered reads the registered descriptors of our last LIST that the
