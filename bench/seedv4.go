@@ -28,7 +28,7 @@ func SeedV4(ctx context.Context, store remote.Store, scratch string, files map[s
 			return 0, err
 		}
 	}
-	e, err := server.New(server.Config{Store: store, PrivateRoot: priv, WorkspaceRoot: ws, DefaultDir: dir, PublishV4: true})
+	e, err := server.New(server.Config{Store: store, PrivateRoot: priv, WorkspaceRoot: ws, DefaultDir: dir})
 	if err != nil {
 		return 0, err
 	}

@@ -70,7 +70,7 @@ func concurrentWriters(t *testing.T, store remote.Store) {
 	const writers, commits = 5, 4
 	agents := make([]*agent, writers)
 	for i := range agents {
-		agents[i] = newAgent(t, store, withRetries(100))
+		agents[i] = newAgent(t, store)
 		agents[i].pull()
 	}
 	var wg sync.WaitGroup

@@ -37,7 +37,7 @@ func killCommitAt(t *testing.T, a *agent, store remote.Store, name, msg string) 
 	}()
 	private := a.e.private
 	a.e.Close()
-	e, err := New(Config{Store: store, PrivateRoot: private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	e, err := New(Config{Store: store, PrivateRoot: private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

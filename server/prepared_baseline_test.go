@@ -79,7 +79,7 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 // private root.
 func (a *agent) reopenPlain(t *testing.T, store remote.Store) *Engine {
 	t.Helper()
-	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

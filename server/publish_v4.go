@@ -51,9 +51,6 @@ type v4Call struct {
 // equal to the state it read: nothing was registered.
 var errNothingToPublish = errors.New("server: nothing to publish")
 
-// usesV4 reports whether commits publish by version 4.
-func (e *Engine) usesV4() bool { return e.publishV4 || e.storeV4.Load() }
-
 // realClock is publish.Clock on the wall clock, or on Config.Sleep/Now.
 type realClock struct {
 	sleep func(ctx context.Context, d time.Duration) error
@@ -207,11 +204,11 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 			}
 		}
 		last = s.newAttempt(ctx, stateView(st), id, message)
-		prop, err := last.run()
+		skip, err := last.run()
 		if err != nil {
 			return publish.Change{}, err
 		}
-		if prop.Skip {
+		if skip {
 			return publish.Change{}, errNothingToPublish
 		}
 		// The record is in P before the proposal is registered: from
@@ -221,7 +218,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		}
 		// The author is this commit's: a fold into another writer's
 		// group copies it from the proposal into its increment.
-		return publish.Change{Head: prop.Head, Pack: prop.Pack, Author: AuthorOf(ctx)}, nil
+		return publish.Change{Head: last.head, Pack: last.pack, Author: AuthorOf(ctx)}, nil
 	}
 	var res publish.Result
 	if resume {
@@ -236,7 +233,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	case errors.Is(err, errMergeConflict):
 		return nil, s.materialiseConflict(last.attemptResult)
 	case errors.Is(err, errNothingToPublish):
-		return s.finishPublished(remote.Accepted{State: last.observed}, last)
+		return s.finishUnchanged(last)
 	case err != nil:
 		return nil, s.e.fail("publish", err)
 	case last == nil:

@@ -66,7 +66,7 @@ func TestRateLimitedCurrentStillAcceptsTheCommit(t *testing.T) {
 // L is untouched and the next commit goes through.
 func TestRateLimitedEveryAttemptIsRemoteBusy(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, withRetries(1), func(c *Config) {
+	a := newAgent(t, store, func(c *Config) {
 		c.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	})
 	a.pull()

@@ -27,7 +27,7 @@ func TestRequestsPerOperation(t *testing.T) {
 	// Each step runs in a fresh Engine on the same P, as one CLI process.
 	step := func(name string, want map[memstore.Op]int, call func(e *Engine) error) {
 		t.Helper()
-		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 	// segment, one PUT more, only at the 16th.
 	for i := range 2*publish.MaxSkips + 1 {
 		a.appendTo("n.md", fmt.Sprintf("line %d\n", i))
-		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, PublishV4: true})
+		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func TestAmbiguousReplaceUnknown(t *testing.T) {
 // Lost races beyond the retry budget: REMOTE_BUSY, retryable, L untouched.
 func TestRetriesExhausted(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, withRetries(1))
+	a := newAgent(t, store)
 	a.pull()
 	a.write("f.md", "1\n")
 	store.Inject(

@@ -48,7 +48,7 @@ func maxPackGeneration(t *testing.T, store remote.Store) uint64 {
 // own engine, the notebook directory dir.
 func sameHost(t *testing.T, store remote.Store, a *agent, dir string) *agent {
 	t.Helper()
-	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: dir, CommitRetries: 8})
+	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestRecordNewerThanRestoredStore(t *testing.T) {
 
 func newEngineLike(t *testing.T, a *agent) *Engine {
 	t.Helper()
-	e, err := New(Config{Store: a.e.store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	e, err := New(Config{Store: a.e.store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

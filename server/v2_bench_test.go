@@ -287,7 +287,7 @@ func TestEveryUncontendedCommitIsThreeRequests(t *testing.T) {
 		}
 		store.take()
 		a.appendTo(fmt.Sprintf("d%d/n%02d.md", i%20%3, i%20), fmt.Sprintf("line %d\n", i))
-		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 		if err != nil {
 			t.Fatal(err)
 		}

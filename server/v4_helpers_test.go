@@ -245,3 +245,21 @@ func currentV4(t *testing.T, store remote.Store) *remote.ManifestV4 {
 	}
 	return m
 }
+
+// proposalKeys returns the keys of the proposal versions in store, in
+// fold order (generation built on, then ID): a writer alone registers one
+// per commit, so the i-th is the pack of generation i+1.
+func proposalKeys(t *testing.T, store remote.Store) []string {
+	t.Helper()
+	objs, err := store.List(context.Background(), remote.ProposalsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range objs {
+		if kind, _, _, _, _ := remote.ParseProposalEntry(o.Key); kind == remote.EntryProposal {
+			keys = append(keys, o.Key)
+		}
+	}
+	return keys
+}

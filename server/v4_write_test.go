@@ -17,16 +17,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
-// withV4 publishes by format version 4, with estimates of a local store
-// (they time how often a waiting writer reads `current`, never what is
-// accepted).
-func withV4() agentOpt {
-	return func(c *Config) {
-		c.PublishV4 = true
-		c.CondEstimate, c.RTT = 2*time.Millisecond, time.Millisecond
-	}
-}
-
 // One writer's commits are accepted at 1, 2, 3, each reporting its own
 // generation, and `current` is version 4 from the first.
 func TestV4OneWriter(t *testing.T) {
@@ -34,7 +24,7 @@ func TestV4OneWriter(t *testing.T) {
 		for _, serve := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/longLived=%v", name, serve), func(t *testing.T) {
 				store := newStore(t)
-				a := newAgent(t, store, withV4(), func(c *Config) { c.LongLived = serve })
+				a := newAgent(t, store, func(c *Config) { c.LongLived = serve })
 				a.pull()
 				for i := 1; i <= 3; i++ {
 					a.write("a.md", strings.Repeat("line\n", i))
@@ -83,7 +73,7 @@ func TestV4SixEnginesConcurrent(t *testing.T) {
 			}
 			var all []*dir
 			for i := range engines {
-				a := newAgent(t, store, withV4())
+				a := newAgent(t, store)
 				for j := range dirs {
 					d := &dir{a: a, path: filepath.Join(a.ws, fmt.Sprintf("d%d", j)), file: fmt.Sprintf("e%d-d%d.md", i, j)}
 					if _, err := a.e.Pull(ctx, d.path); err != nil {
@@ -166,7 +156,7 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newAgent(t, store, withV4())
+	w := newAgent(t, store)
 	w.pull()
 	before := w.files()
 	w.write("upgraded.md", "by v4\n")
@@ -232,7 +222,7 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 			ctx := context.Background()
 			store := memstore.New()
 			priv := t.TempDir()
-			a := newAgent(t, store, withV4(), func(c *Config) { c.PrivateRoot = priv })
+			a := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv })
 			a.pull()
 			a.write("mine.md", "mine\n")
 			store.Inject(memstore.Fault{Op: memstore.OpList, KeyPrefix: remote.ProposalsPrefix, Before: errors.New("the process died here")})
@@ -249,7 +239,7 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 			a.write("extra.md", "extra\n")
 			want := map[string]string{"mine.md": "mine\n", "extra.md": "extra\n"}
 			if folded {
-				b := newAgent(t, store, withV4())
+				b := newAgent(t, store)
 				b.pull()
 				b.write("theirs.md", "theirs\n")
 				b.commit("theirs")
@@ -257,7 +247,7 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 			}
 			a.e.Close()
 			// The restarted engine, same private root and directory.
-			a2 := newAgent(t, store, withV4(), func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
+			a2 := newAgent(t, store, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
 			res := a2.commit("mine again")
 			log, err := a2.e.History(ctx, HistoryQuery{Limit: 10})
 			if err != nil {
@@ -303,7 +293,7 @@ func TestV4DeclinedRebuildConflicts(t *testing.T) {
 	w := newV4Writer(t, store)
 	w.commit("seed", map[string]string{"x.md": "1\n2\n3\n"})
 	clock := newStepClock()
-	a := newAgent(t, store, withV4(), func(c *Config) { c.Sleep, c.Now = clock.Wait, clock.Now })
+	a := newAgent(t, store, func(c *Config) { c.Sleep, c.Now = clock.Wait, clock.Now })
 	a.pull()
 	// A proposal whose writer died, first in the fold order (its ID's
 	// time is the earliest): the engine waits for it, then folds it.
@@ -334,7 +324,7 @@ func TestV4DeclinedRebuildConflicts(t *testing.T) {
 func TestV4CommitConflicts(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
-	a, b := newAgent(t, store, withV4()), newAgent(t, store, withV4())
+	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("x.md", "1\n2\n3\n")
 	a.commit("seed")
@@ -365,7 +355,7 @@ func TestV4CommitConflicts(t *testing.T) {
 // spun on LIST and GET until cancelled).
 func TestV4ResumeOfACallThatNeverRegistered(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, withV4())
+	a := newAgent(t, store)
 	a.pull()
 	a.write("a.md", "a\n")
 	a.commit("seed")

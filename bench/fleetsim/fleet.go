@@ -403,7 +403,7 @@ func newEngine(store remote.Store, base string, cfg Config) (*server.Engine, str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	sc := server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CommitRetries: cfg.CommitRetries}
+	sc := server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir}
 	if cfg.clock.scale > 0 && cfg.clock.scale != 1 {
 		sc.Sleep, sc.Now = cfg.clock.sleep, cfg.clock.now
 	}

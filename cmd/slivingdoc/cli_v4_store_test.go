@@ -37,7 +37,7 @@ func commitV4InProcess(t *testing.T, nb *notebook, ctx context.Context, content,
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	e, err := server.New(server.Config{Store: store, PrivateRoot: t.TempDir(), WorkspaceRoot: ws, DefaultDir: filepath.Join(ws, "notes"), PublishV4: true})
+	e, err := server.New(server.Config{Store: store, PrivateRoot: t.TempDir(), WorkspaceRoot: ws, DefaultDir: filepath.Join(ws, "notes")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,6 @@ func memEngine(t *testing.T, mem *memstore.Mem) (*server.Engine, string) {
 		PrivateRoot:   filepath.Join(base, "private"),
 		WorkspaceRoot: dir,
 		DefaultDir:    dir,
-		CommitRetries: 2,
 	})
 	if err != nil {
 		t.Fatal(err)
