@@ -156,10 +156,9 @@ func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
 func TestAcceptanceUnknownThenAdjacentEdit(t *testing.T) {
 	store, a := editAfterCommit(t)
 	store.Inject(
-		memstore.Fault{Op: memstore.OpGet}, // Publish's first read of current passes
+		memstore.Fault{Op: memstore.OpGet}, // the commit's read of current passes
 		memstore.Fault{Op: memstore.OpReplace, After: remote.ErrAmbiguous},
-		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
-		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
+		// The one re-read that would decide the ambiguous write fails.
 		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
 	)
 	_, err := a.e.Commit(context.Background(), "", "two")

@@ -44,6 +44,7 @@ import (
 // v4Call is a version-4 publication in progress.
 type v4Call struct {
 	first     uint64 // the generation the first version was built on
+	built     bool   // a version was handed to publish to register
 	published bool   // accepted (finishV4 ran)
 }
 
@@ -216,6 +217,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		if err := last.waitRecorded(); err != nil {
 			return publish.Change{}, err
 		}
+		s.v4.built = true
 		// The author is this commit's: a fold into another writer's
 		// group copies it from the proposal into its increment.
 		return publish.Change{Head: last.head, Pack: last.pack, Author: AuthorOf(ctx)}, nil
@@ -234,6 +236,14 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		return nil, s.materialiseConflict(last.attemptResult)
 	case errors.Is(err, errNothingToPublish):
 		return s.finishUnchanged(last)
+	case err != nil && s.ctx.Err() != nil && s.v4 != nil && s.v4.built:
+		// The caller stopped waiting (its deadline, a cancel) after the
+		// change may have been registered: no count of lost writes ends
+		// a call (a refused or rate-limited write re-reads and folds
+		// again), and a registered proposal may still be accepted by
+		// another writer's fold. The pending record keeps the call, so a
+		// retry resumes it under the same ID and never publishes twice.
+		return nil, newError(CodeStorageFailure, ReasonAcceptanceUnknown, "The commit stopped waiting before its change was accepted; another writer may still accept it. A retry is safe: it resumes the same change and never duplicates it.", err)
 	case err != nil:
 		return nil, s.e.fail("publish", err)
 	case last == nil:

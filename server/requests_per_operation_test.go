@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/publish"
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // DESIGN §10: once the store's probe verdict is cached in P, a process
@@ -81,14 +82,13 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 	a.commit("seed")
 	ctx := context.Background()
 	var lists []int
-	// 15 commits: the tail of current (15 increments) folds into a
-	// segment, one PUT more, only at the 16th.
 	for i := range 2*publish.MaxSkips + 1 {
 		a.appendTo("n.md", fmt.Sprintf("line %d\n", i))
 		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 		if err != nil {
 			t.Fatal(err)
 		}
+		segments := segmentObjects(t, store)
 		before := callsOf(store)
 		if _, err := e.Commit(ctx, "", fmt.Sprintf("commit %d", i)); err != nil {
 			t.Fatal(err)
@@ -98,12 +98,11 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 		}
 		got := callsSince(store, before)
 		lists = append(lists, got[memstore.OpList])
-		if i == 0 {
-			continue // the upgrade to format 4
-		}
 		// A commit that LISTs may LIST twice: its first LIST came less
-		// than the gather after its own previous write landed.
-		want := map[memstore.Op]int{memstore.OpGet: 1, memstore.OpPut: 1, memstore.OpReplace: 1}
+		// than the gather after its own previous write landed. A write
+		// whose tail (15 increments at most) folds into a segment PUTs
+		// the segment first: one PUT more, in one commit of 16.
+		want := map[memstore.Op]int{memstore.OpGet: 1, memstore.OpPut: 1 + segmentObjects(t, store) - segments, memstore.OpReplace: 1}
 		if n := got[memstore.OpList]; n == 1 || n == 2 {
 			want[memstore.OpList] = n
 		}
@@ -111,15 +110,25 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 			t.Fatalf("commit %d: requests %v, want %v", i, got, want)
 		}
 	}
-	// The first commit LISTs (no streak yet), then MaxSkips skip, then one LISTs.
+	// The seed LISTed (no streak yet), then MaxSkips skip, then one LISTs.
 	listed := make([]bool, len(lists))
 	want := make([]bool, len(lists))
 	for i := range want {
-		listed[i], want[i] = lists[i] > 0, i%(publish.MaxSkips+1) == 0
+		listed[i], want[i] = lists[i] > 0, (i+1)%(publish.MaxSkips+1) == 0
 	}
 	if !slices.Equal(listed, want) {
-		t.Fatalf("LISTs per commit %v: want a LIST exactly in commits 0 and %d", lists, publish.MaxSkips+1)
+		t.Fatalf("LISTs per commit %v: want a LIST exactly in commits %d and %d", lists, publish.MaxSkips, 2*publish.MaxSkips+1)
 	}
+}
+
+// segmentObjects returns how many segment objects the store holds.
+func segmentObjects(t *testing.T, store *memstore.Mem) int {
+	t.Helper()
+	objs, err := store.List(context.Background(), remote.SegmentsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(objs)
 }
 
 // countedOps are the store requests the tests above count.

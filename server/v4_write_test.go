@@ -135,9 +135,9 @@ func TestV4SixEnginesConcurrent(t *testing.T) {
 	}
 }
 
-// A version-4 writer upgrades a version-3 store (the fixture) with its
-// first commit; an engine not asked to publish by version 4 then reads
-// it and publishes by version 4 too; a binary that predates version 4
+// A commit upgrades a version-3 store (the fixture) with its write;
+// another engine then reads it and publishes by version 4 too, leaving no
+// version-3 increment behind; a binary that predates version 4
 // (its decoder) refuses the store naming the version.
 func TestV4UpgradeFromV3(t *testing.T) {
 	for name, newStore := range v4Stores(t) {
@@ -170,15 +170,15 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	before["upgraded.md"] = "by v4\n"
 
 	priv := t.TempDir()
-	r := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv }) // PublishV4 off
+	r := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv })
 	r.pull()
 	equalMaps(t, "read after the upgrade", r.files(), before)
-	// A new process (a CLI commit) has not read `current` before its
-	// commit: the version-3 path meets version 4 and hands over.
+	// A new process (a CLI commit) that has not read `current` before
+	// its commit publishes by version 4 on the upgraded store.
 	r.e.Close()
 	r = newAgent(t, store, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, r.ws, r.dir })
-	r.write("later.md", "v3 engine\n")
-	if res := r.commit("from an engine without PublishV4"); res.Generation != m.Generation+1 {
+	r.write("later.md", "v4 engine\n")
+	if res := r.commit("from another engine"); res.Generation != m.Generation+1 {
 		t.Fatalf("commit: %+v", res)
 	}
 	if currentV4(t, store).Generation != m.Generation+1 {
@@ -190,7 +190,7 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	}
 	for _, o := range incs {
 		if _, g, _, err := remote.ParsePackKey(o.Key); err != nil || g > m3.Generation {
-			t.Fatalf("a version-3 attempt uploaded %s", o.Key)
+			t.Fatalf("a version-3 increment %s was written after the upgrade", o.Key)
 		}
 	}
 	// History older than the upgrade still reads.
