@@ -34,9 +34,10 @@
 //     what a pack needs); one it holds nowhere is ErrMissingBase. Chains
 //     are refused beyond MaxDeltaDepth, and the writer stops at
 //     WriteDeltaDepth as GetDepth reports it. A pack with no delta is
-//     written as version 1, so Put alone writes what it always did; no
-//     caller uses PutDelta yet (it is meant for format-v4 stores, which
-//     older binaries refuse before reading a pack).
+//     written as version 1, so Put alone writes what it always did.
+//     Only writers to format-v4 stores call PutDelta (their proposals
+//     and rollups; older binaries refuse such a store before reading a
+//     pack).
 //   - Store: a directory of packs with an in-memory ID -> (file, offset)
 //     index; objects are read with ReadAt, never whole packs, through a
 //     small cache of open file handles (store_files.go). A pack lives in a

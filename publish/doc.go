@@ -30,12 +30,15 @@
 //	   ▼ (2) Build on its head ─▶ PUT proposals/<G>-<id> (descriptor, pack)
 //	   │        alone (Streak) ─▶ fold ours without a LIST (below)
 //	(3) LIST proposals/ ─▶ pending = not accepted, not declined, C−G < K,
-//	   │                    newest version per ID, sorted by (G, id)
+//	   │                    newest version per ID, sorted by (G, id);
+//	   │                    registered descriptors (-r-, -c-) kept aside
 //	   ├─ ours first ─▶ (Gather after the write we read landed, then
 //	   │     LIST again while commits still arrive) fold:
 //	   │     PUT marker (if others) ─▶ GET their proposals ─▶ fold.go:
 //	   │     merge each onto the fold so far, decline what does not merge
-//	   │     ─▶ PUT packs/groups/<blake3>.pack (if re-parented) ─▶ PUT
+//	   │     ─▶ GET the listed descriptors the write could take
+//	   │     (registered; remote.AddRegistered copies them) ─▶ PUT
+//	   │     packs/groups/<blake3>.pack (if re-parented) ─▶ PUT
 //	   │     segments (tail fold) ─▶ ReplaceIfMatch(current, ETag of C)
 //	   │        ok ─▶ accepted at C+1+i (i: our place in the group)
 //	   │        412 ─▶ GET current, LIST again at once
@@ -76,13 +79,20 @@
 //  7. A lost, refused or ambiguous write changes nothing but orphans:
 //     every object is immutable and content- or ID-keyed.
 //  8. Decided outcomes: a version is folded only while C − G < K.
+//  9. A checkpoint in `current` is its through generation's tree:
+//     remote.AddRegistered takes one only with that generation's head
+//     (the tail's, or headAt's from the segments).
+//  10. Descriptors name stored objects: a builder stores the pack before
+//     it registers; a fold copies only descriptors it read, onto a write
+//     of its own members (never a write just to copy them).
 //
 // A `current` of version 1, 2 or 3 is read as the base of the first
 // version-4 write (remote.UpgradeToV4; State.Old is the old manifest):
 // the fold's write on it, conditional on its ETag, is the upgrade.
 //
-// Not yet here (docs/publication.md, status line): registered rollup and
-// checkpoint descriptors, cleanup of proposals.
+// Registered descriptors are built by the engine (rollups and
+// checkpoints, server/); this package only copies them. Not yet here
+// (docs/publication.md, status line): cleanup of proposals.
 // The exhaustive small-scope test (explore_test.go) runs this code
 // under internal/crashpoint's schedule explorer.
 package publish

@@ -56,6 +56,11 @@ type scope struct {
 	// record) is resumed once by a new process, Resume with its ID and the
 	// generation of that build, as the engine's next commit does.
 	resume bool
+	// builder: a third agent, a checkpoint builder, stores the
+	// checkpoint of generation 1 (the seed) and registers its descriptor
+	// (a scheduled PUT), after registering at once a rollup descriptor
+	// of a block that has not ended (no fold may copy it).
+	builder bool
 }
 
 const tick = 250 * time.Millisecond
@@ -90,6 +95,7 @@ type world struct {
 	v3packs []string // v3 scope: the increment packs of the version-3 generations, oldest first
 	v3gen   uint64   // the generation the version-3 writer reported (0: none)
 	v3err   error    // how the version-3 writer ended otherwise
+	inv2    error    // a write that named a descriptor's object before it was stored
 }
 
 type writer struct {
@@ -154,8 +160,11 @@ func (s wstore) Head(ctx context.Context, key string) (remote.ObjectInfo, error)
 }
 
 func (s wstore) Put(ctx context.Context, key string, data []byte) error {
-	if kind, g, _, _, _ := remote.ParseProposalEntry(key); kind == remote.EntryProposal {
+	switch kind, g, _, _, _ := remote.ParseProposalEntry(key); {
+	case kind == remote.EntryProposal:
 		return s.request(fmt.Sprintf("PUT proposal on %d", g), false, func() error { return s.w.x.mem.Put(ctx, key, data) })
+	case kind == remote.EntryCheckpoint:
+		return s.request(fmt.Sprintf("PUT checkpoint descriptor of %d", g), false, func() error { return s.w.x.mem.Put(ctx, key, data) })
 	}
 	s.w.x.ticks++
 	s.w.x.logf("writer %d: PUT %s (at once)", s.w.agent, strings.SplitN(key, "/", 2)[0])
@@ -176,7 +185,7 @@ func (s wstore) CreateIfAbsent(ctx context.Context, key string, data []byte) (st
 	err := s.request("CREATE current", true, func() (err error) {
 		etag, err = s.w.x.mem.CreateIfAbsent(ctx, key, data)
 		if err == nil {
-			s.w.x.writes = append(s.w.x.writes, data)
+			s.w.x.wrote(data)
 		}
 		return err
 	})
@@ -190,7 +199,7 @@ func (s wstore) ReplaceIfMatch(ctx context.Context, key string, data []byte, eta
 		switch {
 		case err != nil:
 		case remote.ManifestVersionOf(data) == remote.ManifestV4Version:
-			s.w.x.writes = append(s.w.x.writes, data)
+			s.w.x.wrote(data)
 		default:
 			// The version-3 writer's write applied (whatever its reply):
 			// its increment pack is history from now on.
@@ -206,6 +215,31 @@ func (s wstore) ReplaceIfMatch(ctx context.Context, key string, data []byte, eta
 }
 
 func (s wstore) Delete(ctx context.Context, key string) error { return s.w.x.mem.Delete(ctx, key) }
+
+// wrote records a version-4 write that applied, and checks invariant 2
+// for the descriptors it names as the write applies: the objects of its
+// checkpoints and rollups are stored already.
+func (x *world) wrote(data []byte) {
+	x.writes = append(x.writes, data)
+	m, err := remote.DecodeManifestV4(data)
+	if err != nil {
+		return // the audit reports it
+	}
+	keys := []string{}
+	for _, cp := range append([]remote.Checkpoint{m.Checkpoint}, m.Checkpoints...) {
+		if !cp.IsGenesis() {
+			keys = append(keys, cp.Pack.Key)
+		}
+	}
+	for _, r := range m.Rollups {
+		keys = append(keys, r.Key())
+	}
+	for _, k := range keys {
+		if _, _, err := x.mem.Get(context.Background(), k); err != nil && x.inv2 == nil {
+			x.inv2 = fmt.Errorf("invariant 2: write %d names %s, not stored: %v", len(x.writes)-1, k, err)
+		}
+	}
+}
 
 // pack returns the opened pack of an immutable object: a proposal's
 // (after its descriptor) or a group pack.
@@ -440,7 +474,7 @@ func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {
 		if err := x.seedV3(); err != nil {
 			return crashpoint.Outcome{Err: err}
 		}
-	} else if sc.conflict {
+	} else if sc.conflict || sc.builder {
 		if err := x.seed(); err != nil {
 			return crashpoint.Outcome{Err: err}
 		}
@@ -455,6 +489,12 @@ func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {
 		w := &writer{x: x, agent: sc.writers}
 		x.writers = append(x.writers, w)
 		go x.runV3Writer(w)
+		<-x.parked
+	}
+	if sc.builder {
+		w := &writer{x: x, agent: sc.writers}
+		x.writers = append(x.writers, w)
+		go x.runBuilder(w)
 		<-x.parked
 	}
 	cut := false
@@ -654,6 +694,45 @@ func (x *world) runV3Writer(w *writer) {
 	}
 }
 
+// builderID is the checkpoint builder's publication ID (its checkpoint's).
+var builderID = pubID(13, 0)
+
+// copiedSeen counts the schedules whose last write made the builder's
+// checkpoint the active one (the builder scope requires some).
+var copiedSeen int
+
+// runBuilder is a checkpoint builder (docs/publication.md §5.2 step 3):
+// the checkpoint of generation 1 (the seed commit: its whole closure),
+// PUT at once, then its descriptor registered by a scheduled PUT; before
+// it, at once, a rollup descriptor of the block 5..8, which no write of
+// the scope reaches (a fold must skip it).
+func (x *world) runBuilder(w *writer) {
+	defer func() { x.parked <- struct{}{} }()
+	ctx, st := context.Background(), wstore{w}
+	head, pack, err := seedCommit(pubID(15, 15), time.UnixMilli(1_700_000_000_000))
+	if err != nil {
+		x.logf("builder: %v", err)
+		return
+	}
+	cp := remote.Checkpoint{Pack: remote.PackRef{Key: remote.CheckpointKey(1, builderID), Sum: cas.Sum(pack), Size: int64(len(pack))},
+		Head: head, Through: 1, Publication: builderID}
+	early := remote.Registered{Kind: remote.EntryRollup, Rollup: remote.RollupRef{Level: 2, First: 5, Sum: cas.Sum(pack), Size: int64(len(pack))}}
+	for i, r := range []remote.Registered{early, {Kind: remote.EntryCheckpoint, Checkpoint: cp}} {
+		k, data, err := remote.EncodeRegistered(r)
+		if err == nil {
+			err = st.Put(ctx, []string{early.Rollup.Key(), cp.Pack.Key}[i], pack)
+		}
+		if err == nil {
+			err = st.Put(ctx, k, data)
+		}
+		if err != nil {
+			x.logf("builder: %v", err)
+			return
+		}
+	}
+	x.logf("builder: registered")
+}
+
 // seedCommit is generation 1's commit (shared.md, two lines) and its pack.
 func seedCommit(id string, at time.Time) (cas.ID, []byte, error) {
 	sink := cas.NewMemory()
@@ -806,6 +885,32 @@ func (x *world) audit(cut bool) error {
 				if got := read("shared.md"); !strings.HasPrefix(got, logLine(cl.agent, cl.commit)) || strings.Contains(got, "<<<<<<<") || !strings.HasSuffix(got, "line 2\n") {
 					return fmt.Errorf("invariant 5: shared.md at generation %d is %q", inc.Generation, got)
 				}
+			}
+		}
+	}
+	if x.inv2 != nil {
+		return x.inv2
+	}
+	// Descriptors (invariants 9, 10): a checkpoint in `current` holds
+	// exactly the tree of its through generation's head, and a rollup in
+	// it ends at or below its generation (the builder's early block never
+	// does in this scope).
+	if final != nil && x.sc.builder {
+		if len(final.Rollups) > 0 {
+			return fmt.Errorf("invariant 10: the write of %d copied a rollup of a block not ended", final.Generation)
+		}
+		if cp := final.Checkpoint; !cp.IsGenesis() {
+			copiedSeen++
+			inc, ok := final.Increment(cp.Through)
+			if !ok || inc.Head != cp.Head {
+				return fmt.Errorf("invariant 9: the checkpoint through %d is not that generation's head", cp.Through)
+			}
+			p, err := x.pack(cp.Pack.Key)
+			if err == nil {
+				err = cas.CheckClosure(p, cp.Head)
+			}
+			if err != nil {
+				return fmt.Errorf("invariant 9: the checkpoint through %d: %w", cp.Through, err)
 			}
 		}
 	}

@@ -66,7 +66,9 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 	src := &multiSource{made: cas.NewMemory(), rest: objects}
 	for _, p := range props {
 		if p.pack != nil {
-			src.packs = append(src.packs, p.pack)
+			// A proposal may store trees as deltas of its parent's
+			// (pack version 2), which objects holds.
+			src.packs = append(src.packs, p.pack.WithBases(objects))
 		}
 	}
 	prevHead := c.Head()

@@ -211,6 +211,7 @@ type call struct {
 	listed []key  // every pending version at our last LIST, in fold order
 	listAt time.Time
 	marks  map[key]key
+	regs   []string // registered descriptors at our last LIST (keys)
 	// props: the proposal versions read (ours from its registration),
 	// kept while they are pending: immutable, so a fold never reads one
 	// twice, and a waiter that folds next reads them while the write
@@ -511,10 +512,12 @@ func (w *call) register(ctx context.Context) error {
 	return nil
 }
 
-// listing is one LIST of proposals/: the versions and the fold markers.
+// listing is one LIST of proposals/: the versions, the fold markers and
+// the registered descriptors.
 type listing struct {
 	versions []key
 	marks    map[key]key // a fold's version -> the last version it took
+	regs     []string
 }
 
 // listAll LISTs the proposals and markers of the window only: versions
@@ -539,6 +542,8 @@ func (w *call) listAll(ctx context.Context) (listing, error) {
 			l.versions = append(l.versions, key{g, id})
 		case remote.EntryMarker:
 			l.marks[key{g, id}] = key{cg, cid}
+		case remote.EntryRollup, remote.EntryCheckpoint:
+			l.regs = append(l.regs, o.Key)
 		}
 	}
 	return l, nil
@@ -586,7 +591,7 @@ func (w *call) list(ctx context.Context, forced bool) error {
 		return err
 	}
 	before := w.marks
-	w.marks, w.listAt, w.didList = l.marks, w.p.opts.Clock.Now(), true
+	w.marks, w.regs, w.listAt, w.didList = l.marks, l.regs, w.p.opts.Clock.Now(), true
 	p := w.pending(l)
 	w.listed = p
 	for k := range w.props {
@@ -900,6 +905,10 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	if err != nil {
 		return err
 	}
+	next.AddRegistered(w.registered(ctx, next), func(g uint64) (cas.ID, bool) {
+		h, err := w.headAt(ctx, g) // a checkpoint through a generation below the tail
+		return h, err == nil
+	})
 	// Every object the write names is stored before it is sent
 	// (invariant 2); they do not depend on each other, so they go up
 	// together, Parallel at a time (the group pack first when one at a
@@ -983,6 +992,23 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		return errFolded
 	}
 	return fmt.Errorf("publish: write current: %w", err)
+}
+
+// registered reads the registered descriptors of our last LIST that the
+// write next could still take (§5.2 step 3), Parallel at a time. One that
+// cannot be read or decoded is left out: a registration never fails a
+// commit. Under the LIST-skip rule there is no LIST: registrations wait
+// for the next fold that lists.
+func (w *call) registered(ctx context.Context, next *remote.ManifestV4) []remote.Registered {
+	keys := next.WantsRegistered(w.regs)
+	got := make([]remote.Registered, len(keys))
+	_ = parallel.For(len(keys), w.p.opts.Parallel, func(i int) error {
+		if data, _, err := w.p.store.Get(ctx, keys[i]); err == nil {
+			got[i], _ = remote.DecodeRegistered(keys[i], data)
+		}
+		return nil
+	})
+	return slices.DeleteFunc(got, func(r remote.Registered) bool { return r.Kind == 0 })
 }
 
 // proposals returns the objects of the versions ks, reading those not

@@ -47,7 +47,7 @@ func allPacks(st remote.Store) Objects {
 					if _, data, err = remote.DecodeProposalV4(o.Key, data); err != nil {
 						continue // a foreign registration
 					}
-				} else if kind == remote.EntryMarker {
+				} else if kind == remote.EntryMarker || kind == remote.EntryRollup || kind == remote.EntryCheckpoint {
 					continue
 				}
 				p, err := cas.OpenPack(data)
@@ -497,9 +497,24 @@ func TestAWriterAloneSkipsTheList(t *testing.T) {
 		}
 		if i == 1 {
 			other = e.register(map[string]*string{"b.md": str("b\n")}) // never folded by a skipping commit
+			// A registered rollup descriptor of the block 5..8 (its
+			// pack's bytes do not matter to the fold): copied by the
+			// first fold that LISTs once generation 8 is accepted, never
+			// by a skipping one, and never read by one.
+			k, data, err := remote.EncodeRegistered(remote.Registered{Kind: remote.EntryRollup,
+				Rollup: remote.RollupRef{Level: 2, First: 5, Sum: cas.Sum([]byte("rollup")), Size: 6}})
+			if err == nil {
+				err = e.mem.Put(context.Background(), k, data)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 		if g := e.current().AcceptedAt(other); (g != 0) != (i >= 9) {
 			t.Fatalf("after commit %d the other proposal is accepted at %d", i, g)
+		}
+		if n := len(e.current().Rollups); n != 0 != (i >= 9) {
+			t.Fatalf("after commit %d current lists %d rollups", i, n)
 		}
 		switch {
 		case i == 9 && r.Streak != (Streak{}):

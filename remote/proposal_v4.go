@@ -172,6 +172,8 @@ const (
 	EntryOther    EntryKind = iota // a version-3 lead marker or group pack, or anything else
 	EntryProposal                  // proposals/<G>-<id>
 	EntryMarker                    // proposals/<G>-<id>.fold.<cutG>-<cutID>
+	// EntryRollup and EntryCheckpoint (registered_v4.go): registered
+	// descriptors, proposals/<G>-r-<blake3> and proposals/<G>-c-<blake3>.
 )
 
 const markerInfix = ".fold."
@@ -184,11 +186,15 @@ func FoldMarkerKey(g uint64, id string, cutG uint64, cutID string) string {
 }
 
 // ParseProposalEntry classifies a listed key: a proposal (g, id), a fold
-// marker (g, id, cut), or other.
+// marker (g, id, cut), a registered descriptor (its kind, g, and its
+// BLAKE3 in hex as id), or other.
 func ParseProposalEntry(key string) (kind EntryKind, g uint64, id string, cutG uint64, cutID string) {
 	rest, ok := strings.CutPrefix(key, ProposalsPrefix)
 	if !ok {
 		return EntryOther, 0, "", 0, ""
+	}
+	if kind, g, sum, ok := parseRegistered(rest); ok {
+		return kind, g, sum, 0, ""
 	}
 	head, tail, marker := strings.Cut(rest, markerInfix)
 	g, id, ok = parseGenID(head)

@@ -177,7 +177,7 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 			}
 			to = at.Head
 		}
-		data, err := buildRollup(src, from, to)
+		data, err := buildRollup(src, from, to, nil)
 		if err != nil {
 			return out, fmt.Errorf("remote: rollup of generations %d..%d: %w", start+1, bl.end, err)
 		}
@@ -203,7 +203,11 @@ func (n *Notebook) BuildRollups(ctx context.Context, state State, g uint64, src 
 // commit from (zero: everything reachable from to), by a side-by-side walk
 // that descends only where the trees differ. An object of from's side the
 // source lacks counts as absent (the rollup then holds more than needed).
-func buildRollup(src cas.Source, from, to cas.ID) ([]byte, error) {
+// depths, when set (format v4), makes each tree that replaces a tree at
+// the same path a delta of it (pack version 2): depths is the builder's
+// store, which says how deep each base is (docs/format.md §4.8); a base
+// it lacks keeps the tree whole.
+func buildRollup(src cas.Source, from, to cas.ID, depths cas.Source) ([]byte, error) {
 	w := cas.NewPackWriter()
 	o, err := src.Get(to)
 	if err != nil {
@@ -224,21 +228,18 @@ func buildRollup(src cas.Source, from, to cas.ID) ([]byte, error) {
 			}
 		}
 	}
-	if err := rollupWalk(src, w, c.Tree, oldTree); err != nil {
+	if err := rollupWalk(src, w, c.Tree, oldTree, depths); err != nil {
 		return nil, err
 	}
 	return w.Finish()
 }
 
-func rollupWalk(src cas.Source, w *cas.PackWriter, id, old cas.ID) error {
+func rollupWalk(src cas.Source, w *cas.PackWriter, id, old cas.ID, depths cas.Source) error {
 	if id == old || w.Has(id) {
 		return nil
 	}
 	o, err := src.Get(id)
 	if err != nil {
-		return err
-	}
-	if err := w.Put(o); err != nil {
 		return err
 	}
 	var oldObj cas.Object
@@ -247,6 +248,20 @@ func rollupWalk(src cas.Source, w *cas.PackWriter, id, old cas.ID) error {
 		if oo, err := src.Get(old); err == nil && oo.Kind == o.Kind {
 			oldObj, haveOld = oo, true
 		}
+	}
+	depth := -1 // the base's depth in the builder's store; -1: whole
+	if depths != nil && haveOld && o.Kind == cas.KindTree {
+		if _, d, derr := cas.GetDepth(depths, old); derr == nil {
+			depth = d
+		}
+	}
+	if depth >= 0 {
+		err = w.PutDelta(o, oldObj, depth)
+	} else {
+		err = w.Put(o)
+	}
+	if err != nil {
+		return err
 	}
 	switch o.Kind {
 	case cas.KindTree:
@@ -267,7 +282,7 @@ func rollupWalk(src cas.Source, w *cas.PackWriter, id, old cas.ID) error {
 			if p, ok := prev[e.Name]; ok && p.Kind == e.Kind {
 				was = p.ID
 			}
-			if err := rollupWalk(src, w, e.ID, was); err != nil {
+			if err := rollupWalk(src, w, e.ID, was, depths); err != nil {
 				return err
 			}
 		}

@@ -214,6 +214,9 @@ func verifyHistory(ctx context.Context, n *Notebook, m *Manifest, rep *Report, r
 // verifyRollups checks the rollups a reader may still use: those whose
 // block ends above the active checkpoint.
 func verifyRollups(ctx context.Context, n *Notebook, m *Manifest, rep *Report, referenced map[string]bool) error {
+	if m != nil && m.V4 != nil {
+		return verifyRollupsV4(ctx, n, m, rep, referenced)
+	}
 	objs, err := n.store.List(ctx, RollupsPrefix)
 	if err != nil {
 		return fmt.Errorf("remote: verify: list rollups: %w", err)
@@ -247,6 +250,43 @@ func verifyRollups(ctx context.Context, n *Notebook, m *Manifest, rep *Report, r
 		}
 		if _, gerr := p.Get(inc.Head); ok && gerr != nil {
 			rep.Findings = append(rep.Findings, Finding{Code: FindingRollupCorrupt, Key: o.Key, Detail: "it lacks the commit its block ends at"})
+		}
+	}
+	return nil
+}
+
+// verifyRollupsV4 checks the rollups a version-4 `current` lists: each
+// stored with its descriptor's size and BLAKE3, a readable pack (index
+// and checksum; its tree deltas' bases are trees of the block's start,
+// which the pack alone cannot rebuild) holding the commit its block ends
+// at.
+func verifyRollupsV4(ctx context.Context, n *Notebook, m *Manifest, rep *Report, referenced map[string]bool) error {
+	st := State{Manifest: m}
+	for _, r := range m.V4.Rollups {
+		referenced[r.Key()] = true
+		data, err := n.FetchRollupV4(ctx, r)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			rep.Findings = append(rep.Findings, Finding{Code: FindingPackMissing, Key: r.Key(), Detail: "the store does not have it"})
+			continue
+		case err != nil && !errors.Is(err, ErrCorruptPack):
+			return fmt.Errorf("remote: verify: %w", err)
+		}
+		var p *cas.Pack
+		if err == nil {
+			p, err = cas.OpenPack(data)
+		}
+		if err != nil {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingRollupCorrupt, Key: r.Key(), Detail: err.Error()})
+			continue
+		}
+		rep.Objects += p.Len()
+		inc, ok, err := n.HeadAt(ctx, st, r.First+1<<r.Level-1)
+		if err != nil {
+			return fmt.Errorf("remote: verify: %w", err)
+		}
+		if _, gerr := p.Get(inc.Head); ok && gerr != nil {
+			rep.Findings = append(rep.Findings, Finding{Code: FindingRollupCorrupt, Key: r.Key(), Detail: "it lacks the commit its block ends at"})
 		}
 	}
 	return nil
@@ -351,7 +391,9 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 			return nil, nil
 		}
 		referenced[ref.Key] = true
-		p, f, err := checkPack(ctx, n, ref)
+		// The chain's packs checked so far hold the bases of a
+		// version-4 proposal's tree deltas (its parent's trees).
+		p, f, err := checkPack(ctx, n, ref, packs)
 		if err != nil {
 			return nil, err
 		}
@@ -423,7 +465,7 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 
 // checkPack fetches and checks one referenced pack. A store failure is the
 // error; an integrity problem is the finding.
-func checkPack(ctx context.Context, n *Notebook, ref PackRef) (*cas.Pack, *Finding, error) {
+func checkPack(ctx context.Context, n *Notebook, ref PackRef, bases cas.Source) (*cas.Pack, *Finding, error) {
 	data, err := n.FetchPack(ctx, ref)
 	switch {
 	case errors.Is(err, ErrMissingPack):
@@ -438,6 +480,7 @@ func checkPack(ctx context.Context, n *Notebook, ref PackRef) (*cas.Pack, *Findi
 	}
 	p, err := cas.OpenPack(data)
 	if err == nil {
+		p = p.WithBases(bases)
 		err = p.Verify()
 	}
 	if err != nil {

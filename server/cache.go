@@ -267,7 +267,7 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 	}
 	have := func(key string) bool { return c.store.HasPack(hashKey(key) + ".pack") }
 	if m.V4 != nil {
-		err = e.catchUpV4(ctx, state, reach, have, keep)
+		err = e.catchUpV4(ctx, state, reach, c.store.Has, have, keep)
 	} else {
 		_, err = e.notebook.CatchUp(ctx, state, reach, fetchParallel, have, keep)
 	}
@@ -284,36 +284,95 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 	return c, nil
 }
 
-// catchUpV4 is sync's catch-up on a version-4 store: the packs of every
-// generation in (reach, generation] (its proposal's and, re-parented, its
-// group's; the increments of a version-3 history before the upgrade as
-// they are), downloaded in parallel. Version 4 writes no rollups yet, so
-// a cache far behind fetches each generation's packs; each is small (one
-// commit's change), and the next sync starts from the new reach.
-func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64, have func(string) bool, keep func([]remote.CaughtUpPack) error) error {
+// catchUpV4 is sync's catch-up on a version-4 store, by the plan of
+// remote.PlanCatchUpV4: the rollups `current` lists (each one GET for a
+// whole block), and for the generations no listed rollup holds the packs
+// of each (its proposal's and, re-parented, its group's; the increments
+// of a version-3 history before the upgrade as they are), all
+// downloaded in parallel. A rollup stores trees as deltas of the trees
+// at its block's start; one whose bases the cache does not hold (nor a
+// pack before it in this catch-up: a reader inside the block that never
+// read its start), or one gone from the store (cleanup removed it since
+// `current` was read), is replaced by the block's generations after
+// reach.
+// The next sync starts from the new reach.
+func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64, held func(cas.ID) bool, have func(string) bool, keep func([]remote.CaughtUpPack) error) error {
 	m := state.Manifest
-	incs, err := e.notebook.Publications(ctx, state, reach+1, m.Generation)
-	if err != nil {
-		return err
-	}
-	var refs []remote.PackRef
 	seen := map[string]bool{}
-	for _, ref := range (remote.Chain{Increments: incs}).Packs() {
-		if !seen[ref.Key] && !have(ref.Key) {
-			seen[ref.Key] = true
-			refs = append(refs, ref)
+	// fetch downloads the packs of a plan, in its order.
+	fetch := func(plan []remote.CoverV4) ([]remote.CaughtUpPack, []*remote.RollupRef, error) {
+		var refs []remote.PackRef
+		var rolls []*remote.RollupRef
+		add := func(ref remote.PackRef, r *remote.RollupRef) {
+			if !seen[ref.Key] && !have(ref.Key) {
+				seen[ref.Key] = true
+				refs, rolls = append(refs, ref), append(rolls, r)
+			}
 		}
+		for _, step := range plan {
+			if step.Rollup != nil {
+				add(remote.PackRef{Key: step.Rollup.Key()}, step.Rollup)
+				continue
+			}
+			incs, err := e.notebook.Publications(ctx, state, max(step.First, reach+1), step.Last)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, ref := range (remote.Chain{Increments: incs}).Packs() {
+				add(ref, nil)
+			}
+		}
+		got := make([]remote.CaughtUpPack, len(refs))
+		err := parallel.For(len(refs), fetchParallel, func(i int) error {
+			var data []byte
+			var err error
+			if r := rolls[i]; r != nil {
+				data, err = e.notebook.FetchRollupV4(ctx, *r)
+				if errors.Is(err, remote.ErrNotFound) {
+					data, err = nil, nil // removed since `current` was read: its generations instead
+				}
+			} else {
+				data, err = e.notebook.FetchPack(ctx, refs[i])
+			}
+			got[i] = remote.CaughtUpPack{Key: refs[i].Key, Data: data}
+			return err
+		})
+		return got, rolls, err
 	}
-	got := make([]remote.CaughtUpPack, len(refs))
-	err = parallel.For(len(refs), fetchParallel, func(i int) error {
-		data, err := e.notebook.FetchPack(ctx, refs[i])
-		got[i] = remote.CaughtUpPack{Key: refs[i].Key, Data: data}
-		return err
-	})
+	got, rolls, err := fetch(remote.PlanCatchUpV4(m.V4, reach))
 	if err != nil {
 		return err
 	}
-	return keep(got)
+	known := map[cas.ID]bool{} // the trees of the packs taken so far
+	var out []remote.CaughtUpPack
+	for i, pk := range got {
+		var p *cas.Pack
+		if pk.Data != nil {
+			if p, err = cas.OpenPack(pk.Data); err != nil {
+				return fmt.Errorf("%w: %s: %w", remote.ErrCorruptPack, pk.Key, err)
+			}
+		}
+		if r := rolls[i]; r != nil && (p == nil || slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) })) {
+			more, _, err := fetch([]remote.CoverV4{{First: r.First, Last: r.First + 1<<r.Level - 1}})
+			if err != nil {
+				return err
+			}
+			out = append(out, more...)
+			for _, mp := range more {
+				if q, err := cas.OpenPack(mp.Data); err == nil {
+					for _, id := range q.IDs() {
+						known[id] = true
+					}
+				}
+			}
+			continue
+		}
+		for _, id := range p.IDs() {
+			known[id] = true
+		}
+		out = append(out, pk)
+	}
+	return keep(out)
 }
 
 // fillChain makes the cache of state's chain hold every pack of the chain
@@ -321,11 +380,19 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 // what reading history needs (older commits and trees), which a catch-up
 // through rollups skips. Log calls it only when an object is missing.
 func (e *Engine) fillChain(ctx context.Context, state remote.State, c *chainCache) error {
+	return e.fillChainFrom(ctx, state, c, 0)
+}
+
+// fillChainFrom is fillChain for the generations from from on only (and
+// the checkpoint's pack): a fold needs the trees of the generations its
+// pending proposals were built on, at most K before the state, which a
+// catch-up through rollups skips (a rollup holds its block's end only).
+func (e *Engine) fillChainFrom(ctx context.Context, state remote.State, c *chainCache, from uint64) error {
 	m := state.Manifest
 	if m == nil {
 		return nil
 	}
-	incs, err := e.notebook.Publications(ctx, state, m.Checkpoint.Through+1, m.Generation)
+	incs, err := e.notebook.Publications(ctx, state, max(m.Checkpoint.Through+1, from), m.Generation)
 	if err != nil {
 		return err
 	}
@@ -460,6 +527,11 @@ type filterSink struct {
 	pack     *cas.PackWriter
 	added    map[cas.ID]bool
 	inParent map[cas.ID]bool
+	// trees, when set (a format-4 store, whose readers all read pack
+	// version 2), holds the trees back: packTrees stores each as a delta
+	// of the parent's tree at the same path (docs/format.md §4.8), which
+	// every reader that applies the pack holds.
+	trees map[cas.ID]cas.Object
 }
 
 func (f *filterSink) Put(o cas.Object) error {
@@ -467,7 +539,73 @@ func (f *filterSink) Put(o cas.Object) error {
 		return nil
 	}
 	f.added[o.ID] = true
+	if f.trees != nil && o.Kind == cas.KindTree {
+		f.trees[o.ID] = o
+		return nil
+	}
 	return f.pack.Put(o)
+}
+
+// packTrees puts the trees held back, walking root and the parent's root
+// side by side: a tree whose path the parent has a tree at is stored as
+// its delta from that tree (whole when that is not smaller, or when the
+// base is WriteDeltaDepth deep in the cache, or not in it at all: its
+// depth is then unknown). Trees the walk does not reach go whole.
+func (f *filterSink) packTrees(store *cas.Store, root, parent cas.ID) error {
+	if f.trees == nil {
+		return nil
+	}
+	var walk func(id, old cas.ID) error
+	walk = func(id, old cas.ID) error {
+		o, ok := f.trees[id]
+		if !ok {
+			return nil // the parent's, or packed already
+		}
+		delete(f.trees, id)
+		var olds map[string]cas.TreeEntry
+		base, depth, err := cas.GetDepth(store, old)
+		if old.IsZero() || err != nil || base.Kind != cas.KindTree {
+			err = f.pack.Put(o)
+		} else {
+			err = f.pack.PutDelta(o, base, depth)
+			if entries, derr := cas.DecodeTree(base); derr == nil {
+				olds = make(map[string]cas.TreeEntry, len(entries))
+				for _, e := range entries {
+					olds[e.Name] = e
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		entries, err := cas.DecodeTree(o)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.Kind != cas.KindTree {
+				continue
+			}
+			var was cas.ID
+			if p, ok := olds[e.Name]; ok && p.Kind == cas.KindTree {
+				was = p.ID
+			}
+			if err := walk(e.ID, was); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(root, parent); err != nil {
+		return err
+	}
+	for _, o := range f.trees {
+		if err := f.pack.Put(o); err != nil {
+			return err
+		}
+	}
+	f.trees = nil
+	return nil
 }
 
 // treeOf returns the flat file map of the commit head (empty for zero).

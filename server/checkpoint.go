@@ -41,6 +41,62 @@ func (e *Engine) afterPublish(state remote.State) {
 	})
 }
 
+// afterPublishV4 starts the background work of a version-4 commit
+// accepted at generation g of state: the rollups of the blocks g ends
+// (remote.BuildRollupsV4: each pack stored, then its descriptor
+// registered, which the next fold that LISTs copies into `current`).
+// The member of a group whose generation ends a block builds it, so each
+// block has one builder. A failure only costs readers requests.
+func (e *Engine) afterPublishV4(state remote.State, g uint64) {
+	if state.Manifest == nil || state.Manifest.V4 == nil {
+		return
+	}
+	cp := remote.CheckpointDueV4(state.Manifest.V4, g, e.checkpointPacks)
+	if len(remote.RollupLevelsV4(g)) == 0 && !cp {
+		return
+	}
+	e.background.Go(func() {
+		e.rollupMu.Lock()
+		defer e.rollupMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), rollupTimeout)
+		defer cancel()
+		c, err := e.sync(ctx, state) // reaches state's head, and so g's
+		if err != nil {
+			e.log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
+			return
+		}
+		built, err := e.notebook.BuildRollupsV4(ctx, state, g, e.source(c), c.store)
+		for _, r := range built {
+			if aerr := c.store.AddPack(hashKey(r.Ref.Key())+".pack", r.Data); aerr != nil {
+				e.log.Warn("cannot keep the rollup in the cache", "err", aerr)
+			}
+		}
+		if err != nil {
+			e.log.Warn("rollup failed; readers fetch generations instead", "err", err)
+			return
+		}
+		e.log.Debug("rollups registered", "generation", g, "rollups", len(built))
+		if !cp {
+			return
+		}
+		// A checkpoint of g, registered like a rollup: the next fold
+		// that lists while g is in its tail makes it the active one.
+		ck, data, err := e.notebook.BuildCheckpointV4(ctx, state, g, e.source(c))
+		if err != nil || data == nil {
+			e.log.Warn("checkpoint failed; readers start further back", "err", err)
+			return
+		}
+		// Kept in the cache of the chain it will start, so this host
+		// does not download what it built once a fold copies it.
+		if c, err := e.openChain(chainKeyAt(ck)); err == nil {
+			if err := c.store.AddPack(packName(ck.Pack), data); err != nil {
+				e.log.Warn("cannot keep the checkpoint in the cache", "err", err)
+			}
+		}
+		e.log.Info("checkpoint registered", "through", g, "bytes", len(data))
+	})
+}
+
 // buildRollups builds the rollups of the blocks that state's generation
 // ends (remote.BuildRollups), reading objects from the chain's cache,
 // which reaches that generation (keepOwnPack). A failure only costs

@@ -77,6 +77,7 @@ func (a *attempt) run() (skip bool, err error) {
 		return false, err
 	}
 	a.sink = &filterSink{pack: cas.NewPackWriter(), added: map[cas.ID]bool{}, inParent: a.parentChunks()}
+	a.sink.trees = map[cas.ID]cas.Object{} // trees as deltas: only version-4 readers read a proposal's pack
 	if err := a.writeFiles(); err != nil {
 		return false, err
 	}
@@ -215,11 +216,31 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 	if err := a.sink.Put(commit); err != nil {
 		return cas.ID{}, err
 	}
+	if err := a.sink.packTrees(a.chain.store, tree, a.parentTree()); err != nil {
+		return cas.ID{}, err
+	}
 	var err error
 	if a.pack, err = a.sink.pack.Finish(); err != nil {
 		return cas.ID{}, err
 	}
 	return commit.ID, nil
+}
+
+// parentTree is the root tree of the observed head (zero: none, or not
+// in the cache: the trees then go whole).
+func (a *attempt) parentTree() cas.ID {
+	if a.observed.Head().IsZero() {
+		return cas.ID{}
+	}
+	o, err := a.chain.store.Get(a.observed.Head())
+	if err != nil {
+		return cas.ID{}
+	}
+	c, err := cas.DecodeCommit(o)
+	if err != nil {
+		return cas.ID{}
+	}
+	return c.Tree
 }
 
 // prepareBaseline starts writing, while the proposal is published, the

@@ -81,7 +81,12 @@
 //     generation and L gets that generation's tree. A version-4 `current` reads through
 //     remote's read-only view, so the history readers need no second
 //     path; its pending record marks the call, which the next commit
-//     resumes under the same ID while it is undecided.
+//     resumes under the same ID while it is undecided, and which the next
+//     pull settles, without building a new version, before its baseline
+//     moves on (pull_v4.go). A commit at a generation a rule picks sweeps
+//     the store's decided garbage in the background (cleanup_v4.go), and
+//     the estimates publish times its waits from are learned from the
+//     store's own requests (store_timing.go).
 //   - A cached object failing its check drops the damaged packs and runs
 //     the operation once more with fresh copies from the store (heal.go).
 //   - A file of L still holding conflict blocks is never merged again

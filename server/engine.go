@@ -64,10 +64,11 @@ type Config struct {
 	Now   func() time.Time
 	// CondEstimate and RTT are version 4's estimates of one conditional
 	// write of `current` and of one round trip to the store, from which
-	// its waits are timed (publish.Options); zero: a few milliseconds
-	// for a store on this machine (file://), publish's defaults, made
-	// for object stores, otherwise. They decide how often a waiting
-	// writer reads `current`, never what is accepted.
+	// its waits are timed (publish.Options); zero (both): learned from
+	// the store's own requests (store_timing.go), starting from a few
+	// milliseconds for a store on this machine (file://) and publish's
+	// defaults, made for object stores, otherwise. They decide how often
+	// a waiting writer reads `current`, never what is accepted.
 	CondEstimate, RTT time.Duration
 	// StoreLocator, opaque to the engine, says how to open Store again
 	// (the CLI's store settings, without credentials). The engine
@@ -115,6 +116,8 @@ type Engine struct {
 	retained        int             // retained chains a checkpoint keeps
 	retain          time.Duration   // history window by time
 	checkpointing   atomic.Bool     // a background checkpoint is running
+	cleaningV4      atomic.Bool     // a background version-4 cleanup is running (cleanup_v4.go)
+	timing          *storeTiming    // learned estimates of the store (store_timing.go); nil: configured
 	rollupMu        sync.Mutex      // one rollup build at a time
 	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
 	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
@@ -211,6 +214,7 @@ func New(cfg Config) (*Engine, error) {
 		memories:  map[string]*dirMemory{},
 
 		v4opts: v4Options(cfg),
+		timing: newStoreTiming(cfg),
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,

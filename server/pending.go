@@ -57,6 +57,11 @@ type pendingEntry struct {
 	// resumes the publication under its ID (publish.Publisher.Resume).
 	V4    bool   `json:"v4,omitempty"`
 	First uint64 `json:"first,omitempty"`
+	// Last is the generation the newest version was built on (a record
+	// without it: First). A version is registered only once the one
+	// before it can no longer be folded, so Last alone says whether the
+	// call is still undecided (pull_v4.go).
+	Last uint64 `json:"last,omitempty"`
 
 	baseHead cas.ID // the head of the base the overlay applies to (not encoded)
 }
@@ -264,7 +269,7 @@ func (s *session) adoptAccepted() {
 func (s *session) recordPending(publication string, ids, local map[string]cas.ID) (pendingEntry, error) {
 	ent := pendingEntry{Publication: publication, Overlay: map[string]string{}, baseHead: s.base.Head}
 	if s.v4 != nil {
-		ent.V4, ent.First = true, s.v4.first
+		ent.V4, ent.First, ent.Last = true, s.v4.first, s.v4.last
 	}
 	if ids == nil {
 		for p, id := range local {

@@ -44,6 +44,7 @@ import (
 // v4Call is a version-4 publication in progress.
 type v4Call struct {
 	first     uint64 // the generation the first version was built on
+	last      uint64 // the generation the newest version was built on (pull_v4.go)
 	built     bool   // a version was handed to publish to register
 	published bool   // accepted (finishV4 ran)
 }
@@ -109,15 +110,21 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &refillSource{src: e.source(c), fill: func() error { return e.fillChain(ctx, state, c) }}, nil
+		// On a miss, the packs of the window's generations (the fold
+		// reads the trees its proposals were built on, which a catch-up
+		// through rollups skips), not the whole chain.
+		from := st.Generation() - min(st.Generation(), uint64(max(opts.K, publish.DefaultK)))
+		return &refillSource{src: e.source(c), fill: func() error { return e.fillChainFrom(ctx, state, c, from+1) }}, nil
 	}
-	return publish.New(e.store, opts)
+	store := e.timedPublishing(&opts) // store_timing.go
+	return publish.New(store, opts)
 }
 
 // refillSource is the cache as the fold's objects: the fold reads the
 // trees of recent generations' heads, which a cache caught up through
-// version-3 rollups before the store's upgrade may lack; on the first
-// miss the chain's every pack is fetched (fillChain), once.
+// rollups (version 3's before the store's upgrade, or version 4's) may
+// lack; on the first miss the packs of the window's generations are
+// fetched (fillChainFrom), once.
 type refillSource struct {
 	src    *objectSource
 	fill   func() error
@@ -204,6 +211,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 				s.v4.first = first
 			}
 		}
+		s.v4.last = st.Generation()
 		last = s.newAttempt(ctx, stateView(st), id, message)
 		skip, err := last.run()
 		if err != nil {
@@ -289,6 +297,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	s.accepted = &last.pend
 	s.v4.published = true
 	s.state.saveStreak(res.Streak)
+	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (generation.go); publish read it, not the notebook.
@@ -346,6 +355,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		}
 		return nil, err
 	}
+	s.e.afterPublishV4(state, res.Generation) // rollups (checkpoint.go)
 	return out, nil
 }
 

@@ -39,6 +39,10 @@ func (e *Engine) pull(ctx context.Context, path string, implied bool) (*Result, 
 	if implied && s.base == nil && !s.emptyL() {
 		return nil, invalidRequest(ReasonDirectoryNotEmpty, "")
 	}
+	// Before the baseline moves on and the record with it (pull_v4.go).
+	if err := s.settleV4(); err != nil {
+		return nil, err
+	}
 	res, conflicts, err := s.pull("pull")
 	if err != nil {
 		return nil, err

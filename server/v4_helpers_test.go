@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,9 +67,12 @@ func newV4Writer(t *testing.T, store remote.Store) *v4Writer {
 
 // storeObjects reads every pack of the store (increments, checkpoints,
 // groups, and the packs inside proposals) into one source: a test's
-// stand-in for a writer's cache.
+// stand-in for a writer's cache. A pack whose trees are stored as deltas
+// (a v4 proposal or rollup) is read once the objects it is a delta of
+// are held, so the packs are taken in passes until one adds nothing.
 func storeObjects(ctx context.Context, store remote.Store) (cas.Source, error) {
 	mem := cas.NewMemory()
+	var packs []*cas.Pack
 	for _, prefix := range []string{"packs/", remote.ProposalsPrefix} {
 		objs, err := store.List(ctx, prefix)
 		if err != nil {
@@ -91,6 +95,16 @@ func storeObjects(ctx context.Context, store remote.Store) (cas.Source, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", o.Key, err)
 			}
+			packs = append(packs, p.WithBases(mem))
+		}
+	}
+	for len(packs) > 0 {
+		var left []*cas.Pack
+		for _, p := range packs {
+			if slices.ContainsFunc(p.Bases(), func(id cas.ID) bool { _, err := mem.Get(id); return err != nil }) {
+				left = append(left, p)
+				continue
+			}
 			for _, id := range p.IDs() {
 				ob, err := p.Get(id)
 				if err != nil {
@@ -101,6 +115,10 @@ func storeObjects(ctx context.Context, store remote.Store) (cas.Source, error) {
 				}
 			}
 		}
+		if len(left) == len(packs) {
+			return nil, fmt.Errorf("%d packs are deltas of trees no pack holds: %w", len(left), cas.ErrMissingBase)
+		}
+		packs = left
 	}
 	return mem, nil
 }
@@ -262,4 +280,60 @@ func proposalKeys(t *testing.T, store remote.Store) []string {
 		}
 	}
 	return keys
+}
+
+// recordingStore records every request's operation and key.
+type recordingStore struct {
+	remote.Store
+	mu   sync.Mutex
+	reqs []string // "OP key"
+}
+
+func (r *recordingStore) add(op, key string) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, op+" "+key)
+	r.mu.Unlock()
+}
+
+func (r *recordingStore) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.reqs
+	r.reqs = nil
+	return out
+}
+
+func (r *recordingStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	r.add("GET", key)
+	return r.Store.Get(ctx, key)
+}
+
+func (r *recordingStore) Head(ctx context.Context, key string) (remote.ObjectInfo, error) {
+	r.add("HEAD", key)
+	return r.Store.Head(ctx, key)
+}
+
+func (r *recordingStore) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	r.add("CREATE", key)
+	return r.Store.CreateIfAbsent(ctx, key, data)
+}
+
+func (r *recordingStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	r.add("REPLACE", key)
+	return r.Store.ReplaceIfMatch(ctx, key, data, etag)
+}
+
+func (r *recordingStore) Put(ctx context.Context, key string, data []byte) error {
+	r.add("PUT", key)
+	return r.Store.Put(ctx, key, data)
+}
+
+func (r *recordingStore) Delete(ctx context.Context, key string) error {
+	r.add("DELETE", key)
+	return r.Store.Delete(ctx, key)
+}
+
+func (r *recordingStore) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	r.add("LIST", prefix)
+	return r.Store.List(ctx, prefix)
 }

@@ -7,7 +7,7 @@ package s3store
 // and If-Match: <etag> (replace), which AWS S3 and SeaweedFS enforce
 // atomically (internal/seaweed's tests hold the evidence for SeaweedFS).
 //
-//	New(cfg) ─ default credential chain (or static keys), custom endpoint,
+//	New(cfg) ─ credential chain of awschain.go (or static keys), custom endpoint,
 //	             path style ─> s3Store{client, bucket, prefix, identity}
 //	op ─> s3Store.call: trace whether the request was written ─> SDK
 //	   ─> mapS3Error(kind, sent, err): the one place SDK errors become
@@ -35,9 +35,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/logging"
@@ -78,7 +75,7 @@ type s3Store struct {
 	identity string
 }
 
-// New returns the S3 store (default AWS credential chain). It sends no
+// New returns the S3 store (the AWS credential chain of awschain.go). It sends no
 // request: an unreachable or misconfigured store shows on first use (and in
 // Probe).
 func New(ctx context.Context, cfg Config) (remote.Store, error) {
@@ -101,30 +98,23 @@ func New(ctx context.Context, cfg Config) (remote.Store, error) {
 	}
 
 	// The SDK must not write to stderr on its own: only our structured logs
-	// go there. The logger is set before loading because the credential
-	// providers built during the load (IMDS among them) keep the one they see.
-	loadOpts := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{})}
-	if cfg.Region != "" {
-		loadOpts = append(loadOpts, config.WithRegion(cfg.Region))
-	}
-	if cfg.AccessKeyID != "" && cfg.SecretAccessKey != "" {
-		loadOpts = append(loadOpts, config.WithCredentialsProvider(
-			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")))
-	}
-	// A buildable client, so that the AWS configuration can still add a
-	// custom CA bundle to it.
-	loadOpts = append(loadOpts, config.WithHTTPClient(awshttp.NewBuildableClient().
-		WithTransportOptions(func(tr *http.Transport) { tr.ResponseHeaderTimeout = s3ResponseTimeout })))
-	awsCfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	// go there (the instance metadata client built for the credentials keeps
+	// this logger too).
+	settings, err := resolveAWS(cfg, aws.Config{Logger: logging.Nop{}})
 	if err != nil {
-		// The shared config files are unreadable or malformed; the error
-		// names the file, never a secret.
+		// A shared file or the CA bundle is unreadable, or a retry setting
+		// malformed; the error names the file or the value, never a secret.
 		return nil, fmt.Errorf("%w: AWS configuration: %w", remote.ErrUnavailable, err)
 	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = DefaultRegion
-	}
+	awsCfg := settings.aws
 	awsCfg.Credentials = markCredentials(awsCfg.Credentials) // mapS3Error: ErrNoCredentials
+	if endpoint == "" && settings.endpoint != "" {
+		// The AWS configuration (AWS_ENDPOINT_URL_S3, a profile) chose the
+		// endpoint: it obeys the same rules and names the store too.
+		if endpoint, err = checkEndpoint(settings.endpoint); err != nil {
+			return nil, err
+		}
+	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
@@ -135,13 +125,6 @@ func New(ctx context.Context, cfg Config) (remote.Store, error) {
 			o.HTTPClient = &http.Client{Transport: cfg.Transport}
 		}
 	})
-	if ep := client.Options().BaseEndpoint; endpoint == "" && ep != nil {
-		// The AWS configuration (AWS_ENDPOINT_URL_S3, a profile) chose the
-		// endpoint: it obeys the same rules and names the store too.
-		if endpoint, err = checkEndpoint(*ep); err != nil {
-			return nil, err
-		}
-	}
 	return &s3Store{
 		client:   client,
 		bucket:   cfg.Bucket,

@@ -1,0 +1,202 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+)
+
+// Rollups of format version 4 (docs/storage.md §3C.8). The blocks are
+// version 2's (§3A.6: level L covers (j·2^L, (j+1)·2^L], L 2..10) but for
+// the blocks that start at generation 1, which are never built: a first
+// block would hold the whole notebook again at every level. A rollup
+// holds what the head at its block's end reaches that the head at the
+// block's start does not (buildRollup's side-by-side walk), so an object
+// is in at most one rollup of a level. Its pack is content-keyed
+// (RollupPackKeyV4) and reaches `current` by a registered descriptor; a
+// reader plans from `current`'s rollups list (PlanCatchUpV4), never by
+// guessing keys.
+
+// RollupLevelsV4 lists the levels of the blocks a version-4 builder
+// builds once generation g is accepted: those ending at g, but a block
+// that starts at generation 1.
+func RollupLevelsV4(g uint64) []int {
+	var out []int
+	for _, l := range RollupsEndingAt(g) {
+		if g > 1<<l {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// BuiltRollupV4 is a rollup a builder stored and registered.
+type BuiltRollupV4 struct {
+	Ref  RollupRef
+	Data []byte
+}
+
+// BuildRollupsV4 builds, stores and registers the rollups of the blocks
+// that generation g of state (a version-4 view, g accepted) ends: for
+// each, the pack first, then its descriptor (invariant 10 of
+// docs/publication.md: a descriptor names a stored object). src must
+// read the closure of the head at g (a cache caught up to it); objects of
+// the block's start it lacks only make the rollup larger. Each tree that
+// replaces a tree at the same path is stored as its delta (pack version
+// 2), when depths (the builder's store: how deep each base is there)
+// holds the base; a reader applies a rollup only if it holds the bases
+// (Pack.Bases), else it takes the block's generations. A block whose
+// start lies at or below the active checkpoint is not built: a reader
+// that far behind starts from the checkpoint.
+func (n *Notebook) BuildRollupsV4(ctx context.Context, state State, g uint64, src, depths cas.Source) ([]BuiltRollupV4, error) {
+	m := state.Manifest
+	if m == nil || m.V4 == nil || g > m.Generation {
+		return nil, nil
+	}
+	var out []BuiltRollupV4
+	var end Increment
+	for _, l := range RollupLevelsV4(g) {
+		start := g - 1<<l
+		if start < m.Checkpoint.Through {
+			continue
+		}
+		if end.Head.IsZero() {
+			inc, ok, err := n.HeadAt(ctx, state, g)
+			if err != nil || !ok || inc.Generation != g {
+				return out, err
+			}
+			end = inc
+		}
+		from, ok, err := n.HeadAt(ctx, state, start)
+		if err != nil {
+			return out, err
+		}
+		if !ok || from.Generation != start {
+			continue // the block starts before the retained history
+		}
+		data, err := buildRollup(src, from.Head, end.Head, depths)
+		if err != nil {
+			return out, fmt.Errorf("remote: rollup of generations %d..%d: %w", start+1, g, err)
+		}
+		ref := RollupRef{Level: l, First: start + 1, Sum: cas.Sum(data), Size: int64(len(data))}
+		key, desc, err := EncodeRegistered(Registered{Kind: EntryRollup, Rollup: ref})
+		if err != nil {
+			return out, err
+		}
+		if err := n.store.Put(ctx, ref.Key(), data); err != nil {
+			return out, fmt.Errorf("remote: upload rollup: %w", err)
+		}
+		if err := n.store.Put(ctx, key, desc); err != nil {
+			return out, fmt.Errorf("remote: register rollup: %w", err)
+		}
+		out = append(out, BuiltRollupV4{Ref: ref, Data: data})
+	}
+	return out, nil
+}
+
+// CoverV4 is one step of a version-4 catch-up: a rollup, or the
+// generations First..Last one by one (their proposals and group packs).
+type CoverV4 struct {
+	Rollup      *RollupRef
+	First, Last uint64
+}
+
+// PlanCatchUpV4 returns the plan of a reader that holds the closure of
+// the head at generation reach to reach m's head, as version 2's plan
+// (§3A.6) but from `current`'s rollups list: from each position, the
+// largest listed rollup that holds the next generation and ends by the
+// head (it may start before the position: a superset is harmless), else
+// the next generation by itself (its proposal and group pack). With the
+// newest blocks of every level listed that is about log2(k) + 2 steps for
+// k generations; a reader whose position no listed block holds (a young
+// notebook's first generations, where only first blocks would, or a
+// position older than the blocks kept) takes generations one by one
+// until one does.
+func PlanCatchUpV4(m *ManifestV4, reach uint64) []CoverV4 {
+	if m == nil {
+		return nil
+	}
+	var out []CoverV4
+	for pos := reach; pos < m.Generation; {
+		var best *RollupRef
+		for i, r := range m.Rollups {
+			last := r.First + 1<<r.Level - 1
+			if r.First <= pos+1 && pos < last && last <= m.Generation && (best == nil || r.Level > best.Level) {
+				best = &m.Rollups[i]
+			}
+		}
+		if best != nil {
+			out = append(out, CoverV4{Rollup: best, First: best.First, Last: best.First + 1<<best.Level - 1})
+			pos = out[len(out)-1].Last
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Rollup == nil && out[n-1].Last == pos {
+			out[n-1].Last++
+		} else {
+			out = append(out, CoverV4{First: pos + 1, Last: pos + 1})
+		}
+		pos++
+	}
+	return out
+}
+
+// FetchRollupV4 reads the rollup r names and checks it against r's size
+// and BLAKE3.
+func (n *Notebook) FetchRollupV4(ctx context.Context, r RollupRef) ([]byte, error) {
+	data, _, err := n.store.Get(ctx, r.Key())
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != r.Size || cas.Sum(data) != r.Sum {
+		return nil, fmt.Errorf("remote: rollup %s: %w: it does not match its descriptor", r.Key(), ErrCorruptPack)
+	}
+	return data, nil
+}
+
+// BuildCheckpointV4 builds the checkpoint of generation g of state (a
+// version-4 view; g accepted, its head read from src, which must hold its
+// closure): a pack of that closure at CheckpointKey(g, publication), a
+// new UUIDv7 of the builder's, stored, then its descriptor registered
+// (docs/storage.md §3C.8). The next fold that LISTs while g is in its
+// write's tail makes it the active checkpoint.
+func (n *Notebook) BuildCheckpointV4(ctx context.Context, state State, g uint64, src cas.Source) (Checkpoint, []byte, error) {
+	m := state.Manifest
+	if m == nil || m.V4 == nil || g > m.Generation || g <= m.Checkpoint.Through {
+		return Checkpoint{}, nil, nil
+	}
+	inc, ok, err := n.HeadAt(ctx, state, g)
+	if err != nil || !ok || inc.Generation != g {
+		return Checkpoint{}, nil, err
+	}
+	data, err := buildRollup(src, cas.ID{}, inc.Head, nil) // everything the head reaches, whole
+	if err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("remote: checkpoint through %d: %w", g, err)
+	}
+	pub := NewUUIDv7()
+	cp := Checkpoint{Pack: PackRef{Key: CheckpointKey(g, pub), Sum: cas.Sum(data), Size: int64(len(data))},
+		Head: inc.Head, Through: g, Publication: pub}
+	key, desc, err := EncodeRegistered(Registered{Kind: EntryCheckpoint, Checkpoint: cp})
+	if err != nil {
+		return Checkpoint{}, nil, err
+	}
+	if err := n.store.Put(ctx, cp.Pack.Key, data); err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("remote: upload checkpoint: %w", err)
+	}
+	if err := n.store.Put(ctx, key, desc); err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("remote: register checkpoint: %w", err)
+	}
+	return cp, data, nil
+}
+
+// CheckpointDueV4 reports whether the member accepted at generation g of
+// m builds a checkpoint: every packs generations after the active
+// checkpoint's through (so one member of a fleet builds each, and one
+// whose descriptor was not copied in time is followed by the next).
+func CheckpointDueV4(m *ManifestV4, g uint64, packs int) bool {
+	if m == nil || packs <= 0 || g <= m.Checkpoint.Through {
+		return false
+	}
+	d := g - m.Checkpoint.Through
+	return d%uint64(packs) == 0
+}

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/slivingdoc/slivingdoc/publish"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// A pull settles an undecided version-4 call before anything else
+// (docs/publication.md §5.8). A commit whose process died after it
+// registered a version leaves a pending record naming the call's ID; the
+// version stays foldable for K generations, and any writer's fold may
+// accept it. Were the pull to drop the record (its baseline moving on
+// drops it), a later acceptance would reach the directory as someone
+// else's change, its own text on both sides of the next merge. So the
+// pull finishes the call first, as the next commit would
+// (publish.Publisher.Resume under the same ID), with one difference: it
+// never builds a new version. Either
+//
+//   - the call is accepted (found in `current` or its history, or folded
+//     now, by another writer or by this pull): the pull's merge adopts it
+//     as common ground, and the directory holds the accepted text; or
+//   - no version of it can be folded any more (declined, K generations
+//     behind, or never stored): nothing of it can ever be accepted, so
+//     the entry is dropped, and its text stays in the directory as a
+//     local edit, published by the next commit.
+//
+// Nothing new is published: the version was registered by the commit the
+// user asked for; the pull only completes it. The text is never lost: it
+// is either accepted or still in the directory.
+
+// errNotRebuilt ends a settling call where it would build a new version.
+var errNotRebuilt = errors.New("server: a pull does not build a new version")
+
+// undecidedV4 returns the version-4 call the pending record names and
+// the generation its newest version was built on, if the record applies
+// to this directory's baseline.
+func (s *session) undecidedV4() (id string, last uint64, ok bool) {
+	rec, err := s.state.loadPending()
+	if err != nil || rec == nil || s.base == nil || rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || len(rec.Entries) == 0 {
+		return "", 0, false
+	}
+	ent := rec.Entries[len(rec.Entries)-1]
+	if !ent.V4 || !remote.IsPublicationID(ent.Publication) {
+		return "", 0, false
+	}
+	return ent.Publication, max(ent.Last, ent.First), true
+}
+
+// settleV4 settles the undecided call the pending record names, if any.
+// A store error is the pull's: the record stays for the next call.
+func (s *session) settleV4() error {
+	id, last, ok := s.undecidedV4()
+	if !ok {
+		return nil
+	}
+	pub, err := s.e.publisher(s.ctx)
+	if err != nil {
+		return s.e.fail("publish", err)
+	}
+	notRebuilt := func(context.Context, publish.State) (publish.Change, error) {
+		return publish.Change{}, errNotRebuilt
+	}
+	// Resume looks for the ID above last only: a proposer registers a
+	// version only after finding its ID in no generation, and it builds
+	// a new one only when the one before can no longer be folded, or was
+	// shadowed by it (a fold folds the newest version of an ID). The
+	// exception: the record is written before its version is stored, so
+	// a call that died in between may have left an older version the
+	// newest no longer shadows; Resume is then asked about that one.
+	for {
+		_, err = pub.Resume(s.ctx, id, last, notRebuilt)
+		if !errors.Is(err, errNotRebuilt) {
+			break
+		}
+		g, ok, ferr := s.foldableVersion(id, last)
+		if ferr != nil {
+			return s.e.fail("publish", ferr)
+		}
+		if !ok {
+			s.e.log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
+			s.forgetPending(id)
+			return nil
+		}
+		last = g
+	}
+	if err != nil {
+		return s.e.fail("publish", err)
+	}
+	s.e.log.Info("a pull completed a publication interrupted after it registered", "publication", id)
+	return nil // accepted: the merge adopts it (adoptPublished)
+}
+
+// foldableVersion returns the newest version of id built below before
+// that a fold could still take (fewer than K generations behind
+// `current`, not declined), if any.
+func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error) {
+	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	m := state.Manifest
+	if m == nil || m.V4 == nil {
+		return 0, false, nil // not version 4 yet: nothing of it was ever foldable
+	}
+	k := uint64(s.e.v4opts.K)
+	if k == 0 {
+		k = publish.DefaultK
+	}
+	from := uint64(0)
+	if m.Generation >= k {
+		from = m.Generation - k + 1
+	}
+	objs, err := remote.ListAfter(s.ctx, s.e.store, remote.ProposalsPrefix, strings.TrimSuffix(remote.ProposalKey(from, ""), "-"))
+	if err != nil {
+		return 0, false, err
+	}
+	var newest uint64
+	found := false
+	for _, o := range objs {
+		kind, g, pid, _, _ := remote.ParseProposalEntry(o.Key)
+		if kind == remote.EntryProposal && pid == id && g >= from && g < before && !m.V4.IsDeclined(g, id) {
+			newest, found = max(newest, g), true
+		}
+	}
+	return newest, found, nil
+}
+
+// forgetPending removes id's entry from the pending record, keeping the
+// others (earlier accepted publications whose overlays are still due).
+func (s *session) forgetPending(id string) {
+	rec, err := s.state.loadPending()
+	if err != nil || rec == nil {
+		return
+	}
+	keep := rec.Entries[:0]
+	for _, ent := range rec.Entries {
+		if ent.Publication != id {
+			keep = append(keep, ent)
+		}
+	}
+	if len(keep) == 0 {
+		s.dropPending()
+		return
+	}
+	rec.Entries = keep
+	if err := s.state.savePending(rec); err != nil {
+		s.e.log.Warn("cannot rewrite the pending publication record", "err", err)
+	}
+}

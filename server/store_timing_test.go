@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote"
+)
+
+// manualClock is a clock a test moves by hand.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// slowStore is a store whose requests take the durations the test sets,
+// on a manual clock, and whose next requests can fail.
+type slowStore struct {
+	remote.Store
+	clock     *manualClock
+	get, cond time.Duration
+	fail      error
+}
+
+func (s *slowStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	s.clock.advance(s.get)
+	return s.Store.Get(ctx, key)
+}
+
+func (s *slowStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	s.clock.advance(s.cond)
+	if s.fail != nil {
+		return "", s.fail
+	}
+	return s.Store.ReplaceIfMatch(ctx, key, data, etag)
+}
+
+// The estimates follow the durations of the store's own requests of
+// `current`: conditional writes won or lost, GETs; other requests and
+// failures are not counted; they persist in P for the next process, and
+// a missing or damaged record means the defaults.
+func TestStoreTimingLearnsFromTheStoresRequests(t *testing.T) {
+	ctx := context.Background()
+	clock := &manualClock{t: time.Unix(1_800_000_000, 0)}
+	mem := memstore.New()
+	store := &slowStore{Store: mem, clock: clock}
+	dir := t.TempDir()
+	timing := newStoreTiming(Config{Store: mem})
+	timing.load(dir)
+	if c, r := timing.estimates(); c != 200*time.Millisecond || r != 20*time.Millisecond {
+		t.Fatalf("defaults: %v %v", c, r)
+	}
+	ts := &timedStore{Store: store, t: timing, now: clock.Now}
+
+	store.get = 3 * time.Millisecond
+	for range 20 {
+		_, _, _ = ts.Get(ctx, remote.CurrentKey) // absent: still a round trip
+	}
+	store.get = 500 * time.Millisecond
+	for range 5 {
+		_, _, _ = ts.Get(ctx, "packs/big.pack") // a transfer, not counted
+	}
+	etag, err := mem.CreateIfAbsent(ctx, remote.CurrentKey, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.cond = 10 * time.Millisecond
+	for i := range 8 {
+		tag := etag
+		if i%2 == 1 {
+			tag = "stale" // lost: 412, which held the key as long
+		}
+		if got, err := ts.ReplaceIfMatch(ctx, remote.CurrentKey, []byte("x"), tag); err == nil {
+			etag = got
+		} else if !errors.Is(err, remote.ErrPrecondition) {
+			t.Fatal(err)
+		}
+	}
+	if c, r := timing.estimates(); c != 10*time.Millisecond || r != 3*time.Millisecond {
+		t.Fatalf("learned: %v %v, want 10ms 3ms", c, r)
+	}
+	store.cond, store.fail = 5*time.Second, remote.ErrUnavailable
+	_, _ = ts.ReplaceIfMatch(ctx, remote.CurrentKey, []byte("x"), etag)
+	store.fail = remote.ErrRateLimited
+	_, _ = ts.ReplaceIfMatch(ctx, remote.CurrentKey, []byte("x"), etag)
+	if c, _ := timing.estimates(); c != 10*time.Millisecond {
+		t.Fatalf("a failure counted: %v", c)
+	}
+	// Past eight samples the average moves by an eighth of each.
+	store.cond, store.fail = 2*time.Millisecond, nil
+	for range 16 {
+		if got, err := ts.ReplaceIfMatch(ctx, remote.CurrentKey, []byte("x"), etag); err == nil {
+			etag = got
+		}
+	}
+	c, r := timing.estimates()
+	if c < 2*time.Millisecond || c > 3*time.Millisecond {
+		t.Fatalf("after 16 writes of 2ms: %v", c)
+	}
+
+	// The next process starts from what this one learned.
+	next := newStoreTiming(Config{Store: mem})
+	next.load(dir)
+	if c2, r2 := next.estimates(); c2 != c || r2 != r {
+		t.Fatalf("reloaded: %v %v, want %v %v", c2, r2, c, r)
+	}
+	// A damaged record is no record.
+	if err := os.WriteFile(filepath.Join(dir, timingFile), []byte("slivingdoc store timing 1\n-5 3 x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	damaged := newStoreTiming(Config{Store: mem})
+	damaged.load(dir)
+	if c, r := damaged.estimates(); c != 200*time.Millisecond || r != 20*time.Millisecond {
+		t.Fatalf("damaged record: %v %v", c, r)
+	}
+	// Configured estimates are not learned.
+	if newStoreTiming(Config{Store: mem, CondEstimate: time.Millisecond}) != nil {
+		t.Fatal("configured estimates are learned")
+	}
+}
+
+// The engine's commits teach it its store: after a version-4 commit on
+// a file store with no configured estimates, P holds the summary and the
+// next publication uses it (the estimates it passes to publish are the
+// learned ones). Only that they were learned is checked, not their
+// values, which are the machine's.
+func TestStoreTimingLearnedByTheEngine(t *testing.T) {
+	for name, newStore := range v4Stores(t) {
+		if name != "file" {
+			continue
+		}
+		store := newStore(t)
+		a := newAgent(t, store, func(c *Config) { c.CondEstimate, c.RTT = 0, 0 }) // learned
+		if a.e.timing == nil {
+			t.Fatal("no estimator")
+		}
+		a.pull()
+		a.write("a.md", "a\n")
+		a.commit("one")
+		data, err := os.ReadFile(filepath.Join(a.e.storeDir(), timingFile))
+		if err != nil {
+			t.Fatalf("no summary in P: %v", err)
+		}
+		fresh := newStoreTiming(Config{Store: store})
+		fresh.load(a.e.storeDir())
+		if fresh.cond.n == 0 || fresh.cond.mean < minEstimate {
+			t.Fatalf("summary %q: %+v", data, fresh)
+		}
+		opts := a.e.v4opts
+		if _, ok := a.e.timedPublishing(&opts).(*timedStore); !ok {
+			t.Fatal("publish does not use the timed store")
+		}
+		if c, r := a.e.timing.estimates(); opts.CondEstimate != c || opts.RTT != r {
+			t.Fatalf("publish gets %v %v, learned %v %v", opts.CondEstimate, opts.RTT, c, r)
+		}
+		configured := newAgent(t, store)
+		opts = configured.e.v4opts
+		if configured.e.timedPublishing(&opts) != configured.e.store || opts.CondEstimate != 2*time.Millisecond {
+			t.Fatal("configured estimates were replaced")
+		}
+	}
+}
