@@ -372,7 +372,57 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 		}
 		out = append(out, pk)
 	}
+	out, err = e.withProposalBases(ctx, out, known, held, fetch)
+	if err != nil {
+		return err
+	}
 	return keep(out)
+}
+
+// withProposalBases adds to out what its proposals' trees are deltas of:
+// a proposal stores its trees as deltas of the tree of the generation it
+// was built on, which a catch-up through rollups skips when the proposal
+// waited (built on 14, accepted at 17, after a rollup of 9..16 that holds
+// 16's tree only). The packs of that generation go first, so any bundle
+// that holds a proposal holds its bases too; they may be deltas in turn,
+// so it repeats until every base is held or known (at most one round per
+// generation).
+func (e *Engine) withProposalBases(ctx context.Context, out []remote.CaughtUpPack, known map[cas.ID]bool, held func(cas.ID) bool,
+	fetch func([]remote.CoverV4) ([]remote.CaughtUpPack, []*remote.RollupRef, error)) ([]remote.CaughtUpPack, error) {
+	missing := func(p *cas.Pack) bool {
+		return slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) })
+	}
+	for range 64 {
+		var cover []remote.CoverV4
+		for _, pk := range out {
+			kind, g, _, _, _ := remote.ParseProposalEntry(pk.Key)
+			if kind != remote.EntryProposal || g == 0 {
+				continue
+			}
+			if p, err := cas.OpenPack(pk.Data); err == nil && missing(p) {
+				cover = append(cover, remote.CoverV4{First: g, Last: g})
+			}
+		}
+		if len(cover) == 0 {
+			return out, nil
+		}
+		more, _, err := fetch(cover)
+		if err != nil {
+			return nil, err
+		}
+		if len(more) == 0 {
+			return out, nil // nothing more to fetch: adding the packs reports what is missing
+		}
+		for _, mp := range more {
+			if q, err := cas.OpenPack(mp.Data); err == nil {
+				for _, id := range q.IDs() {
+					known[id] = true
+				}
+			}
+		}
+		out = append(more, out...)
+	}
+	return out, nil
 }
 
 // fillChain makes the cache of state's chain hold every pack of the chain
