@@ -87,7 +87,7 @@ func main() {
 		}
 		cfg := fleetsim.Config{
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
-			Model:         fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
+			Model:    fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
 			MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
 			Engine: *engine, Warmup: *warmup, TraceSlow: *traceSlow, CatchUp: *catchUp, Gather: *gather, FoldParallel: *foldParallel,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
