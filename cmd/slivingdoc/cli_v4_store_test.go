@@ -1,9 +1,8 @@
 package main
 
 // A store whose `current` is format version 4: the CLI reads it (pull,
-// log, verify) and publishes to it by version 4 without being asked (a
-// version-3 write would drop what keeps version-4 acceptance
-// exactly-once), each commit reporting its own generation.
+// log, verify) and publishes to it by version 4, each commit reporting
+// its own generation.
 
 import (
 	"context"
@@ -18,9 +17,10 @@ import (
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
-// toV4 makes the notebook's store version 4: its first commit, by an
-// engine in this process that publishes by version 4.
-func toV4(t *testing.T, nb *notebook) {
+// seedInProcess makes the notebook's first commit (generation 1, format
+// version 4 like every commit) by an engine in this process that claims
+// no author.
+func seedInProcess(t *testing.T, nb *notebook) {
 	t.Helper()
 	if g := commitV4InProcess(t, nb, context.Background(), "seed\n", "seed"); g != 1 {
 		t.Fatalf("seed: generation %d, want 1", g)
@@ -28,8 +28,8 @@ func toV4(t *testing.T, nb *notebook) {
 }
 
 // commitV4InProcess commits seed.md with content by an engine of this
-// process that publishes by version 4, under ctx (which may carry an
-// author), and returns the generation.
+// process, under ctx (which may carry an author), and returns the
+// generation.
 func commitV4InProcess(t *testing.T, nb *notebook, ctx context.Context, content, message string) uint64 {
 	t.Helper()
 	store, err := filestore.New(storeDir(nb))
@@ -59,7 +59,7 @@ func commitV4InProcess(t *testing.T, nb *notebook, ctx context.Context, content,
 func TestCLIVersion4StoreSixWriters(t *testing.T) {
 	const writers, commits = 6, 8
 	nb := newNotebook(t, backends[0])
-	toV4(t, nb)
+	seedInProcess(t, nb)
 	agents := make([]*agent, writers)
 	for i := range agents {
 		agents[i] = nb.agent(fmt.Sprint("w", i))
