@@ -341,6 +341,10 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 	}
 	got, rolls, err := fetch(remote.PlanCatchUpV4(m.V4, reach))
 	if err != nil {
+		// What arrived is kept: the next sync need not download it again.
+		if kerr := keep(arrived(got, held)); kerr != nil {
+			e.log.Warn("cannot keep the packs a failed catch-up fetched", "err", kerr)
+		}
 		return err
 	}
 	known := map[cas.ID]bool{} // the trees of the packs taken so far
@@ -377,6 +381,39 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 		return err
 	}
 	return keep(out)
+}
+
+// arrived returns the packs of got that were fetched and can be kept: a
+// pack whose trees are deltas only once what they are deltas of is held
+// or among the packs taken (in passes, since one may be the base of
+// another).
+func arrived(got []remote.CaughtUpPack, held func(cas.ID) bool) []remote.CaughtUpPack {
+	known := map[cas.ID]bool{}
+	var out []remote.CaughtUpPack
+	left := map[int]*cas.Pack{}
+	for i, pk := range got {
+		if pk.Data == nil {
+			continue
+		}
+		if p, err := cas.OpenPack(pk.Data); err == nil {
+			left[i] = p
+		}
+	}
+	for progress := true; progress; {
+		progress = false
+		for i, p := range left {
+			if slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) }) {
+				continue
+			}
+			for _, id := range p.IDs() {
+				known[id] = true
+			}
+			out = append(out, got[i])
+			delete(left, i)
+			progress = true
+		}
+	}
+	return out
 }
 
 // withProposalBases adds to out what its proposals' trees are deltas of:
