@@ -5,20 +5,11 @@ package remote_test
 
 import (
 	"context"
-	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
-
-// noSleep is an injected clock that records the backoff waits.
-type noSleep struct{ waits []time.Duration }
-
-func (s *noSleep) Sleep(ctx context.Context, d time.Duration) error {
-	s.waits = append(s.waits, d)
-	return ctx.Err()
-}
 
 // proposer is a build callback: each call proposes a new head whose pack is
 // derived from the publication ID, and records what it observed.

@@ -115,7 +115,6 @@ type Engine struct {
 	checkpointPacks int             // active increments that trigger a checkpoint
 	retained        int             // retained chains a checkpoint keeps
 	retain          time.Duration   // history window by time
-	checkpointing   atomic.Bool     // a background checkpoint is running
 	cleaningV4      atomic.Bool     // a background version-4 cleanup is running (cleanup_v4.go)
 	timing          *storeTiming    // learned estimates of the store (store_timing.go); nil: configured
 	rollupMu        sync.Mutex      // one rollup build at a time
