@@ -39,7 +39,7 @@ diff --git a/plan.md b/plan.md
  five
 `
 
-var reEntryHead = regexp.MustCompile(`^generation (\d+)  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+var reEntryHead = regexp.MustCompile(`^generation (\d+)  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(  by .+)?$`) // every publication names its author
 
 // wantEntry checks a show / log -p entry: header, message, diffstat, a
 // blank line, then exactly patch.
