@@ -376,7 +376,28 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 		}
 		out = append(out, pk)
 	}
-	out, err = e.withProposalBases(ctx, out, known, held, fetch)
+	// The generations proposals' deltas are based on, below reach too (a
+	// proposal built before the active checkpoint and accepted after it).
+	fetchGen := func(g uint64) ([]remote.CaughtUpPack, error) {
+		incs, err := e.notebook.Publications(ctx, state, g, g)
+		if err != nil {
+			return nil, err
+		}
+		var got []remote.CaughtUpPack
+		for _, ref := range (remote.Chain{Increments: incs}).Packs() {
+			if seen[ref.Key] || have(ref.Key) {
+				continue
+			}
+			seen[ref.Key] = true
+			data, err := e.notebook.FetchPack(ctx, ref)
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, remote.CaughtUpPack{Key: ref.Key, Data: data})
+		}
+		return got, nil
+	}
+	out, err = e.withProposalBases(out, known, held, fetchGen)
 	if err != nil {
 		return err
 	}
@@ -424,28 +445,25 @@ func arrived(got []remote.CaughtUpPack, held func(cas.ID) bool) []remote.CaughtU
 // that holds a proposal holds its bases too; they may be deltas in turn,
 // so it repeats until every base is held or known (at most one round per
 // generation).
-func (e *Engine) withProposalBases(ctx context.Context, out []remote.CaughtUpPack, known map[cas.ID]bool, held func(cas.ID) bool,
-	fetch func([]remote.CoverV4) ([]remote.CaughtUpPack, []*remote.RollupRef, error)) ([]remote.CaughtUpPack, error) {
+func (e *Engine) withProposalBases(out []remote.CaughtUpPack, known map[cas.ID]bool, held func(cas.ID) bool,
+	fetchGen func(g uint64) ([]remote.CaughtUpPack, error)) ([]remote.CaughtUpPack, error) {
 	missing := func(p *cas.Pack) bool {
 		return slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) })
 	}
 	for range 64 {
-		var cover []remote.CoverV4
+		var more []remote.CaughtUpPack
 		for _, pk := range out {
 			kind, g, _, _, _ := remote.ParseProposalEntry(pk.Key)
 			if kind != remote.EntryProposal || g == 0 {
 				continue
 			}
 			if p, err := cas.OpenPack(pk.Data); err == nil && missing(p) {
-				cover = append(cover, remote.CoverV4{First: g, Last: g})
+				got, err := fetchGen(g)
+				if err != nil {
+					return nil, err
+				}
+				more = append(more, got...)
 			}
-		}
-		if len(cover) == 0 {
-			return out, nil
-		}
-		more, _, err := fetch(cover)
-		if err != nil {
-			return nil, err
 		}
 		if len(more) == 0 {
 			return out, nil // nothing more to fetch: adding the packs reports what is missing
