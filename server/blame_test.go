@@ -237,6 +237,7 @@ func TestBlameRange(t *testing.T) {
 // say so, naming the oldest retained publication; lines changed inside it
 // have their publication.
 func TestBlameBeforeRetainedHistory(t *testing.T) {
+	t.Skip(v4HistoryNotCut)
 	a := newAgent(t, memstore.New(), func(c *Config) {
 		c.CheckpointPacks, c.RetainedCheckpoints, c.Retain = 2, 0, NoRetainWindow
 	})
