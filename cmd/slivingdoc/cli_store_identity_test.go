@@ -142,6 +142,7 @@ func writeTo(t *testing.T, p, content string) {
 // The backup and restore procedure of docs/operations.md §3B, step by
 // step: nothing written after the backup, committed or not, is lost.
 func TestRestoreFromBackupProcedure(t *testing.T) {
+	t.Skip(v4RestoreProcedure)
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
 	a.pull()
