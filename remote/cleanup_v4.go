@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/parallel"
@@ -50,31 +52,28 @@ import (
 //     sweep, so it was decided then; or it lies below the floor, and the
 //     sweep runs only when c ≥ floor + W.)
 //
-// Accepted proposal versions and named group packs are history; they stay
-// until a retained checkpoint makes their generations unreachable
-// (HistoryFloorV4, a hook: version-4 checkpoints do not exist yet).
+// Accepted proposal versions, named group packs, version-4 segments,
+// rollups, checkpoints and registrations are history: they go once they
+// lie at or below the history floor (retain_v4.go, docs/storage.md §5.1
+// "Retention").
 
 // CleanupV4Options parameterises a version-4 cleanup.
 type CleanupV4Options struct {
 	// Window is K + M of the protocol (docs/publication.md §5.7): a
 	// version built on G is decided once `current` − G ≥ Window.
 	Window uint64
+	// RetainFor is the retention window by time (--retain): no history
+	// is deleted while a generation at or below the floor was accepted
+	// (by its proposer's clock) less than RetainFor ago. Zero: history
+	// goes with its checkpoints.
+	RetainFor time.Duration
 }
 
-// HistoryFloorV4 is the hook for version-4 checkpoints: the generation at
-// or below which no retained generation needs its accepted proposal or
-// group pack any more (below the oldest retained checkpoint). Until
-// version-4 checkpoints exist every generation from `upgraded` on is
-// history: it returns Upgraded − 1, and nothing accepted is ever deleted.
-// A cleanup reads the history above the floor only.
-func HistoryFloorV4(m *ManifestV4) uint64 {
-	return m.Upgraded - 1
-}
-
-// CleanupV4 deletes the decided garbage of a version-4 store (see above).
-// It is a no-op on a store whose `current` is not version 4. A store
-// error stops it; what was deleted stays listed in the result. Accepted
-// state is never affected.
+// CleanupV4 deletes the decided garbage of a version-4 store (see above)
+// and the history below its floor (HistoryFloorV4). It is a no-op on a
+// store whose `current` is not version 4. A store error stops it; what
+// was deleted stays listed in the result. Accepted state is never
+// affected.
 func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (CleanupResult, error) {
 	var res CleanupResult
 	if opts.Window == 0 {
@@ -100,18 +99,29 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 	if m == nil {
 		return res, nil // versions 1–3: Cleanup's
 	}
-	c := m.Generation
-	floor := HistoryFloorV4(m)
-	if c < floor+opts.Window {
-		return res, nil // nothing above the floor is decided yet
+	c, base := m.Generation, m.Upgraded-1
+	if c < base+opts.Window {
+		return res, nil // nothing is decided yet
 	}
-	incs, err := n.historyV4(ctx, m, max(floor+1, m.Upgraded), c)
+	floor := HistoryFloorV4(m, opts.Window)
+	// The history from the upgrade on: below the floor only what earlier
+	// sweeps left (a segment is deleted after what it indexes, so one
+	// they deleted is skipped).
+	incs, read, err := n.historyV4(ctx, m, m.Upgraded, c, floor)
 	if err != nil {
 		return res, fmt.Errorf("remote: cleanup: read history: %w", err)
 	}
-	named := make(map[string]bool, 2*len(incs))
+	if floor > base && !outsideWindow(incs, floor, opts.RetainFor, n.opts.Now()) {
+		floor = base // a publication at or below it is still in the window
+	}
+	named := make(map[string]bool, 2*len(incs)) // what generations above the floor name
 	byID := make(map[string]IncrementV4, len(incs))
+	var below []IncrementV4
 	for _, inc := range incs {
+		if inc.Generation <= floor {
+			below = append(below, inc)
+			continue
+		}
 		named[inc.ProposalKey()] = true
 		if inc.Group != (GroupRef{}) {
 			named[inc.Group.Key()] = true
@@ -126,10 +136,44 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 		return nil
 	}
 
-	// Proposals and markers: only those built at or above the floor are
-	// listed (S3 starts the listing there), the rest being the
-	// checkpoint's to remove.
-	props, err := ListAfter(ctx, n.store, ProposalsPrefix, strings.TrimSuffix(ProposalKey(floor, ""), "-"))
+	// The history below the floor, oldest first, so that the proposal of
+	// the first version-4 generation goes first: readers take its
+	// absence as the sign that the history below the oldest listed
+	// checkpoint is gone (SweptV4).
+	gone := map[string]bool{}
+	for _, inc := range below {
+		keys := []string{inc.ProposalKey()}
+		if inc.Group != (GroupRef{}) {
+			keys = append(keys, inc.Group.Key())
+		}
+		for _, key := range keys {
+			if named[key] || gone[key] {
+				continue // a group pack a member above the floor names
+			}
+			gone[key] = true
+			if err := del(key); err != nil {
+				return res, err
+			}
+		}
+	}
+	if floor > base {
+		// The version-4 segments that index only generations below it,
+		// each after the segments it lists (read returns parents first).
+		for i := len(read) - 1; i >= 0; i-- {
+			if ref := read[i]; ref.Last >= m.Upgraded && ref.Last <= floor {
+				if err := del(ref.Key()); err != nil {
+					return res, err
+				}
+			}
+		}
+		if err := n.sweepCheckpointsV4(ctx, m, del); err != nil {
+			return res, err
+		}
+	}
+
+	// Proposals, markers and registrations: only those built at or above
+	// the upgrade are listed (S3 starts the listing there).
+	props, err := ListAfter(ctx, n.store, ProposalsPrefix, strings.TrimSuffix(ProposalKey(base, ""), "-"))
 	if err != nil {
 		return res, fmt.Errorf("remote: cleanup: list %s: %w", ProposalsPrefix, err)
 	}
@@ -145,8 +189,19 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 	for _, o := range props {
 		kind, g, _, _, _ := ParseProposalEntry(o.Key)
 		switch {
-		case kind == EntryOther:
-			continue // version 3's: its own cleanup's
+		case kind == EntryOther || gone[o.Key]:
+			continue // version 3's: its own cleanup's; or deleted above
+		case kind == EntryRollup || kind == EntryCheckpoint:
+			// A registration: no fold takes one at or below the active
+			// checkpoint; a rollup's pack goes with it.
+			if g > m.Checkpoint.Through {
+				res.Kept++
+				continue
+			}
+			if err := n.sweepRegistered(ctx, m, o.Key, kind, del); err != nil {
+				return res, err
+			}
+			continue
 		case c < g || c-g < opts.Window:
 			res.Kept++ // foldable, or not yet decided
 			continue
@@ -160,7 +215,7 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 	}
 
 	for _, o := range groups {
-		if !isGroupPackKey(o.Key) || named[o.Key] {
+		if !isGroupPackKey(o.Key) || named[o.Key] || gone[o.Key] {
 			if named[o.Key] {
 				res.Kept++
 			}
@@ -225,9 +280,13 @@ const historyReads = 16
 
 // historyV4 returns the version-4 increments of m in [from, to] (from at
 // or above Upgraded), reading the segments that overlap the range one
-// level at a time, each level's in parallel.
-func (n *Notebook) historyV4(ctx context.Context, m *ManifestV4, from, to uint64) ([]IncrementV4, error) {
+// level at a time, each level's in parallel. A segment that lies wholly
+// at or below floor and is gone was deleted by a sweep, after everything
+// it indexes: it is skipped.
+// It also returns the segments it read, parents before their children.
+func (n *Notebook) historyV4(ctx context.Context, m *ManifestV4, from, to, floor uint64) ([]IncrementV4, []SegmentRef, error) {
 	var out []IncrementV4
+	var read []SegmentRef
 	keep := func(incs []IncrementV4) {
 		for _, inc := range incs {
 			if inc.Generation >= from && inc.Generation <= to {
@@ -246,6 +305,9 @@ func (n *Notebook) historyV4(ctx context.Context, m *ManifestV4, from, to uint64
 		segs := make([]*SegmentV4, len(refs))
 		err := parallel.For(len(refs), historyReads, func(i int) error {
 			data, _, err := n.store.Get(ctx, refs[i].Key())
+			if errors.Is(err, ErrNotFound) && refs[i].Last <= floor {
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("remote: read segment %s: %w", refs[i].Key(), err)
 			}
@@ -253,14 +315,21 @@ func (n *Notebook) historyV4(ctx context.Context, m *ManifestV4, from, to uint64
 			return err
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		level = nil
-		for _, s := range segs {
+		for i, s := range segs {
+			if s == nil {
+				continue // swept
+			}
+			read = append(read, refs[i])
 			keep(s.Increments)
 			level = append(level, s.Segments...)
 		}
 	}
 	keep(m.Increments)
-	return out, nil
+	// Oldest first: a level's segments hold older generations than the
+	// lower levels listed after them.
+	slices.SortFunc(out, func(a, b IncrementV4) int { return cmpUint(a.Generation, b.Generation) })
+	return out, read, nil
 }

@@ -331,6 +331,20 @@ func (n *Notebook) Retention(ctx context.Context, state State) (Retention, error
 	case len(m.Checkpoints) > 0:
 		cp = m.Checkpoints[len(m.Checkpoints)-1]
 	}
+	if v4 := m.V4; v4 != nil {
+		// A version-4 `current` lists its whole history; a sweep deletes
+		// what lies below its oldest listed checkpoint, and says so by
+		// deleting the first version-4 generation's proposal first.
+		if oldest := v4.OldestCheckpointV4(); !oldest.IsGenesis() && oldest.Through >= v4.Upgraded && cp.Through < oldest.Through {
+			swept, err := n.SweptV4(ctx, state)
+			if err != nil {
+				return Retention{}, err
+			}
+			if swept {
+				cp = oldest
+			}
+		}
+	}
 	r := Retention{Floor: cp.Through, FloorHead: cp.Head, FloorCheckpoint: cp}
 	// The oldest increment above the floor, from `current` alone when it
 	// can tell: the oldest listed one, or one in the tail when the tail

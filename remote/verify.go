@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -106,8 +107,16 @@ func Verify(ctx context.Context, store Store, opts VerifyOptions) (*Report, erro
 	if m != nil {
 		rep.Generation = m.Generation
 		chains := m.Chains()
+		var floor uint64 // version 4: the history below it a sweep deleted
+		if m.V4 != nil {
+			if swept, err := n.SweptV4(ctx, State{Manifest: m}); err != nil {
+				return nil, fmt.Errorf("remote: verify: %w", err)
+			} else if swept {
+				floor = m.V4.OldestCheckpointV4().Through
+			}
+		}
 		if m.Version >= 2 {
-			if chains, err = verifyHistory(ctx, n, m, rep, referenced); err != nil {
+			if chains, err = verifyHistory(ctx, n, m, floor, rep, referenced); err != nil {
 				return nil, err
 			}
 			if err := verifyRollups(ctx, n, m, rep, referenced); err != nil {
@@ -161,12 +170,17 @@ func Verify(ctx context.Context, store Store, opts VerifyOptions) (*Report, erro
 }
 
 // verifyHistory walks every segment of a v2 manifest and returns the
-// chains (active first) built from the history they index.
-func verifyHistory(ctx context.Context, n *Notebook, m *Manifest, rep *Report, referenced map[string]bool) ([]Chain, error) {
+// chains (active first) built from the history they index: of a
+// version-4 one, the history above floor (below it a sweep deleted
+// segments and packs; what it left is listed as orphans).
+func verifyHistory(ctx context.Context, n *Notebook, m *Manifest, floor uint64, rep *Report, referenced map[string]bool) ([]Chain, error) {
 	var incs []Increment
 	var walk func(refs []SegmentRef) error
 	walk = func(refs []SegmentRef) error {
 		for _, ref := range refs {
+			if ref.Last <= floor {
+				continue
+			}
 			referenced[ref.Key()] = true
 			s, err := n.ReadSegment(ctx, ref)
 			switch {
@@ -191,6 +205,7 @@ func verifyHistory(ctx context.Context, n *Notebook, m *Manifest, rep *Report, r
 		return nil, err
 	}
 	incs = append(incs, m.Increments...)
+	incs = slices.DeleteFunc(incs, func(inc Increment) bool { return inc.Generation <= floor })
 	heads := map[uint64]cas.ID{}
 	seen := map[string]bool{}
 	for i, inc := range incs {

@@ -16,6 +16,10 @@ import (
 // without any coordination; a commit whose process dies before the sweep
 // only delays it to the next picked generation.
 //
+// A sweep also deletes the history below the floor (the oldest listed
+// checkpoint, outside --retain: remote/retain_v4.go), so one chosen
+// commit removes what the checkpoints made unnecessary.
+//
 // A sweep reads the history above the floor (H generations: about H/8
 // segment GETs), LISTs packs/groups/ and proposals/ (about H/1000 pages
 // each) and GETs the few group packs no increment names. So a sweep runs
@@ -60,7 +64,7 @@ func (e *Engine) v4Window() uint64 {
 // sweep, and accepted state never depends on it.
 func (e *Engine) sweepAfterPublishV4(state publish.State, g uint64) {
 	m := state.Manifest
-	if m == nil || !cleanupV4Due(g, remote.HistoryFloorV4(m), e.v4Window()) {
+	if m == nil || !cleanupV4Due(g, remote.HistoryFloorV4(m, e.v4Window()), e.v4Window()) {
 		return
 	}
 	if !e.cleaningV4.CompareAndSwap(false, true) {
@@ -76,7 +80,7 @@ func (e *Engine) sweepAfterPublishV4(state publish.State, g uint64) {
 
 // cleanupV4 runs one sweep.
 func (e *Engine) cleanupV4(ctx context.Context) {
-	res, err := e.notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: e.v4Window()})
+	res, err := e.notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: e.v4Window(), RetainFor: e.retain})
 	if err != nil {
 		e.log.Warn("cleanup stopped; unreferenced proposals and packs may remain", "deleted", len(res.Deleted), "err", err)
 		return

@@ -84,7 +84,9 @@
 //     resumes under the same ID while it is undecided, and which the next
 //     pull settles, without building a new version, before its baseline
 //     moves on (pull_v4.go). A commit at a generation a rule picks sweeps
-//     the store's decided garbage in the background (cleanup_v4.go), and
+//     the store's decided garbage in the background, and the history
+//     below the oldest listed checkpoint once it is outside --retain
+//     (cleanup_v4.go, remote/retain_v4.go), and
 //     the estimates publish times its waits from are learned from the
 //     store's own requests (store_timing.go).
 //   - A cached object failing its check drops the damaged packs and runs

@@ -182,9 +182,22 @@ func (s *session) resumable() (id string, first uint64, ok bool) {
 	return ent.Publication, ent.First, true
 }
 
-// publishV4 is publish by version 4.
+// publishV4 is publish by version 4. A call whose reads met a pack gone
+// from the store (a sweep deleted, below the history floor, what the
+// `current` it read still named: remote/retain_v4.go) is made once more
+// when `current` has moved on since, as a pull is (pull.go): the newer
+// state no longer needs it. The second call resumes the first under its
+// ID if it registered a version, so the commit is still accepted once.
 func (s *session) publishV4(message string) (*Result, error) {
-	return s.publishV4From(message, true)
+	res, err := s.publishV4From(message, true)
+	var de *Error
+	if err == nil || !errors.As(err, &de) || de.Reason != ReasonMissingPack || s.v4 == nil || s.v4.published {
+		return res, err
+	}
+	if again, rerr := s.e.notebook.ReadCurrent(s.ctx); rerr == nil && again.Generation() > s.v4.last {
+		return s.publishV4From(message, true)
+	}
+	return res, err
 }
 
 // publishV4From is publishV4; mayResume: a call the pending record names
