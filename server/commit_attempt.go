@@ -66,7 +66,14 @@ func (a *attempt) run() (skip bool, err error) {
 		// A state read from the store older than the baseline would
 		// merge as if the remote had undone what the baseline holds:
 		// the record is newer than the store (errRecordNewer,
-		// remembered.go).
+		// remembered.go). The generation memory says first whether the
+		// store itself went back (a restored `current`): then it is
+		// GENERATION_REGRESSED, as on any read. (Only here: a state
+		// publish read earlier may be older than what another engine of
+		// this host has seen since, without the store going back.)
+		if err := a.s.e.observe(a.ctx, a.observed); err != nil {
+			return false, err
+		}
 		return false, fmt.Errorf("%w: generation %d is older than the baseline's %d", errRecordNewer, a.observed.Generation(), a.s.base.Generation)
 	}
 	a.s.adoptPublished(a.observed)

@@ -225,18 +225,6 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 			}
 		}
 		s.v4.last = st.Generation()
-		// The generation memory checks the state publish read, as it
-		// checks every read of `current` (generation.go): a store gone
-		// back (a restored backup) is GENERATION_REGRESSED before
-		// anything is built on it. (An absent `current` was checked by
-		// the engine's own read of it, with the listing that tells a
-		// new store from a deleted `current`; publish's read is not
-		// checked again.)
-		if st.Generation() > 0 {
-			if err := s.e.observe(ctx, stateView(st)); err != nil {
-				return publish.Change{}, err
-			}
-		}
 		last = s.newAttempt(ctx, stateView(st), id, message)
 		skip, err := last.run()
 		if err != nil {

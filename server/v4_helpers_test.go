@@ -342,10 +342,12 @@ func (r *recordingStore) List(ctx context.Context, prefix string) ([]remote.Obje
 // that calls one is skipped, naming it, rather than asserting a version-3
 // behaviour no writer has any more (every commit publishes by version 4).
 const (
-	// v4HistoryNotCut: version 4's writers do not cut history below the
-	// retained checkpoints or past --retain yet (remote.HistoryFloorV4
-	// is a hook; docs/publication.md, "Not yet").
-	v4HistoryNotCut = "format 4 does not cut history below the retained checkpoints or the --retain window yet"
+	// v4SmallScope: the test's scope (a few commits, checkpoints every
+	// two generations) is one where version 3 cut history at once; a
+	// version-4 sweep cuts it only once `current` is a whole window
+	// (K + M generations) past the floor, so the test needs rewriting on
+	// the scale of retention_v4_test.go.
+	v4SmallScope = "format 4 cuts history a window (K + M generations) past the floor: the test's scope is version 3's"
 	// v4CatchUpRollups: current lists a few rollups per level only, so
 	// a reader 100 generations behind whose blocks' rollups were dropped
 	// fetches those generations one by one (20 GETs against 17).

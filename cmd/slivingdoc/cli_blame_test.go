@@ -101,7 +101,7 @@ func TestCLIBlame(t *testing.T) {
 // A line older than the retained history says so, naming the oldest
 // retained publication.
 func TestCLIBlameBeforeRetainedHistory(t *testing.T) {
-	t.Skip(v4HistoryNotCut)
+	t.Skip(v4SmallScope)
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
 	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=0", "SLIVINGDOC_RETAIN=0")
