@@ -196,7 +196,7 @@ func seedBlameHistory(b *testing.B, nb *cliNotebook, pubs int) historyGit {
 	ws := b.TempDir()
 	dir := filepath.Join(ws, "notes")
 	e, err := server.New(server.Config{
-		Store: benchStore(b, nb), PrivateRoot: b.TempDir(), WorkspaceRoot: ws, DefaultDir: dir, CommitRetries: 8,
+		Store: benchStore(b, nb), PrivateRoot: b.TempDir(), WorkspaceRoot: ws, DefaultDir: dir,
 		// Keep the whole history readable: 10,000 publications span
 		// about ten checkpoints.
 		CheckpointPacks: 1024, RetainedCheckpoints: 64,

@@ -79,7 +79,7 @@ func coldPullHistory(b *testing.B, threshold int) remote.Store {
 		b.Fatal(err)
 	}
 	e, err := server.New(server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir,
-		CommitRetries: 8, CheckpointPacks: threshold, RetainedCheckpoints: 1})
+		CheckpointPacks: threshold, RetainedCheckpoints: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

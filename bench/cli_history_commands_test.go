@@ -127,7 +127,7 @@ func seedHistory(b *testing.B, nb *cliNotebook, pubs int) historyGit {
 	store := benchStore(b, nb)
 	ws := b.TempDir()
 	dir := filepath.Join(ws, "notes")
-	e, err := server.New(server.Config{Store: store, PrivateRoot: b.TempDir(), WorkspaceRoot: ws, DefaultDir: dir, CommitRetries: 8})
+	e, err := server.New(server.Config{Store: store, PrivateRoot: b.TempDir(), WorkspaceRoot: ws, DefaultDir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,13 +11,11 @@ import (
 )
 
 // SeedV4 makes store a format-version-4 notebook holding files, by its
-// first commit: an engine in this process that publishes by version 4
-// (server.Config.PublishV4) pulls the empty store, writes files and
-// commits them. There is deliberately no user flag that picks the format;
-// a slivingdoc process publishes by version 4 exactly when the store's
-// `current` already is version 4, so after SeedV4 every process of a
-// benchmark run does. scratch is a directory of the caller's (it holds
-// the engine's workspace and private root and may be removed afterwards).
+// first commit: an engine in this process pulls the empty store, writes
+// files and commits them (every commit publishes by version 4). It seeds
+// without a slivingdoc binary, in the benchmark's own process. scratch is
+// a directory of the caller's (it holds the engine's workspace and
+// private root and may be removed afterwards).
 // It returns the generation of the seed commit and fails unless the
 // store's `current` is then of version 4.
 func SeedV4(ctx context.Context, store remote.Store, scratch string, files map[string][]byte, message string) (uint64, error) {
@@ -28,7 +26,7 @@ func SeedV4(ctx context.Context, store remote.Store, scratch string, files map[s
 			return 0, err
 		}
 	}
-	e, err := server.New(server.Config{Store: store, PrivateRoot: priv, WorkspaceRoot: ws, DefaultDir: dir, PublishV4: true})
+	e, err := server.New(server.Config{Store: store, PrivateRoot: priv, WorkspaceRoot: ws, DefaultDir: dir})
 	if err != nil {
 		return 0, err
 	}

@@ -103,7 +103,7 @@ func newV4Writer(b *testing.B) *v4Writer {
 
 // run is one process: an engine that does f and closes.
 func (w *v4Writer) run(f func(e *server.Engine) error) {
-	e, err := server.New(server.Config{Store: w.store, PrivateRoot: w.priv, WorkspaceRoot: w.ws, DefaultDir: w.dir, PublishV4: true})
+	e, err := server.New(server.Config{Store: w.store, PrivateRoot: w.priv, WorkspaceRoot: w.ws, DefaultDir: w.dir})
 	if err != nil {
 		w.b.Fatal(err)
 	}

@@ -981,8 +981,13 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		// next decides: our ID named, accepted; unchanged, we fold again
 		// on the same ETag (at most one of the two writes applies);
 		// moved without our ID, that write can never apply.
-		if err := w.read(ctx); err != nil {
-			return err
+		if rerr := w.read(ctx); rerr != nil {
+			if errors.Is(err, remote.ErrAmbiguous) {
+				// The write may have applied and nothing says whether:
+				// the caller must learn that the outcome is unknown.
+				return fmt.Errorf("publish: %w: the write of current may have applied (%v), and reading current failed: %w", remote.ErrAmbiguous, err, rerr)
+			}
+			return rerr
 		}
 		return errFolded
 	}

@@ -36,32 +36,6 @@ func (s State) Head() cas.ID {
 	return s.Manifest.Head
 }
 
-// Proposal is what one publication attempt wants accepted.
-type Proposal struct {
-	Pack []byte // a complete pack holding every object the new head needs that the chain lacks
-	Head cas.ID // the new head commit; its parent must be the observed head
-	Skip bool   // nothing to publish: the observed state is already the result
-	// Ready, when set, is called before the conditional write that could
-	// accept the proposal, and that write is made only if it returns nil
-	// (its error is returned as it is). The caller's durable preparations
-	// (a pending record) then overlap the pack upload.
-	Ready func() error
-}
-
-// Accepted is the outcome of a successful publication.
-//
-// State is the state this publication created. When acceptance was proved
-// by re-reading `current` after an ambiguous reply and later publications
-// had already been accepted on top, State.ETag is "" (the ETag of our
-// version is unknowable): it must not be used for a conditional write —
-// callers re-read `current` before their next publication anyway.
-type Accepted struct {
-	State       State
-	Publication string
-	Attempts    int
-	Published   bool // false when the final proposal was Skip
-}
-
 // NoRetries as Options.Retries makes the first lost race final.
 const NoRetries = -1
 

@@ -20,12 +20,12 @@ import (
 func TestV4FoldedCommitKeepsItsAuthor(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
-	seed := newAgent(t, store, withV4())
+	seed := newAgent(t, store)
 	seed.pull()
 	seed.write("x.md", "1\n2\n3\n4\n5\n")
 	seed.commit("seed") // no author claimed
 
-	alice, bob := newAgent(t, store, withV4()), newAgent(t, store, withV4())
+	alice, bob := newAgent(t, store), newAgent(t, store)
 	alice.pull()
 	bob.pull()
 	alice.write("x.md", "1\n2 by alice\n3\n4\n5\n")
@@ -113,7 +113,7 @@ func equalAuthors(t *testing.T, what string, got, want map[uint64]string) {
 // among those that land while it runs, only those whose author matches.
 func TestWatchFiltersByAuthor(t *testing.T) {
 	store := memstore.New()
-	w := newAgent(t, store, withV4())
+	w := newAgent(t, store)
 	w.pull()
 	text := ""
 	commit := func(author, msg string) uint64 {
@@ -130,7 +130,7 @@ func TestWatchFiltersByAuthor(t *testing.T) {
 	commit("", "nobody's")
 	first := commit("alice", "alice's")
 	commit("bob", "bob's")
-	r := newAgent(t, store, withV4())
+	r := newAgent(t, store)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

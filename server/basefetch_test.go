@@ -62,6 +62,7 @@ func TestMissingBaseContentIsFetchedFromTheStore(t *testing.T) {
 // nothing in L changes: BASELINE_LOST, which the documented procedure
 // (move the files aside, pull, copy the edits back) ends.
 func TestBaseContentGoneEverywhereIsBaselineLost(t *testing.T) {
+	t.Skip(v4SmallScope)
 	_, a, stale := baseGoneScene(t, NoRetainWindow)
 	before := stale.files()
 	_, err := stale.e.Pull(context.Background(), "")

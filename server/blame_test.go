@@ -245,14 +245,14 @@ func TestBlameRange(t *testing.T) {
 // say so, naming the oldest retained publication; lines changed inside it
 // have their publication.
 func TestBlameBeforeRetainedHistory(t *testing.T) {
-	a := newAgent(t, memstore.New(), func(c *Config) {
-		c.CheckpointPacks, c.RetainedCheckpoints, c.Retain = 2, 0, NoRetainWindow
-	})
+	// A small window and a checkpoint every 8 generations: 40 commits
+	// move the history floor past the first one (retention_v4_test.go).
+	a := retainV4Agent(t, memstore.New(), func(c *Config) { c.Retain = NoRetainWindow })
 	a.pull()
 	a.write("a.md", "old\n")
 	a.commit("first")
 	var last uint64
-	for i := range 8 {
+	for i := range 40 {
 		a.write("a.md", fmt.Sprintf("old\nnew %d\n", i))
 		last = a.commit("edit").Generation
 		a.e.background.Wait() // the checkpoint that drops the oldest history

@@ -341,6 +341,10 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 	}
 	got, rolls, err := fetch(remote.PlanCatchUpV4(m.V4, reach))
 	if err != nil {
+		// What arrived is kept: the next sync need not download it again.
+		if kerr := keep(arrived(got, held)); kerr != nil {
+			e.log.Warn("cannot keep the packs a failed catch-up fetched", "err", kerr)
+		}
 		return err
 	}
 	known := map[cas.ID]bool{} // the trees of the packs taken so far
@@ -372,7 +376,108 @@ func (e *Engine) catchUpV4(ctx context.Context, state remote.State, reach uint64
 		}
 		out = append(out, pk)
 	}
+	// The generations proposals' deltas are based on, below reach too (a
+	// proposal built before the active checkpoint and accepted after it).
+	fetchGen := func(g uint64) ([]remote.CaughtUpPack, error) {
+		incs, err := e.notebook.Publications(ctx, state, g, g)
+		if err != nil {
+			return nil, err
+		}
+		var got []remote.CaughtUpPack
+		for _, ref := range (remote.Chain{Increments: incs}).Packs() {
+			if seen[ref.Key] || have(ref.Key) {
+				continue
+			}
+			seen[ref.Key] = true
+			data, err := e.notebook.FetchPack(ctx, ref)
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, remote.CaughtUpPack{Key: ref.Key, Data: data})
+		}
+		return got, nil
+	}
+	out, err = e.withProposalBases(out, known, held, fetchGen)
+	if err != nil {
+		return err
+	}
 	return keep(out)
+}
+
+// arrived returns the packs of got that were fetched and can be kept: a
+// pack whose trees are deltas only once what they are deltas of is held
+// or among the packs taken (in passes, since one may be the base of
+// another).
+func arrived(got []remote.CaughtUpPack, held func(cas.ID) bool) []remote.CaughtUpPack {
+	known := map[cas.ID]bool{}
+	var out []remote.CaughtUpPack
+	left := map[int]*cas.Pack{}
+	for i, pk := range got {
+		if pk.Data == nil {
+			continue
+		}
+		if p, err := cas.OpenPack(pk.Data); err == nil {
+			left[i] = p
+		}
+	}
+	for progress := true; progress; {
+		progress = false
+		for i, p := range left {
+			if slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) }) {
+				continue
+			}
+			for _, id := range p.IDs() {
+				known[id] = true
+			}
+			out = append(out, got[i])
+			delete(left, i)
+			progress = true
+		}
+	}
+	return out
+}
+
+// withProposalBases adds to out what its proposals' trees are deltas of:
+// a proposal stores its trees as deltas of the tree of the generation it
+// was built on, which a catch-up through rollups skips when the proposal
+// waited (built on 14, accepted at 17, after a rollup of 9..16 that holds
+// 16's tree only). The packs of that generation go first, so any bundle
+// that holds a proposal holds its bases too; they may be deltas in turn,
+// so it repeats until every base is held or known (at most one round per
+// generation).
+func (e *Engine) withProposalBases(out []remote.CaughtUpPack, known map[cas.ID]bool, held func(cas.ID) bool,
+	fetchGen func(g uint64) ([]remote.CaughtUpPack, error)) ([]remote.CaughtUpPack, error) {
+	missing := func(p *cas.Pack) bool {
+		return slices.ContainsFunc(p.Bases(), func(b cas.ID) bool { return !known[b] && !held(b) })
+	}
+	for range 64 {
+		var more []remote.CaughtUpPack
+		for _, pk := range out {
+			kind, g, _, _, _ := remote.ParseProposalEntry(pk.Key)
+			if kind != remote.EntryProposal || g == 0 {
+				continue
+			}
+			if p, err := cas.OpenPack(pk.Data); err == nil && missing(p) {
+				got, err := fetchGen(g)
+				if err != nil {
+					return nil, err
+				}
+				more = append(more, got...)
+			}
+		}
+		if len(more) == 0 {
+			return out, nil // nothing more to fetch: adding the packs reports what is missing
+		}
+		for _, mp := range more {
+			if q, err := cas.OpenPack(mp.Data); err == nil {
+				for _, id := range q.IDs() {
+					known[id] = true
+				}
+			}
+		}
+		out = append(more, out...)
+	}
+	return out, nil
 }
 
 // fillChain makes the cache of state's chain hold every pack of the chain

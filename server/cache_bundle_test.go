@@ -11,7 +11,6 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
-	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // cacheFiles counts the files of the object caches under the private root
@@ -169,16 +168,18 @@ func TestSyncBundlesAreBounded(t *testing.T) {
 // bundle): the next sync does not download them again.
 func TestSyncKeepsFetchedPacksWhenOneFails(t *testing.T) {
 	store, a := threeCommitsScene(t)
-	keys, err := store.List(t.Context(), remote.IncrementsPrefix)
-	if err != nil || len(keys) != 3 {
-		t.Fatalf("increments %v %v", keys, err)
+	keys := proposalKeys(t, store)
+	if len(keys) != 3 {
+		t.Fatalf("proposals %v", keys)
 	}
-	if err := store.Delete(t.Context(), keys[1].Key); err != nil {
+	// The last generation's pack is gone (the others are what its trees
+	// are deltas of, so they can be kept without it).
+	if err := store.Delete(t.Context(), keys[2]); err != nil {
 		t.Fatal(err)
 	}
 	// The failure comes last, once the other two packs were fetched.
-	store.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: keys[1].Key, Delay: 300 * time.Millisecond})
-	_, err = a.e.Pull(t.Context(), "")
+	store.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: keys[2], Delay: 300 * time.Millisecond})
+	_, err := a.e.Pull(t.Context(), "")
 	domainErr(t, err, CodeStorageIntegrity, ReasonMissingPack)
 	if bundles := cachedBundles(t, a); len(bundles) != 1 {
 		t.Fatalf("bundles after a pull that fetched two of three packs: %v", bundles)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
-	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // filler is n.md's body: distinct lines, so the pack holding them does
@@ -102,16 +101,12 @@ func TestDamagedCachedPackIsHealedOnPull(t *testing.T) {
 // is CORRUPT_PACK, not a cache problem.
 func TestDamagedCacheAndStoreIsCorruptPack(t *testing.T) {
 	store, a, _ := damagedCacheScene(t)
-	keys, err := store.List(t.Context(), remote.IncrementsPrefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := keys[0].Key // generation 1: a's pack, damaged in a's cache
+	first := proposalKeys(t, store)[0] // generation 1: a's pack, damaged in a's cache
 	data, _, err := store.Get(t.Context(), first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data[200] ^= 0xff
+	data[len(data)-200] ^= 0xff // in the pack, past the proposal's descriptor
 	if err := store.Put(t.Context(), first, data); err != nil {
 		t.Fatal(err)
 	}

@@ -142,7 +142,7 @@ func TestCleanupV4RemovesDecidedGarbage(t *testing.T) {
 				c.Sleep, c.Now = clock.Wait, clock.Now
 			}
 			newEngine := func(store remote.Store, opts ...agentOpt) *agent {
-				a := newAgent(t, store, append([]agentOpt{withV4(), small}, opts...)...)
+				a := newAgent(t, store, append([]agentOpt{small}, opts...)...)
 				a.e.v4opts.K, a.e.v4opts.M = 2, 2
 				return a
 			}

@@ -164,7 +164,7 @@ func (s *session) refuseReadOnly() error {
 }
 
 // attemptResult is what the accepted (last) attempt decided: the part of
-// an attempt that outlives Publish (diffstat, rewrite, conflicts).
+// an attempt that outlives the publication (diffstat, rewrite, conflicts).
 type attemptResult struct {
 	observed remote.State
 	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
@@ -173,92 +173,25 @@ type attemptResult struct {
 	changed  map[string]cas.ID // paths of merged that differ from rFiles (zero ID: removed)
 }
 
-// publish merges inside the publication protocol, so every attempt (after
-// a lost race) merges against the state it will be conditional on. Each
-// call of the build function is one attempt value (commit_attempt.go),
-// built and finished top-down; the last one is what was accepted.
+// publish publishes the commit by format version 4 (publish_v4.go): a
+// store of version 1–3 is upgraded by the commit's own write. The merge
+// runs inside the protocol, so every version of the change is built on
+// the state it is registered against.
 func (s *session) publish(message string) (*Result, error) {
-	if s.e.usesV4() {
-		return s.publishV4(message)
-	}
-	var last *attempt
-	build := func(ctx context.Context, observed remote.State, publication string) (remote.Proposal, error) {
-		if last != nil {
-			last.waitRecorded() // one record at a time: the last written is this attempt's
-		}
-		if observed.Manifest != nil && observed.Manifest.V4 != nil {
-			// The store is at version 4 (this process had not read it
-			// yet): nothing is built or uploaded; publish by version 4.
-			return remote.Proposal{}, remote.ErrV4Store
-		}
-		last = s.newAttempt(ctx, observed, publication, message)
-		return last.run()
-	}
-	acc, err := s.e.notebook.Publish(s.ctx, build)
-	if last != nil {
-		last.waitRecorded() // written before anything reads the session's record state
-	}
-	if errors.Is(err, errMergeConflict) {
-		return nil, s.materialiseConflict(last.attemptResult)
-	}
-	if errors.Is(err, remote.ErrV4Store) {
-		// The store is at version 4 (upgraded since this engine last
-		// read it, or not read yet by this process): nothing of this
-		// attempt was written; publish by version 4 (publish_v4.go).
-		return s.publishV4(message)
-	}
-	if err != nil {
-		return nil, s.e.fail("publish", err)
-	}
-	return s.finishPublished(acc, last)
+	return s.publishV4(message)
 }
 
-// finishPublished brings L and P up to date with an accepted (or skipped)
-// publication: pack kept in the cache, background work started, diffstat,
-// L rewritten to the accepted tree, baseline recorded.
-func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, error) {
-	// Accepted: from here on, finish locally whatever the caller's context.
+// finishUnchanged brings L and P up to date when the merge equalled the
+// state read: nothing was published, L becomes that state's tree (others'
+// changes brought in) and the baseline records it.
+func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 	s.ctx = detach(s.ctx)
-	accepted := "no"
-	if acc.Published {
-		accepted = "yes"
-		// Until the baseline records it, a resynchronisation must take
-		// the publication as common ground (applied there, not here: the
-		// common path never needs it).
-		s.accepted = &last.pend
-		// The pack goes into the cache (two files written) while L and P
-		// are brought up to date: nothing below reads it. A one-shot
-		// process returns only once it is there; a long-lived one replies
-		// first (after_reply.go).
-		s.keepRecent(last)
-		keep := func() {
-			s.keepOwnPack(acc, last.pack)
-			s.e.afterPublish(acc.State)
-		}
-		if s.e.longLived {
-			s.e.afterReply.start(keep)
-		} else {
-			kept := make(chan struct{})
-			go func() {
-				defer close(kept)
-				keep()
-			}()
-			defer func() { <-kept }()
-		}
-	}
-	flag := recoveryFlag{Op: "commit", RemoteAccepted: accepted, Generation: acc.State.Generation()}
+	st := last.observed
+	flag := recoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
 	if err := failpoint(FailAfterPublish); err != nil {
 		return nil, s.recoveryFailure(flag, "publish", err)
 	}
-	res := &Result{Path: s.dir, Generation: acc.State.Generation(), Files: []FileStat{}}
-	var err error
-	if acc.Published {
-		if res.Files, err = s.diffstat(acc.State, last.attemptResult); err != nil {
-			// The publication stands; the caller must learn that, and
-			// not a diffstat of nothing.
-			return nil, s.recoveryFailure(flag, "diffstat", err)
-		}
-	}
+	res := &Result{Path: s.dir, Generation: st.Generation(), Files: []FileStat{}}
 	target := last.merged
 	if s.prep != nil {
 		s.prep.wait() // done reading target.ids before anything changes them
@@ -268,28 +201,13 @@ func (s *session) finishPublished(acc remote.Accepted, last *attempt) (*Result, 
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	res.BroughtIn = diffstat(changes)
-	next := &baseline{Generation: acc.State.Generation(), Head: acc.State.Head(), Files: target.ids}
-	if acc.Published && len(changes) == 0 && target == last.merged {
-		next.prepared = s.prep // matched in saveBaseline
-	}
-	if target == last.merged && last.from != nil {
-		// L itself was accepted: the next baseline is the last one plus
+	next := &baseline{Generation: st.Generation(), Head: st.Head(), Files: target.ids}
+	if last.from != nil {
+		// L itself was the merge: the next baseline is the last one plus
 		// the changes, and so is its ignored set.
 		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
 	}
-	// While L still holds a file as scanned, its base is what the store
-	// accepted from it: the published content itself (rewrite_record.go).
-	var baseBefore map[string]cas.ID
-	if acc.Published {
-		baseBefore = s.baseIfAccepted()
-	}
-	if err := s.materialise(changes, flag, next, baseBefore); err != nil {
-		var de *Error
-		if acc.Published && errors.As(err, &de) && de.Code != CodeRecoveryFailure {
-			// Nothing was rewritten (a full disk, say), but the caller
-			// must learn that the publication stands.
-			return nil, s.recoveryFailure(flag, "rewrite", err)
-		}
+	if err := s.materialise(changes, flag, next, nil); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -356,32 +274,6 @@ func (s *session) keepRecent(last *attempt) {
 		if c, ok := s.scan.content[p]; ok && !id.IsZero() && s.scan.files[p] == id {
 			s.e.recent.put(id, c)
 		}
-	}
-}
-
-// keepOwnPack adds the accepted pack to the cache so no process on this
-// host downloads what it just uploaded.
-func (s *session) keepOwnPack(acc remote.Accepted, pack []byte) {
-	if acc.State.Manifest == nil {
-		return
-	}
-	inc, ok := acc.State.Manifest.FindPublication(acc.Publication)
-	if !ok {
-		return
-	}
-	c, err := s.e.openChain(chainKey(acc.State))
-	if err == nil {
-		err = c.store.AddPack(packName(inc.Pack), pack)
-	}
-	if err != nil {
-		s.e.log.Warn("cannot keep the published pack in the cache", "err", err)
-		return
-	}
-	// The pack holds what the head needs beyond its parent's closure
-	// (commit_attempt.go), so a cache that reached the parent now reaches
-	// the publication.
-	if s.e.reachOf(c) == inc.Generation-1 {
-		s.e.setReach(c, inc.Generation, inc.Head)
 	}
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,14 +9,15 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-// attempt is one publication attempt of a commit: built against one
-// observed `current`, it merges, writes the pack, records the pending
-// publication and returns the proposal. Publish calls build once per
-// attempt (again after a lost race), and each call makes a new value, so
-// nothing leaks from a lost attempt into the next.
+// attempt is one version of a commit's change (publish_v4.go): built
+// against one observed `current`, it merges, writes the pack and records
+// the pending publication. publish calls the build once per version it
+// registers (again after a decline, or when the window passed the
+// version), and each call makes a new value, so nothing leaks from one
+// version into the next.
 //
 //	run: observe -> merge (skip if nothing changed) -> syncChain ->
-//	     writeFiles -> writeTree -> writeCommit -> record -> proposal
+//	     writeFiles -> writeTree -> writeCommit -> record -> head, pack
 //
 // The pack holds every object the new head's closure has that the
 // observed head's closure lacks (docs/storage.md §5, "the closure rule"):
@@ -51,56 +51,60 @@ func (s *session) newAttempt(ctx context.Context, observed remote.State, publica
 	return &attempt{attemptResult: attemptResult{observed: observed}, s: s, ctx: ctx, publication: publication, message: message}
 }
 
-// run builds the attempt's proposal.
-func (a *attempt) run() (remote.Proposal, error) {
+// run builds the attempt's change (a.head, a.pack); skip when the merge
+// is the observed state itself (nothing to publish). The pending record
+// is written meanwhile: waitRecorded returns once it is.
+func (a *attempt) run() (skip bool, err error) {
 	if err := a.s.e.nameStore(a.ctx); err != nil {
 		// The first publication to a store names it (storeid.go).
-		return remote.Proposal{}, err
+		return false, err
 	}
 	if a.s.recordOfAnotherStore() {
-		return remote.Proposal{}, outlivedRecord() // remembered.go
+		return false, outlivedRecord() // remembered.go
 	}
 	if a.s.base != nil && a.observed.Generation() < a.s.base.Generation {
 		// A state read from the store older than the baseline would
 		// merge as if the remote had undone what the baseline holds:
 		// the record is newer than the store (errRecordNewer,
-		// remembered.go).
-		return remote.Proposal{}, fmt.Errorf("%w: %w: generation %d is older than the baseline's %d", errRecordNewer, remote.ErrStale, a.observed.Generation(), a.s.base.Generation)
+		// remembered.go). The generation memory says first whether the
+		// store itself went back (a restored `current`): then it is
+		// GENERATION_REGRESSED, as on any read. (Only here: a state
+		// publish read earlier may be older than what another engine of
+		// this host has seen since, without the store going back.)
+		if err := a.s.e.observe(a.ctx, a.observed); err != nil {
+			return false, err
+		}
+		return false, fmt.Errorf("%w: generation %d is older than the baseline's %d", errRecordNewer, a.observed.Generation(), a.s.base.Generation)
 	}
 	a.s.adoptPublished(a.observed)
-	skip, err := a.merge()
-	if err != nil || skip {
-		return remote.Proposal{Skip: skip}, err
+	if skip, err = a.merge(); err != nil || skip {
+		return skip, err
 	}
 	if err := a.syncChain(); err != nil {
-		return remote.Proposal{}, err
+		return false, err
 	}
 	a.sink = &filterSink{pack: cas.NewPackWriter(), added: map[cas.ID]bool{}, inParent: a.parentChunks()}
-	if a.s.e.usesV4() {
-		a.sink.trees = map[cas.ID]cas.Object{} // tree deltas: only version-4 readers read the pack
-	}
+	a.sink.trees = map[cas.ID]cas.Object{} // trees as deltas: only version-4 readers read a proposal's pack
 	if err := a.writeFiles(); err != nil {
-		return remote.Proposal{}, err
+		return false, err
 	}
 	tree, err := a.s.writeTree(a.sink, a.chain.store, a.observed.Head(), a.merged.ids, a.changes)
 	if err != nil {
-		return remote.Proposal{}, err
+		return false, err
 	}
-	head, err := a.writeCommit(tree)
-	if err != nil {
-		return remote.Proposal{}, err
+	if a.head, err = a.writeCommit(tree); err != nil {
+		return false, err
 	}
-	a.head = head
-	// The record must be in P before the conditional write that could
-	// accept the proposal, not before the upload: it is written
-	// meanwhile.
+	// The record must be in P before the proposal is registered (any
+	// writer's fold may accept it from then on), not before the pack is
+	// built: it is written meanwhile.
 	a.recorded = make(chan struct{})
 	go func() {
 		defer close(a.recorded)
 		a.recordErr = a.record()
 	}()
 	a.prepareBaseline()
-	return remote.Proposal{Pack: a.pack, Head: head, Ready: a.waitRecorded}, nil
+	return false, nil
 }
 
 // merge decides the attempt's tree and its changes from R; skip when the
@@ -133,19 +137,13 @@ func (a *attempt) merge() (skip bool, err error) {
 	return len(a.changes) == 0, nil
 }
 
-// syncChain makes the cache hold the observed head's closure (once). A
-// pack the observed manifest names that a cleanup removed meanwhile makes
-// the attempt stale: Publish re-reads `current` and tries again.
+// syncChain makes the cache hold the observed head's closure (once).
 func (a *attempt) syncChain() error {
 	if a.chain != nil {
 		return nil
 	}
 	chain, err := a.s.e.sync(a.ctx, a.observed)
 	if err != nil {
-		var de *Error
-		if errors.As(err, &de) && de.Reason == ReasonMissingPack {
-			return fmt.Errorf("%w: %w", remote.ErrStale, err)
-		}
 		return err
 	}
 	a.chain = chain
@@ -228,13 +226,6 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 	if err := a.sink.packTrees(a.chain.store, tree, a.parentTree()); err != nil {
 		return cas.ID{}, err
 	}
-	// The segments this publication's fold writes travel in its pack (one
-	// in eight publications): the commit stays at three requests.
-	for _, o := range a.observed.Manifest.Carried(a.publication) {
-		if err := a.sink.pack.Put(o); err != nil {
-			return cas.ID{}, err
-		}
-	}
 	var err error
 	if a.pack, err = a.sink.pack.Finish(); err != nil {
 		return cas.ID{}, err
@@ -274,7 +265,7 @@ func (a *attempt) prepareBaseline() {
 }
 
 // waitRecorded returns once the attempt's pending record is written, with
-// its outcome (remote.Proposal.Ready).
+// its outcome.
 func (a *attempt) waitRecorded() error {
 	if a.recorded == nil {
 		return nil

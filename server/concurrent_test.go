@@ -12,8 +12,11 @@ import (
 )
 
 // Two writers reach the conditional replace of `current` together: one
-// wins, the other loses the race, re-merges against the new state inside
-// the publication protocol, and is accepted on its second attempt.
+// wins, the other loses the race and is accepted all the same, with its
+// change merged onto the winner's: the winner's fold took its proposal
+// too, or it folds again on the new state (a third replace). Nothing is
+// reported as failed, no line is lost, and each commit has a generation
+// of its own.
 func TestLostRaceReMerges(t *testing.T) {
 	store := memstore.New()
 	a, b := newAgent(t, store), newAgent(t, store)
@@ -45,8 +48,8 @@ func TestLostRaceReMerges(t *testing.T) {
 	if left := store.Unfired(); len(left) != 0 {
 		t.Fatalf("faults not exercised: %v", left)
 	}
-	if got := store.Calls(memstore.OpReplace) - replaces; got != 3 {
-		t.Fatalf("%d conditional replaces, want 3 (two racing, one re-merged retry)", got)
+	if got := store.Calls(memstore.OpReplace) - replaces; got != 2 && got != 3 {
+		t.Fatalf("%d conditional replaces, want 2 or 3 (two racing, perhaps one folded again)", got)
 	}
 	want := map[string]string{"shared.md": "top edited by a\n\nmiddle\n\nbottom edited by b\n", "b-only.md": "b\n"}
 	for _, ag := range []*agent{a, b} {
@@ -70,7 +73,7 @@ func concurrentWriters(t *testing.T, store remote.Store) {
 	const writers, commits = 5, 4
 	agents := make([]*agent, writers)
 	for i := range agents {
-		agents[i] = newAgent(t, store, withRetries(100))
+		agents[i] = newAgent(t, store)
 		agents[i].pull()
 	}
 	var wg sync.WaitGroup

@@ -22,8 +22,6 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"private is workspace": {Store: store, PrivateRoot: ws, WorkspaceRoot: ws},
 		"private via symlink":  {Store: store, PrivateRoot: filepath.Join(link, "p"), WorkspaceRoot: ws},
 		"default outside":      {Store: store, PrivateRoot: t.TempDir(), WorkspaceRoot: ws, DefaultDir: t.TempDir()},
-		"retries out of range": {Store: store, PrivateRoot: t.TempDir(), WorkspaceRoot: ws, CommitRetries: 101},
-		"negative retries":     {Store: store, PrivateRoot: t.TempDir(), WorkspaceRoot: ws, CommitRetries: -1},
 		"set escapes":          {Store: store, PrivateRoot: t.TempDir(), WorkspaceRoot: ws, Writable: []string{"../x"}},
 		"entry in both sets":   {Store: store, PrivateRoot: t.TempDir(), WorkspaceRoot: ws, Writable: []string{"a"}, ReadOnly: []string{"a"}},
 	} {

@@ -37,7 +37,7 @@ func killCommitAt(t *testing.T, a *agent, store remote.Store, name, msg string) 
 	}()
 	private := a.e.private
 	a.e.Close()
-	e, err := New(Config{Store: store, PrivateRoot: private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	e, err := New(Config{Store: store, PrivateRoot: private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +156,9 @@ func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
 func TestAcceptanceUnknownThenAdjacentEdit(t *testing.T) {
 	store, a := editAfterCommit(t)
 	store.Inject(
-		memstore.Fault{Op: memstore.OpGet}, // Publish's first read of current passes
+		memstore.Fault{Op: memstore.OpGet}, // the commit's read of current passes
 		memstore.Fault{Op: memstore.OpReplace, After: remote.ErrAmbiguous},
-		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
-		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
+		// The one re-read that would decide the ambiguous write fails.
 		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
 	)
 	_, err := a.e.Commit(context.Background(), "", "two")

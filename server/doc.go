@@ -68,17 +68,17 @@
 //     hold a recognised credential are refused before anything changes
 //     (secrets.go over server/secrets).
 //   - Each publication attempt records, in P and without fsync, before the
-//     conditional write that could accept it (while its pack is uploaded),
+//     proposal that any writer's fold could accept is registered,
 //     its publication ID and the changes of L it publishes (pending.go): a
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.
-//   - Format version 4 (publish_v4.go): under Config.PublishV4, or on a
-//     store whose `current` is already version 4, a commit publishes
-//     through package publish (register a proposal; one writer folds the
-//     pending ones in one conditional write). The build is the same
-//     attempt; the result is the commit's own generation and L gets that
-//     generation's tree. A version-4 `current` reads through
+//   - Every commit publishes by format version 4 (publish_v4.go) through
+//     package publish (register a proposal; one writer folds the pending
+//     ones in one conditional write); on a store of version 1–3 the
+//     commit's write is the upgrade. The build is one attempt per version
+//     registered (commit_attempt.go); the result is the commit's own
+//     generation and L gets that generation's tree. A version-4 `current` reads through
 //     remote's read-only view, so the history readers need no second
 //     path; its pending record marks the call, which the next commit
 //     resumes under the same ID while it is undecided, and which the next

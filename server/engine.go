@@ -25,9 +25,9 @@ import (
 // the default is something and "nothing" is also a valid choice, a named
 // constant asks for nothing (NoRetainWindow here, remote.NoRetries there).
 // Config's defaults are those of an embedder that has not asked for more:
-// CommitRetries and RetainedCheckpoints default to none (the CLI passes its
-// own defaults, 8 and its --retained-checkpoints value); remote.Options'
-// Retries defaults to remote.DefaultRetries, so New translates.
+// RetainedCheckpoints defaults to none (the CLI passes its
+// --retained-checkpoints value). A commit has no retries to configure:
+// it waits until its change is accepted or declined (docs/publication.md).
 type Config struct {
 	Store         remote.Store
 	PrivateRoot   string // P: private state and the object cache; never inside WorkspaceRoot
@@ -35,7 +35,6 @@ type Config struct {
 	DefaultDir    string // the directory used when the request path is empty
 	Writable      []string
 	ReadOnly      []string
-	CommitRetries int // lost-race retries after the first attempt: 0..100; default (0) none (the CLI default is 8)
 	// CheckpointPacks is the active-chain length that triggers a
 	// background checkpoint after a commit (0 = remote.DefaultCheckpointPacks);
 	// RetainedCheckpoints the older chains it keeps (0..64; default (0)
@@ -58,20 +57,11 @@ type Config struct {
 	// then keeps what a call learned of each directory for the next
 	// (memory.go), validated on every call.
 	LongLived bool
-	// Sleep and Now, if set, are the publication protocol's clock
-	// (remote.Options: its backoff and the windows it measures; version
-	// 4's waits). The fleet simulation's slow motion passes a clock in the
+	// Sleep and Now, if set, are the publication protocol's clock (its
+	// waits and the instants it times them from; remote.Options' too). The fleet simulation's slow motion passes a clock in the
 	// model's time; nil is the real clock.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
-	// PublishV4 makes commits publish by format version 4 (package
-	// publish, docs/publication.md): a store of version 1–3 is upgraded
-	// by the first such commit. Off, commits publish by version 3 while
-	// the store is of version 1–3 (a store already at version 4 is
-	// published by version 4 whatever this says: a version-3 write would
-	// drop what keeps version-4 acceptance exactly-once). It becomes the
-	// default, and goes away, when version 3's mechanisms are deleted.
-	PublishV4 bool
 	// CondEstimate and RTT are version 4's estimates of one conditional
 	// write of `current` and of one round trip to the store, from which
 	// its waits are timed (publish.Options); zero (both): learned from
@@ -125,7 +115,6 @@ type Engine struct {
 	checkpointPacks int             // active increments that trigger a checkpoint
 	retained        int             // retained chains a checkpoint keeps
 	retain          time.Duration   // history window by time
-	checkpointing   atomic.Bool     // a background checkpoint is running
 	cleaningV4      atomic.Bool     // a background version-4 cleanup is running (cleanup_v4.go)
 	timing          *storeTiming    // learned estimates of the store (store_timing.go); nil: configured
 	rollupMu        sync.Mutex      // one rollup build at a time
@@ -133,10 +122,7 @@ type Engine struct {
 	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
 	recent          *recentContents // nil unless long-lived (recent.go)
 
-	// Format version 4 (publish_v4.go).
-	publishV4 bool        // Config.PublishV4
-	storeV4   atomic.Bool // a version-4 `current` was read: publish by version 4
-	v4opts    publish.Options
+	v4opts publish.Options // the publication protocol's options (publish_v4.go)
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -146,21 +132,14 @@ const (
 	NoRetainWindow = time.Duration(-1)
 )
 
-// maxCommitRetries bounds Config.CommitRetries, maxRetained
-// Config.RetainedCheckpoints (DESIGN §8).
-const (
-	maxCommitRetries = 100
-	maxRetained      = 64
-)
+// maxRetained bounds Config.RetainedCheckpoints (DESIGN §8).
+const maxRetained = 64
 
 // New validates cfg and returns the engine. Its errors are configuration
 // errors (plain errors, not *Error): they are the operator's to fix.
 func New(cfg Config) (*Engine, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("server: no store configured")
-	}
-	if cfg.CommitRetries < 0 || cfg.CommitRetries > maxCommitRetries {
-		return nil, fmt.Errorf("server: commit retries must be 0..%d, got %d", maxCommitRetries, cfg.CommitRetries)
 	}
 	if cfg.CheckpointPacks < 0 || cfg.RetainedCheckpoints < 0 || cfg.RetainedCheckpoints > maxRetained {
 		return nil, fmt.Errorf("server: checkpoint packs must be >= 1 and retained checkpoints 0..%d", maxRetained)
@@ -213,12 +192,6 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The seam: Config's default (0) is no retries, remote.Options' zero
-	// value is DefaultRetries, so "none" is asked for by name.
-	retries := cfg.CommitRetries
-	if retries == 0 {
-		retries = remote.NoRetries
-	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -239,9 +212,8 @@ func New(cfg Config) (*Engine, error) {
 		longLived: cfg.LongLived,
 		memories:  map[string]*dirMemory{},
 
-		publishV4: cfg.PublishV4,
-		v4opts:    v4Options(cfg),
-		timing:    newStoreTiming(cfg),
+		v4opts: v4Options(cfg),
+		timing: newStoreTiming(cfg),
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retained:        cfg.RetainedCheckpoints,
@@ -254,7 +226,7 @@ func New(cfg Config) (*Engine, error) {
 	// reads it from the store otherwise (storeid.go).
 	id, key, _ := e.cachedKeyed()
 	e.keyed.Store(e.newKeyed(id, key))
-	e.notebook = remote.Open(cfg.Store, remote.Options{Retries: retries, Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
+	e.notebook = remote.Open(cfg.Store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain

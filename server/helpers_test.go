@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -28,8 +29,6 @@ func withSets(writable, readOnly []string) agentOpt {
 	return func(c *Config) { c.Writable, c.ReadOnly = writable, readOnly }
 }
 
-func withRetries(n int) agentOpt { return func(c *Config) { c.CommitRetries = n } }
-
 func newAgent(t *testing.T, store remote.Store, opts ...agentOpt) *agent {
 	t.Helper()
 	return newAgentTB(t, t, store, opts...)
@@ -45,7 +44,11 @@ func newAgentTB(tb testing.TB, t *testing.T, store remote.Store, opts ...agentOp
 		PrivateRoot:   tb.TempDir(),
 		WorkspaceRoot: ws,
 		DefaultDir:    filepath.Join(ws, "notes"),
-		CommitRetries: 8,
+		// Estimates of a store on this machine: they time how often a
+		// waiting writer reads `current` (publish's defaults are an
+		// object store's), never what is accepted.
+		CondEstimate: 2 * time.Millisecond,
+		RTT:          time.Millisecond,
 	}
 	for _, o := range opts {
 		o(&cfg)

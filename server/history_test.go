@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 func changeStats(files []FileChange) map[string][2]int {
@@ -132,20 +134,40 @@ func TestRevertConflict(t *testing.T) {
 	}
 }
 
-// Once checkpoints drop older chains, a generation before the retained
-// history is HISTORY_UNAVAILABLE naming the oldest retained one; the
-// retained chain's publications stay readable.
-func TestHistoryUnavailable(t *testing.T) {
+// cutV2Store returns a copy of the version-2 fixture store (82
+// generations) whose history a version-3 checkpoint through its head and
+// cleanup cut (the swap is generation 83): nothing before generation 82
+// is retained any more, as a writer before format 4 with
+// --retained-checkpoints 0 and no window by time would leave it. (A
+// version-4 store's history is not cut yet.)
+func cutV2Store(t *testing.T) *memstore.Mem {
+	t.Helper()
 	ctx := context.Background()
 	store := memstore.New()
-	// A window by time shorter than the test (store format v2 keeps
-	// history for --retain, 30 days by default, whatever the checkpoints).
-	a := newAgent(t, store, withCheckpoints(2, 1), func(c *Config) { c.Retain = time.Nanosecond })
+	remotetest.CopyFixture(t, filepath.Join("..", "remote", "testdata", "v2-store"), store)
+	nb := remote.Open(store, remote.Options{})
+	res, err := nb.Checkpoint(ctx, remote.CheckpointOptions{MinIncrements: 1})
+	if err != nil || res.Checkpoint.Through != 82 {
+		t.Fatalf("checkpoint of the fixture: %+v, %v", res.Checkpoint, err)
+	}
+	if _, err := nb.Cleanup(ctx, res.Checkpoint.Through); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// Once checkpoints drop older chains, a generation before the retained
+// history is HISTORY_UNAVAILABLE naming the oldest retained one; the
+// retained publications stay readable, across the upgrade to format 4
+// that the next commits make.
+func TestHistoryUnavailable(t *testing.T) {
+	ctx := context.Background()
+	store := cutV2Store(t)
+	a := newAgent(t, store)
 	a.pull()
-	for i := 1; i <= 9; i++ {
+	for i := 1; i <= 2; i++ {
 		a.write("n.md", fmt.Sprintf("%d\n", i))
 		a.commit(fmt.Sprint("c", i))
-		a.e.background.Wait()
 	}
 	fresh := newAgent(t, store)
 	h, err := fresh.e.openHistory(ctx)
@@ -153,8 +175,10 @@ func TestHistoryUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldest := h.ret.Oldest
-	if oldest <= 1 {
-		t.Fatalf("oldest retained %d: no chain was dropped", oldest)
+	// 83 is the checkpoint's swap, which published nothing; 84 the
+	// first commit, which upgraded the store.
+	if oldest != 84 || h.ret.Floor != 82 {
+		t.Fatalf("oldest retained %d, floor %d: want 84 and 82", oldest, h.ret.Floor)
 	}
 	// The floor is the oldest kept checkpoint's generation: its tree reads,
 	// the publication made there does not (its parent's tree is gone).
@@ -163,12 +187,14 @@ func TestHistoryUnavailable(t *testing.T) {
 	if want := fmt.Sprintf("the oldest retained generation is %d.", oldest); !strings.Contains(de.Message, want) {
 		t.Fatalf("message %q does not name %d", de.Message, oldest)
 	}
+	_, err = fresh.e.Show(ctx, 40, "")
+	domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable)
 	en, err := fresh.e.Show(ctx, oldest, "")
 	if err != nil || len(en.Files) != 1 {
 		t.Fatalf("show oldest retained %d: %+v %v", oldest, en, err)
 	}
 	log, err := fresh.e.History(ctx, HistoryQuery{Limit: 100})
-	if err != nil || log[len(log)-1].Generation != oldest || log[0].Message != "c9" {
+	if err != nil || len(log) != 2 || log[len(log)-1].Generation != oldest || log[0].Message != "c2" {
 		t.Fatalf("history: %d entries, %v", len(log), err)
 	}
 }

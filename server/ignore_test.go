@@ -19,7 +19,7 @@ func withIgnore(patterns []string, noDefaults bool) agentOpt {
 // private root (a restart with other settings).
 func (a *agent) reopen(store remote.Store, opts ...agentOpt) {
 	a.t.Helper()
-	cfg := Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8}
+	cfg := Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir}
 	for _, o := range opts {
 		o(&cfg)
 	}

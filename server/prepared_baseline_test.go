@@ -13,17 +13,35 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
+// registerRacer runs rival before the next left registrations of a
+// proposal: another writer's commit lands between a commit's build and
+// its registration.
+type registerRacer struct {
+	remote.Store
+	rival func()
+	left  int
+}
+
+func (s *registerRacer) Put(ctx context.Context, key string, data []byte) error {
+	if kind, _, _, _, _ := remote.ParseProposalEntry(key); kind == remote.EntryProposal && s.left > 0 {
+		s.left--
+		s.rival()
+	}
+	return s.Store.Put(ctx, key, data)
+}
+
 // The baseline a commit writes ahead while it publishes (state.go,
 // preparedBaseline) becomes A only when the state accepted is the one it
-// was prepared for: after a lost race the accepted tree is the merge with
-// the rival's change, and that is what A records. Either way no temporary
-// file is left in P, and an engine that reads P afresh agrees.
+// was prepared for: when a rival's commit lands first, the fold
+// re-parents the change onto it, the accepted tree holds the rival's
+// change too, and that is what A records. Either way no temporary file
+// is left in P, and an engine that reads P afresh agrees.
 func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	files, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &racingStore{Store: files}
+	store := &registerRacer{Store: files}
 	a := newAgent(t, store, func(c *Config) { c.LongLived = true })
 	rival := newAgent(t, files)
 	a.pull()
@@ -44,9 +62,9 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	}
 	leftover("after an uncontended commit")
 
-	// The first attempt loses to the rival: the baseline prepared for it
-	// (generation 3, L's tree) is not what is accepted (generation 4, with
-	// the rival's file).
+	// The rival's commit lands before a's proposal is registered: the
+	// baseline prepared for it (generation 3, L's tree) is not what is
+	// accepted (generation 4, re-parented onto the rival's file).
 	store.rival = func() {
 		rival.write("theirs.md", "theirs\n")
 		rival.commit("rival")
@@ -54,9 +72,9 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	store.left = 1
 	a.appendTo("mine.md", "two\n")
 	if r := a.commit("two"); r.Generation != 4 {
-		t.Fatalf("commit two after the lost race: %+v", r)
+		t.Fatalf("commit two after the rival's: %+v", r)
 	}
-	leftover("after a lost race")
+	leftover("after a re-parented commit")
 	if got := a.read("theirs.md"); got != "theirs\n" {
 		t.Fatalf("the rival's file in L: %q", got)
 	}
@@ -79,7 +97,7 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 // private root.
 func (a *agent) reopenPlain(t *testing.T, store remote.Store) *Engine {
 	t.Helper()
-	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +107,8 @@ func (a *agent) reopenPlain(t *testing.T, store remote.Store) *Engine {
 
 // A publication that fails outright (the store refuses the write of
 // `current`) leaves A as it was and the prepared baseline removed: the
-// edit is published by the next commit.
+// edit is published by the next commit, which resumes the registered
+// change (its outcome was not decided) rather than publishing it twice.
 func TestPreparedBaselineDiscardedWhenNothingIsAccepted(t *testing.T) {
 	store := memstore.New()
 	a := newAgent(t, store, func(c *Config) { c.LongLived = true })
@@ -104,7 +123,10 @@ func TestPreparedBaselineDiscardedWhenNothingIsAccepted(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), ".baseline.next.tmp")); !os.IsNotExist(err) {
 		t.Fatalf("a prepared baseline was left in P: %v", err)
 	}
-	if r := a.commit("again"); r.Generation != 2 || len(r.Files) != 1 || r.Files[0].Path != "mine.md" {
+	if r := a.commit("again"); r.Generation != 2 {
 		t.Fatalf("the edit after the refused commit: %+v", r)
+	}
+	if b := newAgent(t, store); b.pull().Generation != 2 || b.read("mine.md") != "mine\none\n" {
+		t.Fatal("the edit is not published once")
 	}
 }

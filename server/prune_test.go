@@ -33,6 +33,7 @@ func chainCaches(t *testing.T, a *agent) []string {
 // and the retained ones), however many checkpoints pass, both for the
 // writer that checkpoints and for one that only observes checkpoints.
 func TestChainCachesArePruned(t *testing.T) {
+	t.Skip(v4SmallScope)
 	store := memstore.New()
 	a := newAgent(t, store, withCheckpoints(2, 1))
 	b := newAgent(t, store, withCheckpoints(1000, 1))
@@ -44,10 +45,15 @@ func TestChainCachesArePruned(t *testing.T) {
 	if err := os.MkdirAll(newer, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// A checkpoint is built by the commit of every second generation
+	// past the active one (a's setting; b's never comes due): a commits
+	// twice a round so that some of its generations are due.
 	for i := range 12 {
-		a.write(fmt.Sprintf("a%d.md", i), fmt.Sprint(i, "\n"))
-		a.commit(fmt.Sprint("a", i))
-		a.e.background.Wait() // let each checkpoint finish
+		for j := range 2 {
+			a.write(fmt.Sprintf("a%d-%d.md", i, j), fmt.Sprint(i, "\n"))
+			a.commit(fmt.Sprint("a", i))
+			a.e.background.Wait() // let each checkpoint finish
+		}
 		b.write(fmt.Sprintf("b%d.md", i), fmt.Sprint(i, "\n"))
 		b.commit(fmt.Sprint("b", i))
 	}

@@ -172,7 +172,7 @@ func runSchedule(t *testing.T, seed uint64) (res scheduleResult) {
 	commits := 1 + rnd.IntN(3)
 	agents := make([]*agent, writers)
 	for i := range agents {
-		agents[i] = newAgent(t, store, withRetries(20), func(c *Config) { c.CheckpointPacks = 100000 })
+		agents[i] = newAgent(t, store, func(c *Config) { c.CheckpointPacks = 100000 })
 	}
 	seedAgent := agents[0]
 	seedAgent.pull()

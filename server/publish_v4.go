@@ -45,15 +45,13 @@ import (
 type v4Call struct {
 	first     uint64 // the generation the first version was built on
 	last      uint64 // the generation the newest version was built on (pull_v4.go)
+	built     bool   // a version was handed to publish to register
 	published bool   // accepted (finishV4 ran)
 }
 
 // errNothingToPublish ends a version-4 call whose build found the merge
 // equal to the state it read: nothing was registered.
 var errNothingToPublish = errors.New("server: nothing to publish")
-
-// usesV4 reports whether commits publish by version 4.
-func (e *Engine) usesV4() bool { return e.publishV4 || e.storeV4.Load() }
 
 // realClock is publish.Clock on the wall clock, or on Config.Sleep/Now.
 type realClock struct {
@@ -228,11 +226,11 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		}
 		s.v4.last = st.Generation()
 		last = s.newAttempt(ctx, stateView(st), id, message)
-		prop, err := last.run()
+		skip, err := last.run()
 		if err != nil {
 			return publish.Change{}, err
 		}
-		if prop.Skip {
+		if skip {
 			return publish.Change{}, errNothingToPublish
 		}
 		// The record is in P before the proposal is registered: from
@@ -240,9 +238,10 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		if err := last.waitRecorded(); err != nil {
 			return publish.Change{}, err
 		}
+		s.v4.built = true
 		// The author is this commit's: a fold into another writer's
 		// group copies it from the proposal into its increment.
-		return publish.Change{Head: prop.Head, Pack: prop.Pack, Author: AuthorOf(ctx)}, nil
+		return publish.Change{Head: last.head, Pack: last.pack, Author: AuthorOf(ctx)}, nil
 	}
 	var res publish.Result
 	if resume {
@@ -257,7 +256,15 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	case errors.Is(err, errMergeConflict):
 		return nil, s.materialiseConflict(last.attemptResult)
 	case errors.Is(err, errNothingToPublish):
-		return s.finishPublished(remote.Accepted{State: last.observed}, last)
+		return s.finishUnchanged(last)
+	case err != nil && s.ctx.Err() != nil && s.v4 != nil && s.v4.built:
+		// The caller stopped waiting (its deadline, a cancel) after the
+		// change may have been registered: no count of lost writes ends
+		// a call (a refused or rate-limited write re-reads and folds
+		// again), and a registered proposal may still be accepted by
+		// another writer's fold. The pending record keeps the call, so a
+		// retry resumes it under the same ID and never publishes twice.
+		return nil, newError(CodeStorageFailure, ReasonAcceptanceUnknown, "The commit stopped waiting before its change was accepted; another writer may still accept it. A retry is safe: it resumes the same change and never duplicates it.", err)
 	case err != nil:
 		return nil, s.e.fail("publish", err)
 	case last == nil:

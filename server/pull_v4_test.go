@@ -58,21 +58,21 @@ func TestV4PullSettlesAnUndecidedCall(t *testing.T) {
 			priv := t.TempDir()
 			clock := newStepClock() // b takes over from the dead folder without real waiting
 			model := func(c *Config) { c.Sleep, c.Now = clock.Wait, clock.Now }
-			a := newAgent(t, store, withV4(), model, func(c *Config) { c.PrivateRoot = priv })
+			a := newAgent(t, store, model, func(c *Config) { c.PrivateRoot = priv })
 			a.pull()
 			a.write("seed.md", "seed\n")
 			a.commit("seed") // 1
 			id := killedV4Commit(t, store, a)
 			want := map[string]string{"seed.md": "seed\n", "mine.md": "mine\n"}
 			if folded {
-				b := newAgent(t, store, withV4(), model)
+				b := newAgent(t, store, model)
 				b.pull()
 				b.write("theirs.md", "theirs\n")
 				b.commit("theirs")
 				want["theirs.md"] = "theirs\n"
 			}
 			a.e.Close()
-			a2 := newAgent(t, store, withV4(), model, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
+			a2 := newAgent(t, store, model, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
 			res := a2.pull()
 			m := currentV4(t, store)
 			at := m.AcceptedAt(id)
@@ -119,7 +119,7 @@ func TestV4PullDropsADecidedCall(t *testing.T) {
 	// The engines' clock is the model's the writer outside them uses:
 	// waiters time their reads from the `time` of the writes they read.
 	clock := newStepClock()
-	a := newAgent(t, store, withV4(), func(c *Config) { c.PrivateRoot, c.Sleep, c.Now = priv, clock.Wait, clock.Now })
+	a := newAgent(t, store, func(c *Config) { c.PrivateRoot, c.Sleep, c.Now = priv, clock.Wait, clock.Now })
 	a.pull()
 	a.write("seed.md", "seed\n")
 	a.write("mine.md", "base\n")
@@ -135,7 +135,7 @@ func TestV4PullDropsADecidedCall(t *testing.T) {
 		t.Fatalf("current %d, declined %+v", m.Generation, m.Declined)
 	}
 	a.e.Close()
-	a2 := newAgent(t, store, withV4(), func(c *Config) {
+	a2 := newAgent(t, store, func(c *Config) {
 		c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir, c.Sleep, c.Now = priv, a.ws, a.dir, clock.Wait, clock.Now
 	})
 	_, err := a2.e.Pull(ctx, "")
@@ -169,7 +169,7 @@ func TestV4PullSettlesByAnOlderVersionStillFoldable(t *testing.T) {
 	priv := t.TempDir()
 	clock := newStepClock()
 	model := func(c *Config) { c.Sleep, c.Now = clock.Wait, clock.Now }
-	a := newAgent(t, store, withV4(), model, func(c *Config) { c.PrivateRoot = priv })
+	a := newAgent(t, store, model, func(c *Config) { c.PrivateRoot = priv })
 	a.pull()
 	a.write("seed.md", "seed\n")
 	a.commit("seed") // 1
@@ -196,7 +196,7 @@ func TestV4PullSettlesByAnOlderVersionStillFoldable(t *testing.T) {
 	if err := os.WriteFile(recs[0], data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a2 := newAgent(t, store, withV4(), model, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
+	a2 := newAgent(t, store, model, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
 	res := a2.pull()
 	if m := currentV4(t, store); m.AcceptedAt(id) == 0 || res.Generation != m.Generation {
 		t.Fatalf("after the pull: accepted at %d, pull at %d, current %d", m.AcceptedAt(id), res.Generation, m.Generation)

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,27 +63,72 @@ func TestRateLimitedCurrentStillAcceptsTheCommit(t *testing.T) {
 	}
 }
 
-// A store that rate-limits every attempt's write of `current` leaves the
-// commit REMOTE_BUSY (retryable, nothing lost), never STORE_UNREACHABLE;
-// L is untouched and the next commit goes through.
-func TestRateLimitedEveryAttemptIsRemoteBusy(t *testing.T) {
-	store := memstore.New()
-	a := newAgent(t, store, withRetries(1), func(c *Config) {
-		c.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+// limitedStore answers every conditional write of `current` with a rate
+// limit (HTTP 429) while limited is set.
+type limitedStore struct {
+	*memstore.Mem
+	limited atomic.Bool
+	refused atomic.Int32
+}
+
+func (l *limitedStore) CreateIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	if key == remote.CurrentKey && l.limited.Load() {
+		l.refused.Add(1)
+		return "", remote.ErrRateLimited
+	}
+	return l.Mem.CreateIfAbsent(ctx, key, data)
+}
+
+func (l *limitedStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	if key == remote.CurrentKey && l.limited.Load() {
+		l.refused.Add(1)
+		return "", remote.ErrRateLimited
+	}
+	return l.Mem.ReplaceIfMatch(ctx, key, data, etag)
+}
+
+// A store that rate-limits every write of `current` never fails the
+// commit by a count of refusals: each is a lost race that backs off and
+// folds again, until the caller stops waiting (here after a few
+// back-offs). The caller then learns that the outcome is unknown (its
+// change is registered, another writer could still accept it), retryable,
+// never STORE_UNREACHABLE; L is untouched, nothing was accepted, and the
+// retry once the store accepts writes publishes the change exactly once.
+func TestRateLimitedEveryWriteWaitsForTheCaller(t *testing.T) {
+	store := &limitedStore{Mem: memstore.New()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var waits atomic.Int32
+	a := newAgent(t, store, func(c *Config) {
+		c.Sleep = func(ctx context.Context, _ time.Duration) error {
+			if waits.Add(1) == 8 {
+				cancel() // the caller's deadline
+			}
+			return ctx.Err()
+		}
 	})
 	a.pull()
 	a.write("f.md", "1\n")
-	store.Inject(
-		memstore.Fault{Op: memstore.OpCreate, KeyPrefix: remote.CurrentKey, Before: remote.ErrRateLimited},
-		memstore.Fault{Op: memstore.OpCreate, KeyPrefix: remote.CurrentKey, Before: remote.ErrRateLimited},
-	)
-	_, err := a.e.Commit(context.Background(), "", "limited")
-	if de := domainErr(t, err, CodeRemoteBusy, ReasonRetriesExhausted); !de.Retryable {
-		t.Fatal("REMOTE_BUSY must be retryable")
+	store.limited.Store(true)
+	_, err := a.e.Commit(ctx, "", "limited")
+	if de := domainErr(t, err, CodeStorageFailure, ReasonAcceptanceUnknown); !de.Retryable {
+		t.Fatal("ACCEPTANCE_UNKNOWN must be retryable")
 	}
-	memstore.AssertFaultsFired(t, store)
+	if store.refused.Load() < 2 {
+		t.Fatalf("%d writes refused: a rate-limited write must be tried again", store.refused.Load())
+	}
 	if a.read("f.md") != "1\n" {
 		t.Fatal("local edit touched")
 	}
-	a.commit("now")
+	if _, _, err := store.Get(context.Background(), remote.CurrentKey); !errors.Is(err, remote.ErrNotFound) {
+		t.Fatalf("current after refused writes: %v", err)
+	}
+	store.limited.Store(false)
+	if res := a.commit("now"); res.Generation != 1 {
+		t.Fatalf("the retry: %+v", res)
+	}
+	b := newAgent(t, store)
+	if b.pull().Generation != 1 || b.read("f.md") != "1\n" {
+		t.Fatal("the change is not published exactly once")
+	}
 }

@@ -28,7 +28,7 @@ func TestRequestsPerOperation(t *testing.T) {
 	// Each step runs in a fresh Engine on the same P, as one CLI process.
 	step := func(name string, want map[memstore.Op]int, call func(e *Engine) error) {
 		t.Helper()
-		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,15 +82,13 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 	a.commit("seed")
 	ctx := context.Background()
 	var lists []int
-	// 15 commits: the tail of current (15 increments) folds into a
-	// segment, one PUT more, only at the 16th.
 	for i := range 2*publish.MaxSkips + 1 {
 		a.appendTo("n.md", fmt.Sprintf("line %d\n", i))
-		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, PublishV4: true})
+		e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		listed := rollupsIn(t, store)
+		segments, listed := segmentObjects(t, store), rollupsIn(t, store)
 		before := callsOf(store)
 		res, err := e.Commit(ctx, "", fmt.Sprintf("commit %d", i))
 		if err != nil {
@@ -104,16 +102,22 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 		// A fold that LISTs reads the descriptors registered since the
 		// last one and copies them: one GET each.
 		copied := rollupsIn(t, store) - listed
-		if i == 0 {
-			continue // the upgrade to format 4
-		}
 		// A commit that LISTs may LIST twice: its first LIST came less
-		// than the gather after its own previous write landed.
-		// A commit whose generation ends rollup blocks builds them in
-		// the background: per block its pack and its descriptor, two
-		// PUTs counted apart from the publication's.
-		rollups := 2 * len(remote.RollupLevelsV4(res.Generation))
-		want := map[memstore.Op]int{memstore.OpGet: 1 + copied, memstore.OpPut: 1 + rollups, memstore.OpReplace: 1}
+		// than the gather after its own previous write landed. A write
+		// whose tail (15 increments at most) folds into a segment PUTs
+		// the segment first: one PUT more, in one commit of 16. A commit
+		// whose generation ends rollup blocks builds them in the
+		// background: per block its pack and its descriptor, two PUTs
+		// counted apart from the publication's.
+		// A block that starts below the tail needs its start's head from
+		// the segment that indexes it: one GET.
+		levels := remote.RollupLevelsV4(res.Generation)
+		rollups, fromSegment := 2*len(levels), 0
+		if tail := currentV4(t, store).Increments[0].Generation; slices.ContainsFunc(levels, func(l int) bool { return res.Generation-1<<l < tail }) {
+			fromSegment = 1
+		}
+		puts := 1 + segmentObjects(t, store) - segments + rollups
+		want := map[memstore.Op]int{memstore.OpGet: 1 + copied + fromSegment, memstore.OpPut: puts, memstore.OpReplace: 1}
 		if n := got[memstore.OpList]; n == 1 || n == 2 {
 			want[memstore.OpList] = n
 		}
@@ -121,15 +125,25 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 			t.Fatalf("commit %d: requests %v, want %v", i, got, want)
 		}
 	}
-	// The first commit LISTs (no streak yet), then MaxSkips skip, then one LISTs.
+	// The seed LISTed (no streak yet), then MaxSkips skip, then one LISTs.
 	listed := make([]bool, len(lists))
 	want := make([]bool, len(lists))
 	for i := range want {
-		listed[i], want[i] = lists[i] > 0, i%(publish.MaxSkips+1) == 0
+		listed[i], want[i] = lists[i] > 0, (i+1)%(publish.MaxSkips+1) == 0
 	}
 	if !slices.Equal(listed, want) {
-		t.Fatalf("LISTs per commit %v: want a LIST exactly in commits 0 and %d", lists, publish.MaxSkips+1)
+		t.Fatalf("LISTs per commit %v: want a LIST exactly in commits %d and %d", lists, publish.MaxSkips, 2*publish.MaxSkips+1)
 	}
+}
+
+// segmentObjects returns how many segment objects the store holds.
+func segmentObjects(t *testing.T, store *memstore.Mem) int {
+	t.Helper()
+	objs, err := store.List(context.Background(), remote.SegmentsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(objs)
 }
 
 // rollupsIn returns how many rollups store's version-4 `current` lists.

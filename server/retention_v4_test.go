@@ -19,7 +19,7 @@ import (
 // and the history floor (the oldest listed one) moves past the window.
 func retainV4Agent(t *testing.T, store remote.Store, opts ...agentOpt) *agent {
 	t.Helper()
-	a := newAgent(t, store, append([]agentOpt{withV4(), withCheckpoints(8, 1)}, opts...)...)
+	a := newAgent(t, store, append([]agentOpt{withCheckpoints(8, 1)}, opts...)...)
 	a.e.v4opts.K, a.e.v4opts.M = 4, 4
 	return a
 }

@@ -95,7 +95,7 @@ func TestSharedPrivateRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAgent(t, store)
-	e2, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	e2, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func TestStoreTimingLearnedByTheEngine(t *testing.T) {
 			continue
 		}
 		store := newStore(t)
-		a := newAgent(t, store, func(c *Config) { c.PublishV4 = true })
+		a := newAgent(t, store, func(c *Config) { c.CondEstimate, c.RTT = 0, 0 }) // learned
 		if a.e.timing == nil {
 			t.Fatal("no estimator")
 		}
@@ -171,7 +171,7 @@ func TestStoreTimingLearnedByTheEngine(t *testing.T) {
 		if c, r := a.e.timing.estimates(); opts.CondEstimate != c || opts.RTT != r {
 			t.Fatalf("publish gets %v %v, learned %v %v", opts.CondEstimate, opts.RTT, c, r)
 		}
-		configured := newAgent(t, store, withV4())
+		configured := newAgent(t, store)
 		opts = configured.e.v4opts
 		if configured.e.timedPublishing(&opts) != configured.e.store || opts.CondEstimate != 2*time.Millisecond {
 			t.Fatal("configured estimates were replaced")

@@ -187,9 +187,6 @@ func (e *Engine) recheck(ctx context.Context, k *storeKeyed) *storeKeyed {
 // below the highest generation this host saw for the ID), then checks
 // the generation against what this host saw of that store.
 func (e *Engine) observe(ctx context.Context, s remote.State) error {
-	if s.Manifest != nil && s.Manifest.V4 != nil {
-		e.storeV4.Store(true) // from now on this engine publishes by version 4
-	}
 	k := e.keyedNow()
 	if s.Generation() == 0 {
 		k = e.recheck(ctx, k)

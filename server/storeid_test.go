@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // wipe deletes every object of the store: the store deleted and started
@@ -27,18 +28,19 @@ func wipe(t *testing.T, store remote.Store) {
 	}
 }
 
-// maxPackGeneration is the highest generation an increment pack in the
-// store names (0: none).
+// maxPackGeneration is the highest generation a proposal in the store
+// would take if accepted alone: one past the generation it was built on
+// (0: none).
 func maxPackGeneration(t *testing.T, store remote.Store) uint64 {
 	t.Helper()
-	objs, err := store.List(context.Background(), remote.IncrementsPrefix)
+	objs, err := store.List(context.Background(), remote.ProposalsPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var top uint64
 	for _, o := range objs {
-		if _, g, _, err := remote.ParsePackKey(o.Key); err == nil {
-			top = max(top, g)
+		if kind, g, _, _, _ := remote.ParseProposalEntry(o.Key); kind == remote.EntryProposal {
+			top = max(top, g+1)
 		}
 	}
 	return top
@@ -48,7 +50,7 @@ func maxPackGeneration(t *testing.T, store remote.Store) uint64 {
 // own engine, the notebook directory dir.
 func sameHost(t *testing.T, store remote.Store, a *agent, dir string) *agent {
 	t.Helper()
-	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: dir, CommitRetries: 8})
+	e, err := New(Config{Store: store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +181,7 @@ func TestRecordNewerThanRestoredStore(t *testing.T) {
 
 func newEngineLike(t *testing.T, a *agent) *Engine {
 	t.Helper()
-	e, err := New(Config{Store: a.e.store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir, CommitRetries: 8})
+	e, err := New(Config{Store: a.e.store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,30 +220,26 @@ func restore(t *testing.T, store remote.Store, objs map[string][]byte) {
 	}
 }
 
-// A store made by a binary that predates store IDs has none: readers use
-// it as it is, without writing; the first commit names it, and the host's
-// records of it (under the key they always had) stay in use: no second
-// probe, no cold cache.
+// A store made by a binary that predates store IDs has none (the
+// version-2 fixture store, generation 82): readers use it as it is,
+// without writing; the first commit names it, and the host's records of
+// it (under the key they always had) stay in use: no second probe, no
+// cold cache.
 func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
+	remotetest.CopyFixture(t, filepath.Join("..", "remote", "testdata", "v2-store"), store)
+	if id, err := remote.ReadStoreID(ctx, store); err != nil || id != "" {
+		t.Fatalf("the fixture names a store ID: %q, %v", id, err)
+	}
 	a := newAgent(t, store)
-	a.pull()
+	if res := a.pull(); res.Generation != 82 {
+		t.Fatalf("pulled generation %d", res.Generation)
+	}
 	a.write("a.md", "a\n")
-	a.commit("one")
-	// What an older binary leaves: no store-id object, no ID in P.
-	if err := store.Delete(ctx, remote.StoreIDKey); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(a.e.idCacheFile()); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(filepath.Join(a.e.private, "remotes")); err != nil {
-		t.Fatal(err)
-	}
 
 	b := newAgent(t, store)
-	if res := b.pull(); res.Generation != 1 {
+	if res := b.pull(); res.Generation != 82 {
 		t.Fatalf("reader pulled generation %d", res.Generation)
 	}
 	if id, err := remote.ReadStoreID(ctx, store); err != nil || id != "" {

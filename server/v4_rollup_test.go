@@ -21,7 +21,7 @@ import (
 // every generation's proposal. Every generation still reads as written.
 func TestV4CatchUpThroughRollups(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, withV4())
+	a := newAgent(t, store)
 	a.pull()
 	a.write("n.md", "")
 	content := []string{""}
@@ -42,7 +42,7 @@ func TestV4CatchUpThroughRollups(t *testing.T) {
 	for range 100 {
 		commit()
 	}
-	b := newAgent(t, store, withV4())
+	b := newAgent(t, store)
 	b.pull()
 	for range 300 {
 		commit()
@@ -99,7 +99,7 @@ func TestV4CatchUpThroughRollups(t *testing.T) {
 // the generations after it, not every proposal since the first.
 func TestV4CheckpointIsWhereAFreshDirectoryStarts(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, withV4(), func(c *Config) { c.CheckpointPacks = 16 })
+	a := newAgent(t, store, func(c *Config) { c.CheckpointPacks = 16 })
 	a.pull()
 	for g := 1; g <= 40; g++ {
 		a.write(fmt.Sprintf("f%d.md", g%6), fmt.Sprintf("generation %d\n", g))
@@ -121,7 +121,7 @@ func TestV4CheckpointIsWhereAFreshDirectoryStarts(t *testing.T) {
 		}
 	}
 	rec := &recordingStore{Store: store}
-	b := newAgent(t, rec, withV4())
+	b := newAgent(t, rec)
 	rec.take()
 	b.pull()
 	// A fresh engine's first request names the store and probes it
@@ -159,7 +159,7 @@ func TestV4CheckpointIsWhereAFreshDirectoryStarts(t *testing.T) {
 // block's generations instead of a rollup that is gone from the store.
 func TestV4CatchUpFromACheckpointThroughRollups(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, withV4(), func(c *Config) { c.CheckpointPacks = 80 })
+	a := newAgent(t, store, func(c *Config) { c.CheckpointPacks = 80 })
 	a.pull()
 	commit := func(g int) {
 		a.write("log.md", strings.Repeat("x", g)+"\n")
@@ -173,7 +173,7 @@ func TestV4CatchUpFromACheckpointThroughRollups(t *testing.T) {
 	if m := currentV4(t, store); m.Checkpoint.Through != 80 {
 		t.Fatalf("active checkpoint through %d", m.Checkpoint.Through)
 	}
-	b := newAgent(t, store, withV4()) // from the checkpoint: no tree of generation 64
+	b := newAgent(t, store) // from the checkpoint: no tree of generation 64
 	b.pull()
 	for g := 91; g <= 150; g++ {
 		commit(g)
@@ -252,7 +252,7 @@ func (s *frozenStore) List(context.Context, string) ([]remote.ObjectInfo, error)
 // had caught up from 100 through rollups.
 func TestV4FoldAfterACatchUpThroughRollups(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, withV4())
+	a := newAgent(t, store)
 	a.pull()
 	commit := func(from, to int) {
 		for g := from; g <= to; g++ {
@@ -269,11 +269,11 @@ func TestV4FoldAfterACatchUpThroughRollups(t *testing.T) {
 	}
 	now = time.Now()
 	rec := &recordingStore{Store: store}
-	b := newAgent(t, rec, withV4(), clock)
+	b := newAgent(t, rec, clock)
 	b.pull()
 	commit(101, 250)
 	fs := &frozenStore{Mem: store}
-	c := newAgent(t, fs, withV4())
+	c := newAgent(t, fs)
 	c.pull()
 	var err error
 	if fs.current, fs.etag, err = store.Get(context.Background(), remote.CurrentKey); err != nil {

@@ -17,16 +17,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
-// withV4 publishes by format version 4, with estimates of a local store
-// (they time how often a waiting writer reads `current`, never what is
-// accepted).
-func withV4() agentOpt {
-	return func(c *Config) {
-		c.PublishV4 = true
-		c.CondEstimate, c.RTT = 2*time.Millisecond, time.Millisecond
-	}
-}
-
 // One writer's commits are accepted at 1, 2, 3, each reporting its own
 // generation, and `current` is version 4 from the first.
 func TestV4OneWriter(t *testing.T) {
@@ -34,7 +24,7 @@ func TestV4OneWriter(t *testing.T) {
 		for _, serve := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/longLived=%v", name, serve), func(t *testing.T) {
 				store := newStore(t)
-				a := newAgent(t, store, withV4(), func(c *Config) { c.LongLived = serve })
+				a := newAgent(t, store, func(c *Config) { c.LongLived = serve })
 				a.pull()
 				for i := 1; i <= 3; i++ {
 					a.write("a.md", strings.Repeat("line\n", i))
@@ -83,7 +73,7 @@ func TestV4SixEnginesConcurrent(t *testing.T) {
 			}
 			var all []*dir
 			for i := range engines {
-				a := newAgent(t, store, withV4())
+				a := newAgent(t, store)
 				for j := range dirs {
 					d := &dir{a: a, path: filepath.Join(a.ws, fmt.Sprintf("d%d", j)), file: fmt.Sprintf("e%d-d%d.md", i, j)}
 					if _, err := a.e.Pull(ctx, d.path); err != nil {
@@ -145,9 +135,9 @@ func TestV4SixEnginesConcurrent(t *testing.T) {
 	}
 }
 
-// A version-4 writer upgrades a version-3 store (the fixture) with its
-// first commit; an engine not asked to publish by version 4 then reads
-// it and publishes by version 4 too; a binary that predates version 4
+// A commit upgrades a version-3 store (the fixture) with its write;
+// another engine then reads it and publishes by version 4 too, leaving no
+// version-3 increment behind; a binary that predates version 4
 // (its decoder) refuses the store naming the version.
 func TestV4UpgradeFromV3(t *testing.T) {
 	for name, newStore := range v4Stores(t) {
@@ -166,7 +156,7 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newAgent(t, store, withV4())
+	w := newAgent(t, store)
 	w.pull()
 	before := w.files()
 	w.write("upgraded.md", "by v4\n")
@@ -180,15 +170,15 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	before["upgraded.md"] = "by v4\n"
 
 	priv := t.TempDir()
-	r := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv }) // PublishV4 off
+	r := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv })
 	r.pull()
 	equalMaps(t, "read after the upgrade", r.files(), before)
-	// A new process (a CLI commit) has not read `current` before its
-	// commit: the version-3 path meets version 4 and hands over.
+	// A new process (a CLI commit) that has not read `current` before
+	// its commit publishes by version 4 on the upgraded store.
 	r.e.Close()
 	r = newAgent(t, store, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, r.ws, r.dir })
-	r.write("later.md", "v3 engine\n")
-	if res := r.commit("from an engine without PublishV4"); res.Generation != m.Generation+1 {
+	r.write("later.md", "v4 engine\n")
+	if res := r.commit("from another engine"); res.Generation != m.Generation+1 {
 		t.Fatalf("commit: %+v", res)
 	}
 	if currentV4(t, store).Generation != m.Generation+1 {
@@ -200,7 +190,7 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	}
 	for _, o := range incs {
 		if _, g, _, err := remote.ParsePackKey(o.Key); err != nil || g > m3.Generation {
-			t.Fatalf("a version-3 attempt uploaded %s", o.Key)
+			t.Fatalf("a version-3 increment %s was written after the upgrade", o.Key)
 		}
 	}
 	// History older than the upgrade still reads.
@@ -232,7 +222,7 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 			ctx := context.Background()
 			store := memstore.New()
 			priv := t.TempDir()
-			a := newAgent(t, store, withV4(), func(c *Config) { c.PrivateRoot = priv })
+			a := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv })
 			a.pull()
 			a.write("mine.md", "mine\n")
 			store.Inject(memstore.Fault{Op: memstore.OpList, KeyPrefix: remote.ProposalsPrefix, Before: errors.New("the process died here")})
@@ -249,7 +239,7 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 			a.write("extra.md", "extra\n")
 			want := map[string]string{"mine.md": "mine\n", "extra.md": "extra\n"}
 			if folded {
-				b := newAgent(t, store, withV4())
+				b := newAgent(t, store)
 				b.pull()
 				b.write("theirs.md", "theirs\n")
 				b.commit("theirs")
@@ -257,7 +247,7 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 			}
 			a.e.Close()
 			// The restarted engine, same private root and directory.
-			a2 := newAgent(t, store, withV4(), func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
+			a2 := newAgent(t, store, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
 			res := a2.commit("mine again")
 			log, err := a2.e.History(ctx, HistoryQuery{Limit: 10})
 			if err != nil {
@@ -303,7 +293,7 @@ func TestV4DeclinedRebuildConflicts(t *testing.T) {
 	w := newV4Writer(t, store)
 	w.commit("seed", map[string]string{"x.md": "1\n2\n3\n"})
 	clock := newStepClock()
-	a := newAgent(t, store, withV4(), func(c *Config) { c.Sleep, c.Now = clock.Wait, clock.Now })
+	a := newAgent(t, store, func(c *Config) { c.Sleep, c.Now = clock.Wait, clock.Now })
 	a.pull()
 	// A proposal whose writer died, first in the fold order (its ID's
 	// time is the earliest): the engine waits for it, then folds it.
@@ -334,7 +324,7 @@ func TestV4DeclinedRebuildConflicts(t *testing.T) {
 func TestV4CommitConflicts(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
-	a, b := newAgent(t, store, withV4()), newAgent(t, store, withV4())
+	a, b := newAgent(t, store), newAgent(t, store)
 	a.pull()
 	a.write("x.md", "1\n2\n3\n")
 	a.commit("seed")
@@ -365,7 +355,7 @@ func TestV4CommitConflicts(t *testing.T) {
 // spun on LIST and GET until cancelled).
 func TestV4ResumeOfACallThatNeverRegistered(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, withV4())
+	a := newAgent(t, store)
 	a.pull()
 	a.write("a.md", "a\n")
 	a.commit("seed")

@@ -9,7 +9,7 @@
 //	campaign.setup   store (+ faultProxy in front of SeaweedFS), a small
 //	                 tmpfs holding writer 0's private root, env
 //	seedNotebook     publish shared.md (one section per writer) and wNN.md
-//	                 (-format 4: by an engine of this program, bench.SeedV4)
+//	                 (by an engine of this program, bench.SeedV4)
 //	writer loops     each: pull, or add a token line + commit; one process
 //	                 per operation; journal WRITE before the edit, OK after
 //	                 an OK commit (fsynced)
@@ -38,9 +38,10 @@
 // the first foreign conflicts of each writer keep L and P's directory
 // state before and after, with its recent operations (forensics.go).
 // -group-commit is accepted and ignored with a warning: the product has
-// no publication modes any more. -format 4 seeds the notebook by a format-version-4
-// commit of an engine in this program (bench.SeedV4): every process then
-// publishes by version 4, as it does on any version-4 store.
+// no publication modes any more. The notebook is seeded by a commit of an
+// engine in this program (bench.SeedV4); every process publishes by
+// format 4, the only one written (-format 3 is accepted with a warning
+// and runs as 4).
 // Exit status: 0 all rules held, 1 a rule failed, 2 the campaign could not
 // run.
 package main
@@ -102,7 +103,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.checkpointPacks, "checkpoint-packs", 24, "SLIVINGDOC_CHECKPOINT_PACKS of every process: low, so checkpoints and cleanup run under faults too")
 	fs.BoolVar(&cfg.verbose, "v", false, "print sample log lines behind each error code")
 	fs.Bool("group-commit", true, "no longer used: slivingdoc has no publication modes (ignored with a warning)")
-	fs.IntVar(&cfg.format, "format", 3, "the store's format version: 3 (the binary seeds it) or 4 (a version-4 commit of this program seeds it, so every process publishes by version 4, as on any version-4 store)")
+	fs.IntVar(&cfg.format, "format", 4, "the store's format version: 4, the only one written (3 is accepted with a warning and runs as 4)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -117,8 +118,15 @@ func parseFlags(args []string) (config, error) {
 	if cfg.writers < 1 || cfg.rounds < 1 || cfg.opBound <= 0 || cfg.diskMB < 1 || cfg.checkpointPacks < 1 {
 		return cfg, errors.New("-writers, -rounds, -op-bound, -disk-mb and -checkpoint-packs must be positive")
 	}
-	if cfg.format != 3 && cfg.format != 4 {
-		return cfg, fmt.Errorf("-format %d: 3 or 4", cfg.format)
+	switch cfg.format {
+	case 3:
+		// Every commit publishes by format 4 now: a campaign "at format
+		// 3" would run format 4 under another name.
+		fmt.Fprintln(os.Stderr, "chaos: warning: -format 3 is no longer written (every commit publishes by format 4): the campaign runs at format 4")
+		cfg.format = 4
+	case 4:
+	default:
+		return cfg, fmt.Errorf("-format %d: the only store format written is 4", cfg.format)
 	}
 	for _, s := range strings.Split(stores, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -211,9 +219,6 @@ func replayArgs(cfg config) string {
 	args := fmt.Sprintf("-seed %d -writers %d -rounds %d -stores %s", cfg.seed, cfg.writers, cfg.rounds, strings.Join(cfg.stores, ","))
 	if cfg.duration > 0 {
 		args += fmt.Sprintf(" -duration %s", cfg.duration)
-	}
-	if cfg.format != 3 {
-		args += fmt.Sprintf(" -format %d", cfg.format)
 	}
 	return args
 }

@@ -30,11 +30,9 @@ type Config struct {
 	Model   Model
 	Seed    uint64
 	Payload int // untagged bytes after each tagged line (0 = 960: ~1 KB per commit)
-	// CommitRetries is each engine's lost-race retries (0 = 8, the CLI
-	// default); MaxTries the Commit calls an agent spends on one commit
-	// before it gives up (0 = 20, as bench/loadgen's actors).
-	CommitRetries int
-	MaxTries      int
+	// MaxTries is the Commit calls an agent spends on one commit before
+	// it gives up (0 = 20, as bench/loadgen's actors).
+	MaxTries int
 	// Dir is the parent of the run's L and P directories (default: the
 	// temporary directory). Every agent materialises every agent's file:
 	// 1,000 agents leave 10^6 files, about 4 GB at one block each, and
@@ -79,9 +77,6 @@ func (c *Config) defaults() {
 	}
 	if c.Payload <= 0 {
 		c.Payload = 960
-	}
-	if c.CommitRetries <= 0 {
-		c.CommitRetries = 8
 	}
 	if c.MaxTries <= 0 {
 		c.MaxTries = 20
@@ -403,7 +398,7 @@ func newEngine(store remote.Store, base string, cfg Config) (*server.Engine, str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	sc := server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir, CommitRetries: cfg.CommitRetries}
+	sc := server.Config{Store: store, PrivateRoot: filepath.Join(base, "private"), WorkspaceRoot: dir}
 	if cfg.clock.scale > 0 && cfg.clock.scale != 1 {
 		sc.Sleep, sc.Now = cfg.clock.sleep, cfg.clock.now
 	}

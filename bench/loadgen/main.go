@@ -182,7 +182,7 @@ func main() {
 	}
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
 	modes := flag.String("modes", "", "override the contention modes, e.g. disjoint,shared (default: disjoint, shared, shared-sections)")
-	formats := flag.String("format", "3", "store format versions of the contention and agents rows, e.g. 3,4: each row runs once per version (4: the store is seeded by a version-4 commit, so every process publishes by version 4)")
+	formats := flag.String("format", "4", "store format version of the contention and agents rows: 4, the only one slivingdoc writes (3 is accepted with a warning and runs as 4)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
 	flag.Parse()
@@ -248,10 +248,21 @@ func main() {
 			}
 		}
 	}
-	prof.formats = atoiList(*formats)
-	for _, f := range prof.formats {
-		if f != 3 && f != 4 {
-			log.Fatalf("loadgen: -format %d: the load generator seeds stores of format 3 or 4", f)
+	// Every commit publishes by format 4 (a store of an older version is
+	// upgraded by its first commit), so a row "at format 3" would measure
+	// format 4 under another name: -format 3 is run as 4, once.
+	prof.formats = nil
+	for _, f := range atoiList(*formats) {
+		switch f {
+		case 3:
+			log.Printf("loadgen: warning: -format 3 is no longer written (every commit publishes by format 4): the rows run at format 4")
+			f = 4
+		case 4:
+		default:
+			log.Fatalf("loadgen: -format %d: the only store format written is 4", f)
+		}
+		if !slices.Contains(prof.formats, f) {
+			prof.formats = append(prof.formats, f)
 		}
 	}
 	allowed := strings.Split(*stores, ",")

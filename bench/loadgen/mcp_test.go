@@ -69,7 +69,7 @@ func TestContentionServeAuditPasses(t *testing.T) {
 	for _, mode := range []string{modeDisjoint, modeShared, modeSections} {
 		t.Run(mode, func(t *testing.T) {
 			r := testRunner(t)
-			res, err := r.contentionBy(context.Background(), r.stores["file"], mode, 3, driverServe, 3)
+			res, err := r.contentionBy(context.Background(), r.stores["file"], mode, 3, driverServe, 4)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -57,7 +57,7 @@ const (
 const maxTriesPerCommit = 20
 
 func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, writers int) (ContentionResult, error) {
-	return r.contentionBy(ctx, st, mode, writers, driverCLI, 3)
+	return r.contentionBy(ctx, st, mode, writers, driverCLI, 4)
 }
 
 // contentionBy is contention with the writers' calls made by driver, on a
@@ -202,8 +202,8 @@ func (r *runner) setupActors(ctx context.Context, st *storeTarget, base, prefix 
 }
 
 // seed publishes files as the first commit of loc, by the binary (format
-// 3) or by an engine of this process publishing format 4, and returns
-// its generation.
+// 3, as -format 3 once meant: the binary writes format 4 now too) or by
+// an engine of this process (format 4), and returns its generation.
 func (r *runner) seed(ctx context.Context, st *storeTarget, loc, dir string, files map[string][]byte, format int) (uint64, error) {
 	switch format {
 	case 3:

@@ -25,6 +25,7 @@ import (
 // fresh directory's cold pull downloads the checkpoint and the tail only,
 // and verify finds the store whole.
 func TestCLICheckpointsUnderConcurrentWriters(t *testing.T) {
+	t.Skip(v4CheckpointRewrite)
 	const writers, commits, threshold = 3, 20, 5
 	forEachBackend(t, func(t *testing.T, nb *notebook) {
 		store := openTestStore(t, nb.env)

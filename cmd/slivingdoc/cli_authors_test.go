@@ -49,7 +49,7 @@ func logJSONEntries(t *testing.T, a *agent, args ...string) []logOut {
 
 func TestCLIAuthorsThreeWriters(t *testing.T) {
 	nb := newNotebook(t, backends[0])
-	toV4(t, nb) // generation 1, by an engine that claims no author
+	seedInProcess(t, nb) // generation 1, claiming no author
 	a, b, c := nb.agent("a"), nb.agent("b"), nb.agent("c")
 	// The user part of a serve process's claim, fixed so the test can
 	// name it (the host is the machine's).
@@ -171,7 +171,7 @@ func TestCLIAuthorsThreeWriters(t *testing.T) {
 // --json carries it as it is.
 func TestCLIAuthorIsSafeText(t *testing.T) {
 	nb := newNotebook(t, backends[0])
-	toV4(t, nb)
+	seedInProcess(t, nb)
 	const hostile = "mallory\x1b]0;pwned\x07\x1b[31m red"
 	// A writer that does not clean what it claims (the engine records the
 	// context's author as it is; the front ends clean it before).

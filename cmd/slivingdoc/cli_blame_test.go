@@ -51,7 +51,7 @@ func TestCLIBlame(t *testing.T) {
 		t.Fatalf("blame --json: %+v", got)
 	}
 	for i, l := range got.Lines {
-		if l.Line != i+1 || l.Generation != want[i] || l.Before || l.Time == nil || l.Message == nil || l.Author != "" {
+		if l.Line != i+1 || l.Generation != want[i] || l.Before || l.Time == nil || l.Message == nil || l.Author == "" {
 			t.Errorf("line %d: %+v, want generation %d", i+1, l, want[i])
 		}
 	}
@@ -62,13 +62,15 @@ func TestCLIBlame(t *testing.T) {
 	// The text form, run inside the directory with -L and --long.
 	o = a.execIn(filepath.Join(a.dir, "sub"), a.env, "", "blame", "--long", "-L", "4,9", "plan.md")
 	lines := strings.Split(strings.TrimSuffix(o.stdout, "\n"), "\n")
-	row := regexp.MustCompile(`^generation (\d+)\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ  unknown  (.*?)\s+(\d+)  (.*)$`)
+	// Every publication names its author (the CLI claims the user and
+	// host): the third column is never "unknown" here.
+	row := regexp.MustCompile(`^generation (\d+)\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ  (\S+)  (.*?)\s+(\d+)  (.*)$`)
 	if o.code != 0 || len(lines) != 2 {
 		t.Fatalf("blame -L 4,9:\n%s", o)
 	}
 	for i, l := range lines {
 		m := row.FindStringSubmatch(l)
-		if m == nil || m[1] != fmt.Sprint(want[3+i]) || m[3] != fmt.Sprint(4+i) {
+		if m == nil || m[1] != fmt.Sprint(want[3+i]) || m[2] == "unknown" || m[4] != fmt.Sprint(4+i) {
 			t.Errorf("row %q, want generation %d, line %d", l, want[3+i], 4+i)
 		}
 	}
@@ -99,6 +101,7 @@ func TestCLIBlame(t *testing.T) {
 // A line older than the retained history says so, naming the oldest
 // retained publication.
 func TestCLIBlameBeforeRetainedHistory(t *testing.T) {
+	t.Skip(v4SmallScope)
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
 	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=0", "SLIVINGDOC_RETAIN=0")

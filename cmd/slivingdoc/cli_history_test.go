@@ -6,6 +6,7 @@ package main
 // stays, and a revert that overlaps later edits leaving conflict blocks.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
@@ -39,7 +41,7 @@ diff --git a/plan.md b/plan.md
  five
 `
 
-var reEntryHead = regexp.MustCompile(`^generation (\d+)  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+var reEntryHead = regexp.MustCompile(`^generation (\d+)  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(  by .+)?$`) // every publication names its author
 
 // wantEntry checks a show / log -p entry: header, message, diffstat, a
 // blank line, then exactly patch.
@@ -174,20 +176,43 @@ func mustOKPrefix(t *testing.T, o outcome, prefix string) string {
 	return rest
 }
 
+// cutV2Fixture fills nb's file store with the version-2 fixture (82
+// generations) and cuts its history as a writer before format 4 did: a
+// version-3 checkpoint through 82 (swapped in at generation 83) keeping
+// no older chain, and its cleanup. (Format 4's writers do not cut history
+// yet.) Then a commits twice: generations 84 and 85, the first upgrading
+// the store.
+func cutV2Fixture(t *testing.T, nb *notebook, a *agent) {
+	t.Helper()
+	copyTree(t, filepath.Join("..", "..", "remote", "testdata", "v2-store"), storeDir(nb))
+	if err := os.Remove(filepath.Join(storeDir(nb), "README.md")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rn := remote.Open(openTestStore(t, nb.env), remote.Options{})
+	res, err := rn.Checkpoint(ctx, remote.CheckpointOptions{MinIncrements: 1})
+	if err != nil || res.Checkpoint.Through != 82 {
+		t.Fatalf("checkpoint of the fixture: %+v, %v", res.Checkpoint, err)
+	}
+	if _, err := rn.Cleanup(ctx, res.Checkpoint.Through); err != nil {
+		t.Fatal(err)
+	}
+	a.pull()
+	for i := range 2 {
+		a.write("n.md", fmt.Sprintf("%d\n", i))
+		a.commit(fmt.Sprint("c", i))
+	}
+}
+
 // A generation the store no longer retains is HISTORY_UNAVAILABLE, naming
 // the oldest retained generation, for every history command (exit 1).
 func TestCLIHistoryUnavailable(t *testing.T) {
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
-	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=1", "SLIVINGDOC_RETAIN=0") // store format v2 keeps 30 days by default
-	a.pull()
-	for i := range 8 {
-		a.write("n.md", fmt.Sprintf("%d\n", i))
-		a.commit(fmt.Sprint("c", i))
-	}
+	cutV2Fixture(t, nb, a)
 	oldest := oldestRetained(t, a)
-	if oldest < 3 {
-		t.Fatalf("oldest retained generation %d: the checkpoints dropped nothing", oldest)
+	if oldest != 84 {
+		t.Fatalf("oldest retained generation %d, want 84: the checkpoint dropped nothing", oldest)
 	}
 	// The tree commands can go back to the oldest kept checkpoint, the
 	// publication commands to the oldest publication above it, as verify
@@ -225,12 +250,7 @@ func TestCLIHistoryUnavailable(t *testing.T) {
 // CLI-only (agents have no history tool), so it goes through the CLI.
 func rowHistoryUnavailable(t *testing.T, nb *notebook, row server.CatalogRow) {
 	a := nb.agent("a")
-	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=0", "SLIVINGDOC_RETAIN=0")
-	a.pull()
-	for i := range 4 {
-		a.write("n.md", fmt.Sprintf("%d\n", i))
-		a.commit(fmt.Sprint("c", i))
-	}
+	cutV2Fixture(t, nb, a)
 	rep := mustFail(t, a.run("show", "1"))
 	if rep.code != string(row.Code) || rep.reason != row.Reason || rep.action != string(row.Action) || rep.retryable != row.Retryable || len(rep.files) != 0 {
 		t.Fatalf("report %+v, want the row %+v", rep, row)

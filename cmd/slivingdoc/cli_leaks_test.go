@@ -45,8 +45,10 @@ func TestCLIOutputLeaksNothing(t *testing.T) {
 			// A damaged store: missing packs for a directory with no cache,
 			// then a corrupt `current` holding an object ID.
 			store := filepath.FromSlash(strings.TrimPrefix(envValue(nb.env, "SLIVINGDOC_STORE"), "file://"))
-			if err := os.RemoveAll(filepath.Join(store, "packs")); err != nil {
-				t.Fatal(err)
+			for _, dir := range []string{"packs", "proposals"} { // a v4 store's packs are in its proposals too
+				if err := os.RemoveAll(filepath.Join(store, dir)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			d := nb.agent("d")
 			rep := mustFail(t, keep(d.run("pull", d.dir)))

@@ -150,7 +150,7 @@ func TestSettingsEngineConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Store == nil || cfg.Logger == nil || cfg.PrivateRoot != filepath.Join(dir, "p") || cfg.WorkspaceRoot != dir ||
-		cfg.CommitRetries != 8 || cfg.CheckpointPacks != 3 || cfg.RetainedCheckpoints != 0 ||
+		cfg.CheckpointPacks != 3 || cfg.RetainedCheckpoints != 0 ||
 		!reflect.DeepEqual(cfg.ReadOnly, []string{"docs", "faq.md"}) || cfg.Writable != nil || cfg.DefaultDir != "" {
 		t.Fatalf("config %+v", cfg)
 	}

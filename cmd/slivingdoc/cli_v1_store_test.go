@@ -23,7 +23,7 @@ func v1Notebook() map[string]string {
 
 // The v2 binary reads a v1 store end to end (current + checkpoint +
 // increments), verify checks it, and the first publication upgrades it to
-// v2 with three writers committing at once: every commit accepted, every
+// format 4 with three writers committing at once: every commit accepted, every
 // line once, history listed, verify clean.
 func TestCLIReadsAndUpgradesV1Store(t *testing.T) {
 	dir := copyStoreFixture(t, "v1-store")
@@ -62,8 +62,9 @@ func TestCLIReadsAndUpgradesV1Store(t *testing.T) {
 	for e := range errs {
 		t.Fatal(e)
 	}
-	up, err := remote.DecodeManifest(mustRead(t, filepath.Join(dir, "current")))
-	if err != nil || up.Version != remote.ManifestVersion || up.Upgraded != 18 || up.Generation < 17+writers*commits {
+	// The first commit upgraded the store to format 4 (generation 18).
+	up, err := remote.DecodeManifestV4(mustRead(t, filepath.Join(dir, "current")))
+	if err != nil || up.Upgraded != 18 || up.Generation != 17+writers*commits {
 		t.Fatalf("after the writers: %v, %+v", err, up)
 	}
 	reader.pull()

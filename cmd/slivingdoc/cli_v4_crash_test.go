@@ -25,7 +25,7 @@ func TestCLIVersion4CrashAfterRegister(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			nb := newNotebook(t, backends[0])
-			toV4(t, nb)
+			seedInProcess(t, nb)
 			a := nb.agent("a")
 			a.pull()
 			a.write("a.md", "from a\n")
@@ -74,7 +74,7 @@ func TestCLIVersion4CrashAfterRegister(t *testing.T) {
 func TestCLIVersion4CrashAfterPublish(t *testing.T) {
 	bin := cliFailpointBinary(t)
 	nb := newNotebook(t, backends[0])
-	toV4(t, nb)
+	seedInProcess(t, nb)
 	a := nb.agent("a")
 	a.pull()
 	a.write("seed.md", "seed\nmore\n")

@@ -48,7 +48,7 @@ var (
 	setPrivateRoot   = setting{"private-root", "SLIVINGDOC_PRIVATE_ROOT", "DIR", "private state (records and object cache), never inside the workspace; default in the user state directory", defaultPrivateRoot}
 	setWritable      = setting{"writable", "SLIVINGDOC_WRITABLE", "PATH", "notebook-relative path commits may change (repeatable; env: ':'-separated)", none}
 	setReadOnly      = setting{"read-only", "SLIVINGDOC_READ_ONLY", "PATH", "notebook-relative path commits may not change (repeatable; env: ':'-separated)", none}
-	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "lost-race retries per commit (0..100)", constant("8")}
+	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "no longer used: a commit waits until its change is accepted, with no retries to count (0..100 still accepted)", constant("8")}
 	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", constant("1024")}
 	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "older checkpoint chains kept (0..64)", constant("1")}
 	setRetain        = setting{"retain", "SLIVINGDOC_RETAIN", "DURATION", "history kept by time, e.g. 720h (Go duration, at least 1m; 0: none, history goes with its checkpoints)", constant("720h")}
@@ -331,7 +331,11 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 	}
 	spec = s.rememberedStore(spec, cfg.PrivateRoot)
 	cfg.StoreLocator = spec.locator()
-	if cfg.CommitRetries, err = s.lookupInt(&setRetries, 0, 100); err != nil {
+	// --commit-retries counted version 3's lost-race retries. A version-4
+	// commit has none (a lost write re-reads `current` and folds again
+	// until the change is accepted or declined), so the value is checked
+	// as before, for the scripts that pass it, and otherwise ignored.
+	if _, err = s.lookupInt(&setRetries, 0, 100); err != nil {
 		return cfg, err
 	}
 	if cfg.CheckpointPacks, err = s.lookupInt(&setCheckpoint, 1, maxInt); err != nil {

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -351,35 +350,15 @@ func rowInsideReadOnly(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 }
 
-// rowRetriesExhausted races servers that may not retry until one loses.
+// rowRetriesExhausted: no commit reports this row since format 4. A
+// write of `current` that loses (another write came first, or the store's
+// rate limit) re-reads it and folds again until the change is accepted or
+// the caller stops waiting (ACCEPTANCE_UNKNOWN), and --commit-retries is
+// ignored; the mapping of a rate limit on another write (server/errmap.go)
+// needs a store that answers 429, which the file store never does. The
+// row stays in the catalogue the MCP spec defines.
 func rowRetriesExhausted(t *testing.T, nb *notebook, row server.CatalogRow) {
-	const writers = 4
-	var servers []*mcpServer
-	for i := range writers {
-		s := nb.agent(string(rune('a'+i))).serve("--commit-retries", "0")
-		s.pull()
-		servers = append(servers, s)
-	}
-	for round := range 40 {
-		results := make([]result, writers)
-		var wg sync.WaitGroup
-		for i, s := range servers {
-			s.a.write(s.a.name+".md", strings.Repeat("line\n", round+1))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i] = s.call(ToolCommitName, map[string]any{"message": "race"})
-			}()
-		}
-		wg.Wait()
-		for _, r := range results {
-			if r.isError {
-				wantRow(t, r, row)
-				return
-			}
-		}
-	}
-	t.Fatal("40 rounds of 4 racing writers without retries never lost a race")
+	t.Skip("REMOTE_BUSY/RETRIES_EXHAUSTED: a format-4 commit has no retries to run out (docs/publication.md)")
 }
 
 func rowStoreUnreachable(t *testing.T, nb *notebook, row server.CatalogRow) {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // Planted into every server's environment: a file-store server never
@@ -146,12 +148,17 @@ func TestMCPResultsAndLogsLeakNothing(t *testing.T) {
 	}
 }
 
-// packFiles lists the pack objects of a file store.
+// packFiles lists the pack objects of a file store: the packs, and the
+// proposals (format 4: each holds an accepted commit's pack).
 func packFiles(t *testing.T, store string) []string {
 	t.Helper()
 	var out []string
 	_ = filepath.Walk(store, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() && strings.HasSuffix(p, ".pack") {
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		kind, _, _, _, _ := remote.ParseProposalEntry(remote.ProposalsPrefix + filepath.Base(p))
+		if strings.HasSuffix(p, ".pack") || filepath.Base(filepath.Dir(p)) == "proposals" && kind == remote.EntryProposal {
 			out = append(out, p)
 		}
 		return nil

@@ -17,7 +17,7 @@ import (
 // make by DESIGN §6, and nothing of the engine's own work (no scan, merge,
 // pack or diffstat), on the notebook's own store and private root: the
 // read of `current`, the pack upload while the pending record is written
-// (temporary file, rename), `current`'s replacement staged and the next
+// (temporary file, rename) and the next
 // baseline written and fsynced, then the conditional replace and the
 // baseline's rename and directory fsync. The keys and files are scratch
 // copies, so the notebook is untouched. BenchmarkServe reports it as the
@@ -64,23 +64,13 @@ func commitFloor(b *testing.B, nb *serveNotebook) func() {
 		}()
 		prepared := make(chan error, 1)
 		go func() { prepared <- writeSynced(filepath.Join(scratch, ".baseline.tmp"), baseline) }()
-		var staged remote.StagedWrite
-		if st, ok := store.(remote.Stager); ok {
-			staged = st.Stage(current)
-			defer staged.Discard()
-		}
 		if err := store.Put(ctx, fmt.Sprintf("bench-floor/packs/%d", n), pack); err != nil {
 			b.Fatal(err)
 		}
 		if err := <-recorded; err != nil {
 			b.Fatal(err)
 		}
-		if staged != nil {
-			_, err = staged.ReplaceIfMatch(ctx, curKey, etag)
-		} else {
-			_, err = store.ReplaceIfMatch(ctx, curKey, current, etag)
-		}
-		if err != nil {
+		if _, err := store.ReplaceIfMatch(ctx, curKey, current, etag); err != nil {
 			b.Fatal(err)
 		}
 		if err := <-prepared; err != nil {

@@ -24,6 +24,15 @@ func TestCLIVerifyHealthyStore(t *testing.T) {
 				t.Fatalf("commit %d: %s", i, o)
 			}
 		}
+		// The checkpoint the commit of generation 2 registered is made
+		// active by the next fold that LISTs: another writer's first
+		// commit's.
+		b := nb.agent("other")
+		b.pull()
+		b.write("b.md", "b\n")
+		if o := b.run("commit", b.dir, "-m", "b"); o.code != 0 {
+			t.Fatalf("commit b: %s", o)
+		}
 		o := a.run("verify")
 		if o.code != 0 || !strings.Contains(o.stdout, "OK: the store is whole") {
 			t.Fatalf("verify of a healthy store: %s", o)
@@ -33,7 +42,9 @@ func TestCLIVerifyHealthyStore(t *testing.T) {
 		if err := json.Unmarshal([]byte(o.stdout), &rep); err != nil || o.code != 0 {
 			t.Fatalf("verify --json: %v\n%s", err, o)
 		}
-		if !rep.OK || rep.Generation != 4 || rep.Chains != 2 || rep.Packs != 4 || rep.Objects == 0 || len(rep.Findings) != 0 {
+		// Four proposals and the checkpoint; two chains (the checkpoint's and the one
+		// it retains, from the empty notebook).
+		if !rep.OK || rep.Generation != 4 || rep.Chains != 2 || rep.Packs != 5 || rep.Objects == 0 || len(rep.Findings) != 0 || len(rep.Orphans) != 0 {
 			t.Fatalf("verify --json report %+v", rep)
 		}
 	})
@@ -47,9 +58,9 @@ func TestCLIVerifyReportsDamage(t *testing.T) {
 	a.write("a.md", "text\n")
 	a.commit("c")
 	store := openTestStore(t, nb.env)
-	objs, err := store.List(context.Background(), remote.IncrementsPrefix)
+	objs, err := store.List(context.Background(), remote.ProposalsPrefix)
 	if err != nil || len(objs) != 1 {
-		t.Fatalf("increments %v, %v", objs, err)
+		t.Fatalf("proposals %v, %v", objs, err)
 	}
 	if err := store.Delete(context.Background(), objs[0].Key); err != nil {
 		t.Fatal(err)

@@ -183,12 +183,6 @@ var cpWrite = crashpoint.Register("store.write")
 // write stages data in a durable temporary file, then, under the lock,
 // runs check on the target path and renames the temporary file over it.
 func (f *Store) write(ctx context.Context, op, key string, data []byte, check func(p string) error) (etag string, err error) {
-	return f.writeStaged(ctx, op, key, data, func() (string, error) { return f.stage(data) }, check)
-}
-
-// writeStaged is write with the staging given (stage returns the durable
-// temporary file holding data).
-func (f *Store) writeStaged(ctx context.Context, op, key string, data []byte, stage func() (string, error), check func(p string) error) (etag string, err error) {
 	p, err := f.path(key)
 	if err != nil {
 		return "", err
@@ -201,7 +195,7 @@ func (f *Store) writeStaged(ctx context.Context, op, key string, data []byte, st
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	tmp, err := stage()
+	tmp, err := f.stage(data)
 	if err != nil {
 		return "", err
 	}
@@ -255,57 +249,6 @@ func (f *Store) stage(data []byte) (string, error) {
 		return "", mapFileErr(werr)
 	}
 	return tmp, nil
-}
-
-// Stage implements remote.Stager: data is written to a temporary file and
-// fsynced on its own goroutine, so that a publication's pack upload and
-// the staging of `current` overlap; the staged write then takes the lock,
-// checks its condition and renames, as CreateIfAbsent and ReplaceIfMatch
-// do. Until then nothing but the temporary file exists.
-func (f *Store) Stage(data []byte) remote.StagedWrite {
-	s := &stagedFile{f: f, data: data, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		s.tmp, s.err = f.stage(data)
-	}()
-	return s
-}
-
-// stagedFile is one staged write (Stage).
-type stagedFile struct {
-	f    *Store
-	data []byte
-	done chan struct{}
-	tmp  string // set with err once done
-	err  error
-	used bool
-}
-
-func (s *stagedFile) staged() (string, error) {
-	<-s.done
-	if s.used {
-		return "", fmt.Errorf("%w: a staged write is made once", remote.ErrPrecondition)
-	}
-	s.used = true
-	return s.tmp, s.err
-}
-
-func (s *stagedFile) CreateIfAbsent(ctx context.Context, key string) (string, error) {
-	return s.f.writeStaged(ctx, "create", key, s.data, s.staged, createCheck)
-}
-
-func (s *stagedFile) ReplaceIfMatch(ctx context.Context, key, etag string) (string, error) {
-	return s.f.writeStaged(ctx, "replace", key, s.data, s.staged, matches(etag))
-}
-
-// Discard removes the temporary file unless a write consumed it (whose
-// own cleanup removed it, or renamed it into place).
-func (s *stagedFile) Discard() {
-	<-s.done
-	if !s.used && s.tmp != "" {
-		os.Remove(s.tmp)
-	}
-	s.used = true
 }
 
 // lock takes the in-process mutex and the cross-process file lock.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
-	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // The file store's conditional writes must hold across processes, not just
@@ -79,17 +78,6 @@ func TestFileWorker(t *testing.T) {
 			}
 		}
 		fmt.Println("done")
-	case "publish":
-		nb := remote.Open(s, remote.Options{})
-		fileBarrier(dir, id, n)
-		acc, err := nb.Publish(ctx, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
-			return remotetest.Proposal(observed.Head(), pub, []byte("test")), nil
-		})
-		if err != nil {
-			fmt.Println("error", err)
-			return
-		}
-		fmt.Println("accepted", acc.Publication, acc.State.Generation())
 	}
 }
 
@@ -183,40 +171,5 @@ func TestFileProcessesNoLostUpdates(t *testing.T) {
 	data, _, err := s.Get(ctx, "counter")
 	if want := strconv.Itoa(processes * 10); err != nil || string(data) != want {
 		t.Fatalf("counter = %q, %v; want %s: an update was lost across processes", data, err, want)
-	}
-}
-
-// Several processes publish at once on one directory store: every one is
-// accepted exactly once, each at its own generation, none is lost.
-func TestFileProcessesPublish(t *testing.T) {
-	dir := t.TempDir()
-	generations := map[string]bool{}
-	var published []string
-	for i, v := range runWorkers(t, dir, "publish") {
-		f := strings.Fields(v)
-		if len(f) != 3 || f[0] != "accepted" {
-			t.Fatalf("process %d: %q", i, v)
-		}
-		if generations[f[2]] {
-			t.Fatalf("two processes were accepted at generation %s", f[2])
-		}
-		generations[f[2]] = true
-		published = append(published, f[1])
-	}
-	s, err := filestore.New(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, err := remote.Open(s, remote.Options{}).ReadCurrent(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cur.Generation() != processes {
-		t.Fatalf("generation %d after %d accepted publications", cur.Generation(), processes)
-	}
-	for _, pub := range published {
-		if _, ok := cur.Manifest.FindPublication(pub); !ok {
-			t.Fatalf("accepted publication %s is not in current", pub)
-		}
 	}
 }

@@ -55,7 +55,6 @@ func Run(t *testing.T, newStore func(t *testing.T) remote.Store) {
 		{"RaceCreate", testRaceCreate},
 		{"RaceReplace", testRaceReplace},
 		{"NoLostUpdates", testNoLostUpdates},
-		{"PublishRace", testPublishRace},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore) })
 	}
@@ -562,67 +561,17 @@ func testNoLostUpdates(t *testing.T, newStore func(t *testing.T) remote.Store) {
 	}
 }
 
-// testPublishRace runs the publication protocol itself on the backend:
-// Racers notebooks build on the same observed state (a barrier in build),
-// so all but one lose their first conditional replace. Every loser must be
-// retried and accepted, never fail: a writer can lose only when another is
-// accepted, so Racers-1 losses at most, within the default retries.
-func testPublishRace(t *testing.T, newStore func(t *testing.T) remote.Store) {
-	s := newStore(t)
-	ctx := ctxFor(t)
-	var built sync.WaitGroup
-	built.Add(Racers)
-	accepted := make([]remote.Accepted, Racers)
-	errs := race(ctx, func(ctx context.Context, i int) error {
-		first := true
-		var err error
-		accepted[i], err = remote.Open(s, remote.Options{}).Publish(ctx, func(ctx context.Context, observed remote.State, pub string) (remote.Proposal, error) {
-			if first {
-				first = false
-				built.Done()
-				built.Wait()
-			}
-			return Proposal(observed.Head(), pub, fmt.Appendf(nil, "writer %d", i)), nil
-		})
-		return err
-	})
-	firstTry := 0
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("writer %d: %v (a lost race must be retried, never reported)", i, err)
-		}
-		if accepted[i].Attempts == 1 {
-			firstTry++
-		}
-	}
-	if firstTry != 1 {
-		t.Fatalf("%d writers were accepted on their first attempt from the same state, want 1", firstTry)
-	}
-	nb := remote.Open(s, remote.Options{})
-	cur, err := nb.ReadCurrent(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cur.Generation() != Racers {
-		t.Fatalf("generation %d after %d accepted publications", cur.Generation(), Racers)
-	}
-	for i, acc := range accepted {
-		if _, ok := cur.Manifest.FindPublication(acc.Publication); !ok {
-			t.Fatalf("writer %d's accepted publication is not in current", i)
-		}
-	}
-	for _, ref := range cur.Manifest.Packs() {
-		if _, err := nb.FetchPack(ctx, ref); err != nil {
-			t.Fatalf("FetchPack(%s): %v", ref.Key, err)
-		}
-	}
+// Built is a change built for tests: a pack and its head commit.
+type Built struct {
+	Pack []byte
+	Head cas.ID
 }
 
-// Proposal returns a valid proposal for tests: a pack holding one commit on
+// Proposal returns a valid change for tests: a pack holding one commit on
 // parent made by publication pub, with a placeholder tree (remote checks
 // the commit, not its closure). note makes commits of different writers
 // differ.
-func Proposal(parent cas.ID, pub string, note []byte) remote.Proposal {
+func Proposal(parent cas.ID, pub string, note []byte) Built {
 	commit := cas.EncodeCommit(cas.Commit{Tree: cas.Sum(append([]byte("tree "), note...)), Parent: parent,
 		Publication: pub, Time: time.Unix(1700000000, 0), Message: note})
 	w := cas.NewPackWriter()
@@ -633,7 +582,7 @@ func Proposal(parent cas.ID, pub string, note []byte) remote.Proposal {
 	if err != nil {
 		panic(err)
 	}
-	return remote.Proposal{Pack: pack, Head: commit.ID}
+	return Built{Pack: pack, Head: commit.ID}
 }
 
 // CopyFixture copies a fixture store kept in testdata in the file

@@ -47,29 +47,32 @@ func TestS3Outage(t *testing.T) {
 	// unavailable (never ambiguous, never accepted), and after the restart
 	// the notebook continues from the state it had.
 	t.Run("Crashed", func(t *testing.T) {
-		nb := remote.Open(seaweedStore(t, srv, nil), remote.Options{})
-		var p proposer
-		first, err := nb.Publish(ctx, p.build)
+		store := seaweedStore(t, srv, nil)
+		nb := remote.Open(store, remote.Options{})
+		if _, err := publishOne(ctx, store); err != nil {
+			t.Fatal(err)
+		}
+		first, err := nb.ReadCurrent(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		srv.Kill(t)
 		short, cancel := context.WithTimeout(ctx, 20*time.Second)
-		acc, err := nb.Publish(short, p.build)
+		acc, err := publishOne(short, store)
 		cancel()
 		if !errors.Is(err, remote.ErrUnavailable) || errors.Is(err, remote.ErrAmbiguous) {
-			t.Fatalf("Publish on a dead server = %+v, %v; want ErrUnavailable", acc, err)
+			t.Fatalf("publishing on a dead server = %+v, %v; want ErrUnavailable", acc, err)
 		}
 		srv.Restart(t)
 		cur, err := nb.ReadCurrent(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cur.ETag != first.State.ETag || cur.Generation() != 1 {
+		if cur.ETag != first.ETag || cur.Generation() != 1 {
 			t.Fatalf("after the crash current is generation %d, want the accepted 1", cur.Generation())
 		}
-		next, err := nb.Publish(ctx, p.build)
-		if err != nil || next.State.Generation() != 2 {
+		next, err := publishOne(ctx, store)
+		if err != nil || next.Generation != 2 {
 			t.Fatalf("publishing after the restart: %+v, %v", next, err)
 		}
 	})

@@ -34,21 +34,20 @@ func TestS3ReadFailuresAreNotAmbiguous(t *testing.T) {
 	ctx := context.Background()
 	good := seaweedStore(t, srv, nil)
 	nb := remote.Open(good, remote.Options{})
-	var p proposer
 	for range 5 {
-		if _, err := nb.Publish(ctx, p.build); err != nil {
+		if _, err := publishOne(ctx, good); err != nil {
 			t.Fatal(err)
 		}
 	}
 	st, _ := nb.ReadCurrent(ctx)
-	for _, match := range []string{"/current", "/packs/"} {
+	for _, match := range []string{"/current", "/proposals/"} {
 		bad := seaweedStore(t, srv, status500{next: http.DefaultTransport, match: match})
 		bnb := remote.Open(bad, remote.Options{})
 		var err error
 		if match == "/current" {
-			_, err = bnb.Publish(ctx, p.build)
+			_, err = publishOne(ctx, bad)
 		} else {
-			_, err = bnb.CatchUp(ctx, st, 0, 2, nil, func([]remote.CaughtUpPack) error { return nil })
+			_, err = bnb.FetchPack(ctx, st.Manifest.Packs()[0])
 		}
 		if !errors.Is(err, remote.ErrUnavailable) || errors.Is(err, remote.ErrAmbiguous) {
 			t.Fatalf("500 to GET %s: %v; want ErrUnavailable only", match, err)

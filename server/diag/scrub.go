@@ -18,8 +18,10 @@ var scrubRules = sync.OnceValue(func() []scrubRule {
 	return []scrubRule{
 		// URL user information: scheme://user:secret@host -> scheme://host.
 		{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@"'<>]+@`), "$1"},
-		// Pack keys and probe keys of the store layout (DESIGN §5).
-		{regexp.MustCompile(`packs/(?:checkpoints|increments)/[A-Za-z0-9._-]+`), "<pack>"},
+		// Pack keys, proposal keys (format 4: every commit's pack is in
+		// its proposal) and probe keys of the store layout (DESIGN §5).
+		{regexp.MustCompile(`packs/(?:checkpoints|increments|groups|rollups)/[A-Za-z0-9._-]+`), "<pack>"},
+		{regexp.MustCompile(`proposals/[A-Za-z0-9._-]+`), "<proposal>"},
 		{regexp.MustCompile(`probe/[A-Za-z0-9._-]+`), "<probe>"},
 		// AWS access key IDs (long-term AKIA, temporary ASIA and the other
 		// documented unique-ID prefixes).

@@ -8,6 +8,7 @@ func TestScrubRemovesSecretsAndIDs(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"read packs/increments/18-0190f1a2-7c3b-7def-8abc-0123456789ab.pack: EOF", "read <pack>: EOF"},
 		{"packs/checkpoints/1024-0190f1a2-7c3b-7def-8abc-0123456789ab.pack", "<pack>"},
+		{"proposals/00000000000000000001-0190f1a2-7c3b-7def-8abc-0123456789ab: no descriptor line", "<proposal>: no descriptor line"},
 		{"probe/0190f1a2-7c3b-7def-8abc-0123456789ab failed", "<probe> failed"},
 		{"object " + id64 + " missing", "object <id> missing"},
 		{"commit 0123456789abcdef0123456789abcdef01234567", "commit <id>"},

@@ -34,7 +34,6 @@ func memEngine(t *testing.T, mem *memstore.Mem) (*server.Engine, string) {
 		PrivateRoot:   filepath.Join(base, "private"),
 		WorkspaceRoot: dir,
 		DefaultDir:    dir,
-		CommitRetries: 2,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -88,16 +87,14 @@ func TestStoreFaultAcceptanceUnknown(t *testing.T) {
 		t.Fatal(txt)
 	}
 	reads := mem.Calls(memstore.OpGet) - before
-	// Next commit: the replace is lost in flight, and every re-read that
+	// Next commit: the replace is lost in flight, and the re-read that
 	// could settle the outcome fails.
 	write("a\nb\n")
 	mem.Inject(memstore.Fault{Op: memstore.OpReplace, KeyPrefix: "current", Before: remote.ErrAmbiguous})
 	for range reads {
 		mem.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: "current"}) // pass through
 	}
-	for range 3 {
-		mem.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
-	}
+	mem.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
 	s, txt, isErr := callTool(t, cs, ToolCommit, map[string]any{"message": "second"})
 	if !isErr {
 		t.Fatalf("commit succeeded: %s", txt)

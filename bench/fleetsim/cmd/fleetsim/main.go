@@ -34,7 +34,7 @@ func main() {
 	bw := flag.Int64("bandwidth", 100e6, "bytes per second one request moves (0 = unlimited)")
 	scale := flag.Float64("scale", 1, "time compression: sleeps are model durations / scale, reports multiply back (below 1: slow motion)")
 	seed := flag.Uint64("seed", 1, "seed of the instants, jitter and contents")
-	retries := flag.Int("commit-retries", 8, "each engine's lost-race retries (the CLI default)")
+	flag.Int("commit-retries", 8, "no longer used: a version-4 commit has no lost-race retries to count (ignored with a warning)")
 	maxTries := flag.Int("max-tries", 20, "Commit calls an agent spends on one commit")
 	capRun := flag.Duration("cap", 10*time.Minute, "no new call starts this long after the last instant (model time)")
 	perCommit := flag.Bool("engine-per-commit", false, "a fresh engine per Commit call, as the CLI (default: one engine per agent, as serve)")
@@ -72,8 +72,11 @@ func main() {
 	defer stop()
 	lg := log.New(os.Stderr, "fleetsim: ", log.Ltime)
 	flag.Visit(func(f *flag.Flag) {
-		if f.Name == "group-commit" || f.Name == "machines" {
+		switch f.Name {
+		case "group-commit", "machines":
 			lg.Printf("warning: -%s is no longer used and is ignored: the engines publish by one path, with no modes to choose", f.Name)
+		case "commit-retries":
+			lg.Printf("warning: -%s is no longer used and is ignored: a commit folds again after a lost write until it is accepted, with no retries to count", f.Name)
 		}
 	})
 	var runs []*fleetsim.Result
@@ -84,8 +87,8 @@ func main() {
 		}
 		cfg := fleetsim.Config{
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
-			Model:         fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
-			CommitRetries: *retries, MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
+			Model:    fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
+			MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
 			Engine: *engine, Warmup: *warmup, TraceSlow: *traceSlow, CatchUp: *catchUp, Gather: *gather, FoldParallel: *foldParallel,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
 		}

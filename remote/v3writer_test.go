@@ -1,5 +1,13 @@
 package remote
 
+// A version-3 writer, for tests only: format version 4 is the only one
+// the engine writes (package publish), but the readers of versions 1–3
+// (catch-up, history, verify, checkpoints of a v3 chain) are tested on
+// stores these tests build generation by generation, beyond what the
+// fixture stores in testdata hold. This is the plain version-3 path as
+// binaries before version 4 ran it: read `current`, build, upload the
+// pack, replace `current` conditionally, retry after a lost race.
+
 import (
 	"context"
 	"errors"
@@ -8,6 +16,32 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
+
+// Proposal is what one publication attempt wants accepted.
+type Proposal struct {
+	Pack []byte // a complete pack holding every object the new head needs that the chain lacks
+	Head cas.ID // the new head commit; its parent must be the observed head
+	Skip bool   // nothing to publish: the observed state is already the result
+	// Ready, when set, is called before the conditional write that could
+	// accept the proposal, and that write is made only if it returns nil
+	// (its error is returned as it is). The caller's durable preparations
+	// (a pending record) then overlap the pack upload.
+	Ready func() error
+}
+
+// Accepted is the outcome of a successful publication.
+//
+// State is the state this publication created. When acceptance was proved
+// by re-reading `current` after an ambiguous reply and later publications
+// had already been accepted on top, State.ETag is "" (the ETag of our
+// version is unknowable): it must not be used for a conditional write —
+// callers re-read `current` before their next publication anyway.
+type Accepted struct {
+	State       State
+	Publication string
+	Attempts    int
+	Published   bool // false when the final proposal was Skip
+}
 
 // errNotAccepted marks an attempt that did not change `current`: a lost
 // race, or an ambiguous write proved not (yet) applied. Publish retries it.
@@ -152,9 +186,6 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 		return State{}, fmt.Errorf("%w: %v", ErrInvalidProposal, err)
 	}
 	data := encodeManifest(next) // Extend validated it
-	// `current` is staged while the pack is uploaded (stage.go).
-	staged := stageAhead(n.store, data)
-	defer discardStaged(staged)
 	// The pack first: until `current` names it, it is only a proposal.
 	if err := n.store.Put(ctx, ref.Key, prop.Pack); err != nil {
 		return State{}, fmt.Errorf("remote: upload pack: %w", notAmbiguous(err))
@@ -167,7 +198,12 @@ func (n *Notebook) attempt(ctx context.Context, observed State, pub string, prop
 			return State{}, err
 		}
 	}
-	etag, err := writeCurrent(ctx, n.store, staged, data, observed.ETag)
+	var etag string
+	if observed.ETag == "" {
+		etag, err = n.store.CreateIfAbsent(ctx, CurrentKey, data)
+	} else {
+		etag, err = n.store.ReplaceIfMatch(ctx, CurrentKey, data, observed.ETag)
+	}
 	switch {
 	case err == nil:
 		return State{Manifest: next, ETag: etag}, nil
