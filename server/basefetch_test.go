@@ -36,7 +36,7 @@ func baseGoneScene(t *testing.T, retainFor time.Duration) (store *memstore.Mem, 
 		a.e.background.Wait()
 	}
 	a.e.cleanupV4(context.Background()) // the sweep a later commit of the fleet would run
-	stale.e.Close() // as between two CLI processes
+	stale.e.Close()                     // as between two CLI processes
 	if err := os.RemoveAll(filepath.Join(stale.e.private, "stores")); err != nil {
 		t.Fatal(err)
 	}
