@@ -338,17 +338,24 @@ func verifyGenerations(ctx context.Context, store Store, m *Manifest, rep *Repor
 	}
 	// A proposal (format v4, or a v3 registration) is keyed by the
 	// generation it was built on, which its writer read in `current`: one
-	// above `current`'s says the same.
+	// above `current`'s says the same. So does a registered rollup or
+	// checkpoint (keyed by the generation its block or checkpoint ends
+	// at, built once that generation was accepted); a fold would copy a
+	// rollup of another history into `current` once the generation comes
+	// round again.
 	objs, err := store.List(ctx, ProposalsPrefix)
 	if err != nil {
 		return fmt.Errorf("remote: verify: list %s: %w", ProposalsPrefix, err)
 	}
 	for _, o := range objs {
 		kind, g, _, _, _ := ParseProposalEntry(o.Key)
-		if kind != EntryProposal || g <= gen {
+		if (kind != EntryProposal && kind != EntryRollup && kind != EntryCheckpoint) || g <= gen {
 			continue
 		}
 		what := fmt.Sprintf("was built on generation %d, above current's %d", g, gen)
+		if kind != EntryProposal {
+			what = fmt.Sprintf("was registered for generation %d, above current's %d", g, gen)
+		}
 		if m == nil {
 			what = fmt.Sprintf("was built on generation %d, but current is absent", g)
 		}

@@ -150,6 +150,25 @@ func TestVerifyVersion4(t *testing.T) {
 	if err != nil || len(rep.Findings) != 1 || rep.Findings[0].Code != remote.FindingGenerationRegress || rep.Findings[0].Key != d.Key() {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
+	// So is a checkpoint registered for a generation above `current`'s
+	// (a fold would take a rollup so registered once the notebook
+	// reaches its generation again, with another history's objects).
+	if err := store.Delete(ctx, d.Key()); err != nil {
+		t.Fatal(err)
+	}
+	cpPub := remote.NewUUIDv7()
+	cp := remote.Checkpoint{Pack: remote.PackRef{Key: remote.CheckpointKey(4, cpPub), Sum: cas.Sum([]byte("cp")), Size: 2}, Head: cas.Sum([]byte("head of 4")), Through: 4, Publication: cpPub}
+	key, data, err := remote.EncodeRegistered(remote.Registered{Kind: remote.EntryCheckpoint, Checkpoint: cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, key, data); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = remote.Verify(ctx, store, remote.VerifyOptions{})
+	if err != nil || len(rep.Findings) != 1 || rep.Findings[0].Code != remote.FindingGenerationRegress || rep.Findings[0].Key != key {
+		t.Fatalf("verify of a registration above current: %+v %v", rep, err)
+	}
 }
 
 // wholeProposal is a proposal of one file on the empty notebook whose

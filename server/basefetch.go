@@ -61,7 +61,7 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	chains, err := s.e.notebook.Chains(s.ctx, state)
+	chains, err := s.baseChains(state)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +93,22 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 	}
 	msg := fmt.Sprintf("The base of %s (the version this directory last synchronised, which its local edits are measured against) is no longer in the private cache nor in the store, so its local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts.", paths[0])
 	return nil, newError(CodeEngineFailed, ReasonBaselineLost, msg, cas.ErrNotFound)
+}
+
+// baseChains lists the chains whose packs may hold base content. A
+// version-4 `current` lists its whole history, but a sweep deletes what
+// lies below its oldest listed checkpoint (with the segments that index
+// it): there only the retained history is read, so base content that went
+// with the rest is BASELINE_LOST, not a manifest naming missing segments.
+func (s *session) baseChains(state remote.State) ([]remote.Chain, error) {
+	if state.Manifest == nil || state.Manifest.V4 == nil {
+		return s.e.notebook.Chains(s.ctx, state)
+	}
+	ret, err := s.e.notebook.Retention(s.ctx, state)
+	if err != nil {
+		return nil, err
+	}
+	return s.e.notebook.ChainsAbove(s.ctx, state, ret.Floor)
 }
 
 // baseStep is packs to fetch into the cache named key.
@@ -140,6 +156,11 @@ func basePlan(chains []remote.Chain, gen uint64, version int) []baseStep {
 		var refs []remote.PackRef
 		for _, inc := range c.Increments {
 			if inc.Generation > gen {
+				if len(refs) == 0 && c.Checkpoint.Through > gen && !c.Checkpoint.IsGenesis() {
+					// A version-4 increment stores its trees as deltas of
+					// the trees before it: its chain's checkpoint first.
+					refs = append(refs, c.Checkpoint.Pack)
+				}
 				refs = appendIncrementPacks(refs, inc)
 			}
 		}

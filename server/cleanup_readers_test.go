@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -29,43 +28,49 @@ func (s *afterReadStore) Get(ctx context.Context, key string) ([]byte, string, e
 	return data, etag, err
 }
 
-// Issue 14, item 5: a reader whose manifest names packs that a cleanup
-// then removes (a checkpoint swapped in meanwhile, --retained-checkpoints
-// 0) re-reads `current` and succeeds, instead of failing STORAGE_INTEGRITY
-// / MISSING_PACK: for a pull, and for a commit (Publish retries the
-// attempt on the newer state).
+// Issue 14, item 5: a reader whose `current` names packs that a sweep
+// then removes (checkpoints made active meanwhile, the history below the
+// oldest listed one deleted) reads `current` again and succeeds, instead
+// of failing STORAGE_INTEGRITY / MISSING_PACK: for a pull, and for a
+// commit (its call is made once more on the newer state). A version-4
+// sweep deletes only what a `current` a window (K + M) older needs: so a
+// small window (K = M = 4), a checkpoint every 8 generations, and the
+// writer commits 28 generations and sweeps between the reader's read of
+// `current` (generation 12) and its downloads.
 func TestReadersSurviveCleanup(t *testing.T) {
-	t.Skip(v4SmallScope)
 	for _, op := range []string{"pull", "commit"} {
 		t.Run(op, func(t *testing.T) {
 			mem := memstore.New()
-			// A window by time shorter than the test: history goes with
-			// its checkpoints (the default, 30 days, keeps it all).
-			w := newAgent(t, mem, withCheckpoints(7, 0), func(c *Config) { c.Retain = time.Nanosecond })
+			// No window by time: history goes with its checkpoints (the
+			// default, 30 days, keeps it all).
+			w := retainV4Agent(t, mem, func(c *Config) { c.Retain = NoRetainWindow })
 			hooked := &afterReadStore{Store: mem}
-			r := newAgent(t, hooked)
+			r := retainV4Agent(t, hooked)
 			w.pull()
 			for i := range 3 {
 				w.write(fmt.Sprintf("f%d.md", i), "")
 			}
 			w.commit("seed")
 			r.pull()
-			for i := range 5 {
+			for i := range 11 {
 				w.appendTo(fmt.Sprintf("f%d.md", i%3), fmt.Sprint("line ", i, "\n"))
 				w.commit(fmt.Sprint("c", i))
-			}
-			w.e.background.Wait()
-			stale, err := remote.Open(mem, remote.Options{}).ReadCurrent(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Right after the reader read generation 6: one more commit
-			// reaches the threshold, its checkpoint swaps in and cleanup
-			// removes the old chain.
-			hooked.hook = func() {
-				w.appendTo("f0.md", "last\n")
-				w.commit("last")
 				w.e.background.Wait()
+			}
+			stale, err := remote.Open(mem, remote.Options{}).ReadCurrent(context.Background())
+			if err != nil || stale.Generation() != 12 {
+				t.Fatalf("current: generation %d, %v", stale.Generation(), err)
+			}
+			// Right after the reader read generation 12: the writer
+			// commits on to generation 40, its checkpoints become active
+			// and a sweep removes the history below the oldest listed.
+			hooked.hook = func() {
+				for i := range 28 {
+					w.appendTo(fmt.Sprintf("f%d.md", i%3), fmt.Sprint("more ", i, "\n"))
+					w.commit(fmt.Sprint("more", i))
+					w.e.background.Wait()
+				}
+				w.e.cleanupV4(context.Background())
 			}
 			if op == "pull" {
 				r.pull()

@@ -13,41 +13,48 @@ import (
 )
 
 // With --retain 1m standing in for 30 days, the window passes (the
-// engine's clock is moved on, no sleep) and later checkpoints drop what
-// it no longer covers: with 0 or 1 retained checkpoints, every history
-// call at, before and past the oldest retained generation answers or says
+// engine's clock is moved on, no sleep) and a sweep drops the history
+// below the oldest checkpoint `current` lists: every history call at,
+// before and past the oldest retained generation answers or says
 // HISTORY_UNAVAILABLE naming what verify reports, never CACHE_CORRUPT.
+// A version-4 `current` lists at most two checkpoints whatever
+// --retained-checkpoints says, and a sweep cuts history only once
+// `current` is a window (K + M) past that checkpoint and every generation
+// up to it has left --retain: so a small window (K = M = 4), a checkpoint
+// every 8 generations, and the clock moved past the first 34.
 func TestHistoryPastTheRetentionWindow(t *testing.T) {
-	t.Skip(v4SmallScope)
-	for _, kept := range []int{0, 1} {
-		t.Run(fmt.Sprint("retained-", kept), func(t *testing.T) {
+	for name, newStore := range v4Stores(t) {
+		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			store := memstore.New()
+			store := newStore(t)
 			var ahead atomic.Int64
 			clock := func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
-			a := newAgent(t, store, withCheckpoints(2, kept), func(c *Config) { c.Retain, c.Now = time.Minute, clock })
+			a := retainV4Agent(t, store, func(c *Config) { c.Retain, c.Now = time.Minute, clock })
 			a.pull()
-			for i := 1; i <= 11; i++ { // the last after a checkpoint: a publication above it
-				if i == 7 {
-					ahead.Store(int64(2 * time.Minute)) // the first six are now out of the window
+			for i := 1; i <= 41; i++ { // the last after a checkpoint: a publication above it
+				if i == 35 {
+					ahead.Store(int64(2 * time.Minute)) // the first 34 are now out of the window
 				}
 				a.write("n.md", fmt.Sprintf("%d\n", i))
 				a.write(fmt.Sprintf("f%d.md", i), "x\n")
 				a.commit(fmt.Sprint("c", i))
 				a.e.background.Wait()
 			}
+			// The sweep a later commit of the fleet would run (the rule
+			// picks generation 48 next).
+			a.e.cleanupV4(ctx)
 			rep, err := remote.Verify(ctx, store, remote.VerifyOptions{})
 			if err != nil || !rep.OK() {
 				t.Fatalf("verify: %v %+v", err, rep)
 			}
 			ret := rep.History
-			if ret.Floor < 6 || ret.Oldest <= ret.Floor {
+			if ret.Floor < 16 || ret.Floor > 34 || ret.Oldest != ret.Floor+1 {
 				t.Fatalf("retention %+v: the window's end dropped nothing", ret)
 			}
 
-			fresh := newAgent(t, store)
+			fresh := retainV4Agent(t, store)
 			log, err := fresh.e.History(ctx, HistoryQuery{Limit: 10})
-			if err != nil || len(log) == 0 || log[len(log)-1].Generation != ret.Oldest || log[0].Message != "c11" {
+			if err != nil || len(log) == 0 || log[len(log)-1].Generation != ret.Oldest || log[0].Message != "c41" {
 				t.Fatalf("log at its default length: %d entries, %v; verify's oldest publication %d", len(log), err, ret.Oldest)
 			}
 			for _, q := range []HistoryQuery{{Limit: 10, Path: "n.md"}, {Limit: 10, Since: time.Unix(0, 0)}, {Limit: 10, Path: "f1.md"}} {

@@ -99,19 +99,20 @@ func TestCLIBlame(t *testing.T) {
 }
 
 // A line older than the retained history says so, naming the oldest
-// retained publication.
+// retained publication. The history is cut by a version-4 sweep with a
+// window of 8 (sweepV4), past a checkpoint every 8 generations.
 func TestCLIBlameBeforeRetainedHistory(t *testing.T) {
-	t.Skip(v4SmallScope)
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
-	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS=0", "SLIVINGDOC_RETAIN=0")
+	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=8")
 	a.pull()
 	a.write("a.md", "old\n")
 	a.commit("first")
-	for i := range 8 {
+	for i := range 25 {
 		a.write("a.md", fmt.Sprintf("old\nnew %d\n", i))
 		a.commit("edit")
 	}
+	sweepV4(t, nb, 0)
 	var v verifyJSON
 	if o := a.run("verify", "--json"); json.Unmarshal([]byte(o.stdout), &v) != nil || v.OldestPublication <= 1 {
 		t.Fatalf("the history was not cut:\n%s", o)

@@ -1,59 +1,79 @@
 package main
 
-// Retention edges through the binary: after checkpoints with 0 or 1
-// retained checkpoints, past the window by time (--retain 0), inside it
-// (--retain 1m, before the minute is up: the history below the oldest
-// checkpoint is still listed) and with the window passed for the oldest
-// publications only, every history command at, around and past the oldest
-// retained generation answers, or says HISTORY_UNAVAILABLE naming the
-// generation verify reports; never CACHE_CORRUPT. log and verify agree.
+// Retention edges through the binary: after checkpoints and a sweep past
+// the window by time (--retain 0) or inside it (--retain 1m, before the
+// minute is up: the history below the oldest checkpoint is still
+// stored), every history command at, around and past the oldest retained
+// generation answers, or says HISTORY_UNAVAILABLE naming the generation
+// verify reports; never CACHE_CORRUPT. log and verify agree.
+//
+// A version-4 sweep cuts history only once `current` is a window (K + M,
+// 256 by default) past the oldest listed checkpoint, so the sweep is run
+// in this process with a window of 8, standing for the one a commit of a
+// fleet with a small window would run; with the writers stopped, nothing
+// can be in flight that a small window would endanger. A version-4
+// `current` lists at most two checkpoints whatever
+// --retained-checkpoints says, and its window by time holds back the
+// whole floor (every generation up to it must have left the window), so
+// the version-3 cases of one or no retained checkpoint and of a window
+// passed for the oldest publications only have no version-4 counterpart.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/filestore"
 )
 
 func TestCLIHistoryRetentionEdges(t *testing.T) {
-	t.Skip(v4SmallScope)
-	windows := []struct {
-		name          string
-		first, second string // --retain for the first 6 commits, then the last 4
-		whole         bool   // nothing has left the window yet
+	for _, w := range []struct {
+		name   string
+		retain time.Duration // the sweep's --retain
+		whole  bool          // nothing has left the window yet
 	}{
-		{"past-window", "0", "0", false},
-		{"inside-window", "1m", "1m", true},
-		{"window-passed-for-the-oldest", "0", "720h", false},
-	}
-	for _, w := range windows {
-		for _, kept := range []string{"0", "1"} {
-			t.Run(w.name+"/retained-"+kept, func(t *testing.T) {
-				retentionEdges(t, w.first, w.second, kept, w.whole)
-			})
-		}
+		{"past-window", 0, false},
+		{"inside-window", time.Minute, true},
+	} {
+		t.Run(w.name, func(t *testing.T) { retentionEdges(t, w.retain, w.whole) })
 	}
 }
 
-func retentionEdges(t *testing.T, first, second, kept string, whole bool) {
+// sweepV4 runs a version-4 sweep of nb's file store with a window (K + M)
+// of 8 and retain as --retain.
+func sweepV4(t *testing.T, nb *notebook, retain time.Duration) {
+	t.Helper()
+	store, err := filestore.New(storeDir(nb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.Open(store, remote.Options{}).CleanupV4(context.Background(), remote.CleanupV4Options{Window: 8, RetainFor: retain}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func retentionEdges(t *testing.T, retain time.Duration, whole bool) {
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
-	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2", "SLIVINGDOC_RETAINED_CHECKPOINTS="+kept)
+	// A checkpoint every 8 generations: at 26 the oldest listed one is a
+	// window of 8 behind `current`.
+	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=8")
 	a.pull()
 	// Every commit adds files only, so any revert merges cleanly.
-	for i := 1; i <= 10; i++ {
+	for i := 1; i <= 26; i++ {
 		a.write(fmt.Sprintf("n%d.md", i), fmt.Sprintf("note %d\n", i))
 		if i%2 == 0 {
 			a.write(fmt.Sprintf("sub/s%d.md", i), fmt.Sprintf("sub %d\n", i))
 		}
-		retain := first
-		if i > 6 {
-			retain = second
-		}
-		mustOK(t, a.runEnv([]string{"SLIVINGDOC_RETAIN=" + retain}, "commit", a.dir, "-m", fmt.Sprint("c", i)))
+		a.commit(fmt.Sprint("c", i))
 	}
+	sweepV4(t, nb, retain)
 	a.pull()
 
 	o := a.run("verify", "--json")
@@ -67,7 +87,7 @@ func retentionEdges(t *testing.T, first, second, kept string, whole bool) {
 		// Every increment from the first is still listed: the history
 		// reads from the empty notebook on.
 		t.Fatalf("verify: oldest generation %d, oldest publication %d, want 0 and 1", floor, oldest)
-	case !whole && (floor == 0 || (oldest != 0 && oldest <= floor)):
+	case !whole && (floor == 0 || oldest != floor+1):
 		t.Fatalf("verify: oldest generation %d, oldest publication %d: the checkpoints dropped nothing", floor, oldest)
 	}
 
@@ -102,7 +122,7 @@ func retentionEdges(t *testing.T, first, second, kept string, whole bool) {
 	if d := logGens(); len(d) != min(len(all), 10) {
 		t.Fatalf("log at its default -n: %v, want the first %d of %v", d, min(len(all), 10), all)
 	}
-	if s := logGens("--since", "2000-01-01"); fmt.Sprint(s) != fmt.Sprint(all) {
+	if s := logGens("--since", "2000-01-01", "-n", "1000"); fmt.Sprint(s) != fmt.Sprint(all) {
 		t.Fatalf("log --since: %v, want %v", s, all)
 	}
 	logGens("--path", "sub")

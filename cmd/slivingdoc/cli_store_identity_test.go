@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -140,11 +144,15 @@ func writeTo(t *testing.T, p, content string) {
 }
 
 // The backup and restore procedure of docs/operations.md §3B, step by
-// step: nothing written after the backup, committed or not, is lost.
+// step, on a version-4 store: nothing written after the backup,
+// committed or not, is lost, and nothing written after it is published
+// twice. A checkpoint every 2 generations, so the commits after the
+// backup leave registrations and checkpoints above the restored
+// generation as well as proposals.
 func TestRestoreFromBackupProcedure(t *testing.T) {
-	t.Skip(v4RestoreProcedure)
 	nb := newNotebook(t, backends[0])
 	a := nb.agent("a")
+	a.env = append(a.env, "SLIVINGDOC_CHECKPOINT_PACKS=2")
 	a.pull()
 	a.write("kept.md", "before the backup\n")
 	a.commit("one")
@@ -155,33 +163,82 @@ func TestRestoreFromBackupProcedure(t *testing.T) {
 	copyTree(t, store, backup) // the operator's backup of the whole prefix
 	a.write("later.md", "published after the backup\n")
 	a.commit("two")
+	for i := range 4 {
+		a.write(fmt.Sprintf("more%d.md", i), "more\n")
+		a.commit(fmt.Sprint("more ", i))
+	}
 	a.write("later.md", "published after the backup\nand again\n")
 	a.commit("three")
 	a.write("local.md", "never committed\n")
-	newer := filepath.Join(t.TempDir(), "newer") // packs the restore will bring back too
-	copyTree(t, filepath.Join(store, "packs", "increments"), newer)
+	newer := filepath.Join(t.TempDir(), "newer") // what the restore will bring back too
+	copyTree(t, store, newer)
 
 	// The bucket is lost.
 	if err := os.RemoveAll(store); err != nil {
 		t.Fatal(err)
 	}
 	// 1. Stop every writer; restore the backup into an empty prefix. This
-	// restore also brought back the packs of generations 2 and 3 (from a
-	// later, partial copy).
+	// restore also brought back every object written after the backup
+	// (from a later, partial copy) but `current`.
 	copyTree(t, backup, store)
-	copyTree(t, newer, filepath.Join(store, "packs", "increments"))
-	// 2. Verify names the objects above the restored generation; move
-	// them aside, then verify is clean.
-	if o := a.run("verify"); o.code == 0 || !strings.Contains(o.stdout, "GENERATION_REGRESSED") {
-		t.Fatalf("verify of the restored store with newer packs:\n%s", o)
-	}
-	for _, g := range []uint64{2, 3} {
-		packs, _ := filepath.Glob(filepath.Join(store, "packs", "increments", strings.Repeat("0", 19)+strconv.FormatUint(g, 10)+"-*.pack"))
-		if len(packs) != 1 {
-			t.Fatalf("the pack of generation %d: %v", g, packs)
+	var later []string // keys not in the backup
+	if err := filepath.WalkDir(newer, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		if err := os.Rename(packs[0], filepath.Join(t.TempDir(), filepath.Base(packs[0]))); err != nil {
+		rel, _ := filepath.Rel(newer, p)
+		if _, err := os.Stat(filepath.Join(backup, rel)); err == nil || rel == "current" {
+			return nil
+		}
+		later = append(later, filepath.ToSlash(rel))
+		return os.MkdirAll(filepath.Dir(filepath.Join(store, rel)), 0o755)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range later {
+		data, err := os.ReadFile(filepath.Join(newer, filepath.FromSlash(key)))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(store, filepath.FromSlash(key)), data, 0o644)
+		}
+		if err != nil {
 			t.Fatal(err)
+		}
+	}
+	// 2. Verify names the proposals and registrations built on or
+	// registered for generations above the restored one; move them aside
+	// with every object under proposals/ and packs/groups/ the backup does
+	// not hold, then verify is clean.
+	o := a.run("verify", "--json")
+	var v verifyJSON
+	if err := json.Unmarshal([]byte(o.stdout), &v); err != nil || o.code == 0 {
+		t.Fatalf("verify of the restored store with newer objects:\n%s", o)
+	}
+	aside := t.TempDir()
+	moveAside := func(key string) {
+		t.Helper()
+		dst := filepath.Join(aside, filepath.FromSlash(key))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(store, filepath.FromSlash(key)), dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	kinds := map[string]bool{}
+	for _, f := range v.Findings {
+		if f.Code != "GENERATION_REGRESSED" {
+			t.Fatalf("verify of the restored store: %+v\n%s", f, o)
+		}
+		kind, _, _, _, _ := remote.ParseProposalEntry(f.Key)
+		kinds[fmt.Sprint(kind)] = true
+		moveAside(f.Key)
+	}
+	if !kinds[fmt.Sprint(remote.EntryProposal)] || !kinds[fmt.Sprint(remote.EntryCheckpoint)] {
+		t.Fatalf("verify named no proposal or no registered checkpoint above the restored generation:\n%s", o)
+	}
+	for _, key := range later {
+		if strings.HasPrefix(key, remote.ProposalsPrefix) || strings.HasPrefix(key, "packs/groups/") {
+			moveAside(key)
 		}
 	}
 	if o := a.run("verify"); o.code != 0 {
@@ -218,11 +275,18 @@ func TestRestoreFromBackupProcedure(t *testing.T) {
 	if got := a.files(); len(got) != len(before) || got["later.md"] != before["later.md"] || got["local.md"] != before["local.md"] {
 		t.Fatalf("the pull that adopted the directory changed it: %q", got)
 	}
-	a.commit("published again after the restore")
+	// Generation 2: no version written after the backup was folded
+	// again beside it.
+	if r := a.commit("published again after the restore"); r.generation != 2 {
+		t.Fatalf("the commit after the restore: generation %d, want 2", r.generation)
+	}
 	want := map[string]string{"kept.md": "before the backup\n", "later.md": "published after the backup\nand again\n", "local.md": "never committed\n"}
+	for i := range 4 {
+		want[fmt.Sprintf("more%d.md", i)] = "more\n"
+	}
 	for _, h := range []*agent{b, nb.agent("c")} {
 		h.pull()
-		if got := h.files(); len(got) != len(want) || got["kept.md"] != want["kept.md"] || got["later.md"] != want["later.md"] || got["local.md"] != want["local.md"] {
+		if got := h.files(); !maps.Equal(got, want) {
 			t.Fatalf("%s holds %q, want %q", h.name, got, want)
 		}
 	}

@@ -134,16 +134,6 @@ func writeSeed(t *testing.T, p, content string) {
 // version-3 behaviour no writer has any more (every commit publishes by
 // version 4).
 const (
-	// v4SmallScope: the test's scope (a few commits, checkpoints every
-	// two generations) is one where version 3 cut history at once; a
-	// version-4 sweep cuts it only once `current` is a whole window
-	// (K + M generations) past the floor.
-	v4SmallScope = "format 4 cuts history a window (K + M generations) past the floor: the test's scope is version 3's"
-	// v4RestoreProcedure: docs/operations.md's backup-and-restore
-	// procedure moves aside the increment packs verify names above the
-	// restored generation; a version-4 store's are proposals, which it
-	// does not describe yet.
-	v4RestoreProcedure = "the backup-and-restore procedure is written for version-3 increment packs"
 	// v4CheckpointRewrite: with --checkpoint-packs 5, three writers'
 	// commits fail their rewrite (cas: object not found) once a v4
 	// checkpoint chain starts while proposals built before it are folded.
