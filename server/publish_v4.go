@@ -167,19 +167,21 @@ func undecidedV4(entries []pendingEntry) bool {
 	return false
 }
 
-// resumable returns the version-4 publication the pending record says
-// an earlier call of this directory registered and did not see decided:
-// its ID and the generation its first version was built on.
-func (s *session) resumable() (id string, first uint64, ok bool) {
+// pendingV4 returns the newest entry of the pending record when it names
+// a version-4 call that an earlier call of this directory registered and
+// did not see decided, and the record applies to the directory's
+// baseline: the commit resumes it (from its first version's generation),
+// a pull settles it (by its newest).
+func (s *session) pendingV4() (pendingEntry, bool) {
 	rec, err := s.state.loadPending()
 	if err != nil || rec == nil || s.base == nil || rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || len(rec.Entries) == 0 {
-		return "", 0, false
+		return pendingEntry{}, false
 	}
 	ent := rec.Entries[len(rec.Entries)-1]
 	if !ent.V4 || !remote.IsPublicationID(ent.Publication) {
-		return "", 0, false
+		return pendingEntry{}, false
 	}
-	return ent.Publication, ent.First, true
+	return ent, true
 }
 
 // publishV4 is publish by version 4. A call whose reads met a pack gone
@@ -208,7 +210,8 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		return nil, s.e.fail("publish", err)
 	}
 	s.v4 = nil
-	id, first, resume := s.resumable()
+	ent, resume := s.pendingV4()
+	id, first := ent.Publication, ent.First
 	resume = resume && mayResume
 	if !resume {
 		id = remote.NewUUIDv7()

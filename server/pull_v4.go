@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -36,28 +35,14 @@ import (
 // errNotRebuilt ends a settling call where it would build a new version.
 var errNotRebuilt = errors.New("server: a pull does not build a new version")
 
-// undecidedV4 returns the version-4 call the pending record names and
-// the generation its newest version was built on, if the record applies
-// to this directory's baseline.
-func (s *session) undecidedV4() (id string, last uint64, ok bool) {
-	rec, err := s.state.loadPending()
-	if err != nil || rec == nil || s.base == nil || rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || len(rec.Entries) == 0 {
-		return "", 0, false
-	}
-	ent := rec.Entries[len(rec.Entries)-1]
-	if !ent.V4 || !remote.IsPublicationID(ent.Publication) {
-		return "", 0, false
-	}
-	return ent.Publication, max(ent.Last, ent.First), true
-}
-
 // settleV4 settles the undecided call the pending record names, if any.
 // A store error is the pull's: the record stays for the next call.
 func (s *session) settleV4() error {
-	id, last, ok := s.undecidedV4()
+	ent, ok := s.pendingV4()
 	if !ok {
 		return nil
 	}
+	id, last := ent.Publication, max(ent.Last, ent.First)
 	pub, err := s.e.publisher(s.ctx)
 	if err != nil {
 		return s.e.fail("publish", err)
