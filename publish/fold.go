@@ -122,6 +122,11 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 			prevHead, prevTree, prevFiles = d.Head, tree, files
 			continue
 		}
+		bases, err := baseObjects(src, p.pack)
+		if err != nil {
+			decline() // its trees cannot be read: rebase could not either
+			continue
+		}
 		changes, ok := rebase(src, sink, d, commit, prevFiles, foldKey)
 		if !ok {
 			decline()
@@ -135,6 +140,16 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 		cobj := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: prevHead, Publication: commit.Publication, Time: commit.Time, Message: commit.Message})
 		if err := sink.Put(cobj); err != nil {
 			return folded{}, err
+		}
+		// The proposal's trees are deltas of the trees of the generation
+		// it was built on, which the state it is re-parented onto need
+		// not reach (nor a chain that starts at a later checkpoint): its
+		// bases go in the group pack, so a reader decodes the proposal
+		// from its parent's closure and the group pack alone.
+		for _, o := range bases {
+			if err := sink.Put(o); err != nil {
+				return folded{}, err
+			}
 		}
 		m := member(d)
 		m.Head = cobj.ID
@@ -163,6 +178,19 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 			return folded{}, err
 		}
 		out.group = data
+	}
+	return out, nil
+}
+
+// baseObjects returns the objects pack's deltas are based on, whole.
+func baseObjects(src cas.Source, pack *cas.Pack) ([]cas.Object, error) {
+	var out []cas.Object
+	for _, b := range pack.Bases() {
+		o, err := src.Get(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
 	}
 	return out, nil
 }
