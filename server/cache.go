@@ -553,6 +553,9 @@ type objectSource struct {
 	others  []*chainCache
 	names   []string // chain caches not opened yet, newest first
 	scanned bool
+	// more, when set, is read last: the packs a rewrite to an accepted
+	// generation below the state's head fetched (accepted.go).
+	more cas.Source
 }
 
 func (e *Engine) source(primary *chainCache) *objectSource {
@@ -616,6 +619,9 @@ func (s *objectSource) Get(id cas.ID) (cas.Object, error) {
 		if firstErr == nil || (errors.Is(firstErr, cas.ErrNotFound) && !errors.Is(err, cas.ErrNotFound)) {
 			firstErr = err
 		}
+	}
+	if s.more != nil && (firstErr == nil || errors.Is(firstErr, cas.ErrNotFound)) {
+		return s.more.Get(id)
 	}
 	if firstErr == nil {
 		firstErr = cas.ErrNotFound
