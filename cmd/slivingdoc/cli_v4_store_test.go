@@ -144,8 +144,4 @@ const (
 	// restored generation; a version-4 store's are proposals, which it
 	// does not describe yet.
 	v4RestoreProcedure = "the backup-and-restore procedure is written for version-3 increment packs"
-	// v4CheckpointRewrite: with --checkpoint-packs 5, three writers'
-	// commits fail their rewrite (cas: object not found) once a v4
-	// checkpoint chain starts while proposals built before it are folded.
-	v4CheckpointRewrite = "a v4 commit folded across a new checkpoint fails its rewrite (object not found)"
 )
