@@ -18,6 +18,16 @@ type pausingStore struct {
 	armed      atomic.Bool
 	registered chan struct{}
 	release    chan struct{}
+	gets       atomic.Int64 // GETs after the release
+}
+
+func (s *pausingStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	select {
+	case <-s.release:
+		s.gets.Add(1)
+	default:
+	}
+	return s.Store.Get(ctx, key)
 }
 
 func (s *pausingStore) Put(ctx context.Context, key string, data []byte) error {
@@ -106,10 +116,13 @@ func rewriteToAnOlderGeneration(t *testing.T, every, seed int, between bool) {
 		}
 	}
 	// Later generations change dir/ each time (a's trees leave every
-	// later closure).
+	// later closure), w's file too: its version at a's generation is then
+	// only in w's proposal, which a's cache never held.
+	b.pull()
 	last := int(want) + 12
 	for g := int(want) + 1; g <= last; g++ {
 		b.write("dir/b.md", fmt.Sprintf("b %d\n", g))
+		b.write("dir/w.md", fmt.Sprintf("w %d\n", g))
 		if res := b.commit(fmt.Sprint("b", g)); res.Generation != uint64(g) {
 			t.Fatalf("b's commit at %d, want %d", res.Generation, g)
 		}
@@ -134,6 +147,7 @@ func rewriteToAnOlderGeneration(t *testing.T, every, seed int, between bool) {
 	if out.res.Generation != want {
 		t.Fatalf("a's commit reports generation %d, want %d", out.res.Generation, want)
 	}
+	t.Logf("a's commit, from its registration on: %d GETs (catch-up to %d included)", ps.gets.Load(), last)
 	equalMaps(t, "a's directory", a.files(), map[string]string{"dir/a.md": "a\n", "dir/w.md": "w\n", "dir/b.md": fmt.Sprintf("b %d\n", seed), "top.md": "top\n"})
 	// A directory that starts afresh reads on from the checkpoint.
 	c := newAgent(t, store, model)
