@@ -444,7 +444,9 @@ func arrived(got []remote.CaughtUpPack, held func(cas.ID) bool) []remote.CaughtU
 // 16's tree only). The packs of that generation go first, so any bundle
 // that holds a proposal holds its bases too; they may be deltas in turn,
 // so it repeats until every base is held or known (at most one round per
-// generation).
+// generation). A fold puts a re-parented proposal's bases in its group
+// pack (publish/fold.go), which the catch-up takes with the proposal: this
+// fetches only for a group pack written before folds did.
 func (e *Engine) withProposalBases(out []remote.CaughtUpPack, known map[cas.ID]bool, held func(cas.ID) bool,
 	fetchGen func(g uint64) ([]remote.CaughtUpPack, error)) ([]remote.CaughtUpPack, error) {
 	missing := func(p *cas.Pack) bool {
