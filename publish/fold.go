@@ -80,7 +80,8 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 			return folded{}, fmt.Errorf("publish: the tree of generation %d: %w", c.Generation(), err)
 		}
 	}
-	var made []cas.Object // in the order created, for a deterministic pack
+	var made []cas.Object          // in the order created, for a deterministic pack
+	against := map[cas.ID]cas.ID{} // a base put in the pack -> the fold's tree at its path
 	sink := sinkFunc(func(o cas.Object) error {
 		if _, err := src.made.Get(o.ID); err != nil {
 			made = append(made, o)
@@ -122,6 +123,11 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 			prevHead, prevTree, prevFiles = d.Head, tree, files
 			continue
 		}
+		bases, err := baseObjects(src, p.pack)
+		if err != nil {
+			decline() // its trees cannot be read: rebase could not either
+			continue
+		}
 		changes, ok := rebase(src, sink, d, commit, prevFiles, foldKey)
 		if !ok {
 			decline()
@@ -135,6 +141,23 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 		cobj := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: prevHead, Publication: commit.Publication, Time: commit.Time, Message: commit.Message})
 		if err := sink.Put(cobj); err != nil {
 			return folded{}, err
+		}
+		// The proposal's trees are deltas of the trees of the generation
+		// it was built on, which the state it is re-parented onto need
+		// not reach (nor a chain that starts at a later checkpoint): its
+		// bases go in the group pack, so a reader decodes the proposal
+		// from its parent's closure and the group pack alone.
+		set := map[cas.ID]bool{}
+		for _, o := range bases {
+			set[o.ID] = true
+			if err := sink.Put(o); err != nil {
+				return folded{}, err
+			}
+		}
+		if len(set) > 0 {
+			if pc, err := cas.DecodeCommit(objectOrZero(src, d.ParentHead)); err == nil {
+				pairTrees(src, set, pc.Tree, tree, against)
+			}
 		}
 		m := member(d)
 		m.Head = cobj.ID
@@ -154,7 +177,17 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 	if len(made) > 0 {
 		w := cas.NewPackWriter()
 		for _, o := range made {
-			if err := w.Put(o); err != nil {
+			// A base goes as its delta from the fold's tree at its path
+			// when that tree is in the pack (stored before it): its
+			// difference only, and every reader of the pack can apply it.
+			var err error
+			if a, ok := against[o.ID]; ok && w.Has(a) {
+				ao, _ := src.made.Get(a)
+				err = w.PutDelta(o, ao, 0)
+			} else {
+				err = w.Put(o)
+			}
+			if err != nil {
 				return folded{}, err
 			}
 		}
@@ -165,6 +198,54 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 		out.group = data
 	}
 	return out, nil
+}
+
+// baseObjects returns the objects pack's deltas are based on, whole.
+func baseObjects(src cas.Source, pack *cas.Pack) ([]cas.Object, error) {
+	var out []cas.Object
+	for _, b := range pack.Bases() {
+		o, err := src.Get(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// objectOrZero is src.Get with the error dropped (a zero object, which does
+// not decode).
+func objectOrZero(src cas.Source, id cas.ID) cas.Object {
+	o, _ := src.Get(id)
+	return o
+}
+
+// pairTrees maps each of bases (the trees of the generation a proposal
+// was built on, along its changed paths) to the fold's tree at the same
+// path, walking both from the roots g and f; the first mapping stays.
+func pairTrees(src cas.Source, bases map[cas.ID]bool, g, f cas.ID, out map[cas.ID]cas.ID) {
+	if !bases[g] || f.IsZero() || g == f {
+		return
+	}
+	if _, ok := out[g]; !ok {
+		out[g] = f
+	}
+	gt, err1 := cas.DecodeTree(objectOrZero(src, g))
+	ft, err2 := cas.DecodeTree(objectOrZero(src, f))
+	if err1 != nil || err2 != nil {
+		return
+	}
+	dirs := map[string]cas.ID{}
+	for _, e := range ft {
+		if e.Kind == cas.KindTree {
+			dirs[e.Name] = e.ID
+		}
+	}
+	for _, e := range gt {
+		if e.Kind == cas.KindTree {
+			pairTrees(src, bases, e.ID, dirs[e.Name], out)
+		}
+	}
 }
 
 type sinkFunc func(cas.Object) error

@@ -442,6 +442,24 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 	}
 	groups := map[string]*cas.Pack{} // version 4: a fold's group pack, checked once
 	for _, inc := range c.Increments {
+		// Version 4: the group pack first, once per fold. It holds the
+		// bases of a re-parented proposal's tree deltas (the trees of
+		// the generation it was built on, which may lie before this
+		// chain's checkpoint: docs/storage.md §3C.6).
+		var g *cas.Pack
+		if inc.Group.Key != "" {
+			var seen bool
+			if g, seen = groups[inc.Group.Key]; !seen {
+				var err error
+				if g, err = check(inc.Group); err != nil {
+					return err
+				}
+				groups[inc.Group.Key] = g
+				if g != nil {
+					packs = append(packs, g)
+				}
+			}
+		}
 		p, err := check(inc.Pack)
 		if err != nil {
 			return err
@@ -455,16 +473,6 @@ func verifyChain(ctx context.Context, n *Notebook, c Chain, name string, rep *Re
 			// A re-parented generation: its head commit is the fold's,
 			// in the group pack (its proposal holds the head it built;
 			// a member taken as built, the first, has it there).
-			g, seen := groups[inc.Group.Key]
-			if !seen {
-				if g, err = check(inc.Group); err != nil {
-					return err
-				}
-				groups[inc.Group.Key] = g
-				if g != nil {
-					packs = append(packs, g)
-				}
-			}
 			if g == nil {
 				complete = false
 				continue

@@ -444,7 +444,9 @@ func arrived(got []remote.CaughtUpPack, held func(cas.ID) bool) []remote.CaughtU
 // 16's tree only). The packs of that generation go first, so any bundle
 // that holds a proposal holds its bases too; they may be deltas in turn,
 // so it repeats until every base is held or known (at most one round per
-// generation).
+// generation). A fold puts a re-parented proposal's bases in its group
+// pack (publish/fold.go), which the catch-up takes with the proposal: this
+// fetches only for a group pack written before folds did.
 func (e *Engine) withProposalBases(out []remote.CaughtUpPack, known map[cas.ID]bool, held func(cas.ID) bool,
 	fetchGen func(g uint64) ([]remote.CaughtUpPack, error)) ([]remote.CaughtUpPack, error) {
 	missing := func(p *cas.Pack) bool {
@@ -553,6 +555,9 @@ type objectSource struct {
 	others  []*chainCache
 	names   []string // chain caches not opened yet, newest first
 	scanned bool
+	// more, when set, is read last: the packs a rewrite to an accepted
+	// generation below the state's head fetched (accepted.go).
+	more cas.Source
 }
 
 func (e *Engine) source(primary *chainCache) *objectSource {
@@ -616,6 +621,9 @@ func (s *objectSource) Get(id cas.ID) (cas.Object, error) {
 		if firstErr == nil || (errors.Is(firstErr, cas.ErrNotFound) && !errors.Is(err, cas.ErrNotFound)) {
 			firstErr = err
 		}
+	}
+	if s.more != nil && (firstErr == nil || errors.Is(firstErr, cas.ErrNotFound)) {
+		return s.more.Get(id)
 	}
 	if firstErr == nil {
 		firstErr = cas.ErrNotFound

@@ -343,6 +343,13 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
 		s.src = s.e.source(chain)
+		// The generation the accepted version was built on: this
+		// directory's cache held its closure then (accepted.go).
+		built := last.observed.Generation()
+		if inc, ok := res.State.Manifest.Increment(res.Generation); ok && inc.Publication == last.publication {
+			built = inc.Proposal
+		}
+		s.src.more = s.e.acceptedObjects(s.ctx, state, s.src, built, res.Generation)
 		files, err := treeOf(s.src, res.Head)
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)

@@ -128,14 +128,3 @@ func writeSeed(t *testing.T, p, content string) {
 	a := &agent{nb: &notebook{t: t}, dir: filepath.Dir(p)}
 	a.write(filepath.Base(p), content)
 }
-
-// Reasons a test waits for something format 4 does not do, or does
-// wrong, yet; each test that names one is skipped rather than asserting a
-// version-3 behaviour no writer has any more (every commit publishes by
-// version 4).
-const (
-	// v4CheckpointRewrite: with --checkpoint-packs 5, three writers'
-	// commits fail their rewrite (cas: object not found) once a v4
-	// checkpoint chain starts while proposals built before it are folded.
-	v4CheckpointRewrite = "a v4 commit folded across a new checkpoint fails its rewrite (object not found)"
-)
