@@ -125,7 +125,10 @@ func (e *Engine) openChainCreated(key string) (*chainCache, bool, error) {
 // the manifest no longer names are then removed (prune.go).
 func (e *Engine) openChainOf(state remote.State) (*chainCache, error) {
 	c, created, err := e.openChainCreated(chainKey(state))
-	if err == nil && created {
+	// A chain's cache may be created before any sync sees the chain (a
+	// v4 checkpoint's pre-fill, a writer keeping its own proposal), so
+	// its first sync (nothing reached yet) prunes too.
+	if err == nil && (created || e.reachOf(c) == 0) {
 		e.pruneChains(state)
 	}
 	return c, err

@@ -33,7 +33,6 @@ func chainCaches(t *testing.T, a *agent) []string {
 // and the retained ones), however many checkpoints pass, both for the
 // writer that checkpoints and for one that only observes checkpoints.
 func TestChainCachesArePruned(t *testing.T) {
-	t.Skip(v4ChainPrune)
 	store := memstore.New()
 	a := newAgent(t, store, withCheckpoints(2, 1))
 	b := newAgent(t, store, withCheckpoints(1000, 1))

@@ -342,15 +342,6 @@ func (r *recordingStore) List(ctx context.Context, prefix string) ([]remote.Obje
 // that calls one is skipped, naming it, rather than asserting a version-3
 // behaviour no writer has any more (every commit publishes by version 4).
 const (
-	// v4ChainPrune: pruneChains runs only when sync first creates a
-	// chain's cache (openChainOf), but on version 4 that cache is created
-	// before any sync sees the chain: by the checkpoint builder's pre-fill
-	// (afterPublishV4, checkpoint.go) on the writer that checkpoints, and
-	// by keepOwnProposal (publish_v4.go) on every other writer, both
-	// through openChain, which never prunes. So P keeps one cache per
-	// checkpoint ever made. Pruning in openChainOf also when the cache's
-	// reach is 0 (its first sync, whoever created it) makes the test pass.
-	v4ChainPrune = "format 4 never prunes chain caches: each is first created by openChain (checkpoint pre-fill, keepOwnProposal), which does not prune"
 	// v4CatchUpRollups: current lists a few rollups per level only, so
 	// a reader 100 generations behind whose blocks' rollups were dropped
 	// fetches those generations one by one (20 GETs against 17).
