@@ -21,9 +21,8 @@ import (
 
 // With --checkpoint-packs 5, three processes commit 20 times each. Every
 // commit succeeds (checkpoints run beside them and never fail them),
-// checkpoints are swapped in, the active tail stays short throughout, a
-// fresh directory's cold pull downloads the checkpoint and the tail only,
-// and verify finds the store whole.
+// checkpoints are swapped in, a fresh directory's cold pull downloads the
+// checkpoint and the tail only, and verify finds the store whole.
 func TestCLICheckpointsUnderConcurrentWriters(t *testing.T) {
 	const writers, commits, threshold = 3, 20, 5
 	forEachBackend(t, func(t *testing.T, nb *notebook) {
@@ -96,12 +95,13 @@ func TestCLICheckpointsUnderConcurrentWriters(t *testing.T) {
 		if mf.Checkpoint.IsGenesis() {
 			t.Fatalf("no checkpoint after %d commits", writers*commits)
 		}
-		// A worker folds what it saw; increments accepted while it built stay
-		// in the tail, so the bound is the threshold plus what the writers
-		// can add during one checkpoint.
-		if mt := maxTail.Load(); mt > 2*threshold+writers {
-			t.Errorf("the active tail reached %d increments (threshold %d)", mt, threshold)
-		}
+		// How long the tail grew while the writers ran is logged, not
+		// asserted: a checkpoint is built in the background and enters
+		// `current` with the next fold that LISTs, so the tail it leaves
+		// depends on how fast the builder runs beside the writers (on a
+		// loaded machine, without bound). What the user relies on is
+		// asserted: checkpoints were made and taken, and a cold pull reads
+		// the checkpoint and the tail only (below).
 		active := mf.ActiveLength()
 		t.Logf("%s: active checkpoint through %d, longest tail observed %d, final tail %d", nb.backend, mf.Checkpoint.Through, maxTail.Load(), active)
 
