@@ -68,7 +68,7 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 	for _, step := range basePlan(chains, s.base.Generation, state.Manifest.Version) {
 		for refs := step.refs; len(refs) > 0; {
 			n := min(baseFetchBatch, len(refs))
-			if err := s.fetchBasePacks(step.key, refs[:n]); err != nil {
+			if err := s.fetchBasePacks(state, step.key, refs[:n]); err != nil {
 				return nil, err
 			}
 			refs = refs[n:]
@@ -183,8 +183,12 @@ func appendIncrementPacks(refs []remote.PackRef, inc remote.Increment) []remote.
 
 // fetchBasePacks keeps refs in the cache named key, skipping those held
 // already or fetched earlier in this session; a pack the store no longer
-// has (cleanup) is skipped too: the walk goes on with the others.
-func (s *session) fetchBasePacks(key string, refs []remote.PackRef) error {
+// has (cleanup) is skipped too: the walk goes on with the others. A
+// version-4 proposal stores its trees as deltas of the trees of the
+// generation it was built on, which the cache need not hold: those
+// generations' packs are fetched with it (withProposalBases), or the
+// cache would refuse the pack.
+func (s *session) fetchBasePacks(state remote.State, key string, refs []remote.PackRef) error {
 	c, err := s.e.openChain(key)
 	if err != nil {
 		return err
@@ -192,30 +196,52 @@ func (s *session) fetchBasePacks(key string, refs []remote.PackRef) error {
 	if err := c.store.Refresh(); err != nil {
 		return err
 	}
-	var got []cas.NamedPack
-	for _, ref := range missingPacks(c.store, refs) {
-		if s.baseFetched[ref.Key] {
-			continue
+	fetch := func(refs []remote.PackRef) ([]remote.CaughtUpPack, error) {
+		var got []remote.CaughtUpPack
+		for _, ref := range missingPacks(c.store, refs) {
+			if s.baseFetched[ref.Key] {
+				continue
+			}
+			s.baseFetched[ref.Key] = true
+			data, err := s.e.notebook.FetchPack(s.ctx, ref)
+			if errors.Is(err, remote.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				s.e.storeTrouble(err)
+				return nil, packErr(err)
+			}
+			got = append(got, remote.CaughtUpPack{Key: ref.Key, Data: data})
 		}
-		s.baseFetched[ref.Key] = true
-		data, err := s.e.notebook.FetchPack(s.ctx, ref)
-		if errors.Is(err, remote.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			s.e.storeTrouble(err)
-			return packErr(err)
-		}
-		got = append(got, cas.NamedPack{Name: packName(ref), Data: data})
+		return got, nil
 	}
-	if err := c.store.AddPacks(got); err != nil {
+	got, err := fetch(refs)
+	if err != nil {
 		return err
 	}
-	return nil
+	fetchGen := func(g uint64) ([]remote.CaughtUpPack, error) {
+		incs, err := s.e.notebook.Publications(s.ctx, state, g, g)
+		if errors.Is(err, remote.ErrNotFound) {
+			return nil, nil // swept with the history below the floor
+		}
+		if err != nil {
+			return nil, err
+		}
+		return fetch(remote.Chain{Increments: incs}.Packs())
+	}
+	if got, err = s.e.withProposalBases(got, map[cas.ID]bool{}, c.store.Has, fetchGen); err != nil {
+		return err
+	}
+	// A pack whose bases are gone with the swept history is left out, like
+	// a pack gone itself: what only it held is then base content lost.
+	got = arrived(got, c.store.Has)
+	named := make([]cas.NamedPack, len(got))
+	for i, pk := range got {
+		named[i] = cas.NamedPack{Name: packName(remote.PackRef{Key: pk.Key}), Data: pk.Data}
+	}
+	return c.store.AddPacks(named)
 }
 
-// basePathsOf returns the paths whose base (A's entry, or a held base) is
-// id.
 func (s *session) basePathsOf(id cas.ID) []string {
 	var out []string
 	for p, b := range s.baseFiles() {
