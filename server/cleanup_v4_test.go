@@ -8,9 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -109,21 +107,6 @@ func (h *hookStore) ReplaceIfMatch(ctx context.Context, key string, data []byte,
 // version that comes last in the fold order among those built on one
 // generation.
 func futureID(n int) string { return fmt.Sprintf("ffffffff-ffff-7fff-bfff-%012x", 0xfff000+n) }
-
-// newV4WriterKM is newV4Writer with the window K, M.
-func newV4WriterKM(t *testing.T, store remote.Store, k, m int) *v4Writer {
-	w := newV4Writer(t, store)
-	id, err := remote.EnsureStoreID(context.Background(), store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.pub, err = publish.New(store, publish.Options{Store: id, Clock: w.clock, CondEstimate: time.Millisecond, RTT: time.Millisecond, K: k, M: m,
-		Objects: func(ctx context.Context, _ publish.State) (cas.Source, error) { return storeObjects(ctx, store) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 // Three engines on a version-4 store with K = M = 2 leave garbage: a
 // version declined whose proposer died, a version superseded by its

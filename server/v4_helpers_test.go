@@ -52,12 +52,18 @@ type v4Writer struct {
 
 func newV4Writer(t *testing.T, store remote.Store) *v4Writer {
 	t.Helper()
+	return newV4WriterKM(t, store, 0, 0) // publish's default window
+}
+
+// newV4WriterKM is newV4Writer with the window K, M (0: the defaults).
+func newV4WriterKM(t *testing.T, store remote.Store, k, m int) *v4Writer {
+	t.Helper()
 	id, err := remote.EnsureStoreID(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := &v4Writer{t: t, store: store, clock: newStepClock()}
-	w.pub, err = publish.New(store, publish.Options{Store: id, Clock: w.clock, CondEstimate: time.Millisecond, RTT: time.Millisecond,
+	w.pub, err = publish.New(store, publish.Options{Store: id, Clock: w.clock, CondEstimate: time.Millisecond, RTT: time.Millisecond, K: k, M: m,
 		Objects: func(ctx context.Context, _ publish.State) (cas.Source, error) { return storeObjects(ctx, store) }})
 	if err != nil {
 		t.Fatal(err)
