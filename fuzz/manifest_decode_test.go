@@ -75,6 +75,8 @@ func FuzzSegmentDecode(f *testing.F) {
 	// Format 3: segments of version 3, whose children may be carried.
 	f.Add(2, uint64(1), uint64(16), []byte(`{"version":3,"level":2,"first":1,"last":16,"increments":[],"segments":[{"level":1,"first":1,"last":16,"time":0,"blake3":"`+strings.Repeat("ab", 32)+`","size":10,"carrier":24,"publication":"01936f2a-0000-7000-8000-000000000001"}]}`+"\n"))
 	f.Add(2, uint64(1), uint64(16), []byte(`{"version":2,"level":2,"first":1,"last":16,"increments":[],"segments":[{"level":1,"first":1,"last":16,"time":0,"blake3":"`+strings.Repeat("ab", 32)+`","size":10,"carrier":24,"publication":"01936f2a-0000-7000-8000-000000000001"}]}`+"\n"))
+	// Level 0 names no segment: CI's fuzzing found it accepted with no children.
+	f.Add(0, uint64(0), uint64(0), []byte(`{"version":2,"level":0,"first":0,"last":0,"increments":[],"segments":[]}`+"\n"))
 	f.Fuzz(func(t *testing.T, level int, first, last uint64, data []byte) {
 		// The same bytes as a segment of its own and as one carried in a
 		// pack (format 3: the descriptor's checksum is the chunk's ID).

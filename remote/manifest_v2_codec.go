@@ -354,11 +354,13 @@ func decodeSegment(ref SegmentRef, data []byte) (*Segment, error) {
 	if err := p.end(); err != nil {
 		return nil, err
 	}
-	s.Level = int(level)
+	s.Level = int(min(level, MaxSegmentLevel+1))
 	if s.Level != ref.Level || s.First != ref.First || s.Last != ref.Last {
 		return nil, fmt.Errorf("level or range differs from the descriptor")
 	}
 	switch {
+	case s.Level < 1 || s.Level > MaxSegmentLevel:
+		return nil, fmt.Errorf("level %d is out of range", s.Level)
 	case s.Level == 1 && (len(s.Increments) == 0 || len(s.Segments) != 0):
 		return nil, fmt.Errorf("a level-1 segment lists increments only")
 	case s.Level > 1 && (len(s.Segments) == 0 || len(s.Increments) != 0):

@@ -440,6 +440,8 @@ func decodeSegmentV4(ref SegmentRef, data []byte) (*SegmentV4, error) {
 		return nil, fmt.Errorf("level or range differs from the descriptor")
 	}
 	switch {
+	case s.Level < 1 || s.Level > MaxSegmentLevel:
+		return nil, fmt.Errorf("level %d is out of range", s.Level)
 	case s.Level == 1 && (len(s.Increments) == 0 || len(s.Segments) != 0):
 		return nil, fmt.Errorf("a level-1 segment lists increments only")
 	case s.Level > 1 && (len(s.Segments) == 0 || len(s.Increments) != 0):
