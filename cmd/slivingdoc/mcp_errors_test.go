@@ -38,7 +38,7 @@ var rowTests = map[string]rowTest{
 	"CONTENT_CONFLICT/UNRESOLVED_MARKERS":    rowUnresolvedMarkers,
 	"READ_ONLY_PATH/OUTSIDE_WRITABLE":        rowOutsideWritable,
 	"READ_ONLY_PATH/INSIDE_READ_ONLY":        rowInsideReadOnly,
-	"REMOTE_BUSY/RETRIES_EXHAUSTED":          rowRetriesExhausted,
+	"REMOTE_BUSY/RETRIES_EXHAUSTED":          rowRetriesExhausted, // mcp_ratelimit_test.go
 	"STORAGE_FAILURE/STORE_UNREACHABLE":      rowStoreUnreachable,
 	"STORAGE_FAILURE/ACCESS_DENIED":          rowAccessDenied,
 	"STORAGE_FAILURE/ACCEPTANCE_UNKNOWN":     rowAcceptanceUnknown,
@@ -348,17 +348,6 @@ func rowInsideReadOnly(t *testing.T, nb *notebook, row server.CatalogRow) {
 	if a.read("docs/guide.md") != "accepted\n" {
 		t.Fatal("docs/guide.md was not reset to the accepted content")
 	}
-}
-
-// rowRetriesExhausted: no commit reports this row since format 4. A
-// write of `current` that loses (another write came first, or the store's
-// rate limit) re-reads it and folds again until the change is accepted or
-// the caller stops waiting (ACCEPTANCE_UNKNOWN), and --commit-retries is
-// ignored; the mapping of a rate limit on another write (server/errmap.go)
-// needs a store that answers 429, which the file store never does. The
-// row stays in the catalogue the MCP spec defines.
-func rowRetriesExhausted(t *testing.T, nb *notebook, row server.CatalogRow) {
-	t.Skip("REMOTE_BUSY/RETRIES_EXHAUSTED: a format-4 commit has no retries to run out (docs/publication.md)")
 }
 
 func rowStoreUnreachable(t *testing.T, nb *notebook, row server.CatalogRow) {
