@@ -50,7 +50,7 @@ var (
 	setReadOnly      = setting{"read-only", "SLIVINGDOC_READ_ONLY", "PATH", "notebook-relative path commits may not change (repeatable; env: ':'-separated)", none}
 	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "no longer used: a commit waits until its change is accepted, with no retries to count (0..100 still accepted)", constant("8")}
 	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", constant("1024")}
-	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "older checkpoint chains kept (0..64)", constant("1")}
+	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "no longer used: a format-4 store keeps one older checkpoint (0..64 still accepted)", constant("1")}
 	setRetain        = setting{"retain", "SLIVINGDOC_RETAIN", "DURATION", "history kept by time, e.g. 720h (Go duration, at least 1m; 0: none, history goes with its checkpoints)", constant("720h")}
 	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/ignore.md)", none}
 	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
@@ -341,6 +341,11 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 	if cfg.CheckpointPacks, err = s.lookupInt(&setCheckpoint, 1, maxInt); err != nil {
 		return cfg, err
 	}
+	// --retained-checkpoints chose how many replaced chains version 3's
+	// checkpoint kept. Every writer's fold must compute the same `current`,
+	// so a version-4 fold keeps exactly one older checkpoint whatever a
+	// process is told (remote.RetainedV4); the value is checked as before
+	// and otherwise ignored.
 	if cfg.RetainedCheckpoints, err = s.lookupInt(&setRetained, 0, 64); err != nil {
 		return cfg, err
 	}
