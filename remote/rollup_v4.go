@@ -21,17 +21,19 @@ import (
 // The catch-up bound. With c the active checkpoint's through and G the
 // head, a reader that holds generation s catches up k = G − s
 // generations in at most 2·log2(k) + 4 requests, `current` included
-// (invariant 12 of docs/publication.md), counting one GET per rollup and,
-// for a generation taken alone, its proposal and its write's group pack
-// (2; the generations in the tail need no segment read). Three rules
+// (invariant 12 of docs/publication.md), counting one GET per rollup,
+// one per generation taken alone (its proposal), and the segments read
+// to find generations below the tail. A group pack is one GET more, for
+// the generations of one write together; if every generation taken
+// alone had its own, a plan could exceed the bound by 2. Three rules
 // make it hold:
 //
 //   - Built: every block of level 2..10 that starts at or after c and
 //     after generation 0 (BuildRollupsV4; a builder registers it, the
 //     next fold that LISTs copies it).
-//   - Listed (ManifestV4.AddRegistered): per level the NewestRollupsV4
-//     newest blocks and the climb block from c (climbFirstV4): at most
-//     7 per level, 63 in all.
+//   - Listed (ManifestV4.AddRegistered): per level the newest block
+//     (NewestRollupsV4) and the climb block from c (climbFirstV4): at
+//     most 2 per level, 18 in all.
 //   - Planned (PlanCatchUpV4): from each position p, the listed block of
 //     the largest level that holds p+1 and ends by G, though it may start
 //     before p; else p+1 alone.
@@ -57,22 +59,24 @@ import (
 // ended, the first one possibly earlier), then descends (levels
 // falling): at most one block per level each way below level 10. It
 // takes generations alone only below 4 (no block but first blocks holds
-// 1..4) and in the last G mod 4 ≤ 3 of the head, which the tail holds.
-// Every block it needs is listed: the descent's blocks end at G with
-// the low bits cleared, the newest of their levels; the first block of
-// the climb holds s+1 and is the newest of its level when the newest
+// 1..4) and after the newest listed block of level 2, which the tail
+// holds. Every block it needs is listed: the descent's blocks end at G
+// with the low bits cleared, the newest of their levels; the first block
+// of the climb holds s+1 and is the newest of its level when the newest
 // blocks of the levels cover s (their starts fall by one block per level
 // up to the newest block of level 10), and otherwise s lies between c
 // and the start of the oldest such block, which is where the climb from
 // c passes (it passes every smallest multiple of 2^a at or after c). A
-// plan of h climbing and d descending blocks and r ≤ 3 generations alone
+// plan of h climbing and d descending blocks and r generations alone
 // covers k ≥ 1 + (8 + … + 2^(h+1)) + (4 + … + 2^(d+1)) + r, so its
-// 1 + h + d + 2r requests (one more for a checkpoint's pack when s < c,
-// where k > G − c) stay within 2·log2(k) + 4; TestCatchUpPlanBound
-// checks every start up to 2,100 generations and across a checkpoint.
-// Two cases fall outside: a reader in the first four generations of a
-// notebook with no checkpoint yet takes them one by one (and reads the
-// segments that index them), up to 8 requests more; and blocks not
+// 1 + h + d + r requests (one more for a checkpoint's pack when s < c,
+// where k > G − c) stay within 2·log2(k) + 4. TestCatchUpPlanBound
+// checks every start up to 2,100 generations, across checkpoints, with
+// `current` as folds make it (each block copied by the write after its
+// end, the earliest a fold can). Two cases fall outside: a reader in the
+// first four generations of a notebook with no checkpoint yet takes
+// them one by one and reads the segments that index them, up to 2
+// requests more (10 if each had its own group pack); and blocks not
 // copied yet (their builder still running, or no fold has listed since)
 // leave their generations to be taken one by one.
 
