@@ -73,12 +73,15 @@ import (
 // where k > G − c) stay within 2·log2(k) + 4. TestCatchUpPlanBound
 // checks every start up to 2,100 generations, across checkpoints, with
 // `current` as folds make it (each block copied by the write after its
-// end, the earliest a fold can). Two cases fall outside: a reader in the
-// first four generations of a notebook with no checkpoint yet takes
+// end, the earliest a fold can). Three cases fall outside: a reader in
+// the first four generations of a notebook with no checkpoint yet takes
 // them one by one and reads the segments that index them, up to 2
-// requests more (10 if each had its own group pack); and blocks not
-// copied yet (their builder still running, or no fold has listed since)
-// leave their generations to be taken one by one.
+// requests more (10 if each had its own group pack); blocks not copied
+// yet (their builder still running, or no fold has listed since) leave
+// their generations to be taken one by one; and a host keeps one object
+// cache per checkpoint, so its first catch-up after a new checkpoint
+// became active starts from that checkpoint (s taken as c, one GET more
+// for its pack) even when it held a later generation.
 
 // RollupLevelsV4 lists the levels of the blocks a version-4 builder
 // builds once generation g is accepted: those ending at g, but a block
