@@ -160,3 +160,26 @@ func TestCatchUpPlanBound(t *testing.T) {
 		})
 	}
 }
+
+// The climb blocks of docs/storage.md §3C.8, level by level: from the
+// genesis the blocks (2^a, 2^(a+1)] that stand in for the first blocks;
+// from a checkpoint at a multiple of 1,024 the level-10 block only; from
+// one at 100, (100,104], (104,112], (112,128] and (128,256].
+func TestClimbBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		c    uint64
+		want map[int]uint64 // level → first generation
+	}{
+		{0, map[int]uint64{2: 5, 3: 9, 4: 17, 5: 33, 6: 65, 7: 129, 8: 257, 9: 513, 10: 1025}},
+		{3, map[int]uint64{2: 5, 3: 9, 4: 17, 5: 33, 6: 65, 7: 129, 8: 257, 9: 513, 10: 1025}},
+		{1024, map[int]uint64{10: 1025}},
+		{100, map[int]uint64{2: 101, 3: 105, 4: 113, 7: 129, 8: 257, 9: 513, 10: 1025}},
+		{6, map[int]uint64{3: 9, 4: 17, 5: 33, 6: 65, 7: 129, 8: 257, 9: 513, 10: 1025}},
+	} {
+		for l := MinRollupLevel; l <= MaxRollupLevel; l++ {
+			if got := climbFirstV4(tc.c, l); got != tc.want[l] {
+				t.Errorf("from %d, level %d: climb block from %d, want %d", tc.c, l, got, tc.want[l])
+			}
+		}
+	}
+}
