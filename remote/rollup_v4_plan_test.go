@@ -3,6 +3,7 @@ package remote
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -189,5 +190,52 @@ func TestClimbBlocks(t *testing.T) {
 				t.Errorf("from %d, level %d: climb block from %d, want %d", tc.c, l, got, tc.want[l])
 			}
 		}
+	}
+}
+
+// BenchmarkCurrentSizeV4 reports the largest `current` over 20,000
+// generations written one per fold, every member with an author of 40
+// bytes, rollups and checkpoints (every 1,024) registered and copied as
+// folds copy them: the size row of docs/benchmarks.md at a long history,
+// with the listing the rules give rather than a fixed one
+// (TestManifestV4Size).
+//
+//	go test -run '^$' -bench CurrentSizeV4 -benchtime 1x ./remote/
+func BenchmarkCurrentSizeV4(b *testing.B) {
+	for range b.N {
+		var m *ManifestV4
+		var pending []Registered
+		largest, rollups := 0, 0
+		for g := uint64(1); g <= 20000; g++ {
+			var parent uint64
+			if m != nil {
+				parent = m.Generation
+			}
+			next, _, err := NextV4(m, v4store, 2000+g, []MemberV4{{Publication: v4id(int(g)), Proposal: parent,
+				Head: v4head(int(g)), Time: 1000 + g, Author: strings.Repeat("a", 40)}}, GroupRef{}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			next.AddRegistered(pending, func(h uint64) (cas.ID, bool) { return v4head(int(h)), true })
+			m, pending = next, nil
+			enc, err := EncodeManifestV4(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			largest, rollups = max(largest, len(enc)), max(rollups, len(m.Rollups))
+			for _, l := range RollupLevelsV4(g) {
+				if start := g - 1<<l; start >= m.Checkpoint.Through {
+					pending = append(pending, rollupReg(l, start+1))
+				}
+			}
+			if CheckpointDueV4(m, g, DefaultCheckpointPacks) {
+				pub := v4id(int(1_000_000 + g))
+				pending = append(pending, Registered{Kind: EntryCheckpoint, Checkpoint: Checkpoint{
+					Pack: PackRef{Key: CheckpointKey(g, pub), Sum: cas.Sum([]byte(pub)), Size: 1000},
+					Head: v4head(int(g)), Through: g, Publication: pub}})
+			}
+		}
+		b.ReportMetric(float64(largest), "max-bytes")
+		b.Logf("largest current over 20,000 generations: %d bytes, at most %d rollups listed", largest, rollups)
 	}
 }
