@@ -69,6 +69,9 @@ const (
 // the blocks it needs among the newest ones (PlanCatchUpV4); a reader at
 // c, or in a young notebook, needs these.
 func climbFirstV4(c uint64, l int) uint64 {
+	if l < MinRollupLevel || l > MaxRollupLevel {
+		return 0 // no such level: the loop below would not end
+	}
 	p := (max(c, 4) + 3) &^ 3
 	for {
 		a := min(bits.TrailingZeros64(p), MaxRollupLevel)
@@ -277,9 +280,9 @@ func (m *ManifestV4) registeredKeys() map[string]bool {
 // m already; a rollup whose block ends above m's active checkpoint, of a
 // level whose block is not listed yet and would be kept (one of the
 // NewestRollupsV4 newest of its level, or the level's climb block); a
-// checkpoint newer than the active
-// one through a version-4 generation below m's. The fold GETs only these, so registrations already copied or
-// superseded cost nothing but their LIST entries.
+// checkpoint newer than the active one through a version-4 generation
+// below m's. The fold GETs only these, so registrations already copied
+// or superseded cost nothing but their LIST entries.
 func (m *ManifestV4) WantsRegistered(keys []string) []string {
 	if m == nil {
 		return nil
