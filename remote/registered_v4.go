@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,9 +45,53 @@ const (
 // --retained-checkpoints: the descriptor carries the CP fields only).
 const RetainedV4 = DefaultRetainedCheckpoints
 
-// MaxRollupsPerLevelV4 bounds the rollups `current` keeps of one level:
-// the newest blocks of each of the 9 levels (63 ≤ MaxRollupsV4).
-const MaxRollupsPerLevelV4 = 7
+// NewestRollupsV4 is how many of the newest blocks of each level
+// `current` keeps; MaxRollupsPerLevelV4 adds the level's climb block
+// (climbFirstV4), so 9 levels keep at most 18 ≤ MaxRollupsV4. That is
+// all a catch-up within 2·log2(k) + 4 requests needs (rollup_v4.go), and
+// every descriptor costs `current` about 120 bytes of its 16 KiB.
+const (
+	NewestRollupsV4      = 1
+	MaxRollupsPerLevelV4 = NewestRollupsV4 + 1
+)
+
+// climbFirstV4 returns the first generation of the block of level l on
+// the climb from the active checkpoint's through c, or 0 when the climb
+// has no block of that level. The climb is the path of a reader that
+// holds c and nothing later: the generations up to the next multiple of
+// 4 at or above max(c, 4) one by one (no block holds generations 1..4
+// but first blocks, which are never built), then from each position p
+// the block of the largest level that starts at p, (p, p+2^a] with 2^a
+// the largest power of two dividing p (at most 2^MaxRollupLevel). Each
+// step doubles the alignment, so the climb has at most one block per
+// level below MaxRollupLevel; at the top it goes on by blocks of that
+// level, of which the newest are kept anyway. A reader after c finds
+// the blocks it needs among the newest ones (PlanCatchUpV4); a reader at
+// c, or in a young notebook, needs these.
+func climbFirstV4(c uint64, l int) uint64 {
+	if l < MinRollupLevel || l > MaxRollupLevel {
+		return 0 // no such level: the loop below would not end
+	}
+	p := (max(c, 4) + 3) &^ 3
+	for {
+		a := min(bits.TrailingZeros64(p), MaxRollupLevel)
+		switch {
+		case a == l:
+			return p + 1
+		case a > l:
+			return 0
+		}
+		p += 1 << a
+	}
+}
+
+// keepsRollupV4 reports whether `current`, with the active checkpoint
+// through c, keeps the block of level l that starts at first when newer
+// blocks of that level are listed: one of the NewestRollupsV4 newest, or
+// the level's climb block.
+func keepsRollupV4(c uint64, l int, first uint64, newer int) bool {
+	return first > c && (newer < NewestRollupsV4 || first == climbFirstV4(c, l))
+}
 
 // Registered is one registered descriptor: a rollup or a checkpoint.
 type Registered struct {
@@ -233,10 +278,11 @@ func (m *ManifestV4) registeredKeys() map[string]bool {
 // WantsRegistered filters the registrations a LIST returned (their keys)
 // to those a write on m could still copy, by the key alone: not held by
 // m already; a rollup whose block ends above m's active checkpoint, of a
-// level whose block is not listed yet and that keeps fewer than
-// MaxRollupsPerLevelV4 newer blocks; a checkpoint newer than the active
-// one through a version-4 generation below m's. The fold GETs only these, so registrations already copied or
-// superseded cost nothing but their LIST entries.
+// level whose block is not listed yet and would be kept (one of the
+// NewestRollupsV4 newest of its level, or the level's climb block); a
+// checkpoint newer than the active one through a version-4 generation
+// below m's. The fold GETs only these, so registrations already copied
+// or superseded cost nothing but their LIST entries.
 func (m *ManifestV4) WantsRegistered(keys []string) []string {
 	if m == nil {
 		return nil
@@ -256,7 +302,8 @@ func (m *ManifestV4) WantsRegistered(keys []string) []string {
 }
 
 // rollupRoom: some level's block ending at g is not listed and would be
-// kept (fewer than MaxRollupsPerLevelV4 newer blocks of its level).
+// kept (keepsRollupV4: among the newest of its level, or its climb
+// block).
 func (m *ManifestV4) rollupRoom(g uint64) bool {
 	for _, l := range RollupsEndingAt(g) {
 		first, newer := g-1<<l+1, 0
@@ -268,7 +315,7 @@ func (m *ManifestV4) rollupRoom(g uint64) bool {
 				newer++
 			}
 		}
-		if newer < MaxRollupsPerLevelV4 && !slices.ContainsFunc(m.Rollups, func(r RollupRef) bool { return r.Level == l && r.First == first }) {
+		if keepsRollupV4(m.Checkpoint.Through, l, first, newer) && !slices.ContainsFunc(m.Rollups, func(r RollupRef) bool { return r.Level == l && r.First == first }) {
 			return true
 		}
 	}
@@ -292,10 +339,12 @@ func (m *ManifestV4) rollupRoom(g uint64) bool {
 //     the tail, or headAt), and its publication is
 //     none of `recent`'s or the checkpoints'; it becomes the active one,
 //     the previous active one retained (at most RetainedV4, newest first);
-//   - then per level only the MaxRollupsPerLevelV4 newest blocks are
-//     kept (the oldest dropped first), and rollups whose blocks start
-//     before the active checkpoint's through are dropped: a reader that
-//     far behind starts from the checkpoint.
+//   - then rollups whose blocks start before the active checkpoint's
+//     through are dropped (a reader that far behind starts from the
+//     checkpoint), and per level only the NewestRollupsV4 newest blocks
+//     are kept, and the level's climb block from the active checkpoint
+//     (climbFirstV4; the oldest dropped first): what PlanCatchUpV4 needs
+//     to stay within 2·log2(k) + 4 requests (rollup_v4.go).
 func (m *ManifestV4) AddRegistered(regs []Registered, headAt func(g uint64) (cas.ID, bool)) int {
 	took := 0
 	slices.SortStableFunc(regs, func(a, b Registered) int { return cmpUint(a.Generation(), b.Generation()) })
@@ -347,7 +396,7 @@ func (m *ManifestV4) AddRegistered(regs []Registered, headAt func(g uint64) (cas
 				newer++
 			}
 		}
-		if newer < MaxRollupsPerLevelV4 {
+		if keepsRollupV4(m.Checkpoint.Through, r.Level, r.First, newer) {
 			out = append(out, r)
 		}
 	}

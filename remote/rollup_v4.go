@@ -17,6 +17,71 @@ import (
 // (RollupPackKeyV4) and reaches `current` by a registered descriptor; a
 // reader plans from `current`'s rollups list (PlanCatchUpV4), never by
 // guessing keys.
+//
+// The catch-up bound. With c the active checkpoint's through and G the
+// head, a reader that holds generation s catches up k = G − s
+// generations in at most 2·log2(k) + 4 requests, `current` included
+// (invariant 12 of docs/publication.md), counting one GET per rollup,
+// one per generation taken alone (its proposal), and the segments read
+// to find generations below the tail. A group pack is one GET more, for
+// the generations of one write together; if every generation taken
+// alone had its own, a plan could exceed the bound by 2. Three rules
+// make it hold:
+//
+//   - Built: every block of level 2..10 that starts at or after c and
+//     after generation 0 (BuildRollupsV4; a builder registers it, the
+//     next fold that LISTs copies it).
+//   - Listed (ManifestV4.AddRegistered): per level the newest block
+//     (NewestRollupsV4) and the climb block from c (climbFirstV4): at
+//     most 2 per level, 18 in all.
+//   - Planned (PlanCatchUpV4): from each position p, the listed block of
+//     the largest level that holds p+1 and ends by G, though it may start
+//     before p; else p+1 alone.
+//
+// Why a block that starts before p can be applied: a rollup's trees are
+// deltas of the trees at its block's start, and a reader at p holds the
+// closure of ⌊p/2^a⌋·2^a for every level a whose block is listed. By
+// induction over its catch-ups: a plan is made of aligned blocks and
+// single generations, so it stops at every multiple of 2^a it crosses (a
+// block that crossed one would not be aligned), and a multiple not
+// crossed lies at or before its start, where the induction holds; a
+// reader that starts from a checkpoint holds c, and no block that starts
+// before c is listed. A reader whose cache lacks the bases anyway (a
+// cache pruned, another process's reach) takes the block's generations
+// instead: slower, never wrong.
+//
+// Why the plan is short. If the plan takes a block of level a ending at
+// e and then one of a larger level b, that block starts at e: a level-b
+// block that started before e would hold the level-a block, so the plan
+// would have taken it first. After a smaller block, ending at e + 2^b
+// with e a multiple of 2^a > 2^b, no block starts there above level b.
+// So a plan climbs (levels rising, each block starting where the last
+// ended, the first one possibly earlier), then descends (levels
+// falling): at most one block per level each way below level 10. It
+// takes generations alone only below 4 (no block but first blocks holds
+// 1..4) and after the newest listed block of level 2, which the tail
+// holds. Every block it needs is listed: the descent's blocks end at G
+// with the low bits cleared, the newest of their levels; the first block
+// of the climb holds s+1 and is the newest of its level when the newest
+// blocks of the levels cover s (their starts fall by one block per level
+// up to the newest block of level 10), and otherwise s lies between c
+// and the start of the oldest such block, which is where the climb from
+// c passes (it passes every smallest multiple of 2^a at or after c). A
+// plan of h climbing and d descending blocks and r generations alone
+// covers k ≥ 1 + (8 + … + 2^(h+1)) + (4 + … + 2^(d+1)) + r, so its
+// 1 + h + d + r requests (one more for a checkpoint's pack when s < c,
+// where k > G − c) stay within 2·log2(k) + 4. TestCatchUpPlanBound
+// checks every start up to 2,100 generations, across checkpoints, with
+// `current` as folds make it (each block copied by the write after its
+// end, the earliest a fold can). Three cases fall outside: a reader in
+// the first four generations of a notebook with no checkpoint yet takes
+// them one by one and reads the segments that index them, up to 2
+// requests more (10 if each had its own group pack); blocks not copied
+// yet (their builder still running, or no fold has listed since) leave
+// their generations to be taken one by one; and a host keeps one object
+// cache per checkpoint, so its first catch-up after a new checkpoint
+// became active starts from that checkpoint (s taken as c, one GET more
+// for its pack) even when it held a later generation.
 
 // RollupLevelsV4 lists the levels of the blocks a version-4 builder
 // builds once generation g is accepted: those ending at g, but a block
@@ -106,13 +171,12 @@ type CoverV4 struct {
 // the head at generation reach to reach m's head, as version 2's plan
 // (§3A.6) but from `current`'s rollups list: from each position, the
 // largest listed rollup that holds the next generation and ends by the
-// head (it may start before the position: a superset is harmless), else
-// the next generation by itself (its proposal and group pack). With the
-// newest blocks of every level listed that is about log2(k) + 2 steps for
-// k generations; a reader whose position no listed block holds (a young
-// notebook's first generations, where only first blocks would, or a
-// position older than the blocks kept) takes generations one by one
-// until one does.
+// head (it may start before the position: its start is a generation the
+// reader held, see above), else the next generation by itself (its
+// proposal and group pack). With the blocks `current` lists that is at
+// most 2·log2(k) + 4 requests for k generations (the bound above); a
+// reader in a young notebook's first four generations takes them one by
+// one first.
 func PlanCatchUpV4(m *ManifestV4, reach uint64) []CoverV4 {
 	if m == nil {
 		return nil

@@ -343,13 +343,3 @@ func (r *recordingStore) List(ctx context.Context, prefix string) ([]remote.Obje
 	r.add("LIST", prefix)
 	return r.Store.List(ctx, prefix)
 }
-
-// Reasons a test waits for something format 4 does not do yet; each test
-// that calls one is skipped, naming it, rather than asserting a version-3
-// behaviour no writer has any more (every commit publishes by version 4).
-const (
-	// v4CatchUpRollups: current lists a few rollups per level only, so
-	// a reader 100 generations behind whose blocks' rollups were dropped
-	// fetches those generations one by one (20 GETs against 17).
-	v4CatchUpRollups = "format 4's catch-up over dropped rollups exceeds 2*log2(k)+4 GETs at k=100"
-)
