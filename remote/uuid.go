@@ -69,18 +69,14 @@ func formatUUID(b [16]byte) string {
 // IsPublicationID reports whether s is a canonical lowercase UUIDv7 (version
 // 7, RFC 9562 variant), the only form publication IDs take.
 func IsPublicationID(s string) bool {
-	if len(s) != 36 {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+	// The hex digits group by group, without a test of the position per
+	// byte: `current` holds hundreds of IDs, each checked as it is read.
+	for _, g := range [5][2]uint8{{0, 8}, {9, 13}, {14, 18}, {19, 23}, {24, 36}} {
+		for _, c := range []byte(s[g[0]:g[1]]) {
+			if c-'0' > 9 && c-'a' > 5 { // unsigned: below '0' or 'a' wraps
 				return false
 			}
 		}

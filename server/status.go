@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"sort"
+
+	"github.com/slivingdoc/slivingdoc/cas"
 )
 
 // Status reports local changes against the baseline (added, modified,
@@ -46,22 +48,31 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 			return nil, e.fail("settle", err)
 		}
 	}
-	base := s.baseFiles()
-	for p, id := range s.scan.files {
+	// The delta against A, not two walks over maps of every path: on a
+	// loaded baseline it reads A's entries in place, one lookup each, and
+	// a long-lived engine finds it from the last call's tree.
+	changes := map[string]cas.ID{}
+	var prev map[string]cas.ID
+	if s.base != nil {
+		changes, prev = s.baseDelta(false)
+	} else {
+		for p, id := range s.scan.files {
+			changes[p] = id
+		}
+	}
+	for p := range changes {
 		if s.scan.virtual[p] {
 			continue // the accepted file at a path L leaves out: not a change
 		}
-		old, ok := base[p]
+		_, inA := prev[p]
+		_, inL := s.scan.files[p]
 		switch {
-		case !ok:
+		case !inA:
 			st.Added = append(st.Added, p)
-		case old != id:
-			st.Modified = append(st.Modified, p)
-		}
-	}
-	for p := range base {
-		if _, ok := s.scan.files[p]; !ok {
+		case !inL:
 			st.Deleted = append(st.Deleted, p)
+		default:
+			st.Modified = append(st.Modified, p)
 		}
 	}
 	sort.Strings(st.Added)

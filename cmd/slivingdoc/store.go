@@ -33,8 +33,38 @@ func (sp storeSpec) locator() string {
 	if sp.s3.Bucket != "" {
 		l = storeLocator{Bucket: sp.s3.Bucket, Prefix: sp.s3.Prefix, Region: sp.s3.Region, Endpoint: sp.s3.Endpoint, PathStyle: sp.s3.PathStyle}
 	}
-	data, _ := json.Marshal(l)
-	return string(data)
+	return l.encode()
+}
+
+// encode is json.Marshal(l), written out: the locator is built by every
+// command, and the first json.Marshal of a struct type pays for the
+// reflection over its fields (about 60 µs, 1% of a no-op status).
+// TestStoreLocatorEncodesAsJSON holds it to json.Marshal's bytes.
+func (l storeLocator) encode() string {
+	b := []byte{'{'}
+	field := func(name, v string) {
+		if v == "" {
+			return
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), name...), '"', ':')
+		q, _ := json.Marshal(v) // a string: no struct reflection
+		b = append(b, q...)
+	}
+	field("file", l.File)
+	field("bucket", l.Bucket)
+	field("prefix", l.Prefix)
+	field("region", l.Region)
+	field("endpoint", l.Endpoint)
+	if l.PathStyle {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, `"pathStyle":true`...)
+	}
+	return string(append(b, '}'))
 }
 
 // specOf is the store spec a locator describes (false: not one this

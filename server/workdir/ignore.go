@@ -106,10 +106,15 @@ type Ignore struct {
 	anchored   []ignoreRule
 	anyName    bool      // some name rule has no usable first/last byte
 	anyLead    bool      // some anchored rule does not start with a literal segment
-	first      [256]bool // a name rule may match a name starting with this byte
-	last       [256]bool // ... or ending with it
+	first      [256]bool // a name rule that needs only its first byte may match a name starting with this byte
+	last       [256]bool // ... one that needs only its last byte, a name ending with it
 	dirRules   bool      // some rule is directory-only
 	fileFilter bool      // false: no rule at all
+	// A rule that needs both bytes (an exact name, a prefix with a
+	// suffix) may match a name that starts with a byte of bothFirst and
+	// ends with one of bothLast: `desktop.ini` alone does not make every
+	// name starting with 'd' (drafts/, d042/) a candidate at every depth.
+	bothFirst, bothLast [256]bool
 }
 
 // NewIgnore validates and compiles the configured patterns plus, with
@@ -256,7 +261,9 @@ func (r *Ignore) add(p string) error {
 		// falls back to testing every name rather than indexing "".
 		switch g := rule.name; {
 		case g.kind == globExact:
-			r.first[g.lit[0]], r.last[g.lit[len(g.lit)-1]] = true, true
+			r.bothFirst[g.lit[0]], r.bothLast[g.lit[len(g.lit)-1]] = true, true
+		case g.kind == globBoth && g.lit != "" && g.lit2 != "":
+			r.bothFirst[g.lit[0]], r.bothLast[g.lit2[len(g.lit2)-1]] = true, true
 		case (g.kind == globPrefix || g.kind == globBoth) && g.lit != "":
 			r.first[g.lit[0]] = true
 		case g.kind == globSuffix && g.lit2 != "":
@@ -349,7 +356,7 @@ func (r *Ignore) matchEntry(st dirStates, name string, dir bool) (bool, dirState
 	if r == nil || !r.fileFilter || name == "" {
 		return false, nil
 	}
-	if r.anyName || r.first[name[0]] || r.last[name[len(name)-1]] {
+	if r.anyName || r.mayMatchName(name[0], name[len(name)-1]) {
 		for i := range r.names {
 			n := &r.names[i]
 			if (!n.dirOnly || dir) && n.name.match(name) {
@@ -385,6 +392,12 @@ func (r *Ignore) matchEntry(st dirStates, name string, dir bool) (bool, dirState
 	return false, below
 }
 
+// mayMatchName reports whether a name rule may match a name with these
+// first and last bytes (false: none can).
+func (r *Ignore) mayMatchName(first, last byte) bool {
+	return r.first[first] || r.last[last] || r.bothFirst[first] && r.bothLast[last]
+}
+
 // MatchPath reports whether the notebook path p (of a file) is ignored:
 // the file itself or any directory above it.
 func (r *Ignore) MatchPath(p string) bool {
@@ -409,8 +422,8 @@ func (r *Ignore) MatchPath(p string) bool {
 }
 
 // MayMatchBytes is a cheap filter for MatchPath: false means no rule can
-// match p (no name in it starts or ends with a byte a name rule needs, and
-// there are no rules that need more).
+// match p (no name in it starts or ends with the bytes a name rule needs,
+// and there are no rules that need more).
 func (r *Ignore) MayMatchBytes(p []byte) bool {
 	if r.Empty() {
 		return false
@@ -427,7 +440,7 @@ func (r *Ignore) MayMatchBytes(p []byte) bool {
 	start := 0
 	for i := 0; i <= len(p); i++ {
 		if i == len(p) || p[i] == '/' {
-			if i > start && (r.first[p[start]] || r.last[p[i-1]]) {
+			if i > start && r.mayMatchName(p[start], p[i-1]) {
 				return true
 			}
 			start = i + 1

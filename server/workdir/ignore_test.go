@@ -112,6 +112,38 @@ func TestDefaultIgnores(t *testing.T) {
 	}
 }
 
+// MayMatchBytes, the filter that spares a path the rules, never turns away
+// a path the rules match: with rules that need a name's first byte, its
+// last, or both, every ignored path below passes it.
+func TestIgnoreFilterKeepsEveryMatch(t *testing.T) {
+	r, err := NewIgnore([]string{"draft*", "*.tmp", "a*z", "exact.md", "build/", "logs/**/x.md"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"draft1.md", "drafts", "x.tmp", "abcz", "az", "exact.md", "build", "desktop.ini", ".DS_Store",
+		"#a#", ".#a", "a.swp", "a~", "._a", "Thumbs.db", "d042", "notes.md", "a", "z", "x.md", "logs"}
+	ignored := 0
+	for _, a := range names {
+		for _, b := range names {
+			for _, p := range []string{a, a + "/" + b, "d042/" + a + "/" + b, "logs/" + a + "/" + b} {
+				if !r.MatchPath(p) {
+					continue
+				}
+				ignored++
+				if !r.MayMatchBytes([]byte(p)) {
+					t.Errorf("%s is ignored, but the filter turns it away", p)
+				}
+			}
+		}
+	}
+	if ignored == 0 {
+		t.Fatal("no path was ignored: the test checks nothing")
+	}
+	if defaults, _ := NewIgnore(nil, true); defaults.MayMatchBytes([]byte("d042/notes.md")) {
+		t.Error("d042/notes.md passes the default rules' filter: desktop.ini needs a name ending in 'i' too")
+	}
+}
+
 // A pattern that would leave out every file at the top of the notebook, or
 // every file in every directory, is refused (it used to crash on `*` and
 // `*/`); one that keeps some names is not, and no pattern panics.

@@ -116,13 +116,24 @@ func FoldKey(name string) string {
 
 // collisions returns the names among siblings that share a fold key with
 // another sibling.
+//
+// A name of ASCII without capitals is its own fold key, and siblings'
+// names differ, so two such names never collide: only the names that fold
+// to something else are keyed, and the others are looked up among them.
+// Most directories have no such name, and then nothing is allocated.
 func collisions(names []string) map[string]bool {
 	if len(names) < 2 {
 		return nil
 	}
-	first := make(map[string]string, len(names))
+	var first map[string]string // fold key → the first name with it, of the names that fold
 	var out map[string]bool
 	for _, n := range names {
+		if !folds(n) {
+			continue
+		}
+		if first == nil {
+			first = map[string]string{}
+		}
 		k := FoldKey(n)
 		if other, ok := first[k]; ok {
 			if out == nil {
@@ -133,5 +144,30 @@ func collisions(names []string) map[string]bool {
 		}
 		first[k] = n
 	}
+	if first == nil {
+		return nil
+	}
+	for _, n := range names {
+		if folds(n) {
+			continue
+		}
+		if other, ok := first[n]; ok {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[other], out[n] = true, true
+		}
+	}
 	return out
+}
+
+// folds reports whether name's fold key may differ from name: it holds a
+// capital or a byte outside ASCII.
+func folds(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
