@@ -8,11 +8,6 @@ BIN       ?= bin/slivingdoc
 # from Go's VCS stamp (cmd/slivingdoc/version.go).
 VERSION   ?=
 LDFLAGS   := -s -w$(if $(VERSION), -X main.version=$(VERSION))
-# nethttpomithttp2 leaves net/http's bundled HTTP/2 out of the binary: the
-# only HTTP client is the S3 one, and S3 speaks HTTP/1.1. Every process,
-# whatever its command, paid for HTTP/2's package initialisation and the
-# page faults of a binary 0.4 MB larger (docs/benchmarks.md).
-TAGS      ?= nethttpomithttp2
 # staticcheck release 2026.2.2 is module version v0.8.2
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME  ?= 10s
@@ -27,7 +22,7 @@ export AWS_EC2_METADATA_DISABLED := true
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/slivingdoc
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/slivingdoc
 
 # SeaweedFS for the tests: built from its Go module into the user cache dir
 # (a cold build takes minutes; progress and the build log's path on the
@@ -132,7 +127,7 @@ release:
 		out=$(DIST)/slivingdoc-v$(VERSION)-$$os-$$arch$${arm:+v$$arm}$$ext; \
 		echo "build $$out"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm \
-			$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $$out ./cmd/slivingdoc; \
+			$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/slivingdoc; \
 	done
 	@# Sorted by name, "<sha256>  <name>", LF: what `sha256sum -c` reads.
 	@cd $(DIST) && if command -v sha256sum >/dev/null; then sha256sum slivingdoc-v$(VERSION)-*; \
