@@ -691,6 +691,23 @@ func (s *Store) Get(id ID) (Object, error) {
 
 // getDepth is Get for depthSource.
 func (s *Store) getDepth(id ID, budget int) (Object, int, error) {
+	return s.getAvoiding(id, budget, nil)
+}
+
+// errDeltaCycle: rebuilding a tree needs, through the bases of its
+// deltas, the tree itself.
+var errDeltaCycle = fmt.Errorf("%w: tree deltas whose bases lead back to the tree", ErrCorrupt)
+
+// getAvoiding is getDepth for a base of the trees of path, the deltas
+// being rebuilt that asked for it (the outermost first). The store indexes
+// one record of each object, but several packs may hold one tree, each
+// stored its own way: a proposal's pack holds its tree as a delta from its
+// parent's, and a fold's pack may hold that parent as a delta from the
+// same tree. Each pack is sound, yet the records the index chose can be
+// each other's bases. Then the other records of the object are tried,
+// read the same way: a tree is refused only when no record of it leads to
+// a tree stored whole.
+func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
 	loc, err := s.lookup(id)
 	if err != nil {
 		return Object{}, 0, err
@@ -709,12 +726,91 @@ func (s *Store) getDepth(id ID, budget int) (Object, int, error) {
 	if err != nil {
 		return Object{}, 0, err
 	}
-	o, depth, err := r.resolve(budget, s.getDepth)
+	path = append(slices.Clip(path), id)
+	o, depth, err := s.resolveAvoiding(r, budget, path)
+	if errors.Is(err, errDeltaCycle) {
+		for _, other := range s.otherLocations(id, loc) {
+			r, rerr := s.read(other, id)
+			if rerr != nil {
+				continue
+			}
+			if o, depth, rerr := s.resolveAvoiding(r, budget, path); rerr == nil {
+				return o, depth, nil
+			}
+		}
+	}
 	if err != nil {
 		// A base's own failure names its file too, inside this one.
 		return Object{}, 0, fmt.Errorf("cas: pack %q: %w", loc.file.name, err)
 	}
 	return o, depth, nil
+}
+
+// resolveAvoiding rebuilds r, a record of the last tree of path, without
+// passing through a tree of path again.
+func (s *Store) resolveAvoiding(r record, budget int, path []ID) (Object, int, error) {
+	return r.resolve(budget, func(base ID, budget int) (Object, int, error) {
+		if slices.Contains(path, base) {
+			return Object{}, 0, errDeltaCycle
+		}
+		return s.getAvoiding(base, budget, path)
+	})
+}
+
+// otherLocations returns the records of id in the store's files other
+// than the one at except, read from the files' indexes on disk: a rare
+// path (see getAvoiding), so the in-memory index keeps one per object.
+func (s *Store) otherLocations(id ID, except location) []location {
+	s.mu.RLock()
+	files := make([]*storedFile, 0, len(s.files))
+	for _, f := range s.files {
+		files = append(files, f)
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(files, func(a, b *storedFile) int { return strings.Compare(a.name, b.name) })
+	var out []location
+	for _, file := range files {
+		for _, loc := range s.locationsIn(file, id) {
+			if loc != except {
+				out = append(out, loc)
+			}
+		}
+	}
+	return out
+}
+
+// locationsIn returns the records of id in file (none when it cannot be
+// read: the caller has other records to try, or none).
+func (s *Store) locationsIn(file *storedFile, id ID) []location {
+	f, err := os.Open(filepath.Join(s.dir, file.name))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	type part struct{ base, size int64 }
+	parts := []part{{0, file.size}}
+	if isBundleName(file.name) {
+		bundled, err := readBundleHeader(f, file.size)
+		if err != nil {
+			return nil
+		}
+		parts = parts[:0]
+		for _, bp := range bundled {
+			parts = append(parts, part{int64(bp.offset), int64(bp.length)})
+		}
+	}
+	var out []location
+	for _, p := range parts {
+		index, err := readPackIndex(f, p.base, p.size)
+		if err != nil {
+			continue
+		}
+		if i, ok := searchID(index, indexEntrySize, id); ok {
+			e := readIndexEntry(index[i*indexEntrySize:])
+			out = append(out, location{file: file, offset: uint64(p.base) + e.offset, stored: e.stored})
+		}
+	}
+	return out
 }
 
 // read reads the record of id at loc. Its version was checked when its

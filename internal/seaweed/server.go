@@ -179,7 +179,8 @@ func (s *Server) writeConfig() error {
 // buckets fit, no pre-stop grace period (it would make every stop last ten
 // seconds), and no resumed raft state (a lone master that resumes it waits
 // for an election timeout before it leads; volumes and filer metadata keep
-// the data either way).
+// the data either way), and a bucket deleted with its objects (NewBucket's
+// cleanup) in one request.
 func (s *Server) args() []string {
 	p := s.ports
 	return []string{"server",
@@ -194,7 +195,7 @@ func (s *Server) args() []string {
 		"-filer.localSocket=" + filepath.Join(s.dir, "filer.sock"),
 		"-s3", "-s3.port=" + strconv.Itoa(p.s3), "-s3.port.grpc=" + strconv.Itoa(p.s3GRPC),
 		"-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.iam=false",
-		"-s3.config=" + filepath.Join(s.dir, "s3.json"),
+		"-s3.config=" + filepath.Join(s.dir, "s3.json"), "-s3.allowDeleteBucketNotEmpty",
 		"-s3.localSocket=" + filepath.Join(s.dir, "s3.sock"),
 	}
 }
@@ -328,7 +329,12 @@ func (s *Server) Env() []string {
 	}
 }
 
-// NewBucket creates a bucket with a fresh name and returns the name.
+// NewBucket creates a bucket with a fresh name and returns the name. The
+// bucket and its objects are deleted when tb ends: each bucket is a
+// collection of its own, which takes several volumes, and a server's
+// volumes are counted from free disk, so a shared server that kept every
+// bucket ran out of them after about a hundred (a package at -count=20),
+// and every later write failed with an internal error.
 func (s *Server) NewBucket(tb testing.TB) string {
 	tb.Helper()
 	name := "t-" + randomHex(12)
@@ -337,6 +343,15 @@ func (s *Server) NewBucket(tb testing.TB) string {
 	if err := createBucket(ctx, s.Client(), name); err != nil {
 		tb.Fatalf("seaweed: create bucket %s on %s: %v", name, s.Endpoint, err)
 	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		// Not a failure of the test: its verdict is in. The log says why a
+		// later test may find the server short of volumes.
+		if _, err := s.Client().DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &name}); err != nil {
+			tb.Logf("seaweed: delete bucket %s on %s: %v", name, s.Endpoint, err)
+		}
+	})
 	return name
 }
 
