@@ -141,20 +141,19 @@ func (e *Engine) Blame(ctx context.Context, q BlameQuery) (*BlameResult, error) 
 // blameWalk is the state of one walk: the file's version at the
 // publication being read and, per line of it, the head line it became.
 type blameWalk struct {
-	h       *historyView
-	src     cas.Source // trees and commits
-	files   *versionSource
-	path    []string // the path's segments
-	lookups map[treeAt]cas.ID
-	lines   []BlameLine // the head's lines asked for
-	held    []byte      // the file at the publication being read
-	heldID  cas.ID
-	track   []int // per line of held: index in lines, or -1
-	spare   []int // the previous track's memory, for the next
-	// heldIsHead says held is the head's version, whose memory is never
-	// reused.
-	heldIsHead bool
-	left       int // lines not attributed yet
+	h        *historyView
+	src      cas.Source // trees and commits
+	files    *versionReader
+	path     []string // the path's segments
+	lookups  map[treeAt]cas.ID
+	lines    []BlameLine  // the head's lines asked for
+	headText []byte       // the head's version of the file
+	held     *fileVersion // the file at the publication being read
+	heldID   cas.ID
+	diff     *versionDiffer // made when the walk diffs
+	track    []int          // per line of held: index in lines, or -1
+	spare    []int          // the previous track's memory, for the next
+	left     int            // lines not attributed yet
 	// indexComputed counts the publications whose changed paths were not
 	// in the index (blame_index.go).
 	indexComputed int
@@ -174,7 +173,7 @@ type treeAt struct {
 
 func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	src := &chainsSource{s: h.src}
-	w := &blameWalk{h: h, src: src, files: &versionSource{src: src}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}}
+	w := &blameWalk{h: h, src: src, files: &versionReader{src: src}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}}
 	head := h.state.Head()
 	id, err := w.fileAt(head)
 	if err != nil {
@@ -184,11 +183,11 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	if id.IsZero() {
 		return nil, invalidRequest(ReasonInvalidArgument, fmt.Sprintf("There is no file %q in the notebook at generation %d.", p, gen))
 	}
-	if w.held, err = w.files.read(id, nil); err != nil {
+	if w.held, err = w.files.read(id); err != nil {
 		return nil, err
 	}
-	w.heldID, w.heldIsHead = id, true
-	n := merge.CountLines(w.held)
+	w.heldID, w.headText = id, w.held.appendAll(nil)
+	n := merge.CountLines(w.headText)
 	if start == 0 {
 		start = 1
 	}
@@ -206,10 +205,10 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	for i := range w.track {
 		w.track[i] = -1
 	}
-	offs := lineOffsets(w.held)
+	offs := lineOffsets(w.headText)
 	for i := start - 1; i < end; i++ {
 		w.track[i] = len(w.lines)
-		w.lines = append(w.lines, BlameLine{Number: i + 1, Text: w.held[offs[i]:offs[i+1]]})
+		w.lines = append(w.lines, BlameLine{Number: i + 1, Text: w.headText[offs[i]:offs[i+1]]})
 	}
 	w.left = len(w.lines)
 	w.at, w.cache = head, h.e.loadBlameCache(p)
@@ -217,6 +216,7 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 		return nil, err
 	}
 	res.Lines, res.indexComputed = w.lines, w.indexComputed
+
 	if start == 1 && end == n && w.cachedAt != head { // else the cache holds this answer
 		h.e.saveBlameCache(res, head, id)
 	}
@@ -279,6 +279,7 @@ func (w *blameWalk) walk() error {
 		}
 		return first
 	}
+	w.diff = newVersionDiffer(w.headText)
 	// The versions and commits of the publications that changed the file
 	// are read ahead, in their order, by another goroutine, while this one
 	// diffs: reading (chunks decompressed and verified) and diffing cost
@@ -308,7 +309,7 @@ func (w *blameWalk) walk() error {
 			if v.err != nil {
 				return v.err
 			}
-			done, err := w.step(pubs[i], before(i), after[i], v.data, v.commit, ra.free)
+			done, err := w.step(pubs[i], before(i), after[i], v.version, v.commit)
 			if err != nil || done {
 				return err
 			}
@@ -326,7 +327,7 @@ func (w *blameWalk) walk() error {
 // of the publication whose head is head, and that head's commit.
 type readAhead struct {
 	head, file cas.ID
-	data       []byte
+	version    *fileVersion
 	commit     cas.Commit
 	err        error
 }
@@ -338,7 +339,6 @@ const readAheadVersions = 16
 // goroutines); stop waits for it to end.
 type readAheads struct {
 	out  chan readAhead
-	free chan []byte // buffers the walk is done with
 	quit chan struct{}
 	done chan struct{}
 }
@@ -346,20 +346,15 @@ type readAheads struct {
 func (w *blameWalk) startReadAhead(jobs []readAhead) *readAheads {
 	// Up to readAheadVersions versions wait for the diffs, so that the
 	// reader runs on while a few long diffs (a line moved far) take their
-	// time; the memory is that many copies of the file.
-	ra := &readAheads{out: make(chan readAhead, readAheadVersions), free: make(chan []byte, readAheadVersions+2), quit: make(chan struct{}), done: make(chan struct{})}
+	// time; the memory is those versions' new chunks.
+	ra := &readAheads{out: make(chan readAhead, readAheadVersions), quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(ra.done)
 		defer close(ra.out)
 		for _, j := range jobs {
 			j.commit, j.err = w.commit(j.head)
 			if j.err == nil && !j.file.IsZero() {
-				var buf []byte
-				select {
-				case buf = <-ra.free:
-				default:
-				}
-				j.data, j.err = w.files.read(j.file, buf)
+				j.version, j.err = w.files.read(j.file)
 			}
 			select {
 			case ra.out <- j:
@@ -407,9 +402,8 @@ func (w *blameWalk) before(gen uint64) {
 
 // step reads publication p, which changed the file from before to after
 // (zero: no file), to old (the file at before) with commit c; done is true
-// when no line is left. The held version's memory goes to free when it is
-// no longer needed.
-func (w *blameWalk) step(p publication, before, after cas.ID, old []byte, c cas.Commit, free chan<- []byte) (done bool, err error) {
+// when no line is left.
+func (w *blameWalk) step(p publication, before, after cas.ID, old *fileVersion, c cas.Commit) (done bool, err error) {
 	if after != w.heldID {
 		// Publications chain (each one's parent is the head of the one
 		// before it), so the file at a publication's head is the one held.
@@ -429,7 +423,7 @@ func (w *blameWalk) step(p publication, before, after cas.ID, old []byte, c cas.
 		}
 		return true, nil
 	}
-	edits := merge.LineDiff(old, w.held)
+	edits := w.diff.diff(old, w.held)
 	// old's lines: held's, less those the edits inserted, plus those they
 	// removed (counting them again would cost a pass over the file).
 	n := len(w.track)
@@ -451,16 +445,6 @@ func (w *blameWalk) step(p publication, before, after cas.ID, old []byte, c cas.
 	}
 	for ; ni < len(w.track); oi, ni = oi+1, ni+1 {
 		track[oi] = w.track[ni]
-	}
-	// The version held so far becomes the buffer of a next read, except
-	// the head's, whose lines the result holds.
-	if w.heldIsHead {
-		w.heldIsHead = false
-	} else {
-		select {
-		case free <- w.held[:0]:
-		default:
-		}
 	}
 	w.held, w.heldID, w.track, w.spare = old, before, track, w.track
 	return w.left == 0, nil
@@ -505,39 +489,6 @@ func (h *chainsSource) Get(id cas.ID) (cas.Object, error) {
 		}
 	}
 	return h.s.Get(id)
-}
-
-// versionSource reads the versions of the walked file, newest first. It
-// keeps the chunks of the version it read last: consecutive versions share
-// every chunk but those around their edits (chunk boundaries depend on the
-// content), so a version costs the chunks it changed, not a decompression
-// and verification of the whole file.
-type versionSource struct {
-	src       cas.Source
-	prev, cur map[cas.ID]cas.Object
-}
-
-func (v *versionSource) Get(id cas.ID) (cas.Object, error) {
-	if o, ok := v.prev[id]; ok {
-		v.cur[id] = o
-		return o, nil
-	}
-	if o, ok := v.cur[id]; ok {
-		return o, nil
-	}
-	o, err := v.src.Get(id)
-	if err == nil && o.Kind == cas.KindChunk {
-		v.cur[id] = o
-	}
-	return o, err
-}
-
-// read returns the content of file object id, in buf's memory.
-func (v *versionSource) read(id cas.ID, buf []byte) ([]byte, error) {
-	v.cur = map[cas.ID]cas.Object{}
-	data, err := cas.AppendFile(buf[:0], v, id)
-	v.prev = v.cur
-	return data, err
 }
 
 // authorOf is the author the store recorded for publication p: format v4
