@@ -154,6 +154,10 @@ type blameWalk struct {
 	track    []int          // per line of held: index in lines, or -1
 	spare    []int          // the previous track's memory, for the next
 	left     int            // lines not attributed yet
+	// heads holds the head of each publication the walk gave lines to:
+	// their commits (time, message) are read once the walk is over, for
+	// those publications only.
+	heads map[uint64]cas.ID
 	// indexComputed counts the publications whose changed paths were not
 	// in the index (blame_index.go).
 	indexComputed int
@@ -173,7 +177,7 @@ type treeAt struct {
 
 func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	src := &chainsSource{s: h.src}
-	w := &blameWalk{h: h, src: src, files: &versionReader{src: src}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}}
+	w := &blameWalk{h: h, src: src, files: &versionReader{src: src}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}, heads: map[uint64]cas.ID{}}
 	head := h.state.Head()
 	id, err := w.fileAt(head)
 	if err != nil {
@@ -213,6 +217,9 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	w.left = len(w.lines)
 	w.at, w.cache = head, h.e.loadBlameCache(p)
 	if err := w.walk(); err != nil {
+		return nil, err
+	}
+	if err := w.describe(); err != nil {
 		return nil, err
 	}
 	res.Lines, res.indexComputed = w.lines, w.indexComputed
@@ -287,7 +294,7 @@ func (w *blameWalk) walk() error {
 	var jobs []readAhead
 	for i := len(pubs) - 1; i >= 0; i-- {
 		if changed[i] && before(i) != after[i] {
-			jobs = append(jobs, readAhead{head: pubs[i].Head, file: before(i)})
+			jobs = append(jobs, readAhead{file: before(i)})
 		}
 	}
 	ra := w.startReadAhead(jobs)
@@ -309,7 +316,7 @@ func (w *blameWalk) walk() error {
 			if v.err != nil {
 				return v.err
 			}
-			done, err := w.step(pubs[i], before(i), after[i], v.version, v.commit)
+			done, err := w.step(pubs[i], before(i), after[i], v.version)
 			if err != nil || done {
 				return err
 			}
@@ -324,12 +331,11 @@ func (w *blameWalk) walk() error {
 }
 
 // readAhead is one version to read: the file (zero: none) at the parent
-// of the publication whose head is head, and that head's commit.
+// of a publication.
 type readAhead struct {
-	head, file cas.ID
-	version    *fileVersion
-	commit     cas.Commit
-	err        error
+	file    cas.ID
+	version *fileVersion
+	err     error
 }
 
 const readAheadVersions = 16
@@ -352,8 +358,7 @@ func (w *blameWalk) startReadAhead(jobs []readAhead) *readAheads {
 		defer close(ra.done)
 		defer close(ra.out)
 		for _, j := range jobs {
-			j.commit, j.err = w.commit(j.head)
-			if j.err == nil && !j.file.IsZero() {
+			if !j.file.IsZero() {
 				j.version, j.err = w.files.read(j.file)
 			}
 			select {
@@ -401,9 +406,9 @@ func (w *blameWalk) before(gen uint64) {
 }
 
 // step reads publication p, which changed the file from before to after
-// (zero: no file), to old (the file at before) with commit c; done is true
-// when no line is left.
-func (w *blameWalk) step(p publication, before, after cas.ID, old *fileVersion, c cas.Commit) (done bool, err error) {
+// (zero: no file), to old (the file at before); done is true when no line
+// is left.
+func (w *blameWalk) step(p publication, before, after cas.ID, old *fileVersion) (done bool, err error) {
 	if after != w.heldID {
 		// Publications chain (each one's parent is the head of the one
 		// before it), so the file at a publication's head is the one held.
@@ -411,8 +416,8 @@ func (w *blameWalk) step(p publication, before, after cas.ID, old *fileVersion, 
 	}
 	attribute := func(held int) {
 		if k := w.track[held]; k >= 0 {
-			w.lines[k].Generation, w.lines[k].Time, w.lines[k].Message = p.Generation, c.Time, string(c.Message)
-			w.lines[k].Author = authorOf(p)
+			w.lines[k].Generation, w.lines[k].Author = p.Generation, authorOf(p)
+			w.heads[p.Generation] = p.Head
 			w.left--
 		}
 	}
@@ -450,8 +455,33 @@ func (w *blameWalk) step(p publication, before, after cas.ID, old *fileVersion, 
 	return w.left == 0, nil
 }
 
-// commit reads a commit object. Each is read once or twice (as a head,
-// then as the next publication's parent), so it is not kept.
+// describe gives the lines the walk attributed their publication's time
+// and message.
+func (w *blameWalk) describe() error {
+	type about struct {
+		t   time.Time
+		msg string
+	}
+	seen := make(map[uint64]about, len(w.heads))
+	for g, head := range w.heads {
+		c, err := w.commit(head)
+		if err != nil {
+			return err
+		}
+		seen[g] = about{c.Time, string(c.Message)}
+	}
+	for i := range w.lines {
+		l := &w.lines[i]
+		if a, ok := seen[l.Generation]; ok && !l.Before {
+			l.Time, l.Message = a.t, a.msg
+		}
+	}
+	return nil
+}
+
+// commit reads a commit object: those of the heads the path is looked up
+// in and of the publications whose lines a walk reports, few of them
+// twice, so none is kept.
 func (w *blameWalk) commit(id cas.ID) (cas.Commit, error) {
 	o, err := w.src.Get(id)
 	if err != nil {

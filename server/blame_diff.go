@@ -108,10 +108,6 @@ func (v *fileVersion) lfsBefore(x int) int {
 	return v.lfs[k] + bytes.Count(v.parts[k][:x-v.offs[k]], []byte{'\n'})
 }
 
-// lineAt returns the line number of offset x, which starts a line (or is
-// the end).
-func (v *fileVersion) lineAt(x int) int { return v.lfsBefore(x) }
-
 // seg returns the contiguous bytes from offset x (< lim) to the end of its
 // part or lim.
 func (v *fileVersion) seg(x, lim int) []byte {
@@ -201,7 +197,11 @@ func (r *versionReader) read(id cas.ID) (*fileVersion, error) {
 	v.chunked = true
 	v.parts, v.ids = make([][]byte, 0, len(f.Chunks)), make([]cas.ID, 0, len(f.Chunks))
 	v.offs, v.lfs = make([]int, 1, len(f.Chunks)+1), make([]int, 1, len(f.Chunks)+1)
-	r.cur = make(map[cas.ID]versionPart, len(f.Chunks))
+	// The map of the version before last is reused for this one.
+	if r.cur == nil {
+		r.cur = make(map[cas.ID]versionPart, len(f.Chunks))
+	}
+	clear(r.cur)
 	for i, c := range f.Chunks {
 		p, ok := r.prev[c.ID]
 		if !ok {
@@ -224,7 +224,7 @@ func (r *versionReader) read(id cas.ID) (*fileVersion, error) {
 		r.cur[c.ID] = p
 		v.add(c.ID, p.data, p.lfs)
 	}
-	r.prev = r.cur
+	r.prev, r.cur = r.cur, r.prev
 	return v, nil
 }
 
@@ -403,7 +403,7 @@ func (d *versionDiffer) fromChunks(old, cur *fileVersion) ([]merge.Edit, bool) {
 	var edits []merge.Edit
 	d.oldH, d.curH = d.oldH[:0], d.curH[:0]
 	for _, r := range rs {
-		lo, ln := old.lineAt(r.so), cur.lineAt(r.sn)
+		lo, ln := old.lfsBefore(r.so), cur.lfsBefore(r.sn) // line starts
 		no, nn := linesIn(old, r.so, r.eo), linesIn(cur, r.sn, r.en)
 		if no == 0 || nn == 0 || (no == 1 && nn == 1) {
 			edits = append(edits, merge.Edit{OldStart: lo, OldEnd: lo + no, NewStart: ln, NewEnd: ln + nn})
@@ -555,8 +555,9 @@ func (d *versionDiffer) align(old, cur *fileVersion) []diffRegion {
 			break
 		}
 		// The nearest pair of equal chunks past i and j, by the chunks
-		// skipped on both sides; none: the region runs to the ends.
-		if at == nil {
+		// skipped on both sides; none: the region runs to the ends. A
+		// short list is searched, a long one through a map.
+		if at == nil && len(b) > 64 {
 			at = make(map[cas.ID][]int, len(b))
 			for k, id := range b {
 				at[id] = append(at[id], k)
@@ -564,10 +565,8 @@ func (d *versionDiffer) align(old, cur *fileVersion) []diffRegion {
 		}
 		bi, bj := len(a), len(b)
 		for k := i; k < len(a) && k-i < (bi-i)+(bj-j); k++ {
-			for _, p := range at[a[k]] {
-				if p >= j && (k-i)+(p-j) < (bi-i)+(bj-j) {
-					bi, bj = k, p
-				}
+			if p := nextAt(b, at, a[k], j); p >= 0 && (k-i)+(p-j) < (bi-i)+(bj-j) {
+				bi, bj = k, p
 			}
 		}
 		rs = append(rs, diffRegion{o0: old.offs[i], o1: old.offs[bi], n0: cur.offs[j], n1: cur.offs[bj]})
@@ -575,6 +574,25 @@ func (d *versionDiffer) align(old, cur *fileVersion) []diffRegion {
 	}
 	d.regions = rs
 	return rs
+}
+
+// nextAt returns the first position at or after j of id in b (through at,
+// its positions, when not nil), or -1.
+func nextAt(b []cas.ID, at map[cas.ID][]int, id cas.ID, j int) int {
+	if at == nil {
+		for p := j; p < len(b); p++ {
+			if b[p] == id {
+				return p
+			}
+		}
+		return -1
+	}
+	for _, p := range at[id] {
+		if p >= j {
+			return p
+		}
+	}
+	return -1
 }
 
 // hashLines appends the hashes of the lines in [from, to) of v.
@@ -602,12 +620,14 @@ func (d *versionDiffer) bytes(v *fileVersion, from, to int) []byte {
 
 // linesIn counts the lines of v in [from, to), a run of whole lines.
 func linesIn(v *fileVersion, from, to int) int {
-	if from == to {
-		return 0
-	}
-	n := v.lfsBefore(to) - v.lfsBefore(from)
-	if v.byteAt(to-1) != '\n' {
-		n++ // the final line without LF
+	n := 0
+	for x := from; x < to; {
+		seg := v.seg(x, to)
+		n += bytes.Count(seg, []byte{'\n'})
+		x += len(seg)
+		if x == to && seg[len(seg)-1] != '\n' {
+			n++ // the final line without LF
+		}
 	}
 	return n
 }
@@ -648,10 +668,14 @@ func commonSuffixAt(v *fileVersion, a, a1 int, w *fileVersion, b, b1 int) int {
 }
 
 // prefixLen returns the length of the common prefix of a and b (of one
-// length), eight bytes at a time.
+// length).
 func prefixLen(a, b []byte) int {
+	const block = 256 // compared at once where the bytes are equal
 	n := len(a)
 	i := 0
+	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
+		i += block
+	}
 	for ; i+8 <= n; i += 8 {
 		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
 			return i + bits.TrailingZeros64(x)/8
@@ -666,8 +690,12 @@ func prefixLen(a, b []byte) int {
 // suffixLen returns the length of the common suffix of a and b (of one
 // length).
 func suffixLen(a, b []byte) int {
+	const block = 256
 	n := len(a)
 	i := 0
+	for i+block <= n && bytes.Equal(a[n-i-block:n-i], b[n-i-block:n-i]) {
+		i += block
+	}
 	for ; i+8 <= n; i += 8 {
 		if x := binary.LittleEndian.Uint64(a[n-i-8:]) ^ binary.LittleEndian.Uint64(b[n-i-8:]); x != 0 {
 			return i + bits.LeadingZeros64(x)/8
