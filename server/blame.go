@@ -63,6 +63,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -177,7 +178,7 @@ type treeAt struct {
 
 func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 	src := &chainsSource{s: h.src}
-	w := &blameWalk{h: h, src: src, files: &versionReader{src: src}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}, heads: map[uint64]cas.ID{}}
+	w := &blameWalk{h: h, src: src, files: &versionReader{src: src, holder: src.holder}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}, heads: map[uint64]cas.ID{}}
 	head := h.state.Head()
 	id, err := w.fileAt(head)
 	if err != nil {
@@ -313,6 +314,9 @@ func (w *blameWalk) walk() error {
 			if !ok {
 				return h.ctx.Err() // stopped: only by a cancelled context
 			}
+			if v.err == nil && v.version != nil {
+				v.err = v.version.wait()
+			}
 			if v.err != nil {
 				return v.err
 			}
@@ -340,9 +344,13 @@ type readAhead struct {
 
 const readAheadVersions = 16
 
+// blameDecoders is the number of goroutines decoding a walk's chunks.
+const blameDecoders = 2
+
 // readAheads is the goroutine reading a walk's versions ahead of it. It
 // alone reads objects while it runs (the sources are not shared between
-// goroutines); stop waits for it to end.
+// goroutines), but for the chunks it hands to its decoders, which read
+// them from the caches' stores directly; stop waits for them all to end.
 type readAheads struct {
 	out  chan readAhead
 	quit chan struct{}
@@ -354,8 +362,19 @@ func (w *blameWalk) startReadAhead(jobs []readAhead) *readAheads {
 	// reader runs on while a few long diffs (a line moved far) take their
 	// time; the memory is those versions' new chunks.
 	ra := &readAheads{out: make(chan readAhead, readAheadVersions), quit: make(chan struct{}), done: make(chan struct{})}
+	// The new chunks are decoded by blameDecoders goroutines: reading a
+	// version is nearly all decompression and verification, and with
+	// them the reads take the cores the diffs leave.
+	work := make(chan *chunkRead, 4*readAheadVersions)
+	var decoders sync.WaitGroup
+	for range blameDecoders {
+		decoders.Go(func() { decodeChunks(work) })
+	}
+	w.files.decoders = work
 	go func() {
 		defer close(ra.done)
+		defer decoders.Wait()
+		defer close(work)
 		defer close(ra.out)
 		for _, j := range jobs {
 			if !j.file.IsZero() {
@@ -502,6 +521,24 @@ func (w *blameWalk) commit(id cas.ID) (cas.Commit, error) {
 type chainsSource struct {
 	s    *objectSource
 	last *chainCache
+}
+
+// holder returns the store of the open chain cache that holds id, or nil.
+func (h *chainsSource) holder(id cas.ID) *cas.Store {
+	if h.last != nil && h.last.store.Has(id) {
+		return h.last.store
+	}
+	if p := h.s.primary; p != nil && p.store.Has(id) {
+		h.last = p
+		return p.store
+	}
+	for _, c := range h.s.others {
+		if c.store.Has(id) {
+			h.last = c
+			return c.store
+		}
+	}
+	return nil
 }
 
 func (h *chainsSource) Get(id cas.ID) (cas.Object, error) {

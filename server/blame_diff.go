@@ -57,6 +57,8 @@ type fileVersion struct {
 	ids     []cas.ID // per part, its chunk's ID
 	offs    []int    // per part, its offset in the content; then the size
 	lfs     []int    // per part, the LFs before it; then all of them
+	// pending holds the chunks being read until wait returns.
+	pending []*chunkRead
 }
 
 func (v *fileVersion) add(id cas.ID, data []byte, lfs int) {
@@ -166,18 +168,54 @@ func (v *fileVersion) appendAll(dst []byte) []byte {
 
 // versionReader reads the versions of the walked file, newest first. It
 // keeps the chunks of the version it read last: a version costs the chunks
-// it changed, each decompressed, verified and its LFs counted once.
+// it changed, each decompressed, verified and its LFs counted once. With
+// decoders set, a new chunk that an open cache holds is decoded by one of
+// them (the cost of a version is nearly all decompression and
+// verification, which the caches allow from several goroutines), and the
+// version's wait collects it; the rest is read here.
 type versionReader struct {
 	src       cas.Source
-	prev, cur map[cas.ID]versionPart
+	holder    func(cas.ID) *cas.Store // the open cache holding a chunk, or nil
+	decoders  chan<- *chunkRead       // nil: every chunk is read here
+	prev, cur map[cas.ID]*chunkRead
 }
 
-type versionPart struct {
-	data []byte
-	lfs  int
+// chunkRead is one chunk of the walked file, read once, by the reader or
+// by a decoder (from store); done is closed when it is.
+type chunkRead struct {
+	ref   cas.ChunkRef
+	store *cas.Store
+	data  []byte
+	lfs   int
+	err   error
+	done  chan struct{}
 }
 
-// read returns the version of file object id.
+// readChunk reads c.ref from src, checks it and counts its LFs.
+func (c *chunkRead) read(src cas.Source) {
+	co, err := getKind(src, c.ref.ID, cas.KindChunk)
+	if err == nil {
+		c.data, err = cas.DecodeChunk(co)
+	}
+	if err == nil && len(c.data) != int(c.ref.Size) {
+		err = fmt.Errorf("%w: chunk of %d bytes, file says %d", cas.ErrCorrupt, len(c.data), c.ref.Size)
+	}
+	c.err = err
+	if err == nil {
+		c.lfs = bytes.Count(c.data, []byte{'\n'})
+	}
+}
+
+// decodeChunks reads the chunks sent to in until it is closed.
+func decodeChunks(in <-chan *chunkRead) {
+	for c := range in {
+		c.read(c.store)
+		close(c.done)
+	}
+}
+
+// read returns the version of file object id; a chunked one is complete
+// once its wait returns.
 func (r *versionReader) read(id cas.ID) (*fileVersion, error) {
 	o, err := getKind(r.src, id, cas.KindFile)
 	if err != nil {
@@ -195,37 +233,58 @@ func (r *versionReader) read(id cas.ID) (*fileVersion, error) {
 		return v, nil
 	}
 	v.chunked = true
-	v.parts, v.ids = make([][]byte, 0, len(f.Chunks)), make([]cas.ID, 0, len(f.Chunks))
-	v.offs, v.lfs = make([]int, 1, len(f.Chunks)+1), make([]int, 1, len(f.Chunks)+1)
+	v.pending = make([]*chunkRead, len(f.Chunks))
 	// The map of the version before last is reused for this one.
 	if r.cur == nil {
-		r.cur = make(map[cas.ID]versionPart, len(f.Chunks))
+		r.cur = make(map[cas.ID]*chunkRead, len(f.Chunks))
 	}
 	clear(r.cur)
-	for i, c := range f.Chunks {
-		p, ok := r.prev[c.ID]
+	for i, ref := range f.Chunks {
+		c, ok := r.prev[ref.ID]
 		if !ok {
-			p, ok = r.cur[c.ID]
+			c, ok = r.cur[ref.ID]
 		}
 		if !ok {
-			co, err := getKind(r.src, c.ID, cas.KindChunk)
-			if err != nil {
-				return nil, fmt.Errorf("chunk %d: %w", i, err)
+			c = &chunkRead{ref: ref, done: make(chan struct{})}
+			if r.decoders != nil {
+				c.store = r.holder(ref.ID)
 			}
-			data, err := cas.DecodeChunk(co)
-			if err != nil {
-				return nil, fmt.Errorf("chunk %d: %w", i, err)
+			if c.store != nil {
+				r.decoders <- c
+			} else {
+				c.read(r.src)
+				close(c.done)
+				if c.err != nil {
+					return nil, fmt.Errorf("chunk %d: %w", i, c.err)
+				}
 			}
-			if len(data) != int(c.Size) {
-				return nil, fmt.Errorf("%w: chunk %d has %d bytes, file says %d", cas.ErrCorrupt, i, len(data), c.Size)
-			}
-			p = versionPart{data: data, lfs: bytes.Count(data, []byte{'\n'})}
 		}
-		r.cur[c.ID] = p
-		v.add(c.ID, p.data, p.lfs)
+		r.cur[ref.ID] = c
+		v.pending[i] = c
 	}
 	r.prev, r.cur = r.cur, r.prev
+	if r.decoders == nil {
+		return v, v.wait()
+	}
 	return v, nil
+}
+
+// wait completes a version whose chunks are being read.
+func (v *fileVersion) wait() error {
+	if v.pending == nil {
+		return nil
+	}
+	v.parts, v.ids = make([][]byte, 0, len(v.pending)), make([]cas.ID, 0, len(v.pending))
+	v.offs, v.lfs = make([]int, 1, len(v.pending)+1), make([]int, 1, len(v.pending)+1)
+	for i, c := range v.pending {
+		<-c.done
+		if c.err != nil {
+			return fmt.Errorf("chunk %d: %w", i, c.err)
+		}
+		v.add(c.ref.ID, c.data, c.lfs)
+	}
+	v.pending = nil
+	return nil
 }
 
 // getKind reads id from src and checks that it is that object, of kind
