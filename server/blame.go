@@ -36,21 +36,29 @@ package server
 // exist before a publication.
 //
 // Cost, with the index complete: the list of retained publications and the
-// index, read once; per publication that changed the file, its commit, the
-// chunks it changed (versionSource keeps the others from the version read
-// before), copied into a recycled buffer, and one LineDiff, which sets the
-// common start and end aside by comparing bytes. The reads run on another
-// goroutine ahead of the diffs (they cost about the same). Lines from the
-// oldest retained publication make the walk read the whole retained
-// history: with 10,000 publications of which 2,000 changed a 2,000-line
-// file, about 3,000 chunks read and 2,000 diffs (bench/blame_test.go
-// measures it beside git blame and log). Completing the index costs, per
-// publication it lacks, a commit and a tree diff (the root tree and the
-// subtrees that changed), each read from the chain cache that holds it
-// (chainsSource). A cache that lacks the history's packs fetches all of
-// them first, once. A blame of a whole file records its answer in the
-// private cache (blame_cache.go): the next blame of the file walks only the
-// publications accepted since.
+// index, read once; per publication that changed the file, its file object
+// and the chunks it changed, each decompressed, verified and its LFs
+// counted once (versionReader keeps the others from the version read
+// before), read ahead of the walk by another goroutine and two decoders;
+// then a diff of the regions where the two versions' chunk lists differ
+// (blame_diff.go), which compares those chunks' bytes and hashes only the
+// lines that differ, so that neither version is copied or split. A step
+// whose regions' changes are not provably LineDiff's (a changed line that
+// the other version also has: a line moved, a blank line added) diffs the
+// two whole versions instead, as LineDiff sets their common start and end
+// aside by comparing bytes. At the end, the commit (time, message) of each
+// publication that kept lines. Lines from the oldest retained publication
+// make the walk read the whole retained history: with 10,000 publications
+// of which 2,000 changed a 2,000-line file, about 3,000 chunks decoded and
+// 2,000 region diffs, none of them whole, about 230 ms of CPU in all for
+// the CLI process, of which about 90 ms decoding chunks and 80 ms the list
+// of publications (bench/blame_test.go measures it beside git blame and
+// log). Completing the index costs, per publication it lacks, a commit and
+// a tree diff (the root tree and the subtrees that changed), each read
+// from the chain cache that holds it (chainsSource). A cache that lacks the
+// history's packs fetches all of them first, once. A blame of a whole file
+// records its answer in the private cache (blame_cache.go): the next blame
+// of the file walks only the publications accepted since.
 //
 // The author column is the publication's author as the store format
 // records it; today's format records none, so every author is unknown ("").

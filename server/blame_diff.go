@@ -10,30 +10,33 @@ package server
 // reads per version is its new chunks, and it copies nothing. The diff of
 // two versions starts from their chunk lists: the chunks they share in
 // order are equal bytes, and only the stretches between them (regions) are
-// compared, byte by byte, down to the lines that differ. Line numbers come
-// from the LFs counted once per chunk.
+// compared, byte by byte from both ends, then line by line from both ends,
+// down to the lines that differ. Where a region still holds lines on both
+// sides (several edits close together), LineDiff of those lines alone
+// finds its edits. Line numbers come from the LFs counted once per chunk.
 //
 // The result must be the diff merge.LineDiff gives for the two whole texts
 // (log -p shows it, and blame's answers are defined by it), which is not
 // always the diff of each region on its own: a line moved from one region
 // to another, or a run of changes that could slide over equal lines,
 // gives a whole-text diff that pairs lines across regions or places a
-// change elsewhere. The regions' diff is used only when it provably is the
-// whole-text one; otherwise the two versions are read whole and diffed by
-// LineDiff. The proof: each region's changed lines are taken as one run of
-// whole lines per version, everything between them being equal bytes in
-// both versions, and this is LineDiff's answer when every changed line of
-// the old version occurs nowhere in the new one, and every changed line of
-// the new version nowhere in the old one (checked against a count of each
-// version's lines by hash, kept up to date edit by edit; a hash collision
-// can only send a step to the whole diff). LineDiff sets aside the lines
-// the two texts start and end with, then every line that only one side has
-// (it cannot match): those are exactly the changed lines, so what is left
-// is the same sequence on both sides, which matches whole. Its placement
-// then moves a run of changes down while the run's first line equals the
-// line after it, up while its last equals the line before it; those lines
-// are unchanged, so they are in both versions, and no changed line equals
-// one: no run moves, and the edits are the regions', in order.
+// change elsewhere. The regions' edits are used only when they provably
+// are the whole-text ones; otherwise the two versions are copied whole and
+// diffed by LineDiff. The proof: the regions' edits leave unchanged lines
+// that are equal bytes and pair up in order (everything outside the
+// regions, and the lines a region's own diff kept), and they are
+// LineDiff's answer when every changed line of the old version occurs
+// nowhere in the new one, and every changed line of the new version
+// nowhere in the old one (checked against a count of each version's lines
+// by hash, kept up to date edit by edit; a hash collision can only send a
+// step to the whole diff). LineDiff sets aside the lines the two texts
+// start and end with, then every line that only one side has (it cannot
+// match): those are exactly the changed lines, so what is left is the same
+// sequence on both sides, which matches whole. Its placement then moves a
+// run of changes down while the run's first line equals the line after
+// it, up while its last equals the line before it; those lines are
+// unchanged, so they are in both versions, and no changed line equals one:
+// no run moves, and the edits are the regions', in order.
 
 import (
 	"bytes"
@@ -354,7 +357,9 @@ func forLines(content []byte, f func(line []byte)) {
 // diff returns merge.LineDiff(old content, cur content), where cur is the
 // held version, and makes old the held one in the counts.
 func (d *versionDiffer) diff(old, cur *fileVersion) []merge.Edit {
-	if old.chunked && cur.chunked {
+	// Past about a million distinct lines LineDiff gives up matching and
+	// marks every line of the middle changed: no region diff is that.
+	if old.chunked && cur.chunked && old.lines() < 1<<20 && cur.lines() < 1<<20 {
 		if edits, ok := d.fromChunks(old, cur); ok {
 			return edits
 		}
