@@ -45,12 +45,18 @@ package bench
 // with a cold object cache 2.7 s; log -n 10 109 ms; lines/before 0. At
 // load 10 to 16 (another run): blame-walk 765 ms, blame-index 2,934 ms,
 // git blame 3,548 ms, blame 40 ms; a third (load 5 to 10): blame-walk
-// 526 ms (483 ms of CPU), git blame 1,705 ms. The walk misses the 200 ms target: per
-// version of the file that changed, its new chunks decompressed and
-// verified (read ahead on another goroutine) and one line diff of the
-// whole file's changed span; both grow with the publications that changed
-// the file, not with the history's length. Seeding took 2.5 to 3.5
-// minutes.
+// 526 ms (483 ms of CPU), git blame 1,705 ms. Seeding took 2.5 to 3.5
+// minutes (12 at load 11).
+//
+// After the walk from chunks (same day; BLAME_BENCH_DIR, the old code
+// measured in the same way first): before, load 9 to 8, blame 26 ms,
+// blame-walk 484 ms (380 ms of CPU), git blame 1,550 ms; after, load 8 to
+// 9, blame 24 ms, blame-walk 690 ms (309 ms of CPU), git blame 2,975 ms;
+// again at load 9 to 37, blame-walk 617 ms (282 ms of CPU), git blame
+// 4,107 ms (0.15x). The two binaries run alternately, six times each:
+// 455 against 275 ms of CPU per walk. The walk misses the 200 ms target
+// here: a third of its CPU is the list of the 10,000 retained
+// publications, most of the rest decoding the ~3,000 chunks that changed.
 //
 import (
 	"bytes"
