@@ -46,7 +46,8 @@ type Store struct {
 	// provably unchanged (see refreshIfChanged).
 	scannedMtime time.Time
 	scannedAt    time.Time
-	swept        bool // stale temporary files were removed (first scan)
+	swept        bool        // stale temporary files were removed (first scan)
+	recorded     dirSnapshot // the identity the adopted merged index records
 }
 
 // storedFile is one loaded file of the directory, a plain pack or a
@@ -81,9 +82,10 @@ const racyWindow = 2 * time.Second
 // header, trailer and index of every pack already there (and each
 // bundle's header), not their contents: those packs were verified by the
 // AddPacks that stored them. Files recorded in the merged index
-// (store_index.go) are not read at all: their size is checked and the one
-// index file serves their objects; while the directory keeps the identity
-// the index recorded, it is not even listed.
+// (store_index.go) are not read, nor stat'ed: the directory's listing
+// names them and the index files serve their objects; while the directory
+// keeps the identity the index recorded, it is not even listed. The files
+// this open loads on their own are recorded in the index for the next.
 func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cas: open store: %w", err)
@@ -121,10 +123,11 @@ func (s *Store) scanLocked() error {
 		return fmt.Errorf("cas: scan store: %w", err)
 	}
 	snap := snapshotOf(st, start)
-	var m *mergedIndex // read once, on the first scan only
+	var m, x *mergedIndex // read once, on the first scan only
 	if !s.swept {
 		m, _ = readMergedIndex(s.dir) // missing or invalid: nil, ignored
-		if s.useTrustedMergedIndexLocked(m, snap) {
+		x = readSideIndex(s.dir, m)
+		if s.useTrustedMergedIndexLocked(m, x, snap) {
 			s.swept = true // no file was created since that listing, which swept
 			return nil
 		}
@@ -141,7 +144,7 @@ func (s *Store) scanLocked() error {
 			if !s.swept {
 				removeStaleTemp(s.dir, de)
 			}
-			temps = temps || name != mergedIndexName
+			temps = temps || (name != mergedIndexName && name != sideIndexName)
 			continue
 		}
 		if de.Type().IsRegular() {
@@ -149,9 +152,9 @@ func (s *Store) scanLocked() error {
 		}
 	}
 	if !s.swept {
-		s.useMergedIndexLocked(m, present)
+		s.useMergedIndexLocked(m, x, present)
 	}
-	loaded, objects := 0, len(s.index)
+	loaded := 0
 	for _, de := range des {
 		name := de.Name()
 		if !present[name] || s.files[name] != nil {
@@ -186,23 +189,12 @@ func (s *Store) scanLocked() error {
 		if temps || len(s.broken) > 0 {
 			ident = dirSnapshot{}
 		}
-		many := loaded >= mergedRewritePacks || len(s.index)-objects >= mergedRewriteObjects
-		// The index did not vouch for the directory (or there is none): if
-		// the directory has been quiet for a while, one rewrite spares the
-		// next opens the listing. Not for one written every few seconds.
-		quiet := ident.ino != 0 && ident.quiet(quietWindow) && len(s.files) > 0
-		if many || quiet {
-			s.writeMergedIndexLocked(ident)
-		}
+		s.recordLocked(loaded, ident)
 	}
 	s.scannedMtime, s.scannedAt = st.ModTime(), start
 	s.swept = true
 	return nil
 }
-
-// quietWindow is how long a directory must have been left unchanged before
-// an open rewrites its merged index only to record its identity.
-const quietWindow = time.Minute
 
 // staleTempAge is how old a temporary file must be before a newly opened
 // store removes it: the leftover of a process that died in AddPacks, not
