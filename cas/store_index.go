@@ -286,7 +286,12 @@ func (s *Store) useTrustedMergedIndexLocked(m, x *mergedIndex, now dirSnapshot) 
 }
 
 func (s *Store) adoptLocked(m *mergedIndex) {
+	if len(s.files) == 0 { // sized once: a store of a thousand files would grow them ten times
+		s.files = make(map[string]*storedFile, len(m.files)+16)
+		s.packs = make(map[string]*storedFile, len(m.files)+16)
+	}
 	for i, f := range m.files {
+		f.merged = true
 		m.files[i] = s.addFileLocked(f)
 	}
 	s.midx = m
@@ -351,13 +356,9 @@ func (s *Store) recordLocked(loaded int, ident dirSnapshot) {
 	if loaded == 0 && !newIdent {
 		return
 	}
-	own := make([]*storedFile, 0, len(s.files)-len(s.midx.files))
-	inMain := make(map[*storedFile]bool, len(s.midx.files))
-	for _, f := range s.midx.files {
-		inMain[f] = true
-	}
+	var own []*storedFile
 	for _, f := range s.files {
-		if !inMain[f] {
+		if !f.merged {
 			own = append(own, f)
 		}
 	}
