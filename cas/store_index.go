@@ -391,7 +391,7 @@ func (s *Store) writeMergedIndexLocked(ident dirSnapshot) {
 		}
 	}
 	out := encodeIndex([]byte(mergedIndexMagic), ident, files, all)
-	if overwriteFile(filepath.Join(s.dir, mergedIndexName), out) == nil {
+	if out != nil && overwriteFile(filepath.Join(s.dir, mergedIndexName), out) == nil {
 		_ = os.Truncate(filepath.Join(s.dir, sideIndexName), 0) // a missing one stays missing
 	}
 }
@@ -405,7 +405,9 @@ func (s *Store) writeSideIndexLocked(files []*storedFile, ident dirSnapshot) {
 		all = append(all, indexed{id, loc})
 	}
 	head := append([]byte(sideIndexMagic), s.midx.sum[:]...)
-	_ = overwriteFile(filepath.Join(s.dir, sideIndexName), encodeIndex(head, ident, files, all))
+	if out := encodeIndex(head, ident, files, all); out != nil {
+		_ = overwriteFile(filepath.Join(s.dir, sideIndexName), out)
+	}
 }
 
 type indexed struct {
@@ -414,7 +416,8 @@ type indexed struct {
 }
 
 // encodeIndex encodes files and entries (each of one of files) after head,
-// with ident.
+// with ident; nil if an entry is of another file (never so: the index
+// would send its object's reads to the wrong file, so it is not written).
 func encodeIndex(head []byte, ident dirSnapshot, files []*storedFile, all []indexed) []byte {
 	slices.SortFunc(files, func(a, b *storedFile) int { return strings.Compare(a.name, b.name) })
 	number := make(map[*storedFile]uint32, len(files))
@@ -438,8 +441,12 @@ func encodeIndex(head []byte, ident dirSnapshot, files []*storedFile, all []inde
 	slices.SortFunc(all, func(a, b indexed) int { return bytes.Compare(a.id[:], b.id[:]) })
 	out = le.AppendUint32(out, uint32(len(all)))
 	for _, e := range all {
+		n, ok := number[e.loc.file]
+		if !ok {
+			return nil
+		}
 		out = append(out, e.id[:]...)
-		out = le.AppendUint32(out, number[e.loc.file])
+		out = le.AppendUint32(out, n)
 		out = le.AppendUint64(out, e.loc.offset)
 		out = le.AppendUint32(out, e.loc.stored)
 	}
