@@ -358,9 +358,11 @@ func (s *Store) refreshIfChanged() error {
 
 // AddPack verifies data as a pack and stores it under name (a file name,
 // no slashes, not ending in ".bundle") atomically: temp file, rename.
-// Adding a name that is already present is a no-op. Verification is
-// complete: the trailer checksum, the index, and every object against its
-// ID and kind rules.
+// Adding a name that is already present is a no-op. A name must stand
+// for one pack's bytes (the engine uses the remote key): an open takes a
+// file whose name the merged index records for the file it recorded
+// (store_index.go). Verification is complete: the trailer checksum, the
+// index, and every object against its ID and kind rules.
 func (s *Store) AddPack(name string, data []byte) error {
 	return s.AddPacks([]NamedPack{{Name: name, Data: data}})
 }

@@ -27,9 +27,8 @@ import (
 //	                                               u64 offset in the file, u32 stored length
 //	BLAKE3-256 of all preceding bytes
 //
-// A file's name stands for its bytes: a plain pack is named by the
-// remote key it was fetched from (or by its content), which names one
-// immutable pack, and a bundle by the checksum of its header, which lists
+// A file's name stands for its bytes: the engine names a plain pack after
+// the remote key it came from, which names one immutable pack, and a bundle by the checksum of its header, which lists
 // its packs' names and lengths. So a name the index records is the file
 // the index describes, unless the file was damaged, and damage is what the
 // reads already catch: every object read is checked against its ID, and a
@@ -102,7 +101,6 @@ const (
 
 type mergedIndex struct {
 	sum     ID          // of the whole file: what a side index is bound to
-	base    ID          // of a side index: the sum of the main index it extends
 	ident   dirSnapshot // of the listing the index was built from
 	files   []*storedFile
 	entries []byte // mergedEntrySize each, sorted by ID
@@ -195,9 +193,6 @@ func decodeIndex(data []byte, magic string, side bool) (*mergedIndex, error) {
 		return nil, errBadMergedIndex
 	}
 	m := &mergedIndex{sum: sum, ident: ident, files: make([]*storedFile, nf)}
-	if side {
-		copy(m.base[:], data[len(magic):])
-	}
 	seen := make(map[string]bool, nf)
 	for i := range m.files {
 		f := &storedFile{name: string(r.take(int(r.u16("name length")), "name"))}
