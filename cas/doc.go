@@ -50,12 +50,15 @@
 //     pack (RemovePack) removes its whole file. Files are written to a
 //     temporary file renamed in, not fsynced: a killed writer leaves the
 //     whole file or none, and a file a power loss tears fails the load or
-//     read checks and is fetched again. A merged index file caches every
+//     read checks and is fetched again. A merged index caches every
 //     file's objects sorted by ID and the names of the packs in each
-//     (store_index.go), so opening a store of hundreds of packs reads one
-//     file, not each pack; and it records the directory's identity, so
-//     opening a store whose directory has not changed since costs a stat
-//     and one read, whatever the number of files.
+//     (store_index.go), with a side index for the files added since its
+//     last rewrite, so opening a store of hundreds of packs reads two
+//     files and lists the directory, neither reading nor stat'ing each
+//     pack (a name stands for its pack's bytes); and it records the
+//     directory's identity, so opening a store whose directory has not
+//     changed since costs a stat and two reads, whatever the number of
+//     files.
 //   - Memory: an in-memory Source and Sink, for tests and staging.
 //
 // Trust: a pack's trailer checksum is verified whenever its bytes are

@@ -46,15 +46,17 @@ type Store struct {
 	// provably unchanged (see refreshIfChanged).
 	scannedMtime time.Time
 	scannedAt    time.Time
-	swept        bool // stale temporary files were removed (first scan)
+	swept        bool        // stale temporary files were removed (first scan)
+	recorded     dirSnapshot // the identity the adopted merged index records
 }
 
 // storedFile is one loaded file of the directory, a plain pack or a
 // bundle; index locations point into it.
 type storedFile struct {
-	name  string
-	size  int64
-	packs []string // the packs of a bundle, sorted; nil for a plain pack
+	name   string
+	size   int64
+	packs  []string // the packs of a bundle, sorted; nil for a plain pack
+	merged bool     // its objects are served by the main merged index
 }
 
 // packNames returns the names of the packs f holds: a plain pack file
@@ -81,9 +83,10 @@ const racyWindow = 2 * time.Second
 // header, trailer and index of every pack already there (and each
 // bundle's header), not their contents: those packs were verified by the
 // AddPacks that stored them. Files recorded in the merged index
-// (store_index.go) are not read at all: their size is checked and the one
-// index file serves their objects; while the directory keeps the identity
-// the index recorded, it is not even listed.
+// (store_index.go) are not read, nor stat'ed: the directory's listing
+// names them and the index files serve their objects; while the directory
+// keeps the identity the index recorded, it is not even listed. The files
+// this open loads on their own are recorded in the index for the next.
 func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cas: open store: %w", err)
@@ -121,15 +124,16 @@ func (s *Store) scanLocked() error {
 		return fmt.Errorf("cas: scan store: %w", err)
 	}
 	snap := snapshotOf(st, start)
-	var m *mergedIndex // read once, on the first scan only
+	var m, x *mergedIndex // read once, on the first scan only
 	if !s.swept {
 		m, _ = readMergedIndex(s.dir) // missing or invalid: nil, ignored
-		if s.useTrustedMergedIndexLocked(m, snap) {
+		x = readSideIndex(s.dir, m)
+		if s.useTrustedMergedIndexLocked(m, x, snap) {
 			s.swept = true // no file was created since that listing, which swept
 			return nil
 		}
 	}
-	des, err := os.ReadDir(s.dir)
+	des, err := readDirUnsorted(s.dir)
 	if err != nil {
 		return fmt.Errorf("cas: scan store: %w", err)
 	}
@@ -141,7 +145,7 @@ func (s *Store) scanLocked() error {
 			if !s.swept {
 				removeStaleTemp(s.dir, de)
 			}
-			temps = temps || name != mergedIndexName
+			temps = temps || (name != mergedIndexName && name != sideIndexName)
 			continue
 		}
 		if de.Type().IsRegular() {
@@ -149,14 +153,17 @@ func (s *Store) scanLocked() error {
 		}
 	}
 	if !s.swept {
-		s.useMergedIndexLocked(m, present)
+		s.useMergedIndexLocked(m, x, present)
 	}
-	loaded, objects := 0, len(s.index)
-	for _, de := range des {
-		name := de.Name()
-		if !present[name] || s.files[name] != nil {
-			continue
+	var load []string
+	for name := range present {
+		if s.files[name] == nil {
+			load = append(load, name)
 		}
+	}
+	slices.Sort(load) // the same listing loads in the same order
+	loaded := 0
+	for _, name := range load {
 		if err := s.loadLocked(name); err != nil {
 			s.broken[name] = err
 		} else {
@@ -186,23 +193,23 @@ func (s *Store) scanLocked() error {
 		if temps || len(s.broken) > 0 {
 			ident = dirSnapshot{}
 		}
-		many := loaded >= mergedRewritePacks || len(s.index)-objects >= mergedRewriteObjects
-		// The index did not vouch for the directory (or there is none): if
-		// the directory has been quiet for a while, one rewrite spares the
-		// next opens the listing. Not for one written every few seconds.
-		quiet := ident.ino != 0 && ident.quiet(quietWindow) && len(s.files) > 0
-		if many || quiet {
-			s.writeMergedIndexLocked(ident)
-		}
+		s.recordLocked(loaded, ident)
 	}
 	s.scannedMtime, s.scannedAt = st.ModTime(), start
 	s.swept = true
 	return nil
 }
 
-// quietWindow is how long a directory must have been left unchanged before
-// an open rewrites its merged index only to record its identity.
-const quietWindow = time.Minute
+// readDirUnsorted lists dir as os.ReadDir does, without sorting: a store
+// of a thousand files would spend a third of its listing sorting it.
+func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
 
 // staleTempAge is how old a temporary file must be before a newly opened
 // store removes it: the leftover of a process that died in AddPacks, not
@@ -351,9 +358,11 @@ func (s *Store) refreshIfChanged() error {
 
 // AddPack verifies data as a pack and stores it under name (a file name,
 // no slashes, not ending in ".bundle") atomically: temp file, rename.
-// Adding a name that is already present is a no-op. Verification is
-// complete: the trailer checksum, the index, and every object against its
-// ID and kind rules.
+// Adding a name that is already present is a no-op. A name must stand
+// for one pack's bytes (the engine uses the remote key): an open takes a
+// file whose name the merged index records for the file it recorded
+// (store_index.go). Verification is complete: the trailer checksum, the
+// index, and every object against its ID and kind rules.
 func (s *Store) AddPack(name string, data []byte) error {
 	return s.AddPacks([]NamedPack{{Name: name, Data: data}})
 }

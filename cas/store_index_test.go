@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -73,21 +74,33 @@ func TestStoreMergedIndexServesReopenedStore(t *testing.T) {
 	}
 }
 
-// A listed pack whose size changed is not trusted: the store loads every
-// pack on its own, so the damage is reported and re-adding repairs it.
-func TestStoreMergedIndexIgnoredWhenAPackChanged(t *testing.T) {
+// A recorded pack replaced by a damaged file of the same name (here
+// shorter, through a rename, so the directory's identity moved) is taken
+// by its name: the open stats no pack, and the damage shows when its
+// object is read, as corrupt, never as other bytes. Dropping and re-adding
+// it (the server's healing) repairs the store, for this process and the
+// next.
+func TestStoreMergedIndexPackReplacedByDamagedFile(t *testing.T) {
 	dir, names, ids := mergedStore(t, 10)
 	path := filepath.Join(dir, names[2])
 	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, data[:len(data)-10], 0o600); err != nil {
+	tmp := filepath.Join(dir, ".damaged.tmp")
+	if err := os.WriteFile(tmp, data[:30], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
 	s := openStore(t, dir)
-	if _, broken := s.Packs(); !errors.Is(broken[names[2]], cas.ErrTruncated) {
-		t.Fatalf("broken = %v, want %s truncated", broken, names[2])
+	if _, err := s.Get(ids[2]); !errors.Is(err, cas.ErrCorrupt) {
+		t.Fatalf("object of the damaged pack: error = %v, want ErrCorrupt", err)
+	}
+	readAll(t, s, append(ids[:2:2], ids[3:]...))
+	if err := s.RemovePack(names[2]); err != nil {
+		t.Fatal(err)
 	}
 	if s.HasPack(names[2]) || s.Has(ids[2]) {
-		t.Fatal("a truncated pack is reported present")
+		t.Fatal("a removed pack is reported present")
 	}
 	if err := s.AddPack(names[2], data); err != nil {
 		t.Fatal(err)
@@ -145,5 +158,46 @@ func TestStoreMergedIndexWithLaterPacks(t *testing.T) {
 	readAll(t, s, append(ids, id))
 	if !s.HasPack("later.pack") {
 		t.Fatal("the later pack is not loaded")
+	}
+}
+
+// A pack another process added after the merged index was written is
+// loaded by the next open, which records it in the index: the open after
+// that takes it from the index without reading the pack, so damage in
+// place is not seen at open but on read. The same holds across many
+// opens, each adding a pack: past the side index's bound the main index
+// is rewritten, and no open loses a pack.
+func TestStoreIndexRecordsPacksAddedSince(t *testing.T) {
+	dir, _, ids := mergedStore(t, 4)
+	var names []string
+	for i := range 80 {
+		data, id := packOf(t, fmt.Appendf(nil, "added after the index, %d\n", i))
+		name := fmt.Sprintf("later-%02d.pack", i)
+		s := openStore(t, dir)
+		readAll(t, s, ids) // every pack present at open, before this one
+		if err := s.AddPack(name, data); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		names, ids = append(names, name), append(ids, id)
+	}
+	openStore(t, dir).Close()           // records the last one
+	damaged := []int{4, 4 + 40, 4 + 79} // three of the later packs
+	for _, i := range damaged {
+		truncateInPlace(t, filepath.Join(dir, names[i-4]), 30)
+	}
+	s := openStore(t, dir)
+	if _, broken := s.Packs(); len(broken) != 0 {
+		t.Fatalf("broken = %v at open: a pack the index records was loaded on its own", broken)
+	}
+	for i, id := range ids {
+		_, err := s.Get(id)
+		if slices.Contains(damaged, i) {
+			if !errors.Is(err, cas.ErrCorrupt) {
+				t.Fatalf("object %d of a damaged pack: error = %v, want ErrCorrupt", i, err)
+			}
+		} else if err != nil {
+			t.Fatalf("object %d: %v", i, err)
+		}
 	}
 }

@@ -118,3 +118,82 @@ func TestStoreSharedByProcesses(t *testing.T) {
 		t.Fatalf("broken packs: %v", broken)
 	}
 }
+
+// TestStoreIndexHelperProcess is the child of
+// TestStoreIndexSharedByOpeningProcesses: it opens the store once per pack
+// it adds, and checks that each open holds every pack that was in the
+// directory before it began.
+func TestStoreIndexHelperProcess(t *testing.T) {
+	dir, child := os.Getenv("CAS_INDEX_DIR"), os.Getenv("CAS_INDEX_CHILD")
+	if dir == "" {
+		t.Skip("runs only as a child of TestStoreIndexSharedByOpeningProcesses")
+	}
+	c, _ := strconv.Atoi(child)
+	for i := range processPacks {
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := cas.OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, de := range des {
+			var owner, j int
+			if _, err := fmt.Sscanf(de.Name(), "%d-%d.pack", &owner, &j); err != nil {
+				continue // the indexes, a temporary file
+			}
+			if _, _, id := processPack(t, owner, j); !s.Has(id) {
+				t.Fatalf("open %d: pack %s, in the directory before the open, is not loaded", i, de.Name())
+			}
+		}
+		name, data, _ := processPack(t, c, i)
+		if err := s.AddPack(name, data); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// Several processes open one directory again and again, each open
+// rewriting the merged index or its side index while the others add
+// packs: no open misses a pack that was there before it began, and at the
+// end a new open holds every pack.
+func TestStoreIndexSharedByOpeningProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	children := []int{1, 2, 3}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(children))
+	for _, c := range children {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestStoreIndexHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "CAS_INDEX_DIR="+dir, "CAS_INDEX_CHILD="+strconv.Itoa(c))
+		wg.Go(func() {
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("child %d: %v\n%s", c, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s := openStore(t, dir)
+	for _, c := range children {
+		for i := range processPacks {
+			name, _, id := processPack(t, c, i)
+			if !s.Has(id) {
+				t.Fatalf("pack %s missing", name)
+			}
+			if got, err := cas.ReadFile(s, id); err != nil || len(got) == 0 {
+				t.Fatalf("file of %s: %v", name, err)
+			}
+		}
+	}
+	if _, broken := s.Packs(); len(broken) != 0 {
+		t.Fatalf("broken packs: %v", broken)
+	}
+}
