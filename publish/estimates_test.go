@@ -1,9 +1,12 @@
 package publish
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // A call takes the engine's newest estimates after each read of `current`
@@ -45,5 +48,53 @@ func TestACallWaitsByTheNewestEstimates(t *testing.T) {
 				t.Fatalf("a call changed the Publisher's options: %+v", e.pub.opts)
 			}
 		})
+	}
+}
+
+// interloper lets another writer's write land just before the first
+// conditional write of `current` it forwards, once: that write loses.
+type interloper struct {
+	remote.Store
+	before func()
+}
+
+func (s *interloper) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	if f := s.before; f != nil {
+		s.before = nil
+		f()
+	}
+	return s.Store.ReplaceIfMatch(ctx, key, data, etag)
+}
+
+// A folder whose write lost has gathered for this fold already: it LISTs
+// and folds at once. Gathering again after each loss, a folder lost to
+// every commit of a writer folding alone without a LIST (the skip rule)
+// on a fast store, until that writer's streak ran out.
+func TestAFolderWhoseWriteLostDoesNotGatherAgain(t *testing.T) {
+	il := &interloper{}
+	e := newEnv(t, func(m *memstore.Mem) remote.Store { il.Store = m; return il })
+	e.commit(map[string]*string{"a": str("1\n")})
+	other, err := New(e.mem, Options{Store: storeID, Clock: e.clock, Objects: allPacks(e.mem), Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := -1
+	il.before = func() {
+		// A writer whose previous commit was generation 1, accepted
+		// alone: it skips the LIST and writes generation 2.
+		id := e.id()
+		r, err := other.CommitAfter(context.Background(), id, Streak{Generation: 1}, change(allPacks(e.mem), id, map[string]*string{"b": str("b\n")}))
+		if err != nil || r.Generation != 2 {
+			t.Errorf("the other writer: generation %d, %v", r.Generation, err)
+		}
+		waits = len(e.clock.waits)
+	}
+	e.clock.waits = nil
+	r := e.commit(map[string]*string{"a": str("2\n")})
+	if r.Generation != 3 || waits < 0 {
+		t.Fatalf("generation %d (the other write landed: %v)", r.Generation, waits >= 0)
+	}
+	if waits != 1 || len(e.clock.waits) != 1 {
+		t.Fatalf("waits %v, the other write after %d of them: want the first gather only", e.clock.waits, waits)
 	}
 }

@@ -371,7 +371,11 @@ func (w *call) run(ctx context.Context) (Result, error) {
 				err = w.list(ctx, false)
 			}
 		case folded || w.believesFirst():
-			w.gathered = false
+			// A folder whose write lost gathered for this fold already:
+			// it LISTs and folds at once. Gathering again after each
+			// loss, it lost to every commit of a writer folding alone
+			// without a LIST (the skip rule) until the streak ran out.
+			w.gathered = folded && w.gathered
 			err = w.list(ctx, false)
 		default:
 			err = w.wait(ctx)
