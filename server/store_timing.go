@@ -71,18 +71,32 @@ const (
 
 // estimate is one smoothed duration.
 type estimate struct {
-	mean time.Duration
-	n    int // samples taken (counted up to 8: beyond, the average moves)
+	mean  time.Duration
+	n     int  // samples taken (counted up to 8: beyond, the average moves)
+	fresh bool // a sample was taken by this process (not only loaded from P)
 }
 
+// add takes one sample. A store slow for a while (a slow-store fault of
+// the chaos campaign: requests of 0.2–1.5 s for a few seconds) left
+// round-trip estimates of 1.1–1.3 s in a writer's summary, by which the
+// next processes gathered about 11 s and read `current` a cycle (about
+// 20 s) apart. So a sample below the estimate counts for more than one
+// above it: the first this process takes replaces a loaded estimate, and
+// each later one moves it halfway; one above moves it by its share of the
+// first eight, then an eighth.
 func (a *estimate) add(d time.Duration) {
 	d = min(max(d, minEstimate), maxEstimate)
-	if a.n < 8 {
-		a.n++
-		a.mean += (d - a.mean) / time.Duration(a.n)
-		return
+	switch {
+	case a.n == 0 || d < a.mean && !a.fresh:
+		a.mean = d
+	case d < a.mean:
+		a.mean += (d - a.mean) / 2
+	case a.n < 8:
+		a.mean += (d - a.mean) / time.Duration(a.n+1)
+	default:
+		a.mean += (d - a.mean) / 8
 	}
-	a.mean += (d - a.mean) / 8
+	a.n, a.fresh = min(a.n+1, 8), true
 }
 
 // storeTiming is the engine's learned estimates of its store.
@@ -91,9 +105,10 @@ type storeTiming struct {
 	defaults   [2]time.Duration // conditional write, round trip
 	dir        string           // the records the estimates were loaded from
 	cond, rtt  estimate
-	write      estimate // PUTs of proposals/ keys (the stand-in for cond)
-	sinceSaved int      // round trips measured since the last save
-	warm       bool     // a GET of `current` was made (the connection is open)
+	write      estimate      // PUTs of proposals/ keys (the stand-in for cond)
+	sinceSaved int           // round trips measured since the last save
+	warm       bool          // a GET of `current` was made (the connection is open)
+	first      time.Duration // that GET's duration: a round trip takes no longer
 }
 
 // newStoreTiming returns the estimator of an engine, or nil when the
@@ -141,7 +156,7 @@ func (t *storeTiming) load(dir string) {
 		if n[i] < 0 || n[i] > 8 || n[i] > 0 && (time.Duration(d[i]) < minEstimate || time.Duration(d[i]) > maxEstimate) {
 			return
 		}
-		e[i] = estimate{time.Duration(d[i]), n[i]}
+		e[i] = estimate{mean: time.Duration(d[i]), n: n[i]}
 	}
 	t.cond, t.rtt, t.write = e[0], e[1], e[2]
 }
@@ -164,6 +179,9 @@ func (t *storeTiming) estimates() (cond, rtt time.Duration) {
 		rtt = t.rtt.mean
 	case t.write.n > 0:
 		rtt = min(rtt, t.write.mean) // a write takes at least a round trip
+	}
+	if t.first > 0 && !t.rtt.fresh {
+		rtt = min(rtt, t.first) // what this process saw bounds what it loaded
 	}
 	return cond, rtt
 }
@@ -189,7 +207,7 @@ func (t *storeTiming) record(kind int, d time.Duration) {
 		t.write.add(d)
 	default:
 		if !t.warm {
-			t.warm = true
+			t.warm, t.first = true, d
 			return
 		}
 		t.rtt.add(d)

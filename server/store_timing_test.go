@@ -248,3 +248,54 @@ func TestStoreTimingWithoutAConditionalWrite(t *testing.T) {
 		t.Fatalf("version 1 summary: %v %v", c, r)
 	}
 }
+
+// A writer whose summary was learned while the store was slow (the chaos
+// campaign's slow-store fault left round trips of 1.1–1.3 s in P) waits
+// by what its own process sees: its first GET of `current`, connection
+// included, bounds the round trip; its first sample below a loaded
+// estimate replaces it; and later, a slow sample moves an estimate by an
+// eighth, a fast one by half.
+func TestStoreTimingRecoversFromASlowStore(t *testing.T) {
+	ctx := context.Background()
+	clock := &manualClock{t: time.Unix(1_800_000_000, 0)}
+	mem := memstore.New()
+	store := &slowStore{Store: mem, clock: clock}
+	dir := t.TempDir()
+	slow := "slivingdoc store timing 2\n2000000000 8 1200000000 8 900000000 8\n"
+	if err := os.WriteFile(filepath.Join(dir, timingFile), []byte(slow), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	timing := newStoreTiming(Config{Store: mem})
+	timing.load(dir)
+	if c, r := timing.estimates(); c != 2*time.Second || r != 1200*time.Millisecond {
+		t.Fatalf("loaded: %v %v", c, r)
+	}
+	ts := &timedStore{Store: store, t: timing, now: clock.Now}
+	store.get = 3 * time.Millisecond
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	if _, r := timing.estimates(); r != 3*time.Millisecond {
+		t.Fatalf("after a first GET of 3ms the round trip is %v", r)
+	}
+	etag, err := mem.CreateIfAbsent(ctx, remote.CurrentKey, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.cond = 4 * time.Millisecond
+	if etag, err = ts.ReplaceIfMatch(ctx, remote.CurrentKey, []byte("x"), etag); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := timing.estimates(); c != 4*time.Millisecond {
+		t.Fatalf("after a conditional write of 4ms: %v", c)
+	}
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	store.get = 803 * time.Millisecond
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	if _, r := timing.estimates(); r != 103*time.Millisecond {
+		t.Fatalf("3ms, then a slow round trip of 803ms: %v, want 103ms", r)
+	}
+	store.get = 3 * time.Millisecond
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	if _, r := timing.estimates(); r != 53*time.Millisecond {
+		t.Fatalf("then one of 3ms: %v, want 53ms", r)
+	}
+}
