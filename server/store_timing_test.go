@@ -281,7 +281,7 @@ func TestStoreTimingRecoversFromASlowStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.cond = 4 * time.Millisecond
-	if etag, err = ts.ReplaceIfMatch(ctx, remote.CurrentKey, []byte("x"), etag); err != nil {
+	if _, err = ts.ReplaceIfMatch(ctx, remote.CurrentKey, []byte("x"), etag); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := timing.estimates(); c != 4*time.Millisecond {
