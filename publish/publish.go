@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,6 +91,11 @@ type Options struct {
 	// CondEstimate is the writer's estimate of one conditional write of
 	// `current`, RTT of one round trip: waiting is timed from them.
 	CondEstimate, RTT time.Duration
+	// Estimates, when set, replaces them after every read of `current`
+	// (an engine learning them from the requests of this very call, so
+	// that a writer new to a store does not wait by the defaults); a
+	// zero value keeps the estimate before it.
+	Estimates func() (cond, rtt time.Duration)
 	// Gather: how long after the write it builds on landed a folder
 	// LISTs (§5.5); default 7 RTT and one poll (see poll).
 	Gather time.Duration
@@ -105,6 +111,7 @@ type Options struct {
 	// Trace, when set, receives one line per decision (tests).
 	Trace func(string)
 
+	gatherAuto         bool // Gather follows the estimates
 	mutateIgnoreRecent bool // tests: a fold that ignores `recent`
 	mutateReportLast   bool // tests: a folder reports its group's last generation
 }
@@ -128,8 +135,8 @@ func (o *Options) fill() {
 	if o.RTT <= 0 {
 		o.RTT = 20 * time.Millisecond
 	}
-	if o.Gather <= 0 {
-		o.Gather = 7*o.RTT + o.poll()
+	if o.Gather <= 0 || o.gatherAuto {
+		o.Gather, o.gatherAuto = 7*o.RTT+o.poll(), true
 	}
 	if o.Stall <= 0 {
 		o.Stall = 4
@@ -201,6 +208,7 @@ const MaxSkips = 7
 // call is one Commit: its ID for its whole life, its newest version.
 type call struct {
 	p      *Publisher
+	o      Options // the Publisher's, with the estimates of this call
 	id     string
 	build  Build
 	c      State // the `current` last read
@@ -256,7 +264,7 @@ func (p *Publisher) CommitAfter(ctx context.Context, id string, prev Streak, bui
 	if !remote.IsPublicationID(id) {
 		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
 	}
-	w := &call{p: p, id: id, build: build, prev: prev}
+	w := &call{p: p, o: p.opts, id: id, build: build, prev: prev}
 	if err := w.read(ctx); err != nil {
 		return Result{}, err
 	}
@@ -275,7 +283,7 @@ func (p *Publisher) Resume(ctx context.Context, id string, first uint64, build B
 	if !remote.IsPublicationID(id) {
 		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
 	}
-	w := &call{p: p, id: id, build: build, have: true, first: first, ver: first}
+	w := &call{p: p, o: p.opts, id: id, build: build, have: true, first: first, ver: first}
 	if err := w.read(ctx); err != nil {
 		return Result{}, err
 	}
@@ -283,8 +291,8 @@ func (p *Publisher) Resume(ctx context.Context, id string, first uint64, build B
 }
 
 func (w *call) tracef(format string, a ...any) {
-	if w.p.opts.Trace != nil {
-		w.p.opts.Trace(fmt.Sprintf("%s: ", w.id[len(w.id)-4:]) + fmt.Sprintf(format, a...))
+	if w.o.Trace != nil {
+		w.o.Trace(fmt.Sprintf("%s: ", w.id[len(w.id)-4:]) + fmt.Sprintf(format, a...))
 	}
 }
 
@@ -304,10 +312,10 @@ func (w *call) read(ctx context.Context) error {
 		if old != nil {
 			// Versions 1–3: our write will be the upgrade (a version-3
 			// writer that writes first moves `current`, and we read again).
-			if m, err = remote.UpgradeToV4(old, w.p.opts.Store); err != nil {
+			if m, err = remote.UpgradeToV4(old, w.o.Store); err != nil {
 				return fmt.Errorf("publish: upgrade current: %w", err)
 			}
-		} else if m.Store != w.p.opts.Store {
+		} else if m.Store != w.o.Store {
 			return fmt.Errorf("publish: current names another store: %w", remote.ErrCorruptManifest)
 		}
 		st = State{Manifest: m, ETag: etag, Old: old}
@@ -316,10 +324,21 @@ func (w *call) read(ctx context.Context) error {
 		return fmt.Errorf("publish: current went from generation %d to %d: %w", w.c.Generation(), st.Generation(), remote.ErrGenerationRegressed)
 	}
 	if w.moved.IsZero() || st.Generation() > w.gen {
-		w.moved, w.gen = w.p.opts.Clock.Now(), st.Generation()
+		w.moved, w.gen = w.o.Clock.Now(), st.Generation()
 	}
 	w.c = st
+	w.estimate()
 	return nil
+}
+
+// estimate takes the engine's newest estimates (Options.Estimates): after
+// each read of `current` and each LIST, before anything is timed.
+func (w *call) estimate() {
+	if w.o.Estimates != nil {
+		cond, rtt := w.o.Estimates()
+		w.o.CondEstimate, w.o.RTT = cmp.Or(cond, w.o.CondEstimate), cmp.Or(rtt, w.o.RTT)
+		w.o.fill() // Gather, unless configured
+	}
 }
 
 // run is the loop every path comes back to: decide on the `current` last
@@ -352,7 +371,11 @@ func (w *call) run(ctx context.Context) (Result, error) {
 				err = w.list(ctx, false)
 			}
 		case folded || w.believesFirst():
-			w.gathered = false
+			// A folder whose write lost gathered for this fold already:
+			// it LISTs and folds at once. Gathering again after each
+			// loss, it lost to every commit of a writer folding alone
+			// without a LIST (the skip rule) until the streak ran out.
+			w.gathered = folded && w.gathered
 			err = w.list(ctx, false)
 		default:
 			err = w.wait(ctx)
@@ -475,7 +498,7 @@ func (w *call) headAt(ctx context.Context, g uint64) (cas.ID, error) {
 // dead: our newest version can no longer be folded (declined, or K
 // generations behind): build a new one on the state last read.
 func (w *call) dead() bool {
-	return w.c.Manifest.IsDeclined(w.ver, w.id) || w.c.Generation()-w.ver >= uint64(w.p.opts.K)
+	return w.c.Manifest.IsDeclined(w.ver, w.id) || w.c.Generation()-w.ver >= uint64(w.o.K)
 }
 
 // register builds our change on the state last read and PUTs it as a new
@@ -487,7 +510,7 @@ func (w *call) register(ctx context.Context) error {
 		return err
 	}
 	d := remote.ProposalV4{Publication: w.id, Parent: st.Generation(), ParentHead: st.Head(), Head: ch.Head,
-		Time: uint64(w.p.opts.Clock.Now().UnixMilli()), Author: ch.Author}
+		Time: uint64(w.o.Clock.Now().UnixMilli()), Author: ch.Author}
 	data, err := remote.EncodeProposalV4(d, ch.Pack)
 	if err != nil {
 		return err
@@ -528,7 +551,7 @@ type listing struct {
 // of generation C − K sorts before "proposals/<C − K>-~".
 func (w *call) listAll(ctx context.Context) (listing, error) {
 	after := ""
-	if c, k := w.c.Generation(), uint64(w.p.opts.K); c >= k {
+	if c, k := w.c.Generation(), uint64(w.o.K); c >= k {
 		after = remote.ProposalKey(c-k, "~")
 	}
 	objs, err := remote.ListAfter(ctx, w.p.store, remote.ProposalsPrefix, after)
@@ -563,9 +586,9 @@ func (w *call) pending(l listing) []key {
 	var out []key
 	for _, k := range l.versions {
 		switch {
-		case newest[k.id] != k.g || k.g > c || c-k.g >= uint64(w.p.opts.K):
+		case newest[k.id] != k.g || k.g > c || c-k.g >= uint64(w.o.K):
 		case m.IsDeclined(k.g, k.id):
-		case !w.p.opts.mutateIgnoreRecent && m.AcceptedAt(k.id) > 0:
+		case !w.o.mutateIgnoreRecent && m.AcceptedAt(k.id) > 0:
 		default:
 			out = append(out, k)
 		}
@@ -591,7 +614,8 @@ func (w *call) list(ctx context.Context, forced bool) error {
 		return err
 	}
 	before := w.marks
-	w.marks, w.regs, w.listAt, w.didList = l.marks, l.regs, w.p.opts.Clock.Now(), true
+	w.marks, w.regs, w.listAt, w.didList = l.marks, l.regs, w.o.Clock.Now(), true
+	w.estimate()
 	p := w.pending(l)
 	w.listed = p
 	for k := range w.props {
@@ -636,12 +660,12 @@ func (w *call) list(ctx context.Context, forced bool) error {
 		// deferral needs a marker never seen, one per fold attempt, so
 		// waiters take over one after another, never as a herd.
 		w.tracef("takeover deferred to a fold in progress")
-		w.ahead, w.moved = p[:mine], w.p.opts.Clock.Now()
+		w.ahead, w.moved = p[:mine], w.o.Clock.Now()
 		return nil
 	case forced:
 		return w.fold(ctx, p)
 	case mine == 0:
-		if d := w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now()); d > 0 && !w.gathered {
+		if d := w.landed().Add(w.o.Gather).Sub(w.o.Clock.Now()); d > 0 && !w.gathered {
 			// The commits that started when the write we read was seen
 			// are still registering: LIST again once they are in (§5.5),
 			// reading meanwhile the proposals already listed.
@@ -649,8 +673,8 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			if err := w.prefetch(ctx, p); err != nil {
 				return err
 			}
-			d = w.landed().Add(w.p.opts.Gather).Sub(w.p.opts.Clock.Now())
-			if err := w.p.opts.Clock.Wait(ctx, max(d, 0)); err != nil {
+			d = w.landed().Add(w.o.Gather).Sub(w.o.Clock.Now())
+			if err := w.o.Clock.Wait(ctx, max(d, 0)); err != nil {
 				return err
 			}
 			return w.list(ctx, false)
@@ -700,7 +724,7 @@ func newFold(before, now map[key]key, p []key) bool {
 func (w *call) believesFirst() bool {
 	m, c := w.c.Manifest, w.c.Generation()
 	for _, k := range w.ahead {
-		if m.AcceptedAt(k.id) == 0 && !m.IsDeclined(k.g, k.id) && c-k.g < uint64(w.p.opts.K) {
+		if m.AcceptedAt(k.id) == 0 && !m.IsDeclined(k.g, k.id) && c-k.g < uint64(w.o.K) {
 			return false
 		}
 	}
@@ -713,7 +737,7 @@ func (w *call) landed() time.Time {
 	if w.c.Manifest == nil {
 		return time.Time{}
 	}
-	return time.UnixMilli(int64(w.c.Manifest.Time)).Add(w.p.opts.CondEstimate + w.p.opts.RTT)
+	return time.UnixMilli(int64(w.c.Manifest.Time)).Add(w.o.CondEstimate + w.o.RTT)
 }
 
 // cycle estimates one fold, from the write before it landing to its own
@@ -722,7 +746,7 @@ func (w *call) landed() time.Time {
 // write. (The model's cycle has four round trips and no poll; at 200 ms
 // per key its waiters then read about 100 ms early and polled twice.)
 func (w *call) cycle() time.Duration {
-	o := w.p.opts
+	o := w.o
 	return o.Gather + o.poll() + 6*o.RTT + o.CondEstimate
 }
 
@@ -732,7 +756,7 @@ func (w *call) cycle() time.Duration {
 // it will fold while it waits. Timing decides how many reads a waiter
 // makes, never what is accepted.
 func (w *call) wait(ctx context.Context) error {
-	o := w.p.opts
+	o := w.o
 	at, next, rank := w.expect()
 	if next {
 		if err := w.prefetch(ctx, w.afterCut()); err != nil {
@@ -749,6 +773,7 @@ func (w *call) wait(ctx context.Context) error {
 		if err := w.read(ctx); err != nil {
 			return err
 		}
+		o = w.o // the estimates as of this read
 		if w.c.Generation() > seen {
 			w.tracef("current moved to %d", w.c.Generation())
 			return nil
@@ -791,7 +816,7 @@ func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) 
 // land. rank counts the unaccepted versions ahead of ours after the
 // folder's, for the takeover's stretch.
 func (w *call) expect() (at time.Time, next bool, rank int) {
-	o := w.p.opts
+	o := w.o
 	now := o.Clock.Now()
 	var folder *key
 	var unaccepted []key
@@ -856,7 +881,7 @@ func later(a, b time.Time) time.Time {
 // them), read the others', merge, upload the group pack and segments,
 // and write `current` conditionally on the state last read.
 func (w *call) fold(ctx context.Context, p []key) error {
-	o := w.p.opts
+	o := w.o
 	c := w.c
 	if len(p) > o.M {
 		own := slices.IndexFunc(p, func(k key) bool { return k.id == w.id })
@@ -1002,7 +1027,7 @@ func (w *call) fold(ctx context.Context, p []key) error {
 func (w *call) registered(ctx context.Context, next *remote.ManifestV4) []remote.Registered {
 	keys := next.WantsRegistered(w.regs)
 	got := make([]remote.Registered, len(keys))
-	_ = parallel.For(len(keys), w.p.opts.Parallel, func(i int) error {
+	_ = parallel.For(len(keys), w.o.Parallel, func(i int) error {
 		if data, _, err := w.p.store.Get(ctx, keys[i]); err == nil {
 			got[i], _ = remote.DecodeRegistered(keys[i], data)
 		}
@@ -1030,12 +1055,12 @@ func (w *call) proposals(ctx context.Context, ks []key) ([]proposal, error) {
 func (w *call) prefetch(ctx context.Context, ks []key) error {
 	var todo []key
 	for _, k := range ks {
-		if _, ok := w.props[k]; !ok && len(todo) < w.p.opts.M {
+		if _, ok := w.props[k]; !ok && len(todo) < w.o.M {
 			todo = append(todo, k)
 		}
 	}
 	got := make([][]byte, len(todo))
-	err := parallel.For(len(todo), w.p.opts.Parallel, func(i int) error {
+	err := parallel.For(len(todo), w.o.Parallel, func(i int) error {
 		data, _, err := w.p.store.Get(ctx, remote.ProposalKey(todo[i].g, todo[i].id))
 		if err != nil && !errors.Is(err, remote.ErrNotFound) {
 			return fmt.Errorf("publish: read proposal: %w", err)

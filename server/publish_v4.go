@@ -326,9 +326,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		return nil, s.recoveryFailure(flag, "publish", err)
 	}
 	asBuilt := res.Head == last.head
-	if asBuilt {
-		s.keepOwnProposal(res, last)
-	}
+	s.keepOwnProposal(res, last)
 	out := &Result{Path: s.dir, Generation: res.Generation, Files: []FileStat{}}
 	var err error
 	if out.Files, err = s.diffstat(state, last.attemptResult); err != nil {
@@ -384,14 +382,18 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 
 // keepOwnProposal adds the accepted proposal's pack to the cache, so no
 // process on this host downloads what it just uploaded, and advances the
-// cache's reach when the pack is all the generation added.
+// cache's reach when the pack is all the generation added. A fold that
+// re-parented the change still names the proposal in the generation
+// (its group pack holds only the re-parented trees and commit): kept too,
+// so the catch-up that follows does not fetch it back (it did, once per
+// commit in a group, on SeaweedFS).
 func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 	m := res.State.Manifest
 	if m == nil {
 		return
 	}
 	inc, ok := m.Increment(res.Generation)
-	if !ok || inc.Head != last.head || inc.Proposal != last.observed.Generation() {
+	if !ok || inc.Publication != last.publication || inc.Proposal != last.observed.Generation() {
 		return // accepted from another version than the last built
 	}
 	state := stateView(res.State)

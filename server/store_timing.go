@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +26,18 @@ import (
 //     `current` package publish sends, won or lost (a 412 held the key as
 //     long as a win; a 429, answered without writing, is not counted);
 //   - a round trip is every GET of `current` (a small object, so its
-//     duration is the store's latency, not a transfer).
+//     duration is the store's latency, not a transfer) but a process's
+//     first: it opened the connection (and on a real store its TLS),
+//     and taken alone it made a CLI writer new to a loaded SeaweedFS
+//     wait 7.9 s, from one GET of 265 ms;
+//   - a write is every PUT of a `proposals/` key (the call's registration,
+//     a fold marker) of at most 64 KiB: it stands in for the conditional write until this
+//     writer has made one. A writer whose commits other writers fold never
+//     writes `current` itself, and with the default (an object store's
+//     200 ms) it waited about a hundred times too long on a store where a
+//     write takes a few milliseconds: on a loopback SeaweedFS, 47 of 100
+//     commit processes of ten writers took a second each, the others
+//     75 ms.
 //
 // Errors of any other kind (unreachable, ambiguous, cancelled) say
 // nothing about a normal request and are not counted. Each estimate is
@@ -35,7 +47,10 @@ import (
 //
 // The estimates are a per-store summary in P, beside the store's other
 // records (`P/stores/<key>/timing`, keyed by URL and store ID like them),
-// so a short-lived process starts from what earlier ones learned. It is a
+// so a short-lived process starts from what earlier ones learned; publish
+// takes the newest estimates after each of its reads of `current` and
+// LISTs (publish.Options.Estimates), so even a process new to the store
+// waits by what its first requests measured. It is a
 // hint: missing or damaged, the estimates start from the defaults (the
 // file store's local figures, else publish's), and a wrong one only makes
 // a waiter read early or late; what is accepted never depends on it.
@@ -45,6 +60,9 @@ import (
 // timingFile is the summary's name in the store's records.
 const timingFile = "timing"
 
+// maxTimedWrite is the largest PUT taken as a write's duration.
+const maxTimedWrite = 64 << 10
+
 // Bounds of a learned estimate.
 const (
 	minEstimate = 50 * time.Microsecond
@@ -53,18 +71,32 @@ const (
 
 // estimate is one smoothed duration.
 type estimate struct {
-	mean time.Duration
-	n    int // samples taken (counted up to 8: beyond, the average moves)
+	mean  time.Duration
+	n     int  // samples taken (counted up to 8: beyond, the average moves)
+	fresh bool // a sample was taken by this process (not only loaded from P)
 }
 
+// add takes one sample. A store slow for a while (a slow-store fault of
+// the chaos campaign: requests of 0.2–1.5 s for a few seconds) left
+// round-trip estimates of 1.1–1.3 s in a writer's summary, by which the
+// next processes gathered about 11 s and read `current` a cycle (about
+// 20 s) apart. So a sample below the estimate counts for more than one
+// above it: the first this process takes replaces a loaded estimate, and
+// each later one moves it halfway; one above moves it by its share of the
+// first eight, then an eighth.
 func (a *estimate) add(d time.Duration) {
 	d = min(max(d, minEstimate), maxEstimate)
-	if a.n < 8 {
-		a.n++
-		a.mean += (d - a.mean) / time.Duration(a.n)
-		return
+	switch {
+	case a.n == 0 || d < a.mean && !a.fresh:
+		a.mean = d
+	case d < a.mean:
+		a.mean += (d - a.mean) / 2
+	case a.n < 8:
+		a.mean += (d - a.mean) / time.Duration(a.n+1)
+	default:
+		a.mean += (d - a.mean) / 8
 	}
-	a.mean += (d - a.mean) / 8
+	a.n, a.fresh = min(a.n+1, 8), true
 }
 
 // storeTiming is the engine's learned estimates of its store.
@@ -73,7 +105,10 @@ type storeTiming struct {
 	defaults   [2]time.Duration // conditional write, round trip
 	dir        string           // the records the estimates were loaded from
 	cond, rtt  estimate
-	sinceSaved int // round trips measured since the last save
+	write      estimate      // PUTs of proposals/ keys (the stand-in for cond)
+	sinceSaved int           // round trips measured since the last save
+	warm       bool          // a GET of `current` was made (the connection is open)
+	first      time.Duration // that GET's duration: a round trip takes no longer
 }
 
 // newStoreTiming returns the estimator of an engine, or nil when the
@@ -102,47 +137,79 @@ func (t *storeTiming) load(dir string) {
 		return
 	}
 	t.dir, t.sinceSaved = dir, 0
-	t.cond, t.rtt = estimate{}, estimate{}
+	t.cond, t.rtt, t.write = estimate{}, estimate{}, estimate{}
 	data, err := os.ReadFile(filepath.Join(dir, timingFile))
 	if err != nil {
 		return
 	}
-	var cond, rtt int64
-	var nc, nr int
-	if _, err := fmt.Sscanf(string(data), "slivingdoc store timing 1\n%d %d %d %d\n", &cond, &nc, &rtt, &nr); err != nil {
-		return
+	var d [3]int64
+	var n [3]int
+	// Version 1 had no write estimate: read as version 2 without it.
+	if _, err := fmt.Sscanf(string(data), "slivingdoc store timing 2\n%d %d %d %d %d %d\n", &d[0], &n[0], &d[1], &n[1], &d[2], &n[2]); err != nil {
+		d[2], n[2] = 0, 0
+		if _, err := fmt.Sscanf(string(data), "slivingdoc store timing 1\n%d %d %d %d\n", &d[0], &n[0], &d[1], &n[1]); err != nil {
+			return
+		}
 	}
-	ok := func(d int64, n int) bool {
-		return n >= 0 && n <= 8 && (n == 0 || time.Duration(d) >= minEstimate && time.Duration(d) <= maxEstimate)
+	var e [3]estimate
+	for i := range e {
+		if n[i] < 0 || n[i] > 8 || n[i] > 0 && (time.Duration(d[i]) < minEstimate || time.Duration(d[i]) > maxEstimate) {
+			return
+		}
+		e[i] = estimate{mean: time.Duration(d[i]), n: n[i]}
 	}
-	if !ok(cond, nc) || !ok(rtt, nr) {
-		return
-	}
-	t.cond, t.rtt = estimate{time.Duration(cond), nc}, estimate{time.Duration(rtt), nr}
+	t.cond, t.rtt, t.write = e[0], e[1], e[2]
 }
 
-// estimates returns the conditional-write and round-trip estimates.
+// estimates returns the conditional-write and round-trip estimates:
+// while none was measured, a conditional write is estimated by this
+// store's writes, and a round trip is at most one.
 func (t *storeTiming) estimates() (cond, rtt time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cond, rtt = t.defaults[0], t.defaults[1]
-	if t.cond.n > 0 {
+	switch {
+	case t.cond.n > 0:
 		cond = t.cond.mean
+	case t.write.n > 0:
+		cond = t.write.mean
 	}
-	if t.rtt.n > 0 {
+	switch {
+	case t.rtt.n > 0:
 		rtt = t.rtt.mean
+	case t.write.n > 0:
+		rtt = min(rtt, t.write.mean) // a write takes at least a round trip
+	}
+	if t.first > 0 && !t.rtt.fresh {
+		rtt = min(rtt, t.first) // what this process saw bounds what it loaded
 	}
 	return cond, rtt
 }
 
+// Kinds of sample.
+const (
+	sampleCond = iota
+	sampleRTT
+	sampleWrite
+)
+
 // record adds one sample and saves the summary: after every conditional
-// write (one per fold), and after every eighth round trip.
-func (t *storeTiming) record(cond bool, d time.Duration) {
+// write (one per fold) and every write (about one per call: so a process
+// that never folds still passes on what it learned), and after every
+// eighth round trip.
+func (t *storeTiming) record(kind int, d time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if cond {
+	switch kind {
+	case sampleCond:
 		t.cond.add(d)
-	} else {
+	case sampleWrite:
+		t.write.add(d)
+	default:
+		if !t.warm {
+			t.warm, t.first = true, d
+			return
+		}
 		t.rtt.add(d)
 		if t.sinceSaved++; t.sinceSaved < 8 {
 			return
@@ -152,7 +219,7 @@ func (t *storeTiming) record(cond bool, d time.Duration) {
 	if t.dir == "" {
 		return
 	}
-	data := fmt.Appendf(nil, "slivingdoc store timing 1\n%d %d %d %d\n", int64(t.cond.mean), t.cond.n, int64(t.rtt.mean), t.rtt.n)
+	data := fmt.Appendf(nil, "slivingdoc store timing 2\n%d %d %d %d %d %d\n", int64(t.cond.mean), t.cond.n, int64(t.rtt.mean), t.rtt.n, int64(t.write.mean), t.write.n)
 	_ = writeReplace(filepath.Join(t.dir, timingFile), data, false) // a hint
 }
 
@@ -168,9 +235,19 @@ func (s *timedStore) Get(ctx context.Context, key string) ([]byte, string, error
 	t0 := s.now()
 	data, etag, err := s.Store.Get(ctx, key)
 	if key == remote.CurrentKey && (err == nil || errors.Is(err, remote.ErrNotFound)) {
-		s.t.record(false, s.now().Sub(t0))
+		s.t.record(sampleRTT, s.now().Sub(t0))
 	}
 	return data, etag, err
+}
+
+func (s *timedStore) Put(ctx context.Context, key string, data []byte) error {
+	t0 := s.now()
+	err := s.Store.Put(ctx, key, data)
+	// A large proposal's PUT is mostly its transfer, not the write.
+	if err == nil && strings.HasPrefix(key, remote.ProposalsPrefix) && len(data) <= maxTimedWrite {
+		s.t.record(sampleWrite, s.now().Sub(t0))
+	}
+	return err
 }
 
 func (s *timedStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
@@ -189,7 +266,7 @@ func (s *timedStore) CreateIfAbsent(ctx context.Context, key string, data []byte
 
 func (s *timedStore) condDone(key string, t0 time.Time, err error) {
 	if key == remote.CurrentKey && (err == nil || errors.Is(err, remote.ErrPrecondition)) {
-		s.t.record(true, s.now().Sub(t0))
+		s.t.record(sampleCond, s.now().Sub(t0))
 	}
 }
 
@@ -208,5 +285,6 @@ func (e *Engine) timedPublishing(opts *publish.Options) remote.Store {
 	}
 	t.load(e.storeDir())
 	opts.CondEstimate, opts.RTT = t.estimates()
+	opts.Estimates = t.estimates
 	return &timedStore{Store: e.store, t: t, now: opts.Clock.Now}
 }

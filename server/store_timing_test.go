@@ -178,3 +178,124 @@ func TestStoreTimingLearnedByTheEngine(t *testing.T) {
 		}
 	}
 }
+
+// slowPutStore is a store whose PUTs take the duration the test sets, on
+// a manual clock.
+type slowPutStore struct {
+	remote.Store
+	clock *manualClock
+	put   time.Duration
+}
+
+func (s *slowPutStore) Put(ctx context.Context, key string, data []byte) error {
+	s.clock.advance(s.put)
+	return s.Store.Put(ctx, key, data)
+}
+
+// A writer that never writes `current` itself (its commits folded by
+// others) still learns the store: its writes of proposals stand in for
+// the conditional write, and bound the round trip while none is measured.
+// A process's first GET of `current` opened the connection and is not a
+// round trip. What it learned reaches the next process, and a summary of
+// version 1 (no writes) is still read.
+func TestStoreTimingWithoutAConditionalWrite(t *testing.T) {
+	ctx := context.Background()
+	clock := &manualClock{t: time.Unix(1_800_000_000, 0)}
+	mem := memstore.New()
+	store := &slowPutStore{Store: &slowStore{Store: mem, clock: clock}, clock: clock}
+	dir := t.TempDir()
+	timing := newStoreTiming(Config{Store: mem})
+	timing.load(dir)
+	ts := &timedStore{Store: store, t: timing, now: clock.Now}
+
+	store.Store.(*slowStore).get = 300 * time.Millisecond
+	_, _, _ = ts.Get(ctx, remote.CurrentKey) // the connection's first
+	if c, r := timing.estimates(); c != 200*time.Millisecond || r != 20*time.Millisecond {
+		t.Fatalf("after the first GET: %v %v, want the defaults", c, r)
+	}
+	store.put = 4 * time.Millisecond
+	if err := ts.Put(ctx, remote.ProposalKey(1, "01900000-0000-7000-8000-000000000001"), []byte("p")); err != nil {
+		t.Fatal(err)
+	}
+	store.put = time.Second
+	if err := ts.Put(ctx, "packs/groups/x.pack", []byte("g")); err != nil { // not a proposal: not counted
+		t.Fatal(err)
+	}
+	if err := ts.Put(ctx, remote.ProposalKey(1, "01900000-0000-7000-8000-000000000002"), make([]byte, maxTimedWrite+1)); err != nil {
+		t.Fatal(err) // a transfer: not counted
+	}
+	if c, r := timing.estimates(); c != 4*time.Millisecond || r != 4*time.Millisecond {
+		t.Fatalf("after one write of 4ms: %v %v, want 4ms 4ms", c, r)
+	}
+	store.Store.(*slowStore).get = time.Millisecond
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	if c, r := timing.estimates(); c != 4*time.Millisecond || r != time.Millisecond {
+		t.Fatalf("after a round trip of 1ms: %v %v, want 4ms 1ms", c, r)
+	}
+	// Saved after the write: the next process starts from it.
+	next := newStoreTiming(Config{Store: mem})
+	next.load(dir)
+	if c, _ := next.estimates(); c != 4*time.Millisecond {
+		t.Fatalf("reloaded: %v, want 4ms", c)
+	}
+	// A summary of version 1 (before writes were measured).
+	if err := os.WriteFile(filepath.Join(dir, timingFile), []byte("slivingdoc store timing 1\n3000000 8 1000000 8\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v1 := newStoreTiming(Config{Store: mem})
+	v1.load(dir)
+	if c, r := v1.estimates(); c != 3*time.Millisecond || r != time.Millisecond {
+		t.Fatalf("version 1 summary: %v %v", c, r)
+	}
+}
+
+// A writer whose summary was learned while the store was slow (the chaos
+// campaign's slow-store fault left round trips of 1.1–1.3 s in P) waits
+// by what its own process sees: its first GET of `current`, connection
+// included, bounds the round trip; its first sample below a loaded
+// estimate replaces it; and later, a slow sample moves an estimate by an
+// eighth, a fast one by half.
+func TestStoreTimingRecoversFromASlowStore(t *testing.T) {
+	ctx := context.Background()
+	clock := &manualClock{t: time.Unix(1_800_000_000, 0)}
+	mem := memstore.New()
+	store := &slowStore{Store: mem, clock: clock}
+	dir := t.TempDir()
+	slow := "slivingdoc store timing 2\n2000000000 8 1200000000 8 900000000 8\n"
+	if err := os.WriteFile(filepath.Join(dir, timingFile), []byte(slow), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	timing := newStoreTiming(Config{Store: mem})
+	timing.load(dir)
+	if c, r := timing.estimates(); c != 2*time.Second || r != 1200*time.Millisecond {
+		t.Fatalf("loaded: %v %v", c, r)
+	}
+	ts := &timedStore{Store: store, t: timing, now: clock.Now}
+	store.get = 3 * time.Millisecond
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	if _, r := timing.estimates(); r != 3*time.Millisecond {
+		t.Fatalf("after a first GET of 3ms the round trip is %v", r)
+	}
+	etag, err := mem.CreateIfAbsent(ctx, remote.CurrentKey, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.cond = 4 * time.Millisecond
+	if _, err = ts.ReplaceIfMatch(ctx, remote.CurrentKey, []byte("x"), etag); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := timing.estimates(); c != 4*time.Millisecond {
+		t.Fatalf("after a conditional write of 4ms: %v", c)
+	}
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	store.get = 803 * time.Millisecond
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	if _, r := timing.estimates(); r != 103*time.Millisecond {
+		t.Fatalf("3ms, then a slow round trip of 803ms: %v, want 103ms", r)
+	}
+	store.get = 3 * time.Millisecond
+	_, _, _ = ts.Get(ctx, remote.CurrentKey)
+	if _, r := timing.estimates(); r != 53*time.Millisecond {
+		t.Fatalf("then one of 3ms: %v, want 53ms", r)
+	}
+}
