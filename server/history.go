@@ -22,10 +22,12 @@ package server
 // the tree before it.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -129,7 +131,16 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 		}
 		keyOf = func(c remote.Chain) string { return chainKeyAt(c.Checkpoint) }
 	}
-	for i, c := range chains { // active first, then older
+	n := 0
+	for _, c := range chains {
+		n += len(c.Increments)
+	}
+	r.pubs = make([]publication, 0, n)
+	// The chains come active first, then older, each oldest first: read
+	// from the last, the publications come out in order, which the sort
+	// below then only checks.
+	for i := len(chains) - 1; i >= 0; i-- {
+		c := chains[i]
 		if c.Partial {
 			continue // below ret.Oldest: listed, not readable
 		}
@@ -144,9 +155,15 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 			r.extra = append(r.extra, packGroup{key: keyOf(c), packs: c.Packs()})
 		}
 	}
-	sort.Slice(r.pubs, func(i, j int) bool { return r.pubs[i].Generation < r.pubs[j].Generation })
+	// The groups as before: the active chain's first.
+	slices.Reverse(r.extra)
+	if !slices.IsSortedFunc(r.pubs, byGeneration) {
+		slices.SortFunc(r.pubs, byGeneration)
+	}
 	return r, nil
 }
+
+func byGeneration(a, b publication) int { return cmp.Compare(a.Generation, b.Generation) }
 
 // historyView reads the retained history of one observed state.
 type historyView struct {
