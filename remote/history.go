@@ -306,6 +306,41 @@ func (n *Notebook) ChainsAbove(ctx context.Context, state State, floor uint64) (
 	return chainsOf(m, incs), nil
 }
 
+// ChainsBetween is ChainsAbove for the readers of generations from..to:
+// the chains that hold them, each listing its increments from its first
+// through to (the packs that reading a tree at or below to needs), not
+// the rest of the retained history. A command that shows a few
+// publications (log -n 10, show) reads the segments of the chains it
+// shows, where ChainsAbove reads every retained one's (over a thousand
+// for 10,000 publications). Chains that hold no generation of the range
+// may be listed without their increments.
+func (n *Notebook) ChainsBetween(ctx context.Context, state State, floor, from, to uint64) ([]Chain, error) {
+	m := state.Manifest
+	if m == nil {
+		return nil, nil
+	}
+	if m.Version < 2 {
+		return m.Chains(), nil
+	}
+	lo, hi := max(floor+1, m.Oldest()), min(to, m.Generation)
+	// The chain that holds from begins after the newest checkpoint below
+	// it (the checkpoints come newest first).
+	for _, cp := range append([]Checkpoint{m.Checkpoint}, m.Checkpoints...) {
+		if cp.Through < from {
+			lo = max(lo, cp.Through+1)
+			break
+		}
+	}
+	var incs []Increment
+	if lo <= hi {
+		var err error
+		if incs, err = n.Publications(ctx, state, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	return chainsOf(m, incs), nil
+}
+
 // chainsOf groups a v2 manifest's retained increments (oldest first) into
 // chains: one per kept checkpoint, active first, each with the increments
 // up to the next checkpoint; then the increments below the oldest kept
