@@ -110,8 +110,9 @@ type retained struct {
 // one place history reads the manifest's layout (the increments of the
 // active chain and of the retained chains, format v1 from `current`, v2
 // through remote.Notebook.ChainsBetween, which reads only the segments of
-// the chains that hold the range, through to; every chain's packs hold the trees of its increments and of
-// its checkpoint, the parent of its first increment).
+// the chains that hold the range, through to; every chain's packs hold the
+// trees of its increments and of its checkpoint, the parent of its first
+// increment).
 func (e *Engine) publications(ctx context.Context, state remote.State, ret remote.Retention, from, to uint64) (retained, error) {
 	var r retained
 	m := state.Manifest
