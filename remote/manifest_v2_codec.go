@@ -254,6 +254,9 @@ func (p *parser) incrementsV2(dst *[]Increment, max int) error {
 		if err == nil && IsPublicationID(inc.Publication) {
 			inc.Pack.Key = IncrementKey(inc.Generation, inc.Publication)
 		}
+		if *dst == nil && max <= SegmentFanout {
+			*dst = make([]Increment, 0, max) // as incrementsV4
+		}
 		*dst = append(*dst, inc)
 		return err
 	})

@@ -359,6 +359,12 @@ func (p *parser) incrementsV4(dst *[]IncrementV4, max int) error {
 				return err
 			}
 		})
+		if *dst == nil && max <= SegmentFanout {
+			// A segment's few: room for them at once, not grown four
+			// times (a listing of the history decodes over a thousand
+			// segments).
+			*dst = make([]IncrementV4, 0, max)
+		}
 		*dst = append(*dst, inc)
 		return err
 	})

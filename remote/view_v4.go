@@ -60,6 +60,9 @@ func IncrementOfV4(inc IncrementV4) Increment {
 // segmentOfV4 is a version-4 segment as a version-3 reader lists it.
 func segmentOfV4(s *SegmentV4) *Segment {
 	out := &Segment{Level: s.Level, First: s.First, Last: s.Last, Segments: s.Segments}
+	if len(s.Increments) > 0 {
+		out.Increments = make([]Increment, 0, len(s.Increments))
+	}
 	for _, inc := range s.Increments {
 		out.Increments = append(out.Increments, IncrementOfV4(inc))
 	}

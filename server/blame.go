@@ -50,10 +50,11 @@ package server
 // publication that kept lines. Lines from the oldest retained publication
 // make the walk read the whole retained history: with 10,000 publications
 // of which 2,000 changed a 2,000-line file, about 3,000 chunks decoded and
-// 2,000 region diffs, none of them whole, about 230 ms of CPU in all for
-// the CLI process, of which about 90 ms decoding chunks and 80 ms the list
-// of publications (bench/blame_test.go measures it beside git blame and
-// log). Completing the index costs, per publication it lacks, a commit and
+// 2,000 region diffs, none of them whole, about 200 to 250 ms of CPU in
+// all for the CLI process, of which about 90 ms decoding chunks and 55 ms
+// the list of publications: reading, checking and decoding over a thousand
+// history segments (four at a time) and checking that the chains' packs
+// are cached (bench/blame_test.go measures it beside git blame and log). Completing the index costs, per publication it lacks, a commit and
 // a tree diff (the root tree and the subtrees that changed), each read
 // from the chain cache that holds it (chainsSource). A cache that lacks the
 // history's packs fetches all of them first, once. A blame of a whole file
@@ -241,10 +242,10 @@ func (h *historyView) blame(p string, start, end int) (*BlameResult, error) {
 
 // walk reads the retained publications newest first until every line has
 // its publication. The list of retained publications is read once for the
-// whole history: reading it costs the same for any range (the store's
-// history segments are read from the oldest retained one on), where
-// History's windows would read it again for each. With a cache that lacks
-// them, the packs of the whole retained history are fetched, once.
+// whole history, which a walk whose lines are old reaches the end of,
+// where History's windows would read each chain's list again for each
+// window. With a cache that lacks them, the packs of the whole retained
+// history are fetched, once.
 func (w *blameWalk) walk() error {
 	h := w.h
 	if w.cached() {

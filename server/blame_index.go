@@ -211,6 +211,11 @@ func decodePathsIndex(data []byte) (map[uint64]pathsEntry, error) {
 	}
 	ne := r.count(33)
 	m := make(map[uint64]pathsEntry, ne)
+	// The entries' changes share one array, each entry's a full slice of
+	// it (an append by a caller copies): ten thousand entries otherwise
+	// make ten thousand small allocations. Its size is what the bytes
+	// left can hold at 33 bytes a change, and no more than the bound.
+	all := make([]pathsChange, 0, min(len(r.b)/33, maxIndexChanges))
 	var prev cas.ID
 	for i := uint64(0); i < ne && r.err == nil; i++ {
 		en := pathsEntry{gen: r.uvarint()}
@@ -226,7 +231,7 @@ func decodePathsIndex(data []byte) (map[uint64]pathsEntry, error) {
 		en.head = r.id()
 		prev = en.head
 		nc := r.count(33)
-		en.changes = make([]pathsChange, 0, nc)
+		from := len(all)
 		for range nc {
 			k := r.uvarint()
 			if r.err == nil && k >= uint64(len(paths)) {
@@ -235,8 +240,9 @@ func decodePathsIndex(data []byte) (map[uint64]pathsEntry, error) {
 			if r.err != nil {
 				break
 			}
-			en.changes = append(en.changes, pathsChange{path: paths[k], id: r.id()})
+			all = append(all, pathsChange{path: paths[k], id: r.id()})
 		}
+		en.changes = all[from:len(all):len(all)]
 		m[en.gen] = en
 	}
 	if r.err != nil || len(r.b) != 0 {

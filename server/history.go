@@ -22,10 +22,12 @@ package server
 // the tree before it.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -90,6 +92,10 @@ type publication struct {
 type packGroup struct {
 	key   string
 	packs []remote.PackRef
+	// through is the newest generation whose packs are in packs: a chain
+	// is listed only as far as a reader asks (ChainsBetween), and a later
+	// read further along it fetches the rest.
+	through uint64
 }
 
 // retained is what publications returns for a generation range.
@@ -103,9 +109,10 @@ type retained struct {
 // lists cannot be shown: the tree they were made on is gone). It is the
 // one place history reads the manifest's layout (the increments of the
 // active chain and of the retained chains, format v1 from `current`, v2
-// through remote.Notebook.ChainsAbove, which reads only the segments above
-// the floor; every chain's packs hold the trees of its increments and of
-// its checkpoint, the parent of its first increment).
+// through remote.Notebook.ChainsBetween, which reads only the segments of
+// the chains that hold the range, through to; every chain's packs hold the
+// trees of its increments and of its checkpoint, the parent of its first
+// increment).
 func (e *Engine) publications(ctx context.Context, state remote.State, ret remote.Retention, from, to uint64) (retained, error) {
 	var r retained
 	m := state.Manifest
@@ -124,12 +131,21 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 		// head's closure but not older commits, so the active chain's
 		// packs are fetched too when a publication in it is asked for.
 		var err error
-		if chains, err = e.notebook.ChainsAbove(ctx, state, ret.Floor); err != nil {
+		if chains, err = e.notebook.ChainsBetween(ctx, state, ret.Floor, from, to); err != nil {
 			return r, err
 		}
 		keyOf = func(c remote.Chain) string { return chainKeyAt(c.Checkpoint) }
 	}
-	for i, c := range chains { // active first, then older
+	n := 0
+	for _, c := range chains {
+		n += len(c.Increments)
+	}
+	r.pubs = make([]publication, 0, n)
+	// The chains come active first, then older, each oldest first: read
+	// from the last, the publications come out in order, which the sort
+	// below then only checks.
+	for i := len(chains) - 1; i >= 0; i-- {
+		c := chains[i]
 		if c.Partial {
 			continue // below ret.Oldest: listed, not readable
 		}
@@ -141,12 +157,18 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 			}
 		}
 		if hit && (i > 0 || m.Version >= 2) {
-			r.extra = append(r.extra, packGroup{key: keyOf(c), packs: c.Packs()})
+			r.extra = append(r.extra, packGroup{key: keyOf(c), packs: c.Packs(), through: c.Increments[len(c.Increments)-1].Generation})
 		}
 	}
-	sort.Slice(r.pubs, func(i, j int) bool { return r.pubs[i].Generation < r.pubs[j].Generation })
+	// The groups as before: the active chain's first.
+	slices.Reverse(r.extra)
+	if !slices.IsSortedFunc(r.pubs, byGeneration) {
+		slices.SortFunc(r.pubs, byGeneration)
+	}
 	return r, nil
 }
+
+func byGeneration(a, b publication) int { return cmp.Compare(a.Generation, b.Generation) }
 
 // historyView reads the retained history of one observed state.
 type historyView struct {
@@ -155,7 +177,7 @@ type historyView struct {
 	state   remote.State
 	src     *objectSource
 	ret     remote.Retention
-	fetched map[string]bool
+	fetched map[string]uint64 // cache key: the newest generation fetched
 	commits map[cas.ID]cas.Commit
 }
 
@@ -174,7 +196,7 @@ func (e *Engine) openHistory(ctx context.Context) (*historyView, error) {
 	if err != nil {
 		return nil, e.fail("read history", err)
 	}
-	return &historyView{e: e, ctx: ctx, state: state, src: e.source(chain), ret: ret, fetched: map[string]bool{}, commits: map[cas.ID]cas.Commit{}}, nil
+	return &historyView{e: e, ctx: ctx, state: state, src: e.source(chain), ret: ret, fetched: map[string]uint64{}, commits: map[cas.ID]cas.Commit{}}, nil
 }
 
 // pubs returns the retained publications in [from, to], oldest first,
@@ -194,13 +216,13 @@ func (h *historyView) pubs(from, to uint64) ([]publication, error) {
 
 // fetch puts g's packs in the cache once per view.
 func (h *historyView) fetch(g packGroup) error {
-	if h.fetched[g.key] {
+	if t, ok := h.fetched[g.key]; ok && t >= g.through {
 		return nil
 	}
 	if err := h.e.fetchGroup(h.ctx, g); err != nil {
 		return err
 	}
-	h.fetched[g.key] = true
+	h.fetched[g.key] = max(h.fetched[g.key], g.through)
 	// The source lists the chain caches once, on its first miss: one
 	// created since would stay unread (a log's second window reaching an
 	// older chain). Listing again costs a directory read; the caches
@@ -307,7 +329,7 @@ func (h *historyView) headAt(g uint64) (uint64, cas.ID, error) {
 	}
 	// Nothing published since the floor: its checkpoint holds the tree.
 	if cp := h.ret.FloorCheckpoint; !cp.IsGenesis() {
-		if err := h.fetch(packGroup{key: chainKeyAt(cp), packs: []remote.PackRef{cp.Pack}}); err != nil {
+		if err := h.fetch(packGroup{key: chainKeyAt(cp), packs: []remote.PackRef{cp.Pack}, through: cp.Through}); err != nil {
 			return 0, cas.ID{}, err
 		}
 	}
