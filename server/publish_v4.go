@@ -283,8 +283,9 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 // version made was found accepted: L is synchronised with the state that
 // proved it (the record adopted: that change is common ground now), then
 // what L holds beyond it (edits made since) is published as a call of
-// its own. The result is that call's, or the resumed generation's when
-// nothing was left.
+// its own. The result is that call's or, when nothing was left, the
+// resumed call's: its own change at its generation, and what the
+// synchronisation wrote into L as brought in.
 func (s *session) resumedV4(res publish.Result, message string) (*Result, error) {
 	s.pendingChecked = false
 	synced, conflicts, err := s.syncTo("commit", stateView(res.State))
@@ -301,8 +302,38 @@ func (s *session) resumedV4(res publish.Result, message string) (*Result, error)
 	if err != nil || s.v4 != nil && s.v4.published {
 		return more, err
 	}
-	synced.Generation = res.Generation
-	return synced, nil
+	// The result is the resumed call's: its own change at its own
+	// generation; what the synchronisation wrote into L is others'.
+	out := &Result{Path: s.dir, Generation: res.Generation, Files: []FileStat{}, BroughtIn: synced.Files}
+	if out.Files, err = ownChange(s.src, res.Head); err != nil {
+		// Accepted all the same: failing the call now would only make a
+		// retry report nothing. The log says why the list is empty.
+		s.e.log.Warn("cannot list the resumed commit's own change", "err", err)
+		out.Files = []FileStat{}
+	}
+	return out, nil
+}
+
+// ownChange is the per-file delta the publication whose head commit is
+// head made to its parent's tree.
+func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
+	o, err := src.Get(head)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cas.DecodeCommit(o)
+	if err != nil {
+		return nil, err
+	}
+	from, err := treeOf(src, c.Parent)
+	if err != nil {
+		return nil, err
+	}
+	to, err := cas.ReadTree(src, c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	return treeDelta(src, from, to)
 }
 
 // finishV4 brings L and P up to date with the accepted generation

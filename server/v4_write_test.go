@@ -272,6 +272,51 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 	}
 }
 
+// A resumed commit found accepted, with nothing edited since, reports its
+// own change at its own generation, and what the synchronisation wrote into
+// its directory (another writer's commit folded after it) as brought in:
+// never the others' files as its own.
+func TestV4ResumedCommitReportsItsOwnChange(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	priv := t.TempDir()
+	a := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv })
+	a.pull()
+	a.write("mine.md", "mine\n")
+	store.Inject(memstore.Fault{Op: memstore.OpList, KeyPrefix: remote.ProposalsPrefix, Before: errors.New("the process died here")})
+	if _, err := a.e.Commit(ctx, "", "mine"); err == nil {
+		t.Fatal("the commit went through")
+	}
+	memstore.AssertFaultsFired(t, store)
+	b := newAgent(t, store)
+	b.pull()
+	b.write("theirs.md", "theirs\n")
+	b.commit("theirs")
+	a.e.Close()
+	a2 := newAgent(t, store, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
+	res := a2.commit("mine again")
+	log, err := a2.e.History(ctx, HistoryQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine uint64
+	for _, h := range log {
+		if h.Message == "mine" {
+			mine = h.Generation
+		}
+	}
+	if mine == 0 || res.Generation != mine {
+		t.Fatalf("reported generation %d; mine was accepted at %d", res.Generation, mine)
+	}
+	if got := stats(res.Files); !reflect.DeepEqual(got, map[string][2]int{"mine.md": {1, 0}}) {
+		t.Fatalf("own files %v, want mine.md only", got)
+	}
+	if got := stats(res.BroughtIn); !reflect.DeepEqual(got, map[string][2]int{"theirs.md": {1, 0}}) {
+		t.Fatalf("brought in %v, want theirs.md", got)
+	}
+	equalMaps(t, "directory", a2.files(), map[string]string{"mine.md": "mine\n", "theirs.md": "theirs\n"})
+}
+
 func writeFileT(t *testing.T, p, content string) {
 	t.Helper()
 	a := &agent{t: t, dir: filepath.Dir(p)}
