@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -105,9 +106,14 @@ func TestAmbiguousReplaceUnknown(t *testing.T) {
 	if a.read("f.md") != "1\n2\n" {
 		t.Fatalf("local edit touched")
 	}
+	// The retry resumes the call, finds it accepted at generation 2 and
+	// reports that change as its own; nothing is published again.
 	res := a.commit("retry")
-	if res.Generation != 2 || len(res.Files) != 0 {
-		t.Fatalf("retry published again: %+v", res)
+	if res.Generation != 2 || !reflect.DeepEqual(stats(res.Files), map[string][2]int{"f.md": {1, 0}}) {
+		t.Fatalf("retry result: %+v", res)
+	}
+	if st, err := a.e.notebook.ReadCurrent(context.Background()); err != nil || st.Generation() != 2 {
+		t.Fatalf("published again: current at %v (%v)", st.Generation(), err)
 	}
 }
 
