@@ -36,10 +36,10 @@ func LineDiff(old, new []byte) []Edit {
 		return nil
 	}
 	// The common prefix, cut back to a line start (the same in both).
-	p := bytes.LastIndexByte(old[:commonPrefix(old, new)], '\n') + 1
+	p := bytes.LastIndexByte(old[:CommonPrefix(old, new)], '\n') + 1
 	// The common suffix, moved forward to a line start in both: the bytes
 	// after the cut are equal, so one LF search serves both texts.
-	s := commonSuffix(old[p:], new[p:])
+	s := CommonSuffix(old[p:], new[p:])
 	qo, qn := len(old)-s, len(new)-s
 	if !lineStart(old, qo) || !lineStart(new, qn) {
 		qo, qn = nextLine(old, qo, qn, len(new))
@@ -99,19 +99,4 @@ func nextLine(old []byte, qo, qn, lenNew int) (int, int) {
 		return len(old), lenNew
 	}
 	return qo + k + 1, qn + k + 1
-}
-
-// commonSuffix returns the length of the longest common suffix of a and b.
-func commonSuffix(a, b []byte) int {
-	const block = 256
-	n := min(len(a), len(b))
-	a, b = a[len(a)-n:], b[len(b)-n:]
-	i := 0 // bytes matched from the end
-	for i+block <= n && bytes.Equal(a[n-i-block:n-i], b[n-i-block:n-i]) {
-		i += block
-	}
-	for i < n && a[n-1-i] == b[n-1-i] {
-		i++
-	}
-	return i
 }

@@ -2,9 +2,7 @@ package merge
 
 import (
 	"bytes"
-	"encoding/binary"
 	"hash/maphash"
-	"math/bits"
 )
 
 // text is one file split into lines: line i is buf[start(i):start(i+1)],
@@ -158,7 +156,7 @@ func (in *interner) splitNext(buf []byte) *text {
 	for off := 0; off < len(buf); {
 		if cur < rn {
 			rs := ref.offs[cur]
-			lim := rs + commonPrefix(buf[off:], ref.buf[rs:])
+			lim := rs + CommonPrefix(buf[off:], ref.buf[rs:])
 			j := cur
 			for j < rn && ref.offs[j+1] <= lim {
 				j++
@@ -192,28 +190,6 @@ func (in *interner) splitNext(buf []byte) *text {
 		off = end
 	}
 	return t
-}
-
-// commonPrefix returns the length of the longest common prefix of a and b:
-// whole blocks compared by bytes.Equal (vectorised), the first differing
-// one eight bytes at a time.
-func commonPrefix(a, b []byte) int {
-	const block = 256
-	n := min(len(a), len(b))
-	a, b = a[:n], b[:n]
-	i := 0
-	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
-		i += block
-	}
-	for ; i+8 <= n; i += 8 {
-		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
-			return i + bits.TrailingZeros64(x)/8
-		}
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
 }
 
 // lineTable is an open-addressing hash set of lines. A slot is 8 bytes, a

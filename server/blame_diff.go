@@ -40,10 +40,8 @@ package server
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"math/bits"
 	"sort"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -706,7 +704,7 @@ func commonPrefixAt(v *fileVersion, a, a1 int, w *fileVersion, b, b1 int) int {
 	for a+n < a1 && b+n < b1 {
 		pa, pb := v.seg(a+n, a1), w.seg(b+n, b1)
 		m := min(len(pa), len(pb))
-		k := prefixLen(pa[:m], pb[:m])
+		k := merge.CommonPrefix(pa[:m], pb[:m])
 		n += k
 		if k < m {
 			break
@@ -722,51 +720,11 @@ func commonSuffixAt(v *fileVersion, a, a1 int, w *fileVersion, b, b1 int) int {
 	for a1-n > a && b1-n > b {
 		pa, pb := v.segBefore(a1-n, a), w.segBefore(b1-n, b)
 		m := min(len(pa), len(pb))
-		k := suffixLen(pa[len(pa)-m:], pb[len(pb)-m:])
+		k := merge.CommonSuffix(pa[len(pa)-m:], pb[len(pb)-m:])
 		n += k
 		if k < m {
 			break
 		}
 	}
 	return n
-}
-
-// prefixLen returns the length of the common prefix of a and b (of one
-// length).
-func prefixLen(a, b []byte) int {
-	const block = 256 // compared at once where the bytes are equal
-	n := len(a)
-	i := 0
-	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
-		i += block
-	}
-	for ; i+8 <= n; i += 8 {
-		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
-			return i + bits.TrailingZeros64(x)/8
-		}
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
-}
-
-// suffixLen returns the length of the common suffix of a and b (of one
-// length).
-func suffixLen(a, b []byte) int {
-	const block = 256
-	n := len(a)
-	i := 0
-	for i+block <= n && bytes.Equal(a[n-i-block:n-i], b[n-i-block:n-i]) {
-		i += block
-	}
-	for ; i+8 <= n; i += 8 {
-		if x := binary.LittleEndian.Uint64(a[n-i-8:]) ^ binary.LittleEndian.Uint64(b[n-i-8:]); x != 0 {
-			return i + bits.LeadingZeros64(x)/8
-		}
-	}
-	for i < n && a[n-1-i] == b[n-1-i] {
-		i++
-	}
-	return i
 }

@@ -45,17 +45,7 @@ func TestV4ReparentedCommitKeepsItsOwnProposal(t *testing.T) {
 	a.pull()
 	first := orderedIDs(1)[0] // before a's call: first in the fold order
 	a.write("a.md", "a\n")
-	ps.armed.Store(true)
-	type outcome struct {
-		res *Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := a.e.Commit(ctx, "", "a")
-		done <- outcome{res, err}
-	}()
-	<-ps.registered
+	done := ps.commitUntilRegistered(ctx, a, "a")
 	// Another writer folds its change and a's, in that order: a's, built
 	// on 1, is re-parented onto 2.
 	if g := newV4Writer(t, store).commitID(first, "w", map[string]string{"w.md": "w\n"}); g != 2 {

@@ -39,6 +39,26 @@ func (s *pausingStore) Put(ctx context.Context, key string, data []byte) error {
 	return err
 }
 
+// commitOutcome is what a commit run in the background returned.
+type commitOutcome struct {
+	res *Result
+	err error
+}
+
+// commitUntilRegistered starts a's commit in the background and returns
+// once its proposal is registered and its call paused there (until
+// s.release is closed); the channel yields the commit's outcome.
+func (s *pausingStore) commitUntilRegistered(ctx context.Context, a *agent, message string) <-chan commitOutcome {
+	s.armed.Store(true)
+	done := make(chan commitOutcome, 1)
+	go func() {
+		res, err := a.e.Commit(ctx, "", message)
+		done <- commitOutcome{res, err}
+	}()
+	<-s.registered
+	return done
+}
+
 // A commit that another writer's fold re-parents, and that learns of its
 // acceptance only after later groups: its directory ends holding the
 // tree of its own generation, which the object cache (caught up to the
@@ -80,17 +100,7 @@ func rewriteToAnOlderGeneration(t *testing.T, every, seed int, between bool) {
 	a.pull()
 	first := orderedIDs(1)[0] // before a's call: first in the fold order
 	a.write("dir/a.md", "a\n")
-	ps.armed.Store(true)
-	type outcome struct {
-		res *Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := a.e.Commit(ctx, "", "a")
-		done <- outcome{res, err}
-	}()
-	<-ps.registered
+	done := ps.commitUntilRegistered(ctx, a, "a")
 	// Another writer folds its change and a's, in that order: a's,
 	// built on seed, is re-parented onto seed+1.
 	want := uint64(seed + 2)
