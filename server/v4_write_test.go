@@ -225,11 +225,7 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 			a := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv })
 			a.pull()
 			a.write("mine.md", "mine\n")
-			store.Inject(memstore.Fault{Op: memstore.OpList, KeyPrefix: remote.ProposalsPrefix, Before: errors.New("the process died here")})
-			if _, err := a.e.Commit(ctx, "", "mine"); err == nil {
-				t.Fatal("the commit went through")
-			}
-			memstore.AssertFaultsFired(t, store)
+			commitDiesAfterRegister(t, store, a, "mine")
 			objs, _ := store.List(ctx, remote.ProposalsPrefix)
 			if len(objs) != 1 {
 				t.Fatalf("registered: %v", objs)
@@ -272,6 +268,18 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 	}
 }
 
+// commitDiesAfterRegister runs a's commit until its proposal is
+// registered and then fails it where a process dying there would leave
+// the same state on disk: the LIST after the registration.
+func commitDiesAfterRegister(t *testing.T, store *memstore.Mem, a *agent, message string) {
+	t.Helper()
+	store.Inject(memstore.Fault{Op: memstore.OpList, KeyPrefix: remote.ProposalsPrefix, Before: errors.New("the process died here")})
+	if _, err := a.e.Commit(context.Background(), "", message); err == nil {
+		t.Fatal("the commit went through")
+	}
+	memstore.AssertFaultsFired(t, store)
+}
+
 // A resumed commit found accepted, with nothing edited since, reports its
 // own change at its own generation, and what the synchronisation wrote into
 // its directory (another writer's commit folded after it) as brought in:
@@ -283,11 +291,7 @@ func TestV4ResumedCommitReportsItsOwnChange(t *testing.T) {
 	a := newAgent(t, store, func(c *Config) { c.PrivateRoot = priv })
 	a.pull()
 	a.write("mine.md", "mine\n")
-	store.Inject(memstore.Fault{Op: memstore.OpList, KeyPrefix: remote.ProposalsPrefix, Before: errors.New("the process died here")})
-	if _, err := a.e.Commit(ctx, "", "mine"); err == nil {
-		t.Fatal("the commit went through")
-	}
-	memstore.AssertFaultsFired(t, store)
+	commitDiesAfterRegister(t, store, a, "mine")
 	b := newAgent(t, store)
 	b.pull()
 	b.write("theirs.md", "theirs\n")
