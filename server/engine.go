@@ -37,8 +37,10 @@ type Config struct {
 	ReadOnly      []string
 	// CheckpointPacks is the active-chain length that triggers a
 	// background checkpoint after a commit (0 = remote.DefaultCheckpointPacks);
-	// RetainedCheckpoints the older chains it keeps (0..64; default (0)
-	// none).
+	// RetainedCheckpoints is checked (0..64) and otherwise ignored: every
+	// writer's fold must compute the same `current`, so a version-4 fold
+	// keeps one older checkpoint whatever a process is told
+	// (remote.RetainedV4).
 	CheckpointPacks     int
 	RetainedCheckpoints int
 	// Retain is the history window by time (--retain; 0 =
@@ -113,7 +115,6 @@ type Engine struct {
 	memories  map[string]*dirMemory // by private state directory
 
 	checkpointPacks int             // active increments that trigger a checkpoint
-	retained        int             // retained chains a checkpoint keeps
 	retain          time.Duration   // history window by time
 	cleaningV4      atomic.Bool     // a background version-4 cleanup is running (cleanup_v4.go)
 	timing          *storeTiming    // learned estimates of the store (store_timing.go); nil: configured
@@ -216,7 +217,6 @@ func New(cfg Config) (*Engine, error) {
 		timing: newStoreTiming(cfg),
 
 		checkpointPacks: cfg.CheckpointPacks,
-		retained:        cfg.RetainedCheckpoints,
 		retain:          cfg.Retain,
 	}
 	if cfg.LongLived {
