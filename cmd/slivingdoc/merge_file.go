@@ -39,7 +39,8 @@ Flags (before or after the files; -- ends them):
   -h        this help
 
 The files are only read. Exit status: 0 clean merge, 1 conflicts (their
-line ranges are listed on stderr), 2 usage or read error, 130 interrupted.
+line ranges are listed on stderr), 2 usage or read error, 130 interrupted
+while an input that is not a regular file (a FIFO) keeps it waiting.
 `
 
 func runMergeFile(ctx context.Context, args []string, s stdio) int {
