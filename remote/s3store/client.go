@@ -3,10 +3,13 @@ package s3store
 // The S3 requests the store makes, over net/http, signed with the SDK's
 // Signature Version 4 signer and retried by the SDK's retryers. We do not
 // use the SDK's S3 client: its package initialisation (the endpoint rules
-// and their tables) and the 2.6 MB it adds to the binary cost every process
+// and their tables) and the 1.5 MB it adds to the binary cost every process
 // of ours at start-up, S3 store or not, and the store needs only five
 // operations: GetObject, HeadObject, PutObject (plain, If-None-Match: * or
-// If-Match), DeleteObject and ListObjectsV2.
+// If-Match), DeleteObject and ListObjectsV2. What the S3 client did besides
+// is kept: the same paths, queries and headers (client_test.go compares
+// them), the retry loop of the SDK's retry middleware, and signing at the
+// server's clock once a response has told it.
 //
 // The errors are the SDK's own types, so that mapS3Error and the SDK's
 // retryers classify them as they would the S3 client's:
@@ -19,22 +22,21 @@ package s3store
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"hash"
-	"hash/crc32"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,6 +57,11 @@ type s3Client struct {
 	host    string // the endpoint's host, with the bucket in front when virtual
 	path    string // the endpoint's path, then /bucket when path style; no trailing slash
 	retryer aws.RetryerV2
+	// skew is the server's clock minus ours (nanoseconds), learnt from the
+	// last response's Date: requests are signed at our time plus skew, so
+	// that a machine whose clock is off still signs requests S3 accepts,
+	// as the SDK's clients do.
+	skew atomic.Int64
 }
 
 // newS3Client addresses bucket at endpoint ("" for AWS's, in the region):
@@ -168,6 +175,7 @@ func (c *s3Client) retried(ctx context.Context, r s3Request, payloadHash string)
 	}
 	maxAttempts := retryer.MaxAttempts()
 	releaseRetry := func(error) error { return nil }
+	skew := time.Duration(c.skew.Load())
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -176,11 +184,18 @@ func (c *s3Client) retried(ctx context.Context, r s3Request, payloadHash string)
 		if err != nil {
 			return nil, fmt.Errorf("failed to get retry Send token, %w", err)
 		}
-		resp, err := c.attempt(ctx, r, payloadHash)
+		resp, serverSkew, known, err := c.attempt(ctx, r, payloadHash, skew)
 		_ = releaseRetry(err)
 		_ = releaseAttempt(err)
+		if known {
+			c.skew.Store(int64(serverSkew))
+		}
 		if err == nil {
 			return resp, nil
+		}
+		if known {
+			err = clockSkewed(err, skew, serverSkew)
+			skew = serverSkew
 		}
 		if !retryer.IsErrorRetryable(err) {
 			return nil, err
@@ -214,16 +229,59 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// skewThreshold is how far our signing time may be from the server's
+// clock before a refused signature is put down to the clock (the SDK's
+// threshold; S3 accepts signatures up to 15 minutes off).
+const skewThreshold = 4 * time.Minute
+
+// clockSkewCodes are the error codes a request signed at a wrong time gets.
+var clockSkewCodes = []string{"RequestTimeTooSkewed", "SignatureDoesNotMatch", "InvalidSignatureException", "AuthFailure", "AccessDeniedException"}
+
+// clockSkewed makes err retryable when its code says the signature was
+// refused and the request was signed (at our time plus skew) more than
+// skewThreshold away from the server's clock (our time plus serverSkew):
+// the next attempt, signed at the server's time, can succeed.
+func clockSkewed(err error, skew, serverSkew time.Duration) error {
+	var api smithy.APIError
+	if !errors.As(err, &api) || !slices.Contains(clockSkewCodes, api.ErrorCode()) {
+		return err
+	}
+	if d := skew - serverSkew; d > skewThreshold || d < -skewThreshold {
+		return &clockSkewError{err}
+	}
+	return err
+}
+
+// clockSkewError is an error the retryers retry (RetryableError).
+type clockSkewError struct{ err error }
+
+func (e *clockSkewError) Error() string        { return "clock skew: " + e.err.Error() }
+func (e *clockSkewError) Unwrap() error        { return e.err }
+func (e *clockSkewError) RetryableError() bool { return true }
+
+// skewOf is the server's clock minus ours when resp was received at at,
+// from its Date header; not known without one, for a cached response
+// (Age) or after a request so slow that the Date says little.
+func skewOf(resp *http.Response, sentAt, at time.Time) (time.Duration, bool) {
+	date, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil || resp.Header.Get("Age") != "" || at.Sub(sentAt) > 15*time.Minute {
+		return 0, false
+	}
+	return date.Sub(at), true
+}
+
 // maxErrorBody bounds what is read of an error response (S3's are < 1 KiB).
 const maxErrorBody = 64 << 10
 
-// attempt signs and sends r once.
-func (c *s3Client) attempt(ctx context.Context, r s3Request, payloadHash string) (*http.Response, error) {
+// attempt signs r at our time plus skew and sends it once. It returns a
+// 2xx response, or the error; and, when a response said, the server's
+// clock minus ours.
+func (c *s3Client) attempt(ctx context.Context, r s3Request, payloadHash string, skew time.Duration) (_ *http.Response, serverSkew time.Duration, known bool, _ error) {
 	var creds aws.Credentials
 	if c.creds != nil {
 		var err error
 		if creds, err = c.creds.Retrieve(ctx); err != nil {
-			return nil, fmt.Errorf("get identity: get credentials: %w", err)
+			return nil, 0, false, fmt.Errorf("get identity: get credentials: %w", err)
 		}
 	}
 	var body io.Reader
@@ -232,7 +290,7 @@ func (c *s3Client) attempt(ctx context.Context, r s3Request, payloadHash string)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, c.scheme+"://"+c.host, body)
 	if err != nil {
-		return nil, err
+		return nil, 0, false, err
 	}
 	rawPath := c.path + "/"
 	if r.key != "" {
@@ -241,7 +299,7 @@ func (c *s3Client) attempt(ctx context.Context, r s3Request, payloadHash string)
 		rawPath = c.path // the bucket itself: /bucket, or / when virtual
 	}
 	if req.URL.Path, err = url.PathUnescape(rawPath); err != nil {
-		return nil, err
+		return nil, 0, false, err
 	}
 	req.URL.RawPath = rawPath
 	req.URL.RawQuery = s3Query(r.query)
@@ -253,19 +311,21 @@ func (c *s3Client) attempt(ctx context.Context, r s3Request, payloadHash string)
 	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
 	if c.creds == nil {
 		// No credential chain: an anonymous request, as the SDK sends.
-	} else if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, "s3", c.region, time.Now().UTC()); err != nil {
-		return nil, fmt.Errorf("sign: %w", err)
+	} else if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, "s3", c.region, time.Now().Add(skew).UTC()); err != nil {
+		return nil, 0, false, fmt.Errorf("sign: %w", err)
 	}
+	sentAt := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, &smithyhttp.RequestSendError{Err: err}
+		return nil, 0, false, &smithyhttp.RequestSendError{Err: err}
 	}
+	serverSkew, known = skewOf(resp, sentAt, time.Now())
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp, nil
+		return resp, serverSkew, known, nil
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
-	return nil, responseError(resp, data)
+	return nil, serverSkew, known, responseError(resp, data)
 }
 
 // s3ErrorBody is S3's error document.
@@ -343,12 +403,9 @@ func s3Query(q map[string]string) string {
 	return b.String()
 }
 
-// get returns the object's body and ETag. The body is checked against the
-// checksum S3 returns with it (asked for with x-amz-checksum-mode, as the
-// SDK does), when the object was stored with one we can compute.
+// get returns the object's body and ETag.
 func (c *s3Client) get(ctx context.Context, key string) ([]byte, string, error) {
-	resp, err := c.do(ctx, s3Request{op: "GetObject", method: http.MethodGet, key: key,
-		header: http.Header{"X-Amz-Checksum-Mode": {"ENABLED"}}, retry: true})
+	resp, err := c.do(ctx, s3Request{op: "GetObject", method: http.MethodGet, key: key, retry: true})
 	if err != nil {
 		return nil, "", err
 	}
@@ -357,40 +414,7 @@ func (c *s3Client) get(ctx context.Context, key string) ([]byte, string, error) 
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkResponseChecksum(resp.Header, data); err != nil {
-		return nil, "", err
-	}
 	return data, resp.Header.Get("ETag"), nil
-}
-
-// checkResponseChecksum compares data with the first checksum header the
-// response carries among those we compute. A composite checksum (a
-// multipart upload's, "...-N") covers the parts, not the body: skipped.
-func checkResponseChecksum(h http.Header, data []byte) error {
-	for _, a := range []struct {
-		header string
-		hash   func() hash.Hash
-	}{
-		{"X-Amz-Checksum-Crc32", func() hash.Hash { return crc32.NewIEEE() }},
-		{"X-Amz-Checksum-Crc32c", func() hash.Hash { return crc32.New(crc32.MakeTable(crc32.Castagnoli)) }},
-		{"X-Amz-Checksum-Sha1", sha1.New},
-		{"X-Amz-Checksum-Sha256", sha256.New},
-	} {
-		want := h.Get(a.header)
-		if want == "" {
-			continue
-		}
-		if strings.Contains(want, "-") {
-			return nil
-		}
-		sum := a.hash()
-		sum.Write(data)
-		if got := base64.StdEncoding.EncodeToString(sum.Sum(nil)); got != want {
-			return fmt.Errorf("checksum did not match: %s, expect %v, actual %v", a.header, want, got)
-		}
-		return nil
-	}
-	return nil
 }
 
 // head returns the object's size and ETag.
@@ -418,6 +442,7 @@ func (c *s3Client) put(ctx context.Context, key string, data []byte, header http
 	}
 	header.Set("X-Amz-Checksum-Sha256", base64.StdEncoding.EncodeToString(sum[:]))
 	header.Set("X-Amz-Sdk-Checksum-Algorithm", "SHA256")
+	header.Set("Content-Type", "application/octet-stream") // what the SDK sent for a body without a type
 	if data == nil {
 		data = []byte{}
 	}

@@ -20,7 +20,7 @@ type s3OpKind int
 
 const (
 	s3Read        s3OpKind = iota // Get, Head, List: no effect, so never ambiguous
-	s3Write                       // Put, Delete: idempotent, retried by the SDK
+	s3Write                       // Put, Delete: idempotent, retried (the SDK's retryer)
 	s3Conditional                 // CreateIfAbsent, ReplaceIfMatch: never retried
 )
 
