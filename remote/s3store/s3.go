@@ -185,8 +185,11 @@ func (s *s3Store) Head(ctx context.Context, key string) (remote.ObjectInfo, erro
 	var info remote.ObjectInfo
 	err := s.call(ctx, "head", key, s3Read, func(ctx context.Context) error {
 		size, etag, err := s.client.head(ctx, s.prefix+key)
+		if err != nil {
+			return err
+		}
 		info = remote.ObjectInfo{Key: key, Size: size, ETag: etag}
-		return err
+		return nil
 	})
 	return info, err
 }
