@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register(command{name: "completion", summary: "print a shell completion script (bash, zsh or fish)", run: runCompletion, oneShot: true})
+	register(command{name: "completion", summary: "print a shell completion script (bash, zsh or fish)", run: runCompletion, oneShot: true, ownSignals: true})
 }
 
 const completionUsage = `Usage: slivingdoc completion bash|zsh|fish

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(command{name: "merge-file", summary: "merge three versions of a file as the notebook does", run: runMergeFile, oneShot: true})
+	register(command{name: "merge-file", summary: "merge three versions of a file as the notebook does", run: runMergeFile, oneShot: true, ownSignals: true})
 }
 
 const mergeFileUsage = `Usage: slivingdoc merge-file [-h] [--strict] <local> <base> <remote>
@@ -39,7 +39,8 @@ Flags (before or after the files; -- ends them):
   -h        this help
 
 The files are only read. Exit status: 0 clean merge, 1 conflicts (their
-line ranges are listed on stderr), 2 usage or read error, 130 interrupted.
+line ranges are listed on stderr), 2 usage or read error, 130 interrupted
+while an input that is not a regular file (a FIFO) keeps it waiting.
 `
 
 func runMergeFile(ctx context.Context, args []string, s stdio) int {
@@ -54,6 +55,13 @@ func runMergeFile(ctx context.Context, args []string, s stdio) int {
 	case len(files) != 3:
 		fmt.Fprintf(s.err, "slivingdoc merge-file: expected 3 files (local, base, remote), got %d\n\n%s", len(files), mergeFileUsage)
 		return 2
+	}
+	if !allRegular(files) {
+		// A FIFO (or a terminal, a device) may keep the read waiting:
+		// SIGINT and SIGTERM must then end it with the interrupted status.
+		var stop context.CancelFunc
+		ctx, stop = notifyContext(ctx)
+		defer stop()
 	}
 	content, code := readInputs(ctx, files, s)
 	if code != 0 {
@@ -108,6 +116,19 @@ func parseMergeFileArgs(args []string) (strict bool, files []string, help bool, 
 		files = append(files, rest[0])
 		args = rest[1:]
 	}
+}
+
+// allRegular reports whether every path names a regular file (through
+// symbolic links), which a read never leaves waiting. A path that cannot
+// be examined counts as regular: reading it fails at once, with the
+// message readInput gives.
+func allRegular(paths []string) bool {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
 }
 
 // readInputs reads local, base and remote. A file can be a FIFO whose

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(command{name: "version", summary: "print the version", run: runVersion, oneShot: true})
+	register(command{name: "version", summary: "print the version", run: runVersion, oneShot: true, ownSignals: true})
 }
 
 // appVersion is the version reported (resolveVersion), worked out on first

@@ -20,7 +20,7 @@ type s3OpKind int
 
 const (
 	s3Read        s3OpKind = iota // Get, Head, List: no effect, so never ambiguous
-	s3Write                       // Put, Delete: idempotent, retried by the SDK
+	s3Write                       // Put, Delete: idempotent, retried (the SDK's retryer)
 	s3Conditional                 // CreateIfAbsent, ReplaceIfMatch: never retried
 )
 
@@ -39,8 +39,8 @@ func traceSend(ctx context.Context) (context.Context, *atomic.Bool) {
 	return httptrace.WithClientTrace(ctx, trace), sent
 }
 
-// mapS3Error is the one place SDK errors become the package's sentinels; the
-// SDK error stays wrapped as the cause (a 412 is a lost race, yet its request
+// mapS3Error is the one place the client's errors (client.go: the SDK's error
+// types) become the package's sentinels; the error stays wrapped as the cause (a 412 is a lost race, yet its request
 // ID still belongs in the log).
 //
 //	response 412; 409 or 404 to a conditional    remote.ErrPrecondition
@@ -115,10 +115,10 @@ func s3ErrorCode(err error) string {
 	return ""
 }
 
-// credentialsError marks a failure of the credential chain. The SDK
-// reports one only as text ("get identity: get credentials: failed to
-// refresh cached credentials, ..."), so the chain is wrapped where the
-// client is built and mapS3Error recognises the mark by type.
+// credentialsError marks a failure of the credential chain. The SDK's
+// providers report one only as text ("failed to refresh cached
+// credentials, ..."), so the chain is wrapped where the client is built
+// and mapS3Error recognises the mark by type.
 type credentialsError struct{ err error }
 
 func (e *credentialsError) Error() string { return e.err.Error() }
@@ -135,15 +135,6 @@ func (m markedCredentials) Retrieve(ctx context.Context) (aws.Credentials, error
 		return c, &credentialsError{err}
 	}
 	return c, err
-}
-
-// ProviderSources forwards the chain's description, which the SDK puts in
-// its user agent.
-func (m markedCredentials) ProviderSources() []aws.CredentialSource {
-	if s, ok := m.CredentialsProvider.(aws.CredentialProviderSource); ok {
-		return s.ProviderSources()
-	}
-	return nil
 }
 
 // markCredentials wraps p (nil stays nil: the client then signs nothing).

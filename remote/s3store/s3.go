@@ -8,26 +8,22 @@ package s3store
 // atomically (internal/seaweed's tests hold the evidence for SeaweedFS).
 //
 //	New(cfg) ─ credential chain of awschain.go (or static keys), custom endpoint,
-//	             path style ─> s3Store{client, bucket, prefix, identity}
-//	op ─> s3Store.call: trace whether the request was written ─> SDK
-//	   ─> mapS3Error(kind, sent, err): the one place SDK errors become
+//	             path style ─> s3Store{client, prefix, identity}
+//	op ─> s3Store.call: trace whether the request was written ─> s3Client (client.go)
+//	   ─> mapS3Error(kind, sent, err): the one place the client's errors become
 //	      remote.ErrNotFound / remote.ErrPrecondition / remote.ErrAccessDenied / remote.ErrIntegrity /
 //	      remote.ErrAmbiguous / remote.ErrRateLimited / remote.ErrUnavailable,
 //	      the cause kept.
 //
 // Every PUT carries its SHA-256 (x-amz-checksum-sha256), which the server
-// verifies before storing. Conditional writes are never retried by the SDK:
+// verifies before storing. Conditional writes are never retried:
 // a retry after a lost response would meet our own write and report a lost
 // race; the publication protocol resolves such outcomes by publication ID.
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -35,8 +31,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -54,7 +48,7 @@ type Config struct {
 	// in an error.
 	AccessKeyID     string
 	SecretAccessKey string
-	// Transport, when set, carries every HTTP request instead of the SDK's
+	// Transport, when set, carries every HTTP request instead of the
 	// default client (tests count requests and inject faults with it).
 	Transport http.RoundTripper
 }
@@ -69,8 +63,7 @@ const DefaultRegion = "us-east-1"
 const s3ResponseTimeout = 30 * time.Second
 
 type s3Store struct {
-	client   *s3.Client
-	bucket   string
+	client   *s3Client
 	prefix   string // "" or ends in "/"
 	identity string
 }
@@ -97,9 +90,9 @@ func New(ctx context.Context, cfg Config) (remote.Store, error) {
 		return nil, err
 	}
 
-	// The SDK must not write to stderr on its own: only our structured logs
-	// go there (the instance metadata client built for the credentials keeps
-	// this logger too).
+	// The SDK's credential providers must not write to stderr on their own:
+	// only our structured logs go there (the instance metadata client built
+	// for the credentials keeps this logger).
 	settings, err := resolveAWS(cfg, aws.Config{Logger: logging.Nop{}})
 	if err != nil {
 		// A shared file or the CA bundle is unreadable, or a retry setting
@@ -115,19 +108,15 @@ func New(ctx context.Context, cfg Config) (remote.Store, error) {
 			return nil, err
 		}
 	}
-	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-		o.UsePathStyle = cfg.PathStyle
-		o.DisableLogOutputChecksumValidationSkipped = true
-		if cfg.Transport != nil {
-			o.HTTPClient = &http.Client{Transport: cfg.Transport}
-		}
-	})
+	if cfg.Transport != nil {
+		awsCfg.HTTPClient = &http.Client{Transport: cfg.Transport}
+	}
+	client, err := newS3Client(awsCfg, cfg.Bucket, endpoint, cfg.PathStyle)
+	if err != nil {
+		return nil, fmt.Errorf("%w: S3 endpoint: %v", remote.ErrStoreURL, redactParseError(err))
+	}
 	return &s3Store{
 		client:   client,
-		bucket:   cfg.Bucket,
 		prefix:   prefix,
 		identity: s3Identity(cfg.Bucket, prefix, endpoint),
 	}, nil
@@ -176,16 +165,9 @@ func (s *s3Store) Get(ctx context.Context, key string) ([]byte, string, error) {
 	var data []byte
 	var etag string
 	err := s.call(ctx, "get", key, s3Read, func(ctx context.Context) error {
-		out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: s.full(key)})
-		if err != nil {
-			return err
-		}
-		defer out.Body.Close()
-		if data, err = io.ReadAll(out.Body); err != nil {
-			return err
-		}
-		etag = aws.ToString(out.ETag)
-		return nil
+		var err error
+		data, etag, err = s.client.get(ctx, s.prefix+key)
+		return err
 	})
 	if err != nil {
 		return nil, "", err
@@ -202,11 +184,11 @@ func (s *s3Store) Head(ctx context.Context, key string) (remote.ObjectInfo, erro
 	}
 	var info remote.ObjectInfo
 	err := s.call(ctx, "head", key, s3Read, func(ctx context.Context) error {
-		out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: s.full(key)})
+		size, etag, err := s.client.head(ctx, s.prefix+key)
 		if err != nil {
 			return err
 		}
-		info = remote.ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag)}
+		info = remote.ObjectInfo{Key: key, Size: size, ETag: etag}
 		return nil
 	})
 	return info, err
@@ -216,7 +198,7 @@ func (s *s3Store) CreateIfAbsent(ctx context.Context, key string, data []byte) (
 	if err := remote.CheckKey(key); err != nil {
 		return "", err
 	}
-	return s.put(ctx, "create", key, data, s3Conditional, func(in *s3.PutObjectInput) { in.IfNoneMatch = aws.String("*") })
+	return s.put(ctx, "create", key, data, s3Conditional, http.Header{"If-None-Match": {"*"}})
 }
 
 func (s *s3Store) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
@@ -227,7 +209,7 @@ func (s *s3Store) ReplaceIfMatch(ctx context.Context, key string, data []byte, e
 		// Without the header the PUT would be unconditional.
 		return "", fmt.Errorf("%w: replace %s: no ETag to match", remote.ErrPrecondition, key)
 	}
-	return s.put(ctx, "replace", key, data, s3Conditional, func(in *s3.PutObjectInput) { in.IfMatch = aws.String(etag) })
+	return s.put(ctx, "replace", key, data, s3Conditional, http.Header{"If-Match": {etag}})
 }
 
 func (s *s3Store) Put(ctx context.Context, key string, data []byte) error {
@@ -239,32 +221,13 @@ func (s *s3Store) Put(ctx context.Context, key string, data []byte) error {
 }
 
 // put uploads data with its SHA-256, which the server checks before it
-// stores anything.
-func (s *s3Store) put(ctx context.Context, op, key string, data []byte, kind s3OpKind, edit func(*s3.PutObjectInput)) (string, error) {
-	sum := sha256.Sum256(data)
+// stores anything; cond is the condition's header, nil for none.
+func (s *s3Store) put(ctx context.Context, op, key string, data []byte, kind s3OpKind, cond http.Header) (string, error) {
 	var etag string
 	err := s.call(ctx, op, key, kind, func(ctx context.Context) error {
-		in := &s3.PutObjectInput{
-			Bucket:            &s.bucket,
-			Key:               s.full(key),
-			Body:              bytes.NewReader(data),
-			ContentLength:     aws.Int64(int64(len(data))),
-			ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
-			ChecksumSHA256:    aws.String(base64.StdEncoding.EncodeToString(sum[:])),
-		}
-		if edit != nil {
-			edit(in)
-		}
-		var optFns []func(*s3.Options)
-		if kind == s3Conditional {
-			optFns = append(optFns, func(o *s3.Options) { o.Retryer = aws.NopRetryer{} })
-		}
-		out, err := s.client.PutObject(ctx, in, optFns...)
-		if err != nil {
-			return err
-		}
-		etag = aws.ToString(out.ETag)
-		return nil
+		var err error
+		etag, err = s.client.put(ctx, s.prefix+key, data, cond, kind != s3Conditional)
+		return err
 	})
 	if err != nil {
 		return "", err
@@ -282,8 +245,7 @@ func (s *s3Store) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	err := s.call(ctx, "delete", key, s3Write, func(ctx context.Context) error {
-		_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: s.full(key)})
-		return err
+		return s.client.delete(ctx, s.prefix+key)
 	})
 	if errors.Is(err, remote.ErrNotFound) {
 		return nil
@@ -301,28 +263,20 @@ func (s *s3Store) ListAfter(ctx context.Context, prefix, after string) ([]remote
 	if err := remote.CheckPrefix(prefix); err != nil {
 		return nil, err
 	}
-	in := &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix + prefix)}
+	startAfter := ""
 	if after != "" {
-		in.StartAfter = aws.String(s.prefix + after)
+		startAfter = s.prefix + after
 	}
 	var objs []remote.ObjectInfo
 	err := s.call(ctx, "list", prefix, s3Read, func(ctx context.Context) error {
 		objs = objs[:0]
-		pages := s3.NewListObjectsV2Paginator(s.client, in)
-		for pages.HasMorePages() {
-			page, err := pages.NextPage(ctx)
-			if err != nil {
-				return err
+		return s.client.list(ctx, s.prefix+prefix, startAfter, func(full string, size int64, etag string) {
+			key, ok := strings.CutPrefix(full, s.prefix)
+			if !ok || remote.CheckKey(key) != nil {
+				return // not an object this store could have written
 			}
-			for _, o := range page.Contents {
-				key, ok := strings.CutPrefix(aws.ToString(o.Key), s.prefix)
-				if !ok || remote.CheckKey(key) != nil {
-					continue // not an object this store could have written
-				}
-				objs = append(objs, remote.ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
-			}
-		}
-		return nil
+			objs = append(objs, remote.ObjectInfo{Key: key, Size: size, ETag: etag})
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -333,9 +287,7 @@ func (s *s3Store) ListAfter(ctx context.Context, prefix, after string) ([]remote
 	return remote.After(objs, after), nil
 }
 
-func (s *s3Store) full(key string) *string { return aws.String(s.prefix + key) }
-
-// call runs one SDK operation with a trace that records whether a request
+// call runs one operation with a trace that records whether a request
 // was completely written, and maps its error.
 func (s *s3Store) call(ctx context.Context, op, key string, kind s3OpKind, fn func(ctx context.Context) error) error {
 	traced, sent := traceSend(ctx)
