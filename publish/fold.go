@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/casefold"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -61,7 +62,7 @@ func (s *multiSource) Get(id cas.ID) (cas.Object, error) {
 // with merge.Text); a text conflict, a modify/delete, a case-folded twin
 // or a file against a directory declines it, whole. Deterministic: the
 // same c and props give the same members, heads and group pack.
-func fold(c State, props []proposal, own string, objects cas.Source, foldKey func(string) string) (folded, error) {
+func fold(c State, props []proposal, own string, objects cas.Source) (folded, error) {
 	var out folded
 	src := &multiSource{made: cas.NewMemory(), rest: objects}
 	for _, p := range props {
@@ -128,7 +129,7 @@ func fold(c State, props []proposal, own string, objects cas.Source, foldKey fun
 			decline() // its trees cannot be read: rebase could not either
 			continue
 		}
-		changes, ok := rebase(src, sink, d, commit, prevFiles, foldKey)
+		changes, ok := rebase(src, sink, d, commit, prevFiles)
 		if !ok {
 			decline()
 			continue
@@ -295,7 +296,7 @@ func commitFiles(src cas.Source, head cas.ID) (cas.ID, map[string]cas.ID, error)
 // its tree against its parent's; for each changed path the fold left as
 // the parent had it, its version is taken; for a path the fold changed
 // too, the three versions are merged.
-func rebase(src *multiSource, sink cas.Sink, d remote.ProposalV4, commit cas.Commit, prev map[string]cas.ID, foldKey func(string) string) (map[string]cas.ID, bool) {
+func rebase(src *multiSource, sink cas.Sink, d remote.ProposalV4, commit cas.Commit, prev map[string]cas.ID) (map[string]cas.ID, bool) {
 	base := map[string]cas.ID{}
 	if !d.ParentHead.IsZero() {
 		var err error
@@ -325,9 +326,9 @@ func rebase(src *multiSource, sink cas.Sink, d remote.ProposalV4, commit cas.Com
 			// The fold left p as the parent had it: take the change.
 			if !t.IsZero() && !inF {
 				if clash == nil {
-					clash = newClashIndex(prev, changed, foldKey)
+					clash = newClashIndex(prev, changed)
 				}
-				if clash.meets(p, foldKey) {
+				if clash.meets(p) {
 					return nil, false // a case-folded twin, or a file against a directory
 				}
 			}
@@ -401,16 +402,16 @@ type clashIndex struct {
 	dirs  map[string]string // fold key of a directory -> the directory
 }
 
-func newClashIndex(files, changed map[string]cas.ID, foldKey func(string) string) *clashIndex {
+func newClashIndex(files, changed map[string]cas.ID) *clashIndex {
 	c := &clashIndex{files: map[string]string{}, dirs: map[string]string{}}
 	for q := range files {
 		if id, ok := changed[q]; ok && id.IsZero() {
 			continue
 		}
-		c.files[foldPath(q, foldKey)] = q
+		c.files[foldPath(q)] = q
 		for k := 0; k < len(q); k++ {
 			if q[k] == '/' {
-				c.dirs[foldPath(q[:k], foldKey)] = q[:k]
+				c.dirs[foldPath(q[:k])] = q[:k]
 			}
 		}
 	}
@@ -419,8 +420,8 @@ func newClashIndex(files, changed map[string]cas.ID, foldKey func(string) string
 
 // meets reports whether adding the file p (not among the fold's files)
 // would clash.
-func (c *clashIndex) meets(p string, foldKey func(string) string) bool {
-	key := foldPath(p, foldKey)
+func (c *clashIndex) meets(p string) bool {
+	key := foldPath(p)
 	if _, ok := c.files[key]; ok {
 		return true // a twin: p itself is not a file of the fold
 	}
@@ -431,7 +432,7 @@ func (c *clashIndex) meets(p string, foldKey func(string) string) bool {
 		if p[k] != '/' {
 			continue
 		}
-		d := foldPath(p[:k], foldKey)
+		d := foldPath(p[:k])
 		if _, ok := c.files[d]; ok {
 			return true // a directory where the fold has a file
 		}
@@ -442,10 +443,10 @@ func (c *clashIndex) meets(p string, foldKey func(string) string) bool {
 	return false
 }
 
-func foldPath(p string, foldKey func(string) string) string {
+func foldPath(p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		segs[i] = foldKey(s)
+		segs[i] = casefold.Key(s)
 	}
 	return strings.Join(segs, "/")
 }

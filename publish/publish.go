@@ -9,10 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/parallel"
@@ -84,9 +80,6 @@ type Options struct {
 	Store   string // the store ID, named in every `current` written
 	Clock   Clock
 	Objects Objects
-	// FoldKey is the case folding of one path segment (the engine's
-	// workdir.FoldKey); nil: DefaultFoldKey.
-	FoldKey func(string) string
 	K, M    int
 	// CondEstimate is the writer's estimate of one conditional write of
 	// `current`, RTT of one round trip: waiting is timed from them.
@@ -143,9 +136,6 @@ func (o *Options) fill() {
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = 32
-	}
-	if o.FoldKey == nil {
-		o.FoldKey = DefaultFoldKey
 	}
 	if o.Jitter == nil {
 		o.Jitter = rand.Float64
@@ -906,7 +896,7 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	if err != nil {
 		return err
 	}
-	f, err := fold(c, props, w.id, objects, o.FoldKey)
+	f, err := fold(c, props, w.id, objects)
 	if err != nil {
 		return err
 	}
@@ -1115,17 +1105,4 @@ func (w *call) putImmutable(ctx context.Context, k string, data []byte) error {
 			return fmt.Errorf("publish: put %s: %w", strings.SplitN(k, "/", 2)[0], err)
 		}
 	}
-}
-
-// DefaultFoldKey is the case folding of one path segment that
-// case-insensitive file systems apply (Unicode case folding of the NFC
-// form): the same rule as the engine's workdir.FoldKey, which the engine
-// passes as Options.FoldKey.
-func DefaultFoldKey(name string) string {
-	for i := 0; i < len(name); i++ {
-		if name[i] >= utf8.RuneSelf {
-			return cases.Fold().String(norm.NFC.String(name))
-		}
-	}
-	return strings.ToLower(name)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // Publication by format version 4 (docs/publication.md): the engine's
@@ -87,7 +86,7 @@ const (
 // v4Options is the engine's publish.Options but for the store ID and the
 // objects, which are the call's (publisher).
 func v4Options(cfg Config) publish.Options {
-	o := publish.Options{Clock: clockOf(cfg.Sleep, cfg.Now), CondEstimate: cfg.CondEstimate, RTT: cfg.RTT, FoldKey: workdir.FoldKey}
+	o := publish.Options{Clock: clockOf(cfg.Sleep, cfg.Now), CondEstimate: cfg.CondEstimate, RTT: cfg.RTT}
 	// Only the file store: the in-memory one may sit behind a latency
 	// model (the fleet simulation), whose estimates are the model's.
 	if o.CondEstimate == 0 && o.RTT == 0 && strings.HasPrefix(cfg.Store.Identity(), "file://") {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"debug/buildinfo"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,5 +154,39 @@ func TestStartupLinksNoMCPLibraryNorSchemaCompiler(t *testing.T) {
 				t.Errorf("slivingdoc links %s %s, whose package init every command would pay; serve needs none of it", m.Path, m.Version)
 			}
 		}
+	}
+}
+
+// notLinkedPackages are packages of linked modules that no command may
+// link: golang.org/x/text/cases (and the language tables it brings) is
+// initialised in every process at start-up; names are case-folded by
+// internal/casefold instead.
+var notLinkedPackages = []string{
+	"golang.org/x/text/cases.",
+	"golang.org/x/text/language.",
+}
+
+// A module's packages are told apart by the symbols the binary holds.
+func TestStartupLinksNoCaseFoldingTables(t *testing.T) {
+	f, err := elf.Open(cliBinary(t))
+	if err != nil {
+		t.Skipf("not an ELF binary: %v", err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil || len(syms) == 0 {
+		t.Fatalf("the binary has no symbol table (%v); the check would prove nothing", err)
+	}
+	norm := false
+	for _, s := range syms {
+		norm = norm || strings.HasPrefix(s.Name, "golang.org/x/text/unicode/norm.")
+		for _, bad := range notLinkedPackages {
+			if strings.HasPrefix(s.Name, bad) {
+				t.Fatalf("slivingdoc links %s (symbol %s), whose package init every command would pay", strings.TrimSuffix(bad, "."), s.Name)
+			}
+		}
+	}
+	if !norm {
+		t.Fatal("no symbol of golang.org/x/text/unicode/norm, which names are normalised with; the symbol names may have changed form and the check would prove nothing")
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/slivingdoc/slivingdoc/internal/casefold"
 )
 
 // Content rules for names and paths (DESIGN §6). They are the portable
@@ -98,22 +99,6 @@ func isDeviceName(name string) bool {
 	return false
 }
 
-// FoldKey is the key under which two sibling names collide: Unicode case
-// folding of the NFC form, as case-insensitive file systems compare.
-func FoldKey(name string) string {
-	ascii := true
-	for i := 0; i < len(name); i++ {
-		if name[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	if ascii { // the common case, without allocating a Caser per name
-		return strings.ToLower(name)
-	}
-	return cases.Fold().String(norm.NFC.String(name))
-}
-
 // collisions returns the names among siblings that share a fold key with
 // another sibling.
 //
@@ -134,7 +119,7 @@ func collisions(names []string) map[string]bool {
 		if first == nil {
 			first = map[string]string{}
 		}
-		k := FoldKey(n)
+		k := casefold.Key(n)
 		if other, ok := first[k]; ok {
 			if out == nil {
 				out = map[string]bool{}
