@@ -23,7 +23,7 @@ type session struct {
 	mu    *sync.Mutex
 	lock  *lockFile
 	base  *baseline // nil: never pulled
-	stats map[string]workdir.Entry
+	stats *workdir.StatCache
 	scan  *scanResult
 	src   *objectSource // object reads, set once the chain is synced
 
@@ -273,7 +273,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 	if p == "" {
 		return s.refetchBase(id)
 	}
-	listed := s.scan.stats[p]
+	listed, _ := s.scan.stats.Get(p)
 	c, _, reason, err := workdir.ReadChecked(s.root, p, listed)
 	if err != nil {
 		return nil, err

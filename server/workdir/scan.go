@@ -55,7 +55,7 @@ type Rules struct {
 // Listing is what one scan found in L.
 type Listing struct {
 	Files   map[string]cas.ID // tree L: path → file ID
-	Stats   map[string]Entry  // the stat cache to record
+	Stats   *StatCache        // the stat cache to record
 	Content map[string][]byte // files read by this scan
 	Invalid []Refused         // every file that breaks the content rules
 	Temps   []string          // leftover temporary files of a crashed rewrite
@@ -123,12 +123,12 @@ type dirRef struct {
 // others. Directories are listed in parallel too: a no-op call is one stat
 // per file, and on a large notebook those system calls are most of its
 // cost; with mem (nil: none), the listings of directories a change watch
-// proves unchanged are reused instead (see Memory). The cache map becomes
+// proves unchanged are reused instead (see Memory). The cache becomes
 // the result's Stats (updated in place, not copied).
-func Scan(root *os.Root, cache map[string]Entry, rules Rules, mem *Memory) (*Listing, error) {
+func Scan(root *os.Root, cache *StatCache, rules Rules, mem *Memory) (*Listing, error) {
 	start := time.Now().UnixNano()
 	res := &Listing{
-		Files:   make(map[string]cas.ID, len(cache)),
+		Files:   make(map[string]cas.ID, cache.Len()),
 		Stats:   cache, // updated in place: most entries are reused as they are
 		Content: map[string][]byte{},
 	}
@@ -158,18 +158,22 @@ func Scan(root *os.Root, cache map[string]Entry, rules Rules, mem *Memory) (*Lis
 	}
 	sort.Slice(res.Invalid, func(i, j int) bool { return res.Invalid[i].Path < res.Invalid[j].Path })
 	sort.Strings(res.Ignored)
-	res.Changed = len(w.pending) > 0
+	res.Changed = len(w.pending) > 0 || cache.unordered // (the latter: to be saved in order once)
 	// Every path of Files is a key of cache (a reused entry, a remembered
 	// outcome's, or one readPending just stored), so the cache holds a
 	// path the scan did not find exactly when it is the larger: the walk
 	// over every entry is needed only then, not on every changed file.
-	if len(cache) != len(res.Files) {
-		for p := range cache {
+	if cache.Len() != len(res.Files) {
+		var vanished []string
+		for p := range cache.All() {
 			if _, ok := res.Files[p]; !ok {
-				delete(cache, p) // vanished (or now invalid): forget it
-				res.Changed = true
-				res.Touched = append(res.Touched, p)
+				vanished = append(vanished, p) // (or now invalid)
 			}
+		}
+		for _, p := range vanished {
+			cache.Delete(p) // forget it
+			res.Changed = true
+			res.Touched = append(res.Touched, p)
 		}
 	}
 	return res, nil
@@ -179,7 +183,7 @@ func Scan(root *os.Root, cache map[string]Entry, rules Rules, mem *Memory) (*Lis
 // free, and merges every directory's findings under one lock.
 type walker struct {
 	res   *Listing
-	cache map[string]Entry
+	cache *StatCache
 	rules Rules
 	mem   *Memory // nil: remember nothing
 	// sameCache: the stat cache is the map the last scan with mem used,
@@ -332,6 +336,7 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 	}
 	collide := collisions(names)
 	var relBuf []byte
+	run := w.cache.dirRun(prefix) // this directory's entries in the cache
 	var (
 		reused  = make([]found, 0, len(entries))
 		markers []string // of reused
@@ -347,7 +352,7 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 			// The common case, a known file: look it up without building
 			// its path string (the cache's key is reused).
 			relBuf = append(append(relBuf[:0], prefix...), name...)
-			if c, ok := w.cache[string(relBuf)]; ok && c.Trusted {
+			if c, ok := w.cache.lookup(run, relBuf, name); ok && c.Trusted {
 				if SameStat(c, ent.st) && !collide[name] {
 					key := c.Key
 					if key == "" {
@@ -483,7 +488,7 @@ func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) e
 		default:
 			o.st.Key = p.rel
 			res.Files[p.rel] = o.st.ID
-			res.Stats[p.rel] = o.st
+			res.Stats.Set(p.rel, o.st)
 			res.Content[p.rel] = o.content
 			if o.st.Markers {
 				res.Markers = append(res.Markers, p.rel)
