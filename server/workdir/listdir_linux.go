@@ -151,3 +151,32 @@ func fstatatCopy(fd int, name []byte, st *unix.Stat_t) error {
 	}
 	return unix.Fstatat(fd, string(name), st, unix.AT_SYMLINK_NOFOLLOW)
 }
+
+// rawDirs: a scan without a Memory lists directories through raw
+// descriptors (openSubdir, listFD).
+const rawDirs = true
+
+// fdOf is f's descriptor, without os.File.Fd's switch to blocking mode
+// (f stays open, and owns it, for as long as it is used).
+func fdOf(f *os.File) int {
+	fd := -1
+	if sc, err := f.SyscallConn(); err == nil {
+		sc.Control(func(u uintptr) { fd = int(u) })
+	}
+	return fd
+}
+
+// openSubdir opens directory name of the directory open as parent, for
+// listing: O_NOFOLLOW and O_DIRECTORY refuse a symlink or a file raced in
+// at that name, and a name from a listing is one component, never "." or
+// "..", so the descriptor is of a directory inside L, as os.Root ensures.
+func openSubdir(parent int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if !errors.Is(err, syscall.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+func closeFD(fd int) { unix.Close(fd) }

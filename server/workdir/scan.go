@@ -116,6 +116,12 @@ type dirRef struct {
 	mu     sync.Mutex
 	root   *os.Root
 	err    error
+	// fd is the directory opened for listing only, relative to its
+	// parent's fd (rawDirs, no Memory; -1: none), and fdErr why it could
+	// not be; ownFD: the walk of this directory closes it.
+	fd    int
+	fdErr error
+	ownFD bool
 }
 
 // Scan lists L through root under rules, reuses trusted stat-cache
@@ -140,7 +146,20 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *Memory) (*Listing, 
 		w.mem = mem
 		w.sameCache = mem.sameCache(cache)
 	}
-	w.walk(&dirRef{root: root}, "", rules.Ignore.rootStates(), false)
+	top := &dirRef{root: root, fd: -1}
+	if rawDirs && w.mem == nil {
+		// Listed through raw descriptors: an os.Root per directory costs
+		// an open, an fstat, the runtime poller's registration attempt and
+		// a dozen allocations more than git pays to list it.
+		f, err := root.Open(".")
+		if err != nil {
+			mem.end(false, nil)
+			return nil, err
+		}
+		defer f.Close()
+		top.fd = fdOf(f)
+	}
+	w.walk(top, "", rules.Ignore.rootStates(), false)
 	w.wg.Wait()
 	defer func() {
 		for _, r := range w.opened {
@@ -260,6 +279,20 @@ func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []di
 			return ents, true, true, false, nil
 		}
 	}
+	if d.fd >= 0 || d.fdErr != nil {
+		if d.fdErr != nil {
+			return nil, false, false, false, d.fdErr
+		}
+		dirsListed.Add(1)
+		listing := dirEntBufs.Get().(*[]dirEnt)
+		entries, err = listFD(d.fd, (*listing)[:0])
+		if err != nil {
+			dirEntBufs.Put(listing)
+			return nil, false, false, false, err
+		}
+		*listing = entries
+		return entries, false, false, true, nil
+	}
 	r, err := w.open(d)
 	if err != nil {
 		return nil, false, false, false, err
@@ -296,6 +329,9 @@ func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []di
 }
 
 func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused bool) {
+	if d.ownFD {
+		defer closeFD(d.fd) // once the subdirectories are opened (descend)
+	}
 	entries, shared, reusedHere, pooled, err := w.list(d, prefix, parentReused)
 	if err != nil {
 		w.fail(err)
@@ -442,7 +478,16 @@ type found struct {
 // free; parentReused: d's listing was recalled.
 func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
 	for _, sd := range subs {
-		sub := &dirRef{parent: d, name: sd.name}
+		sub := &dirRef{parent: d, name: sd.name, fd: -1}
+		if d.fd >= 0 {
+			// Opened before this walk returns and closes d's descriptor;
+			// a goroutine walking sub owns sub's.
+			sub.fd, sub.fdErr = openSubdir(d.fd, sd.name)
+			sub.ownFD = sub.fdErr == nil
+			if sub.fdErr != nil {
+				sub.fdErr = &fs.PathError{Op: "openat", Path: sd.rel, Err: sub.fdErr}
+			}
+		}
 		if parentReused {
 			// Most likely remembered too: no system call to overlap, so
 			// a goroutine per directory would only add its own cost.
