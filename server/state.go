@@ -69,11 +69,14 @@ func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e
 // identity (symlinks resolved), so a symlink alias and the real path share
 // one baseline and one lock. State recorded under the path as given (before
 // identities were resolved) is still found there.
-func (e *Engine) stateDir(dir string) string {
+func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, realPath(dir)) }
+
+// stateDirOf is stateDir of dir, whose resolved path is real.
+func (e *Engine) stateDirOf(dir, real string) string {
 	key := func(p string) string {
 		return filepath.Join(e.private, "dirs", hashKey(e.store.Identity()+"\x00"+p))
 	}
-	resolved := key(realPath(dir))
+	resolved := key(real)
 	if lexical := key(dir); lexical != resolved {
 		if _, err := os.Stat(resolved); err != nil {
 			if _, err := os.Stat(filepath.Join(lexical, "baseline")); err == nil {
