@@ -54,7 +54,7 @@ type dirMemory struct {
 // the kept baseline. The next call's delta from A then needs only the
 // paths its scan touched (workdir.Listing.Touched), provided that call's
 // A is the same kept baseline and its scan started from the same stat
-// cache map, untouched since: every other path of the new tree has its
+// cache, untouched since: every other path of the new tree has its
 // stat-cache entry's ID, which is the ID it had in files, which is A's.
 // Anything else (another process's baseline or stat cache, a call that
 // failed) computes the delta over every path, as a fresh process does.
