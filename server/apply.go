@@ -107,7 +107,7 @@ func (s *session) planAll(m *merged) ([]change, error) {
 	}
 	for i := range changes {
 		c := &changes[i]
-		if st, ok := s.scan.stats[c.path]; ok {
+		if st, ok := s.scan.stats.Get(c.path); ok {
 			c.was = &st
 		}
 		if cur, ok := s.scan.files[c.path]; ok {
@@ -182,7 +182,7 @@ func (s *session) apply(changes []change, flag recoveryFlag, next *baseline, bas
 			return nil, err
 		}
 		delete(s.scan.files, c.path)
-		delete(s.scan.stats, c.path)
+		s.scan.stats.Delete(c.path)
 		delete(s.scan.content, c.path)
 	}
 	return data, s.writeAll(changes)
@@ -211,7 +211,7 @@ func (s *session) writeAll(changes []change) error {
 		st.Markers = len(merge.ScanMarkers(c.content)) > 0
 		st.Key = c.path
 		s.scan.files[c.path] = c.id
-		s.scan.stats[c.path] = st
+		s.scan.stats.Set(c.path, st)
 		s.scan.content[c.path] = c.content
 		if i == 0 {
 			return failpoint(FailMidRewrite)

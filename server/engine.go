@@ -178,11 +178,13 @@ func New(cfg Config) (*Engine, error) {
 	}
 	// Private state inside the workspace would be visible (and editable) as
 	// notebook content; compare real paths so a symlink cannot hide it.
-	if within(realPath(ws), realPath(priv)) || within(ws, priv) {
+	// (Each resolved once: a resolution is an lstat per path component.)
+	realWS, realPriv := realPath(ws), realPath(priv)
+	if within(realWS, realPriv) || within(ws, priv) {
 		return nil, errors.New("server: the private root must not be inside the workspace root")
 	}
 	// Nor the other way round: P's files would be notebook files.
-	if within(realPath(priv), realPath(ws)) || within(priv, ws) {
+	if within(realPriv, realWS) || within(priv, ws) {
 		return nil, errors.New("server: the workspace root must not be inside the private root")
 	}
 	sets, err := newPathSets(cfg.Writable, cfg.ReadOnly)

@@ -69,9 +69,12 @@ func (g *generationMemory) observe(ctx context.Context, s remote.State) error {
 func (g *generationMemory) check(ctx context.Context, s remote.State) (higher bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.load()
-	// Another process of this P may have seen more since.
-	g.highest = max(g.highest, g.readFile())
+	if g.loaded {
+		// Another process of this P may have seen more since.
+		g.highest = max(g.highest, g.readFile())
+	} else {
+		g.load() // just read: not twice in a row
+	}
 	gen := s.Generation()
 	switch {
 	case gen < g.highest:

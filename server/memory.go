@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -43,7 +42,7 @@ const maxMemories = 16
 // dirMemory is what is kept of one L (by its private state directory).
 type dirMemory struct {
 	listings *workdir.Memory
-	stats    map[string]workdir.Entry // nil: none kept (in use by a session, or never saved)
+	stats    *workdir.StatCache // nil: none kept (in use by a session, or never saved)
 	statsAt  fileIdentity
 	savedAt  time.Time     // when the stat cache was last written to P
 	base     *keptBaseline // the baseline last read or written (nil: none)
@@ -55,14 +54,14 @@ type dirMemory struct {
 // the kept baseline. The next call's delta from A then needs only the
 // paths its scan touched (workdir.Listing.Touched), provided that call's
 // A is the same kept baseline and its scan started from the same stat
-// cache map, untouched since: every other path of the new tree has its
+// cache, untouched since: every other path of the new tree has its
 // stat-cache entry's ID, which is the ID it had in files, which is A's.
 // Anything else (another process's baseline or stat cache, a call that
 // failed) computes the delta over every path, as a fresh process does.
 type deltaRef struct {
 	kept    *keptBaseline
 	files   map[string]cas.ID
-	stats   map[string]workdir.Entry
+	stats   *workdir.StatCache
 	virtual map[string]bool // the virtual paths of files (A's at the paths L ignores)
 }
 
@@ -143,12 +142,9 @@ func (s *session) refDelta() (changes, prev map[string]cas.ID, ok bool) {
 // refDeltas counts the deltas found from a recorded tree (for tests).
 var refDeltas atomic.Int64
 
-// sameStats reports whether a and b are one map (not merely equal ones).
-func sameStats(a, b map[string]workdir.Entry) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+// sameStats reports whether a and b are one cache (not merely equal ones).
+func sameStats(a, b *workdir.StatCache) bool {
+	return a != nil && a == b
 }
 
 // statsSaveEvery is how often a long-lived engine writes the stat cache
@@ -209,7 +205,7 @@ func (e *Engine) closeMemories() {
 
 // loadStats returns the stat cache for the session: the one the last call
 // left, if P's copy is still the one it saved, else P's copy.
-func (s *session) loadStats() map[string]workdir.Entry {
+func (s *session) loadStats() *workdir.StatCache {
 	if m := s.e.memoryOf(s.state.path); m != nil && m.stats != nil {
 		st, at := m.stats, m.statsAt
 		m.stats = nil // the session owns it now; end() gives it back

@@ -23,7 +23,7 @@ type session struct {
 	mu    *sync.Mutex
 	lock  *lockFile
 	base  *baseline // nil: never pulled
-	stats map[string]workdir.Entry
+	stats *workdir.StatCache
 	scan  *scanResult
 	src   *objectSource // object reads, set once the chain is synced
 
@@ -73,7 +73,8 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 	if err := e.checkStoreOf(dir); err != nil { // remembered.go
 		return nil, err
 	}
-	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDir(dir), dir: realPath(dir), store: e.storeKey, remember: e.rememberStore}}
+	real := realPath(dir) // once: the state's key and its "where" record
+	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDirOf(dir, real), dir: real, store: e.storeKey, remember: e.rememberStore}}
 	s.state.kept = e.memoryOf(s.state.path)
 	// Locks by resolved identity: a symlink alias waits for the real path.
 	s.mu = e.dirLock(s.state.path)
@@ -273,7 +274,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 	if p == "" {
 		return s.refetchBase(id)
 	}
-	listed := s.scan.stats[p]
+	listed, _ := s.scan.stats.Get(p)
 	c, _, reason, err := workdir.ReadChecked(s.root, p, listed)
 	if err != nil {
 		return nil, err

@@ -69,11 +69,14 @@ func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e
 // identity (symlinks resolved), so a symlink alias and the real path share
 // one baseline and one lock. State recorded under the path as given (before
 // identities were resolved) is still found there.
-func (e *Engine) stateDir(dir string) string {
+func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, realPath(dir)) }
+
+// stateDirOf is stateDir of dir, whose resolved path is real.
+func (e *Engine) stateDirOf(dir, real string) string {
 	key := func(p string) string {
 		return filepath.Join(e.private, "dirs", hashKey(e.store.Identity()+"\x00"+p))
 	}
-	resolved := key(realPath(dir))
+	resolved := key(real)
 	if lexical := key(dir); lexical != resolved {
 		if _, err := os.Stat(resolved); err != nil {
 			if _, err := os.Stat(filepath.Join(lexical, "baseline")); err == nil {
@@ -337,64 +340,32 @@ func parseBaseline(data []byte, verify bool) (*baseline, error) {
 // fields that change when the file is written, the file ID of the content
 // read at that stat, and whether the entry may be trusted (its mtime was
 // older than the scan that recorded it, see workdir's scan.go).
-
-func encodeStatCache(m map[string]workdir.Entry) []byte {
-	b := make([]byte, 0, len(statCacheMagic)+4+len(m)*(40+75)+32)
+//
+// The entries are written in increasing path order (workdir.StatCache's
+// layout), so that a scan searches them in place, as git searches its
+// index, instead of decoding 10,000 entries into a map on every call. A
+// file an earlier version wrote in map order is still read (into a map)
+// and rewritten in order by the next save.
+func encodeStatCache(m *workdir.StatCache) []byte {
+	b := make([]byte, 0, len(statCacheMagic)+4+m.Len()*(40+75)+32)
 	b = append(b, statCacheMagic...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(m)))
-	for p, s := range m {
-		b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
-		b = append(b, p...)
-		b = binary.BigEndian.AppendUint64(b, uint64(s.Size))
-		b = binary.BigEndian.AppendUint64(b, uint64(s.Mtime))
-		b = binary.BigEndian.AppendUint64(b, uint64(s.Ctime))
-		b = binary.BigEndian.AppendUint64(b, s.Ino)
-		b = binary.BigEndian.AppendUint64(b, s.Dev)
-		b = append(b, s.ID[:]...)
-		var flags byte
-		if s.Trusted {
-			flags |= 1
-		}
-		if s.Markers {
-			flags |= 2
-		}
-		b = append(b, flags)
-	}
+	b = binary.BigEndian.AppendUint32(b, uint32(m.Len()))
+	b = m.AppendEntries(b)
 	sum := cas.Sum(b)
 	return append(b, sum[:]...)
 }
 
-func decodeStatCache(data []byte) (map[string]workdir.Entry, error) {
+func decodeStatCache(data []byte) (*workdir.StatCache, error) {
 	r, err := newStateReader(data, statCacheMagic)
 	if err != nil {
 		return nil, err
 	}
 	n := int(r.u32())
-	if n > len(data)/75 {
+	if !r.ok() {
 		return nil, errBadStateFile
 	}
-	m := make(map[string]workdir.Entry, n)
-	// One string holds every path; entries are substrings of it, so
-	// loading 10,000 entries does not allocate 10,000 strings.
-	all := frozenString(r.b)
-	base := len(r.b)
-	for i := 0; i < n && r.ok(); i++ {
-		l := int(r.u16())
-		off := base - len(r.b)
-		r.bytes(l)
-		if !r.ok() {
-			break
-		}
-		p := all[off : off+l]
-		s := workdir.Entry{Key: p, Size: int64(r.u64()), Mtime: int64(r.u64()), Ctime: int64(r.u64()), Ino: r.u64(), Dev: r.u64()}
-		copy(s.ID[:], r.bytes(32))
-		flags := r.bytes(1)
-		if len(flags) == 1 {
-			s.Trusted, s.Markers = flags[0]&1 != 0, flags[0]&2 != 0
-		}
-		m[p] = s
-	}
-	if !r.done() {
+	m, err := workdir.DecodeStatCache(r.b, n)
+	if err != nil {
 		return nil, errBadStateFile
 	}
 	return m, nil
@@ -731,19 +702,19 @@ func (d dirState) pruneHeld(b *baseline) {
 
 // loadStatCache returns an empty cache when there is none or it is
 // unreadable: the cache only saves reads, it never decides content.
-func (d dirState) loadStatCache() map[string]workdir.Entry {
+func (d dirState) loadStatCache() *workdir.StatCache {
 	data, err := os.ReadFile(d.file("statcache"))
 	if err != nil {
-		return map[string]workdir.Entry{}
+		return workdir.NewStatCache()
 	}
 	m, err := decodeStatCache(data)
 	if err != nil {
-		return map[string]workdir.Entry{}
+		return workdir.NewStatCache()
 	}
 	return m
 }
 
-func (d dirState) saveStatCache(m map[string]workdir.Entry) error {
+func (d dirState) saveStatCache(m *workdir.StatCache) error {
 	return writeReplace(d.file("statcache"), encodeStatCache(m), false)
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"maps"
 	"reflect"
 	"testing"
 
@@ -35,18 +36,64 @@ func TestBaselineCodec(t *testing.T) {
 }
 
 func TestStatCacheCodec(t *testing.T) {
-	m := map[string]workdir.Entry{
+	want := map[string]workdir.Entry{
 		"a.md":   {Size: 3, Mtime: -1, Ctime: 7, Ino: 9, Dev: 1, ID: cas.Sum([]byte("a")), Trusted: true, Key: "a.md"},
 		"b/c.md": {Size: 1 << 40, Mtime: 5, ID: cas.Sum([]byte("c")), Markers: true, Key: "b/c.md"},
 	}
+	m := workdir.NewStatCache()
+	for p, e := range want {
+		m.Set(p, e)
+	}
 	data := encodeStatCache(m)
 	got, err := decodeStatCache(data)
-	if err != nil || !reflect.DeepEqual(got, m) {
-		t.Fatalf("round trip: %v %+v", err, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := maps.Collect(got.All()); !reflect.DeepEqual(all, want) {
+		t.Fatalf("round trip: %+v", all)
 	}
 	data[len(data)/2] ^= 1
 	if _, err := decodeStatCache(data); err == nil {
 		t.Fatal("corrupt stat cache accepted")
+	}
+}
+
+// A stat cache written in map order (as before the entries were sorted)
+// is still read whole, and the next save writes it in order.
+func TestStatCacheInMapOrderIsRead(t *testing.T) {
+	a := workdir.Entry{Size: 1, Mtime: 2, ID: cas.Sum([]byte("a")), Trusted: true}
+	z := workdir.Entry{Size: 3, Mtime: 4, ID: cas.Sum([]byte("z"))}
+	var body []byte
+	for _, p := range []string{"z.md", "a.md"} { // out of order
+		e := a
+		if p == "z.md" {
+			e = z
+		}
+		one := workdir.NewStatCache()
+		one.Set(p, e)
+		body = one.AppendEntries(body)
+	}
+	data := append([]byte(statCacheMagic), 0, 0, 0, 2)
+	data = append(data, body...)
+	sum := cas.Sum(data)
+	data = append(data, sum[:]...)
+	got, err := decodeStatCache(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := got.Get("z.md"); !ok || e.ID != z.ID || got.Len() != 2 {
+		t.Fatalf("z.md: %+v %v, %d entries", e, ok, got.Len())
+	}
+	again, err := decodeStatCache(encodeStatCache(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for p := range again.All() {
+		order = append(order, p)
+	}
+	if !reflect.DeepEqual(order, []string{"a.md", "z.md"}) {
+		t.Fatalf("saved in the order %v", order)
 	}
 }
 

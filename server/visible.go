@@ -32,25 +32,25 @@ type scanRules struct {
 
 // scanResult is L as the operations see it.
 type scanResult struct {
-	files    map[string]cas.ID        // tree L: path → file ID
-	stats    map[string]workdir.Entry // the stat cache to record
-	content  map[string][]byte        // files read by this scan
-	invalid  []FileError              // every file that breaks the content rules
-	temps    []string                 // leftover temporary files of a crashed rewrite
-	ignored  []string                 // entries of L the ignore rules leave out (directories end in '/')
-	virtual  map[string]bool          // paths of files that are A's, not read from L (ignore_state.go)
-	restore  map[string]bool          // virtual paths to write into L at the next rewrite
-	withheld []string                 // A's paths L does not hold because of a rule (as recorded in P)
-	unknown  []string                 // withheld paths no rule ignores now, where L holds a file: their base is unknown (unknown.go)
-	changed  bool                     // stats differ from the loaded cache
-	byID     map[cas.ID]string        // file ID → one path holding it (built on demand)
-	touched  []string                 // paths that may differ from stats' IDs at the scan's start (workdir.Listing.Touched)
-	markers  []string                 // the files of stats holding complete conflict blocks (workdir.Listing.Markers)
+	files    map[string]cas.ID  // tree L: path → file ID
+	stats    *workdir.StatCache // the stat cache to record
+	content  map[string][]byte  // files read by this scan
+	invalid  []FileError        // every file that breaks the content rules
+	temps    []string           // leftover temporary files of a crashed rewrite
+	ignored  []string           // entries of L the ignore rules leave out (directories end in '/')
+	virtual  map[string]bool    // paths of files that are A's, not read from L (ignore_state.go)
+	restore  map[string]bool    // virtual paths to write into L at the next rewrite
+	withheld []string           // A's paths L does not hold because of a rule (as recorded in P)
+	unknown  []string           // withheld paths no rule ignores now, where L holds a file: their base is unknown (unknown.go)
+	changed  bool               // stats differ from the loaded cache
+	byID     map[cas.ID]string  // file ID → one path holding it (built on demand)
+	touched  []string           // paths that may differ from stats' IDs at the scan's start (workdir.Listing.Touched)
+	markers  []string           // the files of stats holding complete conflict blocks (workdir.Listing.Markers)
 }
 
-// scanWith scans L (workdir.Scan) under rules; the cache map becomes the
+// scanWith scans L (workdir.Scan) under rules; the cache becomes the
 // result's stats (updated in place, not copied).
-func scanWith(root *os.Root, cache map[string]workdir.Entry, rules scanRules) (*scanResult, error) {
+func scanWith(root *os.Root, cache *workdir.StatCache, rules scanRules) (*scanResult, error) {
 	l, err := workdir.Scan(root, cache, workdir.Rules{Ignore: rules.ignore, TempsOurs: rules.tempsOurs}, rules.listings)
 	if err != nil {
 		return nil, err

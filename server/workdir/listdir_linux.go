@@ -58,12 +58,16 @@ func listFD(fd int, out []dirEnt) ([]dirEnt, error) {
 		if cap(out) == 0 {
 			out = make([]dirEnt, 0, n/24+1) // no record is shorter than 24 bytes: never regrown in the first batch
 		}
+		// One string per batch holds every name of it: the names are
+		// substrings, not one allocation each.
+		batch := string(buf[:n])
 		for b := buf[:n]; len(b) >= direntNameOff; {
 			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 			if reclen < direntNameOff || reclen > len(b) {
 				return nil, &fs.PathError{Op: "getdents", Path: ".", Err: syscall.EIO}
 			}
 			dtype := b[18]
+			at := n - len(b) + direntNameOff // raw's offset in buf and batch
 			raw := b[direntNameOff:reclen]
 			b = b[reclen:]
 			l := 0
@@ -73,7 +77,7 @@ func listFD(fd int, out []dirEnt) ([]dirEnt, error) {
 			if (l == 1 && raw[0] == '.') || (l == 2 && raw[0] == '.' && raw[1] == '.') {
 				continue
 			}
-			e := dirEnt{name: string(raw[:l])}
+			e := dirEnt{name: batch[at : at+l]}
 			switch dtype {
 			case syscall.DT_DIR:
 				e.typ = fs.ModeDir
@@ -88,7 +92,7 @@ func listFD(fd int, out []dirEnt) ([]dirEnt, error) {
 			case syscall.DT_BLK:
 				e.typ = fs.ModeDevice
 			case syscall.DT_REG, syscall.DT_UNKNOWN:
-				if err := fstatat(fd, e.name, &st); err != nil {
+				if err := fstatat(fd, raw[:l+min(1, len(raw)-l)], &st); err != nil {
 					if errors.Is(err, syscall.ENOENT) {
 						continue // removed since the listing: not there
 					}
@@ -107,9 +111,12 @@ func listFD(fd int, out []dirEnt) ([]dirEnt, error) {
 	}
 }
 
-func fstatat(fd int, name string, st *unix.Stat_t) error {
+// fstatat is fstatat(AT_SYMLINK_NOFOLLOW) of name relative to fd; name
+// is the name as the directory record holds it, with its terminating NUL
+// when the record has one.
+func fstatat(fd int, name []byte, st *unix.Stat_t) error {
 	for {
-		err := unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		err := fstatatZ(fd, name, st)
 		if !errors.Is(err, syscall.EINTR) {
 			return err
 		}
@@ -136,3 +143,40 @@ func modeType(m uint32) fs.FileMode {
 	}
 	return fs.ModeIrregular
 }
+
+// fstatatCopy is fstatat through unix.Fstatat (name without its NUL).
+func fstatatCopy(fd int, name []byte, st *unix.Stat_t) error {
+	if len(name) > 0 && name[len(name)-1] == 0 {
+		name = name[:len(name)-1]
+	}
+	return unix.Fstatat(fd, string(name), st, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// rawDirs: a scan without a Memory lists directories through raw
+// descriptors (openSubdir, listFD).
+const rawDirs = true
+
+// fdOf is f's descriptor, without os.File.Fd's switch to blocking mode
+// (f stays open, and owns it, for as long as it is used).
+func fdOf(f *os.File) int {
+	fd := -1
+	if sc, err := f.SyscallConn(); err == nil {
+		sc.Control(func(u uintptr) { fd = int(u) })
+	}
+	return fd
+}
+
+// openSubdir opens directory name of the directory open as parent, for
+// listing: O_NOFOLLOW and O_DIRECTORY refuse a symlink or a file raced in
+// at that name, and a name from a listing is one component, never "." or
+// "..", so the descriptor is of a directory inside L, as os.Root ensures.
+func openSubdir(parent int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if !errors.Is(err, syscall.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+func closeFD(fd int) { unix.Close(fd) }

@@ -2,7 +2,10 @@
 
 package workdir
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // listDir appends to out the entries of the open directory d, with an
 // lstat of each regular file.
@@ -24,3 +27,14 @@ func listDir(d *os.File, out []dirEnt) ([]dirEnt, error) {
 	}
 	return out, nil
 }
+
+// rawDirs: directories are listed through os.File (see listdir_linux.go).
+const rawDirs = false
+
+func fdOf(*os.File) int { return -1 }
+
+func openSubdir(int, string) (int, error) { return -1, errors.ErrUnsupported }
+
+func listFD(int, []dirEnt) ([]dirEnt, error) { return nil, errors.ErrUnsupported }
+
+func closeFD(int) {}

@@ -2,7 +2,6 @@ package workdir
 
 import (
 	"os"
-	"reflect"
 	"sync"
 )
 
@@ -61,9 +60,9 @@ type Memory struct {
 	dirs    map[string]*dirMemo // by directory prefix ("" for L, "a/b/")
 	byWD    map[int32][]string  // prefixes remembered under each watch (may be stale)
 	gen     uint64              // scans done: memos not seen in the last one are dropped
-	// cache is the stat cache of the last scan (held, so that no other map
+	// cache is the stat cache of the last scan (held, so that no other cache
 	// can take its address): a directory's outcome holds only against it.
-	cache map[string]Entry
+	cache *StatCache
 }
 
 // dirMemo is the remembered listing of one directory.
@@ -82,7 +81,7 @@ type dirMemo struct {
 // the stat cache, the ignored entries and the subdirectories. It is a
 // function of the listing, the rules and the stat cache's entries, so it
 // holds while the listing is recalled, the rules are the same and the
-// cache is the same map: the engine changes entries of that map only for
+// cache is the same one: the engine changes entries of that cache only for
 // files it writes or removes in L, whose directories the watch then
 // reports, and a scan changes only entries of directories it read files
 // in, which keep no outcome.
@@ -178,7 +177,7 @@ func (m *Memory) forget(wd int32) {
 
 // end drops the memos of directories the scan did not reach (removed, or
 // now ignored). After a failed scan everything is forgotten.
-func (m *Memory) end(ok bool, cache map[string]Entry) {
+func (m *Memory) end(ok bool, cache *StatCache) {
 	if m == nil {
 		return
 	}
@@ -249,11 +248,11 @@ func (m *Memory) remember(prefix string, wd int32, entries []dirEnt) {
 	m.dirs[prefix] = &dirMemo{wd: wd, entries: entries, valid: true, seen: m.gen}
 }
 
-// sameCache reports whether cache is the map the last scan used.
-func (m *Memory) sameCache(cache map[string]Entry) bool {
+// sameCache reports whether cache is the one the last scan used.
+func (m *Memory) sameCache(cache *StatCache) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.cache != nil && reflect.ValueOf(m.cache).UnsafePointer() == reflect.ValueOf(cache).UnsafePointer()
+	return m.cache != nil && m.cache == cache
 }
 
 // outcome returns the remembered outcome of prefix's walk under rules.

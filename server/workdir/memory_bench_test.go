@@ -36,7 +36,7 @@ func BenchmarkScanRemembered(b *testing.B) {
 			defer r.Close()
 			mem := NewMemory()
 			defer mem.Close()
-			cache := map[string]Entry{}
+			cache := NewStatCache()
 			for range 2 {
 				if _, err := Scan(r, cache, Rules{}, mem); err != nil {
 					b.Fatal(err)

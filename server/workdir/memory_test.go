@@ -13,7 +13,7 @@ import (
 // memScan scans dir with mem and checks the result against a scan of the
 // same tree without any memory (the oracle); it returns the listing and
 // how many directories were listed from the file system.
-func memScan(t *testing.T, dir string, cache map[string]Entry, mem *Memory) (*Listing, int64) {
+func memScan(t *testing.T, dir string, cache *StatCache, mem *Memory) (*Listing, int64) {
 	t.Helper()
 	r, err := os.OpenRoot(dir)
 	if err != nil {
@@ -26,7 +26,7 @@ func memScan(t *testing.T, dir string, cache map[string]Entry, mem *Memory) (*Li
 		t.Fatal(err)
 	}
 	listed := dirsListed.Load() - before
-	fresh, err := Scan(r, map[string]Entry{}, Rules{TempsOurs: true}, nil)
+	fresh, err := Scan(r, NewStatCache(), Rules{TempsOurs: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func needWatch(t *testing.T, dir string, mem *Memory) {
 	if runtime.GOOS != "linux" {
 		t.Skip("no change watch on " + runtime.GOOS)
 	}
-	memScan(t, dir, map[string]Entry{}, mem)
+	memScan(t, dir, NewStatCache(), mem)
 	if mem.w == nil {
 		t.Skip("no inotify on this file system")
 	}
@@ -60,7 +60,7 @@ func TestMemoryReusesUnchangedListings(t *testing.T) {
 	mem := NewMemory()
 	defer mem.Close()
 	needWatch(t, dir, mem)
-	cache := map[string]Entry{}
+	cache := NewStatCache()
 	first, _ := memScan(t, dir, cache, mem)
 	_, listed := memScan(t, dir, first.Stats, mem)
 	if listed != 0 {
@@ -149,7 +149,7 @@ func TestMemoryNoticesEveryChange(t *testing.T) {
 			mem := NewMemory()
 			defer mem.Close()
 			needWatch(t, dir, mem)
-			first, _ := memScan(t, dir, map[string]Entry{}, mem)
+			first, _ := memScan(t, dir, NewStatCache(), mem)
 			if _, listed := memScan(t, dir, first.Stats, mem); listed != 0 {
 				t.Fatalf("%d directories listed before the change", listed)
 			}
@@ -176,7 +176,7 @@ func TestMemoryEditWithinOneTick(t *testing.T) {
 	p := filepath.Join(dir, "hot.md")
 	os.WriteFile(p, []byte("v1\n"), 0o644)
 	fi, _ := os.Stat(p)
-	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	res, _ := memScan(t, dir, NewStatCache(), mem)
 	os.WriteFile(p, []byte("v2\n"), 0o644)
 	os.Chtimes(p, fi.ModTime(), fi.ModTime())
 	res, _ = memScan(t, dir, res.Stats, mem)
@@ -193,7 +193,7 @@ func TestMemoryForgetsOnOverflowAndFailure(t *testing.T) {
 	mem := NewMemory()
 	defer mem.Close()
 	needWatch(t, dir, mem)
-	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	res, _ := memScan(t, dir, NewStatCache(), mem)
 	mem.mu.Lock()
 	mem.forget(-1)
 	mem.mu.Unlock()
@@ -220,7 +220,7 @@ func TestMemoryHardLinkedFileIsAlwaysStatted(t *testing.T) {
 	mem := NewMemory()
 	defer mem.Close()
 	needWatch(t, dir, mem)
-	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	res, _ := memScan(t, dir, NewStatCache(), mem)
 	if _, listed := memScan(t, dir, res.Stats, mem); listed != 1 {
 		t.Fatalf("%d directories listed, want 1 (x, which holds the linked file)", listed)
 	}
@@ -242,11 +242,11 @@ func TestMemoryOutcomeNeedsTheSameCache(t *testing.T) {
 	mem := NewMemory()
 	defer mem.Close()
 	needWatch(t, dir, mem)
-	res, _ := memScan(t, dir, map[string]Entry{}, mem)
+	res, _ := memScan(t, dir, NewStatCache(), mem)
 	if again, listed := memScan(t, dir, res.Stats, mem); listed != 0 || len(again.Content) != 0 {
 		t.Fatalf("warm: %d listed, %d read", listed, len(again.Content))
 	}
-	other, listed := memScan(t, dir, map[string]Entry{}, mem)
+	other, listed := memScan(t, dir, NewStatCache(), mem)
 	if listed != 0 || len(other.Content) != 3 {
 		t.Fatalf("with an empty cache: %d listed, %d read, want 0 and 3", listed, len(other.Content))
 	}
@@ -263,7 +263,7 @@ func TestMemoryListsMarkerFiles(t *testing.T) {
 	mem := NewMemory()
 	defer mem.Close()
 	needWatch(t, dir, mem)
-	cache := map[string]Entry{}
+	cache := NewStatCache()
 	for _, want := range [][]string{{"x/c.md", "y/e.md"}, {"x/c.md", "y/e.md"}} {
 		got, _ := memScan(t, dir, cache, mem)
 		if m := slices.Sorted(slices.Values(got.Markers)); !slices.Equal(m, want) {

@@ -10,7 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-func scanDir(t *testing.T, dir string, cache map[string]Entry) *Listing {
+func scanDir(t *testing.T, dir string, cache *StatCache) *Listing {
 	t.Helper()
 	r, err := os.OpenRoot(dir)
 	if err != nil {
@@ -47,7 +47,7 @@ func TestScanUsesStatCache(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "empty/deeper"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	first := scanDir(t, dir, map[string]Entry{})
+	first := scanDir(t, dir, NewStatCache())
 	if len(first.Content) != 2 || len(first.Files) != 2 || !first.Changed {
 		t.Fatalf("cold scan read %d files, tree %v", len(first.Content), first.Files)
 	}
@@ -55,7 +55,7 @@ func TestScanUsesStatCache(t *testing.T) {
 	if first.Files["a.md"] != want {
 		t.Fatal("file ID differs from cas.WriteFile")
 	}
-	for p, s := range first.Stats {
+	for p, s := range first.Stats.All() {
 		if !s.Trusted {
 			t.Fatalf("%s written an hour ago is not trusted", p)
 		}
@@ -92,8 +92,8 @@ func TestScanRacyTimestampGuard(t *testing.T) {
 	if err := os.WriteFile(p, []byte("v1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	first := scanDir(t, dir, map[string]Entry{})
-	if first.Stats["hot.md"].Trusted {
+	first := scanDir(t, dir, NewStatCache())
+	if e, _ := first.Stats.Get("hot.md"); e.Trusted {
 		t.Fatal("a file written just now is trusted")
 	}
 	second := scanDir(t, dir, first.Stats)
@@ -108,7 +108,7 @@ func TestScanIgnoresRewriteTemps(t *testing.T) {
 	writeAged(t, filepath.Join(dir, "a.md"), "a\n", time.Hour)
 	tmp := "sub/" + TempPrefix + "0123456789abcdef.tmp"
 	writeAged(t, filepath.Join(dir, tmp), "partial", time.Hour)
-	res := scanDir(t, dir, map[string]Entry{})
+	res := scanDir(t, dir, NewStatCache())
 	if len(res.Files) != 1 || len(res.Temps) != 1 || res.Temps[0] != tmp {
 		t.Fatalf("files %v temps %v", res.Files, res.Temps)
 	}

@@ -1,0 +1,5 @@
+package workdir
+
+import "golang.org/x/sys/unix"
+
+const sysFstatat = unix.SYS_NEWFSTATAT
