@@ -81,6 +81,16 @@ func newHostObjects(s remote.Store, dir func() string) *hostObjects {
 	return &hostObjects{Store: s, dir: dir, newest: -1}
 }
 
+// withHostObjects is s with the host's copies under dir, but for a
+// directory store: its objects are files on this host already, and a
+// copy would only write each one twice.
+func withHostObjects(s remote.Store, dir func() string) remote.Store {
+	if strings.HasPrefix(s.Identity(), "file://") {
+		return s
+	}
+	return newHostObjects(s, dir)
+}
+
 // Kinds of the host's copies.
 const (
 	notCopied = iota
@@ -279,8 +289,8 @@ func (h *hostObjects) keep(e int64, key string, data []byte, replace bool) strin
 		return ""
 	}
 	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr == nil && cerr == nil && os.Link(tmp.Name(), name) != nil {
-		name = "" // a copy exists: it stays
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Link(tmp.Name(), name) != nil {
+		name = "" // not written, or a copy exists: it stays
 	}
 	_ = os.Remove(tmp.Name())
 	return name
