@@ -24,9 +24,10 @@ import (
 // reaches that cache only once its proposer learns it was accepted
 // (keepOwnProposal), after the folder has read it and often after the
 // others have caught up past it, and a group pack never does. So each of
-// those reads went to the store: on SeaweedFS with 50 writers on one
-// machine, 45 of the 62 requests of a commit were GETs of proposals this
-// very machine had uploaded.
+// those reads went to the store: on SeaweedFS with 50 writers sharing one
+// private root, 25 of the 38 requests of a commit were GETs of proposals
+// this very machine had uploaded, and 90 of 115-129 in a burst of 100
+// (docs/benchmarks.md).
 //
 // hostObjects is the engine's store (under remote.Notebook and publish
 // alike) with a copy on this host of those objects, of the history
