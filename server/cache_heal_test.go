@@ -98,9 +98,14 @@ func TestDamagedCachedPackIsHealedOnPull(t *testing.T) {
 }
 
 // When the store's copy is damaged too, the store is at fault: the error
-// is CORRUPT_PACK, not a cache problem.
+// is CORRUPT_PACK, not a cache problem. (The host's copy of the proposal a
+// uploaded is gone as well: a sound one would be read instead of the
+// store's, hostobjects.go.)
 func TestDamagedCacheAndStoreIsCorruptPack(t *testing.T) {
 	store, a, _ := damagedCacheScene(t)
+	if err := os.RemoveAll(filepath.Join(a.e.storeDir(), "objects")); err != nil {
+		t.Fatal(err)
+	}
 	first := proposalKeys(t, store)[0] // generation 1: a's pack, damaged in a's cache
 	data, _, err := store.Get(t.Context(), first)
 	if err != nil {

@@ -228,7 +228,10 @@ func New(cfg Config) (*Engine, error) {
 	// reads it from the store otherwise (storeid.go).
 	id, key, _ := e.cachedKeyed()
 	e.keyed.Store(e.newKeyed(id, key))
-	e.notebook = remote.Open(cfg.Store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
+	// Every read and write of the store goes through the host's copies
+	// of the objects writers exchange (hostobjects.go).
+	e.store = withHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
+	e.notebook = remote.Open(e.store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain

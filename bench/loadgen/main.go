@@ -24,8 +24,9 @@
 //	                  after each; 1,000 files then one-line commits, the
 //	                  store's size; both by kind of object
 //	  merge           merge-file against git merge-file -p, 1 and 5 MB
-//	  contention      N writers (own directory and private root) racing,
-//	                  disjoint files or one shared file; audit of every line
+//	  contention      N writers (own directory; one private root shared by
+//	                  all, or one each: -private-roots) racing, disjoint
+//	                  files or one shared file; audit of every line
 //	  agents          100 agents x 1 commit spread over a window, then a burst
 //	─▶ Results ─▶ report.go: <out>/<date>.md (tables, DESIGN §10 verdicts),
 //	              svg.go: <date>-*.svg, and <date>.json (the raw figures);
@@ -87,6 +88,9 @@ type profile struct {
 	// which every process publishes by version 4; setupActors).
 	formats []int
 	modes   []string // contention modes to run (main: all three unless -modes)
+	// privateRoots is where the writers of a contention or agents row
+	// keep their private state: rootsShared or rootsOwn (notebook.go).
+	privateRoots string
 }
 
 var (
@@ -183,6 +187,7 @@ func main() {
 	drivers := flag.String("drivers", "", "override the drivers of contention and agents: cli (a process per call), serve (long-lived MCP stdio servers)")
 	modes := flag.String("modes", "", "override the contention modes, e.g. disjoint,shared (default: disjoint, shared, shared-sections)")
 	formats := flag.String("format", "4", "store format version of the contention and agents rows: 4, the only one slivingdoc writes (3 is accepted with a warning and runs as 4)")
+	roots := flag.String("private-roots", rootsShared, "private roots of the contention and agents writers: shared (one per store location, as one user's agents on one machine) or own (one per writer, as one host per writer)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
 	flag.Parse()
@@ -247,6 +252,12 @@ func main() {
 				log.Fatalf("loadgen: unknown contention mode %q (disjoint, shared or shared-sections)", m)
 			}
 		}
+	}
+	switch *roots {
+	case rootsShared, rootsOwn:
+		prof.privateRoots = *roots
+	default:
+		log.Fatalf("loadgen: unknown -private-roots %q (shared or own)", *roots)
 	}
 	// Every commit publishes by format 4 (a store of an older version is
 	// upgraded by its first commit), so a row "at format 3" would measure

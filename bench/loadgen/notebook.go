@@ -11,7 +11,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/bench"
 )
 
-// notebook is one visible directory with its own private root, on one
+// notebook is one visible directory and its private root, on one
 // location of a store: what one agent or person has.
 type notebook struct {
 	bin  string
@@ -23,10 +23,56 @@ type notebook struct {
 	mcp  *mcpServe // set: pull and commit go to this serve process over MCP stdio (driverServe)
 }
 
+// Private roots of the writers of a contention or agents row
+// (-private-roots). One user's agents on one machine share the default
+// private root, and with it one object cache per store: what one writer
+// fetched or uploaded, the others find locally. That is rootsShared, the
+// default. rootsOwn gives every writer a private root of its own, so each
+// fetches every other writer's changes from the store: the model of one
+// host per writer (over loopback), the pessimistic case.
+const (
+	rootsShared = "shared"
+	rootsOwn    = "own"
+)
+
 // newNotebook makes a notebook directory and private root under base for
 // loc. Proxied processes send their S3 requests through the counting proxy.
 func (r *runner) newNotebook(st *storeTarget, loc, base string, proxied bool) *notebook {
+	return r.newNotebookIn(st, loc, base, filepath.Join(base, "private"), proxied)
+}
+
+// newWriter makes the notebook directory of one writer of a row under
+// base, whose private root is under rowBase when the row's writers share
+// one (rootsShared: one root per row, and each row has a location of its
+// own) or under base otherwise.
+func (r *runner) newWriter(st *storeTarget, loc, rowBase, base string, proxied bool) *notebook {
 	priv := filepath.Join(base, "private")
+	if r.rootsSetting() == rootsShared {
+		priv = filepath.Join(rowBase, "private")
+	}
+	return r.newNotebookIn(st, loc, base, priv, proxied)
+}
+
+// rootsSetting is the run's -private-roots.
+func (r *runner) rootsSetting() string {
+	if r.prof.privateRoots == rootsOwn {
+		return rootsOwn
+	}
+	return rootsShared
+}
+
+// withRoots marks a row label with its private roots setting (results
+// written before the setting existed had every writer's root its own).
+func withRoots(s, roots string) string {
+	if roots == "" {
+		roots = rootsOwn
+	}
+	return s + ", " + roots + " P"
+}
+
+// newNotebookIn makes a notebook directory under base for loc, with its
+// private state in priv.
+func (r *runner) newNotebookIn(st *storeTarget, loc, base, priv string, proxied bool) *notebook {
 	env := append(cleanEnv(), st.env(loc, proxied)...)
 	env = append(env, "SLIVINGDOC_PRIVATE_ROOT="+priv, "LOG_LEVEL=warn", "NO_COLOR=1")
 	return &notebook{bin: r.bin, dir: filepath.Join(base, "notes"), env: env, loc: loc, st: st, priv: priv}

@@ -315,7 +315,7 @@ func (r *Results) markdown(date string) string {
 
 	if len(r.Contention) > 0 {
 		p("## Contention\n\n")
-		p("N writers, each with its own directory and private root, start together and make %d commits each as fast as they can, "+
+		p("N writers, each with its own directory (and a private root shared by all of a row, *shared P*, as one user's agents on one machine, or one each, *own P*, as one host per writer), start together and make %d commits each as fast as they can, "+
 			"each commit adding one tagged line: to the writer's own file (disjoint), to the end of one shared file (shared: the "+
 			"realistic log, where concurrent additions at one place merge cleanly) or to the writer's own section of one shared file "+
 			"(shared-sections); on a shared file every commit is a real text merge. A writer retries a commit after REMOTE_BUSY, and resolves a conflict by "+
@@ -327,7 +327,7 @@ func (r *Results) markdown(date string) string {
 		p("![throughput vs writers](%s-throughput-writers.svg)\n\n", date)
 		p("| store | files | writers | accepted | wall | commits/s | uploads / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | audit |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 		for _, c := range r.Contention {
-			p("| %s | %s | %d | %d/%d | %s | %.1f | %.2f | %d | %d | %s / %s / %s | %s |\n", c.Store, withFormat(withDriver(c.Mode, c.Driver), c.Format), c.Writers, c.Accepted, c.Writers*c.CommitsEach,
+			p("| %s | %s | %d | %d/%d | %s | %.1f | %.2f | %d | %d | %s / %s / %s | %s |\n", c.Store, withRoots(withFormat(withDriver(c.Mode, c.Driver), c.Format), c.PrivateRoots), c.Writers, c.Accepted, c.Writers*c.CommitsEach,
 				fmtDur(c.Wall), c.CommitsPerSec, c.AttemptsPerCommit, c.Busy, c.Conflicts,
 				fmtDur(c.Commit.Wall.Median), fmtDur(c.Commit.Wall.P90), fmtDur(c.Commit.Wall.Max), auditText(c.Check, c.Generations, c.Accepted))
 		}
@@ -338,7 +338,7 @@ func (r *Results) markdown(date string) string {
 			p("| files | writers | requests / accepted commit | $ / million commits | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | ---: | ---: | --- | --- |\n")
 			for _, c := range r.Contention {
 				if len(c.Requests) > 0 {
-					p("| %s | %d | %s |\n", withFormat(withDriver(c.Mode, c.Driver), c.Format), c.Writers, trafficCells(c.Requests, c.Accepted))
+					p("| %s | %d | %s |\n", withRoots(withFormat(withDriver(c.Mode, c.Driver), c.Format), c.PrivateRoots), c.Writers, trafficCells(c.Requests, c.Accepted))
 				}
 			}
 			p("\n")
@@ -356,9 +356,9 @@ func (r *Results) markdown(date string) string {
 	if len(r.Agents) > 0 {
 		p("## Agents\n\n")
 		for _, a := range r.Agents {
-			p("%s: %d agents, each its own directory, private root and file. *Spread*: each agent appends ~1 KB and commits once at a random instant "+
+			p("%s: %d agents, each its own directory and file (P: one private root shared by all, or one each). *Spread*: each agent appends ~1 KB and commits once at a random instant "+
 				"of a %s window (the planning load of %d agents x 1 commit per minute, time-compressed to the window). *Burst*: all agents append "+
-				"~1 KB, then all commit at the same instant.\n\n", withFormat(withDriver(a.Store, a.Driver), a.Format), a.Agents, a.Window, a.Agents)
+				"~1 KB, then all commit at the same instant.\n\n", withRoots(withFormat(withDriver(a.Store, a.Driver), a.Format), a.PrivateRoots), a.Agents, a.Window, a.Agents)
 			var notes []string
 			p("| phase | accepted | last accepted after | uploads / commit | REMOTE_BUSY | conflicts | commit latency median / p90 / max | CPU median | max RSS | audit |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |\n")
 			for _, ph := range []struct {

@@ -159,7 +159,7 @@ func (r *Results) formatsSection() string {
 			verdict = map[bool]string{true: "met", false: "**missed**"}[met && u <= maxUploadsPerCommit]
 		}
 		p("| %s | %s, %d writers x %d | %d | %d/%d | %.1f | %s | %s | %s | %d | %d | %s | %s | %s | %s |\n",
-			c.Store, withDriver(c.Mode, c.Driver), c.Writers, c.CommitsEach, f, c.Accepted, c.Writers*c.CommitsEach, c.CommitsPerSec,
+			c.Store, withRoots(withDriver(c.Mode, c.Driver), c.PrivateRoots), c.Writers, c.CommitsEach, f, c.Accepted, c.Writers*c.CommitsEach, c.CommitsPerSec,
 			lat(c.Commit.Wall), reqCell(c.Requests, c.Accepted), up, c.Busy, c.Conflicts, auditText(c.Check, c.Generations, c.Accepted),
 			loadCell(contentionStep(c.Store, c.Mode, c.Writers, withDriverName(c.Driver), f)), target, verdict)
 	}
@@ -185,7 +185,7 @@ func (r *Results) formatsSection() string {
 				rate += fmt.Sprintf(" (last after %s)", fmtDur(ph.ph.Wall))
 			}
 			p("| %s | %s, %d agents %s | %d | %d/%d | %s | %s | %s | %s | %d | %d | %s | %s | %s | %s |\n",
-				a.Store, withDriver("agents", a.Driver), a.Agents, ph.name, f, ph.ph.Accepted, a.Agents, rate,
+				a.Store, withRoots(withDriver("agents", a.Driver), a.PrivateRoots), a.Agents, ph.name, f, ph.ph.Accepted, a.Agents, rate,
 				lat(ph.ph.Commit.Wall), reqCell(ph.ph.Requests, ph.ph.Accepted), up, ph.ph.Busy, ph.ph.Conflicts, auditText(ph.ph.Check, 0, 0),
 				loadCell(agentsStep(a.Store, withDriverName(a.Driver), f)), target, verdict)
 		}

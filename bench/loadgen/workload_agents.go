@@ -17,10 +17,12 @@ type AgentsResult struct {
 	Store  string
 	Driver string `json:",omitempty"` // driverCLI ("" in older results) or driverServe
 	Format int    `json:",omitempty"` // the store's format version (0 in older results: 3)
-	Agents int
-	Window time.Duration
-	Spread AgentPhase
-	Burst  AgentPhase
+	// PrivateRoots: rootsShared or rootsOwn ("" in older results: own).
+	PrivateRoots string `json:",omitempty"`
+	Agents       int
+	Window       time.Duration
+	Spread       AgentPhase
+	Burst        AgentPhase
 }
 
 // AgentPhase is one phase of the agents workload.
@@ -49,7 +51,7 @@ const agentPayload = 960
 // by driver, on a store of format version 3 or 4; serve processes live
 // through both phases, as a host's do.
 func (r *runner) agentsWorkloadBy(ctx context.Context, st *storeTarget, driver string, format int) (res AgentsResult, err error) {
-	res = AgentsResult{Store: st.name, Driver: driver, Format: format, Agents: r.prof.agents, Window: r.prof.agentWindow}
+	res = AgentsResult{Store: st.name, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Agents: r.prof.agents, Window: r.prof.agentWindow}
 	base := r.tempDir(fmt.Sprintf("agents-%s-%s-v%d", st.name, driver, format))
 	actors, loc, _, err := r.setupActors(ctx, st, base, "a", r.prof.agents, false, agentPayload, format)
 	if err != nil {
