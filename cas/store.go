@@ -33,6 +33,7 @@ type Store struct {
 	dir string
 
 	handles *packFiles // open handles of recently read files
+	trees   treeCache  // trees rebuilt and verified, so a delta chain is walked once
 
 	mu     sync.RWMutex
 	closed bool
@@ -699,8 +700,14 @@ func (s *Store) Get(id ID) (Object, error) {
 }
 
 // getDepth is Get for depthSource.
+// The caller owns the body returned, so a kept tree is handed out as a
+// copy (the bases of a delta are only read, and are not copied).
 func (s *Store) getDepth(id ID, budget int) (Object, int, error) {
-	return s.getAvoiding(id, budget, nil)
+	o, depth, err := s.getAvoiding(id, budget, nil)
+	if err == nil && o.Kind == KindTree {
+		o.Body = slices.Clone(o.Body)
+	}
+	return o, depth, err
 }
 
 // errDeltaCycle: rebuilding a tree needs, through the bases of its
@@ -720,6 +727,9 @@ func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
 	loc, err := s.lookup(id)
 	if err != nil {
 		return Object{}, 0, err
+	}
+	if body, depth, ok := s.trees.get(id); ok && depth <= budget {
+		return Object{ID: id, Kind: KindTree, Body: body}, depth, nil
 	}
 	r, err := s.read(loc, id)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -744,6 +754,7 @@ func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
 				continue
 			}
 			if o, depth, rerr := s.resolveAvoiding(r, budget, path); rerr == nil {
+				s.trees.put(o, depth)
 				return o, depth, nil
 			}
 		}
@@ -752,6 +763,7 @@ func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
 		// A base's own failure names its file too, inside this one.
 		return Object{}, 0, fmt.Errorf("cas: pack %q: %w", loc.file.name, err)
 	}
+	s.trees.put(o, depth)
 	return o, depth, nil
 }
 
@@ -874,5 +886,6 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.files, s.packs, s.broken, s.index, s.midx = nil, nil, nil, nil, nil
 	s.handles.close()
+	s.trees.reset()
 	return nil
 }
