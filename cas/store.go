@@ -703,7 +703,12 @@ func (s *Store) Get(id ID) (Object, error) {
 // The caller owns the body returned, so a kept tree is handed out as a
 // copy (the bases of a delta are only read, and are not copied).
 func (s *Store) getDepth(id ID, budget int) (Object, int, error) {
-	o, depth, err := s.getAvoiding(id, budget, nil)
+	o, depth, err := s.getAvoiding(id, budget, nil, false)
+	if err != nil {
+		// Rebuilt again checking every base, to find and avoid a damaged
+		// record, or to name it.
+		o, depth, err = s.getAvoiding(id, budget, nil, true)
+	}
 	if err == nil && o.Kind == KindTree {
 		o.Body = slices.Clone(o.Body)
 	}
@@ -723,7 +728,12 @@ var errDeltaCycle = fmt.Errorf("%w: tree deltas whose bases lead back to the tre
 // each other's bases. Then the other records of the object are tried,
 // read the same way: a tree is refused only when no record of it leads to
 // a tree stored whole.
-func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
+//
+// The tree asked for (path empty) is always checked against its ID; the
+// bases on the way only when careful is set (see record.rebuild): getDepth
+// first reads a chain checking its end, and reads it carefully only when
+// that fails.
+func (s *Store) getAvoiding(id ID, budget int, path []ID, careful bool) (Object, int, error) {
 	loc, err := s.lookup(id)
 	if err != nil {
 		return Object{}, 0, err
@@ -745,16 +755,19 @@ func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
 	if err != nil {
 		return Object{}, 0, err
 	}
+	verify := careful || len(path) == 0
 	path = append(slices.Clip(path), id)
-	o, depth, err := s.resolveAvoiding(r, budget, path)
+	o, depth, err := s.resolveAvoiding(r, budget, path, verify, careful)
 	if errors.Is(err, errDeltaCycle) {
 		for _, other := range s.otherLocations(id, loc) {
 			r, rerr := s.read(other, id)
 			if rerr != nil {
 				continue
 			}
-			if o, depth, rerr := s.resolveAvoiding(r, budget, path); rerr == nil {
-				s.trees.put(o, depth)
+			if o, depth, rerr := s.resolveAvoiding(r, budget, path, verify, careful); rerr == nil {
+				if verify || r.enc != encodingDelta {
+					s.trees.put(o, depth)
+				}
 				return o, depth, nil
 			}
 		}
@@ -763,18 +776,23 @@ func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
 		// A base's own failure names its file too, inside this one.
 		return Object{}, 0, fmt.Errorf("cas: pack %q: %w", loc.file.name, err)
 	}
-	s.trees.put(o, depth)
+	// Only a tree checked against its ID is kept (a record stored whole
+	// is checked as it is decoded).
+	if verify || r.enc != encodingDelta {
+		s.trees.put(o, depth)
+	}
 	return o, depth, nil
 }
 
 // resolveAvoiding rebuilds r, a record of the last tree of path, without
-// passing through a tree of path again.
-func (s *Store) resolveAvoiding(r record, budget int, path []ID) (Object, int, error) {
-	return r.resolve(budget, func(base ID, budget int) (Object, int, error) {
+// passing through a tree of path again, checking it against its ID if
+// verify is set, and its bases if careful is.
+func (s *Store) resolveAvoiding(r record, budget int, path []ID, verify, careful bool) (Object, int, error) {
+	return r.rebuild(budget, verify, func(base ID, budget int) (Object, int, error) {
 		if slices.Contains(path, base) {
 			return Object{}, 0, errDeltaCycle
 		}
-		return s.getAvoiding(base, budget, path)
+		return s.getAvoiding(base, budget, path, careful)
 	})
 }
 
