@@ -22,8 +22,9 @@ import (
 // concurrent readers in one process and for several processes sharing the
 // directory. It is a Source.
 //
-// The store keeps only an index in memory (ID -> pack, offset, length) and
-// reads each object with one ReadAt; handles of at most 64 recently read
+// The store keeps an index in memory (ID -> pack, offset, length) and
+// reads each object with one ReadAt, beside the trees it rebuilt from
+// deltas (store_trees.go, 16 MiB at most); handles of at most 64 recently read
 // files stay open (none on Windows, where an open file could not be
 // removed by another process). A pack is kept either in a file of its own,
 // named by the caller, or with others in a bundle (bundle.go), a file
