@@ -86,27 +86,41 @@ func (w *PackWriter) PutDelta(obj, base Object, baseDepth int) error {
 	if w.Has(base.ID) {
 		baseDepth = w.depth[base.ID]
 	}
-	enc, stored := wholeRecord(obj)
 	// A tree that is already another delta's base is stored whole: as a
 	// delta it could close a cycle (a delta against b, then b against a).
 	_, isBase := w.based[obj.ID]
-	if baseDepth < WriteDeltaDepth && !isBase {
-		delta, err := encodeDelta(obj, base)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidObject, err)
-		}
-		if len(delta) < len(stored) {
-			enc, stored = encodingDelta, delta
-			if w.depth == nil {
-				w.depth, w.based = make(map[ID]int), make(map[ID]struct{})
-			}
-			w.depth[obj.ID] = baseDepth + 1
-			w.based[base.ID] = struct{}{}
+	if baseDepth >= WriteDeltaDepth || isBase {
+		enc, stored := wholeRecord(obj)
+		w.add(obj, enc, stored)
+		return nil
+	}
+	delta, err := encodeDelta(obj, base)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidObject, err)
+	}
+	// A delta of at most a sixteenth of the body is taken without
+	// compressing the whole tree to compare: a tree's entries are mostly
+	// IDs, digests that do not compress, so its whole record is larger,
+	// and compressing a large directory's tree was most of what storing a
+	// one-line change's trees cost.
+	if len(delta)*deltaTakenRatio > len(obj.Body) {
+		if enc, stored := wholeRecord(obj); len(delta) >= len(stored) {
+			w.add(obj, enc, stored)
+			return nil
 		}
 	}
-	w.add(obj, enc, stored)
+	if w.depth == nil {
+		w.depth, w.based = make(map[ID]int), make(map[ID]struct{})
+	}
+	w.depth[obj.ID] = baseDepth + 1
+	w.based[base.ID] = struct{}{}
+	w.add(obj, encodingDelta, delta)
 	return nil
 }
+
+// deltaTakenRatio: PutDelta stores a delta at most 1/deltaTakenRatio of
+// the tree's body without comparing it with the whole record.
+const deltaTakenRatio = 16
 
 // add appends the record of obj, stored as enc.
 func (w *PackWriter) add(obj Object, enc byte, stored []byte) {

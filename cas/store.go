@@ -22,8 +22,9 @@ import (
 // concurrent readers in one process and for several processes sharing the
 // directory. It is a Source.
 //
-// The store keeps only an index in memory (ID -> pack, offset, length) and
-// reads each object with one ReadAt; handles of at most 64 recently read
+// The store keeps an index in memory (ID -> pack, offset, length) and
+// reads each object with one ReadAt, beside the trees it rebuilt from
+// deltas (store_trees.go, 16 MiB at most); handles of at most 64 recently read
 // files stay open (none on Windows, where an open file could not be
 // removed by another process). A pack is kept either in a file of its own,
 // named by the caller, or with others in a bundle (bundle.go), a file
@@ -33,6 +34,7 @@ type Store struct {
 	dir string
 
 	handles *packFiles // open handles of recently read files
+	trees   treeCache  // trees rebuilt and verified, so a delta chain is walked once
 
 	mu     sync.RWMutex
 	closed bool
@@ -699,8 +701,19 @@ func (s *Store) Get(id ID) (Object, error) {
 }
 
 // getDepth is Get for depthSource.
+// The caller owns the body returned, so a kept tree is handed out as a
+// copy (the bases of a delta are only read, and are not copied).
 func (s *Store) getDepth(id ID, budget int) (Object, int, error) {
-	return s.getAvoiding(id, budget, nil)
+	o, depth, err := s.getAvoiding(id, budget, nil, false)
+	if err != nil {
+		// Rebuilt again checking every base, to find and avoid a damaged
+		// record, or to name it.
+		o, depth, err = s.getAvoiding(id, budget, nil, true)
+	}
+	if err == nil && o.Kind == KindTree {
+		o.Body = slices.Clone(o.Body)
+	}
+	return o, depth, err
 }
 
 // errDeltaCycle: rebuilding a tree needs, through the bases of its
@@ -716,10 +729,18 @@ var errDeltaCycle = fmt.Errorf("%w: tree deltas whose bases lead back to the tre
 // each other's bases. Then the other records of the object are tried,
 // read the same way: a tree is refused only when no record of it leads to
 // a tree stored whole.
-func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
+//
+// The tree asked for (path empty) is always checked against its ID; the
+// bases on the way only when careful is set (see record.rebuild): getDepth
+// first reads a chain checking its end, and reads it carefully only when
+// that fails.
+func (s *Store) getAvoiding(id ID, budget int, path []ID, careful bool) (Object, int, error) {
 	loc, err := s.lookup(id)
 	if err != nil {
 		return Object{}, 0, err
+	}
+	if body, depth, ok := s.trees.get(id); ok && depth <= budget {
+		return Object{ID: id, Kind: KindTree, Body: body}, depth, nil
 	}
 	r, err := s.read(loc, id)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -735,15 +756,19 @@ func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
 	if err != nil {
 		return Object{}, 0, err
 	}
+	verify := careful || len(path) == 0
 	path = append(slices.Clip(path), id)
-	o, depth, err := s.resolveAvoiding(r, budget, path)
+	o, depth, err := s.resolveAvoiding(r, budget, path, verify, careful)
 	if errors.Is(err, errDeltaCycle) {
 		for _, other := range s.otherLocations(id, loc) {
 			r, rerr := s.read(other, id)
 			if rerr != nil {
 				continue
 			}
-			if o, depth, rerr := s.resolveAvoiding(r, budget, path); rerr == nil {
+			if o, depth, rerr := s.resolveAvoiding(r, budget, path, verify, careful); rerr == nil {
+				if verify || r.enc != encodingDelta {
+					s.trees.put(o, depth)
+				}
 				return o, depth, nil
 			}
 		}
@@ -752,17 +777,23 @@ func (s *Store) getAvoiding(id ID, budget int, path []ID) (Object, int, error) {
 		// A base's own failure names its file too, inside this one.
 		return Object{}, 0, fmt.Errorf("cas: pack %q: %w", loc.file.name, err)
 	}
+	// Only a tree checked against its ID is kept (a record stored whole
+	// is checked as it is decoded).
+	if verify || r.enc != encodingDelta {
+		s.trees.put(o, depth)
+	}
 	return o, depth, nil
 }
 
 // resolveAvoiding rebuilds r, a record of the last tree of path, without
-// passing through a tree of path again.
-func (s *Store) resolveAvoiding(r record, budget int, path []ID) (Object, int, error) {
-	return r.resolve(budget, func(base ID, budget int) (Object, int, error) {
+// passing through a tree of path again, checking it against its ID if
+// verify is set, and its bases if careful is.
+func (s *Store) resolveAvoiding(r record, budget int, path []ID, verify, careful bool) (Object, int, error) {
+	return r.rebuild(budget, verify, func(base ID, budget int) (Object, int, error) {
 		if slices.Contains(path, base) {
 			return Object{}, 0, errDeltaCycle
 		}
-		return s.getAvoiding(base, budget, path)
+		return s.getAvoiding(base, budget, path, careful)
 	})
 }
 
@@ -874,5 +905,6 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.files, s.packs, s.broken, s.index, s.midx = nil, nil, nil, nil, nil
 	s.handles.close()
+	s.trees.reset()
 	return nil
 }

@@ -72,14 +72,27 @@ func fold(c State, props []proposal, own string, objects cas.Source) (folded, er
 			src.packs = append(src.packs, p.pack.WithBases(objects))
 		}
 	}
+	// The fold's head, and its tree and files, read only when a proposal
+	// is re-parented onto it (prevFiles nil until then): a writer alone,
+	// whose one proposal is built on the state, reads no tree.
 	prevHead := c.Head()
-	prevFiles := map[string]cas.ID{}
+	var prevFiles map[string]cas.ID
 	var prevTree cas.ID
-	if !prevHead.IsZero() {
+	if prevHead.IsZero() {
+		prevFiles = map[string]cas.ID{}
+	}
+	readPrev := func() error {
+		if prevFiles != nil {
+			return nil
+		}
 		var err error
 		if prevTree, prevFiles, err = commitFiles(src, prevHead); err != nil {
-			return folded{}, fmt.Errorf("publish: the tree of generation %d: %w", c.Generation(), err)
+			if prevHead == c.Head() {
+				return fmt.Errorf("publish: the tree of generation %d: %w", c.Generation(), err)
+			}
+			return fmt.Errorf("publish: the tree of version %s: %w", prevHead, err)
 		}
+		return nil
 	}
 	var made []cas.Object          // in the order created, for a deterministic pack
 	against := map[cas.ID]cas.ID{} // a base put in the pack -> the fold's tree at its path
@@ -114,15 +127,24 @@ func fold(c State, props []proposal, own string, objects cas.Source) (folded, er
 			continue
 		}
 		if len(out.members) == 0 && d.Parent == c.Generation() && d.ParentHead == prevHead {
-			// Built on the state folded onto: taken as it is.
-			tree, files, err := commitFiles(src, d.Head)
-			if err != nil {
-				decline()
-				continue
+			// Built on the state folded onto: taken as it is. Another
+			// writer's version is declined if its tree cannot be read;
+			// the folder's own was built from objects it holds, so its
+			// tree is read only if a later proposal needs it.
+			var tree cas.ID
+			var files map[string]cas.ID
+			if d.Publication != own {
+				if tree, files, err = commitFiles(src, d.Head); err != nil {
+					decline()
+					continue
+				}
 			}
 			out.members = append(out.members, member(d))
 			prevHead, prevTree, prevFiles = d.Head, tree, files
 			continue
+		}
+		if err := readPrev(); err != nil {
+			return folded{}, err
 		}
 		bases, err := baseObjects(src, p.pack)
 		if err != nil {
