@@ -400,7 +400,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if target == last.merged && last.from != nil {
 		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, s.baseIfAccepted()); err != nil {
+	if err := s.materialise(changes, flag, next, s.baseIfAccepted); err != nil {
 		var de *Error
 		if errors.As(err, &de) && de.Code != CodeRecoveryFailure {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
