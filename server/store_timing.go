@@ -51,11 +51,11 @@ import (
 // so a short-lived process starts from what earlier ones learned; publish
 // takes the newest estimates after each of its reads of `current` and
 // LISTs (publish.Options.Estimates), so even a process new to the store
-// waits by what its first requests measured. It is a
-// hint, overwritten in place (a sealed record: a save met half done or cut
-// by a crash fails its check): missing or damaged, the estimates start from the defaults (the
-// file store's local figures, else publish's), and a wrong one only makes
-// a waiter read early or late; what is accepted never depends on it.
+// waits by what its first requests measured. It is a hint, overwritten
+// in place (a sealed record: a save met half done or cut by a crash fails
+// its check): missing or damaged, the estimates start from the defaults
+// (the file store's local figures, else publish's), and a wrong one only
+// makes a waiter read early or late; what is accepted never depends on it.
 //
 // The clock is publish's (Config.Now), so tests inject durations.
 
