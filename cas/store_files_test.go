@@ -69,3 +69,28 @@ func TestPackFilesShareProcessBudget(t *testing.T) {
 		t.Errorf("%d handles counted after every store closed", n)
 	}
 }
+
+// The merged index files are rewritten in place, keeping their inode (so
+// the directory's mtime, which vouches for the listing, stays), and a
+// shorter rewrite leaves nothing of the longer one behind it.
+func TestIndexFileOverwrittenInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), sideIndexName)
+	long, short := []byte("a longer index, then"), []byte("short")
+	if err := overwriteFile(path, long); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := overwriteFile(path, short); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(path)
+	if err != nil || !os.SameFile(before, after) {
+		t.Fatalf("the file was replaced, not rewritten in place (%v)", err)
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != string(short) {
+		t.Fatalf("after the shorter rewrite: %q, %v", data, err)
+	}
+}

@@ -159,6 +159,7 @@ type fileIdentity struct {
 	exists             bool
 	size, mtime, ctime int64
 	ino, dev           uint64
+	sum                [32]byte // the stat cache's checksum (statsIdentityOf); zero otherwise
 }
 
 func identityOf(p string) fileIdentity {
@@ -168,6 +169,28 @@ func identityOf(p string) fileIdentity {
 	}
 	st := workdir.StatOf(fi)
 	return fileIdentity{exists: true, size: st.Size, mtime: st.Mtime, ctime: st.Ctime, ino: st.Ino, dev: st.Dev}
+}
+
+// statsIdentityOf is the stat cache's identity: its file's, and the
+// checksum that ends it. The file is overwritten in place when its length
+// is unchanged (saveStatCache), which keeps the inode and the size, and
+// may keep the times when two writes fall in one tick of the file
+// system's clock; the checksum, over the whole content, still tells two
+// versions apart.
+func statsIdentityOf(p string) fileIdentity {
+	id := identityOf(p)
+	if !id.exists || id.size < 32 {
+		return id
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return fileIdentity{}
+	}
+	defer f.Close()
+	if _, err := f.ReadAt(id.sum[:], id.size-32); err != nil {
+		return fileIdentity{}
+	}
+	return id
 }
 
 // memoryOf returns what is kept of the L whose state is in stateDir (nil
@@ -209,7 +232,7 @@ func (s *session) loadStats() *workdir.StatCache {
 	if m := s.e.memoryOf(s.state.path); m != nil && m.stats != nil {
 		st, at := m.stats, m.statsAt
 		m.stats = nil // the session owns it now; end() gives it back
-		if identityOf(s.state.file("statcache")) == at {
+		if statsIdentityOf(s.state.file("statcache")) == at {
 			s.statsKept = &at
 			return st
 		}
@@ -238,7 +261,7 @@ func (s *session) keepStats() {
 	switch {
 	case m == nil:
 	case s.statsSaved && s.scan != nil:
-		m.stats, m.statsAt = s.scan.stats, identityOf(s.state.file("statcache"))
+		m.stats, m.statsAt = s.scan.stats, statsIdentityOf(s.state.file("statcache"))
 	case s.scan == nil && s.statsKept != nil:
 		m.stats, m.statsAt = s.stats, *s.statsKept // not scanned (log, history): untouched
 	}

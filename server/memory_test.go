@@ -67,7 +67,7 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 	if _, err := other.Status(ctx, ""); err != nil { // rewrites P's stat cache
 		t.Fatal(err)
 	}
-	if identityOf(filepath.Join(a.e.stateDir(a.dir), "statcache")) == kept {
+	if statsIdentityOf(filepath.Join(a.e.stateDir(a.dir), "statcache")) == kept {
 		t.Skip("the stat cache was not rewritten within the file system's time granularity")
 	}
 	if r := a.commit("a again"); r.Generation != 4 || len(r.Files) != 1 || r.Files[0].Path != "x/one.md" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
+	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
@@ -81,17 +82,30 @@ func (d dirState) loadPending() (*pendingRecord, error) {
 	return &r, nil
 }
 
+// pendingSpare is the file the pending record is written through and
+// removed into: a commit writes the record and removes it again, and
+// through a spare it does so without creating or freeing an inode (about
+// 150 µs of CPU each on an ext4 disk that frees inodes often). Never read;
+// the record, like every record of the directory, is read and written
+// only under the directory's lock (osfile.WriteSpare).
+const pendingSpare = ".pending.spare"
+
 func (d dirState) savePending(r *pendingRecord) error {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	return writeReplace(d.file("pending"), data, false)
+	if err := os.MkdirAll(d.path, 0o700); err != nil {
+		return err
+	}
+	return osfile.WriteSpare(d.file("pending"), d.file(pendingSpare), 0o600, false, data)
 }
 
+// removePending removes the record by renaming it to the spare, which the
+// next savePending writes over.
 func (d dirState) removePending() error {
 	crashpoint.Hit(cpRemoveState, "pending")
-	err := os.Remove(d.file("pending"))
+	err := os.Rename(d.file("pending"), d.file(pendingSpare))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

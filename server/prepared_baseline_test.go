@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
@@ -48,10 +49,20 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	a.write("mine.md", "mine\n")
 	a.commit("seed")
 	rival.pull()
-	leftover := func(when string) {
+	// Beside A, a commit leaves at most the spare its preparation wrote
+	// into: once installed, it holds the A before (on Linux, where the
+	// two files are exchanged), never a baseline that was not accepted.
+	leftover := func(when string, before uint64) {
 		t.Helper()
-		if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), ".baseline.next.tmp")); !os.IsNotExist(err) {
-			t.Fatalf("%s: a prepared baseline was left in P: %v", when, err)
+		data, err := os.ReadFile(filepath.Join(a.e.stateDir(a.dir), baselineSpare))
+		if os.IsNotExist(err) && (before == 0 || runtime.GOOS != "linux") {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if b, err := decodeBaseline(data); err != nil || before == 0 || b.Generation != before {
+			t.Fatalf("%s: the spare holds a baseline (%v) where the one of generation %d (0: none) was expected", when, err, before)
 		}
 	}
 
@@ -60,7 +71,7 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	if r := a.commit("one"); r.Generation != 2 {
 		t.Fatalf("commit one: %+v", r)
 	}
-	leftover("after an uncontended commit")
+	leftover("after an uncontended commit", 1)
 
 	// The rival's commit lands before a's proposal is registered: the
 	// baseline prepared for it (generation 3, L's tree) is not what is
@@ -74,7 +85,7 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	if r := a.commit("two"); r.Generation != 4 {
 		t.Fatalf("commit two after the rival's: %+v", r)
 	}
-	leftover("after a re-parented commit")
+	leftover("after a re-parented commit", 0)
 	if got := a.read("theirs.md"); got != "theirs\n" {
 		t.Fatalf("the rival's file in L: %q", got)
 	}
@@ -120,7 +131,7 @@ func TestPreparedBaselineDiscardedWhenNothingIsAccepted(t *testing.T) {
 	if _, err := a.e.Commit(context.Background(), "", "refused"); err == nil {
 		t.Fatal("the commit succeeded although the store refused `current`")
 	}
-	if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), ".baseline.next.tmp")); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), baselineSpare)); !os.IsNotExist(err) {
 		t.Fatalf("a prepared baseline was left in P: %v", err)
 	}
 	if r := a.commit("again"); r.Generation != 2 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -399,7 +400,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if target == last.merged && last.from != nil {
 		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, s.baseIfAccepted()); err != nil {
+	if err := s.materialise(changes, flag, next, s.baseIfAccepted); err != nil {
 		var de *Error
 		if errors.As(err, &de) && de.Code != CodeRecoveryFailure {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
@@ -445,25 +446,32 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 // beside the baseline. Not durable and never trusted beyond a hint: a
 // missing or damaged one is the zero Streak, which costs one LIST, and
 // publish skips the LIST only while `current` shows the writer's own
-// previous write as the newest.
+// previous write as the newest. A sealed record of fixed width (sealed.go:
+// the generation in 20 digits, the count of skips in one), overwritten in
+// place on every commit rather than replaced by a new file; a save met
+// half done, or cut by a crash, fails its check and reads as the zero
+// Streak. The older form, the two numbers alone, is still read.
 const streakFile = "streak"
 
 func (d dirState) loadStreak() publish.Streak {
-	var st publish.Streak
 	data, err := os.ReadFile(d.file(streakFile))
 	if err != nil {
 		return publish.Streak{}
 	}
-	if _, err := fmt.Sscanf(string(data), "%d %d\n", &st.Generation, &st.Skipped); err != nil || st.Skipped < 0 || st.Skipped > publish.MaxSkips {
+	f, ok := unsealRecord(data, 2)
+	if !ok {
 		return publish.Streak{}
 	}
-	return st
+	g, err1 := strconv.ParseUint(f[0], 10, 64)
+	n, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || n < 0 || n > publish.MaxSkips {
+		return publish.Streak{}
+	}
+	return publish.Streak{Generation: g, Skipped: n}
 }
 
+// saveStreak records st; the zero Streak is recorded as such (not by
+// removing the file), so the next save overwrites it in place too.
 func (d dirState) saveStreak(st publish.Streak) {
-	if st == (publish.Streak{}) {
-		_ = os.Remove(d.file(streakFile))
-		return
-	}
-	_ = writeReplace(d.file(streakFile), fmt.Appendf(nil, "%d %d\n", st.Generation, st.Skipped), false)
+	_ = overwriteRecord(d.file(streakFile), sealRecord(fmt.Sprintf("%020d", st.Generation), strconv.Itoa(st.Skipped)))
 }

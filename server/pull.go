@@ -153,8 +153,11 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 // materialise rewrites L and records next as the baseline, with the
 // recovery flag covering both; a failure once L may have changed becomes
 // RECOVERY_FAILURE (after an attempt to resynchronise at once). baseBefore
-// is the base of each path while L still holds its old file (nil: A's).
-func (s *session) materialise(changes []change, flag recoveryFlag, next *baseline, baseBefore map[string]cas.ID) error {
+// returns the base of each path while L still holds its old file (nil, or
+// a nil result: A's); it is called only when L is rewritten, since building that map
+// (a copy of every path) is most of what a commit that rewrites nothing
+// would spend here.
+func (s *session) materialise(changes []change, flag recoveryFlag, next *baseline, baseBefore func() map[string]cas.ID) error {
 	pending, err := s.state.loadRecovery()
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
@@ -172,10 +175,14 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 		s.saveStats()
 		return nil
 	}
-	if baseBefore == nil {
-		baseBefore = s.baseFiles()
+	var before map[string]cas.ID
+	if baseBefore != nil {
+		before = baseBefore()
 	}
-	data, err := s.apply(changes, flag, next, baseBefore)
+	if before == nil {
+		before = s.baseFiles()
+	}
+	data, err := s.apply(changes, flag, next, before)
 	if err != nil {
 		var ns *notStarted
 		if errors.As(err, &ns) && pending == nil {

@@ -11,9 +11,12 @@ import (
 )
 
 // Sealed records. The small records P rewrites on most commits, a chain
-// cache's reach (cache.go) and the highest generation seen (generation.go),
-// are overwritten in place (osfile.Overwrite) rather than replaced through
-// a new file: two fewer inodes created and freed per commit. So they carry
+// cache's reach (cache.go), the highest generation seen (generation.go),
+// the store's timing estimates (store_timing.go) and a directory's streak
+// (publish_v4.go), are overwritten in place (osfile.Overwrite) rather than
+// replaced through a new file: five fewer inodes created and freed per
+// commit, each about 150 µs of CPU on an ext4 disk that frees inodes
+// often, against a few µs for a write in place. So they carry
 // their own check: one line of fixed-width fields, then the CRC-32C of the
 // fields (as written, joined by spaces) in 8 hex digits. A read that meets
 // a write half done, or what a crash left, fails the check and reads as no
@@ -46,8 +49,9 @@ func unsealRecord(data []byte, n int) ([]string, bool) {
 	return nil, false
 }
 
-// overwriteRecord writes a sealed record to name (its directory made if
-// needed), in place once it exists.
+// overwriteRecord writes record to name (its directory made if needed),
+// in place once it exists with the same length. Its readers must detect a
+// mix of two versions: a sealed record, or the stat cache (its BLAKE3).
 func overwriteRecord(name string, record []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return err

@@ -4,6 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/publish"
 )
 
 // A sealed record reads back; a torn one (any byte of the old and the new
@@ -72,5 +76,84 @@ func TestHighestGenerationRecord(t *testing.T) {
 	}
 	if got := g.readFile(); got != 77 {
 		t.Fatalf("older record read as %d, want 77", got)
+	}
+}
+
+// The streak is rewritten in place on every commit (no file created), the
+// zero Streak included; a torn one reads as the zero Streak (one LIST),
+// and the older form, the two numbers alone, is read.
+func TestStreakRecord(t *testing.T) {
+	d := dirState{path: t.TempDir()}
+	path := d.file(streakFile)
+	d.saveStreak(publish.Streak{Generation: 9, Skipped: 1})
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []publish.Streak{{Generation: 1300, Skipped: publish.MaxSkips}, {}, {Generation: 1302, Skipped: 0}} {
+		d.saveStreak(st)
+		if got := d.loadStreak(); got != st {
+			t.Fatalf("saved %+v, loaded %+v", st, got)
+		}
+		if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
+			t.Fatalf("saving %+v replaced the record instead of rewriting it in place (%v)", st, err)
+		}
+	}
+	// 1399 half written over 1302: the digits alone would say 1392.
+	data, _ := os.ReadFile(path)
+	torn := append([]byte(nil), data...)
+	copy(torn[:19], sealRecord("00000000000000001399", "0")[:19])
+	if err := os.WriteFile(path, torn, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.loadStreak(); got != (publish.Streak{}) {
+		t.Fatalf("torn record %q read as %+v", torn, got)
+	}
+	if err := os.WriteFile(path, []byte("77 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.loadStreak(); got != (publish.Streak{Generation: 77, Skipped: 3}) {
+		t.Fatalf("older record read as %+v", got)
+	}
+	if err := os.WriteFile(path, []byte("77 9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.loadStreak(); got != (publish.Streak{}) {
+		t.Fatalf("a count past MaxSkips read as %+v", got)
+	}
+}
+
+// The store's timing summary is rewritten in place (two saves per commit),
+// reads back, and a torn one reads as none: the defaults.
+func TestTimingRecordInPlace(t *testing.T) {
+	dir := t.TempDir()
+	timing := newStoreTiming(Config{Store: memstore.New()})
+	timing.load(dir)
+	timing.record(sampleCond, 3*time.Millisecond)
+	path := filepath.Join(dir, timingFile)
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timing.record(sampleWrite, 2*time.Millisecond)
+	timing.record(sampleCond, 5*time.Millisecond)
+	if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
+		t.Fatalf("the summary was replaced, not rewritten in place (%v)", err)
+	}
+	next := newStoreTiming(Config{Store: memstore.New()})
+	next.load(dir)
+	if next.cond != (estimate{mean: timing.cond.mean, n: 2}) || next.write != (estimate{mean: 2 * time.Millisecond, n: 1}) {
+		t.Fatalf("reloaded %+v %+v, saved %+v %+v", next.cond, next.write, timing.cond, timing.write)
+	}
+	data, _ := os.ReadFile(path)
+	torn := append([]byte(nil), data...)
+	copy(torn[:19], timingRecord(estimate{mean: 9 * time.Second, n: 8})[:19])
+	if err := os.WriteFile(path, torn, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	damaged := newStoreTiming(Config{Store: memstore.New()})
+	damaged.load(dir)
+	if c, r := damaged.estimates(); c != 200*time.Millisecond || r != 20*time.Millisecond {
+		t.Fatalf("torn summary %q read: %v %v", torn, c, r)
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"maps"
+	"os"
 	"reflect"
 	"testing"
 
@@ -55,6 +56,49 @@ func TestStatCacheCodec(t *testing.T) {
 	data[len(data)/2] ^= 1
 	if _, err := decodeStatCache(data); err == nil {
 		t.Fatal("corrupt stat cache accepted")
+	}
+}
+
+// A commit that changes files but no path rewrites the stat cache in
+// place (no file created); a write torn by a crash is no cache, never a
+// wrong one; and its identity, which a long-lived engine checks before
+// reusing what it kept, tells two versions of one length apart even when
+// the file's times do not.
+func TestStatCacheRewrittenInPlace(t *testing.T) {
+	d := dirState{path: t.TempDir()}
+	m := workdir.NewStatCache()
+	m.Set("a.md", workdir.Entry{Size: 3, Mtime: 1, Ctime: 1, Ino: 9, ID: cas.Sum([]byte("a")), Trusted: true, Key: "a.md"})
+	if err := d.saveStatCache(m); err != nil {
+		t.Fatal(err)
+	}
+	path := d.file("statcache")
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := statsIdentityOf(path)
+	m.Set("a.md", workdir.Entry{Size: 4, Mtime: 2, Ctime: 2, Ino: 9, ID: cas.Sum([]byte("a!")), Trusted: true, Key: "a.md"})
+	if err := d.saveStatCache(m); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
+		t.Fatalf("the stat cache was replaced, not rewritten in place (%v)", err)
+	}
+	if e, ok := d.loadStatCache().Get("a.md"); !ok || e.Size != 4 {
+		t.Fatalf("after the rewrite: %+v %v", e, ok)
+	}
+	second := statsIdentityOf(path)
+	first.mtime, first.ctime = second.mtime, second.ctime // one tick of the clock
+	if first == second {
+		t.Fatal("two versions of the stat cache have one identity")
+	}
+	data, _ := os.ReadFile(path)
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.loadStatCache(); got.Len() != 0 {
+		t.Fatalf("a torn stat cache read as %d entries", got.Len())
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -325,4 +327,79 @@ func TestV4FoldAfterACatchUpThroughRollups(t *testing.T) {
 	}
 	b.pull()
 	equalMaps(t, "b", b.files(), map[string]string{"log.md": "generation 300\n", "b.md": "b\n", "c.md": "c\n"})
+}
+
+// The rollups a commit builds are kept in its object cache, so no process
+// on this host downloads them, and those of one generation (one per level
+// of the blocks it ends, when there are several) go into one file: such a
+// commit adds two files to the cache, its own proposal and its rollups.
+func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
+	store := memstore.New()
+	a := newAgent(t, store, func(c *Config) { c.CheckpointPacks = 1000 }) // no checkpoint cuts a block short
+	a.pull()
+	chain := func() string {
+		ents, _ := os.ReadDir(a.e.chainsDir())
+		for _, e := range ents {
+			if e.Name() != "empty" {
+				return filepath.Join(a.e.chainsDir(), e.Name())
+			}
+		}
+		return ""
+	}
+	files := func() map[string]bool {
+		ents, _ := os.ReadDir(chain())
+		out := map[string]bool{}
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), ".") {
+				out[e.Name()] = true
+			}
+		}
+		return out
+	}
+	rollups := func() map[string]bool {
+		r, err := store.List(context.Background(), remote.RollupsPrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, o := range r {
+			out[o.Key] = true
+		}
+		return out
+	}
+	for g := 1; g <= 64; g++ {
+		before, had := files(), rollups()
+		a.write(fmt.Sprintf("f%d.md", g), "new\n") // blocks of different lengths hold different files
+		a.commit(fmt.Sprintf("c%d", g))
+		a.e.background.Wait()
+		var built []string
+		for key := range rollups() {
+			if !had[key] {
+				built = append(built, key)
+			}
+		}
+		if len(built) < 2 {
+			continue
+		}
+		var added []string
+		for name := range files() {
+			if !before[name] {
+				added = append(added, name)
+			}
+		}
+		if len(added) != 2 {
+			t.Fatalf("generation %d built %d rollups and added %d files to the cache, want 2 (its proposal, its rollups): %v", g, len(built), len(added), added)
+		}
+		c, err := a.e.openChain(filepath.Base(chain()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range built {
+			if !c.store.HasPack(hashKey(key) + ".pack") {
+				t.Errorf("the rollup %s is not in the cache", key)
+			}
+		}
+		return
+	}
+	t.Fatal("no generation built two rollups")
 }

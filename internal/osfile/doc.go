@@ -22,6 +22,11 @@
 //	                       is unchanged (else WriteFile, not durable): no
 //	                       inode created or freed, at the price of torn
 //	                       reads and crash leftovers its readers must detect.
+//	WriteSpare, Exchange   atomic replacement as WriteFile, through a spare
+//	                       file exchanged with the target (renameat2
+//	                       RENAME_EXCHANGE), so the next write reuses the old
+//	                       inode: no inode created or freed, for files whose
+//	                       readers all hold one lock.
 //
 // Users: remote/filestore (its store lock and directory syncs), server
 // (the per-directory lock and its private state files), cas (its pack

@@ -173,6 +173,52 @@ func TestOverwriteKeepsTheFileOfSameLength(t *testing.T) {
 	}
 }
 
+// WriteSpare replaces the target's content for every reader, and on
+// Linux the two files only swap inodes: after the first two writes, no
+// write creates a file (the spare holds the old content, the next write
+// overwrites it). A missing target is created; a missing spare is made.
+func TestWriteSpareReusesTwoFiles(t *testing.T) {
+	dir := t.TempDir()
+	path, spare := filepath.Join(dir, "record"), filepath.Join(dir, ".record.spare")
+	var seen []os.FileInfo
+	for i, content := range []string{"first\n", "the second, longer\n", "3\n", "fourth\n"} {
+		if err := osfile.WriteSpare(path, spare, 0o600, i%2 == 0, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(path); err != nil || string(data) != content {
+			t.Fatalf("write %d: read %q, %v; want %q", i, data, err, content)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+		}
+		seen = append(seen, fi)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if !os.SameFile(seen[0], seen[2]) || !os.SameFile(seen[1], seen[3]) || os.SameFile(seen[0], seen[1]) {
+		t.Error("the writes did not alternate between two files")
+	}
+	if data, err := os.ReadFile(spare); err != nil || string(data) != "3\n" {
+		t.Errorf("the spare holds %q, %v; want the content before the last write", data, err)
+	}
+	// A directory in the target's place is not swapped out of the way.
+	other := filepath.Join(dir, "taken")
+	if err := os.MkdirAll(filepath.Join(other, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := osfile.WriteSpare(other, spare, 0o600, false, []byte("no\n")); err == nil {
+		t.Error("a write over a directory succeeded")
+	}
+	if fi, err := os.Stat(other); err != nil || !fi.IsDir() {
+		t.Errorf("the directory was replaced: %v", err)
+	}
+}
+
 func TestSyncDir(t *testing.T) {
 	if err := osfile.SyncDir(t.TempDir()); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package osfile
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -90,4 +91,61 @@ func Overwrite(path string, perm os.FileMode, data []byte) error {
 		f.Close()
 	}
 	return WriteFile(path, perm, false, data)
+}
+
+// WriteSpare makes path hold data for every reader, as WriteFile does,
+// through spare, a file of the caller's naming beside path that no reader
+// reads: data is written over spare's content (the file made if needed),
+// then spare and path are exchanged atomically (renameat2
+// RENAME_EXCHANGE on Linux), so that spare holds path's old content and
+// the next write reuses its inode. Neither write creates or frees an
+// inode once both exist, which a temporary file and a rename cost each
+// time (about 150 µs of CPU on an ext4 disk that frees inodes often,
+// against a few µs). Where the exchange is not available, or path does
+// not exist yet, spare is renamed over path instead. With durable, spare
+// is fsynced before the exchange and the directory after it, as
+// WriteFile does.
+//
+// Only for files whose every reader and writer holds one lock (the
+// private state of one directory, under its lock): the spare's inode was
+// path's, so a reader that opened path before the exchange and still
+// reads it after the next write would meet that write.
+func WriteSpare(path, spare string, perm os.FileMode, durable bool, data []byte) error {
+	f, err := os.OpenFile(spare, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	crashpoint.Hit(cpRename, path)
+	if err := Exchange(spare, path); err != nil {
+		return err
+	}
+	if durable {
+		return SyncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+// Exchange makes path hold what spare holds, atomically for every reader:
+// when path is a regular file, the two are exchanged where the system can
+// (spare then holds path's old content); otherwise spare is renamed over
+// path (spare is then gone), which refuses as a rename does (path a
+// directory, say: an exchange would swap it out of the way).
+func Exchange(spare, path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		err := exchange(spare, path)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	return os.Rename(spare, path)
 }
