@@ -44,6 +44,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+	smithytime "github.com/aws/smithy-go/time"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
@@ -212,20 +213,9 @@ func (c *s3Client) retried(ctx context.Context, r s3Request, payloadHash string)
 		if delayErr != nil {
 			return nil, delayErr
 		}
-		if sleepErr := sleep(ctx, delay); sleepErr != nil {
+		if sleepErr := smithytime.SleepWithContext(ctx, delay); sleepErr != nil { // as the SDK's retry middleware waits
 			return nil, &aws.RequestCanceledError{Err: sleepErr}
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
