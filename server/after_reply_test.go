@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // A long-lived engine replies before it keeps its published pack and
@@ -40,7 +41,7 @@ func TestLongLivedCommitsLeaveTheirCacheWorkForAfterTheReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(a.e.private, "stores", a.e.storeKey, "highest"))
-	if f, ok := unsealRecord(data, 1); err != nil || !ok || strings.TrimLeft(f[0], "0") != "6" {
+	if f, ok := pstate.Unseal(data, 1); err != nil || !ok || strings.TrimLeft(f[0], "0") != "6" {
 		t.Fatalf("highest after Close: %q %v, want 6", data, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // blameCache is the cache file of one path (JSON).
@@ -43,7 +44,7 @@ type blameCachePub struct {
 }
 
 func (e *Engine) blameCacheFile(p string) string {
-	return filepath.Join(e.storeDir(), "blame", hashKey(p)+".json")
+	return filepath.Join(e.storeDir(), "blame", pstate.HashKey(p)+".json")
 }
 
 // loadBlameCache returns the cache of p, or nil.
@@ -82,7 +83,7 @@ func (e *Engine) saveBlameCache(res *BlameResult, head, file cas.ID) {
 	}
 	data, err := json.Marshal(c)
 	if err == nil {
-		err = writeReplace(e.blameCacheFile(res.Path), data, false)
+		err = pstate.WriteReplace(e.blameCacheFile(res.Path), data, false)
 	}
 	if err != nil {
 		e.log.Info("blame: the cache was not written", "err", err)

@@ -42,6 +42,7 @@ import (
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 const (
@@ -125,7 +126,7 @@ func (h *historyView) changedPaths(src cas.Source, pubs []publication) (out [][]
 		for i, p := range pubs {
 			entries[i] = pathsEntry{gen: p.Generation, parent: p.Parent, head: p.Head, changes: out[i]}
 		}
-		if err := writeReplace(name, encodePathsIndex(entries, maxIndexChanges), false); err != nil {
+		if err := pstate.WriteReplace(name, encodePathsIndex(entries, maxIndexChanges), false); err != nil {
 			h.e.log.Info("blame: the changed-paths index was not written", "err", err)
 		}
 	}

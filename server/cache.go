@@ -16,6 +16,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/parallel"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // The object cache of one store lives in P/stores/<hash(identity)>/chains/,
@@ -59,7 +60,7 @@ func chainKeyAt(cp remote.Checkpoint) string {
 	if !cp.IsGenesis() {
 		first = cp.Pack.Key
 	}
-	return strconv.FormatUint(cp.Through, 10) + "-" + hashKey(first)
+	return strconv.FormatUint(cp.Through, 10) + "-" + pstate.HashKey(first)
 }
 
 // chainKeyOf names the cache of version-1 chain c: the generation its
@@ -70,7 +71,7 @@ func chainKeyOf(c remote.Chain) string {
 	if len(packs) == 0 {
 		return "empty"
 	}
-	return strconv.FormatUint(c.Checkpoint.Through, 10) + "-" + hashKey(packs[0].Key)
+	return strconv.FormatUint(c.Checkpoint.Through, 10) + "-" + pstate.HashKey(packs[0].Key)
 }
 
 // chainThrough returns the checkpoint generation a cache name records
@@ -88,9 +89,9 @@ func chainThrough(key string) (uint64, bool) {
 	return n, err == nil
 }
 
-func packName(ref remote.PackRef) string { return hashKey(ref.Key) + ".pack" }
+func packName(ref remote.PackRef) string { return pstate.HashKey(ref.Key) + ".pack" }
 
-// hashKey(key) + ".pack" is also the cached name of a rollup (sync).
+// pstate.HashKey(key) + ".pack" is also the cached name of a rollup (sync).
 
 func (e *Engine) chainsDir() string { return filepath.Join(e.storeDir(), "chains") }
 
@@ -167,7 +168,7 @@ func (e *Engine) reachOf(c *chainCache) uint64 {
 	if err != nil {
 		return c.reach
 	}
-	f, ok := unsealRecord(data, 2)
+	f, ok := pstate.Unseal(data, 2)
 	if !ok {
 		return c.reach
 	}
@@ -194,7 +195,7 @@ func (e *Engine) setReach(c *chainCache, r uint64, head cas.ID) {
 		return
 	}
 	c.reach = r
-	if err := overwriteRecord(e.reachFile(c), sealRecord(fmt.Sprintf("%020d", r), head.String())); err != nil {
+	if err := pstate.Overwrite(e.reachFile(c), pstate.Seal(fmt.Sprintf("%020d", r), head.String())); err != nil {
 		e.log.Warn("cannot record the object cache's reach", "err", err)
 	}
 }
@@ -256,7 +257,7 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 		mu.Lock()
 		defer mu.Unlock()
 		for _, p := range got {
-			pending = append(pending, cas.NamedPack{Name: hashKey(p.Key) + ".pack", Data: p.Data})
+			pending = append(pending, cas.NamedPack{Name: pstate.HashKey(p.Key) + ".pack", Data: p.Data})
 			pendingBytes += len(p.Data)
 			if pendingBytes >= syncBundleBytes {
 				full := pending
@@ -268,7 +269,7 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*chainCache, err
 		}
 		return nil
 	}
-	have := func(key string) bool { return c.store.HasPack(hashKey(key) + ".pack") }
+	have := func(key string) bool { return c.store.HasPack(pstate.HashKey(key) + ".pack") }
 	if m.V4 != nil {
 		err = e.catchUpV4(ctx, state, reach, c.store.Has, have, keep)
 	} else {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Rollups and checkpoints run in the background of the commit whose
@@ -53,7 +54,7 @@ func (e *Engine) afterPublishV4(state remote.State, g uint64) {
 		// on an ext4 disk that frees inodes often.
 		kept := make([]cas.NamedPack, 0, len(built))
 		for _, r := range built {
-			kept = append(kept, cas.NamedPack{Name: hashKey(r.Ref.Key()) + ".pack", Data: r.Data})
+			kept = append(kept, cas.NamedPack{Name: pstate.HashKey(r.Ref.Key()) + ".pack", Data: r.Data})
 		}
 		if aerr := c.store.AddPacks(kept); aerr != nil {
 			e.log.Warn("cannot keep the rollups in the cache", "err", aerr)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -205,7 +206,7 @@ func New(cfg Config) (*Engine, error) {
 		workspace: ws,
 		defDir:    def,
 		private:   priv,
-		storeKey:  hashKey(cfg.Store.Identity()),
+		storeKey:  pstate.HashKey(cfg.Store.Identity()),
 		locator:   cfg.StoreLocator,
 		sets:      sets,
 		ignore:    ignore,

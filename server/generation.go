@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Generation memory (issue 14, item 3). A store's generation only grows,
@@ -157,7 +158,7 @@ func (g *generationMemory) readFile() uint64 {
 	if err != nil {
 		return 0
 	}
-	f, ok := unsealRecord(data, 1)
+	f, ok := pstate.Unseal(data, 1)
 	if !ok {
 		return 0
 	}
@@ -180,7 +181,7 @@ func (g *generationMemory) record() {
 	if v <= g.written || v <= g.readFile() { // another process may have recorded more
 		return
 	}
-	if overwriteRecord(g.path, sealRecord(fmt.Sprintf("%020d", v))) == nil {
+	if pstate.Overwrite(g.path, pstate.Seal(fmt.Sprintf("%020d", v))) == nil {
 		g.written = v
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // The host's copies of the objects writers exchange. On a version-4
@@ -187,7 +188,7 @@ func newestEpoch(dir string) int64 {
 }
 
 func (h *hostObjects) path(epoch int64, key string) string {
-	return filepath.Join(h.dir(), strconv.FormatInt(epoch, 10), hashKey(key))
+	return filepath.Join(h.dir(), strconv.FormatInt(epoch, 10), pstate.HashKey(key))
 }
 
 // Get reads the host's copy of key first when key is one of the kinds
@@ -276,9 +277,9 @@ func (h *hostObjects) keep(e int64, key string, data []byte, replace bool) strin
 		}
 		h.prune(e)
 	}
-	name := filepath.Join(dir, hashKey(key))
+	name := filepath.Join(dir, pstate.HashKey(key))
 	if replace {
-		if writeReplace(name, data, false) != nil {
+		if pstate.WriteReplace(name, data, false) != nil {
 			return ""
 		}
 		return name

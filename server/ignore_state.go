@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // How ignore rules meet the accepted notebook (docs/operations.md):
@@ -205,7 +206,7 @@ func (d dirState) saveWithheld(paths []string) error {
 		return err
 	}
 	sort.Strings(paths)
-	return writeAtomic(d.file(withheldFile), []byte(strings.Join(paths, "\n")+"\n"))
+	return pstate.WriteAtomic(d.file(withheldFile), []byte(strings.Join(paths, "\n")+"\n"))
 }
 
 // plan is planAll without the paths L ignores (never written or removed

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // probeMaxAge is how long a proved verdict is trusted. The probe costs a
@@ -62,7 +63,7 @@ func (e *Engine) Probe(ctx context.Context) error {
 		return probeErr(err)
 	}
 	data, _ := json.Marshal(probeVerdict{ProvedAt: time.Now().Unix()})
-	if err := writeAtomic(e.probeFile(), data); err != nil {
+	if err := pstate.WriteAtomic(e.probeFile(), data); err != nil {
 		// The verdict holds for this process; the next one proves again.
 		e.log.Warn("cannot record the probe verdict", "err", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Publication by format version 4 (docs/publication.md): the engine's
@@ -458,7 +459,7 @@ func (d dirState) loadStreak() publish.Streak {
 	if err != nil {
 		return publish.Streak{}
 	}
-	f, ok := unsealRecord(data, 2)
+	f, ok := pstate.Unseal(data, 2)
 	if !ok {
 		return publish.Streak{}
 	}
@@ -473,5 +474,5 @@ func (d dirState) loadStreak() publish.Streak {
 // saveStreak records st; the zero Streak is recorded as such (not by
 // removing the file), so the next save overwrites it in place too.
 func (d dirState) saveStreak(st publish.Streak) {
-	_ = overwriteRecord(d.file(streakFile), sealRecord(fmt.Sprintf("%020d", st.Generation), strconv.Itoa(st.Skipped)))
+	_ = pstate.Overwrite(d.file(streakFile), pstate.Seal(fmt.Sprintf("%020d", st.Generation), strconv.Itoa(st.Skipped)))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // A directory remembers its store, as a git clone remembers its remote.
@@ -36,7 +37,7 @@ type RememberedStore struct {
 }
 
 func rememberedFile(private, realDir string) string {
-	return filepath.Join(private, "remotes", hashKey(realDir))
+	return filepath.Join(private, "remotes", pstate.HashKey(realDir))
 }
 
 func readRemembered(private, realDir string) (RememberedStore, bool) {
@@ -93,7 +94,7 @@ func (e *Engine) rememberStore(realDir string) {
 		}
 	}
 	data, _ := json.Marshal(want)
-	if err := writeAtomic(rememberedFile(e.private, realDir), data); err != nil {
+	if err := pstate.WriteAtomic(rememberedFile(e.private, realDir), data); err != nil {
 		e.log.Warn("cannot record the directory's store", "err", err)
 	}
 }

@@ -8,35 +8,8 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/publish"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
-
-// A sealed record reads back; a torn one (any byte of the old and the new
-// mixed, or a crash's zeros) reads as none; the older unsealed form reads.
-func TestSealedRecords(t *testing.T) {
-	rec := sealRecord("00000000000000001299", "ab")
-	if f, ok := unsealRecord(rec, 2); !ok || f[0] != "00000000000000001299" || f[1] != "ab" {
-		t.Fatalf("round trip of %q: %q, %v", rec, f, ok)
-	}
-	newer := sealRecord("00000000000000001300", "ab")
-	for i := range rec {
-		torn := append(append([]byte(nil), newer[:i]...), rec[i:]...)
-		if string(torn) == string(rec) || string(torn) == string(newer) {
-			continue
-		}
-		if f, ok := unsealRecord(torn, 2); ok {
-			t.Errorf("torn record %q read as %q", torn, f)
-		}
-	}
-	if _, ok := unsealRecord(make([]byte, len(rec)), 2); ok {
-		t.Error("a record of zeros read")
-	}
-	if f, ok := unsealRecord([]byte("1299 ab\n"), 2); !ok || f[0] != "1299" {
-		t.Errorf("older form: %q, %v", f, ok)
-	}
-	if _, ok := unsealRecord([]byte("1299\n"), 2); ok {
-		t.Error("a record with a field missing read")
-	}
-}
 
 // The highest generation seen is kept in one file rewritten in place, and a
 // torn record never makes a store look regressed: it reads as no memory.
@@ -63,7 +36,7 @@ func TestHighestGenerationRecord(t *testing.T) {
 	// Half of 1399 written over 1301: the digits alone would say 1391.
 	data, _ := os.ReadFile(path)
 	torn := append([]byte(nil), data...)
-	copy(torn[:19], sealRecord("00000000000000001399")[:19])
+	copy(torn[:19], pstate.Seal("00000000000000001399")[:19])
 	if err := os.WriteFile(path, torn, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +75,7 @@ func TestStreakRecord(t *testing.T) {
 	// 1399 half written over 1302: the digits alone would say 1392.
 	data, _ := os.ReadFile(path)
 	torn := append([]byte(nil), data...)
-	copy(torn[:19], sealRecord("00000000000000001399", "0")[:19])
+	copy(torn[:19], pstate.Seal("00000000000000001399", "0")[:19])
 	if err := os.WriteFile(path, torn, 0o600); err != nil {
 		t.Fatal(err)
 	}

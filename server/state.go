@@ -17,6 +17,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -57,12 +58,6 @@ const (
 
 var errBadStateFile = errors.New("server: private state file is corrupt")
 
-// hashKey names a P directory after s without revealing s.
-func hashKey(s string) string {
-	sum := cas.Sum([]byte(s))
-	return hex.EncodeToString(sum[:16])
-}
-
 // storeDir is P/stores/<key> of the store as last identified (storeid.go).
 func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e.keyedNow().key) }
 
@@ -75,7 +70,7 @@ func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, realPath
 // stateDirOf is stateDir of dir, whose resolved path is real.
 func (e *Engine) stateDirOf(dir, real string) string {
 	key := func(p string) string {
-		return filepath.Join(e.private, "dirs", hashKey(e.store.Identity()+"\x00"+p))
+		return filepath.Join(e.private, "dirs", pstate.HashKey(e.store.Identity()+"\x00"+p))
 	}
 	resolved := key(real)
 	if lexical := key(dir); lexical != resolved {
@@ -86,19 +81,6 @@ func (e *Engine) stateDirOf(dir, real string) string {
 		}
 	}
 	return resolved
-}
-
-// writeAtomic replaces name with data so that a reader (or a crash) sees
-// either the old or the new content, never a mix, and makes it durable.
-func writeAtomic(name string, data []byte) error { return writeReplace(name, data, true) }
-
-// writeReplace is writeAtomic, optionally without the fsyncs (for caches,
-// whose loss costs only time and whose tearing the checksum detects).
-func writeReplace(name string, data []byte, durable bool) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
-		return err
-	}
-	return osfile.WriteFile(name, 0o600, durable, data)
 }
 
 // baseline is A: the accepted state this directory was last synchronised
@@ -477,7 +459,7 @@ func (d dirState) recordWhere() error {
 		return nil
 	}
 	data, _ := json.Marshal(whereRecord{Dir: d.dir, Store: d.store})
-	return writeAtomic(d.file("where"), data)
+	return pstate.WriteAtomic(d.file("where"), data)
 }
 
 func (d dirState) file(name string) string { return filepath.Join(d.path, name) }
@@ -558,7 +540,7 @@ func (d dirState) saveBaseline(b *baseline) error {
 	}
 	data := encodeBaseline(b)
 	d.kept.forgetBaseline() // until the new file is in place
-	if err := writeAtomic(d.file("baseline"), data); err != nil {
+	if err := pstate.WriteAtomic(d.file("baseline"), data); err != nil {
 		return err
 	}
 	if f, err := os.Open(d.file("baseline")); err == nil {
@@ -675,7 +657,7 @@ func (d dirState) saveHeld(id cas.ID, content []byte) error {
 	if _, err := os.Stat(name); err == nil {
 		return nil
 	}
-	return writeAtomic(name, content)
+	return pstate.WriteAtomic(name, content)
 }
 
 // loadHeld returns a held base's content, checked against its ID.
@@ -734,7 +716,7 @@ func (d dirState) loadStatCache() *workdir.StatCache {
 // write met half done or cut by a crash fails the cache's checksum, and
 // an unreadable cache is an empty one (loadStatCache).
 func (d dirState) saveStatCache(m *workdir.StatCache) error {
-	return overwriteRecord(d.file("statcache"), encodeStatCache(m))
+	return pstate.Overwrite(d.file("statcache"), encodeStatCache(m))
 }
 
 func (d dirState) loadRecovery() (*recoveryFlag, error) {
@@ -755,7 +737,7 @@ func (d dirState) loadRecovery() (*recoveryFlag, error) {
 
 func (d dirState) setRecovery(f recoveryFlag) error {
 	data, _ := json.Marshal(f)
-	return writeAtomic(d.file("recovery"), data)
+	return pstate.WriteAtomic(d.file("recovery"), data)
 }
 
 func (d dirState) clearRecovery() error {

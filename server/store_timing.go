@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Timing estimates learned from the store's own requests. Version 4's
@@ -162,7 +163,7 @@ func (t *storeTiming) load(dir string) {
 // sample counts, or one of the older text forms (version 1 had no write
 // estimate: read as version 2 without it).
 func parseTiming(data []byte) (d [3]int64, n [3]int, ok bool) {
-	if f, sealed := unsealRecord(data, 6); sealed {
+	if f, sealed := pstate.Unseal(data, 6); sealed {
 		for i := range d {
 			var err1, err2 error
 			d[i], err1 = strconv.ParseInt(f[2*i], 10, 64)
@@ -193,7 +194,7 @@ func timingRecord(e ...estimate) []byte {
 	for _, x := range e {
 		f = append(f, fmt.Sprintf("%020d", int64(x.mean)), strconv.Itoa(x.n))
 	}
-	return sealRecord(f...)
+	return pstate.Seal(f...)
 }
 
 // estimates returns the conditional-write and round-trip estimates:
@@ -254,7 +255,7 @@ func (t *storeTiming) record(kind int, d time.Duration) {
 	if t.dir == "" {
 		return
 	}
-	_ = overwriteRecord(filepath.Join(t.dir, timingFile), timingRecord(t.cond, t.rtt, t.write)) // a hint
+	_ = pstate.Overwrite(filepath.Join(t.dir, timingFile), timingRecord(t.cond, t.rtt, t.write)) // a hint
 }
 
 // timedStore is the store as publish sees it: every request passes

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Store identity (remote/storeid.go). A URL names a place; the store ID
@@ -74,7 +75,7 @@ func (e *Engine) cachedKeyed() (id, key string, recorded bool) {
 	if err != nil {
 		return "", e.storeKey, false
 	}
-	f, ok := unsealRecord(data, 2)
+	f, ok := pstate.Unseal(data, 2)
 	if !ok || (f[0] != noStoreID && !remote.IsStoreID(f[0])) || len(f[1]) != len(e.storeKey) {
 		return "", e.storeKey, false
 	}
@@ -96,9 +97,9 @@ func (e *Engine) keyFor(id string, prev *storeKeyed) string {
 	if id == "" {
 		// Another store, not yet named: a key of its own, that the
 		// store it replaced cannot have.
-		return hashKey(e.store.Identity() + "\x00unnamed after\x00" + prev.id)
+		return pstate.HashKey(e.store.Identity() + "\x00unnamed after\x00" + prev.id)
 	}
-	return hashKey(e.store.Identity() + "\x00" + id)
+	return pstate.HashKey(e.store.Identity() + "\x00" + id)
 }
 
 // identify makes sure the engine knows its store's ID: from P when it was
@@ -147,7 +148,7 @@ func (e *Engine) adopt(id, key string) {
 	if id == "" {
 		shown = noStoreID
 	}
-	if err := writeAtomic(e.idCacheFile(), sealRecord(shown, key)); err != nil {
+	if err := pstate.WriteAtomic(e.idCacheFile(), pstate.Seal(shown, key)); err != nil {
 		e.log.Warn("cannot record the store ID", "err", err)
 	}
 	e.probeMu.Lock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // A writer 300 generations behind on a version-4 store catches up
@@ -395,7 +396,7 @@ func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, key := range built {
-			if !c.store.HasPack(hashKey(key) + ".pack") {
+			if !c.store.HasPack(pstate.HashKey(key) + ".pack") {
 				t.Errorf("the rollup %s is not in the cache", key)
 			}
 		}

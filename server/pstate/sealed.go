@@ -1,4 +1,4 @@
-package server
+package pstate
 
 import (
 	"fmt"
@@ -10,10 +10,9 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 )
 
-// Sealed records. The small records P rewrites on most commits, a chain
-// cache's reach (cache.go), the highest generation seen (generation.go),
-// the store's timing estimates (store_timing.go) and a directory's streak
-// (publish_v4.go), are overwritten in place (osfile.Overwrite) rather than
+// Sealed records. The small records P rewrites on most commits (a chain
+// cache's reach, the highest generation seen, the store's timing estimates
+// and a directory's streak) are overwritten in place (osfile.Overwrite) rather than
 // replaced through a new file: five fewer inodes created and freed per
 // commit, each about 150 µs of CPU on an ext4 disk that frees inodes
 // often, against a few µs for a write in place. So they carry
@@ -26,16 +25,16 @@ import (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// sealRecord returns the line holding fields (each of fixed width per
+// Seal returns the line holding fields (each of fixed width per
 // record kind) and their check.
-func sealRecord(fields ...string) []byte {
+func Seal(fields ...string) []byte {
 	payload := strings.Join(fields, " ")
 	return fmt.Appendf(nil, "%s %08x\n", payload, crc32.Checksum([]byte(payload), castagnoli))
 }
 
-// unsealRecord returns the n fields of a record: a sealed one whose check
+// Unseal returns the n fields of a record: a sealed one whose check
 // holds, or one of the older form (exactly n fields); false otherwise.
-func unsealRecord(data []byte, n int) ([]string, bool) {
+func Unseal(data []byte, n int) ([]string, bool) {
 	f := strings.Fields(string(data))
 	switch len(f) {
 	case n:
@@ -49,10 +48,10 @@ func unsealRecord(data []byte, n int) ([]string, bool) {
 	return nil, false
 }
 
-// overwriteRecord writes record to name (its directory made if needed),
+// Overwrite writes record to name (its directory made if needed),
 // in place once it exists with the same length. Its readers must detect a
 // mix of two versions: a sealed record, or the stat cache (its BLAKE3).
-func overwriteRecord(name string, record []byte) error {
+func Overwrite(name string, record []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return err
 	}
