@@ -8,9 +8,9 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 )
 
 // History: the retained publications, read from `current` and the
@@ -175,18 +175,11 @@ func (n *Notebook) readSegments(ctx context.Context, refs []SegmentRef) ([]*Segm
 	if len(refs) == 1 {
 		out[0], errs[0] = n.ReadSegment(ctx, refs[0])
 	} else if len(refs) > 1 {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(segmentReaders, len(refs)) {
-			wg.Go(func() {
-				for i := int(next.Add(1) - 1); i < len(refs); i = int(next.Add(1) - 1) {
-					if out[i], errs[i] = n.ReadSegment(ctx, refs[i]); errs[i] != nil {
-						next.Store(int64(len(refs))) // the rest are not needed
-					}
-				}
-			})
-		}
-		wg.Wait()
+		// After a failure no further read starts: the rest are not needed.
+		_ = parallel.For(len(refs), segmentReaders, func(i int) error {
+			out[i], errs[i] = n.ReadSegment(ctx, refs[i])
+			return errs[i]
+		})
 	}
 	for i, err := range errs {
 		if err != nil || out[i] == nil {

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/parallel"
 )
 
 // Rollups (docs/storage.md §3A.6). The rollup of level L and block j
@@ -470,13 +470,13 @@ func skipSwaps(m *Manifest, reach uint64) uint64 {
 }
 
 // CatchUp downloads what a reader that reached generation reach (see
-// planCatchUp) needs to read state's head, fetching up to parallel packs
+// planCatchUp) needs to read state's head, fetching up to limit packs
 // at a time. A rollup nobody built is replaced by smaller blocks. Increments
 // are verified against their descriptors; a missing increment wraps
 // ErrMissingPack.
 //
 // have reports packs the caller holds already (by key): they are skipped.
-func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, parallel int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
+func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, limit int, have func(key string) bool, keep func([]CaughtUpPack) error) (CatchUpStats, error) {
 	var st CatchUpStats
 	if reach >= state.Generation() {
 		return st, nil
@@ -529,7 +529,13 @@ func (n *Notebook) CatchUp(ctx context.Context, state State, reach uint64, paral
 			})
 		}
 		results := make([]result, len(jobs))
-		runParallel(ctx, parallel, len(jobs), func(i int) { results[i] = jobs[i]() })
+		// Every job runs (each records its own error) unless ctx ends.
+		_ = parallel.For(len(jobs), limit, func(i int) error {
+			if ctx.Err() == nil {
+				results[i] = jobs[i]()
+			}
+			return nil
+		})
 		plan = nil
 		var got []CaughtUpPack
 		var first error
@@ -597,23 +603,4 @@ func (it coverItem) instead(reach uint64) []coverItem {
 		}
 	}
 	return append(out, coverItem{level: MinRollupLevel, first: it.last - b + 1, last: it.last})
-}
-
-// runParallel calls f(0..n-1) with at most parallel calls at once.
-func runParallel(ctx context.Context, parallel, n int, f func(int)) {
-	if parallel < 1 {
-		parallel = 1
-	}
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if ctx.Err() == nil {
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
 }

@@ -1,5 +1,6 @@
 // Package parallel is the one bounded worker pool of slivingdoc, on
-// errgroup.SetLimit: the pack downloads of server's cache, the parallel
+// errgroup.SetLimit: the pack downloads of server's cache and of remote's
+// catch-up, the segment reads of a history listing, the parallel
 // reads of a scan, the file writes of a rewrite and cas's pack
 // verification all run through For instead of each keeping its own
 // semaphore, counter and WaitGroup.
