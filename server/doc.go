@@ -51,7 +51,7 @@
 //     stamps), so an edit in the same timestamp tick is never missed.
 //   - A long-lived engine (Config.LongLived: serve) keeps, per L, the
 //     directory listings an inotify watch proves unchanged and the stat
-//     cache (memory.go, workdir/memory.go); the baseline and the recovery
+//     cache (memory.go, workdir/watched.go); the baseline and the recovery
 //     flag are still read from P on every call. It also replies to a commit
 //     before keeping the published pack in the cache and recording the
 //     highest generation (after_reply.go: the next call and Close wait for

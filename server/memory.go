@@ -15,7 +15,7 @@ import (
 // between calls, so that a call on an unchanged notebook costs what it
 // must, not what a fresh process pays:
 //   - the listings of L's directories, reused while an inotify watch
-//     proves them unchanged (workdir.Memory, whose doc says why that is
+//     proves them unchanged (workdir.WatchedListings, whose doc says why that is
 //     sound);
 //   - the stat cache as the last call left it, used instead of reading
 //     and decoding P's copy while that file is the one the call left
@@ -41,7 +41,7 @@ const maxMemories = 16
 
 // dirMemory is what is kept of one L (by its private state directory).
 type dirMemory struct {
-	listings *workdir.Memory
+	listings *workdir.WatchedListings
 	stats    *workdir.StatCache // nil: none kept (in use by a session, or never saved)
 	statsAt  fileIdentity
 	savedAt  time.Time     // when the stat cache was last written to P
@@ -210,7 +210,7 @@ func (e *Engine) memoryOf(stateDir string) *dirMemory {
 				break
 			}
 		}
-		m = &dirMemory{listings: workdir.NewMemory()}
+		m = &dirMemory{listings: workdir.NewWatchedListings()}
 		e.memories[stateDir] = m
 	}
 	return m
@@ -268,7 +268,7 @@ func (s *session) keepStats() {
 }
 
 // listings is the Memory the session's scans use (nil: none).
-func (s *session) listings() *workdir.Memory {
+func (s *session) listings() *workdir.WatchedListings {
 	if m := s.e.memoryOf(s.state.path); m != nil {
 		return m.listings
 	}

@@ -27,7 +27,7 @@ func (e *Engine) IgnorePatterns() []string { return e.ignore.Patterns() }
 type scanRules struct {
 	ignore    *workdir.Ignore
 	tempsOurs bool
-	listings  *workdir.Memory // nil: remember nothing
+	listings  *workdir.WatchedListings // nil: remember nothing
 }
 
 // scanResult is L as the operations see it.

@@ -13,7 +13,7 @@
 //	  ─stat cache (Entry, trusted and same stat)▶ reused file ID, no read
 //	  ─otherwise ReadChecked + cas.WriteFile───▶ Listing.Files / Content
 //
-// With a Memory (a long-lived process), a directory that an inotify watch
+// With a WatchedListings (a long-lived process), a directory that an inotify watch
 // proves unchanged is not listed again: its remembered listing, and the
 // outcome of its last walk, stand in (memory.go says why that is sound and
 // what such a watch cannot see).

@@ -152,7 +152,7 @@ func fstatatCopy(fd int, name []byte, st *unix.Stat_t) error {
 	return unix.Fstatat(fd, string(name), st, unix.AT_SYMLINK_NOFOLLOW)
 }
 
-// rawDirs: a scan without a Memory lists directories through raw
+// rawDirs: a scan without a WatchedListings lists directories through raw
 // descriptors (openSubdir, listFD).
 const rawDirs = true
 

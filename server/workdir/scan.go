@@ -117,7 +117,7 @@ type dirRef struct {
 	root   *os.Root
 	err    error
 	// fd is the directory opened for listing only, relative to its
-	// parent's fd (rawDirs, no Memory; -1: none), and fdErr why it could
+	// parent's fd (rawDirs, no WatchedListings; -1: none), and fdErr why it could
 	// not be; ownFD: the walk of this directory closes it.
 	fd    int
 	fdErr error
@@ -129,9 +129,9 @@ type dirRef struct {
 // others. Directories are listed in parallel too: a no-op call is one stat
 // per file, and on a large notebook those system calls are most of its
 // cost; with mem (nil: none), the listings of directories a change watch
-// proves unchanged are reused instead (see Memory). The cache becomes
+// proves unchanged are reused instead (see WatchedListings). The cache becomes
 // the result's Stats (updated in place, not copied).
-func Scan(root *os.Root, cache *StatCache, rules Rules, mem *Memory) (*Listing, error) {
+func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*Listing, error) {
 	start := time.Now().UnixNano()
 	res := &Listing{
 		Files:   make(map[string]cas.ID, cache.Len()),
@@ -217,7 +217,7 @@ type walker struct {
 	res   *Listing
 	cache *StatCache
 	rules Rules
-	mem   *Memory // nil: remember nothing
+	mem   *WatchedListings // nil: remember nothing
 	// sameCache: the stat cache is the map the last scan with mem used,
 	// so a directory's remembered outcome still holds (memory.go).
 	sameCache bool
@@ -269,8 +269,8 @@ var dirsListed atomic.Int64
 var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
 
 // list returns the entries of directory prefix: remembered (recalled)
-// when the Memory vouches for them, else freshly listed (and remembered
-// when watched). A shared listing belongs to the Memory: not to be
+// when the WatchedListings vouches for them, else freshly listed (and remembered
+// when watched). A shared listing belongs to the WatchedListings: not to be
 // modified. parentReused says the parent's listing was recalled, so the
 // name still denotes the directory remembered under it.
 func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []dirEnt, shared, recalled, pooled bool, err error) {

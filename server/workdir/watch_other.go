@@ -4,7 +4,7 @@ package workdir
 
 import "os"
 
-// watch: no change watch here; a Memory remembers nothing.
+// watch: no change watch here; a WatchedListings remembers nothing.
 type watch struct{}
 
 func newWatch(*os.Root) (*watch, bool, error) { return nil, false, nil }

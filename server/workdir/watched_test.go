@@ -13,7 +13,7 @@ import (
 // memScan scans dir with mem and checks the result against a scan of the
 // same tree without any memory (the oracle); it returns the listing and
 // how many directories were listed from the file system.
-func memScan(t *testing.T, dir string, cache *StatCache, mem *Memory) (*Listing, int64) {
+func memScan(t *testing.T, dir string, cache *StatCache, mem *WatchedListings) (*Listing, int64) {
 	t.Helper()
 	r, err := os.OpenRoot(dir)
 	if err != nil {
@@ -39,7 +39,7 @@ func memScan(t *testing.T, dir string, cache *StatCache, mem *Memory) (*Listing,
 	return got, listed
 }
 
-func needWatch(t *testing.T, dir string, mem *Memory) {
+func needWatch(t *testing.T, dir string, mem *WatchedListings) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("no change watch on " + runtime.GOOS)
@@ -52,12 +52,12 @@ func needWatch(t *testing.T, dir string, mem *Memory) {
 
 // A second scan of an unchanged tree lists nothing; a change lists only
 // the directory it is in.
-func TestMemoryReusesUnchangedListings(t *testing.T) {
+func TestWatchedListingsReusesUnchangedListings(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
 		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
 	}
-	mem := NewMemory()
+	mem := NewWatchedListings()
 	defer mem.Close()
 	needWatch(t, dir, mem)
 	cache := NewStatCache()
@@ -78,19 +78,19 @@ func TestMemoryReusesUnchangedListings(t *testing.T) {
 
 // Every change a user or another process can make between two calls is
 // seen: the result always equals a fresh scan's (memScan checks it).
-func TestMemoryNoticesEveryChange(t *testing.T) {
+func TestWatchedListingsNoticesEveryChange(t *testing.T) {
 	changes := []struct {
 		name string
-		do   func(t *testing.T, dir string, mem *Memory)
+		do   func(t *testing.T, dir string, mem *WatchedListings)
 		want func(t *testing.T, res *Listing)
 	}{
-		{"same size and mtime", func(t *testing.T, dir string, mem *Memory) {
+		{"same size and mtime", func(t *testing.T, dir string, mem *WatchedListings) {
 			p := filepath.Join(dir, "x/b.md")
 			fi, _ := os.Stat(p)
 			os.WriteFile(p, []byte("B.MD\n"), 0o644)
 			os.Chtimes(p, fi.ModTime(), fi.ModTime())
 		}, nil},
-		{"replaced by rename, same size and mtime", func(t *testing.T, dir string, mem *Memory) {
+		{"replaced by rename, same size and mtime", func(t *testing.T, dir string, mem *WatchedListings) {
 			p := filepath.Join(dir, "x/b.md")
 			fi, _ := os.Stat(p)
 			tmp := filepath.Join(dir, "..", "replacement")
@@ -100,31 +100,31 @@ func TestMemoryNoticesEveryChange(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, nil},
-		{"chmod only", func(t *testing.T, dir string, mem *Memory) {
+		{"chmod only", func(t *testing.T, dir string, mem *WatchedListings) {
 			os.Chmod(filepath.Join(dir, "a.md"), 0o600)
 		}, nil},
-		{"file added deep", func(t *testing.T, dir string, mem *Memory) {
+		{"file added deep", func(t *testing.T, dir string, mem *WatchedListings) {
 			writeAged(t, filepath.Join(dir, "x/y/new.md"), "new\n", time.Hour)
 		}, func(t *testing.T, res *Listing) {
 			if _, ok := res.Files["x/y/new.md"]; !ok {
 				t.Fatal("new file not seen")
 			}
 		}},
-		{"file removed", func(t *testing.T, dir string, mem *Memory) {
+		{"file removed", func(t *testing.T, dir string, mem *WatchedListings) {
 			os.Remove(filepath.Join(dir, "z/d.md"))
 		}, nil},
-		{"directory renamed", func(t *testing.T, dir string, mem *Memory) {
+		{"directory renamed", func(t *testing.T, dir string, mem *WatchedListings) {
 			os.Rename(filepath.Join(dir, "x"), filepath.Join(dir, "w"))
 		}, nil},
-		{"directory replaced by another", func(t *testing.T, dir string, mem *Memory) {
+		{"directory replaced by another", func(t *testing.T, dir string, mem *WatchedListings) {
 			os.Rename(filepath.Join(dir, "x"), filepath.Join(dir, "..", "old-x"))
 			writeAged(t, filepath.Join(dir, "x/y/c.md"), "other c\n", time.Hour)
 		}, nil},
-		{"directory replaced by a file", func(t *testing.T, dir string, mem *Memory) {
+		{"directory replaced by a file", func(t *testing.T, dir string, mem *WatchedListings) {
 			os.RemoveAll(filepath.Join(dir, "z"))
 			writeAged(t, filepath.Join(dir, "z"), "z is a file\n", time.Hour)
 		}, nil},
-		{"notebook directory replaced", func(t *testing.T, dir string, mem *Memory) {
+		{"notebook directory replaced", func(t *testing.T, dir string, mem *WatchedListings) {
 			os.Rename(dir, dir+"-old")
 			writeAged(t, filepath.Join(dir, "a.md"), "a new notebook\n", time.Hour)
 		}, func(t *testing.T, res *Listing) {
@@ -132,7 +132,7 @@ func TestMemoryNoticesEveryChange(t *testing.T) {
 				t.Fatalf("the replaced notebook: %v", res.Files)
 			}
 		}},
-		{"invalid name added", func(t *testing.T, dir string, mem *Memory) {
+		{"invalid name added", func(t *testing.T, dir string, mem *WatchedListings) {
 			writeAged(t, filepath.Join(dir, "x/bad:name.md"), "x\n", time.Hour)
 		}, func(t *testing.T, res *Listing) {
 			if len(res.Invalid) != 1 {
@@ -146,7 +146,7 @@ func TestMemoryNoticesEveryChange(t *testing.T) {
 			for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
 				writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
 			}
-			mem := NewMemory()
+			mem := NewWatchedListings()
 			defer mem.Close()
 			needWatch(t, dir, mem)
 			first, _ := memScan(t, dir, NewStatCache(), mem)
@@ -167,10 +167,10 @@ func TestMemoryNoticesEveryChange(t *testing.T) {
 
 // A file edited twice within one timestamp tick, the second time after
 // it was read: the second edit keeps size and mtime, and is still seen.
-func TestMemoryEditWithinOneTick(t *testing.T) {
+func TestWatchedListingsEditWithinOneTick(t *testing.T) {
 	dir := t.TempDir()
 	writeAged(t, filepath.Join(dir, "old.md"), "old\n", time.Hour)
-	mem := NewMemory()
+	mem := NewWatchedListings()
 	defer mem.Close()
 	needWatch(t, dir, mem)
 	p := filepath.Join(dir, "hot.md")
@@ -187,10 +187,10 @@ func TestMemoryEditWithinOneTick(t *testing.T) {
 
 // An overflowed event queue, or a scan that failed, forgets every
 // listing.
-func TestMemoryForgetsOnOverflowAndFailure(t *testing.T) {
+func TestWatchedListingsForgetsOnOverflowAndFailure(t *testing.T) {
 	dir := t.TempDir()
 	writeAged(t, filepath.Join(dir, "x/a.md"), "a\n", time.Hour)
-	mem := NewMemory()
+	mem := NewWatchedListings()
 	defer mem.Close()
 	needWatch(t, dir, mem)
 	res, _ := memScan(t, dir, NewStatCache(), mem)
@@ -208,7 +208,7 @@ func TestMemoryForgetsOnOverflowAndFailure(t *testing.T) {
 
 // A directory holding a file with another hard link is listed every time:
 // an edit through the other link raises no event on its watch.
-func TestMemoryHardLinkedFileIsAlwaysStatted(t *testing.T) {
+func TestWatchedListingsHardLinkedFileIsAlwaysStatted(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "L")
 	writeAged(t, filepath.Join(dir, "x/a.md"), "a\n", time.Hour)
@@ -217,7 +217,7 @@ func TestMemoryHardLinkedFileIsAlwaysStatted(t *testing.T) {
 	if err := os.Link(filepath.Join(dir, "x/a.md"), outside); err != nil {
 		t.Skip(err)
 	}
-	mem := NewMemory()
+	mem := NewWatchedListings()
 	defer mem.Close()
 	needWatch(t, dir, mem)
 	res, _ := memScan(t, dir, NewStatCache(), mem)
@@ -234,12 +234,12 @@ func TestMemoryHardLinkedFileIsAlwaysStatted(t *testing.T) {
 
 // A remembered outcome holds only against the stat cache it was found
 // with: another cache (P's copy, reloaded) is consulted entry by entry.
-func TestMemoryOutcomeNeedsTheSameCache(t *testing.T) {
+func TestWatchedListingsOutcomeNeedsTheSameCache(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md"} {
 		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
 	}
-	mem := NewMemory()
+	mem := NewWatchedListings()
 	defer mem.Close()
 	needWatch(t, dir, mem)
 	res, _ := memScan(t, dir, NewStatCache(), mem)
@@ -254,13 +254,13 @@ func TestMemoryOutcomeNeedsTheSameCache(t *testing.T) {
 
 // Files holding conflict blocks are listed by every scan, whether their
 // directory is walked or remembered, until the blocks are resolved.
-func TestMemoryListsMarkerFiles(t *testing.T) {
+func TestWatchedListingsListsMarkerFiles(t *testing.T) {
 	dir := t.TempDir()
 	block := "<<<<<<< local\nmine\n=======\ntheirs\n>>>>>>> remote\n"
 	writeAged(t, filepath.Join(dir, "x", "c.md"), "a\n"+block, time.Hour)
 	writeAged(t, filepath.Join(dir, "x", "d.md"), "plain\n", time.Hour)
 	writeAged(t, filepath.Join(dir, "y", "e.md"), block, time.Hour)
-	mem := NewMemory()
+	mem := NewWatchedListings()
 	defer mem.Close()
 	needWatch(t, dir, mem)
 	cache := NewStatCache()

@@ -5,10 +5,10 @@ import (
 	"sync"
 )
 
-// Memory is what a long-lived process (serve) remembers of one L between
+// WatchedListings is what a long-lived process (serve) remembers of one L between
 // scans: the raw listing (names, types, stats) of each directory, reused
 // only while a change watch proves that nothing in that directory changed
-// since it was listed. A scan with a Memory lists and stats only the
+// since it was listed. A scan with a WatchedListings lists and stats only the
 // directories that changed; the others cost no system call unless a file
 // in them must be read.
 //
@@ -31,7 +31,7 @@ import (
 //     and inode), on a local file system whose changes all pass through
 //     this kernel (ext4, xfs, btrfs, tmpfs, f2fs, zfs, overlayfs); a
 //     directory on another device than L's is never remembered (a mount
-//     inside L). Otherwise the scan lists everything, as without a Memory.
+//     inside L). Otherwise the scan lists everything, as without a WatchedListings.
 //   - A directory holding a file with other hard links when it is listed
 //     is never remembered: a change made through another link raises no
 //     event on this directory's watch.
@@ -48,10 +48,10 @@ import (
 // is seen once anything else changes in that directory, or by the next
 // process (the CLI keeps no memory).
 //
-// Only Linux has the watch (inotify); elsewhere a Memory remembers nothing
-// and every scan lists everything. A Memory is safe for one scan at a time
+// Only Linux has the watch (inotify); elsewhere a WatchedListings remembers nothing
+// and every scan lists everything. A WatchedListings is safe for one scan at a time
 // (the engine serialises calls on one L); Close releases the watch.
-type Memory struct {
+type WatchedListings struct {
 	mu      sync.Mutex
 	w       *watch // nil: not watching (none yet, unsupported, or failed)
 	off     bool   // the watch cannot be had here: never try again
@@ -92,11 +92,13 @@ type outcome struct {
 	subs    []subdir
 }
 
-// NewMemory returns an empty Memory.
-func NewMemory() *Memory { return &Memory{dirs: map[string]*dirMemo{}, byWD: map[int32][]string{}} }
+// NewWatchedListings returns an empty WatchedListings.
+func NewWatchedListings() *WatchedListings {
+	return &WatchedListings{dirs: map[string]*dirMemo{}, byWD: map[int32][]string{}}
+}
 
 // Close stops watching and forgets everything.
-func (m *Memory) Close() error {
+func (m *WatchedListings) Close() error {
 	if m == nil {
 		return nil
 	}
@@ -107,7 +109,7 @@ func (m *Memory) Close() error {
 }
 
 // reset forgets every listing and closes the watch (m.mu held).
-func (m *Memory) reset() {
+func (m *WatchedListings) reset() {
 	if m.w != nil {
 		m.w.close()
 		m.w = nil
@@ -119,7 +121,7 @@ func (m *Memory) reset() {
 // begin prepares a scan of L through root: it checks that root is the
 // directory remembered and drains the watch's events. It reports whether
 // listings may be remembered during this scan.
-func (m *Memory) begin(root *os.Root) bool {
+func (m *WatchedListings) begin(root *os.Root) bool {
 	if m == nil {
 		return false
 	}
@@ -161,7 +163,7 @@ func (m *Memory) begin(root *os.Root) bool {
 
 // forget invalidates the listings of the directories watched as wd (all
 // of them for wd < 0: the queue overflowed).
-func (m *Memory) forget(wd int32) {
+func (m *WatchedListings) forget(wd int32) {
 	if wd < 0 {
 		for _, d := range m.dirs {
 			d.valid = false
@@ -177,7 +179,7 @@ func (m *Memory) forget(wd int32) {
 
 // end drops the memos of directories the scan did not reach (removed, or
 // now ignored). After a failed scan everything is forgotten.
-func (m *Memory) end(ok bool, cache *StatCache) {
+func (m *WatchedListings) end(ok bool, cache *StatCache) {
 	if m == nil {
 		return
 	}
@@ -205,7 +207,7 @@ func (m *Memory) end(ok bool, cache *StatCache) {
 
 // recall returns the remembered listing of prefix if it is still valid
 // and (with wd >= 0) was taken from the directory watched as wd.
-func (m *Memory) recall(prefix string, wd int32) ([]dirEnt, bool) {
+func (m *WatchedListings) recall(prefix string, wd int32) ([]dirEnt, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := m.dirs[prefix]
@@ -218,7 +220,7 @@ func (m *Memory) recall(prefix string, wd int32) ([]dirEnt, bool) {
 
 // watchDir places the watch on the open directory f (before it is
 // listed) and returns its identity; false: it cannot be remembered.
-func (m *Memory) watchDir(f *os.File) (int32, bool) {
+func (m *WatchedListings) watchDir(f *os.File) (int32, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.w == nil {
@@ -236,7 +238,7 @@ func (m *Memory) watchDir(f *os.File) (int32, bool) {
 
 // remember records the listing of prefix taken after its watch wd was
 // placed. Events that arrive meanwhile invalidate it at the next scan.
-func (m *Memory) remember(prefix string, wd int32, entries []dirEnt) {
+func (m *WatchedListings) remember(prefix string, wd int32, entries []dirEnt) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.w == nil {
@@ -249,14 +251,14 @@ func (m *Memory) remember(prefix string, wd int32, entries []dirEnt) {
 }
 
 // sameCache reports whether cache is the one the last scan used.
-func (m *Memory) sameCache(cache *StatCache) bool {
+func (m *WatchedListings) sameCache(cache *StatCache) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cache != nil && m.cache == cache
 }
 
 // outcome returns the remembered outcome of prefix's walk under rules.
-func (m *Memory) outcome(prefix string, rules Rules) *outcome {
+func (m *WatchedListings) outcome(prefix string, rules Rules) *outcome {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if d := m.dirs[prefix]; d != nil && d.valid && d.rules == rules {
@@ -266,7 +268,7 @@ func (m *Memory) outcome(prefix string, rules Rules) *outcome {
 }
 
 // keepOutcome remembers the outcome of a walk of prefix's listing.
-func (m *Memory) keepOutcome(prefix string, rules Rules, o *outcome) {
+func (m *WatchedListings) keepOutcome(prefix string, rules Rules, o *outcome) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if d := m.dirs[prefix]; d != nil {

@@ -34,7 +34,7 @@ func BenchmarkScanRemembered(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			mem := NewMemory()
+			mem := NewWatchedListings()
 			defer mem.Close()
 			cache := NewStatCache()
 			for range 2 {
