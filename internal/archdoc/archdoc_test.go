@@ -77,6 +77,10 @@ func TestPackageMapNamesEveryPackage(t *testing.T) {
 	}
 }
 
+// engineLayers are the packages below the engine (server), bottom
+// first: each may import only those before it.
+var engineLayers = []string{"server/workdir", "server/pstate", "server/storeview", "server/objcache", "server/history"}
+
 // The layering the page states: imports go one way, remote imports no
 // backend, and of the product's packages only remote/s3store imports the
 // AWS SDK (the SeaweedFS harness and the load generator use it as a client).
@@ -108,6 +112,10 @@ func TestLayering(t *testing.T) {
 				t.Errorf("remote imports %s: the boundary imports no backend", dep)
 			case below(p, "server") && below(dep, "cmd", "bench"):
 				t.Errorf("%s imports %s: server knows nothing of the CLI", p, dep)
+			case dep == "server" && slices.Contains(engineLayers, p):
+				t.Errorf("%s imports server: the engine's packages sit below the engine", p)
+			case slices.Index(engineLayers, dep) > slices.Index(engineLayers, p) && slices.Contains(engineLayers, p):
+				t.Errorf("%s imports %s: the engine's packages are layered %v, bottom first", p, dep, engineLayers)
 			case !below(p, "internal") && !below(p, "bench") && below(dep, "internal/memstore", "internal/seaweed"):
 				t.Errorf("%s imports the test harness %s outside a test", p, dep)
 			}
