@@ -88,7 +88,7 @@
 //     below the oldest listed checkpoint once it is outside --retain
 //     (cleanup_v4.go, remote/retain_v4.go), and
 //     the estimates publish times its waits from are learned from the
-//     store's own requests (store_timing.go).
+//     store's own requests (server/storeview).
 //   - A cached object failing its check drops the damaged packs and runs
 //     the operation once more with fresh copies from the store (heal.go).
 //   - A file of L still holding conflict blocks is never merged again
