@@ -232,8 +232,8 @@ func New(cfg Config) (*Engine, error) {
 	id, key, _ := e.cachedKeyed()
 	e.keyed.Store(e.newKeyed(id, key))
 	// Every read and write of the store goes through the host's copies
-	// of the objects writers exchange (hostobjects.go).
-	e.store = withHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
+	// of the objects writers exchange (server/storeview).
+	e.store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
 	e.notebook = remote.Open(e.store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
 	switch {
 	case e.retain == 0:
