@@ -103,9 +103,7 @@ type Engine struct {
 	objMu   sync.Mutex
 	objects map[string]*chainCache // open caches by chain key
 
-	probeMu sync.Mutex
-	probed  bool
-
+	probe  storeview.Verdict // the guarantees probe's verdict (probe.go, server/storeview)
 	timing *storeview.Timing // learned estimates of the store (server/storeview); nil: configured
 
 	// The store's identity (storeid.go): keyed is replaced whole when the
