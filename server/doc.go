@@ -88,7 +88,12 @@
 //     below the oldest listed checkpoint once it is outside --retain
 //     (cleanup_v4.go, remote/retain_v4.go), and
 //     the estimates publish times its waits from are learned from the
-//     store's own requests (store_timing.go).
+//     store's own requests (server/storeview).
+//   - The engine reads and writes its store as server/storeview wraps
+//     it: through the host's copies of the objects writers exchange
+//     (keyed by the store's ID under P/stores/<key>/objects), timed for
+//     publish, and proved once a day (the probe's verdict; Probe and
+//     the mapping of its errors stay here, probe.go and errmap.go).
 //   - A cached object failing its check drops the damaged packs and runs
 //     the operation once more with fresh copies from the store (heal.go).
 //   - A file of L still holding conflict blocks is never merged again

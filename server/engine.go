@@ -15,6 +15,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/storeview"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -68,7 +69,7 @@ type Config struct {
 	// CondEstimate and RTT are version 4's estimates of one conditional
 	// write of `current` and of one round trip to the store, from which
 	// its waits are timed (publish.Options); zero (both): learned from
-	// the store's own requests (store_timing.go), starting from a few
+	// the store's own requests (server/storeview), starting from a few
 	// milliseconds for a store on this machine (file://) and publish's
 	// defaults, made for object stores, otherwise. They decide how often
 	// a waiting writer reads `current`, never what is accepted.
@@ -102,8 +103,8 @@ type Engine struct {
 	objMu   sync.Mutex
 	objects map[string]*chainCache // open caches by chain key
 
-	probeMu sync.Mutex
-	probed  bool
+	probe  storeview.Verdict // the guarantees probe's verdict (probe.go, server/storeview)
+	timing *storeview.Timing // learned estimates of the store (server/storeview); nil: configured
 
 	// The store's identity (storeid.go): keyed is replaced whole when the
 	// store at the URL turns out to be another.
@@ -118,7 +119,6 @@ type Engine struct {
 	checkpointPacks int             // active increments that trigger a checkpoint
 	retain          time.Duration   // history window by time
 	cleaningV4      atomic.Bool     // a background version-4 cleanup is running (cleanup_v4.go)
-	timing          *storeTiming    // learned estimates of the store (store_timing.go); nil: configured
 	rollupMu        sync.Mutex      // one rollup build at a time
 	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
 	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
@@ -217,7 +217,7 @@ func New(cfg Config) (*Engine, error) {
 		memories:  map[string]*dirMemory{},
 
 		v4opts: v4Options(cfg),
-		timing: newStoreTiming(cfg),
+		timing: storeview.NewTiming(v4Options(cfg), cfg.CondEstimate != 0 || cfg.RTT != 0),
 
 		checkpointPacks: cfg.CheckpointPacks,
 		retain:          cfg.Retain,
@@ -230,8 +230,8 @@ func New(cfg Config) (*Engine, error) {
 	id, key, _ := e.cachedKeyed()
 	e.keyed.Store(e.newKeyed(id, key))
 	// Every read and write of the store goes through the host's copies
-	// of the objects writers exchange (hostobjects.go).
-	e.store = withHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
+	// of the objects writers exchange (server/storeview).
+	e.store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
 	e.notebook = remote.Open(e.store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
 	switch {
 	case e.retain == 0:

@@ -1,17 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 )
@@ -33,16 +29,22 @@ func exchanged(reqs []string) (proposals, groups, segments map[string]int) {
 		if !ok {
 			continue
 		}
-		switch kind, _, _ := hostKind(key); kind {
-		case copyProposal:
+		switch {
+		case isProposal(key):
 			proposals[key]++
-		case copyGroup:
+		case strings.HasPrefix(key, remote.GroupsPrefix):
 			groups[key]++
-		case copySegment:
+		case strings.HasPrefix(key, remote.SegmentsPrefix):
 			segments[key]++
 		}
 	}
 	return proposals, groups, segments
+}
+
+// isProposal reports whether key is a proposal version's.
+func isProposal(key string) bool {
+	kind, _, _, _, _ := remote.ParseProposalEntry(key)
+	return kind == remote.EntryProposal
 }
 
 // Two engines sharing one private root on one store (two agents of one
@@ -159,44 +161,8 @@ func (g *gateStore) List(ctx context.Context, prefix string) ([]remote.ObjectInf
 
 func (g *gateStore) Put(ctx context.Context, key string, data []byte) error {
 	err := g.Store.Put(ctx, key, data)
-	if kind, _, _ := hostKind(key); err == nil && !g.off.Load() && g.registered != nil && kind == copyProposal {
+	if err == nil && !g.off.Load() && g.registered != nil && isProposal(key) {
 		g.once.Do(func() { close(g.registered) })
 	}
 	return err
-}
-
-// A damaged copy (a crash tore it: copies are not fsynced) is never
-// used: the object is read from the store again, and the copy replaced.
-func TestDamagedHostCopyIsReadFromTheStore(t *testing.T) {
-	store := &recordingStore{Store: memstore.New()}
-	dir := t.TempDir()
-	h := newHostObjects(store, func() string { return dir })
-	ctx := context.Background()
-	data := []byte("a group pack's bytes")
-	key := remote.GroupPackKeyV4(cas.Sum(data))
-	if err := h.Put(ctx, key, data); err != nil {
-		t.Fatal(err)
-	}
-	store.take()
-	if got, _, err := h.Get(ctx, key); err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("Get: %q, %v", got, err)
-	}
-	if reqs := store.take(); len(reqs) != 0 {
-		t.Fatalf("a kept copy read from the store: %v", reqs)
-	}
-	copies, err := filepath.Glob(filepath.Join(dir, "*", "*"))
-	if err != nil || len(copies) != 1 {
-		t.Fatalf("copies %v (%v), want one", copies, err)
-	}
-	if err := os.WriteFile(copies[0], data[:5], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		if got, _, err := h.Get(ctx, key); err != nil || !bytes.Equal(got, data) {
-			t.Fatalf("Get of a torn copy: %q, %v", got, err)
-		}
-	}
-	if reqs := store.take(); len(reqs) != 1 || reqs[0] != "GET "+key {
-		t.Fatalf("requests %v, want one GET of %s (the torn copy replaced by the store's bytes)", reqs, key)
-	}
 }

@@ -117,7 +117,7 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		from := st.Generation() - min(st.Generation(), uint64(max(opts.K, publish.DefaultK)))
 		return &refillSource{src: e.source(c), fill: func() error { return e.fillChainFrom(ctx, state, c, from+1) }}, nil
 	}
-	store := e.timedPublishing(&opts) // store_timing.go
+	store := e.timing.Timed(&opts, e.store, e.storeDir()) // server/storeview
 	return publish.New(store, opts)
 }
 

@@ -4,9 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
@@ -93,40 +91,5 @@ func TestStreakRecord(t *testing.T) {
 	}
 	if got := d.loadStreak(); got != (publish.Streak{}) {
 		t.Fatalf("a count past MaxSkips read as %+v", got)
-	}
-}
-
-// The store's timing summary is rewritten in place (two saves per commit),
-// reads back, and a torn one reads as none: the defaults.
-func TestTimingRecordInPlace(t *testing.T) {
-	dir := t.TempDir()
-	timing := newStoreTiming(Config{Store: memstore.New()})
-	timing.load(dir)
-	timing.record(sampleCond, 3*time.Millisecond)
-	path := filepath.Join(dir, timingFile)
-	before, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	timing.record(sampleWrite, 2*time.Millisecond)
-	timing.record(sampleCond, 5*time.Millisecond)
-	if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
-		t.Fatalf("the summary was replaced, not rewritten in place (%v)", err)
-	}
-	next := newStoreTiming(Config{Store: memstore.New()})
-	next.load(dir)
-	if next.cond != (estimate{mean: timing.cond.mean, n: 2}) || next.write != (estimate{mean: 2 * time.Millisecond, n: 1}) {
-		t.Fatalf("reloaded %+v %+v, saved %+v %+v", next.cond, next.write, timing.cond, timing.write)
-	}
-	data, _ := os.ReadFile(path)
-	torn := append([]byte(nil), data...)
-	copy(torn[:19], timingRecord(estimate{mean: 9 * time.Second, n: 8})[:19])
-	if err := os.WriteFile(path, torn, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	damaged := newStoreTiming(Config{Store: memstore.New()})
-	damaged.load(dir)
-	if c, r := damaged.estimates(); c != 200*time.Millisecond || r != 20*time.Millisecond {
-		t.Fatalf("torn summary %q read: %v %v", torn, c, r)
 	}
 }

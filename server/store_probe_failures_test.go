@@ -36,9 +36,7 @@ func TestReadOnlyCallsProbeFailureIsNotAcceptanceUnknown(t *testing.T) {
 		{"diff", func() error { _, err := a.e.Diff(ctx, 0, 1, ""); return err }},
 	}
 	for _, c := range calls {
-		a.e.probeMu.Lock()
-		a.e.probed = false // a new process whose recorded verdict expired
-		a.e.probeMu.Unlock()
+		a.e.probe.Forget() // a new process whose recorded verdict expired
 		if err := os.Remove(a.e.probeFile()); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}

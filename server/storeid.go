@@ -151,9 +151,7 @@ func (e *Engine) adopt(id, key string) {
 	if err := pstate.WriteAtomic(e.idCacheFile(), pstate.Seal(shown, key)); err != nil {
 		e.log.Warn("cannot record the store ID", "err", err)
 	}
-	e.probeMu.Lock()
-	e.probed = false
-	e.probeMu.Unlock()
+	e.probe.Forget()
 }
 
 // recheck reads the store's ID again and switches to it when it is not

@@ -1,4 +1,4 @@
-package server
+package storeview
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // of one user on one machine they share the default private root, and
 // the object cache in it (DESIGN: one cache per store); but a proposal
 // reaches that cache only once its proposer learns it was accepted
-// (keepOwnProposal), after the folder has read it and often after the
+// (the engine's keepOwnProposal), after the folder has read it and often after the
 // others have caught up past it, and a group pack never does. So each of
 // those reads went to the store: on SeaweedFS with 50 writers sharing one
 // private root, 25 of the 38 requests of a commit were GETs of proposals
@@ -83,10 +83,11 @@ func newHostObjects(s remote.Store, dir func() string) *hostObjects {
 	return &hostObjects{Store: s, dir: dir, newest: -1}
 }
 
-// withHostObjects is s with the host's copies under dir, but for a
-// directory store: its objects are files on this host already, and a
-// copy would only write each one twice.
-func withHostObjects(s remote.Store, dir func() string) remote.Store {
+// WithHostObjects is s with the host's copies under dir (the engine's
+// P/stores/<key>/objects, which moves when the store is re-identified),
+// but for a directory store: its objects are files on this host already,
+// and a copy would only write each one twice.
+func WithHostObjects(s remote.Store, dir func() string) remote.Store {
 	if strings.HasPrefix(s.Identity(), "file://") {
 		return s
 	}

@@ -1,4 +1,4 @@
-package server
+package storeview
 
 import (
 	"context"
@@ -22,7 +22,8 @@ import (
 // §5.3). Fixed values cannot fit every store: an object store's 200 ms and
 // 20 ms made the waiters of a loopback SeaweedFS, where both take a few
 // milliseconds, sleep about a hundred times too long. So, unless
-// Config.CondEstimate or RTT set them, the engine measures them:
+// the engine's configuration (server.Config.CondEstimate or RTT) sets
+// them, the engine measures them:
 //
 //   - a conditional write is every ReplaceIfMatch or CreateIfAbsent of
 //     `current` package publish sends, won or lost (a 412 held the key as
@@ -58,7 +59,8 @@ import (
 // (the file store's local figures, else publish's), and a wrong one only
 // makes a waiter read early or late; what is accepted never depends on it.
 //
-// The clock is publish's (Config.Now), so tests inject durations.
+// The clock is publish's (publish.Options.Clock), so tests inject
+// durations.
 
 // timingFile is the summary's name in the store's records.
 const timingFile = "timing"
@@ -102,8 +104,8 @@ func (a *estimate) add(d time.Duration) {
 	a.n, a.fresh = min(a.n+1, 8), true
 }
 
-// storeTiming is the engine's learned estimates of its store.
-type storeTiming struct {
+// Timing is the engine's learned estimates of its store.
+type Timing struct {
 	mu         sync.Mutex
 	defaults   [2]time.Duration // conditional write, round trip
 	dir        string           // the records the estimates were loaded from
@@ -114,14 +116,15 @@ type storeTiming struct {
 	first      time.Duration // that GET's duration: a round trip takes no longer
 }
 
-// newStoreTiming returns the estimator of an engine, or nil when the
-// configuration fixes the estimates.
-func newStoreTiming(cfg Config) *storeTiming {
-	if cfg.CondEstimate != 0 || cfg.RTT != 0 {
+// NewTiming returns the estimator of an engine whose publication options
+// are o (their estimates, when set, are the defaults: the file store's
+// local figures), or nil when the configuration fixes the estimates
+// (fixed): then nothing is learned.
+func NewTiming(o publish.Options, fixed bool) *Timing {
+	if fixed {
 		return nil
 	}
-	o := v4Options(cfg)
-	t := &storeTiming{defaults: [2]time.Duration{o.CondEstimate, o.RTT}}
+	t := &Timing{defaults: [2]time.Duration{o.CondEstimate, o.RTT}}
 	if t.defaults[0] <= 0 {
 		t.defaults[0] = 200 * time.Millisecond // publish's defaults
 	}
@@ -133,7 +136,7 @@ func newStoreTiming(cfg Config) *storeTiming {
 
 // load reads the summary kept in dir, once per dir: missing or damaged,
 // the estimates start from the defaults.
-func (t *storeTiming) load(dir string) {
+func (t *Timing) load(dir string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.dir == dir {
@@ -184,7 +187,7 @@ func parseTiming(data []byte) (d [3]int64, n [3]int, ok bool) {
 	return d, n, false
 }
 
-// timingRecord is the summary as written: a sealed record (sealed.go) of
+// timingRecord is the summary as written: a sealed record (pstate.Seal) of
 // fixed width, a mean of 20 digits and a count of one (at most 8) per
 // estimate, so that each save overwrites the last in place instead of
 // creating a file (two per commit: about 150 µs of CPU each on an ext4
@@ -200,7 +203,7 @@ func timingRecord(e ...estimate) []byte {
 // estimates returns the conditional-write and round-trip estimates:
 // while none was measured, a conditional write is estimated by this
 // store's writes, and a round trip is at most one.
-func (t *storeTiming) estimates() (cond, rtt time.Duration) {
+func (t *Timing) estimates() (cond, rtt time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cond, rtt = t.defaults[0], t.defaults[1]
@@ -233,7 +236,7 @@ const (
 // write (one per fold) and every write (about one per call: so a process
 // that never folds still passes on what it learned), and after every
 // eighth round trip.
-func (t *storeTiming) record(kind int, d time.Duration) {
+func (t *Timing) record(kind int, d time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch kind {
@@ -262,7 +265,7 @@ func (t *storeTiming) record(kind int, d time.Duration) {
 // through; those of `current` are timed.
 type timedStore struct {
 	remote.Store
-	t   *storeTiming
+	t   *Timing
 	now func() time.Time
 }
 
@@ -310,16 +313,16 @@ func (s *timedStore) ListAfter(ctx context.Context, prefix, after string) ([]rem
 	return remote.ListAfter(ctx, s.Store, prefix, after)
 }
 
-// timedPublishing sets opts' estimates from what was learned of the
-// store and returns the store publish should use (timed); with
-// configured estimates, the store and opts as they are.
-func (e *Engine) timedPublishing(opts *publish.Options) remote.Store {
-	t := e.timing
+// Timed sets opts' estimates from what was learned of the store s, whose
+// records are in dir (P/stores/<key>), and returns the store publish
+// should use (timed); with configured estimates (t nil), s and opts as
+// they are.
+func (t *Timing) Timed(opts *publish.Options, s remote.Store, dir string) remote.Store {
 	if t == nil {
-		return e.store
+		return s
 	}
-	t.load(e.storeDir())
+	t.load(dir)
 	opts.CondEstimate, opts.RTT = t.estimates()
 	opts.Estimates = t.estimates
-	return &timedStore{Store: e.store, t: t, now: opts.Clock.Now}
+	return &timedStore{Store: s, t: t, now: opts.Clock.Now}
 }
