@@ -60,6 +60,11 @@ type Options struct {
 	// Publish created; an error it returns is ReadCurrent's. The engine uses it to refuse a store whose
 	// generation went backwards (server/generation.go).
 	Observe func(ctx context.Context, s State) error
+	// CheckpointPacks is the writer's checkpoint interval, the packs of
+	// CheckpointDueV4 (0: DefaultCheckpointPacks). A rollup builder
+	// reads it to know where a checkpoint may still land, and so which
+	// smaller blocks a climb from it will need (RollupLevelsBuiltV4).
+	CheckpointPacks int
 }
 
 // Defaults of Options (DESIGN §5).
@@ -101,6 +106,9 @@ func Open(store Store, opts Options) *Notebook {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.CheckpointPacks <= 0 {
+		opts.CheckpointPacks = DefaultCheckpointPacks
 	}
 	return &Notebook{store: store, opts: opts}
 }

@@ -28,15 +28,36 @@ import (
 // alone had its own, a plan could exceed the bound by 2. Three rules
 // make it hold:
 //
-//   - Built: every block of level 2..10 that starts at or after c and
-//     after generation 0 (BuildRollupsV4; a builder registers it, the
-//     next fold that LISTs copies it).
+//   - Built: of the blocks that end at one generation and start at or
+//     after c and after generation 0, the largest, and a smaller one only
+//     where a checkpoint may still land in the first half of the block
+//     one level above it (RollupLevelsBuiltV4, BuildRollupsV4; a builder
+//     registers it, the next fold that LISTs copies it).
 //   - Listed (ManifestV4.AddRegistered): per level the newest block
 //     (NewestRollupsV4) and the climb block from c (climbFirstV4): at
 //     most 2 per level, 18 in all.
 //   - Planned (PlanCatchUpV4): from each position p, the listed block of
 //     the largest level that holds p+1 and ends by G, though it may start
 //     before p; else p+1 alone.
+//
+// Why only the largest block that ends at a generation is built. Blocks
+// of levels a < b that end at e are both the newest of their levels
+// while either is (e is then the last multiple of 2^a and of 2^b), and
+// neither is a climb block but the largest (a climb block's end is not a
+// multiple of twice its size, or its start would have been passed by a
+// larger block of the climb). So wherever the smaller one would be
+// listed, the larger one is listed too, and a plan that could take the
+// smaller takes the larger, which holds the same next generation and ends
+// at e as well: the smaller block is never read. It is needed only once
+// the larger one is dropped, by a checkpoint that becomes active at some
+// t in (e − 2^(a+1), e − 2^a]: the climb from t then takes (e − 2^a, e].
+// Checkpoints are due every packs generations past the active one
+// (CheckpointDueV4), so the builder knows where one may still land,
+// however late its descriptor is copied, and builds that block too. With
+// the default interval and checkpoints at multiples of 1,024 that is
+// never: a climb from there is one level-10 block. So about half the
+// blocks are not built (49 rollups after 200 commits instead of 91: the
+// store-size row of docs/benchmarks.md), and no plan costs more.
 //
 // Why a block that starts before p can be applied: a rollup's trees are
 // deltas of the trees at its block's start, and a reader at p holds the
@@ -84,16 +105,48 @@ import (
 // for its pack) even when it held a later generation.
 
 // RollupLevelsV4 lists the levels of the blocks a version-4 builder
-// builds once generation g is accepted: those ending at g, but a block
-// that starts at generation 1.
+// builds once generation g is accepted while the genesis is the active
+// checkpoint (RollupLevelsBuiltV4 with c = 0 and the default interval):
+// the largest block that ends at g, never one that starts at generation
+// 1. It is empty exactly when no block a builder could build ends at g,
+// whatever the active checkpoint.
 func RollupLevelsV4(g uint64) []int {
-	var out []int
+	return RollupLevelsBuiltV4(0, g, DefaultCheckpointPacks)
+}
+
+// RollupLevelsBuiltV4 lists, in increasing order, the levels of the
+// blocks a version-4 builder builds once generation g is accepted, with
+// the active checkpoint through c and a checkpoint due every packs
+// generations past it: of the blocks that end at g and start after
+// generation 0 and at or after c, the largest; and a smaller one, of
+// level a, only when a checkpoint may land at some t in
+// (g − 2^(a+1), g − 2^a], t − c a multiple of packs: once active it
+// drops the larger blocks that end at g, and the climb from t takes the
+// level-a block (see above). Its result depends on c, g and packs alone,
+// so it is the same for every builder of one state.
+func RollupLevelsBuiltV4(c, g uint64, packs int) []int {
+	var fit []int // contiguous from MinRollupLevel: starts fall as levels rise
 	for _, l := range RollupsEndingAt(g) {
-		if g > 1<<l {
+		if start := g - 1<<l; start > 0 && start >= c {
+			fit = append(fit, l)
+		}
+	}
+	if len(fit) == 0 {
+		return nil
+	}
+	if packs <= 0 {
+		packs = DefaultCheckpointPacks
+	}
+	out := make([]int, 0, 1)
+	for _, l := range fit[:len(fit)-1] {
+		// The latest t ≤ hi with t − c a multiple of packs lies above lo.
+		// lo ≥ c: the block one level up starts there and fits.
+		lo, hi := g-1<<(l+1), g-1<<l
+		if (hi-c)%uint64(packs) < hi-lo {
 			out = append(out, l)
 		}
 	}
-	return out
+	return append(out, fit[len(fit)-1])
 }
 
 // BuiltRollupV4 is a rollup a builder stored and registered.
@@ -103,8 +156,9 @@ type BuiltRollupV4 struct {
 }
 
 // BuildRollupsV4 builds, stores and registers the rollups of the blocks
-// that generation g of state (a version-4 view, g accepted) ends: for
-// each, the pack first, then its descriptor (invariant 10 of
+// that generation g of state (a version-4 view, g accepted) ends and
+// RollupLevelsBuiltV4 picks (with the notebook's Options.CheckpointPacks):
+// for each, the pack first, then its descriptor (invariant 10 of
 // docs/publication.md: a descriptor names a stored object). src must
 // read the closure of the head at g (a cache caught up to it); objects of
 // the block's start it lacks only make the rollup larger. Each tree that
@@ -112,7 +166,7 @@ type BuiltRollupV4 struct {
 // 2), when depths (the builder's store: how deep each base is there)
 // holds the base; a reader applies a rollup only if it holds the bases
 // (Pack.Bases), else it takes the block's generations. A block whose
-// start lies at or below the active checkpoint is not built: a reader
+// start lies below the active checkpoint is not built: a reader
 // that far behind starts from the checkpoint.
 func (n *Notebook) BuildRollupsV4(ctx context.Context, state State, g uint64, src, depths cas.Source) ([]BuiltRollupV4, error) {
 	m := state.Manifest
@@ -121,11 +175,8 @@ func (n *Notebook) BuildRollupsV4(ctx context.Context, state State, g uint64, sr
 	}
 	var out []BuiltRollupV4
 	var end Increment
-	for _, l := range RollupLevelsV4(g) {
+	for _, l := range RollupLevelsBuiltV4(m.Checkpoint.Through, g, n.opts.CheckpointPacks) {
 		start := g - 1<<l
-		if start < m.Checkpoint.Through {
-			continue
-		}
 		if end.Head.IsZero() {
 			inc, ok, err := n.HeadAt(ctx, state, g)
 			if err != nil || !ok || inc.Generation != g {

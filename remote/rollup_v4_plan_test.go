@@ -3,6 +3,7 @@ package remote
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,8 +66,11 @@ func checkCover(t *testing.T, m *ManifestV4, reach uint64, plan []CoverV4) {
 // exhaustively: a notebook grows one generation per write up to 2,100
 // (across the checkpoint of generation 1,024, and with a checkpoint every
 // 100 generations up to 700), `current` made by NextV4 and AddRegistered
-// as a fold makes it, each builder's rollups and checkpoint copied by the
-// next write (the earliest a fold can); at every head G, the plan of a
+// as a fold makes it, each builder's rollups copied by the next write
+// (the earliest a fold can), its checkpoint by the next write or 8 writes
+// later (a writer alone LISTs once in 8 commits: the blocks of the climb
+// from it that its builders built before it was active must be there);
+// the blocks built are RollupLevelsBuiltV4's; at every head G, the plan of a
 // reader at every s < G (one behind the active checkpoint starts from
 // it, one GET more) is a valid cover and costs at most 2·log2(G−s) + 4
 // requests, `current` included. Generations taken alone come only at the
@@ -78,13 +82,15 @@ func checkCover(t *testing.T, m *ManifestV4, reach uint64, plan []CoverV4) {
 func TestCatchUpPlanBound(t *testing.T) {
 	for _, tc := range []struct {
 		packs, last, raceLast uint64
-	}{{1024, 2100, 1100}, {100, 700, 400}} {
-		t.Run(fmt.Sprint(tc.packs), func(t *testing.T) {
+		late                  uint64 // generations a checkpoint waits before a fold copies it
+	}{{1024, 2100, 1100, 0}, {100, 700, 400, 0}, {100, 700, 400, 8}, {24, 400, 400, 8}} {
+		t.Run(fmt.Sprintf("%d-late%d", tc.packs, tc.late), func(t *testing.T) {
 			if raceDetector {
 				tc.last = tc.raceLast // still past a checkpoint
 			}
 			var m *ManifestV4
 			var pending []Registered
+			late := map[uint64][]Registered{} // by the generation whose write copies them
 			var plans, maxSize int
 			excess := map[string]float64{}
 			note := func(key string, d float64) { excess[key] = max(excess[key], d) }
@@ -98,6 +104,8 @@ func TestCatchUpPlanBound(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				pending = append(pending, late[g]...)
+				delete(late, g)
 				next.AddRegistered(pending, func(h uint64) (cas.ID, bool) { return v4head(int(h)), true })
 				m, pending = next, nil
 				if err := m.Validate(); err != nil {
@@ -109,14 +117,12 @@ func TestCatchUpPlanBound(t *testing.T) {
 				}
 				maxSize = max(maxSize, len(b))
 				// The builder of g: the blocks g ends, the checkpoint due.
-				for _, l := range RollupLevelsV4(g) {
-					if start := g - 1<<l; start >= m.Checkpoint.Through {
-						pending = append(pending, rollupReg(l, start+1))
-					}
+				for _, l := range RollupLevelsBuiltV4(m.Checkpoint.Through, g, int(tc.packs)) {
+					pending = append(pending, rollupReg(l, g-1<<l+1))
 				}
 				if CheckpointDueV4(m, g, int(tc.packs)) {
 					pub := v4id(int(1_000_000 + g))
-					pending = append(pending, Registered{Kind: EntryCheckpoint, Checkpoint: Checkpoint{
+					late[g+1+tc.late] = append(late[g+1+tc.late], Registered{Kind: EntryCheckpoint, Checkpoint: Checkpoint{
 						Pack: PackRef{Key: CheckpointKey(g, pub), Sum: cas.Sum([]byte(pub)), Size: 1000},
 						Head: v4head(int(g)), Through: g, Publication: pub}})
 				}
@@ -223,10 +229,8 @@ func BenchmarkCurrentSizeV4(b *testing.B) {
 				b.Fatal(err)
 			}
 			largest, rollups = max(largest, len(enc)), max(rollups, len(m.Rollups))
-			for _, l := range RollupLevelsV4(g) {
-				if start := g - 1<<l; start >= m.Checkpoint.Through {
-					pending = append(pending, rollupReg(l, start+1))
-				}
+			for _, l := range RollupLevelsBuiltV4(m.Checkpoint.Through, g, DefaultCheckpointPacks) {
+				pending = append(pending, rollupReg(l, g-1<<l+1))
 			}
 			if CheckpointDueV4(m, g, DefaultCheckpointPacks) {
 				pub := v4id(int(1_000_000 + g))
@@ -237,5 +241,107 @@ func BenchmarkCurrentSizeV4(b *testing.B) {
 		}
 		b.ReportMetric(float64(largest), "max-bytes")
 		b.Logf("largest current over 20,000 generations: %d bytes, at most %d rollups listed", largest, rollups)
+	}
+}
+
+// The blocks a builder builds (RollupLevelsBuiltV4): the largest that
+// ends at g, starting after 0 and at or after the active checkpoint, and
+// a smaller one only where a checkpoint may land in the first half of
+// the block one level up.
+func TestRollupLevelsBuilt(t *testing.T) {
+	for _, tc := range []struct {
+		c, g  uint64
+		packs int
+		want  []int
+	}{
+		{0, 3, 1024, nil},
+		{0, 4, 1024, nil},        // (0,4] is a first block
+		{0, 8, 1024, []int{2}},   // (0,8] is a first block: (4,8] stands in
+		{0, 16, 1024, []int{3}},  // (8,16], not (12,16]
+		{0, 200, 1024, []int{3}}, // (192,200]
+		{0, 192, 1024, []int{6}}, // (128,192]: levels 2–5 end there too
+		{0, 2048, 1024, []int{10}},
+		{5, 8, 1024, nil},            // (4,8] starts before the checkpoint
+		{100, 128, 1024, []int{4}},   // (112,128]; (96,128] starts before 100
+		{0, 104, 100, []int{2, 3}},   // a checkpoint at 100 would drop (96,104]
+		{0, 112, 100, []int{3, 4}},   // … and (96,112]: the climb from 100 takes (104,112]
+		{0, 128, 100, []int{4, 6}},   // … and (64,128]: it takes (112,128]
+		{100, 208, 100, []int{3, 4}}, // a checkpoint at 200 would drop (192,208]
+		{0, 104, 0, []int{3}},        // packs 0: the default interval
+	} {
+		if got := RollupLevelsBuiltV4(tc.c, tc.g, tc.packs); !slices.Equal(got, tc.want) {
+			t.Errorf("c=%d g=%d packs=%d: levels %v, want %v", tc.c, tc.g, tc.packs, got, tc.want)
+		}
+	}
+}
+
+// TestRollupLevelsBuiltCostNoMore grows two notebooks side by side, as
+// TestCatchUpPlanBound does: one whose builders build every block that
+// ends at a generation (the rule before RollupLevelsBuiltV4), one whose
+// builders build RollupLevelsBuiltV4's. At every head, a reader at every
+// earlier generation pays no more requests with the second than with
+// the first: the blocks not built are never read.
+func TestRollupLevelsBuiltCostNoMore(t *testing.T) {
+	every := func(c, g uint64, _ int) []int {
+		var out []int
+		for _, l := range RollupsEndingAt(g) {
+			if start := g - 1<<l; start > 0 && start >= c {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		packs, last, late uint64
+	}{{1024, 1100, 0}, {100, 450, 0}, {100, 450, 8}, {24, 250, 8}} {
+		t.Run(fmt.Sprintf("%d-late%d", tc.packs, tc.late), func(t *testing.T) {
+			rules := []func(c, g uint64, packs int) []int{every, RollupLevelsBuiltV4}
+			ms := make([]*ManifestV4, 2)
+			pending := make([][]Registered, 2)
+			late := []map[uint64][]Registered{{}, {}}
+			built := []int{0, 0}
+			for g := uint64(1); g <= tc.last; g++ {
+				for i, rule := range rules {
+					var parent uint64
+					if ms[i] != nil {
+						parent = ms[i].Generation
+					}
+					next, _, err := NextV4(ms[i], v4store, 2000+g, []MemberV4{{Publication: v4id(int(g)), Proposal: parent,
+						Head: v4head(int(g)), Time: 1000 + g}}, GroupRef{}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					next.AddRegistered(append(pending[i], late[i][g]...), func(h uint64) (cas.ID, bool) { return v4head(int(h)), true })
+					ms[i], pending[i] = next, nil
+					for _, l := range rule(ms[i].Checkpoint.Through, g, int(tc.packs)) {
+						pending[i] = append(pending[i], rollupReg(l, g-1<<l+1))
+						built[i]++
+					}
+					if CheckpointDueV4(ms[i], g, int(tc.packs)) {
+						pub := v4id(int(1_000_000 + g))
+						late[i][g+1+tc.late] = append(late[i][g+1+tc.late], Registered{Kind: EntryCheckpoint, Checkpoint: Checkpoint{
+							Pack: PackRef{Key: CheckpointKey(g, pub), Sum: cas.Sum([]byte(pub)), Size: 1000},
+							Head: v4head(int(g)), Through: g, Publication: pub}})
+					}
+				}
+				if ms[0].Checkpoint.Through != ms[1].Checkpoint.Through {
+					t.Fatalf("G=%d: the checkpoints differ", g)
+				}
+				c := ms[0].Checkpoint.Through
+				for s := range g {
+					reach := max(s, c)
+					var cost [2]int
+					for i, m := range ms {
+						plan := PlanCatchUpV4(m, reach)
+						checkCover(t, m, reach, plan)
+						cost[i], _, _ = planCost(m, plan, true)
+					}
+					if cost[1] > cost[0] {
+						t.Fatalf("G=%d from %d: %d requests, %d when every block is built", g, s, cost[1], cost[0])
+					}
+				}
+			}
+			t.Logf("%d blocks built, %d with every block", built[1], built[0])
+		})
 	}
 }
