@@ -232,7 +232,8 @@ func New(cfg Config) (*Engine, error) {
 	// Every read and write of the store goes through the host's copies
 	// of the objects writers exchange (server/storeview).
 	e.store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
-	e.notebook = remote.Open(e.store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
+	e.notebook = remote.Open(e.store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now,
+		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain

@@ -331,12 +331,16 @@ func TestV4FoldAfterACatchUpThroughRollups(t *testing.T) {
 }
 
 // The rollups a commit builds are kept in its object cache, so no process
-// on this host downloads them, and those of one generation (one per level
-// of the blocks it ends, when there are several) go into one file: such a
-// commit adds two files to the cache, its own proposal and its rollups.
+// on this host downloads them, and those of one generation (the largest
+// block it ends, and a smaller one where a due checkpoint may need it:
+// remote.RollupLevelsBuiltV4) go into one file: such a commit adds two
+// files to the cache, its own proposal and its rollups. A checkpoint
+// every 12 generations makes some generations build two: at 16, before
+// the checkpoint of 12 is active, (8,16] and the block the climb from 12
+// takes, (12,16].
 func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
 	store := memstore.New()
-	a := newAgent(t, store, func(c *Config) { c.CheckpointPacks = 1000 }) // no checkpoint cuts a block short
+	a := newAgent(t, store, func(c *Config) { c.CheckpointPacks = 12 })
 	a.pull()
 	chain := func() string {
 		ents, _ := os.ReadDir(a.e.chainsDir())
@@ -370,7 +374,7 @@ func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
 	}
 	for g := 1; g <= 64; g++ {
 		before, had := files(), rollups()
-		a.write(fmt.Sprintf("f%d.md", g), "new\n") // blocks of different lengths hold different files
+		a.write(fmt.Sprintf("f%d.md", g), fmt.Sprintf("new %d\n", g)) // blocks of different lengths hold different files
 		a.commit(fmt.Sprintf("c%d", g))
 		a.e.background.Wait()
 		var built []string
