@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Pruning the object cache. Each checkpoint starts a new chain cache; the
@@ -94,7 +95,7 @@ func (e *Engine) oldestBaseline() (uint64, bool) {
 	}
 	var oldest uint64
 	found := false
-	head := make([]byte, len(baselineMagic)+8)
+	head := make([]byte, len(pstate.BaselineMagic)+8)
 	for _, d := range dirs {
 		f, err := os.Open(filepath.Join(e.private, "dirs", d.Name(), "baseline"))
 		if err != nil {
@@ -103,8 +104,8 @@ func (e *Engine) oldestBaseline() (uint64, bool) {
 		_, err = io.ReadFull(f, head)
 		f.Close()
 		g := uint64(0) // unreadable: pin everything, to be safe
-		if err == nil && string(head[:len(baselineMagic)]) == baselineMagic {
-			g = binary.BigEndian.Uint64(head[len(baselineMagic):])
+		if err == nil && string(head[:len(pstate.BaselineMagic)]) == pstate.BaselineMagic {
+			g = binary.BigEndian.Uint64(head[len(pstate.BaselineMagic):])
 		}
 		if !found || g < oldest {
 			oldest, found = g, true
