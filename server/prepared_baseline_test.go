@@ -32,8 +32,8 @@ func (s *registerRacer) Put(ctx context.Context, key string, data []byte) error 
 	return s.Store.Put(ctx, key, data)
 }
 
-// The baseline a commit writes ahead while it publishes (state.go,
-// preparedBaseline) becomes A only when the state accepted is the one it
+// The baseline a commit writes ahead while it publishes (pstate.Prepared)
+// becomes A only when the state accepted is the one it
 // was prepared for: when a rival's commit lands first, the fold
 // re-parents the change onto it, the accepted tree holds the rival's
 // change too, and that is what A records. Either way no temporary file

@@ -348,7 +348,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
-	// (generation.go); publish read it, not the notebook.
+	// (pstate.Highest); publish read it, not the notebook.
 	if err := s.e.observe(s.ctx, state); err != nil {
 		s.e.log.Warn("the accepted state could not be recorded", "err", err)
 	}
@@ -396,7 +396,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	out.BroughtIn = diffstat(changes)
 	next := newBaseline(res.Generation, res.Head, target.ids)
 	if len(changes) == 0 && target == last.merged {
-		next.prepared = s.prep // used only if it matches (state.go)
+		next.prepared = s.prep // used only if it matches (pstate.Prepared)
 	}
 	if target == last.merged && last.from != nil {
 		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
@@ -447,7 +447,7 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 // beside the baseline. Not durable and never trusted beyond a hint: a
 // missing or damaged one is the zero Streak, which costs one LIST, and
 // publish skips the LIST only while `current` shows the writer's own
-// previous write as the newest. A sealed record of fixed width (sealed.go:
+// previous write as the newest. A sealed record of fixed width (pstate.Seal:
 // the generation in 20 digits, the count of skips in one), overwritten in
 // place on every commit rather than replaced by a new file; a save met
 // half done, or cut by a crash, fails its check and reads as the zero

@@ -233,7 +233,7 @@ func (s *session) recorded(next *baseline) {
 // nextBaseline is the baseline recording R (head, rFiles) after a merge
 // with these conflicts: R's tree, except that each path merge.Trees left
 // Unresolved (L's file still holds blocks) keeps its current base, whose
-// content is saved in P first (see baseline.Held).
+// content is saved in P first (see pstate.Baseline).
 func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID, conflicts []merge.Conflict) (*baseline, error) {
 	next := newBaseline(gen, head, rFiles)
 	for _, c := range conflicts {

@@ -50,7 +50,7 @@ type session struct {
 	emptyDelta *deltaMemo // the last delta found empty (its base and scan)
 	ref        *deltaRef  // L as the last call left it (memory.go; nil: none)
 	// prep is the next baseline, written ahead while the commit is
-	// published (state.go; nil: none).
+	// published (pstate.Prepared; nil: none).
 	prep    *pstate.Prepared
 	probing bool    // reads that only inform a decision: a base gone everywhere is no refusal
 	v4      *v4Call // the version-4 publication in progress (publish_v4.go)

@@ -6,7 +6,7 @@
 //
 // The layout of P:
 //
-//	stores/<hash(store identity)>/store-id              the store's ID, as last read, and its key (StoreIDFile)
+//	stores/<hash(store identity)>/store-id              the store's ID, as last read, and its key (ReadStoreID)
 //	stores/<key>/highest                                the highest generation seen (Highest)
 //	stores/<key>/probe                                  cached probe verdict (server/storeview)
 //	stores/<key>/chains/<through>-<hash(chain)>/        object cache (server/objcache)
@@ -17,9 +17,9 @@
 //	  baseline                                          A: generation, head, path→file ID, held paths (Baseline)
 //	  .baseline.spare                                   the next A, written while a commit publishes (Prepared); after it, the A before
 //	  baseline.next                                     the next A, durable, while L is rewritten (RewriteRecord)
-//	  held/<file ID hex>                                content of a held base, or one settling may need (SaveHeld)
+//	  held/<file ID hex>                                content of a held base, or one settling may need (Dir.SaveHeld)
 //	  rewrite-<checksum>                                the rewrite in flight (RewriteRecord)
-//	  statcache                                         stat → file ID of L's files
+//	  statcache                                         stat → file ID of L's files (Dir.LoadStatCache)
 //	  recovery                                          present: an operation on L may be unfinished (RecoveryFlag)
 //	  pending                                           publication in flight (PendingRecord)
 //	  .pending.spare                                    the file pending is written through and removed into
