@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -29,18 +28,7 @@ func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, realPath
 
 // stateDirOf is stateDir of dir, whose resolved path is real.
 func (e *Engine) stateDirOf(dir, real string) string {
-	key := func(p string) string {
-		return filepath.Join(e.private, "dirs", pstate.HashKey(e.store.Identity()+"\x00"+p))
-	}
-	resolved := key(real)
-	if lexical := key(dir); lexical != resolved {
-		if _, err := os.Stat(resolved); err != nil {
-			if _, err := os.Stat(filepath.Join(lexical, "baseline")); err == nil {
-				return lexical
-			}
-		}
-	}
-	return resolved
+	return pstate.DirPath(e.private, e.store.Identity(), dir, real)
 }
 
 // baseline is A as the engine holds it: P's record (pstate.Baseline) and

@@ -35,6 +35,26 @@ type Dir struct {
 	Store string // the engine's store key, recorded in "where"
 }
 
+// DirPath is P/dirs/<hash> of the directory dir, whose resolved path is
+// real, for the store whose identity is identity: keyed by the resolved
+// path (symlinks resolved), so a symlink alias and the real path share
+// one baseline and one lock. Records kept under the path as given (before
+// paths were resolved) are still found there.
+func DirPath(private, identity, dir, real string) string {
+	key := func(p string) string {
+		return filepath.Join(private, "dirs", HashKey(identity+"\x00"+p))
+	}
+	resolved := key(real)
+	if lexical := key(dir); lexical != resolved {
+		if _, err := os.Stat(resolved); err != nil {
+			if _, err := os.Stat(filepath.Join(lexical, baselineFile)); err == nil {
+				return lexical
+			}
+		}
+	}
+	return resolved
+}
+
 // File names a record of the directory.
 func (d Dir) File(name string) string { return filepath.Join(d.Path, name) }
 

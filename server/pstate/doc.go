@@ -10,6 +10,7 @@
 //	stores/<key>/highest                                the highest generation seen (Highest)
 //	stores/<key>/probe                                  cached probe verdict (server/storeview)
 //	stores/<key>/chains/<through>-<hash(chain)>/        object cache (server/objcache)
+//	stores/<key>/...                                    the store's other caches (timing, the host's copies of objects, blame's files), their packages'
 //	remotes/<hash(L)>                                   the store L belongs to (Remembered)
 //	dirs/<hash(store identity, L)>/                     one directory's records (Dir):
 //	  lock                                              cross-process lock (Lock)
