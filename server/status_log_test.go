@@ -105,7 +105,7 @@ func TestSharedPrivateRoot(t *testing.T) {
 	a.write("x.md", "x\n")
 	a.commit("from a")
 
-	lock, err := pstate.AcquireLock(context.Background(), a.e.stateDir(a.dir)+"/lock")
+	lock, err := pstate.Dir{Path: a.e.stateDir(a.dir)}.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

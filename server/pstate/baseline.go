@@ -194,7 +194,7 @@ func (b *Baseline) Copy() Baseline {
 	return c
 }
 
-// EncodeBaseline writes entries in map order: the file is private and
+// encodeBaseline writes entries in map order: the file is private and
 // read whole, so sorting 10,000 paths on every call would buy nothing.
 //
 //	"SLDBASE1" (no held path) or "SLDBASE2"
@@ -202,7 +202,7 @@ func (b *Baseline) Copy() Baseline {
 //	u32 n, n × (u16 path length, path, file ID)
 //	SLDBASE2 only: u32 m, m × (u16 path length, path, head's ID), in path order
 //	BLAKE3 of everything before
-func EncodeBaseline(b *Baseline) []byte {
+func encodeBaseline(b *Baseline) []byte {
 	files := b.Tree()
 	out := make([]byte, 0, len(BaselineMagic)+48+(len(files)+len(b.Held))*(40+34)+32)
 	if b.Exact() {
@@ -327,7 +327,7 @@ func (d Dir) WriteBaseline(b *Baseline, p *Prepared) ([]byte, error) {
 		}
 		return p.data, nil
 	}
-	data := EncodeBaseline(b)
+	data := encodeBaseline(b)
 	if err := WriteAtomic(d.File(baselineFile), data); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func TestBaselineSameFiles(t *testing.T) {
 		"renamed": {renamed, false}, "extra": {extra, false}, "empty": {map[string]cas.ID{}, false},
 	} {
 		for _, decoded := range []bool{false, true} {
-			b, err := DecodeBaseline(EncodeBaseline(&Baseline{Generation: 3, Files: files}))
+			b, err := DecodeBaseline(encodeBaseline(&Baseline{Generation: 3, Files: files}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ func TestBaselineDelta(t *testing.T) {
 	l := map[string]cas.ID{"keep.md": id("k"), "mod.md": id("m2"), "sub/x.md": id("x"), "new.md": id("n")}
 	wantChanges := map[string]cas.ID{"mod.md": id("m2"), "del.md": {}, "new.md": id("n")}
 	wantOld := map[string]cas.ID{"mod.md": id("m"), "del.md": id("d")}
-	loaded, err := DecodeBaseline(EncodeBaseline(&Baseline{Generation: 3, Head: id("h"), Files: a}))
+	loaded, err := DecodeBaseline(encodeBaseline(&Baseline{Generation: 3, Head: id("h"), Files: a}))
 	if err != nil {
 		t.Fatal(err)
 	}

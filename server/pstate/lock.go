@@ -32,9 +32,9 @@ func TryLock(name string) (*Lock, error) {
 	return &Lock{l: l}, nil
 }
 
-// AcquireLock waits for the lock file name, polling so the wait honours
-// ctx.
-func AcquireLock(ctx context.Context, name string) (*Lock, error) {
+// Lock waits for the directory's lock, polling so the wait honours ctx.
+func (d Dir) Lock(ctx context.Context) (*Lock, error) {
+	name := d.File("lock")
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return nil, err
 	}
@@ -57,9 +57,6 @@ func AcquireLock(ctx context.Context, name string) (*Lock, error) {
 		}
 	}
 }
-
-// Lock waits for the directory's lock (AcquireLock).
-func (d Dir) Lock(ctx context.Context) (*Lock, error) { return AcquireLock(ctx, d.File("lock")) }
 
 // Release releases the lock (nil: none held).
 func (l *Lock) Release() error {

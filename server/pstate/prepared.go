@@ -48,7 +48,7 @@ func (d Dir) Prepare(b *Baseline) *Prepared {
 	p := &Prepared{gen: b.Generation, head: b.Head, files: b.Files, tmp: d.File(BaselineSpare), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		p.data = EncodeBaseline(b)
+		p.data = encodeBaseline(b)
 		f, err := os.OpenFile(p.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			p.err = err

@@ -14,7 +14,7 @@ func TestBaselineCodec(t *testing.T) {
 	b := &Baseline{Generation: 42, Head: cas.Sum([]byte("head")), Files: map[string]cas.ID{
 		"a.md": cas.Sum([]byte("a")), "dir/ü.md": cas.Sum([]byte("u")),
 	}}
-	data := EncodeBaseline(b)
+	data := encodeBaseline(b)
 	got, err := DecodeBaseline(data)
 	if err != nil || got.Generation != b.Generation || got.Head != b.Head || !reflect.DeepEqual(got.Tree(), b.Files) {
 		t.Fatalf("round trip: %v %+v", err, got)
@@ -30,7 +30,7 @@ func TestBaselineCodec(t *testing.T) {
 		t.Fatal("truncated baseline accepted")
 	}
 	empty := &Baseline{Files: map[string]cas.ID{}}
-	if got, err := DecodeBaseline(EncodeBaseline(empty)); err != nil || !reflect.DeepEqual(got.Tree(), empty.Files) {
+	if got, err := DecodeBaseline(encodeBaseline(empty)); err != nil || !reflect.DeepEqual(got.Tree(), empty.Files) {
 		t.Fatalf("empty baseline: %v %+v", err, got)
 	}
 }
@@ -133,7 +133,7 @@ func TestBaselineHeldCodec(t *testing.T) {
 	files := map[string]cas.ID{"a.md": cas.Sum([]byte("a")), "held.md": cas.Sum([]byte("old base"))}
 	b := &Baseline{Generation: 7, Head: cas.Sum([]byte("h")), Files: files,
 		Held: map[string]cas.ID{"held.md": cas.Sum([]byte("head's version")), "gone.md": {}}}
-	data := EncodeBaseline(b)
+	data := encodeBaseline(b)
 	if string(data[:8]) != baselineHeldMagic {
 		t.Fatalf("magic %q", data[:8])
 	}
@@ -155,7 +155,7 @@ func TestBaselineHeldCodec(t *testing.T) {
 			t.Fatalf("flipped byte %d accepted", i)
 		}
 	}
-	plain := EncodeBaseline(&Baseline{Generation: 7, Head: b.Head, Files: files})
+	plain := encodeBaseline(&Baseline{Generation: 7, Head: b.Head, Files: files})
 	if string(plain[:8]) != BaselineMagic {
 		t.Fatalf("a baseline without held paths is %q", plain[:8])
 	}

@@ -164,7 +164,7 @@ func (d Dir) SaveNextBaseline(next *Baseline, p *Prepared) ([32]byte, []byte, er
 	if p != nil && p.Wait() == nil && p.Matches(next) {
 		data = p.data
 	} else {
-		data = EncodeBaseline(next)
+		data = encodeBaseline(next)
 	}
 	var sum [32]byte
 	copy(sum[:], data[len(data)-32:])
