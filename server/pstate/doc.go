@@ -52,7 +52,11 @@
 //   - names in P are hashes (HashKey): a path or store URL is never spelled
 //     out in a name.
 //
-// It imports nothing of the engine (package server) nor of the packages
-// built on it (server/storeview, server/objcache, server/history): the
-// engine, its caches and its history readers all build on it.
+// It builds on cas (IDs, checksums), remote (the store, which the check
+// of a generation lists), server/workdir (the stat cache's entries) and
+// internal/osfile and internal/crashpoint (the writes and their crash
+// points). It imports nothing of the engine (package server) nor of the
+// packages built on it (server/storeview, server/objcache,
+// server/history): the engine, its caches and its history readers all
+// build on it.
 package pstate
