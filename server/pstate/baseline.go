@@ -4,18 +4,18 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
 const (
-	// BaselineMagic begins a baseline without held paths; its generation
-	// follows, 8 bytes big-endian.
-	BaselineMagic = "SLDBASE1"
+	baselineMagic = "SLDBASE1"
 	// baselineHeldMagic: a baseline with held paths; the held section
 	// follows the entries. A baseline without held paths is still written
 	// as SLDBASE1, byte for byte as before.
@@ -204,9 +204,9 @@ func (b *Baseline) Copy() Baseline {
 //	BLAKE3 of everything before
 func encodeBaseline(b *Baseline) []byte {
 	files := b.Tree()
-	out := make([]byte, 0, len(BaselineMagic)+48+(len(files)+len(b.Held))*(40+34)+32)
+	out := make([]byte, 0, len(baselineMagic)+48+(len(files)+len(b.Held))*(40+34)+32)
 	if b.Exact() {
-		out = append(out, BaselineMagic...)
+		out = append(out, baselineMagic...)
 	} else {
 		out = append(out, baselineHeldMagic...)
 	}
@@ -240,7 +240,7 @@ func DecodeBaseline(data []byte) (*Baseline, error) { return ParseBaseline(data,
 // The entries are checked for structure and left encoded (Tree decodes
 // them).
 func ParseBaseline(data []byte, verify bool) (*Baseline, error) {
-	magic := BaselineMagic
+	magic := baselineMagic
 	if len(data) >= len(baselineHeldMagic) && string(data[:len(baselineHeldMagic)]) == baselineHeldMagic {
 		magic = baselineHeldMagic
 	}
@@ -285,6 +285,36 @@ func ParseBaseline(data []byte, verify bool) (*Baseline, error) {
 		return nil, ErrCorrupt
 	}
 	return b, nil
+}
+
+// OldestBaseline returns the lowest generation of the baselines recorded
+// under the private root private (only their headers are read); false
+// when there is none. A baseline whose header is not SLDBASE1's counts as
+// generation 0, which pins everything.
+func OldestBaseline(private string) (uint64, bool) {
+	dirs, err := os.ReadDir(filepath.Join(private, "dirs"))
+	if err != nil {
+		return 0, false
+	}
+	var oldest uint64
+	found := false
+	head := make([]byte, len(baselineMagic)+8)
+	for _, d := range dirs {
+		f, err := os.Open(filepath.Join(private, "dirs", d.Name(), baselineFile))
+		if err != nil {
+			continue // never pulled
+		}
+		_, err = io.ReadFull(f, head)
+		f.Close()
+		g := uint64(0) // unreadable: pin everything, to be safe
+		if err == nil && string(head[:len(baselineMagic)]) == baselineMagic {
+			g = binary.BigEndian.Uint64(head[len(baselineMagic):])
+		}
+		if !found || g < oldest {
+			oldest, found = g, true
+		}
+	}
+	return oldest, found
 }
 
 // baselineFile is A's file in a directory's records.

@@ -156,7 +156,7 @@ func TestBaselineHeldCodec(t *testing.T) {
 		}
 	}
 	plain := encodeBaseline(&Baseline{Generation: 7, Head: b.Head, Files: files})
-	if string(plain[:8]) != BaselineMagic {
+	if string(plain[:8]) != baselineMagic {
 		t.Fatalf("a baseline without held paths is %q", plain[:8])
 	}
 }
@@ -203,5 +203,31 @@ func TestRewriteRecordCodec(t *testing.T) {
 	}
 	if got, err := d.LoadRewrite("00"); err != nil || got != nil {
 		t.Fatalf("a record the flag does not name was used: %v %+v", err, got)
+	}
+}
+
+// The oldest baseline under a private root is the lowest generation any
+// directory's baseline records; one whose header cannot be read pins
+// everything (generation 0); no baseline at all is none.
+func TestOldestBaseline(t *testing.T) {
+	priv := t.TempDir()
+	if _, ok := OldestBaseline(priv); ok {
+		t.Fatal("an empty private root has a baseline")
+	}
+	for i, gen := range []uint64{5, 3, 9} {
+		d := Dir{Path: DirPath(priv, "file:///s", "/w/"+string(rune('a'+i)), "/w/"+string(rune('a'+i)))}
+		if _, err := d.WriteBaseline(&Baseline{Generation: gen, Files: map[string]cas.ID{"a.md": cas.Sum([]byte("a"))}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g, ok := OldestBaseline(priv); !ok || g != 3 {
+		t.Fatalf("oldest %d %v, want 3", g, ok)
+	}
+	torn := Dir{Path: DirPath(priv, "file:///s", "/w/torn", "/w/torn")}
+	if err := WriteAtomic(torn.File("baseline"), []byte("SLDB")); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := OldestBaseline(priv); !ok || g != 0 {
+		t.Fatalf("with a torn baseline: oldest %d %v, want 0", g, ok)
 	}
 }
