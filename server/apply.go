@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -142,25 +143,25 @@ func diffstat(changes []change) []FileStat {
 // to a temporary sibling, fsynced and renamed over its target. It returns
 // the next baseline's encoding, for installNextBaseline. The stat cache is
 // updated with what was written; entries stay untrusted until a later scan.
-func (s *session) apply(changes []change, flag recoveryFlag, next *baseline, baseBefore map[string]cas.ID) ([]byte, error) {
-	if err := s.state.recordWhere(); err != nil {
+func (s *session) apply(changes []change, flag pstate.RecoveryFlag, next *baseline, baseBefore map[string]cas.ID) ([]byte, error) {
+	if err := s.state.RecordWhere(); err != nil {
 		return nil, &notStarted{err}
 	}
-	sum, data, err := s.state.saveNextBaseline(next)
+	sum, data, err := s.state.SaveNextBaseline(&next.Baseline, next.prepared)
 	if err != nil {
 		return nil, &notStarted{err}
 	}
-	if err := s.keepRewriteContents(changes, baseBefore, next.files()); err != nil {
+	if err := s.keepRewriteContents(changes, baseBefore, next.Tree()); err != nil {
 		return nil, &notStarted{err}
 	}
 	flag.Stage = "rewrite"
-	if flag.Rewrite, err = s.state.saveRewrite(rewriteRecordFor(changes, s.scan.files, baseBefore, sum)); err != nil {
+	if flag.Rewrite, err = s.state.SaveRewrite(rewriteRecordFor(changes, s.scan.files, baseBefore, sum)); err != nil {
 		return nil, &notStarted{err}
 	}
 	if err := failpoint(FailAfterRewriteRecord); err != nil {
 		return nil, &notStarted{err}
 	}
-	if err := s.state.setRecovery(flag); err != nil {
+	if err := s.state.SetRecovery(flag); err != nil {
 		return nil, &notStarted{err}
 	}
 	if err := failpoint(FailAfterRecoveryFlag); err != nil {

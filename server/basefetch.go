@@ -88,7 +88,7 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 	// is refused the same way, and a pull adopts the directory as one
 	// without a record (the documented way out). The baseline is kept
 	// beside, for an operator.
-	if err := os.Rename(s.state.file("baseline"), s.state.file("baseline-unusable")); err != nil {
+	if err := os.Rename(s.state.File("baseline"), s.state.File("baseline-unusable")); err != nil {
 		s.e.log.Warn("cannot set the unusable baseline aside", "err", err)
 	}
 	msg := fmt.Sprintf("The base of %s (the version this directory last synchronised, which its local edits are measured against) is no longer in the private cache nor in the store, so its local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts.", paths[0])

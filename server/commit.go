@@ -9,6 +9,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // errMergeConflict aborts a publication attempt whose merge conflicts.
@@ -155,7 +156,7 @@ func (s *session) refuseReadOnly() error {
 	if err != nil {
 		return s.e.fail("plan reset", err)
 	}
-	if err := s.materialise(changes, recoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return err
 	}
 	de := newError(CodeReadOnlyPath, reason, "", nil)
@@ -187,21 +188,21 @@ func (s *session) publish(message string) (*Result, error) {
 func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 	s.ctx = detach(s.ctx)
 	st := last.observed
-	flag := recoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
+	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
 	if err := failpoint(FailAfterPublish); err != nil {
 		return nil, s.recoveryFailure(flag, "publish", err)
 	}
 	res := &Result{Path: s.dir, Generation: st.Generation(), Files: []FileStat{}}
 	target := last.merged
 	if s.prep != nil {
-		s.prep.wait() // done reading target.ids before anything changes them
+		s.prep.Wait() // done reading target.ids before anything changes them
 	}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	res.BroughtIn = diffstat(changes)
-	next := &baseline{Generation: st.Generation(), Head: st.Head(), Files: target.ids}
+	next := newBaseline(st.Generation(), st.Head(), target.ids)
 	if last.from != nil {
 		// L itself was the merge: the next baseline is the last one plus
 		// the changes, and so is its ignored set.
@@ -252,7 +253,7 @@ func (s *session) materialiseConflict(last attemptResult) error {
 		return s.e.fail("plan rewrite", err)
 	}
 	st := last.observed
-	flag := recoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
+	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
 	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.conflicts)
 	if err != nil {
 		return s.e.fail("keep held base", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // attempt is one version of a commit's change (publish_v4.go): built
@@ -35,7 +36,7 @@ type attempt struct {
 	chain   *chainCache
 	changes map[string]cas.ID // the paths that differ from R (zero ID: removed)
 	sink    *filterSink
-	pend    pendingEntry
+	pend    pstate.PendingEntry
 	rAll    map[cas.ID]bool // every file ID of R, built on first need
 	head    cas.ID          // the proposal's head commit
 	// recorded is closed once the pending record is written (recordErr
@@ -256,12 +257,12 @@ func (a *attempt) parentTree() cas.ID {
 // earlier attempt of the session prepared is discarded first.
 func (a *attempt) prepareBaseline() {
 	s := a.s
-	s.prep.discard()
+	s.prep.Discard()
 	s.prep = nil
 	if a.from == nil || a.from != s.base || !s.base.exact() {
 		return
 	}
-	s.prep = s.state.prepareBaseline(&baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.ids})
+	s.prep = s.state.Prepare(&pstate.Baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.ids})
 }
 
 // waitRecorded returns once the attempt's pending record is written, with

@@ -32,8 +32,12 @@
 //	       ─▶ baseline + stat cache recorded ─▶ flag cleared
 //
 // Decisions worth knowing:
-//   - Private state is keyed by BLAKE3 of the store identity and the
-//     absolute L path (state.go), so two stores never share a baseline. The
+//   - P's records, their files and formats (the baseline, the stat cache,
+//     the recovery flag, the rewrite, pending and store records, the lock)
+//     are package server/pstate's; the engine decides what to record and
+//     when. A directory's records are keyed by BLAKE3 of the store
+//     identity and the absolute L path (state.go), so two stores never
+//     share a baseline. The
 //     object cache is keyed by the store identity and by the first pack of
 //     the active chain: everything in one cache directory belongs to the
 //     accepted chain, so a commit skips uploading any object the cache
@@ -69,7 +73,8 @@
 //     (secrets.go over server/secrets).
 //   - Each publication attempt records, in P and without fsync, before the
 //     proposal that any writer's fold could accept is registered,
-//     its publication ID and the changes of L it publishes (pending.go): a
+//     its publication ID and the changes of L it publishes
+//     (pstate.PendingRecord; adopted in pending.go): a
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.
@@ -98,11 +103,12 @@
 //     the operation once more with fresh copies from the store (heal.go).
 //   - A file of L still holding conflict blocks is never merged again
 //     (merge.Unresolved): it is kept as it is, reported CONFLICT_MARKERS,
-//     and the baseline holds that path's old base (baseline.Held, content
-//     in P/dirs/<h>/held) until the blocks are resolved, so blocks never
+//     and the baseline holds that path's old base (pstate.Baseline's Held,
+//     content in P/dirs/<h>/held) until the blocks are resolved, so blocks never
 //     nest and the remote's newer lines merge in afterwards.
-//   - Before L is rewritten, P records the rewrite (rewrite_record.go):
-//     each path's content before and after, and the next baseline's. A
+//   - Before L is rewritten, P records the rewrite (pstate.RewriteRecord;
+//     settled in rewrite_record.go): each path's content before and after,
+//     and the next baseline's. A
 //     resynchronisation after a crash rolls the merge base forward where
 //     the rewrite provably reached, so the tool's own half-finished
 //     rewrite never conflicts with the next remote edit beside it.

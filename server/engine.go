@@ -306,7 +306,7 @@ type LogEntry struct {
 }
 
 // dirLock serialises calls on one visible directory inside the process;
-// the lock file in P (lockFile) does it across processes.
+// the lock file in P (pstate.Lock) does it across processes.
 func (e *Engine) dirLock(dir string) *sync.Mutex {
 	e.dirMu.Lock()
 	defer e.dirMu.Unlock()

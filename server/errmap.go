@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -193,7 +194,7 @@ func localDetail(err error) (string, bool) {
 	switch {
 	case errors.Is(err, workdir.ErrChangedDuringScan):
 		return DetailChangedDuring, true
-	case errors.Is(err, errLocked):
+	case errors.Is(err, pstate.ErrLocked):
 		return DetailLocked, true
 	case errors.Is(err, syscall.ENOSPC):
 		return DetailDiskFull, true

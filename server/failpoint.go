@@ -1,18 +1,5 @@
 package server
 
-import "github.com/slivingdoc/slivingdoc/internal/crashpoint"
-
-// Crash points (internal/crashpoint) of the private state's effects that
-// do not go through internal/osfile's WriteFile: a prepared or next
-// baseline's rename into place, and the removal of a recovery flag,
-// pending record, rewrite record or next baseline. The points of L's
-// rewrite are server/workdir's, those of the store's requests the
-// backend's, those of every other write osfile's.
-var (
-	cpInstallBaseline = crashpoint.Register("state.install-baseline")
-	cpRemoveState     = crashpoint.Register("state.remove")
-)
-
 // Failpoints name the instants a crash test kills the process at. They do
 // nothing unless the binary is built with -tags failpoints and the
 // environment variable SLIVINGDOC_FAILPOINT names the point; then the

@@ -25,6 +25,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // ReasonUncommittedChanges refuses a restore or revert that would
@@ -144,7 +145,7 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err := s.keepUncommitted(changes, opts, "restore", res); err != nil {
 		return nil, err
 	}
-	if err := s.materialise(changes, recoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return nil, err
 	}
 	res.Files = diffstat(changes)
@@ -230,7 +231,7 @@ func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string
 // saveCopies writes the current content of each change's file under a new
 // directory of P/dirs/<h>/saved, durably, and returns that directory.
 func (s *session) saveCopies(files []change) (string, error) {
-	root := filepath.Join(s.state.path, "saved")
+	root := filepath.Join(s.state.Path, "saved")
 	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
 	dir := filepath.Join(root, stamp)
 	for i := 2; ; i++ { // two commands in one nanosecond: keep both
@@ -253,13 +254,13 @@ func (s *session) saveCopies(files []change) (string, error) {
 	// The copies must outlive a crash right after the rewrite that
 	// replaces the originals: every directory down to them is synced.
 	for d := range synced {
-		for ; d != s.state.path && len(d) > len(s.state.path); d = filepath.Dir(d) {
+		for ; d != s.state.Path && len(d) > len(s.state.Path); d = filepath.Dir(d) {
 			if err := osfile.SyncDir(d); err != nil {
 				return "", err
 			}
 		}
 	}
-	return dir, osfile.SyncDir(s.state.path)
+	return dir, osfile.SyncDir(s.state.Path)
 }
 
 func plural(n int, one, many string) string {
@@ -372,7 +373,7 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	if err := s.keepUncommitted(changes, opts, "revert", res); err != nil {
 		return nil, err
 	}
-	if err := s.materialise(changes, recoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return nil, err
 	}
 	res.Files = diffstat(changes)

@@ -34,7 +34,7 @@ const withheldFile = "withheld"
 // scanL is scan under the engine's rules, with the virtual entries of the
 // accepted files L leaves out.
 func (s *session) scanWithRules() (*scanResult, error) {
-	flag, err := s.state.loadRecovery()
+	flag, err := s.state.LoadRecovery()
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (s *session) addVirtual(res *scanResult) {
 		// walk over all of A.
 		if !s.base.ignoredKnown {
 			var list []pathID
-			eachBasePath(s.base, func(p []byte, id cas.ID) {
+			s.base.EachPath(func(p []byte, id cas.ID) {
 				if ign.MayMatchBytes(p) && ign.MatchPath(string(p)) {
 					list = append(list, pathID{string(p), id})
 				}
@@ -87,7 +87,7 @@ func (s *session) addVirtual(res *scanResult) {
 		return
 	}
 	var learned []pathID // the ignored set, learned on the way
-	eachBasePath(s.base, func(p []byte, id cas.ID) {
+	s.base.EachPath(func(p []byte, id cas.ID) {
 		if !ign.MayMatchBytes(p) && !old[string(p)] {
 			return
 		}
@@ -159,32 +159,11 @@ func allIn(list []string, set map[string]bool) bool {
 	return true
 }
 
-// eachBasePath calls fn for every file of A, from its decoded map or in
-// place on its encoded entries (no map of 10,000 paths is built).
-func eachBasePath(b *baseline, fn func(p []byte, id cas.ID)) {
-	if b.Files != nil {
-		for p, id := range b.Files {
-			fn([]byte(p), id)
-		}
-		return
-	}
-	r := &stateReader{b: b.entries}
-	for range b.count {
-		p := r.bytes(int(r.u16()))
-		var id cas.ID
-		copy(id[:], r.bytes(32))
-		if !r.ok() {
-			return
-		}
-		fn(p, id)
-	}
-}
-
 // loadWithheld returns the recorded set (empty when there is none; an
 // unreadable record counts as none: at worst a file L never received is
 // taken for a local deletion after a rule was removed).
 func (d dirState) loadWithheld() map[string]bool {
-	data, err := os.ReadFile(d.file(withheldFile))
+	data, err := os.ReadFile(d.File(withheldFile))
 	if err != nil || len(data) == 0 {
 		return nil
 	}
@@ -199,14 +178,14 @@ func (d dirState) loadWithheld() map[string]bool {
 // Paths never hold a newline (DESIGN §6 names).
 func (d dirState) saveWithheld(paths []string) error {
 	if len(paths) == 0 {
-		err := os.Remove(d.file(withheldFile))
+		err := os.Remove(d.File(withheldFile))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return err
 	}
 	sort.Strings(paths)
-	return pstate.WriteAtomic(d.file(withheldFile), []byte(strings.Join(paths, "\n")+"\n"))
+	return pstate.WriteAtomic(d.File(withheldFile), []byte(strings.Join(paths, "\n")+"\n"))
 }
 
 // plan is planAll without the paths L ignores (never written or removed

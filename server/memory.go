@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -68,7 +69,7 @@ type deltaRef struct {
 // takeRef hands the recorded tree to the session (nil: none); end()
 // records the next one.
 func (s *session) takeRef() *deltaRef {
-	m := s.e.memoryOf(s.state.path)
+	m := s.e.memoryOf(s.state.Path)
 	if m == nil {
 		return nil
 	}
@@ -79,7 +80,7 @@ func (s *session) takeRef() *deltaRef {
 
 // keepRef records L as this call leaves it, when that is A.
 func (s *session) keepRef() {
-	m := s.e.memoryOf(s.state.path)
+	m := s.e.memoryOf(s.state.Path)
 	if m == nil || s.base == nil || s.base.kept == nil || m.base != s.base.kept || m.stats == nil {
 		return
 	}
@@ -229,21 +230,21 @@ func (e *Engine) closeMemories() {
 // loadStats returns the stat cache for the session: the one the last call
 // left, if P's copy is still the one it saved, else P's copy.
 func (s *session) loadStats() *workdir.StatCache {
-	if m := s.e.memoryOf(s.state.path); m != nil && m.stats != nil {
+	if m := s.e.memoryOf(s.state.Path); m != nil && m.stats != nil {
 		st, at := m.stats, m.statsAt
 		m.stats = nil // the session owns it now; end() gives it back
-		if statsIdentityOf(s.state.file("statcache")) == at {
+		if statsIdentityOf(s.state.File(pstate.StatCacheFile)) == at {
 			s.statsKept = &at
 			return st
 		}
 	}
-	return s.state.loadStatCache()
+	return s.state.LoadStatCache()
 }
 
 // deferStatsSave reports whether this save of the stat cache may wait
 // (long-lived engine, written recently); otherwise it notes the write.
 func (s *session) deferStatsSave() bool {
-	m := s.e.memoryOf(s.state.path)
+	m := s.e.memoryOf(s.state.Path)
 	if m == nil {
 		return false
 	}
@@ -257,11 +258,11 @@ func (s *session) deferStatsSave() bool {
 // keepStats hands the stat cache back for the next call, once it is
 // recorded in P (saveStats).
 func (s *session) keepStats() {
-	m := s.e.memoryOf(s.state.path)
+	m := s.e.memoryOf(s.state.Path)
 	switch {
 	case m == nil:
 	case s.statsSaved && s.scan != nil:
-		m.stats, m.statsAt = s.scan.stats, statsIdentityOf(s.state.file("statcache"))
+		m.stats, m.statsAt = s.scan.stats, statsIdentityOf(s.state.File(pstate.StatCacheFile))
 	case s.scan == nil && s.statsKept != nil:
 		m.stats, m.statsAt = s.stats, *s.statsKept // not scanned (log, history): untouched
 	}
@@ -269,7 +270,7 @@ func (s *session) keepStats() {
 
 // listings is the Memory the session's scans use (nil: none).
 func (s *session) listings() *workdir.WatchedListings {
-	if m := s.e.memoryOf(s.state.path); m != nil {
+	if m := s.e.memoryOf(s.state.Path); m != nil {
 		return m.listings
 	}
 	return nil
@@ -308,10 +309,11 @@ func (m *dirMemory) keepBaseline(f *os.File, data []byte, from *baseline) *keptB
 	if err != nil || fi.Size() != int64(len(data)) {
 		return nil
 	}
-	b, err := parseBaseline(data, false)
+	rec, err := pstate.ParseBaseline(data, false)
 	if err != nil {
 		return nil
 	}
+	b := &baseline{Baseline: *rec}
 	if from != nil && from.ignoredKnown {
 		b.ignored, b.ignoredKnown = from.ignored, true
 	}
@@ -378,15 +380,7 @@ func (m *dirMemory) recallBaseline(f *os.File) *baseline {
 	}
 	// A fresh value per session: sessions set Generation, decode Files
 	// (dropping entries) and replace Held; the bytes are never written.
-	b := &baseline{Generation: k.b.Generation, Head: k.b.Head, entries: k.b.entries, count: k.b.count,
-		ignored: k.b.ignored, ignoredKnown: k.b.ignoredKnown, kept: k}
-	if k.b.Held != nil {
-		b.Held = make(map[string]cas.ID, len(k.b.Held))
-		for p, id := range k.b.Held {
-			b.Held[p] = id
-		}
-	}
-	return b
+	return &baseline{Baseline: k.b.Copy(), ignored: k.b.ignored, ignoredKnown: k.b.ignoredKnown, kept: k}
 }
 
 // ignoredPath reports whether addVirtual takes A's file at p for one L

@@ -2,18 +2,14 @@ package server
 
 import (
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"io/fs"
-	"os"
 
 	"github.com/slivingdoc/slivingdoc/cas"
-	"github.com/slivingdoc/slivingdoc/internal/crashpoint"
-	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
-// Pending publications. A commit can be accepted by the store and then
+// Pending publications (the record itself, its format and file, is
+// pstate.PendingRecord). A commit can be accepted by the store and then
 // interrupted (killed, disk full) before L and the baseline A are updated.
 // A then predates the accepted publication, and merge(A, L, R) would see
 // the writer's own published lines as added on both sides — a conflict
@@ -35,83 +31,6 @@ import (
 // The record keeps earlier accepted entries, so a second interrupted
 // commit on top of an adopted one does not forget the first.
 
-// pendingRecord is P/dirs/<h>/pending.
-type pendingRecord struct {
-	BaseHead string         `json:"baseHead"` // hex of A's head the overlays apply to
-	Entries  []pendingEntry `json:"entries"`
-}
-
-// pendingEntry is one publication's overlay: path → hex file ID, "" for a
-// path the publication removed.
-type pendingEntry struct {
-	Publication string            `json:"publication"`
-	Overlay     map[string]string `json:"overlay"`
-	// Bases holds L's content of each path the publication text-merged
-	// with others' changes: that content is the right base for the next
-	// merge (M minus it is exactly the others' changes), and it is in no
-	// pack, since M's merged content was published instead.
-	Bases map[string][]byte `json:"bases,omitempty"`
-	// V4 (format version 4, publish_v4.go): the publication registered
-	// proposals, the first built on generation First. A proposal stays
-	// foldable after its writer dies, so an entry `current` does not name
-	// yet is undecided, not absent: it is kept, and the next commit
-	// resumes the publication under its ID (publish.Publisher.Resume).
-	V4    bool   `json:"v4,omitempty"`
-	First uint64 `json:"first,omitempty"`
-	// Last is the generation the newest version was built on (a record
-	// without it: First). A version is registered only once the one
-	// before it can no longer be folded, so Last alone says whether the
-	// call is still undecided (pull_v4.go).
-	Last uint64 `json:"last,omitempty"`
-
-	baseHead cas.ID // the head of the base the overlay applies to (not encoded)
-}
-
-func (d dirState) loadPending() (*pendingRecord, error) {
-	data, err := os.ReadFile(d.file("pending"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r pendingRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, errBadStateFile
-	}
-	return &r, nil
-}
-
-// pendingSpare is the file the pending record is written through and
-// removed into: a commit writes the record and removes it again, and
-// through a spare it does so without creating or freeing an inode (about
-// 150 µs of CPU each on an ext4 disk that frees inodes often). Never read;
-// the record, like every record of the directory, is read and written
-// only under the directory's lock (osfile.WriteSpare).
-const pendingSpare = ".pending.spare"
-
-func (d dirState) savePending(r *pendingRecord) error {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(d.path, 0o700); err != nil {
-		return err
-	}
-	return osfile.WriteSpare(d.file("pending"), d.file(pendingSpare), 0o600, false, data)
-}
-
-// removePending removes the record by renaming it to the spare, which the
-// next savePending writes over.
-func (d dirState) removePending() error {
-	crashpoint.Hit(cpRemoveState, "pending")
-	err := os.Rename(d.file("pending"), d.file(pendingSpare))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
 // adoptPublished applies the pending record's accepted overlays to s.base
 // (in memory only), once per session. state is an observed `current`.
 func (s *session) adoptPublished(state remote.State) {
@@ -119,7 +38,7 @@ func (s *session) adoptPublished(state remote.State) {
 		return
 	}
 	s.pendingChecked = true
-	rec, err := s.state.loadPending()
+	rec, err := s.state.LoadPending()
 	if err != nil {
 		s.e.log.Warn("pending publication record unreadable; ignoring it", "err", err)
 	}
@@ -163,7 +82,7 @@ func (s *session) adoptPublished(state remote.State) {
 // `current` lists only the newest publications (format 2): an entry
 // overtaken by more is looked up in the history since the baseline, which
 // reads only the segments that range overlaps.
-func (s *session) acceptedEntries(state remote.State, entries []pendingEntry) ([]pendingEntry, error) {
+func (s *session) acceptedEntries(state remote.State, entries []pstate.PendingEntry) ([]pstate.PendingEntry, error) {
 	found := make([]bool, len(entries))
 	missing := false
 	for i, ent := range entries {
@@ -183,7 +102,7 @@ func (s *session) acceptedEntries(state remote.State, entries []pendingEntry) ([
 			found[i] = found[i] || published[ent.Publication]
 		}
 	}
-	var accepted []pendingEntry
+	var accepted []pstate.PendingEntry
 	for i, ent := range entries {
 		if found[i] {
 			accepted = append(accepted, ent)
@@ -194,7 +113,7 @@ func (s *session) acceptedEntries(state remote.State, entries []pendingEntry) ([
 
 // overlayBase replaces s.base by A with ent's overlay applied; false if
 // the overlay is malformed (then s.base is unchanged).
-func (s *session) overlayBase(ent pendingEntry) bool {
+func (s *session) overlayBase(ent pstate.PendingEntry) bool {
 	files, ok := s.overlaid(ent)
 	if !ok {
 		return false
@@ -202,7 +121,7 @@ func (s *session) overlayBase(ent pendingEntry) bool {
 	// The overlaid paths no longer hold the head's files: they are held
 	// (non-exact), so no fast path trusts the head there and their
 	// contents, in no pack, are kept in P before a rewrite needs them.
-	head := s.base.headFiles()
+	head := s.base.HeadTree()
 	held := map[string]cas.ID{}
 	for p, id := range s.base.Held {
 		held[p] = id
@@ -215,13 +134,13 @@ func (s *session) overlayBase(ent pendingEntry) bool {
 	if len(held) == 0 {
 		held = nil
 	}
-	s.base = &baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: held}
+	s.base = &baseline{Baseline: pstate.Baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: held}}
 	return true
 }
 
 // overlaid is A's files with ent's overlay applied (the contents it
 // carries kept for s.load); false if the overlay is malformed.
-func (s *session) overlaid(ent pendingEntry) (map[string]cas.ID, bool) {
+func (s *session) overlaid(ent pstate.PendingEntry) (map[string]cas.ID, bool) {
 	old := s.baseFiles()
 	files := make(map[string]cas.ID, len(old)+len(ent.Overlay))
 	for p, id := range old {
@@ -253,7 +172,7 @@ func (s *session) overlaid(ent pendingEntry) (map[string]cas.ID, bool) {
 // baseIfAccepted is A's files as they are once this session's accepted
 // publication is applied (A's own when there is none to apply).
 func (s *session) baseIfAccepted() map[string]cas.ID {
-	if s.accepted == nil || s.base == nil || s.base.Head != s.accepted.baseHead {
+	if s.accepted == nil || s.base == nil || s.base.Head != s.accepted.Base {
 		return nil
 	}
 	files, ok := s.overlaid(*s.accepted)
@@ -266,7 +185,7 @@ func (s *session) baseIfAccepted() map[string]cas.ID {
 // adoptAccepted applies this session's accepted publication to s.base
 // before a resynchronisation merges against it.
 func (s *session) adoptAccepted() {
-	if s.accepted == nil || s.base == nil || s.base.Head != s.accepted.baseHead {
+	if s.accepted == nil || s.base == nil || s.base.Head != s.accepted.Base {
 		return
 	}
 	if s.overlayBase(*s.accepted) {
@@ -280,8 +199,8 @@ func (s *session) adoptAccepted() {
 // the proposal is L itself, whose delta from s.base is local (zero ID:
 // removed). It returns the new entry (kept for adoption in this session
 // once accepted).
-func (s *session) recordPending(publication string, ids, local map[string]cas.ID) (pendingEntry, error) {
-	ent := pendingEntry{Publication: publication, Overlay: map[string]string{}, baseHead: s.base.Head}
+func (s *session) recordPending(publication string, ids, local map[string]cas.ID) (pstate.PendingEntry, error) {
+	ent := pstate.PendingEntry{Publication: publication, Overlay: map[string]string{}, Base: s.base.Head}
 	if s.v4 != nil {
 		ent.V4, ent.First, ent.Last = true, s.v4.first, s.v4.last
 	}
@@ -323,9 +242,9 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 			}
 		}
 	}
-	rec := &pendingRecord{BaseHead: hex.EncodeToString(s.base.Head[:]), Entries: append(append([]pendingEntry{}, s.adopted...), ent)}
-	if err := s.state.savePending(rec); err != nil {
-		return pendingEntry{}, err
+	rec := &pstate.PendingRecord{BaseHead: hex.EncodeToString(s.base.Head[:]), Entries: append(append([]pstate.PendingEntry{}, s.adopted...), ent)}
+	if err := s.state.SavePending(rec); err != nil {
+		return pstate.PendingEntry{}, err
 	}
 	s.pendingOnDisk = true
 	return ent, nil
@@ -333,7 +252,7 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 
 // dropPending removes the record (a hint: failure is only logged).
 func (s *session) dropPending() {
-	if err := s.state.removePending(); err != nil {
+	if err := s.state.RemovePending(); err != nil {
 		s.e.log.Warn("cannot remove the pending publication record", "err", err)
 	}
 	s.pendingOnDisk = false

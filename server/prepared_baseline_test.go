@@ -12,6 +12,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // registerRacer runs rival before the next left registrations of a
@@ -31,8 +32,8 @@ func (s *registerRacer) Put(ctx context.Context, key string, data []byte) error 
 	return s.Store.Put(ctx, key, data)
 }
 
-// The baseline a commit writes ahead while it publishes (state.go,
-// preparedBaseline) becomes A only when the state accepted is the one it
+// The baseline a commit writes ahead while it publishes (pstate.Prepared)
+// becomes A only when the state accepted is the one it
 // was prepared for: when a rival's commit lands first, the fold
 // re-parents the change onto it, the accepted tree holds the rival's
 // change too, and that is what A records. Either way no temporary file
@@ -54,14 +55,14 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	// two files are exchanged), never a baseline that was not accepted.
 	leftover := func(when string, before uint64) {
 		t.Helper()
-		data, err := os.ReadFile(filepath.Join(a.e.stateDir(a.dir), baselineSpare))
+		data, err := os.ReadFile(filepath.Join(a.e.stateDir(a.dir), pstate.BaselineSpare))
 		if os.IsNotExist(err) && (before == 0 || runtime.GOOS != "linux") {
 			return
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", when, err)
 		}
-		if b, err := decodeBaseline(data); err != nil || before == 0 || b.Generation != before {
+		if b, err := pstate.DecodeBaseline(data); err != nil || before == 0 || b.Generation != before {
 			t.Fatalf("%s: the spare holds a baseline (%v) where the one of generation %d (0: none) was expected", when, err, before)
 		}
 	}
@@ -131,7 +132,7 @@ func TestPreparedBaselineDiscardedWhenNothingIsAccepted(t *testing.T) {
 	if _, err := a.e.Commit(context.Background(), "", "refused"); err == nil {
 		t.Fatal("the commit succeeded although the store refused `current`")
 	}
-	if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), baselineSpare)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), pstate.BaselineSpare)); !os.IsNotExist(err) {
 		t.Fatalf("a prepared baseline was left in P: %v", err)
 	}
 	if r := a.commit("again"); r.Generation != 2 {

@@ -1,12 +1,11 @@
 package server
 
 import (
-	"encoding/binary"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Pruning the object cache. Each checkpoint starts a new chain cache; the
@@ -86,29 +85,5 @@ func (e *Engine) pruneChains(state remote.State) {
 }
 
 // oldestBaseline returns the lowest generation of the baselines recorded
-// in P (only their headers are read); false when there is none.
-func (e *Engine) oldestBaseline() (uint64, bool) {
-	dirs, err := os.ReadDir(filepath.Join(e.private, "dirs"))
-	if err != nil {
-		return 0, false
-	}
-	var oldest uint64
-	found := false
-	head := make([]byte, len(baselineMagic)+8)
-	for _, d := range dirs {
-		f, err := os.Open(filepath.Join(e.private, "dirs", d.Name(), "baseline"))
-		if err != nil {
-			continue // never pulled
-		}
-		_, err = io.ReadFull(f, head)
-		f.Close()
-		g := uint64(0) // unreadable: pin everything, to be safe
-		if err == nil && string(head[:len(baselineMagic)]) == baselineMagic {
-			g = binary.BigEndian.Uint64(head[len(baselineMagic):])
-		}
-		if !found || g < oldest {
-			oldest, found = g, true
-		}
-	}
-	return oldest, found
-}
+// in P; false when there is none.
+func (e *Engine) oldestBaseline() (uint64, bool) { return pstate.OldestBaseline(e.private) }

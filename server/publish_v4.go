@@ -159,7 +159,7 @@ func stateView(st publish.State) remote.State {
 
 // undecidedV4 reports whether entries hold a version-4 publication: one
 // `current` does not name may still be folded by another writer.
-func undecidedV4(entries []pendingEntry) bool {
+func undecidedV4(entries []pstate.PendingEntry) bool {
 	for _, ent := range entries {
 		if ent.V4 {
 			return true
@@ -173,14 +173,14 @@ func undecidedV4(entries []pendingEntry) bool {
 // did not see decided, and the record applies to the directory's
 // baseline: the commit resumes it (from its first version's generation),
 // a pull settles it (by its newest).
-func (s *session) pendingV4() (pendingEntry, bool) {
-	rec, err := s.state.loadPending()
+func (s *session) pendingV4() (pstate.PendingEntry, bool) {
+	rec, err := s.state.LoadPending()
 	if err != nil || rec == nil || s.base == nil || rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || len(rec.Entries) == 0 {
-		return pendingEntry{}, false
+		return pstate.PendingEntry{}, false
 	}
 	ent := rec.Entries[len(rec.Entries)-1]
 	if !ent.V4 || !remote.IsPublicationID(ent.Publication) {
-		return pendingEntry{}, false
+		return pstate.PendingEntry{}, false
 	}
 	return ent, true
 }
@@ -348,12 +348,12 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
-	// (generation.go); publish read it, not the notebook.
+	// (pstate.Highest); publish read it, not the notebook.
 	if err := s.e.observe(s.ctx, state); err != nil {
 		s.e.log.Warn("the accepted state could not be recorded", "err", err)
 	}
 	s.keepRecent(last)
-	flag := recoveryFlag{Op: "commit", RemoteAccepted: "yes", Generation: res.Generation}
+	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "yes", Generation: res.Generation}
 	if err := failpoint(FailAfterPublish); err != nil {
 		return nil, s.recoveryFailure(flag, "publish", err)
 	}
@@ -387,16 +387,16 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		target = &merged{ids: files}
 	}
 	if s.prep != nil {
-		s.prep.wait() // done reading target.ids before anything changes them
+		s.prep.Wait() // done reading target.ids before anything changes them
 	}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	out.BroughtIn = diffstat(changes)
-	next := &baseline{Generation: res.Generation, Head: res.Head, Files: target.ids}
+	next := newBaseline(res.Generation, res.Head, target.ids)
 	if len(changes) == 0 && target == last.merged {
-		next.prepared = s.prep // used only if it matches (state.go)
+		next.prepared = s.prep // used only if it matches (pstate.Prepared)
 	}
 	if target == last.merged && last.from != nil {
 		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
@@ -447,7 +447,7 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 // beside the baseline. Not durable and never trusted beyond a hint: a
 // missing or damaged one is the zero Streak, which costs one LIST, and
 // publish skips the LIST only while `current` shows the writer's own
-// previous write as the newest. A sealed record of fixed width (sealed.go:
+// previous write as the newest. A sealed record of fixed width (pstate.Seal:
 // the generation in 20 digits, the count of skips in one), overwritten in
 // place on every commit rather than replaced by a new file; a save met
 // half done, or cut by a crash, fails its check and reads as the zero
@@ -455,7 +455,7 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 const streakFile = "streak"
 
 func (d dirState) loadStreak() publish.Streak {
-	data, err := os.ReadFile(d.file(streakFile))
+	data, err := os.ReadFile(d.File(streakFile))
 	if err != nil {
 		return publish.Streak{}
 	}
@@ -474,5 +474,5 @@ func (d dirState) loadStreak() publish.Streak {
 // saveStreak records st; the zero Streak is recorded as such (not by
 // removing the file), so the next save overwrites it in place too.
 func (d dirState) saveStreak(st publish.Streak) {
-	_ = pstate.Overwrite(d.file(streakFile), pstate.Seal(fmt.Sprintf("%020d", st.Generation), strconv.Itoa(st.Skipped)))
+	_ = pstate.Overwrite(d.File(streakFile), pstate.Seal(fmt.Sprintf("%020d", st.Generation), strconv.Itoa(st.Skipped)))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Pull writes the merge of baseline, visible directory and accepted state
@@ -83,7 +84,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	// A record of another store, or newer than the store (restored from a
 	// backup), is no record: the directory is adopted (remembered.go).
 	s.dropOutlivedRecord(state)
-	flag, err := s.state.loadRecovery()
+	flag, err := s.state.LoadRecovery()
 	if err != nil {
 		return nil, nil, s.e.fail("load recovery flag", err)
 	}
@@ -127,7 +128,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	}
 	var rFiles map[string]cas.ID
 	if s.base != nil && state.Head() == s.base.Head && !s.base.hasUnknown() {
-		rFiles = s.base.headFiles()
+		rFiles = s.base.HeadTree()
 	} else if rFiles, err = treeOf(s.src, state.Head()); err != nil {
 		return nil, nil, s.e.fail("read remote tree", err)
 	}
@@ -144,7 +145,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	if err != nil {
 		return nil, nil, s.e.fail("keep held base", err)
 	}
-	if err := s.materialise(changes, recoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}, next, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}, next, nil); err != nil {
 		return nil, nil, err
 	}
 	return res, m.conflicts, nil
@@ -157,8 +158,8 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 // a nil result: A's); it is called only when L is rewritten, since building that map
 // (a copy of every path) is most of what a commit that rewrites nothing
 // would spend here.
-func (s *session) materialise(changes []change, flag recoveryFlag, next *baseline, baseBefore func() map[string]cas.ID) error {
-	pending, err := s.state.loadRecovery()
+func (s *session) materialise(changes []change, flag pstate.RecoveryFlag, next *baseline, baseBefore func() map[string]cas.ID) error {
+	pending, err := s.state.LoadRecovery()
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
 	}
@@ -170,7 +171,7 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 				return s.e.fail("record baseline", err)
 			}
 			s.recorded(next)
-			s.state.pruneHeld(next)
+			s.state.PruneHeld(&next.Baseline)
 		}
 		s.saveStats()
 		return nil
@@ -197,12 +198,12 @@ func (s *session) materialise(changes []change, flag recoveryFlag, next *baselin
 	if err := failpoint(FailAfterBaseline); err != nil {
 		return s.recoveryFailure(flag, "baseline", err)
 	}
-	if err := s.state.clearRecovery(); err != nil {
+	if err := s.state.ClearRecovery(); err != nil {
 		return s.recoveryFailure(flag, "baseline", err)
 	}
-	s.state.removeRewrite()
+	s.state.RemoveRewrite()
 	// Only now: settling an interrupted rewrite may need what P holds.
-	s.state.pruneHeld(next)
+	s.state.PruneHeld(&next.Baseline)
 	s.saveStats()
 	return nil
 }
@@ -232,9 +233,9 @@ func (s *session) recorded(next *baseline) {
 // nextBaseline is the baseline recording R (head, rFiles) after a merge
 // with these conflicts: R's tree, except that each path merge.Trees left
 // Unresolved (L's file still holds blocks) keeps its current base, whose
-// content is saved in P first (see baseline.Held).
+// content is saved in P first (see pstate.Baseline).
 func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID, conflicts []merge.Conflict) (*baseline, error) {
-	next := &baseline{Generation: gen, Head: head, Files: rFiles}
+	next := newBaseline(gen, head, rFiles)
 	for _, c := range conflicts {
 		if c.Reason != merge.Unresolved {
 			continue
@@ -256,7 +257,7 @@ func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID
 		if err != nil {
 			return nil, err
 		}
-		if err := s.state.saveHeld(id, content); err != nil {
+		if err := s.state.SaveHeld(id, content); err != nil {
 			return nil, err
 		}
 		next.Files[c.Path] = id

@@ -118,7 +118,7 @@ func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error
 // forgetPending removes id's entry from the pending record, keeping the
 // others (earlier accepted publications whose overlays are still due).
 func (s *session) forgetPending(id string) {
-	rec, err := s.state.loadPending()
+	rec, err := s.state.LoadPending()
 	if err != nil || rec == nil {
 		return
 	}
@@ -133,7 +133,7 @@ func (s *session) forgetPending(id string) {
 		return
 	}
 	rec.Entries = keep
-	if err := s.state.savePending(rec); err != nil {
+	if err := s.state.SavePending(rec); err != nil {
 		s.e.log.Warn("cannot rewrite the pending publication record", "err", err)
 	}
 }

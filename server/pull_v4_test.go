@@ -12,6 +12,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // killedV4Commit makes a commit of mine.md that registers its version
@@ -185,7 +186,7 @@ func TestV4PullSettlesByAnOlderVersionStillFoldable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec pendingRecord
+	var rec pstate.PendingRecord
 	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Entries) != 1 || rec.Entries[0].Last != 1 {
 		t.Fatalf("record %s: %v", data, err)
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Recovery. Before L is rewritten, P records the next baseline, the
-// rewrite record and the recovery flag naming it (rewrite_record.go); all
+// rewrite record and the recovery flag naming it (pstate.RecoveryFlag,
+// pstate.RewriteRecord; settled in rewrite_record.go); all
 // three are cleared once L and the baseline are durable. A call that finds
 // the flag settles the record into a baseline first, path by path from
 // what L holds, records it, and only then merges: so a second crash, at
@@ -19,13 +21,13 @@ import (
 // RECOVERY_FAILURE. It first tries to resynchronise from `current` (once,
 // in a fresh context: the original may be what failed); the report says
 // whether that worked.
-func (s *session) recoveryFailure(flag recoveryFlag, stage string, cause error) *Error {
+func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause error) *Error {
 	s.e.log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
 	flag.Stage = stage
-	if old, err := s.state.loadRecovery(); err == nil && old != nil && flag.Rewrite == "" {
+	if old, err := s.state.LoadRecovery(); err == nil && old != nil && flag.Rewrite == "" {
 		flag.Rewrite = old.Rewrite // the record still describes L's rewrite
 	}
-	if err := s.state.setRecovery(flag); err != nil {
+	if err := s.state.SetRecovery(flag); err != nil {
 		s.e.log.Error("cannot record the recovery flag", "err", err)
 	}
 	if errors.Is(cause, cas.ErrCorrupt) {
@@ -54,7 +56,7 @@ func (s *session) resync(ctx context.Context) error {
 	saved := s.ctx
 	s.ctx = ctx
 	defer func() { s.ctx = saved }()
-	s.stats = s.state.loadStatCache()
+	s.stats = s.state.LoadStatCache()
 	s.adoptAccepted()
 	_, _, err := s.pull("resync")
 	return err
@@ -62,7 +64,7 @@ func (s *session) resync(ctx context.Context) error {
 
 // recoverFirst runs a pending resynchronisation before an operation.
 func (s *session) recoverFirst() error {
-	flag, err := s.state.loadRecovery()
+	flag, err := s.state.LoadRecovery()
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
 	}
@@ -77,7 +79,7 @@ func (s *session) recoverFirst() error {
 		}
 	}
 	if flag == nil {
-		flag = &recoveryFlag{Op: "settle", Stage: "unknown-base", RemoteAccepted: "no"}
+		flag = &pstate.RecoveryFlag{Op: "settle", Stage: "unknown-base", RemoteAccepted: "no"}
 	}
 	s.e.log.Info("resynchronising after an interrupted operation", "op", flag.Op, "stage", flag.Stage)
 	s.inRecovery = true

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,62 +13,35 @@ import (
 
 // A directory remembers its store, as a git clone remembers its remote.
 // Each pull or commit that records a baseline also records, in
-//
-//	P/remotes/<hash(L resolved)>   {"dir", "identity", "storeId", "locator"}
-//
-// which store the directory belongs to: the store's URL identity, its ID
+// P/remotes/<hash(L resolved)> (pstate.Remembered), which store the
+// directory belongs to: the store's URL identity, its ID
 // (remote/storeid.go; empty while the store was not yet named) and the
 // caller's locator (Config.StoreLocator: how to open it again). A command
 // on the directory that names no store uses that one (the CLI reads the
 // record through RememberedStoreOf); a call that names another store is
 // refused with STORE_MISMATCH before anything is read or written, so two
 // notebooks are never mixed in one directory. The record is keyed by the
-// directory alone (the baselines are keyed by directory and store), so it
-// is found before the store is known.
-
-// RememberedStore is what P records about the store of a directory.
-type RememberedStore struct {
-	Dir      string `json:"dir"`      // the directory (resolved)
-	Identity string `json:"identity"` // remote.Store.Identity of the store
-	StoreID  string `json:"storeId"`  // the store's ID then ("": not yet named)
-	Locator  string `json:"locator"`  // Config.StoreLocator then ("": none given)
-}
-
-func rememberedFile(private, realDir string) string {
-	return filepath.Join(private, "remotes", pstate.HashKey(realDir))
-}
-
-func readRemembered(private, realDir string) (RememberedStore, bool) {
-	data, err := os.ReadFile(rememberedFile(private, realDir))
-	if err != nil {
-		return RememberedStore{}, false
-	}
-	var r RememberedStore
-	if json.Unmarshal(data, &r) != nil || r.Dir != realDir || r.Identity == "" {
-		return RememberedStore{}, false
-	}
-	return r, true
-}
+// directory alone, so it is found before the store is known.
 
 // RememberedStoreOf returns the store recorded under privateRoot for dir
 // or for the nearest directory above it that has one (a command run in a
 // subdirectory of a notebook), and whether there is one.
-func RememberedStoreOf(privateRoot, dir string) (RememberedStore, bool) {
+func RememberedStoreOf(privateRoot, dir string) (pstate.Remembered, bool) {
 	priv, err := absClean(privateRoot)
 	if err != nil {
-		return RememberedStore{}, false
+		return pstate.Remembered{}, false
 	}
 	d, err := absClean(dir)
 	if err != nil {
-		return RememberedStore{}, false
+		return pstate.Remembered{}, false
 	}
 	for cur := realPath(d); ; {
-		if r, ok := readRemembered(priv, cur); ok {
+		if r, ok := pstate.ReadRemembered(priv, cur); ok {
 			return r, true
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {
-			return RememberedStore{}, false
+			return pstate.Remembered{}, false
 		}
 		cur = parent
 	}
@@ -84,8 +55,8 @@ func (e *Engine) rememberStore(realDir string) {
 	if realDir == "" {
 		return
 	}
-	want := RememberedStore{Dir: realDir, Identity: e.store.Identity(), StoreID: e.StoreID(), Locator: e.locator}
-	if have, ok := readRemembered(e.private, realDir); ok {
+	want := pstate.Remembered{Dir: realDir, Identity: e.store.Identity(), StoreID: e.StoreID(), Locator: e.locator}
+	if have, ok := pstate.ReadRemembered(e.private, realDir); ok {
 		if have.Identity == want.Identity && have.StoreID == want.StoreID && (have.Locator == want.Locator || want.Locator == "") {
 			return
 		}
@@ -93,8 +64,7 @@ func (e *Engine) rememberStore(realDir string) {
 			want.Locator = have.Locator // an embedder without a locator keeps the CLI's
 		}
 	}
-	data, _ := json.Marshal(want)
-	if err := pstate.WriteAtomic(rememberedFile(e.private, realDir), data); err != nil {
+	if err := pstate.WriteRemembered(e.private, want); err != nil {
 		e.log.Warn("cannot record the directory's store", "err", err)
 	}
 }
@@ -132,7 +102,7 @@ func ShowStore(identity string) string {
 // started again, or replaced by a copy of another): its baseline then
 // describes nothing this store holds.
 func (s *session) recordOfAnotherStore() bool {
-	r, ok := readRemembered(s.e.private, s.state.dir)
+	r, ok := pstate.ReadRemembered(s.e.private, s.state.L)
 	if !ok || r.Identity != s.e.store.Identity() || r.StoreID == "" {
 		return false // unknown: recorded by an older binary, or before the store was named
 	}

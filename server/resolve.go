@@ -1,8 +1,8 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 	"io/fs"
 	"os"
@@ -123,7 +123,7 @@ func (e *Engine) notebookDir(dir string) (string, error) {
 	for cur := dir; within(e.workspace, cur); cur = filepath.Dir(cur) {
 		if _, err := os.Stat(filepath.Join(e.stateDir(cur), "baseline")); err == nil {
 			outer = cur
-		} else if (dirState{path: e.stateDir(cur)}).pulledBefore() {
+		} else if (pstate.Dir{Path: e.stateDir(cur)}).PulledBefore() {
 			outer = cur // pulled, its baseline lost: begin reports that
 		}
 		if cur == e.workspace || filepath.Dir(cur) == cur {
@@ -154,8 +154,8 @@ func NotebookRoot(cfg Config, dir string) string {
 	e := &Engine{store: cfg.Store, private: priv}
 	outer := dir
 	for cur := dir; ; cur = filepath.Dir(cur) {
-		st := dirState{path: e.stateDir(cur)}
-		if _, err := os.Stat(st.file("baseline")); err == nil || st.pulledBefore() {
+		st := pstate.Dir{Path: e.stateDir(cur)}
+		if _, err := os.Stat(st.File("baseline")); err == nil || st.PulledBefore() {
 			outer = cur
 		}
 		if filepath.Dir(cur) == cur {
@@ -175,12 +175,8 @@ func (e *Engine) containedNotebook(dir string) string {
 	real := realPath(dir)
 	var found []string
 	for _, ent := range entries {
-		data, err := os.ReadFile(filepath.Join(e.private, "dirs", ent.Name(), "where"))
-		if err != nil {
-			continue
-		}
-		var w whereRecord
-		if json.Unmarshal(data, &w) != nil || w.Store != e.storeKey || w.Dir == real || !within(real, w.Dir) {
+		w, ok := pstate.Dir{Path: filepath.Join(e.private, "dirs", ent.Name())}.Where()
+		if !ok || w.Store != e.storeKey || w.Dir == real || !within(real, w.Dir) {
 			continue
 		}
 		if _, err := os.Stat(w.Dir); err != nil {

@@ -132,7 +132,7 @@ func (s *session) secretInName(p string) (shown string, found bool) {
 		if i < len(segs)-1 {
 			dir := strings.Join(segs[:i+1], "/") + "/"
 			if inA == nil {
-				inA = s.base.files()
+				inA = s.base.Tree()
 			}
 			if hasPrefixKey(inA, dir) {
 				continue // accepted earlier

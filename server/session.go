@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -21,7 +22,7 @@ type session struct {
 	root  *os.Root // L, opened through the workspace root (nil until opened)
 	state dirState
 	mu    *sync.Mutex
-	lock  *lockFile
+	lock  *pstate.Lock
 	base  *baseline // nil: never pulled
 	stats *workdir.StatCache
 	scan  *scanResult
@@ -35,11 +36,11 @@ type session struct {
 	statsKept  *fileIdentity // s.stats came from memory, P's copy being this
 
 	// Pending publications (pending.go).
-	pendingChecked bool              // the record was consulted this session
-	pendingOnDisk  bool              // a record may exist in P
-	adopted        []pendingEntry    // accepted entries applied to base
-	accepted       *pendingEntry     // this session's accepted publication, not yet applied to base
-	baseContent    map[cas.ID][]byte // content of adopted bases found in no pack
+	pendingChecked bool                  // the record was consulted this session
+	pendingOnDisk  bool                  // a record may exist in P
+	adopted        []pstate.PendingEntry // accepted entries applied to base
+	accepted       *pstate.PendingEntry  // this session's accepted publication, not yet applied to base
+	baseContent    map[cas.ID][]byte     // content of adopted bases found in no pack
 
 	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
 
@@ -49,8 +50,8 @@ type session struct {
 	emptyDelta *deltaMemo // the last delta found empty (its base and scan)
 	ref        *deltaRef  // L as the last call left it (memory.go; nil: none)
 	// prep is the next baseline, written ahead while the commit is
-	// published (state.go; nil: none).
-	prep    *preparedBaseline
+	// published (pstate.Prepared; nil: none).
+	prep    *pstate.Prepared
 	probing bool    // reads that only inform a decision: a base gone everywhere is no refusal
 	v4      *v4Call // the version-4 publication in progress (publish_v4.go)
 }
@@ -74,17 +75,17 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 		return nil, err
 	}
 	real := realPath(dir) // once: the state's key and its "where" record
-	s := &session{e: e, ctx: ctx, dir: dir, state: dirState{path: e.stateDirOf(dir, real), dir: real, store: e.storeKey, remember: e.rememberStore}}
-	s.state.kept = e.memoryOf(s.state.path)
+	s := &session{e: e, ctx: ctx, dir: dir, state: e.dirStateOf(dir, real)}
+	s.state.kept = e.memoryOf(s.state.Path)
 	// Locks by resolved identity: a symlink alias waits for the real path.
-	s.mu = e.dirLock(s.state.path)
+	s.mu = e.dirLock(s.state.Path)
 	s.mu.Lock()
-	if s.lock, err = acquireLock(ctx, s.state.file("lock")); err != nil {
+	if s.lock, err = s.state.Lock(ctx); err != nil {
 		s.mu.Unlock()
 		return nil, e.fail("lock", err)
 	}
 	b, err := s.state.loadBaseline()
-	if errors.Is(err, errBadStateFile) || (err == nil && b == nil && s.state.pulledBefore()) {
+	if errors.Is(err, pstate.ErrCorrupt) || (err == nil && b == nil && s.state.PulledBefore()) {
 		// Without A, local edits cannot be told from others' changes:
 		// deleted files would return and every edit become a whole-file
 		// conflict. Refused instead (pull on an empty L proceeds).
@@ -96,10 +97,10 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 		return nil, e.fail("load baseline", err)
 	}
 	s.base = b
-	if b != nil && !s.state.pulledBefore() {
+	if b != nil && !s.state.PulledBefore() {
 		// Pulled by an earlier version: record where now, so a later loss
 		// of this baseline is told from a directory never pulled.
-		if err := s.state.recordWhere(); err != nil {
+		if err := s.state.RecordWhere(); err != nil {
 			e.log.Warn("cannot record the directory's private state marker", "err", err)
 		}
 	}
@@ -109,14 +110,14 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 }
 
 func (s *session) end() {
-	s.prep.discard()
+	s.prep.Discard()
 	s.prep = nil
 	s.keepStats()
 	s.keepRef()
 	if s.root != nil {
 		s.root.Close()
 	}
-	if err := s.lock.release(); err != nil {
+	if err := s.lock.Release(); err != nil {
 		s.e.log.Warn("releasing the directory lock", "err", err)
 	}
 	s.mu.Unlock()
@@ -178,7 +179,7 @@ func (s *session) baseFiles() map[string]cas.ID {
 	if s.base == nil {
 		return map[string]cas.ID{}
 	}
-	return s.base.files()
+	return s.base.Tree()
 }
 
 // verifyRefDelta makes every delta found from the recorded tree checked
@@ -200,13 +201,13 @@ func (s *session) baseDelta(take bool) (changes, prev map[string]cas.ID) {
 	if d == nil || d.base != s.base || d.scan != s.scan {
 		var ok bool
 		if changes, prev, ok = s.refDelta(); ok && verifyRefDelta {
-			all, allPrev := s.base.delta(s.scan.files)
+			all, allPrev := s.base.Delta(s.scan.files)
 			if !maps.Equal(all, changes) || !maps.Equal(allPrev, prev) {
 				panic(fmt.Sprintf("server: the delta from the recorded tree %v %v differs from the whole delta %v %v", changes, prev, all, allPrev))
 			}
 		}
 		if !ok {
-			changes, prev = s.base.delta(s.scan.files)
+			changes, prev = s.base.Delta(s.scan.files)
 		}
 		d = &deltaMemo{base: s.base, scan: s.scan, changes: changes, prev: prev}
 		if len(changes) == 0 {
@@ -225,7 +226,7 @@ func (s *session) localIsBase() bool {
 	if s.base == nil {
 		return len(s.scan.files) == 0
 	}
-	return s.base.sameFiles(s.scan.files)
+	return s.base.SameFiles(s.scan.files)
 }
 
 func (s *session) baseHead() cas.ID {
@@ -243,7 +244,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 		return c, nil
 	}
 	if s.base != nil && !s.base.exact() {
-		if c, ok := s.state.loadHeld(id); ok {
+		if c, ok := s.state.LoadHeld(id); ok {
 			return c, nil // a held base (a checkpoint may have dropped it from the chain)
 		}
 	}
@@ -299,7 +300,7 @@ func (s *session) saveStats() {
 		s.statsSaved = true
 		return
 	}
-	if err := s.state.saveStatCache(s.scan.stats); err != nil {
+	if err := s.state.SaveStatCache(s.scan.stats); err != nil {
 		s.e.log.Warn("cannot record the stat cache", "err", err)
 		return
 	}

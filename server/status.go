@@ -43,7 +43,7 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	s.adoptPublished(state)
 	// Likewise, files an interrupted rewrite already wrote are the tool's,
 	// not local changes (rewrite_record.go).
-	if flag, err := s.state.loadRecovery(); err == nil && flag != nil {
+	if flag, err := s.state.LoadRecovery(); err == nil && flag != nil {
 		if _, err := s.settleRewrite(flag, false); err != nil {
 			return nil, e.fail("settle", err)
 		}

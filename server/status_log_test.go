@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 func TestStatus(t *testing.T) {
@@ -104,11 +105,11 @@ func TestSharedPrivateRoot(t *testing.T) {
 	a.write("x.md", "x\n")
 	a.commit("from a")
 
-	lock, err := acquireLock(context.Background(), a.e.stateDir(a.dir)+"/lock")
+	lock, err := pstate.Dir{Path: a.e.stateDir(a.dir)}.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tryLock(a.e.stateDir(a.dir) + "/lock"); err != errLocked {
+	if _, err := pstate.TryLock(a.e.stateDir(a.dir) + "/lock"); err != pstate.ErrLocked {
 		t.Fatalf("second lock holder: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -116,7 +117,7 @@ func TestSharedPrivateRoot(t *testing.T) {
 	if _, err := e2.Pull(ctx, ""); err == nil {
 		t.Fatal("a pull went through while another process held the directory")
 	}
-	lock.release()
+	lock.Release()
 
 	a.write("x.md", "x\ny\n")
 	if _, err := e2.Commit(context.Background(), "", "from the second process"); err != nil {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -15,8 +14,8 @@ import (
 // outside it is keyed by the ID, so a store deleted and started again at
 // the same URL (a new ID) meets none of the old one's caches:
 //
-//	P/stores/<hash(URL)>/store-id   the ID last read from the store at URL and the key of its records
-//	P/stores/<key>/...              probe verdict, object caches, highest generation
+//	P/stores/<hash(URL)>/store-id   the ID last read from the store at URL and the key of its records (pstate.ReadStoreID)
+//	P/stores/<key>/...              probe verdict, object caches, highest generation (pstate.Highest)
 //
 // The key of the first store this host meets at a URL is hash(URL), the
 // key of every record made before store IDs existed, so they stay in use:
@@ -42,16 +41,16 @@ import (
 type storeKeyed struct {
 	id          string // "": the store is not yet named
 	key         string // names P/stores/<key> (hex)
-	generations *generationMemory
+	generations *pstate.Highest
 }
 
 // newKeyed builds the keyed parts for store ID id ("": not yet named)
 // under key.
 func (e *Engine) newKeyed(id, key string) *storeKeyed {
 	dir := filepath.Join(e.private, "stores", key)
-	k := &storeKeyed{id: id, key: key, generations: newGenerationMemory(dir, e.store)}
+	k := &storeKeyed{id: id, key: key, generations: pstate.NewHighest(dir, e.store)}
 	if e.longLived {
-		k.generations.later = e.afterReply.start
+		k.generations.Later = e.afterReply.start
 	}
 	return k
 }
@@ -63,30 +62,14 @@ func (e *Engine) keyedNow() *storeKeyed { return e.keyed.Load() }
 // yet named, or not yet read).
 func (e *Engine) StoreID() string { return e.keyedNow().id }
 
-// idCacheFile is where P keeps the ID last read from the store at this URL.
-func (e *Engine) idCacheFile() string {
-	return filepath.Join(e.private, "stores", e.storeKey, "store-id")
-}
-
 // cachedKeyed is the ID and key P recorded for this URL; without a record
 // (or with a damaged one), no ID and the URL's own key.
 func (e *Engine) cachedKeyed() (id, key string, recorded bool) {
-	data, err := os.ReadFile(e.idCacheFile())
-	if err != nil {
+	if id, key, recorded = pstate.ReadStoreID(e.private, e.storeKey); !recorded {
 		return "", e.storeKey, false
 	}
-	f, ok := pstate.Unseal(data, 2)
-	if !ok || (f[0] != noStoreID && !remote.IsStoreID(f[0])) || len(f[1]) != len(e.storeKey) {
-		return "", e.storeKey, false
-	}
-	if f[0] == noStoreID {
-		return "", f[1], true
-	}
-	return f[0], f[1], true
+	return id, key, true
 }
-
-// noStoreID stands for "not yet named" in the store-id record.
-const noStoreID = "-"
 
 // keyFor is the key of store ID id met at this URL after the store keyed
 // by prev: a store never met before here gets one of its own.
@@ -144,11 +127,7 @@ func (e *Engine) adopt(id, key string) {
 		k.generations = cur.generations
 	}
 	e.keyed.Store(k)
-	shown := id
-	if id == "" {
-		shown = noStoreID
-	}
-	if err := pstate.WriteAtomic(e.idCacheFile(), pstate.Seal(shown, key)); err != nil {
+	if err := pstate.WriteStoreID(e.private, e.storeKey, id, key); err != nil {
 		e.log.Warn("cannot record the store ID", "err", err)
 	}
 	e.probe.Forget()
@@ -190,10 +169,10 @@ func (e *Engine) observe(ctx context.Context, s remote.State) error {
 	if s.Generation() == 0 {
 		k = e.recheck(ctx, k)
 	}
-	err := k.generations.observe(ctx, s)
+	err := k.generations.Observe(ctx, s)
 	if errors.Is(err, remote.ErrGenerationRegressed) && s.Generation() != 0 {
 		if nk := e.recheck(ctx, k); nk != k {
-			err = nk.generations.observe(ctx, s)
+			err = nk.generations.Observe(ctx, s)
 		}
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Paths whose base is unknown (docs/local-state.md, L5 and L7).
@@ -47,10 +48,10 @@ func (b *baseline) withUnknown(paths []string) *baseline {
 	if len(paths) == 0 {
 		return b
 	}
-	out := &baseline{Files: map[string]cas.ID{}, Held: map[string]cas.ID{}}
+	out := &baseline{Baseline: pstate.Baseline{Files: map[string]cas.ID{}, Held: map[string]cas.ID{}}}
 	if b != nil {
 		out.Generation, out.Head = b.Generation, b.Head
-		for p, id := range b.files() {
+		for p, id := range b.Tree() {
 			out.Files[p] = id
 		}
 		for p, id := range b.Held {
@@ -59,7 +60,7 @@ func (b *baseline) withUnknown(paths []string) *baseline {
 	}
 	var head map[string]cas.ID
 	if b != nil {
-		head = b.headFiles()
+		head = b.HeadTree()
 	}
 	for _, p := range paths {
 		if _, ok := out.Held[p]; !ok {
@@ -76,7 +77,7 @@ func (b *baseline) unknownPaths() []string {
 		return nil
 	}
 	var out []string
-	files := b.files()
+	files := b.Tree()
 	for p := range b.Held {
 		if files[p] == unknownBase {
 			out = append(out, p)

@@ -1,4 +1,4 @@
-package server
+package pstate
 
 import (
 	"context"
@@ -10,18 +10,17 @@ import (
 	"sync"
 
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
-// Generation memory (issue 14, item 3). A store's generation only grows,
+// The highest generation seen. A store's generation only grows,
 // so a `current` reporting a lower generation than this host has seen is a
 // `current` restored from an older copy (or deleted): trusting it would
 // make the next pull delete the newer files and the next commit reuse
-// generations. P/stores/<key>/highest (a sealed record: sealed.go) records
+// generations. P/stores/<key>/highest (a sealed record: Seal) records
 // the highest generation any process of this P has read; every read of
 // `current` (remote.Options.Observe) is checked against it before anything
-// is merged or written, and refused with STORAGE_INTEGRITY /
-// GENERATION_REGRESSED. An absent `current` seen for the first time is
+// is merged or written, and a lower one refused (the engine reports it as
+// STORAGE_INTEGRITY / GENERATION_REGRESSED). An absent `current` seen for the first time is
 // checked against the store itself: increment packs above generation 1
 // mean it was deleted.
 //
@@ -29,22 +28,24 @@ import (
 // (docs/operations.md); the file is a cache of what was seen, never
 // authority.
 
-type generationMemory struct {
+// Highest is the highest generation this host has seen of one store, and
+// the check of every read of its `current` against it.
+type Highest struct {
 	mu      sync.Mutex
 	highest uint64
 	loaded  bool
 	path    string
 	store   remote.Store
-	// later, when set (a long-lived engine), runs the write of a higher
-	// generation after the reply (after_reply.go): observe checks against
+	// Later, when set (a long-lived engine), runs the write of a higher
+	// generation after the engine's reply: Observe checks against
 	// the value in memory, and a crash before the write leaves the file a
 	// generation behind, which only narrows the safeguard.
-	later   func(func())
+	Later   func(func())
 	writeMu sync.Mutex // one write at a time, never a lower value after a higher
 	written uint64     // the value last written by this process
 }
 
-func (g *generationMemory) load() {
+func (g *Highest) load() {
 	if g.loaded {
 		return
 	}
@@ -52,13 +53,15 @@ func (g *generationMemory) load() {
 	g.highest = g.readFile()
 }
 
-// observe is the remote.Options.Observe hook.
-func (g *generationMemory) observe(ctx context.Context, s remote.State) error {
+// Observe is the remote.Options.Observe check: it refuses a `current`
+// whose generation is below the highest seen (remote.ErrGenerationRegressed)
+// and records a higher one.
+func (g *Highest) Observe(ctx context.Context, s remote.State) error {
 	higher, err := g.check(ctx, s)
 	switch {
 	case !higher:
-	case g.later != nil:
-		g.later(g.record)
+	case g.Later != nil:
+		g.Later(g.record)
 	default:
 		g.record()
 	}
@@ -67,7 +70,7 @@ func (g *generationMemory) observe(ctx context.Context, s remote.State) error {
 
 // check refuses a regressed generation, and reports whether s's is higher
 // than any seen (then it is the one in memory).
-func (g *generationMemory) check(ctx context.Context, s remote.State) (higher bool, err error) {
+func (g *Highest) check(ctx context.Context, s remote.State) (higher bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.loaded {
@@ -122,14 +125,14 @@ func (g *generationMemory) check(ctx context.Context, s remote.State) (higher bo
 // absentWithPack decides what a `current` read absent means when the
 // store, listed after that read, holds packs up to generation pg > 1. The
 // list comes later than the read (and, for a first read of a store not
-// yet named, after the read of its ID and the switch to it: storeid.go),
+// yet named, after the read of its ID and the switch to it),
 // so the first writers of a new store may have published generation 1
 // and left generation 2's pack meanwhile. A `current`, once there, is
 // never removed but by a deletion, so one still absent now was absent
 // while the pack was there: deleted. One present now (at a generation the
 // pack could follow) only means the absent read was overtaken, which the
 // caller's conditional create shows like any stale read: nil.
-func (g *generationMemory) absentWithPack(ctx context.Context, pg uint64) error {
+func (g *Highest) absentWithPack(ctx context.Context, pg uint64) error {
 	regressed := fmt.Errorf("%w: current is absent, but the store holds the pack of generation %d", remote.ErrGenerationRegressed, pg)
 	data, _, err := g.store.Get(ctx, remote.CurrentKey)
 	switch {
@@ -153,12 +156,12 @@ func (g *generationMemory) absentWithPack(ctx context.Context, pg uint64) error 
 }
 
 // readFile returns the generation P's file records (0: none readable).
-func (g *generationMemory) readFile() uint64 {
+func (g *Highest) readFile() uint64 {
 	data, err := os.ReadFile(g.path)
 	if err != nil {
 		return 0
 	}
-	f, ok := pstate.Unseal(data, 1)
+	f, ok := Unseal(data, 1)
 	if !ok {
 		return 0
 	}
@@ -172,7 +175,7 @@ func (g *generationMemory) readFile() uint64 {
 // record writes the highest generation seen, unless a write of it (or of
 // a higher one) was already made. A failure is ignored: the memory is a
 // safeguard, and losing it must not fail reads.
-func (g *generationMemory) record() {
+func (g *Highest) record() {
 	g.writeMu.Lock()
 	defer g.writeMu.Unlock()
 	g.mu.Lock()
@@ -181,11 +184,13 @@ func (g *generationMemory) record() {
 	if v <= g.written || v <= g.readFile() { // another process may have recorded more
 		return
 	}
-	if pstate.Overwrite(g.path, pstate.Seal(fmt.Sprintf("%020d", v))) == nil {
+	if Overwrite(g.path, Seal(fmt.Sprintf("%020d", v))) == nil {
 		g.written = v
 	}
 }
 
-func newGenerationMemory(storeDir string, store remote.Store) *generationMemory {
-	return &generationMemory{path: filepath.Join(storeDir, "highest"), store: store}
+// NewHighest is the highest generation recorded in storeDir (P/stores/<key>)
+// for store.
+func NewHighest(storeDir string, store remote.Store) *Highest {
+	return &Highest{path: filepath.Join(storeDir, "highest"), store: store}
 }

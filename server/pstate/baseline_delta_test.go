@@ -1,7 +1,8 @@
-package server
+package pstate
 
 import (
 	"maps"
+	"reflect"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -16,16 +17,23 @@ func TestBaselineDelta(t *testing.T) {
 	l := map[string]cas.ID{"keep.md": id("k"), "mod.md": id("m2"), "sub/x.md": id("x"), "new.md": id("n")}
 	wantChanges := map[string]cas.ID{"mod.md": id("m2"), "del.md": {}, "new.md": id("n")}
 	wantOld := map[string]cas.ID{"mod.md": id("m"), "del.md": id("d")}
-	loaded, err := decodeBaseline(encodeBaseline(&baseline{Generation: 3, Head: id("h"), Files: a}))
+	loaded, err := DecodeBaseline(encodeBaseline(&Baseline{Generation: 3, Head: id("h"), Files: a}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string]*baseline{"encoded": loaded, "decoded": {Files: maps.Clone(a)}} {
-		changes, old := b.delta(l)
+	for name, b := range map[string]*Baseline{"encoded": loaded, "decoded": {Files: maps.Clone(a)}} {
+		changes, old := b.Delta(l)
 		equalMaps(t, name+" changes", changes, wantChanges)
 		equalMaps(t, name+" old IDs", old, wantOld)
-		if changes, old := b.delta(maps.Clone(a)); len(changes)+len(old) != 0 {
+		if changes, old := b.Delta(maps.Clone(a)); len(changes)+len(old) != 0 {
 			t.Fatalf("%s: L == A has changes %v", name, changes)
 		}
+	}
+}
+
+func equalMaps[V comparable](t *testing.T, what string, got, want map[string]V) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\n got  %v\n want %v", what, got, want)
 	}
 }

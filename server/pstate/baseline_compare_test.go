@@ -1,4 +1,4 @@
-package server
+package pstate
 
 import (
 	"fmt"
@@ -32,14 +32,14 @@ func TestBaselineSameFiles(t *testing.T) {
 		"renamed": {renamed, false}, "extra": {extra, false}, "empty": {map[string]cas.ID{}, false},
 	} {
 		for _, decoded := range []bool{false, true} {
-			b, err := decodeBaseline(encodeBaseline(&baseline{Generation: 3, Files: files}))
+			b, err := DecodeBaseline(encodeBaseline(&Baseline{Generation: 3, Files: files}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if decoded && !maps.Equal(b.files(), files) {
+			if decoded && !maps.Equal(b.Tree(), files) {
 				t.Fatal("the baseline does not round-trip")
 			}
-			if got := b.sameFiles(c.m); got != c.want {
+			if got := b.SameFiles(c.m); got != c.want {
 				t.Errorf("%s (decoded %v): sameFiles = %v, want %v", name, decoded, got, c.want)
 			}
 		}
