@@ -148,7 +148,7 @@ func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objectSourc
 		return nil, nil, e.fail("read history", err)
 	}
 	src := e.source(chain)
-	return history.NewView(ctx, history.Open{State: state, Retention: ret, Objects: src, Engine: historyEngine{e}, Dir: e.storeDir(), Log: e.log}), src, nil
+	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: historyEngine{e}, Dir: e.storeDir(), Log: e.log}), src, nil
 }
 
 // fetchGroup makes the cache named g.Key hold g's packs (each verified by

@@ -62,9 +62,9 @@ type Objects interface {
 	Rescan()
 }
 
-// Open is what a View reads: one observed state of `current`, the object
-// cache synced to it, and how far back its history reads.
-type Open struct {
+// Observed is what a View reads: one observed state of `current`, the
+// object cache synced to it, and how far back its history reads.
+type Observed struct {
 	State     remote.State
 	Retention remote.Retention
 	Objects   Objects
@@ -89,7 +89,7 @@ type View struct {
 }
 
 // NewView returns the View of o.
-func NewView(ctx context.Context, o Open) *View {
+func NewView(ctx context.Context, o Observed) *View {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -102,9 +102,6 @@ func (h *View) State() remote.State { return h.state }
 
 // Retention is how far back the View's history reads.
 func (h *View) Retention() remote.Retention { return h.ret }
-
-// Objects is the object cache the View reads.
-func (h *View) Objects() Objects { return h.src }
 
 // pubs returns the retained publications in [from, to], oldest first,
 // with their packs in the cache.
