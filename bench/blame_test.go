@@ -12,14 +12,14 @@ package bench
 // person's machine that has read the notebook before.
 //
 // Three figures: ms/blame-index, a blame whose blame cache and
-// changed-paths index (server/blame_index.go) were both removed first, so
+// changed-paths index (server/history/blame_index.go) were both removed first, so
 // it walks the whole history and rebuilds the index, as the first blame on
 // a machine does; ms/blame-walk, a blame whose blame cache only was
 // removed, so it walks the whole history with the index warm, as the first
 // blame of any other file does (ms-cpu/blame-walk: that process's CPU,
 // user and system, its two goroutines added up); ms/blame, the same blame
 // run again, which finds its answer in the blame cache of the private root
-// (server/blame_cache.go; after new publications it walks only those).
+// (server/history/blame_cache.go; after new publications it walks only those).
 //
 // References, in the same run and interleaved with ours: `git blame` of
 // the same file in a git repository holding the same 10,000 commits (made

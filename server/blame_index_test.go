@@ -1,16 +1,14 @@
 package server
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // blameIndexHistory makes a history from seed that edits notes/a.md,
@@ -58,9 +56,8 @@ func TestBlameIndex(t *testing.T) {
 	if res.indexComputed != int(head) {
 		t.Errorf("first blame computed %d publications' changes, want %d", res.indexComputed, head)
 	}
-	index := loadPathsIndex(a.e.pathsIndexFile())
-	if len(index) != int(head) {
-		t.Fatalf("index holds %d publications, want %d", len(index), head)
+	if n := history.IndexLen(a.e.storeDir()); n != int(head) {
+		t.Fatalf("index holds %d publications, want %d", n, head)
 	}
 	for _, p := range []string{"notes/b.md", "c.md"} {
 		if res := checkBlameReplayOf(t, a, p, head, msgs); res.indexComputed != 0 {
@@ -90,7 +87,7 @@ func TestBlameIndexIgnored(t *testing.T) {
 	a.pull()
 	head, msgs := blameIndexHistory(t, a, 2, 20)
 	checkBlameReplayOf(t, a, "notes/a.md", head, msgs)
-	name := a.e.pathsIndexFile()
+	name := history.IndexFile(a.e.storeDir())
 	good, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +98,7 @@ func TestBlameIndexIgnored(t *testing.T) {
 	other.pull()
 	otherHead, otherMsgs := blameIndexHistory(t, other, 3, 20)
 	checkBlameReplayOf(t, other, "notes/a.md", otherHead, otherMsgs)
-	foreign, err := os.ReadFile(other.e.pathsIndexFile())
+	foreign, err := os.ReadFile(history.IndexFile(other.e.storeDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +115,7 @@ func TestBlameIndexIgnored(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The blame cache would answer without a walk.
-		if err := os.Remove(a.e.blameCacheFile("notes/b.md")); err != nil && !os.IsNotExist(err) {
+		if err := os.Remove(history.BlameCacheFile(a.e.storeDir(), "notes/b.md")); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 		res := checkBlameReplayOf(t, a, "notes/b.md", head, msgs)
@@ -129,68 +126,4 @@ func TestBlameIndexIgnored(t *testing.T) {
 			t.Errorf("with the %s index: not rewritten as it was", tc.name)
 		}
 	}
-}
-
-// TestBlameIndexBound: past its bound, the index keeps the newest
-// publications whole and leaves the oldest out.
-func TestBlameIndexBound(t *testing.T) {
-	var entries []pathsEntry
-	for g := uint64(1); g <= 10; g++ {
-		entries = append(entries, pathsEntry{gen: g, head: idFor(g), parent: idFor(g - 1), changes: []pathsChange{{path: "a.md", id: idFor(100 + g)}, {path: fmt.Sprint("f", g), id: idFor(200 + g)}}})
-	}
-	m, err := decodePathsIndex(encodePathsIndex(entries, 7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m) != 3 {
-		t.Fatalf("%d entries kept under a bound of 7 paths of 2 per entry, want 3", len(m))
-	}
-	for g := uint64(8); g <= 10; g++ {
-		en, ok := m[g]
-		if !ok || en.head != idFor(g) || en.parent != idFor(g-1) || len(en.changes) != 2 || en.changes[1].path != fmt.Sprint("f", g) || en.changes[0].id != idFor(100+g) {
-			t.Errorf("entry %d: %+v", g, en)
-		}
-	}
-}
-
-func idFor(n uint64) (id [32]byte) {
-	id[0], id[1] = byte(n), byte(n>>8)
-	return id
-}
-
-// FuzzPathsIndex: the index decoder, fed any bytes (with a checksum that
-// fits, so the parser itself is reached), neither panics nor allocates
-// beyond what the bytes can hold, and what it accepts encodes again to the
-// same entries.
-func FuzzPathsIndex(f *testing.F) {
-	var entries []pathsEntry
-	for g := uint64(1); g <= 3; g++ {
-		entries = append(entries, pathsEntry{gen: g, head: idFor(g), parent: idFor(g - 1), changes: []pathsChange{{path: "a.md", id: idFor(10 + g)}}})
-	}
-	good := encodePathsIndex(entries, maxIndexChanges)
-	f.Add(good[len(pathsIndexMagic) : len(good)-32])
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, body []byte) {
-		data := append([]byte(pathsIndexMagic), body...)
-		sum := cas.Sum(data)
-		m, err := decodePathsIndex(append(data, sum[:]...))
-		if err != nil {
-			return
-		}
-		var again []pathsEntry
-		for _, en := range m {
-			again = append(again, en)
-		}
-		slices.SortFunc(again, func(a, b pathsEntry) int { return cmp.Compare(a.gen, b.gen) })
-		m2, err := decodePathsIndex(encodePathsIndex(again, maxIndexChanges))
-		if err != nil || len(m2) != len(m) {
-			t.Fatalf("re-encoded: %v, %d entries, want %d", err, len(m2), len(m))
-		}
-		for g, en := range m {
-			en2 := m2[g]
-			if en2.head != en.head || en2.parent != en.parent || !slices.Equal(en2.changes, en.changes) {
-				t.Fatalf("entry %d: %+v, then %+v", g, en, en2)
-			}
-		}
-	})
 }

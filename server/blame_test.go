@@ -12,6 +12,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // TestBlameEqualsReplay checks every line Blame reports against a
@@ -262,7 +263,7 @@ func TestBlameBeforeRetainedHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldest := h.ret.Oldest
+	oldest := h.Retention().Oldest
 	if oldest <= 1 {
 		t.Fatalf("the history was not cut (oldest retained publication %d)", oldest)
 	}
@@ -302,7 +303,7 @@ func TestBlameCache(t *testing.T) {
 	blame()
 	// Mark the cached publication, so that a line taken from the cache
 	// shows it.
-	name := a.e.blameCacheFile("a.md")
+	name := history.BlameCacheFile(a.e.storeDir(), "a.md")
 	data, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatalf("no cache after a blame: %v", err)

@@ -366,14 +366,3 @@ func sameTree(a, b map[string]cas.ID) bool {
 	}
 	return true
 }
-
-func unionPaths(a, b map[string]cas.ID) []string {
-	seen := make(map[string]bool, len(a)+len(b))
-	for p := range a {
-		seen[p] = true
-	}
-	for p := range b {
-		seen[p] = true
-	}
-	return sortedKeys(seen)
-}

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -99,44 +99,19 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 		}
 	}
 	filters = scoped
-	g, head, err := h.headAt(gen)
+	g, head, err := h.HeadAt(gen)
 	if err != nil {
-		return nil, err
+		return nil, e.historyErr("restore", err)
 	}
-	then, err := treeOf(h.src, head)
+	then, err := h.Files(head)
 	if err != nil {
 		return nil, e.fail("read tree", err)
 	}
-	selected := func(p string) bool {
-		for _, f := range filters {
-			if matches(p, f) {
-				return true
-			}
-		}
-		return false
+	ids, err := history.RestoreTarget(s.scan.files, then, filters, g)
+	if err != nil {
+		return nil, e.historyErr("restore", err)
 	}
-	for _, f := range filters {
-		if f == "" {
-			continue
-		}
-		if !anyMatch(then, f) && !anyMatch(s.scan.files, f) {
-			return nil, invalidRequest(ReasonInvalidArgument, fmt.Sprintf("%q names no file at generation %d nor in the directory.", f, g))
-		}
-	}
-	target := &merged{ids: make(map[string]cas.ID, len(s.scan.files))}
-	for p, id := range s.scan.files {
-		if !selected(p) {
-			target.ids[p] = id
-		}
-	}
-	for p, id := range then {
-		if selected(p) {
-			target.ids[p] = id
-		}
-	}
-	if file, dir, ok := fileUnderFile(target.ids); ok {
-		return nil, invalidRequest(ReasonInvalidArgument, fmt.Sprintf("Restoring %q needs a directory where the file %q is; restore %q too, or move it.", file, dir, dir))
-	}
+	target := &merged{ids: ids}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, e.fail("plan restore", err)
@@ -270,28 +245,6 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// fileUnderFile finds a path of ids below another path of ids that is a
-// file (a restore of some paths only can ask for that; nothing can write it).
-func fileUnderFile(ids map[string]cas.ID) (file, dir string, found bool) {
-	for p := range ids {
-		for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
-			if _, ok := ids[d]; ok {
-				return p, d, true
-			}
-		}
-	}
-	return "", "", false
-}
-
-func anyMatch(files map[string]cas.ID, f string) bool {
-	for p := range files {
-		if matches(p, f) {
-			return true
-		}
-	}
-	return false
-}
-
 // Revert applies the inverse of publication gen to the directory by a
 // three-way merge: base = the tree gen published, local = the directory,
 // remote = the tree before gen. Later work (by others, or local edits)
@@ -317,9 +270,9 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	if err != nil {
 		return nil, err
 	}
-	p, ok, err := h.publicationAt(gen)
+	p, ok, err := h.PublicationAt(gen)
 	if err != nil {
-		return nil, err
+		return nil, e.historyErr("revert", err)
 	}
 	if !ok {
 		return nil, invalidRequest(ReasonInvalidArgument, fmt.Sprintf("Generation %d published nothing (a checkpoint of the store); there is nothing to revert.", gen))
@@ -329,11 +282,11 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 		// again in the merge with the accepted notebook and keep them.
 		return nil, invalidRequest(ReasonNotPulled, fmt.Sprintf("The directory was last pulled at generation %d, before generation %d: pull it, then revert.", s.base.Generation, p.Generation))
 	}
-	published, err := treeOf(h.src, p.Head)
+	published, err := h.Files(p.Head)
 	if err != nil {
 		return nil, e.fail("read tree", err)
 	}
-	before, err := treeOf(h.src, p.Parent)
+	before, err := h.Files(p.Parent)
 	if err != nil {
 		return nil, e.fail("read tree", err)
 	}
@@ -343,12 +296,12 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	}
 	m := &merged{ids: make(map[string]cas.ID, len(tr.Files)), contents: map[string][]byte{}}
 	for _, c := range tr.Conflicts {
-		if matches(c.Path, sub) {
+		if history.Matches(c.Path, sub) {
 			m.conflicts = append(m.conflicts, c)
 		}
 	}
 	for path, ent := range tr.Files {
-		if !matches(path, sub) {
+		if !history.Matches(path, sub) {
 			continue
 		}
 		id := ent.ID
@@ -361,7 +314,7 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 		m.ids[path] = id
 	}
 	for path, id := range s.scan.files { // outside the subdirectory: as it is
-		if !matches(path, sub) {
+		if !history.Matches(path, sub) {
 			m.ids[path] = id
 		}
 	}
@@ -388,7 +341,7 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 // (pulled, present, resynchronised after an interrupted operation, and
 // scanned) and the retained history, whose object cache the session
 // reads through.
-func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *historyView, error) {
+func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *history.View, error) {
 	s, err := e.begin(ctx, dir)
 	if err != nil {
 		return nil, nil, err
@@ -416,11 +369,11 @@ func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *his
 			return nil, nil, err
 		}
 	}
-	h, err := e.openHistory(ctx)
+	h, src, err := e.openHistoryAt(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.src = h.src
+	s.src = src
 	ok = true
 	return s, h, nil
 }

@@ -174,15 +174,15 @@ func TestHistoryUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldest := h.ret.Oldest
+	oldest := h.Retention().Oldest
 	// 83 is the checkpoint's swap, which published nothing; 84 the
 	// first commit, which upgraded the store.
-	if oldest != 84 || h.ret.Floor != 82 {
-		t.Fatalf("oldest retained %d, floor %d: want 84 and 82", oldest, h.ret.Floor)
+	if oldest != 84 || h.Retention().Floor != 82 {
+		t.Fatalf("oldest retained %d, floor %d: want 84 and 82", oldest, h.Retention().Floor)
 	}
 	// The floor is the oldest kept checkpoint's generation: its tree reads,
 	// the publication made there does not (its parent's tree is gone).
-	_, err = fresh.e.Show(ctx, h.ret.Floor, "")
+	_, err = fresh.e.Show(ctx, h.Retention().Floor, "")
 	de := domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable)
 	if want := fmt.Sprintf("the oldest retained generation is %d.", oldest); !strings.Contains(de.Message, want) {
 		t.Fatalf("message %q does not name %d", de.Message, oldest)

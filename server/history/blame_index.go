@@ -1,4 +1,4 @@
-package server
+package history
 
 // The changed-paths index: per store, in P (P/stores/<key>/changed-paths),
 // for each retained publication, the files it changed and their IDs after
@@ -65,15 +65,21 @@ type pathsChange struct {
 	id   cas.ID
 }
 
-func (e *Engine) pathsIndexFile() string { return filepath.Join(e.storeDir(), "changed-paths") }
+// IndexFile is the changed-paths index of the store whose directory in P
+// is dir.
+func IndexFile(dir string) string { return filepath.Join(dir, "changed-paths") }
+
+// IndexLen is the number of publications the changed-paths index under
+// dir holds: 0 when it is absent or does not decode (tests, diagnosis).
+func IndexLen(dir string) int { return len(loadPathsIndex(IndexFile(dir))) }
 
 // changedPaths returns, for each publication of pubs (a chain, oldest
 // first), the files it changed: from the index where its entry names the
 // same parent and head, else computed from the trees; the index is
 // rewritten when it lacked or held entries that differ from what pubs
 // needs. computed counts the publications whose changes were computed.
-func (h *historyView) changedPaths(src cas.Source, pubs []publication) (out [][]pathsChange, computed int, err error) {
-	name := h.e.pathsIndexFile()
+func (h *View) changedPaths(src cas.Source, pubs []Publication) (out [][]pathsChange, computed int, err error) {
+	name := IndexFile(h.dir)
 	index := loadPathsIndex(name)
 	out = make([][]pathsChange, len(pubs))
 	var prevHead, prevTree cas.ID
@@ -127,7 +133,7 @@ func (h *historyView) changedPaths(src cas.Source, pubs []publication) (out [][]
 			entries[i] = pathsEntry{gen: p.Generation, parent: p.Parent, head: p.Head, changes: out[i]}
 		}
 		if err := pstate.WriteReplace(name, encodePathsIndex(entries, maxIndexChanges), false); err != nil {
-			h.e.log.Info("blame: the changed-paths index was not written", "err", err)
+			h.log.Info("blame: the changed-paths index was not written", "err", err)
 		}
 	}
 	return out, computed, nil
@@ -180,7 +186,7 @@ func encodePathsIndex(entries []pathsEntry, bound int) []byte {
 	return append(b, sum[:]...)
 }
 
-var errBadPathsIndex = errors.New("server: changed-paths index is corrupt")
+var errBadPathsIndex = errors.New("history: changed-paths index is corrupt")
 
 // loadPathsIndex reads the index file name, by generation; nil when it is
 // absent or does not decode.

@@ -1,4 +1,4 @@
-package server
+package history
 
 // The blame cache: a blame of a whole file leaves, in the private cache,
 // each line's publication at the head it read. The next blame of that file
@@ -13,6 +13,7 @@ package server
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -43,13 +44,15 @@ type blameCachePub struct {
 	Author  string `json:"a,omitempty"`
 }
 
-func (e *Engine) blameCacheFile(p string) string {
-	return filepath.Join(e.storeDir(), "blame", pstate.HashKey(p)+".json")
+// BlameCacheFile is the file, under the store's directory dir in P, that
+// keeps the blame of path p.
+func BlameCacheFile(dir, p string) string {
+	return filepath.Join(dir, "blame", pstate.HashKey(p)+".json")
 }
 
-// loadBlameCache returns the cache of p, or nil.
-func (e *Engine) loadBlameCache(p string) *blameCache {
-	data, err := os.ReadFile(e.blameCacheFile(p))
+// loadBlameCache returns the cache of p under dir, or nil.
+func loadBlameCache(dir, p string) *blameCache {
+	data, err := os.ReadFile(BlameCacheFile(dir, p))
 	if err != nil {
 		return nil
 	}
@@ -71,9 +74,9 @@ func (e *Engine) loadBlameCache(p string) *blameCache {
 	return &c
 }
 
-// saveBlameCache records res, read at head where the file is file. A
-// failure is logged: the cache only saves time.
-func (e *Engine) saveBlameCache(res *BlameResult, head, file cas.ID) {
+// saveBlameCache records res under dir, read at head where the file is
+// file. A failure is logged: the cache only saves time.
+func saveBlameCache(dir string, log *slog.Logger, res *BlameResult, head, file cas.ID) {
 	c := blameCache{Path: res.Path, Head: head.String(), File: file.String(), Lines: make([]blameCacheLine, len(res.Lines)), Pubs: map[uint64]blameCachePub{}}
 	for i, l := range res.Lines {
 		c.Lines[i] = blameCacheLine{Generation: l.Generation, Before: l.Before}
@@ -83,10 +86,10 @@ func (e *Engine) saveBlameCache(res *BlameResult, head, file cas.ID) {
 	}
 	data, err := json.Marshal(c)
 	if err == nil {
-		err = pstate.WriteReplace(e.blameCacheFile(res.Path), data, false)
+		err = pstate.WriteReplace(BlameCacheFile(dir, res.Path), data, false)
 	}
 	if err != nil {
-		e.log.Info("blame: the cache was not written", "err", err)
+		log.Info("blame: the cache was not written", "err", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package server
+package history
 
 // The versions a blame walks, read as their chunks, and the line diff of
 // two consecutive ones computed from the chunks they do not share.
