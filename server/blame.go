@@ -77,6 +77,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // BlameQuery names the file and the lines Blame reports.
@@ -528,40 +529,40 @@ func (w *blameWalk) commit(id cas.ID) (cas.Commit, error) {
 // open cache holds goes through objectSource, which opens more caches,
 // refreshes and reports as usual.
 type chainsSource struct {
-	s    *objectSource
-	last *chainCache
+	s    *objcache.Source
+	last *objcache.Chain
 }
 
 // holder returns the store of the open chain cache that holds id, or nil.
 func (h *chainsSource) holder(id cas.ID) *cas.Store {
-	if h.last != nil && h.last.store.Has(id) {
-		return h.last.store
+	if h.last != nil && h.last.Store().Has(id) {
+		return h.last.Store()
 	}
-	if p := h.s.primary; p != nil && p.store.Has(id) {
+	if p := h.s.Primary(); p != nil && p.Store().Has(id) {
 		h.last = p
-		return p.store
+		return p.Store()
 	}
-	for _, c := range h.s.others {
-		if c.store.Has(id) {
+	for _, c := range h.s.Others() {
+		if c.Store().Has(id) {
 			h.last = c
-			return c.store
+			return c.Store()
 		}
 	}
 	return nil
 }
 
 func (h *chainsSource) Get(id cas.ID) (cas.Object, error) {
-	if h.last != nil && h.last.store.Has(id) {
-		return h.last.store.Get(id)
+	if h.last != nil && h.last.Store().Has(id) {
+		return h.last.Store().Get(id)
 	}
-	if p := h.s.primary; p != nil && p.store.Has(id) {
+	if p := h.s.Primary(); p != nil && p.Store().Has(id) {
 		h.last = p
-		return p.store.Get(id)
+		return p.Store().Get(id)
 	}
-	for _, c := range h.s.others {
-		if c.store.Has(id) {
+	for _, c := range h.s.Others() {
+		if c.Store().Has(id) {
 			h.last = c
-			return c.store.Get(id)
+			return c.Store().Get(id)
 		}
 	}
 	return h.s.Get(id)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -99,8 +100,7 @@ type Engine struct {
 	dirMu sync.Mutex
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation
 
-	objMu   sync.Mutex
-	objects map[string]*chainCache // open caches by chain key
+	caches *objcache.Caches // the object caches (package objcache)
 
 	probeMu sync.Mutex
 	probed  bool
@@ -212,7 +212,6 @@ func New(cfg Config) (*Engine, error) {
 		ignore:    ignore,
 		secrets:   !cfg.AllowSecrets,
 		dirs:      map[string]*sync.Mutex{},
-		objects:   map[string]*chainCache{},
 		longLived: cfg.LongLived,
 		memories:  map[string]*dirMemory{},
 
@@ -233,6 +232,7 @@ func New(cfg Config) (*Engine, error) {
 	// of the objects writers exchange (hostobjects.go).
 	e.store = withHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
 	e.notebook = remote.Open(e.store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now})
+	e.caches = objcache.New(e.notebook, logger, e.storeDir, e.oldestBaseline)
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain
@@ -248,16 +248,7 @@ func (e *Engine) Close() error {
 	e.afterReply.wait()
 	e.background.Wait()
 	e.closeMemories()
-	e.objMu.Lock()
-	defer e.objMu.Unlock()
-	var first error
-	for k, c := range e.objects {
-		if err := c.close(); err != nil && first == nil {
-			first = err
-		}
-		delete(e.objects, k)
-	}
-	return first
+	return e.caches.Close()
 }
 
 // PathSets returns the normalised, sorted writable and read-only sets.

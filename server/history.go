@@ -35,6 +35,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -124,7 +125,7 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 		return r, nil
 	}
 	chains := m.Chains()
-	keyOf := chainKeyOf
+	keyOf := objcache.KeyOf
 	if m.Version >= 2 {
 		// Store format v2: the history is in segments (remote.Notebook.
 		// Chains reads them); a cache caught up through rollups holds the
@@ -134,7 +135,7 @@ func (e *Engine) publications(ctx context.Context, state remote.State, ret remot
 		if chains, err = e.notebook.ChainsBetween(ctx, state, ret.Floor, from, to); err != nil {
 			return r, err
 		}
-		keyOf = func(c remote.Chain) string { return chainKeyAt(c.Checkpoint) }
+		keyOf = func(c remote.Chain) string { return objcache.KeyAt(c.Checkpoint) }
 	}
 	n := 0
 	for _, c := range chains {
@@ -175,7 +176,7 @@ type historyView struct {
 	e       *Engine
 	ctx     context.Context
 	state   remote.State
-	src     *objectSource
+	src     *objcache.Source
 	ret     remote.Retention
 	fetched map[string]uint64 // cache key: the newest generation fetched
 	commits map[cas.ID]cas.Commit
@@ -196,7 +197,7 @@ func (e *Engine) openHistory(ctx context.Context) (*historyView, error) {
 	if err != nil {
 		return nil, e.fail("read history", err)
 	}
-	return &historyView{e: e, ctx: ctx, state: state, src: e.source(chain), ret: ret, fetched: map[string]uint64{}, commits: map[cas.ID]cas.Commit{}}, nil
+	return &historyView{e: e, ctx: ctx, state: state, src: e.caches.Source(chain), ret: ret, fetched: map[string]uint64{}, commits: map[cas.ID]cas.Commit{}}, nil
 }
 
 // pubs returns the retained publications in [from, to], oldest first,
@@ -227,23 +228,23 @@ func (h *historyView) fetch(g packGroup) error {
 	// created since would stay unread (a log's second window reaching an
 	// older chain). Listing again costs a directory read; the caches
 	// themselves stay open in the engine.
-	h.src.scanned, h.src.others, h.src.names = false, nil, nil
+	h.src.Rescan()
 	return nil
 }
 
 // fetchGroup makes the cache named g.key hold g's packs (each verified by
 // remote and cas before it is kept).
 func (e *Engine) fetchGroup(ctx context.Context, g packGroup) error {
-	c, err := e.openChain(g.key)
+	c, err := e.caches.Open(g.key)
 	if err != nil {
 		return mapErr(err)
 	}
-	missing := missingPacks(c.store, g.packs)
+	missing := objcache.MissingPacks(c.Store(), g.packs)
 	if len(missing) > 0 {
-		if err := c.store.Refresh(); err != nil {
+		if err := c.Store().Refresh(); err != nil {
 			return mapErr(err)
 		}
-		missing = missingPacks(c.store, missing)
+		missing = objcache.MissingPacks(c.Store(), missing)
 	}
 	var got []cas.NamedPack
 	for _, ref := range missing {
@@ -252,9 +253,9 @@ func (e *Engine) fetchGroup(ctx context.Context, g packGroup) error {
 			e.storeTrouble(err)
 			return packErr(err)
 		}
-		got = append(got, cas.NamedPack{Name: packName(ref), Data: data})
+		got = append(got, cas.NamedPack{Name: objcache.PackName(ref), Data: data})
 	}
-	if err := c.store.AddPacks(got); err != nil {
+	if err := c.Store().AddPacks(got); err != nil {
 		return packErr(err)
 	}
 	return nil
@@ -329,7 +330,7 @@ func (h *historyView) headAt(g uint64) (uint64, cas.ID, error) {
 	}
 	// Nothing published since the floor: its checkpoint holds the tree.
 	if cp := h.ret.FloorCheckpoint; !cp.IsGenesis() {
-		if err := h.fetch(packGroup{key: chainKeyAt(cp), packs: []remote.PackRef{cp.Pack}, through: cp.Through}); err != nil {
+		if err := h.fetch(packGroup{key: objcache.KeyAt(cp), packs: []remote.PackRef{cp.Pack}, through: cp.Through}); err != nil {
 			return 0, cas.ID{}, err
 		}
 	}
@@ -685,7 +686,7 @@ func (e *Engine) FileAt(ctx context.Context, gen uint64, p string) ([]byte, erro
 		if err != nil {
 			return nil, err
 		}
-		files, err := treeOf(h.src, head)
+		files, err := objcache.TreeOf(h.src, head)
 		if err != nil {
 			return nil, e.fail("read tree", err)
 		}
@@ -766,7 +767,7 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]FileC
 			if err != nil {
 				return nil, err
 			}
-			s.src = e.source(chain)
+			s.src = e.caches.Source(chain)
 		}
 		base := s.baseFiles()
 		var paths []pathChange

@@ -25,6 +25,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // ReasonUncommittedChanges refuses a restore or revert that would
@@ -102,7 +103,7 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, err
 	}
-	then, err := treeOf(h.src, head)
+	then, err := objcache.TreeOf(h.src, head)
 	if err != nil {
 		return nil, e.fail("read tree", err)
 	}
@@ -328,11 +329,11 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 		// again in the merge with the accepted notebook and keep them.
 		return nil, invalidRequest(ReasonNotPulled, fmt.Sprintf("The directory was last pulled at generation %d, before generation %d: pull it, then revert.", s.base.Generation, p.Generation))
 	}
-	published, err := treeOf(h.src, p.Head)
+	published, err := objcache.TreeOf(h.src, p.Head)
 	if err != nil {
 		return nil, e.fail("read tree", err)
 	}
-	before, err := treeOf(h.src, p.Parent)
+	before, err := objcache.TreeOf(h.src, p.Parent)
 	if err != nil {
 		return nil, e.fail("read tree", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // maxLog bounds Log: it reads recent history only.
@@ -39,8 +40,8 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 	}
 	// A catch-up through rollups holds the head's closure but not the
 	// older commits and trees a log reads: on the first miss, the cache is
-	// filled with the whole chain (fillChain), as a version-1 cache held.
-	src := &historySource{primary: e.source(chain), fill: func() error { return e.fillChain(ctx, state, chain) }}
+	// filled with the whole chain (objcache.Caches.Fill), as a version-1 cache held.
+	src := &historySource{primary: e.caches.Source(chain), fill: func() error { return e.caches.Fill(ctx, state, chain) }}
 	out := []LogEntry{}
 	// A commit's generation is the increment that published it; commits
 	// folded into the checkpoint have none left and end the log.
@@ -135,9 +136,8 @@ func (h *historySource) Get(id cas.ID) (cas.Object, error) {
 	if ferr := h.fill(); ferr != nil {
 		return cas.Object{}, ferr
 	}
-	if s, ok := h.primary.(*objectSource); ok {
-		s.scanned = false
-		s.others = nil
+	if s, ok := h.primary.(*objcache.Source); ok {
+		s.Rescan()
 	}
 	return h.primary.Get(id)
 }

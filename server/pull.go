@@ -8,6 +8,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // Pull writes the merge of baseline, visible directory and accepted state
@@ -118,7 +119,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	if err != nil {
 		return nil, nil, err
 	}
-	s.src = s.e.source(chain)
+	s.src = s.e.caches.Source(chain)
 	if flag != nil && s.base != nil {
 		if _, err := s.settleRewrite(flag, true); err != nil {
 			return nil, nil, s.recoveryFailure(*flag, "settle", err)
@@ -128,7 +129,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	var rFiles map[string]cas.ID
 	if s.base != nil && state.Head() == s.base.Head && !s.base.hasUnknown() {
 		rFiles = s.base.headFiles()
-	} else if rFiles, err = treeOf(s.src, state.Head()); err != nil {
+	} else if rFiles, err = objcache.TreeOf(s.src, state.Head()); err != nil {
 		return nil, nil, s.e.fail("read remote tree", err)
 	}
 	m, err := s.mergeWith(state.Head(), rFiles)

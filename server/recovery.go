@@ -29,7 +29,7 @@ func (s *session) recoveryFailure(flag recoveryFlag, stage string, cause error) 
 		s.e.log.Error("cannot record the recovery flag", "err", err)
 	}
 	if errors.Is(cause, cas.ErrCorrupt) {
-		s.e.healCache() // the resynchronisation then fetches fresh copies
+		s.e.caches.Heal() // the resynchronisation then fetches fresh copies
 	}
 	de := newError(CodeRecoveryFailure, ReasonRecoveryPending, "", cause)
 	de.Recovery = &Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted}

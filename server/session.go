@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -25,7 +26,7 @@ type session struct {
 	base  *baseline // nil: never pulled
 	stats *workdir.StatCache
 	scan  *scanResult
-	src   *objectSource // object reads, set once the chain is synced
+	src   *objcache.Source // object reads, set once the chain is synced
 
 	inRecovery bool // a resynchronisation is running: no nested one
 	lost       bool // pulled before, but the baseline is missing or corrupt

@@ -1,8 +1,6 @@
-package server
+package objcache
 
 import (
-	"encoding/binary"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -32,9 +30,9 @@ import (
 // the store dropped the pack. Open caches of this process are forgotten,
 // not closed, so a call still reading one finishes.
 
-// pruneChains removes the chain caches older than every chain of state's
+// prune removes the chain caches older than every chain of state's
 // manifest. Failures are only logged: the cache is an optimisation.
-func (e *Engine) pruneChains(state remote.State) {
+func (cs *Caches) prune(state remote.State) {
 	if state.Manifest == nil || state.Manifest.Checkpoint.IsGenesis() {
 		return // no checkpoint yet: every cache is the one chain's
 	}
@@ -45,12 +43,12 @@ func (e *Engine) pruneChains(state remote.State) {
 	for _, cp := range state.Manifest.Checkpoints {
 		oldest = min(oldest, cp.Through)
 	}
-	ents, err := os.ReadDir(e.chainsDir())
+	ents, err := os.ReadDir(cs.Dir())
 	if err != nil {
-		e.log.Warn("cannot list the object caches", "err", err)
+		cs.log.Warn("cannot list the object caches", "err", err)
 		return
 	}
-	if g, ok := e.oldestBaseline(); ok {
+	if g, ok := cs.oldestBaseline(); ok {
 		// The cache of the chain that held the oldest baseline's head: the
 		// newest one whose checkpoint is at or below its generation.
 		pin, found := uint64(0), false
@@ -70,45 +68,17 @@ func (e *Engine) pruneChains(state remote.State) {
 		if !ent.IsDir() || !ok || through >= oldest {
 			continue // an older release's cache cannot be dated: kept
 		}
-		e.objMu.Lock()
-		delete(e.objects, name)
-		e.objMu.Unlock()
-		if err := os.RemoveAll(filepath.Join(e.chainsDir(), name)); err != nil {
-			e.log.Warn("cannot remove an old object cache", "err", err)
+		cs.mu.Lock()
+		delete(cs.open, name)
+		cs.mu.Unlock()
+		if err := os.RemoveAll(filepath.Join(cs.Dir(), name)); err != nil {
+			cs.log.Warn("cannot remove an old object cache", "err", err)
 			continue
 		}
-		_ = os.Remove(filepath.Join(e.storeDir(), "reach", name))
+		_ = os.Remove(filepath.Join(cs.storeDir(), "reach", name))
 		removed++
 	}
 	if removed > 0 {
-		e.log.Info("removed the object caches of chains the store no longer keeps", "caches", removed)
+		cs.log.Info("removed the object caches of chains the store no longer keeps", "caches", removed)
 	}
-}
-
-// oldestBaseline returns the lowest generation of the baselines recorded
-// in P (only their headers are read); false when there is none.
-func (e *Engine) oldestBaseline() (uint64, bool) {
-	dirs, err := os.ReadDir(filepath.Join(e.private, "dirs"))
-	if err != nil {
-		return 0, false
-	}
-	var oldest uint64
-	found := false
-	head := make([]byte, len(baselineMagic)+8)
-	for _, d := range dirs {
-		f, err := os.Open(filepath.Join(e.private, "dirs", d.Name(), "baseline"))
-		if err != nil {
-			continue // never pulled
-		}
-		_, err = io.ReadFull(f, head)
-		f.Close()
-		g := uint64(0) // unreadable: pin everything, to be safe
-		if err == nil && string(head[:len(baselineMagic)]) == baselineMagic {
-			g = binary.BigEndian.Uint64(head[len(baselineMagic):])
-		}
-		if !found || g < oldest {
-			oldest, found = g, true
-		}
-	}
-	return oldest, found
 }
