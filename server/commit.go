@@ -272,7 +272,7 @@ func (s *session) keepRecent(last *attempt) {
 	}
 	for p, id := range last.changed {
 		if c, ok := s.scan.content[p]; ok && !id.IsZero() && s.scan.files[p] == id {
-			s.e.recent.put(id, c)
+			s.e.recent.Put(id, c)
 		}
 	}
 }

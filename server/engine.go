@@ -101,6 +101,7 @@ type Engine struct {
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation
 
 	caches *objcache.Caches // the object caches (package objcache)
+	recent *objcache.Recent // nil unless long-lived: the content its commits published
 
 	probeMu sync.Mutex
 	probed  bool
@@ -115,14 +116,13 @@ type Engine struct {
 	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
 	memories  map[string]*dirMemory // by private state directory
 
-	checkpointPacks int             // active increments that trigger a checkpoint
-	retain          time.Duration   // history window by time
-	cleaningV4      atomic.Bool     // a background version-4 cleanup is running (cleanup_v4.go)
-	timing          *storeTiming    // learned estimates of the store (store_timing.go); nil: configured
-	rollupMu        sync.Mutex      // one rollup build at a time
-	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
-	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
-	recent          *recentContents // nil unless long-lived (recent.go)
+	checkpointPacks int            // active increments that trigger a checkpoint
+	retain          time.Duration  // history window by time
+	cleaningV4      atomic.Bool    // a background version-4 cleanup is running (cleanup_v4.go)
+	timing          *storeTiming   // learned estimates of the store (store_timing.go); nil: configured
+	rollupMu        sync.Mutex     // one rollup build at a time
+	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
+	afterReply      afterReply     // a long-lived engine's work left after a reply (after_reply.go)
 
 	v4opts publish.Options // the publication protocol's options (publish_v4.go)
 }
@@ -222,7 +222,7 @@ func New(cfg Config) (*Engine, error) {
 		retain:          cfg.Retain,
 	}
 	if cfg.LongLived {
-		e.recent = newRecentContents()
+		e.recent = objcache.NewRecent()
 	}
 	// Keyed by the store ID P recorded for this URL, if any; identify
 	// reads it from the store otherwise (storeid.go).

@@ -95,7 +95,7 @@ func (s *session) refuseSecrets(message string) error {
 			}
 			// Without A's content (a cache lost since the pull), every
 			// line counts as added: refusing then is the safe side.
-			if c, ok := s.e.recent.get(oldID); ok {
+			if c, ok := s.e.recent.Get(oldID); ok {
 				before = c
 			} else if c, err := cas.ReadFile(local, oldID); err == nil {
 				before = c

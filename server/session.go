@@ -253,7 +253,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 			return c, nil
 		}
 	}
-	if c, ok := s.e.recent.get(id); ok {
+	if c, ok := s.e.recent.Get(id); ok {
 		return c, nil
 	}
 	if s.src != nil {
