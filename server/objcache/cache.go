@@ -85,9 +85,6 @@ type Chain struct {
 	reach uint64 // what this process knows the cache reaches (see Reach)
 }
 
-// Key is the cache's name (Key, KeyAt, KeyOf).
-func (c *Chain) Key() string { return c.key }
-
 // Store is the cache's pack store.
 func (c *Chain) Store() *cas.Store { return c.store }
 
