@@ -31,7 +31,7 @@ import (
 //     candidate.
 //
 // A reader that read `current` before a cleanup and then misses one of
-// its packs re-reads `current` and retries (server/cache.go): the pack it
+// its packs re-reads `current` and retries (server/objcache): the pack it
 // needed is no longer needed by the newer manifest.
 
 // cleanupBatch is how many deletes follow one re-read of `current`.

@@ -58,7 +58,7 @@ type Options struct {
 	// Observe, if set, is called with every state ReadCurrent decodes
 	// (Publish's and Checkpoint's re-reads included) and with every state
 	// Publish created; an error it returns is ReadCurrent's. The engine uses it to refuse a store whose
-	// generation went backwards (server/generation.go).
+	// generation went backwards (server/pstate/highest.go).
 	Observe func(ctx context.Context, s State) error
 	// CheckpointPacks is the writer's checkpoint interval, the packs of
 	// CheckpointDueV4 (0: DefaultCheckpointPacks). A rollup builder

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
@@ -43,31 +42,5 @@ func TestLongLivedCommitsLeaveTheirCacheWorkForAfterTheReply(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(a.e.private, "stores", a.e.storeKey, "highest"))
 	if f, ok := pstate.Unseal(data, 1); err != nil || !ok || strings.TrimLeft(f[0], "0") != "6" {
 		t.Fatalf("highest after Close: %q %v, want 6", data, err)
-	}
-}
-
-// The contents a long-lived engine keeps stay within their budget, the
-// oldest going first; a one-shot engine keeps none.
-func TestRecentContentsBudget(t *testing.T) {
-	r := &recentContents{byID: map[cas.ID][]byte{}, maxSize: 10, maxFile: 6}
-	r.put(cas.ID{1}, []byte("aaaa"))
-	r.put(cas.ID{2}, []byte("bbbb"))
-	r.put(cas.ID{3}, []byte("ccccccc")) // over maxFile: not kept
-	r.put(cas.ID{4}, []byte("dddd"))    // 12 bytes: the oldest goes
-	if _, ok := r.get(cas.ID{1}); ok {
-		t.Fatal("the oldest entry was kept over the budget")
-	}
-	for _, id := range []cas.ID{{2}, {4}} {
-		if _, ok := r.get(id); !ok {
-			t.Fatalf("entry %v dropped", id[0])
-		}
-	}
-	if _, ok := r.get(cas.ID{3}); ok {
-		t.Fatal("a file over maxFile was kept")
-	}
-	var none *recentContents
-	none.put(cas.ID{5}, []byte("x"))
-	if _, ok := none.get(cas.ID{5}); ok {
-		t.Fatal("a nil recentContents kept something")
 	}
 }

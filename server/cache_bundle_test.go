@@ -11,6 +11,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // cacheFiles counts the files of the object caches under the private root
@@ -142,11 +143,11 @@ func threeCommitsScene(t *testing.T) (*memstore.Mem, *agent) {
 	return store, a
 }
 
-// A sync whose packs exceed syncBundleBytes keeps them in several files
+// A sync whose packs exceed objcache.BundleBytes keeps them in several files
 // rather than holding them all in memory.
 func TestSyncBundlesAreBounded(t *testing.T) {
-	defer func(n int) { syncBundleBytes = n }(syncBundleBytes)
-	syncBundleBytes = 1 // every pack is over the bound: each is kept alone
+	defer func(n int) { objcache.BundleBytes = n }(objcache.BundleBytes)
+	objcache.BundleBytes = 1 // every pack is over the bound: each is kept alone
 	_, a := threeCommitsScene(t)
 	before := cacheFiles(t, a.e.private)
 	a.pull()

@@ -100,7 +100,7 @@ func TestDamagedCachedPackIsHealedOnPull(t *testing.T) {
 // When the store's copy is damaged too, the store is at fault: the error
 // is CORRUPT_PACK, not a cache problem. (The host's copy of the proposal a
 // uploaded is gone as well: a sound one would be read instead of the
-// store's, hostobjects.go.)
+// store's, server/storeview/hostobjects.go.)
 func TestDamagedCacheAndStoreIsCorruptPack(t *testing.T) {
 	store, a, _ := damagedCacheScene(t)
 	if err := os.RemoveAll(filepath.Join(a.e.storeDir(), "objects")); err != nil {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Rollups and checkpoints run in the background of the commit whose
@@ -47,40 +45,6 @@ func (e *Engine) afterPublishV4(state remote.State, g uint64) {
 			e.log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
 			return
 		}
-		built, err := e.notebook.BuildRollupsV4(ctx, state, g, e.source(c), c.store)
-		// The rollups of one generation (one per level of the blocks it
-		// ends) go into the cache as one file, a bundle when there are
-		// several: each file a commit creates costs about 150 µs of CPU
-		// on an ext4 disk that frees inodes often.
-		kept := make([]cas.NamedPack, 0, len(built))
-		for _, r := range built {
-			kept = append(kept, cas.NamedPack{Name: pstate.HashKey(r.Ref.Key()) + ".pack", Data: r.Data})
-		}
-		if aerr := c.store.AddPacks(kept); aerr != nil {
-			e.log.Warn("cannot keep the rollups in the cache", "err", aerr)
-		}
-		if err != nil {
-			e.log.Warn("rollup failed; readers fetch generations instead", "err", err)
-			return
-		}
-		e.log.Debug("rollups registered", "generation", g, "rollups", len(built))
-		if !cp {
-			return
-		}
-		// A checkpoint of g, registered like a rollup: the next fold
-		// that lists while g is in its tail makes it the active one.
-		ck, data, err := e.notebook.BuildCheckpointV4(ctx, state, g, e.source(c))
-		if err != nil || data == nil {
-			e.log.Warn("checkpoint failed; readers start further back", "err", err)
-			return
-		}
-		// Kept in the cache of the chain it will start, so this host
-		// does not download what it built once a fold copies it.
-		if c, err := e.openChain(chainKeyAt(ck)); err == nil {
-			if err := c.store.AddPack(packName(ck.Pack), data); err != nil {
-				e.log.Warn("cannot keep the checkpoint in the cache", "err", err)
-			}
-		}
-		e.log.Info("checkpoint registered", "through", g, "bytes", len(data))
+		e.caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint, kept in the caches too
 	})
 }

@@ -136,7 +136,7 @@ func (s *session) refuseReadOnly() error {
 	if err != nil {
 		return err
 	}
-	s.src = s.e.source(chain)
+	s.src = s.e.caches.Source(chain)
 	target := &merged{ids: make(map[string]cas.ID, len(s.scan.files))}
 	for p, id := range s.scan.files {
 		target.ids[p] = id
@@ -273,7 +273,7 @@ func (s *session) keepRecent(last *attempt) {
 	}
 	for p, id := range last.changed {
 		if c, ok := s.scan.content[p]; ok && !id.IsZero() && s.scan.files[p] == id {
-			s.e.recent.put(id, c)
+			s.e.recent.Put(id, c)
 		}
 	}
 }
@@ -282,14 +282,14 @@ func (s *session) keepRecent(last *attempt) {
 // object was corrupt.
 func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, error) {
 	files, err := s.increment(last)
-	if err == nil || !errors.Is(err, cas.ErrCorrupt) || !s.e.healCache() {
+	if err == nil || !errors.Is(err, cas.ErrCorrupt) || !s.e.caches.Heal() {
 		return files, err
 	}
 	chain, err := s.e.sync(s.ctx, state)
 	if err != nil {
 		return nil, err
 	}
-	s.src = s.e.source(chain)
+	s.src = s.e.caches.Source(chain)
 	return s.increment(last)
 }
 

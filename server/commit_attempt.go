@@ -8,6 +8,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // attempt is one version of a commit's change (publish_v4.go): built
@@ -33,9 +34,9 @@ type attempt struct {
 	publication string
 	message     string
 
-	chain   *chainCache
+	chain   *objcache.Chain
 	changes map[string]cas.ID // the paths that differ from R (zero ID: removed)
-	sink    *filterSink
+	sink    *objcache.Sink
 	pend    pstate.PendingEntry
 	rAll    map[cas.ID]bool // every file ID of R, built on first need
 	head    cas.ID          // the proposal's head commit
@@ -84,12 +85,11 @@ func (a *attempt) run() (skip bool, err error) {
 	if err := a.syncChain(); err != nil {
 		return false, err
 	}
-	a.sink = &filterSink{pack: cas.NewPackWriter(), added: map[cas.ID]bool{}, inParent: a.parentChunks()}
-	a.sink.trees = map[cas.ID]cas.Object{} // trees as deltas: only version-4 readers read a proposal's pack
+	a.sink = objcache.NewSink(a.parentChunks(), true) // trees as deltas: only version-4 readers read a proposal's pack
 	if err := a.writeFiles(); err != nil {
 		return false, err
 	}
-	tree, err := a.s.writeTree(a.sink, a.chain.store, a.observed.Head(), a.merged.ids, a.changes)
+	tree, err := a.s.writeTree(a.sink, a.chain.Store(), a.observed.Head(), a.merged.ids, a.changes)
 	if err != nil {
 		return false, err
 	}
@@ -125,7 +125,7 @@ func (a *attempt) merge() (skip bool, err error) {
 	if err := a.syncChain(); err != nil {
 		return false, err
 	}
-	if a.rFiles, err = treeOf(s.src, observed.Head()); err != nil {
+	if a.rFiles, err = objcache.TreeOf(s.src, observed.Head()); err != nil {
 		return false, err
 	}
 	if a.merged, err = s.mergeWith(observed.Head(), a.rFiles); err != nil {
@@ -148,14 +148,14 @@ func (a *attempt) syncChain() error {
 		return err
 	}
 	a.chain = chain
-	a.s.src = a.s.e.source(chain)
+	a.s.src = a.s.e.caches.Source(chain)
 	return nil
 }
 
 // inR reports whether file ID id is certainly in R's closure: a file of R
 // (any path). The set is built only when the cache holds id at all.
 func (a *attempt) inR(id cas.ID) bool {
-	if !a.chain.store.Has(id) {
+	if !a.chain.Store().Has(id) {
 		return false
 	}
 	if a.rAll == nil {
@@ -180,7 +180,7 @@ func (a *attempt) parentChunks() map[cas.ID]bool {
 		if !ok {
 			continue
 		}
-		o, err := a.chain.store.Get(old)
+		o, err := a.chain.Store().Get(old)
 		if err != nil {
 			continue // not known to be in R: written again
 		}
@@ -203,7 +203,7 @@ func (a *attempt) writeFiles() error {
 			}
 			continue
 		}
-		if a.sink.added[id] || a.inR(id) {
+		if a.sink.Added(id) || a.inR(id) {
 			continue // R (or this pack) holds it already
 		}
 		content, err := a.s.content(a.merged, p)
@@ -224,11 +224,11 @@ func (a *attempt) writeCommit(tree cas.ID) (cas.ID, error) {
 	if err := a.sink.Put(commit); err != nil {
 		return cas.ID{}, err
 	}
-	if err := a.sink.packTrees(a.chain.store, tree, a.parentTree()); err != nil {
+	if err := a.sink.PackTrees(a.chain.Store(), tree, a.parentTree()); err != nil {
 		return cas.ID{}, err
 	}
 	var err error
-	if a.pack, err = a.sink.pack.Finish(); err != nil {
+	if a.pack, err = a.sink.Finish(); err != nil {
 		return cas.ID{}, err
 	}
 	return commit.ID, nil
@@ -240,7 +240,7 @@ func (a *attempt) parentTree() cas.ID {
 	if a.observed.Head().IsZero() {
 		return cas.ID{}
 	}
-	o, err := a.chain.store.Get(a.observed.Head())
+	o, err := a.chain.Store().Get(a.observed.Head())
 	if err != nil {
 		return cas.ID{}
 	}

@@ -21,6 +21,7 @@
 //	R            ─ReadCurrent (pull) or inside Publish's build (commit)
 //	             ─sync───────▶ missing packs fetched in parallel into the
 //	                           shared cache P/stores/<h>/chains/<h>
+//	                           (package objcache)
 //	mergeWith(A, L, R) ─▶ result (R == A yields L, L == A yields R,
 //	                       otherwise merge.Trees)
 //	commit only: objects the chain lacks are packed and published
@@ -37,13 +38,12 @@
 //     are package server/pstate's; the engine decides what to record and
 //     when. A directory's records are keyed by BLAKE3 of the store
 //     identity and the absolute L path (state.go), so two stores never
-//     share a baseline. The
-//     object cache is keyed by the store identity and by the first pack of
-//     the active chain: everything in one cache directory belongs to the
-//     accepted chain, so a commit skips uploading any object the cache
-//     holds. After a checkpoint a new cache starts; those of retained
-//     chains remain a read fallback for baseline content a checkpoint no
-//     longer reaches, those of chains the store dropped are removed.
+//     share a baseline. The object caches (package objcache, e.caches)
+//     are keyed by the store identity and by the start of the active
+//     chain: everything in one cache directory belongs to the accepted
+//     chain, so a commit skips uploading any object the cache holds. The
+//     engine maps their failures (cache.go) and gives them what they need
+//     of P's baselines.
 //   - Pull returns CONTENT_CONFLICT/MERGE_CONFLICT after it has written the
 //     conflict blocks and recorded the new baseline, so the caller learns
 //     which files to edit; the next commit refuses until they are resolved.
@@ -59,7 +59,8 @@
 //     flag are still read from P on every call. It also replies to a commit
 //     before keeping the published pack in the cache and recording the
 //     highest generation (after_reply.go: the next call and Close wait for
-//     that work) and keeps the content its commits published (recent.go).
+//     that work) and keeps the content its commits published
+//     (objcache.Recent).
 //     Every commit reads `current` before it builds: no state is guessed.
 //   - Files of L are written through a temporary sibling named
 //     ".slivingdoc-tmp-<16 hex>.tmp" renamed over the target; while a
@@ -99,8 +100,9 @@
 //     (keyed by the store's ID under P/stores/<key>/objects), timed for
 //     publish, and proved once a day (the probe's verdict; Probe and
 //     the mapping of its errors stay here, probe.go and errmap.go).
-//   - A cached object failing its check drops the damaged packs and runs
-//     the operation once more with fresh copies from the store (heal.go).
+//   - A cached object failing its check drops the damaged packs
+//     (objcache.Caches.Heal) and runs the operation once more with fresh
+//     copies from the store (heal.go).
 //   - A file of L still holding conflict blocks is never merged again
 //     (merge.Unresolved): it is kept as it is, reported CONFLICT_MARKERS,
 //     and the baseline holds that path's old base (pstate.Baseline's Held,

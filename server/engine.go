@@ -14,6 +14,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/storeview"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
@@ -100,8 +101,8 @@ type Engine struct {
 	dirMu sync.Mutex
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation
 
-	objMu   sync.Mutex
-	objects map[string]*chainCache // open caches by chain key
+	caches *objcache.Caches // the object caches (package objcache)
+	recent *objcache.Recent // nil unless long-lived: the content its commits published
 
 	probe  storeview.Verdict // the guarantees probe's verdict (probe.go, server/storeview)
 	timing *storeview.Timing // learned estimates of the store (server/storeview); nil: configured
@@ -116,13 +117,12 @@ type Engine struct {
 	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
 	memories  map[string]*dirMemory // by private state directory
 
-	checkpointPacks int             // active increments that trigger a checkpoint
-	retain          time.Duration   // history window by time
-	cleaningV4      atomic.Bool     // a background version-4 cleanup is running (cleanup_v4.go)
-	rollupMu        sync.Mutex      // one rollup build at a time
-	background      sync.WaitGroup  // background checkpoints and rollups; Close waits for them
-	afterReply      afterReply      // a long-lived engine's work left after a reply (after_reply.go)
-	recent          *recentContents // nil unless long-lived (recent.go)
+	checkpointPacks int            // active increments that trigger a checkpoint
+	retain          time.Duration  // history window by time
+	cleaningV4      atomic.Bool    // a background version-4 cleanup is running (cleanup_v4.go)
+	rollupMu        sync.Mutex     // one rollup build at a time
+	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
+	afterReply      afterReply     // a long-lived engine's work left after a reply (after_reply.go)
 
 	v4opts publish.Options // the publication protocol's options (publish_v4.go)
 }
@@ -212,7 +212,6 @@ func New(cfg Config) (*Engine, error) {
 		ignore:    ignore,
 		secrets:   !cfg.AllowSecrets,
 		dirs:      map[string]*sync.Mutex{},
-		objects:   map[string]*chainCache{},
 		longLived: cfg.LongLived,
 		memories:  map[string]*dirMemory{},
 
@@ -223,7 +222,7 @@ func New(cfg Config) (*Engine, error) {
 		retain:          cfg.Retain,
 	}
 	if cfg.LongLived {
-		e.recent = newRecentContents()
+		e.recent = objcache.NewRecent()
 	}
 	// Keyed by the store ID P recorded for this URL, if any; identify
 	// reads it from the store otherwise (storeid.go).
@@ -234,6 +233,7 @@ func New(cfg Config) (*Engine, error) {
 	e.store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
 	e.notebook = remote.Open(e.store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now,
 		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
+	e.caches = objcache.New(e.notebook, logger, e.storeDir, e.oldestBaseline)
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain
@@ -249,16 +249,7 @@ func (e *Engine) Close() error {
 	e.afterReply.wait()
 	e.background.Wait()
 	e.closeMemories()
-	e.objMu.Lock()
-	defer e.objMu.Unlock()
-	var first error
-	for k, c := range e.objects {
-		if err := c.close(); err != nil && first == nil {
-			first = err
-		}
-		delete(e.objects, k)
-	}
-	return first
+	return e.caches.Close()
 }
 
 // PathSets returns the normalised, sorted writable and read-only sets.

@@ -15,6 +15,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/history"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // ReasonHistoryUnavailable is the INVALID_REQUEST reason for a generation
@@ -101,29 +102,12 @@ func (h historyEngine) ChainsBetween(ctx context.Context, state remote.State, fl
 	return h.e.notebook.ChainsBetween(ctx, state, floor, from, to)
 }
 
-func (h historyEngine) KeyOf(c remote.Chain) string       { return chainKeyOf(c) }
-func (h historyEngine) KeyAt(cp remote.Checkpoint) string { return chainKeyAt(cp) }
+func (h historyEngine) KeyOf(c remote.Chain) string       { return objcache.KeyOf(c) }
+func (h historyEngine) KeyAt(cp remote.Checkpoint) string { return objcache.KeyAt(cp) }
 
 func (h historyEngine) Fetch(ctx context.Context, g history.Group) error {
 	return h.e.fetchGroup(ctx, g)
 }
-
-// Holder returns the store of an open chain cache that holds id (no I/O),
-// or nil.
-func (s *objectSource) Holder(id cas.ID) *cas.Store {
-	if p := s.primary; p != nil && p.store.Has(id) {
-		return p.store
-	}
-	for _, c := range s.others {
-		if c.store.Has(id) {
-			return c.store
-		}
-	}
-	return nil
-}
-
-// Rescan makes the next miss list the chain caches again.
-func (s *objectSource) Rescan() { s.scanned, s.others, s.names = false, nil, nil }
 
 // openHistory reads `current`, syncs the active chain's cache and learns
 // how far back the history reads.
@@ -134,7 +118,7 @@ func (e *Engine) openHistory(ctx context.Context) (*history.View, error) {
 
 // openHistoryAt is openHistory that also returns the View's object
 // source, through which a session can read the same cache.
-func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objectSource, error) {
+func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objcache.Source, error) {
 	state, err := e.notebook.ReadCurrent(ctx)
 	if err != nil {
 		return nil, nil, e.fail("read current", err)
@@ -147,23 +131,23 @@ func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objectSourc
 	if err != nil {
 		return nil, nil, e.fail("read history", err)
 	}
-	src := e.source(chain)
+	src := e.caches.Source(chain)
 	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: historyEngine{e}, Dir: e.storeDir(), Log: e.log}), src, nil
 }
 
 // fetchGroup makes the cache named g.Key hold g's packs (each verified by
 // remote and cas before it is kept).
 func (e *Engine) fetchGroup(ctx context.Context, g history.Group) error {
-	c, err := e.openChain(g.Key)
+	c, err := e.caches.Open(g.Key)
 	if err != nil {
 		return mapErr(err)
 	}
-	missing := missingPacks(c.store, g.Packs)
+	missing := objcache.MissingPacks(c.Store(), g.Packs)
 	if len(missing) > 0 {
-		if err := c.store.Refresh(); err != nil {
+		if err := c.Store().Refresh(); err != nil {
 			return mapErr(err)
 		}
-		missing = missingPacks(c.store, missing)
+		missing = objcache.MissingPacks(c.Store(), missing)
 	}
 	var got []cas.NamedPack
 	for _, ref := range missing {
@@ -172,9 +156,9 @@ func (e *Engine) fetchGroup(ctx context.Context, g history.Group) error {
 			e.storeTrouble(err)
 			return packErr(err)
 		}
-		got = append(got, cas.NamedPack{Name: packName(ref), Data: data})
+		got = append(got, cas.NamedPack{Name: objcache.PackName(ref), Data: data})
 	}
-	if err := c.store.AddPacks(got); err != nil {
+	if err := c.Store().AddPacks(got); err != nil {
 		return packErr(err)
 	}
 	return nil
@@ -345,7 +329,7 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]FileC
 			if err != nil {
 				return nil, err
 			}
-			s.src = e.source(chain)
+			s.src = e.caches.Source(chain)
 		}
 		out, err := history.Compare(s.baseFiles(), s.scan.files, filter, s.load)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/server/history"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // maxLog bounds Log: it reads recent history only.
@@ -38,8 +39,8 @@ func (e *Engine) history(ctx context.Context, n int) ([]LogEntry, error) {
 	}
 	// A catch-up through rollups holds the head's closure but not the
 	// older commits and trees a log reads: on the first miss, the cache is
-	// filled with the whole chain (fillChain), as a version-1 cache held.
-	src := &historySource{primary: e.source(chain), fill: func() error { return e.fillChain(ctx, state, chain) }}
+	// filled with the whole chain (objcache.Caches.Fill), as a version-1 cache held.
+	src := &historySource{primary: e.caches.Source(chain), fill: func() error { return e.caches.Fill(ctx, state, chain) }}
 	ens, err := history.Log(ctx, state, src, n, e.notebook.Publications)
 	if err != nil {
 		return nil, e.historyErr("log", err)
@@ -85,9 +86,8 @@ func (h *historySource) Get(id cas.ID) (cas.Object, error) {
 	if ferr := h.fill(); ferr != nil {
 		return cas.Object{}, ferr
 	}
-	if s, ok := h.primary.(*objectSource); ok {
-		s.scanned = false
-		s.others = nil
+	if s, ok := h.primary.(*objcache.Source); ok {
+		s.Rescan()
 	}
 	return h.primary.Get(id)
 }

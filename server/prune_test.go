@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // chainCaches lists the chain cache directories in a's private root.
@@ -40,7 +41,7 @@ func TestChainCachesArePruned(t *testing.T) {
 	b.pull()
 	// The cache of a chain newer than any this test reaches, as another
 	// process sharing b's P could hold: it must survive b's pruning.
-	newer := filepath.Join(b.e.chainsDir(), "999999-0123456789abcdef0123456789abcdef")
+	newer := filepath.Join(b.e.caches.Dir(), "999999-0123456789abcdef0123456789abcdef")
 	if err := os.MkdirAll(newer, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +64,9 @@ func TestChainCachesArePruned(t *testing.T) {
 	if len(st.Manifest.Checkpoints) == 0 || st.Manifest.Checkpoint.Through < 10 {
 		t.Fatalf("too few checkpoints to test: through %d, %d retained", st.Manifest.Checkpoint.Through, len(st.Manifest.Checkpoints))
 	}
-	keep := map[string]bool{chainKeyAt(st.Manifest.Checkpoint): true}
+	keep := map[string]bool{objcache.KeyAt(st.Manifest.Checkpoint): true}
 	for _, cp := range st.Manifest.Checkpoints {
-		keep[chainKeyAt(cp)] = true
+		keep[objcache.KeyAt(cp)] = true
 	}
 	if _, err := os.Stat(newer); err != nil {
 		t.Fatalf("a newer chain's cache was removed: %v", err)

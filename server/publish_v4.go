@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -115,7 +116,7 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		// reads the trees its proposals were built on, which a catch-up
 		// through rollups skips), not the whole chain.
 		from := st.Generation() - min(st.Generation(), uint64(max(opts.K, publish.DefaultK)))
-		return &refillSource{src: e.source(c), fill: func() error { return e.fillChainFrom(ctx, state, c, from+1) }}, nil
+		return &refillSource{src: e.caches.Source(c), fill: func() error { return e.caches.FillFrom(ctx, state, c, from+1) }}, nil
 	}
 	store := e.timing.Timed(&opts, e.store, e.storeDir()) // server/storeview
 	return publish.New(store, opts)
@@ -125,9 +126,9 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 // trees of recent generations' heads, which a cache caught up through
 // rollups (version 3's before the store's upgrade, or version 4's) may
 // lack; on the first miss the packs of the window's generations are
-// fetched (fillChainFrom), once.
+// fetched (objcache.Caches.FillFrom), once.
 type refillSource struct {
-	src    *objectSource
+	src    *objcache.Source
 	fill   func() error
 	filled bool
 }
@@ -141,7 +142,7 @@ func (r *refillSource) Get(id cas.ID) (cas.Object, error) {
 	if ferr := r.fill(); ferr != nil {
 		return cas.Object{}, errors.Join(err, ferr)
 	}
-	r.src.rescan()
+	r.src.Rescan()
 	return r.src.Get(id)
 }
 
@@ -326,7 +327,7 @@ func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
 	if err != nil {
 		return nil, err
 	}
-	from, err := treeOf(src, c.Parent)
+	from, err := objcache.TreeOf(src, c.Parent)
 	if err != nil {
 		return nil, err
 	}
@@ -372,15 +373,15 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
-		s.src = s.e.source(chain)
+		s.src = s.e.caches.Source(chain)
 		// The generation the accepted version was built on: this
-		// directory's cache held its closure then (accepted.go).
+		// directory's cache held its closure then (objcache.Caches.Accepted).
 		built := last.observed.Generation()
 		if inc, ok := res.State.Manifest.Increment(res.Generation); ok && inc.Publication == last.publication {
 			built = inc.Proposal
 		}
-		s.src.more = s.e.acceptedObjects(s.ctx, state, s.src, built, res.Generation)
-		files, err := treeOf(s.src, res.Head)
+		s.src.More = s.e.caches.Accepted(s.ctx, state, s.src, built, res.Generation)
+		files, err := objcache.TreeOf(s.src, res.Head)
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
@@ -429,16 +430,16 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 		return // accepted from another version than the last built
 	}
 	state := stateView(res.State)
-	c, err := s.e.openChain(chainKey(state))
+	c, err := s.e.caches.Open(objcache.Key(state))
 	if err == nil {
-		err = c.store.AddPack(packName(remote.PackRef{Key: inc.ProposalKey()}), last.pack)
+		err = c.Store().AddPack(objcache.PackName(remote.PackRef{Key: inc.ProposalKey()}), last.pack)
 	}
 	if err != nil {
 		s.e.log.Warn("cannot keep the published pack in the cache", "err", err)
 		return
 	}
-	if s.e.reachOf(c) == inc.Generation-1 && inc.Group == (remote.GroupRef{}) {
-		s.e.setReach(c, inc.Generation, inc.Head)
+	if c.Reach() == inc.Generation-1 && inc.Group == (remote.GroupRef{}) {
+		c.SetReach(inc.Generation, inc.Head)
 	}
 }
 

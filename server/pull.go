@@ -9,6 +9,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
 // Pull writes the merge of baseline, visible directory and accepted state
@@ -69,7 +70,7 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 	if errors.As(err, &de) && de.Reason == ReasonMissingPack {
 		// A cleanup after a newer checkpoint removed a pack the manifest
 		// just read named (nothing was rewritten yet): the newer
-		// `current` no longer needs it (cache.go, remote/cleanup.go).
+		// `current` no longer needs it (server/objcache, remote/cleanup.go).
 		if again, rerr := s.e.notebook.ReadCurrent(s.ctx); rerr == nil && again.Generation() > state.Generation() {
 			return s.syncTo(op, again)
 		}
@@ -119,7 +120,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	if err != nil {
 		return nil, nil, err
 	}
-	s.src = s.e.source(chain)
+	s.src = s.e.caches.Source(chain)
 	if flag != nil && s.base != nil {
 		if _, err := s.settleRewrite(flag, true); err != nil {
 			return nil, nil, s.recoveryFailure(*flag, "settle", err)
@@ -129,7 +130,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	var rFiles map[string]cas.ID
 	if s.base != nil && state.Head() == s.base.Head && !s.base.hasUnknown() {
 		rFiles = s.base.HeadTree()
-	} else if rFiles, err = treeOf(s.src, state.Head()); err != nil {
+	} else if rFiles, err = objcache.TreeOf(s.src, state.Head()); err != nil {
 		return nil, nil, s.e.fail("read remote tree", err)
 	}
 	m, err := s.mergeWith(state.Head(), rFiles)

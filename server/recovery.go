@@ -31,7 +31,7 @@ func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause 
 		s.e.log.Error("cannot record the recovery flag", "err", err)
 	}
 	if errors.Is(cause, cas.ErrCorrupt) {
-		s.e.healCache() // the resynchronisation then fetches fresh copies
+		s.e.caches.Heal() // the resynchronisation then fetches fresh copies
 	}
 	de := newError(CodeRecoveryFailure, ReasonRecoveryPending, "", cause)
 	de.Recovery = &Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted}

@@ -101,7 +101,7 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 		lists = append(lists, got[memstore.OpList])
 		// A fold that LISTs copies the descriptors registered since the
 		// last one (rollupsIn grows), which this host registered: it
-		// reads its copies of them, not the store (hostobjects.go).
+		// reads its copies of them, not the store (server/storeview/hostobjects.go).
 		if rollupsIn(t, store) < listed {
 			t.Fatalf("commit %d: current lists fewer rollups than before", i)
 		}
@@ -114,7 +114,7 @@ func TestRequestsPerCommitV4WriterAlone(t *testing.T) {
 		// counted apart from the publication's.
 		// A block that starts below the tail needs its start's head from
 		// the segment that indexes it, which this host stored: its copy
-		// is read, not the store (hostobjects.go).
+		// is read, not the store (server/storeview/hostobjects.go).
 		levels := remote.RollupLevelsV4(res.Generation)
 		rollups := 2 * len(levels)
 		puts := 1 + segmentObjects(t, store) - segments + rollups

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/secrets"
 )
 
@@ -65,7 +66,7 @@ func (s *session) refuseSecrets(message string) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	var local *objectSource // A's content, from the local caches only
+	var local *objcache.Source // A's content, from the local caches only
 	var refused []FileError
 	named := map[string]bool{} // redacted paths already reported
 	for _, p := range sortedKeys(changes) {
@@ -90,11 +91,11 @@ func (s *session) refuseSecrets(message string) error {
 		var before []byte
 		if oldID, ok := old[p]; ok && !oldID.IsZero() {
 			if local == nil {
-				local = s.e.source(nil)
+				local = s.e.caches.Source(nil)
 			}
 			// Without A's content (a cache lost since the pull), every
 			// line counts as added: refusing then is the safe side.
-			if c, ok := s.e.recent.get(oldID); ok {
+			if c, ok := s.e.recent.Get(oldID); ok {
 				before = c
 			} else if c, err := cas.ReadFile(local, oldID); err == nil {
 				before = c

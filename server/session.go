@@ -11,6 +11,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -26,7 +27,7 @@ type session struct {
 	base  *baseline // nil: never pulled
 	stats *workdir.StatCache
 	scan  *scanResult
-	src   *objectSource // object reads, set once the chain is synced
+	src   *objcache.Source // object reads, set once the chain is synced
 
 	inRecovery bool // a resynchronisation is running: no nested one
 	lost       bool // pulled before, but the baseline is missing or corrupt
@@ -253,7 +254,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 			return c, nil
 		}
 	}
-	if c, ok := s.e.recent.get(id); ok {
+	if c, ok := s.e.recent.Get(id); ok {
 		return c, nil
 	}
 	if s.src != nil {

@@ -343,10 +343,10 @@ func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
 	a := newAgent(t, store, func(c *Config) { c.CheckpointPacks = 12 })
 	a.pull()
 	chain := func() string {
-		ents, _ := os.ReadDir(a.e.chainsDir())
+		ents, _ := os.ReadDir(a.e.caches.Dir())
 		for _, e := range ents {
 			if e.Name() != "empty" {
-				return filepath.Join(a.e.chainsDir(), e.Name())
+				return filepath.Join(a.e.caches.Dir(), e.Name())
 			}
 		}
 		return ""
@@ -395,12 +395,12 @@ func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
 		if len(added) != 2 {
 			t.Fatalf("generation %d built %d rollups and added %d files to the cache, want 2 (its proposal, its rollups): %v", g, len(built), len(added), added)
 		}
-		c, err := a.e.openChain(filepath.Base(chain()))
+		c, err := a.e.caches.Open(filepath.Base(chain()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, key := range built {
-			if !c.store.HasPack(pstate.HashKey(key) + ".pack") {
+			if !c.Store().HasPack(pstate.HashKey(key) + ".pack") {
 				t.Errorf("the rollup %s is not in the cache", key)
 			}
 		}

@@ -1,4 +1,4 @@
-package server
+package objcache
 
 import (
 	"sync"
@@ -6,14 +6,14 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 
-// recentContents keeps, in a long-lived engine, the content of the file
+// Recent keeps, in a long-lived engine, the content of the file
 // versions its last commits published, by file ID. The next commit of
 // such a file reads the old version three times (the secret check, the
 // diffstat, a merge): from here that is a map lookup instead of reading
 // and decompressing its chunks from the object cache. A file ID names its
 // content, so an entry is never stale; the budget bounds the memory, and
 // the oldest entries go first.
-type recentContents struct {
+type Recent struct {
 	mu      sync.Mutex
 	byID    map[cas.ID][]byte
 	order   []cas.ID // oldest first
@@ -29,13 +29,14 @@ const (
 	recentMaxFile = 1 << 20
 )
 
-func newRecentContents() *recentContents {
-	return &recentContents{byID: map[cas.ID][]byte{}, maxSize: recentBudget, maxFile: recentMaxFile}
+// NewRecent returns an empty Recent within the budgets above.
+func NewRecent() *Recent {
+	return &Recent{byID: map[cas.ID][]byte{}, maxSize: recentBudget, maxFile: recentMaxFile}
 }
 
-// get returns the content of id if it is kept (a nil receiver keeps
+// Get returns the content of id if it is kept (a nil receiver keeps
 // nothing: a one-shot process).
-func (r *recentContents) get(id cas.ID) ([]byte, bool) {
+func (r *Recent) Get(id cas.ID) ([]byte, bool) {
 	if r == nil {
 		return nil, false
 	}
@@ -45,8 +46,8 @@ func (r *recentContents) get(id cas.ID) ([]byte, bool) {
 	return c, ok
 }
 
-// put keeps content as the content of id. The caller no longer changes it.
-func (r *recentContents) put(id cas.ID, content []byte) {
+// Put keeps content as the content of id. The caller no longer changes it.
+func (r *Recent) Put(id cas.ID, content []byte) {
 	if r == nil || len(content) > r.maxFile {
 		return
 	}

@@ -1,4 +1,4 @@
-package server
+package objcache
 
 import (
 	"context"
@@ -22,20 +22,20 @@ import (
 // and its group pack (docs/publication.md, invariant 11). The caches hold
 // G's closure: this directory's cache reached G when it built, and the
 // cache of a chain at or after the oldest baseline's is never removed
-// (prune.go). acceptedObjects reads those packs, fetched on a miss only:
+// (prune.go). Accepted reads those packs, fetched on a miss only:
 // g's own first (usually all that is missing), then those of G+1 … g−1.
 // They are read in memory, not added to the cache: a proposal's trees
 // are deltas of the trees of the generation it was built on, which a
 // cache started at a later checkpoint may not hold, and the cache
 // refuses a pack whose bases it cannot read.
 
-// acceptedObjects serves, after the caches (objectSource.more), the
+// acceptedObjects serves, after the caches (Source.More), the
 // packs of generations (built, g] of state.
 type acceptedObjects struct {
 	ctx      context.Context
-	e        *Engine
+	notebook *remote.Notebook
 	state    remote.State
-	caches   *objectSource
+	caches   *Source
 	built, g uint64
 
 	stage int // fetches done: 0 none, 1 g's packs, 2 those of (built, g)
@@ -43,8 +43,11 @@ type acceptedObjects struct {
 	seen  map[string]bool // pack keys fetched
 }
 
-func (e *Engine) acceptedObjects(ctx context.Context, state remote.State, caches *objectSource, built, g uint64) *acceptedObjects {
-	return &acceptedObjects{ctx: ctx, e: e, state: state, caches: caches, built: min(built, g), g: g, seen: map[string]bool{}}
+// Accepted returns the objects of a commit accepted at generation g of
+// state and built on generation built, read after caches (set it as
+// their More): the packs of generations (built, g], fetched on a miss.
+func (cs *Caches) Accepted(ctx context.Context, state remote.State, caches *Source, built, g uint64) cas.Source {
+	return &acceptedObjects{ctx: ctx, notebook: cs.notebook, state: state, caches: caches, built: min(built, g), g: g, seen: map[string]bool{}}
 }
 
 func (a *acceptedObjects) Get(id cas.ID) (cas.Object, error) {
@@ -73,7 +76,7 @@ func (a *acceptedObjects) fetchStage() error {
 	if from > to {
 		return nil
 	}
-	incs, err := a.e.notebook.Publications(a.ctx, a.state, from, to)
+	incs, err := a.notebook.Publications(a.ctx, a.state, from, to)
 	if err != nil {
 		return err
 	}
@@ -85,7 +88,7 @@ func (a *acceptedObjects) fetchStage() error {
 	}
 	got := make([]*cas.Pack, len(refs))
 	err = parallel.For(len(refs), fetchParallel, func(i int) error {
-		data, err := a.e.notebook.FetchPack(a.ctx, refs[i])
+		data, err := a.notebook.FetchPack(a.ctx, refs[i])
 		if err != nil {
 			return err
 		}

@@ -1,11 +1,10 @@
-package server
+package objcache
 
 import (
 	"os"
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Pruning the object cache. Each checkpoint starts a new chain cache; the
@@ -31,9 +30,9 @@ import (
 // the store dropped the pack. Open caches of this process are forgotten,
 // not closed, so a call still reading one finishes.
 
-// pruneChains removes the chain caches older than every chain of state's
+// prune removes the chain caches older than every chain of state's
 // manifest. Failures are only logged: the cache is an optimisation.
-func (e *Engine) pruneChains(state remote.State) {
+func (cs *Caches) prune(state remote.State) {
 	if state.Manifest == nil || state.Manifest.Checkpoint.IsGenesis() {
 		return // no checkpoint yet: every cache is the one chain's
 	}
@@ -44,12 +43,12 @@ func (e *Engine) pruneChains(state remote.State) {
 	for _, cp := range state.Manifest.Checkpoints {
 		oldest = min(oldest, cp.Through)
 	}
-	ents, err := os.ReadDir(e.chainsDir())
+	ents, err := os.ReadDir(cs.Dir())
 	if err != nil {
-		e.log.Warn("cannot list the object caches", "err", err)
+		cs.log.Warn("cannot list the object caches", "err", err)
 		return
 	}
-	if g, ok := e.oldestBaseline(); ok {
+	if g, ok := cs.oldestBaseline(); ok {
 		// The cache of the chain that held the oldest baseline's head: the
 		// newest one whose checkpoint is at or below its generation.
 		pin, found := uint64(0), false
@@ -69,21 +68,17 @@ func (e *Engine) pruneChains(state remote.State) {
 		if !ent.IsDir() || !ok || through >= oldest {
 			continue // an older release's cache cannot be dated: kept
 		}
-		e.objMu.Lock()
-		delete(e.objects, name)
-		e.objMu.Unlock()
-		if err := os.RemoveAll(filepath.Join(e.chainsDir(), name)); err != nil {
-			e.log.Warn("cannot remove an old object cache", "err", err)
+		cs.mu.Lock()
+		delete(cs.open, name)
+		cs.mu.Unlock()
+		if err := os.RemoveAll(filepath.Join(cs.Dir(), name)); err != nil {
+			cs.log.Warn("cannot remove an old object cache", "err", err)
 			continue
 		}
-		_ = os.Remove(filepath.Join(e.storeDir(), "reach", name))
+		_ = os.Remove(filepath.Join(cs.storeDir(), "reach", name))
 		removed++
 	}
 	if removed > 0 {
-		e.log.Info("removed the object caches of chains the store no longer keeps", "caches", removed)
+		cs.log.Info("removed the object caches of chains the store no longer keeps", "caches", removed)
 	}
 }
-
-// oldestBaseline returns the lowest generation of the baselines recorded
-// in P; false when there is none.
-func (e *Engine) oldestBaseline() (uint64, bool) { return pstate.OldestBaseline(e.private) }
