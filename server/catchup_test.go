@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // A reader that last synchronised k generations ago catches up in at most
@@ -35,7 +36,7 @@ func TestCatchUpInLogarithmicGets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memstore.New()
-			store := &recordingStore{Store: mem}
+			store := &remotetest.Recorder{Store: mem}
 			var opts []agentOpt
 			if tc.checkpoints > 0 {
 				opts = append(opts, withCheckpoints(tc.checkpoints, 1))
@@ -77,9 +78,9 @@ func TestCatchUpInLogarithmicGets(t *testing.T) {
 			o.appendTo("log.md", "other\n")
 			g := o.commit("other").Generation
 			o.e.background.Wait()
-			store.take()
+			store.Take()
 			r.pull()
-			reqs := store.take()
+			reqs := store.Take()
 			k := float64(g - s)
 			bound := int(2*math.Log2(k) + 4)
 			t.Logf("k=%d (%d..%d): %d requests (bound %d)", g-s, s, g, len(reqs), bound)

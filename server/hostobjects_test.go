@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // agentIn is an agent with a directory of its own whose private root is
@@ -59,7 +60,7 @@ func TestSharedPrivateRootFetchesEachProposalAtMostOnce(t *testing.T) {
 	for _, shared := range []bool{true, false} {
 		t.Run(map[bool]string{true: "shared root", false: "a root each"}[shared], func(t *testing.T) {
 			mem := memstore.New()
-			rec := &recordingStore{Store: mem}
+			rec := &remotetest.Recorder{Store: mem}
 			// c's first LIST waits until d's proposal is in the store, so
 			// both LISTs show both proposals and the first of the two in
 			// fold order folds the other's too, whichever it is.
@@ -85,7 +86,7 @@ func TestSharedPrivateRootFetchesEachProposalAtMostOnce(t *testing.T) {
 			d.pull()
 			c.appendTo("c.md", "c 1\n")
 			d.appendTo("d.md", "d 1\n")
-			rec.take()
+			rec.Take()
 			gated.off.Store(false)
 			signalling.off.Store(false)
 
@@ -110,7 +111,7 @@ func TestSharedPrivateRootFetchesEachProposalAtMostOnce(t *testing.T) {
 				d.commit(fmt.Sprintf("d %d", i+2))
 			}
 			c.pull()
-			proposals, groups, segments := exchanged(rec.take())
+			proposals, groups, segments := exchanged(rec.Take())
 			if !shared {
 				if len(proposals) == 0 {
 					t.Fatalf("a root each: no proposal read from the store, want the folded one at least")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -128,14 +129,14 @@ func TestV4CheckpointIsWhereAFreshDirectoryStarts(t *testing.T) {
 			want += int(step.Last - step.First + 1)
 		}
 	}
-	rec := &recordingStore{Store: store}
+	rec := &remotetest.Recorder{Store: store}
 	b := newAgent(t, rec)
-	rec.take()
+	rec.Take()
 	b.pull()
 	// A fresh engine's first request names the store and probes it
 	// (store-id, probe/): not the pull's reading of history.
 	var gets []string
-	for _, r := range rec.take() {
+	for _, r := range rec.Take() {
 		if strings.HasPrefix(r, "GET ") && !strings.HasPrefix(r, "GET probe/") && r != "GET store-id" {
 			gets = append(gets, r)
 		}
@@ -276,7 +277,7 @@ func TestV4FoldAfterACatchUpThroughRollups(t *testing.T) {
 		c.Sleep = func(ctx context.Context, d time.Duration) error { now = now.Add(d); return ctx.Err() }
 	}
 	now = time.Now()
-	rec := &recordingStore{Store: store}
+	rec := &remotetest.Recorder{Store: store}
 	b := newAgent(t, rec, clock)
 	b.pull()
 	commit(101, 250)
@@ -306,13 +307,13 @@ func TestV4FoldAfterACatchUpThroughRollups(t *testing.T) {
 		t.Fatalf("no pending proposal on 250: %v", objs)
 	}
 	b.write("b.md", "b\n")
-	rec.take()
+	rec.Take()
 	res := b.commit("b")
 	// The GETs of packs: the proposals and rollups the catch-up and the
 	// fold's refill fetched (b also polls `current` while it waits for
 	// the dead writer's fold, then takes it over).
 	gets := 0
-	for _, r := range rec.take() {
+	for _, r := range rec.Take() {
 		if strings.HasPrefix(r, "GET ") && r != "GET "+remote.CurrentKey {
 			gets++
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 )
 
 // The probe runs once per store per day, not per process: a proved
@@ -23,7 +24,7 @@ import (
 func TestVerdictIsProvedOnceAndForgottenOnTrouble(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
-	store := &recordingStore{Store: mem}
+	store := &remotetest.Recorder{Store: mem}
 	file := filepath.Join(t.TempDir(), "probe")
 	at := func() string { return file }
 	log := slog.New(slog.DiscardHandler)
@@ -36,7 +37,7 @@ func TestVerdictIsProvedOnceAndForgottenOnTrouble(t *testing.T) {
 	if err := v.Prove(ctx, store, at, log); err != nil {
 		t.Fatal(err)
 	}
-	if reqs := store.take(); len(reqs) == 0 || !recorded() {
+	if reqs := store.Take(); len(reqs) == 0 || !recorded() {
 		t.Fatalf("first proof: requests %v, recorded %t", reqs, recorded())
 	}
 	if err := v.Prove(ctx, store, at, log); err != nil {
@@ -46,7 +47,7 @@ func TestVerdictIsProvedOnceAndForgottenOnTrouble(t *testing.T) {
 	if err := next.Prove(ctx, store, at, log); err != nil {
 		t.Fatal(err)
 	}
-	if reqs := store.take(); len(reqs) != 0 {
+	if reqs := store.Take(); len(reqs) != 0 {
 		t.Fatalf("a held or recorded verdict proved again: %v", reqs)
 	}
 
@@ -55,7 +56,7 @@ func TestVerdictIsProvedOnceAndForgottenOnTrouble(t *testing.T) {
 	if err := next.Prove(ctx, store, at, log); err != nil {
 		t.Fatal(err)
 	}
-	if reqs := store.take(); len(reqs) != 0 || !recorded() {
+	if reqs := store.Take(); len(reqs) != 0 || !recorded() {
 		t.Fatalf("an expected error forgot the verdict: requests %v, recorded %t", reqs, recorded())
 	}
 
@@ -66,7 +67,7 @@ func TestVerdictIsProvedOnceAndForgottenOnTrouble(t *testing.T) {
 	if err := next.Prove(ctx, store, at, log); err != nil {
 		t.Fatal(err)
 	}
-	if reqs := store.take(); len(reqs) == 0 || !recorded() {
+	if reqs := store.Take(); len(reqs) == 0 || !recorded() {
 		t.Fatalf("after trouble: requests %v, recorded %t", reqs, recorded())
 	}
 
@@ -78,7 +79,7 @@ func TestVerdictIsProvedOnceAndForgottenOnTrouble(t *testing.T) {
 	if err := late.Prove(ctx, store, at, log); err != nil {
 		t.Fatal(err)
 	}
-	if reqs := store.take(); len(reqs) == 0 {
+	if reqs := store.Take(); len(reqs) == 0 {
 		t.Fatal("an expired verdict trusted")
 	}
 
@@ -99,12 +100,12 @@ func TestVerdictIsProvedOnceAndForgottenOnTrouble(t *testing.T) {
 	if err := readOnly.Prove(ctx, store, at, log); err != nil {
 		t.Fatal(err)
 	}
-	store.take()
+	store.Take()
 	readOnly.Forget()
 	if err := readOnly.Prove(ctx, store, at, log); err != nil {
 		t.Fatal(err)
 	}
-	if reqs := store.take(); len(reqs) == 0 || !recorded() {
+	if reqs := store.Take(); len(reqs) == 0 || !recorded() {
 		t.Fatalf("a forgotten verdict not proved again: requests %v, recorded %t", reqs, recorded())
 	}
 }
