@@ -262,8 +262,10 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 		switch {
 		case err != nil || last < m.Upgraded || reached[o.Key] || gone[o.Key]:
 			continue // not a version-4 segment, or `current` reaches it
-		case c-last < opts.Window || c-last <= MaxTail:
-			res.Kept++ // a fold on a state at or above c may still list it
+		case last > c || c-last < opts.Window || c-last <= MaxTail:
+			// A fold on a state at or above c may still list it (a fold
+			// of many members folds some of them: last above c).
+			res.Kept++
 			continue
 		}
 		if err := del(o.Key); err != nil {
