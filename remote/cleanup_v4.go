@@ -13,7 +13,7 @@ import (
 )
 
 // Cleanup of a version-4 store (docs/storage.md §5, "Cleanup of a
-// version-4 store"). A version-4 store leaves three kinds of garbage
+// version-4 store"). A version-4 store leaves five kinds of garbage
 // behind, none of which a reader or a fold can ever need once it is
 // decided:
 //
@@ -22,7 +22,14 @@ import (
 //   - fold markers (only waiters read their keys, to time a fold in
 //     flight);
 //   - group packs no increment names: the uploads of folds whose
-//     conditional write lost.
+//     conditional write lost;
+//   - segments `current` does not reach: the same folds' uploads, when
+//     their members reached into a segment (otherwise the winner makes
+//     the same bytes);
+//   - rollup packs no registration a fold may take names: builders that
+//     stopped before registering, and the packs of registrations that
+//     go (duplicates, blocks the per-level bound dropped, registrations
+//     that came after their block was superseded).
 //
 // The rules, with c the generation of the `current` this sweep read and
 // W = K + M the protocol's window:
@@ -51,11 +58,39 @@ import (
 //     land. (A version missing from the listing was deleted by an earlier
 //     sweep, so it was decided then; or it lies below the floor, and the
 //     sweep runs only when c ≥ floor + W.)
+//   - A version-4 segment ending at L that the segments `current` lists
+//     do not reach is deleted when c − L ≥ W and c − L > MaxTail. Only a
+//     fold writes one, before its conditional write; a fold on C makes
+//     segments of its tail (at most MaxTail increments, from C − 14 on)
+//     and its members, each ending at or after the level-1 segment made
+//     with it, which holds 8 consecutive generations: so C ≤ L + 7 < c,
+//     and the write never lands. Writes to come, on states at or above c,
+//     make segments ending at c − 7 or later and merge only segments
+//     `current` lists. A segment a `current` listed stays reachable from
+//     every later one (merged segments list their children) until the
+//     history floor passes it: no reader reads one `current` does not
+//     reach.
+//   - A version-4 rollup pack that `current` does not list and no
+//     registration above the active checkpoint names is deleted when its
+//     block ends at or below S, the newest checkpoint `current` lists
+//     with S + 2W ≤ c (SettledCheckpointV4). Its end is the G of the
+//     registration deleted now, or the latest generation read whose
+//     publication ID one of its commits carries (a rollup holds its
+//     block's head commits; the LIST came before the read of `current`,
+//     and every generation above the floor was read, so none found means
+//     at or below the floor). A fold lists a rollup only through a
+//     registration whose block ends above its active checkpoint, at or
+//     above S from c on; a `current` lists only blocks that start above
+//     its active checkpoint, and every `current` from c − W + 1 on had S
+//     or a later one active (the fold that made S active copied it from
+//     the LIST of its window, on a state less than K past S). So no
+//     reader that planned from a `current` of the window meets it gone.
 //
 // Accepted proposal versions, named group packs, version-4 segments,
 // rollups, checkpoints and registrations are history: they go once they
 // lie at or below the history floor (retain_v4.go, docs/storage.md §5.1
-// "Retention").
+// "Retention"); registrations at or below the active checkpoint go
+// whatever the floor, their rollup packs by the rule above.
 
 // CleanupV4Options parameterises a version-4 cleanup.
 type CleanupV4Options struct {
