@@ -42,10 +42,9 @@ type leakSim struct {
 }
 
 type lateReg struct {
-	at        uint64
-	key       string
-	data      []byte
-	firstSeen uint64
+	at   uint64
+	key  string
+	data []byte
 }
 
 func newLeakSim(t *testing.T, seed uint64) *leakSim {
