@@ -13,7 +13,7 @@ import (
 )
 
 // Cleanup of a version-4 store (docs/storage.md §5, "Cleanup of a
-// version-4 store"). A version-4 store leaves three kinds of garbage
+// version-4 store"). A version-4 store leaves five kinds of garbage
 // behind, none of which a reader or a fold can ever need once it is
 // decided:
 //
@@ -22,7 +22,14 @@ import (
 //   - fold markers (only waiters read their keys, to time a fold in
 //     flight);
 //   - group packs no increment names: the uploads of folds whose
-//     conditional write lost.
+//     conditional write lost;
+//   - segments `current` does not reach: the same folds' uploads, when
+//     their members reached into a segment (otherwise the winner makes
+//     the same bytes);
+//   - rollup packs no registration a fold may take names: builders that
+//     stopped before registering, and the packs of registrations that
+//     go (duplicates, blocks the per-level bound dropped, registrations
+//     that came after their block was superseded).
 //
 // The rules, with c the generation of the `current` this sweep read and
 // W = K + M the protocol's window:
@@ -51,11 +58,39 @@ import (
 //     land. (A version missing from the listing was deleted by an earlier
 //     sweep, so it was decided then; or it lies below the floor, and the
 //     sweep runs only when c ≥ floor + W.)
+//   - A version-4 segment ending at L that the segments `current` lists
+//     do not reach is deleted when c − L ≥ W and c − L > MaxTail. Only a
+//     fold writes one, before its conditional write; a fold on C makes
+//     segments of its tail (at most MaxTail increments, from C − 14 on)
+//     and its members, each ending at or after the level-1 segment made
+//     with it, which holds 8 consecutive generations: so C ≤ L + 7 < c,
+//     and the write never lands. Writes to come, on states at or above c,
+//     make segments ending at c − 7 or later and merge only segments
+//     `current` lists. A segment a `current` listed stays reachable from
+//     every later one (merged segments list their children) until the
+//     history floor passes it: no reader reads one `current` does not
+//     reach.
+//   - A version-4 rollup pack that `current` does not list and no
+//     registration above the active checkpoint names is deleted when its
+//     block ends at or below S, the newest checkpoint `current` lists
+//     with S + 2W ≤ c (SettledCheckpointV4). Its end is the G of the
+//     registration deleted now, or the latest generation read whose
+//     publication ID one of its commits carries (a rollup holds its
+//     block's head commits; the LIST came before the read of `current`,
+//     and every generation above the floor was read, so none found means
+//     at or below the floor). A fold lists a rollup only through a
+//     registration whose block ends above its active checkpoint, at or
+//     above S from c on; a `current` lists only blocks that start above
+//     its active checkpoint, and every `current` from c − W + 1 on had S
+//     or a later one active (the fold that made S active copied it from
+//     the LIST of its window, on a state less than K past S). So no
+//     reader that planned from a `current` of the window meets it gone.
 //
 // Accepted proposal versions, named group packs, version-4 segments,
 // rollups, checkpoints and registrations are history: they go once they
 // lie at or below the history floor (retain_v4.go, docs/storage.md §5.1
-// "Retention").
+// "Retention"); registrations at or below the active checkpoint go
+// whatever the floor, their rollup packs by the rule above.
 
 // CleanupV4Options parameterises a version-4 cleanup.
 type CleanupV4Options struct {
@@ -79,12 +114,18 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 	if opts.Window == 0 {
 		return res, errors.New("remote: cleanup: no window")
 	}
-	// The group packs first: every one listed here was uploaded before
-	// the `current` read next, so it was folded on a state at or below it.
-	groups, err := n.store.List(ctx, GroupsPrefix)
-	if err != nil {
-		return res, fmt.Errorf("remote: cleanup: list %s: %w", GroupsPrefix, err)
+	// The group packs, segments and rollups first: every one listed here
+	// was uploaded before the `current` read next, so it was folded on a
+	// state at or below it, or built from one.
+	var listed [3][]ObjectInfo
+	for i, prefix := range []string{GroupsPrefix, SegmentsPrefix, RollupsPrefix} {
+		objs, err := n.store.List(ctx, prefix)
+		if err != nil {
+			return res, fmt.Errorf("remote: cleanup: list %s: %w", prefix, err)
+		}
+		listed[i] = objs
 	}
+	groups, segments, rollups := listed[0], listed[1], listed[2]
 	data, _, err := n.store.Get(ctx, CurrentKey)
 	if errors.Is(err, ErrNotFound) {
 		return res, nil
@@ -104,6 +145,7 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 		return res, nil // nothing is decided yet
 	}
 	floor := HistoryFloorV4(m, opts.Window)
+	hfloor := floor // the floor the history was read with
 	// The history from the upgrade on: below the floor only what earlier
 	// sweeps left (a segment is deleted after what it indexes, so one
 	// they deleted is skipped).
@@ -116,8 +158,10 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 	}
 	named := make(map[string]bool, 2*len(incs)) // what generations above the floor name
 	byID := make(map[string]IncrementV4, len(incs))
+	genOf := make(map[string]uint64, len(incs)) // every generation read, by publication ID
 	var below []IncrementV4
 	for _, inc := range incs {
+		genOf[inc.Publication] = inc.Generation
 		if inc.Generation <= floor {
 			below = append(below, inc)
 			continue
@@ -128,10 +172,12 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 		}
 		byID[inc.Publication] = inc
 	}
+	gone := map[string]bool{}
 	del := func(key string) error {
 		if err := n.store.Delete(ctx, key); err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("remote: cleanup: delete %s: %w", key, err)
 		}
+		gone[key] = true
 		res.Deleted = append(res.Deleted, key)
 		return nil
 	}
@@ -140,7 +186,6 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 	// the first version-4 generation goes first: readers take its
 	// absence as the sign that the history below the oldest listed
 	// checkpoint is gone (SweptV4).
-	gone := map[string]bool{}
 	for _, inc := range below {
 		keys := []string{inc.ProposalKey()}
 		if inc.Group != (GroupRef{}) {
@@ -150,7 +195,6 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 			if named[key] || gone[key] {
 				continue // a group pack a member above the floor names
 			}
-			gone[key] = true
 			if err := del(key); err != nil {
 				return res, err
 			}
@@ -180,10 +224,17 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 	// live: the IDs that have a version not yet decided (see the group
 	// packs below).
 	live := map[string]bool{}
+	// registered: the rollup registrations a fold may still take, by
+	// key, and the generations they end blocks at.
+	registered, regEnds := map[string]bool{}, map[uint64]bool{}
+	ends := map[string]uint64{} // rollup packs whose registrations go now: their blocks' ends
 	for _, o := range props {
 		kind, g, id, _, _ := ParseProposalEntry(o.Key)
 		if kind == EntryProposal && (c < g || c-g < opts.Window) {
 			live[id] = true
+		}
+		if kind == EntryRollup && g > m.Checkpoint.Through {
+			registered[o.Key], regEnds[g] = true, true
 		}
 	}
 	for _, o := range props {
@@ -198,7 +249,7 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 				res.Kept++
 				continue
 			}
-			if err := n.sweepRegistered(ctx, m, o.Key, kind, del); err != nil {
+			if err := n.sweepRegistered(ctx, o.Key, kind, ends, del); err != nil {
 				return res, err
 			}
 			continue
@@ -233,7 +284,138 @@ func (n *Notebook) CleanupV4(ctx context.Context, opts CleanupV4Options) (Cleanu
 			return res, err
 		}
 	}
+
+	// Segments no fold's write can list any more (rule 5): the history's
+	// are all in read, which holds every version-4 segment `current`
+	// reaches.
+	reached := make(map[string]bool, len(read))
+	for _, ref := range read {
+		reached[ref.Key()] = true
+	}
+	for _, o := range segments {
+		_, _, last, _, err := ParseSegmentKey(o.Key)
+		switch {
+		case err != nil || last < m.Upgraded || reached[o.Key] || gone[o.Key]:
+			continue // not a version-4 segment, or `current` reaches it
+		case last > c || c-last < opts.Window || c-last <= MaxTail:
+			// A fold on a state at or above c may still list it (a fold
+			// of many members folds some of them: last above c).
+			res.Kept++
+			continue
+		}
+		if err := del(o.Key); err != nil {
+			return res, err
+		}
+	}
+
+	// Rollup packs `current` does not list and no registration a fold
+	// may take names (rule 6): deleted once their block ends at or below
+	// a checkpoint every `current` of the window had active.
+	settled := SettledCheckpointV4(m, opts.Window)
+	inList := map[string]bool{}
+	for _, r := range m.Rollups {
+		inList[r.Key()] = true
+	}
+	for _, o := range rollups {
+		sum, ok := rollupPackSum(o.Key)
+		end, known := ends[o.Key]
+		switch {
+		case !ok || gone[o.Key]:
+			continue // version 3's (keyed by its block), or deleted above
+		case inList[o.Key] || !known && registeredRollup(sum, o.Size, regEnds, registered):
+			res.Kept++
+			continue
+		case !known:
+			var commits bool
+			end, commits, err = n.rollupEnd(ctx, o.Key, genOf)
+			if err != nil {
+				return res, err
+			}
+			if end == 0 && commits && hfloor > base {
+				// No commit of a generation read: every generation above
+				// the floor the history was read with was read, so its
+				// block ends at or below that floor.
+				end = hfloor
+			} else if end == 0 {
+				res.Kept++ // no rollup a version-4 builder made: verify reports it
+				continue
+			}
+		}
+		if end > settled {
+			res.Kept++ // a fold may still list it, or a reader of the window plan it
+			continue
+		}
+		if err := del(o.Key); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// rollupPackSum returns the BLAKE3 a version-4 rollup pack key names
+// (packs/rollups/<blake3>.pack); ok is false for any other key, version
+// 2's and 3's (keyed by their blocks) included.
+func rollupPackSum(key string) (cas.ID, bool) {
+	rest, ok := strings.CutPrefix(key, RollupsPrefix)
+	rest, ok2 := strings.CutSuffix(rest, packSuffix)
+	if !ok || !ok2 {
+		return cas.ID{}, false
+	}
+	sum, err := cas.ParseID(rest)
+	return sum, err == nil && RollupPackKeyV4(sum) == key
+}
+
+// registeredRollup reports whether the rollup pack with BLAKE3 sum and
+// size bytes is named by one of the registrations in registered (their
+// keys), whose blocks end at the generations of ends, without reading
+// any: a registration's key is the BLAKE3 of its bytes, which the block,
+// the pack's BLAKE3 and its size determine, so the sweep computes the key
+// that would register the pack for each block that ends at one of ends
+// and looks it up.
+func registeredRollup(sum cas.ID, size int64, ends map[uint64]bool, registered map[string]bool) bool {
+	for g := range ends {
+		for _, l := range RollupsEndingAt(g) {
+			r := Registered{Kind: EntryRollup, Rollup: RollupRef{Level: l, First: g - 1<<l + 1, Sum: sum, Size: size}}
+			if registered[RegisteredKey(EntryRollup, g, cas.Sum(encodeRegistered(r)))] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rollupEnd reads the rollup pack at key and returns the generation its
+// block ends at, as far as genOf (the generations the sweep read, by
+// publication ID) tells: the latest generation whose publication ID one
+// of its commits carries, since a rollup holds the head commits of its
+// block's generations; 0 when none does. commits reports whether it
+// holds a commit with a publication ID at all; a pack that is gone or
+// cannot be read as one has none.
+func (n *Notebook) rollupEnd(ctx context.Context, key string, genOf map[string]uint64) (end uint64, commits bool, err error) {
+	data, _, err := n.store.Get(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return 0, false, nil // deleted meanwhile
+	case err != nil:
+		return 0, false, fmt.Errorf("remote: cleanup: read %s: %w", key, err)
+	}
+	p, err := cas.OpenPack(data)
+	if err != nil {
+		return 0, false, nil
+	}
+	for _, id := range p.IDs() {
+		o, err := p.Get(id)
+		if err != nil || o.Kind != cas.KindCommit {
+			continue
+		}
+		cm, err := cas.DecodeCommit(o)
+		if err != nil || !IsPublicationID(cm.Publication) {
+			continue
+		}
+		commits = true
+		end = max(end, genOf[cm.Publication])
+	}
+	return end, commits, nil
 }
 
 // lostGroupPack reads the group pack at key (named by no increment) and

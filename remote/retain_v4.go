@@ -90,10 +90,11 @@ func (n *Notebook) sweepCheckpointsV4(ctx context.Context, m *ManifestV4, del fu
 }
 
 // sweepRegistered deletes a registration at or below m's active
-// checkpoint, which no fold takes any more (WantsRegistered), and, for a
-// rollup, its pack unless m lists it: its block starts at or below the
-// active checkpoint, where a reader of m starts from the checkpoint.
-func (n *Notebook) sweepRegistered(ctx context.Context, m *ManifestV4, key string, kind EntryKind, del func(string) error) error {
+// checkpoint, which no fold takes any more (WantsRegistered). For a
+// rollup it records in ends the generation its pack's block ends at: the
+// pack is the rollup sweep's (CleanupV4, rule 6), which keeps it while a
+// `current` of the window may have listed it.
+func (n *Notebook) sweepRegistered(ctx context.Context, key string, kind EntryKind, ends map[string]uint64, del func(string) error) error {
 	if kind == EntryRollup {
 		data, _, err := n.store.Get(ctx, key)
 		switch {
@@ -103,18 +104,29 @@ func (n *Notebook) sweepRegistered(ctx context.Context, m *ManifestV4, key strin
 			return fmt.Errorf("remote: cleanup: read %s: %w", key, err)
 		}
 		if r, err := DecodeRegistered(key, data); err == nil {
-			listed := false
-			for _, o := range m.Rollups {
-				listed = listed || o.Key() == r.Rollup.Key()
-			}
-			if !listed {
-				if err := del(r.Rollup.Key()); err != nil {
-					return err
-				}
-			}
+			ends[r.Rollup.Key()] = r.Generation()
 		}
 	}
 	return del(key)
+}
+
+// SettledCheckpointV4 is the through of the newest checkpoint m lists
+// (active or retained) that every `current` of the window already had
+// active, or at least one at or above it: one at least 2·window below
+// m's generation (0 when there is none). A fold makes a checkpoint
+// active by copying its registration from a LIST of the window, on a
+// state less than K past its through (docs/storage.md §3C.8), so the
+// write that did lies at or below through + K + M, before the oldest
+// `current` of the window at generation − window + 1. No such `current`
+// lists a rollup whose block starts at or below it.
+func SettledCheckpointV4(m *ManifestV4, window uint64) uint64 {
+	var t uint64
+	for _, cp := range append([]Checkpoint{m.Checkpoint}, m.Checkpoints...) {
+		if !cp.IsGenesis() && cp.Through+2*window <= m.Generation {
+			t = max(t, cp.Through)
+		}
+	}
+	return t
 }
 
 // SweptV4 reports whether a sweep deleted the history below the oldest
