@@ -96,7 +96,7 @@ func New(code Code, reason, msg string, cause error) *Error {
 			return e
 		}
 	}
-	// Unreachable for the tokens this package uses (a test walks them all),
+	// Unreachable for the catalogue's tokens (a test walks every row),
 	// but never leave the caller without a next step.
 	e.Action = ActionCheckHost
 	return e
