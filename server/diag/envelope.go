@@ -37,7 +37,7 @@ type Range struct {
 }
 
 // Internal is the error for a failure the engine did not classify (a
-// panic, an error that is not a *Error): its text never leaves the
+// panic, an error that is not an *Error): its text never leaves the
 // process except in the log record under the diagnosticId.
 func Internal(cause error) *Error {
 	return &Error{
