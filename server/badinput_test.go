@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // Every file that breaks the content rules is named with its reason, in
@@ -56,11 +57,11 @@ func TestBadContentRefused(t *testing.T) {
 		} else {
 			_, err = a.e.Pull(context.Background(), "")
 		}
-		de := domainErr(t, err, CodeInvalidContent, ReasonInvalidFiles)
+		de := domainErr(t, err, diag.CodeInvalidContent, diag.ReasonInvalidFiles)
 		if got := fileReasons(de); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: files\n got  %v\n want %v", op, got, want)
 		}
-		if de.Action != ActionFixFiles || de.Retryable {
+		if de.Action != diag.ActionFixFiles || de.Retryable {
 			t.Fatalf("%s: action %s retryable %v", op, de.Action, de.Retryable)
 		}
 	}
@@ -80,17 +81,17 @@ func TestBadRequests(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := a.e.Commit(ctx, "", "first")
-	domainErr(t, err, CodeInvalidRequest, ReasonNotPulled)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonNotPulled)
 
 	a.pull()
 	a.write("f.md", "x\n")
 	for _, msg := range []string{"", "  \t\n", "\u3000\u00a0"} {
 		_, err := a.e.Commit(ctx, "", msg)
-		domainErr(t, err, CodeInvalidRequest, ReasonBlankMessage)
+		domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonBlankMessage)
 	}
 	for _, msg := range []string{"a\x00b", strings.Repeat("m", MaxMessageBytes+1), "bad \xff utf8"} {
 		_, err := a.e.Commit(ctx, "", msg)
-		domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+		domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 	}
 	if _, err := a.e.Commit(ctx, "", strings.Repeat("m", MaxMessageBytes)); err != nil {
 		t.Fatalf("a message of exactly the limit: %v", err)
@@ -98,22 +99,22 @@ func TestBadRequests(t *testing.T) {
 
 	for _, p := range []string{"/", "../..", filepath.Join(a.ws, "..", "elsewhere"), "../../x", "~/"} {
 		_, err := a.e.Pull(ctx, p)
-		domainErr(t, err, CodeInvalidRequest, ReasonPathOutsideRoot)
+		domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonPathOutsideRoot)
 	}
 	// A symlink inside the workspace that leads outside it.
 	if err := os.Symlink(t.TempDir(), filepath.Join(a.ws, "out")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = a.e.Pull(ctx, filepath.Join(a.ws, "out"))
-	domainErr(t, err, CodeInvalidRequest, ReasonPathOutsideRoot)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonPathOutsideRoot)
 	_, err = a.e.Pull(ctx, filepath.Join(a.ws, "out", "deeper"))
-	domainErr(t, err, CodeInvalidRequest, ReasonPathOutsideRoot)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonPathOutsideRoot)
 
 	_, err = a.e.Pull(ctx, a.path("f.md"))
-	domainErr(t, err, CodeInvalidRequest, ReasonPathNotDirectory)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonPathNotDirectory)
 	for _, p := range []string{"a\x00b", strings.Repeat("x/", 2100), "bad\xff"} {
 		_, err := a.e.Pull(ctx, p)
-		domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+		domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 	}
 }
 
@@ -128,5 +129,5 @@ func TestCommitRemovedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := a.e.Commit(context.Background(), "", "everything gone")
-	domainErr(t, err, CodeInvalidRequest, ReasonPathNotDirectory)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonPathNotDirectory)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // Base content missing from the cache. The object cache only keeps a
@@ -54,7 +55,7 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 		s.e.log.Warn("cannot set the unusable baseline aside", "err", err)
 	}
 	msg := fmt.Sprintf("The base of %s (the version this directory last synchronised, which its local edits are measured against) is no longer in the private cache nor in the store, so its local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts.", paths[0])
-	return nil, newError(CodeEngineFailed, ReasonBaselineLost, msg, cas.ErrNotFound)
+	return nil, diag.New(diag.CodeEngineFailed, diag.ReasonBaselineLost, msg, cas.ErrNotFound)
 }
 
 func (s *session) basePathsOf(id cas.ID) []string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // baseGoneScene: stale pulled shared.md and edited it locally; a then
@@ -70,10 +71,10 @@ func TestBaseContentGoneEverywhereIsBaselineLost(t *testing.T) {
 	_, a, stale := baseGoneScene(t, NoRetainWindow)
 	before := stale.files()
 	_, err := stale.e.Pull(context.Background(), "")
-	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+	domainErr(t, err, diag.CodeEngineFailed, diag.ReasonBaselineLost)
 	equalMaps(t, "L after the refusal", stale.files(), before)
 	_, err = stale.e.Commit(context.Background(), "", "stale edit")
-	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+	domainErr(t, err, diag.CodeEngineFailed, diag.ReasonBaselineLost)
 
 	// The way out.
 	aside := t.TempDir()

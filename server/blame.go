@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
@@ -45,10 +46,10 @@ func (e *Engine) Blame(ctx context.Context, q BlameQuery) (*BlameResult, error) 
 		return nil, err
 	}
 	if p == "" {
-		return nil, invalidRequest(ReasonInvalidArgument, "Name a file of the notebook.")
+		return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, "Name a file of the notebook.")
 	}
 	if q.Start < 0 || q.End < 0 || (q.End > 0 && q.End < max(q.Start, 1)) {
-		return nil, invalidRequest(ReasonInvalidArgument, fmt.Sprintf("The line range %d,%d is not a range of lines (want START,END with 1 <= START <= END).", q.Start, q.End))
+		return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, fmt.Sprintf("The line range %d,%d is not a range of lines (want START,END with 1 <= START <= END).", q.Start, q.End))
 	}
 	if err := e.Probe(ctx); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
@@ -85,7 +86,7 @@ func checkBlameReplayOf(t *testing.T, a *agent, p string, head uint64, msgs map[
 	for g := uint64(1); g <= head; g++ {
 		cur, err := a.e.FileAt(ctx, g, p)
 		if err != nil {
-			domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument) // no file at g
+			domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument) // no file at g
 			cur, gens = nil, nil
 		}
 		if prev == nil && cur != nil {
@@ -238,7 +239,7 @@ func TestBlameRange(t *testing.T) {
 		{Path: "../x"},
 	} {
 		_, err := a.e.Blame(ctx, q)
-		domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+		domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 	}
 }
 
@@ -277,7 +278,7 @@ func TestBlameBeforeRetainedHistory(t *testing.T) {
 	if l := res.Lines[1]; l.Before || l.Generation != last {
 		t.Errorf("the second line: %+v, want generation %d", l, last)
 	}
-	var de *Error
+	var de *diag.Error
 	if _, err := a.e.Blame(ctx, BlameQuery{Path: "b.md"}); !errors.As(err, &de) {
 		t.Errorf("a missing file: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
@@ -36,7 +37,7 @@ func (e *Engine) packFailure(err error) error {
 		return err
 	}
 	e.storeTrouble(fe.Err)
-	return packErr(fe.Err)
+	return diag.MapPack(fe.Err)
 }
 
 // oldestBaseline returns the lowest generation of the baselines recorded

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
@@ -181,7 +182,7 @@ func TestSyncKeepsFetchedPacksWhenOneFails(t *testing.T) {
 	// The failure comes last, once the other two packs were fetched.
 	store.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: keys[2], Delay: 300 * time.Millisecond})
 	_, err := a.e.Pull(t.Context(), "")
-	domainErr(t, err, CodeStorageIntegrity, ReasonMissingPack)
+	domainErr(t, err, diag.CodeStorageIntegrity, diag.ReasonMissingPack)
 	if bundles := cachedBundles(t, a); len(bundles) != 1 {
 		t.Fatalf("bundles after a pull that fetched two of three packs: %v", bundles)
 	}

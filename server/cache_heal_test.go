@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // filler is n.md's body: distinct lines, so the pack holding them does
@@ -117,7 +118,7 @@ func TestDamagedCacheAndStoreIsCorruptPack(t *testing.T) {
 	}
 	a.appendTo("n.md", "mine\n")
 	_, err = a.e.Commit(t.Context(), "", "three")
-	domainErr(t, err, CodeStorageIntegrity, ReasonCorruptPack)
+	domainErr(t, err, diag.CodeStorageIntegrity, diag.ReasonCorruptPack)
 }
 
 // The diffstat of a commit that merged nothing reads the parent's content

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // afterReadStore runs hook once, right after the first read of `current`
@@ -91,6 +92,6 @@ func TestReadersSurviveCleanup(t *testing.T) {
 }
 
 func isMissing(err error) bool {
-	var de *Error
-	return errors.As(err, &de) && de.Reason == ReasonMissingPack
+	var de *diag.Error
+	return errors.As(err, &de) && de.Reason == diag.ReasonMissingPack
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -34,11 +35,11 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 		return nil, baselineLost()
 	}
 	if s.base == nil {
-		return nil, invalidRequest(ReasonNotPulled, "")
+		return nil, diag.InvalidRequest(diag.ReasonNotPulled, "")
 	}
 	if err := s.open(false); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, invalidRequest(ReasonPathNotDirectory, "The directory does not exist.")
+			return nil, diag.InvalidRequest(diag.ReasonPathNotDirectory, "The directory does not exist.")
 		}
 		return nil, err
 	}
@@ -62,14 +63,14 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 	return s.publish(message)
 }
 
-func checkMessage(m string) *Error {
+func checkMessage(m string) *diag.Error {
 	switch CheckMessageText(m) {
 	case MessageOK:
 		return nil
 	case MessageBlank:
-		return invalidRequest(ReasonBlankMessage, "")
+		return diag.InvalidRequest(diag.ReasonBlankMessage, "")
 	default:
-		return invalidRequest(ReasonInvalidArgument, "message must be UTF-8 without U+0000, at most 16,384 bytes.")
+		return diag.InvalidRequest(diag.ReasonInvalidArgument, "message must be UTF-8 without U+0000, at most 16,384 bytes.")
 	}
 }
 
@@ -80,7 +81,7 @@ func (s *session) refuseMarkers() error {
 	if len(files) == 0 {
 		return nil
 	}
-	de := newError(CodeContentConflict, ReasonUnresolvedMarkers, "", nil)
+	de := diag.New(diag.CodeContentConflict, diag.ReasonUnresolvedMarkers, "", nil)
 	for _, p := range files {
 		content, err := s.load(s.scan.files[p])
 		if err != nil {
@@ -90,7 +91,7 @@ func (s *session) refuseMarkers() error {
 		if len(ranges) == 0 {
 			continue // the cached flag was stale: no complete block now
 		}
-		de.Files = append(de.Files, FileError{Path: p, Reason: FileConflictMarkers, Ranges: ranges})
+		de.Files = append(de.Files, diag.FileError{Path: p, Reason: diag.FileConflictMarkers, Ranges: ranges})
 	}
 	if len(de.Files) == 0 {
 		return nil
@@ -106,10 +107,10 @@ func (s *session) refuseReadOnly() error {
 		return nil
 	}
 	base := s.baseFiles()
-	var refused []FileError
+	var refused []diag.FileError
 	check := func(p string) {
 		if reason := s.e.sets.refusal(p); reason != "" {
-			refused = append(refused, FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
+			refused = append(refused, diag.FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
 		}
 	}
 	for p, id := range s.scan.files {
@@ -141,15 +142,15 @@ func (s *session) refuseReadOnly() error {
 	for p, id := range s.scan.files {
 		target.ids[p] = id
 	}
-	reason := ReasonOutsideWritable
+	reason := diag.ReasonOutsideWritable
 	for _, f := range refused {
 		if id, ok := base[f.Path]; ok {
 			target.ids[f.Path] = id
 		} else {
 			delete(target.ids, f.Path)
 		}
-		if f.Reason == ReasonInsideReadOnly {
-			reason = ReasonInsideReadOnly
+		if f.Reason == diag.ReasonInsideReadOnly {
+			reason = diag.ReasonInsideReadOnly
 		}
 	}
 	changes, err := s.plan(target)
@@ -159,7 +160,7 @@ func (s *session) refuseReadOnly() error {
 	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
 		return err
 	}
-	de := newError(CodeReadOnlyPath, reason, "", nil)
+	de := diag.New(diag.CodeReadOnlyPath, reason, "", nil)
 	de.Files = refused
 	return de
 }

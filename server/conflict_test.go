@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // Overlapping edits: the second commit publishes nothing, writes conflict
@@ -25,7 +26,7 @@ func TestCommitConflict(t *testing.T) {
 	b.write("today.md", "l1\nl2\nB-three\nl4\nl5\n")
 
 	_, err := b.e.Commit(context.Background(), "", "b edits line 3")
-	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	de := domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
 	if got, want := fileReasons(de), []string{"today.md:TEXT_CONFLICT:3-7"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("conflict files %v, want %v", got, want)
 	}
@@ -42,7 +43,7 @@ func TestCommitConflict(t *testing.T) {
 	// Unresolved blocks are refused, with their ranges, before anything.
 	b.write("other.md", "x\n")
 	_, err = b.e.Commit(context.Background(), "", "still conflicted")
-	de = domainErr(t, err, CodeContentConflict, ReasonUnresolvedMarkers)
+	de = domainErr(t, err, diag.CodeContentConflict, diag.ReasonUnresolvedMarkers)
 	if got, want := fileReasons(de), []string{"today.md:CONFLICT_MARKERS:3-7"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("marker files %v, want %v", got, want)
 	}
@@ -77,7 +78,7 @@ func TestPullConflict(t *testing.T) {
 	b.write("x.md", "1\nlocal\n3\n")
 	b.write("gone.md", "keep me\nedited\n")
 	_, err := b.e.Pull(context.Background(), "")
-	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	de := domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
 	if got, want := fileReasons(de), []string{"gone.md:MODIFY_DELETE", "x.md:TEXT_CONFLICT:2-6"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("conflicts %v, want %v", got, want)
 	}

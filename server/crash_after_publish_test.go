@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // errKilled is panicked at a failpoint to stop a call dead, as a kill
@@ -139,8 +140,8 @@ func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
 	t.Cleanup(func() { testFail = nil })
 	_, err := a.e.Commit(context.Background(), "", "two")
 	testFail = nil
-	var de *Error
-	if !errors.As(err, &de) || de.Code != CodeRecoveryFailure || de.Recovery == nil || de.Recovery.RemoteAccepted != "yes" {
+	var de *diag.Error
+	if !errors.As(err, &de) || de.Code != diag.CodeRecoveryFailure || de.Recovery == nil || de.Recovery.RemoteAccepted != "yes" {
 		t.Fatalf("want RECOVERY_FAILURE with remoteAccepted yes, got %v (%+v)", err, de)
 	}
 	if err := os.RemoveAll(flag); err != nil {
@@ -162,7 +163,7 @@ func TestAcceptanceUnknownThenAdjacentEdit(t *testing.T) {
 		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
 	)
 	_, err := a.e.Commit(context.Background(), "", "two")
-	domainErr(t, err, CodeStorageFailure, ReasonAcceptanceUnknown)
+	domainErr(t, err, diag.CodeStorageFailure, diag.ReasonAcceptanceUnknown)
 	a.appendTo("n.md", "y\n")
 	a.commit("three")
 	wantPublished(t, store, "n.md", "a\nx\ny\n")
@@ -214,7 +215,7 @@ func TestUnwritablePendingRecordPublishesNothing(t *testing.T) {
 	}
 	writes := store.Calls(memstore.OpReplace) + store.Calls(memstore.OpCreate)
 	_, err := a.e.Commit(context.Background(), "", "two")
-	domainErr(t, err, CodeEngineFailed, ReasonLocalIO)
+	domainErr(t, err, diag.CodeEngineFailed, diag.ReasonLocalIO)
 	if n := store.Calls(memstore.OpReplace) + store.Calls(memstore.OpCreate) - writes; n != 0 {
 		t.Fatalf("%d conditional writes after the record failed, want none", n)
 	}

@@ -1,9 +1,10 @@
 // Package server runs the notebook operations — pull, commit, status and
 // log — over the three states of DESIGN §1: L (the visible directory), P
 // (private state under Config.PrivateRoot) and R (the accepted notebook in
-// the store). It owns the error envelope's codes (errors.go) and maps every
-// lower-level failure to them in one place (errmap.go). It knows nothing of
-// MCP or the CLI; both are thin adapters over Engine.
+// the store). Its errors are the catalogued ones of package server/diag,
+// which also maps every lower-level failure to them in one place
+// (diag.Map; errmap.go adds the engine's own). It knows nothing of MCP or
+// the CLI; both are thin adapters over Engine.
 //
 // Data flow of one call (pull or commit):
 //
@@ -98,8 +99,8 @@
 //   - The engine reads and writes its store as server/storeview wraps
 //     it: through the host's copies of the objects writers exchange
 //     (keyed by the store's ID under P/stores/<key>/objects), timed for
-//     publish, and proved once a day (the probe's verdict; Probe and
-//     the mapping of its errors stay here, probe.go and errmap.go).
+//     publish, and proved once a day (the probe's verdict; Probe stays
+//     here, probe.go, and the mapping of its errors is diag.MapProbe).
 //   - A cached object failing its check drops the damaged packs
 //     (objcache.Caches.Heal) and runs the operation once more with fresh
 //     copies from the store (heal.go).

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // A path that is a file on one side and a directory on the other is a
@@ -21,7 +22,7 @@ func TestFileDirectoryConflict(t *testing.T) {
 	b.write("topic/inner.md", "in a directory\n")
 
 	_, err := b.e.Commit(context.Background(), "", "topic as a directory")
-	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	de := domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
 	found := false
 	for _, f := range de.Files {
 		if f.Reason == "FILE_DIRECTORY" && len(f.Ranges) == 0 {

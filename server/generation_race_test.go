@@ -8,6 +8,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // A new store's first writers race: a writer that read `current` absent
@@ -73,7 +74,7 @@ func TestAbsentCurrentWithNewerPacksIsRefused(t *testing.T) {
 			}
 			fresh := newAgent(t, hooked)
 			_, err := fresh.e.Pull(ctx, "")
-			domainErr(t, err, CodeStorageIntegrity, ReasonGenerationBack)
+			domainErr(t, err, diag.CodeStorageIntegrity, diag.ReasonGenerationBack)
 		})
 	}
 }

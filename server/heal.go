@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // Healing the object cache. The store is the authority and every pack it
@@ -26,8 +27,8 @@ func withHealing[T any](e *Engine, op func() (T, error)) (T, error) {
 	if !e.caches.Heal() {
 		return res, err
 	}
-	var de *Error
-	if !errors.As(err, &de) || de.Code != CodeStorageIntegrity || de.Reason != ReasonCacheCorrupt {
+	var de *diag.Error
+	if !errors.As(err, &de) || de.Code != diag.CodeStorageIntegrity || de.Reason != diag.ReasonCacheCorrupt {
 		// A failure after local changes began (RECOVERY_FAILURE) is not
 		// retried: the cache is repaired for the caller's next call.
 		return res, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // agent is one engine with its own workspace and private root: what one
@@ -140,9 +141,9 @@ func (a *agent) commit(msg string) *Result {
 }
 
 // domainErr asserts err is an *Error with code and reason.
-func domainErr(t *testing.T, err error, code Code, reason string) *Error {
+func domainErr(t *testing.T, err error, code diag.Code, reason string) *diag.Error {
 	t.Helper()
-	var de *Error
+	var de *diag.Error
 	if !errors.As(err, &de) {
 		t.Fatalf("want %s/%s, got %v", code, reason, err)
 	}
@@ -156,7 +157,7 @@ func domainErr(t *testing.T, err error, code Code, reason string) *Error {
 }
 
 // fileReasons renders an error's files as "path:REASON:start-end,...".
-func fileReasons(de *Error) []string {
+func fileReasons(de *diag.Error) []string {
 	var out []string
 	for _, f := range de.Files {
 		s := f.Path + ":" + f.Reason

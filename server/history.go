@@ -14,16 +14,11 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
 
-// ReasonHistoryUnavailable is the INVALID_REQUEST reason for a generation
-// outside the retained history (CLI history commands only).
-const ReasonHistoryUnavailable = "HISTORY_UNAVAILABLE"
-
-// Its default message lives here rather than in errmap.go's table, whose
-// alignment the longer key would reflow.
 // LatestGeneration as a generation argument means the accepted head.
 const LatestGeneration = history.Latest
 
@@ -75,7 +70,7 @@ func historyEntry(en history.Entry) HistoryEntry {
 // name (else under stage), and the Engine's own errors as they are.
 func (e *Engine) historyErr(stage string, err error) error {
 	var (
-		de  *Error
+		de  *diag.Error
 		arg *history.ArgumentError
 		un  *history.UnavailableError
 		op  *history.OpError
@@ -84,9 +79,9 @@ func (e *Engine) historyErr(stage string, err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &arg):
-		return invalidRequest(ReasonInvalidArgument, arg.Msg)
+		return diag.InvalidRequest(diag.ReasonInvalidArgument, arg.Msg)
 	case errors.As(err, &un):
-		return newError(CodeInvalidRequest, ReasonHistoryUnavailable, un.Msg, nil)
+		return diag.New(diag.CodeInvalidRequest, diag.ReasonHistoryUnavailable, un.Msg, nil)
 	case errors.As(err, &op):
 		return e.fail(op.Op, op.Err)
 	case errors.As(err, &de):
@@ -154,12 +149,12 @@ func (e *Engine) fetchGroup(ctx context.Context, g history.Group) error {
 		data, err := e.notebook.FetchPack(ctx, ref)
 		if err != nil {
 			e.storeTrouble(err)
-			return packErr(err)
+			return diag.MapPack(err)
 		}
 		got = append(got, cas.NamedPack{Name: objcache.PackName(ref), Data: data})
 	}
 	if err := c.Store().AddPacks(got); err != nil {
-		return packErr(err)
+		return diag.MapPack(err)
 	}
 	return nil
 }
@@ -171,7 +166,7 @@ func NormalizePath(p string) (string, error) {
 	c, err := history.NormalizePath(p)
 	var arg *history.ArgumentError
 	if errors.As(err, &arg) {
-		return "", invalidRequest(ReasonInvalidArgument, arg.Msg)
+		return "", diag.InvalidRequest(diag.ReasonInvalidArgument, arg.Msg)
 	}
 	return c, err
 }
@@ -254,7 +249,7 @@ func (e *Engine) FileAt(ctx context.Context, gen uint64, p string) ([]byte, erro
 		return nil, err
 	}
 	if p == "" {
-		return nil, invalidRequest(ReasonInvalidArgument, "Name a file: GEN:PATH.")
+		return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, "Name a file: GEN:PATH.")
 	}
 	if err := e.Probe(ctx); err != nil {
 		return nil, err

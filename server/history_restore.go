@@ -24,18 +24,9 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
-)
-
-// ReasonUncommittedChanges refuses a restore or revert that would
-// overwrite or delete files holding work no publication has: the files are
-// named, with FileLocalEdit (changed since the last pull or commit) or
-// FileNeverCommitted (not in the notebook the directory last synced with).
-const (
-	ReasonUncommittedChanges = "UNCOMMITTED_CHANGES"
-	FileLocalEdit            = "LOCAL_EDIT"
-	FileNeverCommitted       = "NEVER_COMMITTED"
 )
 
 // HistoryWrite are the options of Restore and Revert.
@@ -69,7 +60,7 @@ func (e *Engine) Restore(ctx context.Context, dir string, gen uint64, paths []st
 		if p == "" {
 			// Most often an unset shell variable: it must not mean
 			// "everything".
-			return nil, invalidRequest(ReasonInvalidArgument, "An empty path names no file; to restore the whole directory, name no path.")
+			return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, "An empty path names no file; to restore the whole directory, name no path.")
 		}
 		f, err := NormalizePath(p)
 		if err != nil {
@@ -137,7 +128,7 @@ func (s *session) subdir(requested string) (string, error) {
 	}
 	rel, err := filepath.Rel(s.dir, req)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", invalidRequest(ReasonInvalidArgument, "The directory is not inside the notebook directory.")
+		return "", diag.InvalidRequest(diag.ReasonInvalidArgument, "The directory is not inside the notebook directory.")
 	}
 	if rel == "." {
 		return "", nil
@@ -165,7 +156,7 @@ func joinRel(dir, p string) string {
 // destroys nothing and is never refused.
 func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string, res *LocalEditResult) error {
 	base := s.baseFiles()
-	var risky []FileError
+	var risky []diag.FileError
 	var keep []change
 	for _, c := range changes {
 		cur, inL := s.scan.files[c.path]
@@ -175,9 +166,9 @@ func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string
 		old, committed := base[c.path]
 		switch {
 		case !committed:
-			risky = append(risky, FileError{Path: c.path, Reason: FileNeverCommitted})
+			risky = append(risky, diag.FileError{Path: c.path, Reason: diag.FileNeverCommitted})
 		case old != cur:
-			risky = append(risky, FileError{Path: c.path, Reason: FileLocalEdit})
+			risky = append(risky, diag.FileError{Path: c.path, Reason: diag.FileLocalEdit})
 		default:
 			continue
 		}
@@ -187,7 +178,7 @@ func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string
 		return nil
 	}
 	if !opts.Force {
-		err := invalidRequest(ReasonUncommittedChanges, fmt.Sprintf("The %s would overwrite or delete %d %s holding uncommitted work; nothing was changed. Commit %s first, move %s away, or repeat with --force to keep a copy of each in the private state and go ahead.",
+		err := diag.InvalidRequest(diag.ReasonUncommittedChanges, fmt.Sprintf("The %s would overwrite or delete %d %s holding uncommitted work; nothing was changed. Commit %s first, move %s away, or repeat with --force to keep a copy of each in the private state and go ahead.",
 			op, len(risky), plural(len(risky), "file", "files"), plural(len(risky), "it", "them"), plural(len(risky), "it", "them")))
 		err.Files = risky
 		return err
@@ -275,12 +266,12 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 		return nil, e.historyErr("revert", err)
 	}
 	if !ok {
-		return nil, invalidRequest(ReasonInvalidArgument, fmt.Sprintf("Generation %d published nothing (a checkpoint of the store); there is nothing to revert.", gen))
+		return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, fmt.Sprintf("Generation %d published nothing (a checkpoint of the store); there is nothing to revert.", gen))
 	}
 	if s.base.Generation < p.Generation {
 		// Committing a revert of changes L never had would meet them
 		// again in the merge with the accepted notebook and keep them.
-		return nil, invalidRequest(ReasonNotPulled, fmt.Sprintf("The directory was last pulled at generation %d, before generation %d: pull it, then revert.", s.base.Generation, p.Generation))
+		return nil, diag.InvalidRequest(diag.ReasonNotPulled, fmt.Sprintf("The directory was last pulled at generation %d, before generation %d: pull it, then revert.", s.base.Generation, p.Generation))
 	}
 	published, err := h.Files(p.Head)
 	if err != nil {
@@ -353,11 +344,11 @@ func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *his
 		}
 	}()
 	if s.base == nil {
-		return nil, nil, invalidRequest(ReasonNotPulled, "This directory has not been pulled yet; pull it first.")
+		return nil, nil, diag.InvalidRequest(diag.ReasonNotPulled, "This directory has not been pulled yet; pull it first.")
 	}
 	if err := s.open(false); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, invalidRequest(ReasonPathNotDirectory, "The directory does not exist.")
+			return nil, nil, diag.InvalidRequest(diag.ReasonPathNotDirectory, "The directory does not exist.")
 		}
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // With --retain 1m standing in for 30 days, the window passes (the
@@ -80,7 +81,7 @@ func TestHistoryPastTheRetentionWindow(t *testing.T) {
 						}
 						continue
 					}
-					if de := domainErr(t, c.err, CodeInvalidRequest, ReasonHistoryUnavailable); !strings.Contains(de.Message, c.msg) {
+					if de := domainErr(t, c.err, diag.CodeInvalidRequest, diag.ReasonHistoryUnavailable); !strings.Contains(de.Message, c.msg) {
 						t.Fatalf("generation %d: %q does not say %q", g, de.Message, c.msg)
 					}
 				}

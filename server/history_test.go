@@ -11,6 +11,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 func changeStats(files []FileChange) map[string][2]int {
@@ -65,17 +66,17 @@ func TestHistoryShowRestoreRevert(t *testing.T) {
 		t.Fatalf("file at 1: %q %v", c, err)
 	}
 	_, err = person.e.FileAt(ctx, 2, "docs/gone.md")
-	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 	d, err := person.e.Diff(ctx, 1, LatestGeneration, "")
 	if err != nil || !reflect.DeepEqual(changeStats(d), map[string][2]int{"docs/gone.md": {0, 1}, "plan.md": {1, 3}, "keep.md": {1, 0}}) {
 		t.Fatalf("diff 1..latest: %v %v", changeStats(d), err)
 	}
 	_, err = person.e.Show(ctx, 9, "")
-	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 
 	// Revert needs a pulled directory that has seen the publication.
 	_, err = person.e.Revert(ctx, "", 2, HistoryWrite{})
-	domainErr(t, err, CodeInvalidRequest, ReasonNotPulled)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonNotPulled)
 	person.pull()
 	res, err := person.e.Revert(ctx, "", 2, HistoryWrite{})
 	if err != nil {
@@ -104,9 +105,9 @@ func TestHistoryShowRestoreRevert(t *testing.T) {
 	}
 	equalMaps(t, "restore all at 2", person.files(), map[string]string{"keep.md": "k1\nk2\n", "plan.md": "rewritten\n"})
 	_, err = person.e.Restore(ctx, "", 2, []string{"nothing/here"}, HistoryWrite{})
-	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 	_, err = person.e.Restore(ctx, "", 1, []string{"../x"}, HistoryWrite{})
-	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 }
 
 // A revert that overlaps a later edit leaves conflict blocks, as a pull
@@ -123,7 +124,7 @@ func TestRevertConflict(t *testing.T) {
 	a.write("n.md", "a\nB2\nc\n")
 	a.commit("later")
 	_, err := a.e.Revert(ctx, "", 2, HistoryWrite{})
-	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	de := domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
 	if len(de.Files) != 1 || de.Files[0].Path != "n.md" || len(de.Files[0].Ranges) != 1 {
 		t.Fatalf("conflict report %+v", de.Files)
 	}
@@ -183,12 +184,12 @@ func TestHistoryUnavailable(t *testing.T) {
 	// The floor is the oldest kept checkpoint's generation: its tree reads,
 	// the publication made there does not (its parent's tree is gone).
 	_, err = fresh.e.Show(ctx, h.Retention().Floor, "")
-	de := domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable)
+	de := domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonHistoryUnavailable)
 	if want := fmt.Sprintf("the oldest retained generation is %d.", oldest); !strings.Contains(de.Message, want) {
 		t.Fatalf("message %q does not name %d", de.Message, oldest)
 	}
 	_, err = fresh.e.Show(ctx, 40, "")
-	domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonHistoryUnavailable)
 	en, err := fresh.e.Show(ctx, oldest, "")
 	if err != nil || len(en.Files) != 1 {
 		t.Fatalf("show oldest retained %d: %+v %v", oldest, en, err)
@@ -212,7 +213,7 @@ func TestRestoreRefusesFileUnderFile(t *testing.T) {
 	a.write("x", "now a file\n")
 	a.commit("file") // 2
 	_, err := a.e.Restore(ctx, "", 1, []string{"x/n.md"}, HistoryWrite{})
-	domainErr(t, err, CodeInvalidRequest, ReasonInvalidArgument)
+	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 	equalMaps(t, "nothing written", a.files(), map[string]string{"x": "now a file\n"})
 	if _, err := a.e.Restore(ctx, "", 1, []string{"x"}, HistoryWrite{}); err != nil {
 		t.Fatal(err)

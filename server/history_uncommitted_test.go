@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // Conflict blocks a pull left are uncommitted work like any edit: a
@@ -32,8 +33,8 @@ func TestRestoreRefusesConflictBlocksKeepsIgnored(t *testing.T) {
 	blocks := a.read("n.md")
 
 	_, err := a.e.Restore(ctx, "", 1, nil, HistoryWrite{})
-	de := domainErr(t, err, CodeInvalidRequest, ReasonUncommittedChanges)
-	if len(de.Files) != 1 || de.Files[0].Path != "n.md" || de.Files[0].Reason != FileLocalEdit {
+	de := domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonUncommittedChanges)
+	if len(de.Files) != 1 || de.Files[0].Path != "n.md" || de.Files[0].Reason != diag.FileLocalEdit {
 		t.Fatalf("named %+v, want n.md only", de.Files)
 	}
 	if a.read("n.md") != blocks || a.read("scratch.tmp") != "ignored\n" {

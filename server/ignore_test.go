@@ -8,6 +8,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -163,8 +164,8 @@ func TestIgnoreRuleChanges(t *testing.T) {
 	// published over it; once the caller keeps it, it is published.
 	a.reopen(store)
 	_, err = a.e.Pull(context.Background(), "")
-	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
-	if len(de.Files) != 1 || de.Files[0].Path != "scratch/a.md" || de.Files[0].Reason != FileNoRecord {
+	de := domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
+	if len(de.Files) != 1 || de.Files[0].Path != "scratch/a.md" || de.Files[0].Reason != diag.FileNoRecord {
 		t.Fatalf("pull after the rule went: %+v", de.Files)
 	}
 	if got := a.read("scratch/a.md"); got != "<<<<<<< local\na2 local only\n=======\na1\n>>>>>>> remote\n" {

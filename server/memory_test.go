@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // A long-lived engine and another engine on the same directory and
@@ -114,7 +115,7 @@ func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
 	}
 	os.Chtimes(name, fi.ModTime(), fi.ModTime())
 	_, err = a.e.Commit(context.Background(), "", "after corruption")
-	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+	domainErr(t, err, diag.CodeEngineFailed, diag.ReasonBaselineLost)
 
 	// Removed: noticed too. A commit is refused; a pull adopts the
 	// directory as one without a record, keeping the local edit beside
@@ -123,10 +124,10 @@ func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
 	a.write("one.md", "one\ntwo\nlocal\n")
 	os.Remove(name)
 	_, err = a.e.Commit(context.Background(), "", "after removal")
-	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+	domainErr(t, err, diag.CodeEngineFailed, diag.ReasonBaselineLost)
 	_, err = a.e.Pull(context.Background(), "")
-	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
-	if len(de.Files) != 1 || de.Files[0].Reason != FileNoRecord {
+	de := domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
+	if len(de.Files) != 1 || de.Files[0].Reason != diag.FileNoRecord {
 		t.Fatalf("pull without a baseline: %+v", de.Files)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"path"
 	"sort"
 	"strings"
@@ -76,9 +77,9 @@ func (s pathSets) refusal(p string) string {
 	case best >= 0 && bestWritable:
 		return ""
 	case best >= 0:
-		return ReasonInsideReadOnly
+		return diag.ReasonInsideReadOnly
 	case len(s.writable) > 0:
-		return ReasonOutsideWritable
+		return diag.ReasonOutsideWritable
 	}
 	return ""
 }

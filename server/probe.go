@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"path/filepath"
 )
 
@@ -22,7 +23,7 @@ func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe"
 func (e *Engine) Probe(ctx context.Context) error {
 	e.identify(ctx)
 	if err := e.probe.Prove(ctx, e.store, e.probeFile, e.log); err != nil {
-		return probeErr(err)
+		return diag.MapProbe(err)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // errChaosKilled is what the chaos store returns after applying a request whose
@@ -234,8 +235,8 @@ func runSchedule(t *testing.T, seed uint64) (res scheduleResult) {
 			commit:
 				_, err := a.e.Commit(context.Background(), "", "commit "+line)
 				results[i] = append(results[i], outcome{line: line, ok: err == nil, slot: (i+j)%3 == 0})
-				var de *Error
-				if err != nil && !(errors.As(err, &de) && (de.Code == CodeStorageFailure || de.Code == CodeRecoveryFailure || de.Code == CodeRemoteBusy)) {
+				var de *diag.Error
+				if err != nil && !(errors.As(err, &de) && (de.Code == diag.CodeStorageFailure || de.Code == diag.CodeRecoveryFailure || de.Code == diag.CodeRemoteBusy)) {
 					errMu.Lock()
 					unexpected = append(unexpected, fmt.Errorf("writer %d commit %d: %w", i, j, err))
 					errMu.Unlock()

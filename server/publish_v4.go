@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
@@ -194,8 +195,8 @@ func (s *session) pendingV4() (pstate.PendingEntry, bool) {
 // ID if it registered a version, so the commit is still accepted once.
 func (s *session) publishV4(message string) (*Result, error) {
 	res, err := s.publishV4From(message, true)
-	var de *Error
-	if err == nil || !errors.As(err, &de) || de.Reason != ReasonMissingPack || s.v4 == nil || s.v4.published {
+	var de *diag.Error
+	if err == nil || !errors.As(err, &de) || de.Reason != diag.ReasonMissingPack || s.v4 == nil || s.v4.published {
 		return res, err
 	}
 	if again, rerr := s.e.notebook.ReadCurrent(s.ctx); rerr == nil && again.Generation() > s.v4.last {
@@ -269,7 +270,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		// again), and a registered proposal may still be accepted by
 		// another writer's fold. The pending record keeps the call, so a
 		// retry resumes it under the same ID and never publishes twice.
-		return nil, newError(CodeStorageFailure, ReasonAcceptanceUnknown, "The commit stopped waiting before its change was accepted; another writer may still accept it. A retry is safe: it resumes the same change and never duplicates it.", err)
+		return nil, diag.New(diag.CodeStorageFailure, diag.ReasonAcceptanceUnknown, "The commit stopped waiting before its change was accepted; another writer may still accept it. A retry is safe: it resumes the same change and never duplicates it.", err)
 	case err != nil:
 		return nil, s.e.fail("publish", err)
 	case last == nil:
@@ -403,8 +404,8 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
 	}
 	if err := s.materialise(changes, flag, next, s.baseIfAccepted); err != nil {
-		var de *Error
-		if errors.As(err, &de) && de.Code != CodeRecoveryFailure {
+		var de *diag.Error
+		if errors.As(err, &de) && de.Code != diag.CodeRecoveryFailure {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
 		return nil, err

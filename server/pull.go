@@ -8,6 +8,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
@@ -39,7 +40,7 @@ func (e *Engine) pull(ctx context.Context, path string, implied bool) (*Result, 
 		return nil, err
 	}
 	if implied && s.base == nil && !s.emptyL() {
-		return nil, invalidRequest(ReasonDirectoryNotEmpty, "")
+		return nil, diag.InvalidRequest(diag.ReasonDirectoryNotEmpty, "")
 	}
 	// Before the baseline moves on and the record with it (pull_v4.go).
 	if err := s.settleV4(); err != nil {
@@ -66,8 +67,8 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 		return nil, nil, s.e.fail("read current", err)
 	}
 	res, conflicts, err := s.syncTo(op, state)
-	var de *Error
-	if errors.As(err, &de) && de.Reason == ReasonMissingPack {
+	var de *diag.Error
+	if errors.As(err, &de) && de.Reason == diag.ReasonMissingPack {
 		// A cleanup after a newer checkpoint removed a pack the manifest
 		// just read named (nothing was rewritten yet): the newer
 		// `current` no longer needs it (server/objcache, remote/cleanup.go).
@@ -267,17 +268,17 @@ func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID
 }
 
 // conflictError reports merge conflicts written into L.
-func conflictError(conflicts []merge.Conflict) *Error {
+func conflictError(conflicts []merge.Conflict) *diag.Error {
 	msg := ""
 	for _, c := range conflicts {
-		if c.Reason == NoRecord {
+		if c.Reason == diag.NoRecord {
 			msg = "This directory has no sync record here (it was copied or renamed, or its private state was cleared): files equal to the notebook's were adopted, and each differing file now holds its own text and the notebook's in one conflict block. Merge each block, then commit."
 		}
 	}
-	de := newError(CodeContentConflict, ReasonMergeConflict, msg, nil)
+	de := diag.New(diag.CodeContentConflict, diag.ReasonMergeConflict, msg, nil)
 	for _, c := range conflicts {
 		ranges := append([]merge.Range{}, c.Ranges...)
-		de.Files = append(de.Files, FileError{Path: c.Path, Reason: string(c.Reason), Ranges: ranges})
+		de.Files = append(de.Files, diag.FileError{Path: c.Path, Reason: string(c.Reason), Ranges: ranges})
 	}
 	return de
 }

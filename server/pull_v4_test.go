@@ -12,6 +12,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -140,7 +141,7 @@ func TestV4PullDropsADecidedCall(t *testing.T) {
 		c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir, c.Sleep, c.Now = priv, a.ws, a.dir, clock.Wait, clock.Now
 	})
 	_, err := a2.e.Pull(ctx, "")
-	domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
 	if got := currentV4(t, store); got.Generation != 2 || got.AcceptedAt(id) != 0 {
 		t.Fatalf("the pull published: generation %d", got.Generation)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // A store that rate-limits writes of one name (R2 and GCS answer 429 above
@@ -111,7 +112,7 @@ func TestRateLimitedEveryWriteWaitsForTheCaller(t *testing.T) {
 	a.write("f.md", "1\n")
 	store.limited.Store(true)
 	_, err := a.e.Commit(ctx, "", "limited")
-	if de := domainErr(t, err, CodeStorageFailure, ReasonAcceptanceUnknown); !de.Retryable {
+	if de := domainErr(t, err, diag.CodeStorageFailure, diag.ReasonAcceptanceUnknown); !de.Retryable {
 		t.Fatal("ACCEPTANCE_UNKNOWN must be retryable")
 	}
 	if store.refused.Load() < 2 {

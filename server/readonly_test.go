@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // A commit that changes files outside the writable set or inside the
@@ -30,7 +31,7 @@ func TestReadOnlyRefusalResets(t *testing.T) {
 	puts := store.Calls(memstore.OpPut)
 
 	_, err := ag.e.Commit(context.Background(), "", "mixed")
-	de := domainErr(t, err, CodeReadOnlyPath, ReasonInsideReadOnly)
+	de := domainErr(t, err, diag.CodeReadOnlyPath, diag.ReasonInsideReadOnly)
 	want := []string{"docs/guide.md:OUTSIDE_WRITABLE", "notes/archive/old.md:INSIDE_READ_ONLY", "top.md:OUTSIDE_WRITABLE"}
 	if got := fileReasons(de); !reflect.DeepEqual(got, want) {
 		t.Fatalf("refused files %v, want %v", got, want)
@@ -57,20 +58,20 @@ func TestPathSetLongestMatch(t *testing.T) {
 	for p, want := range map[string]string{
 		"notes/a.md":              "",
 		"notes":                   "",
-		"notesx.md":               ReasonOutsideWritable,
-		"notes/archive/b.md":      ReasonInsideReadOnly,
+		"notesx.md":               diag.ReasonOutsideWritable,
+		"notes/archive/b.md":      diag.ReasonInsideReadOnly,
 		"notes/archive/keep/c.md": "",
-		"notes/archive/keeper.md": ReasonInsideReadOnly,
-		"x/y/z":                   ReasonInsideReadOnly,
+		"notes/archive/keeper.md": diag.ReasonInsideReadOnly,
+		"x/y/z":                   diag.ReasonInsideReadOnly,
 		"x/yz":                    "",
-		"other.md":                ReasonOutsideWritable,
+		"other.md":                diag.ReasonOutsideWritable,
 	} {
 		if got := sets.refusal(p); got != want {
 			t.Errorf("refusal(%q) = %q, want %q", p, got, want)
 		}
 	}
 	onlyRO, _ := newPathSets(nil, []string{"docs"})
-	if onlyRO.refusal("a.md") != "" || onlyRO.refusal("docs/a.md") != ReasonInsideReadOnly {
+	if onlyRO.refusal("a.md") != "" || onlyRO.refusal("docs/a.md") != diag.ReasonInsideReadOnly {
 		t.Fatalf("read-only set alone")
 	}
 	for _, bad := range [][2][]string{{{"/abs"}, nil}, {{"../up"}, nil}, {{""}, nil}, {{"a"}, {"a/"}}} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -21,7 +22,7 @@ import (
 // RECOVERY_FAILURE. It first tries to resynchronise from `current` (once,
 // in a fresh context: the original may be what failed); the report says
 // whether that worked.
-func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause error) *Error {
+func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause error) *diag.Error {
 	s.e.log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
 	flag.Stage = stage
 	if old, err := s.state.LoadRecovery(); err == nil && old != nil && flag.Rewrite == "" {
@@ -33,8 +34,8 @@ func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause 
 	if errors.Is(cause, cas.ErrCorrupt) {
 		s.e.caches.Heal() // the resynchronisation then fetches fresh copies
 	}
-	de := newError(CodeRecoveryFailure, ReasonRecoveryPending, "", cause)
-	de.Recovery = &Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted}
+	de := diag.New(diag.CodeRecoveryFailure, diag.ReasonRecoveryPending, "", cause)
+	de.Recovery = &diag.Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted}
 	if s.inRecovery {
 		return de
 	}
@@ -42,8 +43,8 @@ func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause 
 		s.e.log.Error("resynchronisation failed; the next call retries it", "err", err)
 		return de
 	}
-	resynced := newError(CodeRecoveryFailure, ReasonResynchronized, "", cause)
-	resynced.Recovery = &Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted, Resynchronized: true}
+	resynced := diag.New(diag.CodeRecoveryFailure, diag.ReasonResynchronized, "", cause)
+	resynced.Recovery = &diag.Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted, Resynchronized: true}
 	return resynced
 }
 
@@ -88,11 +89,11 @@ func (s *session) recoverFirst() error {
 	if err != nil {
 		// Domain errors the caller can act on (bad files, store trouble)
 		// pass through; the flag stays and the next call tries again.
-		if de := mapErr(err); de.Code != CodeEngineFailed {
+		if de := mapErr(err); de.Code != diag.CodeEngineFailed {
 			return de
 		}
-		de := newError(CodeRecoveryFailure, ReasonRecoveryPending, "", err)
-		de.Recovery = &Recovery{Stage: flag.Stage, RemoteAccepted: flag.RemoteAccepted}
+		de := diag.New(diag.CodeRecoveryFailure, diag.ReasonRecoveryPending, "", err)
+		de.Recovery = &diag.Recovery{Stage: flag.Stage, RemoteAccepted: flag.RemoteAccepted}
 		return de
 	}
 	if len(conflicts) > 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -73,7 +74,7 @@ func TestRecoveryResynchronises(t *testing.T) {
 				} else {
 					_, err = b.e.Commit(context.Background(), "", "b's edit")
 				}
-				de := domainErr(t, err, CodeRecoveryFailure, ReasonResynchronized)
+				de := domainErr(t, err, diag.CodeRecoveryFailure, diag.ReasonResynchronized)
 				if de.Recovery == nil || !de.Recovery.Resynchronized || !de.Retryable {
 					t.Fatalf("recovery report %+v", de.Recovery)
 				}
@@ -102,7 +103,7 @@ func TestRecoveryPendingThenNextCall(t *testing.T) {
 	_, a, b := recoveryScene(t)
 	failAt(t, FailAfterRecoveryFlag, 2) // the call and its immediate resync
 	_, err := b.e.Pull(context.Background(), "")
-	de := domainErr(t, err, CodeRecoveryFailure, ReasonRecoveryPending)
+	de := domainErr(t, err, diag.CodeRecoveryFailure, diag.ReasonRecoveryPending)
 	if de.Recovery == nil || de.Recovery.Resynchronized || de.Recovery.Stage != "rewrite" || de.Recovery.RemoteAccepted != "no" {
 		t.Fatalf("recovery report %+v", de.Recovery)
 	}
@@ -126,7 +127,7 @@ func TestPublishedButNotRewritten(t *testing.T) {
 	_, a, b := recoveryScene(t)
 	failAt(t, FailAfterPublish, -1)
 	_, err := b.e.Commit(context.Background(), "", "b's edit")
-	de := domainErr(t, err, CodeRecoveryFailure, ReasonResynchronized)
+	de := domainErr(t, err, diag.CodeRecoveryFailure, diag.ReasonResynchronized)
 	if de.Recovery.RemoteAccepted != "yes" || de.Recovery.Stage != "publish" {
 		t.Fatalf("report %+v", de.Recovery)
 	}
@@ -165,7 +166,7 @@ func TestEditDuringRewriteIsKept(t *testing.T) {
 	}
 	t.Cleanup(func() { testFail = nil })
 	_, err := b.e.Pull(context.Background(), "")
-	de := domainErr(t, err, CodeRecoveryFailure, ReasonResynchronized)
+	de := domainErr(t, err, diag.CodeRecoveryFailure, diag.ReasonResynchronized)
 	if !errors.Is(de, workdir.ErrChangedDuringScan) {
 		t.Fatalf("cause %v", de.Cause)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -78,7 +79,7 @@ func (e *Engine) checkStoreOf(dir string) error {
 	if !ok || r.Identity == e.store.Identity() {
 		return nil
 	}
-	return invalidRequest(ReasonStoreMismatch, fmt.Sprintf(
+	return diag.InvalidRequest(diag.ReasonStoreMismatch, fmt.Sprintf(
 		"The directory is (or lies in) a notebook directory of the store %s; this call names the store %s. Nothing was changed. Run the command without store settings to use the directory's store, give that store, or use a directory outside it.",
 		ShowStore(r.Identity), ShowStore(e.store.Identity())))
 }
@@ -146,6 +147,6 @@ var errRecordNewer = errors.New("server: the directory's record is newer than th
 
 // outlivedRecord is the refusal of a call on a non-empty directory whose
 // record dropOutlivedRecord set aside; nothing was changed.
-func outlivedRecord() *Error {
-	return newError(CodeEngineFailed, ReasonBaselineLost, "The directory's record is newer than the store (the store was restored from an older copy) or was made against another store at the same URL, so local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts.", nil)
+func outlivedRecord() *diag.Error {
+	return diag.New(diag.CodeEngineFailed, diag.ReasonBaselineLost, "The directory's record is newer than the store (the store was restored from an older copy) or was made against another store at the same URL, so local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts.", nil)
 }

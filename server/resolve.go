@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 	"io/fs"
@@ -34,21 +35,21 @@ func (e *Engine) resolveLexical(path string) (string, error) {
 		return e.defDir, nil
 	}
 	if len(path) > workdir.MaxPathBytes || !utf8.ValidString(path) || strings.ContainsRune(path, 0) {
-		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
+		return "", diag.InvalidRequest(diag.ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
 	}
 	path, err := ExpandHome(path)
 	if err != nil {
-		return "", invalidRequest(ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
+		return "", diag.InvalidRequest(diag.ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(e.defDir, path)
 	}
 	path = filepath.Clean(path)
 	if len(path) > workdir.MaxPathBytes {
-		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
+		return "", diag.InvalidRequest(diag.ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
 	}
 	if !within(e.workspace, path) {
-		return "", invalidRequest(ReasonPathOutsideRoot, "")
+		return "", diag.InvalidRequest(diag.ReasonPathOutsideRoot, "")
 	}
 	return path, nil
 }
@@ -66,15 +67,15 @@ func (e *Engine) checkThroughRoot(abs string) error {
 	st, err := root.Stat(rel)
 	switch {
 	case err == nil && !st.IsDir():
-		return invalidRequest(ReasonPathNotDirectory, "")
+		return diag.InvalidRequest(diag.ReasonPathNotDirectory, "")
 	case err == nil:
 		return nil
 	case !within(realPath(e.workspace), realPath(abs)):
-		return invalidRequest(ReasonPathOutsideRoot, "")
+		return diag.InvalidRequest(diag.ReasonPathOutsideRoot, "")
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case errors.Is(err, syscall.ENOTDIR):
-		return invalidRequest(ReasonPathNotDirectory, "")
+		return diag.InvalidRequest(diag.ReasonPathNotDirectory, "")
 	}
 	return mapErr(err)
 }
@@ -134,7 +135,7 @@ func (e *Engine) notebookDir(dir string) (string, error) {
 		return outer, nil
 	}
 	if inner := e.containedNotebook(dir); inner != "" {
-		return "", invalidRequest(ReasonContainsNotebook, "The directory would contain the notebook directory "+inner+" of the same store; use that directory, or one outside it.")
+		return "", diag.InvalidRequest(diag.ReasonContainsNotebook, "The directory would contain the notebook directory "+inner+" of the same store; use that directory, or one outside it.")
 	}
 	return dir, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // retainV4Agent is a version-4 writer with a small window (K = M = 4) and
@@ -159,7 +160,7 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 			for _, g := range []uint64{1, floor - 1, floor} {
 				_, err := fresh.e.Show(ctx, g, "")
 				msg := fmt.Sprintf("the oldest retained generation is %d.", floor+1)
-				if de := domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable); !strings.Contains(de.Message, msg) {
+				if de := domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonHistoryUnavailable); !strings.Contains(de.Message, msg) {
 					t.Fatalf("show %d: %q does not say %q", g, de.Message, msg)
 				}
 				if g == floor {
@@ -167,7 +168,7 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 				}
 				_, err = fresh.e.FileAt(ctx, g, "f1.md")
 				msg = fmt.Sprintf("the oldest retained generation is %d.", floor)
-				if de := domainErr(t, err, CodeInvalidRequest, ReasonHistoryUnavailable); !strings.Contains(de.Message, msg) {
+				if de := domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonHistoryUnavailable); !strings.Contains(de.Message, msg) {
 					t.Fatalf("file at %d: %q does not say %q", g, de.Message, msg)
 				}
 			}

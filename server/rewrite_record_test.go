@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 func tenLines(repl map[int]string) string {
@@ -66,7 +67,7 @@ func TestResyncAfterItsOwnRewriteFailsUsesItsOwnRecord(t *testing.T) {
 	}
 	_, err := b.e.Pull(context.Background(), "")
 	testFail = nil
-	if de := domainErr(t, err, CodeRecoveryFailure, ReasonResynchronized); !de.Recovery.Resynchronized {
+	if de := domainErr(t, err, diag.CodeRecoveryFailure, diag.ReasonResynchronized); !de.Recovery.Resynchronized {
 		t.Fatalf("%+v", de)
 	}
 	b.pull()

@@ -7,24 +7,10 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/secrets"
 )
-
-// FileSecret is the INVALID_FILES file reason of a file whose added lines
-// hold a recognised credential.
-const FileSecret = "SECRET"
-
-// FileSecretInName is the INVALID_FILES file reason of a new file whose
-// name, or the name of a directory above it, holds a recognised
-// credential. Its path is reported with the credential replaced by
-// secrets.Placeholder, the one path of an envelope that is not as it is.
-const FileSecretInName = "SECRET_IN_NAME"
-
-// ReasonSecretInMessage is the INVALID_CONTENT reason of a commit whose
-// message holds a recognised credential (files is empty: the message is
-// not a file).
-const ReasonSecretInMessage = "SECRET_IN_MESSAGE"
 
 // secretMessage is the refusal's text: the lines, never the secret. (A
 // name is listed with the credential replaced.)
@@ -51,7 +37,7 @@ func (s *session) refuseSecrets(message string) error {
 			s.e.log.Warn("commit refused: the message holds a recognised credential", "rule", f.Rule, "start", f.Start, "end", f.End)
 		}
 		// Where it is, never what: the message's lines.
-		de := newError(CodeInvalidContent, ReasonSecretInMessage, "", nil)
+		de := diag.New(diag.CodeInvalidContent, diag.ReasonSecretInMessage, "", nil)
 		if found[0].Start == found[0].End {
 			de.Message = fmt.Sprintf("The commit message holds what looks like a credential on line %d; write it without the credential. Nothing was published or changed.", found[0].Start)
 		} else {
@@ -67,7 +53,7 @@ func (s *session) refuseSecrets(message string) error {
 		return nil
 	}
 	var local *objcache.Source // A's content, from the local caches only
-	var refused []FileError
+	var refused []diag.FileError
 	named := map[string]bool{} // redacted paths already reported
 	for _, p := range sortedKeys(changes) {
 		id := changes[p]
@@ -79,7 +65,7 @@ func (s *session) refuseSecrets(message string) error {
 				if !named[shown] {
 					named[shown] = true
 					s.e.log.Warn("commit refused: a new name holds a recognised credential", "path", shown)
-					refused = append(refused, FileError{Path: shown, Reason: FileSecretInName, Ranges: []merge.Range{}})
+					refused = append(refused, diag.FileError{Path: shown, Reason: diag.FileSecretInName, Ranges: []merge.Range{}})
 				}
 				continue // its content is not read: the refusal already names it
 			}
@@ -108,12 +94,12 @@ func (s *session) refuseSecrets(message string) error {
 		for _, f := range found {
 			s.e.log.Warn("commit refused: a file adds a recognised credential", "path", p, "rule", f.Rule, "start", f.Start, "end", f.End)
 		}
-		refused = append(refused, FileError{Path: p, Reason: FileSecret, Ranges: secretRanges(found)})
+		refused = append(refused, diag.FileError{Path: p, Reason: diag.FileSecret, Ranges: secretRanges(found)})
 	}
 	if len(refused) == 0 {
 		return nil
 	}
-	de := newError(CodeInvalidContent, ReasonInvalidFiles, secretMessage, nil)
+	de := diag.New(diag.CodeInvalidContent, diag.ReasonInvalidFiles, secretMessage, nil)
 	de.Files = refused
 	return de
 }

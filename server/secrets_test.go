@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/secrets/secretstest"
 )
 
@@ -41,12 +42,12 @@ func TestCommitRefusesSecrets(t *testing.T) {
 			a.write("notes.md", content)
 			a.write("other.md", "fine\n")
 			_, err = a.e.Commit(context.Background(), "", "oops")
-			de := domainErr(t, err, CodeInvalidContent, ReasonInvalidFiles)
+			de := domainErr(t, err, diag.CodeInvalidContent, diag.ReasonInvalidFiles)
 			want := []string{fmt.Sprintf("notes.md:SECRET:%d-%d", 3+c.Start, 3+c.End)}
 			if got := fileReasons(de); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("files %v, want %v", got, want)
 			}
-			if de.Action != ActionFixFiles {
+			if de.Action != diag.ActionFixFiles {
 				t.Fatalf("action %s", de.Action)
 			}
 			after, _, _ := store.Get(context.Background(), remote.CurrentKey)
@@ -111,7 +112,7 @@ func TestSecretsAlreadyPublished(t *testing.T) {
 	// A second copy of the line is added, and refused.
 	a.write("cfg.md", "x\n"+c.Lines[0]+"\ny\nz\n"+c.Lines[0]+"\n")
 	_, err := a.e.Commit(context.Background(), "", "copy")
-	de := domainErr(t, err, CodeInvalidContent, ReasonInvalidFiles)
+	de := domainErr(t, err, diag.CodeInvalidContent, diag.ReasonInvalidFiles)
 	if got := fileReasons(de); fmt.Sprint(got) != "[cfg.md:SECRET:5-5]" {
 		t.Fatalf("files %v", got)
 	}

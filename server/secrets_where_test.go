@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/secrets/secretstest"
 )
 
@@ -33,7 +34,7 @@ func secretsAgent(t *testing.T) (*agent, remote.Store, string, *bytes.Buffer) {
 
 // refusedWithout checks that nothing was published and that the secret is
 // in no field of the error, no log record, no store object and no file of P.
-func refusedWithout(t *testing.T, a *agent, store remote.Store, storeDir string, logs *bytes.Buffer, before []byte, de *Error, secret string) {
+func refusedWithout(t *testing.T, a *agent, store remote.Store, storeDir string, logs *bytes.Buffer, before []byte, de *diag.Error, secret string) {
 	t.Helper()
 	after, _, _ := store.Get(context.Background(), remote.CurrentKey)
 	if !bytes.Equal(before, after) {
@@ -57,8 +58,8 @@ func TestCommitRefusesSecretInMessage(t *testing.T) {
 			before, _, _ := store.Get(context.Background(), remote.CurrentKey)
 			a.write("notes.md", "# notes\nan edit\n")
 			_, err := a.e.Commit(context.Background(), "", "debugging, with\n"+strings.Join(c.Lines, "\n"))
-			de := domainErr(t, err, CodeInvalidContent, ReasonSecretInMessage)
-			if len(de.Files) != 0 || de.Action != ActionFixRequest || de.Retryable {
+			de := domainErr(t, err, diag.CodeInvalidContent, diag.ReasonSecretInMessage)
+			if len(de.Files) != 0 || de.Action != diag.ActionFixRequest || de.Retryable {
 				t.Fatalf("files %v, action %s, retryable %t", de.Files, de.Action, de.Retryable)
 			}
 			// The message says where: its lines (the first is "debugging, with").
@@ -87,7 +88,7 @@ func TestCommitRefusesSecretInName(t *testing.T) {
 	a.write("keys/"+tok+"/b.md", "plain\n")
 	a.write("fine.md", "plain\n")
 	_, err := a.e.Commit(context.Background(), "", "names")
-	de := domainErr(t, err, CodeInvalidContent, ReasonInvalidFiles)
+	de := domainErr(t, err, diag.CodeInvalidContent, diag.ReasonInvalidFiles)
 	want := "[[secret].md:SECRET_IN_NAME keys/[secret]/a.md:SECRET_IN_NAME keys/[secret]/b.md:SECRET_IN_NAME]"
 	if got := fmt.Sprint(fileReasons(de)); got != want {
 		t.Fatalf("files %s, want %s", got, want)
@@ -117,7 +118,7 @@ func TestCommitRefusesCredentialCompletedAcrossCommits(t *testing.T) {
 		before, _, _ := store.Get(context.Background(), remote.CurrentKey)
 		a.write("notes.md", "# notes\n"+aws.Lines[1]+"\n"+aws.Lines[2]+"\n")
 		_, err := a.e.Commit(context.Background(), "", "and now the secret")
-		de := domainErr(t, err, CodeInvalidContent, ReasonInvalidFiles)
+		de := domainErr(t, err, diag.CodeInvalidContent, diag.ReasonInvalidFiles)
 		if got := fmt.Sprint(fileReasons(de)); got != "[notes.md:SECRET:2-3]" {
 			t.Fatalf("files %s", got)
 		}
@@ -134,7 +135,7 @@ func TestCommitRefusesCredentialCompletedAcrossCommits(t *testing.T) {
 		before, _, _ := store.Get(context.Background(), remote.CurrentKey)
 		a.write("notes.md", "# notes\n"+head+"\n"+pem.Lines[len(pem.Lines)-1]+"\n")
 		_, err := a.e.Commit(context.Background(), "", "and now the END line")
-		de := domainErr(t, err, CodeInvalidContent, ReasonInvalidFiles)
+		de := domainErr(t, err, diag.CodeInvalidContent, diag.ReasonInvalidFiles)
 		if got := fmt.Sprint(fileReasons(de)); got != fmt.Sprintf("[notes.md:SECRET:2-%d]", len(pem.Lines)+1) {
 			t.Fatalf("files %s", got)
 		}

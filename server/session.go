@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
@@ -126,8 +127,8 @@ func (s *session) end() {
 
 // baselineLost is the refusal of an operation on a directory whose
 // baseline is lost; nothing was changed.
-func baselineLost() *Error {
-	return newError(CodeEngineFailed, ReasonBaselineLost, "", nil)
+func baselineLost() *diag.Error {
+	return diag.New(diag.CodeEngineFailed, diag.ReasonBaselineLost, "", nil)
 }
 
 // emptyL reports whether L holds nothing (or does not exist yet).
@@ -165,9 +166,9 @@ func (s *session) scanL() (*scanResult, error) {
 		return nil, s.e.fail("scan", err)
 	}
 	if len(res.invalid) > 0 {
-		de := newError(CodeInvalidContent, ReasonInvalidFiles, "", nil)
+		de := diag.New(diag.CodeInvalidContent, diag.ReasonInvalidFiles, "", nil)
 		for _, f := range res.invalid {
-			de.Files = append(de.Files, FileError{Path: f.Path, Reason: f.Reason, Ranges: []merge.Range{}})
+			de.Files = append(de.Files, diag.FileError{Path: f.Path, Reason: f.Reason, Ranges: []merge.Range{}})
 		}
 		return nil, de
 	}
@@ -310,7 +311,7 @@ func (s *session) saveStats() {
 
 // fail maps err to a domain error and logs the cause (the only place the
 // cause, which may hold private paths, is written).
-func (e *Engine) fail(stage string, err error) *Error {
+func (e *Engine) fail(stage string, err error) *diag.Error {
 	de := mapErr(err)
 	e.storeTrouble(err)
 	if errors.Is(err, context.Canceled) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 func totalCalls(m *memstore.Mem) int {
@@ -96,8 +97,8 @@ func TestAmbiguousReplaceUnknown(t *testing.T) {
 		memstore.Fault{Op: memstore.OpGet, Before: remote.ErrUnavailable},
 	)
 	_, err := a.e.Commit(context.Background(), "", "unknown")
-	de := domainErr(t, err, CodeStorageFailure, ReasonAcceptanceUnknown)
-	if !de.Retryable || de.Action != ActionRetry {
+	de := domainErr(t, err, diag.CodeStorageFailure, diag.ReasonAcceptanceUnknown)
+	if !de.Retryable || de.Action != diag.ActionRetry {
 		t.Fatalf("envelope %+v", de)
 	}
 	if left := store.Unfired(); len(left) != 0 {
@@ -152,7 +153,7 @@ func TestStoreFailures(t *testing.T) {
 
 	store.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
 	_, err := a.e.Pull(ctx, "")
-	domainErr(t, err, CodeStorageFailure, ReasonStoreUnreachable)
+	domainErr(t, err, diag.CodeStorageFailure, diag.ReasonStoreUnreachable)
 	if _, err := os.Stat(a.e.probeFile()); err == nil {
 		t.Fatal("probe verdict kept after an unexpected store error")
 	}
@@ -160,7 +161,7 @@ func TestStoreFailures(t *testing.T) {
 
 	store.Inject(memstore.Fault{Op: memstore.OpGet, Before: remote.ErrAccessDenied})
 	_, err = a.e.Pull(ctx, "")
-	domainErr(t, err, CodeStorageFailure, ReasonAccessDenied)
+	domainErr(t, err, diag.CodeStorageFailure, diag.ReasonAccessDenied)
 
 	// A pack that is missing or does not match its checksum: the
 	// proposal that holds generation 1's.
@@ -175,12 +176,12 @@ func TestStoreFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = newAgent(t, store).e.Pull(ctx, "")
-	domainErr(t, err, CodeStorageIntegrity, ReasonCorruptPack)
+	domainErr(t, err, diag.CodeStorageIntegrity, diag.ReasonCorruptPack)
 	if err := store.Delete(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 	_, err = newAgent(t, store).e.Pull(ctx, "")
-	domainErr(t, err, CodeStorageIntegrity, ReasonMissingPack)
+	domainErr(t, err, diag.CodeStorageIntegrity, diag.ReasonMissingPack)
 
 	// A malformed manifest.
 	cur, etag, _ := store.Get(ctx, "current")
@@ -188,7 +189,7 @@ func TestStoreFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = a.e.Pull(ctx, "")
-	de := domainErr(t, err, CodeStorageIntegrity, ReasonCorruptManifest)
+	de := domainErr(t, err, diag.CodeStorageIntegrity, diag.ReasonCorruptManifest)
 	if strings.Contains(de.Error(), key) || strings.Contains(de.Message, a.e.private) {
 		t.Fatalf("error text leaks a key or a private path: %q", de.Error())
 	}

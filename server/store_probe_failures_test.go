@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // A read-only call that proves the store first (the day-old verdict has
@@ -41,8 +42,8 @@ func TestReadOnlyCallsProbeFailureIsNotAcceptanceUnknown(t *testing.T) {
 			t.Fatal(err)
 		}
 		store.Inject(memstore.Fault{Op: memstore.OpCreate, KeyPrefix: "probe/", Before: remote.ErrAmbiguous})
-		de := domainErr(t, c.run(), CodeStorageFailure, ReasonStoreUnreachable)
-		if !de.Retryable || de.Action != ActionRetry {
+		de := domainErr(t, c.run(), diag.CodeStorageFailure, diag.ReasonStoreUnreachable)
+		if !de.Retryable || de.Action != diag.ActionRetry {
 			t.Fatalf("%s: %+v", c.name, de)
 		}
 		if left := store.Unfired(); len(left) != 0 {

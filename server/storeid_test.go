@@ -10,6 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // wipe deletes every object of the store: the store deleted and started
@@ -90,7 +91,7 @@ func TestStoreDeletedAndStartedAgain(t *testing.T) {
 	before := a.files()
 	b := sameHost(t, store, a, a.dir)
 	_, err := b.e.Commit(context.Background(), "", "after the store was deleted")
-	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+	domainErr(t, err, diag.CodeEngineFailed, diag.ReasonBaselineLost)
 	if got := maxPackGeneration(t, store); got > 1 {
 		t.Fatalf("a commit left a pack of generation %d in the new store", got)
 	}
@@ -161,7 +162,7 @@ func TestRecordNewerThanRestoredStore(t *testing.T) {
 	}
 	before := a.files()
 	_, err := newEngineLike(t, a).Commit(context.Background(), "", "m")
-	domainErr(t, err, CodeEngineFailed, ReasonBaselineLost)
+	domainErr(t, err, diag.CodeEngineFailed, diag.ReasonBaselineLost)
 	equalMaps(t, "directory after a refused commit", a.files(), before)
 	// A pull adopts the directory (docs/local-state.md L7): what the
 	// store holds is equal, what it lacks stays as a local addition.
@@ -288,7 +289,7 @@ func TestCorruptStoreIDRefusesTheFirstCommit(t *testing.T) {
 	a.pull()
 	a.write("a.md", "a\n")
 	_, err := a.e.Commit(ctx, "", "one")
-	de := domainErr(t, err, CodeStorageIntegrity, ReasonCorruptManifest)
+	de := domainErr(t, err, diag.CodeStorageIntegrity, diag.ReasonCorruptManifest)
 	if !errors.Is(de, remote.ErrCorruptStoreID) {
 		t.Fatalf("cause %v, want the store ID's", de.Cause)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -37,10 +38,6 @@ var unknownBase = func() cas.ID {
 	}
 	return id
 }()
-
-// NoRecord is the file reason of a conflict block written because the
-// file's base is unknown (see above).
-const NoRecord merge.FileReason = "NO_RECORD"
 
 // withUnknown is b with an unknown base at each of paths (b itself, even
 // nil, when paths is empty; b may be nil: a directory without a record).
@@ -125,7 +122,7 @@ func (s *session) mergeUnknown(m *merged, base, local, remote map[string]cas.ID)
 			}
 			m.ids[p] = id
 			m.contents[p] = content
-			m.conflicts = append(m.conflicts, merge.Conflict{Path: p, Reason: NoRecord, Ranges: ranges})
+			m.conflicts = append(m.conflicts, merge.Conflict{Path: p, Reason: diag.NoRecord, Ranges: ranges})
 		}
 	}
 	return b, l, r, nil

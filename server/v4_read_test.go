@@ -10,6 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // v4Stores are the stores the format-4 tests run on.
@@ -165,5 +166,5 @@ func TestV4AbsentCurrentWithProposalsIsRefused(t *testing.T) {
 	}
 	fresh := newAgent(t, store)
 	_, err := fresh.e.Pull(ctx, "")
-	domainErr(t, err, CodeStorageIntegrity, ReasonGenerationBack)
+	domainErr(t, err, diag.CodeStorageIntegrity, diag.ReasonGenerationBack)
 }

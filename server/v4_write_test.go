@@ -15,6 +15,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // One writer's commits are accepted at 1, 2, 3, each reporting its own
@@ -207,7 +208,7 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	if !errors.As(err, &fv) || fv.Version != 4 {
 		t.Fatalf("an older decoder: %v", err)
 	}
-	if de := mapErr(fmt.Errorf("read current: %w", err)); de.Reason != ReasonFormatNewer {
+	if de := mapErr(fmt.Errorf("read current: %w", err)); de.Reason != diag.ReasonFormatNewer {
 		t.Fatalf("mapped to %s", de.Reason)
 	}
 }
@@ -349,7 +350,7 @@ func TestV4DeclinedRebuildConflicts(t *testing.T) {
 	w.register("00000000-0001-7000-8000-000000000001", "theirs", map[string]string{"x.md": "1\nB\n3\n"})
 	a.write("x.md", "1\nA\n3\n")
 	_, err := a.e.Commit(ctx, "", "mine")
-	de := domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	de := domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
 	if got := fileReasons(de); len(got) != 1 || !strings.HasPrefix(got[0], "x.md:") {
 		t.Fatalf("conflicts: %v", got)
 	}
@@ -382,7 +383,7 @@ func TestV4CommitConflicts(t *testing.T) {
 	b.commit("b")
 	a.write("x.md", "1\nA\n3\n")
 	_, err := a.e.Commit(ctx, "", "a")
-	domainErr(t, err, CodeContentConflict, ReasonMergeConflict)
+	domainErr(t, err, diag.CodeContentConflict, diag.ReasonMergeConflict)
 	if got := a.read("x.md"); !strings.Contains(got, "<<<<<<<") {
 		t.Fatalf("x.md: %q", got)
 	}

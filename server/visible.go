@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -35,7 +36,7 @@ type scanResult struct {
 	files    map[string]cas.ID  // tree L: path → file ID
 	stats    *workdir.StatCache // the stat cache to record
 	content  map[string][]byte  // files read by this scan
-	invalid  []FileError        // every file that breaks the content rules
+	invalid  []diag.FileError   // every file that breaks the content rules
 	temps    []string           // leftover temporary files of a crashed rewrite
 	ignored  []string           // entries of L the ignore rules leave out (directories end in '/')
 	virtual  map[string]bool    // paths of files that are A's, not read from L (ignore_state.go)
@@ -57,9 +58,9 @@ func scanWith(root *os.Root, cache *workdir.StatCache, rules scanRules) (*scanRe
 	}
 	res := &scanResult{files: l.Files, stats: l.Stats, content: l.Content, temps: l.Temps, ignored: l.Ignored, changed: l.Changed, touched: l.Touched, markers: l.Markers}
 	if len(l.Invalid) > 0 {
-		res.invalid = make([]FileError, len(l.Invalid))
+		res.invalid = make([]diag.FileError, len(l.Invalid))
 		for i, r := range l.Invalid {
-			res.invalid[i] = FileError{Path: r.Path, Reason: r.Reason}
+			res.invalid[i] = diag.FileError{Path: r.Path, Reason: r.Reason}
 		}
 	}
 	return res, nil

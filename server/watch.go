@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // The bounds of the watch's polling interval.
@@ -54,7 +55,7 @@ type WatchOptions struct {
 // the poll tried again at the longest interval; any other ends the watch.
 func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 	if !o.Query.Until.IsZero() {
-		return invalidRequest(ReasonInvalidArgument, "A watch has no end time.")
+		return diag.InvalidRequest(diag.ReasonInvalidArgument, "A watch has no end time.")
 	}
 	sleep := o.Sleep
 	if sleep == nil {
@@ -95,7 +96,7 @@ func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if de := mapErr(err); de.Code == CodeStorageFailure && de.Retryable {
+			if de := mapErr(err); de.Code == diag.CodeStorageFailure && de.Retryable {
 				e.log.Warn("watch: the store did not answer; polling again", "err", err)
 				interval = WatchMaxInterval
 				continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // requestCounter counts every request made through it and can fail the
@@ -190,5 +191,5 @@ func TestWatchEnds(t *testing.T) {
 	if err := r.e.Watch(ctx, WatchOptions{Recent: func([]HistoryEntry) error { return nil }}); err != nil {
 		t.Errorf("Watch on an ended context = %v, want nil", err)
 	}
-	domainErr(t, r.e.Watch(context.Background(), WatchOptions{Query: HistoryQuery{Until: time.Now()}}), CodeInvalidRequest, ReasonInvalidArgument)
+	domainErr(t, r.e.Watch(context.Background(), WatchOptions{Query: HistoryQuery{Until: time.Now()}}), diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 }

@@ -29,7 +29,7 @@
 //
 // Per operation: it ends within -op-bound, and an error is a documented
 // code·reason with its documented action and retryability
-// (server.Catalog); one that ran entirely while SeaweedFS was down or
+// (diag.Catalog); one that ran entirely while SeaweedFS was down or
 // frozen ends STORAGE_FAILURE, retryable, RETRY. Every scheduled fault must
 // demonstrably fire. The seed is printed; -seed replays the same schedule.
 // The disk-full fault needs a tmpfs mount (root); elsewhere it is left out

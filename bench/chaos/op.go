@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // outcome classifies how one slivingdoc process ended.
@@ -103,10 +103,10 @@ func parseGeneration(out string) (uint64, bool) {
 }
 
 // checkCatalog reports how rep disagrees with the documented table
-// (server.Catalog): an unknown code/reason pair, or another action or
+// (diag.Catalog): an unknown code/reason pair, or another action or
 // retryability than documented. "" means it agrees.
 func checkCatalog(rep report) string {
-	for _, row := range server.Catalog {
+	for _, row := range diag.Catalog {
 		if string(row.Code) != rep.Code || row.Reason != rep.Reason {
 			continue
 		}
@@ -124,7 +124,7 @@ func checkCatalog(rep report) string {
 }
 
 func documentedDetail(d string) bool {
-	for _, x := range server.LocalIODetails {
+	for _, x := range diag.LocalIODetails {
 		if x == d {
 			return true
 		}

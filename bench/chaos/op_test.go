@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // The report parser reads what the real binary prints: a commit in a
@@ -33,7 +33,7 @@ func TestReportOfTheRealBinary(t *testing.T) {
 	env := []string{"SLIVINGDOC_STORE=file://" + filepath.Join(dir, "store"), "SLIVINGDOC_PRIVATE_ROOT=" + filepath.Join(dir, "priv"),
 		"HOME=" + dir, "NO_COLOR=1"}
 	res := runProc(bin, nb, env, time.Minute, func(*proc) {}, "commit", "-m", "x")
-	want := report{Code: string(server.CodeInvalidRequest), Reason: server.ReasonNotPulled, Action: string(server.ActionPullFirst)}
+	want := report{Code: string(diag.CodeInvalidRequest), Reason: diag.ReasonNotPulled, Action: string(diag.ActionPullFirst)}
 	if res.Outcome != outDomain || !reflect.DeepEqual(res.Report, want) {
 		t.Fatalf("commit before pull: %s %+v, want error %+v\n%s", res.Outcome, res.Report, want, res.Output)
 	}
@@ -80,7 +80,7 @@ func TestParseReport(t *testing.T) {
 // Every documented row passes; a wrong action, a wrong retryability, an
 // undocumented reason or detail is flagged.
 func TestCheckCatalog(t *testing.T) {
-	for _, row := range server.Catalog {
+	for _, row := range diag.Catalog {
 		rep := report{Code: string(row.Code), Reason: row.Reason, Action: string(row.Action), Retryable: row.Retryable}
 		if msg := checkCatalog(rep); msg != "" {
 			t.Errorf("documented row flagged: %s", msg)

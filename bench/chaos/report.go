@@ -160,7 +160,7 @@ func markdownReport(cfg config, all []*stats, now time.Time) string {
 			s.opsTotal(), s.ops["pull"], s.ops["commit"], s.outcomes[outOK], s.outcomes[outDomain], s.outcomes[outKilled],
 			s.outcomes[outTimeout], s.outcomes[outBroken], ms(s.percentile(0.5)), ms(s.percentile(0.99)), ms(s.longest.Duration()))
 	}
-	fmt.Fprintf(&b, "\n## Errors seen\n\nEvery one checked against the documented table (`server.Catalog`, docs/errors.md): code, reason, action and retryability.\n\n| store | code | reason | action | retryable | count |\n| --- | --- | --- | --- | --- | ---: |\n")
+	fmt.Fprintf(&b, "\n## Errors seen\n\nEvery one checked against the documented table (`diag.Catalog`, docs/errors.md): code, reason, action and retryability.\n\n| store | code | reason | action | retryable | count |\n| --- | --- | --- | --- | --- | ---: |\n")
 	for _, s := range all {
 		for _, e := range s.errorRows() {
 			fmt.Fprintf(&b, "| %s | `%s` | `%s` | `%s` | %t | %d |\n", s.store, e.Code, e.Reason, e.Action, e.Retryable, e.N)

@@ -16,6 +16,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/bench"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"golang.org/x/sync/errgroup"
@@ -495,12 +496,12 @@ func (a *agent) commit(ctx context.Context, store remote.Store, deadline time.Ti
 			a.pending = nil
 			return true, nil
 		}
-		var se *server.Error
+		var se *diag.Error
 		if !errors.As(err, &se) {
 			return false, fmt.Errorf("%s: commit: %w", a.tag, err)
 		}
 		switch {
-		case se.Code == server.CodeRemoteBusy:
+		case se.Code == diag.CodeRemoteBusy:
 			a.busy++
 		case se.Retryable:
 			k := string(se.Code) + " · " + se.Reason

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 func init() {
@@ -38,7 +38,7 @@ func toNewerFormat(t *testing.T, nb *notebook) {
 	}
 }
 
-func rowFormatNewer(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowFormatNewer(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	published(t, nb)
 	toNewerFormat(t, nb)
 	s := nb.agent("a").serve()

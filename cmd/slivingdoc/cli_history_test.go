@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // badPatch is exactly what the agent's publication changed.
@@ -248,7 +248,7 @@ func TestCLIHistoryUnavailable(t *testing.T) {
 
 // rowHistoryUnavailable is the docs/errors.md row's test: the row is
 // CLI-only (agents have no history tool), so it goes through the CLI.
-func rowHistoryUnavailable(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowHistoryUnavailable(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	cutV2Fixture(t, nb, a)
 	rep := mustFail(t, a.run("show", "1"))

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // historyFixture is a notebook at generation 2 and an agent's directory
@@ -46,7 +46,7 @@ func historyFixture(t *testing.T) (*agent, map[string]string) {
 func wantRefused(t *testing.T, a *agent, o outcome, want map[string]string, before map[string]string) {
 	t.Helper()
 	rep := mustFail(t, o)
-	if rep.code != "INVALID_REQUEST" || rep.reason != server.ReasonUncommittedChanges || rep.action != "FIX_REQUEST" || rep.retryable {
+	if rep.code != "INVALID_REQUEST" || rep.reason != diag.ReasonUncommittedChanges || rep.action != "FIX_REQUEST" || rep.retryable {
 		t.Fatalf("want UNCOMMITTED_CHANGES:\n%s", o)
 	}
 	got := map[string]string{}
@@ -91,10 +91,10 @@ func wantSaved(t *testing.T, a *agent, out string, copies map[string]string) str
 // three texts kept where the output says.
 func TestCLIRestoreKeepsUncommittedWork(t *testing.T) {
 	a, before := historyFixture(t)
-	risky := map[string]string{"a.md": server.FileLocalEdit, "notes.md": server.FileNeverCommitted, "sub/u.md": server.FileNeverCommitted}
+	risky := map[string]string{"a.md": diag.FileLocalEdit, "notes.md": diag.FileNeverCommitted, "sub/u.md": diag.FileNeverCommitted}
 	wantRefused(t, a, a.run("restore", a.dir, "--generation", "1"), risky, before)
 	// Naming the files does not make it safer.
-	wantRefused(t, a, a.run("restore", a.dir, "--generation", "1", "a.md", "notes.md"), map[string]string{"a.md": server.FileLocalEdit, "notes.md": server.FileNeverCommitted}, before)
+	wantRefused(t, a, a.run("restore", a.dir, "--generation", "1", "a.md", "notes.md"), map[string]string{"a.md": diag.FileLocalEdit, "notes.md": diag.FileNeverCommitted}, before)
 	// A restore that touches none of them goes ahead.
 	mustOKPrefix(t, a.run("restore", a.dir, "--generation", "1", "sub/s.md"), "OK  restored generation 1 ")
 	if got := a.read("sub/s.md"); got != "s1\n" {
@@ -148,7 +148,7 @@ func TestCLIRestoreRefusesAnEmptyPath(t *testing.T) {
 func TestCLIRestoreSubdirectory(t *testing.T) {
 	a, before := historyFixture(t)
 	sub := filepath.Join(a.dir, "sub")
-	wantRefused(t, a, a.run("restore", sub, "--generation", "1"), map[string]string{"sub/u.md": server.FileNeverCommitted}, before)
+	wantRefused(t, a, a.run("restore", sub, "--generation", "1"), map[string]string{"sub/u.md": diag.FileNeverCommitted}, before)
 	mustOKPrefix(t, a.run("restore", sub, "--generation", "1", "t.md"), "OK  restored generation 1 ")
 	want := map[string]string{"a.md": "my edit\n", "notes.md": "never committed\n", "sub/s.md": "s2\n", "sub/u.md": "never committed either\n"}
 	if got := a.files(); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -167,7 +167,7 @@ func TestCLIRestoreSubdirectory(t *testing.T) {
 func TestCLIRevertKeepsUncommittedWork(t *testing.T) {
 	a, before := historyFixture(t)
 	// Reverting 2 rewrites a.md (edited) and sub/s.md, deletes sub/t.md.
-	wantRefused(t, a, a.run("revert", a.dir, "2"), map[string]string{"a.md": server.FileLocalEdit}, before)
+	wantRefused(t, a, a.run("revert", a.dir, "2"), map[string]string{"a.md": diag.FileLocalEdit}, before)
 	sub := filepath.Join(a.dir, "sub")
 	mustOKPrefix(t, a.run("revert", sub, "2"), "OK  reverted generation 2 ")
 	want := map[string]string{"a.md": "my edit\n", "notes.md": "never committed\n", "sub/s.md": "s1\n", "sub/u.md": "never committed either\n"}
@@ -179,7 +179,7 @@ func TestCLIRevertKeepsUncommittedWork(t *testing.T) {
 	a.commit("three") // 3: publishes the revert of sub and sub/t.md, notes.md, sub/u.md, a.md
 	a.write("sub/t.md", "mine, edited\n")
 	before = a.files()
-	wantRefused(t, a, a.run("revert", a.dir, "3"), map[string]string{"sub/t.md": server.FileLocalEdit}, before)
+	wantRefused(t, a, a.run("revert", a.dir, "3"), map[string]string{"sub/t.md": diag.FileLocalEdit}, before)
 	o := a.run("revert", "--force", a.dir, "3")
 	if o.code != 1 { // the edit overlaps what 3 added: a conflict block keeps both
 		t.Fatalf("revert --force over an overlapping edit:\n%s", o)
@@ -193,7 +193,7 @@ func TestCLIRevertKeepsUncommittedWork(t *testing.T) {
 
 // rowUncommittedChanges is the docs/errors.md row's test: CLI only, like
 // the other history rows.
-func rowUncommittedChanges(t *testing.T, _ *notebook, row server.CatalogRow) {
+func rowUncommittedChanges(t *testing.T, _ *notebook, row diag.CatalogRow) {
 	a, _ := historyFixture(t)
 	rep := mustFail(t, a.run("restore", a.dir, "--generation", "1", "notes.md"))
 	if rep.code != string(row.Code) || rep.reason != row.Reason || rep.action != string(row.Action) || rep.retryable != row.Retryable || len(rep.files) != 1 || !contains(row.FileReasons, rep.files[0].reason) {

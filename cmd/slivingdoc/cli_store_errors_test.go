@@ -20,7 +20,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/internal/seaweed"
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 func init() {
@@ -142,7 +142,7 @@ func TestCLINoCredentials(t *testing.T) {
 	}
 }
 
-func rowNoCredentials(t *testing.T, _ *notebook, row server.CatalogRow) {
+func rowNoCredentials(t *testing.T, _ *notebook, row diag.CatalogRow) {
 	s := noCredentialsNotebook(t).agent("a").serve()
 	r := s.call(ToolPullName, map[string]any{})
 	wantRow(t, r, row)

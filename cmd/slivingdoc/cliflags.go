@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // cliCommand is the parsed command line of one engine command.
@@ -204,7 +205,7 @@ func (c *cliCommand) start(cfg *server.Config, root string) (*server.Engine, int
 	}
 	e, err := newEngine(*cfg)
 	if err != nil {
-		var de *server.Error
+		var de *diag.Error
 		if errors.As(err, &de) {
 			return nil, reportError(c.stdio.out, cfg.Logger, c.name, err, cfg.Writable, cfg.ReadOnly), true
 		}

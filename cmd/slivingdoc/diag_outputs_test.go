@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/mcpserver"
 )
 
@@ -22,13 +23,13 @@ type secretEngine struct{ dir, s string }
 func (e secretEngine) PathSets() ([]string, []string)         { return nil, nil }
 func (e secretEngine) ResolveDir(path string) (string, error) { return e.dir, nil }
 func (e secretEngine) Pull(context.Context, string) (*server.Result, error) {
-	return nil, &server.Error{Code: server.CodeEngineFailed, Reason: server.ReasonInternal, Action: server.ActionCheckHost,
+	return nil, &diag.Error{Code: diag.CodeEngineFailed, Reason: diag.ReasonInternal, Action: diag.ActionCheckHost,
 		Message: "engine says " + e.s, Detail: "detail " + e.s, Cause: errors.New("cause " + e.s)}
 }
 func (e secretEngine) Commit(context.Context, string, string) (*server.Result, error) {
-	return nil, &server.Error{Code: server.CodeRecoveryFailure, Reason: server.ReasonRecoveryPending, Action: server.ActionCheckHost,
+	return nil, &diag.Error{Code: diag.CodeRecoveryFailure, Reason: diag.ReasonRecoveryPending, Action: diag.ActionCheckHost,
 		Message: "recovery says " + e.s, Cause: errors.New("cause " + e.s),
-		Recovery: &server.Recovery{Stage: "stage " + e.s, RemoteAccepted: "yes"}}
+		Recovery: &diag.Recovery{Stage: "stage " + e.s, RemoteAccepted: "yes"}}
 }
 
 // One table of secret-bearing strings through every output the process

@@ -2,7 +2,7 @@
 
 package main
 
-// One test per row of docs/errors.md (server.Catalog), through MCP against
+// One test per row of docs/errors.md (diag.Catalog), through MCP against
 // the built binary: code, reason, action and retryable as the table says,
 // the files with their reasons and ranges, and the candid text item. A row
 // without a test fails TestMCPErrorRows, so the table cannot grow silently.
@@ -22,10 +22,10 @@ import (
 
 	"github.com/zeebo/blake3"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
-type rowTest func(t *testing.T, nb *notebook, row server.CatalogRow)
+type rowTest func(t *testing.T, nb *notebook, row diag.CatalogRow)
 
 var rowTests = map[string]rowTest{
 	"INVALID_REQUEST/INVALID_ARGUMENT":       rowInvalidArgument,
@@ -62,7 +62,7 @@ var rowTests = map[string]rowTest{
 }
 
 func TestMCPErrorRows(t *testing.T) {
-	for _, row := range server.Catalog {
+	for _, row := range diag.Catalog {
 		key := string(row.Code) + "/" + row.Reason
 		t.Run(key, func(t *testing.T) {
 			f, ok := rowTests[key]
@@ -75,7 +75,7 @@ func TestMCPErrorRows(t *testing.T) {
 }
 
 // wantRow asserts the result is exactly the catalog row.
-func wantRow(t *testing.T, r result, row server.CatalogRow) {
+func wantRow(t *testing.T, r result, row diag.CatalogRow) {
 	t.Helper()
 	wantError(t, r, string(row.Code), row.Reason, string(row.Action), row.Retryable)
 	for _, f := range r.files() {
@@ -84,10 +84,10 @@ func wantRow(t *testing.T, r result, row server.CatalogRow) {
 			t.Errorf("file reason %s is not in the row's set %v", reason, row.FileReasons)
 		}
 	}
-	if _, ok := r.s["detail"]; ok && row.Code != server.CodeEngineFailed {
+	if _, ok := r.s["detail"]; ok && row.Code != diag.CodeEngineFailed {
 		t.Errorf("detail outside ENGINE_FAILED: %s", r.raw)
 	}
-	if _, ok := r.s["recovery"]; ok != (row.Code == server.CodeRecoveryFailure) {
+	if _, ok := r.s["recovery"]; ok != (row.Code == diag.CodeRecoveryFailure) {
 		t.Errorf("recovery presence wrong for %s: %s", row.Code, r.raw)
 	}
 }
@@ -119,7 +119,7 @@ func immutable(t *testing.T, paths ...string) {
 	t.Cleanup(func() { exec.Command("chattr", append([]string{"-R", "-i"}, paths...)...).Run() })
 }
 
-func rowInvalidArgument(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowInvalidArgument(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	s := nb.agent("a").serve()
 	r := s.call(ToolPullName, map[string]any{"path": "", "dir": "/x"})
 	wantRow(t, r, row)
@@ -128,7 +128,7 @@ func rowInvalidArgument(t *testing.T, nb *notebook, row server.CatalogRow) {
 	wantRow(t, r, row)
 }
 
-func rowPathOutsideRoot(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowPathOutsideRoot(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve()
 	for _, p := range []string{"/", filepath.Join(a.dir, "..", "elsewhere")} {
@@ -141,14 +141,14 @@ func rowPathOutsideRoot(t *testing.T, nb *notebook, row server.CatalogRow) {
 	wantRow(t, s.call(ToolPullName, map[string]any{"path": filepath.Join(a.dir, "out")}), row)
 }
 
-func rowPathNotDirectory(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowPathNotDirectory(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve()
 	a.write("file.md", "x\n")
 	wantRow(t, s.call(ToolPullName, map[string]any{"path": filepath.Join(a.dir, "file.md")}), row)
 }
 
-func rowBlankMessage(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowBlankMessage(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	s := nb.agent("a").serve()
 	s.pull()
 	for _, m := range []string{"", " ", "\t\n\u00a0\u2003\u3000"} {
@@ -156,7 +156,7 @@ func rowBlankMessage(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 }
 
-func rowNotPulled(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowNotPulled(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve()
 	a.write("a.md", "never pulled\n")
@@ -167,7 +167,7 @@ func rowNotPulled(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 }
 
-func rowInvalidFiles(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowInvalidFiles(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve()
 	s.pull()
@@ -189,11 +189,11 @@ func rowInvalidFiles(t *testing.T, nb *notebook, row server.CatalogRow) {
 	wantRow(t, r, row)
 	got := fileReasons(r)
 	want := map[string]string{
-		"bad-utf8.md": server.FileInvalidUTF8,
-		"zero.md":     server.FileNulByte,
-		"link.md":     server.FileSymlink,
-		"pipe":        server.FileSpecial,
-		"a:b.md":      server.FileInvalidName,
+		"bad-utf8.md": diag.FileInvalidUTF8,
+		"zero.md":     diag.FileNulByte,
+		"link.md":     diag.FileSymlink,
+		"pipe":        diag.FileSpecial,
+		"a:b.md":      diag.FileInvalidName,
 	}
 	for p, reason := range want {
 		if got[p] != reason {
@@ -202,12 +202,12 @@ func rowInvalidFiles(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 	tooLong := false
 	for p, reason := range got {
-		tooLong = tooLong || reason == server.FilePathTooLong && len(p) > 4096 && strings.HasPrefix(long, p)
+		tooLong = tooLong || reason == diag.FilePathTooLong && len(p) > 4096 && strings.HasPrefix(long, p)
 	}
 	if !tooLong {
 		t.Errorf("no PATH_TOO_LONG for the deep file or its first too-long ancestor")
 	}
-	if got["Case.md"] != server.FileNameCollision && got["case.md"] != server.FileNameCollision {
+	if got["Case.md"] != diag.FileNameCollision && got["case.md"] != diag.FileNameCollision {
 		t.Errorf("no NAME_COLLISION for Case.md/case.md: %v", got)
 	}
 	if _, ok := got["ok.md"]; ok {
@@ -278,7 +278,7 @@ func conflicted(t *testing.T, nb *notebook) (*agent, *mcpServer, result) {
 	return b, sb, sb.call(ToolCommitName, map[string]any{"message": "b edits"})
 }
 
-func rowMergeConflict(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowMergeConflict(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	b, _, r := conflicted(t, nb)
 	wantRow(t, r, row)
 	if got := fileReasons(r); got["notes/a.md"] != "TEXT_CONFLICT" || got["d.md"] != "MODIFY_DELETE" {
@@ -300,11 +300,11 @@ func rowMergeConflict(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 }
 
-func rowUnresolvedMarkers(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowUnresolvedMarkers(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	_, sb, _ := conflicted(t, nb)
 	r := sb.call(ToolCommitName, map[string]any{"message": "unresolved"})
 	wantRow(t, r, row)
-	if got := fileReasons(r); got["notes/a.md"] != server.FileConflictMarkers {
+	if got := fileReasons(r); got["notes/a.md"] != diag.FileConflictMarkers {
 		t.Fatalf("file reasons %v", got)
 	}
 	if rs := fileRanges(r)["notes/a.md"]; len(rs) != 1 || rs[0] != [2]int{2, 6} {
@@ -312,7 +312,7 @@ func rowUnresolvedMarkers(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 }
 
-func rowOutsideWritable(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowOutsideWritable(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve("--writable", "notes")
 	s.pull()
@@ -320,7 +320,7 @@ func rowOutsideWritable(t *testing.T, nb *notebook, row server.CatalogRow) {
 	a.write("other.md", "not allowed\n")
 	r := s.call(ToolCommitName, map[string]any{"message": "m"})
 	wantRow(t, r, row)
-	if got := fileReasons(r); len(got) != 1 || got["other.md"] != server.ReasonOutsideWritable {
+	if got := fileReasons(r); len(got) != 1 || got["other.md"] != diag.ReasonOutsideWritable {
 		t.Fatalf("file reasons %v", got)
 	}
 	if _, err := os.Stat(filepath.Join(a.dir, "other.md")); !os.IsNotExist(err) {
@@ -331,7 +331,7 @@ func rowOutsideWritable(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 }
 
-func rowInsideReadOnly(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowInsideReadOnly(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	owner := nb.agent("owner").serve()
 	owner.pull()
 	owner.a.write("docs/guide.md", "accepted\n")
@@ -342,7 +342,7 @@ func rowInsideReadOnly(t *testing.T, nb *notebook, row server.CatalogRow) {
 	a.write("docs/guide.md", "vandalised\n")
 	r := s.call(ToolCommitName, map[string]any{"message": "m"})
 	wantRow(t, r, row)
-	if got := fileReasons(r); len(got) != 1 || got["docs/guide.md"] != server.ReasonInsideReadOnly {
+	if got := fileReasons(r); len(got) != 1 || got["docs/guide.md"] != diag.ReasonInsideReadOnly {
 		t.Fatalf("file reasons %v", got)
 	}
 	if a.read("docs/guide.md") != "accepted\n" {
@@ -350,7 +350,7 @@ func rowInsideReadOnly(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 }
 
-func rowStoreUnreachable(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowStoreUnreachable(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	s := nb.agent("a").serve()
 	// A symlink loop where `current` lives: every read fails with ELOOP,
 	// which is neither "absent" nor "forbidden".
@@ -364,7 +364,7 @@ func rowStoreUnreachable(t *testing.T, nb *notebook, row server.CatalogRow) {
 	wantRow(t, s.call(ToolPullName, map[string]any{}), row)
 }
 
-func rowAccessDenied(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowAccessDenied(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve()
 	s.pull()
@@ -375,13 +375,13 @@ func rowAccessDenied(t *testing.T, nb *notebook, row server.CatalogRow) {
 	wantRow(t, s.call(ToolCommitName, map[string]any{"message": "second"}), row)
 }
 
-func rowAcceptanceUnknown(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowAcceptanceUnknown(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	// An ambiguous publication needs a store whose replace is lost in
 	// flight and whose re-reads fail; the file store cannot be made to.
 	t.Skip("needs scripted store faults: covered through MCP by server/mcpserver TestStoreFaultAcceptanceUnknown (engine over memstore.Mem)")
 }
 
-func rowIncompatibleStore(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowIncompatibleStore(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	// The row is the store losing its guarantees when re-proved during a
 	// session; at startup serve exits with the INCOMPATIBLE_STORE
 	// diagnostic instead. The file store always keeps its guarantees, so
@@ -390,7 +390,7 @@ func rowIncompatibleStore(t *testing.T, nb *notebook, row server.CatalogRow) {
 	t.Skip("needs a store without conditional writes: covered through MCP by server/mcpserver TestStoreFaultIncompatibleStore (engine over memstore.Mem)")
 }
 
-func rowCorruptManifest(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowCorruptManifest(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	s := nb.agent("a").serve()
 	s.pull()
 	cur := filepath.Join(storeDir(nb), "current")
@@ -402,7 +402,7 @@ func rowCorruptManifest(t *testing.T, nb *notebook, row server.CatalogRow) {
 
 // rowGenerationRegressed: `current` deleted after this host saw
 // generation 1 (cli_generation_test.go covers a restored older copy).
-func rowGenerationRegressed(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowGenerationRegressed(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	s := nb.agent("a").serve()
 	s.pull()
 	s.a.write("notes/a.md", "content\n")
@@ -421,7 +421,7 @@ func published(t *testing.T, nb *notebook) {
 	o.commit("content")
 }
 
-func rowCorruptPack(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowCorruptPack(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	published(t, nb)
 	for _, p := range packFiles(t, storeDir(nb)) {
 		b, err := os.ReadFile(p)
@@ -436,7 +436,7 @@ func rowCorruptPack(t *testing.T, nb *notebook, row server.CatalogRow) {
 	wantRow(t, nb.agent("fresh").serve().call(ToolPullName, map[string]any{}), row)
 }
 
-func rowMissingPack(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowMissingPack(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	published(t, nb)
 	for _, p := range packFiles(t, storeDir(nb)) {
 		if err := os.Remove(p); err != nil {
@@ -446,7 +446,7 @@ func rowMissingPack(t *testing.T, nb *notebook, row server.CatalogRow) {
 	wantRow(t, nb.agent("fresh").serve().call(ToolPullName, map[string]any{}), row)
 }
 
-func rowCacheCorrupt(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowCacheCorrupt(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a, b := nb.agent("a"), nb.agent("b")
 	sa, sb := a.serve(), b.serve()
 	sa.pull()
@@ -498,7 +498,7 @@ func damageRecords(p []byte) []byte {
 	return p
 }
 
-func rowLocalIO(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowLocalIO(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve()
 	s.pull()
@@ -508,22 +508,22 @@ func rowLocalIO(t *testing.T, nb *notebook, row server.CatalogRow) {
 	a.write("a.md", "x\n")
 	r := s.call(ToolCommitName, map[string]any{"message": "m"})
 	wantRow(t, r, row)
-	if r.str("detail") != server.DetailPermission {
-		t.Fatalf("detail %q, want %q", r.str("detail"), server.DetailPermission)
+	if r.str("detail") != diag.DetailPermission {
+		t.Fatalf("detail %q, want %q", r.str("detail"), diag.DetailPermission)
 	}
-	if !strings.Contains(r.text, "\ndetail: "+server.DetailPermission+"\n") {
+	if !strings.Contains(r.text, "\ndetail: "+diag.DetailPermission+"\n") {
 		t.Fatalf("text item lacks the detail:\n%s", r.text)
 	}
 }
 
-func rowInternal(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowInternal(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	// An unexpected failure has no reliable trigger from outside the
 	// process; the adapter's own tests (server/mcpserver) prove that a
 	// non-domain error or a panic becomes exactly this row.
 	t.Skip("no external trigger: covered by server/mcpserver TestUnexpectedFailuresStayInEnvelope")
 }
 
-func rowResynchronized(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowResynchronized(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	// RESYNCHRONIZED needs a failure the immediate resynchronisation does
 	// not meet again (a cancelled context, a transient I/O error). A
 	// cancelled MCP request is a protocol error by design, and an on-disk
@@ -534,7 +534,7 @@ func rowResynchronized(t *testing.T, nb *notebook, row server.CatalogRow) {
 // rowRecoveryPending: a pull whose rewrite of the directory fails midway
 // (a file the OS refuses to replace) cannot resynchronise either; once the
 // fault is gone the next call recovers.
-func rowRecoveryPending(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowRecoveryPending(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	b, sb, r := failedRewrite(t, nb)
 	wantRow(t, r, row)
 	rec := r.s["recovery"].(map[string]any)
@@ -567,7 +567,7 @@ func failedRewrite(t *testing.T, nb *notebook) (*agent, *mcpServer, result) {
 	sa.commit("change")
 	immutable(t, filepath.Join(b.dir, "x", "2.md"))
 	r := sb.call(ToolPullName, map[string]any{})
-	if r.str("code") != string(server.CodeRecoveryFailure) {
+	if r.str("code") != string(diag.CodeRecoveryFailure) {
 		t.Fatalf("want RECOVERY_FAILURE, got %s", r.text)
 	}
 	rec, _ := r.s["recovery"].(map[string]any)

@@ -101,7 +101,7 @@ func (m *mcpServer) close() {
 	for _, line := range strings.Split(m.stderr.String(), "\n") {
 		checkNoLeak(m.t, "log line", line, m.forbidden)
 		if strings.Contains(line, "uncatalogued token") {
-			m.t.Errorf("the server emitted a token server.Catalog lacks: %s", line)
+			m.t.Errorf("the server emitted a token diag.Catalog lacks: %s", line)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // Issue 14 item 4 over MCP: the instructions' `<dir>/notes` addresses the
@@ -48,7 +48,7 @@ func TestMCPSubdirectoryPathAddressesTheEnclosingNotebook(t *testing.T) {
 	}
 }
 
-func rowContainsNotebook(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowContainsNotebook(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve()
 	inner := filepath.Join(a.dir, "team", "inner")
@@ -65,7 +65,7 @@ func rowContainsNotebook(t *testing.T, nb *notebook, row server.CatalogRow) {
 	}
 }
 
-func rowBaselineLost(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowBaselineLost(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	s := a.serve()
 	s.pull()
@@ -100,7 +100,7 @@ func rowBaselineLost(t *testing.T, nb *notebook, row server.CatalogRow) {
 }
 
 // rowDirectoryNotEmpty is CLI-only: `pull` with no path argument.
-func rowDirectoryNotEmpty(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowDirectoryNotEmpty(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	a.write("mine.md", "m\n")
 	o := a.runIn(a.dir, a.env, "pull")

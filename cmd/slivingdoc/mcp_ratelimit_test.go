@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // rowRetriesExhausted: a store that refuses writes as too frequent (HTTP
@@ -23,7 +23,7 @@ import (
 // the limit lifts is accepted. The store is SeaweedFS behind a proxy that
 // answers 429 to every write but those of `current`: the file store never
 // rate-limits.
-func rowRetriesExhausted(t *testing.T, _ *notebook, row server.CatalogRow) {
+func rowRetriesExhausted(t *testing.T, _ *notebook, row diag.CatalogRow) {
 	env := seaweedStoreEnv(t)
 	var limited atomic.Bool
 	var refused atomic.Int32

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/secrets/secretstest"
 )
 
@@ -69,7 +69,7 @@ func noSecretStored(t *testing.T, a *agent, secret string) {
 	}
 }
 
-func rowSecretInMessage(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowSecretInMessage(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	c := secretstest.Cases(31)[2] // a GitHub token
 	a, s := secretsServer(t, nb, c.Secret)
 	a.write("notes.md", "# notes\nan edit\n")

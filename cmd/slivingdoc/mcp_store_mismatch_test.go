@@ -4,12 +4,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // serve's store is fixed at start-up; a directory pulled from another
 // store is refused, as on the CLI, instead of mixing two notebooks.
-func rowStoreMismatch(t *testing.T, nb *notebook, row server.CatalogRow) {
+func rowStoreMismatch(t *testing.T, nb *notebook, row diag.CatalogRow) {
 	a := nb.agent("a")
 	a.pull()
 	a.write("plan.md", "mine\n")

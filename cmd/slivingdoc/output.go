@@ -153,7 +153,7 @@ func reportError(w io.Writer, log *slog.Logger, op string, err error, writable, 
 		fmt.Fprintf(w, "slivingdoc %s: %s\n", op, ue.msg)
 		return 2
 	}
-	var de *server.Error
+	var de *diag.Error
 	if !errors.As(err, &de) {
 		// Not classified by the engine: never show its text (it may hold
 		// private paths or keys); the log has it under the diagnosticId.
@@ -180,11 +180,11 @@ func reportError(w io.Writer, log *slog.Logger, op string, err error, writable, 
 // logLevelFor keeps stderr quiet for outcomes the report fully explains
 // (the user fixes the request, the files or the conflict) and logs store,
 // engine and recovery failures, whose cause is only in the log, as errors.
-func logLevelFor(c server.Code) slog.Level {
+func logLevelFor(c diag.Code) slog.Level {
 	switch c {
-	case server.CodeInvalidRequest, server.CodeInvalidContent, server.CodeContentConflict, server.CodeReadOnlyPath:
+	case diag.CodeInvalidRequest, diag.CodeInvalidContent, diag.CodeContentConflict, diag.CodeReadOnlyPath:
 		return slog.LevelDebug
-	case server.CodeRemoteBusy:
+	case diag.CodeRemoteBusy:
 		return slog.LevelWarn
 	}
 	return slog.LevelError

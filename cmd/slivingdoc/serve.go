@@ -9,8 +9,8 @@ import (
 	"syscall"
 
 	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/author"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/mcpserver"
 )
 
@@ -90,7 +90,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	eng, err := newEngine(cfg)
 	if err != nil {
 		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))
-		var de *server.Error
+		var de *diag.Error
 		if errors.As(err, &de) {
 			return 1
 		}

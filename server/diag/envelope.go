@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/slivingdoc/slivingdoc/server"
 )
 
 // Envelope is the structured error (spec/mcp-tools.md, "The structured
@@ -38,21 +36,14 @@ type Range struct {
 	End   int `json:"end"`
 }
 
-// Recovery is the RECOVERY_FAILURE report.
-type Recovery struct {
-	Stage          string `json:"stage"`
-	RemoteAccepted string `json:"remoteAccepted"`
-	Resynchronized bool   `json:"resynchronized"`
-}
-
 // Internal is the error for a failure the engine did not classify (a
-// panic, an error that is not a *server.Error): its text never leaves the
+// panic, an error that is not an *Error): its text never leaves the
 // process except in the log record under the diagnosticId.
-func Internal(cause error) *server.Error {
-	return &server.Error{
-		Code:    server.CodeEngineFailed,
-		Reason:  server.ReasonInternal,
-		Action:  server.ActionCheckHost,
+func Internal(cause error) *Error {
+	return &Error{
+		Code:    CodeEngineFailed,
+		Reason:  ReasonInternal,
+		Action:  ActionCheckHost,
 		Message: "The operation failed unexpectedly; the log record with this diagnosticId has the cause.",
 		Cause:   cause,
 	}
@@ -66,10 +57,10 @@ func nonNil(s []string) []string {
 }
 
 // NewEnvelope builds the envelope of e under the diagnostic ID id. Tokens
-// the engine left empty are completed from server.Catalog so a caller
+// the engine left empty are completed from Catalog so a caller
 // always has a reason and a next step; message, detail and recovery stage
 // are scrubbed by sc. File paths are not: they are the caller's own names.
-func NewEnvelope(e *server.Error, id string, writable, readOnly []string, sc *Scrubber) Envelope {
+func NewEnvelope(e *Error, id string, writable, readOnly []string, sc *Scrubber) Envelope {
 	out := Envelope{
 		Code:         string(e.Code),
 		Reason:       e.Reason,
@@ -82,10 +73,10 @@ func NewEnvelope(e *server.Error, id string, writable, readOnly []string, sc *Sc
 		Writable:     nonNil(writable),
 	}
 	if out.Code == "" {
-		out.Code, out.Reason = string(server.CodeEngineFailed), server.ReasonInternal
+		out.Code, out.Reason = string(CodeEngineFailed), ReasonInternal
 	}
 	if out.Reason == "" || out.Action == "" {
-		row := CatalogRow(server.Code(out.Code), out.Reason)
+		row := RowFor(Code(out.Code), out.Reason)
 		if out.Reason == "" {
 			out.Reason = row.Reason
 		}
@@ -95,9 +86,9 @@ func NewEnvelope(e *server.Error, id string, writable, readOnly []string, sc *Sc
 		}
 	}
 	if out.Message == "" {
-		out.Message = CatalogRow(server.Code(out.Code), out.Reason).Meaning
+		out.Message = RowFor(Code(out.Code), out.Reason).Meaning
 	}
-	if e.Code == server.CodeEngineFailed {
+	if e.Code == CodeEngineFailed {
 		out.Detail = sc.Text(e.Detail)
 	}
 	for _, f := range e.Files {
@@ -110,7 +101,7 @@ func NewEnvelope(e *server.Error, id string, writable, readOnly []string, sc *Sc
 		}
 		out.Files = append(out.Files, fe)
 	}
-	if e.Code == server.CodeRecoveryFailure && e.Recovery != nil {
+	if e.Code == CodeRecoveryFailure && e.Recovery != nil {
 		out.Recovery = &Recovery{
 			Stage:          sc.Text(e.Recovery.Stage),
 			RemoteAccepted: e.Recovery.RemoteAccepted,
@@ -120,11 +111,11 @@ func NewEnvelope(e *server.Error, id string, writable, readOnly []string, sc *Sc
 	return out
 }
 
-// CatalogRow returns the row for code and reason, else the code's first
+// RowFor returns the row for code and reason, else the code's first
 // row, else ENGINE_FAILED/INTERNAL.
-func CatalogRow(code server.Code, reason string) server.CatalogRow {
-	var first *server.CatalogRow
-	for i, row := range server.Catalog {
+func RowFor(code Code, reason string) CatalogRow {
+	var first *CatalogRow
+	for i, row := range Catalog {
 		if row.Code != code {
 			continue
 		}
@@ -132,13 +123,13 @@ func CatalogRow(code server.Code, reason string) server.CatalogRow {
 			return row
 		}
 		if first == nil {
-			first = &server.Catalog[i]
+			first = &Catalog[i]
 		}
 	}
 	if first != nil {
 		return *first
 	}
-	return CatalogRow(server.CodeEngineFailed, server.ReasonInternal)
+	return RowFor(CodeEngineFailed, ReasonInternal)
 }
 
 // Style is how Text renders for one output. The zero Style is the MCP text

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // Byte bound of the path input (spec/mcp-tools.md, Inputs); the message's
@@ -34,7 +35,7 @@ type args struct {
 // decodeArgs decodes raw tool arguments strictly: a JSON object whose only
 // members are the tool's fields, each at most once, each a string. Absent
 // or null arguments are the empty object. Every failure is INVALID_REQUEST.
-func decodeArgs(raw json.RawMessage, tool string) (args, *server.Error) {
+func decodeArgs(raw json.RawMessage, tool string) (args, *diag.Error) {
 	var a args
 	withMessage := tool == ToolCommit
 	// Absent and null arguments both mean "no arguments": some clients
@@ -101,7 +102,7 @@ func decodeArgs(raw json.RawMessage, tool string) (args, *server.Error) {
 }
 
 // validate applies the field rules and resolves ~/ in path.
-func (a *args) validate(tool string) *server.Error {
+func (a *args) validate(tool string) *diag.Error {
 	if a.path != "" {
 		if strings.ContainsRune(a.path, 0) {
 			return invalidArgument("%s: path contains U+0000.", tool)
@@ -140,7 +141,7 @@ func (a *args) validate(tool string) *server.Error {
 	case server.MessageTooLong:
 		return invalidArgument("notes_commit: message is %d bytes; the limit is 16,384.", len(a.message))
 	case server.MessageBlank:
-		return requestError(server.ReasonBlankMessage, "notes_commit: message is blank; describe the change.")
+		return requestError(diag.ReasonBlankMessage, "notes_commit: message is blank; describe the change.")
 	}
 	return nil // MessageNotUTF8 cannot come out of JSON; the engine refuses it anyway
 }
@@ -205,15 +206,15 @@ func shortQuote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-func invalidArgument(format string, v ...any) *server.Error {
-	return requestError(server.ReasonInvalidArgument, fmt.Sprintf(format, v...))
+func invalidArgument(format string, v ...any) *diag.Error {
+	return requestError(diag.ReasonInvalidArgument, fmt.Sprintf(format, v...))
 }
 
-func requestError(reason, message string) *server.Error {
-	return &server.Error{
-		Code:    server.CodeInvalidRequest,
+func requestError(reason, message string) *diag.Error {
+	return &diag.Error{
+		Code:    diag.CodeInvalidRequest,
 		Reason:  reason,
-		Action:  server.ActionFixRequest,
+		Action:  diag.ActionFixRequest,
 		Message: message,
 	}
 }

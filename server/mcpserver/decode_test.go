@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // TestDecodeRejects lists every input the strict decode refuses, with the
@@ -17,35 +18,35 @@ func TestDecodeRejects(t *testing.T) {
 	cases := []struct {
 		name, tool, raw, reason string
 	}{
-		{"unknown field", ToolPull, `{"dir":"/x"}`, server.ReasonInvalidArgument},
-		{"message on pull", ToolPull, `{"message":"m"}`, server.ReasonInvalidArgument},
-		{"duplicate path", ToolPull, `{"path":"/a","path":"/b"}`, server.ReasonInvalidArgument},
-		{"duplicate message", ToolCommit, `{"message":"a","message":"b"}`, server.ReasonInvalidArgument},
-		{"null path", ToolPull, `{"path":null}`, server.ReasonInvalidArgument},
-		{"null message", ToolCommit, `{"message":null}`, server.ReasonInvalidArgument},
-		{"array arguments", ToolPull, `[]`, server.ReasonInvalidArgument},
-		{"string arguments", ToolPull, `"x"`, server.ReasonInvalidArgument},
-		{"number path", ToolPull, `{"path":1}`, server.ReasonInvalidArgument},
-		{"bool message", ToolCommit, `{"message":true}`, server.ReasonInvalidArgument},
-		{"object path", ToolPull, `{"path":{"a":"b"}}`, server.ReasonInvalidArgument},
-		{"invalid utf8", ToolCommit, "{\"message\":\"a\xff\"}", server.ReasonInvalidArgument},
-		{"relative path", ToolPull, `{"path":"notes"}`, server.ReasonInvalidArgument},
-		{"tilde without slash", ToolPull, `{"path":"~"}`, server.ReasonInvalidArgument},
-		{"nul in path", ToolPull, `{"path":"/a\u0000b"}`, server.ReasonInvalidArgument},
-		{"path over 4096 bytes", ToolPull, `{"path":"` + long + `"}`, server.ReasonInvalidArgument},
-		{"4,000-byte path component", ToolPull, `{"path":"/nb/` + strings.Repeat("c", 4000) + `"}`, server.ReasonInvalidArgument},
-		{"256-byte path component", ToolCommit, `{"message":"m","path":"/nb/` + strings.Repeat("n", 256) + `/x"}`, server.ReasonInvalidArgument},
-		{"missing message", ToolCommit, `{}`, server.ReasonInvalidArgument},
-		{"absent arguments on commit", ToolCommit, ``, server.ReasonInvalidArgument},
-		{"nul in message", ToolCommit, `{"message":"a\u0000"}`, server.ReasonInvalidArgument},
-		{"message over 16384 bytes", ToolCommit, `{"message":"` + strings.Repeat("é", 8193) + `"}`, server.ReasonInvalidArgument},
-		{"empty message", ToolCommit, `{"message":""}`, server.ReasonBlankMessage},
-		{"lone high surrogate in message", ToolCommit, `{"message":"a\ud800b"}`, server.ReasonInvalidArgument},
-		{"lone low surrogate in message", ToolCommit, `{"message":"\uDC00"}`, server.ReasonInvalidArgument},
-		{"high surrogate at the end", ToolCommit, `{"message":"x\ud83d"}`, server.ReasonInvalidArgument},
-		{"two high surrogates", ToolCommit, `{"message":"\ud83d\ud83d"}`, server.ReasonInvalidArgument},
-		{"lone surrogate in path", ToolPull, `{"path":"/a\udfff"}`, server.ReasonInvalidArgument},
-		{"white space message", ToolCommit, `{"message":" \t\n\r\u00a0\u2003\u3000\u0085"}`, server.ReasonBlankMessage},
+		{"unknown field", ToolPull, `{"dir":"/x"}`, diag.ReasonInvalidArgument},
+		{"message on pull", ToolPull, `{"message":"m"}`, diag.ReasonInvalidArgument},
+		{"duplicate path", ToolPull, `{"path":"/a","path":"/b"}`, diag.ReasonInvalidArgument},
+		{"duplicate message", ToolCommit, `{"message":"a","message":"b"}`, diag.ReasonInvalidArgument},
+		{"null path", ToolPull, `{"path":null}`, diag.ReasonInvalidArgument},
+		{"null message", ToolCommit, `{"message":null}`, diag.ReasonInvalidArgument},
+		{"array arguments", ToolPull, `[]`, diag.ReasonInvalidArgument},
+		{"string arguments", ToolPull, `"x"`, diag.ReasonInvalidArgument},
+		{"number path", ToolPull, `{"path":1}`, diag.ReasonInvalidArgument},
+		{"bool message", ToolCommit, `{"message":true}`, diag.ReasonInvalidArgument},
+		{"object path", ToolPull, `{"path":{"a":"b"}}`, diag.ReasonInvalidArgument},
+		{"invalid utf8", ToolCommit, "{\"message\":\"a\xff\"}", diag.ReasonInvalidArgument},
+		{"relative path", ToolPull, `{"path":"notes"}`, diag.ReasonInvalidArgument},
+		{"tilde without slash", ToolPull, `{"path":"~"}`, diag.ReasonInvalidArgument},
+		{"nul in path", ToolPull, `{"path":"/a\u0000b"}`, diag.ReasonInvalidArgument},
+		{"path over 4096 bytes", ToolPull, `{"path":"` + long + `"}`, diag.ReasonInvalidArgument},
+		{"4,000-byte path component", ToolPull, `{"path":"/nb/` + strings.Repeat("c", 4000) + `"}`, diag.ReasonInvalidArgument},
+		{"256-byte path component", ToolCommit, `{"message":"m","path":"/nb/` + strings.Repeat("n", 256) + `/x"}`, diag.ReasonInvalidArgument},
+		{"missing message", ToolCommit, `{}`, diag.ReasonInvalidArgument},
+		{"absent arguments on commit", ToolCommit, ``, diag.ReasonInvalidArgument},
+		{"nul in message", ToolCommit, `{"message":"a\u0000"}`, diag.ReasonInvalidArgument},
+		{"message over 16384 bytes", ToolCommit, `{"message":"` + strings.Repeat("é", 8193) + `"}`, diag.ReasonInvalidArgument},
+		{"empty message", ToolCommit, `{"message":""}`, diag.ReasonBlankMessage},
+		{"lone high surrogate in message", ToolCommit, `{"message":"a\ud800b"}`, diag.ReasonInvalidArgument},
+		{"lone low surrogate in message", ToolCommit, `{"message":"\uDC00"}`, diag.ReasonInvalidArgument},
+		{"high surrogate at the end", ToolCommit, `{"message":"x\ud83d"}`, diag.ReasonInvalidArgument},
+		{"two high surrogates", ToolCommit, `{"message":"\ud83d\ud83d"}`, diag.ReasonInvalidArgument},
+		{"lone surrogate in path", ToolPull, `{"path":"/a\udfff"}`, diag.ReasonInvalidArgument},
+		{"white space message", ToolCommit, `{"message":" \t\n\r\u00a0\u2003\u3000\u0085"}`, diag.ReasonBlankMessage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +54,7 @@ func TestDecodeRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("decodeArgs(%s) accepted", c.raw)
 			}
-			if err.Code != server.CodeInvalidRequest || err.Reason != c.reason || err.Action != server.ActionFixRequest || err.Retryable {
+			if err.Code != diag.CodeInvalidRequest || err.Reason != c.reason || err.Action != diag.ActionFixRequest || err.Retryable {
 				t.Fatalf("got %s/%s/%s retryable=%t, want INVALID_REQUEST/%s/FIX_REQUEST", err.Code, err.Reason, err.Action, err.Retryable, c.reason)
 			}
 			if err.Message == "" {

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 var diagID = regexp.MustCompile(`^[0-9a-f]{16}$`)
@@ -19,7 +20,7 @@ var diagID = regexp.MustCompile(`^[0-9a-f]{16}$`)
 // and completion records of its own call.
 func TestDiagnosticIDCorrelatesLogRecords(t *testing.T) {
 	eng := &fakeEngine{dir: "/w", pull: func(context.Context, string) (*server.Result, error) {
-		return nil, &server.Error{Code: server.CodeRemoteBusy, Reason: server.ReasonRetriesExhausted, Action: server.ActionRetry,
+		return nil, &diag.Error{Code: diag.CodeRemoteBusy, Reason: diag.ReasonRetriesExhausted, Action: diag.ActionRetry,
 			Retryable: true, Message: "busy", Cause: errors.New("lost 9 races")}
 	}}
 	cs, logs := connect(t, eng)
@@ -97,7 +98,7 @@ func TestCancelledCallIsProtocolError(t *testing.T) {
 	eng := &fakeEngine{dir: "/w", pull: func(ctx context.Context, _ string) (*server.Result, error) {
 		close(started)
 		<-ctx.Done()
-		return nil, &server.Error{Code: server.CodeEngineFailed, Reason: server.ReasonInternal, Action: server.ActionCheckHost, Message: "x", Cause: ctx.Err()}
+		return nil, &diag.Error{Code: diag.CodeEngineFailed, Reason: diag.ReasonInternal, Action: diag.ActionCheckHost, Message: "x", Cause: ctx.Err()}
 	}}
 	cs, logs := connect(t, eng)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -56,7 +56,7 @@
 //	                                       wrong type, byte bounds, U+0000,
 //	                                       lone surrogates, blank message,
 //	                                       ~/ and absolute path
-//	  ─▶ Engine.Pull / Engine.Commit       (*server.Error on domain failure)
+//	  ─▶ Engine.Pull / Engine.Commit       (*diag.Error on domain failure)
 //	  ─▶ okResult  | diag.NewEnvelope      structured object, fields in spec order
 //	  ─▶ okText    | Envelope.Text         the text item (directory | candid report)
 //	  ─▶ diag.Scrubber                     the one scrub policy, on every diagnostic text
@@ -70,13 +70,13 @@
 //
 // Both tools advertise outputSchema (schema.go): the success object or the
 // structured error, since clients validate structuredContent either way;
-// the error's tokens are enums built from server.Catalog. An envelope with
+// the error's tokens are enums built from diag.Catalog. An envelope with
 // a token the catalogue lacks is answered as ENGINE_FAILED/INTERNAL, with
 // an error log record naming the token, rather than fail every validating
 // client.
 //
 // Domain errors, including bad arguments, are always isError results built
-// from *server.Error; the handler never returns a Go error for them, so no
+// from *diag.Error; the handler never returns a Go error for them, so no
 // raw error text reaches the model. A cancelled request and malformed
 // JSON-RPC stay protocol errors, answered by the transport; a request the
 // client cancelled is not answered at all, and its completion record says

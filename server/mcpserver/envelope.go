@@ -59,14 +59,14 @@ func okText(r okResult, p pathSets) string { return r.Path + p.dirSuffix() }
 
 // newErr builds the envelope of a domain error (diag.NewEnvelope) with
 // this server's path sets.
-func newErr(e *server.Error, diagID string, p pathSets, sc *diag.Scrubber) diag.Envelope {
+func newErr(e *diag.Error, diagID string, p pathSets, sc *diag.Scrubber) diag.Envelope {
 	return diag.NewEnvelope(e, diagID, p.writable, p.readOnly, sc)
 }
 
 // catalogued is every token the outputSchema allows, by field, built on
 // the first domain error serve reports rather than at package init.
 var catalogued = sync.OnceValue(func() map[string]map[string]bool {
-	t := server.CatalogTokens()
+	t := diag.CatalogTokens()
 	set := func(s []string) map[string]bool {
 		m := make(map[string]bool, len(s))
 		for _, v := range s {
@@ -77,7 +77,7 @@ var catalogued = sync.OnceValue(func() map[string]map[string]bool {
 	return map[string]map[string]bool{"code": set(t.Codes), "reason": set(t.Reasons), "action": set(t.Actions), "file": set(t.FileReasons)}
 })
 
-// uncatalogued names the first token of env that server.Catalog lacks,
+// uncatalogued names the first token of env that diag.Catalog lacks,
 // or returns "". Such an envelope would fail the outputSchema every
 // validating client checks, turning a domain error into a protocol error,
 // so the caller replaces it (a test fails on the log record first).

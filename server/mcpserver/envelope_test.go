@@ -46,10 +46,10 @@ func TestEnvelopeMatchesSpecExamples(t *testing.T) {
 		t.Errorf("success object\n got %s\nwant %s", got, compact(t, wantOK))
 	}
 
-	e := newErr(&server.Error{
-		Code: server.CodeContentConflict, Reason: server.ReasonMergeConflict, Action: server.ActionEditFiles,
+	e := newErr(&diag.Error{
+		Code: diag.CodeContentConflict, Reason: diag.ReasonMergeConflict, Action: diag.ActionEditFiles,
 		Message: "Resolve the conflict blocks before notes_commit.",
-		Files:   []server.FileError{{Path: "notes/today.md", Reason: string(merge.TextConflict), Ranges: []merge.Range{{Start: 12, End: 18}}}},
+		Files:   []diag.FileError{{Path: "notes/today.md", Reason: string(merge.TextConflict), Ranges: []merge.Range{{Start: 12, End: 18}}}},
 	}, "0011223344556677", pathSets{}, diag.NewScrubber())
 	wantErr := `{"code":"CONTENT_CONFLICT","reason":"MERGE_CONFLICT","action":"EDIT_FILES","diagnosticId":"0011223344556677","retryable":false,
 	  "message":"Resolve the conflict blocks before notes_commit.",
@@ -70,12 +70,12 @@ func TestEnvelopeMatchesSpecExamples(t *testing.T) {
 
 func TestEnvelopeOptionalParts(t *testing.T) {
 	sets := pathSets{writable: []string{"notes"}, readOnly: []string{"notes/fixed"}}
-	e := newErr(&server.Error{
-		Code: server.CodeRecoveryFailure, Reason: server.ReasonResynchronized, Action: server.ActionPull, Retryable: true,
+	e := newErr(&diag.Error{
+		Code: diag.CodeRecoveryFailure, Reason: diag.ReasonResynchronized, Action: diag.ActionPull, Retryable: true,
 		Message:  "Pull again.",
 		Detail:   "disk full", // not ENGINE_FAILED: must be dropped
-		Files:    []server.FileError{{Path: "a.md", Reason: string(merge.ModifyDelete)}, {Path: "b.md", Reason: string(merge.TextConflict), Ranges: []merge.Range{{Start: 1, End: 3}, {Start: 9, End: 9}}}},
-		Recovery: &server.Recovery{Stage: "rewrite", RemoteAccepted: "yes", Resynchronized: true},
+		Files:    []diag.FileError{{Path: "a.md", Reason: string(merge.ModifyDelete)}, {Path: "b.md", Reason: string(merge.TextConflict), Ranges: []merge.Range{{Start: 1, End: 3}, {Start: 9, End: 9}}}},
+		Recovery: &diag.Recovery{Stage: "rewrite", RemoteAccepted: "yes", Resynchronized: true},
 	}, "89abcdef01234567", sets, diag.NewScrubber())
 	if e.Detail != "" {
 		t.Errorf("detail %q on %s", e.Detail, e.Code)
@@ -96,7 +96,7 @@ func TestEnvelopeOptionalParts(t *testing.T) {
 		t.Errorf("text\n got %q\nwant %q", got, want)
 	}
 
-	d := newErr(&server.Error{Code: server.CodeEngineFailed, Reason: server.ReasonLocalIO, Action: server.ActionCheckHost,
+	d := newErr(&diag.Error{Code: diag.CodeEngineFailed, Reason: diag.ReasonLocalIO, Action: diag.ActionCheckHost,
 		Retryable: true, Message: "A local file operation failed.", Detail: "disk full"}, "0000000000000000", pathSets{}, diag.NewScrubber())
 	if d.Detail != "disk full" {
 		t.Errorf("ENGINE_FAILED detail = %q", d.Detail)
@@ -112,21 +112,21 @@ func TestEnvelopeOptionalParts(t *testing.T) {
 // An engine error that forgot its tokens still gives the agent a reason,
 // an action and a message from the catalog.
 func TestEnvelopeCompletesMissingTokens(t *testing.T) {
-	e := newErr(&server.Error{Code: server.CodeRemoteBusy, Files: []server.FileError{{Path: "x"}}}, "0000000000000000", pathSets{}, diag.NewScrubber())
-	if e.Reason != server.ReasonRetriesExhausted || e.Action != string(server.ActionRetry) || !e.Retryable || e.Message == "" {
+	e := newErr(&diag.Error{Code: diag.CodeRemoteBusy, Files: []diag.FileError{{Path: "x"}}}, "0000000000000000", pathSets{}, diag.NewScrubber())
+	if e.Reason != diag.ReasonRetriesExhausted || e.Action != string(diag.ActionRetry) || !e.Retryable || e.Message == "" {
 		t.Fatalf("got %+v", e)
 	}
-	if e.Files[0].Reason != server.ReasonRetriesExhausted {
+	if e.Files[0].Reason != diag.ReasonRetriesExhausted {
 		t.Fatalf("file reason %q", e.Files[0].Reason)
 	}
-	u := newErr(&server.Error{}, "0000000000000000", pathSets{}, diag.NewScrubber())
-	if u.Code != string(server.CodeEngineFailed) || u.Reason != server.ReasonInternal || u.Action != string(server.ActionCheckHost) {
+	u := newErr(&diag.Error{}, "0000000000000000", pathSets{}, diag.NewScrubber())
+	if u.Code != string(diag.CodeEngineFailed) || u.Reason != diag.ReasonInternal || u.Action != string(diag.ActionCheckHost) {
 		t.Fatalf("got %+v", u)
 	}
 }
 
 func TestEnvelopeScrubsDiagnosticText(t *testing.T) {
-	e := newErr(&server.Error{Code: server.CodeEngineFailed, Reason: server.ReasonInternal, Action: server.ActionCheckHost,
+	e := newErr(&diag.Error{Code: diag.CodeEngineFailed, Reason: diag.ReasonInternal, Action: diag.ActionCheckHost,
 		Message: "read packs/increments/3-0190f1a2-7c3b-7def-8abc-0123456789ab.pack under /priv/root",
 		Detail:  "AKIAIOSFODNN7EXAMPLE"}, "0000000000000000", pathSets{}, diag.NewScrubber("/priv/root"))
 	if e.Message != "read <pack> under <private>" || e.Detail != "<access-key>" {

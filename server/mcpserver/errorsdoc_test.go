@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/errors.md from server.Catalog")
+var update = flag.Bool("update", false, "rewrite docs/errors.md from diag.Catalog")
 
 const errorsDocPath = "../../docs/errors.md"
 
 // TestErrorsDocMatchesCatalog keeps docs/errors.md the single reference:
-// it is generated from server.Catalog, and this test fails when the two
+// it is generated from diag.Catalog, and this test fails when the two
 // disagree (go test ./server/mcpserver -run ErrorsDoc -update rewrites it).
 func TestErrorsDocMatchesCatalog(t *testing.T) {
 	want := renderErrorsDoc()
@@ -30,7 +30,7 @@ func TestErrorsDocMatchesCatalog(t *testing.T) {
 		t.Fatalf("%v (run with -update to generate it)", err)
 	}
 	if string(got) != want {
-		t.Fatalf("%s disagrees with server.Catalog; run go test ./server/mcpserver -run ErrorsDoc -update", filepath.Clean(errorsDocPath))
+		t.Fatalf("%s disagrees with diag.Catalog; run go test ./server/mcpserver -run ErrorsDoc -update", filepath.Clean(errorsDocPath))
 	}
 }
 
@@ -38,7 +38,7 @@ func TestErrorsDocMatchesCatalog(t *testing.T) {
 // action on every error and a non-empty reason on every file entry.
 func TestCatalogRowsComplete(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range server.Catalog {
+	for _, r := range diag.Catalog {
 		key := string(r.Code) + "/" + r.Reason
 		if r.Code == "" || r.Reason == "" || r.Action == "" || r.Meaning == "" {
 			t.Errorf("incomplete row %+v", r)
@@ -62,7 +62,7 @@ func renderErrorsDoc() string {
 	var b strings.Builder
 	b.WriteString(`# Errors
 
-<!-- Generated from server.Catalog by server/mcpserver/errorsdoc_test.go;
+<!-- Generated from diag.Catalog by server/mcpserver/errorsdoc_test.go;
      edit the catalog, then: go test ./server/mcpserver -run ErrorsDoc -update -->
 
 Every domain error of ` + "`notes_pull`" + `, ` + "`notes_commit`" + ` and the CLI carries a stable
@@ -124,7 +124,7 @@ engine re-proves the store during a session.
 `)
 	b.WriteString("| code | reason | action | retryable | file reasons | meaning |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
-	for _, r := range server.Catalog {
+	for _, r := range diag.Catalog {
 		files := "—"
 		if len(r.FileReasons) > 0 {
 			files = "`" + strings.Join(r.FileReasons, "`, `") + "`"
@@ -136,12 +136,12 @@ engine re-proves the store during a session.
 		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s | %s | %s |\n", r.Code, r.Reason, r.Action, retry, files, r.Meaning)
 	}
 	b.WriteString("\n## `detail` values of `ENGINE_FAILED`\n\nThe closed set a classified local failure reports:\n\n")
-	for _, d := range server.LocalIODetails {
+	for _, d := range diag.LocalIODetails {
 		fmt.Fprintf(&b, "- `%s`\n", d)
 	}
 	b.WriteString("\n## Actions\n\n| action | what the caller does |\n| --- | --- |\n")
-	done := map[server.Action]bool{}
-	for _, r := range server.Catalog {
+	done := map[diag.Action]bool{}
+	for _, r := range diag.Catalog {
 		if !done[r.Action] {
 			done[r.Action] = true
 			fmt.Fprintf(&b, "| `%s` | %s |\n", r.Action, actionHelp[r.Action])
@@ -151,15 +151,15 @@ engine re-proves the store during a session.
 }
 
 // actionHelp explains each action token in docs/errors.md.
-var actionHelp = map[server.Action]string{
-	server.ActionFixRequest:     "correct the arguments and call again",
-	server.ActionPullFirst:      "call `notes_pull` for that directory, then commit",
-	server.ActionFixFiles:       "rename, convert or remove the files listed, then commit",
-	server.ActionEditFiles:      "resolve the conflict blocks at the listed ranges, then commit",
-	server.ActionWriteElsewhere: "the listed files were reset; make the change in a writable place",
-	server.ActionRetry:          "call again (nothing was lost; a retry never duplicates changes)",
-	server.ActionCheckStore:     "fix credentials, bucket or permissions of the store",
-	server.ActionRunVerify:      "run `slivingdoc verify` and repair the store",
-	server.ActionCheckHost:      "fix the local machine (disk, permissions); the log has the cause",
-	server.ActionPull:           "call `notes_pull`; the directory is (or will be) resynchronised",
+var actionHelp = map[diag.Action]string{
+	diag.ActionFixRequest:     "correct the arguments and call again",
+	diag.ActionPullFirst:      "call `notes_pull` for that directory, then commit",
+	diag.ActionFixFiles:       "rename, convert or remove the files listed, then commit",
+	diag.ActionEditFiles:      "resolve the conflict blocks at the listed ranges, then commit",
+	diag.ActionWriteElsewhere: "the listed files were reset; make the change in a writable place",
+	diag.ActionRetry:          "call again (nothing was lost; a retry never duplicates changes)",
+	diag.ActionCheckStore:     "fix credentials, bucket or permissions of the store",
+	diag.ActionRunVerify:      "run `slivingdoc verify` and repair the store",
+	diag.ActionCheckHost:      "fix the local machine (disk, permissions); the log has the cause",
+	diag.ActionPull:           "call `notes_pull`; the directory is (or will be) resynchronised",
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
 // outputSchema is both tools' advertised outputSchema. It describes the
@@ -16,7 +16,7 @@ import (
 // would make every domain error a client-side validation failure.
 //
 // Codes, reasons, actions and file reasons are enums of exactly the tokens
-// of server.Catalog (server.CatalogTokens), not a looser pattern: a
+// of diag.Catalog (diag.CatalogTokens), not a looser pattern: a
 // pattern once excluded a token the server emits (INVALID_UTF8 has a
 // digit), and clients that validate turned that domain error into a
 // protocol error. A new row in the catalogue changes the advertised
@@ -25,7 +25,7 @@ import (
 // Built when serve builds its adapter, not at package init: every CLI
 // process links this package, and only serve advertises tools.
 var outputSchema = sync.OnceValue(func() json.RawMessage {
-	return compactJSON(withTokens(outputSchemaSource, server.CatalogTokens()))
+	return compactJSON(withTokens(outputSchemaSource, diag.CatalogTokens()))
 })
 
 const outputSchemaSource = `{
@@ -101,7 +101,7 @@ const outputSchemaSource = `{
 }`
 
 // withTokens puts the catalogue's tokens into the schema's enums.
-func withTokens(schema string, t server.Tokens) string {
+func withTokens(schema string, t diag.Tokens) string {
 	list := func(s []string) string {
 		b, _ := json.Marshal(s)
 		return string(b)

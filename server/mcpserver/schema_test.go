@@ -64,7 +64,7 @@ func TestOutputSchemaEnumsAreTheCatalogue(t *testing.T) {
 		t.Fatalf("%d alternatives", len(s.AnyOf))
 	}
 	p := s.AnyOf[1].Properties
-	tok := server.CatalogTokens()
+	tok := diag.CatalogTokens()
 	for _, c := range []struct {
 		name      string
 		got, want []string
@@ -101,16 +101,16 @@ func TestEveryCatalogueRowValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range server.Catalog {
-		e := &server.Error{Code: row.Code, Reason: row.Reason, Action: row.Action, Retryable: row.Retryable, Message: row.Meaning}
+	for _, row := range diag.Catalog {
+		e := &diag.Error{Code: row.Code, Reason: row.Reason, Action: row.Action, Retryable: row.Retryable, Message: row.Meaning}
 		for _, f := range row.FileReasons {
-			e.Files = append(e.Files, server.FileError{Path: "a/" + f + ".md", Reason: f, Ranges: []merge.Range{{Start: 1, End: 2}}})
+			e.Files = append(e.Files, diag.FileError{Path: "a/" + f + ".md", Reason: f, Ranges: []merge.Range{{Start: 1, End: 2}}})
 		}
-		if row.Code == server.CodeRecoveryFailure {
-			e.Recovery = &server.Recovery{Stage: "rewrite", RemoteAccepted: "unknown"}
+		if row.Code == diag.CodeRecoveryFailure {
+			e.Recovery = &diag.Recovery{Stage: "rewrite", RemoteAccepted: "unknown"}
 		}
-		if row.Code == server.CodeEngineFailed {
-			e.Detail = server.DetailDiskFull
+		if row.Code == diag.CodeEngineFailed {
+			e.Detail = diag.DetailDiskFull
 		}
 		env := newErr(e, "0011223344556677", pathSets{}, diag.NewScrubber())
 		b, _ := json.Marshal(env)
@@ -121,7 +121,7 @@ func TestEveryCatalogueRowValidates(t *testing.T) {
 		}
 	}
 	// And a token outside the catalogue does not.
-	env := newErr(&server.Error{Code: server.CodeInvalidContent, Reason: "NOT_A_REASON", Action: server.ActionFixFiles}, "0011223344556677", pathSets{}, diag.NewScrubber())
+	env := newErr(&diag.Error{Code: diag.CodeInvalidContent, Reason: "NOT_A_REASON", Action: diag.ActionFixFiles}, "0011223344556677", pathSets{}, diag.NewScrubber())
 	b, _ := json.Marshal(env)
 	var v any
 	_ = json.Unmarshal(b, &v)
@@ -134,11 +134,11 @@ func TestEveryCatalogueRowValidates(t *testing.T) {
 // validation would turn the domain error into a protocol error: the result
 // is ENGINE_FAILED/INTERNAL, and the log names the token to add.
 func TestUncataloguedTokenBecomesInternal(t *testing.T) {
-	for _, e := range []*server.Error{
-		{Code: server.CodeInvalidContent, Reason: "NEW_REASON", Action: server.ActionFixFiles, Message: "m"},
-		{Code: server.CodeInvalidContent, Reason: server.ReasonInvalidFiles, Action: server.ActionFixFiles, Message: "m",
-			Files: []server.FileError{{Path: "a.md", Reason: "NEW_FILE_REASON"}}},
-		{Code: "NEW_CODE", Reason: server.ReasonInternal, Action: server.ActionCheckHost, Message: "m"},
+	for _, e := range []*diag.Error{
+		{Code: diag.CodeInvalidContent, Reason: "NEW_REASON", Action: diag.ActionFixFiles, Message: "m"},
+		{Code: diag.CodeInvalidContent, Reason: diag.ReasonInvalidFiles, Action: diag.ActionFixFiles, Message: "m",
+			Files: []diag.FileError{{Path: "a.md", Reason: "NEW_FILE_REASON"}}},
+		{Code: "NEW_CODE", Reason: diag.ReasonInternal, Action: diag.ActionCheckHost, Message: "m"},
 	} {
 		eng := &fakeEngine{dir: "/w", pull: func(context.Context, string) (*server.Result, error) { return nil, e }}
 		cs, logs := connect(t, eng)

@@ -139,7 +139,7 @@ func (a *Adapter) handler(tool string) toolHandler {
 				}
 				return nil, ctx.Err()
 			}
-			var de *server.Error
+			var de *diag.Error
 			if !errors.As(err, &de) {
 				de = diag.Internal(err)
 			}
@@ -158,13 +158,13 @@ func (a *Adapter) handler(tool string) toolHandler {
 // fail builds the error result and writes the completion record. The
 // record's cause is scrubbed like the result; the raw cause, which may name
 // keys or private paths, is kept for debug level only.
-func (a *Adapter) fail(tool, id string, start time.Time, e *server.Error) *callResult {
+func (a *Adapter) fail(tool, id string, start time.Time, e *diag.Error) *callResult {
 	env := newErr(e, id, a.sets, a.scrub)
 	if tok := uncatalogued(env); tok != "" {
 		// Never reached by the tokens the engine emits (every one is a
 		// catalogue row); if one slips through, the caller still gets a
 		// result its client accepts, and the log says what to add.
-		a.log.Error("uncatalogued token in a domain error; add it to server.Catalog", "mcpReqID", id, "token", tok)
+		a.log.Error("uncatalogued token in a domain error; add it to diag.Catalog", "mcpReqID", id, "token", tok)
 		env = newErr(diag.Internal(e), id, a.sets, a.scrub)
 	}
 	attrs := []any{"mcpReqID", id, "tool", tool, "code", env.Code, "reason", env.Reason, "ms", since(start)}

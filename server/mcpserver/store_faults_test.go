@@ -51,9 +51,9 @@ func callTool(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]
 	return structured(t, res), text(t, res), res.IsError
 }
 
-func wantCatalogRow(t *testing.T, s map[string]any, txt string, code server.Code, reason string) {
+func wantCatalogRow(t *testing.T, s map[string]any, txt string, code diag.Code, reason string) {
 	t.Helper()
-	row := diag.CatalogRow(code, reason)
+	row := diag.RowFor(code, reason)
 	if row.Reason != reason {
 		t.Fatalf("no catalog row %s/%s", code, reason)
 	}
@@ -99,7 +99,7 @@ func TestStoreFaultAcceptanceUnknown(t *testing.T) {
 	if !isErr {
 		t.Fatalf("commit succeeded: %s", txt)
 	}
-	wantCatalogRow(t, s, txt, server.CodeStorageFailure, server.ReasonAcceptanceUnknown)
+	wantCatalogRow(t, s, txt, diag.CodeStorageFailure, diag.ReasonAcceptanceUnknown)
 	if u := mem.Unfired(); len(u) > 0 {
 		t.Fatalf("faults never fired: %v", u)
 	}
@@ -116,7 +116,7 @@ func TestStoreFaultIncompatibleStore(t *testing.T) {
 		// the store and refuse it.
 		t.Fatalf("a pull on a store without conditional writes succeeded: %s", txt)
 	}
-	wantCatalogRow(t, s, txt, server.CodeStorageFailure, server.ReasonIncompatibleStore)
+	wantCatalogRow(t, s, txt, diag.CodeStorageFailure, diag.ReasonIncompatibleStore)
 }
 
 // onRecovery is a log handler that runs fn (once) when the engine reports
@@ -202,7 +202,7 @@ func TestTransientRewriteFaultResynchronizes(t *testing.T) {
 	if !isErr {
 		t.Fatalf("the pull met no fault: %s", txt)
 	}
-	wantCatalogRow(t, s, txt, server.CodeRecoveryFailure, server.ReasonResynchronized)
+	wantCatalogRow(t, s, txt, diag.CodeRecoveryFailure, diag.ReasonResynchronized)
 	rec, _ := s["recovery"].(map[string]any)
 	if rec == nil || rec["resynchronized"] != true || rec["stage"] == "" {
 		t.Fatalf("recovery report %v", s["recovery"])

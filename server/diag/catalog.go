@@ -1,4 +1,4 @@
-package server
+package diag
 
 import (
 	"sort"
@@ -61,11 +61,12 @@ type FileError struct {
 	Ranges []merge.Range
 }
 
-// Recovery reports what a failed recovery left behind.
+// Recovery reports what a failed recovery left behind (RECOVERY_FAILURE
+// only). The envelope carries it as it is, its stage scrubbed.
 type Recovery struct {
-	Stage          string
-	RemoteAccepted string // "yes", "no" or "unknown"
-	Resynchronized bool
+	Stage          string `json:"stage"`
+	RemoteAccepted string `json:"remoteAccepted"` // "yes", "no" or "unknown"
+	Resynchronized bool   `json:"resynchronized"`
 }
 
 func (e *Error) Error() string { return string(e.Code) + " " + e.Reason + ": " + e.Message }
@@ -115,6 +116,41 @@ const (
 	// TEXT_CONFLICT, MODIFY_DELETE and FILE_DIRECTORY come from merge.FileReason;
 	// OUTSIDE_WRITABLE and INSIDE_READ_ONLY are also file reasons.
 )
+
+// ReasonHistoryUnavailable is the INVALID_REQUEST reason for a generation
+// outside the retained history (CLI history commands only).
+const ReasonHistoryUnavailable = "HISTORY_UNAVAILABLE"
+
+// ReasonUncommittedChanges refuses a restore or revert that would
+// overwrite or delete files holding work no publication has: the files are
+// named, with FileLocalEdit (changed since the last pull or commit) or
+// FileNeverCommitted (not in the notebook the directory last synced with).
+const (
+	ReasonUncommittedChanges = "UNCOMMITTED_CHANGES"
+	FileLocalEdit            = "LOCAL_EDIT"
+	FileNeverCommitted       = "NEVER_COMMITTED"
+)
+
+// FileSecret is the INVALID_FILES file reason of a file whose added lines
+// hold a recognised credential.
+const FileSecret = "SECRET"
+
+// FileSecretInName is the INVALID_FILES file reason of a new file whose
+// name, or the name of a directory above it, holds a recognised
+// credential. Its path is reported with the credential replaced by
+// secrets.Placeholder, the one path of an envelope that is not as it is.
+const FileSecretInName = "SECRET_IN_NAME"
+
+// ReasonSecretInMessage is the INVALID_CONTENT reason of a commit whose
+// message holds a recognised credential (files is empty: the message is
+// not a file).
+const ReasonSecretInMessage = "SECRET_IN_MESSAGE"
+
+// NoRecord is the file reason of a conflict block written because the
+// file's base is unknown: P cannot tell which accepted version the file
+// was made from, so the engine never merges it and one block holds L's
+// whole text and the notebook's.
+const NoRecord merge.FileReason = "NO_RECORD"
 
 // CatalogRow is one row of the error reference (docs/errors.md is generated
 // from Catalog and checked against it by a test).

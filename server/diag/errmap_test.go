@@ -1,4 +1,4 @@
-package server
+package diag
 
 import (
 	"context"
@@ -23,14 +23,14 @@ func TestCatalogRowsBuild(t *testing.T) {
 			t.Errorf("duplicate row %s", key)
 		}
 		seen[key] = true
-		de := newError(row.Code, row.Reason, "", nil)
+		de := New(row.Code, row.Reason, "", nil)
 		if de.Action != row.Action || de.Retryable != row.Retryable || de.Message == "" || de.Files == nil {
 			t.Errorf("%s: built %+v", key, de)
 		}
 	}
 }
 
-func TestMapErr(t *testing.T) {
+func TestMap(t *testing.T) {
 	pathErr := func(errno syscall.Errno) error {
 		return &fs.PathError{Op: "write", Path: "/private/secret/x", Err: errno}
 	}
@@ -61,7 +61,7 @@ func TestMapErr(t *testing.T) {
 		{pathErr(syscall.EXDEV), CodeEngineFailed, ReasonLocalIO, ""},
 		{errors.New("something else"), CodeEngineFailed, ReasonInternal, ""},
 	} {
-		de := mapErr(c.err)
+		de := Map(c.err)
 		if de.Code != c.code || de.Reason != c.reason || de.Detail != c.detail {
 			t.Errorf("%v: got %s/%s %q", c.err, de.Code, de.Reason, de.Detail)
 		}
@@ -72,7 +72,7 @@ func TestMapErr(t *testing.T) {
 			t.Errorf("%v: message leaks a path: %s", c.err, de.Error())
 		}
 	}
-	if packErr(remote.ErrIntegrity).Reason != ReasonCorruptPack || packErr(remote.ErrNotFound).Reason != ReasonMissingPack {
+	if MapPack(remote.ErrIntegrity).Reason != ReasonCorruptPack || MapPack(remote.ErrNotFound).Reason != ReasonMissingPack {
 		t.Error("pack failures")
 	}
 	for _, d := range LocalIODetails {
