@@ -9,8 +9,6 @@ package server
 import (
 	"context"
 	"errors"
-	"regexp"
-	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -18,52 +16,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
-
-// LatestGeneration as a generation argument means the accepted head.
-const LatestGeneration = history.Latest
-
-// FileChange is one file that differs between two trees, with its line
-// delta and, when asked for, both versions (Old is nil when the file was
-// added, New when it was removed).
-type FileChange struct {
-	FileStat
-	Added, Removed bool
-	Old, New       []byte
-}
-
-// HistoryEntry is one retained publication and what it changed.
-type HistoryEntry struct {
-	Generation uint64
-	Time       time.Time
-	Message    string
-	Author     string // who published it, as claimed; "" when unknown (formats before v4)
-	Files      []FileChange
-}
-
-// HistoryQuery selects publications for History, newest first.
-type HistoryQuery struct {
-	Limit   int       // at most this many (1..maxLog)
-	Path    string    // only publications that changed this file or directory ("" = all)
-	Since   time.Time // only publications at or after (zero = no bound)
-	Until   time.Time // only publications at or before (zero = no bound)
-	Content bool      // load both versions of each file (for a patch)
-	// Author: only publications whose recorded author it matches (nil =
-	// all). A publication of unknown author (formats before v4, or a
-	// writer that claimed none) never matches: there is nothing to match.
-	Author *regexp.Regexp
-}
-
-func fileChanges(cs []history.Change) []FileChange {
-	out := make([]FileChange, len(cs))
-	for i, c := range cs {
-		out[i] = FileChange{FileStat: FileStat{Path: c.Path, Insertions: c.Insertions, Deletions: c.Deletions}, Added: c.Added, Removed: c.Removed, Old: c.Old, New: c.New}
-	}
-	return out
-}
-
-func historyEntry(en history.Entry) HistoryEntry {
-	return HistoryEntry{Generation: en.Generation, Time: en.Time, Message: en.Message, Author: en.Author, Files: fileChanges(en.Files)}
-}
 
 // historyErr maps an error of package history: a refusal to its
 // INVALID_REQUEST reason, a failed step through fail under that step's
@@ -159,10 +111,8 @@ func (e *Engine) fetchGroup(ctx context.Context, g history.Group) error {
 	return nil
 }
 
-// NormalizePath checks a notebook-relative path argument (a file or a
-// directory) and returns it in slash form without "./" or a trailing
-// slash; "" and "." mean the whole notebook. Errors are *Error.
-func NormalizePath(p string) (string, error) {
+// normalizePath is history.NormalizePath with its refusal as an *Error.
+func normalizePath(p string) (string, error) {
 	c, err := history.NormalizePath(p)
 	var arg *history.ArgumentError
 	if errors.As(err, &arg) {
@@ -175,7 +125,7 @@ func NormalizePath(p string) (string, error) {
 // what each changed (diffstat, and both versions with q.Content). It reads
 // only the publications it returns (and, with a path or time filter, the
 // commits it passes over) from the object cache after syncing it.
-func (e *Engine) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
+func (e *Engine) History(ctx context.Context, q history.Query) ([]history.Entry, error) {
 	out, _, err := e.historyAfter(ctx, q, 0)
 	return out, err
 }
@@ -183,34 +133,27 @@ func (e *Engine) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, e
 // historyAfter is History restricted to the publications above generation
 // after; it also returns the state of `current` it read, whose generation
 // is where the next call's after starts (Watch).
-func (e *Engine) historyAfter(ctx context.Context, q HistoryQuery, after uint64) ([]HistoryEntry, remote.State, error) {
+func (e *Engine) historyAfter(ctx context.Context, q history.Query, after uint64) ([]history.Entry, remote.State, error) {
 	if q.Limit <= 0 {
-		return []HistoryEntry{}, remote.State{}, nil
+		return []history.Entry{}, remote.State{}, nil
 	}
 	q.Limit = min(q.Limit, maxLog)
-	filter, err := NormalizePath(q.Path)
-	if err != nil {
+	var err error
+	if q.Path, err = normalizePath(q.Path); err != nil {
 		return nil, remote.State{}, err
 	}
 	if err := e.Probe(ctx); err != nil {
 		return nil, remote.State{}, err
 	}
 	var state remote.State
-	out, err := withHealing(e, func() ([]HistoryEntry, error) {
+	out, err := withHealing(e, func() ([]history.Entry, error) {
 		h, err := e.openHistory(ctx)
 		if err != nil {
 			return nil, err
 		}
 		state = h.State()
-		ens, err := h.Entries(history.Query{Limit: q.Limit, Filter: filter, Since: q.Since, Until: q.Until, Content: q.Content, Author: q.Author, After: after})
-		if err != nil {
-			return nil, e.historyErr("read history", err)
-		}
-		out := make([]HistoryEntry, len(ens))
-		for i, en := range ens {
-			out[i] = historyEntry(en)
-		}
-		return out, nil
+		ens, err := h.Entries(q, after)
+		return ens, e.historyErr("read history", err)
 	})
 	return out, state, err
 }
@@ -219,32 +162,28 @@ func (e *Engine) historyAfter(ctx context.Context, q HistoryQuery, after uint64)
 // changed (restricted to filterPath when set). A generation that is
 // retained but published nothing (a checkpoint swap took it) yields an
 // entry without time, message or files.
-func (e *Engine) Show(ctx context.Context, gen uint64, filterPath string) (*HistoryEntry, error) {
-	filter, err := NormalizePath(filterPath)
+func (e *Engine) Show(ctx context.Context, gen uint64, filterPath string) (*history.Entry, error) {
+	filter, err := normalizePath(filterPath)
 	if err != nil {
 		return nil, err
 	}
 	if err := e.Probe(ctx); err != nil {
 		return nil, err
 	}
-	return withHealing(e, func() (*HistoryEntry, error) {
+	return withHealing(e, func() (*history.Entry, error) {
 		h, err := e.openHistory(ctx)
 		if err != nil {
 			return nil, err
 		}
 		en, err := h.Show(gen, filter)
-		if err != nil {
-			return nil, e.historyErr("read publication", err)
-		}
-		out := historyEntry(*en)
-		return &out, nil
+		return en, e.historyErr("read publication", err)
 	})
 }
 
 // FileAt returns the content of the file p at generation gen. A path that
 // is no file there is INVALID_REQUEST/INVALID_ARGUMENT.
 func (e *Engine) FileAt(ctx context.Context, gen uint64, p string) ([]byte, error) {
-	p, err := NormalizePath(p)
+	p, err := normalizePath(p)
 	if err != nil {
 		return nil, err
 	}
@@ -260,46 +199,40 @@ func (e *Engine) FileAt(ctx context.Context, gen uint64, p string) ([]byte, erro
 			return nil, err
 		}
 		c, err := h.FileAt(gen, p)
-		if err != nil {
-			return nil, e.historyErr("read file", err)
-		}
-		return c, nil
+		return c, e.historyErr("read file", err)
 	})
 }
 
-// Diff compares the trees at generations from and to (LatestGeneration:
+// Diff compares the trees at generations from and to (history.Latest:
 // the accepted head), restricted to filterPath, with both versions of
 // each changed file.
-func (e *Engine) Diff(ctx context.Context, from, to uint64, filterPath string) ([]FileChange, error) {
-	filter, err := NormalizePath(filterPath)
+func (e *Engine) Diff(ctx context.Context, from, to uint64, filterPath string) ([]history.Change, error) {
+	filter, err := normalizePath(filterPath)
 	if err != nil {
 		return nil, err
 	}
 	if err := e.Probe(ctx); err != nil {
 		return nil, err
 	}
-	return withHealing(e, func() ([]FileChange, error) {
+	return withHealing(e, func() ([]history.Change, error) {
 		h, err := e.openHistory(ctx)
 		if err != nil {
 			return nil, err
 		}
 		out, err := h.Diff(from, to, filter)
-		if err != nil {
-			return nil, e.historyErr("diff", err)
-		}
-		return fileChanges(out), nil
+		return out, e.historyErr("diff", err)
 	})
 }
 
 // LocalDiff compares the directory's baseline with what is on disk now:
 // what the next commit would publish (before merging with later
 // publications). A directory never pulled shows every file as added.
-func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]FileChange, error) {
-	filter, err := NormalizePath(filterPath)
+func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]history.Change, error) {
+	filter, err := normalizePath(filterPath)
 	if err != nil {
 		return nil, err
 	}
-	return withHealing(e, func() ([]FileChange, error) {
+	return withHealing(e, func() ([]history.Change, error) {
 		s, err := e.begin(ctx, dir)
 		if err != nil {
 			return nil, err
@@ -331,6 +264,6 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]FileC
 			return nil, e.fail("read content", err)
 		}
 		s.saveStats()
-		return fileChanges(out), nil
+		return out, nil
 	})
 }
