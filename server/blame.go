@@ -20,15 +20,7 @@ func (e *Engine) Blame(ctx context.Context, q history.BlameQuery) (*history.Blam
 	if err != nil {
 		return nil, e.historyErr("blame", err)
 	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
-	return withHealing(e, func() (*history.BlameResult, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		res, err := h.Blame(q)
-		return res, e.historyErr("blame", err)
+	return readHistory(ctx, e, "blame", func(h *history.View) (*history.BlameResult, error) {
+		return h.Blame(q)
 	})
 }

@@ -2,9 +2,10 @@ package server
 
 // History for people: the Engine's calls over package history. Each call
 // checks its arguments, probes the store, reads `current`, syncs the
-// object cache to it and opens a history.View on them (openHistory); the
-// View reads the retained publications, and this file turns what it
-// returns into the Engine's results and error codes (historyErr).
+// object cache to it and opens a history.View on them (readHistory,
+// openHistory); the View reads the retained publications, its results are
+// the Engine's, and this file maps its errors to the Engine's codes
+// (historyErr).
 
 import (
 	"context"
@@ -111,6 +112,27 @@ func (e *Engine) fetchGroup(ctx context.Context, g history.Group) error {
 	return nil
 }
 
+// readHistory probes the store and runs read on a View of the state it
+// opens (again once, after healing a damaged cache), mapping read's errors
+// under stage: the steps every reading call of history shares.
+func readHistory[T any](ctx context.Context, e *Engine, stage string, read func(*history.View) (T, error)) (T, error) {
+	var none T
+	if err := e.Probe(ctx); err != nil {
+		return none, err
+	}
+	return withHealing(e, func() (T, error) {
+		h, err := e.openHistory(ctx)
+		if err != nil {
+			return none, err
+		}
+		out, err := read(h)
+		if err != nil {
+			return none, e.historyErr(stage, err)
+		}
+		return out, nil
+	})
+}
+
 // normalizePath is history.NormalizePath with its refusal as an *Error.
 func normalizePath(p string) (string, error) {
 	c, err := history.NormalizePath(p)
@@ -142,18 +164,10 @@ func (e *Engine) historyAfter(ctx context.Context, q history.Query, after uint64
 	if q.Path, err = normalizePath(q.Path); err != nil {
 		return nil, remote.State{}, err
 	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, remote.State{}, err
-	}
 	var state remote.State
-	out, err := withHealing(e, func() ([]history.Entry, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
+	out, err := readHistory(ctx, e, "read history", func(h *history.View) ([]history.Entry, error) {
 		state = h.State()
-		ens, err := h.Entries(q, after)
-		return ens, e.historyErr("read history", err)
+		return h.Entries(q, after)
 	})
 	return out, state, err
 }
@@ -167,16 +181,8 @@ func (e *Engine) Show(ctx context.Context, gen uint64, filterPath string) (*hist
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
-	return withHealing(e, func() (*history.Entry, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		en, err := h.Show(gen, filter)
-		return en, e.historyErr("read publication", err)
+	return readHistory(ctx, e, "read publication", func(h *history.View) (*history.Entry, error) {
+		return h.Show(gen, filter)
 	})
 }
 
@@ -190,16 +196,8 @@ func (e *Engine) FileAt(ctx context.Context, gen uint64, p string) ([]byte, erro
 	if p == "" {
 		return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, "Name a file: GEN:PATH.")
 	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
-	return withHealing(e, func() ([]byte, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c, err := h.FileAt(gen, p)
-		return c, e.historyErr("read file", err)
+	return readHistory(ctx, e, "read file", func(h *history.View) ([]byte, error) {
+		return h.FileAt(gen, p)
 	})
 }
 
@@ -211,16 +209,8 @@ func (e *Engine) Diff(ctx context.Context, from, to uint64, filterPath string) (
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
-	return withHealing(e, func() ([]history.Change, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out, err := h.Diff(from, to, filter)
-		return out, e.historyErr("diff", err)
+	return readHistory(ctx, e, "diff", func(h *history.View) ([]history.Change, error) {
+		return h.Diff(from, to, filter)
 	})
 }
 
