@@ -53,18 +53,9 @@ type LocalEditResult struct {
 // The result's files are the changes made to the directory; Generation is
 // gen. Errors are *Error.
 func (e *Engine) Restore(ctx context.Context, dir string, gen uint64, paths []string, opts HistoryWrite) (*LocalEditResult, error) {
-	filters := make([]string, 0, len(paths))
-	for _, p := range paths {
-		if p == "" {
-			// Most often an unset shell variable: it must not mean
-			// "everything".
-			return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, "An empty path names no file; to restore the whole directory, name no path.")
-		}
-		f, err := normalizePath(p)
-		if err != nil {
-			return nil, err
-		}
-		filters = append(filters, f)
+	filters, err := history.RestorePaths(paths)
+	if err != nil {
+		return nil, e.historyErr("restore", err)
 	}
 	return withHealing(e, func() (*LocalEditResult, error) { return e.restore(ctx, dir, gen, filters, opts) })
 }

@@ -22,13 +22,32 @@ type Target struct {
 	Conflicts  []merge.Conflict
 }
 
+// RestorePaths checks and normalises the paths a restore names (files or
+// directories, relative to the restored directory). An empty one is an
+// *ArgumentError: most often an unset shell variable, it must not mean
+// "everything".
+func RestorePaths(paths []string) ([]string, error) {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if p == "" {
+			return nil, &ArgumentError{Msg: "An empty path names no file; to restore the whole directory, name no path."}
+		}
+		f, err := NormalizePath(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // Restore returns the directory's files after a restore of generation gen
 // (Latest: the accepted head): now, the notebook directory's files, with
-// those under paths (normalised, relative to sub, the restored
-// subdirectory of the notebook directory, "" for all of it; none: all of
-// sub) as the tree at gen holds them (a file absent there is removed). A
-// path that names no file at gen nor now, and a result that would need a
-// directory where a file is, are *ArgumentError.
+// those under paths (as RestorePaths returns them, relative to sub, the
+// restored subdirectory of the notebook directory, "" for all of it;
+// none: all of sub) as the tree at gen holds them (a file absent there is
+// removed). A path that names no file at gen nor now, and a result that
+// would need a directory where a file is, are *ArgumentError.
 func (h *View) Restore(gen uint64, now map[string]cas.ID, sub string, paths []string) (*Target, error) {
 	filters := []string{sub}
 	if len(paths) > 0 {

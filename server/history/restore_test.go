@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,21 @@ func TestBlameQueryCheck(t *testing.T) {
 		if _, err := tc.q.Check(); !errors.As(err, &arg) || !strings.HasPrefix(arg.Msg, tc.want) {
 			t.Errorf("%+v: %v, want an ArgumentError %q", tc.q, err, tc.want)
 		}
+	}
+}
+
+// TestRestorePaths: the paths a restore names are normalised, and an empty
+// one (an unset shell variable, most often) never means "everything".
+func TestRestorePaths(t *testing.T) {
+	got, err := RestorePaths([]string{"./a.md", "d/"})
+	if err != nil || !slices.Equal(got, []string{"a.md", "d"}) {
+		t.Errorf("RestorePaths: %v, %v; want [a.md d]", got, err)
+	}
+	var arg *ArgumentError
+	if _, err := RestorePaths([]string{"a.md", ""}); !errors.As(err, &arg) || !strings.HasPrefix(arg.Msg, "An empty path names no file") {
+		t.Errorf("an empty path: %v, want an ArgumentError", err)
+	}
+	if _, err := RestorePaths([]string{"../x"}); !errors.As(err, &arg) {
+		t.Errorf("a path outside the notebook: %v, want an ArgumentError", err)
 	}
 }
