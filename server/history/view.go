@@ -316,7 +316,7 @@ func (h *View) entry(p Publication, filter string, content bool) (Entry, error) 
 
 // Query selects publications for the engine's History, newest first.
 type Query struct {
-	Limit int // at most this many (the engine bounds it)
+	Limit int // at most this many (the engine bounds it to 1,000; 0 or less: none)
 	// Path: only publications that changed this file or directory ("" =
 	// all). The engine normalises it (NormalizePath) before Entries reads
 	// it.
