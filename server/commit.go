@@ -10,6 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // errMergeConflict aborts a publication attempt whose merge conflicts.
@@ -63,10 +64,10 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 }
 
 func checkMessage(m string) *Error {
-	switch CheckMessageText(m) {
-	case MessageOK:
+	switch rules.CheckMessageText(m) {
+	case rules.MessageOK:
 		return nil
-	case MessageBlank:
+	case rules.MessageBlank:
 		return invalidRequest(ReasonBlankMessage, "")
 	default:
 		return invalidRequest(ReasonInvalidArgument, "message must be UTF-8 without U+0000, at most 16,384 bytes.")
@@ -102,13 +103,13 @@ func (s *session) refuseMarkers() error {
 // set or inside the read-only set, resetting exactly those files to the
 // accepted baseline content; other local edits stay in L.
 func (s *session) refuseReadOnly() error {
-	if s.e.sets.empty() {
+	if s.e.sets.Empty() {
 		return nil
 	}
 	base := s.baseFiles()
 	var refused []FileError
 	check := func(p string) {
-		if reason := s.e.sets.refusal(p); reason != "" {
+		if reason := pathReasons[s.e.sets.Check(p)]; reason != "" {
 			refused = append(refused, FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 	"github.com/slivingdoc/slivingdoc/server/storeview"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -94,7 +95,7 @@ type Engine struct {
 	private   string // absolute, cleaned, outside workspace
 	storeKey  string // hash of the store's URL identity: names P/dirs/ keys and, for a store not yet named, P/stores/<storeKey>
 	locator   string // Config.StoreLocator
-	sets      pathSets
+	sets      rules.Sets
 	ignore    *workdir.Ignore
 	secrets   bool // refuse commits adding a recognised credential
 
@@ -188,7 +189,7 @@ func New(cfg Config) (*Engine, error) {
 	if within(realPriv, realWS) || within(priv, ws) {
 		return nil, errors.New("server: the workspace root must not be inside the private root")
 	}
-	sets, err := newPathSets(cfg.Writable, cfg.ReadOnly)
+	sets, err := rules.NewSets(cfg.Writable, cfg.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +255,7 @@ func (e *Engine) Close() error {
 
 // PathSets returns the normalised, sorted writable and read-only sets.
 func (e *Engine) PathSets() (writable, readOnly []string) {
-	return append([]string{}, e.sets.writable...), append([]string{}, e.sets.readOnly...)
+	return e.sets.Entries()
 }
 
 // FileStat is one file's line delta.

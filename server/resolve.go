@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 	"io/fs"
 	"os"
@@ -36,7 +37,7 @@ func (e *Engine) resolveLexical(path string) (string, error) {
 	if len(path) > workdir.MaxPathBytes || !utf8.ValidString(path) || strings.ContainsRune(path, 0) {
 		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
 	}
-	path, err := ExpandHome(path)
+	path, err := rules.ExpandHome(path)
 	if err != nil {
 		return "", invalidRequest(ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
 	}
