@@ -2,109 +2,55 @@ package server
 
 import (
 	"errors"
-	"github.com/slivingdoc/slivingdoc/server/pstate"
-	"github.com/slivingdoc/slivingdoc/server/rules"
-	"github.com/slivingdoc/slivingdoc/server/workdir"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-	"syscall"
-	"unicode/utf8"
+
+	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // ResolveDir resolves a request path ("" = DefaultDir; "~/" expanded;
 // relative paths are taken from DefaultDir) and checks that it is at or
 // below the workspace root, lexically and through os.Root, so a symlink
-// cannot lead outside. A directory that does not exist yet is fine (pull
-// creates it). Errors are *Error.
+// cannot lead outside (rules.Workspace). A directory that does not exist
+// yet is fine (pull creates it). Errors are *Error.
 func (e *Engine) ResolveDir(path string) (string, error) {
-	abs, err := e.resolveLexical(path)
+	abs, err := e.ws().Resolve(path)
 	if err != nil {
-		return "", err
-	}
-	if err := e.checkThroughRoot(abs); err != nil {
-		return "", err
+		return "", pathErr(err)
 	}
 	return abs, nil
-}
-
-func (e *Engine) resolveLexical(path string) (string, error) {
-	if path == "" {
-		return e.defDir, nil
-	}
-	if len(path) > workdir.MaxPathBytes || !utf8.ValidString(path) || strings.ContainsRune(path, 0) {
-		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
-	}
-	path, err := rules.ExpandHome(path)
-	if err != nil {
-		return "", invalidRequest(ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(e.defDir, path)
-	}
-	path = filepath.Clean(path)
-	if len(path) > workdir.MaxPathBytes {
-		return "", invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
-	}
-	if !within(e.workspace, path) {
-		return "", invalidRequest(ReasonPathOutsideRoot, "")
-	}
-	return path, nil
-}
-
-// checkThroughRoot stats abs through the workspace os.Root. When the root
-// refuses it, the real path (symlinks resolved as far as the path exists)
-// tells an escape from an ordinary failure.
-func (e *Engine) checkThroughRoot(abs string) error {
-	root, err := os.OpenRoot(e.workspace)
-	if err != nil {
-		return mapErr(err)
-	}
-	defer root.Close()
-	rel, _ := filepath.Rel(e.workspace, abs)
-	st, err := root.Stat(rel)
-	switch {
-	case err == nil && !st.IsDir():
-		return invalidRequest(ReasonPathNotDirectory, "")
-	case err == nil:
-		return nil
-	case !within(realPath(e.workspace), realPath(abs)):
-		return invalidRequest(ReasonPathOutsideRoot, "")
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case errors.Is(err, syscall.ENOTDIR):
-		return invalidRequest(ReasonPathNotDirectory, "")
-	}
-	return mapErr(err)
 }
 
 // openDir opens L through the workspace root, creating it when asked.
 // Everything the operations do inside L goes through the returned root.
 func (e *Engine) openDir(abs string, create bool) (*os.Root, error) {
-	ws, err := os.OpenRoot(e.workspace)
+	r, err := e.ws().Open(abs, create)
 	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer ws.Close()
-	rel, _ := filepath.Rel(e.workspace, abs)
-	if create && rel != "." {
-		if err := ws.MkdirAll(rel, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
-			if err := e.checkThroughRoot(abs); err != nil {
-				return nil, err
-			}
-			return nil, mapErr(err)
-		}
-	}
-	r, err := ws.OpenRoot(rel)
-	if err != nil {
-		if cerr := e.checkThroughRoot(abs); cerr != nil {
-			return nil, cerr
-		}
-		return nil, mapErr(err)
+		return nil, pathErr(err)
 	}
 	return r, nil
+}
+
+func (e *Engine) ws() rules.Workspace {
+	return rules.Workspace{Root: e.workspace, Default: e.defDir}
+}
+
+// pathErr maps a refusal of a request path (package rules) to its
+// catalogued error; any other error is the file system's.
+func pathErr(err error) error {
+	switch {
+	case errors.Is(err, rules.ErrBadPath):
+		return invalidRequest(ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
+	case errors.Is(err, rules.ErrNoHome):
+		return invalidRequest(ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
+	case errors.Is(err, rules.ErrOutsideRoot):
+		return invalidRequest(ReasonPathOutsideRoot, "")
+	case errors.Is(err, rules.ErrNotDirectory):
+		return invalidRequest(ReasonPathNotDirectory, "")
+	}
+	return mapErr(err)
 }
 
 // Nested notebook directories. A notebook directory's scan takes in every
@@ -121,7 +67,7 @@ func (e *Engine) openDir(abs string, create bool) (*os.Root, error) {
 // notebookDir returns the notebook directory the operation on dir runs on.
 func (e *Engine) notebookDir(dir string) (string, error) {
 	outer := ""
-	for cur := dir; within(e.workspace, cur); cur = filepath.Dir(cur) {
+	for cur := dir; rules.Within(e.workspace, cur); cur = filepath.Dir(cur) {
 		if _, err := os.Stat(filepath.Join(e.stateDir(cur), "baseline")); err == nil {
 			outer = cur
 		} else if (pstate.Dir{Path: e.stateDir(cur)}).PulledBefore() {
@@ -173,11 +119,11 @@ func (e *Engine) containedNotebook(dir string) string {
 	if err != nil {
 		return ""
 	}
-	real := realPath(dir)
+	real := rules.RealPath(dir)
 	var found []string
 	for _, ent := range entries {
 		w, ok := pstate.Dir{Path: filepath.Join(e.private, "dirs", ent.Name())}.Where()
-		if !ok || w.Store != e.storeKey || w.Dir == real || !within(real, w.Dir) {
+		if !ok || w.Store != e.storeKey || w.Dir == real || !rules.Within(real, w.Dir) {
 			continue
 		}
 		if _, err := os.Stat(w.Dir); err != nil {
