@@ -38,7 +38,9 @@
 // read-only one, a message that breaks the input rules, and a commit
 // adding a recognised credential are refused before L, P or the store
 // change, with the catalogued reason: these checks only read, and the
-// engine makes them before its first write.
+// engine makes them before the call's first write. (The one change a
+// refusal makes is the documented one: a commit refused for a read-only
+// path resets exactly the refused files of L to A.)
 //
 // It builds on cas and merge (IDs and line ranges), server/secrets and
 // the standard library. It never imports package server nor the error
