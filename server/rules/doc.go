@@ -42,8 +42,9 @@
 // refusal makes is the documented one: a commit refused for a read-only
 // path resets exactly the refused files of L to A.)
 //
-// It builds on cas and merge (IDs and line ranges), server/secrets and
-// the standard library. It never imports package server nor the error
+// It builds on cas and merge (IDs and line ranges), server/secrets (the
+// credential rules), server/workdir (the bound of a path) and the
+// standard library. It never imports package server nor the error
 // catalogue (server/diag): its refusals are its own values, mapped by the
 // engine where it makes the call.
 package rules
