@@ -16,7 +16,7 @@ import (
 )
 
 // Byte bound of the path input (spec/mcp-tools.md, Inputs); the message's
-// rules are package rules' CheckMessageText. Both are checked here, not in the
+// rules are in rules.CheckMessageText. Both are checked here, not in the
 // schema: JSON Schema maxLength counts code points.
 const maxPathBytes = 4096
 
