@@ -122,8 +122,9 @@
 //     refusals to its catalogue (pathErr in resolve.go, pathsets.go,
 //     secrets.go).
 //   - A request path at or below an existing notebook directory of the
-//     same store runs on that directory (resolve.go); a new one that would
-//     contain another is refused (CONTAINS_NOTEBOOK). P is keyed by the
+//     same store runs on that directory (resolve.go, over rules.Outermost);
+//     a new one that would contain another is refused (CONTAINS_NOTEBOOK,
+//     rules.Contained). P is keyed by the
 //     resolved path, so a symlink alias shares the real path's state and
 //     lock. A lost or corrupt baseline is refused (BASELINE_LOST), never
 //     taken for "never pulled".

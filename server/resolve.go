@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
@@ -53,37 +52,33 @@ func pathErr(err error) error {
 	return mapErr(err)
 }
 
-// Nested notebook directories. A notebook directory's scan takes in every
-// directory below it, so a second notebook directory of the same store
-// inside it would hold a second copy of the notebook that the outer one
-// then publishes (notes/notes/…). So a request path at or below an existing
-// notebook directory (one with a baseline) of this store addresses that
-// directory: the operation runs on the enclosing notebook directory, the
-// outermost if several, and the result's path names it. A path that would
-// become a new notebook directory containing an existing one is refused
-// with INVALID_REQUEST / CONTAINS_NOTEBOOK, naming the other directory
-// relative to the request.
+// Nested notebook directories (the rules are package rules'
+// Outermost and Contained): a request path at or below an existing
+// notebook directory of this store addresses that directory, and the
+// result's path names it; a path that would become a new notebook
+// directory containing an existing one is refused with INVALID_REQUEST /
+// CONTAINS_NOTEBOOK, naming the other directory relative to the request.
 
 // notebookDir returns the notebook directory the operation on dir runs on.
 func (e *Engine) notebookDir(dir string) (string, error) {
-	outer := ""
-	for cur := dir; rules.Within(e.workspace, cur); cur = filepath.Dir(cur) {
-		if _, err := os.Stat(filepath.Join(e.stateDir(cur), "baseline")); err == nil {
-			outer = cur
-		} else if (pstate.Dir{Path: e.stateDir(cur)}).PulledBefore() {
-			outer = cur // pulled, its baseline lost: begin reports that
-		}
-		if cur == e.workspace || filepath.Dir(cur) == cur {
-			break
-		}
-	}
-	if outer != "" {
+	if outer := rules.Outermost(dir, e.workspace, e.isNotebook); outer != "" {
 		return outer, nil
 	}
-	if inner := e.containedNotebook(dir); inner != "" {
+	if inner := rules.Contained(dir, e.notebooks()); inner != "" {
 		return "", invalidRequest(ReasonContainsNotebook, "The directory would contain the notebook directory "+inner+" of the same store; use that directory, or one outside it.")
 	}
 	return dir, nil
+}
+
+// isNotebook reports whether dir is a notebook directory of e's store:
+// it has a baseline, or was pulled before (its baseline lost: begin
+// reports that).
+func (e *Engine) isNotebook(dir string) bool {
+	st := pstate.Dir{Path: e.stateDir(dir)}
+	if _, err := os.Stat(st.File("baseline")); err == nil {
+		return true
+	}
+	return st.PulledBefore()
 }
 
 // NotebookRoot returns the outermost notebook directory of cfg's store
@@ -99,44 +94,25 @@ func NotebookRoot(cfg Config, dir string) string {
 		return dir
 	}
 	e := &Engine{store: cfg.Store, private: priv}
-	outer := dir
-	for cur := dir; ; cur = filepath.Dir(cur) {
-		st := pstate.Dir{Path: e.stateDir(cur)}
-		if _, err := os.Stat(st.File("baseline")); err == nil || st.PulledBefore() {
-			outer = cur
-		}
-		if filepath.Dir(cur) == cur {
-			return outer
-		}
+	if outer := rules.Outermost(dir, "", e.isNotebook); outer != "" {
+		return outer
 	}
+	return dir
 }
 
-// containedNotebook returns an existing notebook directory of this store
-// strictly below dir, relative to dir in slash form ("" if none), from the
-// "where" records of P.
-func (e *Engine) containedNotebook(dir string) string {
+// notebooks returns the real paths of this store's notebook directories,
+// from the "where" records of P.
+func (e *Engine) notebooks() []string {
 	entries, err := os.ReadDir(filepath.Join(e.private, "dirs"))
 	if err != nil {
-		return ""
+		return nil
 	}
-	real := rules.RealPath(dir)
-	var found []string
+	var dirs []string
 	for _, ent := range entries {
 		w, ok := pstate.Dir{Path: filepath.Join(e.private, "dirs", ent.Name())}.Where()
-		if !ok || w.Store != e.storeKey || w.Dir == real || !rules.Within(real, w.Dir) {
-			continue
-		}
-		if _, err := os.Stat(w.Dir); err != nil {
-			continue // the directory is gone: it no longer holds a copy
-		}
-		rel, err := filepath.Rel(real, w.Dir)
-		if err == nil {
-			found = append(found, filepath.ToSlash(rel))
+		if ok && w.Store == e.storeKey {
+			dirs = append(dirs, w.Dir)
 		}
 	}
-	if len(found) == 0 {
-		return ""
-	}
-	sort.Strings(found)
-	return found[0]
+	return dirs
 }

@@ -12,6 +12,12 @@
 //	                          symlink cannot lead outside; Open opens such
 //	                          a directory through the root. Within and
 //	                          RealPath are the comparisons both use
+//	nesting.go                which notebook directory a request path
+//	                          addresses: the outermost one at or above it
+//	                          (Outermost), or none when it would contain
+//	                          one (Contained); the engine says which
+//	                          directories are the store's notebook
+//	                          directories
 //	Sets (pathsets.go)        the writable and read-only path sets,
 //	                          normalised once; Check says whether a change
 //	                          of a path is allowed (the longest matching
@@ -27,7 +33,8 @@
 //	                          the commit's own)
 //
 // Data flow: the engine (package server) resolves every request path
-// through a Workspace before it takes a lock; a commit checks its message
+// through a Workspace, and to the notebook directory it addresses, before
+// it takes a lock; a commit checks its message
 // with CheckMessageText, then, once L is scanned, hands Secrets the paths
 // it changes against the baseline A and Sets.Check each changed path. Each
 // answer is a value — a sentinel error, a Refusal, a list of Secret — that
