@@ -11,13 +11,14 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // errMergeConflict aborts a publication attempt whose merge conflicts.
 var errMergeConflict = errors.New("server: the merge has conflicts")
 
 // Commit publishes the directory's changes and incorporates concurrent
-// non-conflicting ones (DESIGN §6). Errors are *Error.
+// non-conflicting ones (DESIGN §6). Errors are *diag.Error.
 func (e *Engine) Commit(ctx context.Context, path, message string) (*Result, error) {
 	if err := checkMessage(message); err != nil {
 		return nil, err
@@ -64,10 +65,10 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 }
 
 func checkMessage(m string) *diag.Error {
-	switch CheckMessageText(m) {
-	case MessageOK:
+	switch rules.CheckMessageText(m) {
+	case rules.MessageOK:
 		return nil
-	case MessageBlank:
+	case rules.MessageBlank:
 		return diag.InvalidRequest(diag.ReasonBlankMessage, "")
 	default:
 		return diag.InvalidRequest(diag.ReasonInvalidArgument, "message must be UTF-8 without U+0000, at most 16,384 bytes.")
@@ -103,13 +104,13 @@ func (s *session) refuseMarkers() error {
 // set or inside the read-only set, resetting exactly those files to the
 // accepted baseline content; other local edits stay in L.
 func (s *session) refuseReadOnly() error {
-	if s.e.sets.empty() {
+	if s.e.sets.Empty() {
 		return nil
 	}
 	base := s.baseFiles()
 	var refused []diag.FileError
 	check := func(p string) {
-		if reason := s.e.sets.refusal(p); reason != "" {
+		if reason := pathReasons[s.e.sets.Check(p)]; reason != "" {
 			refused = append(refused, diag.FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
 		}
 	}

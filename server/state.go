@@ -8,6 +8,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // Private state (P). Its files, their formats and their writing are
@@ -24,7 +25,7 @@ func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e
 // identity (symlinks resolved), so a symlink alias and the real path share
 // one baseline and one lock. State recorded under the path as given (before
 // identities were resolved) is still found there.
-func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, realPath(dir)) }
+func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, rules.RealPath(dir)) }
 
 // stateDirOf is stateDir of dir, whose resolved path is real.
 func (e *Engine) stateDirOf(dir, real string) string {
