@@ -9,6 +9,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -137,16 +138,16 @@ func (s *session) refuseReadOnly() error {
 		return err
 	}
 	s.src = s.e.caches.Source(chain)
-	target := &merged{ids: make(map[string]cas.ID, len(s.scan.files))}
+	target := &plan.Merged{IDs: make(map[string]cas.ID, len(s.scan.files))}
 	for p, id := range s.scan.files {
-		target.ids[p] = id
+		target.IDs[p] = id
 	}
 	reason := ReasonOutsideWritable
 	for _, f := range refused {
 		if id, ok := base[f.Path]; ok {
-			target.ids[f.Path] = id
+			target.IDs[f.Path] = id
 		} else {
-			delete(target.ids, f.Path)
+			delete(target.IDs, f.Path)
 		}
 		if f.Reason == ReasonInsideReadOnly {
 			reason = ReasonInsideReadOnly
@@ -169,7 +170,7 @@ func (s *session) refuseReadOnly() error {
 type attemptResult struct {
 	observed remote.State
 	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
-	merged   *merged
+	merged   *plan.Merged
 	pack     []byte
 	changed  map[string]cas.ID // paths of merged that differ from rFiles (zero ID: removed)
 }
@@ -202,7 +203,7 @@ func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	res.BroughtIn = diffstat(changes)
-	next := newBaseline(st.Generation(), st.Head(), target.ids)
+	next := newBaseline(st.Generation(), st.Head(), target.IDs)
 	if last.from != nil {
 		// L itself was the merge: the next baseline is the last one plus
 		// the changes, and so is its ignored set.
@@ -254,14 +255,14 @@ func (s *session) materialiseConflict(last attemptResult) error {
 	}
 	st := last.observed
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
-	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.conflicts)
+	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.Conflicts)
 	if err != nil {
 		return s.e.fail("keep held base", err)
 	}
 	if err := s.materialise(changes, flag, next, nil); err != nil {
 		return err
 	}
-	return conflictError(last.merged.conflicts)
+	return conflictError(last.merged.Conflicts)
 }
 
 // keepRecent keeps the published content of the files the commit changed
@@ -297,7 +298,7 @@ func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, 
 // remote parent tree. Only changed paths (found while building the
 // publication) are visited, in sorted order.
 func (s *session) increment(last attemptResult) ([]FileStat, error) {
-	ids, parent := last.merged.ids, last.rFiles
+	ids, parent := last.merged.IDs, last.rFiles
 	paths := sortedKeys(last.changed)
 	out := []FileStat{}
 	for _, p := range paths {
