@@ -24,8 +24,8 @@
 //	                        holds both texts
 //	ignore.go               the ignore state: AddVirtual puts A's files at
 //	                        ignored paths into the scan's tree ("virtual"
-//	                        entries), the withheld record in P
-//	                        (LoadWithheld, SaveWithheld)
+//	                        entries); the withheld record in P, which
+//	                        AddVirtual reads and SaveWithheld writes
 //
 // Data flow:
 //

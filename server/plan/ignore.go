@@ -64,7 +64,7 @@ type Virtual struct {
 // a local deletion).
 func AddVirtual(dir pstate.Dir, a Accepted, ign *workdir.Ignore, files map[string]cas.ID, warn func(error)) Virtual {
 	var v Virtual
-	old := LoadWithheld(dir)
+	old := loadWithheld(dir)
 	if ign.Empty() && len(old) == 0 {
 		return v
 	}
@@ -173,10 +173,10 @@ func allIn(list []string, set map[string]bool) bool {
 	return true
 }
 
-// LoadWithheld returns the set recorded in dir (empty when there is none;
+// loadWithheld returns the set recorded in dir (empty when there is none;
 // an unreadable record counts as none: at worst a file L never received is
 // taken for a local deletion after a rule was removed).
-func LoadWithheld(dir pstate.Dir) map[string]bool {
+func loadWithheld(dir pstate.Dir) map[string]bool {
 	data, err := os.ReadFile(dir.File(withheldFile))
 	if err != nil || len(data) == 0 {
 		return nil

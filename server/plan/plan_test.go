@@ -246,7 +246,7 @@ func TestRestoreAddsWithheldFiles(t *testing.T) {
 // The withheld record is one sorted path a line, and no file when empty.
 func TestWithheldRecord(t *testing.T) {
 	dir := pstate.Dir{Path: t.TempDir()}
-	if LoadWithheld(dir) != nil {
+	if loadWithheld(dir) != nil {
 		t.Fatal("a set without a record")
 	}
 	if err := SaveWithheld(dir, []string{"b/x.log", "a.log"}); err != nil {
@@ -256,7 +256,7 @@ func TestWithheldRecord(t *testing.T) {
 	if err != nil || string(data) != "a.log\nb/x.log\n" {
 		t.Fatalf("record = %q, %v", data, err)
 	}
-	if got := LoadWithheld(dir); !reflect.DeepEqual(got, map[string]bool{"a.log": true, "b/x.log": true}) {
+	if got := loadWithheld(dir); !reflect.DeepEqual(got, map[string]bool{"a.log": true, "b/x.log": true}) {
 		t.Errorf("loaded %v", got)
 	}
 	if err := SaveWithheld(dir, nil); err != nil {
@@ -291,7 +291,7 @@ func TestAddVirtual(t *testing.T) {
 	if len(learned) != 2 {
 		t.Errorf("learned %v", learned)
 	}
-	if got := LoadWithheld(dir); len(got) != 2 {
+	if got := loadWithheld(dir); len(got) != 2 {
 		t.Errorf("withheld record = %v", got)
 	}
 
