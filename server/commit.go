@@ -10,6 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
 )
@@ -139,16 +140,16 @@ func (s *session) refuseReadOnly() error {
 		return err
 	}
 	s.src = s.e.caches.Source(chain)
-	target := &merged{ids: make(map[string]cas.ID, len(s.scan.files))}
+	target := &plan.Merged{IDs: make(map[string]cas.ID, len(s.scan.files))}
 	for p, id := range s.scan.files {
-		target.ids[p] = id
+		target.IDs[p] = id
 	}
 	reason := diag.ReasonOutsideWritable
 	for _, f := range refused {
 		if id, ok := base[f.Path]; ok {
-			target.ids[f.Path] = id
+			target.IDs[f.Path] = id
 		} else {
-			delete(target.ids, f.Path)
+			delete(target.IDs, f.Path)
 		}
 		if f.Reason == diag.ReasonInsideReadOnly {
 			reason = diag.ReasonInsideReadOnly
@@ -171,7 +172,7 @@ func (s *session) refuseReadOnly() error {
 type attemptResult struct {
 	observed remote.State
 	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
-	merged   *merged
+	merged   *plan.Merged
 	pack     []byte
 	changed  map[string]cas.ID // paths of merged that differ from rFiles (zero ID: removed)
 }
@@ -204,7 +205,7 @@ func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	res.BroughtIn = diffstat(changes)
-	next := newBaseline(st.Generation(), st.Head(), target.ids)
+	next := newBaseline(st.Generation(), st.Head(), target.IDs)
 	if last.from != nil {
 		// L itself was the merge: the next baseline is the last one plus
 		// the changes, and so is its ignored set.
@@ -256,14 +257,14 @@ func (s *session) materialiseConflict(last attemptResult) error {
 	}
 	st := last.observed
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
-	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.conflicts)
+	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.Conflicts)
 	if err != nil {
 		return s.e.fail("keep held base", err)
 	}
 	if err := s.materialise(changes, flag, next, nil); err != nil {
 		return err
 	}
-	return conflictError(last.merged.conflicts)
+	return conflictError(last.merged.Conflicts)
 }
 
 // keepRecent keeps the published content of the files the commit changed
@@ -299,7 +300,7 @@ func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, 
 // remote parent tree. Only changed paths (found while building the
 // publication) are visited, in sorted order.
 func (s *session) increment(last attemptResult) ([]FileStat, error) {
-	ids, parent := last.merged.ids, last.rFiles
+	ids, parent := last.merged.IDs, last.rFiles
 	paths := sortedKeys(last.changed)
 	out := []FileStat{}
 	for _, p := range paths {

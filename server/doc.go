@@ -25,12 +25,13 @@
 //	                           shared cache P/stores/<h>/chains/<h>
 //	                           (package objcache)
 //	mergeWith(A, L, R) ─▶ result (R == A yields L, L == A yields R,
-//	                       otherwise merge.Trees)
+//	                       otherwise plan.Merge over merge.Trees)
 //	commit only: objects the chain lacks are packed and published
 //	             conditionally; a lost race re-merges in the next build
 //	             (format 4: registered as a proposal and folded; a
 //	             declined one is rebuilt on the newer state)
 //	plan ─▶ old and new content of each changed file, loaded up front
+//	        (package server/plan; ignored paths left out)
 //	apply ─▶ recovery flag, removals, parallel atomic writes, dir fsyncs
 //	       ─▶ baseline + stat cache recorded ─▶ flag cleared
 //
@@ -70,7 +71,7 @@
 //     resynchronisation removes them (otherwise they are user files).
 //   - Ignore rules (workdir/ignore.go) drop entries in the scan before anything
 //     reads them; A's files at ignored paths enter the merge as A's
-//     ("virtual", ignore_state.go), so they are neither published from L
+//     ("virtual", server/plan), so they are neither published from L
 //     nor written, overwritten or removed in L. Commits whose added lines
 //     hold a recognised credential are refused before anything changes
 //     (secrets.go maps what rules.Secrets finds over server/secrets).

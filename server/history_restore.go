@@ -26,6 +26,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/history"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -102,7 +103,7 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, e.historyErr("restore", err)
 	}
-	target := &merged{ids: ids}
+	target := &plan.Merged{IDs: ids}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, e.fail("plan restore", err)
@@ -154,21 +155,21 @@ func joinRel(dir, p string) string {
 // durable first under the directory's private state, P/dirs/<h>/saved/
 // <time>/<path>, and named in res. Re-creating a file L does not hold
 // destroys nothing and is never refused.
-func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string, res *LocalEditResult) error {
+func (s *session) keepUncommitted(changes []plan.Change, opts HistoryWrite, op string, res *LocalEditResult) error {
 	base := s.baseFiles()
 	var risky []diag.FileError
-	var keep []change
+	var keep []plan.Change
 	for _, c := range changes {
-		cur, inL := s.scan.files[c.path]
+		cur, inL := s.scan.files[c.Path]
 		if !inL {
 			continue
 		}
-		old, committed := base[c.path]
+		old, committed := base[c.Path]
 		switch {
 		case !committed:
-			risky = append(risky, diag.FileError{Path: c.path, Reason: diag.FileNeverCommitted})
+			risky = append(risky, diag.FileError{Path: c.Path, Reason: diag.FileNeverCommitted})
 		case old != cur:
-			risky = append(risky, diag.FileError{Path: c.path, Reason: diag.FileLocalEdit})
+			risky = append(risky, diag.FileError{Path: c.Path, Reason: diag.FileLocalEdit})
 		default:
 			continue
 		}
@@ -189,14 +190,14 @@ func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string
 	}
 	res.Saved = saved
 	for _, c := range keep {
-		res.SavedFiles = append(res.SavedFiles, c.path)
+		res.SavedFiles = append(res.SavedFiles, c.Path)
 	}
 	return nil
 }
 
 // saveCopies writes the current content of each change's file under a new
 // directory of P/dirs/<h>/saved, durably, and returns that directory.
-func (s *session) saveCopies(files []change) (string, error) {
+func (s *session) saveCopies(files []plan.Change) (string, error) {
 	root := filepath.Join(s.state.Path, "saved")
 	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
 	dir := filepath.Join(root, stamp)
@@ -208,11 +209,11 @@ func (s *session) saveCopies(files []change) (string, error) {
 	}
 	synced := map[string]bool{}
 	for _, c := range files {
-		p := filepath.Join(dir, filepath.FromSlash(c.path))
+		p := filepath.Join(dir, filepath.FromSlash(c.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return "", err
 		}
-		if err := osfile.WriteFile(p, 0o600, true, c.old); err != nil {
+		if err := osfile.WriteFile(p, 0o600, true, c.Old); err != nil {
 			return "", err
 		}
 		synced[filepath.Dir(p)] = true
@@ -285,10 +286,10 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	if err != nil {
 		return nil, e.fail("merge", err)
 	}
-	m := &merged{ids: make(map[string]cas.ID, len(tr.Files)), contents: map[string][]byte{}}
+	m := &plan.Merged{IDs: make(map[string]cas.ID, len(tr.Files)), Contents: map[string][]byte{}}
 	for _, c := range tr.Conflicts {
 		if history.Matches(c.Path, sub) {
-			m.conflicts = append(m.conflicts, c)
+			m.Conflicts = append(m.Conflicts, c)
 		}
 	}
 	for path, ent := range tr.Files {
@@ -300,13 +301,13 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 			if id, err = cas.WriteFile(nil, ent.Content); err != nil {
 				return nil, e.fail("merge", err)
 			}
-			m.contents[path] = ent.Content
+			m.Contents[path] = ent.Content
 		}
-		m.ids[path] = id
+		m.IDs[path] = id
 	}
 	for path, id := range s.scan.files { // outside the subdirectory: as it is
 		if !history.Matches(path, sub) {
-			m.ids[path] = id
+			m.IDs[path] = id
 		}
 	}
 	changes, err := s.plan(m)
@@ -321,9 +322,9 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 		return nil, err
 	}
 	res.Files = diffstat(changes)
-	if len(m.conflicts) > 0 {
+	if len(m.Conflicts) > 0 {
 		// The result too: it says where --force kept copies.
-		return res, conflictError(m.conflicts)
+		return res, conflictError(m.Conflicts)
 	}
 	return res, nil
 }

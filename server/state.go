@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
 )
@@ -41,7 +42,7 @@ type baseline struct {
 	// when known (ignoredKnown): addVirtual's walk over every path of A,
 	// done once per baseline a long-lived engine keeps (memory.go) rather
 	// than on every call. kept is that memory (nil: none).
-	ignored      []pathID
+	ignored      []plan.PathID
 	ignoredKnown bool
 	kept         *keptBaseline
 	// prepared is this baseline already written to a durable temporary
@@ -58,12 +59,6 @@ func newBaseline(gen uint64, head cas.ID, files map[string]cas.ID) *baseline {
 
 // exact is pstate.Baseline.Exact, true also of no baseline at all.
 func (b *baseline) exact() bool { return b == nil || b.Exact() }
-
-// pathID is one file of a tree.
-type pathID struct {
-	path string
-	id   cas.ID
-}
 
 // dirState is the private state of one visible directory: its records
 // (pstate.Dir) and the engine's hooks around its baseline.
