@@ -32,7 +32,7 @@ func BenchmarkCASWriteTree10k(b *testing.B) {
 // BenchmarkCASReadTree10k: walk the same notebook back into its path map.
 func BenchmarkCASReadTree10k(b *testing.B) {
 	files := casNotebook()
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	root, err := cas.WriteTree(m, files)
 	if err != nil {
 		b.Fatal(err)

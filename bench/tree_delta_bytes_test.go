@@ -86,7 +86,7 @@ func timeReadTree(b *testing.B, s *cas.Store, root cas.ID) time.Duration {
 func measureTreeDeltas(b *testing.B) treeDeltaRow {
 	const files, commits, size = 1000, 200, 2048
 	var r treeDeltaRow
-	objs := cas.NewMemory() // every object of the history
+	objs := cas.NewObjectSet() // every object of the history
 	store, err := cas.OpenStore(b.TempDir())
 	if err != nil {
 		b.Fatal(err)

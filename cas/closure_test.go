@@ -13,7 +13,7 @@ import (
 
 // notebook writes a commit over a few files (one chunked, one shared by two
 // paths) into m and returns the commit and its decoded parts.
-func notebook(t *testing.T, m *cas.Memory) (commit cas.ID, big cas.File, bigID cas.ID) {
+func notebook(t *testing.T, m *cas.ObjectSet) (commit cas.ID, big cas.File, bigID cas.ID) {
 	t.Helper()
 	bigID = mustFile(t, m, genText(31, 200<<10))
 	small := mustFile(t, m, []byte("small\n"))
@@ -40,7 +40,7 @@ func notebook(t *testing.T, m *cas.Memory) (commit cas.ID, big cas.File, bigID c
 // A complete closure passes although the parent commit is absent: the
 // check covers one commit's state, not its history.
 func TestCheckClosureComplete(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	commit, _, _ := notebook(t, m)
 	if err := cas.CheckClosure(m, commit); err != nil {
 		t.Fatal(err)
@@ -48,10 +48,10 @@ func TestCheckClosureComplete(t *testing.T) {
 }
 
 func TestCheckClosureReportsEachMissingObject(t *testing.T) {
-	probe := cas.NewMemory()
+	probe := cas.NewObjectSet()
 	commit, _, _ := notebook(t, probe)
 	for _, id := range probe.IDs() {
-		m := cas.NewMemory()
+		m := cas.NewObjectSet()
 		notebook(t, m)
 		m.Delete(id)
 		if err := cas.CheckClosure(m, commit); !errors.Is(err, cas.ErrNotFound) {
@@ -62,7 +62,7 @@ func TestCheckClosureReportsEachMissingObject(t *testing.T) {
 }
 
 func TestCheckClosureRefusesNonCommit(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	_, _, bigID := notebook(t, m)
 	if err := cas.CheckClosure(m, bigID); !errors.Is(err, cas.ErrCorrupt) {
 		t.Fatalf("CheckClosure(file) error = %v, want ErrCorrupt", err)
@@ -72,7 +72,7 @@ func TestCheckClosureRefusesNonCommit(t *testing.T) {
 // lyingSource returns a different, valid object for one ID: a Source bug
 // or a hash collision must not pass as the requested object.
 type lyingSource struct {
-	*cas.Memory
+	*cas.ObjectSet
 	victim cas.ID
 	swap   cas.Object
 }
@@ -81,13 +81,13 @@ func (s lyingSource) Get(id cas.ID) (cas.Object, error) {
 	if id == s.victim {
 		return s.swap, nil
 	}
-	return s.Memory.Get(id)
+	return s.ObjectSet.Get(id)
 }
 
 func TestCheckClosureDetectsWrongObject(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	commit, big, _ := notebook(t, m)
-	src := lyingSource{Memory: m, victim: big.Chunks[2].ID, swap: mustChunk(t, []byte("other"))}
+	src := lyingSource{ObjectSet: m, victim: big.Chunks[2].ID, swap: mustChunk(t, []byte("other"))}
 	if err := cas.CheckClosure(src, commit); !errors.Is(err, cas.ErrCorrupt) {
 		t.Fatalf("CheckClosure error = %v, want ErrCorrupt", err)
 	}
@@ -97,7 +97,7 @@ func TestCheckClosureDetectsWrongObject(t *testing.T) {
 // error names the file's path, never an object ID (IDs stay inside the
 // process).
 func TestCheckClosureThroughDamagedStore(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	commit, big, _ := notebook(t, m)
 	w := cas.NewPackWriter()
 	for _, id := range m.IDs() {

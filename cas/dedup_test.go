@@ -56,7 +56,7 @@ func (s newOnly) Put(o cas.Object) error {
 // the pack's own framing.
 func TestDedupAppendCostsLittle(t *testing.T) {
 	old := genText(54, 1<<20)
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	mustFile(t, m, old)
 	w := cas.NewPackWriter()
 	grown := append(old[:len(old):len(old)], genText(55, 1<<10)...)

@@ -54,7 +54,7 @@ type depthSource interface {
 // GetDepth returns the object id from src and the number of deltas src
 // applied to rebuild it (0: stored whole). A writer passes the depth of a
 // base, as its own store holds it, to PutDelta. A Source that does not
-// store deltas (Memory) always reports 0.
+// store deltas (an ObjectSet) always reports 0.
 func GetDepth(src Source, id ID) (Object, int, error) {
 	switch s := src.(type) {
 	case *Pack:

@@ -19,7 +19,7 @@ import (
 // still read, from its other records, and a pack whose delta needs one is
 // added; only with no record that leads to a whole tree is it refused.
 func TestDeltaRecordsThatAreEachOthersBasesReadThroughAnother(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	files := dirFiles(t, m, 20, 3)
 	g := treeOf(t, m, files)
 	files["extra.md"] = mustFile(t, m, []byte("extra\n"))

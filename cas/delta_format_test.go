@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "create the testdata files that are miss
 // included.
 func deltaFixture(t *testing.T) (objs []cas.Object, recs []docRecord) {
 	t.Helper()
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	get := func(id cas.ID) cas.Object {
 		o, err := m.Get(id)
 		if err != nil {

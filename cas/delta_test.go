@@ -15,7 +15,7 @@ import (
 
 // dirFiles returns n files named like a directory of notes, each with
 // distinct content put into m, as a flat map for WriteTree.
-func dirFiles(t testing.TB, m *cas.Memory, n, seed int) map[string]cas.ID {
+func dirFiles(t testing.TB, m *cas.ObjectSet, n, seed int) map[string]cas.ID {
 	t.Helper()
 	files := make(map[string]cas.ID, n)
 	for i := range n {
@@ -24,7 +24,7 @@ func dirFiles(t testing.TB, m *cas.Memory, n, seed int) map[string]cas.ID {
 	return files
 }
 
-func treeOf(t testing.TB, m *cas.Memory, files map[string]cas.ID) cas.Object {
+func treeOf(t testing.TB, m *cas.ObjectSet, files map[string]cas.ID) cas.Object {
 	t.Helper()
 	o, err := m.Get(mustTree(t, m, files))
 	if err != nil {
@@ -53,7 +53,7 @@ func openPack(t testing.TB, data []byte) *cas.Pack {
 
 // parentAndChild returns a directory tree of 100 notes and the same tree
 // after a one-line commit changed one note, both in m.
-func parentAndChild(t testing.TB, m *cas.Memory) (parent, child cas.Object) {
+func parentAndChild(t testing.TB, m *cas.ObjectSet) (parent, child cas.Object) {
 	t.Helper()
 	files := dirFiles(t, m, 100, 1)
 	parent = treeOf(t, m, files)
@@ -65,7 +65,7 @@ func parentAndChild(t testing.TB, m *cas.Memory) (parent, child cas.Object) {
 // the new one: it stores one entry instead of a hundred, and a store that
 // holds the parent reads the new tree back, byte for byte, after a reopen.
 func TestDeltaAgainstTheParentTreeRoundTrips(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	parent, child := parentAndChild(t, m)
 	dir := t.TempDir()
 	s := openStore(t, dir)
@@ -118,7 +118,7 @@ func TestDeltaAgainstTheParentTreeRoundTrips(t *testing.T) {
 // it is not damage, and the store does not keep a pack it cannot verify.
 // With the base at hand (in the store, or in the same AddPacks) it reads.
 func TestDeltaMissingBaseIsReported(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	parent, child := parentAndChild(t, m)
 	w := cas.NewPackWriter()
 	mustPut(t, w, parent)
@@ -181,7 +181,7 @@ func getErr(src cas.Source, id cas.ID) error {
 // damage in a pack already in the local store (read without its
 // checksum) is caught on Get.
 func TestDeltaCorruptionIsDetected(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	parent, child := parentAndChild(t, m)
 	w := cas.NewPackWriter()
 	mustPut(t, w, parent)
@@ -241,7 +241,7 @@ func TestDeltaCorruptionIsDetected(t *testing.T) {
 // name an absent entry, come out of order, or rebuild another length are
 // refused, as is a delta record in a version-1 pack.
 func TestDeltaRulesAreChecked(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	parent, child := parentAndChild(t, m)
 	changed := mustFile(t, m, []byte("note 42, one line more\n"))
 	old := mustFile(t, m, []byte("note 42 of 1\n"))
@@ -307,7 +307,7 @@ func TestDeltaRulesAreChecked(t *testing.T) {
 // in a store as in one pack; a cycle of bases is refused the same way,
 // and the writer never writes one.
 func TestDeltaChainsAreBounded(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	files := dirFiles(t, m, 20, 2)
 	prev := treeOf(t, m, files)
 	s := openStore(t, t.TempDir())
@@ -365,7 +365,7 @@ func TestDeltaChainsAreBounded(t *testing.T) {
 // deep a base, a delta no smaller than the tree, or an object that is not
 // a tree; a pack with no delta record stays version 1.
 func TestDeltaWriterStoresWholeWhenItMust(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	parent, child := parentAndChild(t, m)
 	small := treeOf(t, m, map[string]cas.ID{"a.md": mustFile(t, m, []byte("a\n"))})
 	smaller := treeOf(t, m, map[string]cas.ID{"b.md": mustFile(t, m, []byte("b\n"))})

@@ -59,7 +59,7 @@
 //     directory's identity, so opening a store whose directory has not
 //     changed since costs a stat and two reads, whatever the number of
 //     files.
-//   - Memory: an in-memory Source and Sink, for tests and staging.
+//   - ObjectSet: an in-memory Source and Sink, for tests and staging.
 //
 // Trust: a pack's trailer checksum is verified whenever its bytes are
 // accepted (OpenPack, Store.AddPack(s), Store.VerifyPack); packs already in

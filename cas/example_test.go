@@ -97,7 +97,7 @@ func ExampleStore() {
 // An increment's pack stores the new directory tree as its change from
 // the parent's, which the reader already holds: one entry instead of all.
 func ExamplePackWriter_PutDelta() {
-	parent := cas.NewMemory() // what every reader of the increment holds
+	parent := cas.NewObjectSet() // what every reader of the increment holds
 	files := map[string]cas.ID{}
 	for i := range 50 {
 		files[fmt.Sprintf("note-%02d.md", i)], _ = cas.WriteFile(parent, []byte(fmt.Sprintf("note %d\n", i)))
@@ -105,13 +105,13 @@ func ExamplePackWriter_PutDelta() {
 	oldID, _ := cas.WriteTree(parent, files)
 	oldTree, _ := parent.Get(oldID)
 
-	next := cas.NewMemory()
+	next := cas.NewObjectSet()
 	files["note-07.md"], _ = cas.WriteFile(next, []byte("note 7, one line more\n"))
 	newID, _ := cas.WriteTree(next, files)
 	newTree, _ := next.Get(newID)
 
 	w := cas.NewPackWriter()
-	_, depth, _ := cas.GetDepth(parent, oldID) // 0: a Memory holds trees whole
+	_, depth, _ := cas.GetDepth(parent, oldID) // 0: an ObjectSet holds trees whole
 	if err := w.PutDelta(newTree, oldTree, depth); err != nil {
 		log.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 func TestFileRoundTripAcrossSizes(t *testing.T) {
 	for _, n := range []int{0, 1, cas.InlineMax - 1, cas.InlineMax, cas.InlineMax + 1, cas.MaxChunk, cas.MaxChunk + 1, 1 << 20} {
 		content := genBytes(uint64(n)+5, n)
-		m := cas.NewMemory()
+		m := cas.NewObjectSet()
 		id := mustFile(t, m, content)
 		if computed := mustFile(t, nil, content); computed != id {
 			t.Fatalf("%d bytes: ID without a sink differs from the stored one", n)
@@ -39,7 +39,7 @@ func TestFileRoundTripAcrossSizes(t *testing.T) {
 }
 
 func TestReadFileMissingChunk(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	id := mustFile(t, m, genBytes(21, 100<<10))
 	o, _ := m.Get(id)
 	f, _ := cas.DecodeFile(o)
@@ -50,7 +50,7 @@ func TestReadFileMissingChunk(t *testing.T) {
 }
 
 func TestReadFileRefusesOtherKinds(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	c := mustChunk(t, []byte("chunk"))
 	mustPut(t, m, c)
 	if _, err := cas.ReadFile(m, c.ID); !errors.Is(err, cas.ErrCorrupt) {

@@ -172,8 +172,8 @@ func TestPackLayoutMatchesDocumentation(t *testing.T) {
 // zstd implementation.
 func TestPackReaderAcceptsForeignZstd(t *testing.T) {
 	text := genText(71, 3000)
-	o := mustFile(t, cas.NewMemory(), text)
-	m := cas.NewMemory()
+	o := mustFile(t, cas.NewObjectSet(), text)
+	m := cas.NewObjectSet()
 	mustFile(t, m, text)
 	obj, _ := m.Get(o)
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderCRC(true))

@@ -20,7 +20,7 @@ func TestSumIsBLAKE3(t *testing.T) {
 // pinned here and printed in docs/format.md.
 func vectorObjects(t *testing.T) map[string]cas.Object {
 	t.Helper()
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	objs := map[string]cas.Object{}
 	get := func(id cas.ID) cas.Object {
 		o, err := m.Get(id)

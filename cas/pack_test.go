@@ -13,7 +13,7 @@ import (
 // zstd-compressed, and the objects in it.
 func smallPack(t testing.TB) ([]byte, []cas.Object) {
 	t.Helper()
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	hello := mustFile(t, m, []byte("hello\n"))
 	notes := mustFile(t, m, genText(7, 300)) // inline, compressible
 	root, err := cas.WriteTree(m, map[string]cas.ID{"hello.md": hello, "dir/notes.md": notes})

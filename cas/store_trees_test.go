@@ -19,7 +19,7 @@ import (
 // own (changing it changes no later read), and a tree whose pack was
 // removed is not found any more, though it was read before.
 func TestStoreReadsOfAKeptTreeAreUnchanged(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	files := dirFiles(t, m, 20, 3)
 	prev := treeOf(t, m, files)
 	s := openStore(t, t.TempDir())
@@ -63,7 +63,7 @@ func TestStoreReadsOfAKeptTreeAreUnchanged(t *testing.T) {
 // the chain again link by link when that check fails: a damaged record in
 // the middle is still refused as corrupt, and named.
 func TestStoreNamesTheDamagedLinkOfAChain(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	files := dirFiles(t, m, 20, 4)
 	base := treeOf(t, m, files)
 	dir := t.TempDir()

@@ -8,7 +8,7 @@ import (
 
 // shareBomb builds depth levels of trees whose two entries name the same
 // subtree: depth+1 objects that describe 2^depth paths.
-func shareBomb(t *testing.T, m *Memory, depth int) (root ID) {
+func shareBomb(t *testing.T, m *ObjectSet, depth int) (root ID) {
 	t.Helper()
 	leaf, err := WriteFile(m, []byte("x"))
 	if err != nil {
@@ -33,7 +33,7 @@ func shareBomb(t *testing.T, m *Memory, depth int) (root ID) {
 func TestReadTreeRefusesTooManyPaths(t *testing.T) {
 	defer func(n int) { treeFileLimit = n }(treeFileLimit)
 	treeFileLimit = 1000
-	m := NewMemory()
+	m := NewObjectSet()
 	if _, err := ReadTree(m, shareBomb(t, m, 9)); err != nil {
 		t.Fatalf("512 paths under a limit of 1000: %v", err)
 	}
@@ -44,7 +44,7 @@ func TestReadTreeRefusesTooManyPaths(t *testing.T) {
 
 // CheckClosure reads each shared object once, so 2^60 paths cost 61 reads.
 func TestCheckClosureReadsSharedObjectsOnce(t *testing.T) {
-	m := NewMemory()
+	m := NewObjectSet()
 	root := shareBomb(t, m, 60)
 	c := EncodeCommit(Commit{Tree: root, Time: time.Unix(0, 0)})
 	if err := m.Put(c); err != nil {

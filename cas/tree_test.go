@@ -11,7 +11,7 @@ import (
 )
 
 func TestTreeRoundTrip(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	files := map[string]cas.ID{}
 	for i := range 300 {
 		path := fmt.Sprintf("d%d/sub%d/note-%d.md", i%7, i%3, i)
@@ -40,7 +40,7 @@ func TestTreeRoundTrip(t *testing.T) {
 }
 
 func TestEmptyTree(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	root, err := cas.WriteTree(m, map[string]cas.ID{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestTreeDecoderRefusesDisorder(t *testing.T) {
 // An empty subtree cannot come from WriteTree (empty directories are not
 // state), so reading one is corruption.
 func TestReadTreeRefusesEmptySubtree(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	empty, _ := cas.EncodeTree(nil)
 	mustPut(t, m, empty)
 	root, _ := cas.EncodeTree([]cas.TreeEntry{{Name: "dir", Kind: cas.KindTree, ID: empty.ID}})
@@ -106,7 +106,7 @@ func TestReadTreeRefusesEmptySubtree(t *testing.T) {
 }
 
 func TestReadTreeMissingSubtree(t *testing.T) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	root, err := cas.WriteTree(m, map[string]cas.ID{"a/b/c.md": mustFile(t, m, []byte("c"))})
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func TestUpdateTreeMatchesWriteTree(t *testing.T) {
 				delete(changes, p)
 			}
 		}
-		store := cas.NewMemory()
+		store := cas.NewObjectSet()
 		baseRoot, err := cas.WriteTree(store, base)
 		if err != nil {
 			t.Fatal(err)
@@ -66,7 +66,7 @@ func TestUpdateTreeMatchesWriteTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sink := cas.NewMemory()
+		sink := cas.NewObjectSet()
 		got, err := cas.UpdateTree(store, sink, baseRoot, changes)
 		if err != nil {
 			t.Fatalf("round %d: UpdateTree: %v", round, err)
@@ -88,13 +88,13 @@ func TestUpdateTreeTouchesOnlyChangedDirectories(t *testing.T) {
 	for i := range 1000 {
 		files[fmt.Sprintf("d%02d/n%04d.md", i/100, i)] = cas.Sum(fmt.Appendf(nil, "%d", i))
 	}
-	store := cas.NewMemory()
+	store := cas.NewObjectSet()
 	root, err := cas.WriteTree(store, files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	counting := &countingSource{src: store}
-	sink := cas.NewMemory()
+	sink := cas.NewObjectSet()
 	changed := map[string]cas.ID{"d03/n0300.md": cas.Sum([]byte("new"))}
 	if _, err := cas.UpdateTree(counting, sink, root, changed); err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestUpdateTreeTouchesOnlyChangedDirectories(t *testing.T) {
 
 // Changes that do not fit the base are refused, not guessed at.
 func TestUpdateTreeRefusesChangesThatDoNotFitTheBase(t *testing.T) {
-	store := cas.NewMemory()
+	store := cas.NewObjectSet()
 	id := cas.Sum([]byte("x"))
 	root, err := cas.WriteTree(store, map[string]cas.ID{"a/b": id, "c": id})
 	if err != nil {
@@ -125,7 +125,7 @@ func TestUpdateTreeRefusesChangesThatDoNotFitTheBase(t *testing.T) {
 			t.Errorf("%s: error = %v, want ErrInvalidPath", name, err)
 		}
 	}
-	if _, err := cas.UpdateTree(cas.NewMemory(), nil, root, map[string]cas.ID{"c": {}}); !errors.Is(err, cas.ErrNotFound) {
+	if _, err := cas.UpdateTree(cas.NewObjectSet(), nil, root, map[string]cas.ID{"c": {}}); !errors.Is(err, cas.ErrNotFound) {
 		t.Errorf("base tree missing from the source: error = %v, want ErrNotFound", err)
 	}
 }

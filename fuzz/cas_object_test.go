@@ -12,7 +12,7 @@ import (
 // FuzzDecodeObject: no body makes the object decoder panic, and whatever
 // decodes re-encodes to the same bytes (there is one encoding per value).
 func FuzzDecodeObject(f *testing.F) {
-	m := cas.NewMemory()
+	m := cas.NewObjectSet()
 	hello, _ := cas.WriteFile(m, []byte("hello\n"))
 	big, _ := cas.WriteFile(m, bytes.Repeat([]byte("a line of text\n"), 2000))
 	root, _ := cas.WriteTree(m, map[string]cas.ID{"a/hello.md": hello, "big.md": big})

@@ -358,7 +358,7 @@ func (x *world) build(agent, commit int, id string) Build {
 			b, _ := cas.ReadFile(src, id)
 			return b
 		}
-		sink := cas.NewMemory()
+		sink := cas.NewObjectSet()
 		changes := map[string]cas.ID{}
 		put := func(p, content string) error {
 			fid, err := cas.WriteFile(sink, []byte(content))
@@ -735,7 +735,7 @@ func (x *world) runBuilder(w *writer) {
 
 // seedCommit is generation 1's commit (shared.md, two lines) and its pack.
 func seedCommit(id string, at time.Time) (cas.ID, []byte, error) {
-	sink := cas.NewMemory()
+	sink := cas.NewObjectSet()
 	fid, err := cas.WriteFile(sink, []byte("line 1\nline 2\n"))
 	if err != nil {
 		return cas.ID{}, nil, err

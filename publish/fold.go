@@ -36,7 +36,7 @@ type folded struct {
 // fold created, then the engine's source.
 type multiSource struct {
 	packs []*cas.Pack
-	made  *cas.Memory
+	made  *cas.ObjectSet
 	rest  cas.Source
 }
 
@@ -64,7 +64,7 @@ func (s *multiSource) Get(id cas.ID) (cas.Object, error) {
 // same c and props give the same members, heads and group pack.
 func fold(c State, props []proposal, own string, objects cas.Source) (folded, error) {
 	var out folded
-	src := &multiSource{made: cas.NewMemory(), rest: objects}
+	src := &multiSource{made: cas.NewObjectSet(), rest: objects}
 	for _, p := range props {
 		if p.pack != nil {
 			// A proposal may store trees as deltas of its parent's

@@ -30,7 +30,7 @@ func TestGroupPackHoldsTheBasesOfAReparentedProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := cas.NewMemory()
+	sink := cas.NewObjectSet()
 	fid, err := cas.WriteFile(sink, []byte("b\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func (c *treeCounter) Get(id cas.ID) (cas.Object, error) {
 // writer's version in the same place is still read, and declined when its
 // tree cannot be.
 func TestFoldOfAVersionBuiltOnTheStateReadsNoTree(t *testing.T) {
-	store := cas.NewMemory()
+	store := cas.NewObjectSet()
 	file, err := cas.WriteFile(store, []byte("a\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestFoldOfAVersionBuiltOnTheStateReadsNoTree(t *testing.T) {
 
 	version := func(id string, withTree bool) proposal {
 		w := cas.NewPackWriter()
-		own := cas.NewMemory()
+		own := cas.NewObjectSet()
 		f, err := cas.WriteFile(own, []byte(id+"\n"))
 		if err != nil {
 			t.Fatal(err)

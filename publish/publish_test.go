@@ -75,7 +75,7 @@ func change(src Objects, id string, files map[string]*string) Build {
 				return Change{}, err
 			}
 		}
-		sink := cas.NewMemory()
+		sink := cas.NewObjectSet()
 		changes := map[string]cas.ID{}
 		for p, c := range files {
 			if c == nil {
@@ -424,7 +424,7 @@ func TestResumeAdoptsAnAcceptedCall(t *testing.T) {
 
 // packOf packs every object of sink in ID order, so a build's pack is the
 // same bytes whichever order the objects were written in.
-func packOf(sink *cas.Memory) ([]byte, error) {
+func packOf(sink *cas.ObjectSet) ([]byte, error) {
 	pw := cas.NewPackWriter()
 	ids := sink.IDs()
 	slices.SortFunc(ids, func(a, b cas.ID) int { return bytes.Compare(a[:], b[:]) })

@@ -161,7 +161,7 @@ func TestCheckpointAddsObjectsTheTailReusesFromTheOldChain(t *testing.T) {
 	}
 	var bigObjs []cas.ID // objects of gone.md, for the writer that still has them
 	{
-		mem := cas.NewMemory()
+		mem := cas.NewObjectSet()
 		if _, err := cas.WriteFile(mem, big); err != nil {
 			t.Fatal(err)
 		}

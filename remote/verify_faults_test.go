@@ -151,7 +151,7 @@ func TestVerifyDetectsObjectMissingFromClosure(t *testing.T) {
 	w := newTreeWriter(m)
 	w.commitN(t, 3)
 	lost := []byte("content whose objects never reach the store\n")
-	mem := cas.NewMemory()
+	mem := cas.NewObjectSet()
 	if _, err := cas.WriteFile(mem, lost); err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func TestVerifyVersion4(t *testing.T) {
 // placeholder, which verify's closure walk would report).
 func wholeProposal(t *testing.T, pub string) remote.Proposal {
 	t.Helper()
-	mem := cas.NewMemory()
+	mem := cas.NewObjectSet()
 	fid, err := cas.WriteFile(mem, []byte("one\n"))
 	if err != nil {
 		t.Fatal(err)

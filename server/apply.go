@@ -3,138 +3,101 @@ package server
 import (
 	"errors"
 	"io/fs"
-	"sort"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
-// change is one file of L to rewrite (content) or remove (del).
-type change struct {
-	path    string
-	id      cas.ID
-	old     []byte // content before (nil: the file is new)
-	content []byte // content after (nil with del)
-	del     bool
-	was     *workdir.Entry // the file's stat when it was scanned (nil: absent)
-}
-
-// merged is a merge result as the operations use it: the file ID of every
-// path, the content of files a text merge produced, and the conflicts.
-type merged struct {
-	local     bool // ids is the scan's own map: the result is L as it is
-	ids       map[string]cas.ID
-	contents  map[string][]byte
-	conflicts []merge.Conflict
-}
+// The session's side of the plan (package server/plan computes it): the
+// merge of A, L and R, the changes it makes to L, and the rewrite that
+// carries them out under the recovery flag.
 
 // mergeWith merges A, L and R (rHead, rFiles). The common cases skip the
 // tree merge: R == A yields L (a commit with no concurrent change), L == A
 // yields R (a pull with no local change).
-func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*merged, error) {
+func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*plan.Merged, error) {
 	if rHead == s.baseHead() && s.base.exact() {
-		return &merged{ids: s.scan.files, local: true}, nil
+		return &plan.Merged{IDs: s.scan.files, Local: true}, nil
 	}
 	if s.localIsBase() {
-		return &merged{ids: rFiles}, nil
+		return &plan.Merged{IDs: rFiles}, nil
 	}
-	m := &merged{ids: map[string]cas.ID{}, contents: map[string][]byte{}}
-	base, local, remote, err := s.mergeUnknown(m, s.baseFiles(), s.scan.files, rFiles)
-	if err != nil {
-		return nil, err
+	return plan.Merge(s.baseFiles(), s.scan.files, rFiles, s.base.unknownPaths(), s.load)
+}
+
+// local is L as the session's scan read it.
+func (s *session) local() plan.Local {
+	if s.scan == nil {
+		return plan.Local{}
 	}
-	tr, err := merge.Trees(base, local, remote, s.load)
-	if err != nil {
-		return nil, err
-	}
-	m.conflicts = append(tr.Conflicts, m.conflicts...)
-	sort.Slice(m.conflicts, func(i, j int) bool { return m.conflicts[i].Path < m.conflicts[j].Path })
-	for p, ent := range tr.Files {
-		id := ent.ID
-		if id.IsZero() {
-			if id, err = cas.WriteFile(nil, ent.Content); err != nil {
-				return nil, err
-			}
-			m.contents[p] = ent.Content
-		}
-		m.ids[p] = id
-	}
-	return m, nil
+	return plan.Local{Files: s.scan.files, Content: s.scan.content, Stats: s.scan.stats}
 }
 
 // content returns the content of path p of the result.
-func (s *session) content(m *merged, p string) ([]byte, error) {
-	if c, ok := m.contents[p]; ok {
-		return c, nil
-	}
-	id := m.ids[p]
-	if s.scan != nil && s.scan.files[p] == id { // L's own file, often just read
-		if c, ok := s.scan.content[p]; ok {
-			return c, nil
-		}
-	}
-	return s.load(id)
+func (s *session) content(m *plan.Merged, p string) ([]byte, error) {
+	return m.Content(p, s.local(), s.load)
 }
 
-// planAll compares the result with L and loads, before anything is touched,
-// the old and new content of every file that changes: the rewrite then
-// never needs L to be intact, and the diffstat is exact. (plan, in
-// ignore_state.go, leaves out the paths L ignores.)
-func (s *session) planAll(m *merged) ([]change, error) {
-	if m.local {
-		return nil, nil // nothing to compare 10,000 paths for
+// plan is the change m makes to L (plan.Changes) without the paths L
+// ignores (never written or removed in L) and with the withheld files to
+// restore now that no rule ignores them (when the accepted content can be
+// read: a pull always can).
+func (s *session) plan(m *plan.Merged) ([]plan.Change, error) {
+	changes, err := plan.Changes(m, s.local(), s.load)
+	if err != nil || s.scan == nil || (s.scan.virtual == nil && s.e.ignore.Empty()) {
+		return changes, err
 	}
-	var changes []change
-	for p, id := range m.ids {
-		if cur, ok := s.scan.files[p]; ok && cur == id {
-			continue
-		}
-		c := change{path: p, id: id}
-		var err error
-		if c.content, err = s.content(m, p); err != nil {
+	changes, withheld := plan.LeaveIgnored(changes, s.e.ignore, s.scan.virtual)
+	if len(withheld) > 0 {
+		// Recorded before the rewrite: should the baseline not follow, the
+		// next scan drops the entries A lacks.
+		s.scan.withheld = append(s.scan.withheld, withheld...)
+		if err := plan.SaveWithheld(s.state.Dir, append([]string{}, s.scan.withheld...)); err != nil {
 			return nil, err
 		}
-		if c.content == nil {
-			c.content = []byte{}
-		}
-		changes = append(changes, c)
 	}
-	for p := range s.scan.files {
-		if _, ok := m.ids[p]; !ok {
-			changes = append(changes, change{path: p, del: true})
-		}
+	if s.src == nil {
+		return changes, nil
 	}
-	for i := range changes {
-		c := &changes[i]
-		if st, ok := s.scan.stats.Get(c.path); ok {
-			c.was = &st
-		}
-		if cur, ok := s.scan.files[c.path]; ok {
-			old, err := s.load(cur)
-			if err != nil {
-				return nil, err
-			}
-			c.old = old
-			if c.old == nil {
-				c.old = []byte{}
-			}
-		}
-	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
-	return changes, nil
+	return plan.Restore(changes, s.scan.restore, m, func(p string) ([]byte, error) { return s.content(m, p) })
 }
 
 // diffstat is the per-file line delta of changes (on-disk delta of L).
-func diffstat(changes []change) []FileStat {
+func diffstat(changes []plan.Change) []FileStat {
 	out := []FileStat{}
-	for _, c := range changes {
-		ins, del := merge.Stat(c.old, c.content)
-		out = append(out, FileStat{Path: c.path, Insertions: ins, Deletions: del})
+	for i := range changes {
+		ins, del := changes[i].Stat()
+		out = append(out, FileStat{Path: changes[i].Path, Insertions: ins, Deletions: del})
 	}
 	return out
 }
+
+// withUnknown is b with an unknown base at each of paths (b itself, even
+// nil, when paths is empty; b may be nil: a directory without a record).
+func (b *baseline) withUnknown(paths []string) *baseline {
+	if len(paths) == 0 {
+		return b
+	}
+	var rec *pstate.Baseline
+	if b != nil {
+		rec = &b.Baseline
+	}
+	return &baseline{Baseline: plan.WithUnknown(rec, paths)}
+}
+
+// unknownPaths lists the paths of b whose base is unknown.
+func (b *baseline) unknownPaths() []string {
+	if b.exact() {
+		return nil
+	}
+	return plan.UnknownPaths(&b.Baseline)
+}
+
+// hasUnknown reports whether any base of b is unknown.
+func (b *baseline) hasUnknown() bool { return b != nil && len(b.unknownPaths()) > 0 }
 
 // apply rewrites L towards next, after recording what settling needs
 // should it be interrupted (rewrite_record.go): the next baseline, the
@@ -143,7 +106,7 @@ func diffstat(changes []change) []FileStat {
 // to a temporary sibling, fsynced and renamed over its target. It returns
 // the next baseline's encoding, for installNextBaseline. The stat cache is
 // updated with what was written; entries stay untrusted until a later scan.
-func (s *session) apply(changes []change, flag pstate.RecoveryFlag, next *baseline, baseBefore map[string]cas.ID) ([]byte, error) {
+func (s *session) apply(changes []plan.Change, flag pstate.RecoveryFlag, next *baseline, baseBefore map[string]cas.ID) ([]byte, error) {
 	if err := s.state.RecordWhere(); err != nil {
 		return nil, &notStarted{err}
 	}
@@ -176,15 +139,15 @@ func (s *session) apply(changes []change, flag pstate.RecoveryFlag, next *baseli
 	s.scan.changed = true
 	s.scan.byID = nil // rebuilt from the rewritten tree on demand
 	for _, c := range changes {
-		if !c.del {
+		if !c.Del {
 			continue
 		}
-		if err := workdir.RemoveFile(s.root, c.path, c.was); err != nil {
+		if err := workdir.RemoveFile(s.root, c.Path, c.Was); err != nil {
 			return nil, err
 		}
-		delete(s.scan.files, c.path)
-		s.scan.stats.Delete(c.path)
-		delete(s.scan.content, c.path)
+		delete(s.scan.files, c.Path)
+		s.scan.stats.Delete(c.Path)
+		delete(s.scan.content, c.Path)
 	}
 	return data, s.writeAll(changes)
 }
@@ -197,23 +160,23 @@ func (n *notStarted) Unwrap() error { return n.err }
 
 // writeAll writes every non-deleted change (workdir.WriteFiles) and
 // records each written file in the scan, as L now holds it.
-func (s *session) writeAll(changes []change) error {
+func (s *session) writeAll(changes []plan.Change) error {
 	var writes []workdir.Write
 	var of []int // index in changes of each write
 	for i := range changes {
-		if c := &changes[i]; !c.del {
-			writes = append(writes, workdir.Write{Path: c.path, Content: c.content, Was: c.was})
+		if c := &changes[i]; !c.Del {
+			writes = append(writes, workdir.Write{Path: c.Path, Content: c.Content, Was: c.Was})
 			of = append(of, i)
 		}
 	}
 	err := workdir.WriteFiles(s.root, writes, func(i int, st workdir.Entry) error {
 		c := &changes[of[i]]
-		st.ID = c.id
-		st.Markers = len(merge.ScanMarkers(c.content)) > 0
-		st.Key = c.path
-		s.scan.files[c.path] = c.id
-		s.scan.stats.Set(c.path, st)
-		s.scan.content[c.path] = c.content
+		st.ID = c.ID
+		st.Markers = len(merge.ScanMarkers(c.Content)) > 0
+		st.Key = c.Path
+		s.scan.files[c.Path] = c.ID
+		s.scan.stats.Set(c.Path, st)
+		s.scan.content[c.Path] = c.Content
 		if i == 0 {
 			return failpoint(FailMidRewrite)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // Every file that breaks the content rules is named with its reason, in
@@ -89,11 +90,11 @@ func TestBadRequests(t *testing.T) {
 		_, err := a.e.Commit(ctx, "", msg)
 		domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonBlankMessage)
 	}
-	for _, msg := range []string{"a\x00b", strings.Repeat("m", MaxMessageBytes+1), "bad \xff utf8"} {
+	for _, msg := range []string{"a\x00b", strings.Repeat("m", rules.MaxMessageBytes+1), "bad \xff utf8"} {
 		_, err := a.e.Commit(ctx, "", msg)
 		domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 	}
-	if _, err := a.e.Commit(ctx, "", strings.Repeat("m", MaxMessageBytes)); err != nil {
+	if _, err := a.e.Commit(ctx, "", strings.Repeat("m", rules.MaxMessageBytes)); err != nil {
 		t.Fatalf("a message of exactly the limit: %v", err)
 	}
 

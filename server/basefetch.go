@@ -19,7 +19,7 @@ import (
 // (P/dirs/<h>/baseline-unusable), so the directory is in the
 // lost-baseline state of session.begin and the way out that reason
 // documents ends it: a pull adopts the directory as one without a record
-// (unknown.go).
+// (server/plan).
 
 // refetchBase reads base object id after fetching the store's packs that
 // may hold it. It returns a BASELINE_LOST refusal when id is base content

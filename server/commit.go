@@ -10,14 +10,16 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // errMergeConflict aborts a publication attempt whose merge conflicts.
 var errMergeConflict = errors.New("server: the merge has conflicts")
 
 // Commit publishes the directory's changes and incorporates concurrent
-// non-conflicting ones (DESIGN §6). Errors are *Error.
+// non-conflicting ones (DESIGN §6). Errors are *diag.Error.
 func (e *Engine) Commit(ctx context.Context, path, message string) (*Result, error) {
 	if err := checkMessage(message); err != nil {
 		return nil, err
@@ -64,10 +66,10 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 }
 
 func checkMessage(m string) *diag.Error {
-	switch CheckMessageText(m) {
-	case MessageOK:
+	switch rules.CheckMessageText(m) {
+	case rules.MessageOK:
 		return nil
-	case MessageBlank:
+	case rules.MessageBlank:
 		return diag.InvalidRequest(diag.ReasonBlankMessage, "")
 	default:
 		return diag.InvalidRequest(diag.ReasonInvalidArgument, "message must be UTF-8 without U+0000, at most 16,384 bytes.")
@@ -103,13 +105,13 @@ func (s *session) refuseMarkers() error {
 // set or inside the read-only set, resetting exactly those files to the
 // accepted baseline content; other local edits stay in L.
 func (s *session) refuseReadOnly() error {
-	if s.e.sets.empty() {
+	if s.e.sets.Empty() {
 		return nil
 	}
 	base := s.baseFiles()
 	var refused []diag.FileError
 	check := func(p string) {
-		if reason := s.e.sets.refusal(p); reason != "" {
+		if reason := pathReasons[s.e.sets.Check(p)]; reason != "" {
 			refused = append(refused, diag.FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
 		}
 	}
@@ -138,16 +140,16 @@ func (s *session) refuseReadOnly() error {
 		return err
 	}
 	s.src = s.e.caches.Source(chain)
-	target := &merged{ids: make(map[string]cas.ID, len(s.scan.files))}
+	target := &plan.Merged{IDs: make(map[string]cas.ID, len(s.scan.files))}
 	for p, id := range s.scan.files {
-		target.ids[p] = id
+		target.IDs[p] = id
 	}
 	reason := diag.ReasonOutsideWritable
 	for _, f := range refused {
 		if id, ok := base[f.Path]; ok {
-			target.ids[f.Path] = id
+			target.IDs[f.Path] = id
 		} else {
-			delete(target.ids, f.Path)
+			delete(target.IDs, f.Path)
 		}
 		if f.Reason == diag.ReasonInsideReadOnly {
 			reason = diag.ReasonInsideReadOnly
@@ -170,7 +172,7 @@ func (s *session) refuseReadOnly() error {
 type attemptResult struct {
 	observed remote.State
 	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
-	merged   *merged
+	merged   *plan.Merged
 	pack     []byte
 	changed  map[string]cas.ID // paths of merged that differ from rFiles (zero ID: removed)
 }
@@ -203,7 +205,7 @@ func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	res.BroughtIn = diffstat(changes)
-	next := newBaseline(st.Generation(), st.Head(), target.ids)
+	next := newBaseline(st.Generation(), st.Head(), target.IDs)
 	if last.from != nil {
 		// L itself was the merge: the next baseline is the last one plus
 		// the changes, and so is its ignored set.
@@ -255,14 +257,14 @@ func (s *session) materialiseConflict(last attemptResult) error {
 	}
 	st := last.observed
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
-	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.conflicts)
+	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.Conflicts)
 	if err != nil {
 		return s.e.fail("keep held base", err)
 	}
 	if err := s.materialise(changes, flag, next, nil); err != nil {
 		return err
 	}
-	return conflictError(last.merged.conflicts)
+	return conflictError(last.merged.Conflicts)
 }
 
 // keepRecent keeps the published content of the files the commit changed
@@ -298,7 +300,7 @@ func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, 
 // remote parent tree. Only changed paths (found while building the
 // publication) are visited, in sorted order.
 func (s *session) increment(last attemptResult) ([]FileStat, error) {
-	ids, parent := last.merged.ids, last.rFiles
+	ids, parent := last.merged.IDs, last.rFiles
 	paths := sortedKeys(last.changed)
 	out := []FileStat{}
 	for _, p := range paths {

@@ -8,6 +8,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -89,7 +90,7 @@ func (a *attempt) run() (skip bool, err error) {
 	if err := a.writeFiles(); err != nil {
 		return false, err
 	}
-	tree, err := a.s.writeTree(a.sink, a.chain.Store(), a.observed.Head(), a.merged.ids, a.changes)
+	tree, err := a.s.writeTree(a.sink, a.chain.Store(), a.observed.Head(), a.merged.IDs, a.changes)
 	if err != nil {
 		return false, err
 	}
@@ -117,7 +118,7 @@ func (a *attempt) merge() (skip bool, err error) {
 		// pass over A's encoded entries (no map of A is built unless L
 		// added paths). rFiles then holds only A's entries at the changed
 		// paths: all the diffstat reads of the parent.
-		a.merged = &merged{ids: s.scan.files, local: true}
+		a.merged = &plan.Merged{IDs: s.scan.files, Local: true}
 		a.changes, a.rFiles = s.baseDelta(true)
 		a.from = s.base
 		return len(a.changes) == 0, nil
@@ -131,10 +132,10 @@ func (a *attempt) merge() (skip bool, err error) {
 	if a.merged, err = s.mergeWith(observed.Head(), a.rFiles); err != nil {
 		return false, err
 	}
-	if len(a.merged.conflicts) > 0 {
+	if len(a.merged.Conflicts) > 0 {
 		return false, errMergeConflict
 	}
-	a.changes = changedPaths(a.rFiles, a.merged.ids)
+	a.changes = changedPaths(a.rFiles, a.merged.IDs)
 	return len(a.changes) == 0, nil
 }
 
@@ -160,7 +161,7 @@ func (a *attempt) inR(id cas.ID) bool {
 	}
 	if a.rAll == nil {
 		files := a.rFiles
-		if a.merged.local && a.observed.Head() == a.s.base.Head {
+		if a.merged.Local && a.observed.Head() == a.s.base.Head {
 			files = a.s.baseFiles() // rFiles holds only the changed paths
 		}
 		a.rAll = make(map[cas.ID]bool, len(files))
@@ -195,7 +196,7 @@ func (a *attempt) parentChunks() map[cas.ID]bool {
 
 // writeFiles puts the changed files' objects R lacks into the pack.
 func (a *attempt) writeFiles() error {
-	ids := a.merged.ids
+	ids := a.merged.IDs
 	for p, id := range a.changes {
 		if id.IsZero() {
 			if _, ok := ids[p]; ok { // a zero ID in changes means "removed"
@@ -262,7 +263,7 @@ func (a *attempt) prepareBaseline() {
 	if a.from == nil || a.from != s.base || !s.base.exact() {
 		return
 	}
-	s.prep = s.state.Prepare(&pstate.Baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.ids})
+	s.prep = s.state.Prepare(&pstate.Baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.IDs})
 }
 
 // waitRecorded returns once the attempt's pending record is written, with
@@ -281,12 +282,12 @@ func (a *attempt) waitRecorded() error {
 // published.
 func (a *attempt) record() error {
 	var err error
-	if a.merged.local && a.observed.Head() == a.s.base.Head {
+	if a.merged.Local && a.observed.Head() == a.s.base.Head {
 		// The proposal is L itself and changes is L's delta from A: no
 		// need to compare 10,000 paths again.
 		a.pend, err = a.s.recordPending(a.publication, nil, a.changes)
 	} else {
-		a.pend, err = a.s.recordPending(a.publication, a.merged.ids, nil)
+		a.pend, err = a.s.recordPending(a.publication, a.merged.IDs, nil)
 	}
 	return err
 }

@@ -9,7 +9,8 @@
 // Data flow of one call (pull or commit):
 //
 //	request path ─ResolveDir─▶ L (absolute, at or below WorkspaceRoot,
-//	                           checked lexically and through os.Root)
+//	                           checked lexically and through os.Root:
+//	                           rules.Workspace)
 //	             ─begin──────▶ in-process mutex per L + lock file in P;
 //	                           baseline A (generation, head, path→file ID),
 //	                           stat cache
@@ -24,12 +25,13 @@
 //	                           shared cache P/stores/<h>/chains/<h>
 //	                           (package objcache)
 //	mergeWith(A, L, R) ─▶ result (R == A yields L, L == A yields R,
-//	                       otherwise merge.Trees)
+//	                       otherwise plan.Merge over merge.Trees)
 //	commit only: objects the chain lacks are packed and published
 //	             conditionally; a lost race re-merges in the next build
 //	             (format 4: registered as a proposal and folded; a
 //	             declined one is rebuilt on the newer state)
 //	plan ─▶ old and new content of each changed file, loaded up front
+//	        (package server/plan; ignored paths left out)
 //	apply ─▶ recovery flag, removals, parallel atomic writes, dir fsyncs
 //	       ─▶ baseline + stat cache recorded ─▶ flag cleared
 //
@@ -69,10 +71,10 @@
 //     resynchronisation removes them (otherwise they are user files).
 //   - Ignore rules (workdir/ignore.go) drop entries in the scan before anything
 //     reads them; A's files at ignored paths enter the merge as A's
-//     ("virtual", ignore_state.go), so they are neither published from L
+//     ("virtual", server/plan), so they are neither published from L
 //     nor written, overwritten or removed in L. Commits whose added lines
 //     hold a recognised credential are refused before anything changes
-//     (secrets.go over server/secrets).
+//     (secrets.go maps what rules.Secrets finds over server/secrets).
 //   - Each publication attempt records, in P and without fsync, before the
 //     proposal that any writer's fold could accept is registered,
 //     its publication ID and the changes of L it publishes
@@ -115,9 +117,16 @@
 //     resynchronisation after a crash rolls the merge base forward where
 //     the rewrite provably reached, so the tool's own half-finished
 //     rewrite never conflicts with the next remote edit beside it.
+//   - What a call may write is package server/rules: the workspace rules
+//     of a request path, the writable and read-only sets, the input rules
+//     and which lines and names of a commit hold a credential. Its checks
+//     only read and come before the first write; the engine maps their
+//     refusals to its catalogue (pathErr in resolve.go, pathsets.go,
+//     secrets.go).
 //   - A request path at or below an existing notebook directory of the
-//     same store runs on that directory (resolve.go); a new one that would
-//     contain another is refused (CONTAINS_NOTEBOOK). P is keyed by the
+//     same store runs on that directory (resolve.go, over rules.Outermost);
+//     a new one that would contain another is refused (CONTAINS_NOTEBOOK,
+//     rules.Contained). P is keyed by the
 //     resolved path, so a symlink alias shares the real path's state and
 //     lock. A lost or corrupt baseline is refused (BASELINE_LOST), never
 //     taken for "never pulled".

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 	"github.com/slivingdoc/slivingdoc/server/storeview"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -94,7 +94,7 @@ type Engine struct {
 	private   string // absolute, cleaned, outside workspace
 	storeKey  string // hash of the store's URL identity: names P/dirs/ keys and, for a store not yet named, P/stores/<storeKey>
 	locator   string // Config.StoreLocator
-	sets      pathSets
+	sets      rules.Sets
 	ignore    *workdir.Ignore
 	secrets   bool // refuse commits adding a recognised credential
 
@@ -167,7 +167,7 @@ func New(cfg Config) (*Engine, error) {
 	if def, err = absClean(def); err != nil {
 		return nil, fmt.Errorf("server: default directory: %w", err)
 	}
-	if !within(ws, def) {
+	if !rules.Within(ws, def) {
 		return nil, errors.New("server: the default directory must be at or below the workspace root")
 	}
 	if cfg.PrivateRoot == "" {
@@ -180,15 +180,15 @@ func New(cfg Config) (*Engine, error) {
 	// Private state inside the workspace would be visible (and editable) as
 	// notebook content; compare real paths so a symlink cannot hide it.
 	// (Each resolved once: a resolution is an lstat per path component.)
-	realWS, realPriv := realPath(ws), realPath(priv)
-	if within(realWS, realPriv) || within(ws, priv) {
+	realWS, realPriv := rules.RealPath(ws), rules.RealPath(priv)
+	if rules.Within(realWS, realPriv) || rules.Within(ws, priv) {
 		return nil, errors.New("server: the private root must not be inside the workspace root")
 	}
 	// Nor the other way round: P's files would be notebook files.
-	if within(realPriv, realWS) || within(priv, ws) {
+	if rules.Within(realPriv, realWS) || rules.Within(priv, ws) {
 		return nil, errors.New("server: the workspace root must not be inside the private root")
 	}
-	sets, err := newPathSets(cfg.Writable, cfg.ReadOnly)
+	sets, err := rules.NewSets(cfg.Writable, cfg.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (e *Engine) Close() error {
 
 // PathSets returns the normalised, sorted writable and read-only sets.
 func (e *Engine) PathSets() (writable, readOnly []string) {
-	return append([]string{}, e.sets.writable...), append([]string{}, e.sets.readOnly...)
+	return e.sets.Entries()
 }
 
 // FileStat is one file's line delta.
@@ -306,36 +306,6 @@ func absClean(p string) (string, error) {
 		return "", err
 	}
 	return filepath.Clean(p), nil
-}
-
-// within reports whether p is root or below it (both absolute and clean).
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !startsWithDotDot(rel) && !filepath.IsAbs(rel))
-}
-
-func startsWithDotDot(rel string) bool {
-	return len(rel) >= 3 && rel[:2] == ".." && os.IsPathSeparator(rel[2])
-}
-
-// realPath resolves symlinks in the longest existing prefix of p, so a
-// path that does not exist yet still compares by where it would be.
-func realPath(p string) string {
-	rest := ""
-	for cur := p; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }
 
 // detach keeps a call's values but not its cancellation: once the store

@@ -24,6 +24,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/history"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -74,7 +75,7 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, e.historyErr("restore", err)
 	}
-	target := &merged{ids: t.IDs}
+	target := &plan.Merged{IDs: t.IDs}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, e.fail("plan restore", err)
@@ -115,21 +116,21 @@ func (s *session) subdir(requested string) (string, error) {
 // durable first under the directory's private state, P/dirs/<h>/saved/
 // <time>/<path>, and named in res. Re-creating a file L does not hold
 // destroys nothing and is never refused.
-func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string, res *LocalEditResult) error {
+func (s *session) keepUncommitted(changes []plan.Change, opts HistoryWrite, op string, res *LocalEditResult) error {
 	base := s.baseFiles()
 	var risky []diag.FileError
-	var keep []change
+	var keep []plan.Change
 	for _, c := range changes {
-		cur, inL := s.scan.files[c.path]
+		cur, inL := s.scan.files[c.Path]
 		if !inL {
 			continue
 		}
-		old, committed := base[c.path]
+		old, committed := base[c.Path]
 		switch {
 		case !committed:
-			risky = append(risky, diag.FileError{Path: c.path, Reason: diag.FileNeverCommitted})
+			risky = append(risky, diag.FileError{Path: c.Path, Reason: diag.FileNeverCommitted})
 		case old != cur:
-			risky = append(risky, diag.FileError{Path: c.path, Reason: diag.FileLocalEdit})
+			risky = append(risky, diag.FileError{Path: c.Path, Reason: diag.FileLocalEdit})
 		default:
 			continue
 		}
@@ -150,14 +151,14 @@ func (s *session) keepUncommitted(changes []change, opts HistoryWrite, op string
 	}
 	res.Saved = saved
 	for _, c := range keep {
-		res.SavedFiles = append(res.SavedFiles, c.path)
+		res.SavedFiles = append(res.SavedFiles, c.Path)
 	}
 	return nil
 }
 
 // saveCopies writes the current content of each change's file under a new
 // directory of P/dirs/<h>/saved, durably, and returns that directory.
-func (s *session) saveCopies(files []change) (string, error) {
+func (s *session) saveCopies(files []plan.Change) (string, error) {
 	root := filepath.Join(s.state.Path, "saved")
 	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
 	dir := filepath.Join(root, stamp)
@@ -169,11 +170,11 @@ func (s *session) saveCopies(files []change) (string, error) {
 	}
 	synced := map[string]bool{}
 	for _, c := range files {
-		p := filepath.Join(dir, filepath.FromSlash(c.path))
+		p := filepath.Join(dir, filepath.FromSlash(c.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return "", err
 		}
-		if err := osfile.WriteFile(p, 0o600, true, c.old); err != nil {
+		if err := osfile.WriteFile(p, 0o600, true, c.Old); err != nil {
 			return "", err
 		}
 		synced[filepath.Dir(p)] = true
@@ -235,7 +236,7 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	if err != nil {
 		return nil, e.historyErr("revert", err)
 	}
-	m := &merged{ids: t.IDs, contents: t.Contents, conflicts: t.Conflicts}
+	m := &plan.Merged{IDs: t.IDs, Contents: t.Contents, Conflicts: t.Conflicts}
 	changes, err := s.plan(m)
 	if err != nil {
 		return nil, e.fail("plan revert", err)
@@ -248,9 +249,9 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 		return nil, err
 	}
 	res.Files = diffstat(changes)
-	if len(m.conflicts) > 0 {
+	if len(m.Conflicts) > 0 {
 		// The result too: it says where --force kept copies.
-		return res, conflictError(m.conflicts)
+		return res, conflictError(m.Conflicts)
 	}
 	return res, nil
 }

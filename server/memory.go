@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -325,7 +326,7 @@ func (m *dirMemory) keepBaseline(f *os.File, data []byte, from *baseline) *keptB
 
 // learnIgnored records b's ignored set in the memory b came from, for the
 // calls after this one.
-func (b *baseline) learnIgnored(list []pathID) {
+func (b *baseline) learnIgnored(list []plan.PathID) {
 	b.ignored, b.ignoredKnown = list, true
 	if b.kept != nil {
 		b.kept.b.ignored, b.kept.b.ignoredKnown = list, true
@@ -335,18 +336,18 @@ func (b *baseline) learnIgnored(list []pathID) {
 // ignoredAfter is the ignored set of the baseline that is b with changes
 // applied (each path's new ID, zero: removed), derived from b's without
 // walking every path; ok is false when b's is not known.
-func (b *baseline) ignoredAfter(changes map[string]cas.ID, match func(string) bool) (list []pathID, ok bool) {
+func (b *baseline) ignoredAfter(changes map[string]cas.ID, match func(string) bool) (list []plan.PathID, ok bool) {
 	if !b.ignoredKnown {
 		return nil, false
 	}
 	for _, e := range b.ignored {
-		if _, changed := changes[e.path]; !changed {
+		if _, changed := changes[e.Path]; !changed {
 			list = append(list, e)
 		}
 	}
 	for p, id := range changes {
 		if !id.IsZero() && match(p) {
-			list = append(list, pathID{p, id})
+			list = append(list, plan.PathID{Path: p, ID: id})
 		}
 	}
 	return list, true

@@ -154,7 +154,7 @@ func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
 		a.appendTo("keep.md", "more\n")
 		a.commit("edit beside it")
 		kept := a.e.memories[a.e.stateDir(a.dir)].base
-		if kept == nil || !kept.b.ignoredKnown || len(kept.b.ignored) != 1 || kept.b.ignored[0].path != "img.png" {
+		if kept == nil || !kept.b.ignoredKnown || len(kept.b.ignored) != 1 || kept.b.ignored[0].Path != "img.png" {
 			t.Fatalf("commit %d: the kept baseline's ignored set is not img.png: %+v", i, kept.b)
 		}
 	}

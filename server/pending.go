@@ -5,6 +5,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -223,7 +224,7 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 				continue
 			}
 			if m != id {
-				c, err := s.content(&merged{ids: s.scan.files}, p)
+				c, err := s.content(&plan.Merged{IDs: s.scan.files}, p)
 				if err != nil {
 					continue // A stays the base of p: at worst a conflict
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -386,7 +387,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
-		target = &merged{ids: files}
+		target = &plan.Merged{IDs: files}
 	}
 	if s.prep != nil {
 		s.prep.Wait() // done reading target.ids before anything changes them
@@ -396,7 +397,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	out.BroughtIn = diffstat(changes)
-	next := newBaseline(res.Generation, res.Head, target.ids)
+	next := newBaseline(res.Generation, res.Head, target.IDs)
 	if len(changes) == 0 && target == last.merged {
 		next.prepared = s.prep // used only if it matches (pstate.Prepared)
 	}

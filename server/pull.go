@@ -10,6 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -93,7 +94,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
 	if s.base == nil && len(s.scan.files) > 0 {
 		// No record (never pulled here, copied, or P cleared): no file
-		// of L has a known base (unknown.go).
+		// of L has a known base (server/plan).
 		var paths []string
 		for p := range s.scan.files {
 			if !s.scan.virtual[p] {
@@ -143,14 +144,14 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		return nil, nil, s.e.fail("plan rewrite", err)
 	}
 	res.Files = diffstat(changes)
-	next, err := s.nextBaseline(state.Generation(), state.Head(), rFiles, m.conflicts)
+	next, err := s.nextBaseline(state.Generation(), state.Head(), rFiles, m.Conflicts)
 	if err != nil {
 		return nil, nil, s.e.fail("keep held base", err)
 	}
 	if err := s.materialise(changes, pstate.RecoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}, next, nil); err != nil {
 		return nil, nil, err
 	}
-	return res, m.conflicts, nil
+	return res, m.Conflicts, nil
 }
 
 // materialise rewrites L and records next as the baseline, with the
@@ -160,7 +161,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 // a nil result: A's); it is called only when L is rewritten, since building that map
 // (a copy of every path) is most of what a commit that rewrites nothing
 // would spend here.
-func (s *session) materialise(changes []change, flag pstate.RecoveryFlag, next *baseline, baseBefore func() map[string]cas.ID) error {
+func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, next *baseline, baseBefore func() map[string]cas.ID) error {
 	pending, err := s.state.LoadRecovery()
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
@@ -218,14 +219,14 @@ func (s *session) recorded(next *baseline) {
 	s.adopted = nil
 	s.base = next
 	if s.scan != nil && len(s.scan.unknown) > 0 {
-		// Settled by this baseline: no longer withheld (ignore_state.go).
+		// Settled by this baseline: no longer withheld (plan.AddVirtual).
 		keep := s.scan.withheld[:0:0]
 		for _, p := range s.scan.withheld {
 			if !slices.Contains(s.scan.unknown, p) {
 				keep = append(keep, p)
 			}
 		}
-		if err := s.state.saveWithheld(keep); err != nil {
+		if err := plan.SaveWithheld(s.state.Dir, keep); err != nil {
 			s.e.log.Warn("cannot record the withheld paths", "err", err)
 		}
 		s.scan.withheld, s.scan.unknown = keep, nil

@@ -46,37 +46,3 @@ func TestReadOnlyRefusalResets(t *testing.T) {
 	res := ag.commit("allowed only")
 	equalMaps(t, "published", stats(res.Files), map[string][2]int{"notes/a.md": {1, 0}})
 }
-
-func TestPathSetLongestMatch(t *testing.T) {
-	sets, err := newPathSets([]string{"notes/", "./notes/archive/keep", "x"}, []string{"notes/archive", "x/y"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w, r := sets.writable, sets.readOnly; !reflect.DeepEqual(w, []string{"notes", "notes/archive/keep", "x"}) || !reflect.DeepEqual(r, []string{"notes/archive", "x/y"}) {
-		t.Fatalf("normalised sets %v %v", w, r)
-	}
-	for p, want := range map[string]string{
-		"notes/a.md":              "",
-		"notes":                   "",
-		"notesx.md":               diag.ReasonOutsideWritable,
-		"notes/archive/b.md":      diag.ReasonInsideReadOnly,
-		"notes/archive/keep/c.md": "",
-		"notes/archive/keeper.md": diag.ReasonInsideReadOnly,
-		"x/y/z":                   diag.ReasonInsideReadOnly,
-		"x/yz":                    "",
-		"other.md":                diag.ReasonOutsideWritable,
-	} {
-		if got := sets.refusal(p); got != want {
-			t.Errorf("refusal(%q) = %q, want %q", p, got, want)
-		}
-	}
-	onlyRO, _ := newPathSets(nil, []string{"docs"})
-	if onlyRO.refusal("a.md") != "" || onlyRO.refusal("docs/a.md") != diag.ReasonInsideReadOnly {
-		t.Fatalf("read-only set alone")
-	}
-	for _, bad := range [][2][]string{{{"/abs"}, nil}, {{"../up"}, nil}, {{""}, nil}, {{"a"}, {"a/"}}} {
-		if _, err := newPathSets(bad[0], bad[1]); err == nil {
-			t.Errorf("sets %v accepted", bad)
-		}
-	}
-}

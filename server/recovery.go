@@ -71,7 +71,7 @@ func (s *session) recoverFirst() error {
 	}
 	if flag == nil && !s.base.hasUnknown() {
 		// A path that stopped being ignored may have an unknown base:
-		// only a scan tells (ignore_state.go).
+		// only a scan tells (plan.AddVirtual).
 		if _, err := s.scanL(); err != nil {
 			return err
 		}

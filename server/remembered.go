@@ -10,6 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // A directory remembers its store, as a git clone remembers its remote.
@@ -36,7 +37,7 @@ func RememberedStoreOf(privateRoot, dir string) (pstate.Remembered, bool) {
 	if err != nil {
 		return pstate.Remembered{}, false
 	}
-	for cur := realPath(d); ; {
+	for cur := rules.RealPath(d); ; {
 		if r, ok := pstate.ReadRemembered(priv, cur); ok {
 			return r, true
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -20,19 +21,19 @@ import (
 // recorded one. A path the caller edited after the crash holds neither;
 // its content tells which one it was edited from when exactly one of the
 // two readings explains it (whichVersion); otherwise its base is unknown
-// and the next merge keeps both texts in one conflict block (unknown.go),
+// and the next merge keeps both texts in one conflict block (server/plan),
 // never a guess. The settled baseline is recorded durably before anything
 // else happens, so a second crash starts from it and never from state
 // kept in memory: records do not compose, they are settled one at a time.
 
 // rewriteRecordFor describes the rewrite of changes towards next, with
 // baseBefore the base of each path while L holds its old file.
-func rewriteRecordFor(changes []change, scanned, baseBefore map[string]cas.ID, nextSum [32]byte) *pstate.RewriteRecord {
+func rewriteRecordFor(changes []plan.Change, scanned, baseBefore map[string]cas.ID, nextSum [32]byte) *pstate.RewriteRecord {
 	rec := &pstate.RewriteRecord{NextSum: nextSum}
 	for _, c := range changes {
-		e := pstate.RewriteEntry{Path: c.path, Before: scanned[c.path], BaseBefore: baseBefore[c.path]}
-		if !c.del {
-			e.After = c.id
+		e := pstate.RewriteEntry{Path: c.Path, Before: scanned[c.Path], BaseBefore: baseBefore[c.Path]}
+		if !c.Del {
+			e.After = c.ID
 		}
 		rec.Entries = append(rec.Entries, e)
 	}
@@ -46,18 +47,18 @@ func rewriteRecordFor(changes []change, scanned, baseBefore map[string]cas.ID, n
 // content where it is no file of the next head (a text merge's result).
 // Such paths are few; the common rewrite (others' changes into files L did
 // not edit) saves nothing.
-func (s *session) keepRewriteContents(changes []change, baseBefore, next map[string]cas.ID) error {
+func (s *session) keepRewriteContents(changes []plan.Change, baseBefore, next map[string]cas.ID) error {
 	var head map[string]cas.ID
 	if s.base != nil {
 		head = s.base.HeadTree()
 	}
 	for _, c := range changes {
-		if id := s.scan.files[c.path]; c.old != nil && id != head[c.path] {
-			if err := s.state.SaveHeld(id, c.old); err != nil {
+		if id := s.scan.files[c.Path]; c.Old != nil && id != head[c.Path] {
+			if err := s.state.SaveHeld(id, c.Old); err != nil {
 				return err
 			}
 		}
-		if bb := baseBefore[c.path]; !bb.IsZero() && bb != unknownBase && bb != head[c.path] && bb != s.scan.files[c.path] {
+		if bb := baseBefore[c.Path]; !bb.IsZero() && bb != plan.UnknownBase && bb != head[c.Path] && bb != s.scan.files[c.Path] {
 			content, err := s.load(bb)
 			if err != nil {
 				return err
@@ -66,8 +67,8 @@ func (s *session) keepRewriteContents(changes []change, baseBefore, next map[str
 				return err
 			}
 		}
-		if !c.del && c.id != next[c.path] {
-			if err := s.state.SaveHeld(c.id, c.content); err != nil {
+		if !c.Del && c.ID != next[c.Path] {
+			if err := s.state.SaveHeld(c.ID, c.Content); err != nil {
 				return err
 			}
 		}
@@ -180,7 +181,7 @@ func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *baseline) *base
 			case versionAfter:
 				continue
 			default:
-				base = unknownBase
+				base = plan.UnknownBase
 			}
 		}
 		if base == files[e.Path] {

@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -76,7 +77,7 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 	if err := e.checkStoreOf(dir); err != nil { // remembered.go
 		return nil, err
 	}
-	real := realPath(dir) // once: the state's key and its "where" record
+	real := rules.RealPath(dir) // once: the state's key and its "where" record
 	s := &session{e: e, ctx: ctx, dir: dir, state: e.dirStateOf(dir, real)}
 	s.state.kept = e.memoryOf(s.state.Path)
 	// Locks by resolved identity: a symlink alias waits for the real path.

@@ -7,7 +7,9 @@ import (
 	"sort"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // Private state (P). Its files, their formats and their writing are
@@ -24,7 +26,7 @@ func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e
 // identity (symlinks resolved), so a symlink alias and the real path share
 // one baseline and one lock. State recorded under the path as given (before
 // identities were resolved) is still found there.
-func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, realPath(dir)) }
+func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, rules.RealPath(dir)) }
 
 // stateDirOf is stateDir of dir, whose resolved path is real.
 func (e *Engine) stateDirOf(dir, real string) string {
@@ -40,7 +42,7 @@ type baseline struct {
 	// when known (ignoredKnown): addVirtual's walk over every path of A,
 	// done once per baseline a long-lived engine keeps (memory.go) rather
 	// than on every call. kept is that memory (nil: none).
-	ignored      []pathID
+	ignored      []plan.PathID
 	ignoredKnown bool
 	kept         *keptBaseline
 	// prepared is this baseline already written to a durable temporary
@@ -57,12 +59,6 @@ func newBaseline(gen uint64, head cas.ID, files map[string]cas.ID) *baseline {
 
 // exact is pstate.Baseline.Exact, true also of no baseline at all.
 func (b *baseline) exact() bool { return b == nil || b.Exact() }
-
-// pathID is one file of a tree.
-type pathID struct {
-	path string
-	id   cas.ID
-}
 
 // dirState is the private state of one visible directory: its records
 // (pstate.Dir) and the engine's hooks around its baseline.

@@ -77,7 +77,7 @@ func newV4WriterKM(t *testing.T, store remote.Store, k, m int) *v4Writer {
 // (a v4 proposal or rollup) is read once the objects it is a delta of
 // are held, so the packs are taken in passes until one adds nothing.
 func storeObjects(ctx context.Context, store remote.Store) (cas.Source, error) {
-	mem := cas.NewMemory()
+	mem := cas.NewObjectSet()
 	var packs []*cas.Pack
 	for _, prefix := range []string{"packs/", remote.ProposalsPrefix} {
 		objs, err := store.List(ctx, prefix)
@@ -148,7 +148,7 @@ func (w *v4Writer) change(ctx context.Context, head cas.ID, id, message string, 
 		}
 		tree = c.Tree
 	}
-	sink := cas.NewMemory()
+	sink := cas.NewObjectSet()
 	changes := map[string]cas.ID{}
 	for p, content := range files {
 		if content == "" {

@@ -7,13 +7,14 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // The engine's side of L. The visible directory's own rules (scan, stat
 // cache entries, names, ignore rules, the atomic rewrite of its files)
 // live in server/workdir; here is what the operations add to a scan (A's
-// virtual files, ignore_state.go).
+// virtual files at the paths L ignores, plan.AddVirtual).
 
 // DefaultIgnores are the well-known OS and editor droppings the notebook
 // leaves out unless --no-default-ignores is given.
@@ -39,14 +40,42 @@ type scanResult struct {
 	invalid  []diag.FileError   // every file that breaks the content rules
 	temps    []string           // leftover temporary files of a crashed rewrite
 	ignored  []string           // entries of L the ignore rules leave out (directories end in '/')
-	virtual  map[string]bool    // paths of files that are A's, not read from L (ignore_state.go)
+	virtual  map[string]bool    // paths of files that are A's, not read from L (plan.AddVirtual)
 	restore  map[string]bool    // virtual paths to write into L at the next rewrite
 	withheld []string           // A's paths L does not hold because of a rule (as recorded in P)
-	unknown  []string           // withheld paths no rule ignores now, where L holds a file: their base is unknown (unknown.go)
+	unknown  []string           // withheld paths no rule ignores now, where L holds a file: their base is unknown (server/plan)
 	changed  bool               // stats differ from the loaded cache
 	byID     map[cas.ID]string  // file ID → one path holding it (built on demand)
 	touched  []string           // paths that may differ from stats' IDs at the scan's start (workdir.Listing.Touched)
 	markers  []string           // the files of stats holding complete conflict blocks (workdir.Listing.Markers)
+}
+
+// scanWithRules is scan under the engine's rules, with the virtual entries
+// of the accepted files L leaves out.
+func (s *session) scanWithRules() (*scanResult, error) {
+	flag, err := s.state.LoadRecovery()
+	if err != nil {
+		return nil, err
+	}
+	res, err := scanWith(s.root, s.stats, scanRules{ignore: s.e.ignore, tempsOurs: flag != nil, listings: s.listings()})
+	if err != nil {
+		return nil, err
+	}
+	if s.base != nil {
+		s.addVirtual(res)
+	}
+	return res, nil
+}
+
+// addVirtual adds A's files at the paths L ignores, and those withheld
+// earlier that L still lacks, to res (plan.AddVirtual), and records the
+// withheld set when it changed.
+func (s *session) addVirtual(res *scanResult) {
+	a := plan.Accepted{Baseline: &s.base.Baseline, Ignored: s.base.ignored, Known: s.base.ignoredKnown, Learn: s.base.learnIgnored}
+	v := plan.AddVirtual(s.state.Dir, a, s.e.ignore, res.files, func(err error) {
+		s.e.log.Warn("cannot record the withheld paths", "err", err)
+	})
+	res.virtual, res.restore, res.withheld, res.unknown = v.Paths, v.Restore, v.Withheld, v.Unknown
 }
 
 // scanWith scans L (workdir.Scan) under rules; the cache becomes the

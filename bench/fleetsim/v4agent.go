@@ -461,7 +461,7 @@ func (a *v4agent) build(id, message string) publish.Build {
 			}
 			base = c.Tree
 		}
-		sink := cas.NewMemory()
+		sink := cas.NewObjectSet()
 		fid, err := cas.WriteFile(sink, a.content)
 		if err != nil {
 			return publish.Change{}, err
@@ -485,7 +485,7 @@ func (a *v4agent) build(id, message string) publish.Build {
 }
 
 // packOf packs sink's objects but those in skip, in ID order.
-func packOf(sink *cas.Memory, skip map[cas.ID]bool) ([]byte, []cas.ID, error) {
+func packOf(sink *cas.ObjectSet, skip map[cas.ID]bool) ([]byte, []cas.ID, error) {
 	ids := slices.DeleteFunc(sink.IDs(), func(id cas.ID) bool { return skip[id] })
 	slices.SortFunc(ids, func(x, y cas.ID) int { return bytes.Compare(x[:], y[:]) })
 	pw := cas.NewPackWriter()

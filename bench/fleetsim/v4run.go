@@ -233,7 +233,7 @@ var traceMu sync.Mutex
 func setupV4(ctx context.Context, cfg Config, store *Latency, catch *catchUpStore, shared *packCache, clock pubClock) ([]*v4agent, uint64, error) {
 	agents := make([]*v4agent, cfg.Agents)
 	files := map[string]cas.ID{}
-	sink := cas.NewMemory()
+	sink := cas.NewObjectSet()
 	for i := range agents {
 		tag := fmt.Sprintf("a%04d", i)
 		a := &v4agent{tag: tag, path: tag + ".md", content: []byte("# " + tag + "\n"), store: catch, shared: shared,

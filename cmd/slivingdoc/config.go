@@ -28,6 +28,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote/s3store"
 	"github.com/slivingdoc/slivingdoc/remote/storeurl"
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // A setting is one row of the DESIGN §8 table.
@@ -392,7 +393,7 @@ func (s *settings) engineConfig(ctx context.Context) (server.Config, error) {
 
 // absDir expands a leading ~/ and makes p absolute and clean.
 func absDir(p string) (string, error) {
-	expanded, err := server.ExpandHome(p)
+	expanded, err := rules.ExpandHome(p)
 	if err != nil {
 		return "", fmt.Errorf("%q: home directory unknown: %w", p, err)
 	}

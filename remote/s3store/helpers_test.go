@@ -38,7 +38,7 @@ func publishOne(ctx context.Context, store remote.Store) (publish.Result, error)
 	objectsMu.Lock()
 	mem, ok := objects[store]
 	if !ok {
-		mem = cas.NewMemory()
+		mem = cas.NewObjectSet()
 		objects[store] = mem
 	}
 	objectsMu.Unlock()
@@ -49,7 +49,7 @@ func publishOne(ctx context.Context, store remote.Store) (publish.Result, error)
 	}
 	pid := remote.NewUUIDv7()
 	return pub.Commit(ctx, pid, func(_ context.Context, st publish.State) (publish.Change, error) {
-		own := cas.NewMemory()
+		own := cas.NewObjectSet()
 		file, err := cas.WriteFile(own, []byte(pid+"\n"))
 		if err != nil {
 			return publish.Change{}, err
@@ -79,5 +79,5 @@ func publishOne(ctx context.Context, store remote.Store) (publish.Result, error)
 
 var (
 	objectsMu sync.Mutex
-	objects   = map[remote.Store]*cas.Memory{}
+	objects   = map[remote.Store]*cas.ObjectSet{}
 )

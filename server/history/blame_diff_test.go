@@ -28,7 +28,7 @@ func TestVersionDiffEqualsLineDiff(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 4343))
-			mem := cas.NewMemory()
+			mem := cas.NewObjectSet()
 			var texts [][]byte
 			var ids []cas.ID
 			lines := historytest.ChunkedLines(r, 200+r.IntN(600))

@@ -13,16 +13,16 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 )
 
-// memObjects is an object cache held in memory: one store, nothing to
+// memObjects is an object cache held in memory: one set, nothing to
 // list again.
-type memObjects struct{ *cas.Memory }
+type memObjects struct{ *cas.ObjectSet }
 
 func (memObjects) Holder(cas.ID) *cas.Store { return nil }
 func (memObjects) Rescan()                  {}
 
 // notebook writes files as the objects of a commit on parent into objs
 // and returns the commit's ID and the files by ID.
-func notebook(t *testing.T, objs *cas.Memory, parent cas.ID, files map[string]string) (cas.ID, map[string]cas.ID) {
+func notebook(t *testing.T, objs *cas.ObjectSet, parent cas.ID, files map[string]string) (cas.ID, map[string]cas.ID) {
 	t.Helper()
 	ids := map[string]cas.ID{}
 	for p, c := range files {
@@ -45,7 +45,7 @@ func notebook(t *testing.T, objs *cas.Memory, parent cas.ID, files map[string]st
 
 // contentsOf reads each file of ids from objs, or from written when a
 // merge wrote it.
-func contentsOf(t *testing.T, objs *cas.Memory, ids map[string]cas.ID, written map[string][]byte) map[string]string {
+func contentsOf(t *testing.T, objs *cas.ObjectSet, ids map[string]cas.ID, written map[string][]byte) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for p, id := range ids {
@@ -68,7 +68,7 @@ func contentsOf(t *testing.T, objs *cas.Memory, ids map[string]cas.ID, written m
 // is; a path that names nothing, and a file that would need to be a
 // directory, are refused before anything is planned.
 func TestRestoreTarget(t *testing.T) {
-	objs := cas.NewMemory()
+	objs := cas.NewObjectSet()
 	head, _ := notebook(t, objs, cas.ID{}, map[string]string{"d/a.md": "a0\n", "d/b.md": "b0\n", "top.md": "t0\n"})
 	_, now := notebook(t, objs, head, map[string]string{"d/a.md": "a1\n", "d/new.md": "n\n", "top.md": "t1\n", "d/x": "file\n"})
 	v := NewView(context.Background(), Observed{State: remote.State{Manifest: &remote.Manifest{Version: 2, Generation: 7, Head: head}}, Objects: memObjects{objs}, Engine: noEngine{t}})
@@ -119,7 +119,7 @@ func TestRestoreTarget(t *testing.T) {
 // now, so later work is kept and the overlap is a conflict; only the files
 // under the reverted subdirectory change.
 func TestRevertTarget(t *testing.T) {
-	objs := cas.NewMemory()
+	objs := cas.NewObjectSet()
 	parent, _ := notebook(t, objs, cas.ID{}, map[string]string{"d/a.md": "1\n2\n3\n", "d/c.md": "c\n", "e/o.md": "o\n"})
 	pub, _ := notebook(t, objs, parent, map[string]string{"d/a.md": "1\ntwo\n3\n", "d/b.md": "b\n", "d/c.md": "c2\n", "e/o.md": "o2\n"})
 	// Later work: a line added after the publication's, c.md changed again

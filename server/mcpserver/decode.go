@@ -11,12 +11,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // Byte bound of the path input (spec/mcp-tools.md, Inputs); the message's
-// rules are server.CheckMessageText. Both are checked here, not in the
+// rules are in rules.CheckMessageText. Both are checked here, not in the
 // schema: JSON Schema maxLength counts code points.
 const maxPathBytes = 4096
 
@@ -108,7 +108,7 @@ func (a *args) validate(tool string) *diag.Error {
 			return invalidArgument("%s: path contains U+0000.", tool)
 		}
 		if strings.HasPrefix(a.path, "~/") { // the spec's form; a bare "~" is not absolute
-			p, err := server.ExpandHome(a.path)
+			p, err := rules.ExpandHome(a.path)
 			if err != nil {
 				return invalidArgument("%s: path begins with ~/ but the server has no home directory.", tool)
 			}
@@ -135,12 +135,12 @@ func (a *args) validate(tool string) *diag.Error {
 	if !a.hasMessage {
 		return invalidArgument("notes_commit: message is required.")
 	}
-	switch server.CheckMessageText(a.message) {
-	case server.MessageNUL:
+	switch rules.CheckMessageText(a.message) {
+	case rules.MessageNUL:
 		return invalidArgument("notes_commit: message contains U+0000.")
-	case server.MessageTooLong:
+	case rules.MessageTooLong:
 		return invalidArgument("notes_commit: message is %d bytes; the limit is 16,384.", len(a.message))
-	case server.MessageBlank:
+	case rules.MessageBlank:
 		return requestError(diag.ReasonBlankMessage, "notes_commit: message is blank; describe the change.")
 	}
 	return nil // MessageNotUTF8 cannot come out of JSON; the engine refuses it anyway

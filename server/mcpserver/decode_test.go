@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // TestDecodeRejects lists every input the strict decode refuses, with the
@@ -71,7 +71,7 @@ func TestDecodeAccepts(t *testing.T) {
 	}
 	// 4,096 bytes in components of 255 bytes (the other bound) and slashes.
 	maxPath := strings.Repeat("/"+strings.Repeat("a", 255), 15) + "/" + strings.Repeat("b", 255)
-	maxMsg := strings.Repeat("é", server.MaxMessageBytes/2)
+	maxMsg := strings.Repeat("é", rules.MaxMessageBytes/2)
 	cases := []struct {
 		name, tool, raw string
 		want            args

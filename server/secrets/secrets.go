@@ -18,8 +18,8 @@
 // key). A Finding names the rule and lines only: the matched text never
 // leaves this package, so no error, log record or report can carry it.
 //
-// The package knows nothing of the notebook; server decides which files
-// and lines to pass and how to report.
+// The package knows nothing of the notebook; server/rules decides which
+// files and lines to pass, and server how to report.
 package secrets
 
 import (

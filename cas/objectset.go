@@ -5,19 +5,19 @@ import (
 	"sync"
 )
 
-// Memory is an in-memory object set, a Source and a Sink, safe for
+// ObjectSet is an in-memory object set, a Source and a Sink, safe for
 // concurrent use: for tests, and for collecting new objects before they
 // are packed.
-type Memory struct {
+type ObjectSet struct {
 	mu      sync.RWMutex
 	objects map[ID]Object
 }
 
-// NewMemory returns an empty Memory.
-func NewMemory() *Memory { return &Memory{objects: make(map[ID]Object)} }
+// NewObjectSet returns an empty ObjectSet.
+func NewObjectSet() *ObjectSet { return &ObjectSet{objects: make(map[ID]Object)} }
 
 // Put verifies obj as a PackWriter does (ID, size, kind rules) and keeps it.
-func (m *Memory) Put(obj Object) error {
+func (m *ObjectSet) Put(obj Object) error {
 	if err := obj.check(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidObject, err)
 	}
@@ -30,8 +30,8 @@ func (m *Memory) Put(obj Object) error {
 }
 
 // Get returns the object id or ErrNotFound. The body is shared with the
-// Memory: callers must not modify it.
-func (m *Memory) Get(id ID) (Object, error) {
+// ObjectSet: callers must not modify it.
+func (m *ObjectSet) Get(id ID) (Object, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	o, ok := m.objects[id]
@@ -42,21 +42,21 @@ func (m *Memory) Get(id ID) (Object, error) {
 }
 
 // Delete removes id (tests use it to make a closure incomplete).
-func (m *Memory) Delete(id ID) {
+func (m *ObjectSet) Delete(id ID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.objects, id)
 }
 
 // Len returns the number of objects held.
-func (m *Memory) Len() int {
+func (m *ObjectSet) Len() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.objects)
 }
 
 // IDs returns the IDs held, in no particular order.
-func (m *Memory) IDs() []ID {
+func (m *ObjectSet) IDs() []ID {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	ids := make([]ID, 0, len(m.objects))

@@ -1,4 +1,4 @@
-package server
+package plan
 
 import (
 	"bytes"
@@ -25,13 +25,13 @@ import (
 //   - only one side has a file: it is kept (a file the notebook lacks is
 //     a local addition; one L lacks comes back from the notebook);
 //   - both differ: one conflict block holds L's whole text and the
-//     notebook's, reported with reason NO_RECORD, for the caller to merge.
+//     notebook's, reported with reason diag.NoRecord, for the caller to merge.
 //
-// In a baseline such a path carries unknownBase, an ID no content has,
+// In a baseline such a path carries UnknownBase, an ID no content has,
 // and is held (non-exact), so no fast path trusts the baseline there.
 
-// unknownBase marks a baseline entry whose base is unknown.
-var unknownBase = func() cas.ID {
+// UnknownBase marks a baseline entry whose base is unknown.
+var UnknownBase = func() cas.ID {
 	var id cas.ID
 	for i := range id {
 		id[i] = 0xff
@@ -39,13 +39,11 @@ var unknownBase = func() cas.ID {
 	return id
 }()
 
-// withUnknown is b with an unknown base at each of paths (b itself, even
-// nil, when paths is empty; b may be nil: a directory without a record).
-func (b *baseline) withUnknown(paths []string) *baseline {
-	if len(paths) == 0 {
-		return b
-	}
-	out := &baseline{Baseline: pstate.Baseline{Files: map[string]cas.ID{}, Held: map[string]cas.ID{}}}
+// WithUnknown is b with an unknown base at each of paths (b may be nil: a
+// directory without a record). paths is not empty: b itself stands for
+// none.
+func WithUnknown(b *pstate.Baseline, paths []string) pstate.Baseline {
+	out := pstate.Baseline{Files: map[string]cas.ID{}, Held: map[string]cas.ID{}}
 	if b != nil {
 		out.Generation, out.Head = b.Generation, b.Head
 		for p, id := range b.Tree() {
@@ -63,34 +61,31 @@ func (b *baseline) withUnknown(paths []string) *baseline {
 		if _, ok := out.Held[p]; !ok {
 			out.Held[p] = head[p]
 		}
-		out.Files[p] = unknownBase
+		out.Files[p] = UnknownBase
 	}
 	return out
 }
 
-// unknownPaths lists the paths of b whose base is unknown.
-func (b *baseline) unknownPaths() []string {
-	if b.exact() {
+// UnknownPaths lists the paths of b whose base is unknown (none when b is
+// nil).
+func UnknownPaths(b *pstate.Baseline) []string {
+	if b.Exact() {
 		return nil
 	}
 	var out []string
 	files := b.Tree()
 	for p := range b.Held {
-		if files[p] == unknownBase {
+		if files[p] == UnknownBase {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// hasUnknown reports whether any base of b is unknown.
-func (b *baseline) hasUnknown() bool { return b != nil && len(b.unknownPaths()) > 0 }
-
-// mergeUnknown decides the paths of s.base whose base is unknown (see
-// above) and removes them from the three trees the tree merge then takes,
-// adding their results to m. It returns the trees to merge.
-func (s *session) mergeUnknown(m *merged, base, local, remote map[string]cas.ID) (b, l, r map[string]cas.ID, err error) {
-	unknown := s.base.unknownPaths()
+// decideUnknown decides the paths whose base is unknown (see above) and
+// removes them from the three trees the tree merge then takes, adding
+// their results to m. It returns the trees to merge.
+func decideUnknown(m *Merged, unknown []string, base, local, remote map[string]cas.ID, load merge.Loader) (b, l, r map[string]cas.ID, err error) {
 	if len(unknown) == 0 {
 		return base, local, remote, nil
 	}
@@ -103,15 +98,15 @@ func (s *session) mergeUnknown(m *merged, base, local, remote map[string]cas.ID)
 		delete(r, p)
 		switch {
 		case inL && inR && lid == rid, inR && !inL:
-			m.ids[p] = rid
+			m.IDs[p] = rid
 		case inL && !inR:
-			m.ids[p] = lid
+			m.IDs[p] = lid
 		case inL && inR:
-			lc, err := s.load(lid)
+			lc, err := load(lid)
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			rc, err := s.load(rid)
+			rc, err := load(rid)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -120,9 +115,9 @@ func (s *session) mergeUnknown(m *merged, base, local, remote map[string]cas.ID)
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			m.ids[p] = id
-			m.contents[p] = content
-			m.conflicts = append(m.conflicts, merge.Conflict{Path: p, Reason: diag.NoRecord, Ranges: ranges})
+			m.IDs[p] = id
+			m.Contents[p] = content
+			m.Conflicts = append(m.Conflicts, merge.Conflict{Path: p, Reason: diag.NoRecord, Ranges: ranges})
 		}
 	}
 	return b, l, r, nil

@@ -1,4 +1,4 @@
-package server
+package rules
 
 import (
 	"errors"
@@ -13,7 +13,8 @@ import (
 // for the engine, the MCP adapter and the CLI (spec/mcp-tools.md, Inputs).
 
 // ErrNoHome is returned by ExpandHome when the path starts with ~ but the
-// home directory is unknown.
+// home directory is unknown. (Its text is the one the CLI has always
+// printed, prefix included.)
 var ErrNoHome = errors.New("server: the home directory is unknown")
 
 // ExpandHome replaces a leading "~" ("~" alone, "~/..." or "~" followed by
