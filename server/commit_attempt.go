@@ -58,8 +58,8 @@ func (s *session) newAttempt(ctx context.Context, observed remote.State, publica
 // is the observed state itself (nothing to publish). The pending record
 // is written meanwhile: waitRecorded returns once it is.
 func (a *attempt) run() (skip bool, err error) {
-	if err := a.s.e.nameStore(a.ctx); err != nil {
-		// The first publication to a store names it (storeid.go).
+	if err := a.s.e.ident.NameStore(a.ctx); err != nil {
+		// The first publication to a store names it (server/storeview).
 		return false, err
 	}
 	if a.s.recordOfAnotherStore() {
@@ -74,7 +74,7 @@ func (a *attempt) run() (skip bool, err error) {
 		// GENERATION_REGRESSED, as on any read. (Only here: a state
 		// publish read earlier may be older than what another engine of
 		// this host has seen since, without the store going back.)
-		if err := a.s.e.observe(a.ctx, a.observed); err != nil {
+		if err := a.s.e.ident.Observe(a.ctx, a.observed); err != nil {
 			return false, err
 		}
 		return false, fmt.Errorf("%w: generation %d is older than the baseline's %d", errRecordNewer, a.observed.Generation(), a.s.base.Generation)

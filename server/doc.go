@@ -103,6 +103,12 @@
 //     (keyed by the store's ID under P/stores/<key>/objects), timed for
 //     publish, and proved once a day (the probe's verdict; Probe stays
 //     here, probe.go, and the mapping of its errors is diag.MapProbe).
+//     Which store it is is storeview's too (storeview.Identity, e.ident):
+//     its ID, under whose key P keeps every record of the store, and the
+//     check of every read of `current` against the highest generation
+//     seen; so is the store each directory remembers. The refusals of a
+//     directory used with another store (STORE_MISMATCH) or whose record
+//     the store outlived (BASELINE_LOST) are here, in remembered.go.
 //   - A cached object failing its check drops the damaged packs
 //     (objcache.Caches.Heal) and runs the operation once more with fresh
 //     copies from the store (heal.go).

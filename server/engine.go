@@ -78,7 +78,7 @@ type Config struct {
 	// StoreLocator, opaque to the engine, says how to open Store again
 	// (the CLI's store settings, without credentials). The engine
 	// records it, with the store's identity and ID, for each directory
-	// it pulls (remembered.go), so that a later command on that directory
+	// it pulls (server/storeview), so that a later command on that directory
 	// without store settings uses the same store.
 	StoreLocator string
 }
@@ -107,11 +107,7 @@ type Engine struct {
 	probe  storeview.Verdict // the guarantees probe's verdict (probe.go, server/storeview)
 	timing *storeview.Timing // learned estimates of the store (server/storeview); nil: configured
 
-	// The store's identity (storeid.go): keyed is replaced whole when the
-	// store at the URL turns out to be another.
-	keyed      atomic.Pointer[storeKeyed]
-	identMu    sync.Mutex
-	identified bool // the ID is known (from P or the store) for this engine
+	ident *storeview.Identity // which store it is: its ID, the key of its records (server/storeview)
 
 	longLived bool                  // keep per-directory memories (memory.go)
 	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
@@ -221,17 +217,19 @@ func New(cfg Config) (*Engine, error) {
 		checkpointPacks: cfg.CheckpointPacks,
 		retain:          cfg.Retain,
 	}
+	var later func(func()) // a long-lived engine records a higher generation after its reply
 	if cfg.LongLived {
 		e.recent = objcache.NewRecent()
+		later = e.afterReply.start
 	}
-	// Keyed by the store ID P recorded for this URL, if any; identify
-	// reads it from the store otherwise (storeid.go).
-	id, key, _ := e.cachedKeyed()
-	e.keyed.Store(e.newKeyed(id, key))
+	// Keyed by the store ID P recorded for this URL, if any; Identify
+	// reads it from the store otherwise (server/storeview).
+	e.ident = storeview.NewIdentity(storeview.IdentityConfig{Private: priv, Store: cfg.Store, Locator: cfg.StoreLocator,
+		Later: later, Switched: e.probe.Forget, Log: logger})
 	// Every read and write of the store goes through the host's copies
 	// of the objects writers exchange (server/storeview).
 	e.store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
-	e.notebook = remote.Open(e.store, remote.Options{Observe: e.observe, Sleep: cfg.Sleep, Now: cfg.Now,
+	e.notebook = remote.Open(e.store, remote.Options{Observe: e.ident.Observe, Sleep: cfg.Sleep, Now: cfg.Now,
 		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
 	e.caches = objcache.New(e.notebook, logger, e.storeDir, e.oldestBaseline)
 	switch {

@@ -14,7 +14,7 @@ import (
 // A new store's first writers race: a writer that read `current` absent
 // checks the store for packs above generation 1 (a deleted `current`)
 // only after the read, and after naming the store or switching to its ID
-// (storeid.go), by which time other writers may have published generation
+// (server/storeview), by which time other writers may have published generation
 // 1 and left the pack of generation 2. That is a read overtaken by
 // writers, not a deleted `current`: the commit goes on (its conditional
 // create fails, it reads again and merges) instead of failing
@@ -95,23 +95,20 @@ func (s *beforeListStore) List(ctx context.Context, prefix string) ([]remote.Obj
 	return s.Store.List(ctx, prefix)
 }
 
-// Naming a store keeps its key (keyFor), and with it the one memory of
-// the highest generation: a call still running under the unnamed store's
-// keyed parts and the calls after the naming share it.
-func TestNamingKeepsTheGenerationMemory(t *testing.T) {
+// Naming a store keeps its key, and with it the one memory of the
+// highest generation (server/storeview's TestNamingKeepsTheGenerationMemory
+// shows that memory is the same): the first commit of a long-lived
+// engine names the store, under the key its records had.
+func TestNamingKeepsTheStoreKey(t *testing.T) {
 	a := newAgent(t, memstore.New(), func(c *Config) { c.LongLived = true })
 	a.pull()
-	before := a.e.keyedNow()
-	if before.id != "" {
-		t.Fatalf("a new store read as named: %q", before.id)
+	beforeDir := a.e.storeDir()
+	if id := a.e.ident.ID(); id != "" {
+		t.Fatalf("a new store read as named: %q", id)
 	}
 	a.write("f.md", "x\n")
 	a.commit("first")
-	after := a.e.keyedNow()
-	if after.id == "" || after.key != before.key {
-		t.Fatalf("after the first commit: id %q key %q, want a named store under key %q", after.id, after.key, before.key)
-	}
-	if after.generations != before.generations {
-		t.Fatal("naming the store replaced its generation memory")
+	if id, dir := a.e.ident.ID(), a.e.storeDir(); id == "" || dir != beforeDir {
+		t.Fatalf("after the first commit: id %q dir %q, want a named store under %q", id, dir, beforeDir)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe") }
 
-// Probe learns the store's ID (storeid.go), then proves the store's
+// Probe learns the store's ID (server/storeview), then proves the store's
 // guarantees (remote.Probe) unless a fresh verdict is cached in P for
 // this store identity (the verdict is server/storeview's). The adapters
 // call it at startup; the operations call it too, so a stale verdict is
@@ -21,7 +21,7 @@ func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe"
 // then fails at its first write with ACCESS_DENIED, nothing published. The
 // degraded verdict is held for this process only and never recorded.
 func (e *Engine) Probe(ctx context.Context) error {
-	e.identify(ctx)
+	e.ident.Identify(ctx)
 	if err := e.probe.Prove(ctx, e.store, e.probeFile, e.log); err != nil {
 		return diag.MapProbe(err)
 	}

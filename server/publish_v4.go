@@ -101,13 +101,13 @@ func v4Options(cfg Config) publish.Options {
 }
 
 // publisher returns a Publisher on the engine's store, named first if it
-// has no ID yet (storeid.go): every version-4 `current` names the ID.
+// has no ID yet (server/storeview): every version-4 `current` names the ID.
 func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
-	if err := e.nameStore(ctx); err != nil {
+	if err := e.ident.NameStore(ctx); err != nil {
 		return nil, err
 	}
 	opts := e.v4opts
-	opts.Store = e.StoreID()
+	opts.Store = e.ident.ID()
 	opts.Objects = func(ctx context.Context, st publish.State) (cas.Source, error) {
 		state := stateView(st)
 		c, err := e.sync(ctx, state)
@@ -352,7 +352,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (pstate.Highest); publish read it, not the notebook.
-	if err := s.e.observe(s.ctx, state); err != nil {
+	if err := s.e.ident.Observe(s.ctx, state); err != nil {
 		s.e.log.Warn("the accepted state could not be recorded", "err", err)
 	}
 	s.keepRecent(last)

@@ -3,27 +3,22 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
-	"strings"
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
+	"github.com/slivingdoc/slivingdoc/server/storeview"
 )
 
-// A directory remembers its store, as a git clone remembers its remote.
-// Each pull or commit that records a baseline also records, in
-// P/remotes/<hash(L resolved)> (pstate.Remembered), which store the
-// directory belongs to: the store's URL identity, its ID
-// (remote/storeid.go; empty while the store was not yet named) and the
-// caller's locator (Config.StoreLocator: how to open it again). A command
-// on the directory that names no store uses that one (the CLI reads the
-// record through RememberedStoreOf); a call that names another store is
-// refused with STORE_MISMATCH before anything is read or written, so two
-// notebooks are never mixed in one directory. The record is keyed by the
-// directory alone, so it is found before the store is known.
+// A directory remembers its store, as a git clone remembers its remote
+// (server/storeview's remembered.go: the record and its reading). Here is
+// what needs the engine or the session: the CLI reads the record through
+// RememberedStoreOf; a call that names another store is refused with
+// STORE_MISMATCH before anything is read or written (checkStoreOf); a
+// directory whose record cannot describe the store's state is adopted
+// as one without a record (dropOutlivedRecord), or its commit refused
+// (outlivedRecord).
 
 // RememberedStoreOf returns the store recorded under privateRoot for dir
 // or for the nearest directory above it that has one (a command run in a
@@ -37,38 +32,7 @@ func RememberedStoreOf(privateRoot, dir string) (pstate.Remembered, bool) {
 	if err != nil {
 		return pstate.Remembered{}, false
 	}
-	for cur := rules.RealPath(d); ; {
-		if r, ok := pstate.ReadRemembered(priv, cur); ok {
-			return r, true
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return pstate.Remembered{}, false
-		}
-		cur = parent
-	}
-}
-
-// rememberStore records the engine's store for the resolved directory
-// realDir, unless that is already what P holds. A failure is logged: the
-// record only spares the caller the store settings and guards against a
-// mix-up, and its absence is what every directory pulled before it had.
-func (e *Engine) rememberStore(realDir string) {
-	if realDir == "" {
-		return
-	}
-	want := pstate.Remembered{Dir: realDir, Identity: e.store.Identity(), StoreID: e.StoreID(), Locator: e.locator}
-	if have, ok := pstate.ReadRemembered(e.private, realDir); ok {
-		if have.Identity == want.Identity && have.StoreID == want.StoreID && (have.Locator == want.Locator || want.Locator == "") {
-			return
-		}
-		if want.Locator == "" {
-			want.Locator = have.Locator // an embedder without a locator keeps the CLI's
-		}
-	}
-	if err := pstate.WriteRemembered(e.private, want); err != nil {
-		e.log.Warn("cannot record the directory's store", "err", err)
-	}
+	return storeview.RememberedAbove(priv, rules.RealPath(d))
 }
 
 // checkStoreOf refuses a call on directory dir when dir, or the nearest
@@ -82,34 +46,14 @@ func (e *Engine) checkStoreOf(dir string) error {
 	}
 	return diag.InvalidRequest(diag.ReasonStoreMismatch, fmt.Sprintf(
 		"The directory is (or lies in) a notebook directory of the store %s; this call names the store %s. Nothing was changed. Run the command without store settings to use the directory's store, give that store, or use a directory outside it.",
-		ShowStore(r.Identity), ShowStore(e.store.Identity())))
-}
-
-// ShowStore names a store by its identity for a message: the URL without
-// a query (an S3 endpoint is shown as its host), never credentials.
-func ShowStore(identity string) string {
-	base, query, _ := strings.Cut(identity, "?")
-	if q, err := url.ParseQuery(query); err == nil {
-		if ep := q.Get("endpoint"); ep != "" {
-			if u, err := url.Parse(ep); err == nil && u.Host != "" {
-				return base + " at " + u.Host
-			}
-		}
-	}
-	return base
+		storeview.ShowStore(r.Identity), storeview.ShowStore(e.store.Identity())))
 }
 
 // recordOfAnotherStore reports whether the directory's record was made
 // against another store than the one at the URL now (a store deleted and
 // started again, or replaced by a copy of another): its baseline then
 // describes nothing this store holds.
-func (s *session) recordOfAnotherStore() bool {
-	r, ok := pstate.ReadRemembered(s.e.private, s.state.L)
-	if !ok || r.Identity != s.e.store.Identity() || r.StoreID == "" {
-		return false // unknown: recorded by an older binary, or before the store was named
-	}
-	return r.StoreID != s.e.StoreID()
-}
+func (s *session) recordOfAnotherStore() bool { return s.e.ident.RecordedOther(s.state.L) }
 
 // recordOutlived reports whether the directory's record cannot describe
 // the accepted state read, state: made against another store at this URL,

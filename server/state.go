@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"path/filepath"
 	"reflect"
 	"sort"
 
@@ -19,8 +18,8 @@ import (
 // what a long-lived engine remembers of it: memory.go), and the reading
 // and writing of the baseline through that memory.
 
-// storeDir is P/stores/<key> of the store as last identified (storeid.go).
-func (e *Engine) storeDir() string { return filepath.Join(e.private, "stores", e.keyedNow().key) }
+// storeDir is P/stores/<key> of the store as last identified (server/storeview).
+func (e *Engine) storeDir() string { return e.ident.Dir() }
 
 // stateDir is the private state of L = dir, keyed by dir's resolved
 // identity (symlinks resolved), so a symlink alias and the real path share
@@ -65,7 +64,7 @@ func (b *baseline) exact() bool { return b == nil || b.Exact() }
 type dirState struct {
 	pstate.Dir
 	// remember records the engine's store for the directory with each
-	// baseline (remembered.go; nil: not recorded).
+	// baseline (storeview.Identity.Remember; nil: not recorded).
 	remember func(realDir string)
 	// kept is what a long-lived engine remembers of this L (memory.go):
 	// the baseline it last read or wrote, reused while P's file is
@@ -75,7 +74,7 @@ type dirState struct {
 
 // dirStateOf is the private state of L = dir, whose resolved path is real.
 func (e *Engine) dirStateOf(dir, real string) dirState {
-	return dirState{Dir: pstate.Dir{Path: e.stateDirOf(dir, real), L: real, Store: e.storeKey}, remember: e.rememberStore}
+	return dirState{Dir: pstate.Dir{Path: e.stateDirOf(dir, real), L: real, Store: e.storeKey}, remember: e.ident.Remember}
 }
 
 // loadBaseline returns nil when the directory was never pulled, and

@@ -77,7 +77,7 @@ func TestStoreDeletedAndStartedAgain(t *testing.T) {
 			t.Fatalf("commit %d at generation %d", i, res.Generation)
 		}
 	}
-	old := a.e.StoreID()
+	old := a.e.ident.ID()
 	if !remote.IsStoreID(old) {
 		t.Fatalf("the first publication did not name the store: %q", old)
 	}
@@ -112,7 +112,7 @@ func TestStoreDeletedAndStartedAgain(t *testing.T) {
 	if res := c.commit("first of the new store"); res.Generation != 1 {
 		t.Fatalf("first commit of the new store at generation %d", res.Generation)
 	}
-	if id := c.e.StoreID(); !remote.IsStoreID(id) || id == old {
+	if id := c.e.ident.ID(); !remote.IsStoreID(id) || id == old {
 		t.Fatalf("the new store's ID is %q (the old one was %q)", id, old)
 	}
 	c.appendTo("new.md", "more\n")
@@ -246,8 +246,8 @@ func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
 	if id, err := remote.ReadStoreID(ctx, store); err != nil || id != "" {
 		t.Fatalf("a reader named the store: %q, %v", id, err)
 	}
-	if b.e.StoreID() != "" {
-		t.Fatalf("reader's ID %q for a store not yet named", b.e.StoreID())
+	if b.e.ident.ID() != "" {
+		t.Fatalf("reader's ID %q for a store not yet named", b.e.ident.ID())
 	}
 
 	w := newEngineLike(t, a)
@@ -257,10 +257,10 @@ func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, err := remote.ReadStoreID(ctx, store)
-	if err != nil || !remote.IsStoreID(id) || w.StoreID() != id {
-		t.Fatalf("the first writer did not name the store: %q (engine %q), %v", id, w.StoreID(), err)
+	if err != nil || !remote.IsStoreID(id) || w.ident.ID() != id {
+		t.Fatalf("the first writer did not name the store: %q (engine %q), %v", id, w.ident.ID(), err)
 	}
-	if w.keyedNow().key != w.storeKey {
+	if w.storeDir() != filepath.Join(w.private, "stores", w.storeKey) {
 		t.Fatal("naming the store moved the host's records to another key")
 	}
 	if d := store.Calls(memstore.OpDelete) - deletes; d != 0 {
@@ -272,8 +272,8 @@ func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
 	if _, err := b2.Pull(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	if b2.StoreID() != id {
-		t.Fatalf("reader's new process has ID %q, want %q", b2.StoreID(), id)
+	if b2.ident.ID() != id {
+		t.Fatalf("reader's new process has ID %q, want %q", b2.ident.ID(), id)
 	}
 }
 

@@ -7,9 +7,10 @@ import (
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
-// A directory remembers its store (server/remembered.go): the engine
-// records, for each directory it pulls or commits, the store's locator,
-// which is this command's description of the store settings it used.
+// A directory remembers its store (server/storeview/remembered.go): the
+// engine records, for each directory it pulls or commits, the store's
+// locator, which is this command's description of the store settings it
+// used.
 // A later command on that directory, or run inside it, that gives no
 // store setting (neither --store nor --bucket, as a flag or in the
 // environment) uses that store instead of the default, like git using a
