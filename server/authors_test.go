@@ -10,6 +10,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // A commit folded into another writer's group keeps its own author: alice
@@ -52,7 +53,7 @@ func TestV4FoldedCommitKeepsItsAuthor(t *testing.T) {
 	want := map[uint64]string{1: "", 2: "alice", 3: "bob (bob@host)"}
 	equalAuthors(t, "current's increments", got, want)
 
-	hist, err := bob.e.History(ctx, HistoryQuery{Limit: 10})
+	hist, err := bob.e.History(ctx, history.Query{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestV4FoldedCommitKeepsItsAuthor(t *testing.T) {
 	}
 	equalAuthors(t, "Log", got, want)
 
-	bl, err := bob.e.Blame(ctx, BlameQuery{Path: "x.md"})
+	bl, err := bob.e.Blame(ctx, history.BlameQuery{Path: "x.md"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestV4FoldedCommitKeepsItsAuthor(t *testing.T) {
 
 	// The author filter: a regular expression, never matching unknown.
 	for pattern, gens := range map[string][]uint64{"^bob": {3}, "alice|bob": {3, 2}, ".*": {3, 2}, "carol": {}} {
-		hist, err := bob.e.History(ctx, HistoryQuery{Limit: 10, Author: regexp.MustCompile(pattern)})
+		hist, err := bob.e.History(ctx, history.Query{Limit: 10, Author: regexp.MustCompile(pattern)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,14 +138,14 @@ func TestWatchFiltersByAuthor(t *testing.T) {
 	var recent, got, want []uint64
 	polls := 0
 	err := r.e.Watch(ctx, WatchOptions{
-		Query: HistoryQuery{Limit: 10, Author: regexp.MustCompile("^alice$")},
-		Recent: func(en []HistoryEntry) error {
+		Query: history.Query{Limit: 10, Author: regexp.MustCompile("^alice$")},
+		Recent: func(en []history.Entry) error {
 			for _, e := range en {
 				recent = append(recent, e.Generation)
 			}
 			return nil
 		},
-		New: func(en HistoryEntry) error {
+		New: func(en history.Entry) error {
 			got = append(got, en.Generation)
 			return nil
 		},

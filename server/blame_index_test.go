@@ -53,15 +53,15 @@ func TestBlameIndex(t *testing.T) {
 	a.pull()
 	head, msgs := blameIndexHistory(t, a, 1, 30)
 	res := checkBlameReplayOf(t, a, "notes/a.md", head, msgs)
-	if res.indexComputed != int(head) {
-		t.Errorf("first blame computed %d publications' changes, want %d", res.indexComputed, head)
+	if res.IndexComputed != int(head) {
+		t.Errorf("first blame computed %d publications' changes, want %d", res.IndexComputed, head)
 	}
 	if n := history.IndexLen(a.e.storeDir()); n != int(head) {
 		t.Fatalf("index holds %d publications, want %d", n, head)
 	}
 	for _, p := range []string{"notes/b.md", "c.md"} {
-		if res := checkBlameReplayOf(t, a, p, head, msgs); res.indexComputed != 0 {
-			t.Errorf("blame of %s computed %d publications' changes, want 0 (the index has them)", p, res.indexComputed)
+		if res := checkBlameReplayOf(t, a, p, head, msgs); res.IndexComputed != 0 {
+			t.Errorf("blame of %s computed %d publications' changes, want 0 (the index has them)", p, res.IndexComputed)
 		}
 	}
 	// Three more publications: the next blame computes those three.
@@ -70,11 +70,11 @@ func TestBlameIndex(t *testing.T) {
 		g := a.commit(fmt.Sprintf("more %d", i)).Generation
 		head, msgs[g] = g, fmt.Sprintf("more %d", i)
 	}
-	if res := checkBlameReplayOf(t, a, "notes/b.md", head, msgs); res.indexComputed != 3 {
-		t.Errorf("blame after 3 publications computed %d, want 3", res.indexComputed)
+	if res := checkBlameReplayOf(t, a, "notes/b.md", head, msgs); res.IndexComputed != 3 {
+		t.Errorf("blame after 3 publications computed %d, want 3", res.IndexComputed)
 	}
-	if res := checkBlameReplayOf(t, a, "c.md", head, msgs); res.indexComputed != 0 {
-		t.Errorf("second blame after 3 publications computed %d, want 0", res.indexComputed)
+	if res := checkBlameReplayOf(t, a, "c.md", head, msgs); res.IndexComputed != 0 {
+		t.Errorf("second blame after 3 publications computed %d, want 0", res.IndexComputed)
 	}
 }
 
@@ -119,8 +119,8 @@ func TestBlameIndexIgnored(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := checkBlameReplayOf(t, a, "notes/b.md", head, msgs)
-		if res.indexComputed != int(head) {
-			t.Errorf("with the %s index: computed %d publications' changes, want %d", tc.name, res.indexComputed, head)
+		if res.IndexComputed != int(head) {
+			t.Errorf("with the %s index: computed %d publications' changes, want %d", tc.name, res.IndexComputed, head)
 		}
 		if got, _ := os.ReadFile(name); string(got) != string(good) {
 			t.Errorf("with the %s index: not rewritten as it was", tc.name)

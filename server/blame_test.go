@@ -55,7 +55,7 @@ func TestBlameEqualsReplay(t *testing.T) {
 				head = commit(fmt.Sprintf("edit %d\nsecond line", i))
 				if i%15 == 14 && lines != nil {
 					// A blame now leaves the cache the final one starts from.
-					if _, err := a.e.Blame(context.Background(), BlameQuery{Path: "notes/a.md"}); err != nil {
+					if _, err := a.e.Blame(context.Background(), history.BlameQuery{Path: "notes/a.md"}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -78,7 +78,7 @@ func checkBlameReplay(t *testing.T, a *agent, head uint64, msgs map[uint64]strin
 
 // checkBlameReplayOf is checkBlameReplay for the file p; it returns the
 // blame.
-func checkBlameReplayOf(t *testing.T, a *agent, p string, head uint64, msgs map[uint64]string) *BlameResult {
+func checkBlameReplayOf(t *testing.T, a *agent, p string, head uint64, msgs map[uint64]string) *history.BlameResult {
 	t.Helper()
 	ctx := context.Background()
 	var prev []byte
@@ -108,7 +108,7 @@ func checkBlameReplayOf(t *testing.T, a *agent, p string, head uint64, msgs map[
 		}
 		prev = cur
 	}
-	res, err := a.e.Blame(ctx, BlameQuery{Path: p})
+	res, err := a.e.Blame(ctx, history.BlameQuery{Path: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func checkBlameReplayOf(t *testing.T, a *agent, p string, head uint64, msgs map[
 	return res
 }
 
-func joinBlame(lines []BlameLine) []byte {
+func joinBlame(lines []history.BlameLine) []byte {
 	var b []byte
 	for _, l := range lines {
 		b = append(b, l.Text...)
@@ -192,7 +192,7 @@ func TestBlameMergedLinesKeepTheirWriter(t *testing.T) {
 	if b.read("plan.md") != "# Plan by a\n\none\ntwo\nthree, by b\n" {
 		t.Fatalf("merge: %q", b.read("plan.md"))
 	}
-	res, err := b.e.Blame(context.Background(), BlameQuery{Path: "plan.md"})
+	res, err := b.e.Blame(context.Background(), history.BlameQuery{Path: "plan.md"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestBlameRange(t *testing.T) {
 	a.write("d/n.md", "1\n2\n3\n4\n5")
 	gen := a.commit("two").Generation
 	ctx := context.Background()
-	res, err := a.e.Blame(ctx, BlameQuery{Path: "d/n.md", Start: 3, End: 9})
+	res, err := a.e.Blame(ctx, history.BlameQuery{Path: "d/n.md", Start: 3, End: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestBlameRange(t *testing.T) {
 	if want := []string{"3:3\n:1", fmt.Sprintf("4:4\n:%d", gen), fmt.Sprintf("5:5:%d", gen)}; !slices.Equal(got, want) {
 		t.Errorf("lines %q, want %q", got, want)
 	}
-	for _, q := range []BlameQuery{
+	for _, q := range []history.BlameQuery{
 		{Path: "d/n.md", Start: 6},
 		{Path: "d/n.md", Start: 3, End: 2},
 		{Path: "d/n.md", Start: -1},
@@ -268,7 +268,7 @@ func TestBlameBeforeRetainedHistory(t *testing.T) {
 	if oldest <= 1 {
 		t.Fatalf("the history was not cut (oldest retained publication %d)", oldest)
 	}
-	res, err := a.e.Blame(ctx, BlameQuery{Path: "a.md"})
+	res, err := a.e.Blame(ctx, history.BlameQuery{Path: "a.md"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestBlameBeforeRetainedHistory(t *testing.T) {
 		t.Errorf("the second line: %+v, want generation %d", l, last)
 	}
 	var de *diag.Error
-	if _, err := a.e.Blame(ctx, BlameQuery{Path: "b.md"}); !errors.As(err, &de) {
+	if _, err := a.e.Blame(ctx, history.BlameQuery{Path: "b.md"}); !errors.As(err, &de) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
@@ -293,9 +293,9 @@ func TestBlameCache(t *testing.T) {
 	a.write("a.md", "one\ntwo\n")
 	first := a.commit("first").Generation
 	ctx := context.Background()
-	blame := func() *BlameResult {
+	blame := func() *history.BlameResult {
 		t.Helper()
-		res, err := a.e.Blame(ctx, BlameQuery{Path: "a.md"})
+		res, err := a.e.Blame(ctx, history.BlameQuery{Path: "a.md"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // The sweep rule: a multiple of a period that is at least twice the
@@ -259,7 +260,7 @@ func TestCleanupV4RemovesDecidedGarbage(t *testing.T) {
 			}
 			reader := newAgent(t, base)
 			reader.pull()
-			log, err := reader.e.History(ctx, HistoryQuery{Limit: 100})
+			log, err := reader.e.History(ctx, history.Query{Limit: 100})
 			if err != nil || uint64(len(log)) != m.Generation {
 				t.Fatalf("log: %d entries, %v", len(log), err)
 			}

@@ -138,12 +138,14 @@
 //     taken for "never pulled".
 //   - Status and Log never write L. Status of a directory never pulled
 //     lists every file as added.
-//   - History for people is package server/history: History, Show,
-//     FileAt, Diff, Log and Blame (history.go, log.go, blame.go) open a
-//     history.View on the state they read and the cache they synced, and
-//     map what it returns; its publications() is the one function that
-//     knows the manifest's layout. LocalDiff compares the baseline with
-//     L. Restore and Revert (history_restore.go) write L as a local edit
-//     through plan and materialise, leaving the baseline as it was, so
-//     the next commit publishes them through the ordinary merge.
+//   - History for people is package server/history, and so are its
+//     results (history.Entry, history.Change, history.BlameResult):
+//     History, Show, FileAt, Diff, Log and Blame (history.go, log.go,
+//     blame.go) open a history.View on the state they read and the cache
+//     they synced, and map its errors; its publications() is the one
+//     function that knows the manifest's layout. LocalDiff compares the
+//     baseline with L. Restore and Revert (history_restore.go) take the
+//     files history computes (View.Restore, View.Revert) and write L as a
+//     local edit through plan and materialise, leaving the baseline as it
+//     was, so the next commit publishes them through the ordinary merge.
 package server

@@ -285,15 +285,6 @@ type Status struct {
 	Ignored        []string // entries of the directory the ignore rules leave out (directories end in '/'; nil: none)
 }
 
-// LogEntry is one accepted publication.
-type LogEntry struct {
-	Generation uint64
-	Time       time.Time
-	Message    string
-	Author     string // who published it, as claimed; "" when unknown (formats before v4)
-	Files      []FileStat
-}
-
 // dirLock serialises calls on one visible directory inside the process;
 // the lock file in P (pstate.Lock) does it across processes.
 func (e *Engine) dirLock(dir string) *sync.Mutex {

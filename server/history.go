@@ -2,15 +2,14 @@ package server
 
 // History for people: the Engine's calls over package history. Each call
 // checks its arguments, probes the store, reads `current`, syncs the
-// object cache to it and opens a history.View on them (openHistory); the
-// View reads the retained publications, and this file turns what it
-// returns into the Engine's results and error codes (historyErr).
+// object cache to it and opens a history.View on them (readHistory,
+// openHistory); the View reads the retained publications, its results are
+// the Engine's, and this file maps its errors to the Engine's codes
+// (historyErr).
 
 import (
 	"context"
 	"errors"
-	"regexp"
-	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -18,52 +17,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
-
-// LatestGeneration as a generation argument means the accepted head.
-const LatestGeneration = history.Latest
-
-// FileChange is one file that differs between two trees, with its line
-// delta and, when asked for, both versions (Old is nil when the file was
-// added, New when it was removed).
-type FileChange struct {
-	FileStat
-	Added, Removed bool
-	Old, New       []byte
-}
-
-// HistoryEntry is one retained publication and what it changed.
-type HistoryEntry struct {
-	Generation uint64
-	Time       time.Time
-	Message    string
-	Author     string // who published it, as claimed; "" when unknown (formats before v4)
-	Files      []FileChange
-}
-
-// HistoryQuery selects publications for History, newest first.
-type HistoryQuery struct {
-	Limit   int       // at most this many (1..maxLog)
-	Path    string    // only publications that changed this file or directory ("" = all)
-	Since   time.Time // only publications at or after (zero = no bound)
-	Until   time.Time // only publications at or before (zero = no bound)
-	Content bool      // load both versions of each file (for a patch)
-	// Author: only publications whose recorded author it matches (nil =
-	// all). A publication of unknown author (formats before v4, or a
-	// writer that claimed none) never matches: there is nothing to match.
-	Author *regexp.Regexp
-}
-
-func fileChanges(cs []history.Change) []FileChange {
-	out := make([]FileChange, len(cs))
-	for i, c := range cs {
-		out[i] = FileChange{FileStat: FileStat{Path: c.Path, Insertions: c.Insertions, Deletions: c.Deletions}, Added: c.Added, Removed: c.Removed, Old: c.Old, New: c.New}
-	}
-	return out
-}
-
-func historyEntry(en history.Entry) HistoryEntry {
-	return HistoryEntry{Generation: en.Generation, Time: en.Time, Message: en.Message, Author: en.Author, Files: fileChanges(en.Files)}
-}
 
 // historyErr maps an error of package history: a refusal to its
 // INVALID_REQUEST reason, a failed step through fail under that step's
@@ -159,10 +112,29 @@ func (e *Engine) fetchGroup(ctx context.Context, g history.Group) error {
 	return nil
 }
 
-// NormalizePath checks a notebook-relative path argument (a file or a
-// directory) and returns it in slash form without "./" or a trailing
-// slash; "" and "." mean the whole notebook. Errors are *Error.
-func NormalizePath(p string) (string, error) {
+// readHistory probes the store and runs read on a View of the state it
+// opens (again once, after healing a damaged cache), mapping read's errors
+// under stage: the steps every reading call of history shares.
+func readHistory[T any](ctx context.Context, e *Engine, stage string, read func(*history.View) (T, error)) (T, error) {
+	var none T
+	if err := e.Probe(ctx); err != nil {
+		return none, err
+	}
+	return withHealing(e, func() (T, error) {
+		h, err := e.openHistory(ctx)
+		if err != nil {
+			return none, err
+		}
+		out, err := read(h)
+		if err != nil {
+			return none, e.historyErr(stage, err)
+		}
+		return out, nil
+	})
+}
+
+// normalizePath is history.NormalizePath with its refusal as an *Error.
+func normalizePath(p string) (string, error) {
 	c, err := history.NormalizePath(p)
 	var arg *history.ArgumentError
 	if errors.As(err, &arg) {
@@ -175,7 +147,7 @@ func NormalizePath(p string) (string, error) {
 // what each changed (diffstat, and both versions with q.Content). It reads
 // only the publications it returns (and, with a path or time filter, the
 // commits it passes over) from the object cache after syncing it.
-func (e *Engine) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
+func (e *Engine) History(ctx context.Context, q history.Query) ([]history.Entry, error) {
 	out, _, err := e.historyAfter(ctx, q, 0)
 	return out, err
 }
@@ -183,34 +155,19 @@ func (e *Engine) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, e
 // historyAfter is History restricted to the publications above generation
 // after; it also returns the state of `current` it read, whose generation
 // is where the next call's after starts (Watch).
-func (e *Engine) historyAfter(ctx context.Context, q HistoryQuery, after uint64) ([]HistoryEntry, remote.State, error) {
+func (e *Engine) historyAfter(ctx context.Context, q history.Query, after uint64) ([]history.Entry, remote.State, error) {
 	if q.Limit <= 0 {
-		return []HistoryEntry{}, remote.State{}, nil
+		return []history.Entry{}, remote.State{}, nil
 	}
 	q.Limit = min(q.Limit, maxLog)
-	filter, err := NormalizePath(q.Path)
-	if err != nil {
-		return nil, remote.State{}, err
-	}
-	if err := e.Probe(ctx); err != nil {
+	var err error
+	if q.Path, err = normalizePath(q.Path); err != nil {
 		return nil, remote.State{}, err
 	}
 	var state remote.State
-	out, err := withHealing(e, func() ([]HistoryEntry, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
+	out, err := readHistory(ctx, e, "read history", func(h *history.View) ([]history.Entry, error) {
 		state = h.State()
-		ens, err := h.Entries(history.Query{Limit: q.Limit, Filter: filter, Since: q.Since, Until: q.Until, Content: q.Content, Author: q.Author, After: after})
-		if err != nil {
-			return nil, e.historyErr("read history", err)
-		}
-		out := make([]HistoryEntry, len(ens))
-		for i, en := range ens {
-			out[i] = historyEntry(en)
-		}
-		return out, nil
+		return h.Entries(q, after)
 	})
 	return out, state, err
 }
@@ -219,87 +176,53 @@ func (e *Engine) historyAfter(ctx context.Context, q HistoryQuery, after uint64)
 // changed (restricted to filterPath when set). A generation that is
 // retained but published nothing (a checkpoint swap took it) yields an
 // entry without time, message or files.
-func (e *Engine) Show(ctx context.Context, gen uint64, filterPath string) (*HistoryEntry, error) {
-	filter, err := NormalizePath(filterPath)
+func (e *Engine) Show(ctx context.Context, gen uint64, filterPath string) (*history.Entry, error) {
+	filter, err := normalizePath(filterPath)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
-	return withHealing(e, func() (*HistoryEntry, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		en, err := h.Show(gen, filter)
-		if err != nil {
-			return nil, e.historyErr("read publication", err)
-		}
-		out := historyEntry(*en)
-		return &out, nil
+	return readHistory(ctx, e, "read publication", func(h *history.View) (*history.Entry, error) {
+		return h.Show(gen, filter)
 	})
 }
 
 // FileAt returns the content of the file p at generation gen. A path that
 // is no file there is INVALID_REQUEST/INVALID_ARGUMENT.
 func (e *Engine) FileAt(ctx context.Context, gen uint64, p string) ([]byte, error) {
-	p, err := NormalizePath(p)
+	p, err := normalizePath(p)
 	if err != nil {
 		return nil, err
 	}
 	if p == "" {
 		return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, "Name a file: GEN:PATH.")
 	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
-	return withHealing(e, func() ([]byte, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c, err := h.FileAt(gen, p)
-		if err != nil {
-			return nil, e.historyErr("read file", err)
-		}
-		return c, nil
+	return readHistory(ctx, e, "read file", func(h *history.View) ([]byte, error) {
+		return h.FileAt(gen, p)
 	})
 }
 
-// Diff compares the trees at generations from and to (LatestGeneration:
+// Diff compares the trees at generations from and to (history.Latest:
 // the accepted head), restricted to filterPath, with both versions of
 // each changed file.
-func (e *Engine) Diff(ctx context.Context, from, to uint64, filterPath string) ([]FileChange, error) {
-	filter, err := NormalizePath(filterPath)
+func (e *Engine) Diff(ctx context.Context, from, to uint64, filterPath string) ([]history.Change, error) {
+	filter, err := normalizePath(filterPath)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Probe(ctx); err != nil {
-		return nil, err
-	}
-	return withHealing(e, func() ([]FileChange, error) {
-		h, err := e.openHistory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out, err := h.Diff(from, to, filter)
-		if err != nil {
-			return nil, e.historyErr("diff", err)
-		}
-		return fileChanges(out), nil
+	return readHistory(ctx, e, "diff", func(h *history.View) ([]history.Change, error) {
+		return h.Diff(from, to, filter)
 	})
 }
 
 // LocalDiff compares the directory's baseline with what is on disk now:
 // what the next commit would publish (before merging with later
 // publications). A directory never pulled shows every file as added.
-func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]FileChange, error) {
-	filter, err := NormalizePath(filterPath)
+func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]history.Change, error) {
+	filter, err := normalizePath(filterPath)
 	if err != nil {
 		return nil, err
 	}
-	return withHealing(e, func() ([]FileChange, error) {
+	return withHealing(e, func() ([]history.Change, error) {
 		s, err := e.begin(ctx, dir)
 		if err != nil {
 			return nil, err
@@ -331,6 +254,6 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]FileC
 			return nil, e.fail("read content", err)
 		}
 		s.saveStats()
-		return fileChanges(out), nil
+		return out, nil
 	})
 }

@@ -21,9 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
-	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/plan"
@@ -56,18 +54,9 @@ type LocalEditResult struct {
 // The result's files are the changes made to the directory; Generation is
 // gen. Errors are *Error.
 func (e *Engine) Restore(ctx context.Context, dir string, gen uint64, paths []string, opts HistoryWrite) (*LocalEditResult, error) {
-	filters := make([]string, 0, len(paths))
-	for _, p := range paths {
-		if p == "" {
-			// Most often an unset shell variable: it must not mean
-			// "everything".
-			return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, "An empty path names no file; to restore the whole directory, name no path.")
-		}
-		f, err := NormalizePath(p)
-		if err != nil {
-			return nil, err
-		}
-		filters = append(filters, f)
+	filters, err := history.RestorePaths(paths)
+	if err != nil {
+		return nil, e.historyErr("restore", err)
 	}
 	return withHealing(e, func() (*LocalEditResult, error) { return e.restore(ctx, dir, gen, filters, opts) })
 }
@@ -82,33 +71,16 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, err
 	}
-	// A new slice: withHealing may run this function again.
-	scoped := []string{sub}
-	if len(filters) > 0 {
-		scoped = make([]string, len(filters))
-		for i, f := range filters {
-			scoped[i] = joinRel(sub, f)
-		}
-	}
-	filters = scoped
-	g, head, err := h.HeadAt(gen)
+	t, err := h.Restore(gen, s.scan.files, sub, filters)
 	if err != nil {
 		return nil, e.historyErr("restore", err)
 	}
-	then, err := h.Files(head)
-	if err != nil {
-		return nil, e.fail("read tree", err)
-	}
-	ids, err := history.RestoreTarget(s.scan.files, then, filters, g)
-	if err != nil {
-		return nil, e.historyErr("restore", err)
-	}
-	target := &plan.Merged{IDs: ids}
+	target := &plan.Merged{IDs: t.IDs}
 	changes, err := s.plan(target)
 	if err != nil {
 		return nil, e.fail("plan restore", err)
 	}
-	res := &LocalEditResult{Result: Result{Path: s.dir, Generation: g}}
+	res := &LocalEditResult{Result: Result{Path: s.dir, Generation: t.Generation}}
 	if err := s.keepUncommitted(changes, opts, "restore", res); err != nil {
 		return nil, err
 	}
@@ -135,17 +107,6 @@ func (s *session) subdir(requested string) (string, error) {
 		return "", nil
 	}
 	return filepath.ToSlash(rel), nil
-}
-
-// joinRel joins notebook-relative paths ("" is the notebook itself).
-func joinRel(dir, p string) string {
-	switch {
-	case dir == "":
-		return p
-	case p == "":
-		return dir
-	}
-	return dir + "/" + p
 }
 
 // keepUncommitted checks the files changes would overwrite or delete: one
@@ -262,54 +223,20 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	if err != nil {
 		return nil, err
 	}
-	p, ok, err := h.PublicationAt(gen)
+	p, err := h.Revertible(gen)
 	if err != nil {
 		return nil, e.historyErr("revert", err)
-	}
-	if !ok {
-		return nil, diag.InvalidRequest(diag.ReasonInvalidArgument, fmt.Sprintf("Generation %d published nothing (a checkpoint of the store); there is nothing to revert.", gen))
 	}
 	if s.base.Generation < p.Generation {
 		// Committing a revert of changes L never had would meet them
 		// again in the merge with the accepted notebook and keep them.
 		return nil, diag.InvalidRequest(diag.ReasonNotPulled, fmt.Sprintf("The directory was last pulled at generation %d, before generation %d: pull it, then revert.", s.base.Generation, p.Generation))
 	}
-	published, err := h.Files(p.Head)
+	t, err := h.Revert(p, s.scan.files, sub, s.load)
 	if err != nil {
-		return nil, e.fail("read tree", err)
+		return nil, e.historyErr("revert", err)
 	}
-	before, err := h.Files(p.Parent)
-	if err != nil {
-		return nil, e.fail("read tree", err)
-	}
-	tr, err := merge.Trees(published, s.scan.files, before, s.load)
-	if err != nil {
-		return nil, e.fail("merge", err)
-	}
-	m := &plan.Merged{IDs: make(map[string]cas.ID, len(tr.Files)), Contents: map[string][]byte{}}
-	for _, c := range tr.Conflicts {
-		if history.Matches(c.Path, sub) {
-			m.Conflicts = append(m.Conflicts, c)
-		}
-	}
-	for path, ent := range tr.Files {
-		if !history.Matches(path, sub) {
-			continue
-		}
-		id := ent.ID
-		if id.IsZero() {
-			if id, err = cas.WriteFile(nil, ent.Content); err != nil {
-				return nil, e.fail("merge", err)
-			}
-			m.Contents[path] = ent.Content
-		}
-		m.IDs[path] = id
-	}
-	for path, id := range s.scan.files { // outside the subdirectory: as it is
-		if !history.Matches(path, sub) {
-			m.IDs[path] = id
-		}
-	}
+	m := &plan.Merged{IDs: t.IDs, Contents: t.Contents, Conflicts: t.Conflicts}
 	changes, err := s.plan(m)
 	if err != nil {
 		return nil, e.fail("plan revert", err)

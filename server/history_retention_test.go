@@ -11,6 +11,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // With --retain 1m standing in for 30 days, the window passes (the
@@ -54,11 +55,11 @@ func TestHistoryPastTheRetentionWindow(t *testing.T) {
 			}
 
 			fresh := retainV4Agent(t, store)
-			log, err := fresh.e.History(ctx, HistoryQuery{Limit: 10})
+			log, err := fresh.e.History(ctx, history.Query{Limit: 10})
 			if err != nil || len(log) == 0 || log[len(log)-1].Generation != ret.Oldest || log[0].Message != "c41" {
 				t.Fatalf("log at its default length: %d entries, %v; verify's oldest publication %d", len(log), err, ret.Oldest)
 			}
-			for _, q := range []HistoryQuery{{Limit: 10, Path: "n.md"}, {Limit: 10, Since: time.Unix(0, 0)}, {Limit: 10, Path: "f1.md"}} {
+			for _, q := range []history.Query{{Limit: 10, Path: "n.md"}, {Limit: 10, Since: time.Unix(0, 0)}, {Limit: 10, Path: "f1.md"}} {
 				if _, err := fresh.e.History(ctx, q); err != nil {
 					t.Fatalf("log %+v: %v", q, err)
 				}
@@ -68,7 +69,7 @@ func TestHistoryPastTheRetentionWindow(t *testing.T) {
 			pubMsg := fmt.Sprintf("the oldest retained generation is %d.", ret.Oldest)
 			for _, g := range []uint64{1, ret.Floor - 1, ret.Floor, ret.Floor + 1, ret.Oldest} {
 				_, errFile := fresh.e.FileAt(ctx, g, "n.md")
-				_, errDiff := fresh.e.Diff(ctx, g, LatestGeneration, "")
+				_, errDiff := fresh.e.Diff(ctx, g, history.Latest, "")
 				_, errShow := fresh.e.Show(ctx, g, "")
 				for _, c := range []struct {
 					err    error
@@ -106,7 +107,7 @@ func TestHistoryAcrossChainsAndWindows(t *testing.T) {
 	}
 	a.e.background.Wait()
 	fresh := newAgent(t, store)
-	log, err := fresh.e.History(ctx, HistoryQuery{Limit: 1000})
+	log, err := fresh.e.History(ctx, history.Query{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

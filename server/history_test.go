@@ -12,9 +12,10 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
-func changeStats(files []FileChange) map[string][2]int {
+func changeStats(files []history.Change) map[string][2]int {
 	out := map[string][2]int{}
 	for _, f := range files {
 		out[f.Path] = [2]int{f.Insertions, f.Deletions}
@@ -40,7 +41,7 @@ func TestHistoryShowRestoreRevert(t *testing.T) {
 	bot.write("keep.md", "k1\nk2\nk3\n")
 	bot.commit("later") // generation 3
 
-	log, err := person.e.History(ctx, HistoryQuery{Limit: 10})
+	log, err := person.e.History(ctx, history.Query{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestHistoryShowRestoreRevert(t *testing.T) {
 	if f := log[1].Files[0]; !f.Removed || f.Old != nil {
 		t.Fatalf("without Content no versions are loaded: %+v", f)
 	}
-	onlyDocs, err := person.e.History(ctx, HistoryQuery{Limit: 10, Path: "docs"})
+	onlyDocs, err := person.e.History(ctx, history.Query{Limit: 10, Path: "docs"})
 	if err != nil || len(onlyDocs) != 2 || onlyDocs[0].Generation != 2 || len(onlyDocs[0].Files) != 1 {
 		t.Fatalf("history of docs/: %+v %v", onlyDocs, err)
 	}
@@ -67,7 +68,7 @@ func TestHistoryShowRestoreRevert(t *testing.T) {
 	}
 	_, err = person.e.FileAt(ctx, 2, "docs/gone.md")
 	domainErr(t, err, diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
-	d, err := person.e.Diff(ctx, 1, LatestGeneration, "")
+	d, err := person.e.Diff(ctx, 1, history.Latest, "")
 	if err != nil || !reflect.DeepEqual(changeStats(d), map[string][2]int{"docs/gone.md": {0, 1}, "plan.md": {1, 3}, "keep.md": {1, 0}}) {
 		t.Fatalf("diff 1..latest: %v %v", changeStats(d), err)
 	}
@@ -194,7 +195,7 @@ func TestHistoryUnavailable(t *testing.T) {
 	if err != nil || len(en.Files) != 1 {
 		t.Fatalf("show oldest retained %d: %+v %v", oldest, en, err)
 	}
-	log, err := fresh.e.History(ctx, HistoryQuery{Limit: 100})
+	log, err := fresh.e.History(ctx, history.Query{Limit: 100})
 	if err != nil || len(log) != 2 || log[len(log)-1].Generation != oldest || log[0].Message != "c2" {
 		t.Fatalf("history: %d entries, %v", len(log), err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -92,7 +93,7 @@ func TestV4PullSettlesAnUndecidedCall(t *testing.T) {
 			// An edit next to the accepted line merges as a local change.
 			a2.write("mine.md", "mine\nmore\n")
 			a2.commit("more")
-			log, err := a2.e.History(ctx, HistoryQuery{Limit: 10})
+			log, err := a2.e.History(ctx, history.Query{Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // retainV4Agent is a version-4 writer with a small window (K = M = 4) and
@@ -131,7 +132,7 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 			fresh := retainV4Agent(t, store)
 			fresh.pull()
 			equalMaps(t, "fresh directory", fresh.files(), a.files())
-			log, err := fresh.e.History(ctx, HistoryQuery{Limit: 100})
+			log, err := fresh.e.History(ctx, history.Query{Limit: 100})
 			if err != nil || len(log) != int(40-floor) || log[len(log)-1].Generation != floor+1 {
 				t.Fatalf("log: %d entries, %v; floor %d", len(log), err, floor)
 			}
@@ -148,13 +149,13 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 			if _, err := fresh.e.FileAt(ctx, floor, "f0.md"); err != nil {
 				t.Fatalf("the floor's tree: %v", err)
 			}
-			if ch, err := fresh.e.Diff(ctx, floor, LatestGeneration, ""); err != nil || len(ch) != 5 {
+			if ch, err := fresh.e.Diff(ctx, floor, history.Latest, ""); err != nil || len(ch) != 5 {
 				t.Fatalf("diff from the floor to the head: %d changes, %v", len(ch), err)
 			}
-			if _, err := fresh.e.Diff(ctx, floor-1, LatestGeneration, ""); err == nil {
+			if _, err := fresh.e.Diff(ctx, floor-1, history.Latest, ""); err == nil {
 				t.Fatal("a diff from below the floor answered")
 			}
-			if bl, err := fresh.e.Blame(ctx, BlameQuery{Path: "f3.md"}); err != nil || len(bl.Lines) != 1 || bl.Lines[0].Generation != 38 {
+			if bl, err := fresh.e.Blame(ctx, history.BlameQuery{Path: "f3.md"}); err != nil || len(bl.Lines) != 1 || bl.Lines[0].Generation != 38 {
 				t.Fatalf("blame: %+v %v", bl, err)
 			}
 			for _, g := range []uint64{1, floor - 1, floor} {

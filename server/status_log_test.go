@@ -81,8 +81,8 @@ func TestLog(t *testing.T) {
 	if !reflect.DeepEqual(got, []string{"third", "second", "first"}) || entries[0].Generation != 3 || entries[2].Generation != 1 {
 		t.Fatalf("log %v", entries)
 	}
-	equalMaps(t, "second's files", stats(entries[1].Files), map[string][2]int{"a.md": {1, 0}, "b.md": {1, 0}})
-	equalMaps(t, "third's files", stats(entries[0].Files), map[string][2]int{"b.md": {0, 1}})
+	equalMaps(t, "second's files", changeStats(entries[1].Files), map[string][2]int{"a.md": {1, 0}, "b.md": {1, 0}})
+	equalMaps(t, "third's files", changeStats(entries[0].Files), map[string][2]int{"b.md": {0, 1}})
 	if two, _ := a.e.Log(context.Background(), 2); len(two) != 2 {
 		t.Fatalf("limit: %d entries", len(two))
 	}

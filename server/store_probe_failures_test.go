@@ -8,6 +8,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // A read-only call that proves the store first (the day-old verdict has
@@ -31,7 +32,7 @@ func TestReadOnlyCallsProbeFailureIsNotAcceptanceUnknown(t *testing.T) {
 		{"status", func() error { _, err := a.e.Status(ctx, ""); return err }},
 		{"pull", func() error { _, err := a.e.Pull(ctx, ""); return err }},
 		{"log", func() error { _, err := a.e.Log(ctx, 10); return err }},
-		{"history", func() error { _, err := a.e.History(ctx, HistoryQuery{Limit: 10}); return err }},
+		{"history", func() error { _, err := a.e.History(ctx, history.Query{Limit: 10}); return err }},
 		{"show", func() error { _, err := a.e.Show(ctx, 1, ""); return err }},
 		{"file at", func() error { _, err := a.e.FileAt(ctx, 1, "f.md"); return err }},
 		{"diff", func() error { _, err := a.e.Diff(ctx, 0, 1, ""); return err }},

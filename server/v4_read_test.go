@@ -11,6 +11,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // v4Stores are the stores the format-4 tests run on.
@@ -51,7 +52,7 @@ func TestV4ReadSide(t *testing.T) {
 			}
 			equalMaps(t, "pulled files", reader.files(), map[string]string{"a.md": a, "b.md": "b1\nb2\n", "c.md": "c1\n"})
 
-			log, err := reader.e.History(ctx, HistoryQuery{Limit: 50})
+			log, err := reader.e.History(ctx, history.Query{Limit: 50})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +87,7 @@ func TestV4ReadSide(t *testing.T) {
 				t.Fatalf("diff 1..3: %v %v", changeStats(d), err)
 			}
 
-			b, err := reader.e.Blame(ctx, BlameQuery{Path: "a.md"})
+			b, err := reader.e.Blame(ctx, history.BlameQuery{Path: "a.md"})
 			if err != nil || len(b.Lines) != 21 {
 				t.Fatalf("blame: %+v %v", b, err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // One writer's commits are accepted at 1, 2, 3, each reporting its own
@@ -120,7 +121,7 @@ func TestV4SixEnginesConcurrent(t *testing.T) {
 				}
 				equalMaps(t, "directory of "+d.file, dirFiles(t, d.path), want)
 			}
-			log, err := all[0].a.e.History(ctx, HistoryQuery{Limit: 100})
+			log, err := all[0].a.e.History(ctx, history.Query{Limit: 100})
 			if err != nil || len(log) != 48 {
 				t.Fatalf("history: %d entries, %v", len(log), err)
 			}
@@ -195,7 +196,7 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 		}
 	}
 	// History older than the upgrade still reads.
-	if log, err := r.e.History(ctx, HistoryQuery{Limit: 100}); err != nil || len(log) < 3 || log[len(log)-1].Generation > m3.Generation {
+	if log, err := r.e.History(ctx, history.Query{Limit: 100}); err != nil || len(log) < 3 || log[len(log)-1].Generation > m3.Generation {
 		t.Fatalf("history across the upgrade: %d entries, %v", len(log), err)
 	}
 	if rep, err := remote.Verify(ctx, store, remote.VerifyOptions{}); err != nil || !rep.OK() {
@@ -246,7 +247,7 @@ func TestV4ResumeAfterRegister(t *testing.T) {
 			// The restarted engine, same private root and directory.
 			a2 := newAgent(t, store, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
 			res := a2.commit("mine again")
-			log, err := a2.e.History(ctx, HistoryQuery{Limit: 10})
+			log, err := a2.e.History(ctx, history.Query{Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,7 +301,7 @@ func TestV4ResumedCommitReportsItsOwnChange(t *testing.T) {
 	a.e.Close()
 	a2 := newAgent(t, store, func(c *Config) { c.PrivateRoot, c.WorkspaceRoot, c.DefaultDir = priv, a.ws, a.dir })
 	res := a2.commit("mine again")
-	log, err := a2.e.History(ctx, HistoryQuery{Limit: 10})
+	log, err := a2.e.History(ctx, history.Query{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // The bounds of the watch's polling interval.
@@ -38,11 +39,11 @@ type WatchOptions struct {
 	// Query selects the recent publications (Limit of them; none when 0)
 	// and filters the new ones by Path, Since and Author; Content loads both
 	// versions of each file, as for History. Until must be zero.
-	Query HistoryQuery
+	Query history.Query
 	// Recent receives the recent publications, newest first, once.
-	Recent func([]HistoryEntry) error
+	Recent func([]history.Entry) error
 	// New receives each later publication, oldest first, as it lands.
-	New func(HistoryEntry) error
+	New func(history.Entry) error
 	// Sleep waits d, or returns ctx's error when ctx ends first (nil: a
 	// timer). Tests inject it to run the polls without waiting.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -88,7 +89,7 @@ func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 			interval = min(2*interval, WatchMaxInterval)
 			continue
 		}
-		var got []HistoryEntry
+		var got []history.Entry
 		if err == nil {
 			got, state, err = e.historyAfter(ctx, next, seen)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // requestCounter counts every request made through it and can fail the
@@ -118,14 +119,14 @@ func TestWatchPollsOnceAndBacksOff(t *testing.T) {
 		return nil
 	}
 	err := r.e.Watch(ctx, WatchOptions{
-		Query: HistoryQuery{Limit: 10},
-		Recent: func(en []HistoryEntry) error {
+		Query: history.Query{Limit: 10},
+		Recent: func(en []history.Entry) error {
 			for _, e := range en {
 				recent = append(recent, e.Generation)
 			}
 			return nil
 		},
-		New: func(en HistoryEntry) error {
+		New: func(en history.Entry) error {
 			got = append(got, en.Generation)
 			return nil
 		},
@@ -173,8 +174,8 @@ func TestWatchEnds(t *testing.T) {
 	closed := errors.New("closed")
 	polls := 0
 	err := r.e.Watch(context.Background(), WatchOptions{
-		Recent: func([]HistoryEntry) error { return nil },
-		New:    func(HistoryEntry) error { return closed },
+		Recent: func([]history.Entry) error { return nil },
+		New:    func(history.Entry) error { return closed },
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			if polls++; polls == 2 {
 				w.write("a.md", "b\n")
@@ -188,8 +189,8 @@ func TestWatchEnds(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := r.e.Watch(ctx, WatchOptions{Recent: func([]HistoryEntry) error { return nil }}); err != nil {
+	if err := r.e.Watch(ctx, WatchOptions{Recent: func([]history.Entry) error { return nil }}); err != nil {
 		t.Errorf("Watch on an ended context = %v, want nil", err)
 	}
-	domainErr(t, r.e.Watch(context.Background(), WatchOptions{Query: HistoryQuery{Until: time.Now()}}), diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
+	domainErr(t, r.e.Watch(context.Background(), WatchOptions{Query: history.Query{Until: time.Now()}}), diag.CodeInvalidRequest, diag.ReasonInvalidArgument)
 }

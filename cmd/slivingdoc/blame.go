@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 func init() {
@@ -45,7 +46,7 @@ func runBlame(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "slivingdoc blame: want a file: blame [DIR] PATH\nRun 'slivingdoc blame -h' for the reference.\n")
 		return 2
 	}
-	q := server.BlameQuery{}
+	q := history.BlameQuery{}
 	if *lines != "" {
 		var err error
 		if q.Start, q.End, err = parseLineRange(*lines); err != nil {
@@ -135,7 +136,7 @@ func parseLineRange(v string) (start, end int, err error) {
 //
 // with --long, the first line of the publication's message after the
 // author. Columns are as wide as their widest entry.
-func printBlame(w io.Writer, res *server.BlameResult, long bool) {
+func printBlame(w io.Writer, res *history.BlameResult, long bool) {
 	p := colourFor(w)
 	type row struct{ gen, when, author, msg string }
 	rows := make([]row, len(res.Lines))
@@ -203,7 +204,7 @@ type blameLineJSON struct {
 	Text       string  `json:"text"`
 }
 
-func printBlameJSON(w io.Writer, res *server.BlameResult) error {
+func printBlameJSON(w io.Writer, res *history.BlameResult) error {
 	out := blameJSON{Path: res.Path, Generation: res.Generation, Lines: make([]blameLineJSON, len(res.Lines))}
 	for i, l := range res.Lines {
 		j := blameLineJSON{Line: l.Number, Generation: l.Generation, Before: l.Before, Author: l.Author, Text: string(l.Text)}

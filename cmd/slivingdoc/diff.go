@@ -11,6 +11,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 func init() {
@@ -49,7 +50,7 @@ func runDiff(ctx context.Context, args []string, s stdio) int {
 		}
 		gens = append(gens, g)
 	}
-	show := func(files []server.FileChange) {
+	show := func(files []history.Change) {
 		if *stat {
 			printStat(s.out, files, "")
 			return
@@ -65,7 +66,7 @@ func runDiff(ctx context.Context, args []string, s stdio) int {
 			return err
 		})
 	}
-	from, to := gens[0], server.LatestGeneration
+	from, to := gens[0], history.Latest
 	if len(gens) == 2 {
 		to = gens[1]
 	}
@@ -100,7 +101,7 @@ func (c *cliCommand) storeOnly(ctx context.Context, op func(e *server.Engine) er
 }
 
 // printStat prints one line per file and the totals, indented by indent.
-func printStat(w io.Writer, files []server.FileChange, indent string) {
+func printStat(w io.Writer, files []history.Change, indent string) {
 	p := colourFor(w)
 	ins, del := 0, 0
 	for _, f := range files {
@@ -131,7 +132,7 @@ const ansiCyan = "\x1b[36m"
 // the ---/+++ lines, as git writes it, so patch(1) finds where it ends.
 // Notebook names hold no control character, quote or backslash, so no
 // name needs quoting.
-func writePatch(out io.Writer, files []server.FileChange) {
+func writePatch(out io.Writer, files []history.Change) {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	p := colourFor(out)

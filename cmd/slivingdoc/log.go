@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 func init() {
@@ -49,7 +50,7 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "slivingdoc log: -n %d: want 1..1000\n", *n)
 		return 2
 	}
-	q := server.HistoryQuery{Limit: *n, Path: *pathFlag, Content: *patch}
+	q := history.Query{Limit: *n, Path: *pathFlag, Content: *patch}
 	var err error
 	now := time.Now()
 	if q.Since, err = parseWhen(*since, now, false); err != nil {
@@ -86,7 +87,7 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 		case *patch:
 			printLogPatch(s.out, entries)
 		default:
-			printLog(s.out, logEntries(entries))
+			printLog(s.out, entries)
 		}
 		return nil
 	})
@@ -115,7 +116,7 @@ func logWorkspace(priv string) string {
 // with a blank line between entries. "by AUTHOR" is left out when the
 // store recorded no author: a placeholder word there could be taken for
 // a name.
-func printLog(w io.Writer, entries []server.LogEntry) {
+func printLog(w io.Writer, entries []history.Entry) {
 	p := colourFor(w)
 	for i, en := range entries {
 		if i > 0 {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // parseWhen reads a --since/--until value: RFC 3339, a UTC date or date
@@ -47,26 +47,14 @@ func parseWhen(v string, now time.Time, endOfDay bool) (time.Time, error) {
 	return time.Time{}, errors.New(strconv.Quote(v) + " is not a time (want 2026-11-30T10:00:00Z, 2026-11-30 or an age like 36h or 7d)")
 }
 
-// logEntries is the diffstat view printLog prints.
-func logEntries(entries []server.HistoryEntry) []server.LogEntry {
-	out := make([]server.LogEntry, len(entries))
-	for i, en := range entries {
-		out[i] = server.LogEntry{Generation: en.Generation, Time: en.Time, Message: en.Message, Author: en.Author, Files: make([]server.FileStat, len(en.Files))}
-		for j, f := range en.Files {
-			out[i].Files[j] = f.FileStat
-		}
-	}
-	return out
-}
-
 // printLogPatch prints each entry as printLog does, then a blank line and
 // its patch.
-func printLogPatch(w io.Writer, entries []server.HistoryEntry) {
+func printLogPatch(w io.Writer, entries []history.Entry) {
 	for i, en := range entries {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		printLog(w, logEntries([]server.HistoryEntry{en}))
+		printLog(w, []history.Entry{en})
 		if len(en.Files) > 0 {
 			fmt.Fprintln(w)
 			writePatch(w, en.Files)
@@ -91,7 +79,7 @@ type fileJSON struct {
 	Deletions  int    `json:"deletions"`
 }
 
-func printLogJSON(w io.Writer, entries []server.HistoryEntry, withPatch bool) error {
+func printLogJSON(w io.Writer, entries []history.Entry, withPatch bool) error {
 	out := make([]logJSON, len(entries))
 	for i, en := range entries {
 		out[i] = logJSONOf(en, withPatch)
@@ -103,7 +91,7 @@ func printLogJSON(w io.Writer, entries []server.HistoryEntry, withPatch bool) er
 }
 
 // logJSONOf is en as log --json prints it.
-func logJSONOf(en server.HistoryEntry, withPatch bool) logJSON {
+func logJSONOf(en history.Entry, withPatch bool) logJSON {
 	out := logJSON{Generation: en.Generation, Time: en.Time.UTC().Format(time.RFC3339), Message: en.Message, Author: en.Author, Files: filesJSON(en.Files)}
 	if withPatch {
 		var b bytes.Buffer
@@ -114,7 +102,7 @@ func logJSONOf(en server.HistoryEntry, withPatch bool) logJSON {
 	return out
 }
 
-func filesJSON(files []server.FileChange) []fileJSON {
+func filesJSON(files []history.Change) []fileJSON {
 	out := make([]fileJSON, len(files))
 	for i, f := range files {
 		st := "modified"

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 // errOutputClosed ends a watch whose reader went away (log --watch | head).
@@ -22,7 +23,7 @@ var errOutputClosed = errors.New("output closed")
 // compact JSON object per line (JSON Lines), since an array never ends.
 // Interrupted (SIGINT, SIGTERM) or with its output closed, it returns nil:
 // both are how a watch is meant to end.
-func watchLog(ctx context.Context, e *server.Engine, q server.HistoryQuery, out io.Writer, asJSON, patch bool) error {
+func watchLog(ctx context.Context, e *server.Engine, q history.Query, out io.Writer, asJSON, patch bool) error {
 	// A write to a closed pipe then fails with EPIPE instead of killing
 	// the process with SIGPIPE, so the watch ends with status 0.
 	signal.Ignore(syscall.SIGPIPE)
@@ -30,7 +31,7 @@ func watchLog(ctx context.Context, e *server.Engine, q server.HistoryQuery, out 
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	printed := false
-	print := func(en server.HistoryEntry) error {
+	print := func(en history.Entry) error {
 		switch {
 		case asJSON:
 			_ = enc.Encode(logJSONOf(en, patch))
@@ -38,12 +39,12 @@ func watchLog(ctx context.Context, e *server.Engine, q server.HistoryQuery, out 
 			if printed {
 				w.Write([]byte("\n"))
 			}
-			printLogPatch(w, []server.HistoryEntry{en})
+			printLogPatch(w, []history.Entry{en})
 		default:
 			if printed {
 				w.Write([]byte("\n"))
 			}
-			printLog(w, logEntries([]server.HistoryEntry{en}))
+			printLog(w, []history.Entry{en})
 		}
 		printed = true
 		if w.err != nil {
@@ -53,7 +54,7 @@ func watchLog(ctx context.Context, e *server.Engine, q server.HistoryQuery, out 
 	}
 	err := e.Watch(ctx, server.WatchOptions{
 		Query: q,
-		Recent: func(entries []server.HistoryEntry) error {
+		Recent: func(entries []history.Entry) error {
 			for _, en := range entries {
 				if err := print(en); err != nil {
 					return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/server"
+	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
 func init() {
@@ -38,7 +39,7 @@ func runShow(ctx context.Context, args []string, s stdio) int {
 			return 2
 		}
 		return c.storeOnly(ctx, func(e *server.Engine) error {
-			entries, err := e.History(ctx, server.HistoryQuery{Limit: *n, Path: *pathFlag, Content: true})
+			entries, err := e.History(ctx, history.Query{Limit: *n, Path: *pathFlag, Content: true})
 			if err == nil {
 				printLogPatch(s.out, entries)
 			}
@@ -71,7 +72,7 @@ func runShow(ctx context.Context, args []string, s stdio) int {
 			fmt.Fprintf(s.out, "generation %d published nothing (a checkpoint of the store)\n", gen)
 			return nil
 		}
-		printLogPatch(s.out, []server.HistoryEntry{*en})
+		printLogPatch(s.out, []history.Entry{*en})
 		return nil
 	})
 }

@@ -92,6 +92,32 @@ type BlameLine struct {
 	Author     string    // the publication's author; "" when unknown
 }
 
+// BlameQuery names the file and the lines the engine's Blame reports.
+type BlameQuery struct {
+	Path string
+	// Start and End select the one-based lines [Start, End]; zero Start
+	// means from the first line, zero End to the last.
+	Start, End int
+}
+
+// Check returns q with its path normalised, or an *ArgumentError when q
+// names no file or no range of lines: the checks that come before the
+// store is read.
+func (q BlameQuery) Check() (BlameQuery, error) {
+	p, err := NormalizePath(q.Path)
+	if err != nil {
+		return BlameQuery{}, err
+	}
+	if p == "" {
+		return BlameQuery{}, &ArgumentError{Msg: "Name a file of the notebook."}
+	}
+	if q.Start < 0 || q.End < 0 || (q.End > 0 && q.End < max(q.Start, 1)) {
+		return BlameQuery{}, argument("The line range %d,%d is not a range of lines (want START,END with 1 <= START <= END).", q.Start, q.End)
+	}
+	q.Path = p
+	return q, nil
+}
+
 // BlameResult is the file at the accepted head, line by line.
 type BlameResult struct {
 	Path       string
@@ -139,13 +165,14 @@ type treeAt struct {
 	depth int
 }
 
-// Blame attributes each line of the file p (normalised, not ""), as the
-// accepted head holds it, to the retained publication that last changed it
-// (see the file's comment for the rule), for the one-based lines [start,
-// end] (zero start: from the first line, zero end: to the last). A path
-// that is no file at the head, or a line range outside the file, is an
-// *ArgumentError.
-func (h *View) Blame(p string, start, end int) (*BlameResult, error) {
+// Blame attributes each line of the file q.Path, as the accepted head
+// holds it, to the retained publication that last changed it (see the
+// file's comment for the rule), for the one-based lines [q.Start, q.End]
+// (zero Start: from the first line, zero End: to the last). q has passed
+// Check. A path that is no file at the head, or a line range outside the
+// file, is an *ArgumentError.
+func (h *View) Blame(q BlameQuery) (*BlameResult, error) {
+	p, start, end := q.Path, q.Start, q.End
 	src := &chainsSource{s: h.src}
 	w := &blameWalk{h: h, src: src, files: &versionReader{src: src, holder: src.holder}, path: strings.Split(p, "/"), lookups: map[treeAt]cas.ID{}, heads: map[uint64]cas.ID{}}
 	head := h.state.Head()

@@ -166,9 +166,6 @@ func Compare(base, files map[string]cas.ID, filter string, read func(cas.ID) ([]
 	return fileChanges(paths, filter, true, read)
 }
 
-// Matches reports whether file p is filter or below it ("" matches all).
-func Matches(p, filter string) bool { return matches(p, filter) }
-
 // NormalizePath checks a notebook-relative path argument (a file or a
 // directory) and returns it in slash form without "./" or a trailing
 // slash; "" and "." mean the whole notebook. Errors are *ArgumentError.

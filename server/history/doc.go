@@ -3,15 +3,17 @@
 // compared, the log's walk back from the head, and blame (which
 // publication last changed each line of a file). The engine (package
 // server) opens a View on the state of `current` it read and the object
-// cache it synced, and turns what the View returns into its results and
-// error codes.
+// cache it synced, returns what the View returns as its results (Entry,
+// Change, BlameResult: the types the CLI prints), and maps its errors to
+// its codes.
 //
 // Map:
 //
 //	View (view.go)          one observed state: the retained publications
 //	                        (publications.go), the tree at a generation
 //	                        (HeadAt), a publication (PublicationAt), the
-//	                        queries Entries, Show, FileAt and Diff
+//	                        queries Entries (a Query), Show, FileAt and
+//	                        Diff, whose results are Entry and Change
 //	Engine (view.go)        what the View asks of the engine: the chains
 //	                        of the store's history, the caches' names, and
 //	                        the fetch of a chain's packs into its cache
@@ -20,13 +22,19 @@
 //	                        holds an object)
 //	diff.go                 trees compared (subtrees with equal IDs are
 //	                        skipped), Change with its diffstat, path rules
-//	log.go                  Log: the walk of commits from the head
-//	blame.go                the blame walk over the retained publications
+//	log.go                  Log: the walk of commits from the head (the
+//	                        cache filled with the whole chain on a miss)
+//	blame.go                BlameQuery, its checks, and the blame walk
+//	                        over the retained publications (BlameResult)
 //	blame_diff.go           the versions a blame walks, read as chunks, and
 //	                        their line diff
 //	blame_index.go          the changed-paths index in P
 //	blame_cache.go          a whole file's blame kept in P
-//	restore.go              which files a restore writes
+//	restore.go              Target: what a restore (View.Restore) or a
+//	                        revert (View.Revertible, View.Revert: the
+//	                        inverse of a publication merged with the
+//	                        files now) makes of a directory's files; the
+//	                        engine plans and writes it
 //	errors.go               the refusals and failures the engine maps
 //
 // Data flow:

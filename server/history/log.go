@@ -11,11 +11,15 @@ import (
 )
 
 // Log returns up to n recent publications of state, newest first, read
-// from src: it walks n commits back from the head (never the whole
-// history) and stops early where src no longer holds a parent (before the
-// active checkpoint). publications lists the increments of a generation
+// from objs: it walks n commits back from the head (never the whole
+// history) and stops early where the cache no longer holds a parent
+// (before the active checkpoint). A catch-up through rollups holds the
+// head's closure but not the older commits and trees a log reads: on the
+// first miss, fill makes the cache hold the whole active chain and the
+// read is tried again. publications lists the increments of a generation
 // range (remote.Notebook.Publications); entries carry the diffstat only.
-func Log(ctx context.Context, state remote.State, src cas.Source, n int, publications func(ctx context.Context, state remote.State, from, to uint64) ([]remote.Increment, error)) ([]Entry, error) {
+func Log(ctx context.Context, state remote.State, objs Objects, fill func() error, n int, publications func(ctx context.Context, state remote.State, from, to uint64) ([]remote.Increment, error)) ([]Entry, error) {
+	src := &fillOnMiss{primary: objs, fill: fill}
 	out := []Entry{}
 	// A commit's generation is the increment that published it; commits
 	// folded into the checkpoint have none left and end the log.
@@ -97,6 +101,27 @@ func Log(ctx context.Context, state remote.State, src cas.Source, n int, publica
 // by path (Old and New left nil).
 func TreeDelta(src cas.Source, from, to map[string]cas.ID) ([]Change, error) {
 	return treeDelta(src, from, to)
+}
+
+// fillOnMiss reads from the cache and, after the first miss, from the
+// cache filled with the whole chain.
+type fillOnMiss struct {
+	primary Objects
+	fill    func() error
+	filled  bool
+}
+
+func (f *fillOnMiss) Get(id cas.ID) (cas.Object, error) {
+	o, err := f.primary.Get(id)
+	if err == nil || !errors.Is(err, cas.ErrNotFound) || f.filled {
+		return o, err
+	}
+	f.filled = true
+	if ferr := f.fill(); ferr != nil {
+		return cas.Object{}, ferr
+	}
+	f.primary.Rescan()
+	return f.primary.Get(id)
 }
 
 // treeDelta is the per-file line delta from one tree to the next.

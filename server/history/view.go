@@ -290,7 +290,9 @@ func (h *View) changes(from, to cas.ID, filter string, content bool) ([]Change, 
 	return fileChanges(paths, filter, content, func(id cas.ID) ([]byte, error) { return cas.ReadFile(h.src, id) })
 }
 
-// Entry is one retained publication and what it changed.
+// Entry is one publication and what it changed: the engine's result for
+// History, Show and Log (Log's carry the diffstat only: no contents, and
+// Added and Removed unset).
 type Entry struct {
 	Generation uint64
 	Time       time.Time
@@ -312,10 +314,13 @@ func (h *View) entry(p Publication, filter string, content bool) (Entry, error) 
 	return Entry{Generation: p.Generation, Time: c.Time, Message: string(c.Message), Author: p.Author, Files: files}, nil
 }
 
-// Query selects publications for Entries, newest first.
+// Query selects publications for the engine's History, newest first.
 type Query struct {
-	Limit   int       // at most this many (the engine bounds it)
-	Filter  string    // only publications that changed this file or directory ("" = all; normalised)
+	Limit int // at most this many (the engine bounds it to 1,000; 0 or less: none)
+	// Path: only publications that changed this file or directory ("" =
+	// all). The engine normalises it (NormalizePath) before Entries reads
+	// it.
+	Path    string
 	Since   time.Time // only publications at or after (zero = no bound)
 	Until   time.Time // only publications at or before (zero = no bound)
 	Content bool      // load both versions of each file (for a patch)
@@ -323,21 +328,20 @@ type Query struct {
 	// all). A publication of unknown author (formats before v4, or a
 	// writer that claimed none) never matches: there is nothing to match.
 	Author *regexp.Regexp
-	// After: only publications above this generation (Watch).
-	After uint64
 }
 
-// Entries returns the retained publications q selects, newest first:
-// what each changed (diffstat, and both versions with q.Content). It
-// reads only the publications it returns (and, with a path or time
-// filter, the commits it passes over).
-func (h *View) Entries(q Query) ([]Entry, error) {
+// Entries returns the retained publications q selects above generation
+// after (a watch's last; 0 for all), newest first: what each changed
+// (diffstat, and both versions with q.Content). It reads only the
+// publications it returns (and, with a path or time filter, the commits
+// it passes over).
+func (h *View) Entries(q Query, after uint64) ([]Entry, error) {
 	out := []Entry{}
 	if h.ret.Oldest == 0 {
 		return out, nil
 	}
-	filter := q.Filter
-	oldest := max(h.ret.Oldest, q.After+1)
+	filter := q.Path
+	oldest := max(h.ret.Oldest, after+1)
 	const window = 128
 	for to := h.Current(); to >= oldest && len(out) < q.Limit; {
 		lo := max(to-min(to, window-1), oldest)

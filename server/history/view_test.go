@@ -51,7 +51,7 @@ func TestOutsideTheRetainedHistory(t *testing.T) {
 	}
 
 	none := NewView(context.Background(), Observed{State: state, Retention: remote.Retention{Floor: 9}, Engine: noEngine{t}})
-	if got, err := none.Entries(Query{Limit: 10}); err != nil || got == nil || len(got) != 0 {
+	if got, err := none.Entries(Query{Limit: 10}, 0); err != nil || got == nil || len(got) != 0 {
 		t.Errorf("no retained publication: %v, %v; want an empty list", got, err)
 	}
 	if _, _, err := none.PublicationAt(9); !errors.As(err, new(*UnavailableError)) || !strings.Contains(err.Error(), "keeps no publication whose changes can be shown") {
