@@ -6,6 +6,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
@@ -19,13 +20,13 @@ import (
 // tree merge: R == A yields L (a commit with no concurrent change), L == A
 // yields R (a pull with no local change).
 func (s *session) mergeWith(rHead cas.ID, rFiles map[string]cas.ID) (*plan.Merged, error) {
-	if rHead == s.baseHead() && s.base.exact() {
+	if rHead == s.baseHead() && s.base.Exact() {
 		return &plan.Merged{IDs: s.scan.files, Local: true}, nil
 	}
 	if s.localIsBase() {
 		return &plan.Merged{IDs: rFiles}, nil
 	}
-	return plan.Merge(s.baseFiles(), s.scan.files, rFiles, s.base.unknownPaths(), s.load)
+	return plan.Merge(s.baseFiles(), s.scan.files, rFiles, s.base.UnknownPaths(), s.load)
 }
 
 // local is L as the session's scan read it.
@@ -75,42 +76,18 @@ func diffstat(changes []plan.Change) []FileStat {
 	return out
 }
 
-// withUnknown is b with an unknown base at each of paths (b itself, even
-// nil, when paths is empty; b may be nil: a directory without a record).
-func (b *baseline) withUnknown(paths []string) *baseline {
-	if len(paths) == 0 {
-		return b
-	}
-	var rec *pstate.Baseline
-	if b != nil {
-		rec = &b.Baseline
-	}
-	return &baseline{Baseline: plan.WithUnknown(rec, paths)}
-}
-
-// unknownPaths lists the paths of b whose base is unknown.
-func (b *baseline) unknownPaths() []string {
-	if b.exact() {
-		return nil
-	}
-	return plan.UnknownPaths(&b.Baseline)
-}
-
-// hasUnknown reports whether any base of b is unknown.
-func (b *baseline) hasUnknown() bool { return b != nil && len(b.unknownPaths()) > 0 }
-
 // apply rewrites L towards next, after recording what settling needs
 // should it be interrupted (rewrite_record.go): the next baseline, the
 // contents only L holds, the rewrite record and the recovery flag. Then
 // removals (and the directories they empty), then each new content written
 // to a temporary sibling, fsynced and renamed over its target. It returns
-// the next baseline's encoding, for installNextBaseline. The stat cache is
+// the next baseline's encoding, for State.InstallNextBaseline (server/dirstate). The stat cache is
 // updated with what was written; entries stay untrusted until a later scan.
-func (s *session) apply(changes []plan.Change, flag pstate.RecoveryFlag, next *baseline, baseBefore map[string]cas.ID) ([]byte, error) {
+func (s *session) apply(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore map[string]cas.ID) ([]byte, error) {
 	if err := s.state.RecordWhere(); err != nil {
 		return nil, &notStarted{err}
 	}
-	sum, data, err := s.state.SaveNextBaseline(&next.Baseline, next.prepared)
+	sum, data, err := s.state.SaveNextBaseline(&next.Baseline, next.Prepared)
 	if err != nil {
 		return nil, &notStarted{err}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
@@ -205,11 +206,11 @@ func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	res.BroughtIn = diffstat(changes)
-	next := newBaseline(st.Generation(), st.Head(), target.IDs)
+	next := dirstate.NewBaseline(st.Generation(), st.Head(), target.IDs)
 	if last.from != nil {
 		// L itself was the merge: the next baseline is the last one plus
 		// the changes, and so is its ignored set.
-		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
+		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
 	}
 	if err := s.materialise(changes, flag, next, nil); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
@@ -47,7 +48,7 @@ type attempt struct {
 	recordErr error
 	// from is the baseline changes is the delta from, when the merge was
 	// L itself (nil otherwise): the accepted tree is from + changes.
-	from *baseline
+	from *dirstate.Baseline
 }
 
 func (s *session) newAttempt(ctx context.Context, observed remote.State, publication, message string) *attempt {
@@ -113,7 +114,7 @@ func (a *attempt) run() (skip bool, err error) {
 // result is R itself.
 func (a *attempt) merge() (skip bool, err error) {
 	s, observed := a.s, a.observed
-	if observed.Head() == s.base.Head && s.base.exact() {
+	if observed.Head() == s.base.Head && s.base.Exact() {
 		// R == A: the merge is L, and L's delta from A is found in one
 		// pass over A's encoded entries (no map of A is built unless L
 		// added paths). rFiles then holds only A's entries at the changed
@@ -260,7 +261,7 @@ func (a *attempt) prepareBaseline() {
 	s := a.s
 	s.prep.Discard()
 	s.prep = nil
-	if a.from == nil || a.from != s.base || !s.base.exact() {
+	if a.from == nil || a.from != s.base || !s.base.Exact() {
 		return
 	}
 	s.prep = s.state.Prepare(&pstate.Baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.IDs})

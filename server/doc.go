@@ -39,7 +39,9 @@
 //   - P's records, their files and formats (the baseline, the stat cache,
 //     the recovery flag, the rewrite, pending and store records, the lock)
 //     are package server/pstate's; the engine decides what to record and
-//     when. A directory's records are keyed by BLAKE3 of the store
+//     when. A as the engine holds it, loaded and saved through what a
+//     long-lived engine remembers of the directory, is server/dirstate's.
+//     A directory's records are keyed by BLAKE3 of the store
 //     identity and the absolute L path (state.go), so two stores never
 //     share a baseline. The object caches (package objcache, e.caches)
 //     are keyed by the store identity and by the start of the active
@@ -57,9 +59,11 @@
 //     is re-read next time (workdir/scan.go: 50 ms, 2 s on whole-second time
 //     stamps), so an edit in the same timestamp tick is never missed.
 //   - A long-lived engine (Config.LongLived: serve) keeps, per L, the
-//     directory listings an inotify watch proves unchanged and the stat
-//     cache (memory.go, workdir/watched.go); the baseline and the recovery
-//     flag are still read from P on every call. It also replies to a commit
+//     directory listings an inotify watch proves unchanged, the stat
+//     cache and the baseline, each used only while P's file is proved to
+//     be the one it was kept from (server/dirstate, workdir/watched.go;
+//     the session's side in memory.go); the recovery flag and the pending
+//     record are still read from P on every call. It also replies to a commit
 //     before keeping the published pack in the cache and recording the
 //     highest generation (after_reply.go: the next call and Close wait for
 //     that work) and keeps the content its commits published

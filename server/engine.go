@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
@@ -60,7 +61,7 @@ type Config struct {
 	AllowSecrets     bool
 	// LongLived says the process serves many calls (serve): the engine
 	// then keeps what a call learned of each directory for the next
-	// (memory.go), validated on every call.
+	// (server/dirstate), validated on every call.
 	LongLived bool
 	// Sleep and Now, if set, are the publication protocol's clock (its
 	// waits and the instants it times them from; remote.Options' too). The fleet simulation's slow motion passes a clock in the
@@ -109,9 +110,7 @@ type Engine struct {
 
 	ident *storeview.Identity // which store it is: its ID, the key of its records (server/storeview)
 
-	longLived bool                  // keep per-directory memories (memory.go)
-	memMu     sync.Mutex            // guards memories (not their contents: the directory lock does)
-	memories  map[string]*dirMemory // by private state directory
+	mem *dirstate.Memories // per-directory memories (nil unless Config.LongLived)
 
 	checkpointPacks int            // active increments that trigger a checkpoint
 	retain          time.Duration  // history window by time
@@ -208,8 +207,6 @@ func New(cfg Config) (*Engine, error) {
 		ignore:    ignore,
 		secrets:   !cfg.AllowSecrets,
 		dirs:      map[string]*sync.Mutex{},
-		longLived: cfg.LongLived,
-		memories:  map[string]*dirMemory{},
 
 		v4opts: v4Options(cfg),
 		timing: storeview.NewTiming(v4Options(cfg), cfg.CondEstimate != 0 || cfg.RTT != 0),
@@ -220,6 +217,7 @@ func New(cfg Config) (*Engine, error) {
 	var later func(func()) // a long-lived engine records a higher generation after its reply
 	if cfg.LongLived {
 		e.recent = objcache.NewRecent()
+		e.mem = dirstate.NewMemories()
 		later = e.afterReply.start
 	}
 	// Keyed by the store ID P recorded for this URL, if any; Identify
@@ -246,7 +244,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Close() error {
 	e.afterReply.wait()
 	e.background.Wait()
-	e.closeMemories()
+	e.mem.Close()
 	return e.caches.Close()
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 )
 
 // A long-lived engine and another engine on the same directory and
@@ -28,7 +29,7 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 		os.Chtimes(a.path(p), old, old)
 	}
 	a.commit("seed")
-	if a.e.memories[a.e.stateDir(a.dir)].stats == nil {
+	if a.e.mem.Of(a.e.stateDir(a.dir)).Stats == nil {
 		t.Fatal("the long-lived engine kept no stat cache")
 	}
 	cfg.LongLived = false
@@ -59,8 +60,8 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 		t.Fatalf("other status: %v %+v", err, st)
 	}
 	// The stat cache in P replaced (by the other process): a reads P's copy.
-	m := a.e.memories[a.e.stateDir(a.dir)]
-	kept := m.statsAt
+	m := a.e.mem.Of(a.e.stateDir(a.dir))
+	kept := m.StatsAt
 	if _, err := other.Status(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 	if _, err := other.Status(ctx, ""); err != nil { // rewrites P's stat cache
 		t.Fatal(err)
 	}
-	if statsIdentityOf(filepath.Join(a.e.stateDir(a.dir), "statcache")) == kept {
+	if dirstate.StatsIdentityOf(filepath.Join(a.e.stateDir(a.dir), "statcache")) == kept {
 		t.Skip("the stat cache was not rewritten within the file system's time granularity")
 	}
 	if r := a.commit("a again"); r.Generation != 4 || len(r.Files) != 1 || r.Files[0].Path != "x/one.md" {
@@ -88,15 +89,15 @@ func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
 	a.pull()
 	a.write("one.md", "one\n")
 	a.commit("seed")
-	mem := a.e.memories[a.e.stateDir(a.dir)]
-	if mem.base == nil {
+	mem := a.e.mem.Of(a.e.stateDir(a.dir))
+	if mem.Base == nil {
 		t.Fatal("the long-lived engine kept no baseline")
 	}
 	a.write("one.md", "one\ntwo\n")
 	if r := a.commit("edit"); r.Generation != 2 {
 		t.Fatalf("edit: %+v", r)
 	}
-	if mem.base == nil || mem.base.b.Generation != 2 {
+	if mem.Base == nil || mem.Base.Generation() != 2 {
 		t.Fatal("the kept baseline is not the one just recorded")
 	}
 
@@ -153,9 +154,12 @@ func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
 	for i := range 3 {
 		a.appendTo("keep.md", "more\n")
 		a.commit("edit beside it")
-		kept := a.e.memories[a.e.stateDir(a.dir)].base
-		if kept == nil || !kept.b.ignoredKnown || len(kept.b.ignored) != 1 || kept.b.ignored[0].Path != "img.png" {
-			t.Fatalf("commit %d: the kept baseline's ignored set is not img.png: %+v", i, kept.b)
+		kept := a.e.mem.Of(a.e.stateDir(a.dir)).Base
+		if kept == nil {
+			t.Fatalf("commit %d: no kept baseline", i)
+		}
+		if ignored, known := kept.Ignored(); !known || len(ignored) != 1 || ignored[0].Path != "img.png" {
+			t.Fatalf("commit %d: the kept baseline's ignored set is not img.png: %+v (known: %v)", i, ignored, known)
 		}
 	}
 	other.pull()
@@ -175,7 +179,7 @@ func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
 }
 
 // A long-lived engine finds L's delta from A over the paths its scan
-// touched when the last call left L exactly at A (memory.go, deltaRef),
+// touched when the last call left L exactly at A (memory.go, dirstate.DeltaRef),
 // and over every path as soon as another process changed the baseline
 // or the stat cache; each delta is checked against the whole one in
 // tests (verifyRefDelta), so a wrong shortcut fails here.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
@@ -135,7 +136,7 @@ func (s *session) overlayBase(ent pstate.PendingEntry) bool {
 	if len(held) == 0 {
 		held = nil
 	}
-	s.base = &baseline{Baseline: pstate.Baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: held}}
+	s.base = &dirstate.Baseline{Baseline: pstate.Baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: held}}
 	return true
 }
 

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +11,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
@@ -254,7 +252,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	if resume {
 		res, err = pub.Resume(s.ctx, id, first, build)
 	} else {
-		res, err = pub.CommitAfter(s.ctx, id, s.state.loadStreak(), build)
+		res, err = pub.CommitAfter(s.ctx, id, s.state.LoadStreak(), build)
 	}
 	if last != nil {
 		_ = last.waitRecorded() // written before anything reads the session's record state
@@ -347,7 +345,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	s.ctx = detach(s.ctx)
 	s.accepted = &last.pend
 	s.v4.published = true
-	s.state.saveStreak(res.Streak)
+	s.state.SaveStreak(res.Streak)
 	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
@@ -397,12 +395,12 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
 	out.BroughtIn = diffstat(changes)
-	next := newBaseline(res.Generation, res.Head, target.IDs)
+	next := dirstate.NewBaseline(res.Generation, res.Head, target.IDs)
 	if len(changes) == 0 && target == last.merged {
-		next.prepared = s.prep // used only if it matches (pstate.Prepared)
+		next.Prepared = s.prep // used only if it matches (pstate.Prepared)
 	}
 	if target == last.merged && last.from != nil {
-		next.ignored, next.ignoredKnown = last.from.ignoredAfter(last.changes, s.e.ignoredPath)
+		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
 	}
 	if err := s.materialise(changes, flag, next, s.baseIfAccepted); err != nil {
 		var de *diag.Error
@@ -443,39 +441,4 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 	if c.Reach() == inc.Generation-1 && inc.Group == (remote.GroupRef{}) {
 		c.SetReach(inc.Generation, inc.Head)
 	}
-}
-
-// streakFile keeps this directory's publish.Streak (the LIST-skip rule:
-// a writer alone publishes in three requests) between its commits, in P
-// beside the baseline. Not durable and never trusted beyond a hint: a
-// missing or damaged one is the zero Streak, which costs one LIST, and
-// publish skips the LIST only while `current` shows the writer's own
-// previous write as the newest. A sealed record of fixed width (pstate.Seal:
-// the generation in 20 digits, the count of skips in one), overwritten in
-// place on every commit rather than replaced by a new file; a save met
-// half done, or cut by a crash, fails its check and reads as the zero
-// Streak. The older form, the two numbers alone, is still read.
-const streakFile = "streak"
-
-func (d dirState) loadStreak() publish.Streak {
-	data, err := os.ReadFile(d.File(streakFile))
-	if err != nil {
-		return publish.Streak{}
-	}
-	f, ok := pstate.Unseal(data, 2)
-	if !ok {
-		return publish.Streak{}
-	}
-	g, err1 := strconv.ParseUint(f[0], 10, 64)
-	n, err2 := strconv.Atoi(f[1])
-	if err1 != nil || err2 != nil || n < 0 || n > publish.MaxSkips {
-		return publish.Streak{}
-	}
-	return publish.Streak{Generation: g, Skipped: n}
-}
-
-// saveStreak records st; the zero Streak is recorded as such (not by
-// removing the file), so the next save overwrites it in place too.
-func (d dirState) saveStreak(st publish.Streak) {
-	_ = pstate.Overwrite(d.File(streakFile), pstate.Seal(fmt.Sprintf("%020d", st.Generation), strconv.Itoa(st.Skipped)))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
@@ -101,16 +102,16 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 				paths = append(paths, p)
 			}
 		}
-		s.base = s.base.withUnknown(paths)
+		s.base = s.base.WithUnknown(paths)
 	}
-	s.base = s.base.withUnknown(s.scan.unknown)
+	s.base = s.base.WithUnknown(s.scan.unknown)
 	if flag == nil {
 		s.adoptPublished(state)
-		if s.base != nil && state.Head() == s.base.Head && s.base.exact() && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
+		if s.base != nil && state.Head() == s.base.Head && s.base.Exact() && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
 			// R == A: the merge is L itself; nothing to fetch or rewrite.
 			if s.base.Generation != state.Generation() {
 				s.base.Generation = state.Generation()
-				if err := s.state.saveBaseline(s.base); err != nil {
+				if err := s.state.SaveBaseline(s.base); err != nil {
 					return nil, nil, s.e.fail("record baseline", err)
 				}
 			}
@@ -130,7 +131,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		s.adoptPublished(state)
 	}
 	var rFiles map[string]cas.ID
-	if s.base != nil && state.Head() == s.base.Head && !s.base.hasUnknown() {
+	if s.base != nil && state.Head() == s.base.Head && !s.base.HasUnknown() {
 		rFiles = s.base.HeadTree()
 	} else if rFiles, err = objcache.TreeOf(s.src, state.Head()); err != nil {
 		return nil, nil, s.e.fail("read remote tree", err)
@@ -161,7 +162,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 // a nil result: A's); it is called only when L is rewritten, since building that map
 // (a copy of every path) is most of what a commit that rewrites nothing
 // would spend here.
-func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, next *baseline, baseBefore func() map[string]cas.ID) error {
+func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore func() map[string]cas.ID) error {
 	pending, err := s.state.LoadRecovery()
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
@@ -169,8 +170,8 @@ func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, n
 	if len(changes) == 0 && len(s.scan.temps) == 0 && pending == nil {
 		// Nothing to rewrite. Same accepted head and generation: the
 		// recorded baseline already says this, so skip the write.
-		if s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation || !sameTree(s.base.Held, next.Held) || !s.base.exact() {
-			if err := s.state.saveBaseline(next); err != nil {
+		if s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation || !sameTree(s.base.Held, next.Held) || !s.base.Exact() {
+			if err := s.state.SaveBaseline(next); err != nil {
 				return s.e.fail("record baseline", err)
 			}
 			s.recorded(next)
@@ -194,7 +195,7 @@ func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, n
 		}
 		return s.recoveryFailure(flag, "rewrite", err)
 	}
-	if err := s.state.installNextBaseline(next, data); err != nil {
+	if err := s.state.InstallNextBaseline(next, data); err != nil {
 		return s.recoveryFailure(flag, "baseline", err)
 	}
 	s.recorded(next)
@@ -212,7 +213,7 @@ func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, n
 }
 
 // recorded makes next, just recorded in P, the session's baseline.
-func (s *session) recorded(next *baseline) {
+func (s *session) recorded(next *dirstate.Baseline) {
 	if s.pendingOnDisk && (s.base == nil || s.base.Head != next.Head) {
 		s.dropPending() // the record's base is superseded
 	}
@@ -237,8 +238,8 @@ func (s *session) recorded(next *baseline) {
 // with these conflicts: R's tree, except that each path merge.Trees left
 // Unresolved (L's file still holds blocks) keeps its current base, whose
 // content is saved in P first (see pstate.Baseline).
-func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID, conflicts []merge.Conflict) (*baseline, error) {
-	next := newBaseline(gen, head, rFiles)
+func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID, conflicts []merge.Conflict) (*dirstate.Baseline, error) {
+	next := dirstate.NewBaseline(gen, head, rFiles)
 	for _, c := range conflicts {
 		if c.Reason != merge.Unresolved {
 			continue

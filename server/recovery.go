@@ -69,7 +69,7 @@ func (s *session) recoverFirst() error {
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
 	}
-	if flag == nil && !s.base.hasUnknown() {
+	if flag == nil && !s.base.HasUnknown() {
 		// A path that stopped being ignored may have an unknown base:
 		// only a scan tells (plan.AddVirtual).
 		if _, err := s.scanL(); err != nil {

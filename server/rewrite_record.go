@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
@@ -88,15 +89,15 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 	if err != nil {
 		return false, err
 	}
-	var next *baseline
+	var next *dirstate.Baseline
 	var nextData []byte
 	installed := false
 	if rec != nil {
 		if b, data, inst := s.state.LoadNextBaseline(rec.NextSum); b != nil {
-			next, nextData, installed = &baseline{Baseline: *b}, data, inst
+			next, nextData, installed = &dirstate.Baseline{Baseline: *b}, data, inst
 		}
 	}
-	var settled *baseline
+	var settled *dirstate.Baseline
 	switch {
 	case rec == nil:
 		// No record: the rewrite never started (the flag was set by a
@@ -125,7 +126,7 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 		// The baseline is next already: nothing to record.
 		s.base = settled
 	case settled == next:
-		if err := s.state.installNextBaseline(next, nextData); err != nil {
+		if err := s.state.InstallNextBaseline(next, nextData); err != nil {
 			return true, err
 		}
 		s.base = settled
@@ -138,7 +139,7 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 				return true, err
 			}
 		}
-		if err := s.state.saveBaseline(settled); err != nil {
+		if err := s.state.SaveBaseline(settled); err != nil {
 			return true, err
 		}
 		s.base = settled
@@ -154,7 +155,7 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 
 // settleAgainst is next, with each path the rewrite did not (provably)
 // reach given the base L's file was made from.
-func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *baseline) *baseline {
+func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *dirstate.Baseline) *dirstate.Baseline {
 	head := next.HeadTree()
 	files := make(map[string]cas.ID, len(next.Tree()))
 	for p, id := range next.Tree() {
@@ -201,21 +202,21 @@ func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *baseline) *base
 	if changed == 0 {
 		return next
 	}
-	return &baseline{Baseline: pstate.Baseline{Generation: next.Generation, Head: next.Head, Files: files, Held: held}}
+	return &dirstate.Baseline{Baseline: pstate.Baseline{Generation: next.Generation, Head: next.Head, Files: files, Held: held}}
 }
 
 // unknownAt is s.base with an unknown base at every path of entries.
-func (s *session) unknownAt(entries []pstate.RewriteEntry) *baseline {
+func (s *session) unknownAt(entries []pstate.RewriteEntry) *dirstate.Baseline {
 	paths := make([]string, 0, len(entries))
 	for _, e := range entries {
 		paths = append(paths, e.Path)
 	}
-	return s.base.withUnknown(paths)
+	return s.base.WithUnknown(paths)
 }
 
 // unknownWhereChanged is s.base with an unknown base at every path where L
 // differs from it (an unreadable record: any of them may be the tool's).
-func (s *session) unknownWhereChanged() *baseline {
+func (s *session) unknownWhereChanged() *dirstate.Baseline {
 	changes, _ := s.base.Delta(s.scan.files)
 	var paths []string
 	for p := range changes {
@@ -226,7 +227,7 @@ func (s *session) unknownWhereChanged() *baseline {
 	if len(paths) == 0 {
 		return s.base
 	}
-	return s.base.withUnknown(paths)
+	return s.base.WithUnknown(paths)
 }
 
 type version int

@@ -11,6 +11,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
@@ -23,10 +24,10 @@ type session struct {
 	ctx   context.Context
 	dir   string   // absolute L
 	root  *os.Root // L, opened through the workspace root (nil until opened)
-	state dirState
+	state dirstate.State
 	mu    *sync.Mutex
 	lock  *pstate.Lock
-	base  *baseline // nil: never pulled
+	base  *dirstate.Baseline // nil: never pulled
 	stats *workdir.StatCache
 	scan  *scanResult
 	src   *objcache.Source // object reads, set once the chain is synced
@@ -35,8 +36,8 @@ type session struct {
 	lost       bool // pulled before, but the baseline is missing or corrupt
 
 	// What a long-lived engine keeps between calls (memory.go).
-	statsSaved bool          // the stat cache is recorded, or may be kept in memory
-	statsKept  *fileIdentity // s.stats came from memory, P's copy being this
+	statsSaved bool                   // the stat cache is recorded, or may be kept in memory
+	statsKept  *dirstate.FileIdentity // s.stats came from memory, P's copy being this
 
 	// Pending publications (pending.go).
 	pendingChecked bool                  // the record was consulted this session
@@ -50,8 +51,8 @@ type session struct {
 	// delta is L's delta from A, computed once for the checks and the
 	// publication (baseDelta).
 	delta      *deltaMemo
-	emptyDelta *deltaMemo // the last delta found empty (its base and scan)
-	ref        *deltaRef  // L as the last call left it (memory.go; nil: none)
+	emptyDelta *deltaMemo         // the last delta found empty (its base and scan)
+	ref        *dirstate.DeltaRef // L as the last call left it (memory.go; nil: none)
 	// prep is the next baseline, written ahead while the commit is
 	// published (pstate.Prepared; nil: none).
 	prep    *pstate.Prepared
@@ -79,7 +80,7 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 	}
 	real := rules.RealPath(dir) // once: the state's key and its "where" record
 	s := &session{e: e, ctx: ctx, dir: dir, state: e.dirStateOf(dir, real)}
-	s.state.kept = e.memoryOf(s.state.Path)
+	s.state.Mem = e.mem.Of(s.state.Path)
 	// Locks by resolved identity: a symlink alias waits for the real path.
 	s.mu = e.dirLock(s.state.Path)
 	s.mu.Lock()
@@ -87,7 +88,7 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 		s.mu.Unlock()
 		return nil, e.fail("lock", err)
 	}
-	b, err := s.state.loadBaseline()
+	b, err := s.state.LoadBaseline()
 	if errors.Is(err, pstate.ErrCorrupt) || (err == nil && b == nil && s.state.PulledBefore()) {
 		// Without A, local edits cannot be told from others' changes:
 		// deleted files would return and every edit become a whole-file
@@ -191,7 +192,7 @@ var verifyRefDelta = false
 
 // deltaMemo is base.delta(scan.files) for one base and scan.
 type deltaMemo struct {
-	base          *baseline
+	base          *dirstate.Baseline
 	scan          *scanResult
 	changes, prev map[string]cas.ID
 }
@@ -246,7 +247,7 @@ func (s *session) load(id cas.ID) ([]byte, error) {
 	if c, ok := s.baseContent[id]; ok {
 		return c, nil
 	}
-	if s.base != nil && !s.base.exact() {
+	if s.base != nil && !s.base.Exact() {
 		if c, ok := s.state.LoadHeld(id); ok {
 			return c, nil // a held base (a checkpoint may have dropped it from the chain)
 		}

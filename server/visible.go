@@ -71,7 +71,7 @@ func (s *session) scanWithRules() (*scanResult, error) {
 // earlier that L still lacks, to res (plan.AddVirtual), and records the
 // withheld set when it changed.
 func (s *session) addVirtual(res *scanResult) {
-	a := plan.Accepted{Baseline: &s.base.Baseline, Ignored: s.base.ignored, Known: s.base.ignoredKnown, Learn: s.base.learnIgnored}
+	a := plan.Accepted{Baseline: &s.base.Baseline, Ignored: s.base.Ignored, Known: s.base.IgnoredKnown, Learn: s.base.LearnIgnored}
 	v := plan.AddVirtual(s.state.Dir, a, s.e.ignore, res.files, func(err error) {
 		s.e.log.Warn("cannot record the withheld paths", "err", err)
 	})

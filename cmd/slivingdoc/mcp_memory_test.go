@@ -10,7 +10,7 @@ import (
 )
 
 // A long-lived serve keeps directory listings and the stat cache between
-// calls (server/memory.go). Whatever happens to the directory between two
+// calls (server/dirstate). Whatever happens to the directory between two
 // calls must still be seen: the user's edits that keep size and mtime, a
 // file replaced by rename, two edits within one timestamp tick, another
 // process committing or pulling in the same directory, the stat cache in

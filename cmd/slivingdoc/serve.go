@@ -86,7 +86,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return 2
 	}
 
-	cfg.LongLived = true // one process, many calls: keep what each call learned (server/memory.go)
+	cfg.LongLived = true // one process, many calls: keep what each call learned (server/dirstate)
 	eng, err := newEngine(cfg)
 	if err != nil {
 		fmt.Fprintf(s.err, "slivingdoc serve: %s\n", scrubText(err.Error()))

@@ -15,7 +15,7 @@
 //
 // With a WatchedListings (a long-lived process), a directory that an inotify watch
 // proves unchanged is not listed again: its remembered listing, and the
-// outcome of its last walk, stand in (memory.go says why that is sound and
+// outcome of its last walk, stand in (server/dirstate/memory.go says why that is sound and
 // what such a watch cannot see).
 //
 // Invariants (each relied on by the engine):

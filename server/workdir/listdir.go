@@ -10,6 +10,6 @@ type dirEnt struct {
 	typ  fs.FileMode
 	st   Entry
 	// shared: the file has other hard links, through which it can change
-	// without an event on this directory's watch (memory.go).
+	// without an event on this directory's watch (server/dirstate/memory.go).
 	shared bool
 }

@@ -219,7 +219,7 @@ type walker struct {
 	rules Rules
 	mem   *WatchedListings // nil: remember nothing
 	// sameCache: the stat cache is the map the last scan with mem used,
-	// so a directory's remembered outcome still holds (memory.go).
+	// so a directory's remembered outcome still holds (server/dirstate/memory.go).
 	sameCache bool
 	sem       chan struct{}
 	wg        sync.WaitGroup

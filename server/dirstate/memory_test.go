@@ -1,4 +1,4 @@
-package server
+package dirstate
 
 import (
 	"os"
@@ -21,7 +21,7 @@ func TestStatCacheRewrittenInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := statsIdentityOf(path)
+	first := StatsIdentityOf(path)
 	m.Set("a.md", workdir.Entry{Size: 4, Mtime: 2, Ctime: 2, Ino: 9, ID: cas.Sum([]byte("a!")), Trusted: true, Key: "a.md"})
 	if err := d.SaveStatCache(m); err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func TestStatCacheRewrittenInPlace(t *testing.T) {
 	if e, ok := d.LoadStatCache().Get("a.md"); !ok || e.Size != 4 {
 		t.Fatalf("after the rewrite: %+v %v", e, ok)
 	}
-	second := statsIdentityOf(path)
+	second := StatsIdentityOf(path)
 	first.mtime, first.ctime = second.mtime, second.ctime // one tick of the clock
 	if first == second {
 		t.Fatal("two versions of the stat cache have one identity")

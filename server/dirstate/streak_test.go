@@ -1,4 +1,4 @@
-package server
+package dirstate
 
 import (
 	"os"
@@ -12,16 +12,16 @@ import (
 // zero Streak included; a torn one reads as the zero Streak (one LIST),
 // and the older form, the two numbers alone, is read.
 func TestStreakRecord(t *testing.T) {
-	d := dirState{Dir: pstate.Dir{Path: t.TempDir()}}
+	d := State{Dir: pstate.Dir{Path: t.TempDir()}}
 	path := d.File(streakFile)
-	d.saveStreak(publish.Streak{Generation: 9, Skipped: 1})
+	d.SaveStreak(publish.Streak{Generation: 9, Skipped: 1})
 	before, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range []publish.Streak{{Generation: 1300, Skipped: publish.MaxSkips}, {}, {Generation: 1302, Skipped: 0}} {
-		d.saveStreak(st)
-		if got := d.loadStreak(); got != st {
+		d.SaveStreak(st)
+		if got := d.LoadStreak(); got != st {
 			t.Fatalf("saved %+v, loaded %+v", st, got)
 		}
 		if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
@@ -35,19 +35,19 @@ func TestStreakRecord(t *testing.T) {
 	if err := os.WriteFile(path, torn, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := d.loadStreak(); got != (publish.Streak{}) {
+	if got := d.LoadStreak(); got != (publish.Streak{}) {
 		t.Fatalf("torn record %q read as %+v", torn, got)
 	}
 	if err := os.WriteFile(path, []byte("77 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := d.loadStreak(); got != (publish.Streak{Generation: 77, Skipped: 3}) {
+	if got := d.LoadStreak(); got != (publish.Streak{Generation: 77, Skipped: 3}) {
 		t.Fatalf("older record read as %+v", got)
 	}
 	if err := os.WriteFile(path, []byte("77 9\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := d.loadStreak(); got != (publish.Streak{}) {
+	if got := d.LoadStreak(); got != (publish.Streak{}) {
 		t.Fatalf("a count past MaxSkips read as %+v", got)
 	}
 }
