@@ -16,10 +16,6 @@ import (
 // live in server/workdir; here is what the operations add to a scan (A's
 // virtual files at the paths L ignores, plan.AddVirtual).
 
-// DefaultIgnores are the well-known OS and editor droppings the notebook
-// leaves out unless --no-default-ignores is given.
-var DefaultIgnores = workdir.DefaultIgnores
-
 // IgnorePatterns returns the configured ignore patterns (--ignore), not
 // the built-in set: the surfaces name only what the operator added.
 func (e *Engine) IgnorePatterns() []string { return e.ignore.Patterns() }
