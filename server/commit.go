@@ -319,20 +319,10 @@ func (s *session) increment(last attemptResult) ([]FileStat, error) {
 				return nil, err
 			}
 		}
-		ins, del := merge.Stat(nilIfAbsent(oldC, hadOld), nilIfAbsent(newC, hasNew))
+		ins, del := merge.Stat(oldC, newC) // an absent side is empty
 		out = append(out, FileStat{Path: p, Insertions: ins, Deletions: del})
 	}
 	return out, nil
-}
-
-func nilIfAbsent(c []byte, present bool) []byte {
-	if !present {
-		return nil
-	}
-	if c == nil {
-		return []byte{}
-	}
-	return c
 }
 
 // changedPaths returns the paths where ids differs from r: each with its ID

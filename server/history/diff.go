@@ -131,13 +131,13 @@ func fileChanges(paths []pathChange, filter string, content bool, read func(cas.
 			if fc.Old, err = read(pc.old); err != nil {
 				return nil, err
 			}
-			fc.Old = nilIfAbsent(fc.Old, true)
+			fc.Old = orEmpty(fc.Old)
 		}
 		if !fc.Removed {
 			if fc.New, err = read(pc.new); err != nil {
 				return nil, err
 			}
-			fc.New = nilIfAbsent(fc.New, true)
+			fc.New = orEmpty(fc.New)
 		}
 		fc.Insertions, fc.Deletions = merge.Stat(fc.Old, fc.New)
 		if !content {
@@ -183,12 +183,9 @@ func NormalizePath(p string) (string, error) {
 	return c, nil
 }
 
-// nilIfAbsent keeps "absent" and "empty" apart for the diffstat: an
-// absent side is nil, a present empty file a non-nil empty slice.
-func nilIfAbsent(c []byte, present bool) []byte {
-	if !present {
-		return nil
-	}
+// orEmpty keeps "absent" and "empty" apart in a Change: a present empty
+// file is a non-nil empty slice, an absent side nil (Added, Removed).
+func orEmpty(c []byte) []byte {
 	if c == nil {
 		return []byte{}
 	}

@@ -145,7 +145,7 @@ func treeDelta(src cas.Source, from, to map[string]cas.ID) ([]Change, error) {
 				return nil, err
 			}
 		}
-		ins, del := merge.Stat(nilIfAbsent(ac, hadA), nilIfAbsent(bc, hasB))
+		ins, del := merge.Stat(ac, bc) // an absent side is empty
 		out = append(out, Change{Path: p, Insertions: ins, Deletions: del})
 	}
 	return out, nil
