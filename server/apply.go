@@ -66,16 +66,6 @@ func (s *session) plan(m *plan.Merged) ([]plan.Change, error) {
 	return plan.Restore(changes, s.scan.restore, m, func(p string) ([]byte, error) { return s.content(m, p) })
 }
 
-// diffstat is the per-file line delta of changes (on-disk delta of L).
-func diffstat(changes []plan.Change) []FileStat {
-	out := []FileStat{}
-	for i := range changes {
-		ins, del := changes[i].Stat()
-		out = append(out, FileStat{Path: changes[i].Path, Insertions: ins, Deletions: del})
-	}
-	return out
-}
-
 // apply rewrites L towards next, after recording what settling needs
 // should it be interrupted (rewrite_record.go): the next baseline, the
 // contents only L holds, the rewrite record and the recovery flag. Then

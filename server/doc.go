@@ -3,7 +3,7 @@
 // (private state under Config.PrivateRoot) and R (the accepted notebook in
 // the store). Its errors are the catalogued ones of package server/diag,
 // which also maps every lower-level failure to them in one place
-// (diag.Map; errmap.go adds the engine's own). It knows nothing of MCP or
+// (diag.Map; server/dircall's MapErr adds the engine's own). It knows nothing of MCP or
 // the CLI; both are thin adapters over Engine.
 //
 // Data flow of one call (pull or commit):
@@ -47,7 +47,7 @@
 //     are keyed by the store identity and by the start of the active
 //     chain: everything in one cache directory belongs to the accepted
 //     chain, so a commit skips uploading any object the cache holds. The
-//     engine maps their failures (cache.go) and gives them what they need
+//     engine maps their failures (server/dircall's Env) and gives them what they need
 //     of P's baselines.
 //   - Pull returns CONTENT_CONFLICT/MERGE_CONFLICT after it has written the
 //     conflict blocks and recorded the new baseline, so the caller learns
@@ -65,7 +65,7 @@
 //     the session's side in memory.go); the recovery flag and the pending
 //     record are still read from P on every call. It also replies to a commit
 //     before keeping the published pack in the cache and recording the
-//     highest generation (after_reply.go: the next call and Close wait for
+//     highest generation (storeview.AfterReply: the next call and Close wait for
 //     that work) and keeps the content its commits published
 //     (objcache.Recent).
 //     Every commit reads `current` before it builds: no state is guessed.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
@@ -112,12 +113,14 @@ type Engine struct {
 
 	mem *dirstate.Memories // per-directory memories (nil unless Config.LongLived)
 
-	checkpointPacks int            // active increments that trigger a checkpoint
-	retain          time.Duration  // history window by time
-	cleaningV4      atomic.Bool    // a background version-4 cleanup is running (cleanup_v4.go)
-	rollupMu        sync.Mutex     // one rollup build at a time
-	background      sync.WaitGroup // background checkpoints and rollups; Close waits for them
-	afterReply      afterReply     // a long-lived engine's work left after a reply (after_reply.go)
+	checkpointPacks int                  // active increments that trigger a checkpoint
+	retain          time.Duration        // history window by time
+	cleaningV4      atomic.Bool          // a background version-4 cleanup is running (cleanup_v4.go)
+	rollupMu        sync.Mutex           // one rollup build at a time
+	background      sync.WaitGroup       // background checkpoints and rollups; Close waits for them
+	afterReply      storeview.AfterReply // a long-lived engine's work left after a reply
+
+	env *dircall.Env // what every call uses of the engine (server/dircall), made in New
 
 	v4opts publish.Options // the publication protocol's options (publish_v4.go)
 }
@@ -218,7 +221,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.LongLived {
 		e.recent = objcache.NewRecent()
 		e.mem = dirstate.NewMemories()
-		later = e.afterReply.start
+		later = e.afterReply.Start
 	}
 	// Keyed by the store ID P recorded for this URL, if any; Identify
 	// reads it from the store otherwise (server/storeview).
@@ -229,7 +232,9 @@ func New(cfg Config) (*Engine, error) {
 	e.store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
 	e.notebook = remote.Open(e.store, remote.Options{Observe: e.ident.Observe, Sleep: cfg.Sleep, Now: cfg.Now,
 		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
-	e.caches = objcache.New(e.notebook, logger, e.storeDir, e.oldestBaseline)
+	e.caches = objcache.New(e.notebook, logger, e.storeDir, func() (uint64, bool) { return pstate.OldestBaseline(priv) })
+	e.env = &dircall.Env{Log: logger, Store: e.store, Notebook: e.notebook, Caches: e.caches, Recent: e.recent,
+		Ident: e.ident, Probe: &e.probe, Ignore: ignore, Sets: sets, Secrets: e.secrets}
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain
@@ -242,7 +247,7 @@ func New(cfg Config) (*Engine, error) {
 // Close waits for the work left after replies and for a background
 // checkpoint, then releases the engine's resources (open object caches).
 func (e *Engine) Close() error {
-	e.afterReply.wait()
+	e.afterReply.Wait()
 	e.background.Wait()
 	e.mem.Close()
 	return e.caches.Close()
@@ -251,24 +256,6 @@ func (e *Engine) Close() error {
 // PathSets returns the normalised, sorted writable and read-only sets.
 func (e *Engine) PathSets() (writable, readOnly []string) {
 	return e.sets.Entries()
-}
-
-// FileStat is one file's line delta.
-type FileStat struct {
-	Path       string
-	Insertions int
-	Deletions  int
-}
-
-// Result is the outcome of a successful pull or commit.
-type Result struct {
-	Path       string // the resolved visible directory
-	Generation uint64 // the accepted generation after the operation
-	Files      []FileStat
-	// BroughtIn is, for a commit, what it wrote into the directory besides
-	// the caller's own changes: others' concurrent changes it merged (the
-	// on-disk delta of L). Not part of the MCP result (the CLI prints it).
-	BroughtIn []FileStat
 }
 
 // Status reports local changes against the baseline and whether the remote
@@ -303,7 +290,3 @@ func absClean(p string) (string, error) {
 	}
 	return filepath.Clean(p), nil
 }
-
-// detach keeps a call's values but not its cancellation: once the store
-// accepted a publication, L and P are brought up to date regardless.
-func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

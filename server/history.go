@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/history"
@@ -43,20 +42,6 @@ func (e *Engine) historyErr(stage string, err error) error {
 	return e.fail(stage, err)
 }
 
-// historyEngine is what a history.View asks of the engine.
-type historyEngine struct{ e *Engine }
-
-func (h historyEngine) ChainsBetween(ctx context.Context, state remote.State, floor, from, to uint64) ([]remote.Chain, error) {
-	return h.e.notebook.ChainsBetween(ctx, state, floor, from, to)
-}
-
-func (h historyEngine) KeyOf(c remote.Chain) string       { return objcache.KeyOf(c) }
-func (h historyEngine) KeyAt(cp remote.Checkpoint) string { return objcache.KeyAt(cp) }
-
-func (h historyEngine) Fetch(ctx context.Context, g history.Group) error {
-	return h.e.fetchGroup(ctx, g)
-}
-
 // openHistory reads `current`, syncs the active chain's cache and learns
 // how far back the history reads.
 func (e *Engine) openHistory(ctx context.Context) (*history.View, error) {
@@ -80,36 +65,7 @@ func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objcache.So
 		return nil, nil, e.fail("read history", err)
 	}
 	src := e.caches.Source(chain)
-	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: historyEngine{e}, Dir: e.storeDir(), Log: e.log}), src, nil
-}
-
-// fetchGroup makes the cache named g.Key hold g's packs (each verified by
-// remote and cas before it is kept).
-func (e *Engine) fetchGroup(ctx context.Context, g history.Group) error {
-	c, err := e.caches.Open(g.Key)
-	if err != nil {
-		return mapErr(err)
-	}
-	missing := objcache.MissingPacks(c.Store(), g.Packs)
-	if len(missing) > 0 {
-		if err := c.Store().Refresh(); err != nil {
-			return mapErr(err)
-		}
-		missing = objcache.MissingPacks(c.Store(), missing)
-	}
-	var got []cas.NamedPack
-	for _, ref := range missing {
-		data, err := e.notebook.FetchPack(ctx, ref)
-		if err != nil {
-			e.storeTrouble(err)
-			return diag.MapPack(err)
-		}
-		got = append(got, cas.NamedPack{Name: objcache.PackName(ref), Data: data})
-	}
-	if err := c.Store().AddPacks(got); err != nil {
-		return diag.MapPack(err)
-	}
-	return nil
+	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: e.env.History(), Dir: e.storeDir(), Log: e.log}), src, nil
 }
 
 // readHistory probes the store and runs read on a View of the state it

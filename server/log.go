@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
@@ -38,18 +37,4 @@ func (e *Engine) Log(ctx context.Context, n int) ([]history.Entry, error) {
 		ens, err := history.Log(ctx, state, e.caches.Source(chain), fill, n, e.notebook.Publications)
 		return ens, e.historyErr("log", err)
 	})
-}
-
-// treeDelta is the per-file line delta from one tree to the next, as a
-// commit's result reports it.
-func treeDelta(src cas.Source, from, to map[string]cas.ID) ([]FileStat, error) {
-	cs, err := history.TreeDelta(src, from, to)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]FileStat, len(cs))
-	for i, c := range cs {
-		out[i] = FileStat{Path: c.Path, Insertions: c.Insertions, Deletions: c.Deletions}
-	}
-	return out, nil
 }

@@ -139,9 +139,3 @@ func (s *session) listings() *workdir.WatchedListings {
 	}
 	return nil
 }
-
-// ignoredPath reports whether addVirtual takes A's file at p for one L
-// leaves out (the test its walk applies to each path).
-func (e *Engine) ignoredPath(p string) bool {
-	return e.ignore.MayMatchBytes([]byte(p)) && e.ignore.MatchPath(p)
-}

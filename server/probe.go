@@ -3,10 +3,7 @@ package server
 import (
 	"context"
 	"github.com/slivingdoc/slivingdoc/server/diag"
-	"path/filepath"
 )
-
-func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe") }
 
 // Probe learns the store's ID (server/storeview), then proves the store's
 // guarantees (remote.Probe) unless a fresh verdict is cached in P for
@@ -27,8 +24,3 @@ func (e *Engine) Probe(ctx context.Context) error {
 	}
 	return nil
 }
-
-// storeTrouble forgets the probe verdict after an unexpected store error,
-// so the next call (in any process) proves the store again. Lost races,
-// cancellations and absent objects are expected and keep the verdict.
-func (e *Engine) storeTrouble(err error) { e.probe.Trouble(err, e.probeFile, e.log) }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -84,14 +83,4 @@ func (s *session) dropOutlivedRecord(state remote.State) bool {
 		"recordGeneration", s.base.Generation, "storeGeneration", state.Generation())
 	s.base, s.lost = nil, true
 	return true
-}
-
-// errRecordNewer: a commit found the store older than the directory's
-// record (commit_attempt.go); it ends as outlivedRecord (errmap.go).
-var errRecordNewer = errors.New("server: the directory's record is newer than the store")
-
-// outlivedRecord is the refusal of a call on a non-empty directory whose
-// record dropOutlivedRecord set aside; nothing was changed.
-func outlivedRecord() *diag.Error {
-	return diag.New(diag.CodeEngineFailed, diag.ReasonBaselineLost, "The directory's record is newer than the store (the store was restored from an older copy) or was made against another store at the same URL, so local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts.", nil)
 }

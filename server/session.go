@@ -64,7 +64,7 @@ type session struct {
 // verdict, normally), resolves the request path, takes the in-process and
 // cross-process locks and loads the directory's private state.
 func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
-	e.afterReply.wait()
+	e.afterReply.Wait()
 	dir, err := e.ResolveDir(path)
 	if err != nil {
 		return nil, err
@@ -125,12 +125,6 @@ func (s *session) end() {
 		s.e.log.Warn("releasing the directory lock", "err", err)
 	}
 	s.mu.Unlock()
-}
-
-// baselineLost is the refusal of an operation on a directory whose
-// baseline is lost; nothing was changed.
-func baselineLost() *diag.Error {
-	return diag.New(diag.CodeEngineFailed, diag.ReasonBaselineLost, "", nil)
 }
 
 // emptyL reports whether L holds nothing (or does not exist yet).
@@ -309,20 +303,4 @@ func (s *session) saveStats() {
 		return
 	}
 	s.statsSaved = true
-}
-
-// fail maps err to a domain error and logs the cause (the only place the
-// cause, which may hold private paths, is written).
-func (e *Engine) fail(stage string, err error) *diag.Error {
-	de := mapErr(err)
-	e.storeTrouble(err)
-	if errors.Is(err, context.Canceled) {
-		// The caller's decision, not store trouble (mcpserver logs why).
-		e.log.Info("operation cancelled", "stage", stage)
-		return de
-	}
-	if de.Cause != nil {
-		e.log.Warn("operation failed", "stage", stage, "code", string(de.Code), "reason", de.Reason, "err", de.Cause)
-	}
-	return de
 }
