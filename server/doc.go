@@ -6,14 +6,19 @@
 // (diag.Map; server/dircall's MapErr adds the engine's own). It knows nothing of MCP or
 // the CLI; both are thin adapters over Engine.
 //
+// A call on one directory is a session: server/dircall's Call (its
+// locks, A, the scan of L, the object source, where a file ID's content
+// is found, the merge and the plan) with the root's steps hung on it
+// (session.go: begin and end).
+//
 // Data flow of one call (pull or commit):
 //
 //	request path ─ResolveDir─▶ L (absolute, at or below WorkspaceRoot,
 //	                           checked lexically and through os.Root:
 //	                           rules.Workspace)
-//	             ─begin──────▶ in-process mutex per L + lock file in P;
-//	                           baseline A (generation, head, path→file ID),
-//	                           stat cache
+//	             ─begin──────▶ in-process mutex per L + lock file in P
+//	                           (dircall.Open); baseline A (generation,
+//	                           head, path→file ID), stat cache
 //	             (recovery flag set: resynchronise first, recovery.go)
 //	L            ─scan───────▶ tree L (path→file ID): one stat per file,
 //	                           directories listed in parallel; only files
@@ -24,7 +29,7 @@
 //	             ─sync───────▶ missing packs fetched in parallel into the
 //	                           shared cache P/stores/<h>/chains/<h>
 //	                           (package objcache)
-//	mergeWith(A, L, R) ─▶ result (R == A yields L, L == A yields R,
+//	MergeWith(A, L, R) ─▶ result (R == A yields L, L == A yields R,
 //	                       otherwise plan.Merge over merge.Trees)
 //	commit only: objects the chain lacks are packed and published
 //	             conditionally; a lost race re-merges in the next build
@@ -62,7 +67,8 @@
 //     directory listings an inotify watch proves unchanged, the stat
 //     cache and the baseline, each used only while P's file is proved to
 //     be the one it was kept from (server/dirstate, workdir/watched.go;
-//     the session's side in memory.go); the recovery flag and the pending
+//     server/dircall's memory.go takes them at the start of a call and
+//     hands them back at its end); the recovery flag and the pending
 //     record are still read from P on every call. It also replies to a commit
 //     before keeping the published pack in the cache and recording the
 //     highest generation (storeview.AfterReply: the next call and Close wait for

@@ -234,7 +234,7 @@ func New(cfg Config) (*Engine, error) {
 		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
 	e.caches = objcache.New(e.notebook, logger, e.storeDir, func() (uint64, bool) { return pstate.OldestBaseline(priv) })
 	e.env = &dircall.Env{Log: logger, Store: e.store, Notebook: e.notebook, Caches: e.caches, Recent: e.recent,
-		Ident: e.ident, Probe: &e.probe, Ignore: ignore, Sets: sets, Secrets: e.secrets}
+		Ident: e.ident, Probe: &e.probe, Ignore: ignore, Sets: sets, Secrets: e.secrets, Memories: e.mem, OpenDir: e.openDir}
 	switch {
 	case e.retain == 0:
 		e.retain = DefaultRetain
@@ -257,6 +257,10 @@ func (e *Engine) Close() error {
 func (e *Engine) PathSets() (writable, readOnly []string) {
 	return e.sets.Entries()
 }
+
+// IgnorePatterns returns the configured ignore patterns (--ignore), not
+// the built-in set: the surfaces name only what the operator added.
+func (e *Engine) IgnorePatterns() []string { return e.ignore.Patterns() }
 
 // Status reports local changes against the baseline and whether the remote
 // moved, without publishing.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
@@ -184,16 +185,16 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 			return nil, err
 		}
 		defer s.end()
-		if err := s.open(false); err == nil {
-			if _, err := s.scanL(); err != nil {
+		if err := s.OpenL(false); err == nil {
+			if _, err := s.ScanL(); err != nil {
 				return nil, err
 			}
-		} else if s.base == nil {
-			s.scan = &scanResult{}
+		} else if s.Base == nil {
+			s.Scan = &dircall.Scan{}
 		} else {
 			return nil, err
 		}
-		if s.base != nil {
+		if s.Base != nil {
 			state, err := e.notebook.ReadCurrent(ctx)
 			if err != nil {
 				return nil, e.fail("read current", err)
@@ -203,13 +204,13 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 			if err != nil {
 				return nil, err
 			}
-			s.src = e.caches.Source(chain)
+			s.Src = e.caches.Source(chain)
 		}
-		out, err := history.Compare(s.baseFiles(), s.scan.files, filter, s.load)
+		out, err := history.Compare(s.BaseFiles(), s.Scan.Files, filter, s.Load)
 		if err != nil {
 			return nil, e.fail("read content", err)
 		}
-		s.saveStats()
+		s.SaveStats()
 		return out, nil
 	})
 }

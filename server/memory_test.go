@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 )
 
@@ -179,7 +180,7 @@ func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
 }
 
 // A long-lived engine finds L's delta from A over the paths its scan
-// touched when the last call left L exactly at A (memory.go, dirstate.DeltaRef),
+// touched when the last call left L exactly at A (server/dircall's memory.go, dirstate.DeltaRef),
 // and over every path as soon as another process changed the baseline
 // or the stat cache; each delta is checked against the whole one in
 // tests (verifyRefDelta), so a wrong shortcut fails here.
@@ -199,11 +200,11 @@ func TestLongLivedEngineDeltaFromTheLastCall(t *testing.T) {
 	a.commit("seed")
 	used := func(what string, want bool) {
 		t.Helper()
-		before := refDeltas.Load()
+		before := dircall.RefDeltas.Load()
 		if r := a.commit(what); r == nil {
 			t.Fatal("no result")
 		}
-		if got := refDeltas.Load() > before; got != want {
+		if got := dircall.RefDeltas.Load() > before; got != want {
 			t.Fatalf("%s: delta from the last call's tree: %v, want %v", what, got, want)
 		}
 	}

@@ -33,14 +33,14 @@ import (
 // The record keeps earlier accepted entries, so a second interrupted
 // commit on top of an adopted one does not forget the first.
 
-// adoptPublished applies the pending record's accepted overlays to s.base
+// adoptPublished applies the pending record's accepted overlays to s.Base
 // (in memory only), once per session. state is an observed `current`.
 func (s *session) adoptPublished(state remote.State) {
-	if s.pendingChecked || s.base == nil {
+	if s.pendingChecked || s.Base == nil {
 		return
 	}
 	s.pendingChecked = true
-	rec, err := s.state.LoadPending()
+	rec, err := s.State.LoadPending()
 	if err != nil {
 		s.e.log.Warn("pending publication record unreadable; ignoring it", "err", err)
 	}
@@ -51,7 +51,7 @@ func (s *session) adoptPublished(state remote.State) {
 		return
 	}
 	s.pendingOnDisk = true
-	if rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || state.Manifest == nil {
+	if rec.BaseHead != hex.EncodeToString(s.Base.Head[:]) || state.Manifest == nil {
 		s.dropPending()
 		return
 	}
@@ -68,10 +68,10 @@ func (s *session) adoptPublished(state remote.State) {
 		s.dropPending() // proved absent (or no longer recorded)
 		return
 	}
-	orig := s.base
+	orig := s.Base
 	for _, ent := range accepted {
 		if !s.overlayBase(ent) {
-			s.base = orig
+			s.Base = orig
 			s.dropPending()
 			return
 		}
@@ -91,8 +91,8 @@ func (s *session) acceptedEntries(state remote.State, entries []pstate.PendingEn
 		_, found[i] = state.Manifest.FindPublication(ent.Publication)
 		missing = missing || !found[i]
 	}
-	if missing && state.Generation() > s.base.Generation {
-		incs, err := s.e.notebook.Publications(s.ctx, state, s.base.Generation+1, state.Generation())
+	if missing && state.Generation() > s.Base.Generation {
+		incs, err := s.e.notebook.Publications(s.Ctx, state, s.Base.Generation+1, state.Generation())
 		if err != nil {
 			return nil, err
 		}
@@ -113,8 +113,8 @@ func (s *session) acceptedEntries(state remote.State, entries []pstate.PendingEn
 	return accepted, nil
 }
 
-// overlayBase replaces s.base by A with ent's overlay applied; false if
-// the overlay is malformed (then s.base is unchanged).
+// overlayBase replaces s.Base by A with ent's overlay applied; false if
+// the overlay is malformed (then s.Base is unchanged).
 func (s *session) overlayBase(ent pstate.PendingEntry) bool {
 	files, ok := s.overlaid(ent)
 	if !ok {
@@ -123,9 +123,9 @@ func (s *session) overlayBase(ent pstate.PendingEntry) bool {
 	// The overlaid paths no longer hold the head's files: they are held
 	// (non-exact), so no fast path trusts the head there and their
 	// contents, in no pack, are kept in P before a rewrite needs them.
-	head := s.base.HeadTree()
+	head := s.Base.HeadTree()
 	held := map[string]cas.ID{}
-	for p, id := range s.base.Held {
+	for p, id := range s.Base.Held {
 		held[p] = id
 	}
 	for p := range ent.Overlay {
@@ -136,14 +136,14 @@ func (s *session) overlayBase(ent pstate.PendingEntry) bool {
 	if len(held) == 0 {
 		held = nil
 	}
-	s.base = &dirstate.Baseline{Baseline: pstate.Baseline{Generation: s.base.Generation, Head: s.base.Head, Files: files, Held: held}}
+	s.Base = &dirstate.Baseline{Baseline: pstate.Baseline{Generation: s.Base.Generation, Head: s.Base.Head, Files: files, Held: held}}
 	return true
 }
 
 // overlaid is A's files with ent's overlay applied (the contents it
-// carries kept for s.load); false if the overlay is malformed.
+// carries kept for s.Load); false if the overlay is malformed.
 func (s *session) overlaid(ent pstate.PendingEntry) (map[string]cas.ID, bool) {
-	old := s.baseFiles()
+	old := s.BaseFiles()
 	files := make(map[string]cas.ID, len(old)+len(ent.Overlay))
 	for p, id := range old {
 		files[p] = id
@@ -161,10 +161,10 @@ func (s *session) overlaid(ent pstate.PendingEntry) (map[string]cas.ID, bool) {
 			if got, err := cas.WriteFile(nil, c); err != nil || got != id {
 				return nil, false
 			}
-			if s.baseContent == nil {
-				s.baseContent = map[cas.ID][]byte{}
+			if s.BaseContent == nil {
+				s.BaseContent = map[cas.ID][]byte{}
 			}
-			s.baseContent[id] = c
+			s.BaseContent[id] = c
 		}
 		files[p] = id
 	}
@@ -174,7 +174,7 @@ func (s *session) overlaid(ent pstate.PendingEntry) (map[string]cas.ID, bool) {
 // baseIfAccepted is A's files as they are once this session's accepted
 // publication is applied (A's own when there is none to apply).
 func (s *session) baseIfAccepted() map[string]cas.ID {
-	if s.accepted == nil || s.base == nil || s.base.Head != s.accepted.Base {
+	if s.accepted == nil || s.Base == nil || s.Base.Head != s.accepted.Base {
 		return nil
 	}
 	files, ok := s.overlaid(*s.accepted)
@@ -184,10 +184,10 @@ func (s *session) baseIfAccepted() map[string]cas.ID {
 	return files
 }
 
-// adoptAccepted applies this session's accepted publication to s.base
+// adoptAccepted applies this session's accepted publication to s.Base
 // before a resynchronisation merges against it.
 func (s *session) adoptAccepted() {
-	if s.accepted == nil || s.base == nil || s.base.Head != s.accepted.Base {
+	if s.accepted == nil || s.Base == nil || s.Base.Head != s.accepted.Base {
 		return
 	}
 	if s.overlayBase(*s.accepted) {
@@ -197,12 +197,12 @@ func (s *session) adoptAccepted() {
 }
 
 // recordPending writes the record for a publication attempt whose
-// proposed tree is ids, built from the scanned L against s.base; or, when
-// the proposal is L itself, whose delta from s.base is local (zero ID:
+// proposed tree is ids, built from the scanned L against s.Base; or, when
+// the proposal is L itself, whose delta from s.Base is local (zero ID:
 // removed). It returns the new entry (kept for adoption in this session
 // once accepted).
 func (s *session) recordPending(publication string, ids, local map[string]cas.ID) (pstate.PendingEntry, error) {
-	ent := pstate.PendingEntry{Publication: publication, Overlay: map[string]string{}, Base: s.base.Head}
+	ent := pstate.PendingEntry{Publication: publication, Overlay: map[string]string{}, Base: s.Base.Head}
 	if s.v4 != nil {
 		ent.V4, ent.First, ent.Last = true, s.v4.first, s.v4.last
 	}
@@ -215,8 +215,8 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 			}
 		}
 	} else {
-		base := s.baseFiles()
-		for p, id := range s.scan.files {
+		base := s.BaseFiles()
+		for p, id := range s.Scan.Files {
 			if base[p] == id {
 				continue
 			}
@@ -225,7 +225,7 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 				continue
 			}
 			if m != id {
-				c, err := s.content(&plan.Merged{IDs: s.scan.files}, p)
+				c, err := s.Content(&plan.Merged{IDs: s.Scan.Files}, p)
 				if err != nil {
 					continue // A stays the base of p: at worst a conflict
 				}
@@ -237,15 +237,15 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 			ent.Overlay[p] = hex.EncodeToString(id[:])
 		}
 		for p := range base {
-			if _, inL := s.scan.files[p]; !inL {
+			if _, inL := s.Scan.Files[p]; !inL {
 				if _, inM := ids[p]; !inM {
 					ent.Overlay[p] = ""
 				}
 			}
 		}
 	}
-	rec := &pstate.PendingRecord{BaseHead: hex.EncodeToString(s.base.Head[:]), Entries: append(append([]pstate.PendingEntry{}, s.adopted...), ent)}
-	if err := s.state.SavePending(rec); err != nil {
+	rec := &pstate.PendingRecord{BaseHead: hex.EncodeToString(s.Base.Head[:]), Entries: append(append([]pstate.PendingEntry{}, s.adopted...), ent)}
+	if err := s.State.SavePending(rec); err != nil {
 		return pstate.PendingEntry{}, err
 	}
 	s.pendingOnDisk = true
@@ -254,7 +254,7 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 
 // dropPending removes the record (a hint: failure is only logged).
 func (s *session) dropPending() {
-	if err := s.state.RemovePending(); err != nil {
+	if err := s.State.RemovePending(); err != nil {
 		s.e.log.Warn("cannot remove the pending publication record", "err", err)
 	}
 	s.pendingOnDisk = false

@@ -175,8 +175,8 @@ func undecidedV4(entries []pstate.PendingEntry) bool {
 // baseline: the commit resumes it (from its first version's generation),
 // a pull settles it (by its newest).
 func (s *session) pendingV4() (pstate.PendingEntry, bool) {
-	rec, err := s.state.LoadPending()
-	if err != nil || rec == nil || s.base == nil || rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || len(rec.Entries) == 0 {
+	rec, err := s.State.LoadPending()
+	if err != nil || rec == nil || s.Base == nil || rec.BaseHead != hex.EncodeToString(s.Base.Head[:]) || len(rec.Entries) == 0 {
 		return pstate.PendingEntry{}, false
 	}
 	ent := rec.Entries[len(rec.Entries)-1]
@@ -198,7 +198,7 @@ func (s *session) publishV4(message string) (*Result, error) {
 	if err == nil || !errors.As(err, &de) || de.Reason != diag.ReasonMissingPack || s.v4 == nil || s.v4.published {
 		return res, err
 	}
-	if again, rerr := s.e.notebook.ReadCurrent(s.ctx); rerr == nil && again.Generation() > s.v4.last {
+	if again, rerr := s.e.notebook.ReadCurrent(s.Ctx); rerr == nil && again.Generation() > s.v4.last {
 		return s.publishV4From(message, true)
 	}
 	return res, err
@@ -207,7 +207,7 @@ func (s *session) publishV4(message string) (*Result, error) {
 // publishV4From is publishV4; mayResume: a call the pending record names
 // is resumed first (false once it was).
 func (s *session) publishV4From(message string, mayResume bool) (*Result, error) {
-	pub, err := s.e.publisher(s.ctx)
+	pub, err := s.e.publisher(s.Ctx)
 	if err != nil {
 		return nil, s.e.fail("publish", err)
 	}
@@ -250,9 +250,9 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	}
 	var res publish.Result
 	if resume {
-		res, err = pub.Resume(s.ctx, id, first, build)
+		res, err = pub.Resume(s.Ctx, id, first, build)
 	} else {
-		res, err = pub.CommitAfter(s.ctx, id, s.state.LoadStreak(), build)
+		res, err = pub.CommitAfter(s.Ctx, id, s.State.LoadStreak(), build)
 	}
 	if last != nil {
 		_ = last.waitRecorded() // written before anything reads the session's record state
@@ -262,7 +262,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		return nil, s.materialiseConflict(last.attemptResult)
 	case errors.Is(err, errNothingToPublish):
 		return s.finishUnchanged(last)
-	case err != nil && s.ctx.Err() != nil && s.v4 != nil && s.v4.built:
+	case err != nil && s.Ctx.Err() != nil && s.v4 != nil && s.v4.built:
 		// The caller stopped waiting (its deadline, a cancel) after the
 		// change may have been registered: no count of lost writes ends
 		// a call (a refused or rate-limited write re-reads and folds
@@ -297,7 +297,7 @@ func (s *session) resumedV4(res publish.Result, message string) (*Result, error)
 	if len(conflicts) > 0 {
 		return nil, conflictError(conflicts)
 	}
-	if _, err := s.scanL(); err != nil {
+	if _, err := s.ScanL(); err != nil {
 		return nil, err
 	}
 	more, err := s.publishV4From(message, false)
@@ -306,8 +306,8 @@ func (s *session) resumedV4(res publish.Result, message string) (*Result, error)
 	}
 	// The result is the resumed call's: its own change at its own
 	// generation; what the synchronisation wrote into L is others'.
-	out := &Result{Path: s.dir, Generation: res.Generation, Files: []FileStat{}, BroughtIn: synced.Files}
-	if out.Files, err = ownChange(s.src, res.Head); err != nil {
+	out := &Result{Path: s.Dir, Generation: res.Generation, Files: []FileStat{}, BroughtIn: synced.Files}
+	if out.Files, err = ownChange(s.Src, res.Head); err != nil {
 		// Accepted all the same: failing the call now would only make a
 		// retry report nothing. The log says why the list is empty.
 		s.e.log.Warn("cannot list the resumed commit's own change", "err", err)
@@ -342,15 +342,15 @@ func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
 // res.Generation: L becomes its tree, the baseline records it.
 func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	// Accepted: from here on, finish locally whatever the caller's context.
-	s.ctx = detach(s.ctx)
+	s.Ctx = detach(s.Ctx)
 	s.accepted = &last.pend
 	s.v4.published = true
-	s.state.SaveStreak(res.Streak)
+	s.State.SaveStreak(res.Streak)
 	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (pstate.Highest); publish read it, not the notebook.
-	if err := s.e.ident.Observe(s.ctx, state); err != nil {
+	if err := s.e.ident.Observe(s.Ctx, state); err != nil {
 		s.e.log.Warn("the accepted state could not be recorded", "err", err)
 	}
 	s.keepRecent(last)
@@ -360,7 +360,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	}
 	asBuilt := res.Head == last.head
 	s.keepOwnProposal(res, last)
-	out := &Result{Path: s.dir, Generation: res.Generation, Files: []FileStat{}}
+	out := &Result{Path: s.Dir, Generation: res.Generation, Files: []FileStat{}}
 	var err error
 	if out.Files, err = s.diffstat(state, last.attemptResult); err != nil {
 		return nil, s.recoveryFailure(flag, "diffstat", err)
@@ -369,19 +369,19 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if !asBuilt {
 		// A fold re-parented the change onto others' folded before it:
 		// L becomes that generation's tree, from its group pack.
-		chain, err := s.e.sync(s.ctx, state)
+		chain, err := s.e.sync(s.Ctx, state)
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
-		s.src = s.e.caches.Source(chain)
+		s.Src = s.e.caches.Source(chain)
 		// The generation the accepted version was built on: this
 		// directory's cache held its closure then (objcache.Caches.Accepted).
 		built := last.observed.Generation()
 		if inc, ok := res.State.Manifest.Increment(res.Generation); ok && inc.Publication == last.publication {
 			built = inc.Proposal
 		}
-		s.src.More = s.e.caches.Accepted(s.ctx, state, s.src, built, res.Generation)
-		files, err := objcache.TreeOf(s.src, res.Head)
+		s.Src.More = s.e.caches.Accepted(s.Ctx, state, s.Src, built, res.Generation)
+		files, err := objcache.TreeOf(s.Src, res.Head)
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
@@ -390,7 +390,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if s.prep != nil {
 		s.prep.Wait() // done reading target.ids before anything changes them
 	}
-	changes, err := s.plan(target)
+	changes, err := s.Plan(target)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}

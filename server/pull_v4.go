@@ -43,7 +43,7 @@ func (s *session) settleV4() error {
 		return nil
 	}
 	id, last := ent.Publication, max(ent.Last, ent.First)
-	pub, err := s.e.publisher(s.ctx)
+	pub, err := s.e.publisher(s.Ctx)
 	if err != nil {
 		return s.e.fail("publish", err)
 	}
@@ -58,7 +58,7 @@ func (s *session) settleV4() error {
 	// a call that died in between may have left an older version the
 	// newest no longer shadows; Resume is then asked about that one.
 	for {
-		_, err = pub.Resume(s.ctx, id, last, notRebuilt)
+		_, err = pub.Resume(s.Ctx, id, last, notRebuilt)
 		if !errors.Is(err, errNotRebuilt) {
 			break
 		}
@@ -84,7 +84,7 @@ func (s *session) settleV4() error {
 // that a fold could still take (fewer than K generations behind
 // `current`, not declined), if any.
 func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error) {
-	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	state, err := s.e.notebook.ReadCurrent(s.Ctx)
 	if err != nil {
 		return 0, false, err
 	}
@@ -100,7 +100,7 @@ func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error
 	if m.Generation >= k {
 		from = m.Generation - k + 1
 	}
-	objs, err := remote.ListAfter(s.ctx, s.e.store, remote.ProposalsPrefix, strings.TrimSuffix(remote.ProposalKey(from, ""), "-"))
+	objs, err := remote.ListAfter(s.Ctx, s.e.store, remote.ProposalsPrefix, strings.TrimSuffix(remote.ProposalKey(from, ""), "-"))
 	if err != nil {
 		return 0, false, err
 	}
@@ -118,7 +118,7 @@ func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error
 // forgetPending removes id's entry from the pending record, keeping the
 // others (earlier accepted publications whose overlays are still due).
 func (s *session) forgetPending(id string) {
-	rec, err := s.state.LoadPending()
+	rec, err := s.State.LoadPending()
 	if err != nil || rec == nil {
 		return
 	}
@@ -133,7 +133,7 @@ func (s *session) forgetPending(id string) {
 		return
 	}
 	rec.Entries = keep
-	if err := s.state.SavePending(rec); err != nil {
+	if err := s.State.SavePending(rec); err != nil {
 		s.e.log.Warn("cannot rewrite the pending publication record", "err", err)
 	}
 }

@@ -38,18 +38,18 @@ func (s *session) refuseSecrets(message string) error {
 		}
 		return de
 	}
-	if s.base == nil {
+	if s.Base == nil {
 		return nil
 	}
-	changes, old := s.baseDelta(false)
+	changes, old := s.BaseDelta(false)
 	if len(changes) == 0 {
 		return nil
 	}
 	var local *objcache.Source // A's content, from the local caches only
 	found, err := rules.Secrets(rules.Changes{
-		Files: changes, Old: old, Virtual: s.scan.virtual, Base: s.base.Tree,
+		Files: changes, Old: old, Virtual: s.Scan.Virtual, Base: s.Base.Tree,
 		Load: func(id cas.ID) ([]byte, error) {
-			c, err := s.load(id)
+			c, err := s.Load(id)
 			if err != nil {
 				return nil, s.e.fail("read changed file", err)
 			}

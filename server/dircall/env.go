@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/rules"
@@ -29,6 +31,12 @@ type Env struct {
 	Ignore   *workdir.Ignore
 	Sets     rules.Sets
 	Secrets  bool // refuse commits adding a recognised credential
+	// Memories is what a long-lived engine keeps of each directory
+	// between calls (nil: a CLI process, which keeps nothing).
+	Memories *dirstate.Memories
+	// OpenDir opens directory L through the workspace root (creating it
+	// when create), its refusals already catalogued.
+	OpenDir func(dir string, create bool) (*os.Root, error)
 }
 
 // ProbeFile is where P keeps the probe's verdict for the store as last
