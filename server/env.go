@@ -21,8 +21,6 @@ type FileStat = dircall.FileStat
 type Result = dircall.Result
 
 func (e *Engine) fail(stage string, err error) *diag.Error { return e.env.Fail(stage, err) }
-func (e *Engine) storeTrouble(err error)                   { e.env.StoreTrouble(err) }
-func (e *Engine) packFailure(err error) error              { return e.env.PackFailure(err) }
 func (e *Engine) ignoredPath(p string) bool                { return e.env.IgnoredPath(p) }
 func (e *Engine) probeFile() string                        { return e.env.ProbeFile() }
 
