@@ -42,9 +42,9 @@ func (e *Engine) afterPublishV4(state remote.State, g uint64) {
 		defer cancel()
 		c, err := e.sync(ctx, state) // reaches state's head, and so g's
 		if err != nil {
-			e.log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
+			e.env.Log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
 			return
 		}
-		e.caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint, kept in the caches too
+		e.env.Caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint, kept in the caches too
 	})
 }

@@ -80,10 +80,10 @@ func (e *Engine) sweepAfterPublishV4(state publish.State, g uint64) {
 
 // cleanupV4 runs one sweep.
 func (e *Engine) cleanupV4(ctx context.Context) {
-	res, err := e.notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: e.v4Window(), RetainFor: e.retain})
+	res, err := e.env.Notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: e.v4Window(), RetainFor: e.retain})
 	if err != nil {
-		e.log.Warn("cleanup stopped; unreferenced proposals and packs may remain", "deleted", len(res.Deleted), "err", err)
+		e.env.Log.Warn("cleanup stopped; unreferenced proposals and packs may remain", "deleted", len(res.Deleted), "err", err)
 		return
 	}
-	e.log.Debug("cleanup done", "deleted", len(res.Deleted), "kept", res.Kept)
+	e.env.Log.Debug("cleanup done", "deleted", len(res.Deleted), "kept", res.Kept)
 }

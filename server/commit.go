@@ -106,13 +106,13 @@ func (s *session) refuseMarkers() error {
 // set or inside the read-only set, resetting exactly those files to the
 // accepted baseline content; other local edits stay in L.
 func (s *session) refuseReadOnly() error {
-	if s.e.sets.Empty() {
+	if s.Env.Sets.Empty() {
 		return nil
 	}
 	base := s.BaseFiles()
 	var refused []diag.FileError
 	check := func(p string) {
-		if reason := pathReasons[s.e.sets.Check(p)]; reason != "" {
+		if reason := pathReasons[s.Env.Sets.Check(p)]; reason != "" {
 			refused = append(refused, diag.FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
 		}
 	}
@@ -132,7 +132,7 @@ func (s *session) refuseReadOnly() error {
 	sort.Slice(refused, func(i, j int) bool { return refused[i].Path < refused[j].Path })
 	// Resetting needs the baseline's content: make sure the cache holds
 	// the accepted chain (a refusal is not on the fast path).
-	state, err := s.e.notebook.ReadCurrent(s.Ctx)
+	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
 	if err != nil {
 		return s.e.fail("read current", err)
 	}
@@ -140,7 +140,7 @@ func (s *session) refuseReadOnly() error {
 	if err != nil {
 		return err
 	}
-	s.Src = s.e.caches.Source(chain)
+	s.Src = s.Env.Caches.Source(chain)
 	target := &plan.Merged{IDs: make(map[string]cas.ID, len(s.Scan.Files))}
 	for p, id := range s.Scan.Files {
 		target.IDs[p] = id
@@ -230,7 +230,7 @@ func (s *session) writeTree(sink cas.Sink, chain *cas.Store, head cas.ID, ids, c
 		if tree, err := updateTree(sink, chain, head, changes); err == nil {
 			return tree, nil
 		} else if !errors.Is(err, cas.ErrNotFound) {
-			s.e.log.Warn("cannot update the tree in place; building it whole", "err", err)
+			s.Env.Log.Warn("cannot update the tree in place; building it whole", "err", err)
 		}
 	}
 	return cas.WriteTree(sink, ids)
@@ -272,12 +272,12 @@ func (s *session) materialiseConflict(last attemptResult) error {
 // that the scan read from L (recent.go): the next commit of those files
 // reads it as its old version.
 func (s *session) keepRecent(last *attempt) {
-	if s.e.recent == nil || s.Scan == nil {
+	if s.Env.Recent == nil || s.Scan == nil {
 		return
 	}
 	for p, id := range last.changed {
 		if c, ok := s.Scan.Content[p]; ok && !id.IsZero() && s.Scan.Files[p] == id {
-			s.e.recent.Put(id, c)
+			s.Env.Recent.Put(id, c)
 		}
 	}
 }
@@ -286,14 +286,14 @@ func (s *session) keepRecent(last *attempt) {
 // object was corrupt.
 func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, error) {
 	files, err := s.increment(last)
-	if err == nil || !errors.Is(err, cas.ErrCorrupt) || !s.e.caches.Heal() {
+	if err == nil || !errors.Is(err, cas.ErrCorrupt) || !s.Env.Caches.Heal() {
 		return files, err
 	}
 	chain, err := s.e.sync(s.Ctx, state)
 	if err != nil {
 		return nil, err
 	}
-	s.Src = s.e.caches.Source(chain)
+	s.Src = s.Env.Caches.Source(chain)
 	return s.increment(last)
 }
 

@@ -59,7 +59,7 @@ func (s *session) newAttempt(ctx context.Context, observed remote.State, publica
 // is the observed state itself (nothing to publish). The pending record
 // is written meanwhile: waitRecorded returns once it is.
 func (a *attempt) run() (skip bool, err error) {
-	if err := a.s.e.ident.NameStore(a.ctx); err != nil {
+	if err := a.s.Env.Ident.NameStore(a.ctx); err != nil {
 		// The first publication to a store names it (server/storeview).
 		return false, err
 	}
@@ -75,7 +75,7 @@ func (a *attempt) run() (skip bool, err error) {
 		// GENERATION_REGRESSED, as on any read. (Only here: a state
 		// publish read earlier may be older than what another engine of
 		// this host has seen since, without the store going back.)
-		if err := a.s.e.ident.Observe(a.ctx, a.observed); err != nil {
+		if err := a.s.Env.Ident.Observe(a.ctx, a.observed); err != nil {
 			return false, err
 		}
 		return false, fmt.Errorf("%w: generation %d is older than the baseline's %d", errRecordNewer, a.observed.Generation(), a.s.Base.Generation)
@@ -150,7 +150,7 @@ func (a *attempt) syncChain() error {
 		return err
 	}
 	a.chain = chain
-	a.s.Src = a.s.e.caches.Source(chain)
+	a.s.Src = a.s.Env.Caches.Source(chain)
 	return nil
 }
 

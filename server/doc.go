@@ -48,7 +48,7 @@
 //     long-lived engine remembers of the directory, is server/dirstate's.
 //     A directory's records are keyed by BLAKE3 of the store
 //     identity and the absolute L path (state.go), so two stores never
-//     share a baseline. The object caches (package objcache, e.caches)
+//     share a baseline. The object caches (package objcache, in dircall.Env)
 //     are keyed by the store identity and by the start of the active
 //     chain: everything in one cache directory belongs to the accepted
 //     chain, so a commit skips uploading any object the cache holds. The
@@ -113,7 +113,7 @@
 //     (keyed by the store's ID under P/stores/<key>/objects), timed for
 //     publish, and proved once a day (the probe's verdict; Probe stays
 //     here, probe.go, and the mapping of its errors is diag.MapProbe).
-//     Which store it is is storeview's too (storeview.Identity, e.ident):
+//     Which store it is is storeview's too (storeview.Identity, in dircall.Env):
 //     its ID, under whose key P keeps every record of the store, and the
 //     check of every read of `current` against the highest generation
 //     seen; so is the store each directory remembers. The refusals of a

@@ -53,7 +53,7 @@ func (e *Engine) openHistory(ctx context.Context) (*history.View, error) {
 // openHistoryAt is openHistory that also returns the View's object
 // source, through which a session can read the same cache.
 func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objcache.Source, error) {
-	state, err := e.notebook.ReadCurrent(ctx)
+	state, err := e.env.Notebook.ReadCurrent(ctx)
 	if err != nil {
 		return nil, nil, e.fail("read current", err)
 	}
@@ -61,12 +61,12 @@ func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objcache.So
 	if err != nil {
 		return nil, nil, err
 	}
-	ret, err := e.notebook.Retention(ctx, state)
+	ret, err := e.env.Notebook.Retention(ctx, state)
 	if err != nil {
 		return nil, nil, e.fail("read history", err)
 	}
-	src := e.caches.Source(chain)
-	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: e.env.History(), Dir: e.storeDir(), Log: e.log}), src, nil
+	src := e.env.Caches.Source(chain)
+	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: e.env.History(), Dir: e.storeDir(), Log: e.env.Log}), src, nil
 }
 
 // readHistory probes the store and runs read on a View of the state it
@@ -195,7 +195,7 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 			return nil, err
 		}
 		if s.Base != nil {
-			state, err := e.notebook.ReadCurrent(ctx)
+			state, err := e.env.Notebook.ReadCurrent(ctx)
 			if err != nil {
 				return nil, e.fail("read current", err)
 			}
@@ -204,7 +204,7 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 			if err != nil {
 				return nil, err
 			}
-			s.Src = e.caches.Source(chain)
+			s.Src = e.env.Caches.Source(chain)
 		}
 		out, err := history.Compare(s.BaseFiles(), s.Scan.Files, filter, s.Load)
 		if err != nil {

@@ -30,7 +30,7 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 		os.Chtimes(a.path(p), old, old)
 	}
 	a.commit("seed")
-	if a.e.mem.Of(a.e.stateDir(a.dir)).Stats == nil {
+	if a.e.env.Memories.Of(a.e.stateDir(a.dir)).Stats == nil {
 		t.Fatal("the long-lived engine kept no stat cache")
 	}
 	cfg.LongLived = false
@@ -61,7 +61,7 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 		t.Fatalf("other status: %v %+v", err, st)
 	}
 	// The stat cache in P replaced (by the other process): a reads P's copy.
-	m := a.e.mem.Of(a.e.stateDir(a.dir))
+	m := a.e.env.Memories.Of(a.e.stateDir(a.dir))
 	kept := m.StatsAt
 	if _, err := other.Status(ctx, ""); err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
 	a.pull()
 	a.write("one.md", "one\n")
 	a.commit("seed")
-	mem := a.e.mem.Of(a.e.stateDir(a.dir))
+	mem := a.e.env.Memories.Of(a.e.stateDir(a.dir))
 	if mem.Base == nil {
 		t.Fatal("the long-lived engine kept no baseline")
 	}
@@ -155,7 +155,7 @@ func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
 	for i := range 3 {
 		a.appendTo("keep.md", "more\n")
 		a.commit("edit beside it")
-		kept := a.e.mem.Of(a.e.stateDir(a.dir)).Base
+		kept := a.e.env.Memories.Of(a.e.stateDir(a.dir)).Base
 		if kept == nil {
 			t.Fatalf("commit %d: no kept baseline", i)
 		}

@@ -42,7 +42,7 @@ func (s *session) adoptPublished(state remote.State) {
 	s.pendingChecked = true
 	rec, err := s.State.LoadPending()
 	if err != nil {
-		s.e.log.Warn("pending publication record unreadable; ignoring it", "err", err)
+		s.Env.Log.Warn("pending publication record unreadable; ignoring it", "err", err)
 	}
 	if rec == nil {
 		if err != nil {
@@ -58,7 +58,7 @@ func (s *session) adoptPublished(state remote.State) {
 	accepted, err := s.acceptedEntries(state, rec.Entries)
 	if err != nil {
 		// Not proved either way: keep the record for the next call.
-		s.e.log.Warn("could not read the history that decides a pending publication", "err", err)
+		s.Env.Log.Warn("could not read the history that decides a pending publication", "err", err)
 		return
 	}
 	if len(accepted) == 0 {
@@ -77,7 +77,7 @@ func (s *session) adoptPublished(state remote.State) {
 		}
 	}
 	s.adopted = accepted
-	s.e.log.Info("adopting an accepted publication interrupted before it was recorded", "publications", len(accepted))
+	s.Env.Log.Info("adopting an accepted publication interrupted before it was recorded", "publications", len(accepted))
 }
 
 // acceptedEntries returns the entries whose publication state records.
@@ -92,7 +92,7 @@ func (s *session) acceptedEntries(state remote.State, entries []pstate.PendingEn
 		missing = missing || !found[i]
 	}
 	if missing && state.Generation() > s.Base.Generation {
-		incs, err := s.e.notebook.Publications(s.Ctx, state, s.Base.Generation+1, state.Generation())
+		incs, err := s.Env.Notebook.Publications(s.Ctx, state, s.Base.Generation+1, state.Generation())
 		if err != nil {
 			return nil, err
 		}
@@ -255,7 +255,7 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 // dropPending removes the record (a hint: failure is only logged).
 func (s *session) dropPending() {
 	if err := s.State.RemovePending(); err != nil {
-		s.e.log.Warn("cannot remove the pending publication record", "err", err)
+		s.Env.Log.Warn("cannot remove the pending publication record", "err", err)
 	}
 	s.pendingOnDisk = false
 }

@@ -18,8 +18,8 @@ import (
 // then fails at its first write with ACCESS_DENIED, nothing published. The
 // degraded verdict is held for this process only and never recorded.
 func (e *Engine) Probe(ctx context.Context) error {
-	e.ident.Identify(ctx)
-	if err := e.probe.Prove(ctx, e.store, e.probeFile, e.log); err != nil {
+	e.env.Ident.Identify(ctx)
+	if err := e.probe.Prove(ctx, e.env.Store, e.probeFile, e.env.Log); err != nil {
 		return diag.MapProbe(err)
 	}
 	return nil

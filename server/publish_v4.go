@@ -101,11 +101,11 @@ func v4Options(cfg Config) publish.Options {
 // publisher returns a Publisher on the engine's store, named first if it
 // has no ID yet (server/storeview): every version-4 `current` names the ID.
 func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
-	if err := e.ident.NameStore(ctx); err != nil {
+	if err := e.env.Ident.NameStore(ctx); err != nil {
 		return nil, err
 	}
 	opts := e.v4opts
-	opts.Store = e.ident.ID()
+	opts.Store = e.env.Ident.ID()
 	opts.Objects = func(ctx context.Context, st publish.State) (cas.Source, error) {
 		state := stateView(st)
 		c, err := e.sync(ctx, state)
@@ -116,9 +116,9 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		// reads the trees its proposals were built on, which a catch-up
 		// through rollups skips), not the whole chain.
 		from := st.Generation() - min(st.Generation(), uint64(max(opts.K, publish.DefaultK)))
-		return &refillSource{src: e.caches.Source(c), fill: func() error { return e.caches.FillFrom(ctx, state, c, from+1) }}, nil
+		return &refillSource{src: e.env.Caches.Source(c), fill: func() error { return e.env.Caches.FillFrom(ctx, state, c, from+1) }}, nil
 	}
-	store := e.timing.Timed(&opts, e.store, e.storeDir()) // server/storeview
+	store := e.timing.Timed(&opts, e.env.Store, e.storeDir()) // server/storeview
 	return publish.New(store, opts)
 }
 
@@ -198,7 +198,7 @@ func (s *session) publishV4(message string) (*Result, error) {
 	if err == nil || !errors.As(err, &de) || de.Reason != diag.ReasonMissingPack || s.v4 == nil || s.v4.published {
 		return res, err
 	}
-	if again, rerr := s.e.notebook.ReadCurrent(s.Ctx); rerr == nil && again.Generation() > s.v4.last {
+	if again, rerr := s.Env.Notebook.ReadCurrent(s.Ctx); rerr == nil && again.Generation() > s.v4.last {
 		return s.publishV4From(message, true)
 	}
 	return res, err
@@ -310,7 +310,7 @@ func (s *session) resumedV4(res publish.Result, message string) (*Result, error)
 	if out.Files, err = ownChange(s.Src, res.Head); err != nil {
 		// Accepted all the same: failing the call now would only make a
 		// retry report nothing. The log says why the list is empty.
-		s.e.log.Warn("cannot list the resumed commit's own change", "err", err)
+		s.Env.Log.Warn("cannot list the resumed commit's own change", "err", err)
 		out.Files = []FileStat{}
 	}
 	return out, nil
@@ -350,8 +350,8 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (pstate.Highest); publish read it, not the notebook.
-	if err := s.e.ident.Observe(s.Ctx, state); err != nil {
-		s.e.log.Warn("the accepted state could not be recorded", "err", err)
+	if err := s.Env.Ident.Observe(s.Ctx, state); err != nil {
+		s.Env.Log.Warn("the accepted state could not be recorded", "err", err)
 	}
 	s.keepRecent(last)
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "yes", Generation: res.Generation}
@@ -373,14 +373,14 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
-		s.Src = s.e.caches.Source(chain)
+		s.Src = s.Env.Caches.Source(chain)
 		// The generation the accepted version was built on: this
 		// directory's cache held its closure then (objcache.Caches.Accepted).
 		built := last.observed.Generation()
 		if inc, ok := res.State.Manifest.Increment(res.Generation); ok && inc.Publication == last.publication {
 			built = inc.Proposal
 		}
-		s.Src.More = s.e.caches.Accepted(s.Ctx, state, s.Src, built, res.Generation)
+		s.Src.More = s.Env.Caches.Accepted(s.Ctx, state, s.Src, built, res.Generation)
 		files, err := objcache.TreeOf(s.Src, res.Head)
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
@@ -430,12 +430,12 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 		return // accepted from another version than the last built
 	}
 	state := stateView(res.State)
-	c, err := s.e.caches.Open(objcache.Key(state))
+	c, err := s.Env.Caches.Open(objcache.Key(state))
 	if err == nil {
 		err = c.Store().AddPack(objcache.PackName(remote.PackRef{Key: inc.ProposalKey()}), last.pack)
 	}
 	if err != nil {
-		s.e.log.Warn("cannot keep the published pack in the cache", "err", err)
+		s.Env.Log.Warn("cannot keep the published pack in the cache", "err", err)
 		return
 	}
 	if c.Reach() == inc.Generation-1 && inc.Group == (remote.GroupRef{}) {

@@ -64,7 +64,7 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 	if _, err := s.ScanL(); err != nil {
 		return nil, nil, err
 	}
-	state, err := s.e.notebook.ReadCurrent(s.Ctx)
+	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
 	if err != nil {
 		return nil, nil, s.e.fail("read current", err)
 	}
@@ -74,7 +74,7 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 		// A cleanup after a newer checkpoint removed a pack the manifest
 		// just read named (nothing was rewritten yet): the newer
 		// `current` no longer needs it (server/objcache, remote/cleanup.go).
-		if again, rerr := s.e.notebook.ReadCurrent(s.Ctx); rerr == nil && again.Generation() > state.Generation() {
+		if again, rerr := s.Env.Notebook.ReadCurrent(s.Ctx); rerr == nil && again.Generation() > state.Generation() {
 			return s.syncTo(op, again)
 		}
 	}
@@ -123,7 +123,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	if err != nil {
 		return nil, nil, err
 	}
-	s.Src = s.e.caches.Source(chain)
+	s.Src = s.Env.Caches.Source(chain)
 	if flag != nil && s.Base != nil {
 		if _, err := s.settleRewrite(flag, true); err != nil {
 			return nil, nil, s.recoveryFailure(*flag, "settle", err)
@@ -228,7 +228,7 @@ func (s *session) recorded(next *dirstate.Baseline) {
 			}
 		}
 		if err := plan.SaveWithheld(s.State.Dir, keep); err != nil {
-			s.e.log.Warn("cannot record the withheld paths", "err", err)
+			s.Env.Log.Warn("cannot record the withheld paths", "err", err)
 		}
 		s.Scan.Withheld, s.Scan.Unknown = keep, nil
 	}

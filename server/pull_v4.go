@@ -67,7 +67,7 @@ func (s *session) settleV4() error {
 			return s.e.fail("publish", ferr)
 		}
 		if !ok {
-			s.e.log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
+			s.Env.Log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
 			s.forgetPending(id)
 			return nil
 		}
@@ -76,7 +76,7 @@ func (s *session) settleV4() error {
 	if err != nil {
 		return s.e.fail("publish", err)
 	}
-	s.e.log.Info("a pull completed a publication interrupted after it registered", "publication", id)
+	s.Env.Log.Info("a pull completed a publication interrupted after it registered", "publication", id)
 	return nil // accepted: the merge adopts it (adoptPublished)
 }
 
@@ -84,7 +84,7 @@ func (s *session) settleV4() error {
 // that a fold could still take (fewer than K generations behind
 // `current`, not declined), if any.
 func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error) {
-	state, err := s.e.notebook.ReadCurrent(s.Ctx)
+	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
 	if err != nil {
 		return 0, false, err
 	}
@@ -100,7 +100,7 @@ func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error
 	if m.Generation >= k {
 		from = m.Generation - k + 1
 	}
-	objs, err := remote.ListAfter(s.Ctx, s.e.store, remote.ProposalsPrefix, strings.TrimSuffix(remote.ProposalKey(from, ""), "-"))
+	objs, err := remote.ListAfter(s.Ctx, s.Env.Store, remote.ProposalsPrefix, strings.TrimSuffix(remote.ProposalKey(from, ""), "-"))
 	if err != nil {
 		return 0, false, err
 	}
@@ -134,6 +134,6 @@ func (s *session) forgetPending(id string) {
 	}
 	rec.Entries = keep
 	if err := s.State.SavePending(rec); err != nil {
-		s.e.log.Warn("cannot rewrite the pending publication record", "err", err)
+		s.Env.Log.Warn("cannot rewrite the pending publication record", "err", err)
 	}
 }

@@ -23,16 +23,16 @@ import (
 // in a fresh context: the original may be what failed); the report says
 // whether that worked.
 func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause error) *diag.Error {
-	s.e.log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
+	s.Env.Log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
 	flag.Stage = stage
 	if old, err := s.State.LoadRecovery(); err == nil && old != nil && flag.Rewrite == "" {
 		flag.Rewrite = old.Rewrite // the record still describes L's rewrite
 	}
 	if err := s.State.SetRecovery(flag); err != nil {
-		s.e.log.Error("cannot record the recovery flag", "err", err)
+		s.Env.Log.Error("cannot record the recovery flag", "err", err)
 	}
 	if errors.Is(cause, cas.ErrCorrupt) {
-		s.e.caches.Heal() // the resynchronisation then fetches fresh copies
+		s.Env.Caches.Heal() // the resynchronisation then fetches fresh copies
 	}
 	de := diag.New(diag.CodeRecoveryFailure, diag.ReasonRecoveryPending, "", cause)
 	de.Recovery = &diag.Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted}
@@ -40,7 +40,7 @@ func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause 
 		return de
 	}
 	if err := s.resync(context.WithoutCancel(s.Ctx)); err != nil {
-		s.e.log.Error("resynchronisation failed; the next call retries it", "err", err)
+		s.Env.Log.Error("resynchronisation failed; the next call retries it", "err", err)
 		return de
 	}
 	resynced := diag.New(diag.CodeRecoveryFailure, diag.ReasonResynchronized, "", cause)
@@ -82,7 +82,7 @@ func (s *session) recoverFirst() error {
 	if flag == nil {
 		flag = &pstate.RecoveryFlag{Op: "settle", Stage: "unknown-base", RemoteAccepted: "no"}
 	}
-	s.e.log.Info("resynchronising after an interrupted operation", "op", flag.Op, "stage", flag.Stage)
+	s.Env.Log.Info("resynchronising after an interrupted operation", "op", flag.Op, "stage", flag.Stage)
 	s.InRecovery = true
 	_, conflicts, err := s.pull("resync")
 	s.InRecovery = false

@@ -38,10 +38,10 @@ func RememberedStoreOf(privateRoot, dir string) (pstate.Remembered, bool) {
 // published as part of it): INVALID_REQUEST / STORE_MISMATCH.
 func (e *Engine) checkStoreOf(dir string) error {
 	r, ok := RememberedStoreOf(e.private, dir)
-	if !ok || r.Identity == e.store.Identity() {
+	if !ok || r.Identity == e.env.Store.Identity() {
 		return nil
 	}
 	return diag.InvalidRequest(diag.ReasonStoreMismatch, fmt.Sprintf(
 		"The directory is (or lies in) a notebook directory of the store %s; this call names the store %s. Nothing was changed. Run the command without store settings to use the directory's store, give that store, or use a directory outside it.",
-		storeview.ShowStore(r.Identity), storeview.ShowStore(e.store.Identity())))
+		storeview.ShowStore(r.Identity), storeview.ShowStore(e.env.Store.Identity())))
 }

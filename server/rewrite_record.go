@@ -198,7 +198,7 @@ func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *dirstate.Baseli
 			held[e.Path] = head[e.Path]
 		}
 	}
-	s.e.log.Info("settled an interrupted rewrite", "paths", len(rec.Entries), "unreached", changed)
+	s.Env.Log.Info("settled an interrupted rewrite", "paths", len(rec.Entries), "unreached", changed)
 	if changed == 0 {
 		return next
 	}
@@ -304,7 +304,7 @@ func (s *session) removeTemps() {
 	}
 	for _, t := range s.Scan.Temps {
 		if err := s.Root.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.e.log.Warn("cannot remove a temporary file of an interrupted rewrite", "err", err)
+			s.Env.Log.Warn("cannot remove a temporary file of an interrupted rewrite", "err", err)
 		}
 	}
 	s.Scan.Temps = nil

@@ -22,12 +22,12 @@ const secretMessage = "Some files add what looks like a credential (the lines ar
 // changed. A credential in the message is refused with SECRET_IN_MESSAGE
 // (files empty). The log names where, never the match.
 func (s *session) refuseSecrets(message string) error {
-	if !s.e.secrets {
+	if !s.Env.Secrets {
 		return nil
 	}
 	if found := secrets.Scan([]byte(message)); len(found) > 0 {
 		for _, f := range found {
-			s.e.log.Warn("commit refused: the message holds a recognised credential", "rule", f.Rule, "start", f.Start, "end", f.End)
+			s.Env.Log.Warn("commit refused: the message holds a recognised credential", "rule", f.Rule, "start", f.Start, "end", f.End)
 		}
 		// Where it is, never what: the message's lines.
 		de := diag.New(diag.CodeInvalidContent, diag.ReasonSecretInMessage, "", nil)
@@ -57,9 +57,9 @@ func (s *session) refuseSecrets(message string) error {
 		},
 		Before: func(id cas.ID) []byte {
 			if local == nil {
-				local = s.e.caches.Source(nil)
+				local = s.Env.Caches.Source(nil)
 			}
-			if c, ok := s.e.recent.Get(id); ok {
+			if c, ok := s.Env.Recent.Get(id); ok {
 				return c
 			}
 			if c, err := cas.ReadFile(local, id); err == nil {
@@ -67,7 +67,7 @@ func (s *session) refuseSecrets(message string) error {
 			}
 			return nil
 		},
-	}, s.e.log)
+	}, s.Env.Log)
 	if err != nil || len(found) == 0 {
 		return err
 	}

@@ -47,7 +47,7 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 	}
 	real := rules.RealPath(dir) // once: the state's key and its "where" record
 	st := e.dirStateOf(dir, real)
-	st.Mem = e.mem.Of(st.Path)
+	st.Mem = e.env.Memories.Of(st.Path)
 	// Locks by resolved identity: a symlink alias waits for the real path.
 	c, err := dircall.Open(e.env, ctx, dir, st, e.dirLock(st.Path))
 	if err != nil {

@@ -34,7 +34,7 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	} else {
 		return nil, err
 	}
-	state, err := e.notebook.ReadCurrent(ctx)
+	state, err := e.env.Notebook.ReadCurrent(ctx)
 	if err != nil {
 		return nil, e.fail("read current", err)
 	}
