@@ -40,7 +40,9 @@
 // base is not A's head, or one that cannot be read, is dropped. The
 // record is a hint written without fsync: losing it only degrades to the
 // conflict it exists to avoid, so a failure to remove or rewrite it is
-// logged, never returned.
+// logged, never returned. Only the write before an attempt (Record) fails
+// that attempt: a P that cannot hold the record could not record the
+// baseline either, and nothing is published then.
 //
 // It must not import server or any engine package above server/dirstate:
 // the engine hands it the directory's records (pstate.Dir), A
