@@ -242,7 +242,7 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 			if err != nil {
 				return nil, e.fail("read current", err)
 			}
-			s.adoptPublished(state)
+			s.base = s.pending.Adopt(s.ctx, s.e.notebook, s.base, state)
 			chain, err := e.sync(ctx, state)
 			if err != nil {
 				return nil, err

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"time"
@@ -32,7 +31,7 @@ import (
 //   - Objects: the object cache, caught up to the state (sync).
 //   - Clock: the real clock (or Config.Sleep/Now): the only wall time.
 //
-// The pending record (pending.go) is written before each version is
+// The pending record (server/pending) is written before each version is
 // registered; it names the publication ID and the generation the first
 // version was built on, so an engine that died after registering resumes
 // the same call (Publisher.Resume) at its next commit: the ID is accepted
@@ -158,34 +157,6 @@ func stateView(st publish.State) remote.State {
 	return remote.State{}
 }
 
-// undecidedV4 reports whether entries hold a version-4 publication: one
-// `current` does not name may still be folded by another writer.
-func undecidedV4(entries []pstate.PendingEntry) bool {
-	for _, ent := range entries {
-		if ent.V4 {
-			return true
-		}
-	}
-	return false
-}
-
-// pendingV4 returns the newest entry of the pending record when it names
-// a version-4 call that an earlier call of this directory registered and
-// did not see decided, and the record applies to the directory's
-// baseline: the commit resumes it (from its first version's generation),
-// a pull settles it (by its newest).
-func (s *session) pendingV4() (pstate.PendingEntry, bool) {
-	rec, err := s.state.LoadPending()
-	if err != nil || rec == nil || s.base == nil || rec.BaseHead != hex.EncodeToString(s.base.Head[:]) || len(rec.Entries) == 0 {
-		return pstate.PendingEntry{}, false
-	}
-	ent := rec.Entries[len(rec.Entries)-1]
-	if !ent.V4 || !remote.IsPublicationID(ent.Publication) {
-		return pstate.PendingEntry{}, false
-	}
-	return ent, true
-}
-
 // publishV4 is publish by version 4. A call whose reads met a pack gone
 // from the store (a sweep deleted, below the history floor, what the
 // `current` it read still named: remote/retain_v4.go) is made once more
@@ -212,7 +183,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		return nil, s.e.fail("publish", err)
 	}
 	s.v4 = nil
-	ent, resume := s.pendingV4()
+	ent, resume := s.pending.Undecided(s.base)
 	id, first := ent.Publication, ent.First
 	resume = resume && mayResume
 	if !resume {
@@ -275,7 +246,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	case last == nil:
 		// Resumed, and found accepted before anything was built: the
 		// earlier call's change is in the store; L is brought up to date
-		// as a pull would, taking it as common ground (pending.go).
+		// as a pull would, taking it as common ground (server/pending).
 		return s.resumedV4(res, message)
 	}
 	return s.finishV4(res, last)
@@ -289,7 +260,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 // resumed call's: its own change at its generation, and what the
 // synchronisation wrote into L as brought in.
 func (s *session) resumedV4(res publish.Result, message string) (*Result, error) {
-	s.pendingChecked = false
+	s.pending.Recheck()
 	synced, conflicts, err := s.syncTo("commit", stateView(res.State))
 	if err != nil {
 		return nil, err
@@ -343,7 +314,7 @@ func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
 func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	// Accepted: from here on, finish locally whatever the caller's context.
 	s.ctx = detach(s.ctx)
-	s.accepted = &last.pend
+	s.pending.Accept(last.pend)
 	s.v4.published = true
 	s.state.SaveStreak(res.Streak)
 	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
@@ -402,7 +373,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if target == last.merged && last.from != nil {
 		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, s.baseIfAccepted); err != nil {
+	if err := s.materialise(changes, flag, next, func() map[string]cas.ID { return s.pending.IfAccepted(s.base) }); err != nil {
 		var de *diag.Error
 		if errors.As(err, &de) && de.Code != diag.CodeRecoveryFailure {
 			return nil, s.recoveryFailure(flag, "rewrite", err)

@@ -106,7 +106,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	}
 	s.base = s.base.WithUnknown(s.scan.unknown)
 	if flag == nil {
-		s.adoptPublished(state)
+		s.base = s.pending.Adopt(s.ctx, s.e.notebook, s.base, state)
 		if s.base != nil && state.Head() == s.base.Head && s.base.Exact() && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
 			// R == A: the merge is L itself; nothing to fetch or rewrite.
 			if s.base.Generation != state.Generation() {
@@ -128,7 +128,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		if _, err := s.settleRewrite(flag, true); err != nil {
 			return nil, nil, s.recoveryFailure(*flag, "settle", err)
 		}
-		s.adoptPublished(state)
+		s.base = s.pending.Adopt(s.ctx, s.e.notebook, s.base, state)
 	}
 	var rFiles map[string]cas.ID
 	if s.base != nil && state.Head() == s.base.Head && !s.base.HasUnknown() {
@@ -214,10 +214,7 @@ func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, n
 
 // recorded makes next, just recorded in P, the session's baseline.
 func (s *session) recorded(next *dirstate.Baseline) {
-	if s.pendingOnDisk && (s.base == nil || s.base.Head != next.Head) {
-		s.dropPending() // the record's base is superseded
-	}
-	s.adopted = nil
+	s.pending.Recorded(s.base, next.Head)
 	s.base = next
 	if s.scan != nil && len(s.scan.unknown) > 0 {
 		// Settled by this baseline: no longer withheld (plan.AddVirtual).

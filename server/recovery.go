@@ -58,7 +58,7 @@ func (s *session) resync(ctx context.Context) error {
 	s.ctx = ctx
 	defer func() { s.ctx = saved }()
 	s.stats = s.state.LoadStatCache()
-	s.adoptAccepted()
+	s.base = s.pending.AdoptAccepted(s.base)
 	_, _, err := s.pull("resync")
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
+	"github.com/slivingdoc/slivingdoc/server/pending"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
@@ -39,12 +40,7 @@ type session struct {
 	statsSaved bool                   // the stat cache is recorded, or may be kept in memory
 	statsKept  *dirstate.FileIdentity // s.stats came from memory, P's copy being this
 
-	// Pending publications (pending.go).
-	pendingChecked bool                  // the record was consulted this session
-	pendingOnDisk  bool                  // a record may exist in P
-	adopted        []pstate.PendingEntry // accepted entries applied to base
-	accepted       *pstate.PendingEntry  // this session's accepted publication, not yet applied to base
-	baseContent    map[cas.ID][]byte     // content of adopted bases found in no pack
+	pending pending.Tracker // the pending publication record (server/pending)
 
 	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
 
@@ -80,6 +76,7 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 	}
 	real := rules.RealPath(dir) // once: the state's key and its "where" record
 	s := &session{e: e, ctx: ctx, dir: dir, state: e.dirStateOf(dir, real)}
+	s.pending = pending.New(s.state.Dir, e.log)
 	s.state.Mem = e.mem.Of(s.state.Path)
 	// Locks by resolved identity: a symlink alias waits for the real path.
 	s.mu = e.dirLock(s.state.Path)
@@ -244,7 +241,7 @@ func (s *session) baseHead() cas.ID {
 // the object cache, or by re-reading the file of L that holds it (local
 // content that was never published is only in L).
 func (s *session) load(id cas.ID) ([]byte, error) {
-	if c, ok := s.baseContent[id]; ok {
+	if c, ok := s.pending.Content(id); ok {
 		return c, nil
 	}
 	if s.base != nil && !s.base.Exact() {

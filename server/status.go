@@ -40,7 +40,7 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	st.Generation = state.Generation()
 	// A commit accepted and then interrupted before its baseline was
 	// recorded has published its edits: they are not local changes.
-	s.adoptPublished(state)
+	s.base = s.pending.Adopt(s.ctx, s.e.notebook, s.base, state)
 	// Likewise, files an interrupted rewrite already wrote are the tool's,
 	// not local changes (rewrite_record.go).
 	if flag, err := s.state.LoadRecovery(); err == nil && flag != nil {
