@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"strings"
-	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
@@ -53,49 +51,6 @@ type v4Call struct {
 // errNothingToPublish ends a version-4 call whose build found the merge
 // equal to the state it read: nothing was registered.
 var errNothingToPublish = errors.New("server: nothing to publish")
-
-// realClock is publish.Clock on the wall clock, or on Config.Sleep/Now.
-type realClock struct {
-	sleep func(ctx context.Context, d time.Duration) error
-	now   func() time.Time
-}
-
-func (c realClock) Now() time.Time { return c.now() }
-
-func (c realClock) Wait(ctx context.Context, d time.Duration) error { return c.sleep(ctx, d) }
-
-func clockOf(sleep func(context.Context, time.Duration) error, now func() time.Time) publish.Clock {
-	c := realClock{sleep: sleep, now: now}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.sleep == nil {
-		c.sleep = sleepCtx
-	}
-	return c
-}
-
-// Estimates of a store on this machine (Config.CondEstimate and RTT
-// left zero): a conditional write of the file store is a lock, a write
-// and a rename, well under these; publish's defaults are an object
-// store's, and would make a local fleet's waiting writers sleep for
-// nothing.
-const (
-	localCondEstimate = 2 * time.Millisecond
-	localRTT          = time.Millisecond
-)
-
-// v4Options is the engine's publish.Options but for the store ID and the
-// objects, which are the call's (publisher).
-func v4Options(cfg Config) publish.Options {
-	o := publish.Options{Clock: clockOf(cfg.Sleep, cfg.Now), CondEstimate: cfg.CondEstimate, RTT: cfg.RTT}
-	// Only the file store: the in-memory one may sit behind a latency
-	// model (the fleet simulation), whose estimates are the model's.
-	if o.CondEstimate == 0 && o.RTT == 0 && strings.HasPrefix(cfg.Store.Identity(), "file://") {
-		o.CondEstimate, o.RTT = localCondEstimate, localRTT
-	}
-	return o
-}
 
 // publisher returns a Publisher on the engine's store, named first if it
 // has no ID yet (server/storeview): every version-4 `current` names the ID.
@@ -317,7 +272,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	s.pending.Accept(last.pend)
 	s.v4.published = true
 	s.state.SaveStreak(res.Streak)
-	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
+	s.e.background.StartSweep(res.State, res.Generation) // server/commit
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (pstate.Highest); publish read it, not the notebook.
@@ -380,7 +335,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		}
 		return nil, err
 	}
-	s.e.afterPublishV4(state, res.Generation) // rollups (checkpoint.go)
+	s.e.background.StartRollups(state, res.Generation) // rollups (server/commit)
 	return out, nil
 }
 
