@@ -36,13 +36,13 @@ func baseGoneScene(t *testing.T, retainFor time.Duration) (store *memstore.Mem, 
 		a.commit(fmt.Sprint("c", i+1))
 		a.e.background.Wait()
 	}
-	a.e.cleanupV4(context.Background()) // the sweep a later commit of the fleet would run
-	stale.e.Close()                     // as between two CLI processes
+	a.e.background.Sweep(context.Background()) // the sweep a later commit of the fleet would run
+	stale.e.Close()                            // as between two CLI processes
 	if err := os.RemoveAll(filepath.Join(stale.e.private, "stores")); err != nil {
 		t.Fatal(err)
 	}
 	stale.reopen(store, opts...)
-	stale.e.v4opts.K, stale.e.v4opts.M = 4, 4
+	stale.setWindow(4, 4)
 	return store, a, stale
 }
 

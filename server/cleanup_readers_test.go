@@ -71,7 +71,7 @@ func TestReadersSurviveCleanup(t *testing.T) {
 					w.commit(fmt.Sprint("more", i))
 					w.e.background.Wait()
 				}
-				w.e.cleanupV4(context.Background())
+				w.e.background.Sweep(context.Background())
 			}
 			if op == "pull" {
 				r.pull()

@@ -14,44 +14,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
-// The sweep rule: a multiple of a period that is at least twice the
-// window and grows with the history, so sweeps get rarer as it grows.
-func TestCleanupV4DueRule(t *testing.T) {
-	var due []uint64
-	for g := uint64(1); g <= 5000; g++ {
-		if cleanupV4Due(g, 0, 256) {
-			due = append(due, g)
-		}
-	}
-	want := []uint64{512, 1024, 1536, 2048, 3072, 4096}
-	if fmt.Sprint(due) != fmt.Sprint(want) {
-		t.Fatalf("window 256: sweeps at %v, want %v", due, want)
-	}
-	due = due[:0]
-	for g := uint64(1); g <= 40; g++ {
-		if cleanupV4Due(g, 0, 4) {
-			due = append(due, g)
-		}
-	}
-	if fmt.Sprint(due) != "[8 16 24 32]" {
-		t.Fatalf("window 4: sweeps at %v", due)
-	}
-	// Sweeps run above the floor only, counted from it.
-	if cleanupV4Due(8, 8, 4) || !cleanupV4Due(16, 8, 4) {
-		t.Fatal("a floor of 8 does not shift the rule")
-	}
-	// Over a long history a sweep is rare: 2^20 generations, K + M = 256.
-	n := 0
-	for g := uint64(1); g <= 1<<20; g++ {
-		if cleanupV4Due(g, 0, 256) {
-			n++
-		}
-	}
-	if n > 40 {
-		t.Fatalf("%d sweeps over 2^20 generations", n)
-	}
-}
-
 // hookStore calls a hook before each request (tests: a writer that
 // dies, a race played out at a chosen request).
 type hookStore struct {
@@ -104,6 +66,13 @@ func (h *hookStore) ReplaceIfMatch(ctx context.Context, key string, data []byte,
 	return h.Store.ReplaceIfMatch(ctx, key, data, etag)
 }
 
+// setWindow sets publish's K and M of a's engine, and so the window its
+// sweeps keep: both read them (publish_v4.go, server/commit).
+func (a *agent) setWindow(k, m int) {
+	a.e.v4opts.K, a.e.v4opts.M = k, m
+	a.e.background.K, a.e.background.M = k, m
+}
+
 // futureID is a publication ID that sorts after every ID made now: a
 // version that comes last in the fold order among those built on one
 // generation.
@@ -127,7 +96,7 @@ func TestCleanupV4RemovesDecidedGarbage(t *testing.T) {
 			}
 			newEngine := func(store remote.Store, opts ...agentOpt) *agent {
 				a := newAgent(t, store, append([]agentOpt{small}, opts...)...)
-				a.e.v4opts.K, a.e.v4opts.M = 2, 2
+				a.setWindow(2, 2)
 				return a
 			}
 			a, b := newEngine(base), newEngine(base)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -80,7 +81,7 @@ func (a *attempt) run() (skip bool, err error) {
 		}
 		return false, fmt.Errorf("%w: generation %d is older than the baseline's %d", errRecordNewer, a.observed.Generation(), a.s.Base.Generation)
 	}
-	a.s.adoptPublished(a.observed)
+	a.s.Base = a.s.Pending.Adopt(a.s.Ctx, a.s.Env.Notebook, a.s.Base, a.observed)
 	if skip, err = a.merge(); err != nil || skip {
 		return skip, err
 	}
@@ -291,4 +292,58 @@ func (a *attempt) record() error {
 		a.pend, err = a.s.recordPending(a.publication, a.merged.IDs, nil)
 	}
 	return err
+}
+
+// recordPending writes the record for a publication attempt whose
+// proposed tree is ids, built from the scanned L against s.Base; or, when
+// the proposal is L itself, whose delta from s.Base is local (zero ID:
+// removed). It returns the new entry (kept for adoption in this session
+// once accepted).
+func (s *session) recordPending(publication string, ids, local map[string]cas.ID) (pstate.PendingEntry, error) {
+	ent := pstate.PendingEntry{Publication: publication, Overlay: map[string]string{}, Base: s.Base.Head}
+	if s.v4 != nil {
+		ent.V4, ent.First, ent.Last = true, s.v4.first, s.v4.last
+	}
+	if ids == nil {
+		for p, id := range local {
+			if id.IsZero() {
+				ent.Overlay[p] = ""
+			} else {
+				ent.Overlay[p] = hex.EncodeToString(id[:])
+			}
+		}
+	} else {
+		base := s.BaseFiles()
+		for p, id := range s.Scan.Files {
+			if base[p] == id {
+				continue
+			}
+			m, inM := ids[p]
+			if !inM {
+				continue
+			}
+			if m != id {
+				c, err := s.Content(&plan.Merged{IDs: s.Scan.Files}, p)
+				if err != nil {
+					continue // A stays the base of p: at worst a conflict
+				}
+				if ent.Bases == nil {
+					ent.Bases = map[string][]byte{}
+				}
+				ent.Bases[p] = c
+			}
+			ent.Overlay[p] = hex.EncodeToString(id[:])
+		}
+		for p := range base {
+			if _, inL := s.Scan.Files[p]; !inL {
+				if _, inM := ids[p]; !inM {
+					ent.Overlay[p] = ""
+				}
+			}
+		}
+	}
+	if err := s.Pending.Record(s.Base, ent); err != nil {
+		return pstate.PendingEntry{}, err
+	}
+	return ent, nil
 }

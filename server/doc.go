@@ -88,7 +88,7 @@
 //   - Each publication attempt records, in P and without fsync, before the
 //     proposal that any writer's fold could accept is registered,
 //     its publication ID and the changes of L it publishes
-//     (pstate.PendingRecord; adopted in pending.go): a
+//     (pstate.PendingRecord; adopted by server/pending's Tracker): a
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.
@@ -102,10 +102,12 @@
 //     path; its pending record marks the call, which the next commit
 //     resumes under the same ID while it is undecided, and which the next
 //     pull settles, without building a new version, before its baseline
-//     moves on (pull_v4.go). A commit at a generation a rule picks sweeps
-//     the store's decided garbage in the background, and the history
-//     below the oldest listed checkpoint once it is outside --retain
-//     (cleanup_v4.go, remote/retain_v4.go), and
+//     moves on (pull_v4.go). What an accepted commit leaves to the
+//     background is server/commit's (e.background, which Close waits
+//     for): the rollups and checkpoint its generation is due for and, at
+//     a generation a rule picks, the sweep of the store's decided garbage
+//     and of the history below the oldest listed checkpoint once it is
+//     outside --retain (remote/retain_v4.go). So are publish's options;
 //     the estimates publish times its waits from are learned from the
 //     store's own requests (server/storeview).
 //   - The engine reads and writes its store as server/storeview wraps

@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/commit"
 	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
@@ -106,12 +106,8 @@ type Engine struct {
 	probe  storeview.Verdict // the guarantees probe's verdict (probe.go, server/storeview)
 	timing *storeview.Timing // learned estimates of the store (server/storeview); nil: configured
 
-	checkpointPacks int                  // active increments that trigger a checkpoint
-	retain          time.Duration        // history window by time
-	cleaningV4      atomic.Bool          // a background version-4 cleanup is running (cleanup_v4.go)
-	rollupMu        sync.Mutex           // one rollup build at a time
-	background      sync.WaitGroup       // background checkpoints and rollups; Close waits for them
-	afterReply      storeview.AfterReply // a long-lived engine's work left after a reply
+	background *commit.Background   // rollups, checkpoints and sweeps after accepted commits; Close waits for them
+	afterReply storeview.AfterReply // a long-lived engine's work left after a reply
 
 	v4opts publish.Options // the publication protocol's options (publish_v4.go)
 }
@@ -189,6 +185,7 @@ func New(cfg Config) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	opts := commit.Options(cfg.Store.Identity(), cfg.Sleep, cfg.Now, cfg.CondEstimate, cfg.RTT)
 	e := &Engine{
 		env: &dircall.Env{Log: logger, Sets: sets, Ignore: ignore, Secrets: !cfg.AllowSecrets},
 
@@ -199,11 +196,8 @@ func New(cfg Config) (*Engine, error) {
 		locator:   cfg.StoreLocator,
 		dirs:      map[string]*sync.Mutex{},
 
-		v4opts: v4Options(cfg),
-		timing: storeview.NewTiming(v4Options(cfg), cfg.CondEstimate != 0 || cfg.RTT != 0),
-
-		checkpointPacks: cfg.CheckpointPacks,
-		retain:          cfg.Retain,
+		v4opts: opts,
+		timing: storeview.NewTiming(opts, cfg.CondEstimate != 0 || cfg.RTT != 0),
 	}
 	var later func(func()) // a long-lived engine records a higher generation after its reply
 	if cfg.LongLived {
@@ -222,12 +216,15 @@ func New(cfg Config) (*Engine, error) {
 		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
 	e.env.Caches = objcache.New(e.env.Notebook, logger, e.storeDir, func() (uint64, bool) { return pstate.OldestBaseline(priv) })
 	e.env.Probe, e.env.OpenDir = &e.probe, e.openDir
+	retain := cfg.Retain
 	switch {
-	case e.retain == 0:
-		e.retain = DefaultRetain
-	case e.retain < 0:
-		e.retain = 0 // remote.CheckpointOptions.RetainFor 0: no window by time
+	case retain == 0:
+		retain = DefaultRetain
+	case retain < 0:
+		retain = 0 // remote.CheckpointOptions.RetainFor 0: no window by time
 	}
+	e.background = &commit.Background{Notebook: e.env.Notebook, Caches: e.env.Caches, Log: logger, Retain: retain,
+		CheckpointPacks: cfg.CheckpointPacks, K: e.v4opts.K, M: e.v4opts.M, Sync: e.sync}
 	return e, nil
 }
 

@@ -199,7 +199,7 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 			if err != nil {
 				return nil, e.fail("read current", err)
 			}
-			s.adoptPublished(state)
+			s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
 			chain, err := e.sync(ctx, state)
 			if err != nil {
 				return nil, err

@@ -44,7 +44,7 @@ func TestHistoryPastTheRetentionWindow(t *testing.T) {
 			}
 			// The sweep a later commit of the fleet would run (the rule
 			// picks generation 48 next).
-			a.e.cleanupV4(ctx)
+			a.e.background.Sweep(ctx)
 			rep, err := remote.Verify(ctx, store, remote.VerifyOptions{})
 			if err != nil || !rep.OK() {
 				t.Fatalf("verify: %v %+v", err, rep)

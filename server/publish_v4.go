@@ -2,10 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
-	"strings"
-	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
@@ -32,7 +29,7 @@ import (
 //   - Objects: the object cache, caught up to the state (sync).
 //   - Clock: the real clock (or Config.Sleep/Now): the only wall time.
 //
-// The pending record (pending.go) is written before each version is
+// The pending record (server/pending) is written before each version is
 // registered; it names the publication ID and the generation the first
 // version was built on, so an engine that died after registering resumes
 // the same call (Publisher.Resume) at its next commit: the ID is accepted
@@ -54,49 +51,6 @@ type v4Call struct {
 // errNothingToPublish ends a version-4 call whose build found the merge
 // equal to the state it read: nothing was registered.
 var errNothingToPublish = errors.New("server: nothing to publish")
-
-// realClock is publish.Clock on the wall clock, or on Config.Sleep/Now.
-type realClock struct {
-	sleep func(ctx context.Context, d time.Duration) error
-	now   func() time.Time
-}
-
-func (c realClock) Now() time.Time { return c.now() }
-
-func (c realClock) Wait(ctx context.Context, d time.Duration) error { return c.sleep(ctx, d) }
-
-func clockOf(sleep func(context.Context, time.Duration) error, now func() time.Time) publish.Clock {
-	c := realClock{sleep: sleep, now: now}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.sleep == nil {
-		c.sleep = sleepCtx
-	}
-	return c
-}
-
-// Estimates of a store on this machine (Config.CondEstimate and RTT
-// left zero): a conditional write of the file store is a lock, a write
-// and a rename, well under these; publish's defaults are an object
-// store's, and would make a local fleet's waiting writers sleep for
-// nothing.
-const (
-	localCondEstimate = 2 * time.Millisecond
-	localRTT          = time.Millisecond
-)
-
-// v4Options is the engine's publish.Options but for the store ID and the
-// objects, which are the call's (publisher).
-func v4Options(cfg Config) publish.Options {
-	o := publish.Options{Clock: clockOf(cfg.Sleep, cfg.Now), CondEstimate: cfg.CondEstimate, RTT: cfg.RTT}
-	// Only the file store: the in-memory one may sit behind a latency
-	// model (the fleet simulation), whose estimates are the model's.
-	if o.CondEstimate == 0 && o.RTT == 0 && strings.HasPrefix(cfg.Store.Identity(), "file://") {
-		o.CondEstimate, o.RTT = localCondEstimate, localRTT
-	}
-	return o
-}
 
 // publisher returns a Publisher on the engine's store, named first if it
 // has no ID yet (server/storeview): every version-4 `current` names the ID.
@@ -158,34 +112,6 @@ func stateView(st publish.State) remote.State {
 	return remote.State{}
 }
 
-// undecidedV4 reports whether entries hold a version-4 publication: one
-// `current` does not name may still be folded by another writer.
-func undecidedV4(entries []pstate.PendingEntry) bool {
-	for _, ent := range entries {
-		if ent.V4 {
-			return true
-		}
-	}
-	return false
-}
-
-// pendingV4 returns the newest entry of the pending record when it names
-// a version-4 call that an earlier call of this directory registered and
-// did not see decided, and the record applies to the directory's
-// baseline: the commit resumes it (from its first version's generation),
-// a pull settles it (by its newest).
-func (s *session) pendingV4() (pstate.PendingEntry, bool) {
-	rec, err := s.State.LoadPending()
-	if err != nil || rec == nil || s.Base == nil || rec.BaseHead != hex.EncodeToString(s.Base.Head[:]) || len(rec.Entries) == 0 {
-		return pstate.PendingEntry{}, false
-	}
-	ent := rec.Entries[len(rec.Entries)-1]
-	if !ent.V4 || !remote.IsPublicationID(ent.Publication) {
-		return pstate.PendingEntry{}, false
-	}
-	return ent, true
-}
-
 // publishV4 is publish by version 4. A call whose reads met a pack gone
 // from the store (a sweep deleted, below the history floor, what the
 // `current` it read still named: remote/retain_v4.go) is made once more
@@ -212,7 +138,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		return nil, s.e.fail("publish", err)
 	}
 	s.v4 = nil
-	ent, resume := s.pendingV4()
+	ent, resume := s.Pending.Undecided(s.Base)
 	id, first := ent.Publication, ent.First
 	resume = resume && mayResume
 	if !resume {
@@ -275,7 +201,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	case last == nil:
 		// Resumed, and found accepted before anything was built: the
 		// earlier call's change is in the store; L is brought up to date
-		// as a pull would, taking it as common ground (pending.go).
+		// as a pull would, taking it as common ground (server/pending).
 		return s.resumedV4(res, message)
 	}
 	return s.finishV4(res, last)
@@ -289,7 +215,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 // resumed call's: its own change at its generation, and what the
 // synchronisation wrote into L as brought in.
 func (s *session) resumedV4(res publish.Result, message string) (*Result, error) {
-	s.pendingChecked = false
+	s.Pending.Recheck()
 	synced, conflicts, err := s.syncTo("commit", stateView(res.State))
 	if err != nil {
 		return nil, err
@@ -343,10 +269,10 @@ func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
 func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	// Accepted: from here on, finish locally whatever the caller's context.
 	s.Ctx = detach(s.Ctx)
-	s.accepted = &last.pend
+	s.Pending.Accept(last.pend)
 	s.v4.published = true
 	s.State.SaveStreak(res.Streak)
-	s.e.sweepAfterPublishV4(res.State, res.Generation) // cleanup_v4.go
+	s.e.background.StartSweep(res.State, res.Generation) // server/commit
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (pstate.Highest); publish read it, not the notebook.
@@ -402,14 +328,14 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if target == last.merged && last.from != nil {
 		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, s.baseIfAccepted); err != nil {
+	if err := s.materialise(changes, flag, next, func() map[string]cas.ID { return s.Pending.IfAccepted(s.Base) }); err != nil {
 		var de *diag.Error
 		if errors.As(err, &de) && de.Code != diag.CodeRecoveryFailure {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
 		return nil, err
 	}
-	s.e.afterPublishV4(state, res.Generation) // rollups (checkpoint.go)
+	s.e.background.StartRollups(state, res.Generation) // rollups (server/commit)
 	return out, nil
 }
 

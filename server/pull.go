@@ -106,7 +106,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	}
 	s.Base = s.Base.WithUnknown(s.Scan.Unknown)
 	if flag == nil {
-		s.adoptPublished(state)
+		s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
 		if s.Base != nil && state.Head() == s.Base.Head && s.Base.Exact() && len(s.Scan.Temps) == 0 && len(s.Scan.Restore) == 0 {
 			// R == A: the merge is L itself; nothing to fetch or rewrite.
 			if s.Base.Generation != state.Generation() {
@@ -128,7 +128,7 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 		if _, err := s.settleRewrite(flag, true); err != nil {
 			return nil, nil, s.recoveryFailure(*flag, "settle", err)
 		}
-		s.adoptPublished(state)
+		s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
 	}
 	var rFiles map[string]cas.ID
 	if s.Base != nil && state.Head() == s.Base.Head && !s.Base.HasUnknown() {
@@ -214,10 +214,7 @@ func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, n
 
 // recorded makes next, just recorded in P, the session's baseline.
 func (s *session) recorded(next *dirstate.Baseline) {
-	if s.pendingOnDisk && (s.Base == nil || s.Base.Head != next.Head) {
-		s.dropPending() // the record's base is superseded
-	}
-	s.adopted = nil
+	s.Pending.Recorded(s.Base, next.Head)
 	s.Base = next
 	if s.Scan != nil && len(s.Scan.Unknown) > 0 {
 		// Settled by this baseline: no longer withheld (plan.AddVirtual).

@@ -38,7 +38,7 @@ var errNotRebuilt = errors.New("server: a pull does not build a new version")
 // settleV4 settles the undecided call the pending record names, if any.
 // A store error is the pull's: the record stays for the next call.
 func (s *session) settleV4() error {
-	ent, ok := s.pendingV4()
+	ent, ok := s.Pending.Undecided(s.Base)
 	if !ok {
 		return nil
 	}
@@ -68,7 +68,7 @@ func (s *session) settleV4() error {
 		}
 		if !ok {
 			s.Env.Log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
-			s.forgetPending(id)
+			s.Pending.Forget(id)
 			return nil
 		}
 		last = g
@@ -77,7 +77,7 @@ func (s *session) settleV4() error {
 		return s.e.fail("publish", err)
 	}
 	s.Env.Log.Info("a pull completed a publication interrupted after it registered", "publication", id)
-	return nil // accepted: the merge adopts it (adoptPublished)
+	return nil // accepted: the merge adopts it (pending.Tracker.Adopt)
 }
 
 // foldableVersion returns the newest version of id built below before
@@ -113,27 +113,4 @@ func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error
 		}
 	}
 	return newest, found, nil
-}
-
-// forgetPending removes id's entry from the pending record, keeping the
-// others (earlier accepted publications whose overlays are still due).
-func (s *session) forgetPending(id string) {
-	rec, err := s.State.LoadPending()
-	if err != nil || rec == nil {
-		return
-	}
-	keep := rec.Entries[:0]
-	for _, ent := range rec.Entries {
-		if ent.Publication != id {
-			keep = append(keep, ent)
-		}
-	}
-	if len(keep) == 0 {
-		s.dropPending()
-		return
-	}
-	rec.Entries = keep
-	if err := s.State.SavePending(rec); err != nil {
-		s.Env.Log.Warn("cannot rewrite the pending publication record", "err", err)
-	}
 }

@@ -58,7 +58,7 @@ func (s *session) resync(ctx context.Context) error {
 	s.Ctx = ctx
 	defer func() { s.Ctx = saved }()
 	s.Stats = s.State.LoadStatCache()
-	s.adoptAccepted()
+	s.Base = s.Pending.AdoptAccepted(s.Base)
 	_, _, err := s.pull("resync")
 	return err
 }

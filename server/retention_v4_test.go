@@ -22,7 +22,7 @@ import (
 func retainV4Agent(t *testing.T, store remote.Store, opts ...agentOpt) *agent {
 	t.Helper()
 	a := newAgent(t, store, append([]agentOpt{withCheckpoints(8, 1)}, opts...)...)
-	a.e.v4opts.K, a.e.v4opts.M = 4, 4
+	a.setWindow(4, 4)
 	return a
 }
 
@@ -68,11 +68,11 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 				a.e.background.Wait() // rollups, checkpoints, sweeps: none left to timing
 			}
 			m := currentV4(t, store)
-			floor := remote.HistoryFloorV4(m, a.e.v4Window())
+			floor := remote.HistoryFloorV4(m, a.e.background.Window())
 			if len(m.Checkpoints) == 0 || floor != m.Checkpoints[len(m.Checkpoints)-1].Through || floor < 16 {
 				t.Fatalf("checkpoints %+v %+v: floor %d", m.Checkpoint, m.Checkpoints, floor)
 			}
-			a.e.cleanupV4(ctx) // the last due sweep may predate the newest checkpoint
+			a.e.background.Sweep(ctx) // the last due sweep may predate the newest checkpoint
 
 			// Below the floor: gone; above it: kept.
 			above := map[string]bool{}
@@ -248,7 +248,7 @@ func testV4RetentionStaleReader(t *testing.T, store remote.Store, op string) {
 			old, _, _ = store.Get(ctx, remote.CurrentKey)
 		}
 	}
-	a.e.cleanupV4(ctx)
+	a.e.background.Sweep(ctx)
 	oldM, _, err := remote.DecodeCurrent(old)
 	if err != nil || oldM.Checkpoint.IsGenesis() || present(t, store, oldM.Checkpoint.Pack.Key) {
 		t.Fatalf("the old `current`'s checkpoint %+v survived the sweep (%v)", oldM.Checkpoint, err)
@@ -295,7 +295,7 @@ func testV4RetentionKeepsTheWindow(t *testing.T, store remote.Store) {
 		incs = append(incs, newest(t, store))
 		a.e.background.Wait()
 	}
-	a.e.cleanupV4(ctx)
+	a.e.background.Sweep(ctx)
 	for _, inc := range incs {
 		if !present(t, store, inc.Pack.Key) {
 			t.Fatalf("generation %d, inside the window, lost its proposal", inc.Generation)
@@ -310,8 +310,8 @@ func testV4RetentionKeepsTheWindow(t *testing.T, store remote.Store) {
 	}
 
 	ahead.Store(int64(2 * time.Hour))
-	a.e.cleanupV4(ctx)
-	floor := remote.HistoryFloorV4(currentV4(t, store), a.e.v4Window())
+	a.e.background.Sweep(ctx)
+	floor := remote.HistoryFloorV4(currentV4(t, store), a.e.background.Window())
 	if floor < 16 || present(t, store, incs[0].Pack.Key) || !present(t, store, incs[floor].Pack.Key) {
 		t.Fatalf("past the window: floor %d, generation 1 kept %v", floor, present(t, store, incs[0].Pack.Key))
 	}

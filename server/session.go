@@ -15,12 +15,6 @@ type session struct {
 	*dircall.Call
 	e *Engine
 
-	// Pending publications (pending.go).
-	pendingChecked bool                  // the record was consulted this session
-	pendingOnDisk  bool                  // a record may exist in P
-	adopted        []pstate.PendingEntry // accepted entries applied to base
-	accepted       *pstate.PendingEntry  // this session's accepted publication, not yet applied to base
-
 	// prep is the next baseline, written ahead while the commit is
 	// published (pstate.Prepared; nil: none).
 	prep *pstate.Prepared

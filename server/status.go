@@ -41,7 +41,7 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	st.Generation = state.Generation()
 	// A commit accepted and then interrupted before its baseline was
 	// recorded has published its edits: they are not local changes.
-	s.adoptPublished(state)
+	s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
 	// Likewise, files an interrupted rewrite already wrote are the tool's,
 	// not local changes (rewrite_record.go).
 	if flag, err := s.State.LoadRecovery(); err == nil && flag != nil {

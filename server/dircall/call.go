@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
+	"github.com/slivingdoc/slivingdoc/server/pending"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
@@ -38,9 +39,7 @@ type Call struct {
 	statsSaved bool                   // the stat cache is recorded, or may be kept in memory
 	statsKept  *dirstate.FileIdentity // s.Stats came from memory, P's copy being this
 
-	// BaseContent is the content of adopted bases found in no pack (the
-	// engine's adoption of pending publications fills it).
-	BaseContent map[cas.ID][]byte
+	Pending pending.Tracker // the pending publication record (server/pending)
 
 	baseFetched map[string]bool // pack keys fetched for missing base content (basefetch.go)
 
@@ -57,7 +56,7 @@ type Call struct {
 // directory, and the lock file in P, and loads A and the stat cache. A
 // baseline that is lost or unreadable is no error: the call is Lost.
 func Open(env *Env, ctx context.Context, dir string, st dirstate.State, mu *sync.Mutex) (*Call, error) {
-	s := &Call{Env: env, Ctx: ctx, Dir: dir, State: st}
+	s := &Call{Env: env, Ctx: ctx, Dir: dir, State: st, Pending: pending.New(st.Dir, env.Log)}
 	// Locks by resolved identity: a symlink alias waits for the real path.
 	s.mu = mu
 	s.mu.Lock()
@@ -216,7 +215,7 @@ func (s *Call) BaseHead() cas.ID {
 // the object cache, or by re-reading the file of L that holds it (local
 // Content that was never published is only in L).
 func (s *Call) Load(id cas.ID) ([]byte, error) {
-	if c, ok := s.BaseContent[id]; ok {
+	if c, ok := s.Pending.Content(id); ok {
 		return c, nil
 	}
 	if s.Base != nil && !s.Base.Exact() {

@@ -15,8 +15,10 @@
 //     history.Engine a history.View reads through (History).
 //   - Call (call.go) is one call: Open takes the engine's in-process
 //     mutex of the directory and the lock file in P, loads A (Base; nil
-//     when never pulled, Lost when it is gone) and the stat cache; End
-//     hands the stat cache (once recorded) and L's tree back to the
+//     when never pulled, Lost when it is gone) and the stat cache, and
+//     gives the call its view of the pending record (Pending, a
+//     server/pending Tracker, which reads P only when asked); End hands
+//     the stat cache (once recorded) and L's tree back to the
 //     directory's memory (memory.go), closes L and releases the locks.
 //     Between them: OpenL, ScanL and Scan (scan.go: L under the engine's
 //     rules, with A's files at the paths L ignores), BaseDelta (L's delta

@@ -17,7 +17,7 @@ import (
 // without fsync (losing it only degrades to a conflict of the writer with
 // its own lines; a P that cannot write it fails the commit before
 // anything is published). The engine decides from `current` what an entry
-// means (server's pending.go).
+// means (server/pending).
 type PendingRecord struct {
 	BaseHead string         `json:"baseHead"` // hex of A's head the overlays apply to
 	Entries  []PendingEntry `json:"entries"`

@@ -1,4 +1,4 @@
-package server
+package commit
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 
 // Rollups and checkpoints run in the background of the commit whose
 // generation ends a rollup block or is due for a checkpoint (every
-// Config.CheckpointPacks generations past the active one): the commit's
+// CheckpointPacks generations past the active one): the commit's
 // result never waits for them and never fails because of them. Each is
 // stored, then registered; the next fold that LISTs copies it into
-// `current`. Close waits for them, so a CLI process finishes the work it
-// started before it exits.
+// `current`. The engine's Close waits for them, so a CLI process finishes
+// the work it started before it exits.
 
 // rollupTimeout bounds the rollups and checkpoint of one publication:
 // they are an optimisation (a missing one costs readers a few requests),
@@ -21,30 +21,30 @@ import (
 // store must not hold it.
 const rollupTimeout = 20 * time.Second
 
-// afterPublishV4 starts the background work of a version-4 commit
+// StartRollups starts the background work of a version-4 commit
 // accepted at generation g of state: the rollups of the blocks g ends
 // (remote.BuildRollupsV4: each pack stored, then its descriptor
 // registered, which the next fold that LISTs copies into `current`).
 // The member of a group whose generation ends a block builds it, so each
 // block has one builder. A failure only costs readers requests.
-func (e *Engine) afterPublishV4(state remote.State, g uint64) {
+func (b *Background) StartRollups(state remote.State, g uint64) {
 	if state.Manifest == nil || state.Manifest.V4 == nil {
 		return
 	}
-	cp := remote.CheckpointDueV4(state.Manifest.V4, g, e.checkpointPacks)
+	cp := remote.CheckpointDueV4(state.Manifest.V4, g, b.CheckpointPacks)
 	if len(remote.RollupLevelsV4(g)) == 0 && !cp {
 		return
 	}
-	e.background.Go(func() {
-		e.rollupMu.Lock()
-		defer e.rollupMu.Unlock()
+	b.wg.Go(func() {
+		b.rollupMu.Lock()
+		defer b.rollupMu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), rollupTimeout)
 		defer cancel()
-		c, err := e.sync(ctx, state) // reaches state's head, and so g's
+		c, err := b.Sync(ctx, state) // reaches state's head, and so g's
 		if err != nil {
-			e.env.Log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
+			b.Log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
 			return
 		}
-		e.env.Caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint, kept in the caches too
+		b.Caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint, kept in the caches too
 	})
 }

@@ -1,4 +1,4 @@
-package server
+package commit
 
 import (
 	"context"
@@ -29,13 +29,13 @@ import (
 // the history, and a decided orphan waits at most the window plus one
 // period (about half the history's length) before a sweep removes it.
 
-// cleanupV4Timeout bounds one sweep: a CLI process waits for it before it
+// cleanupTimeout bounds one sweep: a CLI process waits for it before it
 // exits, and an unfinished sweep leaves its work to the next one.
-const cleanupV4Timeout = 2 * time.Minute
+const cleanupTimeout = 2 * time.Minute
 
-// cleanupV4Due reports whether the commit accepted at generation g runs
+// sweepDue reports whether the commit accepted at generation g runs
 // the sweep, for a store whose history floor is floor and window window.
-func cleanupV4Due(g, floor, window uint64) bool {
+func sweepDue(g, floor, window uint64) bool {
 	if window == 0 || g <= floor+window {
 		return false
 	}
@@ -46,44 +46,32 @@ func cleanupV4Due(g, floor, window uint64) bool {
 	return g%period == 0
 }
 
-// v4Window is K + M of the engine's publish options.
-func (e *Engine) v4Window() uint64 {
-	k, m := e.v4opts.K, e.v4opts.M
-	if k <= 0 {
-		k = publish.DefaultK
-	}
-	if m <= 0 {
-		m = publish.DefaultM
-	}
-	return uint64(k + m)
-}
-
-// sweepAfterPublishV4 starts the sweep when the commit accepted at generation
+// StartSweep starts the sweep when the commit accepted at generation
 // g (of state) is the one the rule picks; one at a time per engine. Its
 // outcome is only logged: garbage left behind is removed by a later
 // sweep, and accepted state never depends on it.
-func (e *Engine) sweepAfterPublishV4(state publish.State, g uint64) {
+func (b *Background) StartSweep(state publish.State, g uint64) {
 	m := state.Manifest
-	if m == nil || !cleanupV4Due(g, remote.HistoryFloorV4(m, e.v4Window()), e.v4Window()) {
+	if m == nil || !sweepDue(g, remote.HistoryFloorV4(m, b.Window()), b.Window()) {
 		return
 	}
-	if !e.cleaningV4.CompareAndSwap(false, true) {
+	if !b.cleaning.CompareAndSwap(false, true) {
 		return
 	}
-	e.background.Go(func() {
-		defer e.cleaningV4.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupV4Timeout)
+	b.wg.Go(func() {
+		defer b.cleaning.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		e.cleanupV4(ctx)
+		b.Sweep(ctx)
 	})
 }
 
-// cleanupV4 runs one sweep.
-func (e *Engine) cleanupV4(ctx context.Context) {
-	res, err := e.env.Notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: e.v4Window(), RetainFor: e.retain})
+// Sweep runs one sweep.
+func (b *Background) Sweep(ctx context.Context) {
+	res, err := b.Notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: b.Window(), RetainFor: b.Retain})
 	if err != nil {
-		e.env.Log.Warn("cleanup stopped; unreferenced proposals and packs may remain", "deleted", len(res.Deleted), "err", err)
+		b.Log.Warn("cleanup stopped; unreferenced proposals and packs may remain", "deleted", len(res.Deleted), "err", err)
 		return
 	}
-	e.env.Log.Debug("cleanup done", "deleted", len(res.Deleted), "kept", res.Kept)
+	b.Log.Debug("cleanup done", "deleted", len(res.Deleted), "kept", res.Kept)
 }

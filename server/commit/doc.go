@@ -1,0 +1,42 @@
+// Package commit is publishing a commit by format 4. It holds, so far,
+// what a commit sets going once its publication is accepted, and the
+// options publish is run with; the rest of the commit (its checks, the
+// engine's half of publish, the finish) is still in package server.
+//
+// Its map:
+//   - Background (background.go) is the engine's work left after an
+//     accepted commit, one value per engine, set up once by server.New
+//     with what the work reads: the notebook, the object caches, the
+//     logger, the retention by time, the checkpoint interval, the
+//     window's K and M, and the engine's catch-up (Sync). The engine's
+//     Close waits for it (Wait).
+//   - StartSweep and Sweep (cleanup.go): the rule that picks the
+//     generations whose commit sweeps the store's decided garbage and the
+//     history below the floor (remote.CleanupV4), and the sweep, one at a
+//     time per engine.
+//   - StartRollups (checkpoint.go): the rollups a generation ends and
+//     the checkpoint it is due for, built from the caches caught up to
+//     the accepted state (objcache.Caches.BuildRollups), one build at a
+//     time per engine.
+//   - Options (options.go): publish.Options for the engine's store: its
+//     clock (the engine's configured Sleep and Now, or the wall clock)
+//     and the estimates of a conditional write and a round trip, a store
+//     on this machine's when none is configured.
+//
+// The data flow: the commit's finish hands the accepted state and its
+// generation to StartSweep and StartRollups; each returns at once and,
+// when the generation is due for its work, runs it on a goroutine with a
+// timeout of its own, detached from the call. Their outcome is only
+// logged: the commit's result never waits for them, never fails because
+// of them, and accepted state never depends on them.
+//
+// The invariant it owns (this part of it): once a publication is
+// accepted, the background work it starts (rollups and checkpoints, one
+// build at a time; a sweep, one at a time, at the generations the rule
+// picks) only ever reads what the accepted state reaches and deletes only
+// what that state's retention rules no longer name (docs/storage.md's
+// sweep rules); Close waits for it.
+//
+// It must not import server or any engine package above it: the engine
+// hands it values and its catch-up as a func.
+package commit
