@@ -17,12 +17,11 @@ import (
 // `current` (the next call finds the pack kept) and Close leaves
 // everything recorded.
 func TestLongLivedCommitsLeaveTheirCacheWorkForAfterTheReply(t *testing.T) {
-	// The work is slow, so a call or a Close that did not wait for it
-	// would find it undone.
-	slowAfterReply = func() { time.Sleep(50 * time.Millisecond) }
-	defer func() { slowAfterReply = nil }()
 	store := memstore.New()
 	a := newAgent(t, store, func(c *Config) { c.LongLived = true })
+	// The work is slow, so a call or a Close that did not wait for it
+	// would find it undone.
+	a.e.afterReply.Slow = func() { time.Sleep(50 * time.Millisecond) }
 	a.pull()
 	a.write("a.md", "one\n")
 	a.commit("seed")

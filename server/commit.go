@@ -34,13 +34,13 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 		return nil, err
 	}
 	defer s.end()
-	if s.lost {
+	if s.Lost {
 		return nil, baselineLost()
 	}
-	if s.base == nil {
+	if s.Base == nil {
 		return nil, diag.InvalidRequest(diag.ReasonNotPulled, "")
 	}
-	if err := s.open(false); err != nil {
+	if err := s.OpenL(false); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, diag.InvalidRequest(diag.ReasonPathNotDirectory, "The directory does not exist.")
 		}
@@ -49,8 +49,8 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 	if err := s.recoverFirst(); err != nil {
 		return nil, err
 	}
-	if s.scan == nil {
-		if _, err := s.scanL(); err != nil {
+	if s.Scan == nil {
+		if _, err := s.ScanL(); err != nil {
 			return nil, err
 		}
 	}
@@ -80,13 +80,13 @@ func checkMessage(m string) *diag.Error {
 // refuseMarkers refuses a commit while any file of L holds a complete
 // conflict block, listing each file and block range.
 func (s *session) refuseMarkers() error {
-	files := s.scan.markerFiles()
+	files := s.Scan.MarkerFiles()
 	if len(files) == 0 {
 		return nil
 	}
 	de := diag.New(diag.CodeContentConflict, diag.ReasonUnresolvedMarkers, "", nil)
 	for _, p := range files {
-		content, err := s.load(s.scan.files[p])
+		content, err := s.Load(s.Scan.Files[p])
 		if err != nil {
 			return s.e.fail("read conflicted file", err)
 		}
@@ -106,23 +106,23 @@ func (s *session) refuseMarkers() error {
 // set or inside the read-only set, resetting exactly those files to the
 // accepted baseline content; other local edits stay in L.
 func (s *session) refuseReadOnly() error {
-	if s.e.sets.Empty() {
+	if s.Env.Sets.Empty() {
 		return nil
 	}
-	base := s.baseFiles()
+	base := s.BaseFiles()
 	var refused []diag.FileError
 	check := func(p string) {
-		if reason := pathReasons[s.e.sets.Check(p)]; reason != "" {
+		if reason := pathReasons[s.Env.Sets.Check(p)]; reason != "" {
 			refused = append(refused, diag.FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
 		}
 	}
-	for p, id := range s.scan.files {
+	for p, id := range s.Scan.Files {
 		if base[p] != id { // changed or added
 			check(p)
 		}
 	}
 	for p := range base {
-		if _, ok := s.scan.files[p]; !ok { // removed
+		if _, ok := s.Scan.Files[p]; !ok { // removed
 			check(p)
 		}
 	}
@@ -132,17 +132,17 @@ func (s *session) refuseReadOnly() error {
 	sort.Slice(refused, func(i, j int) bool { return refused[i].Path < refused[j].Path })
 	// Resetting needs the baseline's content: make sure the cache holds
 	// the accepted chain (a refusal is not on the fast path).
-	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
 	if err != nil {
 		return s.e.fail("read current", err)
 	}
-	chain, err := s.e.sync(s.ctx, state)
+	chain, err := s.e.sync(s.Ctx, state)
 	if err != nil {
 		return err
 	}
-	s.src = s.e.caches.Source(chain)
-	target := &plan.Merged{IDs: make(map[string]cas.ID, len(s.scan.files))}
-	for p, id := range s.scan.files {
+	s.Src = s.Env.Caches.Source(chain)
+	target := &plan.Merged{IDs: make(map[string]cas.ID, len(s.Scan.Files))}
+	for p, id := range s.Scan.Files {
 		target.IDs[p] = id
 	}
 	reason := diag.ReasonOutsideWritable
@@ -156,11 +156,11 @@ func (s *session) refuseReadOnly() error {
 			reason = diag.ReasonInsideReadOnly
 		}
 	}
-	changes, err := s.plan(target)
+	changes, err := s.Plan(target)
 	if err != nil {
 		return s.e.fail("plan reset", err)
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, nil); err != nil {
 		return err
 	}
 	de := diag.New(diag.CodeReadOnlyPath, reason, "", nil)
@@ -190,18 +190,18 @@ func (s *session) publish(message string) (*Result, error) {
 // state read: nothing was published, L becomes that state's tree (others'
 // changes brought in) and the baseline records it.
 func (s *session) finishUnchanged(last *attempt) (*Result, error) {
-	s.ctx = detach(s.ctx)
+	s.Ctx = detach(s.Ctx)
 	st := last.observed
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
 	if err := failpoint(FailAfterPublish); err != nil {
 		return nil, s.recoveryFailure(flag, "publish", err)
 	}
-	res := &Result{Path: s.dir, Generation: st.Generation(), Files: []FileStat{}}
+	res := &Result{Path: s.Dir, Generation: st.Generation(), Files: []FileStat{}}
 	target := last.merged
 	if s.prep != nil {
 		s.prep.Wait() // done reading target.ids before anything changes them
 	}
-	changes, err := s.plan(target)
+	changes, err := s.Plan(target)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
@@ -230,7 +230,7 @@ func (s *session) writeTree(sink cas.Sink, chain *cas.Store, head cas.ID, ids, c
 		if tree, err := updateTree(sink, chain, head, changes); err == nil {
 			return tree, nil
 		} else if !errors.Is(err, cas.ErrNotFound) {
-			s.e.log.Warn("cannot update the tree in place; building it whole", "err", err)
+			s.Env.Log.Warn("cannot update the tree in place; building it whole", "err", err)
 		}
 	}
 	return cas.WriteTree(sink, ids)
@@ -252,7 +252,7 @@ func updateTree(sink cas.Sink, chain *cas.Store, head cas.ID, changes map[string
 // observed R as the baseline (so resolving them and committing publishes
 // the resolution) and reports the conflicts. Nothing was published.
 func (s *session) materialiseConflict(last attemptResult) error {
-	changes, err := s.plan(last.merged)
+	changes, err := s.Plan(last.merged)
 	if err != nil {
 		return s.e.fail("plan rewrite", err)
 	}
@@ -272,12 +272,12 @@ func (s *session) materialiseConflict(last attemptResult) error {
 // that the scan read from L (recent.go): the next commit of those files
 // reads it as its old version.
 func (s *session) keepRecent(last *attempt) {
-	if s.e.recent == nil || s.scan == nil {
+	if s.Env.Recent == nil || s.Scan == nil {
 		return
 	}
 	for p, id := range last.changed {
-		if c, ok := s.scan.content[p]; ok && !id.IsZero() && s.scan.files[p] == id {
-			s.e.recent.Put(id, c)
+		if c, ok := s.Scan.Content[p]; ok && !id.IsZero() && s.Scan.Files[p] == id {
+			s.Env.Recent.Put(id, c)
 		}
 	}
 }
@@ -286,14 +286,14 @@ func (s *session) keepRecent(last *attempt) {
 // object was corrupt.
 func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, error) {
 	files, err := s.increment(last)
-	if err == nil || !errors.Is(err, cas.ErrCorrupt) || !s.e.caches.Heal() {
+	if err == nil || !errors.Is(err, cas.ErrCorrupt) || !s.Env.Caches.Heal() {
 		return files, err
 	}
-	chain, err := s.e.sync(s.ctx, state)
+	chain, err := s.e.sync(s.Ctx, state)
 	if err != nil {
 		return nil, err
 	}
-	s.src = s.e.caches.Source(chain)
+	s.Src = s.Env.Caches.Source(chain)
 	return s.increment(last)
 }
 
@@ -310,12 +310,12 @@ func (s *session) increment(last attemptResult) ([]FileStat, error) {
 		var oldC, newC []byte
 		var err error
 		if hadOld {
-			if oldC, err = s.load(oldID); err != nil {
+			if oldC, err = s.Load(oldID); err != nil {
 				return nil, err
 			}
 		}
 		if hasNew {
-			if newC, err = s.content(last.merged, p); err != nil {
+			if newC, err = s.Content(last.merged, p); err != nil {
 				return nil, err
 			}
 		}

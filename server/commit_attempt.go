@@ -60,14 +60,14 @@ func (s *session) newAttempt(ctx context.Context, observed remote.State, publica
 // is the observed state itself (nothing to publish). The pending record
 // is written meanwhile: waitRecorded returns once it is.
 func (a *attempt) run() (skip bool, err error) {
-	if err := a.s.e.ident.NameStore(a.ctx); err != nil {
+	if err := a.s.Env.Ident.NameStore(a.ctx); err != nil {
 		// The first publication to a store names it (server/storeview).
 		return false, err
 	}
-	if a.s.recordOfAnotherStore() {
+	if a.s.RecordOfAnotherStore() {
 		return false, outlivedRecord() // remembered.go
 	}
-	if a.s.base != nil && a.observed.Generation() < a.s.base.Generation {
+	if a.s.Base != nil && a.observed.Generation() < a.s.Base.Generation {
 		// A state read from the store older than the baseline would
 		// merge as if the remote had undone what the baseline holds:
 		// the record is newer than the store (errRecordNewer,
@@ -76,12 +76,12 @@ func (a *attempt) run() (skip bool, err error) {
 		// GENERATION_REGRESSED, as on any read. (Only here: a state
 		// publish read earlier may be older than what another engine of
 		// this host has seen since, without the store going back.)
-		if err := a.s.e.ident.Observe(a.ctx, a.observed); err != nil {
+		if err := a.s.Env.Ident.Observe(a.ctx, a.observed); err != nil {
 			return false, err
 		}
-		return false, fmt.Errorf("%w: generation %d is older than the baseline's %d", errRecordNewer, a.observed.Generation(), a.s.base.Generation)
+		return false, fmt.Errorf("%w: generation %d is older than the baseline's %d", errRecordNewer, a.observed.Generation(), a.s.Base.Generation)
 	}
-	a.s.base = a.s.pending.Adopt(a.s.ctx, a.s.e.notebook, a.s.base, a.observed)
+	a.s.Base = a.s.Pending.Adopt(a.s.Ctx, a.s.Env.Notebook, a.s.Base, a.observed)
 	if skip, err = a.merge(); err != nil || skip {
 		return skip, err
 	}
@@ -115,23 +115,23 @@ func (a *attempt) run() (skip bool, err error) {
 // result is R itself.
 func (a *attempt) merge() (skip bool, err error) {
 	s, observed := a.s, a.observed
-	if observed.Head() == s.base.Head && s.base.Exact() {
+	if observed.Head() == s.Base.Head && s.Base.Exact() {
 		// R == A: the merge is L, and L's delta from A is found in one
 		// pass over A's encoded entries (no map of A is built unless L
 		// added paths). rFiles then holds only A's entries at the changed
 		// paths: all the diffstat reads of the parent.
-		a.merged = &plan.Merged{IDs: s.scan.files, Local: true}
-		a.changes, a.rFiles = s.baseDelta(true)
-		a.from = s.base
+		a.merged = &plan.Merged{IDs: s.Scan.Files, Local: true}
+		a.changes, a.rFiles = s.BaseDelta(true)
+		a.from = s.Base
 		return len(a.changes) == 0, nil
 	}
 	if err := a.syncChain(); err != nil {
 		return false, err
 	}
-	if a.rFiles, err = objcache.TreeOf(s.src, observed.Head()); err != nil {
+	if a.rFiles, err = objcache.TreeOf(s.Src, observed.Head()); err != nil {
 		return false, err
 	}
-	if a.merged, err = s.mergeWith(observed.Head(), a.rFiles); err != nil {
+	if a.merged, err = s.MergeWith(observed.Head(), a.rFiles); err != nil {
 		return false, err
 	}
 	if len(a.merged.Conflicts) > 0 {
@@ -151,7 +151,7 @@ func (a *attempt) syncChain() error {
 		return err
 	}
 	a.chain = chain
-	a.s.src = a.s.e.caches.Source(chain)
+	a.s.Src = a.s.Env.Caches.Source(chain)
 	return nil
 }
 
@@ -163,8 +163,8 @@ func (a *attempt) inR(id cas.ID) bool {
 	}
 	if a.rAll == nil {
 		files := a.rFiles
-		if a.merged.Local && a.observed.Head() == a.s.base.Head {
-			files = a.s.baseFiles() // rFiles holds only the changed paths
+		if a.merged.Local && a.observed.Head() == a.s.Base.Head {
+			files = a.s.BaseFiles() // rFiles holds only the changed paths
 		}
 		a.rAll = make(map[cas.ID]bool, len(files))
 		for _, fid := range files {
@@ -209,7 +209,7 @@ func (a *attempt) writeFiles() error {
 		if a.sink.Added(id) || a.inR(id) {
 			continue // R (or this pack) holds it already
 		}
-		content, err := a.s.content(a.merged, p)
+		content, err := a.s.Content(a.merged, p)
 		if err != nil {
 			return err
 		}
@@ -262,10 +262,10 @@ func (a *attempt) prepareBaseline() {
 	s := a.s
 	s.prep.Discard()
 	s.prep = nil
-	if a.from == nil || a.from != s.base || !s.base.Exact() {
+	if a.from == nil || a.from != s.Base || !s.Base.Exact() {
 		return
 	}
-	s.prep = s.state.Prepare(&pstate.Baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.IDs})
+	s.prep = s.State.Prepare(&pstate.Baseline{Generation: a.observed.Generation() + 1, Head: a.head, Files: a.merged.IDs})
 }
 
 // waitRecorded returns once the attempt's pending record is written, with
@@ -284,7 +284,7 @@ func (a *attempt) waitRecorded() error {
 // published.
 func (a *attempt) record() error {
 	var err error
-	if a.merged.Local && a.observed.Head() == a.s.base.Head {
+	if a.merged.Local && a.observed.Head() == a.s.Base.Head {
 		// The proposal is L itself and changes is L's delta from A: no
 		// need to compare 10,000 paths again.
 		a.pend, err = a.s.recordPending(a.publication, nil, a.changes)
@@ -295,12 +295,12 @@ func (a *attempt) record() error {
 }
 
 // recordPending writes the record for a publication attempt whose
-// proposed tree is ids, built from the scanned L against s.base; or, when
-// the proposal is L itself, whose delta from s.base is local (zero ID:
+// proposed tree is ids, built from the scanned L against s.Base; or, when
+// the proposal is L itself, whose delta from s.Base is local (zero ID:
 // removed). It returns the new entry (kept for adoption in this session
 // once accepted).
 func (s *session) recordPending(publication string, ids, local map[string]cas.ID) (pstate.PendingEntry, error) {
-	ent := pstate.PendingEntry{Publication: publication, Overlay: map[string]string{}, Base: s.base.Head}
+	ent := pstate.PendingEntry{Publication: publication, Overlay: map[string]string{}, Base: s.Base.Head}
 	if s.v4 != nil {
 		ent.V4, ent.First, ent.Last = true, s.v4.first, s.v4.last
 	}
@@ -313,8 +313,8 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 			}
 		}
 	} else {
-		base := s.baseFiles()
-		for p, id := range s.scan.files {
+		base := s.BaseFiles()
+		for p, id := range s.Scan.Files {
 			if base[p] == id {
 				continue
 			}
@@ -323,7 +323,7 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 				continue
 			}
 			if m != id {
-				c, err := s.content(&plan.Merged{IDs: s.scan.files}, p)
+				c, err := s.Content(&plan.Merged{IDs: s.Scan.Files}, p)
 				if err != nil {
 					continue // A stays the base of p: at worst a conflict
 				}
@@ -335,14 +335,14 @@ func (s *session) recordPending(publication string, ids, local map[string]cas.ID
 			ent.Overlay[p] = hex.EncodeToString(id[:])
 		}
 		for p := range base {
-			if _, inL := s.scan.files[p]; !inL {
+			if _, inL := s.Scan.Files[p]; !inL {
 				if _, inM := ids[p]; !inM {
 					ent.Overlay[p] = ""
 				}
 			}
 		}
 	}
-	if err := s.pending.Record(s.base, ent); err != nil {
+	if err := s.Pending.Record(s.Base, ent); err != nil {
 		return pstate.PendingEntry{}, err
 	}
 	return ent, nil

@@ -3,17 +3,22 @@
 // (private state under Config.PrivateRoot) and R (the accepted notebook in
 // the store). Its errors are the catalogued ones of package server/diag,
 // which also maps every lower-level failure to them in one place
-// (diag.Map; errmap.go adds the engine's own). It knows nothing of MCP or
+// (diag.Map; server/dircall's MapErr adds the engine's own). It knows nothing of MCP or
 // the CLI; both are thin adapters over Engine.
+//
+// A call on one directory is a session: server/dircall's Call (its
+// locks, A, the scan of L, the object source, where a file ID's content
+// is found, the merge and the plan) with the root's steps hung on it
+// (session.go: begin and end).
 //
 // Data flow of one call (pull or commit):
 //
 //	request path ─ResolveDir─▶ L (absolute, at or below WorkspaceRoot,
 //	                           checked lexically and through os.Root:
 //	                           rules.Workspace)
-//	             ─begin──────▶ in-process mutex per L + lock file in P;
-//	                           baseline A (generation, head, path→file ID),
-//	                           stat cache
+//	             ─begin──────▶ in-process mutex per L + lock file in P
+//	                           (dircall.Open); baseline A (generation,
+//	                           head, path→file ID), stat cache
 //	             (recovery flag set: resynchronise first, recovery.go)
 //	L            ─scan───────▶ tree L (path→file ID): one stat per file,
 //	                           directories listed in parallel; only files
@@ -24,7 +29,7 @@
 //	             ─sync───────▶ missing packs fetched in parallel into the
 //	                           shared cache P/stores/<h>/chains/<h>
 //	                           (package objcache)
-//	mergeWith(A, L, R) ─▶ result (R == A yields L, L == A yields R,
+//	MergeWith(A, L, R) ─▶ result (R == A yields L, L == A yields R,
 //	                       otherwise plan.Merge over merge.Trees)
 //	commit only: objects the chain lacks are packed and published
 //	             conditionally; a lost race re-merges in the next build
@@ -43,11 +48,11 @@
 //     long-lived engine remembers of the directory, is server/dirstate's.
 //     A directory's records are keyed by BLAKE3 of the store
 //     identity and the absolute L path (state.go), so two stores never
-//     share a baseline. The object caches (package objcache, e.caches)
+//     share a baseline. The object caches (package objcache, in dircall.Env)
 //     are keyed by the store identity and by the start of the active
 //     chain: everything in one cache directory belongs to the accepted
 //     chain, so a commit skips uploading any object the cache holds. The
-//     engine maps their failures (cache.go) and gives them what they need
+//     engine maps their failures (server/dircall's Env) and gives them what they need
 //     of P's baselines.
 //   - Pull returns CONTENT_CONFLICT/MERGE_CONFLICT after it has written the
 //     conflict blocks and recorded the new baseline, so the caller learns
@@ -62,10 +67,11 @@
 //     directory listings an inotify watch proves unchanged, the stat
 //     cache and the baseline, each used only while P's file is proved to
 //     be the one it was kept from (server/dirstate, workdir/watched.go;
-//     the session's side in memory.go); the recovery flag and the pending
+//     server/dircall's memory.go takes them at the start of a call and
+//     hands them back at its end); the recovery flag and the pending
 //     record are still read from P on every call. It also replies to a commit
 //     before keeping the published pack in the cache and recording the
-//     highest generation (after_reply.go: the next call and Close wait for
+//     highest generation (storeview.AfterReply: the next call and Close wait for
 //     that work) and keeps the content its commits published
 //     (objcache.Recent).
 //     Every commit reads `current` before it builds: no state is guessed.
@@ -109,7 +115,7 @@
 //     (keyed by the store's ID under P/stores/<key>/objects), timed for
 //     publish, and proved once a day (the probe's verdict; Probe stays
 //     here, probe.go, and the mapping of its errors is diag.MapProbe).
-//     Which store it is is storeview's too (storeview.Identity, e.ident):
+//     Which store it is is storeview's too (storeview.Identity, in dircall.Env):
 //     its ID, under whose key P keeps every record of the store, and the
 //     check of every read of `current` against the highest generation
 //     seen; so is the store each directory remembers. The refusals of a

@@ -13,6 +13,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/commit"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
@@ -87,33 +88,26 @@ type Config struct {
 // Engine runs pull, commit, status and log. It is safe for concurrent use;
 // calls on one directory are serialised in the process and across processes.
 type Engine struct {
-	store     remote.Store
-	notebook  *remote.Notebook
-	log       *slog.Logger
+	// env is what every call uses of the engine (server/dircall): the
+	// store as the engine reads it, the notebook, the log, the path sets,
+	// the ignore rules, the object caches, which store it is, the
+	// per-directory memories; made in New, never changed after.
+	env *dircall.Env
+
 	workspace string // absolute, cleaned
 	defDir    string // absolute, cleaned, at or below workspace
 	private   string // absolute, cleaned, outside workspace
 	storeKey  string // hash of the store's URL identity: names P/dirs/ keys and, for a store not yet named, P/stores/<storeKey>
 	locator   string // Config.StoreLocator
-	sets      rules.Sets
-	ignore    *workdir.Ignore
-	secrets   bool // refuse commits adding a recognised credential
 
 	dirMu sync.Mutex
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation
 
-	caches *objcache.Caches // the object caches (package objcache)
-	recent *objcache.Recent // nil unless long-lived: the content its commits published
-
 	probe  storeview.Verdict // the guarantees probe's verdict (probe.go, server/storeview)
 	timing *storeview.Timing // learned estimates of the store (server/storeview); nil: configured
 
-	ident *storeview.Identity // which store it is: its ID, the key of its records (server/storeview)
-
-	mem *dirstate.Memories // per-directory memories (nil unless Config.LongLived)
-
-	background *commit.Background // rollups, checkpoints and sweeps after accepted commits; Close waits for them
-	afterReply afterReply         // a long-lived engine's work left after a reply (after_reply.go)
+	background *commit.Background   // rollups, checkpoints and sweeps after accepted commits; Close waits for them
+	afterReply storeview.AfterReply // a long-lived engine's work left after a reply
 
 	v4opts publish.Options // the publication protocol's options (publish_v4.go)
 }
@@ -193,16 +187,13 @@ func New(cfg Config) (*Engine, error) {
 	}
 	opts := commit.Options(cfg.Store.Identity(), cfg.Sleep, cfg.Now, cfg.CondEstimate, cfg.RTT)
 	e := &Engine{
-		store:     cfg.Store,
-		log:       logger,
+		env: &dircall.Env{Log: logger, Sets: sets, Ignore: ignore, Secrets: !cfg.AllowSecrets},
+
 		workspace: ws,
 		defDir:    def,
 		private:   priv,
 		storeKey:  pstate.HashKey(cfg.Store.Identity()),
 		locator:   cfg.StoreLocator,
-		sets:      sets,
-		ignore:    ignore,
-		secrets:   !cfg.AllowSecrets,
 		dirs:      map[string]*sync.Mutex{},
 
 		v4opts: opts,
@@ -210,20 +201,21 @@ func New(cfg Config) (*Engine, error) {
 	}
 	var later func(func()) // a long-lived engine records a higher generation after its reply
 	if cfg.LongLived {
-		e.recent = objcache.NewRecent()
-		e.mem = dirstate.NewMemories()
-		later = e.afterReply.start
+		e.env.Recent = objcache.NewRecent()
+		e.env.Memories = dirstate.NewMemories()
+		later = e.afterReply.Start
 	}
 	// Keyed by the store ID P recorded for this URL, if any; Identify
 	// reads it from the store otherwise (server/storeview).
-	e.ident = storeview.NewIdentity(storeview.IdentityConfig{Private: priv, Store: cfg.Store, Locator: cfg.StoreLocator,
+	e.env.Ident = storeview.NewIdentity(storeview.IdentityConfig{Private: priv, Store: cfg.Store, Locator: cfg.StoreLocator,
 		Later: later, Switched: e.probe.Forget, Log: logger})
 	// Every read and write of the store goes through the host's copies
 	// of the objects writers exchange (server/storeview).
-	e.store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
-	e.notebook = remote.Open(e.store, remote.Options{Observe: e.ident.Observe, Sleep: cfg.Sleep, Now: cfg.Now,
+	e.env.Store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
+	e.env.Notebook = remote.Open(e.env.Store, remote.Options{Observe: e.env.Ident.Observe, Sleep: cfg.Sleep, Now: cfg.Now,
 		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
-	e.caches = objcache.New(e.notebook, logger, e.storeDir, e.oldestBaseline)
+	e.env.Caches = objcache.New(e.env.Notebook, logger, e.storeDir, func() (uint64, bool) { return pstate.OldestBaseline(priv) })
+	e.env.Probe, e.env.OpenDir = &e.probe, e.openDir
 	retain := cfg.Retain
 	switch {
 	case retain == 0:
@@ -231,7 +223,7 @@ func New(cfg Config) (*Engine, error) {
 	case retain < 0:
 		retain = 0 // remote.CheckpointOptions.RetainFor 0: no window by time
 	}
-	e.background = &commit.Background{Notebook: e.notebook, Caches: e.caches, Log: logger, Retain: retain,
+	e.background = &commit.Background{Notebook: e.env.Notebook, Caches: e.env.Caches, Log: logger, Retain: retain,
 		CheckpointPacks: cfg.CheckpointPacks, K: e.v4opts.K, M: e.v4opts.M, Sync: e.sync}
 	return e, nil
 }
@@ -239,34 +231,20 @@ func New(cfg Config) (*Engine, error) {
 // Close waits for the work left after replies and for a background
 // checkpoint, then releases the engine's resources (open object caches).
 func (e *Engine) Close() error {
-	e.afterReply.wait()
+	e.afterReply.Wait()
 	e.background.Wait()
-	e.mem.Close()
-	return e.caches.Close()
+	e.env.Memories.Close()
+	return e.env.Caches.Close()
 }
 
 // PathSets returns the normalised, sorted writable and read-only sets.
 func (e *Engine) PathSets() (writable, readOnly []string) {
-	return e.sets.Entries()
+	return e.env.Sets.Entries()
 }
 
-// FileStat is one file's line delta.
-type FileStat struct {
-	Path       string
-	Insertions int
-	Deletions  int
-}
-
-// Result is the outcome of a successful pull or commit.
-type Result struct {
-	Path       string // the resolved visible directory
-	Generation uint64 // the accepted generation after the operation
-	Files      []FileStat
-	// BroughtIn is, for a commit, what it wrote into the directory besides
-	// the caller's own changes: others' concurrent changes it merged (the
-	// on-disk delta of L). Not part of the MCP result (the CLI prints it).
-	BroughtIn []FileStat
-}
+// IgnorePatterns returns the configured ignore patterns (--ignore), not
+// the built-in set: the surfaces name only what the operator added.
+func (e *Engine) IgnorePatterns() []string { return e.env.Ignore.Patterns() }
 
 // Status reports local changes against the baseline and whether the remote
 // moved, without publishing.
@@ -300,7 +278,3 @@ func absClean(p string) (string, error) {
 	}
 	return filepath.Clean(p), nil
 }
-
-// detach keeps a call's values but not its cancellation: once the store
-// accepted a publication, L and P are brought up to date regardless.
-func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -147,7 +147,7 @@ func BenchmarkColdPullAfterHistory(b *testing.B) {
 		files := 0
 		for b.Loop() {
 			var priv string
-			fresh := newAgentTB(b, nil, a.e.store, func(c *Config) { priv = c.PrivateRoot })
+			fresh := newAgentTB(b, nil, a.e.env.Store, func(c *Config) { priv = c.PrivateRoot })
 			if _, err := fresh.e.Pull(context.Background(), ""); err != nil {
 				b.Fatal(err)
 			}

@@ -103,12 +103,12 @@ func TestNamingKeepsTheStoreKey(t *testing.T) {
 	a := newAgent(t, memstore.New(), func(c *Config) { c.LongLived = true })
 	a.pull()
 	beforeDir := a.e.storeDir()
-	if id := a.e.ident.ID(); id != "" {
+	if id := a.e.env.Ident.ID(); id != "" {
 		t.Fatalf("a new store read as named: %q", id)
 	}
 	a.write("f.md", "x\n")
 	a.commit("first")
-	if id, dir := a.e.ident.ID(), a.e.storeDir(); id == "" || dir != beforeDir {
+	if id, dir := a.e.env.Ident.ID(), a.e.storeDir(); id == "" || dir != beforeDir {
 		t.Fatalf("after the first commit: id %q dir %q, want a named store under %q", id, dir, beforeDir)
 	}
 }

@@ -24,7 +24,7 @@ func withHealing[T any](e *Engine, op func() (T, error)) (T, error) {
 	if err == nil || !errors.Is(err, cas.ErrCorrupt) {
 		return res, err
 	}
-	if !e.caches.Heal() {
+	if !e.env.Caches.Heal() {
 		return res, err
 	}
 	var de *diag.Error
@@ -33,6 +33,6 @@ func withHealing[T any](e *Engine, op func() (T, error)) (T, error) {
 		// retried: the cache is repaired for the caller's next call.
 		return res, err
 	}
-	e.log.Info("retrying after dropping damaged cached packs")
+	e.env.Log.Info("retrying after dropping damaged cached packs")
 	return op()
 }

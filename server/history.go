@@ -11,9 +11,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 )
@@ -43,20 +43,6 @@ func (e *Engine) historyErr(stage string, err error) error {
 	return e.fail(stage, err)
 }
 
-// historyEngine is what a history.View asks of the engine.
-type historyEngine struct{ e *Engine }
-
-func (h historyEngine) ChainsBetween(ctx context.Context, state remote.State, floor, from, to uint64) ([]remote.Chain, error) {
-	return h.e.notebook.ChainsBetween(ctx, state, floor, from, to)
-}
-
-func (h historyEngine) KeyOf(c remote.Chain) string       { return objcache.KeyOf(c) }
-func (h historyEngine) KeyAt(cp remote.Checkpoint) string { return objcache.KeyAt(cp) }
-
-func (h historyEngine) Fetch(ctx context.Context, g history.Group) error {
-	return h.e.fetchGroup(ctx, g)
-}
-
 // openHistory reads `current`, syncs the active chain's cache and learns
 // how far back the history reads.
 func (e *Engine) openHistory(ctx context.Context) (*history.View, error) {
@@ -67,7 +53,7 @@ func (e *Engine) openHistory(ctx context.Context) (*history.View, error) {
 // openHistoryAt is openHistory that also returns the View's object
 // source, through which a session can read the same cache.
 func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objcache.Source, error) {
-	state, err := e.notebook.ReadCurrent(ctx)
+	state, err := e.env.Notebook.ReadCurrent(ctx)
 	if err != nil {
 		return nil, nil, e.fail("read current", err)
 	}
@@ -75,41 +61,12 @@ func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objcache.So
 	if err != nil {
 		return nil, nil, err
 	}
-	ret, err := e.notebook.Retention(ctx, state)
+	ret, err := e.env.Notebook.Retention(ctx, state)
 	if err != nil {
 		return nil, nil, e.fail("read history", err)
 	}
-	src := e.caches.Source(chain)
-	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: historyEngine{e}, Dir: e.storeDir(), Log: e.log}), src, nil
-}
-
-// fetchGroup makes the cache named g.Key hold g's packs (each verified by
-// remote and cas before it is kept).
-func (e *Engine) fetchGroup(ctx context.Context, g history.Group) error {
-	c, err := e.caches.Open(g.Key)
-	if err != nil {
-		return mapErr(err)
-	}
-	missing := objcache.MissingPacks(c.Store(), g.Packs)
-	if len(missing) > 0 {
-		if err := c.Store().Refresh(); err != nil {
-			return mapErr(err)
-		}
-		missing = objcache.MissingPacks(c.Store(), missing)
-	}
-	var got []cas.NamedPack
-	for _, ref := range missing {
-		data, err := e.notebook.FetchPack(ctx, ref)
-		if err != nil {
-			e.storeTrouble(err)
-			return diag.MapPack(err)
-		}
-		got = append(got, cas.NamedPack{Name: objcache.PackName(ref), Data: data})
-	}
-	if err := c.Store().AddPacks(got); err != nil {
-		return diag.MapPack(err)
-	}
-	return nil
+	src := e.env.Caches.Source(chain)
+	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: e.env.History(), Dir: e.storeDir(), Log: e.env.Log}), src, nil
 }
 
 // readHistory probes the store and runs read on a View of the state it
@@ -228,32 +185,32 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 			return nil, err
 		}
 		defer s.end()
-		if err := s.open(false); err == nil {
-			if _, err := s.scanL(); err != nil {
+		if err := s.OpenL(false); err == nil {
+			if _, err := s.ScanL(); err != nil {
 				return nil, err
 			}
-		} else if s.base == nil {
-			s.scan = &scanResult{}
+		} else if s.Base == nil {
+			s.Scan = &dircall.Scan{}
 		} else {
 			return nil, err
 		}
-		if s.base != nil {
-			state, err := e.notebook.ReadCurrent(ctx)
+		if s.Base != nil {
+			state, err := e.env.Notebook.ReadCurrent(ctx)
 			if err != nil {
 				return nil, e.fail("read current", err)
 			}
-			s.base = s.pending.Adopt(s.ctx, s.e.notebook, s.base, state)
+			s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
 			chain, err := e.sync(ctx, state)
 			if err != nil {
 				return nil, err
 			}
-			s.src = e.caches.Source(chain)
+			s.Src = e.env.Caches.Source(chain)
 		}
-		out, err := history.Compare(s.baseFiles(), s.scan.files, filter, s.load)
+		out, err := history.Compare(s.BaseFiles(), s.Scan.Files, filter, s.Load)
 		if err != nil {
 			return nil, e.fail("read content", err)
 		}
-		s.saveStats()
+		s.SaveStats()
 		return out, nil
 	})
 }

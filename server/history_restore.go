@@ -71,20 +71,20 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, err
 	}
-	t, err := h.Restore(gen, s.scan.files, sub, filters)
+	t, err := h.Restore(gen, s.Scan.Files, sub, filters)
 	if err != nil {
 		return nil, e.historyErr("restore", err)
 	}
 	target := &plan.Merged{IDs: t.IDs}
-	changes, err := s.plan(target)
+	changes, err := s.Plan(target)
 	if err != nil {
 		return nil, e.fail("plan restore", err)
 	}
-	res := &LocalEditResult{Result: Result{Path: s.dir, Generation: t.Generation}}
+	res := &LocalEditResult{Result: Result{Path: s.Dir, Generation: t.Generation}}
 	if err := s.keepUncommitted(changes, opts, "restore", res); err != nil {
 		return nil, err
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, nil); err != nil {
 		return nil, err
 	}
 	res.Files = diffstat(changes)
@@ -99,7 +99,7 @@ func (s *session) subdir(requested string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rel, err := filepath.Rel(s.dir, req)
+	rel, err := filepath.Rel(s.Dir, req)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", diag.InvalidRequest(diag.ReasonInvalidArgument, "The directory is not inside the notebook directory.")
 	}
@@ -117,11 +117,11 @@ func (s *session) subdir(requested string) (string, error) {
 // <time>/<path>, and named in res. Re-creating a file L does not hold
 // destroys nothing and is never refused.
 func (s *session) keepUncommitted(changes []plan.Change, opts HistoryWrite, op string, res *LocalEditResult) error {
-	base := s.baseFiles()
+	base := s.BaseFiles()
 	var risky []diag.FileError
 	var keep []plan.Change
 	for _, c := range changes {
-		cur, inL := s.scan.files[c.Path]
+		cur, inL := s.Scan.Files[c.Path]
 		if !inL {
 			continue
 		}
@@ -159,7 +159,7 @@ func (s *session) keepUncommitted(changes []plan.Change, opts HistoryWrite, op s
 // saveCopies writes the current content of each change's file under a new
 // directory of P/dirs/<h>/saved, durably, and returns that directory.
 func (s *session) saveCopies(files []plan.Change) (string, error) {
-	root := filepath.Join(s.state.Path, "saved")
+	root := filepath.Join(s.State.Path, "saved")
 	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
 	dir := filepath.Join(root, stamp)
 	for i := 2; ; i++ { // two commands in one nanosecond: keep both
@@ -182,13 +182,13 @@ func (s *session) saveCopies(files []plan.Change) (string, error) {
 	// The copies must outlive a crash right after the rewrite that
 	// replaces the originals: every directory down to them is synced.
 	for d := range synced {
-		for ; d != s.state.Path && len(d) > len(s.state.Path); d = filepath.Dir(d) {
+		for ; d != s.State.Path && len(d) > len(s.State.Path); d = filepath.Dir(d) {
 			if err := osfile.SyncDir(d); err != nil {
 				return "", err
 			}
 		}
 	}
-	return dir, osfile.SyncDir(s.state.Path)
+	return dir, osfile.SyncDir(s.State.Path)
 }
 
 func plural(n int, one, many string) string {
@@ -227,25 +227,25 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	if err != nil {
 		return nil, e.historyErr("revert", err)
 	}
-	if s.base.Generation < p.Generation {
+	if s.Base.Generation < p.Generation {
 		// Committing a revert of changes L never had would meet them
 		// again in the merge with the accepted notebook and keep them.
-		return nil, diag.InvalidRequest(diag.ReasonNotPulled, fmt.Sprintf("The directory was last pulled at generation %d, before generation %d: pull it, then revert.", s.base.Generation, p.Generation))
+		return nil, diag.InvalidRequest(diag.ReasonNotPulled, fmt.Sprintf("The directory was last pulled at generation %d, before generation %d: pull it, then revert.", s.Base.Generation, p.Generation))
 	}
-	t, err := h.Revert(p, s.scan.files, sub, s.load)
+	t, err := h.Revert(p, s.Scan.Files, sub, s.Load)
 	if err != nil {
 		return nil, e.historyErr("revert", err)
 	}
 	m := &plan.Merged{IDs: t.IDs, Contents: t.Contents, Conflicts: t.Conflicts}
-	changes, err := s.plan(m)
+	changes, err := s.Plan(m)
 	if err != nil {
 		return nil, e.fail("plan revert", err)
 	}
-	res := &LocalEditResult{Result: Result{Path: s.dir, Generation: p.Generation}}
+	res := &LocalEditResult{Result: Result{Path: s.Dir, Generation: p.Generation}}
 	if err := s.keepUncommitted(changes, opts, "revert", res); err != nil {
 		return nil, err
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.base.Generation}, s.base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, nil); err != nil {
 		return nil, err
 	}
 	res.Files = diffstat(changes)
@@ -271,10 +271,10 @@ func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *his
 			s.end()
 		}
 	}()
-	if s.base == nil {
+	if s.Base == nil {
 		return nil, nil, diag.InvalidRequest(diag.ReasonNotPulled, "This directory has not been pulled yet; pull it first.")
 	}
-	if err := s.open(false); err != nil {
+	if err := s.OpenL(false); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, diag.InvalidRequest(diag.ReasonPathNotDirectory, "The directory does not exist.")
 		}
@@ -283,8 +283,8 @@ func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *his
 	if err := s.recoverFirst(); err != nil {
 		return nil, nil, err
 	}
-	if s.scan == nil {
-		if _, err := s.scanL(); err != nil {
+	if s.Scan == nil {
+		if _, err := s.ScanL(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -292,7 +292,7 @@ func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *his
 	if err != nil {
 		return nil, nil, err
 	}
-	s.src = src
+	s.Src = src
 	ok = true
 	return s, h, nil
 }

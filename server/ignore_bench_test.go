@@ -4,10 +4,13 @@ package server
 
 import (
 	"context"
-	"github.com/slivingdoc/slivingdoc/server/workdir"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
+	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
 // BenchmarkScanUnchanged10000 measures the scan of an unchanged 10,000-file
@@ -30,7 +33,7 @@ func BenchmarkScanUnchanged10000(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.end()
-	if err := s.open(false); err != nil {
+	if err := s.OpenL(false); err != nil {
 		b.Fatal(err)
 	}
 	defaults, _ := workdir.NewIgnore(nil, true)
@@ -42,17 +45,25 @@ func BenchmarkScanUnchanged10000(b *testing.B) {
 	times := make([][]time.Duration, len(variants))
 	for b.Loop() {
 		for i, v := range variants {
-			s.e.ignore = v.rules
+			s.Env.Ignore = v.rules
 			start := time.Now()
-			var res *scanResult
+			var files map[string]cas.ID
+			var content map[string][]byte
 			if v.rules == nil {
-				res, err = scanWith(s.root, s.stats, scanRules{tempsOurs: true})
+				// The scan alone, as dircall's scan runs it without rules.
+				var l *workdir.Listing
+				if l, err = workdir.Scan(s.Root, s.Stats, workdir.Rules{TempsOurs: true}, nil); err == nil {
+					files, content = l.Files, l.Content
+				}
 			} else {
-				res, err = s.scanWithRules()
+				var res *dircall.Scan
+				if res, err = s.ScanWithRules(); err == nil {
+					files, content = res.Files, res.Content
+				}
 			}
 			times[i] = append(times[i], time.Since(start))
-			if err != nil || len(res.files) != 10000 || len(res.content) != 0 {
-				b.Fatalf("scan: %v, %d files, %d read", err, len(res.files), len(res.content))
+			if err != nil || len(files) != 10000 || len(content) != 0 {
+				b.Fatalf("scan: %v, %d files, %d read", err, len(files), len(content))
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
@@ -24,7 +23,7 @@ func (e *Engine) Log(ctx context.Context, n int) ([]history.Entry, error) {
 		return nil, err
 	}
 	return withHealing(e, func() ([]history.Entry, error) {
-		state, err := e.notebook.ReadCurrent(ctx)
+		state, err := e.env.Notebook.ReadCurrent(ctx)
 		if err != nil {
 			return nil, e.fail("read current", err)
 		}
@@ -34,22 +33,8 @@ func (e *Engine) Log(ctx context.Context, n int) ([]history.Entry, error) {
 		}
 		// A miss fills the cache with the whole chain
 		// (objcache.Caches.Fill), as a version-1 cache held.
-		fill := func() error { return e.caches.Fill(ctx, state, chain) }
-		ens, err := history.Log(ctx, state, e.caches.Source(chain), fill, n, e.notebook.Publications)
+		fill := func() error { return e.env.Caches.Fill(ctx, state, chain) }
+		ens, err := history.Log(ctx, state, e.env.Caches.Source(chain), fill, n, e.env.Notebook.Publications)
 		return ens, e.historyErr("log", err)
 	})
-}
-
-// treeDelta is the per-file line delta from one tree to the next, as a
-// commit's result reports it.
-func treeDelta(src cas.Source, from, to map[string]cas.ID) ([]FileStat, error) {
-	cs, err := history.TreeDelta(src, from, to)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]FileStat, len(cs))
-	for i, c := range cs {
-		out[i] = FileStat{Path: c.Path, Insertions: c.Insertions, Deletions: c.Deletions}
-	}
-	return out, nil
 }

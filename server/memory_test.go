@@ -9,6 +9,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote/filestore"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 )
 
@@ -29,7 +30,7 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 		os.Chtimes(a.path(p), old, old)
 	}
 	a.commit("seed")
-	if a.e.mem.Of(a.e.stateDir(a.dir)).Stats == nil {
+	if a.e.env.Memories.Of(a.e.stateDir(a.dir)).Stats == nil {
 		t.Fatal("the long-lived engine kept no stat cache")
 	}
 	cfg.LongLived = false
@@ -60,7 +61,7 @@ func TestLongLivedEngineSharesItsDirectory(t *testing.T) {
 		t.Fatalf("other status: %v %+v", err, st)
 	}
 	// The stat cache in P replaced (by the other process): a reads P's copy.
-	m := a.e.mem.Of(a.e.stateDir(a.dir))
+	m := a.e.env.Memories.Of(a.e.stateDir(a.dir))
 	kept := m.StatsAt
 	if _, err := other.Status(ctx, ""); err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func TestLongLivedEngineRereadsAChangedBaseline(t *testing.T) {
 	a.pull()
 	a.write("one.md", "one\n")
 	a.commit("seed")
-	mem := a.e.mem.Of(a.e.stateDir(a.dir))
+	mem := a.e.env.Memories.Of(a.e.stateDir(a.dir))
 	if mem.Base == nil {
 		t.Fatal("the long-lived engine kept no baseline")
 	}
@@ -154,7 +155,7 @@ func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
 	for i := range 3 {
 		a.appendTo("keep.md", "more\n")
 		a.commit("edit beside it")
-		kept := a.e.mem.Of(a.e.stateDir(a.dir)).Base
+		kept := a.e.env.Memories.Of(a.e.stateDir(a.dir)).Base
 		if kept == nil {
 			t.Fatalf("commit %d: no kept baseline", i)
 		}
@@ -179,7 +180,7 @@ func TestLongLivedEngineKeepsAcceptedFilesAtIgnoredPaths(t *testing.T) {
 }
 
 // A long-lived engine finds L's delta from A over the paths its scan
-// touched when the last call left L exactly at A (memory.go, dirstate.DeltaRef),
+// touched when the last call left L exactly at A (server/dircall's memory.go, dirstate.DeltaRef),
 // and over every path as soon as another process changed the baseline
 // or the stat cache; each delta is checked against the whole one in
 // tests (verifyRefDelta), so a wrong shortcut fails here.
@@ -199,11 +200,11 @@ func TestLongLivedEngineDeltaFromTheLastCall(t *testing.T) {
 	a.commit("seed")
 	used := func(what string, want bool) {
 		t.Helper()
-		before := refDeltas.Load()
+		before := dircall.RefDeltas.Load()
 		if r := a.commit(what); r == nil {
 			t.Fatal("no result")
 		}
-		if got := refDeltas.Load() > before; got != want {
+		if got := dircall.RefDeltas.Load() > before; got != want {
 			t.Fatalf("%s: delta from the last call's tree: %v, want %v", what, got, want)
 		}
 	}

@@ -3,10 +3,7 @@ package server
 import (
 	"context"
 	"github.com/slivingdoc/slivingdoc/server/diag"
-	"path/filepath"
 )
-
-func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe") }
 
 // Probe learns the store's ID (server/storeview), then proves the store's
 // guarantees (remote.Probe) unless a fresh verdict is cached in P for
@@ -21,14 +18,9 @@ func (e *Engine) probeFile() string { return filepath.Join(e.storeDir(), "probe"
 // then fails at its first write with ACCESS_DENIED, nothing published. The
 // degraded verdict is held for this process only and never recorded.
 func (e *Engine) Probe(ctx context.Context) error {
-	e.ident.Identify(ctx)
-	if err := e.probe.Prove(ctx, e.store, e.probeFile, e.log); err != nil {
+	e.env.Ident.Identify(ctx)
+	if err := e.probe.Prove(ctx, e.env.Store, e.probeFile, e.env.Log); err != nil {
 		return diag.MapProbe(err)
 	}
 	return nil
 }
-
-// storeTrouble forgets the probe verdict after an unexpected store error,
-// so the next call (in any process) proves the store again. Lost races,
-// cancellations and absent objects are expected and keep the verdict.
-func (e *Engine) storeTrouble(err error) { e.probe.Trouble(err, e.probeFile, e.log) }

@@ -41,7 +41,7 @@ func TestChainCachesArePruned(t *testing.T) {
 	b.pull()
 	// The cache of a chain newer than any this test reaches, as another
 	// process sharing b's P could hold: it must survive b's pruning.
-	newer := filepath.Join(b.e.caches.Dir(), "999999-0123456789abcdef0123456789abcdef")
+	newer := filepath.Join(b.e.env.Caches.Dir(), "999999-0123456789abcdef0123456789abcdef")
 	if err := os.MkdirAll(newer, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -55,11 +55,11 @@ var errNothingToPublish = errors.New("server: nothing to publish")
 // publisher returns a Publisher on the engine's store, named first if it
 // has no ID yet (server/storeview): every version-4 `current` names the ID.
 func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
-	if err := e.ident.NameStore(ctx); err != nil {
+	if err := e.env.Ident.NameStore(ctx); err != nil {
 		return nil, err
 	}
 	opts := e.v4opts
-	opts.Store = e.ident.ID()
+	opts.Store = e.env.Ident.ID()
 	opts.Objects = func(ctx context.Context, st publish.State) (cas.Source, error) {
 		state := stateView(st)
 		c, err := e.sync(ctx, state)
@@ -70,9 +70,9 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		// reads the trees its proposals were built on, which a catch-up
 		// through rollups skips), not the whole chain.
 		from := st.Generation() - min(st.Generation(), uint64(max(opts.K, publish.DefaultK)))
-		return &refillSource{src: e.caches.Source(c), fill: func() error { return e.caches.FillFrom(ctx, state, c, from+1) }}, nil
+		return &refillSource{src: e.env.Caches.Source(c), fill: func() error { return e.env.Caches.FillFrom(ctx, state, c, from+1) }}, nil
 	}
-	store := e.timing.Timed(&opts, e.store, e.storeDir()) // server/storeview
+	store := e.timing.Timed(&opts, e.env.Store, e.storeDir()) // server/storeview
 	return publish.New(store, opts)
 }
 
@@ -124,7 +124,7 @@ func (s *session) publishV4(message string) (*Result, error) {
 	if err == nil || !errors.As(err, &de) || de.Reason != diag.ReasonMissingPack || s.v4 == nil || s.v4.published {
 		return res, err
 	}
-	if again, rerr := s.e.notebook.ReadCurrent(s.ctx); rerr == nil && again.Generation() > s.v4.last {
+	if again, rerr := s.Env.Notebook.ReadCurrent(s.Ctx); rerr == nil && again.Generation() > s.v4.last {
 		return s.publishV4From(message, true)
 	}
 	return res, err
@@ -133,12 +133,12 @@ func (s *session) publishV4(message string) (*Result, error) {
 // publishV4From is publishV4; mayResume: a call the pending record names
 // is resumed first (false once it was).
 func (s *session) publishV4From(message string, mayResume bool) (*Result, error) {
-	pub, err := s.e.publisher(s.ctx)
+	pub, err := s.e.publisher(s.Ctx)
 	if err != nil {
 		return nil, s.e.fail("publish", err)
 	}
 	s.v4 = nil
-	ent, resume := s.pending.Undecided(s.base)
+	ent, resume := s.Pending.Undecided(s.Base)
 	id, first := ent.Publication, ent.First
 	resume = resume && mayResume
 	if !resume {
@@ -176,9 +176,9 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	}
 	var res publish.Result
 	if resume {
-		res, err = pub.Resume(s.ctx, id, first, build)
+		res, err = pub.Resume(s.Ctx, id, first, build)
 	} else {
-		res, err = pub.CommitAfter(s.ctx, id, s.state.LoadStreak(), build)
+		res, err = pub.CommitAfter(s.Ctx, id, s.State.LoadStreak(), build)
 	}
 	if last != nil {
 		_ = last.waitRecorded() // written before anything reads the session's record state
@@ -188,7 +188,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		return nil, s.materialiseConflict(last.attemptResult)
 	case errors.Is(err, errNothingToPublish):
 		return s.finishUnchanged(last)
-	case err != nil && s.ctx.Err() != nil && s.v4 != nil && s.v4.built:
+	case err != nil && s.Ctx.Err() != nil && s.v4 != nil && s.v4.built:
 		// The caller stopped waiting (its deadline, a cancel) after the
 		// change may have been registered: no count of lost writes ends
 		// a call (a refused or rate-limited write re-reads and folds
@@ -215,7 +215,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 // resumed call's: its own change at its generation, and what the
 // synchronisation wrote into L as brought in.
 func (s *session) resumedV4(res publish.Result, message string) (*Result, error) {
-	s.pending.Recheck()
+	s.Pending.Recheck()
 	synced, conflicts, err := s.syncTo("commit", stateView(res.State))
 	if err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func (s *session) resumedV4(res publish.Result, message string) (*Result, error)
 	if len(conflicts) > 0 {
 		return nil, conflictError(conflicts)
 	}
-	if _, err := s.scanL(); err != nil {
+	if _, err := s.ScanL(); err != nil {
 		return nil, err
 	}
 	more, err := s.publishV4From(message, false)
@@ -232,11 +232,11 @@ func (s *session) resumedV4(res publish.Result, message string) (*Result, error)
 	}
 	// The result is the resumed call's: its own change at its own
 	// generation; what the synchronisation wrote into L is others'.
-	out := &Result{Path: s.dir, Generation: res.Generation, Files: []FileStat{}, BroughtIn: synced.Files}
-	if out.Files, err = ownChange(s.src, res.Head); err != nil {
+	out := &Result{Path: s.Dir, Generation: res.Generation, Files: []FileStat{}, BroughtIn: synced.Files}
+	if out.Files, err = ownChange(s.Src, res.Head); err != nil {
 		// Accepted all the same: failing the call now would only make a
 		// retry report nothing. The log says why the list is empty.
-		s.e.log.Warn("cannot list the resumed commit's own change", "err", err)
+		s.Env.Log.Warn("cannot list the resumed commit's own change", "err", err)
 		out.Files = []FileStat{}
 	}
 	return out, nil
@@ -268,16 +268,16 @@ func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
 // res.Generation: L becomes its tree, the baseline records it.
 func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	// Accepted: from here on, finish locally whatever the caller's context.
-	s.ctx = detach(s.ctx)
-	s.pending.Accept(last.pend)
+	s.Ctx = detach(s.Ctx)
+	s.Pending.Accept(last.pend)
 	s.v4.published = true
-	s.state.SaveStreak(res.Streak)
+	s.State.SaveStreak(res.Streak)
 	s.e.background.StartSweep(res.State, res.Generation) // server/commit
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (pstate.Highest); publish read it, not the notebook.
-	if err := s.e.ident.Observe(s.ctx, state); err != nil {
-		s.e.log.Warn("the accepted state could not be recorded", "err", err)
+	if err := s.Env.Ident.Observe(s.Ctx, state); err != nil {
+		s.Env.Log.Warn("the accepted state could not be recorded", "err", err)
 	}
 	s.keepRecent(last)
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "yes", Generation: res.Generation}
@@ -286,7 +286,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	}
 	asBuilt := res.Head == last.head
 	s.keepOwnProposal(res, last)
-	out := &Result{Path: s.dir, Generation: res.Generation, Files: []FileStat{}}
+	out := &Result{Path: s.Dir, Generation: res.Generation, Files: []FileStat{}}
 	var err error
 	if out.Files, err = s.diffstat(state, last.attemptResult); err != nil {
 		return nil, s.recoveryFailure(flag, "diffstat", err)
@@ -295,19 +295,19 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if !asBuilt {
 		// A fold re-parented the change onto others' folded before it:
 		// L becomes that generation's tree, from its group pack.
-		chain, err := s.e.sync(s.ctx, state)
+		chain, err := s.e.sync(s.Ctx, state)
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
-		s.src = s.e.caches.Source(chain)
+		s.Src = s.Env.Caches.Source(chain)
 		// The generation the accepted version was built on: this
 		// directory's cache held its closure then (objcache.Caches.Accepted).
 		built := last.observed.Generation()
 		if inc, ok := res.State.Manifest.Increment(res.Generation); ok && inc.Publication == last.publication {
 			built = inc.Proposal
 		}
-		s.src.More = s.e.caches.Accepted(s.ctx, state, s.src, built, res.Generation)
-		files, err := objcache.TreeOf(s.src, res.Head)
+		s.Src.More = s.Env.Caches.Accepted(s.Ctx, state, s.Src, built, res.Generation)
+		files, err := objcache.TreeOf(s.Src, res.Head)
 		if err != nil {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
 		}
@@ -316,7 +316,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if s.prep != nil {
 		s.prep.Wait() // done reading target.ids before anything changes them
 	}
-	changes, err := s.plan(target)
+	changes, err := s.Plan(target)
 	if err != nil {
 		return nil, s.recoveryFailure(flag, "rewrite", err)
 	}
@@ -328,7 +328,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if target == last.merged && last.from != nil {
 		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, func() map[string]cas.ID { return s.pending.IfAccepted(s.base) }); err != nil {
+	if err := s.materialise(changes, flag, next, func() map[string]cas.ID { return s.Pending.IfAccepted(s.Base) }); err != nil {
 		var de *diag.Error
 		if errors.As(err, &de) && de.Code != diag.CodeRecoveryFailure {
 			return nil, s.recoveryFailure(flag, "rewrite", err)
@@ -356,12 +356,12 @@ func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
 		return // accepted from another version than the last built
 	}
 	state := stateView(res.State)
-	c, err := s.e.caches.Open(objcache.Key(state))
+	c, err := s.Env.Caches.Open(objcache.Key(state))
 	if err == nil {
 		err = c.Store().AddPack(objcache.PackName(remote.PackRef{Key: inc.ProposalKey()}), last.pack)
 	}
 	if err != nil {
-		s.e.log.Warn("cannot keep the published pack in the cache", "err", err)
+		s.Env.Log.Warn("cannot keep the published pack in the cache", "err", err)
 		return
 	}
 	if c.Reach() == inc.Generation-1 && inc.Group == (remote.GroupRef{}) {

@@ -38,10 +38,10 @@ func (e *Engine) pull(ctx context.Context, path string, implied bool) (*Result, 
 		return nil, err
 	}
 	defer s.end()
-	if err := s.open(true); err != nil {
+	if err := s.OpenL(true); err != nil {
 		return nil, err
 	}
-	if implied && s.base == nil && !s.emptyL() {
+	if implied && s.Base == nil && !s.EmptyL() {
 		return nil, diag.InvalidRequest(diag.ReasonDirectoryNotEmpty, "")
 	}
 	// Before the baseline moves on and the record with it (pull_v4.go).
@@ -61,10 +61,10 @@ func (e *Engine) pull(ctx context.Context, path string, implied bool) (*Result, 
 // pull is the synchronisation shared by Pull and by recovery: scan L, read
 // `current`, merge(A, L, R), rewrite L, record R as the baseline.
 func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
-	if _, err := s.scanL(); err != nil {
+	if _, err := s.ScanL(); err != nil {
 		return nil, nil, err
 	}
-	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
 	if err != nil {
 		return nil, nil, s.e.fail("read current", err)
 	}
@@ -74,7 +74,7 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 		// A cleanup after a newer checkpoint removed a pack the manifest
 		// just read named (nothing was rewritten yet): the newer
 		// `current` no longer needs it (server/objcache, remote/cleanup.go).
-		if again, rerr := s.e.notebook.ReadCurrent(s.ctx); rerr == nil && again.Generation() > state.Generation() {
+		if again, rerr := s.Env.Notebook.ReadCurrent(s.Ctx); rerr == nil && again.Generation() > state.Generation() {
 			return s.syncTo(op, again)
 		}
 	}
@@ -87,60 +87,60 @@ func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
 func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Conflict, error) {
 	// A record of another store, or newer than the store (restored from a
 	// backup), is no record: the directory is adopted (remembered.go).
-	s.dropOutlivedRecord(state)
-	flag, err := s.state.LoadRecovery()
+	s.DropOutlivedRecord(state)
+	flag, err := s.State.LoadRecovery()
 	if err != nil {
 		return nil, nil, s.e.fail("load recovery flag", err)
 	}
-	res := &Result{Path: s.dir, Generation: state.Generation(), Files: []FileStat{}}
-	if s.base == nil && len(s.scan.files) > 0 {
+	res := &Result{Path: s.Dir, Generation: state.Generation(), Files: []FileStat{}}
+	if s.Base == nil && len(s.Scan.Files) > 0 {
 		// No record (never pulled here, copied, or P cleared): no file
 		// of L has a known base (server/plan).
 		var paths []string
-		for p := range s.scan.files {
-			if !s.scan.virtual[p] {
+		for p := range s.Scan.Files {
+			if !s.Scan.Virtual[p] {
 				paths = append(paths, p)
 			}
 		}
-		s.base = s.base.WithUnknown(paths)
+		s.Base = s.Base.WithUnknown(paths)
 	}
-	s.base = s.base.WithUnknown(s.scan.unknown)
+	s.Base = s.Base.WithUnknown(s.Scan.Unknown)
 	if flag == nil {
-		s.base = s.pending.Adopt(s.ctx, s.e.notebook, s.base, state)
-		if s.base != nil && state.Head() == s.base.Head && s.base.Exact() && len(s.scan.temps) == 0 && len(s.scan.restore) == 0 {
+		s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
+		if s.Base != nil && state.Head() == s.Base.Head && s.Base.Exact() && len(s.Scan.Temps) == 0 && len(s.Scan.Restore) == 0 {
 			// R == A: the merge is L itself; nothing to fetch or rewrite.
-			if s.base.Generation != state.Generation() {
-				s.base.Generation = state.Generation()
-				if err := s.state.SaveBaseline(s.base); err != nil {
+			if s.Base.Generation != state.Generation() {
+				s.Base.Generation = state.Generation()
+				if err := s.State.SaveBaseline(s.Base); err != nil {
 					return nil, nil, s.e.fail("record baseline", err)
 				}
 			}
-			s.saveStats()
+			s.SaveStats()
 			return res, nil, nil
 		}
 	}
-	chain, err := s.e.sync(s.ctx, state)
+	chain, err := s.e.sync(s.Ctx, state)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.src = s.e.caches.Source(chain)
-	if flag != nil && s.base != nil {
+	s.Src = s.Env.Caches.Source(chain)
+	if flag != nil && s.Base != nil {
 		if _, err := s.settleRewrite(flag, true); err != nil {
 			return nil, nil, s.recoveryFailure(*flag, "settle", err)
 		}
-		s.base = s.pending.Adopt(s.ctx, s.e.notebook, s.base, state)
+		s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
 	}
 	var rFiles map[string]cas.ID
-	if s.base != nil && state.Head() == s.base.Head && !s.base.HasUnknown() {
-		rFiles = s.base.HeadTree()
-	} else if rFiles, err = objcache.TreeOf(s.src, state.Head()); err != nil {
+	if s.Base != nil && state.Head() == s.Base.Head && !s.Base.HasUnknown() {
+		rFiles = s.Base.HeadTree()
+	} else if rFiles, err = objcache.TreeOf(s.Src, state.Head()); err != nil {
 		return nil, nil, s.e.fail("read remote tree", err)
 	}
-	m, err := s.mergeWith(state.Head(), rFiles)
+	m, err := s.MergeWith(state.Head(), rFiles)
 	if err != nil {
 		return nil, nil, s.e.fail("merge", err)
 	}
-	changes, err := s.plan(m)
+	changes, err := s.Plan(m)
 	if err != nil {
 		return nil, nil, s.e.fail("plan rewrite", err)
 	}
@@ -163,21 +163,21 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 // (a copy of every path) is most of what a commit that rewrites nothing
 // would spend here.
 func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore func() map[string]cas.ID) error {
-	pending, err := s.state.LoadRecovery()
+	pending, err := s.State.LoadRecovery()
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
 	}
-	if len(changes) == 0 && len(s.scan.temps) == 0 && pending == nil {
+	if len(changes) == 0 && len(s.Scan.Temps) == 0 && pending == nil {
 		// Nothing to rewrite. Same accepted head and generation: the
 		// recorded baseline already says this, so skip the write.
-		if s.base == nil || s.base.Head != next.Head || s.base.Generation != next.Generation || !sameTree(s.base.Held, next.Held) || !s.base.Exact() {
-			if err := s.state.SaveBaseline(next); err != nil {
+		if s.Base == nil || s.Base.Head != next.Head || s.Base.Generation != next.Generation || !sameTree(s.Base.Held, next.Held) || !s.Base.Exact() {
+			if err := s.State.SaveBaseline(next); err != nil {
 				return s.e.fail("record baseline", err)
 			}
 			s.recorded(next)
-			s.state.PruneHeld(&next.Baseline)
+			s.State.PruneHeld(&next.Baseline)
 		}
-		s.saveStats()
+		s.SaveStats()
 		return nil
 	}
 	var before map[string]cas.ID
@@ -185,7 +185,7 @@ func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, n
 		before = baseBefore()
 	}
 	if before == nil {
-		before = s.baseFiles()
+		before = s.BaseFiles()
 	}
 	data, err := s.apply(changes, flag, next, before)
 	if err != nil {
@@ -195,39 +195,39 @@ func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, n
 		}
 		return s.recoveryFailure(flag, "rewrite", err)
 	}
-	if err := s.state.InstallNextBaseline(next, data); err != nil {
+	if err := s.State.InstallNextBaseline(next, data); err != nil {
 		return s.recoveryFailure(flag, "baseline", err)
 	}
 	s.recorded(next)
 	if err := failpoint(FailAfterBaseline); err != nil {
 		return s.recoveryFailure(flag, "baseline", err)
 	}
-	if err := s.state.ClearRecovery(); err != nil {
+	if err := s.State.ClearRecovery(); err != nil {
 		return s.recoveryFailure(flag, "baseline", err)
 	}
-	s.state.RemoveRewrite()
+	s.State.RemoveRewrite()
 	// Only now: settling an interrupted rewrite may need what P holds.
-	s.state.PruneHeld(&next.Baseline)
-	s.saveStats()
+	s.State.PruneHeld(&next.Baseline)
+	s.SaveStats()
 	return nil
 }
 
 // recorded makes next, just recorded in P, the session's baseline.
 func (s *session) recorded(next *dirstate.Baseline) {
-	s.pending.Recorded(s.base, next.Head)
-	s.base = next
-	if s.scan != nil && len(s.scan.unknown) > 0 {
+	s.Pending.Recorded(s.Base, next.Head)
+	s.Base = next
+	if s.Scan != nil && len(s.Scan.Unknown) > 0 {
 		// Settled by this baseline: no longer withheld (plan.AddVirtual).
-		keep := s.scan.withheld[:0:0]
-		for _, p := range s.scan.withheld {
-			if !slices.Contains(s.scan.unknown, p) {
+		keep := s.Scan.Withheld[:0:0]
+		for _, p := range s.Scan.Withheld {
+			if !slices.Contains(s.Scan.Unknown, p) {
 				keep = append(keep, p)
 			}
 		}
-		if err := plan.SaveWithheld(s.state.Dir, keep); err != nil {
-			s.e.log.Warn("cannot record the withheld paths", "err", err)
+		if err := plan.SaveWithheld(s.State.Dir, keep); err != nil {
+			s.Env.Log.Warn("cannot record the withheld paths", "err", err)
 		}
-		s.scan.withheld, s.scan.unknown = keep, nil
+		s.Scan.Withheld, s.Scan.Unknown = keep, nil
 	}
 }
 
@@ -249,16 +249,16 @@ func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID
 			}
 		}
 		next.Held[c.Path] = rFiles[c.Path]
-		id, ok := s.baseFiles()[c.Path]
+		id, ok := s.BaseFiles()[c.Path]
 		if !ok {
 			delete(next.Files, c.Path)
 			continue
 		}
-		content, err := s.load(id)
+		content, err := s.Load(id)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.state.SaveHeld(id, content); err != nil {
+		if err := s.State.SaveHeld(id, content); err != nil {
 			return nil, err
 		}
 		next.Files[c.Path] = id

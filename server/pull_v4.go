@@ -38,12 +38,12 @@ var errNotRebuilt = errors.New("server: a pull does not build a new version")
 // settleV4 settles the undecided call the pending record names, if any.
 // A store error is the pull's: the record stays for the next call.
 func (s *session) settleV4() error {
-	ent, ok := s.pending.Undecided(s.base)
+	ent, ok := s.Pending.Undecided(s.Base)
 	if !ok {
 		return nil
 	}
 	id, last := ent.Publication, max(ent.Last, ent.First)
-	pub, err := s.e.publisher(s.ctx)
+	pub, err := s.e.publisher(s.Ctx)
 	if err != nil {
 		return s.e.fail("publish", err)
 	}
@@ -58,7 +58,7 @@ func (s *session) settleV4() error {
 	// a call that died in between may have left an older version the
 	// newest no longer shadows; Resume is then asked about that one.
 	for {
-		_, err = pub.Resume(s.ctx, id, last, notRebuilt)
+		_, err = pub.Resume(s.Ctx, id, last, notRebuilt)
 		if !errors.Is(err, errNotRebuilt) {
 			break
 		}
@@ -67,8 +67,8 @@ func (s *session) settleV4() error {
 			return s.e.fail("publish", ferr)
 		}
 		if !ok {
-			s.e.log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
-			s.pending.Forget(id)
+			s.Env.Log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
+			s.Pending.Forget(id)
 			return nil
 		}
 		last = g
@@ -76,7 +76,7 @@ func (s *session) settleV4() error {
 	if err != nil {
 		return s.e.fail("publish", err)
 	}
-	s.e.log.Info("a pull completed a publication interrupted after it registered", "publication", id)
+	s.Env.Log.Info("a pull completed a publication interrupted after it registered", "publication", id)
 	return nil // accepted: the merge adopts it (pending.Tracker.Adopt)
 }
 
@@ -84,7 +84,7 @@ func (s *session) settleV4() error {
 // that a fold could still take (fewer than K generations behind
 // `current`, not declined), if any.
 func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error) {
-	state, err := s.e.notebook.ReadCurrent(s.ctx)
+	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
 	if err != nil {
 		return 0, false, err
 	}
@@ -100,7 +100,7 @@ func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error
 	if m.Generation >= k {
 		from = m.Generation - k + 1
 	}
-	objs, err := remote.ListAfter(s.ctx, s.e.store, remote.ProposalsPrefix, strings.TrimSuffix(remote.ProposalKey(from, ""), "-"))
+	objs, err := remote.ListAfter(s.Ctx, s.Env.Store, remote.ProposalsPrefix, strings.TrimSuffix(remote.ProposalKey(from, ""), "-"))
 	if err != nil {
 		return 0, false, err
 	}

@@ -23,24 +23,24 @@ import (
 // in a fresh context: the original may be what failed); the report says
 // whether that worked.
 func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause error) *diag.Error {
-	s.e.log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
+	s.Env.Log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
 	flag.Stage = stage
-	if old, err := s.state.LoadRecovery(); err == nil && old != nil && flag.Rewrite == "" {
+	if old, err := s.State.LoadRecovery(); err == nil && old != nil && flag.Rewrite == "" {
 		flag.Rewrite = old.Rewrite // the record still describes L's rewrite
 	}
-	if err := s.state.SetRecovery(flag); err != nil {
-		s.e.log.Error("cannot record the recovery flag", "err", err)
+	if err := s.State.SetRecovery(flag); err != nil {
+		s.Env.Log.Error("cannot record the recovery flag", "err", err)
 	}
 	if errors.Is(cause, cas.ErrCorrupt) {
-		s.e.caches.Heal() // the resynchronisation then fetches fresh copies
+		s.Env.Caches.Heal() // the resynchronisation then fetches fresh copies
 	}
 	de := diag.New(diag.CodeRecoveryFailure, diag.ReasonRecoveryPending, "", cause)
 	de.Recovery = &diag.Recovery{Stage: stage, RemoteAccepted: flag.RemoteAccepted}
-	if s.inRecovery {
+	if s.InRecovery {
 		return de
 	}
-	if err := s.resync(context.WithoutCancel(s.ctx)); err != nil {
-		s.e.log.Error("resynchronisation failed; the next call retries it", "err", err)
+	if err := s.resync(context.WithoutCancel(s.Ctx)); err != nil {
+		s.Env.Log.Error("resynchronisation failed; the next call retries it", "err", err)
 		return de
 	}
 	resynced := diag.New(diag.CodeRecoveryFailure, diag.ReasonResynchronized, "", cause)
@@ -52,40 +52,40 @@ func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause 
 // recovery flag. Conflicts are left as blocks in the files (and reported
 // by the caller's next operation through the marker check).
 func (s *session) resync(ctx context.Context) error {
-	s.inRecovery = true
-	defer func() { s.inRecovery = false }()
-	saved := s.ctx
-	s.ctx = ctx
-	defer func() { s.ctx = saved }()
-	s.stats = s.state.LoadStatCache()
-	s.base = s.pending.AdoptAccepted(s.base)
+	s.InRecovery = true
+	defer func() { s.InRecovery = false }()
+	saved := s.Ctx
+	s.Ctx = ctx
+	defer func() { s.Ctx = saved }()
+	s.Stats = s.State.LoadStatCache()
+	s.Base = s.Pending.AdoptAccepted(s.Base)
 	_, _, err := s.pull("resync")
 	return err
 }
 
 // recoverFirst runs a pending resynchronisation before an operation.
 func (s *session) recoverFirst() error {
-	flag, err := s.state.LoadRecovery()
+	flag, err := s.State.LoadRecovery()
 	if err != nil {
 		return s.e.fail("load recovery flag", err)
 	}
-	if flag == nil && !s.base.HasUnknown() {
+	if flag == nil && !s.Base.HasUnknown() {
 		// A path that stopped being ignored may have an unknown base:
 		// only a scan tells (plan.AddVirtual).
-		if _, err := s.scanL(); err != nil {
+		if _, err := s.ScanL(); err != nil {
 			return err
 		}
-		if len(s.scan.unknown) == 0 {
+		if len(s.Scan.Unknown) == 0 {
 			return nil
 		}
 	}
 	if flag == nil {
 		flag = &pstate.RecoveryFlag{Op: "settle", Stage: "unknown-base", RemoteAccepted: "no"}
 	}
-	s.e.log.Info("resynchronising after an interrupted operation", "op", flag.Op, "stage", flag.Stage)
-	s.inRecovery = true
+	s.Env.Log.Info("resynchronising after an interrupted operation", "op", flag.Op, "stage", flag.Stage)
+	s.InRecovery = true
 	_, conflicts, err := s.pull("resync")
-	s.inRecovery = false
+	s.InRecovery = false
 	if err != nil {
 		// Domain errors the caller can act on (bad files, store trouble)
 		// pass through; the flag stays and the next call tries again.

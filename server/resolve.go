@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
 )
@@ -94,7 +95,7 @@ func NotebookRoot(cfg Config, dir string) string {
 	if err != nil {
 		return dir
 	}
-	e := &Engine{store: cfg.Store, private: priv}
+	e := &Engine{env: &dircall.Env{Store: cfg.Store}, private: priv}
 	if outer := rules.Outermost(dir, "", e.isNotebook); outer != "" {
 		return outer
 	}

@@ -182,7 +182,7 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 			}
 			fresh.e.background.Wait()
 			floor2 := remote.HistoryFloorV4(currentV4(t, store), 8)
-			res, err := fresh.e.notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: 8})
+			res, err := fresh.e.env.Notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: 8})
 			if err != nil || floor2 <= floor {
 				t.Fatalf("second sweep: floor %d, then %d: %v", floor, floor2, err)
 			}

@@ -50,26 +50,26 @@ func rewriteRecordFor(changes []plan.Change, scanned, baseBefore map[string]cas.
 // not edit) saves nothing.
 func (s *session) keepRewriteContents(changes []plan.Change, baseBefore, next map[string]cas.ID) error {
 	var head map[string]cas.ID
-	if s.base != nil {
-		head = s.base.HeadTree()
+	if s.Base != nil {
+		head = s.Base.HeadTree()
 	}
 	for _, c := range changes {
-		if id := s.scan.files[c.Path]; c.Old != nil && id != head[c.Path] {
-			if err := s.state.SaveHeld(id, c.Old); err != nil {
+		if id := s.Scan.Files[c.Path]; c.Old != nil && id != head[c.Path] {
+			if err := s.State.SaveHeld(id, c.Old); err != nil {
 				return err
 			}
 		}
-		if bb := baseBefore[c.Path]; !bb.IsZero() && bb != plan.UnknownBase && bb != head[c.Path] && bb != s.scan.files[c.Path] {
-			content, err := s.load(bb)
+		if bb := baseBefore[c.Path]; !bb.IsZero() && bb != plan.UnknownBase && bb != head[c.Path] && bb != s.Scan.Files[c.Path] {
+			content, err := s.Load(bb)
 			if err != nil {
 				return err
 			}
-			if err := s.state.SaveHeld(bb, content); err != nil {
+			if err := s.State.SaveHeld(bb, content); err != nil {
 				return err
 			}
 		}
 		if !c.Del && c.ID != next[c.Path] {
-			if err := s.state.SaveHeld(c.ID, c.Content); err != nil {
+			if err := s.State.SaveHeld(c.ID, c.Content); err != nil {
 				return err
 			}
 		}
@@ -79,13 +79,13 @@ func (s *session) keepRewriteContents(changes []plan.Change, baseBefore, next ma
 
 // settleRewrite resolves the rewrite the recovery flag names into a
 // baseline and records it (durable: the record and the flag are removed
-// after it), or, when durable is false (status), only applies it to s.base.
+// after it), or, when durable is false (status), only applies it to s.Base.
 // The scan of L must be current. It reports whether there was a record.
 func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, error) {
-	if flag == nil || s.base == nil {
+	if flag == nil || s.Base == nil {
 		return false, nil
 	}
-	rec, err := s.state.LoadRewrite(flag.Rewrite)
+	rec, err := s.State.LoadRewrite(flag.Rewrite)
 	if err != nil {
 		return false, err
 	}
@@ -93,7 +93,7 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 	var nextData []byte
 	installed := false
 	if rec != nil {
-		if b, data, inst := s.state.LoadNextBaseline(rec.NextSum); b != nil {
+		if b, data, inst := s.State.LoadNextBaseline(rec.NextSum); b != nil {
 			next, nextData, installed = &dirstate.Baseline{Baseline: *b}, data, inst
 		}
 	}
@@ -106,7 +106,7 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 		// version's): any path where L differs from the baseline may be
 		// that rewrite's, so its base is unknown.
 		if flag.Rewrite == "" {
-			settled = s.base
+			settled = s.Base
 			break
 		}
 		settled = s.unknownWhereChanged()
@@ -118,37 +118,37 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 		settled = s.settleAgainst(rec, next)
 	}
 	if !durable {
-		s.base = settled
+		s.Base = settled
 		return true, nil
 	}
 	switch {
 	case settled == next && installed:
 		// The baseline is next already: nothing to record.
-		s.base = settled
+		s.Base = settled
 	case settled == next:
-		if err := s.state.InstallNextBaseline(next, nextData); err != nil {
+		if err := s.State.InstallNextBaseline(next, nextData); err != nil {
 			return true, err
 		}
-		s.base = settled
-	case settled != s.base || settled.Generation != s.base.Generation:
+		s.Base = settled
+	case settled != s.Base || settled.Generation != s.Base.Generation:
 		if installed {
 			// The settled baseline replaces the installed next one:
 			// keep next where the record finds it first, so that settling
 			// again after a crash from here on gives the same result.
-			if err := s.state.KeepNextBaseline(nextData); err != nil {
+			if err := s.State.KeepNextBaseline(nextData); err != nil {
 				return true, err
 			}
 		}
-		if err := s.state.SaveBaseline(settled); err != nil {
+		if err := s.State.SaveBaseline(settled); err != nil {
 			return true, err
 		}
-		s.base = settled
+		s.Base = settled
 	}
-	if err := s.state.ClearRecovery(); err != nil {
+	if err := s.State.ClearRecovery(); err != nil {
 		return true, err
 	}
-	s.state.RemoveRewrite()
-	s.state.PruneHeld(&s.base.Baseline)
+	s.State.RemoveRewrite()
+	s.State.PruneHeld(&s.Base.Baseline)
 	s.removeTemps()
 	return true, nil
 }
@@ -168,8 +168,8 @@ func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *dirstate.Baseli
 	changed := 0
 	for _, e := range rec.Entries {
 		var base cas.ID
-		switch cur := s.scan.files[e.Path]; {
-		case s.scan.virtual[e.Path]:
+		switch cur := s.Scan.Files[e.Path]; {
+		case s.Scan.Virtual[e.Path]:
 			continue // never written: L ignores it
 		case cur == e.After:
 			continue // reached, or never needed: next's base
@@ -198,36 +198,36 @@ func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *dirstate.Baseli
 			held[e.Path] = head[e.Path]
 		}
 	}
-	s.e.log.Info("settled an interrupted rewrite", "paths", len(rec.Entries), "unreached", changed)
+	s.Env.Log.Info("settled an interrupted rewrite", "paths", len(rec.Entries), "unreached", changed)
 	if changed == 0 {
 		return next
 	}
 	return &dirstate.Baseline{Baseline: pstate.Baseline{Generation: next.Generation, Head: next.Head, Files: files, Held: held}}
 }
 
-// unknownAt is s.base with an unknown base at every path of entries.
+// unknownAt is s.Base with an unknown base at every path of entries.
 func (s *session) unknownAt(entries []pstate.RewriteEntry) *dirstate.Baseline {
 	paths := make([]string, 0, len(entries))
 	for _, e := range entries {
 		paths = append(paths, e.Path)
 	}
-	return s.base.WithUnknown(paths)
+	return s.Base.WithUnknown(paths)
 }
 
-// unknownWhereChanged is s.base with an unknown base at every path where L
+// unknownWhereChanged is s.Base with an unknown base at every path where L
 // differs from it (an unreadable record: any of them may be the tool's).
 func (s *session) unknownWhereChanged() *dirstate.Baseline {
-	changes, _ := s.base.Delta(s.scan.files)
+	changes, _ := s.Base.Delta(s.Scan.Files)
 	var paths []string
 	for p := range changes {
-		if !s.scan.virtual[p] {
+		if !s.Scan.Virtual[p] {
 			paths = append(paths, p)
 		}
 	}
 	if len(paths) == 0 {
-		return s.base
+		return s.Base
 	}
-	return s.base.WithUnknown(paths)
+	return s.Base.WithUnknown(paths)
 }
 
 type version int
@@ -282,30 +282,30 @@ func (s *session) whichVersion(e pstate.RewriteEntry, cur cas.ID) version {
 }
 
 // loadForSettle reads a content settling needs: from P's held contents
-// (kept before the rewrite) or, once the chain is synced (s.src), from
-// wherever s.load finds it. Nothing is fetched for it: what cannot be read
+// (kept before the rewrite) or, once the chain is synced (s.Src), from
+// wherever s.Load finds it. Nothing is fetched for it: what cannot be read
 // leaves the path's version unknown.
 func (s *session) loadForSettle(id cas.ID) ([]byte, error) {
-	if c, ok := s.state.LoadHeld(id); ok {
+	if c, ok := s.State.LoadHeld(id); ok {
 		return c, nil
 	}
-	if s.src == nil {
+	if s.Src == nil {
 		return nil, cas.ErrNotFound
 	}
-	s.probing = true
-	defer func() { s.probing = false }()
-	return s.load(id)
+	s.Probing = true
+	defer func() { s.Probing = false }()
+	return s.Load(id)
 }
 
 // removeTemps removes the temporary files an interrupted rewrite left in L.
 func (s *session) removeTemps() {
-	if s.scan == nil || s.root == nil {
+	if s.Scan == nil || s.Root == nil {
 		return
 	}
-	for _, t := range s.scan.temps {
-		if err := s.root.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.e.log.Warn("cannot remove a temporary file of an interrupted rewrite", "err", err)
+	for _, t := range s.Scan.Temps {
+		if err := s.Root.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.Env.Log.Warn("cannot remove a temporary file of an interrupted rewrite", "err", err)
 		}
 	}
-	s.scan.temps = nil
+	s.Scan.Temps = nil
 }

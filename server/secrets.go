@@ -22,12 +22,12 @@ const secretMessage = "Some files add what looks like a credential (the lines ar
 // changed. A credential in the message is refused with SECRET_IN_MESSAGE
 // (files empty). The log names where, never the match.
 func (s *session) refuseSecrets(message string) error {
-	if !s.e.secrets {
+	if !s.Env.Secrets {
 		return nil
 	}
 	if found := secrets.Scan([]byte(message)); len(found) > 0 {
 		for _, f := range found {
-			s.e.log.Warn("commit refused: the message holds a recognised credential", "rule", f.Rule, "start", f.Start, "end", f.End)
+			s.Env.Log.Warn("commit refused: the message holds a recognised credential", "rule", f.Rule, "start", f.Start, "end", f.End)
 		}
 		// Where it is, never what: the message's lines.
 		de := diag.New(diag.CodeInvalidContent, diag.ReasonSecretInMessage, "", nil)
@@ -38,18 +38,18 @@ func (s *session) refuseSecrets(message string) error {
 		}
 		return de
 	}
-	if s.base == nil {
+	if s.Base == nil {
 		return nil
 	}
-	changes, old := s.baseDelta(false)
+	changes, old := s.BaseDelta(false)
 	if len(changes) == 0 {
 		return nil
 	}
 	var local *objcache.Source // A's content, from the local caches only
 	found, err := rules.Secrets(rules.Changes{
-		Files: changes, Old: old, Virtual: s.scan.virtual, Base: s.base.Tree,
+		Files: changes, Old: old, Virtual: s.Scan.Virtual, Base: s.Base.Tree,
 		Load: func(id cas.ID) ([]byte, error) {
-			c, err := s.load(id)
+			c, err := s.Load(id)
 			if err != nil {
 				return nil, s.e.fail("read changed file", err)
 			}
@@ -57,9 +57,9 @@ func (s *session) refuseSecrets(message string) error {
 		},
 		Before: func(id cas.ID) []byte {
 			if local == nil {
-				local = s.e.caches.Source(nil)
+				local = s.Env.Caches.Source(nil)
 			}
-			if c, ok := s.e.recent.Get(id); ok {
+			if c, ok := s.Env.Recent.Get(id); ok {
 				return c
 			}
 			if c, err := cas.ReadFile(local, id); err == nil {
@@ -67,7 +67,7 @@ func (s *session) refuseSecrets(message string) error {
 			}
 			return nil
 		},
-	}, s.e.log)
+	}, s.Env.Log)
 	if err != nil || len(found) == 0 {
 		return err
 	}

@@ -99,9 +99,9 @@ func TestCommitRefusesSecretInName(t *testing.T) {
 	// notebook's: adding a file under it is not refused.
 	a.remove(tok + ".md")
 	a.remove("keys/" + tok + "/b.md")
-	a.e.secrets = false
+	a.e.env.Secrets = false
 	a.commit("allowed")
-	a.e.secrets = true
+	a.e.env.Secrets = true
 	a.write("keys/"+tok+"/c.md", "plain\n")
 	a.commit("a new file in an accepted directory")
 }

@@ -15,7 +15,7 @@ import (
 // writing through what a long-lived engine remembers, are server/dirstate's.
 
 // storeDir is P/stores/<key> of the store as last identified (server/storeview).
-func (e *Engine) storeDir() string { return e.ident.Dir() }
+func (e *Engine) storeDir() string { return e.env.Ident.Dir() }
 
 // stateDir is the private state of L = dir, keyed by dir's resolved
 // identity (symlinks resolved), so a symlink alias and the real path share
@@ -25,12 +25,12 @@ func (e *Engine) stateDir(dir string) string { return e.stateDirOf(dir, rules.Re
 
 // stateDirOf is stateDir of dir, whose resolved path is real.
 func (e *Engine) stateDirOf(dir, real string) string {
-	return pstate.DirPath(e.private, e.store.Identity(), dir, real)
+	return pstate.DirPath(e.private, e.env.Store.Identity(), dir, real)
 }
 
 // dirStateOf is the private state of L = dir, whose resolved path is real.
 func (e *Engine) dirStateOf(dir, real string) dirstate.State {
-	return dirstate.State{Dir: pstate.Dir{Path: e.stateDirOf(dir, real), L: real, Store: e.storeKey}, Remember: e.ident.Remember}
+	return dirstate.State{Dir: pstate.Dir{Path: e.stateDirOf(dir, real), L: real, Store: e.storeKey}, Remember: e.env.Ident.Remember}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 )
 
 // Status reports local changes against the baseline (added, modified,
@@ -16,34 +17,34 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 		return nil, err
 	}
 	defer s.end()
-	if s.lost {
+	if s.Lost {
 		return nil, baselineLost()
 	}
-	st := &Status{Path: s.dir, Added: []string{}, Modified: []string{}, Deleted: []string{}}
-	if s.base != nil {
-		st.BaseGeneration = s.base.Generation
+	st := &Status{Path: s.Dir, Added: []string{}, Modified: []string{}, Deleted: []string{}}
+	if s.Base != nil {
+		st.BaseGeneration = s.Base.Generation
 	}
-	if err := s.open(false); err == nil {
-		if _, err := s.scanL(); err != nil {
+	if err := s.OpenL(false); err == nil {
+		if _, err := s.ScanL(); err != nil {
 			return nil, err
 		}
-	} else if s.base == nil {
+	} else if s.Base == nil {
 		// Neither pulled nor present: an empty directory to be.
-		s.scan = &scanResult{}
+		s.Scan = &dircall.Scan{}
 	} else {
 		return nil, err
 	}
-	state, err := e.notebook.ReadCurrent(ctx)
+	state, err := e.env.Notebook.ReadCurrent(ctx)
 	if err != nil {
 		return nil, e.fail("read current", err)
 	}
 	st.Generation = state.Generation()
 	// A commit accepted and then interrupted before its baseline was
 	// recorded has published its edits: they are not local changes.
-	s.base = s.pending.Adopt(s.ctx, s.e.notebook, s.base, state)
+	s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
 	// Likewise, files an interrupted rewrite already wrote are the tool's,
 	// not local changes (rewrite_record.go).
-	if flag, err := s.state.LoadRecovery(); err == nil && flag != nil {
+	if flag, err := s.State.LoadRecovery(); err == nil && flag != nil {
 		if _, err := s.settleRewrite(flag, false); err != nil {
 			return nil, e.fail("settle", err)
 		}
@@ -53,19 +54,19 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	// a long-lived engine finds it from the last call's tree.
 	changes := map[string]cas.ID{}
 	var prev map[string]cas.ID
-	if s.base != nil {
-		changes, prev = s.baseDelta(false)
+	if s.Base != nil {
+		changes, prev = s.BaseDelta(false)
 	} else {
-		for p, id := range s.scan.files {
+		for p, id := range s.Scan.Files {
 			changes[p] = id
 		}
 	}
 	for p := range changes {
-		if s.scan.virtual[p] {
+		if s.Scan.Virtual[p] {
 			continue // the accepted file at a path L leaves out: not a change
 		}
 		_, inA := prev[p]
-		_, inL := s.scan.files[p]
+		_, inL := s.Scan.Files[p]
 		switch {
 		case !inA:
 			st.Added = append(st.Added, p)
@@ -78,9 +79,9 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	sort.Strings(st.Added)
 	sort.Strings(st.Modified)
 	sort.Strings(st.Deleted)
-	if len(s.scan.ignored) > 0 {
-		st.Ignored = append(st.Ignored, s.scan.ignored...) // sorted by the scan
+	if len(s.Scan.Ignored) > 0 {
+		st.Ignored = append(st.Ignored, s.Scan.Ignored...) // sorted by the scan
 	}
-	s.saveStats()
+	s.SaveStats()
 	return st, nil
 }

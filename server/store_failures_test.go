@@ -113,7 +113,7 @@ func TestAmbiguousReplaceUnknown(t *testing.T) {
 	if res.Generation != 2 || !reflect.DeepEqual(stats(res.Files), map[string][2]int{"f.md": {1, 0}}) {
 		t.Fatalf("retry result: %+v", res)
 	}
-	if st, err := a.e.notebook.ReadCurrent(context.Background()); err != nil || st.Generation() != 2 {
+	if st, err := a.e.env.Notebook.ReadCurrent(context.Background()); err != nil || st.Generation() != 2 {
 		t.Fatalf("published again: current at %v (%v)", st.Generation(), err)
 	}
 }

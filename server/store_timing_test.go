@@ -42,7 +42,7 @@ func TestStoreTimingLearnedByTheEngine(t *testing.T) {
 			t.Fatalf("summary %q: no conditional write measured", data)
 		}
 		opts := a.e.v4opts
-		if a.e.timing.Timed(&opts, a.e.store, a.e.storeDir()) == a.e.store {
+		if a.e.timing.Timed(&opts, a.e.env.Store, a.e.storeDir()) == a.e.env.Store {
 			t.Fatal("publish does not use the timed store")
 		}
 		if c, r := opts.Estimates(); opts.CondEstimate != c || opts.RTT != r {
@@ -50,7 +50,7 @@ func TestStoreTimingLearnedByTheEngine(t *testing.T) {
 		}
 		configured := newAgent(t, store)
 		opts = configured.e.v4opts
-		if configured.e.timing.Timed(&opts, configured.e.store, configured.e.storeDir()) != configured.e.store || opts.CondEstimate != 2*time.Millisecond {
+		if configured.e.timing.Timed(&opts, configured.e.env.Store, configured.e.storeDir()) != configured.e.env.Store || opts.CondEstimate != 2*time.Millisecond {
 			t.Fatal("configured estimates were replaced")
 		}
 	}

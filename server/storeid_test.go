@@ -77,7 +77,7 @@ func TestStoreDeletedAndStartedAgain(t *testing.T) {
 			t.Fatalf("commit %d at generation %d", i, res.Generation)
 		}
 	}
-	old := a.e.ident.ID()
+	old := a.e.env.Ident.ID()
 	if !remote.IsStoreID(old) {
 		t.Fatalf("the first publication did not name the store: %q", old)
 	}
@@ -112,7 +112,7 @@ func TestStoreDeletedAndStartedAgain(t *testing.T) {
 	if res := c.commit("first of the new store"); res.Generation != 1 {
 		t.Fatalf("first commit of the new store at generation %d", res.Generation)
 	}
-	if id := c.e.ident.ID(); !remote.IsStoreID(id) || id == old {
+	if id := c.e.env.Ident.ID(); !remote.IsStoreID(id) || id == old {
 		t.Fatalf("the new store's ID is %q (the old one was %q)", id, old)
 	}
 	c.appendTo("new.md", "more\n")
@@ -182,7 +182,7 @@ func TestRecordNewerThanRestoredStore(t *testing.T) {
 
 func newEngineLike(t *testing.T, a *agent) *Engine {
 	t.Helper()
-	e, err := New(Config{Store: a.e.store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
+	e, err := New(Config{Store: a.e.env.Store, PrivateRoot: a.e.private, WorkspaceRoot: a.ws, DefaultDir: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,8 +246,8 @@ func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
 	if id, err := remote.ReadStoreID(ctx, store); err != nil || id != "" {
 		t.Fatalf("a reader named the store: %q, %v", id, err)
 	}
-	if b.e.ident.ID() != "" {
-		t.Fatalf("reader's ID %q for a store not yet named", b.e.ident.ID())
+	if b.e.env.Ident.ID() != "" {
+		t.Fatalf("reader's ID %q for a store not yet named", b.e.env.Ident.ID())
 	}
 
 	w := newEngineLike(t, a)
@@ -257,8 +257,8 @@ func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, err := remote.ReadStoreID(ctx, store)
-	if err != nil || !remote.IsStoreID(id) || w.ident.ID() != id {
-		t.Fatalf("the first writer did not name the store: %q (engine %q), %v", id, w.ident.ID(), err)
+	if err != nil || !remote.IsStoreID(id) || w.env.Ident.ID() != id {
+		t.Fatalf("the first writer did not name the store: %q (engine %q), %v", id, w.env.Ident.ID(), err)
 	}
 	if w.storeDir() != filepath.Join(w.private, "stores", w.storeKey) {
 		t.Fatal("naming the store moved the host's records to another key")
@@ -272,8 +272,8 @@ func TestStoreWithoutIDIsNamedByTheFirstWriter(t *testing.T) {
 	if _, err := b2.Pull(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	if b2.ident.ID() != id {
-		t.Fatalf("reader's new process has ID %q, want %q", b2.ident.ID(), id)
+	if b2.env.Ident.ID() != id {
+		t.Fatalf("reader's new process has ID %q, want %q", b2.env.Ident.ID(), id)
 	}
 }
 

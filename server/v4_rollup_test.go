@@ -344,10 +344,10 @@ func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
 	a := newAgent(t, store, func(c *Config) { c.CheckpointPacks = 12 })
 	a.pull()
 	chain := func() string {
-		ents, _ := os.ReadDir(a.e.caches.Dir())
+		ents, _ := os.ReadDir(a.e.env.Caches.Dir())
 		for _, e := range ents {
 			if e.Name() != "empty" {
-				return filepath.Join(a.e.caches.Dir(), e.Name())
+				return filepath.Join(a.e.env.Caches.Dir(), e.Name())
 			}
 		}
 		return ""
@@ -396,7 +396,7 @@ func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
 		if len(added) != 2 {
 			t.Fatalf("generation %d built %d rollups and added %d files to the cache, want 2 (its proposal, its rollups): %v", g, len(built), len(added), added)
 		}
-		c, err := a.e.caches.Open(filepath.Base(chain()))
+		c, err := a.e.env.Caches.Open(filepath.Base(chain()))
 		if err != nil {
 			t.Fatal(err)
 		}

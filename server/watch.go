@@ -69,7 +69,7 @@ func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 	}
 	if recent.Limit <= 0 {
 		// No recent publication asked for: the state to watch from.
-		if state, err = e.notebook.ReadCurrent(ctx); err != nil {
+		if state, err = e.env.Notebook.ReadCurrent(ctx); err != nil {
 			return quiet(ctx, e.fail("read current", err))
 		}
 	}
@@ -98,7 +98,7 @@ func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 				return nil
 			}
 			if de := mapErr(err); de.Code == diag.CodeStorageFailure && de.Retryable {
-				e.log.Warn("watch: the store did not answer; polling again", "err", err)
+				e.env.Log.Warn("watch: the store did not answer; polling again", "err", err)
 				interval = WatchMaxInterval
 				continue
 			}
@@ -117,7 +117,7 @@ func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 // currentTag is the ETag of `current` ("" while the notebook has none): one
 // HEAD request.
 func (e *Engine) currentTag(ctx context.Context) (string, error) {
-	info, err := e.store.Head(ctx, remote.CurrentKey)
+	info, err := e.env.Store.Head(ctx, remote.CurrentKey)
 	if errors.Is(err, remote.ErrNotFound) {
 		return "", nil
 	}

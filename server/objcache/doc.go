@@ -21,7 +21,7 @@
 //	Source: reads the current chain's cache, then older ones newest
 //	  first, then More (Accepted: the packs of a re-parented commit's own
 //	  generation, accepted.go); FetchBase fetches a merge base's packs
-//	  again when no cache holds them (basefetch.go)
+//	  again when no cache holds them (server/dircall's basefetch.go)
 //	Sink: what a commit packs, skipping what the observed head's closure
 //	  holds and storing trees as deltas (sink.go); TreeOf reads a commit's
 //	  files

@@ -35,6 +35,10 @@
 //	                           baseline (Remember), found from a directory
 //	                           or one below it (RememberedAbove), compared
 //	                           with the store at the URL now (RecordedOther)
+//	AfterReply             ─▶ a long-lived engine's work left after a
+//	(after_reply.go)           commit's reply (keeping the pack, recording
+//	                           the highest generation: Identity's Later);
+//	                           the next call and Close wait for it
 //
 // The invariants it owns:
 //   - A host's copy holds what the store holds, or held, under the same

@@ -1,4 +1,4 @@
-package server
+package dircall
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // refused with BASELINE_LOST and nothing in L changes (the merge runs
 // before the rewrite). The baseline is set aside
 // (P/dirs/<h>/baseline-unusable), so the directory is in the
-// lost-baseline state of session.begin and the way out that reason
+// lost-baseline state of Open and the way out that reason
 // documents ends it: a pull adopts the directory as one without a record
 // (server/plan).
 
@@ -25,8 +25,8 @@ import (
 // may hold it. It returns a BASELINE_LOST refusal when id is base content
 // the store no longer holds either, and cas.ErrNotFound when id is not
 // base content at all (the caller's own reporting applies).
-func (s *session) refetchBase(id cas.ID) ([]byte, error) {
-	if s.base == nil || s.src == nil {
+func (s *Call) refetchBase(id cas.ID) ([]byte, error) {
+	if s.Base == nil || s.Src == nil {
 		return nil, cas.ErrNotFound
 	}
 	paths := s.basePathsOf(id)
@@ -36,31 +36,31 @@ func (s *session) refetchBase(id cas.ID) ([]byte, error) {
 	if s.baseFetched == nil {
 		s.baseFetched = map[string]bool{}
 	}
-	data, found, err := s.e.caches.FetchBase(s.ctx, s.src, id, s.base.Generation, s.baseFetched)
+	data, found, err := s.Env.Caches.FetchBase(s.Ctx, s.Src, id, s.Base.Generation, s.baseFetched)
 	if err != nil {
-		return nil, s.e.packFailure(err)
+		return nil, s.Env.PackFailure(err)
 	}
 	if found {
 		return data, nil
 	}
-	if s.probing {
+	if s.Probing {
 		return nil, cas.ErrNotFound // a decision's read (holdsRewrite): no verdict on the baseline
 	}
-	s.e.log.Warn("base content is in no cache and no longer in the store; the baseline is set aside", "path", paths[0])
+	s.Env.Log.Warn("base content is in no cache and no longer in the store; the baseline is set aside", "path", paths[0])
 	// From now on the directory is in the lost-baseline state: a commit
 	// is refused the same way, and a pull adopts the directory as one
 	// without a record (the documented way out). The baseline is kept
 	// beside, for an operator.
-	if err := os.Rename(s.state.File("baseline"), s.state.File("baseline-unusable")); err != nil {
-		s.e.log.Warn("cannot set the unusable baseline aside", "err", err)
+	if err := os.Rename(s.State.File("baseline"), s.State.File("baseline-unusable")); err != nil {
+		s.Env.Log.Warn("cannot set the unusable baseline aside", "err", err)
 	}
 	msg := fmt.Sprintf("The base of %s (the version this directory last synchronised, which its local edits are measured against) is no longer in the private cache nor in the store, so its local edits cannot be told from others' changes; nothing was changed. Pull the directory: files equal to the notebook's are adopted, differing ones become conflict blocks keeping both texts.", paths[0])
 	return nil, diag.New(diag.CodeEngineFailed, diag.ReasonBaselineLost, msg, cas.ErrNotFound)
 }
 
-func (s *session) basePathsOf(id cas.ID) []string {
+func (s *Call) basePathsOf(id cas.ID) []string {
 	var out []string
-	for p, b := range s.baseFiles() {
+	for p, b := range s.BaseFiles() {
 		if b == id {
 			out = append(out, p)
 		}
