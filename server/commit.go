@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"sort"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/commit"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
-	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // errMergeConflict aborts a publication attempt whose merge conflicts.
@@ -22,7 +21,7 @@ var errMergeConflict = errors.New("server: the merge has conflicts")
 // Commit publishes the directory's changes and incorporates concurrent
 // non-conflicting ones (DESIGN §6). Errors are *diag.Error.
 func (e *Engine) Commit(ctx context.Context, path, message string) (*Result, error) {
-	if err := checkMessage(message); err != nil {
+	if err := commit.CheckMessage(message); err != nil {
 		return nil, err
 	}
 	return withHealing(e, func() (*Result, error) { return e.commit(ctx, path, message) })
@@ -54,118 +53,19 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 			return nil, err
 		}
 	}
-	if err := s.refuseMarkers(); err != nil {
+	if err := commit.RefuseMarkers(s.Call); err != nil {
 		return nil, err
 	}
-	if err := s.refuseSecrets(message); err != nil {
+	if err := commit.RefuseSecrets(s.Call, message); err != nil {
 		return nil, err
 	}
-	if err := s.refuseReadOnly(); err != nil {
+	reset := func(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline) error {
+		return s.materialise(changes, flag, next, nil)
+	}
+	if err := commit.RefuseReadOnly(s.Call, reset); err != nil {
 		return nil, err
 	}
 	return s.publish(message)
-}
-
-func checkMessage(m string) *diag.Error {
-	switch rules.CheckMessageText(m) {
-	case rules.MessageOK:
-		return nil
-	case rules.MessageBlank:
-		return diag.InvalidRequest(diag.ReasonBlankMessage, "")
-	default:
-		return diag.InvalidRequest(diag.ReasonInvalidArgument, "message must be UTF-8 without U+0000, at most 16,384 bytes.")
-	}
-}
-
-// refuseMarkers refuses a commit while any file of L holds a complete
-// conflict block, listing each file and block range.
-func (s *session) refuseMarkers() error {
-	files := s.Scan.MarkerFiles()
-	if len(files) == 0 {
-		return nil
-	}
-	de := diag.New(diag.CodeContentConflict, diag.ReasonUnresolvedMarkers, "", nil)
-	for _, p := range files {
-		content, err := s.Load(s.Scan.Files[p])
-		if err != nil {
-			return s.e.fail("read conflicted file", err)
-		}
-		ranges := merge.ScanMarkers(content)
-		if len(ranges) == 0 {
-			continue // the cached flag was stale: no complete block now
-		}
-		de.Files = append(de.Files, diag.FileError{Path: p, Reason: diag.FileConflictMarkers, Ranges: ranges})
-	}
-	if len(de.Files) == 0 {
-		return nil
-	}
-	return de
-}
-
-// refuseReadOnly refuses a commit that changes files outside the writable
-// set or inside the read-only set, resetting exactly those files to the
-// accepted baseline content; other local edits stay in L.
-func (s *session) refuseReadOnly() error {
-	if s.Env.Sets.Empty() {
-		return nil
-	}
-	base := s.BaseFiles()
-	var refused []diag.FileError
-	check := func(p string) {
-		if reason := pathReasons[s.Env.Sets.Check(p)]; reason != "" {
-			refused = append(refused, diag.FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
-		}
-	}
-	for p, id := range s.Scan.Files {
-		if base[p] != id { // changed or added
-			check(p)
-		}
-	}
-	for p := range base {
-		if _, ok := s.Scan.Files[p]; !ok { // removed
-			check(p)
-		}
-	}
-	if len(refused) == 0 {
-		return nil
-	}
-	sort.Slice(refused, func(i, j int) bool { return refused[i].Path < refused[j].Path })
-	// Resetting needs the baseline's content: make sure the cache holds
-	// the accepted chain (a refusal is not on the fast path).
-	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
-	if err != nil {
-		return s.e.fail("read current", err)
-	}
-	chain, err := s.e.sync(s.Ctx, state)
-	if err != nil {
-		return err
-	}
-	s.Src = s.Env.Caches.Source(chain)
-	target := &plan.Merged{IDs: make(map[string]cas.ID, len(s.Scan.Files))}
-	for p, id := range s.Scan.Files {
-		target.IDs[p] = id
-	}
-	reason := diag.ReasonOutsideWritable
-	for _, f := range refused {
-		if id, ok := base[f.Path]; ok {
-			target.IDs[f.Path] = id
-		} else {
-			delete(target.IDs, f.Path)
-		}
-		if f.Reason == diag.ReasonInsideReadOnly {
-			reason = diag.ReasonInsideReadOnly
-		}
-	}
-	changes, err := s.Plan(target)
-	if err != nil {
-		return s.e.fail("plan reset", err)
-	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, nil); err != nil {
-		return err
-	}
-	de := diag.New(diag.CodeReadOnlyPath, reason, "", nil)
-	de.Files = refused
-	return de
 }
 
 // attemptResult is what the accepted (last) attempt decided: the part of

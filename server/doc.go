@@ -84,7 +84,8 @@
 //     ("virtual", server/plan), so they are neither published from L
 //     nor written, overwritten or removed in L. Commits whose added lines
 //     hold a recognised credential are refused before anything changes
-//     (secrets.go maps what rules.Secrets finds over server/secrets).
+//     (server/commit's RefuseSecrets maps what rules.Secrets finds over
+//     server/secrets).
 //   - Each publication attempt records, in P and without fsync, before the
 //     proposal that any writer's fold could accept is registered,
 //     its publication ID and the changes of L it publishes
@@ -139,8 +140,8 @@
 //     of a request path, the writable and read-only sets, the input rules
 //     and which lines and names of a commit hold a credential. Its checks
 //     only read and come before the first write; the engine maps their
-//     refusals to its catalogue (pathErr in resolve.go, pathsets.go,
-//     secrets.go).
+//     refusals to its catalogue (pathErr in resolve.go; a commit's checks
+//     are server/commit's, run by commit.go in a fixed order).
 //   - A request path at or below an existing notebook directory of the
 //     same store runs on that directory (resolve.go, over rules.Outermost);
 //     a new one that would contain another is refused (CONTAINS_NOTEBOOK,

@@ -56,7 +56,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Ignore adds patterns to the ignore rules (workdir/ignore.go); with
 	// NoDefaultIgnores the built-in set is off. AllowSecrets turns off the
-	// refusal of commits that add a recognised credential (secrets.go).
+	// refusal of commits that add a recognised credential (server/commit).
 	Ignore           []string
 	NoDefaultIgnores bool
 	AllowSecrets     bool

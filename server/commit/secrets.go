@@ -1,10 +1,11 @@
-package server
+package commit
 
 import (
 	"fmt"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/rules"
 	"github.com/slivingdoc/slivingdoc/server/secrets"
@@ -15,13 +16,13 @@ import (
 const secretMessage = "Some files add what looks like a credential (the lines are listed; a name is shown with it replaced by [secret]); " +
 	"remove it and commit again, or run with --secrets allow. Nothing was published or changed."
 
-// refuseSecrets refuses a commit whose local changes add a recognised
+// RefuseSecrets refuses a commit whose local changes add a recognised
 // credential: INVALID_CONTENT/INVALID_FILES with reason SECRET and the
 // line ranges per file, or SECRET_IN_NAME for a new name holding one
 // (which files and lines: rules.Secrets), before anything is published or
 // changed. A credential in the message is refused with SECRET_IN_MESSAGE
 // (files empty). The log names where, never the match.
-func (s *session) refuseSecrets(message string) error {
+func RefuseSecrets(s *dircall.Call, message string) error {
 	if !s.Env.Secrets {
 		return nil
 	}
@@ -51,7 +52,7 @@ func (s *session) refuseSecrets(message string) error {
 		Load: func(id cas.ID) ([]byte, error) {
 			c, err := s.Load(id)
 			if err != nil {
-				return nil, s.e.fail("read changed file", err)
+				return nil, s.Env.Fail("read changed file", err)
 			}
 			return c, nil
 		},
