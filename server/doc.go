@@ -88,7 +88,8 @@
 //   - Each publication attempt records, in P and without fsync, before the
 //     proposal that any writer's fold could accept is registered,
 //     its publication ID and the changes of L it publishes
-//     (pstate.PendingRecord; adopted by server/pending's Tracker): a
+//     (pstate.PendingRecord, built by server/build; adopted by
+//     server/pending's Tracker): a
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.
