@@ -8,15 +8,13 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/build"
 	"github.com/slivingdoc/slivingdoc/server/commit"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
-
-// errMergeConflict aborts a publication attempt whose merge conflicts.
-var errMergeConflict = errors.New("server: the merge has conflicts")
 
 // Commit publishes the directory's changes and incorporates concurrent
 // non-conflicting ones (DESIGN §6). Errors are *diag.Error.
@@ -68,16 +66,6 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 	return s.publish(message)
 }
 
-// attemptResult is what the accepted (last) attempt decided: the part of
-// an attempt that outlives the publication (diffstat, rewrite, conflicts).
-type attemptResult struct {
-	observed remote.State
-	rFiles   map[string]cas.ID // the observed remote tree (the diffstat parent)
-	merged   *plan.Merged
-	pack     []byte
-	changed  map[string]cas.ID // paths of merged that differ from rFiles (zero ID: removed)
-}
-
 // publish publishes the commit by format version 4 (publish_v4.go): a
 // store of version 1–3 is upgraded by the commit's own write. The merge
 // runs inside the protocol, so every version of the change is built on
@@ -89,15 +77,15 @@ func (s *session) publish(message string) (*Result, error) {
 // finishUnchanged brings L and P up to date when the merge equalled the
 // state read: nothing was published, L becomes that state's tree (others'
 // changes brought in) and the baseline records it.
-func (s *session) finishUnchanged(last *attempt) (*Result, error) {
+func (s *session) finishUnchanged(last *build.Attempt) (*Result, error) {
 	s.Ctx = detach(s.Ctx)
-	st := last.observed
+	st := last.Observed
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
 	if err := failpoint(FailAfterPublish); err != nil {
 		return nil, s.recoveryFailure(flag, "publish", err)
 	}
 	res := &Result{Path: s.Dir, Generation: st.Generation(), Files: []FileStat{}}
-	target := last.merged
+	target := last.Merged
 	if s.prep != nil {
 		s.prep.Wait() // done reading target.ids before anything changes them
 	}
@@ -107,10 +95,10 @@ func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 	}
 	res.BroughtIn = diffstat(changes)
 	next := dirstate.NewBaseline(st.Generation(), st.Head(), target.IDs)
-	if last.from != nil {
+	if last.From != nil {
 		// L itself was the merge: the next baseline is the last one plus
 		// the changes, and so is its ignored set.
-		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
+		next.Ignored, next.IgnoredKnown = last.From.IgnoredAfter(last.Changes, s.e.ignoredPath)
 	}
 	if err := s.materialise(changes, flag, next, nil); err != nil {
 		return nil, err
@@ -118,64 +106,34 @@ func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 	return res, nil
 }
 
-// writeTree returns the root tree of ids, putting the tree objects the
-// chain lacks into sink. When few paths changed it rebuilds only their
-// directories from R's tree (head's, read from the chain's own cache, so
-// every reused subtree is in the chain the publication extends); on 10,000
-// files that is two tree objects instead of a hundred and 10,000 entries
-// sorted, encoded and hashed. Anything unexpected falls back to building
-// the whole tree from ids, which is always correct.
-func (s *session) writeTree(sink cas.Sink, chain *cas.Store, head cas.ID, ids, changes map[string]cas.ID) (cas.ID, error) {
-	if !head.IsZero() && len(changes) <= len(ids)/4 {
-		if tree, err := updateTree(sink, chain, head, changes); err == nil {
-			return tree, nil
-		} else if !errors.Is(err, cas.ErrNotFound) {
-			s.Env.Log.Warn("cannot update the tree in place; building it whole", "err", err)
-		}
-	}
-	return cas.WriteTree(sink, ids)
-}
-
-func updateTree(sink cas.Sink, chain *cas.Store, head cas.ID, changes map[string]cas.ID) (cas.ID, error) {
-	o, err := chain.Get(head)
-	if err != nil {
-		return cas.ID{}, err
-	}
-	c, err := cas.DecodeCommit(o)
-	if err != nil {
-		return cas.ID{}, err
-	}
-	return cas.UpdateTree(chain, sink, c.Tree, changes)
-}
-
 // materialiseConflict writes the conflict blocks into L, records the
 // observed R as the baseline (so resolving them and committing publishes
 // the resolution) and reports the conflicts. Nothing was published.
-func (s *session) materialiseConflict(last attemptResult) error {
-	changes, err := s.Plan(last.merged)
+func (s *session) materialiseConflict(last build.Outcome) error {
+	changes, err := s.Plan(last.Merged)
 	if err != nil {
 		return s.e.fail("plan rewrite", err)
 	}
-	st := last.observed
+	st := last.Observed
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "no", Generation: st.Generation()}
-	next, err := s.nextBaseline(st.Generation(), st.Head(), last.rFiles, last.merged.Conflicts)
+	next, err := s.nextBaseline(st.Generation(), st.Head(), last.RFiles, last.Merged.Conflicts)
 	if err != nil {
 		return s.e.fail("keep held base", err)
 	}
 	if err := s.materialise(changes, flag, next, nil); err != nil {
 		return err
 	}
-	return conflictError(last.merged.Conflicts)
+	return conflictError(last.Merged.Conflicts)
 }
 
 // keepRecent keeps the published content of the files the commit changed
 // that the scan read from L (recent.go): the next commit of those files
 // reads it as its old version.
-func (s *session) keepRecent(last *attempt) {
+func (s *session) keepRecent(last *build.Attempt) {
 	if s.Env.Recent == nil || s.Scan == nil {
 		return
 	}
-	for p, id := range last.changed {
+	for p, id := range last.Changed {
 		if c, ok := s.Scan.Content[p]; ok && !id.IsZero() && s.Scan.Files[p] == id {
 			s.Env.Recent.Put(id, c)
 		}
@@ -184,7 +142,7 @@ func (s *session) keepRecent(last *attempt) {
 
 // diffstat is increment, once more after healing the cache if a cached
 // object was corrupt.
-func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, error) {
+func (s *session) diffstat(state remote.State, last build.Outcome) ([]FileStat, error) {
 	files, err := s.increment(last)
 	if err == nil || !errors.Is(err, cas.ErrCorrupt) || !s.Env.Caches.Heal() {
 		return files, err
@@ -200,9 +158,9 @@ func (s *session) diffstat(state remote.State, last attemptResult) ([]FileStat, 
 // increment is the commit's diffstat: the merged tree against the observed
 // remote parent tree. Only changed paths (found while building the
 // publication) are visited, in sorted order.
-func (s *session) increment(last attemptResult) ([]FileStat, error) {
-	ids, parent := last.merged.IDs, last.rFiles
-	paths := sortedKeys(last.changed)
+func (s *session) increment(last build.Outcome) ([]FileStat, error) {
+	ids, parent := last.Merged.IDs, last.RFiles
+	paths := sortedKeys(last.Changed)
 	out := []FileStat{}
 	for _, p := range paths {
 		oldID, hadOld := parent[p]
@@ -215,7 +173,7 @@ func (s *session) increment(last attemptResult) ([]FileStat, error) {
 			}
 		}
 		if hasNew {
-			if newC, err = s.Content(last.merged, p); err != nil {
+			if newC, err = s.Content(last.Merged, p); err != nil {
 				return nil, err
 			}
 		}
@@ -223,30 +181,6 @@ func (s *session) increment(last attemptResult) ([]FileStat, error) {
 		out = append(out, FileStat{Path: p, Insertions: ins, Deletions: del})
 	}
 	return out, nil
-}
-
-// changedPaths returns the paths where ids differs from r: each with its ID
-// in ids, zero where ids lacks it.
-func changedPaths(r, ids map[string]cas.ID) map[string]cas.ID {
-	changes := map[string]cas.ID{}
-	kept := 0
-	for p, id := range ids {
-		if rid, ok := r[p]; ok {
-			kept++
-			if rid == id {
-				continue
-			}
-		}
-		changes[p] = id
-	}
-	if kept != len(r) { // some paths of r are gone
-		for p := range r {
-			if _, ok := ids[p]; !ok {
-				changes[p] = cas.ID{}
-			}
-		}
-	}
-	return changes
 }
 
 func sameTree(a, b map[string]cas.ID) bool {

@@ -89,7 +89,8 @@
 //   - Each publication attempt records, in P and without fsync, before the
 //     proposal that any writer's fold could accept is registered,
 //     its publication ID and the changes of L it publishes
-//     (pstate.PendingRecord; adopted by server/pending's Tracker): a
+//     (pstate.PendingRecord, built by server/build; adopted by
+//     server/pending's Tracker): a
 //     commit accepted and then interrupted before A was recorded is taken
 //     as common ground by the next merge instead of conflicting with
 //     itself.
@@ -97,7 +98,7 @@
 //     package publish (register a proposal; one writer folds the pending
 //     ones in one conditional write); on a store of version 1–3 the
 //     commit's write is the upgrade. The build is one attempt per version
-//     registered (commit_attempt.go); the result is the commit's own
+//     registered (server/build); the result is the commit's own
 //     generation and L gets that generation's tree. A version-4 `current` reads through
 //     remote's read-only view, so the history readers need no second
 //     path; its pending record marks the call, which the next commit

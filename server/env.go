@@ -30,12 +30,9 @@ func (e *Engine) sync(ctx context.Context, state remote.State) (*objcache.Chain,
 
 func mapErr(err error) *diag.Error                      { return dircall.MapErr(err) }
 func baselineLost() *diag.Error                         { return dircall.BaselineLost() }
-func outlivedRecord() *diag.Error                       { return dircall.OutlivedRecord() }
 func detach(ctx context.Context) context.Context        { return dircall.Detach(ctx) }
 func diffstat(changes []plan.Change) []dircall.FileStat { return dircall.Diffstat(changes) }
 
 func treeDelta(src cas.Source, from, to map[string]cas.ID) ([]FileStat, error) {
 	return dircall.TreeDelta(src, from, to)
 }
-
-var errRecordNewer = dircall.ErrRecordNewer

@@ -7,6 +7,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/build"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
@@ -19,7 +20,7 @@ import (
 // change as a proposal, fold, wait, one conditional write per group); the
 // engine supplies:
 //
-//   - Build: the commit's attempt (commit_attempt.go) on the state
+//   - Build: the commit's attempt (server/build) on the state
 //     publish read: merge L with its head, the tree, a head commit with
 //     the call's publication ID, and the pack of what that head adds. It
 //     is called again when a fold declines the version (it conflicted
@@ -144,10 +145,10 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 	if !resume {
 		id = remote.NewUUIDv7()
 	}
-	var last *attempt
-	build := func(ctx context.Context, st publish.State) (publish.Change, error) {
+	var last *build.Attempt
+	buildVersion := func(ctx context.Context, st publish.State) (publish.Change, error) {
 		if last != nil {
-			_ = last.waitRecorded() // one record at a time: the last written is this version's
+			_ = last.WaitRecorded() // one record at a time: the last written is this version's
 		}
 		if s.v4 == nil {
 			s.v4 = &v4Call{first: st.Generation()}
@@ -156,36 +157,37 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 			}
 		}
 		s.v4.last = st.Generation()
-		last = s.newAttempt(ctx, stateView(st), id, message)
-		skip, err := last.run()
+		last = build.New(s.Call, ctx, stateView(st), id, message, build.V4{First: s.v4.first, Last: s.v4.last})
+		skip, err := last.Run()
 		if err != nil {
 			return publish.Change{}, err
 		}
 		if skip {
 			return publish.Change{}, errNothingToPublish
 		}
+		s.prepareBaseline(last)
 		// The record is in P before the proposal is registered: from
 		// then on any writer's fold may accept it.
-		if err := last.waitRecorded(); err != nil {
+		if err := last.WaitRecorded(); err != nil {
 			return publish.Change{}, err
 		}
 		s.v4.built = true
 		// The author is this commit's: a fold into another writer's
 		// group copies it from the proposal into its increment.
-		return publish.Change{Head: last.head, Pack: last.pack, Author: AuthorOf(ctx)}, nil
+		return publish.Change{Head: last.Head, Pack: last.Pack, Author: AuthorOf(ctx)}, nil
 	}
 	var res publish.Result
 	if resume {
-		res, err = pub.Resume(s.Ctx, id, first, build)
+		res, err = pub.Resume(s.Ctx, id, first, buildVersion)
 	} else {
-		res, err = pub.CommitAfter(s.Ctx, id, s.State.LoadStreak(), build)
+		res, err = pub.CommitAfter(s.Ctx, id, s.State.LoadStreak(), buildVersion)
 	}
 	if last != nil {
-		_ = last.waitRecorded() // written before anything reads the session's record state
+		_ = last.WaitRecorded() // written before anything reads the session's record state
 	}
 	switch {
-	case errors.Is(err, errMergeConflict):
-		return nil, s.materialiseConflict(last.attemptResult)
+	case errors.Is(err, build.ErrConflict):
+		return nil, s.materialiseConflict(last.Outcome)
 	case errors.Is(err, errNothingToPublish):
 		return s.finishUnchanged(last)
 	case err != nil && s.Ctx.Err() != nil && s.v4 != nil && s.v4.built:
@@ -205,6 +207,19 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		return s.resumedV4(res, message)
 	}
 	return s.finishV4(res, last)
+}
+
+// prepareBaseline starts writing, while the proposal is published, the
+// baseline that accepting it would record when L itself is proposed: its
+// generation follows the observed one, its tree is L's. Whatever an
+// earlier attempt of the session prepared is discarded first.
+func (s *session) prepareBaseline(a *build.Attempt) {
+	s.prep.Discard()
+	s.prep = nil
+	if a.From == nil || a.From != s.Base || !s.Base.Exact() {
+		return
+	}
+	s.prep = s.State.Prepare(&pstate.Baseline{Generation: a.Observed.Generation() + 1, Head: a.Head, Files: a.Merged.IDs})
 }
 
 // resumedV4 goes on after a resumed call that an earlier process's
@@ -266,10 +281,10 @@ func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
 
 // finishV4 brings L and P up to date with the accepted generation
 // res.Generation: L becomes its tree, the baseline records it.
-func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
+func (s *session) finishV4(res publish.Result, last *build.Attempt) (*Result, error) {
 	// Accepted: from here on, finish locally whatever the caller's context.
 	s.Ctx = detach(s.Ctx)
-	s.Pending.Accept(last.pend)
+	s.Pending.Accept(last.Pend)
 	s.v4.published = true
 	s.State.SaveStreak(res.Streak)
 	s.e.background.StartSweep(res.State, res.Generation) // server/commit
@@ -284,14 +299,14 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if err := failpoint(FailAfterPublish); err != nil {
 		return nil, s.recoveryFailure(flag, "publish", err)
 	}
-	asBuilt := res.Head == last.head
+	asBuilt := res.Head == last.Head
 	s.keepOwnProposal(res, last)
 	out := &Result{Path: s.Dir, Generation: res.Generation, Files: []FileStat{}}
 	var err error
-	if out.Files, err = s.diffstat(state, last.attemptResult); err != nil {
+	if out.Files, err = s.diffstat(state, last.Outcome); err != nil {
 		return nil, s.recoveryFailure(flag, "diffstat", err)
 	}
-	target := last.merged
+	target := last.Merged
 	if !asBuilt {
 		// A fold re-parented the change onto others' folded before it:
 		// L becomes that generation's tree, from its group pack.
@@ -302,8 +317,8 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 		s.Src = s.Env.Caches.Source(chain)
 		// The generation the accepted version was built on: this
 		// directory's cache held its closure then (objcache.Caches.Accepted).
-		built := last.observed.Generation()
-		if inc, ok := res.State.Manifest.Increment(res.Generation); ok && inc.Publication == last.publication {
+		built := last.Observed.Generation()
+		if inc, ok := res.State.Manifest.Increment(res.Generation); ok && inc.Publication == last.Publication {
 			built = inc.Proposal
 		}
 		s.Src.More = s.Env.Caches.Accepted(s.Ctx, state, s.Src, built, res.Generation)
@@ -322,11 +337,11 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	}
 	out.BroughtIn = diffstat(changes)
 	next := dirstate.NewBaseline(res.Generation, res.Head, target.IDs)
-	if len(changes) == 0 && target == last.merged {
+	if len(changes) == 0 && target == last.Merged {
 		next.Prepared = s.prep // used only if it matches (pstate.Prepared)
 	}
-	if target == last.merged && last.from != nil {
-		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
+	if target == last.Merged && last.From != nil {
+		next.Ignored, next.IgnoredKnown = last.From.IgnoredAfter(last.Changes, s.e.ignoredPath)
 	}
 	if err := s.materialise(changes, flag, next, func() map[string]cas.ID { return s.Pending.IfAccepted(s.Base) }); err != nil {
 		var de *diag.Error
@@ -346,19 +361,19 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 // (its group pack holds only the re-parented trees and commit): kept too,
 // so the catch-up that follows does not fetch it back (it did, once per
 // commit in a group, on SeaweedFS).
-func (s *session) keepOwnProposal(res publish.Result, last *attempt) {
+func (s *session) keepOwnProposal(res publish.Result, last *build.Attempt) {
 	m := res.State.Manifest
 	if m == nil {
 		return
 	}
 	inc, ok := m.Increment(res.Generation)
-	if !ok || inc.Publication != last.publication || inc.Proposal != last.observed.Generation() {
+	if !ok || inc.Publication != last.Publication || inc.Proposal != last.Observed.Generation() {
 		return // accepted from another version than the last built
 	}
 	state := stateView(res.State)
 	c, err := s.Env.Caches.Open(objcache.Key(state))
 	if err == nil {
-		err = c.Store().AddPack(objcache.PackName(remote.PackRef{Key: inc.ProposalKey()}), last.pack)
+		err = c.Store().AddPack(objcache.PackName(remote.PackRef{Key: inc.ProposalKey()}), last.Pack)
 	}
 	if err != nil {
 		s.Env.Log.Warn("cannot keep the published pack in the cache", "err", err)

@@ -23,7 +23,8 @@
 //     returns A with the entry's overlay applied, in memory only; the
 //     contents the overlay carries are then served by Content.
 //   - Record writes the record for an attempt (the entry is built by the
-//     engine from L's scan), keeping the entries adopted before it.
+//     commit's attempt in server/build from L's scan), keeping the
+//     entries adopted before it.
 //   - Accept, IfAccepted and AdoptAccepted carry this call's own accepted
 //     publication until the call's rewrite or resynchronisation needs A
 //     with it applied.
