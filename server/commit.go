@@ -160,7 +160,7 @@ func (s *session) refuseReadOnly() error {
 	if err != nil {
 		return s.e.fail("plan reset", err)
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, false); err != nil {
 		return err
 	}
 	de := diag.New(diag.CodeReadOnlyPath, reason, "", nil)
@@ -212,7 +212,7 @@ func (s *session) finishUnchanged(last *attempt) (*Result, error) {
 		// the changes, and so is its ignored set.
 		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, nil); err != nil {
+	if err := s.materialise(changes, flag, next, false); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -262,7 +262,7 @@ func (s *session) materialiseConflict(last attemptResult) error {
 	if err != nil {
 		return s.e.fail("keep held base", err)
 	}
-	if err := s.materialise(changes, flag, next, nil); err != nil {
+	if err := s.materialise(changes, flag, next, false); err != nil {
 		return err
 	}
 	return conflictError(last.merged.Conflicts)
@@ -347,16 +347,4 @@ func changedPaths(r, ids map[string]cas.ID) map[string]cas.ID {
 		}
 	}
 	return changes
-}
-
-func sameTree(a, b map[string]cas.ID) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for p, id := range a {
-		if other, ok := b[p]; !ok || other != id {
-			return false
-		}
-	}
-	return true
 }

@@ -328,7 +328,7 @@ func (s *session) finishV4(res publish.Result, last *attempt) (*Result, error) {
 	if target == last.merged && last.from != nil {
 		next.Ignored, next.IgnoredKnown = last.from.IgnoredAfter(last.changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, func() map[string]cas.ID { return s.Pending.IfAccepted(s.Base) }); err != nil {
+	if err := s.materialise(changes, flag, next, true); err != nil {
 		var de *diag.Error
 		if errors.As(err, &de) && de.Code != diag.CodeRecoveryFailure {
 			return nil, s.recoveryFailure(flag, "rewrite", err)

@@ -3,15 +3,12 @@ package server
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
-	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
-	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -149,121 +146,10 @@ func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Confli
 	if err != nil {
 		return nil, nil, s.e.fail("keep held base", err)
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}, next, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}, next, false); err != nil {
 		return nil, nil, err
 	}
 	return res, m.Conflicts, nil
-}
-
-// materialise rewrites L and records next as the baseline, with the
-// recovery flag covering both; a failure once L may have changed becomes
-// RECOVERY_FAILURE (after an attempt to resynchronise at once). baseBefore
-// returns the base of each path while L still holds its old file (nil, or
-// a nil result: A's); it is called only when L is rewritten, since building that map
-// (a copy of every path) is most of what a commit that rewrites nothing
-// would spend here.
-func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore func() map[string]cas.ID) error {
-	pending, err := s.State.LoadRecovery()
-	if err != nil {
-		return s.e.fail("load recovery flag", err)
-	}
-	if len(changes) == 0 && len(s.Scan.Temps) == 0 && pending == nil {
-		// Nothing to rewrite. Same accepted head and generation: the
-		// recorded baseline already says this, so skip the write.
-		if s.Base == nil || s.Base.Head != next.Head || s.Base.Generation != next.Generation || !sameTree(s.Base.Held, next.Held) || !s.Base.Exact() {
-			if err := s.State.SaveBaseline(next); err != nil {
-				return s.e.fail("record baseline", err)
-			}
-			s.recorded(next)
-			s.State.PruneHeld(&next.Baseline)
-		}
-		s.SaveStats()
-		return nil
-	}
-	var before map[string]cas.ID
-	if baseBefore != nil {
-		before = baseBefore()
-	}
-	if before == nil {
-		before = s.BaseFiles()
-	}
-	data, err := s.apply(changes, flag, next, before)
-	if err != nil {
-		var ns *notStarted
-		if errors.As(err, &ns) && pending == nil {
-			return s.e.fail("record the rewrite", ns.err) // L untouched
-		}
-		return s.recoveryFailure(flag, "rewrite", err)
-	}
-	if err := s.State.InstallNextBaseline(next, data); err != nil {
-		return s.recoveryFailure(flag, "baseline", err)
-	}
-	s.recorded(next)
-	if err := failpoint(FailAfterBaseline); err != nil {
-		return s.recoveryFailure(flag, "baseline", err)
-	}
-	if err := s.State.ClearRecovery(); err != nil {
-		return s.recoveryFailure(flag, "baseline", err)
-	}
-	s.State.RemoveRewrite()
-	// Only now: settling an interrupted rewrite may need what P holds.
-	s.State.PruneHeld(&next.Baseline)
-	s.SaveStats()
-	return nil
-}
-
-// recorded makes next, just recorded in P, the session's baseline.
-func (s *session) recorded(next *dirstate.Baseline) {
-	s.Pending.Recorded(s.Base, next.Head)
-	s.Base = next
-	if s.Scan != nil && len(s.Scan.Unknown) > 0 {
-		// Settled by this baseline: no longer withheld (plan.AddVirtual).
-		keep := s.Scan.Withheld[:0:0]
-		for _, p := range s.Scan.Withheld {
-			if !slices.Contains(s.Scan.Unknown, p) {
-				keep = append(keep, p)
-			}
-		}
-		if err := plan.SaveWithheld(s.State.Dir, keep); err != nil {
-			s.Env.Log.Warn("cannot record the withheld paths", "err", err)
-		}
-		s.Scan.Withheld, s.Scan.Unknown = keep, nil
-	}
-}
-
-// nextBaseline is the baseline recording R (head, rFiles) after a merge
-// with these conflicts: R's tree, except that each path merge.Trees left
-// Unresolved (L's file still holds blocks) keeps its current base, whose
-// content is saved in P first (see pstate.Baseline).
-func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID, conflicts []merge.Conflict) (*dirstate.Baseline, error) {
-	next := dirstate.NewBaseline(gen, head, rFiles)
-	for _, c := range conflicts {
-		if c.Reason != merge.Unresolved {
-			continue
-		}
-		if next.Held == nil {
-			next.Held = map[string]cas.ID{}
-			next.Files = make(map[string]cas.ID, len(rFiles))
-			for p, id := range rFiles {
-				next.Files[p] = id
-			}
-		}
-		next.Held[c.Path] = rFiles[c.Path]
-		id, ok := s.BaseFiles()[c.Path]
-		if !ok {
-			delete(next.Files, c.Path)
-			continue
-		}
-		content, err := s.Load(id)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.State.SaveHeld(id, content); err != nil {
-			return nil, err
-		}
-		next.Files[c.Path] = id
-	}
-	return next, nil
 }
 
 // conflictError reports merge conflicts written into L.

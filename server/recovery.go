@@ -11,7 +11,7 @@ import (
 
 // Recovery. Before L is rewritten, P records the next baseline, the
 // rewrite record and the recovery flag naming it (pstate.RecoveryFlag,
-// pstate.RewriteRecord; settled in rewrite_record.go); all
+// pstate.RewriteRecord; settled by server/rewrite); all
 // three are cleared once L and the baseline are durable. A call that finds
 // the flag settles the record into a baseline first, path by path from
 // what L holds, records it, and only then merges: so a second crash, at
