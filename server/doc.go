@@ -19,7 +19,7 @@
 //	             ─begin──────▶ in-process mutex per L + lock file in P
 //	                           (dircall.Open); baseline A (generation,
 //	                           head, path→file ID), stat cache
-//	             (recovery flag set: resynchronise first, recovery.go)
+//	             (recovery flag set: resynchronise first, server/pull)
 //	L            ─scan───────▶ tree L (path→file ID): one stat per file,
 //	                           directories listed in parallel; only files
 //	                           whose stat differs from a trusted cache

@@ -6,6 +6,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/pull"
 	"github.com/slivingdoc/slivingdoc/server/rewrite"
 )
 
@@ -13,15 +14,10 @@ import (
 // interrupted one are server/rewrite's; these are the session's names for
 // them.
 
-// materialise rewrites L and records next as the baseline
-// (rewrite.Materialise); a failure once L may have changed becomes
-// RECOVERY_FAILURE at once, after an attempt to resynchronise.
+// materialise rewrites L and records next as the baseline; a failure
+// once L may have changed becomes RECOVERY_FAILURE (pull.Materialise).
 func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, ifAccepted bool) error {
-	err := rewrite.Materialise(s.Call, changes, flag, next, ifAccepted)
-	if in, ok := err.(*rewrite.Interrupted); ok {
-		return s.recoveryFailure(in.Flag, in.Stage, in.Err)
-	}
-	return err
+	return pull.Materialise(s.Call, changes, flag, next, ifAccepted)
 }
 
 func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, error) {
