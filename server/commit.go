@@ -12,7 +12,6 @@ import (
 	"github.com/slivingdoc/slivingdoc/server/commit"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
-	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
@@ -57,10 +56,7 @@ func (e *Engine) commit(ctx context.Context, path, message string) (*Result, err
 	if err := commit.RefuseSecrets(s.Call, message); err != nil {
 		return nil, err
 	}
-	reset := func(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline) error {
-		return s.materialise(changes, flag, next, nil)
-	}
-	if err := commit.RefuseReadOnly(s.Call, reset); err != nil {
+	if err := commit.RefuseReadOnly(s.Call); err != nil {
 		return nil, err
 	}
 	return s.publish(message)
@@ -100,7 +96,7 @@ func (s *session) finishUnchanged(last *build.Attempt) (*Result, error) {
 		// the changes, and so is its ignored set.
 		next.Ignored, next.IgnoredKnown = last.From.IgnoredAfter(last.Changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, nil); err != nil {
+	if err := s.materialise(changes, flag, next, false); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -120,7 +116,7 @@ func (s *session) materialiseConflict(last build.Outcome) error {
 	if err != nil {
 		return s.e.fail("keep held base", err)
 	}
-	if err := s.materialise(changes, flag, next, nil); err != nil {
+	if err := s.materialise(changes, flag, next, false); err != nil {
 		return err
 	}
 	return conflictError(last.Merged.Conflicts)
@@ -181,16 +177,4 @@ func (s *session) increment(last build.Outcome) ([]FileStat, error) {
 		out = append(out, FileStat{Path: p, Insertions: ins, Deletions: del})
 	}
 	return out, nil
-}
-
-func sameTree(a, b map[string]cas.ID) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for p, id := range a {
-		if other, ok := b[p]; !ok || other != id {
-			return false
-		}
-	}
-	return true
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/rewrite"
 )
 
 // errKilled is panicked at a failpoint to stop a call dead, as a kill
@@ -21,15 +22,15 @@ var errKilled = errors.New("killed at failpoint")
 // process).
 func killCommitAt(t *testing.T, a *agent, store remote.Store, name, msg string) {
 	t.Helper()
-	testFail = func(n string) error {
+	rewrite.SetFailHook(func(n string) error {
 		if n == name {
 			panic(errKilled)
 		}
 		return nil
-	}
+	})
 	func() {
 		defer func() {
-			testFail = nil
+			rewrite.SetFailHook(nil)
 			if r := recover(); r != errKilled {
 				t.Fatalf("commit was not stopped at %s: %v", name, r)
 			}
@@ -127,7 +128,7 @@ func TestKilledBeforeAcceptanceNextCommitPublishes(t *testing.T) {
 func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
 	store, a := editAfterCommit(t)
 	flag := a.e.stateDir(a.dir) + "/recovery"
-	testFail = func(n string) error {
+	rewrite.SetFailHook(func(n string) error {
 		if n == FailAfterPublish {
 			// A non-empty directory where the flag goes: no write of
 			// it can succeed, as on a full disk.
@@ -136,10 +137,10 @@ func TestUnwritablePrivateStateAfterPublishReportsAccepted(t *testing.T) {
 			}
 		}
 		return nil
-	}
-	t.Cleanup(func() { testFail = nil })
+	})
+	t.Cleanup(func() { rewrite.SetFailHook(nil) })
 	_, err := a.e.Commit(context.Background(), "", "two")
-	testFail = nil
+	rewrite.SetFailHook(nil)
 	var de *diag.Error
 	if !errors.As(err, &de) || de.Code != diag.CodeRecoveryFailure || de.Recovery == nil || de.Recovery.RemoteAccepted != "yes" {
 		t.Fatalf("want RECOVERY_FAILURE with remoteAccepted yes, got %v (%+v)", err, de)

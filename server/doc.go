@@ -19,7 +19,7 @@
 //	             ─begin──────▶ in-process mutex per L + lock file in P
 //	                           (dircall.Open); baseline A (generation,
 //	                           head, path→file ID), stat cache
-//	             (recovery flag set: resynchronise first, recovery.go)
+//	             (recovery flag set: resynchronise first, server/pull)
 //	L            ─scan───────▶ tree L (path→file ID): one stat per file,
 //	                           directories listed in parallel; only files
 //	                           whose stat differs from a trusted cache
@@ -37,8 +37,9 @@
 //	             declined one is rebuilt on the newer state)
 //	plan ─▶ old and new content of each changed file, loaded up front
 //	        (package server/plan; ignored paths left out)
-//	apply ─▶ recovery flag, removals, parallel atomic writes, dir fsyncs
-//	       ─▶ baseline + stat cache recorded ─▶ flag cleared
+//	rewrite ─▶ recovery flag, removals, parallel atomic writes, dir fsyncs
+//	        ─▶ baseline + stat cache recorded ─▶ flag cleared
+//	        (package server/rewrite)
 //
 // Decisions worth knowing:
 //   - P's records, their files and formats (the baseline, the stat cache,
@@ -131,9 +132,10 @@
 //     and the baseline holds that path's old base (pstate.Baseline's Held,
 //     content in P/dirs/<h>/held) until the blocks are resolved, so blocks never
 //     nest and the remote's newer lines merge in afterwards.
-//   - Before L is rewritten, P records the rewrite (pstate.RewriteRecord;
-//     settled in rewrite_record.go): each path's content before and after,
-//     and the next baseline's. A
+//   - L is rewritten, and an interrupted rewrite settled, by package
+//     server/rewrite (rewrite.go keeps the session's names for it).
+//     Before L is rewritten, P records the rewrite (pstate.RewriteRecord):
+//     each path's content before and after, and the next baseline's. A
 //     resynchronisation after a crash rolls the merge base forward where
 //     the rewrite provably reached, so the tool's own half-finished
 //     rewrite never conflicts with the next remote edit beside it.
@@ -160,6 +162,6 @@
 //     function that knows the manifest's layout. LocalDiff compares the
 //     baseline with L. Restore and Revert (history_restore.go) take the
 //     files history computes (View.Restore, View.Revert) and write L as a
-//     local edit through plan and materialise, leaving the baseline as it
+//     local edit through plan and rewrite.Materialise, leaving the baseline as it
 //     was, so the next commit publishes them through the ordinary merge.
 package server

@@ -84,7 +84,7 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err := s.keepUncommitted(changes, opts, "restore", res); err != nil {
 		return nil, err
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, false); err != nil {
 		return nil, err
 	}
 	res.Files = diffstat(changes)
@@ -245,7 +245,7 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	if err := s.keepUncommitted(changes, opts, "revert", res); err != nil {
 		return nil, err
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, nil); err != nil {
+	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, false); err != nil {
 		return nil, err
 	}
 	res.Files = diffstat(changes)

@@ -116,7 +116,7 @@ func stateView(st publish.State) remote.State {
 // publishV4 is publish by version 4. A call whose reads met a pack gone
 // from the store (a sweep deleted, below the history floor, what the
 // `current` it read still named: remote/retain_v4.go) is made once more
-// when `current` has moved on since, as a pull is (pull.go): the newer
+// when `current` has moved on since, as a pull is (server/pull): the newer
 // state no longer needs it. The second call resumes the first under its
 // ID if it registered a version, so the commit is still accepted once.
 func (s *session) publishV4(message string) (*Result, error) {
@@ -343,7 +343,7 @@ func (s *session) finishV4(res publish.Result, last *build.Attempt) (*Result, er
 	if target == last.Merged && last.From != nil {
 		next.Ignored, next.IgnoredKnown = last.From.IgnoredAfter(last.Changes, s.e.ignoredPath)
 	}
-	if err := s.materialise(changes, flag, next, func() map[string]cas.ID { return s.Pending.IfAccepted(s.Base) }); err != nil {
+	if err := s.materialise(changes, flag, next, true); err != nil {
 		var de *diag.Error
 		if errors.As(err, &de) && de.Code != diag.CodeRecoveryFailure {
 			return nil, s.recoveryFailure(flag, "rewrite", err)

@@ -2,17 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
-	"slices"
 
-	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
-	"github.com/slivingdoc/slivingdoc/server/dirstate"
-	"github.com/slivingdoc/slivingdoc/server/objcache"
-	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/pull"
 )
 
 // Pull writes the merge of baseline, visible directory and accepted state
@@ -58,226 +53,18 @@ func (e *Engine) pull(ctx context.Context, path string, implied bool) (*Result, 
 	return res, nil
 }
 
-// pull is the synchronisation shared by Pull and by recovery: scan L, read
-// `current`, merge(A, L, R), rewrite L, record R as the baseline.
-func (s *session) pull(op string) (*Result, []merge.Conflict, error) {
-	if _, err := s.ScanL(); err != nil {
-		return nil, nil, err
-	}
-	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
-	if err != nil {
-		return nil, nil, s.e.fail("read current", err)
-	}
-	res, conflicts, err := s.syncTo(op, state)
-	var de *diag.Error
-	if errors.As(err, &de) && de.Reason == diag.ReasonMissingPack {
-		// A cleanup after a newer checkpoint removed a pack the manifest
-		// just read named (nothing was rewritten yet): the newer
-		// `current` no longer needs it (server/objcache, remote/cleanup.go).
-		if again, rerr := s.Env.Notebook.ReadCurrent(s.Ctx); rerr == nil && again.Generation() > state.Generation() {
-			return s.syncTo(op, again)
-		}
-	}
-	return res, conflicts, err
-}
+// The session's names for server/pull's synchronisation and recovery.
 
-// syncTo merges R = state into L against A and records it. The scan of L
-// must be current. An interrupted rewrite is settled first (once the chain
-// can be read, since telling an edited file's version may need contents).
+func (s *session) pull(op string) (*Result, []merge.Conflict, error) { return pull.Run(s.Call, op) }
+
 func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Conflict, error) {
-	// A record of another store, or newer than the store (restored from a
-	// backup), is no record: the directory is adopted (remembered.go).
-	s.DropOutlivedRecord(state)
-	flag, err := s.State.LoadRecovery()
-	if err != nil {
-		return nil, nil, s.e.fail("load recovery flag", err)
-	}
-	res := &Result{Path: s.Dir, Generation: state.Generation(), Files: []FileStat{}}
-	if s.Base == nil && len(s.Scan.Files) > 0 {
-		// No record (never pulled here, copied, or P cleared): no file
-		// of L has a known base (server/plan).
-		var paths []string
-		for p := range s.Scan.Files {
-			if !s.Scan.Virtual[p] {
-				paths = append(paths, p)
-			}
-		}
-		s.Base = s.Base.WithUnknown(paths)
-	}
-	s.Base = s.Base.WithUnknown(s.Scan.Unknown)
-	if flag == nil {
-		s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
-		if s.Base != nil && state.Head() == s.Base.Head && s.Base.Exact() && len(s.Scan.Temps) == 0 && len(s.Scan.Restore) == 0 {
-			// R == A: the merge is L itself; nothing to fetch or rewrite.
-			if s.Base.Generation != state.Generation() {
-				s.Base.Generation = state.Generation()
-				if err := s.State.SaveBaseline(s.Base); err != nil {
-					return nil, nil, s.e.fail("record baseline", err)
-				}
-			}
-			s.SaveStats()
-			return res, nil, nil
-		}
-	}
-	chain, err := s.e.sync(s.Ctx, state)
-	if err != nil {
-		return nil, nil, err
-	}
-	s.Src = s.Env.Caches.Source(chain)
-	if flag != nil && s.Base != nil {
-		if _, err := s.settleRewrite(flag, true); err != nil {
-			return nil, nil, s.recoveryFailure(*flag, "settle", err)
-		}
-		s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
-	}
-	var rFiles map[string]cas.ID
-	if s.Base != nil && state.Head() == s.Base.Head && !s.Base.HasUnknown() {
-		rFiles = s.Base.HeadTree()
-	} else if rFiles, err = objcache.TreeOf(s.Src, state.Head()); err != nil {
-		return nil, nil, s.e.fail("read remote tree", err)
-	}
-	m, err := s.MergeWith(state.Head(), rFiles)
-	if err != nil {
-		return nil, nil, s.e.fail("merge", err)
-	}
-	changes, err := s.Plan(m)
-	if err != nil {
-		return nil, nil, s.e.fail("plan rewrite", err)
-	}
-	res.Files = diffstat(changes)
-	next, err := s.nextBaseline(state.Generation(), state.Head(), rFiles, m.Conflicts)
-	if err != nil {
-		return nil, nil, s.e.fail("keep held base", err)
-	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: op, RemoteAccepted: "no", Generation: state.Generation()}, next, nil); err != nil {
-		return nil, nil, err
-	}
-	return res, m.Conflicts, nil
+	return pull.SyncTo(s.Call, op, state)
 }
 
-// materialise rewrites L and records next as the baseline, with the
-// recovery flag covering both; a failure once L may have changed becomes
-// RECOVERY_FAILURE (after an attempt to resynchronise at once). baseBefore
-// returns the base of each path while L still holds its old file (nil, or
-// a nil result: A's); it is called only when L is rewritten, since building that map
-// (a copy of every path) is most of what a commit that rewrites nothing
-// would spend here.
-func (s *session) materialise(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore func() map[string]cas.ID) error {
-	pending, err := s.State.LoadRecovery()
-	if err != nil {
-		return s.e.fail("load recovery flag", err)
-	}
-	if len(changes) == 0 && len(s.Scan.Temps) == 0 && pending == nil {
-		// Nothing to rewrite. Same accepted head and generation: the
-		// recorded baseline already says this, so skip the write.
-		if s.Base == nil || s.Base.Head != next.Head || s.Base.Generation != next.Generation || !sameTree(s.Base.Held, next.Held) || !s.Base.Exact() {
-			if err := s.State.SaveBaseline(next); err != nil {
-				return s.e.fail("record baseline", err)
-			}
-			s.recorded(next)
-			s.State.PruneHeld(&next.Baseline)
-		}
-		s.SaveStats()
-		return nil
-	}
-	var before map[string]cas.ID
-	if baseBefore != nil {
-		before = baseBefore()
-	}
-	if before == nil {
-		before = s.BaseFiles()
-	}
-	data, err := s.apply(changes, flag, next, before)
-	if err != nil {
-		var ns *notStarted
-		if errors.As(err, &ns) && pending == nil {
-			return s.e.fail("record the rewrite", ns.err) // L untouched
-		}
-		return s.recoveryFailure(flag, "rewrite", err)
-	}
-	if err := s.State.InstallNextBaseline(next, data); err != nil {
-		return s.recoveryFailure(flag, "baseline", err)
-	}
-	s.recorded(next)
-	if err := failpoint(FailAfterBaseline); err != nil {
-		return s.recoveryFailure(flag, "baseline", err)
-	}
-	if err := s.State.ClearRecovery(); err != nil {
-		return s.recoveryFailure(flag, "baseline", err)
-	}
-	s.State.RemoveRewrite()
-	// Only now: settling an interrupted rewrite may need what P holds.
-	s.State.PruneHeld(&next.Baseline)
-	s.SaveStats()
-	return nil
+func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause error) *diag.Error {
+	return pull.RecoveryFailure(s.Call, flag, stage, cause)
 }
 
-// recorded makes next, just recorded in P, the session's baseline.
-func (s *session) recorded(next *dirstate.Baseline) {
-	s.Pending.Recorded(s.Base, next.Head)
-	s.Base = next
-	if s.Scan != nil && len(s.Scan.Unknown) > 0 {
-		// Settled by this baseline: no longer withheld (plan.AddVirtual).
-		keep := s.Scan.Withheld[:0:0]
-		for _, p := range s.Scan.Withheld {
-			if !slices.Contains(s.Scan.Unknown, p) {
-				keep = append(keep, p)
-			}
-		}
-		if err := plan.SaveWithheld(s.State.Dir, keep); err != nil {
-			s.Env.Log.Warn("cannot record the withheld paths", "err", err)
-		}
-		s.Scan.Withheld, s.Scan.Unknown = keep, nil
-	}
-}
+func (s *session) recoverFirst() error { return pull.RecoverFirst(s.Call) }
 
-// nextBaseline is the baseline recording R (head, rFiles) after a merge
-// with these conflicts: R's tree, except that each path merge.Trees left
-// Unresolved (L's file still holds blocks) keeps its current base, whose
-// content is saved in P first (see pstate.Baseline).
-func (s *session) nextBaseline(gen uint64, head cas.ID, rFiles map[string]cas.ID, conflicts []merge.Conflict) (*dirstate.Baseline, error) {
-	next := dirstate.NewBaseline(gen, head, rFiles)
-	for _, c := range conflicts {
-		if c.Reason != merge.Unresolved {
-			continue
-		}
-		if next.Held == nil {
-			next.Held = map[string]cas.ID{}
-			next.Files = make(map[string]cas.ID, len(rFiles))
-			for p, id := range rFiles {
-				next.Files[p] = id
-			}
-		}
-		next.Held[c.Path] = rFiles[c.Path]
-		id, ok := s.BaseFiles()[c.Path]
-		if !ok {
-			delete(next.Files, c.Path)
-			continue
-		}
-		content, err := s.Load(id)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.State.SaveHeld(id, content); err != nil {
-			return nil, err
-		}
-		next.Files[c.Path] = id
-	}
-	return next, nil
-}
-
-// conflictError reports merge conflicts written into L.
-func conflictError(conflicts []merge.Conflict) *diag.Error {
-	msg := ""
-	for _, c := range conflicts {
-		if c.Reason == diag.NoRecord {
-			msg = "This directory has no sync record here (it was copied or renamed, or its private state was cleared): files equal to the notebook's were adopted, and each differing file now holds its own text and the notebook's in one conflict block. Merge each block, then commit."
-		}
-	}
-	de := diag.New(diag.CodeContentConflict, diag.ReasonMergeConflict, msg, nil)
-	for _, c := range conflicts {
-		ranges := append([]merge.Range{}, c.Ranges...)
-		de.Files = append(de.Files, diag.FileError{Path: c.Path, Reason: string(c.Reason), Ranges: ranges})
-	}
-	return de
-}
+func conflictError(conflicts []merge.Conflict) *diag.Error { return pull.ConflictError(conflicts) }

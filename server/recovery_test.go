@@ -8,6 +8,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/rewrite"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
 )
 
@@ -18,15 +19,15 @@ var errInjected = errors.New("injected failure")
 func failAt(t *testing.T, name string, times int) {
 	t.Helper()
 	fired := 0
-	testFail = func(n string) error {
+	rewrite.SetFailHook(func(n string) error {
 		if n != name || (times >= 0 && fired >= times) {
 			return nil
 		}
 		fired++
 		return errInjected
-	}
+	})
 	t.Cleanup(func() {
-		testFail = nil
+		rewrite.SetFailHook(nil)
 		if fired == 0 {
 			t.Errorf("failpoint %s never fired", name)
 		}
@@ -131,7 +132,7 @@ func TestPublishedButNotRewritten(t *testing.T) {
 	if de.Recovery.RemoteAccepted != "yes" || de.Recovery.Stage != "publish" {
 		t.Fatalf("report %+v", de.Recovery)
 	}
-	testFail = nil
+	rewrite.SetFailHook(nil)
 	if res := b.pull(); res.Generation != 3 {
 		t.Fatalf("generation %d", res.Generation)
 	}
@@ -157,14 +158,14 @@ func TestEditDuringRewriteIsKept(t *testing.T) {
 	a.commit("remote edit")
 
 	edited := false
-	testFail = func(name string) error {
+	rewrite.SetFailHook(func(name string) error {
 		if name == FailAfterRecoveryFlag && !edited {
 			edited = true
 			b.write("x.md", "1\n2\n3\n4\n5\n6\nconcurrent\n")
 		}
 		return nil
-	}
-	t.Cleanup(func() { testFail = nil })
+	})
+	t.Cleanup(func() { rewrite.SetFailHook(nil) })
 	_, err := b.e.Pull(context.Background(), "")
 	de := domainErr(t, err, diag.CodeRecoveryFailure, diag.ReasonResynchronized)
 	if !errors.Is(de, workdir.ErrChangedDuringScan) {

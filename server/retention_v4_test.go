@@ -223,7 +223,7 @@ func (s *staleStore) Get(ctx context.Context, key string) ([]byte, string, error
 // A reader that read `current` before a sweep, whose active checkpoint
 // and history the sweep then deleted, catches up all the same: the
 // missing pack sends the pull back to `current`, which no longer needs
-// it (the promise of version 3's cleanup, server/pull.go).
+// it (the promise of version 3's cleanup, server/pull).
 func TestV4RetentionReaderThatReadCurrentBeforeTheSweep(t *testing.T) {
 	for name, newStore := range v4Stores(t) {
 		for _, op := range []string{"pull", "commit"} {

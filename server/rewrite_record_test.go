@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/rewrite"
 )
 
 func tenLines(repl map[int]string) string {
@@ -53,7 +54,7 @@ func TestResyncAfterItsOwnRewriteFailsUsesItsOwnRecord(t *testing.T) {
 	// The next pull starts from that record, fails in its own rewrite, and
 	// at that moment a edits next to its lines again.
 	fired := false
-	testFail = func(n string) error {
+	rewrite.SetFailHook(func(n string) error {
 		if n != FailMidRewrite || fired {
 			return nil
 		}
@@ -64,9 +65,9 @@ func TestResyncAfterItsOwnRewriteFailsUsesItsOwnRecord(t *testing.T) {
 		}
 		a.commit("a3")
 		return errInjected
-	}
+	})
 	_, err := b.e.Pull(context.Background(), "")
-	testFail = nil
+	rewrite.SetFailHook(nil)
 	if de := domainErr(t, err, diag.CodeRecoveryFailure, diag.ReasonResynchronized); !de.Recovery.Resynchronized {
 		t.Fatalf("%+v", de)
 	}

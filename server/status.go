@@ -43,7 +43,7 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	// recorded has published its edits: they are not local changes.
 	s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
 	// Likewise, files an interrupted rewrite already wrote are the tool's,
-	// not local changes (rewrite_record.go).
+	// not local changes (server/rewrite).
 	if flag, err := s.State.LoadRecovery(); err == nil && flag != nil {
 		if _, err := s.settleRewrite(flag, false); err != nil {
 			return nil, e.fail("settle", err)

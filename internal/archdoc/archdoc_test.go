@@ -79,7 +79,7 @@ func TestPackageMapNamesEveryPackage(t *testing.T) {
 
 // engineLayers are the packages below the engine (server), bottom
 // first: each may import only those before it.
-var engineLayers = []string{"server/workdir", "server/pstate", "server/storeview", "server/objcache", "server/history", "server/diag", "server/rules", "server/plan", "server/dirstate", "server/pending", "server/dircall", "server/build", "server/commit"}
+var engineLayers = []string{"server/workdir", "server/pstate", "server/storeview", "server/objcache", "server/history", "server/diag", "server/rules", "server/plan", "server/dirstate", "server/pending", "server/dircall", "server/rewrite", "server/pull", "server/build", "server/commit"}
 
 // The layering the page states: imports go one way, remote imports no
 // backend, and of the product's packages only remote/s3store imports the

@@ -7,9 +7,9 @@ import (
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 	"github.com/slivingdoc/slivingdoc/server/dircall"
-	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/pull"
 	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
@@ -61,11 +61,6 @@ func RefuseMarkers(s *dircall.Call) error {
 	return de
 }
 
-// Rewrite is the engine's rewrite of L: changes applied under the
-// recovery flag flag, then next recorded as A. A func because the
-// rewrite (with its recovery on failure) is still the engine's.
-type Rewrite func(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline) error
-
 // pathReasons maps a path set's refusal (package server/rules) to its
 // READ_ONLY_PATH file reason; Allowed maps to "".
 var pathReasons = map[rules.Refusal]string{
@@ -75,8 +70,9 @@ var pathReasons = map[rules.Refusal]string{
 
 // RefuseReadOnly refuses a commit that changes files outside the writable
 // set or inside the read-only set, resetting exactly those files to the
-// accepted baseline content (through rewrite); other local edits stay in L.
-func RefuseReadOnly(s *dircall.Call, rewrite Rewrite) error {
+// accepted baseline content (rewritten as a pull rewrites L, with its
+// recovery on failure: pull.Materialise); other local edits stay in L.
+func RefuseReadOnly(s *dircall.Call) error {
 	if s.Env.Sets.Empty() {
 		return nil
 	}
@@ -131,7 +127,7 @@ func RefuseReadOnly(s *dircall.Call, rewrite Rewrite) error {
 	if err != nil {
 		return s.Env.Fail("plan reset", err)
 	}
-	if err := rewrite(changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base); err != nil {
+	if err := pull.Materialise(s, changes, pstate.RecoveryFlag{Op: "reset", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, false); err != nil {
 		return err
 	}
 	de := diag.New(diag.CodeReadOnlyPath, reason, "", nil)

@@ -13,8 +13,8 @@
 //     message, in a new name or in an added line: rules.Secrets over
 //     server/secrets, the log naming where, never the match) and
 //     RefuseReadOnly (a change outside the writable set or inside a
-//     read-only one: the refused files are reset to A through the
-//     engine's rewrite of L, a Rewrite func, and then reported).
+//     read-only one: the refused files are reset to A by a pull's
+//     rewrite of L, pull.Materialise, and then reported).
 //   - Background (background.go) is the engine's work left after an
 //     accepted commit, one value per engine, set up once by server.New
 //     with what the work reads: the notebook, the object caches, the

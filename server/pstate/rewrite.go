@@ -30,7 +30,7 @@ import (
 //     commit the store accepted, the published local content itself).
 //
 // The engine settles a record into one baseline, path by path, from what
-// L holds (server's rewrite_record.go); this package keeps the two files.
+// L holds (server/rewrite's record.go); this package keeps the two files.
 //
 // Encoding (integers big-endian, paths as u16 length + bytes, IDs 32
 // bytes; zero ID: absent):

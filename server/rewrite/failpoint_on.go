@@ -1,6 +1,6 @@
 //go:build failpoints
 
-package server
+package rewrite
 
 import "os"
 

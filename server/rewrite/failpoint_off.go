@@ -1,5 +1,5 @@
 //go:build !failpoints
 
-package server
+package rewrite
 
 func killAt(string) {}

@@ -1,4 +1,4 @@
-package server
+package rewrite
 
 // Failpoints name the instants a crash test kills the process at. They do
 // nothing unless the binary is built with -tags failpoints and the
@@ -24,13 +24,17 @@ const (
 // Failpoints lists every failpoint name, for tests and documentation.
 var Failpoints = []string{FailAfterRewriteRecord, FailAfterRecoveryFlag, FailMidRewrite, FailAfterRewrite, FailAfterPublish, FailAfterBaseline}
 
-// testFail lets in-package tests turn a failpoint into an error instead of
-// a kill, to exercise the RECOVERY_FAILURE path in one process.
+// testFail lets tests turn a failpoint into an error instead of a kill,
+// to exercise the RECOVERY_FAILURE path in one process (SetFailHook).
 var testFail func(name string) error
 
-// failpoint is called at each named instant; it returns the injected test
+// SetFailHook makes each failpoint return f(name) (nil: none), for tests
+// in one process; it is not safe to call while a call runs.
+func SetFailHook(f func(name string) error) { testFail = f }
+
+// Failpoint is called at each named instant; it returns the injected test
 // error, if any.
-func failpoint(name string) error {
+func Failpoint(name string) error {
 	killAt(name)
 	if testFail != nil {
 		return testFail(name)

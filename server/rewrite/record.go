@@ -1,4 +1,4 @@
-package server
+package rewrite
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
@@ -17,7 +18,7 @@ import (
 // record named by the recovery flag) are package pstate's
 // (pstate.RewriteRecord); here they are made and settled.
 //
-// Settling (settleRewrite) turns a record into one baseline, path by path,
+// Settling (Settle) turns a record into one baseline, path by path,
 // from what L holds: "after" takes the next baseline's base, "before" the
 // recorded one. A path the caller edited after the crash holds neither;
 // its content tells which one it was edited from when exactly one of the
@@ -48,7 +49,7 @@ func rewriteRecordFor(changes []plan.Change, scanned, baseBefore map[string]cas.
 // content where it is no file of the next head (a text merge's result).
 // Such paths are few; the common rewrite (others' changes into files L did
 // not edit) saves nothing.
-func (s *session) keepRewriteContents(changes []plan.Change, baseBefore, next map[string]cas.ID) error {
+func keepRewriteContents(s *dircall.Call, changes []plan.Change, baseBefore, next map[string]cas.ID) error {
 	var head map[string]cas.ID
 	if s.Base != nil {
 		head = s.Base.HeadTree()
@@ -77,11 +78,11 @@ func (s *session) keepRewriteContents(changes []plan.Change, baseBefore, next ma
 	return nil
 }
 
-// settleRewrite resolves the rewrite the recovery flag names into a
+// Settle resolves the rewrite the recovery flag names into a
 // baseline and records it (durable: the record and the flag are removed
 // after it), or, when durable is false (status), only applies it to s.Base.
 // The scan of L must be current. It reports whether there was a record.
-func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, error) {
+func Settle(s *dircall.Call, flag *pstate.RecoveryFlag, durable bool) (bool, error) {
 	if flag == nil || s.Base == nil {
 		return false, nil
 	}
@@ -109,13 +110,13 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 			settled = s.Base
 			break
 		}
-		settled = s.unknownWhereChanged()
+		settled = unknownWhereChanged(s)
 	case next == nil:
 		// The record without its next baseline (a damaged P): every path
 		// it covers has an unknown base.
-		settled = s.unknownAt(rec.Entries)
+		settled = unknownAt(s, rec.Entries)
 	default:
-		settled = s.settleAgainst(rec, next)
+		settled = settleAgainst(s, rec, next)
 	}
 	if !durable {
 		s.Base = settled
@@ -149,13 +150,13 @@ func (s *session) settleRewrite(flag *pstate.RecoveryFlag, durable bool) (bool, 
 	}
 	s.State.RemoveRewrite()
 	s.State.PruneHeld(&s.Base.Baseline)
-	s.removeTemps()
+	removeTemps(s)
 	return true, nil
 }
 
 // settleAgainst is next, with each path the rewrite did not (provably)
 // reach given the base L's file was made from.
-func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *dirstate.Baseline) *dirstate.Baseline {
+func settleAgainst(s *dircall.Call, rec *pstate.RewriteRecord, next *dirstate.Baseline) *dirstate.Baseline {
 	head := next.HeadTree()
 	files := make(map[string]cas.ID, len(next.Tree()))
 	for p, id := range next.Tree() {
@@ -176,7 +177,7 @@ func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *dirstate.Baseli
 		case cur == e.Before:
 			base = e.BaseBefore
 		default:
-			switch s.whichVersion(e, cur) {
+			switch whichVersion(s, e, cur) {
 			case versionBefore:
 				base = e.BaseBefore
 			case versionAfter:
@@ -206,7 +207,7 @@ func (s *session) settleAgainst(rec *pstate.RewriteRecord, next *dirstate.Baseli
 }
 
 // unknownAt is s.Base with an unknown base at every path of entries.
-func (s *session) unknownAt(entries []pstate.RewriteEntry) *dirstate.Baseline {
+func unknownAt(s *dircall.Call, entries []pstate.RewriteEntry) *dirstate.Baseline {
 	paths := make([]string, 0, len(entries))
 	for _, e := range entries {
 		paths = append(paths, e.Path)
@@ -216,7 +217,7 @@ func (s *session) unknownAt(entries []pstate.RewriteEntry) *dirstate.Baseline {
 
 // unknownWhereChanged is s.Base with an unknown base at every path where L
 // differs from it (an unreadable record: any of them may be the tool's).
-func (s *session) unknownWhereChanged() *dirstate.Baseline {
+func unknownWhereChanged(s *dircall.Call) *dirstate.Baseline {
 	changes, _ := s.Base.Delta(s.Scan.Files)
 	var paths []string
 	for p := range changes {
@@ -244,13 +245,13 @@ const (
 // if cur lacks it (merging the reverse change changes nothing), when
 // exactly one of the two holds; otherwise the version cur differs less
 // from. Equal differences, or a content that cannot be read: unknown.
-func (s *session) whichVersion(e pstate.RewriteEntry, cur cas.ID) version {
+func whichVersion(s *dircall.Call, e pstate.RewriteEntry, cur cas.ID) version {
 	if cur.IsZero() || e.Before.IsZero() || e.After.IsZero() {
 		return versionUnknown // a removal either way: nothing to compare
 	}
-	now, err1 := s.loadForSettle(cur)
-	before, err2 := s.loadForSettle(e.Before)
-	after, err3 := s.loadForSettle(e.After)
+	now, err1 := loadForSettle(s, cur)
+	before, err2 := loadForSettle(s, e.Before)
+	after, err3 := loadForSettle(s, e.After)
 	if err1 != nil || err2 != nil || err3 != nil {
 		return versionUnknown
 	}
@@ -285,7 +286,7 @@ func (s *session) whichVersion(e pstate.RewriteEntry, cur cas.ID) version {
 // (kept before the rewrite) or, once the chain is synced (s.Src), from
 // wherever s.Load finds it. Nothing is fetched for it: what cannot be read
 // leaves the path's version unknown.
-func (s *session) loadForSettle(id cas.ID) ([]byte, error) {
+func loadForSettle(s *dircall.Call, id cas.ID) ([]byte, error) {
 	if c, ok := s.State.LoadHeld(id); ok {
 		return c, nil
 	}
@@ -298,7 +299,7 @@ func (s *session) loadForSettle(id cas.ID) ([]byte, error) {
 }
 
 // removeTemps removes the temporary files an interrupted rewrite left in L.
-func (s *session) removeTemps() {
+func removeTemps(s *dircall.Call) {
 	if s.Scan == nil || s.Root == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package server
+package rewrite
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/merge"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
@@ -17,13 +18,14 @@ import (
 // server/dircall's Call.MergeWith and Call.Plan, over server/plan).
 
 // apply rewrites L towards next, after recording what settling needs
-// should it be interrupted (rewrite_record.go): the next baseline, the
+// should it be interrupted (record.go): the next baseline, the
 // contents only L holds, the rewrite record and the recovery flag. Then
 // removals (and the directories they empty), then each new content written
 // to a temporary sibling, fsynced and renamed over its target. It returns
-// the next baseline's encoding, for State.InstallNextBaseline (server/dirstate). The stat cache is
-// updated with what was written; entries stay untrusted until a later scan.
-func (s *session) apply(changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore map[string]cas.ID) ([]byte, error) {
+// the next baseline's encoding, for State.InstallNextBaseline
+// (server/dirstate). The stat cache is updated with what was written;
+// entries stay untrusted until a later scan.
+func apply(s *dircall.Call, changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore map[string]cas.ID) ([]byte, error) {
 	if err := s.State.RecordWhere(); err != nil {
 		return nil, &notStarted{err}
 	}
@@ -31,20 +33,20 @@ func (s *session) apply(changes []plan.Change, flag pstate.RecoveryFlag, next *d
 	if err != nil {
 		return nil, &notStarted{err}
 	}
-	if err := s.keepRewriteContents(changes, baseBefore, next.Tree()); err != nil {
+	if err := keepRewriteContents(s, changes, baseBefore, next.Tree()); err != nil {
 		return nil, &notStarted{err}
 	}
 	flag.Stage = "rewrite"
 	if flag.Rewrite, err = s.State.SaveRewrite(rewriteRecordFor(changes, s.Scan.Files, baseBefore, sum)); err != nil {
 		return nil, &notStarted{err}
 	}
-	if err := failpoint(FailAfterRewriteRecord); err != nil {
+	if err := Failpoint(FailAfterRewriteRecord); err != nil {
 		return nil, &notStarted{err}
 	}
 	if err := s.State.SetRecovery(flag); err != nil {
 		return nil, &notStarted{err}
 	}
-	if err := failpoint(FailAfterRecoveryFlag); err != nil {
+	if err := Failpoint(FailAfterRecoveryFlag); err != nil {
 		return nil, err
 	}
 	for _, t := range s.Scan.Temps {
@@ -66,7 +68,7 @@ func (s *session) apply(changes []plan.Change, flag pstate.RecoveryFlag, next *d
 		s.Scan.Stats.Delete(c.Path)
 		delete(s.Scan.Content, c.Path)
 	}
-	return data, s.writeAll(changes)
+	return data, writeAll(s, changes)
 }
 
 // notStarted wraps a failure that happened before L was touched.
@@ -77,7 +79,7 @@ func (n *notStarted) Unwrap() error { return n.err }
 
 // writeAll writes every non-deleted change (workdir.WriteFiles) and
 // records each written file in the scan, as L now holds it.
-func (s *session) writeAll(changes []plan.Change) error {
+func writeAll(s *dircall.Call, changes []plan.Change) error {
 	var writes []workdir.Write
 	var of []int // index in changes of each write
 	for i := range changes {
@@ -95,12 +97,12 @@ func (s *session) writeAll(changes []plan.Change) error {
 		s.Scan.Stats.Set(c.Path, st)
 		s.Scan.Content[c.Path] = c.Content
 		if i == 0 {
-			return failpoint(FailMidRewrite)
+			return Failpoint(FailMidRewrite)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return failpoint(FailAfterRewrite)
+	return Failpoint(FailAfterRewrite)
 }

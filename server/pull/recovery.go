@@ -1,4 +1,4 @@
-package server
+package pull
 
 import (
 	"context"
@@ -6,23 +6,24 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 )
 
 // Recovery. Before L is rewritten, P records the next baseline, the
 // rewrite record and the recovery flag naming it (pstate.RecoveryFlag,
-// pstate.RewriteRecord; settled in rewrite_record.go); all
+// pstate.RewriteRecord; settled by server/rewrite); all
 // three are cleared once L and the baseline are durable. A call that finds
 // the flag settles the record into a baseline first, path by path from
 // what L holds, records it, and only then merges: so a second crash, at
 // any point, starts again from a recorded baseline that describes L.
 // Temporary files the rewrite left are removed.
 
-// recoveryFailure turns a failure after local mutation began into
+// RecoveryFailure turns a failure after local mutation began into
 // RECOVERY_FAILURE. It first tries to resynchronise from `current` (once,
 // in a fresh context: the original may be what failed); the report says
 // whether that worked.
-func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause error) *diag.Error {
+func RecoveryFailure(s *dircall.Call, flag pstate.RecoveryFlag, stage string, cause error) *diag.Error {
 	s.Env.Log.Error("operation failed after local changes began", "op", flag.Op, "stage", stage, "err", cause)
 	flag.Stage = stage
 	if old, err := s.State.LoadRecovery(); err == nil && old != nil && flag.Rewrite == "" {
@@ -39,7 +40,7 @@ func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause 
 	if s.InRecovery {
 		return de
 	}
-	if err := s.resync(context.WithoutCancel(s.Ctx)); err != nil {
+	if err := resync(context.WithoutCancel(s.Ctx), s); err != nil {
 		s.Env.Log.Error("resynchronisation failed; the next call retries it", "err", err)
 		return de
 	}
@@ -51,7 +52,7 @@ func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause 
 // resync brings L and the baseline to merge(A, L, current), clearing the
 // recovery flag. Conflicts are left as blocks in the files (and reported
 // by the caller's next operation through the marker check).
-func (s *session) resync(ctx context.Context) error {
+func resync(ctx context.Context, s *dircall.Call) error {
 	s.InRecovery = true
 	defer func() { s.InRecovery = false }()
 	saved := s.Ctx
@@ -59,15 +60,15 @@ func (s *session) resync(ctx context.Context) error {
 	defer func() { s.Ctx = saved }()
 	s.Stats = s.State.LoadStatCache()
 	s.Base = s.Pending.AdoptAccepted(s.Base)
-	_, _, err := s.pull("resync")
+	_, _, err := Run(s, "resync")
 	return err
 }
 
-// recoverFirst runs a pending resynchronisation before an operation.
-func (s *session) recoverFirst() error {
+// RecoverFirst runs a pending resynchronisation before an operation.
+func RecoverFirst(s *dircall.Call) error {
 	flag, err := s.State.LoadRecovery()
 	if err != nil {
-		return s.e.fail("load recovery flag", err)
+		return s.Env.Fail("load recovery flag", err)
 	}
 	if flag == nil && !s.Base.HasUnknown() {
 		// A path that stopped being ignored may have an unknown base:
@@ -84,12 +85,12 @@ func (s *session) recoverFirst() error {
 	}
 	s.Env.Log.Info("resynchronising after an interrupted operation", "op", flag.Op, "stage", flag.Stage)
 	s.InRecovery = true
-	_, conflicts, err := s.pull("resync")
+	_, conflicts, err := Run(s, "resync")
 	s.InRecovery = false
 	if err != nil {
 		// Domain errors the caller can act on (bad files, store trouble)
 		// pass through; the flag stays and the next call tries again.
-		if de := mapErr(err); de.Code != diag.CodeEngineFailed {
+		if de := dircall.MapErr(err); de.Code != diag.CodeEngineFailed {
 			return de
 		}
 		de := diag.New(diag.CodeRecoveryFailure, diag.ReasonRecoveryPending, "", err)
@@ -97,7 +98,7 @@ func (s *session) recoverFirst() error {
 		return de
 	}
 	if len(conflicts) > 0 {
-		return conflictError(conflicts)
+		return ConflictError(conflicts)
 	}
 	return nil
 }
