@@ -51,7 +51,7 @@ func pathErr(err error) error {
 	case errors.Is(err, rules.ErrNotDirectory):
 		return diag.InvalidRequest(diag.ReasonPathNotDirectory, "")
 	}
-	return mapErr(err)
+	return dircall.MapErr(err)
 }
 
 // Nested notebook directories (the rules are package rules'

@@ -15,9 +15,9 @@ import (
 
 // The checks a commit makes before its first write. Each only reads
 // (L as the call's scan read it, A, the object caches) and returns a
-// catalogued error or nil; the engine runs them in a fixed order
-// (CheckMessage before the call starts; then, once L is scanned,
-// RefuseMarkers, RefuseSecrets in secrets.go, RefuseReadOnly), so a
+// catalogued error or nil; they run in a fixed order (CheckMessage,
+// by the engine, before the call starts; then, in Run once L is
+// scanned, RefuseMarkers, RefuseSecrets in secrets.go, RefuseReadOnly), so a
 // refused commit publishes nothing and changes nothing. The one
 // exception is the documented one: RefuseReadOnly resets the refused
 // files to A, through the engine's rewrite of L, before it reports them.
