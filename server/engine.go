@@ -93,11 +93,9 @@ type Engine struct {
 	// per-directory memories; made in New, never changed after.
 	env *dircall.Env
 
-	workspace string // absolute, cleaned
-	defDir    string // absolute, cleaned, at or below workspace
-	private   string // absolute, cleaned, outside workspace
-	storeKey  string // hash of the store's URL identity: names P/dirs/ keys and, for a store not yet named, P/stores/<storeKey>
-	locator   string // Config.StoreLocator
+	private  string // absolute, cleaned, outside the workspace (env.Workspace)
+	storeKey string // hash of the store's URL identity: names P/dirs/ keys and, for a store not yet named, P/stores/<storeKey>
+	locator  string // Config.StoreLocator
 
 	dirMu sync.Mutex
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation
@@ -186,14 +184,13 @@ func New(cfg Config) (*Engine, error) {
 	}
 	opts := commit.Options(cfg.Store.Identity(), cfg.Sleep, cfg.Now, cfg.CondEstimate, cfg.RTT)
 	e := &Engine{
-		env: &dircall.Env{Log: logger, Sets: sets, Ignore: ignore, Secrets: !cfg.AllowSecrets},
+		env: &dircall.Env{Log: logger, Sets: sets, Ignore: ignore, Secrets: !cfg.AllowSecrets,
+			Workspace: rules.Workspace{Root: ws, Default: def}},
 
-		workspace: ws,
-		defDir:    def,
-		private:   priv,
-		storeKey:  pstate.HashKey(cfg.Store.Identity()),
-		locator:   cfg.StoreLocator,
-		dirs:      map[string]*sync.Mutex{},
+		private:  priv,
+		storeKey: pstate.HashKey(cfg.Store.Identity()),
+		locator:  cfg.StoreLocator,
+		dirs:     map[string]*sync.Mutex{},
 	}
 	var later func(func()) // a long-lived engine records a higher generation after its reply
 	if cfg.LongLived {
@@ -212,7 +209,7 @@ func New(cfg Config) (*Engine, error) {
 	e.env.Notebook = remote.Open(e.env.Store, remote.Options{Observe: e.env.Ident.Observe, Sleep: cfg.Sleep, Now: cfg.Now,
 		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
 	e.env.Caches = objcache.New(e.env.Notebook, logger, ident.Dir, func() (uint64, bool) { return pstate.OldestBaseline(priv) })
-	e.env.Probe, e.env.OpenDir = &e.probe, e.openDir
+	e.env.Probe = &e.probe
 	retain := cfg.Retain
 	switch {
 	case retain == 0:
