@@ -13,16 +13,17 @@
 //     starts from), the store's learned estimates (storeview.Timing) and
 //     the Background.
 //   - Run (run.go) is one commit on a call (server/dircall's Call, its
-//     locks taken, A loaded): the checks, in a fixed order, then the
-//     publication. The checks (checks.go, secrets.go) each read only and
-//     return a catalogued error or nil: CheckMessage (the message's input
-//     rules, before the call starts), a lost or missing baseline, L
-//     present, an interrupted call resynchronised (pull.RecoverFirst), L
-//     scanned, RefuseMarkers (a file of L still holding a complete
-//     conflict block), RefuseSecrets (a recognised credential in the
-//     message, in a new name or in an added line: rules.Secrets over
+//     locks taken, A loaded): a lost or missing baseline refused, L
+//     opened, an interrupted call resynchronised first (pull.RecoverFirst:
+//     recovery comes before anything else), L scanned, then the checks in
+//     a fixed order, then the publication. The checks (checks.go,
+//     secrets.go) each read only and return a catalogued error or nil:
+//     CheckMessage (the message's input rules, run by the engine before
+//     the call starts), refuseMarkers (a file of L still holding a
+//     complete conflict block), refuseSecrets (a recognised credential in
+//     the message, in a new name or in an added line: rules.Secrets over
 //     server/secrets, the log naming where, never the match) and
-//     RefuseReadOnly (a change outside the writable set or inside a
+//     refuseReadOnly (a change outside the writable set or inside a
 //     read-only one: the refused files are reset to A by a pull's
 //     rewrite of L, pull.Materialise, and then reported).
 //   - The publication (publish.go) runs publish's protocol under a

@@ -33,8 +33,8 @@ type call struct {
 // Run commits what L holds beyond A on call c (its locks taken, A
 // loaded), after the checks a commit makes before its first write, in
 // this order: a lost or missing baseline, L present, an interrupted
-// call resynchronised (pull.RecoverFirst), L scanned, then RefuseMarkers,
-// RefuseSecrets and RefuseReadOnly. The message was checked before the
+// call resynchronised (pull.RecoverFirst), L scanned, then refuseMarkers,
+// refuseSecrets and refuseReadOnly. The message was checked before the
 // call began (CheckMessage). Errors are *diag.Error.
 func Run(c *dircall.Call, p *Publishing, message string) (*dircall.Result, error) {
 	s := &call{Call: c, p: p}
@@ -64,13 +64,13 @@ func Run(c *dircall.Call, p *Publishing, message string) (*dircall.Result, error
 			return nil, err
 		}
 	}
-	if err := RefuseMarkers(s.Call); err != nil {
+	if err := refuseMarkers(s.Call); err != nil {
 		return nil, err
 	}
-	if err := RefuseSecrets(s.Call, message); err != nil {
+	if err := refuseSecrets(s.Call, message); err != nil {
 		return nil, err
 	}
-	if err := RefuseReadOnly(s.Call); err != nil {
+	if err := refuseReadOnly(s.Call); err != nil {
 		return nil, err
 	}
 	return s.publish(message)
