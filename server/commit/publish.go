@@ -204,7 +204,7 @@ func (s *call) publishV4From(message string, mayResume bool) (*dircall.Result, e
 		res, err = pub.CommitAfter(s.Ctx, id, s.State.LoadStreak(), buildVersion)
 	}
 	if last != nil {
-		_ = last.WaitRecorded() // written before anything reads the session's record state
+		_ = last.WaitRecorded() // written before anything reads the call's record state
 	}
 	switch {
 	case errors.Is(err, build.ErrConflict):
@@ -233,7 +233,7 @@ func (s *call) publishV4From(message string, mayResume bool) (*dircall.Result, e
 // prepareBaseline starts writing, while the proposal is published, the
 // baseline that accepting it would record when L itself is proposed: its
 // generation follows the observed one, its tree is L's. Whatever an
-// earlier attempt of the session prepared is discarded first.
+// earlier attempt of the call prepared is discarded first.
 func (s *call) prepareBaseline(a *build.Attempt) {
 	s.prep.Discard()
 	s.prep = nil
