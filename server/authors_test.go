@@ -125,7 +125,7 @@ func TestWatchFiltersByAuthor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.e.background.Wait()
+		w.e.publishing.Background.Wait()
 		return res.Generation
 	}
 	commit("", "nobody's")

@@ -34,10 +34,10 @@ func baseGoneScene(t *testing.T, retainFor time.Duration) (store *memstore.Mem, 
 		a.write("shared.md", fmt.Sprintf("1\n2\n3\n4\n5\nsix %d\n", i))
 		a.write(fmt.Sprintf("f%d.md", i), "x\n")
 		a.commit(fmt.Sprint("c", i+1))
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 	}
-	a.e.background.Sweep(context.Background()) // the sweep a later commit of the fleet would run
-	stale.e.Close()                            // as between two CLI processes
+	a.e.publishing.Background.Sweep(context.Background()) // the sweep a later commit of the fleet would run
+	stale.e.Close()                                       // as between two CLI processes
 	if err := os.RemoveAll(filepath.Join(stale.e.private, "stores")); err != nil {
 		t.Fatal(err)
 	}

@@ -257,7 +257,7 @@ func TestBlameBeforeRetainedHistory(t *testing.T) {
 	for i := range 40 {
 		a.write("a.md", fmt.Sprintf("old\nnew %d\n", i))
 		last = a.commit("edit").Generation
-		a.e.background.Wait() // the checkpoint that drops the oldest history
+		a.e.publishing.Background.Wait() // the checkpoint that drops the oldest history
 	}
 	ctx := context.Background()
 	h, err := a.e.openHistory(ctx)

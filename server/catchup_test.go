@@ -72,12 +72,12 @@ func TestCatchUpInLogarithmicGets(t *testing.T) {
 			// them into `current` (a writer alone LISTs once in 8
 			// commits, so without it what is listed would depend on
 			// when the builders finished).
-			w.e.background.Wait()
+			w.e.publishing.Background.Wait()
 			o := newAgent(t, store, opts...)
 			o.pull()
 			o.appendTo("log.md", "other\n")
 			g := o.commit("other").Generation
-			o.e.background.Wait()
+			o.e.publishing.Background.Wait()
 			store.Take()
 			r.pull()
 			reqs := store.Take()
@@ -112,7 +112,7 @@ func TestCatchUpWithoutRollups(t *testing.T) {
 		w.appendTo(fmt.Sprintf("f%d.md", i%3), fmt.Sprint("line ", i, "\n"))
 		w.commit(fmt.Sprint("c", i))
 	}
-	w.e.background.Wait()
+	w.e.publishing.Background.Wait()
 	objs, _ := store.List(t.Context(), remote.RollupsPrefix)
 	if len(objs) == 0 {
 		t.Fatal("no rollups were built")

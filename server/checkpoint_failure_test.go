@@ -39,7 +39,7 @@ func TestCheckpointFailureNeverFailsTheCommit(t *testing.T) {
 		a.write("n.md", fmt.Sprint(i, "\n"))
 		a.commit("n")
 	}
-	a.e.background.Wait()
+	a.e.publishing.Background.Wait()
 	memstore.AssertFaultsFired(t, m)
 	if mf := readCurrent(t, m); mf.Generation != 2 || !mf.Checkpoint.IsGenesis() {
 		t.Fatalf("a failed checkpoint changed current: generation %d", mf.Generation)
@@ -50,7 +50,7 @@ func TestCheckpointFailureNeverFailsTheCommit(t *testing.T) {
 			t.Fatalf("commit after a failed checkpoint: generation %d", res.Generation)
 		}
 	}
-	a.e.background.Wait()
+	a.e.publishing.Background.Wait()
 	b := newAgent(t, m)
 	b.pull()
 	b.write("b.md", "b\n")

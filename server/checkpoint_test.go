@@ -32,7 +32,7 @@ func TestCheckpointKeepsEveryReaderWorking(t *testing.T) {
 		}
 		a.commit(fmt.Sprint("c", i))
 	}
-	a.e.background.Wait()
+	a.e.publishing.Background.Wait()
 	// The checkpoint is registered; the next fold that LISTs copies it
 	// into `current` (a writer alone LISTs once in eight commits):
 	// another writer's first commit does.
@@ -40,7 +40,7 @@ func TestCheckpointKeepsEveryReaderWorking(t *testing.T) {
 	b.pull()
 	b.write("b.md", "b\n")
 	b.commit("b")
-	b.e.background.Wait()
+	b.e.publishing.Background.Wait()
 	a.pull()
 
 	st, err := remote.Open(store, remote.Options{}).ReadCurrent(context.Background())

@@ -56,7 +56,7 @@ func TestReadersSurviveCleanup(t *testing.T) {
 			for i := range 11 {
 				w.appendTo(fmt.Sprintf("f%d.md", i%3), fmt.Sprint("line ", i, "\n"))
 				w.commit(fmt.Sprint("c", i))
-				w.e.background.Wait()
+				w.e.publishing.Background.Wait()
 			}
 			stale, err := remote.Open(mem, remote.Options{}).ReadCurrent(context.Background())
 			if err != nil || stale.Generation() != 12 {
@@ -69,9 +69,9 @@ func TestReadersSurviveCleanup(t *testing.T) {
 				for i := range 28 {
 					w.appendTo(fmt.Sprintf("f%d.md", i%3), fmt.Sprint("more ", i, "\n"))
 					w.commit(fmt.Sprint("more", i))
-					w.e.background.Wait()
+					w.e.publishing.Background.Wait()
 				}
-				w.e.background.Sweep(context.Background())
+				w.e.publishing.Background.Sweep(context.Background())
 			}
 			if op == "pull" {
 				r.pull()
@@ -82,7 +82,7 @@ func TestReadersSurviveCleanup(t *testing.T) {
 			// The race was real: the manifest the reader read names packs
 			// that are gone.
 			probe := newAgent(t, mem)
-			if _, err := probe.e.sync(context.Background(), stale); !errors.Is(err, remote.ErrMissingPack) && !isMissing(err) {
+			if _, err := probe.e.env.Sync(context.Background(), stale); !errors.Is(err, remote.ErrMissingPack) && !isMissing(err) {
 				t.Fatalf("the stale manifest still reads (%v): the race was not exercised", err)
 			}
 			w.pull()

@@ -67,10 +67,10 @@ func (h *hookStore) ReplaceIfMatch(ctx context.Context, key string, data []byte,
 }
 
 // setWindow sets publish's K and M of a's engine, and so the window its
-// sweeps keep: both read them (publish_v4.go, server/commit).
+// sweeps keep: both read them (server/commit: publish.go, cleanup.go).
 func (a *agent) setWindow(k, m int) {
-	a.e.v4opts.K, a.e.v4opts.M = k, m
-	a.e.background.K, a.e.background.M = k, m
+	a.e.publishing.Opts.K, a.e.publishing.Opts.M = k, m
+	a.e.publishing.Background.K, a.e.publishing.Background.M = k, m
 }
 
 // futureID is a publication ID that sorts after every ID made now: a

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/commit"
 	"github.com/slivingdoc/slivingdoc/server/dircall"
@@ -94,22 +93,20 @@ type Engine struct {
 	// per-directory memories; made in New, never changed after.
 	env *dircall.Env
 
-	workspace string // absolute, cleaned
-	defDir    string // absolute, cleaned, at or below workspace
-	private   string // absolute, cleaned, outside workspace
-	storeKey  string // hash of the store's URL identity: names P/dirs/ keys and, for a store not yet named, P/stores/<storeKey>
-	locator   string // Config.StoreLocator
+	private  string // absolute, cleaned, outside the workspace (env.Workspace)
+	storeKey string // hash of the store's URL identity: names P/dirs/ keys and, for a store not yet named, P/stores/<storeKey>
+	locator  string // Config.StoreLocator
 
 	dirMu sync.Mutex
 	dirs  map[string]*sync.Mutex // per-L in-process serialisation
 
-	probe  storeview.Verdict // the guarantees probe's verdict (probe.go, server/storeview)
-	timing *storeview.Timing // learned estimates of the store (server/storeview); nil: configured
+	probe storeview.Verdict // the guarantees probe's verdict (probe.go, server/storeview)
 
-	background *commit.Background   // rollups, checkpoints and sweeps after accepted commits; Close waits for them
+	// publishing is what every commit publishes with (server/commit):
+	// publish's options, the store's learned estimates, and the work
+	// accepted commits leave to the background, which Close waits for.
+	publishing *commit.Publishing
 	afterReply storeview.AfterReply // a long-lived engine's work left after a reply
-
-	v4opts publish.Options // the publication protocol's options (publish_v4.go)
 }
 
 // DefaultRetain is the default history window by time (DESIGN §5);
@@ -187,17 +184,13 @@ func New(cfg Config) (*Engine, error) {
 	}
 	opts := commit.Options(cfg.Store.Identity(), cfg.Sleep, cfg.Now, cfg.CondEstimate, cfg.RTT)
 	e := &Engine{
-		env: &dircall.Env{Log: logger, Sets: sets, Ignore: ignore, Secrets: !cfg.AllowSecrets},
+		env: &dircall.Env{Log: logger, Sets: sets, Ignore: ignore, Secrets: !cfg.AllowSecrets,
+			Workspace: rules.Workspace{Root: ws, Default: def}},
 
-		workspace: ws,
-		defDir:    def,
-		private:   priv,
-		storeKey:  pstate.HashKey(cfg.Store.Identity()),
-		locator:   cfg.StoreLocator,
-		dirs:      map[string]*sync.Mutex{},
-
-		v4opts: opts,
-		timing: storeview.NewTiming(opts, cfg.CondEstimate != 0 || cfg.RTT != 0),
+		private:  priv,
+		storeKey: pstate.HashKey(cfg.Store.Identity()),
+		locator:  cfg.StoreLocator,
+		dirs:     map[string]*sync.Mutex{},
 	}
 	var later func(func()) // a long-lived engine records a higher generation after its reply
 	if cfg.LongLived {
@@ -211,11 +204,12 @@ func New(cfg Config) (*Engine, error) {
 		Later: later, Switched: e.probe.Forget, Log: logger})
 	// Every read and write of the store goes through the host's copies
 	// of the objects writers exchange (server/storeview).
-	e.env.Store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(e.storeDir(), "objects") })
+	ident := e.env.Ident
+	e.env.Store = storeview.WithHostObjects(cfg.Store, func() string { return filepath.Join(ident.Dir(), "objects") })
 	e.env.Notebook = remote.Open(e.env.Store, remote.Options{Observe: e.env.Ident.Observe, Sleep: cfg.Sleep, Now: cfg.Now,
 		CheckpointPacks: cfg.CheckpointPacks}) // which rollups its builders build
-	e.env.Caches = objcache.New(e.env.Notebook, logger, e.storeDir, func() (uint64, bool) { return pstate.OldestBaseline(priv) })
-	e.env.Probe, e.env.OpenDir = &e.probe, e.openDir
+	e.env.Caches = objcache.New(e.env.Notebook, logger, ident.Dir, func() (uint64, bool) { return pstate.OldestBaseline(priv) })
+	e.env.Probe = &e.probe
 	retain := cfg.Retain
 	switch {
 	case retain == 0:
@@ -223,8 +217,12 @@ func New(cfg Config) (*Engine, error) {
 	case retain < 0:
 		retain = 0 // remote.CheckpointOptions.RetainFor 0: no window by time
 	}
-	e.background = &commit.Background{Notebook: e.env.Notebook, Caches: e.env.Caches, Log: logger, Retain: retain,
-		CheckpointPacks: cfg.CheckpointPacks, K: e.v4opts.K, M: e.v4opts.M, Sync: e.sync}
+	e.publishing = &commit.Publishing{
+		Env:        e.env,
+		Opts:       opts,
+		Timing:     storeview.NewTiming(opts, cfg.CondEstimate != 0 || cfg.RTT != 0),
+		Background: &commit.Background{Env: e.env, Retain: retain, CheckpointPacks: cfg.CheckpointPacks, K: opts.K, M: opts.M},
+	}
 	return e, nil
 }
 
@@ -232,7 +230,7 @@ func New(cfg Config) (*Engine, error) {
 // checkpoint, then releases the engine's resources (open object caches).
 func (e *Engine) Close() error {
 	e.afterReply.Wait()
-	e.background.Wait()
+	e.publishing.Background.Wait()
 	e.env.Memories.Close()
 	return e.env.Caches.Close()
 }

@@ -36,11 +36,11 @@ func (e *Engine) historyErr(stage string, err error) error {
 	case errors.As(err, &un):
 		return diag.New(diag.CodeInvalidRequest, diag.ReasonHistoryUnavailable, un.Msg, nil)
 	case errors.As(err, &op):
-		return e.fail(op.Op, op.Err)
+		return e.env.Fail(op.Op, op.Err)
 	case errors.As(err, &de):
 		return de
 	}
-	return e.fail(stage, err)
+	return e.env.Fail(stage, err)
 }
 
 // openHistory reads `current`, syncs the active chain's cache and learns
@@ -55,15 +55,15 @@ func (e *Engine) openHistory(ctx context.Context) (*history.View, error) {
 func (e *Engine) openHistoryAt(ctx context.Context) (*history.View, *objcache.Source, error) {
 	state, err := e.env.Notebook.ReadCurrent(ctx)
 	if err != nil {
-		return nil, nil, e.fail("read current", err)
+		return nil, nil, e.env.Fail("read current", err)
 	}
-	chain, err := e.sync(ctx, state)
+	chain, err := e.env.Sync(ctx, state)
 	if err != nil {
 		return nil, nil, err
 	}
 	ret, err := e.env.Notebook.Retention(ctx, state)
 	if err != nil {
-		return nil, nil, e.fail("read history", err)
+		return nil, nil, e.env.Fail("read history", err)
 	}
 	src := e.env.Caches.Source(chain)
 	return history.NewView(ctx, history.Observed{State: state, Retention: ret, Objects: src, Engine: e.env.History(), Dir: e.storeDir(), Log: e.env.Log}), src, nil
@@ -184,7 +184,7 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 		if err != nil {
 			return nil, err
 		}
-		defer s.end()
+		defer s.End()
 		if err := s.OpenL(false); err == nil {
 			if _, err := s.ScanL(); err != nil {
 				return nil, err
@@ -197,10 +197,10 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 		if s.Base != nil {
 			state, err := e.env.Notebook.ReadCurrent(ctx)
 			if err != nil {
-				return nil, e.fail("read current", err)
+				return nil, e.env.Fail("read current", err)
 			}
 			s.Base = s.Pending.Adopt(s.Ctx, s.Env.Notebook, s.Base, state)
-			chain, err := e.sync(ctx, state)
+			chain, err := e.env.Sync(ctx, state)
 			if err != nil {
 				return nil, err
 			}
@@ -208,7 +208,7 @@ func (e *Engine) LocalDiff(ctx context.Context, dir, filterPath string) ([]histo
 		}
 		out, err := history.Compare(s.BaseFiles(), s.Scan.Files, filter, s.Load)
 		if err != nil {
-			return nil, e.fail("read content", err)
+			return nil, e.env.Fail("read content", err)
 		}
 		s.SaveStats()
 		return out, nil

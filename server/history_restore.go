@@ -23,9 +23,11 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/history"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/pull"
 )
 
 // HistoryWrite are the options of Restore and Revert.
@@ -66,7 +68,7 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	if err != nil {
 		return nil, err
 	}
-	defer s.end()
+	defer s.End()
 	sub, err := s.subdir(dir)
 	if err != nil {
 		return nil, err
@@ -78,16 +80,16 @@ func (e *Engine) restore(ctx context.Context, dir string, gen uint64, filters []
 	target := &plan.Merged{IDs: t.IDs}
 	changes, err := s.Plan(target)
 	if err != nil {
-		return nil, e.fail("plan restore", err)
+		return nil, e.env.Fail("plan restore", err)
 	}
 	res := &LocalEditResult{Result: Result{Path: s.Dir, Generation: t.Generation}}
 	if err := s.keepUncommitted(changes, opts, "restore", res); err != nil {
 		return nil, err
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, false); err != nil {
+	if err := pull.Materialise(s.Call, changes, pstate.RecoveryFlag{Op: "restore", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, false); err != nil {
 		return nil, err
 	}
-	res.Files = diffstat(changes)
+	res.Files = dircall.Diffstat(changes)
 	return res, nil
 }
 
@@ -147,7 +149,7 @@ func (s *session) keepUncommitted(changes []plan.Change, opts HistoryWrite, op s
 	}
 	saved, err := s.saveCopies(keep)
 	if err != nil {
-		return s.e.fail("keep copies", err)
+		return s.e.env.Fail("keep copies", err)
 	}
 	res.Saved = saved
 	for _, c := range keep {
@@ -218,7 +220,7 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	if err != nil {
 		return nil, err
 	}
-	defer s.end()
+	defer s.End()
 	sub, err := s.subdir(dir)
 	if err != nil {
 		return nil, err
@@ -239,19 +241,19 @@ func (e *Engine) revert(ctx context.Context, dir string, gen uint64, opts Histor
 	m := &plan.Merged{IDs: t.IDs, Contents: t.Contents, Conflicts: t.Conflicts}
 	changes, err := s.Plan(m)
 	if err != nil {
-		return nil, e.fail("plan revert", err)
+		return nil, e.env.Fail("plan revert", err)
 	}
 	res := &LocalEditResult{Result: Result{Path: s.Dir, Generation: p.Generation}}
 	if err := s.keepUncommitted(changes, opts, "revert", res); err != nil {
 		return nil, err
 	}
-	if err := s.materialise(changes, pstate.RecoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, false); err != nil {
+	if err := pull.Materialise(s.Call, changes, pstate.RecoveryFlag{Op: "revert", RemoteAccepted: "no", Generation: s.Base.Generation}, s.Base, false); err != nil {
 		return nil, err
 	}
-	res.Files = diffstat(changes)
+	res.Files = dircall.Diffstat(changes)
 	if len(m.Conflicts) > 0 {
 		// The result too: it says where --force kept copies.
-		return res, conflictError(m.Conflicts)
+		return res, pull.ConflictError(m.Conflicts)
 	}
 	return res, nil
 }
@@ -268,7 +270,7 @@ func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *his
 	ok := false
 	defer func() {
 		if !ok {
-			s.end()
+			s.End()
 		}
 	}()
 	if s.Base == nil {
@@ -280,7 +282,7 @@ func (e *Engine) beginLocalEdit(ctx context.Context, dir string) (*session, *his
 		}
 		return nil, nil, err
 	}
-	if err := s.recoverFirst(); err != nil {
+	if err := pull.RecoverFirst(s.Call); err != nil {
 		return nil, nil, err
 	}
 	if s.Scan == nil {

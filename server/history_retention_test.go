@@ -40,11 +40,11 @@ func TestHistoryPastTheRetentionWindow(t *testing.T) {
 				a.write("n.md", fmt.Sprintf("%d\n", i))
 				a.write(fmt.Sprintf("f%d.md", i), "x\n")
 				a.commit(fmt.Sprint("c", i))
-				a.e.background.Wait()
+				a.e.publishing.Background.Wait()
 			}
 			// The sweep a later commit of the fleet would run (the rule
 			// picks generation 48 next).
-			a.e.background.Sweep(ctx)
+			a.e.publishing.Background.Sweep(ctx)
 			rep, err := remote.Verify(ctx, store, remote.VerifyOptions{})
 			if err != nil || !rep.OK() {
 				t.Fatalf("verify: %v %+v", err, rep)
@@ -105,7 +105,7 @@ func TestHistoryAcrossChainsAndWindows(t *testing.T) {
 		a.write("n.md", fmt.Sprintf("%d\n", i))
 		a.commit(fmt.Sprint("c", i))
 	}
-	a.e.background.Wait()
+	a.e.publishing.Background.Wait()
 	fresh := newAgent(t, store)
 	log, err := fresh.e.History(ctx, history.Query{Limit: 1000})
 	if err != nil {

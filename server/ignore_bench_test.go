@@ -32,7 +32,7 @@ func BenchmarkScanUnchanged10000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.end()
+	defer s.End()
 	if err := s.OpenL(false); err != nil {
 		b.Fatal(err)
 	}

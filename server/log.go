@@ -25,9 +25,9 @@ func (e *Engine) Log(ctx context.Context, n int) ([]history.Entry, error) {
 	return withHealing(e, func() ([]history.Entry, error) {
 		state, err := e.env.Notebook.ReadCurrent(ctx)
 		if err != nil {
-			return nil, e.fail("read current", err)
+			return nil, e.env.Fail("read current", err)
 		}
-		chain, err := e.sync(ctx, state)
+		chain, err := e.env.Sync(ctx, state)
 		if err != nil {
 			return nil, err
 		}

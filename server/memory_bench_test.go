@@ -46,7 +46,7 @@ func BenchmarkLongLived(b *testing.B) {
 	if _, err := a.e.Commit(ctx, "", "seed"); err != nil {
 		b.Fatal(err)
 	}
-	a.e.background.Wait() // the seed's checkpoint is not the calls' work
+	a.e.publishing.Background.Wait() // the seed's checkpoint is not the calls' work
 	target := filepath.Join(a.dir, "d00", "e00", "note-00000.md")
 	b.Run("commit-1KiB", func(b *testing.B) {
 		measureCalls(b, func() error {

@@ -37,7 +37,7 @@ func TestV4ReparentedCommitKeepsItsOwnProposal(t *testing.T) {
 	b.pull()
 	b.write("top.md", "top\n")
 	b.commit("b1")
-	b.e.background.Wait()
+	b.e.publishing.Background.Wait()
 
 	rec := &getRecorder{Store: store}
 	ps := &pausingStore{Store: rec, registered: make(chan struct{}), release: make(chan struct{})}

@@ -19,7 +19,7 @@ import (
 // degraded verdict is held for this process only and never recorded.
 func (e *Engine) Probe(ctx context.Context) error {
 	e.env.Ident.Identify(ctx)
-	if err := e.probe.Prove(ctx, e.env.Store, e.probeFile, e.env.Log); err != nil {
+	if err := e.probe.Prove(ctx, e.env.Store, e.env.ProbeFile, e.env.Log); err != nil {
 		return diag.MapProbe(err)
 	}
 	return nil

@@ -52,7 +52,7 @@ func TestChainCachesArePruned(t *testing.T) {
 		for j := range 2 {
 			a.write(fmt.Sprintf("a%d-%d.md", i, j), fmt.Sprint(i, "\n"))
 			a.commit(fmt.Sprint("a", i))
-			a.e.background.Wait() // let each checkpoint finish
+			a.e.publishing.Background.Wait() // let each checkpoint finish
 		}
 		b.write(fmt.Sprintf("b%d.md", i), fmt.Sprint(i, "\n"))
 		b.commit(fmt.Sprint("b", i))
@@ -110,7 +110,7 @@ func TestPruneKeepsTheChainOfAnOldBaseline(t *testing.T) {
 	for i := range 10 {
 		a.write("shared.md", fmt.Sprintf("1\n2\n3\n4\n5\nsix %d\n", i))
 		a.commit(fmt.Sprint("c", i+1))
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 	}
 	if err := os.WriteFile(filepath.Join(stale, "shared.md"), []byte("one\n2\n3\n4\n5\n6\n"), 0o644); err != nil {
 		t.Fatal(err)

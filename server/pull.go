@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 
-	"github.com/slivingdoc/slivingdoc/merge"
-	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/commit"
 	"github.com/slivingdoc/slivingdoc/server/diag"
-	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/pull"
 )
 
@@ -32,39 +30,23 @@ func (e *Engine) pull(ctx context.Context, path string, implied bool) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	defer s.end()
+	defer s.End()
 	if err := s.OpenL(true); err != nil {
 		return nil, err
 	}
 	if implied && s.Base == nil && !s.EmptyL() {
 		return nil, diag.InvalidRequest(diag.ReasonDirectoryNotEmpty, "")
 	}
-	// Before the baseline moves on and the record with it (pull_v4.go).
-	if err := s.settleV4(); err != nil {
+	// Before the baseline moves on and the record with it (server/commit).
+	if err := commit.SettleV4(s.Call, e.publishing); err != nil {
 		return nil, err
 	}
-	res, conflicts, err := s.pull("pull")
+	res, conflicts, err := pull.Run(s.Call, "pull")
 	if err != nil {
 		return nil, err
 	}
 	if len(conflicts) > 0 {
-		return nil, conflictError(conflicts)
+		return nil, pull.ConflictError(conflicts)
 	}
 	return res, nil
 }
-
-// The session's names for server/pull's synchronisation and recovery.
-
-func (s *session) pull(op string) (*Result, []merge.Conflict, error) { return pull.Run(s.Call, op) }
-
-func (s *session) syncTo(op string, state remote.State) (*Result, []merge.Conflict, error) {
-	return pull.SyncTo(s.Call, op, state)
-}
-
-func (s *session) recoveryFailure(flag pstate.RecoveryFlag, stage string, cause error) *diag.Error {
-	return pull.RecoveryFailure(s.Call, flag, stage, cause)
-}
-
-func (s *session) recoverFirst() error { return pull.RecoverFirst(s.Call) }
-
-func conflictError(conflicts []merge.Conflict) *diag.Error { return pull.ConflictError(conflicts) }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 
@@ -17,41 +16,11 @@ import (
 // cannot lead outside (rules.Workspace). A directory that does not exist
 // yet is fine (pull creates it). Errors are *diag.Error.
 func (e *Engine) ResolveDir(path string) (string, error) {
-	abs, err := e.ws().Resolve(path)
+	abs, err := e.env.Workspace.Resolve(path)
 	if err != nil {
-		return "", pathErr(err)
+		return "", dircall.PathErr(err)
 	}
 	return abs, nil
-}
-
-// openDir opens L through the workspace root, creating it when asked.
-// Everything the operations do inside L goes through the returned root.
-func (e *Engine) openDir(abs string, create bool) (*os.Root, error) {
-	r, err := e.ws().Open(abs, create)
-	if err != nil {
-		return nil, pathErr(err)
-	}
-	return r, nil
-}
-
-func (e *Engine) ws() rules.Workspace {
-	return rules.Workspace{Root: e.workspace, Default: e.defDir}
-}
-
-// pathErr maps a refusal of a request path (package rules) to its
-// catalogued error; any other error is the file system's.
-func pathErr(err error) error {
-	switch {
-	case errors.Is(err, rules.ErrBadPath):
-		return diag.InvalidRequest(diag.ReasonInvalidArgument, "path must be 1 to 4,096 bytes of UTF-8 without U+0000.")
-	case errors.Is(err, rules.ErrNoHome):
-		return diag.InvalidRequest(diag.ReasonInvalidArgument, "path starts with ~/ but the home directory is unknown.")
-	case errors.Is(err, rules.ErrOutsideRoot):
-		return diag.InvalidRequest(diag.ReasonPathOutsideRoot, "")
-	case errors.Is(err, rules.ErrNotDirectory):
-		return diag.InvalidRequest(diag.ReasonPathNotDirectory, "")
-	}
-	return mapErr(err)
 }
 
 // Nested notebook directories (the rules are package rules'
@@ -63,7 +32,7 @@ func pathErr(err error) error {
 
 // notebookDir returns the notebook directory the operation on dir runs on.
 func (e *Engine) notebookDir(dir string) (string, error) {
-	if outer := rules.Outermost(dir, e.workspace, e.isNotebook); outer != "" {
+	if outer := rules.Outermost(dir, e.env.Workspace.Root, e.isNotebook); outer != "" {
 		return outer, nil
 	}
 	if inner := rules.Contained(dir, e.notebooks()); inner != "" {

@@ -65,14 +65,14 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 					t.Fatalf("commit %d: generation %d", g, res.Generation)
 				}
 				incs = append(incs, newest(t, store))
-				a.e.background.Wait() // rollups, checkpoints, sweeps: none left to timing
+				a.e.publishing.Background.Wait() // rollups, checkpoints, sweeps: none left to timing
 			}
 			m := currentV4(t, store)
-			floor := remote.HistoryFloorV4(m, a.e.background.Window())
+			floor := remote.HistoryFloorV4(m, a.e.publishing.Background.Window())
 			if len(m.Checkpoints) == 0 || floor != m.Checkpoints[len(m.Checkpoints)-1].Through || floor < 16 {
 				t.Fatalf("checkpoints %+v %+v: floor %d", m.Checkpoint, m.Checkpoints, floor)
 			}
-			a.e.background.Sweep(ctx) // the last due sweep may predate the newest checkpoint
+			a.e.publishing.Background.Sweep(ctx) // the last due sweep may predate the newest checkpoint
 
 			// Below the floor: gone; above it: kept.
 			above := map[string]bool{}
@@ -180,7 +180,7 @@ func TestV4RetentionDeletesBelowTheFloor(t *testing.T) {
 			if res := fresh.commit("more"); res.Generation != 41 {
 				t.Fatalf("commit after the sweep: %+v", res)
 			}
-			fresh.e.background.Wait()
+			fresh.e.publishing.Background.Wait()
 			floor2 := remote.HistoryFloorV4(currentV4(t, store), 8)
 			res, err := fresh.e.env.Notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: 8})
 			if err != nil || floor2 <= floor {
@@ -243,12 +243,12 @@ func testV4RetentionStaleReader(t *testing.T, store remote.Store, op string) {
 	for g := 1; g <= 40; g++ {
 		a.write(fmt.Sprintf("f%d.md", g%5), fmt.Sprintf("generation %d\n", g))
 		a.commit(fmt.Sprintf("c%d", g))
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 		if g == 12 {
 			old, _, _ = store.Get(ctx, remote.CurrentKey)
 		}
 	}
-	a.e.background.Sweep(ctx)
+	a.e.publishing.Background.Sweep(ctx)
 	oldM, _, err := remote.DecodeCurrent(old)
 	if err != nil || oldM.Checkpoint.IsGenesis() || present(t, store, oldM.Checkpoint.Pack.Key) {
 		t.Fatalf("the old `current`'s checkpoint %+v survived the sweep (%v)", oldM.Checkpoint, err)
@@ -293,9 +293,9 @@ func testV4RetentionKeepsTheWindow(t *testing.T, store remote.Store) {
 		a.write("n.md", fmt.Sprintf("generation %d\n", g))
 		a.commit(fmt.Sprintf("c%d", g))
 		incs = append(incs, newest(t, store))
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 	}
-	a.e.background.Sweep(ctx)
+	a.e.publishing.Background.Sweep(ctx)
 	for _, inc := range incs {
 		if !present(t, store, inc.Pack.Key) {
 			t.Fatalf("generation %d, inside the window, lost its proposal", inc.Generation)
@@ -310,8 +310,8 @@ func testV4RetentionKeepsTheWindow(t *testing.T, store remote.Store) {
 	}
 
 	ahead.Store(int64(2 * time.Hour))
-	a.e.background.Sweep(ctx)
-	floor := remote.HistoryFloorV4(currentV4(t, store), a.e.background.Window())
+	a.e.publishing.Background.Sweep(ctx)
+	floor := remote.HistoryFloorV4(currentV4(t, store), a.e.publishing.Background.Window())
 	if floor < 16 || present(t, store, incs[0].Pack.Key) || !present(t, store, incs[floor].Pack.Key) {
 		t.Fatalf("past the window: floor %d, generation 1 kept %v", floor, present(t, store, incs[0].Pack.Key))
 	}

@@ -4,21 +4,16 @@ import (
 	"context"
 
 	"github.com/slivingdoc/slivingdoc/server/dircall"
-	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
 )
 
 // session is one call on one visible directory (server/dircall's Call,
-// which holds its locks, A, the scan of L and the object source) with
-// what the root's steps still keep of it.
+// which holds its locks, A, the scan of L and the object source; its End
+// releases them) with the engine, for the steps of restore and revert
+// that are still the root's (history_restore.go).
 type session struct {
 	*dircall.Call
 	e *Engine
-
-	// prep is the next baseline, written ahead while the commit is
-	// published (pstate.Prepared; nil: none).
-	prep *pstate.Prepared
-	v4   *v4Call // the version-4 publication in progress (publish_v4.go)
 }
 
 // begin starts a call on a directory: it proves the store (a cached
@@ -48,12 +43,4 @@ func (e *Engine) begin(ctx context.Context, path string) (*session, error) {
 		return nil, err
 	}
 	return &session{Call: c, e: e}, nil
-}
-
-// end discards a next baseline written ahead and not installed, then
-// ends the call (dircall.Call.End).
-func (s *session) end() {
-	s.prep.Discard()
-	s.prep = nil
-	s.Call.End()
 }

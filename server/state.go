@@ -1,8 +1,6 @@
 package server
 
 import (
-	"sort"
-
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rules"
@@ -31,13 +29,4 @@ func (e *Engine) stateDirOf(dir, real string) string {
 // dirStateOf is the private state of L = dir, whose resolved path is real.
 func (e *Engine) dirStateOf(dir, real string) dirstate.State {
 	return dirstate.State{Dir: pstate.Dir{Path: e.stateDirOf(dir, real), L: real, Store: e.storeKey}, Remember: e.env.Ident.Remember}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

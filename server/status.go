@@ -6,6 +6,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/server/dircall"
+	"github.com/slivingdoc/slivingdoc/server/rewrite"
 )
 
 // Status reports local changes against the baseline (added, modified,
@@ -16,9 +17,9 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.end()
+	defer s.End()
 	if s.Lost {
-		return nil, baselineLost()
+		return nil, dircall.BaselineLost()
 	}
 	st := &Status{Path: s.Dir, Added: []string{}, Modified: []string{}, Deleted: []string{}}
 	if s.Base != nil {
@@ -36,7 +37,7 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	}
 	state, err := e.env.Notebook.ReadCurrent(ctx)
 	if err != nil {
-		return nil, e.fail("read current", err)
+		return nil, e.env.Fail("read current", err)
 	}
 	st.Generation = state.Generation()
 	// A commit accepted and then interrupted before its baseline was
@@ -45,8 +46,8 @@ func (e *Engine) Status(ctx context.Context, path string) (*Status, error) {
 	// Likewise, files an interrupted rewrite already wrote are the tool's,
 	// not local changes (server/rewrite).
 	if flag, err := s.State.LoadRecovery(); err == nil && flag != nil {
-		if _, err := s.settleRewrite(flag, false); err != nil {
-			return nil, e.fail("settle", err)
+		if _, err := rewrite.Settle(s.Call, flag, false); err != nil {
+			return nil, e.env.Fail("settle", err)
 		}
 	}
 	// The delta against A, not two walks over maps of every path: on a

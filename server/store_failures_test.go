@@ -154,7 +154,7 @@ func TestStoreFailures(t *testing.T) {
 	store.Inject(memstore.Fault{Op: memstore.OpGet, KeyPrefix: "current", Before: remote.ErrUnavailable})
 	_, err := a.e.Pull(ctx, "")
 	domainErr(t, err, diag.CodeStorageFailure, diag.ReasonStoreUnreachable)
-	if _, err := os.Stat(a.e.probeFile()); err == nil {
+	if _, err := os.Stat(a.e.env.ProbeFile()); err == nil {
 		t.Fatal("probe verdict kept after an unexpected store error")
 	}
 	a.pull() // proves again and works

@@ -39,7 +39,7 @@ func TestReadOnlyCallsProbeFailureIsNotAcceptanceUnknown(t *testing.T) {
 	}
 	for _, c := range calls {
 		a.e.probe.Forget() // a new process whose recorded verdict expired
-		if err := os.Remove(a.e.probeFile()); err != nil && !os.IsNotExist(err) {
+		if err := os.Remove(a.e.env.ProbeFile()); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 		store.Inject(memstore.Fault{Op: memstore.OpCreate, KeyPrefix: "probe/", Before: remote.ErrAmbiguous})

@@ -22,7 +22,7 @@ func TestStoreTimingLearnedByTheEngine(t *testing.T) {
 		}
 		store := newStore(t)
 		a := newAgent(t, store, func(c *Config) { c.CondEstimate, c.RTT = 0, 0 }) // learned
-		if a.e.timing == nil {
+		if a.e.publishing.Timing == nil {
 			t.Fatal("no estimator")
 		}
 		a.pull()
@@ -41,16 +41,16 @@ func TestStoreTimingLearnedByTheEngine(t *testing.T) {
 		if mean, err := strconv.ParseInt(f[0], 10, 64); err != nil || f[1] == "0" || time.Duration(mean) < 50*time.Microsecond {
 			t.Fatalf("summary %q: no conditional write measured", data)
 		}
-		opts := a.e.v4opts
-		if a.e.timing.Timed(&opts, a.e.env.Store, a.e.storeDir()) == a.e.env.Store {
+		opts := a.e.publishing.Opts
+		if a.e.publishing.Timing.Timed(&opts, a.e.env.Store, a.e.storeDir()) == a.e.env.Store {
 			t.Fatal("publish does not use the timed store")
 		}
 		if c, r := opts.Estimates(); opts.CondEstimate != c || opts.RTT != r {
 			t.Fatalf("publish gets %v %v, learned %v %v", opts.CondEstimate, opts.RTT, c, r)
 		}
 		configured := newAgent(t, store)
-		opts = configured.e.v4opts
-		if configured.e.timing.Timed(&opts, configured.e.env.Store, configured.e.storeDir()) != configured.e.env.Store || opts.CondEstimate != 2*time.Millisecond {
+		opts = configured.e.publishing.Opts
+		if configured.e.publishing.Timing.Timed(&opts, configured.e.env.Store, configured.e.storeDir()) != configured.e.env.Store || opts.CondEstimate != 2*time.Millisecond {
 			t.Fatal("configured estimates were replaced")
 		}
 	}

@@ -103,7 +103,7 @@ func BenchmarkV2CatchUp(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				w.e.background.Wait()
+				w.e.publishing.Background.Wait()
 				before := store.gets.Load()
 				b.StartTimer()
 				if _, err := r.e.Pull(ctx, ""); err != nil {
@@ -143,7 +143,7 @@ func BenchmarkV2History(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 		b.Run(fmt.Sprint("history=", h), func(b *testing.B) {
 			target := filepath.Join(a.dir, "d000", "note-00000.md")
 			moved := int64(0)
@@ -155,7 +155,7 @@ func BenchmarkV2History(b *testing.B) {
 				}
 				moved += store.in.Load() - in + store.out.Load() - out
 				b.StopTimer()
-				a.e.background.Wait() // rollups and checkpoints run between commits
+				a.e.publishing.Background.Wait() // rollups and checkpoints run between commits
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(moved)/float64(b.N), "bytes/op")

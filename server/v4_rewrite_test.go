@@ -93,7 +93,7 @@ func rewriteToAnOlderGeneration(t *testing.T, every, seed int, between bool) {
 	for g := 1; g <= seed; g++ {
 		b.write("dir/b.md", fmt.Sprintf("b %d\n", g))
 		b.commit(fmt.Sprint("b", g))
-		b.e.background.Wait()
+		b.e.publishing.Background.Wait()
 	}
 	ps := &pausingStore{Store: store, registered: make(chan struct{}), release: make(chan struct{})}
 	a := newAgent(t, ps, model)
@@ -136,7 +136,7 @@ func rewriteToAnOlderGeneration(t *testing.T, every, seed int, between bool) {
 		if res := b.commit(fmt.Sprint("b", g)); res.Generation != uint64(g) {
 			t.Fatalf("b's commit at %d, want %d", res.Generation, g)
 		}
-		b.e.background.Wait()
+		b.e.publishing.Background.Wait()
 	}
 	m := currentV4(t, store)
 	if between && m.Checkpoint.Through != want-1 {

@@ -40,7 +40,7 @@ func TestV4CatchUpThroughRollups(t *testing.T) {
 		}
 		// The rollups of the blocks it ended are registered before the
 		// next commit: what the folds copy does not depend on timing.
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 		content = append(content, content[g-1]+fmt.Sprintf("line %d\n", g))
 	}
 	for range 100 {
@@ -113,7 +113,7 @@ func TestV4CheckpointIsWhereAFreshDirectoryStarts(t *testing.T) {
 	for g := 1; g <= 40; g++ {
 		a.write(fmt.Sprintf("f%d.md", g%6), fmt.Sprintf("generation %d\n", g))
 		a.commit(fmt.Sprintf("c%d", g))
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 	}
 	m := currentV4(t, store)
 	if m.Checkpoint.IsGenesis() || m.Checkpoint.Through%16 != 0 {
@@ -174,7 +174,7 @@ func TestV4CatchUpFromACheckpointThroughRollups(t *testing.T) {
 		a.write("log.md", strings.Repeat("x", g)+"\n")
 		a.write(fmt.Sprintf("d%d/f.md", g%3), fmt.Sprintf("generation %d\n", g))
 		a.commit(fmt.Sprintf("c%d", g))
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 	}
 	for g := 1; g <= 90; g++ {
 		commit(g)
@@ -267,7 +267,7 @@ func TestV4FoldAfterACatchUpThroughRollups(t *testing.T) {
 		for g := from; g <= to; g++ {
 			a.write("log.md", fmt.Sprintf("generation %d\n", g))
 			a.commit(fmt.Sprintf("c%d", g))
-			a.e.background.Wait()
+			a.e.publishing.Background.Wait()
 		}
 	}
 	commit(1, 100)
@@ -377,7 +377,7 @@ func TestV4RollupsOfAGenerationKeptInOneFile(t *testing.T) {
 		before, had := files(), rollups()
 		a.write(fmt.Sprintf("f%d.md", g), fmt.Sprintf("new %d\n", g)) // blocks of different lengths hold different files
 		a.commit(fmt.Sprintf("c%d", g))
-		a.e.background.Wait()
+		a.e.publishing.Background.Wait()
 		var built []string
 		for key := range rollups() {
 			if !had[key] {

@@ -16,6 +16,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/remote/remotetest"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
@@ -209,7 +210,7 @@ func testV4UpgradeFromV3(t *testing.T, store remote.Store) {
 	if !errors.As(err, &fv) || fv.Version != 4 {
 		t.Fatalf("an older decoder: %v", err)
 	}
-	if de := mapErr(fmt.Errorf("read current: %w", err)); de.Reason != diag.ReasonFormatNewer {
+	if de := dircall.MapErr(fmt.Errorf("read current: %w", err)); de.Reason != diag.ReasonFormatNewer {
 		t.Fatalf("mapped to %s", de.Reason)
 	}
 }

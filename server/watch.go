@@ -25,6 +25,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/history"
 )
 
@@ -70,7 +71,7 @@ func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 	if recent.Limit <= 0 {
 		// No recent publication asked for: the state to watch from.
 		if state, err = e.env.Notebook.ReadCurrent(ctx); err != nil {
-			return quiet(ctx, e.fail("read current", err))
+			return quiet(ctx, e.env.Fail("read current", err))
 		}
 	}
 	if err := o.Recent(entries); err != nil {
@@ -97,7 +98,7 @@ func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if de := mapErr(err); de.Code == diag.CodeStorageFailure && de.Retryable {
+			if de := dircall.MapErr(err); de.Code == diag.CodeStorageFailure && de.Retryable {
 				e.env.Log.Warn("watch: the store did not answer; polling again", "err", err)
 				interval = WatchMaxInterval
 				continue
@@ -122,7 +123,7 @@ func (e *Engine) currentTag(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", e.fail("read current", err)
+		return "", e.env.Fail("read current", err)
 	}
 	return info.ETag, nil
 }

@@ -78,7 +78,7 @@ func TestWatchPollsOnceAndBacksOff(t *testing.T) {
 		text += msg + "\n"
 		w.write("log.md", text)
 		g := w.commit(msg).Generation
-		w.e.background.Wait() // nothing of the writer's runs during a poll
+		w.e.publishing.Background.Wait() // nothing of the writer's runs during a poll
 		return g
 	}
 	commit("one")

@@ -25,8 +25,8 @@
 //   - ErrConflict: Run's error when the merge with R conflicts (the
 //     commit then writes the conflict blocks into L).
 //
-// The data flow: publish's build callback (server's publish_v4.go) makes
-// an Attempt on the state publish read and runs it; the engine then
+// The data flow: publish's build callback (server/commit's publish.go)
+// makes an Attempt on the state publish read and runs it; the engine then
 // prepares the baseline accepting it would record, waits for the pending
 // record, and hands Head and Pack to publish to register.
 //

@@ -1,24 +1,22 @@
 package commit
 
 import (
-	"context"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/publish"
-	"github.com/slivingdoc/slivingdoc/remote"
-	"github.com/slivingdoc/slivingdoc/server/objcache"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 )
 
 // Background is an engine's work after its accepted commits: rollups,
 // checkpoints and sweeps. Its exported fields are set once, before the
 // first commit, and not changed while work runs.
 type Background struct {
-	Notebook *remote.Notebook
-	Caches   *objcache.Caches
-	Log      *slog.Logger
+	// Env is the engine's, of which the work uses the notebook, the
+	// object caches, the log and the catch-up (Env.Sync, which maps its
+	// failures and forgets the probe's verdict on store trouble).
+	Env *dircall.Env
 	// Retain is the history window by time a sweep keeps
 	// (remote.CleanupV4Options.RetainFor: 0, none).
 	Retain time.Duration
@@ -28,11 +26,6 @@ type Background struct {
 	// K and M are publish's (publish.Options; 0: its defaults): the
 	// window a sweep leaves alone is K + M generations.
 	K, M int
-	// Sync catches the object caches up to a state (the engine's
-	// catch-up, which maps its failures and forgets the probe's verdict
-	// on store trouble). A func for now: a later step of the engine's
-	// split hands this package the call's environment instead.
-	Sync func(ctx context.Context, state remote.State) (*objcache.Chain, error)
 
 	cleaning atomic.Bool    // a sweep is running (cleanup.go)
 	rollupMu sync.Mutex     // one rollup build at a time

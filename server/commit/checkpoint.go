@@ -40,11 +40,11 @@ func (b *Background) StartRollups(state remote.State, g uint64) {
 		defer b.rollupMu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), rollupTimeout)
 		defer cancel()
-		c, err := b.Sync(ctx, state) // reaches state's head, and so g's
+		c, err := b.Env.Sync(ctx, state) // reaches state's head, and so g's
 		if err != nil {
-			b.Log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
+			b.Env.Log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
 			return
 		}
-		b.Caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint, kept in the caches too
+		b.Env.Caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint, kept in the caches too
 	})
 }

@@ -15,11 +15,11 @@ import (
 
 // The checks a commit makes before its first write. Each only reads
 // (L as the call's scan read it, A, the object caches) and returns a
-// catalogued error or nil; the engine runs them in a fixed order
-// (CheckMessage before the call starts; then, once L is scanned,
-// RefuseMarkers, RefuseSecrets in secrets.go, RefuseReadOnly), so a
-// refused commit publishes nothing and changes nothing. The one
-// exception is the documented one: RefuseReadOnly resets the refused
+// catalogued error or nil; they run in a fixed order (CheckMessage,
+// by the engine, before the call starts; then, in Run once L is
+// scanned, refuseMarkers, refuseSecrets in secrets.go, refuseReadOnly),
+// so a refused commit publishes nothing and changes nothing. The one
+// exception is the documented one: refuseReadOnly resets the refused
 // files to A, through the engine's rewrite of L, before it reports them.
 
 // CheckMessage refuses a commit message that breaks the input rules
@@ -36,9 +36,9 @@ func CheckMessage(m string) *diag.Error {
 	}
 }
 
-// RefuseMarkers refuses a commit while any file of L holds a complete
+// refuseMarkers refuses a commit while any file of L holds a complete
 // conflict block, listing each file and block range.
-func RefuseMarkers(s *dircall.Call) error {
+func refuseMarkers(s *dircall.Call) error {
 	files := s.Scan.MarkerFiles()
 	if len(files) == 0 {
 		return nil
@@ -68,11 +68,11 @@ var pathReasons = map[rules.Refusal]string{
 	rules.OutsideWritable: diag.ReasonOutsideWritable,
 }
 
-// RefuseReadOnly refuses a commit that changes files outside the writable
+// refuseReadOnly refuses a commit that changes files outside the writable
 // set or inside the read-only set, resetting exactly those files to the
 // accepted baseline content (rewritten as a pull rewrites L, with its
 // recovery on failure: pull.Materialise); other local edits stay in L.
-func RefuseReadOnly(s *dircall.Call) error {
+func refuseReadOnly(s *dircall.Call) error {
 	if s.Env.Sets.Empty() {
 		return nil
 	}

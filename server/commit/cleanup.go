@@ -68,10 +68,10 @@ func (b *Background) StartSweep(state publish.State, g uint64) {
 
 // Sweep runs one sweep.
 func (b *Background) Sweep(ctx context.Context) {
-	res, err := b.Notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: b.Window(), RetainFor: b.Retain})
+	res, err := b.Env.Notebook.CleanupV4(ctx, remote.CleanupV4Options{Window: b.Window(), RetainFor: b.Retain})
 	if err != nil {
-		b.Log.Warn("cleanup stopped; unreferenced proposals and packs may remain", "deleted", len(res.Deleted), "err", err)
+		b.Env.Log.Warn("cleanup stopped; unreferenced proposals and packs may remain", "deleted", len(res.Deleted), "err", err)
 		return
 	}
-	b.Log.Debug("cleanup done", "deleted", len(res.Deleted), "kept", res.Kept)
+	b.Env.Log.Debug("cleanup done", "deleted", len(res.Deleted), "kept", res.Kept)
 }

@@ -1,63 +1,85 @@
-// Package commit is publishing a commit by format 4. It holds, so far,
-// the checks a commit makes before its first write, what a commit sets
-// going once its publication is accepted, and the options publish is run
-// with; the rest of the commit (the engine's half of publish, the finish)
-// is still in package server.
+// Package commit is publishing a commit by format 4: the checks a commit
+// makes before its first write, the engine's half of package publish (the
+// build of each version and the objects of the fold), the finish that
+// brings L and A to the accepted generation's tree, a pull's settling of
+// a call interrupted after it registered, and the work an accepted
+// commit leaves to the background.
 //
 // Its map:
-//   - The checks (checks.go, secrets.go), each a function of the call
-//     (a server/dircall Call, with L scanned) returning a catalogued
-//     error or nil: CheckMessage (the message's input rules, before the
-//     call starts), RefuseMarkers (a file of L still holding a complete
-//     conflict block), RefuseSecrets (a recognised credential in the
-//     message, in a new name or in an added line: rules.Secrets over
+//   - Publishing (publish.go) is what the engine hands every commit,
+//     made once by server.New and never changed after: the call's
+//     environment (server/dircall's Env), publish's options (Options,
+//     options.go: its clock and the estimates a store on this machine
+//     starts from), the store's learned estimates (storeview.Timing) and
+//     the Background.
+//   - Run (run.go) is one commit on a call (server/dircall's Call, its
+//     locks taken, A loaded): a lost or missing baseline refused, L
+//     opened, an interrupted call resynchronised first (pull.RecoverFirst:
+//     recovery comes before anything else), L scanned, then the checks in
+//     a fixed order, then the publication. The checks (checks.go,
+//     secrets.go) each read only and return a catalogued error or nil:
+//     CheckMessage (the message's input rules, run by the engine before
+//     the call starts), refuseMarkers (a file of L still holding a
+//     complete conflict block), refuseSecrets (a recognised credential in
+//     the message, in a new name or in an added line: rules.Secrets over
 //     server/secrets, the log naming where, never the match) and
-//     RefuseReadOnly (a change outside the writable set or inside a
+//     refuseReadOnly (a change outside the writable set or inside a
 //     read-only one: the refused files are reset to A by a pull's
 //     rewrite of L, pull.Materialise, and then reported).
+//   - The publication (publish.go) runs publish's protocol under a
+//     publication ID, new or the one the pending record names (then the
+//     earlier call is resumed, Publisher.Resume). publish calls back
+//     the build (a server/build Attempt on the state publish read; the
+//     baseline accepting it would record is prepared at once, and the
+//     version is handed to publish only once its pending record is in
+//     P) and the objects (the caches caught up to a state, refilled on a
+//     miss with the packs of the window's generations). Its outcome is
+//     finished by finishV4 (accepted: L and A brought to the accepted
+//     generation's tree, the pack kept in the cache, the background work
+//     started), finishUnchanged (the merge was the state read: L brought
+//     to it, nothing published), materialiseConflict (the merge
+//     conflicts: the blocks written into L, A recording the state read)
+//     or resumedV4 (an earlier call found accepted: L synchronised with
+//     it, then what L holds beyond it published as a call of its own).
+//   - SettleV4 (settle.go): a pull, before anything else, finishes the
+//     undecided call the pending record names without building a new
+//     version: accepted (found, or folded now), or no longer foldable
+//     (the entry forgotten, its text left in L as a local edit).
 //   - Background (background.go) is the engine's work left after an
-//     accepted commit, one value per engine, set up once by server.New
-//     with what the work reads: the notebook, the object caches, the
-//     logger, the retention by time, the checkpoint interval, the
-//     window's K and M, and the engine's catch-up (Sync). The engine's
-//     Close waits for it (Wait).
-//   - StartSweep and Sweep (cleanup.go): the rule that picks the
-//     generations whose commit sweeps the store's decided garbage and the
-//     history below the floor (remote.CleanupV4), and the sweep, one at a
-//     time per engine.
-//   - StartRollups (checkpoint.go): the rollups a generation ends and
-//     the checkpoint it is due for, built from the caches caught up to
-//     the accepted state (objcache.Caches.BuildRollups), one build at a
-//     time per engine.
-//   - Options (options.go): publish.Options for the engine's store: its
-//     clock (the engine's configured Sleep and Now, or the wall clock)
-//     and the estimates of a conditional write and a round trip, a store
-//     on this machine's when none is configured.
+//     accepted commit, one value per engine: StartRollups (checkpoint.go,
+//     the rollups a generation ends and the checkpoint it is due for,
+//     one build at a time) and StartSweep and Sweep (cleanup.go, the
+//     rule that picks the generations whose commit sweeps the store's
+//     decided garbage and the history below the floor, one sweep at a
+//     time). The engine's Close waits for it (Wait).
 //
-// The data flow: the engine runs the checks in that order, once L is
-// scanned and before anything of the commit is written; the commit's
-// finish hands the accepted state and its
-// generation to StartSweep and StartRollups; each returns at once and,
-// when the generation is due for its work, runs it on a goroutine with a
-// timeout of its own, detached from the call. Their outcome is only
-// logged: the commit's result never waits for them, never fails because
-// of them, and accepted state never depends on them.
+// The data flow: the engine begins the call (its locks, A) and hands it
+// to Run with the Publishing; Run checks, publishes through publish, and
+// finishes through server/pull's Materialise (the rewrite of L under the
+// recovery flag; a failure once L may have changed becomes
+// RECOVERY_FAILURE after one resynchronisation), returning the call's
+// dircall.Result. The finish hands the accepted state and its generation
+// to the Background, whose work runs on goroutines of its own with
+// timeouts of their own, detached from the call; its outcome is only
+// logged.
 //
-// The invariants it owns (these parts of them): nothing a commit refuses
-// is changed. Every check runs before the commit's first write and reads
-// only (L as scanned, A, the object caches; the read-only check also
-// reads `current` and syncs the caches to it), so a refused commit
-// publishes nothing, leaves A as it was and writes no file of L, save the
-// documented reset of the files refused for a read-only path, which
-// brings exactly those back to A and keeps every other local edit. And
-// once a publication is
-// accepted, the background work it starts (rollups and checkpoints, one
-// build at a time; a sweep, one at a time, at the generations the rule
-// picks) only ever reads what the accepted state reaches and deletes only
-// what that state's retention rules no longer name (docs/storage.md's
-// sweep rules); Close waits for it.
+// The invariants it owns. Nothing a commit refuses is changed: every
+// check runs before the commit's first write and reads only (L as
+// scanned, A, the object caches; the read-only check also reads
+// `current` and syncs the caches to it), save the documented reset of
+// the files refused for a read-only path, which brings exactly those back
+// to A and keeps every other local edit. A publication ID is accepted at
+// most once: every version of a call is registered under one ID, and a
+// call the pending record names is resumed under its ID (by the next
+// commit, or settled by the next pull) instead of published anew. Once
+// accepted, L and A are brought to that generation's tree whatever the
+// caller's context (the call's context is detached from then on). The
+// work left after acceptance (rollups, checkpoints, sweeps) never
+// decides acceptance: it starts after it, reads only what the accepted
+// state reaches, deletes only what that state's retention rules no
+// longer name, and the commit's result never waits for it.
 //
-// It must not import server or any engine package above it: the engine
-// hands it the call (server/dircall), values, and its catch-up and its
-// rewrite of L as funcs.
+// It must not import server: the engine hands it the call, the
+// Publishing and values; it calls down into server/build, server/pull,
+// server/rewrite and server/dircall, never back into the engine.
 package commit

@@ -16,13 +16,13 @@ import (
 const secretMessage = "Some files add what looks like a credential (the lines are listed; a name is shown with it replaced by [secret]); " +
 	"remove it and commit again, or run with --secrets allow. Nothing was published or changed."
 
-// RefuseSecrets refuses a commit whose local changes add a recognised
+// refuseSecrets refuses a commit whose local changes add a recognised
 // credential: INVALID_CONTENT/INVALID_FILES with reason SECRET and the
 // line ranges per file, or SECRET_IN_NAME for a new name holding one
 // (which files and lines: rules.Secrets), before anything is published or
 // changed. A credential in the message is refused with SECRET_IN_MESSAGE
 // (files empty). The log names where, never the match.
-func RefuseSecrets(s *dircall.Call, message string) error {
+func refuseSecrets(s *dircall.Call, message string) error {
 	if !s.Env.Secrets {
 		return nil
 	}

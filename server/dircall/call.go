@@ -118,14 +118,16 @@ func (s *Call) EmptyL() bool {
 	return len(names) == 0
 }
 
-// OpenL opens L (creating it for a pull).
+// OpenL opens L (creating it for a pull) through the workspace root:
+// everything the call does inside L goes through the returned root. Its
+// refusals are catalogued (PathErr).
 func (s *Call) OpenL(create bool) error {
 	if s.Root != nil {
 		return nil
 	}
-	r, err := s.Env.OpenDir(s.Dir, create)
+	r, err := s.Env.Workspace.Open(s.Dir, create)
 	if err != nil {
-		return err
+		return PathErr(err)
 	}
 	s.Root = r
 	return nil

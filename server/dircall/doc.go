@@ -9,7 +9,8 @@
 //     over it, the object caches, the content a long-lived engine's commits
 //     published, which store it is, the probe's verdict, the ignore rules,
 //     the writable and read-only sets, whether credentials are refused,
-//     and what a long-lived engine remembers of each directory. Its
+//     the workspace L is opened in (OpenL), and what a long-lived engine
+//     remembers of each directory. Its
 //     methods are the engine's one mapping of failures to the catalogue
 //     (Fail, MapErr, Sync, PackFailure, StoreTrouble) and the
 //     history.Engine a history.View reads through (History).
@@ -29,8 +30,10 @@
 //   - Result and FileStat (result.go) are what a pull or a commit
 //     returns; Diffstat and TreeDelta compute its per-file line deltas.
 //   - The refusals a call owns (refusals.go): a lost baseline
-//     (BaselineLost) and a record the store outlived (OutlivedRecord,
-//     reached from ErrRecordNewer through MapErr).
+//     (BaselineLost), a record the store outlived (OutlivedRecord,
+//     reached from ErrRecordNewer through MapErr) and a request path the
+//     workspace rules refuse (PathErr, which the engine's ResolveDir
+//     uses too).
 //
 // The data flow: the engine resolves the request, proves the store and
 // takes the directory's memory, then Open; a pull or commit scans L,

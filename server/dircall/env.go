@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -34,9 +33,9 @@ type Env struct {
 	// Memories is what a long-lived engine keeps of each directory
 	// between calls (nil: a CLI process, which keeps nothing).
 	Memories *dirstate.Memories
-	// OpenDir opens directory L through the workspace root (creating it
-	// when create), its refusals already catalogued.
-	OpenDir func(dir string, create bool) (*os.Root, error)
+	// Workspace is where calls may open L: at or below its root,
+	// checked lexically and through os.Root (Call.OpenL).
+	Workspace rules.Workspace
 }
 
 // ProbeFile is where P keeps the probe's verdict for the store as last

@@ -23,8 +23,9 @@ import (
 // of one user on one machine they share the default private root, and
 // the object cache in it (DESIGN: one cache per store); but a proposal
 // reaches that cache only once its proposer learns it was accepted
-// (the engine's keepOwnProposal), after the folder has read it and often after the
-// others have caught up past it, and a group pack never does. So each of
+// (server/commit's keepOwnProposal), after the folder has read it and
+// often after the others have caught up past it, and a group pack never
+// does. So each of
 // those reads went to the store: on SeaweedFS with 50 writers sharing one
 // private root, 25 of the 38 requests of a commit were GETs of proposals
 // this very machine had uploaded, and 90 of 115-129 in a burst of 100

@@ -1,4 +1,4 @@
-package server
+package commit
 
 import (
 	"context"
@@ -7,12 +7,17 @@ import (
 	"github.com/slivingdoc/slivingdoc/cas"
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/author"
 	"github.com/slivingdoc/slivingdoc/server/build"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
 	"github.com/slivingdoc/slivingdoc/server/objcache"
 	"github.com/slivingdoc/slivingdoc/server/plan"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
+	"github.com/slivingdoc/slivingdoc/server/pull"
+	"github.com/slivingdoc/slivingdoc/server/rewrite"
+	"github.com/slivingdoc/slivingdoc/server/storeview"
 )
 
 // Publication by format version 4 (docs/publication.md): the engine's
@@ -28,7 +33,8 @@ import (
 //     rebuilt on the newer state, and a merge conflict there ends the
 //     call with conflict blocks in L, as a version-3 commit's does.
 //   - Objects: the object cache, caught up to the state (sync).
-//   - Clock: the real clock (or Config.Sleep/Now): the only wall time.
+//   - Clock: the real clock (or the engine's configured Sleep and Now:
+//     Options): the only wall time.
 //
 // The pending record (server/pending) is written before each version is
 // registered; it names the publication ID and the generation the first
@@ -44,7 +50,7 @@ import (
 // v4Call is a version-4 publication in progress.
 type v4Call struct {
 	first     uint64 // the generation the first version was built on
-	last      uint64 // the generation the newest version was built on (pull_v4.go)
+	last      uint64 // the generation the newest version was built on (settle.go)
 	built     bool   // a version was handed to publish to register
 	published bool   // accepted (finishV4 ran)
 }
@@ -53,17 +59,32 @@ type v4Call struct {
 // equal to the state it read: nothing was registered.
 var errNothingToPublish = errors.New("server: nothing to publish")
 
+// Publishing is what the engine hands every commit (and a pull's
+// settling of an undecided call) to publish with: made once when the
+// engine is, never changed after (the values it points to keep their own
+// locks).
+type Publishing struct {
+	Env *dircall.Env
+	// Opts are publish's options (Options) but for the store ID and the
+	// objects, which publisher sets for each call.
+	Opts publish.Options
+	// Timing learns the store's estimates from its requests and times
+	// publish's waits by them (server/storeview); nil: configured.
+	Timing     *storeview.Timing
+	Background *Background // the work an accepted commit leaves behind it
+}
+
 // publisher returns a Publisher on the engine's store, named first if it
 // has no ID yet (server/storeview): every version-4 `current` names the ID.
-func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
-	if err := e.env.Ident.NameStore(ctx); err != nil {
+func (p *Publishing) publisher(ctx context.Context) (*publish.Publisher, error) {
+	if err := p.Env.Ident.NameStore(ctx); err != nil {
 		return nil, err
 	}
-	opts := e.v4opts
-	opts.Store = e.env.Ident.ID()
+	opts := p.Opts
+	opts.Store = p.Env.Ident.ID()
 	opts.Objects = func(ctx context.Context, st publish.State) (cas.Source, error) {
 		state := stateView(st)
-		c, err := e.sync(ctx, state)
+		c, err := p.Env.Sync(ctx, state)
 		if err != nil {
 			return nil, err
 		}
@@ -71,9 +92,9 @@ func (e *Engine) publisher(ctx context.Context) (*publish.Publisher, error) {
 		// reads the trees its proposals were built on, which a catch-up
 		// through rollups skips), not the whole chain.
 		from := st.Generation() - min(st.Generation(), uint64(max(opts.K, publish.DefaultK)))
-		return &refillSource{src: e.env.Caches.Source(c), fill: func() error { return e.env.Caches.FillFrom(ctx, state, c, from+1) }}, nil
+		return &refillSource{src: p.Env.Caches.Source(c), fill: func() error { return p.Env.Caches.FillFrom(ctx, state, c, from+1) }}, nil
 	}
-	store := e.timing.Timed(&opts, e.env.Store, e.storeDir()) // server/storeview
+	store := p.Timing.Timed(&opts, p.Env.Store, p.Env.Ident.Dir()) // server/storeview
 	return publish.New(store, opts)
 }
 
@@ -119,7 +140,7 @@ func stateView(st publish.State) remote.State {
 // when `current` has moved on since, as a pull is (server/pull): the newer
 // state no longer needs it. The second call resumes the first under its
 // ID if it registered a version, so the commit is still accepted once.
-func (s *session) publishV4(message string) (*Result, error) {
+func (s *call) publishV4(message string) (*dircall.Result, error) {
 	res, err := s.publishV4From(message, true)
 	var de *diag.Error
 	if err == nil || !errors.As(err, &de) || de.Reason != diag.ReasonMissingPack || s.v4 == nil || s.v4.published {
@@ -133,10 +154,10 @@ func (s *session) publishV4(message string) (*Result, error) {
 
 // publishV4From is publishV4; mayResume: a call the pending record names
 // is resumed first (false once it was).
-func (s *session) publishV4From(message string, mayResume bool) (*Result, error) {
-	pub, err := s.e.publisher(s.Ctx)
+func (s *call) publishV4From(message string, mayResume bool) (*dircall.Result, error) {
+	pub, err := s.p.publisher(s.Ctx)
 	if err != nil {
-		return nil, s.e.fail("publish", err)
+		return nil, s.Env.Fail("publish", err)
 	}
 	s.v4 = nil
 	ent, resume := s.Pending.Undecided(s.Base)
@@ -174,7 +195,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		s.v4.built = true
 		// The author is this commit's: a fold into another writer's
 		// group copies it from the proposal into its increment.
-		return publish.Change{Head: last.Head, Pack: last.Pack, Author: AuthorOf(ctx)}, nil
+		return publish.Change{Head: last.Head, Pack: last.Pack, Author: author.Of(ctx)}, nil
 	}
 	var res publish.Result
 	if resume {
@@ -183,7 +204,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		res, err = pub.CommitAfter(s.Ctx, id, s.State.LoadStreak(), buildVersion)
 	}
 	if last != nil {
-		_ = last.WaitRecorded() // written before anything reads the session's record state
+		_ = last.WaitRecorded() // written before anything reads the call's record state
 	}
 	switch {
 	case errors.Is(err, build.ErrConflict):
@@ -199,7 +220,7 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 		// retry resumes it under the same ID and never publishes twice.
 		return nil, diag.New(diag.CodeStorageFailure, diag.ReasonAcceptanceUnknown, "The commit stopped waiting before its change was accepted; another writer may still accept it. A retry is safe: it resumes the same change and never duplicates it.", err)
 	case err != nil:
-		return nil, s.e.fail("publish", err)
+		return nil, s.Env.Fail("publish", err)
 	case last == nil:
 		// Resumed, and found accepted before anything was built: the
 		// earlier call's change is in the store; L is brought up to date
@@ -212,8 +233,8 @@ func (s *session) publishV4From(message string, mayResume bool) (*Result, error)
 // prepareBaseline starts writing, while the proposal is published, the
 // baseline that accepting it would record when L itself is proposed: its
 // generation follows the observed one, its tree is L's. Whatever an
-// earlier attempt of the session prepared is discarded first.
-func (s *session) prepareBaseline(a *build.Attempt) {
+// earlier attempt of the call prepared is discarded first.
+func (s *call) prepareBaseline(a *build.Attempt) {
 	s.prep.Discard()
 	s.prep = nil
 	if a.From == nil || a.From != s.Base || !s.Base.Exact() {
@@ -229,14 +250,14 @@ func (s *session) prepareBaseline(a *build.Attempt) {
 // its own. The result is that call's or, when nothing was left, the
 // resumed call's: its own change at its generation, and what the
 // synchronisation wrote into L as brought in.
-func (s *session) resumedV4(res publish.Result, message string) (*Result, error) {
+func (s *call) resumedV4(res publish.Result, message string) (*dircall.Result, error) {
 	s.Pending.Recheck()
-	synced, conflicts, err := s.syncTo("commit", stateView(res.State))
+	synced, conflicts, err := pull.SyncTo(s.Call, "commit", stateView(res.State))
 	if err != nil {
 		return nil, err
 	}
 	if len(conflicts) > 0 {
-		return nil, conflictError(conflicts)
+		return nil, pull.ConflictError(conflicts)
 	}
 	if _, err := s.ScanL(); err != nil {
 		return nil, err
@@ -247,19 +268,19 @@ func (s *session) resumedV4(res publish.Result, message string) (*Result, error)
 	}
 	// The result is the resumed call's: its own change at its own
 	// generation; what the synchronisation wrote into L is others'.
-	out := &Result{Path: s.Dir, Generation: res.Generation, Files: []FileStat{}, BroughtIn: synced.Files}
+	out := &dircall.Result{Path: s.Dir, Generation: res.Generation, Files: []dircall.FileStat{}, BroughtIn: synced.Files}
 	if out.Files, err = ownChange(s.Src, res.Head); err != nil {
 		// Accepted all the same: failing the call now would only make a
 		// retry report nothing. The log says why the list is empty.
 		s.Env.Log.Warn("cannot list the resumed commit's own change", "err", err)
-		out.Files = []FileStat{}
+		out.Files = []dircall.FileStat{}
 	}
 	return out, nil
 }
 
 // ownChange is the per-file delta the publication whose head commit is
 // head made to its parent's tree.
-func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
+func ownChange(src cas.Source, head cas.ID) ([]dircall.FileStat, error) {
 	o, err := src.Get(head)
 	if err != nil {
 		return nil, err
@@ -276,18 +297,18 @@ func ownChange(src cas.Source, head cas.ID) ([]FileStat, error) {
 	if err != nil {
 		return nil, err
 	}
-	return treeDelta(src, from, to)
+	return dircall.TreeDelta(src, from, to)
 }
 
 // finishV4 brings L and P up to date with the accepted generation
 // res.Generation: L becomes its tree, the baseline records it.
-func (s *session) finishV4(res publish.Result, last *build.Attempt) (*Result, error) {
+func (s *call) finishV4(res publish.Result, last *build.Attempt) (*dircall.Result, error) {
 	// Accepted: from here on, finish locally whatever the caller's context.
-	s.Ctx = detach(s.Ctx)
+	s.Ctx = dircall.Detach(s.Ctx)
 	s.Pending.Accept(last.Pend)
 	s.v4.published = true
 	s.State.SaveStreak(res.Streak)
-	s.e.background.StartSweep(res.State, res.Generation) // server/commit
+	s.p.Background.StartSweep(res.State, res.Generation) // cleanup.go
 	state := stateView(res.State)
 	// The generation memory learns of the state as of any read
 	// (pstate.Highest); publish read it, not the notebook.
@@ -296,23 +317,23 @@ func (s *session) finishV4(res publish.Result, last *build.Attempt) (*Result, er
 	}
 	s.keepRecent(last)
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "yes", Generation: res.Generation}
-	if err := failpoint(FailAfterPublish); err != nil {
-		return nil, s.recoveryFailure(flag, "publish", err)
+	if err := rewrite.Failpoint(rewrite.FailAfterPublish); err != nil {
+		return nil, pull.RecoveryFailure(s.Call, flag, "publish", err)
 	}
 	asBuilt := res.Head == last.Head
 	s.keepOwnProposal(res, last)
-	out := &Result{Path: s.Dir, Generation: res.Generation, Files: []FileStat{}}
+	out := &dircall.Result{Path: s.Dir, Generation: res.Generation, Files: []dircall.FileStat{}}
 	var err error
 	if out.Files, err = s.diffstat(state, last.Outcome); err != nil {
-		return nil, s.recoveryFailure(flag, "diffstat", err)
+		return nil, pull.RecoveryFailure(s.Call, flag, "diffstat", err)
 	}
 	target := last.Merged
 	if !asBuilt {
 		// A fold re-parented the change onto others' folded before it:
 		// L becomes that generation's tree, from its group pack.
-		chain, err := s.e.sync(s.Ctx, state)
+		chain, err := s.Env.Sync(s.Ctx, state)
 		if err != nil {
-			return nil, s.recoveryFailure(flag, "rewrite", err)
+			return nil, pull.RecoveryFailure(s.Call, flag, "rewrite", err)
 		}
 		s.Src = s.Env.Caches.Source(chain)
 		// The generation the accepted version was built on: this
@@ -324,7 +345,7 @@ func (s *session) finishV4(res publish.Result, last *build.Attempt) (*Result, er
 		s.Src.More = s.Env.Caches.Accepted(s.Ctx, state, s.Src, built, res.Generation)
 		files, err := objcache.TreeOf(s.Src, res.Head)
 		if err != nil {
-			return nil, s.recoveryFailure(flag, "rewrite", err)
+			return nil, pull.RecoveryFailure(s.Call, flag, "rewrite", err)
 		}
 		target = &plan.Merged{IDs: files}
 	}
@@ -333,24 +354,24 @@ func (s *session) finishV4(res publish.Result, last *build.Attempt) (*Result, er
 	}
 	changes, err := s.Plan(target)
 	if err != nil {
-		return nil, s.recoveryFailure(flag, "rewrite", err)
+		return nil, pull.RecoveryFailure(s.Call, flag, "rewrite", err)
 	}
-	out.BroughtIn = diffstat(changes)
+	out.BroughtIn = dircall.Diffstat(changes)
 	next := dirstate.NewBaseline(res.Generation, res.Head, target.IDs)
 	if len(changes) == 0 && target == last.Merged {
 		next.Prepared = s.prep // used only if it matches (pstate.Prepared)
 	}
 	if target == last.Merged && last.From != nil {
-		next.Ignored, next.IgnoredKnown = last.From.IgnoredAfter(last.Changes, s.e.ignoredPath)
+		next.Ignored, next.IgnoredKnown = last.From.IgnoredAfter(last.Changes, s.Env.IgnoredPath)
 	}
-	if err := s.materialise(changes, flag, next, true); err != nil {
+	if err := pull.Materialise(s.Call, changes, flag, next, true); err != nil {
 		var de *diag.Error
 		if errors.As(err, &de) && de.Code != diag.CodeRecoveryFailure {
-			return nil, s.recoveryFailure(flag, "rewrite", err)
+			return nil, pull.RecoveryFailure(s.Call, flag, "rewrite", err)
 		}
 		return nil, err
 	}
-	s.e.background.StartRollups(state, res.Generation) // rollups (server/commit)
+	s.p.Background.StartRollups(state, res.Generation) // checkpoint.go
 	return out, nil
 }
 
@@ -361,7 +382,7 @@ func (s *session) finishV4(res publish.Result, last *build.Attempt) (*Result, er
 // (its group pack holds only the re-parented trees and commit): kept too,
 // so the catch-up that follows does not fetch it back (it did, once per
 // commit in a group, on SeaweedFS).
-func (s *session) keepOwnProposal(res publish.Result, last *build.Attempt) {
+func (s *call) keepOwnProposal(res publish.Result, last *build.Attempt) {
 	m := res.State.Manifest
 	if m == nil {
 		return

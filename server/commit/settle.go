@@ -1,4 +1,4 @@
-package server
+package commit
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/slivingdoc/slivingdoc/publish"
 	"github.com/slivingdoc/slivingdoc/remote"
+	"github.com/slivingdoc/slivingdoc/server/dircall"
 )
 
 // A pull settles an undecided version-4 call before anything else
@@ -35,17 +36,19 @@ import (
 // errNotRebuilt ends a settling call where it would build a new version.
 var errNotRebuilt = errors.New("server: a pull does not build a new version")
 
-// settleV4 settles the undecided call the pending record names, if any.
-// A store error is the pull's: the record stays for the next call.
-func (s *session) settleV4() error {
+// SettleV4 settles the undecided call the pending record of call c
+// names, if any; a pull runs it before anything else. A store error is
+// the pull's: the record stays for the next call.
+func SettleV4(c *dircall.Call, p *Publishing) error {
+	s := &call{Call: c, p: p}
 	ent, ok := s.Pending.Undecided(s.Base)
 	if !ok {
 		return nil
 	}
 	id, last := ent.Publication, max(ent.Last, ent.First)
-	pub, err := s.e.publisher(s.Ctx)
+	pub, err := s.p.publisher(s.Ctx)
 	if err != nil {
-		return s.e.fail("publish", err)
+		return s.Env.Fail("publish", err)
 	}
 	notRebuilt := func(context.Context, publish.State) (publish.Change, error) {
 		return publish.Change{}, errNotRebuilt
@@ -64,7 +67,7 @@ func (s *session) settleV4() error {
 		}
 		g, ok, ferr := s.foldableVersion(id, last)
 		if ferr != nil {
-			return s.e.fail("publish", ferr)
+			return s.Env.Fail("publish", ferr)
 		}
 		if !ok {
 			s.Env.Log.Info("a publication interrupted after it registered can no longer be accepted; its text stays in the directory", "publication", id)
@@ -74,7 +77,7 @@ func (s *session) settleV4() error {
 		last = g
 	}
 	if err != nil {
-		return s.e.fail("publish", err)
+		return s.Env.Fail("publish", err)
 	}
 	s.Env.Log.Info("a pull completed a publication interrupted after it registered", "publication", id)
 	return nil // accepted: the merge adopts it (pending.Tracker.Adopt)
@@ -83,7 +86,7 @@ func (s *session) settleV4() error {
 // foldableVersion returns the newest version of id built below before
 // that a fold could still take (fewer than K generations behind
 // `current`, not declined), if any.
-func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error) {
+func (s *call) foldableVersion(id string, before uint64) (uint64, bool, error) {
 	state, err := s.Env.Notebook.ReadCurrent(s.Ctx)
 	if err != nil {
 		return 0, false, err
@@ -92,7 +95,7 @@ func (s *session) foldableVersion(id string, before uint64) (uint64, bool, error
 	if m == nil || m.V4 == nil {
 		return 0, false, nil // not version 4 yet: nothing of it was ever foldable
 	}
-	k := uint64(s.e.v4opts.K)
+	k := uint64(s.p.Opts.K)
 	if k == 0 {
 		k = publish.DefaultK
 	}
