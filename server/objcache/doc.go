@@ -9,7 +9,7 @@
 //	    checkpoint its chain starts from (Key, KeyAt, KeyOf), and its reach
 //	    (the generation whose head's closure it holds, recorded beside it
 //	    in P/stores/<key>/reach so processes sharing P share it)
-//	  Sync: the checkpoint's pack, then remote.CatchUp's plan (on a
+//	  Sync: the checkpoint's pack, then remote.Notebook.CatchUp's plan (on a
 //	    version-4 store remote.PlanCatchUpV4's, with what the proposals'
 //	    trees are deltas of) from the reach to the state's generation,
 //	    downloaded in parallel and kept as bundles (cache.go)
