@@ -35,6 +35,16 @@ func EncodeCommit(c Commit) Object {
 	return newObject(body)
 }
 
+// ReadCommit gets the object id from src and decodes it as a commit: src's
+// error (ErrNotFound, say) as it is, or DecodeCommit's.
+func ReadCommit(src Source, id ID) (Commit, error) {
+	o, err := src.Get(id)
+	if err != nil {
+		return Commit{}, err
+	}
+	return DecodeCommit(o)
+}
+
 // DecodeCommit decodes a commit object, refusing any other kind.
 func DecodeCommit(o Object) (Commit, error) {
 	if o.Kind != KindCommit {

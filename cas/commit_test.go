@@ -61,3 +61,28 @@ func mustChunkAsObject(t *testing.T) cas.Object {
 	}
 	return o
 }
+
+// ReadCommit is Get then DecodeCommit: the store's absence stays
+// ErrNotFound (callers treat a missing commit apart from a corrupt one),
+// another kind of object is ErrCorrupt.
+func TestReadCommit(t *testing.T) {
+	set := cas.NewObjectSet()
+	want := cas.Commit{Tree: cas.Sum([]byte("t")), Message: []byte("m")}
+	c := cas.EncodeCommit(want)
+	file := mustChunkAsObject(t)
+	for _, o := range []cas.Object{c, file} {
+		if err := set.Put(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := cas.ReadCommit(set, c.ID)
+	if err != nil || got.Tree != want.Tree || !bytes.Equal(got.Message, want.Message) {
+		t.Fatalf("ReadCommit of a stored commit = %+v, %v", got, err)
+	}
+	if _, err := cas.ReadCommit(set, cas.Sum([]byte("absent"))); !errors.Is(err, cas.ErrNotFound) {
+		t.Errorf("ReadCommit of an absent ID: error %v, want ErrNotFound", err)
+	}
+	if _, err := cas.ReadCommit(set, file.ID); !errors.Is(err, cas.ErrCorrupt) {
+		t.Errorf("ReadCommit of a file object: error %v, want ErrCorrupt", err)
+	}
+}

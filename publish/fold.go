@@ -286,11 +286,7 @@ func headCommit(pack *cas.Pack, d remote.ProposalV4) (cas.Commit, error) {
 	if pack == nil {
 		return cas.Commit{}, errors.New("no pack")
 	}
-	o, err := pack.Get(d.Head)
-	if err != nil {
-		return cas.Commit{}, err
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(pack, d.Head)
 	if err != nil {
 		return cas.Commit{}, err
 	}
@@ -301,11 +297,7 @@ func headCommit(pack *cas.Pack, d remote.ProposalV4) (cas.Commit, error) {
 }
 
 func commitFiles(src cas.Source, head cas.ID) (cas.ID, map[string]cas.ID, error) {
-	o, err := src.Get(head)
-	if err != nil {
-		return cas.ID{}, nil, err
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(src, head)
 	if err != nil {
 		return cas.ID{}, nil, err
 	}

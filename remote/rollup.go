@@ -222,10 +222,8 @@ func buildRollup(src cas.Source, from, to cas.ID, depths cas.Source) ([]byte, er
 	}
 	var oldTree cas.ID
 	if !from.IsZero() {
-		if fo, err := src.Get(from); err == nil {
-			if fc, err := cas.DecodeCommit(fo); err == nil {
-				oldTree = fc.Tree
-			}
+		if fc, err := cas.ReadCommit(src, from); err == nil {
+			oldTree = fc.Tree
 		}
 	}
 	if err := rollupWalk(src, w, c.Tree, oldTree, depths); err != nil {

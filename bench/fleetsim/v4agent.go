@@ -451,11 +451,7 @@ func (a *v4agent) build(id, message string) publish.Build {
 		}
 		var base cas.ID
 		if !st.Head().IsZero() {
-			o, err := a.Get(st.Head())
-			if err != nil {
-				return publish.Change{}, err
-			}
-			c, err := cas.DecodeCommit(o)
+			c, err := cas.ReadCommit(a, st.Head())
 			if err != nil {
 				return publish.Change{}, err
 			}

@@ -344,11 +344,7 @@ func auditV4(ctx context.Context, mem remote.Store, shared *packCache) (uint64, 
 			idx[id] = p
 		}
 	}
-	o, err := idx.Get(m.Head)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(idx, m.Head)
 	if err != nil {
 		return 0, nil, nil, err
 	}

@@ -259,11 +259,7 @@ func (a *Attempt) parentTree() cas.ID {
 	if a.Observed.Head().IsZero() {
 		return cas.ID{}
 	}
-	o, err := a.chain.Store().Get(a.Observed.Head())
-	if err != nil {
-		return cas.ID{}
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(a.chain.Store(), a.Observed.Head())
 	if err != nil {
 		return cas.ID{}
 	}

@@ -25,11 +25,7 @@ func (a *Attempt) writeTree(sink cas.Sink, chain *cas.Store, head cas.ID, ids, c
 }
 
 func updateTree(sink cas.Sink, chain *cas.Store, head cas.ID, changes map[string]cas.ID) (cas.ID, error) {
-	o, err := chain.Get(head)
-	if err != nil {
-		return cas.ID{}, err
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(chain, head)
 	if err != nil {
 		return cas.ID{}, err
 	}

@@ -281,11 +281,7 @@ func (s *call) resumedV4(res publish.Result, message string) (*dircall.Result, e
 // ownChange is the per-file delta the publication whose head commit is
 // head made to its parent's tree.
 func ownChange(src cas.Source, head cas.ID) ([]dircall.FileStat, error) {
-	o, err := src.Get(head)
-	if err != nil {
-		return nil, err
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(src, head)
 	if err != nil {
 		return nil, err
 	}

@@ -498,11 +498,7 @@ func (w *blameWalk) describe() error {
 // in and of the publications whose lines a walk reports, few of them
 // twice, so none is kept.
 func (w *blameWalk) commit(id cas.ID) (cas.Commit, error) {
-	o, err := w.src.Get(id)
-	if err != nil {
-		return cas.Commit{}, err
-	}
-	return cas.DecodeCommit(o)
+	return cas.ReadCommit(w.src, id)
 }
 
 // chainsSource reads the objects of a walk over the whole history, which

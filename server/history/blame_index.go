@@ -90,11 +90,7 @@ func (h *View) changedPaths(src cas.Source, pubs []Publication) (out [][]pathsCh
 		if head == prevHead {
 			return prevTree, nil
 		}
-		o, err := src.Get(head)
-		if err != nil {
-			return cas.ID{}, err
-		}
-		c, err := cas.DecodeCommit(o)
+		c, err := cas.ReadCommit(src, head)
 		return c.Tree, err
 	}
 	for i, p := range pubs {

@@ -236,11 +236,7 @@ func (h *View) commit(id cas.ID) (cas.Commit, error) {
 	if c, ok := h.commits[id]; ok {
 		return c, nil
 	}
-	o, err := h.src.Get(id)
-	if err != nil {
-		return cas.Commit{}, err
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(h.src, id)
 	if err != nil {
 		return cas.Commit{}, err
 	}
@@ -262,11 +258,7 @@ func (h *View) Files(head cas.ID) (map[string]cas.ID, error) {
 	if head.IsZero() {
 		return map[string]cas.ID{}, nil
 	}
-	o, err := h.src.Get(head)
-	if err != nil {
-		return nil, err
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(h.src, head)
 	if err != nil {
 		return nil, err
 	}

@@ -113,11 +113,7 @@ func TreeOf(src cas.Source, head cas.ID) (map[string]cas.ID, error) {
 	if head.IsZero() {
 		return map[string]cas.ID{}, nil
 	}
-	o, err := src.Get(head)
-	if err != nil {
-		return nil, err
-	}
-	c, err := cas.DecodeCommit(o)
+	c, err := cas.ReadCommit(src, head)
 	if err != nil {
 		return nil, err
 	}
