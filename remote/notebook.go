@@ -102,7 +102,7 @@ func Open(store Store, opts Options) *Notebook {
 		opts.MaxWait = opts.FirstWait
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = Sleep
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -116,7 +116,9 @@ func Open(store Store, opts Options) *Notebook {
 // Store returns the store the notebook runs on.
 func (n *Notebook) Store() Store { return n.store }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d on the wall clock, or until ctx ends (then ctx's error):
+// Options.Sleep's default, and the engine's where no clock is configured.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

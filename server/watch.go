@@ -61,7 +61,7 @@ func (e *Engine) Watch(ctx context.Context, o WatchOptions) error {
 	}
 	sleep := o.Sleep
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = remote.Sleep
 	}
 	recent := o.Query
 	entries, state, err := e.historyAfter(ctx, recent, 0)
@@ -134,15 +134,4 @@ func quiet(ctx context.Context, err error) error {
 		return nil
 	}
 	return err
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/publish"
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // realClock is publish.Clock on the wall clock, or on Config.Sleep/Now.
@@ -24,22 +25,9 @@ func clockOf(sleep func(context.Context, time.Duration) error, now func() time.T
 		c.now = time.Now
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = remote.Sleep
 	}
 	return c
-}
-
-// sleepCtx waits d, or until ctx ends. (The same as the engine's own
-// for watch: the clock is this package's, and it imports no server.)
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Estimates of a store on this machine (Config.CondEstimate and RTT
