@@ -2,7 +2,8 @@ package server
 
 // Restore and revert write an older state into L as a local edit: the
 // person reviews it and commits it as usual, so it goes through the
-// ordinary merge and never rewrites history. Both take the directory's
+// ordinary merge and never rewrites history (L8 of docs/local-state.md:
+// history commands never destroy work). Both take the directory's
 // locks, resynchronise first after an interrupted operation, and rewrite L
 // through the same plan/materialise steps as pull (recovery flag, atomic
 // writes, directories fsynced); the baseline is left as it was, so status,

@@ -39,7 +39,10 @@
 // pending record is in P before the version is handed out for
 // registration: from then on any writer's fold may accept it, and a
 // commit accepted and then interrupted must be found by the next call as
-// common ground, not as a change that conflicts with itself.
+// common ground, not as a change that conflicts with itself. Together
+// they keep L2 of docs/local-state.md for the store: each version
+// publishes merge(A, L, R) for the R it was built on, so the caller's
+// edits arrive once and no one else's lines twice.
 //
 // It must not import server or server/commit: the engine hands it the
 // call and values; nothing here climbs back.
