@@ -17,21 +17,19 @@ func CountLines(content []byte) int {
 // byte, so a changed line ending or a final newline added to the last line
 // counts as one deletion and one insertion.
 func Stat(old, new []byte) (insertions, deletions int) {
-	switch {
-	case bytes.Equal(old, new):
-		return 0, 0
-	case len(old) == 0:
-		return CountLines(new), 0
-	case len(new) == 0:
-		return 0, CountLines(old)
-	}
-	old, new = trimEqualLines(old, new)
+	old, new = trimEqualLines(old, new) // equal versions leave nothing
 	switch {
 	case len(old) == 0:
 		return CountLines(new), 0
 	case len(new) == 0:
 		return 0, CountLines(old)
 	}
+	return lineStat(old, new)
+}
+
+// lineStat counts the lines a shortest line diff of two non-empty
+// versions inserts and deletes.
+func lineStat(old, new []byte) (insertions, deletions int) {
 	in := newInterner()
 	a, b := in.split(old), in.split(new)
 	for _, e := range newDiffer(in.nsym()).lineDiff(a.sym, b.sym) {

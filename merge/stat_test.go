@@ -42,18 +42,6 @@ func TestStat(t *testing.T) {
 	}
 }
 
-// statWhole is Stat without trimming the shared lines first: every line
-// of both versions split, interned and diffed.
-func statWhole(old, new []byte) (insertions, deletions int) {
-	in := newInterner()
-	a, b := in.split(old), in.split(new)
-	for _, e := range newDiffer(in.nsym()).lineDiff(a.sym, b.sym) {
-		insertions += e.new.len()
-		deletions += e.old.len()
-	}
-	return insertions, deletions
-}
-
 // Trimming the lines two versions share at both ends changes no count:
 // on generated notes (each pair of a case's three versions), and on texts
 // of a few short lines, many repeated, with and without a final LF and
@@ -65,7 +53,7 @@ func TestStatTrimsWithoutChangingCounts(t *testing.T) {
 			return // Stat answers these before it diffs
 		}
 		ins, del := Stat(a, b)
-		wi, wd := statWhole(a, b)
+		wi, wd := lineStat(a, b)
 		if ins != wi || del != wd {
 			t.Fatalf("%s: Stat(%q, %q) = +%d -%d, the whole diff says +%d -%d", what, a, b, ins, del, wi, wd)
 		}
@@ -101,7 +89,7 @@ func TestStatTrimsWithoutChangingCounts(t *testing.T) {
 }
 
 // BenchmarkStatAppend is the diffstat of a commit that appends 1 KiB to
-// a 256 KiB note (a log everyone appends to), against statWhole, the
+// a 256 KiB note (a log everyone appends to), against lineStat, the
 // same count without the trim, in the same run.
 func BenchmarkStatAppend(b *testing.B) {
 	var sb strings.Builder
@@ -120,7 +108,7 @@ func BenchmarkStatAppend(b *testing.B) {
 	})
 	b.Run("whole", func(b *testing.B) {
 		for b.Loop() {
-			statWhole(old, new)
+			lineStat(old, new)
 		}
 	})
 }
