@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,9 +40,10 @@ import (
 // second size).
 func BenchmarkCLIFixedCost(b *testing.B) {
 	dir := b.TempDir()
-	bin := os.Getenv("SLIVINGDOC_BENCH_BIN")
-	if bin == "" {
-		bin = filepath.Join(dir, "slivingdoc")
+	bin := filepath.Join(dir, "slivingdoc")
+	if given := os.Getenv("SLIVINGDOC_BENCH_BIN"); given != "" {
+		installCopy(b, given, bin)
+	} else {
 		releaseBuild(b, bin, "github.com/slivingdoc/slivingdoc/cmd/slivingdoc", "")
 	}
 	hello := filepath.Join(dir, "hello")
@@ -170,15 +172,47 @@ func medianFloat(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-// releaseBuild builds pkg as make build does. src, when set, is the
-// directory to build in (a module of its own).
+// releaseBuild builds pkg as make build does, then installs the binary at
+// out as a copy (installCopy). src, when set, is the directory to build in
+// (a module of its own).
 func releaseBuild(b *testing.B, out, pkg, src string) {
 	b.Helper()
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+	built := out + ".built"
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", built, pkg)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if o, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build %s: %v\n%s", pkg, err, o)
+	}
+	installCopy(b, built, out)
+}
+
+// installCopy writes a copy of the binary src at dst, as an installer or
+// cp does, so that every binary a row compares is in the state a user's
+// installed one is. The file's state in the page cache changes what a
+// process start costs: the Go linker writes its output through a memory
+// mapping, page by page, and on Linux 6.18 with ext4 a process of the
+// linker's file cost 1.23x the CPU of the same binary copied (`version`,
+// docs/benchmarks.md, "Start-up: what a binary with our dependencies
+// costs"); a file written in large writes, or read back from disk, is held
+// in larger pages. Timing one binary as linked against another as copied
+// would measure that, not the program.
+func installCopy(b *testing.B, src, dst string) {
+	b.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil { // copy_file_range on Linux, as cp
+		b.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		b.Fatal(err)
 	}
 }
 

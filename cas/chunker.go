@@ -24,25 +24,6 @@ const (
 	maskLarge = 0xffe0_0000_0000_0000 // top 11 bits
 )
 
-// gear is the fixed gear table of format version 1: 256 outputs of
-// SplitMix64 seeded with gearSeed ("slivdoc1" read as a little-endian
-// uint64). chunker_test.go pins its BLAKE3.
-var gear = makeGear(gearSeed)
-
-const gearSeed = 0x31636f6476696c73 // "slivdoc1" little-endian
-
-func makeGear(seed uint64) (g [256]uint64) {
-	s := seed
-	for i := range g {
-		s += 0x9e3779b97f4a7c15
-		z := s
-		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		g[i] = z ^ z>>31
-	}
-	return g
-}
-
 // Cut returns the length of the first chunk of data, where data is all the
 // content that remains (or at least its next MaxChunk bytes). The result is
 // len(data) when data is at most MinChunk bytes or holds no boundary, and

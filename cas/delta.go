@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Tree deltas, pack version 2 (docs/format.md 4.8): a record may store a
@@ -34,7 +36,7 @@ const (
 // is held; in the local store, where every base was present when the pack
 // was added, it means the base's pack was removed since, or the base ID
 // was damaged in place.
-var ErrMissingBase = errors.New("cas: delta base not held")
+var ErrMissingBase error = noinit.Error("cas: delta base not held")
 
 // Delta edit operations; a set's op is the entry's kind.
 const (

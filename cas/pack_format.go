@@ -7,10 +7,11 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Pack layout, format versions 1 and 2 (docs/format.md, "Packs"):
@@ -72,10 +73,14 @@ func newZstdEncoder() *zstd.Encoder {
 // work, the fleet simulation) compresses on every core instead of queueing
 // every EncodeAll of the process on one encoder. Encoding is pure CPU, so
 // more encoders than CPUs would only add memory (~300 KB each).
-var zstdEncoders = sync.OnceValue(func() *encoderPool {
-	n := runtime.GOMAXPROCS(0)
-	return &encoderPool{free: make(chan *zstd.Encoder, n), limit: int64(n)}
-})
+func zstdEncoders() *encoderPool {
+	return zstdEncoderPool.Get(func() *encoderPool {
+		n := runtime.GOMAXPROCS(0)
+		return &encoderPool{free: make(chan *zstd.Encoder, n), limit: int64(n)}
+	})
+}
+
+var zstdEncoderPool noinit.Lazy[*encoderPool]
 
 type encoderPool struct {
 	free  chan *zstd.Encoder
@@ -103,7 +108,12 @@ func (p *encoderPool) compress(body []byte) []byte {
 // record.whole).
 const zstdRoom = 64
 
-var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+// zstdDecoder is the process's decoder, made on first use.
+func zstdDecoder() *zstd.Decoder { return zstdDecoderOnce.Get(newZstdDecoder) }
+
+var zstdDecoderOnce noinit.Lazy[*zstd.Decoder]
+
+func newZstdDecoder() *zstd.Decoder {
 	d, err := zstd.NewReader(nil,
 		zstd.WithDecoderMaxMemory(MaxObjectSize),
 		// Output never grows beyond the declared body length.
@@ -112,7 +122,7 @@ var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
 		panic(err)
 	}
 	return d
-})
+}
 
 // indexEntry is one decoded index entry.
 type indexEntry struct {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 	"github.com/slivingdoc/slivingdoc/internal/osfile"
 	"github.com/slivingdoc/slivingdoc/internal/parallel"
 )
@@ -718,7 +719,7 @@ func (s *Store) getDepth(id ID, budget int) (Object, int, error) {
 
 // errDeltaCycle: rebuilding a tree needs, through the bases of its
 // deltas, the tree itself.
-var errDeltaCycle = fmt.Errorf("%w: tree deltas whose bases lead back to the tree", ErrCorrupt)
+var errDeltaCycle error = &noinit.Wrapped{Msg: "cas: corrupt data: tree deltas whose bases lead back to the tree", Base: errCorrupt}
 
 // getAvoiding is getDepth for a base of the trees of path, the deltas
 // being rebuilt that asked for it (the outermost first). The store indexes

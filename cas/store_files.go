@@ -5,13 +5,23 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // cachedHandles counts the handles every packFiles of the process keeps,
 // liveStores the packFiles not closed.
 var cachedHandles, liveStores atomic.Int64
 
-var handleBudget = sync.OnceValue(func() int64 { return max(int64(openFileLimit()/2), 64) })
+// handleBudget is a variable so that tests can lower it; its value, a
+// function declared below, is static data.
+var handleBudget = openHandleBudget
+
+func openHandleBudget() int64 {
+	return handleBudgetOnce.Get(func() int64 { return max(int64(openFileLimit()/2), 64) })
+}
+
+var handleBudgetOnce noinit.Lazy[int64]
 
 // packFiles keeps open handles to the most recently read files so that a
 // Get costs one pread instead of open, pread and close. It holds at most

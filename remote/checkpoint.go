@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Checkpoints (DESIGN §5, docs/operations.md).
@@ -49,12 +50,12 @@ const (
 
 // ErrNoCheckpoint: the active chain has fewer increments than
 // CheckpointOptions.MinIncrements; nothing was written.
-var ErrNoCheckpoint = errors.New("remote: nothing to checkpoint")
+var ErrNoCheckpoint error = noinit.Error("remote: nothing to checkpoint")
 
 // ErrCheckpointSuperseded: another checkpoint covering the prefix was
 // swapped in first (or the prefix is no longer in the active chain). The
 // uploaded pack is an orphan; accepted state is not affected.
-var ErrCheckpointSuperseded = errors.New("remote: checkpoint superseded")
+var ErrCheckpointSuperseded error = noinit.Error("remote: checkpoint superseded")
 
 // maxCheckpointBuilds bounds how often one checkpoint is rebuilt because
 // the tail needed objects the pack lacked.

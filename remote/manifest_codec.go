@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // The `current` encoding (docs/storage.md): compact JSON, fields in a fixed
@@ -120,11 +121,11 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 
 // errVersion2 is what the version-1 decoder meets in a version-2
 // manifest; DecodeManifest then decodes it as version 2.
-var errVersion2 = errors.New("version 2 is not supported by this build (reads version 1)")
+var errVersion2 error = noinit.Error("version 2 is not supported by this build (reads version 1)")
 
 // errVersion3 is the same for version 3, which the version-1 decoder
 // refuses with its generic message.
-var errVersion3 = errors.New("version 3 is not supported by this build (reads version 1)")
+var errVersion3 error = noinit.Error("version 3 is not supported by this build (reads version 1)")
 
 // newestManifestVersion is the newest version of `current` this build
 // decodes (DecodeManifest); a newer one is ErrFormatNewer, naming it.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Manifest version 4 (docs/publication.md §4): `current` of the
@@ -488,7 +489,13 @@ func uuidBytes(id string, raw *[16]byte) {
 	_, _ = hex.Decode(raw[:], h[:])
 }
 
-var strictB64 = base64.RawURLEncoding.Strict()
+// strictB64 is base64url without padding, refusing non-canonical
+// encodings; made on first use (Strict allocates a copy of the encoding).
+func strictB64() *base64.Encoding {
+	return strictB64Once.Get(func() *base64.Encoding { return base64.RawURLEncoding.Strict() })
+}
+
+var strictB64Once noinit.Lazy[*base64.Encoding]
 
 // decodeRecent splits s into its IDs, each a canonical UUIDv7.
 func decodeRecent(s []byte) ([]string, error) {
@@ -498,7 +505,7 @@ func decodeRecent(s []byte) ([]string, error) {
 	out := make([]string, 0, len(s)/recentIDLen)
 	var raw [16]byte
 	for i := 0; i < len(s); i += recentIDLen {
-		n, err := strictB64.Decode(raw[:], s[i:i+recentIDLen])
+		n, err := strictB64().Decode(raw[:], s[i:i+recentIDLen])
 		if err != nil || n != 16 {
 			return nil, fmt.Errorf("recent %d is not base64url", i/recentIDLen)
 		}

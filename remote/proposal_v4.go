@@ -2,12 +2,12 @@ package remote
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Proposals of format version 4 (docs/publication.md §3): a proposal
@@ -30,11 +30,11 @@ import (
 
 // ErrForeignProposal: the object at a proposal key is not a version-4
 // proposal (a version-3 registration, say).
-var ErrForeignProposal = errors.New("remote: not a version-4 proposal")
+var ErrForeignProposal error = noinit.Error("remote: not a version-4 proposal")
 
 // ErrCorruptProposal refines ErrIntegrity: a version-4 proposal that is
 // not what its key and its own descriptor say.
-var ErrCorruptProposal = fmt.Errorf("remote: corrupt proposal: %w", ErrIntegrity)
+var ErrCorruptProposal error = &noinit.Wrapped{Msg: "remote: corrupt proposal: remote: integrity violation", Base: errIntegrity}
 
 // GroupsPrefix holds group packs.
 const GroupsPrefix = "packs/groups/"

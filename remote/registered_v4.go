@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Registered descriptors of format version 4 (docs/storage.md §3C.8,
@@ -32,7 +33,7 @@ import (
 
 // ErrCorruptRegistered refines ErrIntegrity: a registered descriptor that
 // is not what its key says or not in canonical form. A fold ignores it.
-var ErrCorruptRegistered = fmt.Errorf("remote: corrupt registered descriptor: %w", ErrIntegrity)
+var ErrCorruptRegistered error = &noinit.Wrapped{Msg: "remote: corrupt registered descriptor: remote: integrity violation", Base: errIntegrity}
 
 // Kinds of registered descriptors, as ParseProposalEntry returns them.
 const (

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Store identity (docs/storage.md, "The store ID"). A URL names a place,
@@ -32,7 +34,7 @@ const storeIDHeader = "slivingdoc store-id 1\n"
 const storeIDLen = 32
 
 // ErrCorruptStoreID: the store ID object is not one this binary wrote.
-var ErrCorruptStoreID = fmt.Errorf("remote: corrupt store ID: %w", ErrIntegrity)
+var ErrCorruptStoreID error = &noinit.Wrapped{Msg: "remote: corrupt store ID: remote: integrity violation", Base: errIntegrity}
 
 // NewStoreID returns a fresh random store ID.
 func NewStoreID() string {

@@ -1,11 +1,11 @@
 package remote
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Reading a version-4 store with the readers of versions 1–3. The history
@@ -28,7 +28,7 @@ import (
 
 // ErrV4Store: a version-3 write was asked of a store whose `current` is
 // version 4. The engine publishes such a store with package publish.
-var ErrV4Store = errors.New("remote: the store's current is version 4; version-3 writes refuse it")
+var ErrV4Store error = noinit.Error("remote: the store's current is version 4; version-3 writes refuse it")
 
 // ViewV4 returns the read-only view of m described above (what
 // ReadCurrent returns for it).

@@ -32,7 +32,7 @@ func (e *Engine) ResolveDir(path string) (string, error) {
 
 // notebookDir returns the notebook directory the operation on dir runs on.
 func (e *Engine) notebookDir(dir string) (string, error) {
-	if outer := rules.Outermost(dir, e.env.Workspace.Root, e.isNotebook); outer != "" {
+	if outer := rules.Outermost(dir, e.env.Workspace.Root, e.notebookTest(dir)); outer != "" {
 		return outer, nil
 	}
 	if inner := rules.Contained(dir, e.notebooks()); inner != "" {
@@ -44,12 +44,28 @@ func (e *Engine) notebookDir(dir string) (string, error) {
 // isNotebook reports whether dir is a notebook directory of e's store:
 // it has a baseline, or was pulled before (its baseline lost: begin
 // reports that).
-func (e *Engine) isNotebook(dir string) bool {
-	st := pstate.Dir{Path: e.stateDir(dir)}
+func (e *Engine) isNotebook(dir string) bool { return e.isNotebookOf(dir, rules.RealPath(dir)) }
+
+// isNotebookOf is isNotebook of dir, whose resolved path is real.
+func (e *Engine) isNotebookOf(dir, real string) bool {
+	st := pstate.Dir{Path: e.stateDirOf(dir, real)}
 	if _, err := os.Stat(st.File("baseline")); err == nil {
 		return true
 	}
 	return st.PulledBefore()
+}
+
+// notebookTest is isNotebook for dir and its ancestors, as Outermost asks
+// it. When dir's resolved path is dir itself, no component of it is a
+// symbolic link, so neither is any component of an ancestor, and every
+// ancestor is its own resolved path: the test then resolves nothing again
+// (one lstat per component of dir, where resolving each ancestor costs
+// one per component of every ancestor, 28 for a directory 7 deep).
+func (e *Engine) notebookTest(dir string) func(string) bool {
+	if rules.RealPath(dir) != filepath.Clean(dir) {
+		return e.isNotebook
+	}
+	return func(cur string) bool { return e.isNotebookOf(cur, cur) }
 }
 
 // NotebookRoot returns the outermost notebook directory of cfg's store
@@ -65,7 +81,7 @@ func NotebookRoot(cfg Config, dir string) string {
 		return dir
 	}
 	e := &Engine{env: &dircall.Env{Store: cfg.Store}, private: priv}
-	if outer := rules.Outermost(dir, "", e.isNotebook); outer != "" {
+	if outer := rules.Outermost(dir, "", e.notebookTest(dir)); outer != "" {
 		return outer
 	}
 	return dir

@@ -42,6 +42,35 @@ func TestCLISubdirectoryPullRunsOnTheEnclosingNotebook(t *testing.T) {
 	})
 }
 
+// The same through a symbolic link to the notebook directory: the
+// subdirectory's ancestors are then not their own resolved paths, and the
+// notebook is still found above it (the alias), not started in it.
+func TestCLISubdirectoryThroughSymlinkRunsOnTheEnclosingNotebook(t *testing.T) {
+	nb := newNotebook(t, backends[0])
+	a := nb.agent("a")
+	ws := t.TempDir()
+	a.dir = filepath.Join(ws, "notes")
+	a.pull()
+	a.write("o.md", "o\n")
+	a.write("sub/s.md", "s\n")
+	a.commit("init")
+	alias := filepath.Join(ws, "alias")
+	if err := os.Symlink("notes", alias); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, a.run("pull", filepath.Join(alias, "sub")))
+	if _, err := os.Stat(filepath.Join(a.dir, "sub", "o.md")); !os.IsNotExist(err) {
+		t.Fatalf("a pull of a subdirectory through the alias started a notebook there: %v", err)
+	}
+	a.write("sub/t.md", "t\n")
+	mustOK(t, a.run("commit", filepath.Join(alias, "sub"), "-m", "through the alias"))
+	obs := nb.agent("obs")
+	obs.pull()
+	if got := obs.files(); len(got) != 3 || got["sub/t.md"] != "t\n" {
+		t.Fatalf("published %q", got)
+	}
+}
+
 // A new notebook directory containing an existing one is refused; the
 // report names the other directory relative to the request.
 func TestCLINewNotebookContainingAnotherIsRefused(t *testing.T) {

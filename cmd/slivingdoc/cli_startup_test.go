@@ -41,19 +41,21 @@ func parseInitTrace(t *testing.T, stderr string) []initRecord {
 	return out
 }
 
-// ourInitBytes is what one of our packages may allocate before main: the
-// sentinel errors and crash-point names a package declares, and the
-// command table. A regular expression, a JSON schema, a lookup table or a
-// map built by code at package level costs more and belongs behind a
-// sync.OnceValue, built by the command that uses it.
-const ourInitBytes = 4 << 10
+// initAllocExceptions are our packages that still allocate before main,
+// each with what it allocates. Every other package of ours allocates
+// nothing there: sentinel errors are noinit.Error or noinit.Wrapped (static
+// data), values built by code are noinit.Lazy, built by the command that
+// uses them, and tables are written out (internal/noinit).
+var initAllocExceptions = map[string]string{
+	"github.com/slivingdoc/slivingdoc/server/commit": "pathReasons, a map literal (checks.go), to become a switch or noinit.Lazy",
+}
 
 // Every process pays for every package's initialisation, whatever the
 // command; ours do no work there. version and help (the cheapest commands)
-// run with the runtime's init trace, and each of our packages must stay
-// within ourInitBytes (allocation counts, not durations: they are the same
-// on a loaded machine). The dependencies' figures are logged for the
-// reader (go test -v): what remains is theirs.
+// run with the runtime's init trace, and none of our packages may allocate
+// (allocation counts, not durations: they are the same on a loaded
+// machine). The dependencies' figures are logged for the reader (go test
+// -v): what remains is theirs.
 func TestStartupOurPackagesDoNoWorkAtInit(t *testing.T) {
 	bin := cliBinary(t)
 	for _, args := range [][]string{{"version"}, {"--help"}, {"status", "-h"}} {
@@ -78,9 +80,9 @@ func TestStartupOurPackagesDoNoWorkAtInit(t *testing.T) {
 				continue
 			}
 			ours += r.bytes
-			if r.bytes > ourInitBytes {
-				t.Errorf("%v: package %s allocates %d bytes (%d allocations) at init, more than %d: make its package-level work lazy",
-					args, r.pkg, r.bytes, r.allocs, ourInitBytes)
+			if _, known := initAllocExceptions[r.pkg]; r.allocs > 0 && !known {
+				t.Errorf("%v: package %s allocates %d bytes (%d allocations) at init: make its package-level values static or lazy (internal/noinit)",
+					args, r.pkg, r.bytes, r.allocs)
 			}
 		}
 		if !sawMain {

@@ -13,7 +13,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 func init() {
@@ -83,7 +84,11 @@ func completionCommands() []completionCommand {
 // flagLine matches a flag's line on a -h page: "  -name ..." or
 // "  --name ...", indented by two spaces. Compiled on first use: only
 // `completion` reads -h pages.
-var flagLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^  --?([A-Za-z][A-Za-z0-9-]*)\b`) })
+func flagLine() *regexp.Regexp {
+	return flagLineOnce.Get(func() *regexp.Regexp { return regexp.MustCompile(`^  --?([A-Za-z][A-Za-z0-9-]*)\b`) })
+}
+
+var flagLineOnce noinit.Lazy[*regexp.Regexp]
 
 // commandFlags returns the flags of command name, read from its -h page:
 // its own flags and, when the page points to `help store`, the shared ones.

@@ -34,28 +34,40 @@ import (
 // A setting is one row of the DESIGN §8 table.
 type setting struct {
 	flag, env, meta, usage string
-	def                    func() string // the default shown by -h and used when unset
+	// The default shown by -h and used when unset: def's result, or fixed
+	// when def is nil. A fixed default is a string, not a closure, so the
+	// rows below are static data (no code runs for them before main).
+	def   func() string
+	fixed string
+}
+
+// defaultValue is the setting's default.
+func (st *setting) defaultValue() string {
+	if st.def != nil {
+		return st.def()
+	}
+	return st.fixed
 }
 
 // The rows, in the order -h prints them.
 var (
-	setStore         = setting{"store", "SLIVINGDOC_STORE", "URL", "the notebook store: file:///abs/dir or s3://bucket/prefix", defaultStoreURL}
-	setBucket        = setting{"bucket", "SLIVINGDOC_BUCKET", "NAME", "S3 bucket; when set, the S3 backend is used with --prefix", none}
-	setPrefix        = setting{"prefix", "SLIVINGDOC_PREFIX", "KEY", "key prefix of the notebook in the bucket (S3 only)", constant("slivingdoc")}
-	setRegion        = setting{"region", "AWS_REGION", "REGION", "S3 region", constant("us-east-1")}
-	setEndpoint      = setting{"endpoint", "AWS_ENDPOINT_URL_S3", "URL", "custom S3 endpoint (no user info); default: AWS resolution", none}
-	setPathStyle     = setting{"path-style", "SLIVINGDOC_PATH_STYLE", "", "use path-style S3 addressing", constant("false")}
-	setWorkspaceRoot = setting{"workspace-root", "SLIVINGDOC_WORKSPACE_ROOT", "DIR", "paths must resolve at or below DIR; default: pull/commit/status use the notebook directory itself, serve a session directory", none}
-	setPrivateRoot   = setting{"private-root", "SLIVINGDOC_PRIVATE_ROOT", "DIR", "private state (records and object cache), never inside the workspace; default in the user state directory", defaultPrivateRoot}
-	setWritable      = setting{"writable", "SLIVINGDOC_WRITABLE", "PATH", "notebook-relative path commits may change (repeatable; env: ':'-separated)", none}
-	setReadOnly      = setting{"read-only", "SLIVINGDOC_READ_ONLY", "PATH", "notebook-relative path commits may not change (repeatable; env: ':'-separated)", none}
-	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "no longer used: a commit waits until its change is accepted, with no retries to count (0..100 still accepted)", constant("8")}
-	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", constant("1024")}
-	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "no longer used: a format-4 store keeps one older checkpoint (0..64 still accepted)", constant("1")}
-	setRetain        = setting{"retain", "SLIVINGDOC_RETAIN", "DURATION", "history kept by time, e.g. 720h (Go duration, at least 1m; 0: none, history goes with its checkpoints)", constant("720h")}
-	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/ignore.md)", none}
-	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", constant("false")}
-	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", constant("refuse")}
+	setStore         = setting{"store", "SLIVINGDOC_STORE", "URL", "the notebook store: file:///abs/dir or s3://bucket/prefix", defaultStoreURL, ""}
+	setBucket        = setting{"bucket", "SLIVINGDOC_BUCKET", "NAME", "S3 bucket; when set, the S3 backend is used with --prefix", nil, ""}
+	setPrefix        = setting{"prefix", "SLIVINGDOC_PREFIX", "KEY", "key prefix of the notebook in the bucket (S3 only)", nil, "slivingdoc"}
+	setRegion        = setting{"region", "AWS_REGION", "REGION", "S3 region", nil, "us-east-1"}
+	setEndpoint      = setting{"endpoint", "AWS_ENDPOINT_URL_S3", "URL", "custom S3 endpoint (no user info); default: AWS resolution", nil, ""}
+	setPathStyle     = setting{"path-style", "SLIVINGDOC_PATH_STYLE", "", "use path-style S3 addressing", nil, "false"}
+	setWorkspaceRoot = setting{"workspace-root", "SLIVINGDOC_WORKSPACE_ROOT", "DIR", "paths must resolve at or below DIR; default: pull/commit/status use the notebook directory itself, serve a session directory", nil, ""}
+	setPrivateRoot   = setting{"private-root", "SLIVINGDOC_PRIVATE_ROOT", "DIR", "private state (records and object cache), never inside the workspace; default in the user state directory", defaultPrivateRoot, ""}
+	setWritable      = setting{"writable", "SLIVINGDOC_WRITABLE", "PATH", "notebook-relative path commits may change (repeatable; env: ':'-separated)", nil, ""}
+	setReadOnly      = setting{"read-only", "SLIVINGDOC_READ_ONLY", "PATH", "notebook-relative path commits may not change (repeatable; env: ':'-separated)", nil, ""}
+	setRetries       = setting{"commit-retries", "SLIVINGDOC_COMMIT_RETRIES", "N", "no longer used: a commit waits until its change is accepted, with no retries to count (0..100 still accepted)", nil, "8"}
+	setCheckpoint    = setting{"checkpoint-packs", "SLIVINGDOC_CHECKPOINT_PACKS", "N", "increments before a checkpoint is built (min 1)", nil, "1024"}
+	setRetained      = setting{"retained-checkpoints", "SLIVINGDOC_RETAINED_CHECKPOINTS", "N", "no longer used: a format-4 store keeps one older checkpoint (0..64 still accepted)", nil, "1"}
+	setRetain        = setting{"retain", "SLIVINGDOC_RETAIN", "DURATION", "history kept by time, e.g. 720h (Go duration, at least 1m; 0: none, history goes with its checkpoints)", nil, "720h"}
+	setIgnore        = setting{"ignore", "SLIVINGDOC_IGNORE", "PATTERN", "leave paths matching PATTERN out of the notebook (repeatable; env: ','-separated; see docs/ignore.md)", nil, ""}
+	setNoDefIgnores  = setting{"no-default-ignores", "SLIVINGDOC_NO_DEFAULT_IGNORES", "", "do not leave out the built-in OS and editor droppings (.DS_Store, *.swp, *~, ...)", nil, "false"}
+	setSecrets       = setting{"secrets", "SLIVINGDOC_SECRETS", "MODE", "refuse: refuse commits adding a recognised credential; allow: publish them", nil, "refuse"}
 )
 
 var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &setEndpoint, &setPathStyle,
@@ -69,9 +81,9 @@ var allSettings = []*setting{&setStore, &setBucket, &setPrefix, &setRegion, &set
 // must still be a boolean, as before) and do nothing but warn, once per
 // command, on stderr (retiredWarnings). No help page lists them.
 var (
-	setLocalTurns  = setting{"local-turns", "SLIVINGDOC_LOCAL_TURNS", "", "no longer used", none}
-	setTurnOffers  = setting{"turn-offers", "SLIVINGDOC_TURN_OFFERS", "", "no longer used", none}
-	setGroupCommit = setting{"group-commit", "SLIVINGDOC_GROUP_COMMIT", "", "no longer used", none}
+	setLocalTurns  = setting{"local-turns", "SLIVINGDOC_LOCAL_TURNS", "", "no longer used", nil, ""}
+	setTurnOffers  = setting{"turn-offers", "SLIVINGDOC_TURN_OFFERS", "", "no longer used", nil, ""}
+	setGroupCommit = setting{"group-commit", "SLIVINGDOC_GROUP_COMMIT", "", "no longer used", nil, ""}
 )
 
 var retiredSettings = []*setting{&setLocalTurns, &setTurnOffers, &setGroupCommit}
@@ -85,10 +97,6 @@ func (s *settings) retiredWarnings(w io.Writer) {
 		}
 	}
 }
-
-func none() string { return "" }
-
-func constant(v string) func() string { return func() string { return v } }
 
 // settings holds the values of the shared flags of one command invocation.
 type settings struct {
@@ -197,7 +205,7 @@ func (s *settings) lookup(st *setting) (string, source) {
 	if v := s.getenv(st.env); v != "" {
 		return v, fromEnv
 	}
-	return st.def(), fromDefault
+	return st.defaultValue(), fromDefault
 }
 
 // lookupList resolves a repeatable setting: the flags, else the environment list.
@@ -463,7 +471,7 @@ func printSettingsUsage(w io.Writer) {
 			name += " " + st.meta
 		}
 		fmt.Fprintf(w, "  %s\n      %s\n      env %s", name, st.usage, st.env)
-		if d := st.def(); d != "" {
+		if d := st.defaultValue(); d != "" {
 			fmt.Fprintf(w, "; default %s", d)
 		}
 		fmt.Fprintln(w)

@@ -16,9 +16,15 @@ import (
 	"strings"
 )
 
-// helpTopics are the pages of `slivingdoc help TOPIC` that are not commands.
-var helpTopics = map[string]func(io.Writer){
-	"store": printStoreHelp,
+// helpTopic returns the page of `slivingdoc help TOPIC` that is not a
+// command (nil: none of that name). A switch, not a map: a package-level
+// map is built before main in every process.
+func helpTopic(name string) func(io.Writer) {
+	switch name {
+	case "store":
+		return printStoreHelp
+	}
+	return nil
 }
 
 // runHelp is `slivingdoc help [TOPIC]`.
@@ -34,7 +40,7 @@ func runHelp(ctx context.Context, args []string, s stdio) int {
 	if c, ok := lookup(args[0]); ok {
 		return c.run(ctx, []string{"-h"}, s)
 	}
-	if page, ok := helpTopics[args[0]]; ok {
+	if page := helpTopic(args[0]); page != nil {
 		page(s.out)
 		return 0
 	}

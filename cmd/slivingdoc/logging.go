@@ -165,7 +165,7 @@ var credentialEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_
 // the private root and credential values registered at startup. Every
 // diagnostic text of the CLI (reports, usage errors, verify, log records
 // at info and above) and the MCP adapter go through it.
-var procScrub = diag.NewScrubber()
+var procScrub = &diag.Scrubber{} // static data: a zero Scrubber has no literals yet
 
 // redactPath registers a private path (the private root) or a secret value
 // that no output may show.

@@ -19,6 +19,10 @@ import (
 type dropWriter struct {
 	w     io.Writer
 	limit int
+	// start starts the drainer on the first record: most CLI processes
+	// log nothing, and a goroutine started for nothing costs them a
+	// thread's wake-up (or its creation).
+	start sync.Once
 
 	mu      sync.Mutex
 	queue   [][]byte
@@ -37,13 +41,13 @@ const logQueueBytes = 64 << 10
 func newDropWriter(w io.Writer, limit int) *dropWriter {
 	d := &dropWriter{w: w, limit: limit, wake: make(chan struct{}, 1)}
 	d.idle = sync.NewCond(&d.mu)
-	go d.drain()
 	return d
 }
 
 // Write queues one record (slog handlers write a record per call). It
 // never blocks on the underlying writer.
 func (d *dropWriter) Write(p []byte) (int, error) {
+	d.start.Do(func() { go d.drain() })
 	d.mu.Lock()
 	if d.broken || d.size+len(p) > d.limit {
 		d.dropped++
@@ -102,6 +106,12 @@ func droppedRecord(n uint64) []byte {
 // Flush waits until every queued record is written, at most timeout (a
 // stderr nobody reads must not hold up the exit either).
 func (d *dropWriter) Flush(timeout time.Duration) {
+	d.mu.Lock()
+	pending := (len(d.queue) > 0 || d.dropped > 0 || d.busy) && !d.broken
+	d.mu.Unlock()
+	if !pending {
+		return // nothing to wait for: no goroutine, no timer
+	}
 	done := make(chan struct{})
 	go func() {
 		d.mu.Lock()

@@ -7,7 +7,8 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"sync"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 func init() {
@@ -18,7 +19,11 @@ func init() {
 // use: only version, the usage text and serve need it, and every other CLI
 // process would pay for the build-info parsing and the two regular
 // expressions at start-up (0.3 ms).
-var appVersion = sync.OnceValue(func() string { return resolveVersion(version, debug.ReadBuildInfo) })
+func appVersion() string {
+	return appVersionOnce.Get(func() string { return resolveVersion(version, debug.ReadBuildInfo) })
+}
+
+var appVersionOnce noinit.Lazy[string]
 
 // devVersion is the version of a build that knows nothing better: a semantic
 // version that sorts below every release, as MCP clients and registries
@@ -27,14 +32,22 @@ const devVersion = "0.0.0-dev"
 
 // semverRE is semver.org 2.0.0 without a leading "v" (the Makefile's
 // SEMVER_RE).
-var semverRE = sync.OnceValue(func() *regexp.Regexp {
+func semverRE() *regexp.Regexp { return semverOnce.Get(compileSemver) }
+
+var semverOnce noinit.Lazy[*regexp.Regexp]
+
+func compileSemver() *regexp.Regexp {
 	return regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
 		`(-(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?` +
 		`(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
-})
+}
 
 // pseudoRE matches the suffix of a Go pseudo-version (v0.0.0-20261130150237-803911515041).
-var pseudoRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[-.])[0-9]{14}-[0-9a-f]{12}(\+dirty)?$`) })
+func pseudoRE() *regexp.Regexp {
+	return pseudoOnce.Get(func() *regexp.Regexp { return regexp.MustCompile(`(^|[-.])[0-9]{14}-[0-9a-f]{12}(\+dirty)?$`) })
+}
+
+var pseudoOnce noinit.Lazy[*regexp.Regexp]
 
 // resolveVersion is what `slivingdoc version` and the MCP serverInfo report,
 // always a semantic version:

@@ -37,12 +37,22 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
+// registry holds the labels in a fixed array: Register runs at package
+// initialisation in every process, and appending to a slice there would
+// allocate before main (cmd/slivingdoc's TestStartupOurPackagesDoNoWorkAtInit).
 var registry struct {
 	mu     sync.Mutex
-	labels []string
+	labels [maxLabels]string
+	n      int
 }
+
+// maxLabels bounds the registry; Register panics beyond it, at package
+// initialisation, so a build with one label too many fails its first run.
+const maxLabels = 64
 
 // Register declares label as a crash point label and returns it. Call
 // sites register at package initialisation (var x = Register("...")), so
@@ -50,9 +60,14 @@ var registry struct {
 func Register(label string) string {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
-	if !slices.Contains(registry.labels, label) {
-		registry.labels = append(registry.labels, label)
+	if slices.Contains(registry.labels[:registry.n], label) {
+		return label
 	}
+	if registry.n == maxLabels {
+		panic("crashpoint: more than maxLabels labels; raise maxLabels")
+	}
+	registry.labels[registry.n] = label
+	registry.n++
 	return label
 }
 
@@ -60,19 +75,23 @@ func Register(label string) string {
 func Labels() []string {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
-	return slices.Sorted(slices.Values(registry.labels))
+	return slices.Sorted(slices.Values(registry.labels[:registry.n]))
 }
 
 func registered(label string) bool {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
-	return slices.Contains(registry.labels, label)
+	return slices.Contains(registry.labels[:registry.n], label)
 }
 
 // hexRun matches what varies from run to run in a file name or store key:
 // hashes, random suffixes, publication IDs. Compiled on first use, not at
 // package init: only crash-test builds and their tests name points.
-var hexRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9a-f]{4,}`) })
+func hexRun() *regexp.Regexp {
+	return hexRunOnce.Get(func() *regexp.Regexp { return regexp.MustCompile(`[0-9a-f]{4,}`) })
+}
+
+var hexRunOnce noinit.Lazy[*regexp.Regexp]
 
 // Key names a point (label and detail) the same way on every run: the
 // label, "|", and the last element of detail with every run of 4 or more

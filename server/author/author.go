@@ -108,7 +108,7 @@ func Local() (user, host string) {
 func FromEnv() (override string, set bool) { return os.LookupEnv(EnvVar) }
 
 // scrubber applies diagnostic text's policy (server/diag) to authors.
-var scrubber = diag.NewScrubber()
+var scrubber = &diag.Scrubber{} // static data: a zero Scrubber has no literals yet
 
 // Clean makes s fit to record: credentials and what diagnostic text
 // scrubs are replaced, invalid UTF-8 and control characters become

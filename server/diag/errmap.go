@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/workdir"
@@ -47,40 +48,49 @@ var LocalIODetails = []string{
 // report it as their own diagnostic: errors.Is(err, remote.ErrIncompatible)).
 const ReasonIncompatibleStore = "INCOMPATIBLE_STORE"
 
-var defaultMessages = map[string]string{
-	ReasonInvalidArgument:    "The request has an invalid argument.",
-	ReasonPathOutsideRoot:    "The path resolves outside the workspace root.",
-	ReasonPathNotDirectory:   "The path names something that is not a directory.",
-	ReasonBlankMessage:       "The commit message is empty or only white space.",
-	ReasonNotPulled:          "This directory has not been pulled yet; pull it before committing.",
-	ReasonHistoryUnavailable: "The generation is outside the retained history.",
-	ReasonUncommittedChanges: "Files holding uncommitted work would be overwritten or deleted; nothing was changed.",
-	ReasonInvalidFiles:       "Some files cannot be part of the notebook; nothing was published or deleted.",
-	ReasonSecretInMessage:    "The commit message holds what looks like a credential; write it without the credential. Nothing was published or changed.",
-	ReasonMergeConflict:      "Concurrent changes overlap; resolve the conflict blocks written into the files, then commit.",
-	ReasonUnresolvedMarkers:  "Files still hold complete conflict blocks; resolve them before committing.",
-	ReasonOutsideWritable:    "Changes outside the writable set were refused and reset to the accepted content; nothing was published.",
-	ReasonInsideReadOnly:     "Changes inside the read-only set were refused and reset to the accepted content; nothing was published.",
-	ReasonRetriesExhausted:   "Other writers won every publication attempt; nothing was lost, retry.",
-	ReasonStoreUnreachable:   "The store did not answer or failed; retry later.",
-	ReasonAccessDenied:       "The store refused the credentials or the bucket.",
-	ReasonNoCredentials:      "No usable AWS credentials were found (none are set, or the configured ones could not be loaded), so nothing was sent to the store. Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile in ~/.aws/credentials or ~/.aws/config.",
-	ReasonAcceptanceUnknown:  "The publication's outcome could not be decided; a retry is safe and never duplicates changes.",
-	ReasonCorruptManifest:    "The store's current manifest is malformed.",
-	ReasonCorruptPack:        "A pack in the store does not match its checksum or format.",
-	ReasonMissingPack:        "A pack the manifest references is missing from the store.",
-	ReasonCacheCorrupt:       "The local object cache is corrupt or incomplete.",
-	ReasonLocalIO:            "A local file operation failed.",
-	ReasonInternal:           "An unexpected failure; the log record with the diagnostic ID has the cause.",
-	ReasonResynchronized:     "The operation failed after it began rewriting the directory; the directory was resynchronised with the accepted notebook.",
-	ReasonRecoveryPending:    "An interrupted operation left the directory to be resynchronised; the next call does it first.",
-	ReasonIncompatibleStore:  "The store does not enforce the conditional writes the notebook needs.",
-	ReasonFormatNewer:        "The store was written by a newer slivingdoc, in a format this one does not read; nothing was changed. Upgrade slivingdoc.",
-	ReasonGenerationBack:     "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
-	ReasonContainsNotebook:   "The directory would contain an existing notebook directory of the same store.",
-	ReasonStoreMismatch:      "The directory belongs to another store than the one this call names; nothing was changed.",
-	ReasonBaselineLost:       "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Pull it: files equal to the notebook's are adopted and differing ones become conflict blocks keeping both texts.",
-	ReasonDirectoryNotEmpty:  "The working directory holds files but was never pulled here (or its record is gone); nothing was changed. Name it to adopt its files (`slivingdoc pull .`: differing files become conflict blocks keeping both texts), or pull into an empty directory.",
+// defaultMessages is each reason's default message, built on the first
+// error reported: a package-level map literal is built before main in
+// every process, and most never report one.
+func defaultMessages() map[string]string { return defaultMessagesOnce.Get(makeDefaultMessages) }
+
+var defaultMessagesOnce noinit.Lazy[map[string]string]
+
+func makeDefaultMessages() map[string]string {
+	return map[string]string{
+		ReasonInvalidArgument:    "The request has an invalid argument.",
+		ReasonPathOutsideRoot:    "The path resolves outside the workspace root.",
+		ReasonPathNotDirectory:   "The path names something that is not a directory.",
+		ReasonBlankMessage:       "The commit message is empty or only white space.",
+		ReasonNotPulled:          "This directory has not been pulled yet; pull it before committing.",
+		ReasonHistoryUnavailable: "The generation is outside the retained history.",
+		ReasonUncommittedChanges: "Files holding uncommitted work would be overwritten or deleted; nothing was changed.",
+		ReasonInvalidFiles:       "Some files cannot be part of the notebook; nothing was published or deleted.",
+		ReasonSecretInMessage:    "The commit message holds what looks like a credential; write it without the credential. Nothing was published or changed.",
+		ReasonMergeConflict:      "Concurrent changes overlap; resolve the conflict blocks written into the files, then commit.",
+		ReasonUnresolvedMarkers:  "Files still hold complete conflict blocks; resolve them before committing.",
+		ReasonOutsideWritable:    "Changes outside the writable set were refused and reset to the accepted content; nothing was published.",
+		ReasonInsideReadOnly:     "Changes inside the read-only set were refused and reset to the accepted content; nothing was published.",
+		ReasonRetriesExhausted:   "Other writers won every publication attempt; nothing was lost, retry.",
+		ReasonStoreUnreachable:   "The store did not answer or failed; retry later.",
+		ReasonAccessDenied:       "The store refused the credentials or the bucket.",
+		ReasonNoCredentials:      "No usable AWS credentials were found (none are set, or the configured ones could not be loaded), so nothing was sent to the store. Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile in ~/.aws/credentials or ~/.aws/config.",
+		ReasonAcceptanceUnknown:  "The publication's outcome could not be decided; a retry is safe and never duplicates changes.",
+		ReasonCorruptManifest:    "The store's current manifest is malformed.",
+		ReasonCorruptPack:        "A pack in the store does not match its checksum or format.",
+		ReasonMissingPack:        "A pack the manifest references is missing from the store.",
+		ReasonCacheCorrupt:       "The local object cache is corrupt or incomplete.",
+		ReasonLocalIO:            "A local file operation failed.",
+		ReasonInternal:           "An unexpected failure; the log record with the diagnostic ID has the cause.",
+		ReasonResynchronized:     "The operation failed after it began rewriting the directory; the directory was resynchronised with the accepted notebook.",
+		ReasonRecoveryPending:    "An interrupted operation left the directory to be resynchronised; the next call does it first.",
+		ReasonIncompatibleStore:  "The store does not enforce the conditional writes the notebook needs.",
+		ReasonFormatNewer:        "The store was written by a newer slivingdoc, in a format this one does not read; nothing was changed. Upgrade slivingdoc.",
+		ReasonGenerationBack:     "The store's generation went backwards (current restored from an older copy or deleted); nothing was changed.",
+		ReasonContainsNotebook:   "The directory would contain an existing notebook directory of the same store.",
+		ReasonStoreMismatch:      "The directory belongs to another store than the one this call names; nothing was changed.",
+		ReasonBaselineLost:       "This directory was pulled before, but its private baseline is missing or damaged, so local edits cannot be told from others' changes; nothing was changed. Pull it: files equal to the notebook's are adopted and differing ones become conflict blocks keeping both texts.",
+		ReasonDirectoryNotEmpty:  "The working directory holds files but was never pulled here (or its record is gone); nothing was changed. Name it to adopt its files (`slivingdoc pull .`: differing files become conflict blocks keeping both texts), or pull into an empty directory.",
+	}
 }
 
 // New builds the *Error of one Catalog row (code and reason decide
@@ -88,7 +98,7 @@ var defaultMessages = map[string]string{
 func New(code Code, reason, msg string, cause error) *Error {
 	e := &Error{Code: code, Reason: reason, Message: msg, Cause: cause, Files: []FileError{}}
 	if e.Message == "" {
-		e.Message = defaultMessages[reason]
+		e.Message = defaultMessages()[reason]
 	}
 	for _, row := range Catalog {
 		if row.Code == code && row.Reason == reason {

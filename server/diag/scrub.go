@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // scrubRules is the scrub policy. The engine already keeps these out of its
@@ -14,7 +16,11 @@ import (
 // reaches a result is read by a model and may be logged by a host we do not
 // control. Compiled on the first text scrubbed, not at package init: most
 // CLI processes never report an error.
-var scrubRules = sync.OnceValue(func() []scrubRule {
+func scrubRules() []scrubRule { return scrubRulesOnce.Get(compileScrubRules) }
+
+var scrubRulesOnce noinit.Lazy[[]scrubRule]
+
+func compileScrubRules() []scrubRule {
 	return []scrubRule{
 		// URL user information: scheme://user:secret@host -> scheme://host.
 		{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@"'<>]+@`), "$1"},
@@ -29,7 +35,7 @@ var scrubRules = sync.OnceValue(func() []scrubRule {
 		// Object IDs (64 hex), 40-hex identifiers, and any longer hex run.
 		{regexp.MustCompile(`[0-9A-Fa-f]{40,}`), "<id>"},
 	}
-})
+}
 
 type scrubRule struct {
 	re   *regexp.Regexp

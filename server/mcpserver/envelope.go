@@ -1,8 +1,7 @@
 package mcpserver
 
 import (
-	"sync"
-
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 )
@@ -65,7 +64,11 @@ func newErr(e *diag.Error, diagID string, p pathSets, sc *diag.Scrubber) diag.En
 
 // catalogued is every token the outputSchema allows, by field, built on
 // the first domain error serve reports rather than at package init.
-var catalogued = sync.OnceValue(func() map[string]map[string]bool {
+func catalogued() map[string]map[string]bool { return cataloguedOnce.Get(makeCatalogued) }
+
+var cataloguedOnce noinit.Lazy[map[string]map[string]bool]
+
+func makeCatalogued() map[string]map[string]bool {
 	t := diag.CatalogTokens()
 	set := func(s []string) map[string]bool {
 		m := make(map[string]bool, len(s))
@@ -75,7 +78,7 @@ var catalogued = sync.OnceValue(func() map[string]map[string]bool {
 		return m
 	}
 	return map[string]map[string]bool{"code": set(t.Codes), "reason": set(t.Reasons), "action": set(t.Actions), "file": set(t.FileReasons)}
-})
+}
 
 // uncatalogued names the first token of env that diag.Catalog lacks,
 // or returns "". Such an envelope would fail the outputSchema every

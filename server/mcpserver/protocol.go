@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
@@ -235,26 +236,35 @@ type methodRule struct {
 	capability      string // "<capability> not supported"
 }
 
-var methodRules = map[string]methodRule{
-	"initialize":               {removedInModern: true},
-	"ping":                     {removedInModern: true},
-	"server/discover":          {modernOnly: true},
-	"subscriptions/listen":     {modernOnly: true},
-	"tools/list":               {},
-	"tools/call":               {},
-	"logging/setLevel":         {removedInModern: true, capability: "logging"},
-	"resources/list":           {capability: "resources"},
-	"resources/templates/list": {capability: "resources"},
-	"resources/read":           {capability: "resources"},
-	"resources/subscribe":      {removedInModern: true, capability: "resources"},
-	"resources/unsubscribe":    {removedInModern: true, capability: "resources"},
-	"prompts/list":             {capability: "prompts"},
-	"prompts/get":              {capability: "prompts"},
-	"tasks/get":                {capability: "tasks"},
-	"tasks/list":               {removedInModern: true, capability: "tasks"},
-	"tasks/result":             {removedInModern: true, capability: "tasks"},
-	"tasks/cancel":             {capability: "tasks"},
-	"completion/complete":      {capability: "completions"},
+// methodRules is every method's rule, built when serve reads its first
+// request: a package-level map literal is built before main in every
+// process.
+func methodRules() map[string]methodRule { return methodRulesOnce.Get(makeMethodRules) }
+
+var methodRulesOnce noinit.Lazy[map[string]methodRule]
+
+func makeMethodRules() map[string]methodRule {
+	return map[string]methodRule{
+		"initialize":               {removedInModern: true},
+		"ping":                     {removedInModern: true},
+		"server/discover":          {modernOnly: true},
+		"subscriptions/listen":     {modernOnly: true},
+		"tools/list":               {},
+		"tools/call":               {},
+		"logging/setLevel":         {removedInModern: true, capability: "logging"},
+		"resources/list":           {capability: "resources"},
+		"resources/templates/list": {capability: "resources"},
+		"resources/read":           {capability: "resources"},
+		"resources/subscribe":      {removedInModern: true, capability: "resources"},
+		"resources/unsubscribe":    {removedInModern: true, capability: "resources"},
+		"prompts/list":             {capability: "prompts"},
+		"prompts/get":              {capability: "prompts"},
+		"tasks/get":                {capability: "tasks"},
+		"tasks/list":               {removedInModern: true, capability: "tasks"},
+		"tasks/result":             {removedInModern: true, capability: "tasks"},
+		"tasks/cancel":             {capability: "tasks"},
+		"completion/complete":      {capability: "completions"},
+	}
 }
 
 // request answers one request. Only tools/call leaves the read loop; every
@@ -265,7 +275,7 @@ func (c *conn) request(id json.RawMessage, method string, params json.RawMessage
 		c.writeErr(id, eraErr)
 		return
 	}
-	rule, known := methodRules[method]
+	rule, known := methodRules()[method]
 	switch {
 	case method == "":
 		c.writeError(id, codeMethodNotFound, msgNoMethod)

@@ -3,8 +3,8 @@ package mcpserver
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 	"github.com/slivingdoc/slivingdoc/server/diag"
 )
 
@@ -24,9 +24,13 @@ import (
 //
 // Built when serve builds its adapter, not at package init: every CLI
 // process links this package, and only serve advertises tools.
-var outputSchema = sync.OnceValue(func() json.RawMessage {
-	return compactJSON(withTokens(outputSchemaSource, diag.CatalogTokens()))
-})
+func outputSchema() json.RawMessage {
+	return outputSchemaOnce.Get(func() json.RawMessage {
+		return compactJSON(withTokens(outputSchemaSource, diag.CatalogTokens()))
+	})
+}
+
+var outputSchemaOnce noinit.Lazy[json.RawMessage]
 
 const outputSchemaSource = `{
   "type": "object",

@@ -31,13 +31,10 @@ import (
 // and is held (non-exact), so no fast path trusts the baseline there.
 
 // UnknownBase marks a baseline entry whose base is unknown.
-var UnknownBase = func() cas.ID {
-	var id cas.ID
-	for i := range id {
-		id[i] = 0xff
-	}
-	return id
-}()
+var UnknownBase = cas.ID{
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+} // every byte 0xff, written out so that it is static data
 
 // WithUnknown is b with an unknown base at each of paths (b may be nil: a
 // directory without a record). paths is not empty: b itself stands for

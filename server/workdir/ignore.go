@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"sync"
+
+	"github.com/slivingdoc/slivingdoc/internal/noinit"
 )
 
 // Ignore rules (DESIGN §6, docs/operations.md "What is not part of the
@@ -165,7 +166,11 @@ func NewIgnore(patterns []string, defaults bool) (*Ignore, error) {
 // of them holds no literal and only classes that admit every character
 // tried, so it matches every name a user is likely to write. Built on the
 // first rule set checked, not at package init.
-var probeNames = sync.OnceValue(func() []string {
+func probeNames() []string { return probeNamesOnce.Get(makeProbeNames) }
+
+var probeNamesOnce noinit.Lazy[[]string]
+
+func makeProbeNames() []string {
 	var names []string
 	for c := byte('!'); c <= '~'; c++ {
 		names = append(names, string(c))
@@ -178,7 +183,7 @@ var probeNames = sync.OnceValue(func() []string {
 		}
 	}
 	return valid
-})
+}
 
 // leavesOut says what r would leave out of every notebook, "" when it
 // keeps something: every file at the top (`*`, `**`, `/*`, `**/*`), or

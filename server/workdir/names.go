@@ -71,12 +71,9 @@ func nameReason(name string) string {
 	return ""
 }
 
-var forbiddenASCII = func() (t [utf8.RuneSelf]bool) {
-	for _, c := range `/\:*?"<>|` {
-		t[c] = true
-	}
-	return t
-}()
+// forbiddenASCII marks the ASCII characters Windows forbids in a name:
+// / \ : * ? " < > | (written out, so that it is static data).
+var forbiddenASCII = [utf8.RuneSelf]bool{'/': true, '\\': true, ':': true, '*': true, '?': true, '"': true, '<': true, '>': true, '|': true}
 
 // isDeviceName reports Windows reserved device names, which Windows
 // resolves whatever the extension ("con.txt" is the console).
