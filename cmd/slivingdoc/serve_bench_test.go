@@ -10,7 +10,8 @@ package main
 // commit-1KiB appends 1 KiB to one file and commits; noop-commit and
 // noop-pull change nothing; cli-* run one CLI process per call. Each
 // reports the median of the operation (op-ms), of git status in the same
-// iterations (git-ms) and their ratio (x-git); SLIVINGDOC_BENCH_FILES
+// iterations (git-ms) and their ratio (x-git), and both means
+// (op-mean-ms, git-mean-ms); SLIVINGDOC_BENCH_FILES
 // (for example "10000") and SLIVINGDOC_BENCH_STORES ("file") narrow the
 // run; SLIVINGDOC_BENCH_BIN runs another build (before/after), and
 // SLIVINGDOC_BENCH_VS=<build> alternates each serve call with the same call
@@ -243,10 +244,19 @@ func alternateWith(b *testing.B, refName string, ref func(), op func()) {
 		slices.Sort(d)
 		return float64(d[len(d)/2]) / 1e6
 	}
+	mean := func(d []time.Duration) float64 {
+		var sum time.Duration
+		for _, x := range d {
+			sum += x
+		}
+		return float64(sum) / float64(len(d)) / 1e6
+	}
 	b.ReportMetric(median(ops), "op-ms")
+	b.ReportMetric(mean(ops), "op-mean-ms")
 	if len(refs) > 0 {
 		g := median(refs)
 		b.ReportMetric(g, refName+"-ms")
+		b.ReportMetric(mean(refs), refName+"-mean-ms")
 		b.ReportMetric(median(ops)/g, "x-"+refName)
 	}
 }

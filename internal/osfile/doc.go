@@ -27,6 +27,10 @@
 //	                       RENAME_EXCHANGE), so the next write reuses the old
 //	                       inode: no inode created or freed, for files whose
 //	                       readers all hold one lock.
+//	WriteOver              a file no reader reads yet (a spare, a file
+//	                       prepared ahead) written over in place and cut to
+//	                       length: its blocks reused, not freed and
+//	                       allocated again as a truncation to zero does.
 //
 // Users: remote/filestore (its store lock and directory syncs), server
 // (the per-directory lock and its private state files), cas (its pack

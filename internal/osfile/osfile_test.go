@@ -219,6 +219,34 @@ func TestWriteSpareReusesTwoFiles(t *testing.T) {
 	}
 }
 
+// WriteOver leaves exactly the bytes given, whether the file held more,
+// fewer or none, and writes over the file it finds (the same inode: no
+// file is created once it exists).
+func TestWriteOverLeavesExactlyData(t *testing.T) {
+	name := filepath.Join(t.TempDir(), ".spare")
+	var first os.FileInfo
+	for i, content := range []string{"a longer first content\n", "short\n", "", "longer again, longer than all\n"} {
+		if err := osfile.WriteOver(name, 0o600, i%2 == 0, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(name); err != nil || string(data) != content {
+			t.Fatalf("write %d: read %q, %v; want %q", i, data, err, content)
+		}
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+		}
+		if first == nil {
+			first = fi
+		} else if !os.SameFile(first, fi) {
+			t.Errorf("write %d replaced the file instead of writing over it", i)
+		}
+	}
+}
+
 func TestSyncDir(t *testing.T) {
 	if err := osfile.SyncDir(t.TempDir()); err != nil {
 		t.Fatal(err)

@@ -111,18 +111,7 @@ func Overwrite(path string, perm os.FileMode, data []byte) error {
 // path's, so a reader that opened path before the exchange and still
 // reads it after the next write would meet that write.
 func WriteSpare(path, spare string, perm os.FileMode, durable bool, data []byte) error {
-	f, err := os.OpenFile(spare, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil && durable {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := WriteOver(spare, perm, durable, data); err != nil {
 		return err
 	}
 	crashpoint.Hit(cpRename, path)
@@ -133,6 +122,37 @@ func WriteSpare(path, spare string, perm os.FileMode, durable bool, data []byte)
 		return SyncDir(filepath.Dir(path))
 	}
 	return nil
+}
+
+// WriteOver makes name, a file no reader reads (a spare, a file
+// prepared ahead of a rename), hold exactly data: written from offset 0
+// over what it holds, the file made if needed, then cut to len(data);
+// with durable, fsynced. Unlike a truncation to zero and a write (O_TRUNC),
+// the blocks the file has are written over rather than freed and
+// allocated again, which on ext4 also skips the flush a file truncated
+// to zero gets when it is closed (auto_da_alloc): the write and its fsync
+// cost about half as much for a baseline of 550 KB. A crash midway leaves
+// a mix of the old and the new bytes, which is why no reader may read
+// the file before the call returned.
+func WriteOver(name string, perm os.FileMode, durable bool, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil && fi.Size() != int64(len(data)) {
+			err = f.Truncate(int64(len(data)))
+		}
+	}
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Exchange makes path hold what spare holds, atomically for every reader:

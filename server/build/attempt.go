@@ -40,7 +40,9 @@ type V4 struct {
 // publication.
 //
 //	Run: observe -> merge (skip if nothing changed) -> syncChain ->
-//	     writeFiles -> writeTree -> writeCommit -> record -> Head, Pack
+//	     writeFiles -> writeTree -> writeCommit -> Head, Pack
+//	     record, meanwhile: from the merge on when the change is L's
+//	     delta from A, else once the commit is written
 type Attempt struct {
 	Outcome
 	Publication string
@@ -102,6 +104,11 @@ func (a *Attempt) Run() (skip bool, err error) {
 	if skip, err = a.merge(); err != nil || skip {
 		return skip, err
 	}
+	if a.localDelta() {
+		// The record needs only the delta from A, known now: it is
+		// written while the pack is built.
+		a.startRecord()
+	}
 	if err := a.syncChain(); err != nil {
 		return false, err
 	}
@@ -119,12 +126,26 @@ func (a *Attempt) Run() (skip bool, err error) {
 	// The record must be in P before the proposal is registered (any
 	// writer's fold may accept it from then on), not before the pack is
 	// built: it is written meanwhile.
+	if a.recorded == nil {
+		a.startRecord()
+	}
+	return false, nil
+}
+
+// startRecord writes the pending record on a goroutine of its own
+// (WaitRecorded waits for it).
+func (a *Attempt) startRecord() {
 	a.recorded = make(chan struct{})
 	go func() {
 		defer close(a.recorded)
 		a.recordErr = a.record()
 	}()
-	return false, nil
+}
+
+// localDelta reports whether the attempt proposes L itself on A's head,
+// so that its record is L's delta from A (Changes) alone.
+func (a *Attempt) localDelta() bool {
+	return a.Merged.Local && a.Observed.Head() == a.c.Base.Head
 }
 
 // merge decides the attempt's tree and its changes from R; skip when the

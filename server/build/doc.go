@@ -16,8 +16,13 @@
 //     changed files' objects, the tree (tree.go: only the changed
 //     directories rebuilt from R's tree when few paths changed), and the
 //     head commit. Meanwhile the pending entry is built and recorded
-//     (record.go, through the call's pending.Tracker); WaitRecorded
-//     returns once it is in P.
+//     (record.go, through the call's pending.Tracker): from the merge on
+//     when the change is L's delta from A (the entry needs nothing
+//     else), once the head commit is written otherwise; WaitRecorded
+//     returns once it is in P. A record written for a version whose
+//     build then fails names a publication never registered, as a crash
+//     between the record and the registration leaves: the next commit
+//     resumes it under its ID.
 //   - Outcome is the part of the accepted (last) attempt the commit's
 //     finish reads: the observed state, R's files, the merge, the pack and
 //     the paths it changed. The Attempt's other fields (Head, Pend,

@@ -14,7 +14,7 @@ import (
 // published.
 func (a *Attempt) record() error {
 	var err error
-	if a.Merged.Local && a.Observed.Head() == a.c.Base.Head {
+	if a.localDelta() {
 		// The proposal is L itself and Changes is L's delta from A: no
 		// need to compare 10,000 paths again.
 		a.Pend, err = a.recordPending(nil, a.Changes)

@@ -317,7 +317,24 @@ func (s *call) finishV4(res publish.Result, last *build.Attempt) (*dircall.Resul
 		return nil, pull.RecoveryFailure(s.Call, flag, "publish", err)
 	}
 	asBuilt := res.Head == last.Head
-	s.keepOwnProposal(res, last)
+	waitKept := func() {}
+	if asBuilt {
+		// The cache's copy of the pack is written while the diffstat is
+		// made and L and A are brought to the generation (a directory's
+		// fsync): nothing of this call reads the cache for the pack's
+		// objects, which its sources hold (the scan's content, the
+		// recent contents).
+		kept := make(chan struct{})
+		go func() {
+			defer close(kept)
+			s.keepOwnProposal(res, last)
+		}()
+		waitKept = func() { <-kept }
+		defer waitKept()
+	} else {
+		// The catch-up below must find the pack in the cache.
+		s.keepOwnProposal(res, last)
+	}
 	out := &dircall.Result{Path: s.Dir, Generation: res.Generation, Files: []dircall.FileStat{}}
 	var err error
 	if out.Files, err = s.diffstat(state, last.Outcome); err != nil {
@@ -367,6 +384,8 @@ func (s *call) finishV4(res publish.Result, last *build.Attempt) (*dircall.Resul
 		}
 		return nil, err
 	}
+	// The rollups' catch-up finds the pack in the cache.
+	waitKept()
 	s.p.Background.StartRollups(state, res.Generation) // checkpoint.go
 	return out, nil
 }

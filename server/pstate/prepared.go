@@ -49,18 +49,9 @@ func (d Dir) Prepare(b *Baseline) *Prepared {
 	go func() {
 		defer close(p.done)
 		p.data = encodeBaseline(b)
-		f, err := os.OpenFile(p.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			p.err = err
-			return
-		}
-		if _, err = f.Write(p.data); err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		p.err = err
+		// Written over the spare's blocks (the baseline before the last
+		// install), not truncated and allocated again.
+		p.err = osfile.WriteOver(p.tmp, 0o600, true, p.data)
 	}()
 	return p
 }
