@@ -65,7 +65,7 @@ type scene struct {
 	mu   sync.Mutex
 	base map[string]cas.ID // A's tree
 	next map[string]cas.ID // R's tree, the next baseline
-	live []*dircall.Call    // calls not yet ended
+	live []*dircall.Call   // calls not yet ended
 }
 
 // end ends a call open opened.
