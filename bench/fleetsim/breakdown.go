@@ -77,6 +77,11 @@ type agentStore struct {
 	a *v4agent
 }
 
+// ListAfter passes the window's LIST on as one request (Latency's).
+func (s agentStore) ListAfter(ctx context.Context, prefix, after string) ([]remote.ObjectInfo, error) {
+	return remote.ListAfter(ctx, s.Store, prefix, after)
+}
+
 func (s agentStore) Put(ctx context.Context, key string, data []byte) error {
 	err := s.Store.Put(ctx, key, data)
 	if err == nil && key == s.a.builtKey {

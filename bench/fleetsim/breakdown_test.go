@@ -1,8 +1,12 @@
 package fleetsim
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // A commit's cycles are the writes of `current` that landed between its
@@ -36,5 +40,32 @@ func TestBreakdownCountsTheCyclesACommitSpans(t *testing.T) {
 	}
 	if b.Cycle.N != 2 || b.Cycle.Mean != 1150*time.Millisecond || b.Group != 10 {
 		t.Fatalf("cycle %+v, group %v", b.Cycle, b.Group)
+	}
+}
+
+// The latency model and an agent's view of it list as S3's StartAfter
+// does: one request for the keys after the given one, not a listing of
+// every proposal of the run.
+func TestTheWindowIsListedAfterItsStart(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	l := NewLatency(mem, Model{RTT: time.Millisecond}, 1)
+	for _, k := range []string{"proposals/a", "proposals/b", "proposals/c"} {
+		if err := l.Put(ctx, k, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Enable(true)
+	for _, s := range []remote.Store{l, agentStore{Store: l, a: &v4agent{}}} {
+		if _, ok := s.(remote.ListerAfter); !ok {
+			t.Fatalf("%T lists every key of the prefix", s)
+		}
+		got, err := remote.ListAfter(ctx, s, "proposals/", "proposals/a")
+		if err != nil || len(got) != 2 || got[0].Key != "proposals/b" {
+			t.Fatalf("%T: %v, %v", s, got, err)
+		}
+	}
+	if c := l.Take(); c.Requests[KindList] != 2 || c.BytesDown != 2*2*64 {
+		t.Fatalf("counted %d LISTs, %d bytes down", c.Requests[KindList], c.BytesDown)
 	}
 }
