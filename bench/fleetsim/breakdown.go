@@ -99,6 +99,10 @@ type Breakdown struct {
 	// Group the generations each write added, over the measured part.
 	Cycle Percentiles
 	Group float64
+	// Turn is the time from a landing to the sending of the next write
+	// (the next folder learning of it, its gather and LISTs, the fold
+	// and its uploads): the cycle less the write's own second.
+	Turn Percentiles
 }
 
 // Phases are the mean phases of a set of commits, and how many fold
@@ -125,16 +129,17 @@ func breakdown(cs []commitTimes, ls []landing, warmup, slow time.Duration) *Brea
 	ls = slices.Clone(ls)
 	slices.SortFunc(ls, func(x, y landing) int { return int(x.last) - int(y.last) })
 	b := &Breakdown{Slow: slow}
-	var gaps []time.Duration
+	var gaps, turns []time.Duration
 	var gens, writes int
 	for i := 1; i < len(ls); i++ {
 		if ls[i].at >= warmup {
 			gaps = append(gaps, ls[i].at-ls[i-1].at)
+			turns = append(turns, ls[i].sent-ls[i-1].at)
 			gens += int(ls[i].last - ls[i].first + 1)
 			writes++
 		}
 	}
-	b.Cycle = percentiles(gaps)
+	b.Cycle, b.Turn = percentiles(gaps), percentiles(turns)
 	if writes > 0 {
 		b.Group = float64(gens) / float64(writes)
 	}
@@ -194,8 +199,8 @@ func markdownBreakdown(r *Result) string {
 		return ""
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "\nWhere the measured commits' time went (%d agents; means; cycles: the commit's accepting write was the n-th to land after its registration; missed: of those of 2 or more, registered before the write ahead of it was sent). Landing to landing: p50 %s, p90 %s, p99 %s, mean %s; %.1f generations per write.\n\n",
-		r.Agents, ms(b.Cycle.P50), ms(b.Cycle.P90), ms(b.Cycle.P99), ms(b.Cycle.Mean), b.Group)
+	fmt.Fprintf(&s, "\nWhere the measured commits' time went (%d agents; means; cycles: the commit's accepting write was the n-th to land after its registration; missed: of those of 2 or more, registered before the write ahead of it was sent). Landing to landing: p50 %s, p90 %s, p99 %s, mean %s; of which landing to the next write's sending: p50 %s, p90 %s, mean %s; %.1f generations per write.\n\n",
+		r.Agents, ms(b.Cycle.P50), ms(b.Cycle.P90), ms(b.Cycle.P99), ms(b.Cycle.Mean), ms(b.Turn.P50), ms(b.Turn.P90), ms(b.Turn.Mean), b.Group)
 	s.WriteString("| commits | n | queued behind the agent's previous commit | queue | prologue | registration to accepting landing | learning it | 1 cycle | 2 | 3 or more | missed |\n")
 	s.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, row := range []struct {

@@ -38,7 +38,7 @@ func TestBreakdownCountsTheCyclesACommitSpans(t *testing.T) {
 	if got, want := b.All.Queue+b.All.Prologue+b.All.Fold+b.All.Learn, (1150+3000+3400)*time.Millisecond/3; (got - want).Abs() > time.Microsecond {
 		t.Fatalf("phases add up to %v, want the mean latency %v", got, want)
 	}
-	if b.Cycle.N != 2 || b.Cycle.Mean != 1150*time.Millisecond || b.Group != 10 {
+	if b.Cycle.N != 2 || b.Cycle.Mean != 1150*time.Millisecond || b.Group != 10 || b.Turn.Mean != 150*time.Millisecond {
 		t.Fatalf("cycle %+v, group %v", b.Cycle, b.Group)
 	}
 }
