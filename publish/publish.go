@@ -784,8 +784,8 @@ func (w *call) wait(ctx context.Context) error {
 		// write, for up to maxMemberPolls reads: they learn from it,
 		// and their agents' next commits are what the next fold's
 		// gather waits for (backing off, they learned 120–180 ms after
-		// the landing on average at 1 s per key, and their next commits
-		// missed that fold). The others read less and less often (two
+		// the landing on average at 1 s per key, later than the gather
+		// allows for). The others read less and less often (two
 		// polls, then doubling, at most a quarter of an estimate): the
 		// write tells them nothing, and under load a cycle can run a
 		// second past its estimate.
