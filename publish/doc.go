@@ -34,7 +34,8 @@
 //	   │                    registered descriptors (-r-, -c-) kept aside
 //	   ├─ ours first ─▶ (Gather after the write we read landed, then
 //	   │     LIST again while commits still arrive) fold:
-//	   │     PUT marker (if others) ─▶ GET their proposals ─▶ fold.go:
+//	   │     PUT marker (if others; beside the rest of the fold, in
+//	   │     before the write) ─▶ GET their proposals ─▶ fold.go:
 //	   │     merge each onto the fold so far, decline what does not merge
 //	   │     ─▶ GET the listed descriptors the write could take
 //	   │     (registered; remote.AddRegistered copies them) ─▶ PUT
@@ -47,7 +48,9 @@
 //	   │                     ─▶ fold again on the same ETag; moved ─▶ LIST
 //	   └─ not first ─▶ wait (§5.3): GET current when the write ahead
 //	         should have landed (the next folder reads its proposals
-//	         meanwhile), then every poll (the others backing off); moved
+//	         meanwhile), then every poll (the next folder, and the
+//	         members of that write; the others backing off); unmoved
+//	         (same ETag) ─▶ not decoded again; moved
 //	         ─▶ decide again; unmoved past Stall (+ rank) ─▶ LIST: a fold
 //	         marker not seen before ─▶ wait again; else fold anyway
 //

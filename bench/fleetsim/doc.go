@@ -58,6 +58,21 @@
 // counted apart (Result.CatchUp); the audit adds that every generation an
 // agent was told names its own publication ID (Result.GenAudit).
 //
+// The latency model lists as S3 does with StartAfter when the store it
+// wraps can (Latency.ListAfter): publish lists only the window, and a
+// listing of every proposal of the run would cost the simulation's CPU
+// and the bytes of its down leg more with every minute of a run.
+//
+// Config.Breakdown (`-breakdown`; breakdown.go) tells where the measured
+// commits' time went: each commit's queue behind its agent's previous
+// commit, its prologue (to its registration landing), the wait from
+// there to the landing of the write of `current` that accepted it, and
+// its learning of that; and how many writes landed between its
+// registration and its acceptance (its fold cycles), for all commits and
+// for the slow ones. The won writes are seen by the latency model as it
+// applies them (Latency.onWrite), the registrations through a view of
+// the store per agent (agentStore).
+//
 // Arrival instants, jitter and contents are seeded; which writer wins a
 // race is up to the scheduler, so two runs agree in distribution, not
 // byte for byte.

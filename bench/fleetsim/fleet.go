@@ -57,6 +57,10 @@ type Config struct {
 	// TraceSlow (publish mode): keep the protocol's trace of the first
 	// commit slower than this (0: none).
 	TraceSlow time.Duration
+	// Breakdown (publish mode): where the measured commits' time went
+	// (Result.Breakdown), for all of them and for those slower than
+	// this (0: not computed).
+	Breakdown time.Duration
 	// CatchUp (publish mode): CatchUpFull (default) or CatchUpLazy.
 	CatchUp string
 	// Gather (publish mode, diagnosis only): publish.Options.Gather
@@ -152,6 +156,7 @@ type Result struct {
 	CatchUpPolicy string
 	GenAudit      GenAudit
 	SlowTrace     []string
+	Breakdown     *Breakdown `json:",omitempty"`
 }
 
 // CoresBusy is the simulation's CPU over the run's real time.

@@ -126,6 +126,11 @@ type Latency struct {
 
 	mu sync.Mutex
 	c  Counts
+
+	// onWrite, when set, is told of every conditional write the store
+	// applies (while it holds the key: the instant it lands), with the
+	// instant it was sent (Config.Breakdown).
+	onWrite func(key string, data []byte, sent time.Time)
 }
 
 // NewLatency wraps inner; seed drives the jitter.
@@ -275,9 +280,13 @@ func (l *Latency) Head(ctx context.Context, key string) (info remote.ObjectInfo,
 
 // CreateIfAbsent implements remote.Store.
 func (l *Latency) CreateIfAbsent(ctx context.Context, key string, data []byte) (etag string, err error) {
+	sent := time.Now()
 	err = l.do(ctx, KindCreate, key, len(data), func() (int, error) {
 		var e error
 		etag, e = l.inner.CreateIfAbsent(ctx, key, data)
+		if e == nil && l.onWrite != nil {
+			l.onWrite(key, data, sent)
+		}
 		return 0, e
 	})
 	return etag, err
@@ -285,9 +294,13 @@ func (l *Latency) CreateIfAbsent(ctx context.Context, key string, data []byte) (
 
 // ReplaceIfMatch implements remote.Store.
 func (l *Latency) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (newETag string, err error) {
+	sent := time.Now()
 	err = l.do(ctx, KindReplace, key, len(data), func() (int, error) {
 		var e error
 		newETag, e = l.inner.ReplaceIfMatch(ctx, key, data, etag)
+		if e == nil && l.onWrite != nil {
+			l.onWrite(key, data, sent)
+		}
 		return 0, e
 	})
 	return newETag, err
@@ -313,6 +326,25 @@ func (l *Latency) List(ctx context.Context, prefix string) (infos []remote.Objec
 		var e error
 		infos, e = l.inner.List(ctx, prefix)
 		return 64 * len(infos), e // about a listing entry's XML per object
+	})
+	return infos, err
+}
+
+// ListAfter implements remote.ListerAfter when the store it wraps does:
+// one request for the keys after after, as S3's StartAfter. Without it
+// publish's LIST of the window fell back to List, which moved (and, in
+// memstore, sorted) every proposal of the run: a cost of the simulation
+// that grew with its length, charged to the protocol.
+func (l *Latency) ListAfter(ctx context.Context, prefix, after string) (infos []remote.ObjectInfo, err error) {
+	la, ok := l.inner.(remote.ListerAfter)
+	if !ok {
+		infos, err = l.List(ctx, prefix)
+		return remote.After(infos, after), err
+	}
+	err = l.do(ctx, KindList, prefix, 0, func() (int, error) {
+		var e error
+		infos, e = la.ListAfter(ctx, prefix, after)
+		return 64 * len(infos), e
 	})
 	return infos, err
 }

@@ -50,6 +50,9 @@ func markdownV4(runs []*Result) string {
 		b.WriteString("\n")
 	}
 	for _, r := range runs {
+		b.WriteString(markdownBreakdown(r))
+	}
+	for _, r := range runs {
 		if len(r.SlowTrace) > 0 {
 			fmt.Fprintf(&b, "\nTrace of the first slow commit (%d agents; model seconds since the clock's start):\n\n```\n%s\n```\n", r.Agents, strings.Join(r.SlowTrace, "\n"))
 		}

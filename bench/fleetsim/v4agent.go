@@ -169,6 +169,11 @@ type v4agent struct {
 	okAt                       []time.Duration
 	trace                      []string
 	traceOn                    func(string) // nil: no trace
+	// regAt: when the newest version's registration landed (model time
+	// since the run's start; Config.Breakdown); times: each accepted
+	// commit's instants.
+	regAt, startAt time.Time
+	times          []rawTimes
 }
 
 // reported is what an agent was told: the generation naming its ID.
@@ -540,6 +545,9 @@ func (a *v4agent) commit(ctx context.Context, deadline time.Time, maxTries int) 
 			return false, nil
 		}
 		t := time.Now()
+		if try == 1 {
+			a.startAt = t
+		}
 		r, err := a.commitOnce(ctx, id, &first)
 		a.calls++
 		a.callLatency = append(a.callLatency, time.Since(t))

@@ -70,6 +70,10 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 	store := NewLatency(mem, cfg.Model, cfg.Seed)
 	catch := &catchUpStore{inner: store, on: store.on.Load}
 	shared := &packCache{packs: map[string]*cas.Pack{}}
+	var lands landings
+	if cfg.Breakdown > 0 {
+		store.onWrite = lands.onWrite
+	}
 	switch cfg.CatchUp {
 	case CatchUpFull, CatchUpLazy:
 	default:
@@ -146,6 +150,9 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 					a.latency = append(a.latency, now.Sub(at))
 					a.measured = append(a.measured, instants[w][i] >= cfg.Warmup)
 					a.okAt = append(a.okAt, model(now.Sub(t0)))
+					if cfg.Breakdown > 0 {
+						a.times = append(a.times, rawTimes{at, a.startAt, a.regAt, now, a.ids[len(a.ids)-1].gen, instants[w][i] >= cfg.Warmup})
+					}
 					accepted.Add(1)
 					if cfg.TraceSlow > 0 && model(now.Sub(at)) > cfg.TraceSlow && len(res.SlowTrace) == 0 {
 						traceMu.Lock()
@@ -212,6 +219,20 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 		res.CommitsPerSec = float64(res.MeasuredAccepted) / res.Elapsed.Seconds()
 	}
 	res.Latency, res.CallLatency = percentiles(lat), percentiles(calls)
+	if cfg.Breakdown > 0 {
+		since := func(t time.Time) time.Duration { return model(t.Sub(t0)) }
+		var cs []commitTimes
+		for _, a := range agents {
+			for _, t := range a.times {
+				cs = append(cs, commitTimes{since(t.instant), since(t.start), since(t.registered), since(t.learned), t.gen, t.measured})
+			}
+		}
+		ls := make([]landing, len(lands.all))
+		for i, l := range lands.all {
+			ls[i] = landing{since(l.sent), since(l.at), l.first, l.last}
+		}
+		res.Breakdown = breakdown(cs, ls, cfg.Warmup, cfg.Breakdown)
+	}
 	res.S3DollarsPerMillion = bench.S3DollarsPerMillion(res.Counts.S3Dollars(), res.MeasuredAccepted)
 
 	gen, tree, hist, err := auditV4(ctx, mem, shared)
@@ -252,7 +273,11 @@ func setupV4(ctx context.Context, cfg Config, store *Latency, catch *catchUpStor
 			}
 			a.traceOn = opts.Trace
 		}
-		if a.pub, err = publish.New(store, opts); err != nil {
+		var ps remote.Store = store
+		if cfg.Breakdown > 0 {
+			ps = agentStore{store, a}
+		}
+		if a.pub, err = publish.New(ps, opts); err != nil {
 			return nil, 0, err
 		}
 		agents[i] = a

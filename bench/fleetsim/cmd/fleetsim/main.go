@@ -47,6 +47,7 @@ func main() {
 	engine := flag.String("engine", "", "what commits: empty for the real engines (server.Engine), \"publish\" for agents calling the format-v4 protocol (package publish) directly")
 	warmup := flag.Duration("warmup", 0, "publish engine: commits whose instant is in this first part of the run, and the requests before it, are not measured (model time)")
 	traceSlow := flag.Duration("trace-slow", 0, "publish engine: print the protocol's trace of the first commit slower than this (model time; 0: none)")
+	breakdown := flag.Duration("breakdown", 0, "publish engine: report where the measured commits' time went, for all and for those slower than this (0: no report)")
 	catchUp := flag.String("catch-up", "", "publish engine: empty to fetch every pack the manifest names since the agent's generation, \"lazy\" to fetch only what the build and the fold read")
 	gather := flag.Duration("gather", 0, "publish engine, diagnosis only: the protocol's gather instead of its default (7 round trips and a poll)")
 	foldParallel := flag.Int("fold-parallel", 0, "publish engine, diagnosis only: proposals a fold reads at once instead of the protocol's default (32)")
@@ -89,7 +90,7 @@ func main() {
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
 			Model:    fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
 			MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
-			Engine: *engine, Warmup: *warmup, TraceSlow: *traceSlow, CatchUp: *catchUp, Gather: *gather, FoldParallel: *foldParallel,
+			Engine: *engine, Warmup: *warmup, TraceSlow: *traceSlow, Breakdown: *breakdown, CatchUp: *catchUp, Gather: *gather, FoldParallel: *foldParallel,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
 		}
 		lg.Printf("%d agents ...", n)
