@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -283,7 +284,9 @@ func (m *ManifestV4) validate() error {
 	case m.Upgraded == 0 || m.Upgraded > m.Generation:
 		return fmt.Errorf("upgraded generation %d outside 1..%d", m.Upgraded, m.Generation)
 	}
-	seen := map[string]bool{}
+	// Sized for every ID it will hold (one per checkpoint, then
+	// `recent`'s), so it is not grown on every decode and encode.
+	seen := make(map[string]bool, 1+len(m.Checkpoints)+len(m.Recent))
 	if !m.Checkpoint.IsGenesis() {
 		if err := validateCheckpoint(m.Checkpoint, seen); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
@@ -502,18 +505,32 @@ func decodeRecent(s []byte) ([]string, error) {
 	if len(s)%recentIDLen != 0 || len(s) > RecentWindow*recentIDLen {
 		return nil, fmt.Errorf("recent is %d characters, not a whole number of IDs up to %d", len(s), RecentWindow)
 	}
-	out := make([]string, 0, len(s)/recentIDLen)
+	// The IDs are formatted side by side into one string and sliced from
+	// it: one allocation for the window, not one per ID.
+	n := len(s) / recentIDLen
+	var text strings.Builder
+	text.Grow(n * uuidLen)
 	var raw [16]byte
-	for i := 0; i < len(s); i += recentIDLen {
-		n, err := strictB64().Decode(raw[:], s[i:i+recentIDLen])
-		if err != nil || n != 16 {
-			return nil, fmt.Errorf("recent %d is not base64url", i/recentIDLen)
+	var id [uuidLen]byte
+	for i := range n {
+		k, err := strictB64().Decode(raw[:], s[i*recentIDLen:(i+1)*recentIDLen])
+		if err != nil || k != 16 {
+			return nil, fmt.Errorf("recent %d is not base64url", i)
 		}
-		id := formatUUID(raw)
+		putUUID(id[:], raw)
+		text.Write(id[:])
+	}
+	all := text.String()
+	out := make([]string, n)
+	for i := range out {
+		id := all[i*uuidLen : (i+1)*uuidLen]
 		if !IsPublicationID(id) {
-			return nil, fmt.Errorf("recent %d is not a UUIDv7", i/recentIDLen)
+			return nil, fmt.Errorf("recent %d is not a UUIDv7", i)
 		}
-		out = append(out, id)
+		out[i] = id
 	}
 	return out, nil
 }
+
+// uuidLen is the length of a UUID's canonical text.
+const uuidLen = 36

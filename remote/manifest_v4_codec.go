@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -49,7 +50,17 @@ func EncodeManifestV4(m *ManifestV4) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 1024+400*len(m.Increments)+160*len(m.Segments)+recentIDLen*len(m.Recent)+100*len(m.Declined))
+	return appendManifestV4(make([]byte, 0, encodedSizeV4(m)), m), nil
+}
+
+// encodedSizeV4 is a capacity that holds m's encoding in one allocation.
+func encodedSizeV4(m *ManifestV4) int {
+	return 1024 + 400*len(m.Increments) + 160*len(m.Segments) + recentIDLen*len(m.Recent) + 100*len(m.Declined)
+}
+
+// appendManifestV4 appends the canonical bytes of m, which the caller
+// has validated.
+func appendManifestV4(b []byte, m *ManifestV4) []byte {
 	b = append(b, `{"version":4,"generation":`...)
 	b = strconv.AppendUint(b, m.Generation, 10)
 	b = appendID(append(b, `,"head":`...), m.Head)
@@ -88,7 +99,7 @@ func EncodeManifestV4(m *ManifestV4) ([]byte, error) {
 		b = strconv.AppendInt(append(b, `,"size":`...), r.Size, 10)
 		b = append(b, '}')
 	}
-	return append(b, "]}\n"...), nil
+	return append(b, "]}\n"...)
 }
 
 func appendIncrementsV4(b []byte, incs []IncrementV4) []byte {
@@ -201,15 +212,28 @@ func DecodeManifestV4(data []byte) (*ManifestV4, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorruptManifest, err)
 	}
-	again, err := EncodeManifestV4(m)
-	if err != nil {
+	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(again, data) {
+	// Canonical means what EncodeManifestV4 writes for m: m's encoding,
+	// made in a reused buffer (validated once, no copy kept), is data.
+	buf := canonicalBufs.Get().(*[]byte)
+	again := appendManifestV4((*buf)[:0], m)
+	same := bytes.Equal(again, data)
+	if cap(again) <= MaxManifestV4Bytes+1024 {
+		*buf = again
+		canonicalBufs.Put(buf)
+	}
+	if !same {
 		return nil, fmt.Errorf("%w: version 4: not in canonical form", ErrCorruptManifest)
 	}
 	return m, nil
 }
+
+// canonicalBufs holds the buffers DecodeManifestV4 encodes into to
+// compare: `current` is decoded on every commit and pull, and its
+// encoding (up to MaxManifestV4Bytes) need not be garbage each time.
+var canonicalBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // ManifestVersionOf returns the version field of an encoded `current`
 // when it comes first, as in every canonical encoding; 0 otherwise. A

@@ -411,6 +411,9 @@ func TestManifestV4IsCanonicalOnly(t *testing.T) {
 		"version not first":      moved,
 		"a space":                strings.Replace(s, `,"time":`, `, "time":`, 1),
 		"no trailing newline":    strings.TrimSuffix(s, "\n"),
+		"a leading zero":         strings.Replace(s, `,"time":`, `,"time":0`, 1),
+		"an escaped letter":      strings.Replace(s, `,"store":"`, `,"store":"\u0030`, 1),
+		"upper-case hex":         strings.Replace(s, head, strings.ToUpper(head), 1),
 	} {
 		if bad == s {
 			t.Fatalf("%s: the case changed nothing", name)
@@ -457,5 +460,37 @@ func TestSegmentV4OverVersion3Children(t *testing.T) {
 	ref.Carrier, ref.CarrierPub = 20, v4id(20)
 	if _, err := DecodeSegmentV4(ref, data); !errors.Is(err, ErrCorruptPack) {
 		t.Fatalf("a carried version-4 segment: %v", err)
+	}
+}
+
+// The canonical check reuses its buffer from call to call: manifests of
+// different sizes decoded in turn each still compare against their own
+// bytes, and a manifest that differs from the one before only after the
+// first's length is still refused.
+func TestManifestV4CanonicalCheckBetweenCalls(t *testing.T) {
+	small, _ := buildV4(t, 3, 1)
+	big, _ := buildV4(t, 300, 2)
+	smallB, _ := EncodeManifestV4(small)
+	bigB, _ := EncodeManifestV4(big)
+	for i, data := range [][]byte{bigB, smallB, bigB, smallB} {
+		m, err := DecodeManifestV4(data)
+		if err != nil {
+			t.Fatalf("decode %d: %v", i, err)
+		}
+		if again, _ := EncodeManifestV4(m); !bytes.Equal(again, data) {
+			t.Fatalf("decode %d: another manifest", i)
+		}
+		if len(m.Recent) > 0 && !IsPublicationID(m.Recent[len(m.Recent)-1]) {
+			t.Fatalf("decode %d: recent %q", i, m.Recent[len(m.Recent)-1])
+		}
+	}
+	bad := append(bytes.TrimSuffix(bytes.Clone(smallB), []byte("\n")), " \n"...)
+	for i := range 2 {
+		if _, err := DecodeManifestV4(bigB); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DecodeManifestV4(bad); !errors.Is(err, ErrCorruptManifest) {
+			t.Fatalf("round %d: a space before the newline: %v", i, err)
+		}
 	}
 }

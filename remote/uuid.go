@@ -54,6 +54,12 @@ func newUUIDv7(now time.Time) string {
 
 func formatUUID(b [16]byte) string {
 	var s [36]byte
+	putUUID(s[:], b)
+	return string(s[:])
+}
+
+// putUUID writes the canonical form of b into s[:36].
+func putUUID(s []byte, b [16]byte) {
 	hex.Encode(s[0:8], b[0:4])
 	s[8] = '-'
 	hex.Encode(s[9:13], b[4:6])
@@ -63,7 +69,6 @@ func formatUUID(b [16]byte) string {
 	hex.Encode(s[19:23], b[8:10])
 	s[23] = '-'
 	hex.Encode(s[24:36], b[10:16])
-	return string(s[:])
 }
 
 // IsPublicationID reports whether s is a canonical lowercase UUIDv7 (version
