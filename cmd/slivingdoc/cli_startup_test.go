@@ -41,15 +41,6 @@ func parseInitTrace(t *testing.T, stderr string) []initRecord {
 	return out
 }
 
-// initAllocExceptions are our packages that still allocate before main,
-// each with what it allocates. Every other package of ours allocates
-// nothing there: sentinel errors are noinit.Error or noinit.Wrapped (static
-// data), values built by code are noinit.Lazy, built by the command that
-// uses them, and tables are written out (internal/noinit).
-var initAllocExceptions = map[string]string{
-	"github.com/slivingdoc/slivingdoc/server/commit": "pathReasons, a map literal (checks.go), to become a switch or noinit.Lazy",
-}
-
 // Every process pays for every package's initialisation, whatever the
 // command; ours do no work there. version and help (the cheapest commands)
 // run with the runtime's init trace, and none of our packages may allocate
@@ -80,7 +71,7 @@ func TestStartupOurPackagesDoNoWorkAtInit(t *testing.T) {
 				continue
 			}
 			ours += r.bytes
-			if _, known := initAllocExceptions[r.pkg]; r.allocs > 0 && !known {
+			if r.allocs > 0 {
 				t.Errorf("%v: package %s allocates %d bytes (%d allocations) at init: make its package-level values static or lazy (internal/noinit)",
 					args, r.pkg, r.bytes, r.allocs)
 			}

@@ -61,11 +61,17 @@ func refuseMarkers(s *dircall.Call) error {
 	return de
 }
 
-// pathReasons maps a path set's refusal (package server/rules) to its
-// READ_ONLY_PATH file reason; Allowed maps to "".
-var pathReasons = map[rules.Refusal]string{
-	rules.InsideReadOnly:  diag.ReasonInsideReadOnly,
-	rules.OutsideWritable: diag.ReasonOutsideWritable,
+// pathReason is a path set's refusal (package server/rules) as its
+// READ_ONLY_PATH file reason; "" for Allowed. A switch, not a map: a map
+// literal is built at package initialisation, in every process.
+func pathReason(r rules.Refusal) string {
+	switch r {
+	case rules.InsideReadOnly:
+		return diag.ReasonInsideReadOnly
+	case rules.OutsideWritable:
+		return diag.ReasonOutsideWritable
+	}
+	return ""
 }
 
 // refuseReadOnly refuses a commit that changes files outside the writable
@@ -79,7 +85,7 @@ func refuseReadOnly(s *dircall.Call) error {
 	base := s.BaseFiles()
 	var refused []diag.FileError
 	check := func(p string) {
-		if reason := pathReasons[s.Env.Sets.Check(p)]; reason != "" {
+		if reason := pathReason(s.Env.Sets.Check(p)); reason != "" {
 			refused = append(refused, diag.FileError{Path: p, Reason: reason, Ranges: []merge.Range{}})
 		}
 	}

@@ -23,13 +23,15 @@ import (
 // safeguard), never a wrong value. A record of the older form (the fields
 // alone, written by replacement, so never torn) is still read.
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table, asked for at use rather than made at
+// package initialisation (hash/crc32 builds it once, on the first ask).
+func castagnoli() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
 // Seal returns the line holding fields (each of fixed width per
 // record kind) and their check.
 func Seal(fields ...string) []byte {
 	payload := strings.Join(fields, " ")
-	return fmt.Appendf(nil, "%s %08x\n", payload, crc32.Checksum([]byte(payload), castagnoli))
+	return fmt.Appendf(nil, "%s %08x\n", payload, crc32.Checksum([]byte(payload), castagnoli()))
 }
 
 // Unseal returns the n fields of a record: a sealed one whose check
@@ -41,7 +43,7 @@ func Unseal(data []byte, n int) ([]string, bool) {
 		return f, true
 	case n + 1:
 		payload := strings.Join(f[:n], " ")
-		if fmt.Sprintf("%08x", crc32.Checksum([]byte(payload), castagnoli)) == f[n] {
+		if fmt.Sprintf("%08x", crc32.Checksum([]byte(payload), castagnoli())) == f[n] {
 			return f[:n], true
 		}
 	}
