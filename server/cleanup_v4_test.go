@@ -305,7 +305,12 @@ func TestCleanupV4RacingAFold(t *testing.T) {
 			sweeper := remote.Open(base, remote.Options{})
 			var deleted []string
 			sweeps := 0
+			// The fold makes some requests side by side (its marker
+			// beside its reads): one sweep at a time.
+			var sweeping sync.Mutex
 			hs.set(func(op, key string) error {
+				sweeping.Lock()
+				defer sweeping.Unlock()
 				res, err := sweeper.CleanupV4(ctx, remote.CleanupV4Options{Window: 4})
 				if err != nil {
 					return err
