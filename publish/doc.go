@@ -48,8 +48,7 @@
 //	   │                     ─▶ fold again on the same ETag; moved ─▶ LIST
 //	   └─ not first ─▶ wait (§5.3): GET current when the write ahead
 //	         should have landed (the next folder reads its proposals
-//	         meanwhile), then every poll (the next folder, and the
-//	         members of that write; the others backing off); unmoved
+//	         meanwhile), then every poll (the others backing off); unmoved
 //	         (same ETag) ─▶ not decoded again; moved
 //	         ─▶ decide again; unmoved past Stall (+ rank) ─▶ LIST: a fold
 //	         marker not seen before ─▶ wait again; else fold anyway

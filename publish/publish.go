@@ -752,14 +752,14 @@ func (w *call) cycle() time.Duration {
 // makes, never what is accepted.
 func (w *call) wait(ctx context.Context) error {
 	o := w.o
-	at, next, member, rank := w.expect()
+	at, next, rank := w.expect()
 	if next {
 		if err := w.prefetch(ctx, w.afterCut()); err != nil {
 			return err
 		}
 	}
 	d := at.Sub(o.Clock.Now())
-	w.tracef("wait %v (next %v, member %v, rank %d)", d.Round(time.Millisecond), next, member, rank)
+	w.tracef("wait %v (next %v, rank %d)", d.Round(time.Millisecond), next, rank)
 	seen := w.c.Generation()
 	for reads := 0; ; reads++ {
 		if err := o.Clock.Wait(ctx, max(d, 0)); err != nil {
@@ -780,17 +780,13 @@ func (w *call) wait(ctx context.Context) error {
 			return w.list(ctx, true)
 		}
 		// The write is late. The next folder keeps reading every poll
-		// (it starts the next cycle), and so do the members of the
-		// write, for up to maxMemberPolls reads: they learn from it,
-		// and their agents' next commits are what the next fold's
-		// gather waits for (backing off, they learned 120–180 ms after
-		// the landing on average at 1 s per key, later than the gather
-		// allows for). The others read less and less often (two
-		// polls, then doubling, at most a quarter of an estimate): the
-		// write tells them nothing, and under load a cycle can run a
-		// second past its estimate.
+		// (it starts the next cycle); the others read less and less
+		// often (two polls, then doubling, at most a quarter of an
+		// estimate): under load a cycle can run a second past its
+		// estimate, and a hundred waiters polling every poll made the
+		// load worse.
 		d = o.poll()
-		if !next && !(member && reads < maxMemberPolls) && reads >= 2 {
+		if !next && reads >= 2 {
 			d = min(o.poll()<<min(reads-1, 4), max(o.poll(), o.CondEstimate/4))
 		}
 	}
@@ -804,11 +800,6 @@ func (w *call) wait(ctx context.Context) error {
 // commits missed the next fold's LIST and waited a whole cycle more.
 func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) }
 
-// maxMemberPolls bounds the reads of a member of a late write at one
-// poll apart: past them (a write a second late, a folder stalled) it
-// backs off like the others.
-const maxMemberPolls = 16
-
 // expect estimates when the write that can tell us something lands, from
 // our last LIST: the fold of the first version ahead of ours (the
 // folder). If the folder's marker was listed, that fold listed before we
@@ -817,11 +808,9 @@ const maxMemberPolls = 16
 // be older than the state we read) and will take ours. Past the marker's
 // cut, its write tells only the first waiter past the cut something (it
 // folds next: next); the others read once the write after it should
-// land. member: our version is within the cut (or no marker was listed,
-// so the folder had not listed when we did): that write should accept
-// us. rank counts the unaccepted versions ahead of ours after the
+// land. rank counts the unaccepted versions ahead of ours after the
 // folder's, for the takeover's stretch.
-func (w *call) expect() (at time.Time, next, member bool, rank int) {
+func (w *call) expect() (at time.Time, next bool, rank int) {
 	o := w.o
 	now := o.Clock.Now()
 	var folder *key
@@ -848,14 +837,14 @@ func (w *call) expect() (at time.Time, next, member bool, rank int) {
 		at = now.Add(w.cycle())
 	}
 	if !marked || !cut.less(key{w.ver, w.id}) {
-		return at, false, true, rank
+		return at, false, rank
 	}
 	for _, k := range unaccepted {
 		if cut.less(k) {
-			return at.Add(w.cycle()), false, false, rank // another waiter folds next
+			return at.Add(w.cycle()), false, rank // another waiter folds next
 		}
 	}
-	return at, true, false, rank
+	return at, true, rank
 }
 
 // afterCut is the pending versions of our last LIST past the cut of the
