@@ -23,6 +23,12 @@ import (
 //   - version: `slivingdoc version` against a Go hello world built the
 //     same way (CGO_ENABLED=0, -trimpath, -ldflags '-s -w', as make build);
 //     target (design.md, Performance targets) <= 2x;
+//   - imports-only: a program importing every package cmd/slivingdoc
+//     imports and running nothing (importsOnly), against the hello world:
+//     what the runtime's start and the dependencies' initialisation cost
+//     before any code of ours runs, the floor of the version row;
+//   - merge-file: `slivingdoc merge-file` on a 3-line clean merge against
+//     `git merge-file -p` on the same files; target <= 2x;
 //   - status, pull, commit: the no-op command on 1,000 files x 2 KB (file
 //     store, stat cache warm) against `git status --porcelain` on a copy of
 //     the tree; target <= 1.5x;
@@ -31,13 +37,15 @@ import (
 //     target <= 1.2x. The append is done by the benchmark, outside both
 //     processes.
 //
-// Each row reports the medians (cpu-ms, ref-cpu-ms) and the median of the
-// pairwise ratios (x-ref), so a drift of the machine's speed during the run
-// cancels. The version-inittrace row reports what package initialisation
-// costs one process (init-ms, init-KB) and logs the modules that cost most
-// (-v): the part of the version row that only the dependencies can change. SLIVINGDOC_BENCH_BIN measures another build of slivingdoc,
-// SLIVINGDOC_BENCH_FILES another size of notebook (10000: the design's
-// second size).
+// Each row reports the medians (cpu-ms, ref-cpu-ms) and the median and
+// mean of the pairwise ratios (x-ref, x-ref-mean), so a drift of the
+// machine's speed during the run cancels; which of a pair runs first
+// alternates. The version-inittrace row reports what package
+// initialisation costs one process (init-ms, init-KB) and logs the modules
+// that cost most (-v): the part of the version row that only the
+// dependencies can change. SLIVINGDOC_BENCH_BIN measures another build of
+// slivingdoc, SLIVINGDOC_BENCH_FILES another size of notebook (10000: the
+// design's second size).
 func BenchmarkCLIFixedCost(b *testing.B) {
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "slivingdoc")
@@ -54,6 +62,22 @@ func BenchmarkCLIFixedCost(b *testing.B) {
 			func() time.Duration { return cpuOf(b, "", nil, hello) })
 	})
 	b.Run("row=version-inittrace", func(b *testing.B) { initTrace(b, bin) })
+	b.Run("row=imports-only", func(b *testing.B) {
+		imports := filepath.Join(dir, "imports-only")
+		importsOnly(b, imports)
+		pairs(b, func() time.Duration { return cpuOf(b, "", nil, imports) },
+			func() time.Duration { return cpuOf(b, "", nil, hello) })
+	})
+	b.Run("row=merge-file", func(b *testing.B) {
+		if _, err := exec.LookPath("git"); err != nil {
+			b.Skip("git, the reference of this row, is not installed")
+		}
+		three := writeThreeLineMerge(b)
+		pairs(b, func() time.Duration { return cpuOf(b, "", nil, bin, append([]string{"merge-file"}, three...)...) },
+			func() time.Duration {
+				return cpuOf(b, "", nil, "git", append([]string{"merge-file", "-p"}, three...)...)
+			})
+	})
 
 	files := 1000
 	if v := os.Getenv("SLIVINGDOC_BENCH_FILES"); v != "" {
@@ -172,13 +196,62 @@ func medianFloat(v []float64) float64 {
 	return s[len(s)/2]
 }
 
+// importsOnly builds, as releaseBuild does, a program that imports every
+// package cmd/slivingdoc imports and runs nothing, and installs it at out:
+// the runtime's start and every package initialisation of a binary that
+// links what ours links, the floor our own code starts from. The program
+// is never written into the module: go build reads it through an overlay,
+// at a path inside the module so that it may import our internal packages.
+func importsOnly(b *testing.B, out string) {
+	b.Helper()
+	list, err := exec.Command("go", "list", "-f", "{{.Module.Dir}}\n{{join .Imports \"\\n\"}}", "github.com/slivingdoc/slivingdoc/cmd/slivingdoc").Output()
+	if err != nil {
+		b.Fatalf("go list cmd/slivingdoc: %v", err)
+	}
+	lines := strings.Fields(string(list))
+	var src strings.Builder
+	src.WriteString("package main\n\nimport (\n")
+	for _, p := range lines[1:] {
+		fmt.Fprintf(&src, "\t_ %q\n", p)
+	}
+	src.WriteString(")\n\nfunc main() {}\n")
+	dir := b.TempDir()
+	mainGo := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(mainGo, []byte(src.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	overlay := filepath.Join(dir, "overlay.json")
+	virtual := filepath.Join(lines[0], "cmd", "slivingdoc-imports-only", "main.go")
+	if err := os.WriteFile(overlay, fmt.Appendf(nil, `{"Replace": {%q: %q}}`, virtual, mainGo), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	releaseBuild(b, out, "github.com/slivingdoc/slivingdoc/cmd/slivingdoc-imports-only", "", "-overlay", overlay)
+}
+
+// writeThreeLineMerge writes the merge-file row's inputs, local, base and
+// remote in the command's order: three lines, one side changing the first,
+// the other the last (a clean merge).
+func writeThreeLineMerge(b *testing.B) []string {
+	b.Helper()
+	dir := b.TempDir()
+	var paths []string
+	for _, f := range []struct{ name, text string }{{"local", "A\nb\nc\n"}, {"base", "a\nb\nc\n"}, {"remote", "a\nb\nC\n"}} {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte(f.text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
 // releaseBuild builds pkg as make build does, then installs the binary at
 // out as a copy (installCopy). src, when set, is the directory to build in
-// (a module of its own).
-func releaseBuild(b *testing.B, out, pkg, src string) {
+// (a module of its own); flags go to go build.
+func releaseBuild(b *testing.B, out, pkg, src string, flags ...string) {
 	b.Helper()
 	built := out + ".built"
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", built, pkg)
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-trimpath", "-ldflags", "-s -w", "-o", built, pkg)...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if o, err := cmd.CombinedOutput(); err != nil {
@@ -251,14 +324,25 @@ func cpuOf(b *testing.B, dir string, env []string, name string, args ...string) 
 }
 
 // pairs runs a and its reference ref in turn once per iteration and
-// reports both medians and the median of the pairwise ratios.
+// reports both medians and the median (x-ref) and mean (x-ref-mean) of the
+// pairwise ratios.
 func pairs(b *testing.B, a, ref func() time.Duration) {
 	a()
 	ref() // warm the page cache for both
 	var as, rs []time.Duration
 	var ratios []float64
+	first := true
 	for b.Loop() {
-		x, y := a(), ref()
+		// Which of the two runs first alternates, so that an advantage of
+		// running first or second, where the machine gives one, cancels
+		// out of the ratio.
+		var x, y time.Duration
+		if first {
+			x, y = a(), ref()
+		} else {
+			y, x = ref(), a()
+		}
+		first = !first
 		as, rs = append(as, x), append(rs, y)
 		if y > 0 {
 			ratios = append(ratios, float64(x)/float64(y))
@@ -267,7 +351,11 @@ func pairs(b *testing.B, a, ref func() time.Duration) {
 	b.ReportMetric(float64(median(as).Microseconds())/1000, "cpu-ms")
 	b.ReportMetric(float64(median(rs).Microseconds())/1000, "ref-cpu-ms")
 	if len(ratios) > 0 {
-		slices.Sort(ratios)
-		b.ReportMetric(ratios[len(ratios)/2], "x-ref")
+		b.ReportMetric(medianFloat(ratios), "x-ref")
+		mean := 0.0
+		for _, r := range ratios {
+			mean += r
+		}
+		b.ReportMetric(mean/float64(len(ratios)), "x-ref-mean")
 	}
 }

@@ -56,14 +56,18 @@ func runMergeFile(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "slivingdoc merge-file: expected 3 files (local, base, remote), got %d\n\n%s", len(files), mergeFileUsage)
 		return 2
 	}
-	if !allRegular(files) {
+	var content [3][]byte
+	var code int
+	if allRegular(files) {
+		content, code = readRegularInputs(files, s)
+	} else {
 		// A FIFO (or a terminal, a device) may keep the read waiting:
 		// SIGINT and SIGTERM must then end it with the interrupted status.
 		var stop context.CancelFunc
 		ctx, stop = notifyContext(ctx)
 		defer stop()
+		content, code = readInputs(ctx, files, s)
 	}
-	content, code := readInputs(ctx, files, s)
 	if code != 0 {
 		return code
 	}
@@ -131,9 +135,31 @@ func allRegular(paths []string) bool {
 	return true
 }
 
-// readInputs reads local, base and remote. A file can be a FIFO whose
-// writer never comes; the read then waits in its own goroutine, so that
-// SIGINT or SIGTERM (ctx) still ends the command.
+// readRegularInputs reads local, base and remote when all three are
+// regular files, which no read leaves waiting: in turn, on the calling
+// goroutine, each through readRegular. A file that readRegular cannot read
+// (gone or replaced since allRegular looked, unreadable) is read again by
+// readInput, whose error is the one reported.
+func readRegularInputs(files []string, s stdio) (content [3][]byte, code int) {
+	for i, f := range files {
+		if b, ok := readRegular(f); ok {
+			content[i] = b
+			continue
+		}
+		b, err := readInput(f)
+		if err != nil {
+			fmt.Fprintf(s.err, "slivingdoc merge-file: %s file %v\n", []string{"local", "base", "remote"}[i], err)
+			return content, 2
+		}
+		content[i] = b
+	}
+	return content, 0
+}
+
+// readInputs reads local, base and remote when one of them may keep a read
+// waiting. A file can be a FIFO whose writer never comes; the read then
+// waits in its own goroutine, so that SIGINT or SIGTERM (ctx) still ends
+// the command.
 func readInputs(ctx context.Context, files []string, s stdio) (content [3][]byte, code int) {
 	type result struct {
 		i   int

@@ -202,3 +202,53 @@ func waitOnFIFO(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond) // polling pace only
 	}
 }
+
+// The inputs are read whole whatever their size, with the bytes as they
+// are (no trailing newline, CR, NUL): an input the merge takes unchanged
+// comes out byte for byte.
+func TestMergeFileReadsInputsWhole(t *testing.T) {
+	big := bytes.Repeat([]byte("a line of the note\r\n"), 1<<16)
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 65537, len(big) - 3} {
+		content := string(append(big[:n:n], '\x00', 'z'))
+		for _, tc := range []struct{ name, local, base, remote string }{
+			{"remote", "", "", content},
+			{"local", content, "", ""},
+			{"all three", content, content, content},
+		} {
+			paths := writeTriple(t, tc.local, tc.base, tc.remote)
+			code, out, stderr := runMerge(paths...)
+			if code != 0 || out != content {
+				t.Fatalf("%d bytes changed in %s: exit %d, %d bytes out (stderr %q)", len(content), tc.name, code, len(out), stderr)
+			}
+		}
+	}
+}
+
+// readRegular reads regular files, through symbolic links, and refuses at
+// once (without waiting on it) what is not one, so that merge-file reports
+// it as before.
+func TestMergeFileReadRegular(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "note.md")
+	if err := os.WriteFile(file, []byte("x\ny"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.md")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, link} {
+		if b, ok := readRegular(p); !ok || string(b) != "x\ny" {
+			t.Errorf("%s: %q, %v", p, b, ok)
+		}
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, "missing"), fifo} {
+		if b, ok := readRegular(p); ok {
+			t.Errorf("%s: read %q as a regular file", p, b)
+		}
+	}
+}
