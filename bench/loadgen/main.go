@@ -28,6 +28,9 @@
 //	                  all, or one each: -private-roots) racing, disjoint
 //	                  files or one shared file; audit of every line
 //	  agents          100 agents x 1 commit spread over a window, then a burst
+//	  (contention and agents: the CPU of each party over the run's window,
+//	  budget.go: the writers, SeaweedFS, this process with its proxy, the
+//	  cores' busy time; per accepted commit beside what the cores offered)
 //	─▶ Results ─▶ report.go: <out>/<date>.md (tables, DESIGN §10 verdicts),
 //	              svg.go: <date>-*.svg, and <date>.json (the raw figures);
 //	              SeaweedFS traffic priced at S3 Standard's (cost.go)

@@ -42,6 +42,8 @@ type AgentPhase struct {
 	// S3DollarsPerMillion is what Requests would cost at S3 Standard
 	// request prices per million accepted commits (0 without Requests).
 	S3DollarsPerMillion float64
+	// Budget is the CPU each party spent in the phase's window.
+	Budget Budget `json:",omitempty"`
 }
 
 // agentPayload is the ~1 KB each agent commits (a tagged line plus text).
@@ -108,6 +110,7 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 	var mu sync.Mutex
 	var last time.Time
 	errs := make([]error, len(actors))
+	clock := startBudget(servePids(actors))
 	t0 := time.Now()
 	for i, a := range actors {
 		wg.Add(1)
@@ -130,6 +133,7 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 	if !last.IsZero() {
 		ph.Wall = last.Sub(t0)
 	}
+	ph.Budget = clock.stop(totals(actors).CPU)
 	if st.proxy != nil {
 		ph.Requests = st.proxy.take()
 	}

@@ -44,6 +44,8 @@ type ContentionResult struct {
 	// S3DollarsPerMillion is what Requests would cost at S3 Standard
 	// request prices per million accepted commits (0 without Requests).
 	S3DollarsPerMillion float64
+	// Budget is the CPU each party spent in the run's window.
+	Budget Budget `json:",omitempty"`
 
 	loc string // the notebook's location (tests read the store after a run)
 }
@@ -116,12 +118,14 @@ func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string,
 			}
 		}()
 	}
+	clock := startBudget(servePids(actors))
 	t0 := time.Now()
 	close(start)
 	wg.Wait()
 	if !last.IsZero() {
 		res.Wall = last.Sub(t0)
 	}
+	res.Budget = clock.stop(totals(actors).CPU)
 	if st.proxy != nil {
 		res.Requests = st.proxy.take()
 	}
@@ -243,6 +247,18 @@ func (r *runner) audit(ctx context.Context, st *storeTarget, loc, base string, a
 		return LineCheck{}, 0, err
 	}
 	return checkLines(tree, accepted, written), o.Generation, nil
+}
+
+// servePids returns the pids of the actors' serve processes (none for
+// the CLI driver).
+func servePids(actors []*actor) []int {
+	var pids []int
+	for _, a := range actors {
+		if a.nb.mcp != nil {
+			pids = append(pids, a.nb.mcp.cmd.Process.Pid)
+		}
+	}
+	return pids
 }
 
 // parallel runs f(0..n-1) with at most k at a time and returns the first
