@@ -196,6 +196,9 @@ func (r *Results) markdown(date string) string {
 			"The startup of a slivingdoc process that does nothing (`slivingdoc version`): median **%s** wall, %s CPU, %s max RSS.\n\n",
 			fmtBytes(int64(f.PackSize)), fmtBytes(int64(f.ManifestSize)), fmtDur(f.Requests.Median), fmtDur(f.Requests.P10),
 			fmtDur(f.Requests.P90), fmtDur(f.Requests.Max), f.Requests.N, fmtDur(f.Startup.Wall.Median), fmtDur(f.Startup.CPU.Median), fmtKiB(f.Startup.MaxRSS))
+		if f.Rounds > 0 && f.Budget.Wall > 0 {
+			p("CPU per round of the three requests (the CPU floor of a commit; *writers* are none, the client is the load generator): %s.\n\n", budgetText(f.Budget, f.Rounds))
+		}
 	}
 
 	if rq := r.Requests; rq != nil {
