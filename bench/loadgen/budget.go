@@ -59,3 +59,11 @@ func budgetText(b Budget, accepted int) string {
 		pc(b.Writers), pc(b.Seaweed), pc(b.Loadgen), pc(ours), pc(b.Others()),
 		pc(time.Duration(b.Cores)*b.Wall), b.Cores, fmtDur(b.Wall), limit)
 }
+
+// unproxiedText marks a row whose writers bypassed the counting proxy.
+func unproxiedText(unproxied bool) string {
+	if unproxied {
+		return ", writers not through the counting proxy"
+	}
+	return ""
+}

@@ -351,7 +351,7 @@ func (r *Results) markdown(date string) string {
 			p("| store | files | writers | CPU per accepted commit |\n| --- | --- | ---: | --- |\n")
 			for _, c := range r.Contention {
 				if c.Budget.Wall > 0 {
-					p("| %s | %s | %d | %s |\n", c.Store, withRoots(withFormat(withDriver(c.Mode, c.Driver), c.Format), c.PrivateRoots), c.Writers, budgetText(c.Budget, c.Accepted))
+					p("| %s | %s%s | %d | %s |\n", c.Store, withRoots(withFormat(withDriver(c.Mode, c.Driver), c.Format), c.PrivateRoots), unproxiedText(c.Unproxied), c.Writers, budgetText(c.Budget, c.Accepted))
 				}
 			}
 			p("\n")
@@ -395,7 +395,7 @@ func (r *Results) markdown(date string) string {
 				p("| spread | %s |\n| burst | %s |\n", trafficCells(a.Spread.Requests, a.Spread.Accepted), trafficCells(a.Burst.Requests, a.Burst.Accepted))
 			}
 			if a.Spread.Budget.Wall > 0 || a.Burst.Budget.Wall > 0 {
-				p("\nCPU per accepted commit, by party (as in the contention rows): spread: %s; burst: %s.\n", budgetText(a.Spread.Budget, a.Spread.Accepted), budgetText(a.Burst.Budget, a.Burst.Accepted))
+				p("\nCPU per accepted commit, by party (as in the contention rows%s): spread: %s; burst: %s.\n", unproxiedText(a.Unproxied), budgetText(a.Spread.Budget, a.Spread.Accepted), budgetText(a.Burst.Budget, a.Burst.Accepted))
 			}
 			p("\n%s\n", strings.Join(notes, ""))
 		}

@@ -19,6 +19,7 @@ type AgentsResult struct {
 	Format int    `json:",omitempty"` // the store's format version (0 in older results: 3)
 	// PrivateRoots: rootsShared or rootsOwn ("" in older results: own).
 	PrivateRoots string `json:",omitempty"`
+	Unproxied    bool   `json:",omitempty"` // -unproxied: no request counts
 	Agents       int
 	Window       time.Duration
 	Spread       AgentPhase
@@ -53,7 +54,7 @@ const agentPayload = 960
 // by driver, on a store of format version 3 or 4; serve processes live
 // through both phases, as a host's do.
 func (r *runner) agentsWorkloadBy(ctx context.Context, st *storeTarget, driver string, format int) (res AgentsResult, err error) {
-	res = AgentsResult{Store: st.name, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Agents: r.prof.agents, Window: r.prof.agentWindow}
+	res = AgentsResult{Store: st.name, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Unproxied: r.prof.unproxied, Agents: r.prof.agents, Window: r.prof.agentWindow}
 	base := r.tempDir(fmt.Sprintf("agents-%s-%s-v%d", st.name, driver, format))
 	actors, loc, _, err := r.setupActors(ctx, st, base, "a", r.prof.agents, false, agentPayload, format)
 	if err != nil {

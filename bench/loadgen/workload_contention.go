@@ -22,6 +22,7 @@ type ContentionResult struct {
 	Driver            string `json:",omitempty"` // driverCLI ("" in older results) or driverServe
 	Format            int    `json:",omitempty"` // the store's format version (0 in older results: 3)
 	PrivateRoots      string `json:",omitempty"` // rootsShared or rootsOwn ("" in older results: own)
+	Unproxied         bool   `json:",omitempty"` // -unproxied: no request counts
 	Writers           int
 	CommitsEach       int
 	Accepted          int // commits reported OK to the writers
@@ -66,7 +67,7 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 // contentionBy is contention with the writers' calls made by driver, on a
 // store of format version 3 or 4 (setupActors).
 func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string, writers int, driver string, format int) (ContentionResult, error) {
-	res := ContentionResult{Store: st.name, Mode: mode, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Writers: writers, CommitsEach: r.prof.contentionCommits}
+	res := ContentionResult{Store: st.name, Mode: mode, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Unproxied: r.prof.unproxied, Writers: writers, CommitsEach: r.prof.contentionCommits}
 	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%s-%d-v%d", st.name, mode, driver, writers, format))
 	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode != modeDisjoint, 0, format)
 	if err != nil {
@@ -196,7 +197,7 @@ func (r *runner) setupActors(ctx context.Context, st *storeTarget, base, prefix 
 		}
 		// Through the counting proxy when there is one: the runs report
 		// their traffic, lost races included.
-		actors[i] = newActor(t, r.newWriter(st, loc, base, filepath.Join(base, t), st.proxy != nil), file, shared, payload)
+		actors[i] = newActor(t, r.newWriter(st, loc, base, filepath.Join(base, t), st.proxy != nil && !r.prof.unproxied), file, shared, payload)
 	}
 	// Set-up pulls, two at a time: they are not measured.
 	err = parallel(len(actors), 2, func(i int) error {
