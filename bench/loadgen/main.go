@@ -28,6 +28,9 @@
 //	                  all, or one each: -private-roots) racing, disjoint
 //	                  files or one shared file; audit of every line
 //	  agents          100 agents x 1 commit spread over a window, then a burst
+//	  (contention and agents: the CPU of each party over the run's window,
+//	  budget.go: the writers, SeaweedFS, this process with its proxy, the
+//	  cores' busy time; per accepted commit beside what the cores offered)
 //	─▶ Results ─▶ report.go: <out>/<date>.md (tables, DESIGN §10 verdicts),
 //	              svg.go: <date>-*.svg, and <date>.json (the raw figures);
 //	              SeaweedFS traffic priced at S3 Standard's (cost.go)
@@ -91,6 +94,10 @@ type profile struct {
 	// privateRoots is where the writers of a contention or agents row
 	// keep their private state: rootsShared or rootsOwn (notebook.go).
 	privateRoots string
+	// unproxied sends the contention and agents writers' requests to
+	// SeaweedFS directly, not through the counting proxy: their rows then
+	// count no requests, and the proxy's CPU is not on the cores.
+	unproxied bool
 }
 
 var (
@@ -188,6 +195,7 @@ func main() {
 	modes := flag.String("modes", "", "override the contention modes, e.g. disjoint,shared (default: disjoint, shared, shared-sections)")
 	formats := flag.String("format", "4", "store format version of the contention and agents rows: 4, the only one slivingdoc writes (3 is accepted with a warning and runs as 4)")
 	roots := flag.String("private-roots", rootsShared, "private roots of the contention and agents writers: shared (one per store location, as one user's agents on one machine) or own (one per writer, as one host per writer)")
+	unproxied := flag.Bool("unproxied", false, "contention and agents writers talk to SeaweedFS directly, not through the counting proxy (no request counts; the proxy's CPU off the cores)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "the report's date (file name)")
 	render := flag.String("render", "", "write the report of a run's raw `JSON` again (no measurement)")
 	flag.Parse()
@@ -253,6 +261,7 @@ func main() {
 			}
 		}
 	}
+	prof.unproxied = *unproxied
 	switch *roots {
 	case rootsShared, rootsOwn:
 		prof.privateRoots = *roots

@@ -196,6 +196,9 @@ func (r *Results) markdown(date string) string {
 			"The startup of a slivingdoc process that does nothing (`slivingdoc version`): median **%s** wall, %s CPU, %s max RSS.\n\n",
 			fmtBytes(int64(f.PackSize)), fmtBytes(int64(f.ManifestSize)), fmtDur(f.Requests.Median), fmtDur(f.Requests.P10),
 			fmtDur(f.Requests.P90), fmtDur(f.Requests.Max), f.Requests.N, fmtDur(f.Startup.Wall.Median), fmtDur(f.Startup.CPU.Median), fmtKiB(f.Startup.MaxRSS))
+		if f.Rounds > 0 && f.Budget.Wall > 0 {
+			p("CPU per round of the three requests (the CPU floor of a commit; *writers* are none, the client is the load generator): %s.\n\n", budgetText(f.Budget, f.Rounds))
+		}
 	}
 
 	if rq := r.Requests; rq != nil {
@@ -343,6 +346,16 @@ func (r *Results) markdown(date string) string {
 			}
 			p("\n")
 		}
+		if slices.ContainsFunc(r.Contention, func(c ContentionResult) bool { return c.Budget.Wall > 0 }) {
+			p("CPU per accepted commit, by party, over each run's window (*writers*: the CLI processes, or the serve processes whole; *others*: the cores' busy time beyond the parties, the kernel's work for no one process and whatever else ran; *offered*: what the cores held per commit at the rate measured):\n\n")
+			p("| store | files | writers | CPU per accepted commit |\n| --- | --- | ---: | --- |\n")
+			for _, c := range r.Contention {
+				if c.Budget.Wall > 0 {
+					p("| %s | %s%s | %d | %s |\n", c.Store, withRoots(withFormat(withDriver(c.Mode, c.Driver), c.Format), c.PrivateRoots), unproxiedText(c.Unproxied), c.Writers, budgetText(c.Budget, c.Accepted))
+				}
+			}
+			p("\n")
+		}
 		for _, c := range r.Contention {
 			if len(c.Other) > 0 || len(c.Unfinished) > 0 {
 				p("- %s, %s, %d writers: %s\n", c.Store, withFormat(withDriver(c.Mode, c.Driver), c.Format), c.Writers, incompleteText(c.Other, c.Unfinished))
@@ -380,6 +393,9 @@ func (r *Results) markdown(date string) string {
 				p("\n*$ / million commits*: the requests' cost per million accepted commits at S3 Standard prices (%s).\n", s3Prices)
 				p("\n| phase | requests / accepted commit | $ / million commits | conditional PUT `current`: count, 412s, time median / p90 / max | other requests |\n| --- | ---: | ---: | --- | --- |\n")
 				p("| spread | %s |\n| burst | %s |\n", trafficCells(a.Spread.Requests, a.Spread.Accepted), trafficCells(a.Burst.Requests, a.Burst.Accepted))
+			}
+			if a.Spread.Budget.Wall > 0 || a.Burst.Budget.Wall > 0 {
+				p("\nCPU per accepted commit, by party (as in the contention rows%s): spread: %s; burst: %s.\n", unproxiedText(a.Unproxied), budgetText(a.Spread.Budget, a.Spread.Accepted), budgetText(a.Burst.Budget, a.Burst.Accepted))
 			}
 			p("\n%s\n", strings.Join(notes, ""))
 		}

@@ -19,6 +19,7 @@ type AgentsResult struct {
 	Format int    `json:",omitempty"` // the store's format version (0 in older results: 3)
 	// PrivateRoots: rootsShared or rootsOwn ("" in older results: own).
 	PrivateRoots string `json:",omitempty"`
+	Unproxied    bool   `json:",omitempty"` // -unproxied: no request counts
 	Agents       int
 	Window       time.Duration
 	Spread       AgentPhase
@@ -42,6 +43,8 @@ type AgentPhase struct {
 	// S3DollarsPerMillion is what Requests would cost at S3 Standard
 	// request prices per million accepted commits (0 without Requests).
 	S3DollarsPerMillion float64
+	// Budget is the CPU each party spent in the phase's window.
+	Budget Budget `json:",omitempty"`
 }
 
 // agentPayload is the ~1 KB each agent commits (a tagged line plus text).
@@ -51,7 +54,7 @@ const agentPayload = 960
 // by driver, on a store of format version 3 or 4; serve processes live
 // through both phases, as a host's do.
 func (r *runner) agentsWorkloadBy(ctx context.Context, st *storeTarget, driver string, format int) (res AgentsResult, err error) {
-	res = AgentsResult{Store: st.name, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Agents: r.prof.agents, Window: r.prof.agentWindow}
+	res = AgentsResult{Store: st.name, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Unproxied: r.prof.unproxied, Agents: r.prof.agents, Window: r.prof.agentWindow}
 	base := r.tempDir(fmt.Sprintf("agents-%s-%s-v%d", st.name, driver, format))
 	actors, loc, _, err := r.setupActors(ctx, st, base, "a", r.prof.agents, false, agentPayload, format)
 	if err != nil {
@@ -108,6 +111,7 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 	var mu sync.Mutex
 	var last time.Time
 	errs := make([]error, len(actors))
+	clock := startBudget(servePids(actors))
 	t0 := time.Now()
 	for i, a := range actors {
 		wg.Add(1)
@@ -130,6 +134,7 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 	if !last.IsZero() {
 		ph.Wall = last.Sub(t0)
 	}
+	ph.Budget = clock.stop(totals(actors).CPU)
 	if st.proxy != nil {
 		ph.Requests = st.proxy.take()
 	}

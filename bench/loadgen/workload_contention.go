@@ -22,6 +22,7 @@ type ContentionResult struct {
 	Driver            string `json:",omitempty"` // driverCLI ("" in older results) or driverServe
 	Format            int    `json:",omitempty"` // the store's format version (0 in older results: 3)
 	PrivateRoots      string `json:",omitempty"` // rootsShared or rootsOwn ("" in older results: own)
+	Unproxied         bool   `json:",omitempty"` // -unproxied: no request counts
 	Writers           int
 	CommitsEach       int
 	Accepted          int // commits reported OK to the writers
@@ -44,6 +45,8 @@ type ContentionResult struct {
 	// S3DollarsPerMillion is what Requests would cost at S3 Standard
 	// request prices per million accepted commits (0 without Requests).
 	S3DollarsPerMillion float64
+	// Budget is the CPU each party spent in the run's window.
+	Budget Budget `json:",omitempty"`
 
 	loc string // the notebook's location (tests read the store after a run)
 }
@@ -64,7 +67,7 @@ func (r *runner) contention(ctx context.Context, st *storeTarget, mode string, w
 // contentionBy is contention with the writers' calls made by driver, on a
 // store of format version 3 or 4 (setupActors).
 func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string, writers int, driver string, format int) (ContentionResult, error) {
-	res := ContentionResult{Store: st.name, Mode: mode, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Writers: writers, CommitsEach: r.prof.contentionCommits}
+	res := ContentionResult{Store: st.name, Mode: mode, Driver: driver, Format: format, PrivateRoots: r.rootsSetting(), Unproxied: r.prof.unproxied, Writers: writers, CommitsEach: r.prof.contentionCommits}
 	base := r.tempDir(fmt.Sprintf("contention-%s-%s-%s-%d-v%d", st.name, mode, driver, writers, format))
 	actors, loc, gen0, err := r.setupActors(ctx, st, base, "w", writers, mode != modeDisjoint, 0, format)
 	if err != nil {
@@ -116,12 +119,14 @@ func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string,
 			}
 		}()
 	}
+	clock := startBudget(servePids(actors))
 	t0 := time.Now()
 	close(start)
 	wg.Wait()
 	if !last.IsZero() {
 		res.Wall = last.Sub(t0)
 	}
+	res.Budget = clock.stop(totals(actors).CPU)
 	if st.proxy != nil {
 		res.Requests = st.proxy.take()
 	}
@@ -192,7 +197,7 @@ func (r *runner) setupActors(ctx context.Context, st *storeTarget, base, prefix 
 		}
 		// Through the counting proxy when there is one: the runs report
 		// their traffic, lost races included.
-		actors[i] = newActor(t, r.newWriter(st, loc, base, filepath.Join(base, t), st.proxy != nil), file, shared, payload)
+		actors[i] = newActor(t, r.newWriter(st, loc, base, filepath.Join(base, t), st.proxy != nil && !r.prof.unproxied), file, shared, payload)
 	}
 	// Set-up pulls, two at a time: they are not measured.
 	err = parallel(len(actors), 2, func(i int) error {
@@ -243,6 +248,18 @@ func (r *runner) audit(ctx context.Context, st *storeTarget, loc, base string, a
 		return LineCheck{}, 0, err
 	}
 	return checkLines(tree, accepted, written), o.Generation, nil
+}
+
+// servePids returns the pids of the actors' serve processes (none for
+// the CLI driver).
+func servePids(actors []*actor) []int {
+	var pids []int
+	for _, a := range actors {
+		if a.nb.mcp != nil {
+			pids = append(pids, a.nb.mcp.cmd.Process.Pid)
+		}
+	}
+	return pids
 }
 
 // parallel runs f(0..n-1) with at most k at a time and returns the first

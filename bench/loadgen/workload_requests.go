@@ -114,6 +114,11 @@ type FloorResult struct {
 	ManifestSize int
 	Requests     Dist // GET + PUT + conditional PUT, in-process
 	Startup      OpStats
+	// Budget is the CPU of the three requests' rounds, per party
+	// (SeaweedFS; the load generator, whose client makes them): the CPU
+	// floor of a commit, beside a contention row's per accepted commit.
+	Budget Budget `json:",omitempty"`
+	Rounds int    `json:",omitempty"` // the rounds Budget covers
 }
 
 func (r *runner) floor(ctx context.Context, srv *seaweed.Server, packSize, manifestSize int) (FloorResult, error) {
@@ -129,7 +134,11 @@ func (r *runner) floor(ctx context.Context, srv *seaweed.Server, packSize, manif
 	}
 	etag := put.ETag
 	var ds []time.Duration
+	var clock *budgetClock
 	for i := range r.prof.floorReps + 1 {
+		if i == 1 { // the first round opens the connection
+			clock = startBudget(nil)
+		}
 		start := time.Now()
 		get, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: &srv.Bucket, Key: &key})
 		if err != nil {
@@ -153,6 +162,9 @@ func (r *runner) floor(ctx context.Context, srv *seaweed.Server, packSize, manif
 		if i > 0 { // the first round opens the connection
 			ds = append(ds, time.Since(start))
 		}
+	}
+	if clock != nil {
+		res.Budget, res.Rounds = clock.stop(0), r.prof.floorReps
 	}
 	res.Requests = summarize(ds)
 	var startup []Sample

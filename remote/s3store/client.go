@@ -9,7 +9,9 @@ package s3store
 // If-Match), DeleteObject and ListObjectsV2. What the S3 client did besides
 // is kept: the same paths, queries and headers (client_test.go compares
 // them), the retry loop of the SDK's retry middleware, and signing at the
-// server's clock once a response has told it.
+// server's clock once a response has told it. A page of ListObjectsV2 is
+// read by a scanner of its own (listpage.go), by encoding/xml only when
+// the scanner refuses it.
 //
 // The errors are the SDK's own types, so that mapS3Error and the SDK's
 // retryers classify them as they would the S3 client's:
@@ -456,13 +458,16 @@ func (c *s3Client) delete(ctx context.Context, key string) error {
 
 // s3ListPage is one page of ListObjectsV2.
 type s3ListPage struct {
-	Contents []struct {
-		Key  string `xml:"Key"`
-		Size int64  `xml:"Size"`
-		ETag string `xml:"ETag"`
-	} `xml:"Contents"`
-	IsTruncated           bool   `xml:"IsTruncated"`
-	NextContinuationToken string `xml:"NextContinuationToken"`
+	Contents              []s3ListEntry `xml:"Contents"`
+	IsTruncated           bool          `xml:"IsTruncated"`
+	NextContinuationToken string        `xml:"NextContinuationToken"`
+}
+
+// s3ListEntry is one object of a page.
+type s3ListEntry struct {
+	Key  string `xml:"Key"`
+	Size int64  `xml:"Size"`
+	ETag string `xml:"ETag"`
 }
 
 // maxListPage bounds what is read of one page (1,000 keys of up to 1 KiB).
@@ -490,8 +495,8 @@ func (c *s3Client) list(ctx context.Context, prefix, after string, visit func(ke
 		if err != nil {
 			return err
 		}
-		var page s3ListPage
-		if err := xml.Unmarshal(data, &page); err != nil {
+		page, err := decodeListPage(data)
+		if err != nil {
 			return &smithy.OperationError{ServiceID: "S3", OperationName: "ListObjectsV2",
 				Err: &smithy.DeserializationError{Err: err}}
 		}
