@@ -78,7 +78,7 @@ bench:
 # "context deadline exceeded" and no failing input (Go's fuzzer can report
 # that when FUZZTIME ends while a worker is being stopped, seen on a
 # loaded 2-core machine) is run once more; any other failure stands.
-FUZZ_PKGS ?= ./fuzz/ ./server/ ./server/history/ ./server/mcpserver/
+FUZZ_PKGS ?= ./fuzz/ ./remote/s3store/ ./server/ ./server/history/ ./server/mcpserver/
 
 fuzz:
 	@set -e; out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \

@@ -45,6 +45,9 @@ func scanListPage(data []byte) (s3ListPage, error) {
 	var stack []listOpen // open elements, the root first
 	var text []byte      // character data of the open elements, innermost last
 	var entry s3ListEntry
+	if !xmlChars(data) {
+		return page, errListSyntax
+	}
 	rootDone := false
 	i := 0
 	for i < len(data) {
@@ -69,11 +72,14 @@ func scanListPage(data []byte) (s3ListPage, error) {
 		rest := data[i:]
 		switch {
 		case bytes.HasPrefix(rest, []byte("<?")):
-			j := bytes.Index(rest, []byte("?>"))
-			if j < 0 || len(stack) > 0 || rootDone {
+			// The declaration S3 servers send, before the root; any other
+			// processing instruction is left to encoding/xml, which checks
+			// a declaration's version and encoding.
+			decl, ok := xmlDeclaration(rest)
+			if !ok || len(stack) > 0 || rootDone {
 				return page, errListSyntax
 			}
-			i += j + 2
+			i += len(decl)
 			continue
 		case bytes.HasPrefix(rest, []byte("<!--")):
 			j := bytes.Index(rest[4:], []byte("-->"))
@@ -101,8 +107,8 @@ func scanListPage(data []byte) (s3ListPage, error) {
 		tag := rest[1:j]
 		i += j + 1
 		if len(tag) > 0 && tag[0] == '/' {
-			name, ok := tagName(tag[1:], false)
-			if !ok || len(stack) == 0 || !bytes.Equal(stack[len(stack)-1].name, name) {
+			full, _, ok := tagName(tag[1:], false)
+			if !ok || len(stack) == 0 || !bytes.Equal(stack[len(stack)-1].full, full) {
 				return page, errListSyntax
 			}
 			top := stack[len(stack)-1]
@@ -117,11 +123,11 @@ func scanListPage(data []byte) (s3ListPage, error) {
 		if selfClosing {
 			tag = tag[:len(tag)-1]
 		}
-		name, ok := tagName(tag, true)
+		full, name, ok := tagName(tag, true)
 		if !ok || rootDone {
 			return page, errListSyntax
 		}
-		stack = append(stack, listOpen{name, len(text)})
+		stack = append(stack, listOpen{full, name, len(text)})
 		if len(stack) == 2 && string(name) == "Contents" {
 			entry = s3ListEntry{}
 		}
@@ -139,11 +145,27 @@ func scanListPage(data []byte) (s3ListPage, error) {
 	return page, nil
 }
 
-// listOpen is an open element of the scan: its local name, and where its
-// character data starts in the scan's text.
+// xmlDeclaration returns the declaration that rest starts with, if it is
+// one of the few the scanner reads: version 1.0, UTF-8 or no encoding.
+func xmlDeclaration(rest []byte) ([]byte, bool) {
+	for _, d := range [...]string{
+		`<?xml version="1.0" encoding="UTF-8"?>`,
+		`<?xml version="1.0" encoding="utf-8"?>`,
+		`<?xml version="1.0"?>`,
+	} {
+		if bytes.HasPrefix(rest, []byte(d)) {
+			return rest[:len(d)], true
+		}
+	}
+	return nil, false
+}
+
+// listOpen is an open element of the scan: its name as written (which its
+// end tag must repeat), its local name, and where its character data
+// starts in the scan's text.
 type listOpen struct {
-	name []byte // a slice of the page
-	text int
+	full, name []byte // slices of the page
+	text       int
 }
 
 // endElement records the element closing at the top of the path (its
@@ -208,38 +230,35 @@ func parseInt(text []byte) (int64, error) {
 	return v, nil
 }
 
-// tagName returns the local name of a start tag's content (name, then
-// attributes when attrs) or an end tag's (name and spaces only). Attributes
-// are checked only for their shape: name="value" or name='value'.
-func tagName(tag []byte, attrs bool) ([]byte, bool) {
+// tagName returns the name as written and the local name of a start tag's
+// content (name, then attributes when attrs) or an end tag's (name and
+// spaces only). Attributes are checked only for their shape: name="value"
+// or name='value'.
+func tagName(tag []byte, attrs bool) (full, local []byte, ok bool) {
 	n := 0
 	for n < len(tag) && !isSpace(tag[n]) {
 		n++
 	}
 	name := tag[:n]
-	if len(name) == 0 {
-		return nil, false
-	}
-	for _, b := range name {
-		if b == '<' || b == '>' || b == '"' || b == '\'' || b == '=' || b == '&' || b >= utf8.RuneSelf {
-			return nil, false
-		}
+	if !isASCIIName(name) {
+		return nil, nil, false
 	}
 	rest := tag[n:]
 	if !attrs {
 		if len(bytes.TrimSpace(rest)) != 0 {
-			return nil, false
+			return nil, nil, false
 		}
 	} else if !validAttrs(rest) {
-		return nil, false
+		return nil, nil, false
 	}
+	local = name
 	if k := bytes.IndexByte(name, ':'); k >= 0 {
 		if k == 0 || k == len(name)-1 || bytes.IndexByte(name[k+1:], ':') >= 0 {
-			return nil, false
+			return nil, nil, false
 		}
-		name = name[k+1:]
+		local = name[k+1:]
 	}
-	return name, true
+	return name, local, true
 }
 
 // validAttrs checks the attributes of a start tag: each a name, '=' and a
@@ -252,7 +271,7 @@ func validAttrs(b []byte) bool {
 			return true
 		}
 		eq := bytes.IndexByte(b, '=')
-		if eq <= 0 || bytes.ContainsAny(b[:eq], " \t\r\n\"'<>&") {
+		if eq <= 0 || !isASCIIName(b[:eq]) {
 			return false
 		}
 		b = b[eq+1:]
@@ -268,6 +287,19 @@ func validAttrs(b []byte) bool {
 			return false
 		}
 	}
+}
+
+// isASCIIName reports whether b is an XML name made of ASCII only: a
+// letter, '_' or ':' first, then letters, digits, '.', '-', '_' or ':'.
+// Names with other characters are left to encoding/xml.
+func isASCIIName(b []byte) bool {
+	for i, c := range b {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '.' || c == '-')) {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
@@ -328,6 +360,28 @@ func appendText(text, raw []byte) ([]byte, error) {
 		}
 	}
 	return text, nil
+}
+
+// xmlChars reports whether data is UTF-8 made only of characters XML
+// allows, which encoding/xml checks in every part of a document (names,
+// attribute values, comments, text).
+func xmlChars(data []byte) bool {
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 || !isXMLChar(r) {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
 // isXMLChar reports whether r may appear in an XML document.
