@@ -10,12 +10,12 @@ import (
 )
 
 // budgetClock reads, at a window's start and end, what Budget needs: the
-// serve processes' CPU (their pids given), SeaweedFS's processes (the
-// children of this process named weed), this process's own CPU, and
-// every core's busy time.
+// serve processes' CPU and the store server's (their pids given, the
+// server's 0 for none), this process's own CPU, and every core's busy
+// time.
 type budgetClock struct {
 	serves  []*cpuClock
-	seaweed []int
+	seaweed int
 	start   budgetReading
 }
 
@@ -24,8 +24,8 @@ type budgetReading struct {
 	at                             time.Time
 }
 
-func startBudget(servePids []int) *budgetClock {
-	c := &budgetClock{seaweed: childrenNamed("weed")}
+func startBudget(servePids []int, serverPid int) *budgetClock {
+	c := &budgetClock{seaweed: serverPid}
 	for _, pid := range servePids {
 		c.serves = append(c.serves, newCPUClock(pid))
 	}
@@ -38,8 +38,8 @@ func (c *budgetClock) read() budgetReading {
 	for _, s := range c.serves {
 		r.serves += s.read()
 	}
-	for _, pid := range c.seaweed {
-		r.seaweed += statCPU("/proc/" + strconv.Itoa(pid))
+	if c.seaweed != 0 {
+		r.seaweed = statCPU("/proc/" + strconv.Itoa(c.seaweed))
 	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
@@ -63,39 +63,6 @@ func (c *budgetClock) stop(writersCPU time.Duration) Budget {
 		Machine: end.machine - c.start.machine,
 		Cores:   runtime.NumCPU(),
 	}
-}
-
-// childrenNamed returns the pids of this process's children whose command
-// is name.
-func childrenNamed(name string) []int {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	self := strconv.Itoa(os.Getpid())
-	var pids []int
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < open {
-			continue
-		}
-		f := strings.Fields(s[closing+1:])
-		if s[open+1:closing] == name && len(f) > 1 && f[1] == self {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // machineBusy is every core's non-idle time from /proc/stat's first line

@@ -35,6 +35,17 @@ type storeTarget struct {
 	// open opens loc as a store in this process, not through the proxy
 	// (the format-4 seed, bench.SeedV4).
 	open func(ctx context.Context, loc string) (remote.Store, error)
+	// serverPid is the store server's process (SeaweedFS), whose CPU a
+	// run's budget reads; nil for the file store, which has none.
+	serverPid func() int
+}
+
+// pid is the store server's process ID, 0 for none.
+func (t *storeTarget) pid() int {
+	if t.serverPid == nil {
+		return 0
+	}
+	return t.serverPid()
 }
 
 type object struct {
@@ -93,7 +104,8 @@ func listDir(_ context.Context, root string) ([]object, error) {
 func seaweedTarget(srv *seaweed.Server, proxy *countingProxy) *storeTarget {
 	client := srv.Client()
 	return &storeTarget{
-		name: "seaweedfs",
+		name:      "seaweedfs",
+		serverPid: srv.Pid,
 		env: func(loc string, proxied bool) []string {
 			env := srv.Env()
 			if proxied {

@@ -111,7 +111,7 @@ func (r *runner) agentPhase(ctx context.Context, st *storeTarget, loc, base stri
 	var mu sync.Mutex
 	var last time.Time
 	errs := make([]error, len(actors))
-	clock := startBudget(servePids(actors))
+	clock := startBudget(servePids(actors), st.pid())
 	t0 := time.Now()
 	for i, a := range actors {
 		wg.Add(1)

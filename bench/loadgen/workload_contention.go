@@ -119,7 +119,7 @@ func (r *runner) contentionBy(ctx context.Context, st *storeTarget, mode string,
 			}
 		}()
 	}
-	clock := startBudget(servePids(actors))
+	clock := startBudget(servePids(actors), st.pid())
 	t0 := time.Now()
 	close(start)
 	wg.Wait()

@@ -137,7 +137,7 @@ func (r *runner) floor(ctx context.Context, srv *seaweed.Server, packSize, manif
 	var clock *budgetClock
 	for i := range r.prof.floorReps + 1 {
 		if i == 1 { // the first round opens the connection
-			clock = startBudget(nil)
+			clock = startBudget(nil, srv.Pid())
 		}
 		start := time.Now()
 		get, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: &srv.Bucket, Key: &key})

@@ -403,6 +403,17 @@ func (s *Server) control(tb testing.TB, what string, op func() error) {
 	}
 }
 
+// Pid is the running server process's ID, 0 while it is stopped (a
+// restart runs another): for measurements that read its CPU.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.cmd.Process.Pid
+}
+
 func (s *Server) signal(freeze bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
