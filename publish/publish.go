@@ -746,10 +746,10 @@ func (w *call) cycle() time.Duration {
 }
 
 // wait reads `current` when the write that can tell us something should
-// have landed, then every eighth of an estimate until it moves (§5.3),
-// taking over after Stall. A waiter that folds next reads the proposals
-// it will fold while it waits. Timing decides how many reads a waiter
-// makes, never what is accepted.
+// have landed, then every poll until it moves, backing off unless it
+// folds next, and takes over after Stall (§5.3). A waiter that folds
+// next reads the proposals it will fold while it waits. Timing decides
+// how many reads a waiter makes, never what is accepted.
 func (w *call) wait(ctx context.Context) error {
 	o := w.o
 	at, next, rank := w.expect()
