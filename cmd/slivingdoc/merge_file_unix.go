@@ -8,11 +8,12 @@ import "syscall"
 // (open, fstat, read, close), reporting false on any failure or if path is
 // not a regular file; the open does not wait (O_NONBLOCK, which reads of a
 // regular file ignore), so a FIFO put in a file's place since the caller
-// looked is reported false at once rather than waited on here. os.ReadFile would also work, at a price a
-// three-line merge notices: on Linux os.Open offers every file to the
-// runtime's network poller, whose first use creates an epoll instance and
-// an eventfd, and each file then costs a refused epoll_ctl and four fcntl
-// calls besides a finalizer; about 20 system calls for the three inputs.
+// looked is reported false at once rather than waited on here.
+// os.ReadFile would also work, at a price a three-line merge notices: on
+// Linux os.Open offers every file to the runtime's network poller, whose
+// first use creates an epoll instance and an eventfd, and each file then
+// costs a refused epoll_ctl and four fcntl calls besides a finalizer;
+// about 20 system calls for the three inputs.
 func readRegular(path string) ([]byte, bool) {
 	var fd int
 	var err error
