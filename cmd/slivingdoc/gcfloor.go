@@ -12,9 +12,9 @@ import (
 // the heap doubles, from 4 MiB) serve collected about once per commit, and
 // the collector's fixed costs (its mark workers, the globals and stacks
 // scanned, the sweep) were 6–7% of the process's CPU in the fleet rows
-// (docs/benchmarks.md, "Where a serve process's CPU goes"). 16 MiB makes
-// that one collection in 8–15 commits, for at most 16 MiB more of memory
-// per process.
+// (docs/benchmarks.md, "Where a serve process's CPU goes"). 16 MiB made
+// that one collection in 15–30 commits there, for at most 16 MiB more of
+// memory per process.
 const serveHeapFloor = 16 << 20
 
 // defaultHeapMinimum is the runtime's heap goal when the live heap is
