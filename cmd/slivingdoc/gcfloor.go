@@ -3,7 +3,7 @@ package main
 import (
 	"runtime"
 	"runtime/debug"
-	"sync/atomic"
+	"sync"
 )
 
 // serveHeapFloor is what a serve process may allocate between two
@@ -37,10 +37,13 @@ func collectAbove(floor uint64) (stop func()) {
 	if user < 0 {
 		return func() {}
 	}
-	var stopped atomic.Bool
+	var mu sync.Mutex // a tuning and stop, one at a time
+	stopped := false
 	var tune func()
 	tune = func() {
-		if stopped.Load() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
 			return
 		}
 		// Read right after a collection's sweep, the heap is what it left
@@ -53,7 +56,9 @@ func collectAbove(floor uint64) (stop func()) {
 	}
 	tune()
 	return func() {
-		stopped.Store(true)
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
 		debug.SetGCPercent(user)
 	}
 }
