@@ -16,7 +16,8 @@ type Budget struct {
 	// Writers is the slivingdoc processes' CPU: every CLI process's
 	// rusage, or each serve process's whole CPU over the window
 	// (background work between calls included, unlike the per-call
-	// figures of the latency columns).
+	// figures of the latency columns, which it holds and does not add
+	// again).
 	Writers time.Duration
 	Seaweed time.Duration // SeaweedFS's processes (0 on the file store)
 	// Loadgen is this process: the drivers' clients, the counting proxy,

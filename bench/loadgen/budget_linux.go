@@ -48,16 +48,22 @@ func (c *budgetClock) read() budgetReading {
 	return r
 }
 
-// stop ends the window: writersCPU is the CLI processes' CPU (0 for serve
-// rows, whose processes were read here).
+// stop ends the window: writersCPU is the CLI processes' CPU, which a
+// clock reading serve processes ignores: their whole CPU, read here,
+// already holds their calls' CPU, which is what the actors sum for a serve
+// row (adding both counted every call twice).
 func (c *budgetClock) stop(writersCPU time.Duration) Budget {
 	end := c.read()
 	for _, s := range c.serves {
 		s.close()
 	}
+	writers := writersCPU
+	if len(c.serves) > 0 {
+		writers = end.serves - c.start.serves
+	}
 	return Budget{
 		Wall:    end.at.Sub(c.start.at),
-		Writers: writersCPU + end.serves - c.start.serves,
+		Writers: writers,
 		Seaweed: end.seaweed - c.start.seaweed,
 		Loadgen: end.self - c.start.self,
 		Machine: end.machine - c.start.machine,

@@ -49,3 +49,19 @@ func TestCPUClockCountsBurntCPU(t *testing.T) {
 		t.Fatal("no thread files kept open")
 	}
 }
+
+// A serve row's writers are its processes' whole CPU, read by the clock:
+// the calls' CPU the actors sum (passed to stop) is inside it, and is not
+// added again. Here the "serve process" is this test's own, which burns
+// nothing like an hour between the reads.
+func TestBudgetServeWritersNotCountedTwice(t *testing.T) {
+	c := startBudget([]int{os.Getpid()}, 0)
+	callsCPU := time.Hour
+	b := c.stop(callsCPU)
+	if b.Writers >= callsCPU {
+		t.Fatalf("writers %v: the calls' %v were added to the processes' own CPU", b.Writers, callsCPU)
+	}
+	if cli := startBudget(nil, 0).stop(callsCPU); cli.Writers != callsCPU {
+		t.Fatalf("a CLI row's writers %v, want the processes' %v", cli.Writers, callsCPU)
+	}
+}

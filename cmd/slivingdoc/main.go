@@ -30,6 +30,9 @@ type command struct {
 	// with the collector off until the process holds oneShotMemory
 	// (collectLate).
 	oneShot bool
+	// longLived: a command that serves many operations (serve); main
+	// keeps its collections serveHeapFloor apart at least (collectAbove).
+	longLived bool
 	// ownSignals: a command that never waits on anything outside the
 	// process, or that installs the SIGINT and SIGTERM handler itself where
 	// it may (merge-file, before it reads an input that is not a regular
@@ -87,6 +90,9 @@ func main() {
 		c, _ = lookup(os.Args[1])
 		if c.oneShot {
 			collectLate(oneShotMemory)
+		}
+		if c.longLived {
+			collectAbove(serveHeapFloor)
 		}
 	}
 	ctx, stop := context.Background(), context.CancelFunc(func() {})

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{name: "serve", summary: "run the MCP server (notes_pull, notes_commit) over stdio", run: runServe})
+	register(command{name: "serve", summary: "run the MCP server (notes_pull, notes_commit) over stdio", run: runServe, longLived: true})
 }
 
 // runServe speaks MCP JSON-RPC on stdin/stdout until stdin closes. Stdout
