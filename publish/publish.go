@@ -460,11 +460,27 @@ func (w *call) accepted(ctx context.Context, g uint64) (Result, error) {
 	return Result{Generation: g, Head: head, State: w.c}, nil
 }
 
-// headAt returns the head of generation g of the state last read.
+// headAt returns the head of generation g of the state last read: from
+// the tail; below it, by the parents of the tail's oldest head (invariant
+// 4) in the objects caught up to the state, which the writer's next build
+// reads anyway (a segment GET less on a member's way back); else from the
+// segments.
 func (w *call) headAt(ctx context.Context, g uint64) (cas.ID, error) {
 	m := w.c.Manifest
 	if inc, ok := m.Increment(g); ok {
 		return inc.Head, nil
+	}
+	if t := m.Increments; len(t) > 0 && g >= m.Upgraded && g < t[0].Generation && t[0].Generation-g <= uint64(w.p.opts.M) {
+		src, err := w.p.opts.Objects(ctx, w.c)
+		h := t[0].Head
+		for at := t[0].Generation; at > g && err == nil; at-- {
+			var c cas.Commit
+			c, err = cas.ReadCommit(src, h)
+			h = c.Parent
+		}
+		if err == nil {
+			return h, nil
+		}
 	}
 	segs := m.Segments
 	for depth := 0; depth <= remote.MaxSegmentLevel; depth++ {
@@ -588,15 +604,7 @@ func (w *call) pending(l listing) []key {
 			out = append(out, k)
 		}
 	}
-	slices.SortFunc(out, func(a, b key) int {
-		if a.less(b) {
-			return -1
-		}
-		if b.less(a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b key) int { return cmp.Or(cmp.Compare(a.g, b.g), strings.Compare(a.id, b.id)) })
 	return out
 }
 
