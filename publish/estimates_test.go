@@ -13,17 +13,17 @@ import (
 // and each LIST (Options.Estimates): a writer whose Options hold an
 // object store's defaults (200 ms, 20 ms) but whose engine has measured a
 // store of a few milliseconds gathers for milliseconds, not for the
-// defaults' 400 ms; an estimate of zero keeps the one before it.
+// defaults' 360 ms; an estimate of zero keeps the one before it.
 func TestACallWaitsByTheNewestEstimates(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		estimates func() (time.Duration, time.Duration)
 		want      time.Duration // the gather's wait
 	}{
-		{"none", nil, 400 * time.Millisecond},
-		// landed (time + 2 + 1 ms) + Gather (7 x 1 + a poll of 2 ms)
-		{"learned", func() (time.Duration, time.Duration) { return 2 * time.Millisecond, time.Millisecond }, 12 * time.Millisecond},
-		{"zero", func() (time.Duration, time.Duration) { return 0, 0 }, 400 * time.Millisecond},
+		{"none", nil, 360 * time.Millisecond},
+		// landed (time + 2 + 1 ms) + Gather (5 x 1 + a poll of 2 ms)
+		{"learned", func() (time.Duration, time.Duration) { return 2 * time.Millisecond, time.Millisecond }, 10 * time.Millisecond},
+		{"zero", func() (time.Duration, time.Duration) { return 0, 0 }, 360 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, nil)
@@ -44,7 +44,7 @@ func TestACallWaitsByTheNewestEstimates(t *testing.T) {
 			if tc.estimates != nil && calls < 2 {
 				t.Fatalf("Estimates consulted %d times", calls)
 			}
-			if e.pub.opts.CondEstimate != 200*time.Millisecond || e.pub.opts.Gather != 180*time.Millisecond {
+			if e.pub.opts.CondEstimate != 200*time.Millisecond || e.pub.opts.Gather != 140*time.Millisecond {
 				t.Fatalf("a call changed the Publisher's options: %+v", e.pub.opts)
 			}
 		})

@@ -90,7 +90,7 @@ type Options struct {
 	// zero value keeps the estimate before it.
 	Estimates func() (cond, rtt time.Duration)
 	// Gather: how long after the write it builds on landed a folder
-	// LISTs (§5.5); default 7 RTT and one poll (see poll).
+	// LISTs (§5.5); default 5 RTT and one poll (see poll).
 	Gather time.Duration
 	Stall  float64 // estimates before a takeover (plus 1 s); default 4
 	// Parallel bounds concurrent GETs of others' proposals and the
@@ -129,7 +129,7 @@ func (o *Options) fill() {
 		o.RTT = 20 * time.Millisecond
 	}
 	if o.Gather <= 0 || o.gatherAuto {
-		o.Gather, o.gatherAuto = 7*o.RTT+o.poll(), true
+		o.Gather, o.gatherAuto = 5*o.RTT+o.poll(), true
 	}
 	if o.Stall <= 0 {
 		o.Stall = 4
@@ -460,11 +460,28 @@ func (w *call) accepted(ctx context.Context, g uint64) (Result, error) {
 	return Result{Generation: g, Head: head, State: w.c}, nil
 }
 
-// headAt returns the head of generation g of the state last read.
+// headAt returns the head of generation g of the state last read: from
+// the tail; below it, by the parents of the tail's oldest head (invariant
+// 4) in the objects caught up to the state, which the writer's next build
+// reads anyway (a segment GET less on a member's way back); else from the
+// segments.
 func (w *call) headAt(ctx context.Context, g uint64) (cas.ID, error) {
 	m := w.c.Manifest
 	if inc, ok := m.Increment(g); ok {
 		return inc.Head, nil
+	}
+	if t := m.Increments; len(t) > 0 && g >= m.Upgraded && g < t[0].Generation &&
+		t[0].Generation-g <= uint64(w.p.opts.M) {
+		src, err := w.p.opts.Objects(ctx, w.c)
+		h := t[0].Head
+		for at := t[0].Generation; at > g && err == nil; at-- {
+			var c cas.Commit
+			c, err = cas.ReadCommit(src, h)
+			h = c.Parent
+		}
+		if err == nil {
+			return h, nil
+		}
 	}
 	segs := m.Segments
 	for depth := 0; depth <= remote.MaxSegmentLevel; depth++ {
@@ -588,15 +605,7 @@ func (w *call) pending(l listing) []key {
 			out = append(out, k)
 		}
 	}
-	slices.SortFunc(out, func(a, b key) int {
-		if a.less(b) {
-			return -1
-		}
-		if b.less(a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b key) int { return cmp.Or(cmp.Compare(a.g, b.g), strings.Compare(a.id, b.id)) })
 	return out
 }
 
@@ -796,7 +805,7 @@ func (w *call) wait(ctx context.Context) error {
 // it waits for is late: a sixteenth of an estimate, at least two round
 // trips. A waiter learns its acceptance up to one poll late and its
 // agent's next commit registers a few round trips after, so the gather
-// includes one poll: with seven round trips alone, at 1 s per key those
+// includes one poll: with round trips alone, at 1 s per key those
 // commits missed the next fold's LIST and waited a whole cycle more.
 func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) }
 

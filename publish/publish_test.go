@@ -3,6 +3,7 @@ package publish
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -334,6 +335,38 @@ func TestLargeGroupFoldsTheTail(t *testing.T) {
 	if f := e.files(head); f["f00.md"] != "0\n" || f["f01.md"] != "" {
 		t.Fatalf("generation 2's tree: %v", f)
 	}
+	// Every member below the tail finds its head by the parents of the
+	// tail's oldest head in the objects caught up to the state, with no
+	// GET of a segment, and it is the head the segments name.
+	walker, err := New(segmentless{e.mem}, Options{Store: storeID, Clock: e.clock, Objects: allPacks(e.mem)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noObjects := func(context.Context, State) (cas.Source, error) { return nil, errors.New("no objects") }
+	reader, err := New(e.mem, Options{Store: storeID, Clock: e.clock, Objects: noObjects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := uint64(2); g < m.Increments[0].Generation; g++ {
+		got, err := (&call{p: walker, c: State{Manifest: m}}).headAt(context.Background(), g)
+		if err != nil {
+			t.Fatalf("generation %d by its parents: %v", g, err)
+		}
+		want, err := (&call{p: reader, c: State{Manifest: m}}).headAt(context.Background(), g)
+		if err != nil || got != want {
+			t.Fatalf("generation %d: %s by its parents, %s in the segments (%v)", g, got, want, err)
+		}
+	}
+}
+
+// segmentless fails every GET of a segment.
+type segmentless struct{ remote.Store }
+
+func (s segmentless) Get(ctx context.Context, key string) ([]byte, string, error) {
+	if strings.HasPrefix(key, "index/") {
+		return nil, "", errors.New("a segment was read")
+	}
+	return s.Store.Get(ctx, key)
 }
 
 func TestNewRefusesAWindowBeyondRecent(t *testing.T) {

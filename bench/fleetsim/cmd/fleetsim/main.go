@@ -49,7 +49,7 @@ func main() {
 	traceSlow := flag.Duration("trace-slow", 0, "publish engine: print the protocol's trace of the first commit slower than this (model time; 0: none)")
 	breakdown := flag.Duration("breakdown", 0, "publish engine: report where the measured commits' time went, for all and for those slower than this (0: no report)")
 	catchUp := flag.String("catch-up", "", "publish engine: empty to fetch every pack the manifest names since the agent's generation, \"lazy\" to fetch only what the build and the fold read")
-	gather := flag.Duration("gather", 0, "publish engine, diagnosis only: the protocol's gather instead of its default (7 round trips and a poll)")
+	gather := flag.Duration("gather", 0, "publish engine, diagnosis only: the protocol's gather instead of its default (5 round trips and a poll)")
 	foldParallel := flag.Int("fold-parallel", 0, "publish engine, diagnosis only: proposals a fold reads at once instead of the protocol's default (32)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs (set-up included) to this file")
