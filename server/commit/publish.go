@@ -306,11 +306,10 @@ func (s *call) finishV4(res publish.Result, last *build.Attempt) (*dircall.Resul
 	s.State.SaveStreak(res.Streak)
 	s.p.Background.StartSweep(res.State, res.Generation) // cleanup.go
 	state := stateView(res.State)
-	// The generation memory learns of the state as of any read
-	// (pstate.Highest); publish read it, not the notebook.
-	if err := s.Env.Ident.Observe(s.Ctx, state); err != nil {
-		s.Env.Log.Warn("the accepted state could not be recorded", "err", err)
-	}
+	// The generation memory learns of the state (pstate.Highest), without
+	// the check of a fresh read: publish read it earlier, and another
+	// process of this P may have seen a later generation since.
+	s.Env.Ident.Learn(state)
 	s.keepRecent(last)
 	flag := pstate.RecoveryFlag{Op: "commit", RemoteAccepted: "yes", Generation: res.Generation}
 	if err := rewrite.Failpoint(rewrite.FailAfterPublish); err != nil {

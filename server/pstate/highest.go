@@ -68,6 +68,28 @@ func (g *Highest) Observe(ctx context.Context, s remote.State) error {
 	return err
 }
 
+// Learn records s's generation if it is higher than any seen, without
+// the check: for a state read earlier (publish's, reported with an
+// accepted commit), which may be older than what another process of this
+// P has seen since without the store having gone back. Only a fresh read
+// can tell a restored `current`; such a read goes through Observe.
+func (g *Highest) Learn(s remote.State) {
+	g.mu.Lock()
+	g.load()
+	higher := s.Generation() > g.highest
+	if higher {
+		g.highest = s.Generation()
+	}
+	g.mu.Unlock()
+	switch {
+	case !higher:
+	case g.Later != nil:
+		g.Later(g.record)
+	default:
+		g.record()
+	}
+}
+
 // check refuses a regressed generation, and reports whether s's is higher
 // than any seen (then it is the one in memory).
 func (g *Highest) check(ctx context.Context, s remote.State) (higher bool, err error) {

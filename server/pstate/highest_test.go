@@ -1,9 +1,13 @@
 package pstate
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/slivingdoc/slivingdoc/remote"
 )
 
 // The highest generation seen is kept in one file rewritten in place, and a
@@ -44,5 +48,34 @@ func TestHighestGenerationRecord(t *testing.T) {
 	}
 	if got := g.readFile(); got != 77 {
 		t.Fatalf("older record read as %d, want 77", got)
+	}
+}
+
+// Two processes of one P: a state one of them read before the other saw
+// a later generation is learned without a false alarm and never lowers
+// the record, while a fresh read below the record is still refused.
+func TestHighestLearnsAnEarlierReadWithoutTheCheck(t *testing.T) {
+	dir := t.TempDir()
+	at := func(g uint64) remote.State {
+		return remote.State{Manifest: &remote.Manifest{Version: 2, Generation: g}, ETag: "e"}
+	}
+	a, b := NewHighest(dir, nil), NewHighest(dir, nil)
+	ctx := context.Background()
+	if err := b.Observe(ctx, at(15)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Observe(ctx, at(17)); err != nil { // the other process, since b's read of 16
+		t.Fatal(err)
+	}
+	b.Learn(at(16))
+	if got := b.readFile(); got != 17 {
+		t.Fatalf("after learning 16 beside a recorded 17: the record says %d", got)
+	}
+	b.Learn(at(18))
+	if got := a.readFile(); got != 18 {
+		t.Fatalf("after learning 18: the record says %d", got)
+	}
+	if err := a.Observe(ctx, at(16)); !errors.Is(err, remote.ErrGenerationRegressed) {
+		t.Fatalf("a fresh read of 16 after 18 was seen: %v, want %v", err, remote.ErrGenerationRegressed)
 	}
 }

@@ -235,6 +235,13 @@ func (i *Identity) Observe(ctx context.Context, s remote.State) error {
 	return err
 }
 
+// Learn records the generation of a state read earlier (publish's, with
+// an accepted commit) in what this host saw of the store, without the
+// regression check that only a fresh read can make (pstate.Highest.Learn).
+func (i *Identity) Learn(s remote.State) {
+	i.now().generations.Learn(s)
+}
+
 // NameStore gives the store an ID before this engine first publishes to
 // it, when it has none (the first publication to a new store, or to one
 // an older binary made).
