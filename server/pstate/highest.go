@@ -58,12 +58,8 @@ func (g *Highest) load() {
 // and records a higher one.
 func (g *Highest) Observe(ctx context.Context, s remote.State) error {
 	higher, err := g.check(ctx, s)
-	switch {
-	case !higher:
-	case g.Later != nil:
-		g.Later(g.record)
-	default:
-		g.record()
+	if higher {
+		g.recordSoon()
 	}
 	return err
 }
@@ -81,13 +77,19 @@ func (g *Highest) Learn(s remote.State) {
 		g.highest = s.Generation()
 	}
 	g.mu.Unlock()
-	switch {
-	case !higher:
-	case g.Later != nil:
-		g.Later(g.record)
-	default:
-		g.record()
+	if higher {
+		g.recordSoon()
 	}
+}
+
+// recordSoon writes the higher generation now in memory: after the
+// engine's reply when Later is set, else at once.
+func (g *Highest) recordSoon() {
+	if g.Later != nil {
+		g.Later(g.record)
+		return
+	}
+	g.record()
 }
 
 // check refuses a regressed generation, and reports whether s's is higher
