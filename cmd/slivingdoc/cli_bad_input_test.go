@@ -203,3 +203,25 @@ func TestHostileFileNamesArePrintedEscaped(t *testing.T) {
 		a.remove(c.name)
 	}
 }
+
+// A command that reads a notebook directory which does not exist says so
+// and how to make it (pull), without a system call's wording, and creates
+// nothing; pull itself makes it.
+func TestCLIMissingDirectory(t *testing.T) {
+	nb := newNotebook(t, backends[0])
+	a := nb.agent("a")
+	for _, args := range [][]string{{"status", a.dir}, {"commit", a.dir, "-m", "x"}, {"diff", a.dir}} {
+		o := a.run(args...)
+		if o.code != 2 || !strings.Contains(o.stderr, a.dir+" does not exist") ||
+			!strings.Contains(o.stderr, "'slivingdoc pull "+a.dir+"'") || strings.Contains(o.stderr, "stat ") {
+			t.Fatalf("want exit 2 naming the directory and pull:\n%s", o)
+		}
+		if _, err := os.Stat(a.dir); !os.IsNotExist(err) {
+			t.Fatalf("%s: the directory was created (%v)", args[0], err)
+		}
+	}
+	a.pull()
+	if _, err := os.Stat(a.dir); err != nil {
+		t.Fatalf("pull did not make the directory: %v", err)
+	}
+}

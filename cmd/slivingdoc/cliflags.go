@@ -246,6 +246,11 @@ func (c *cliCommand) notebookDir(pos []string, mayBeMissing bool) (string, int, 
 	switch {
 	case err == nil:
 	case errors.Is(err, os.ErrNotExist) && mayBeMissing:
+	case errors.Is(err, os.ErrNotExist):
+		// The raw "stat ...: no such file or directory" names a system
+		// call; say what is missing and what makes it.
+		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %s does not exist; 'slivingdoc pull %s' makes it with the notebook's files\n", c.name, dir, p)
+		return "", 2, true
 	case err != nil:
 		fmt.Fprintf(c.stdio.err, "slivingdoc %s: %v\n", c.name, err)
 		return "", 2, true
