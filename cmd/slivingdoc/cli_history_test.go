@@ -124,7 +124,8 @@ func TestCLIHistoryUndoAnAgentsWork(t *testing.T) {
 		other2.write("plan.md", "# Plan\nrewritten by the agent\nbadly\nthree\nfour\nfive\nsix by other2\n")
 		other2.commit("more") // 5
 		person.pull()
-		mustOKPrefix(t, person.run("revert", person.dir, "2"), "OK  reverted generation 2 ")
+		// --generation, restore's form, names GEN as the second argument does.
+		mustOKPrefix(t, person.run("revert", person.dir, "--generation", "2"), "OK  reverted generation 2 ")
 		if c := person.commit("revert generation 2"); c.generation != 6 {
 			t.Fatalf("revert published at %d", c.generation)
 		}
@@ -292,6 +293,7 @@ func TestCLIHistoryHelpTouchesNothing(t *testing.T) {
 		{"diff", "1", "x"}, {"diff", "1", "2", "3"},
 		{"restore", filepath.Join(base, "notes")}, {"restore", "--generation", "1"},
 		{"revert", filepath.Join(base, "notes")}, {"revert", filepath.Join(base, "notes"), "x"},
+		{"revert", filepath.Join(base, "notes"), "2", "--generation", "2"}, {"revert", "--generation", "2"},
 		{"log", "--since", "yesterday-ish"},
 	} {
 		if o := a.run(bad...); o.code != 2 || o.stdout != "" || o.stderr == "" {

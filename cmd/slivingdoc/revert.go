@@ -14,7 +14,7 @@ func init() {
 
 // runRevert merges the inverse of publication GEN into the directory.
 func runRevert(ctx context.Context, args []string, s stdio) int {
-	c := newCLICommand("revert", "revert [flags] DIR GEN",
+	c := newCLICommand("revert", "revert [flags] DIR GEN  (or DIR --generation GEN, as restore takes it)",
 		"Undoes publication GEN in the notebook directory DIR, keeping everything published after\n"+
 			"it: a three-way merge with base = the tree GEN published, local = DIR, remote = the tree\n"+
 			"before GEN. Where later changes overlap what GEN changed, conflict blocks are written\n"+
@@ -31,12 +31,18 @@ func runRevert(ctx context.Context, args []string, s stdio) int {
 			"  slivingdoc revert notes 42\n"+
 			"  slivingdoc commit notes -m 'revert generation 42'", s)
 	force := c.fs.Bool("force", false, "rewrite files holding uncommitted work, after keeping a copy of each")
+	genFlag := c.fs.Uint64("generation", 0, "the publication `GEN` to undo, instead of the second argument")
 	pos, code, done := c.parse(args, 2)
 	if done {
 		return code
 	}
-	if len(pos) != 2 {
-		fmt.Fprintf(s.err, "slivingdoc revert: want DIR GEN\nRun 'slivingdoc revert -h' for the reference.\n")
+	// GEN comes as the second argument or as --generation (restore's
+	// form), never both: two numbers would leave the user unsure which ran.
+	byFlag := flagSet(c, "generation")
+	if byFlag && len(pos) == 1 {
+		pos = append(pos, strconv.FormatUint(*genFlag, 10))
+	} else if byFlag || len(pos) != 2 {
+		fmt.Fprintf(s.err, "slivingdoc revert: want DIR GEN, or DIR --generation GEN\nRun 'slivingdoc revert -h' for the reference.\n")
 		return 2
 	}
 	gen, err := strconv.ParseUint(pos[1], 10, 64)
