@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/slivingdoc/slivingdoc/remote"
@@ -54,10 +56,36 @@ func TestStoreStatsCountsOwnPacks(t *testing.T) {
 		{"proposals/00000000000000000003-0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", 10},
 		{"proposals/00000000000000000003-0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.fold.00000000000000000003-0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c", 0},
 		{"proposals/00000000000000000003-r-af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262", 1},
+		{"proposals/00000000000000000003-c-af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262", 1},
 		{"packs/groups/af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262.pack", 10},
 	}
 	bytes, packs := storeStats(objs)
-	if bytes != 133 || packs != 2 {
-		t.Fatalf("storeStats = %d bytes, %d packs; want 133, 2", bytes, packs)
+	if bytes != 134 || packs != 2 {
+		t.Fatalf("storeStats = %d bytes, %d packs; want 134, 2", bytes, packs)
+	}
+}
+
+// The proxy's proposal PUTs are the commits' own proposals: a rollup's or
+// a checkpoint's registered descriptor and a fold marker are classes of
+// their own, so the uploads-per-commit figure does not count them.
+func TestProxyCountsCommitProposalsApart(t *testing.T) {
+	const id = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+	const sum = "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
+	cases := []struct{ key, class string }{
+		{"proposals/00000000000000000003-" + id, "PUT proposals"},
+		{"proposals/00000000000000000003-r-" + sum, "PUT proposals registered"},
+		{"proposals/00000000000000000003-c-" + sum, "PUT proposals registered"},
+		{"proposals/00000000000000000003-" + id + ".fold.00000000000000000003-" + id, "PUT proposals fold markers"},
+	}
+	var reqs []OpCount
+	for _, c := range cases {
+		r := httptest.NewRequest(http.MethodPut, "/bucket/prefix/"+c.key, nil)
+		if got := classify(r); got != c.class {
+			t.Errorf("%s: class %q, want %q", c.key, got, c.class)
+		}
+		reqs = append(reqs, OpCount{Class: classify(r), Requests: 1})
+	}
+	if n := proposalPuts(reqs); n != 1 {
+		t.Fatalf("proposalPuts = %d, want 1 (the commit's own)", n)
 	}
 }

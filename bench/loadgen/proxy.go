@@ -141,6 +141,10 @@ func classify(r *http.Request) string {
 		// Format 4's fold markers: empty objects a folder writes, apart
 		// from the proposals (each commit's own pack) they name.
 		class = "proposals fold markers"
+	case registeredDescriptor(key):
+		// Rollup and checkpoint descriptors: counted apart from the
+		// commits' own proposals, as rollups are.
+		class = "proposals registered"
 	case strings.HasPrefix(key, "proposals/"):
 		class = "proposals"
 	case strings.HasPrefix(key, "probe/"):

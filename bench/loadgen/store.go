@@ -150,10 +150,22 @@ func storeStats(objs []object) (bytes int64, packs int) {
 	for _, o := range objs {
 		bytes += o.Size
 		reg := strings.HasPrefix(o.Key, "proposals/") && !strings.HasSuffix(o.Key, "-lead") && !strings.HasSuffix(o.Key, "-group") &&
-			!strings.Contains(o.Key, ".fold.") && !strings.Contains(o.Key, "-r-")
+			!strings.Contains(o.Key, ".fold.") && !registeredDescriptor(o.Key)
 		if strings.HasPrefix(o.Key, "packs/increments/") || reg {
 			packs++
 		}
 	}
 	return bytes, packs
+}
+
+// registeredDescriptor reports whether key is format 4's descriptor of a
+// rollup or a checkpoint, registered under proposals/ as
+// proposals/<G, 20 digits>-r-<sum> or -c-<sum> (remote.RegisteredKey): an
+// upload of its own, not a commit's proposal.
+func registeredDescriptor(key string) bool {
+	rest, ok := strings.CutPrefix(key, "proposals/")
+	if !ok || len(rest) < 23 {
+		return false
+	}
+	return strings.Trim(rest[:20], "0123456789") == "" && (rest[20:23] == "-r-" || rest[20:23] == "-c-")
 }
