@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(command{name: "blame", summary: "show who last changed each line of a file, and when", run: runBlame, oneShot: true})
+	register(command{name: "blame", summary: "show who last changed each line of a file, and when", run: runBlame, oneShot: true, ownSignals: true})
 }
 
 // runBlame prints each line of a file as the notebook holds it with the

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{name: "diff", summary: "show changes: local edits, or between two generations", run: runDiff, oneShot: true})
+	register(command{name: "diff", summary: "show changes: local edits, or between two generations", run: runDiff, oneShot: true, ownSignals: true})
 }
 
 // runDiff prints a unified diff: with no generation, the directory's

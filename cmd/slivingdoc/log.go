@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register(command{name: "log", summary: "list recent publications", run: runLog, oneShot: true})
+	register(command{name: "log", summary: "list recent publications", run: runLog, oneShot: true, ownSignals: true})
 }
 
 // runLog prints the most recent accepted publications, newest first.
@@ -72,6 +72,10 @@ func runLog(ctx context.Context, args []string, s stdio) int {
 			fmt.Fprintf(s.err, "slivingdoc log: --watch and --until: a watch has no end time\n")
 			return 2
 		}
+		// A watch runs until interrupted, and an interrupt ends it with
+		// status 0: it catches the signals (the other reads do not).
+		ctx, stop := notifyContext(ctx)
+		defer stop()
 		return c.storeOnly(ctx, func(e *server.Engine) error {
 			return watchLog(ctx, e, q, s.out, *asJSON, *patch)
 		})

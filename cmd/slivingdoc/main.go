@@ -33,14 +33,18 @@ type command struct {
 	// longLived: a command that serves many operations (serve); main
 	// keeps its collections serveHeapFloor apart at least (collectAbove).
 	longLived bool
-	// ownSignals: a command that never waits on anything outside the
-	// process, or that installs the SIGINT and SIGTERM handler itself where
-	// it may (merge-file, before it reads an input that is not a regular
-	// file). main then starts it without the handler: installing one costs
-	// every process a goroutine blocked in the runtime's signal queue, and
-	// so a thread, about 7% of the CPU of `version` or `merge-file`. Without
-	// it a signal ends the process at once, which is all such a command
-	// needs.
+	// ownSignals: a command with nothing to finish when interrupted (it
+	// changes neither L nor the store: a cache it writes is whole or
+	// absent after any crash), or that installs the SIGINT and SIGTERM
+	// handler itself where it needs one (merge-file before it reads an
+	// input that is not a regular file, log --watch). main then starts it
+	// without the handler: installing one costs every process the
+	// runtime's signal goroutines and three or four threads, 7–10% of the
+	// CPU of `version`, `merge-file` or a no-op `status`. Without it a
+	// signal ends the process at once, which is all such a command needs.
+	// pull, commit, restore and revert keep it: an interrupt then lets
+	// the rewrite of L they are in finish, so L is never left half
+	// rewritten (a crash there is settled by the next call instead).
 	ownSignals bool
 }
 

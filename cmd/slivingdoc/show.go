@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(command{name: "show", summary: "show one publication's changes, or a file as it was", run: runShow, oneShot: true})
+	register(command{name: "show", summary: "show one publication's changes, or a file as it was", run: runShow, oneShot: true, ownSignals: true})
 }
 
 // runShow prints publication GEN (header as in log, then its patch), or

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "status", summary: "show local changes and whether the notebook moved", run: runStatus, oneShot: true})
+	register(command{name: "status", summary: "show local changes and whether the notebook moved", run: runStatus, oneShot: true, ownSignals: true})
 }
 
 // runStatus lists files added, modified and deleted against the baseline

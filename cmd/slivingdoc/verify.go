@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register(command{name: "verify", summary: "check that the store is whole", run: runVerify, oneShot: true})
+	register(command{name: "verify", summary: "check that the store is whole", run: runVerify, oneShot: true, ownSignals: true})
 }
 
 // runVerify checks the configured store (remote.Verify) and prints a
