@@ -10,6 +10,9 @@ const (
 	FailAfterRewrite       = rewrite.FailAfterRewrite
 	FailAfterPublish       = rewrite.FailAfterPublish
 	FailAfterBaseline      = rewrite.FailAfterBaseline
+	// FailInterrupt before a failpoint's name sends SIGINT there instead
+	// of dying.
+	FailInterrupt = rewrite.InterruptPrefix
 )
 
 // Failpoints lists every failpoint name, for tests and documentation.

@@ -8,11 +8,12 @@ import (
 	"io"
 	"os"
 
+	"github.com/slivingdoc/slivingdoc/internal/interrupt"
 	"github.com/slivingdoc/slivingdoc/server"
 )
 
 func init() {
-	register(command{name: "commit", summary: "publish a directory's changes", run: runCommit, oneShot: true})
+	register(command{name: "commit", summary: "publish a directory's changes", run: runCommit, oneShot: true, armedSignals: true})
 }
 
 // maxMessageFile bounds -F input; the engine enforces the real limit
@@ -49,6 +50,11 @@ func runCommit(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "slivingdoc commit: a message is required: -m <message> or -F <file>\n")
 		return 2
 	case given["F"]:
+		if *msgFile == "-" || !allRegular([]string{*msgFile}) {
+			// A FIFO, a terminal or standard input may keep the read
+			// waiting: an interrupt must then end it, with status 130.
+			interrupt.Arm(ctx)
+		}
 		b, err := readMessageFileCtx(ctx, *msgFile, s.in)
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintf(s.err, "slivingdoc commit: interrupted\n")

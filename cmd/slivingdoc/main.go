@@ -14,8 +14,11 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/slivingdoc/slivingdoc/internal/interrupt"
 )
 
 // version is stamped by the release build (-ldflags "-X main.version=..."); appVersion (version.go) is what is reported: the stamp, or unstamped what resolveVersion derives from the build info.
@@ -42,10 +45,16 @@ type command struct {
 	// runtime's signal goroutines and three or four threads, 7–10% of the
 	// CPU of `version`, `merge-file` or a no-op `status`. Without it a
 	// signal ends the process at once, which is all such a command needs.
-	// pull, commit, restore and revert keep it: an interrupt then lets
-	// the rewrite of L they are in finish, so L is never left half
-	// rewritten (a crash there is settled by the next call instead).
 	ownSignals bool
+	// armedSignals: a command that rewrites L (pull, commit, restore,
+	// revert). main gives it a context that the handler cancels once
+	// armed (armedContext): the engine arms it just before it rewrites L
+	// (internal/interrupt), so an interrupt lets the rewrite finish and L
+	// is never left half rewritten, while a call that rewrites nothing (a
+	// no-op pull or commit) never installs the handler. Until then a
+	// signal ends the process as a crash would, which the next call
+	// settles.
+	armedSignals bool
 }
 
 // stdio is the command's standard streams, injectable for tests.
@@ -100,7 +109,10 @@ func main() {
 		}
 	}
 	ctx, stop := context.Background(), context.CancelFunc(func() {})
-	if !c.ownSignals {
+	switch {
+	case c.armedSignals:
+		ctx, stop = armedContext(context.Background())
+	case !c.ownSignals:
 		ctx, stop = notifyContext(context.Background())
 	}
 	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
@@ -112,6 +124,28 @@ func main() {
 // notifyContext is ctx, cancelled by the first SIGINT or SIGTERM.
 func notifyContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+// armedContext is ctx, cancelled by the first SIGINT or SIGTERM after
+// interrupt.Arm was called on it (or on a context derived from it); the
+// handler is installed then, not before.
+func armedContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	var mu sync.Mutex
+	unarm := func() {}
+	ctx = interrupt.WithArming(ctx, func() {
+		signals, stop := notifyContext(context.Background())
+		stopAfter := context.AfterFunc(signals, cancel)
+		mu.Lock()
+		unarm = func() { stopAfter(); stop() }
+		mu.Unlock()
+	})
+	return ctx, func() {
+		mu.Lock()
+		unarm()
+		mu.Unlock()
+		cancel()
+	}
 }
 
 func run(ctx context.Context, args []string, s stdio) int {

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	register(command{name: "pull", summary: "write the current notebook into a directory", run: runPull, oneShot: true})
+	register(command{name: "pull", summary: "write the current notebook into a directory", run: runPull, oneShot: true, armedSignals: true})
 }
 
 // runPull merges the accepted notebook into the directory (default: the

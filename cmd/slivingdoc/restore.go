@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "restore", summary: "write a generation's files into the directory, to commit", run: runRestore, oneShot: true})
+	register(command{name: "restore", summary: "write a generation's files into the directory, to commit", run: runRestore, oneShot: true, armedSignals: true})
 }
 
 // runRestore writes generation N's content for the paths (or the whole

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register(command{name: "revert", summary: "undo one publication in the directory, keeping later work", run: runRevert, oneShot: true})
+	register(command{name: "revert", summary: "undo one publication in the directory, keeping later work", run: runRevert, oneShot: true, armedSignals: true})
 }
 
 // runRevert merges the inverse of publication GEN into the directory.

@@ -26,10 +26,14 @@
 //     when none does (server/plan then never merges it). It records that
 //     baseline, then removes the flag, the record and the rewrite's
 //     temporary files.
+//   - Just before apply changes L, Materialise arms the CLI's interrupt
+//     handler (internal/interrupt): an interrupt from then on lets the
+//     rewrite finish; a call that rewrites nothing never installs it.
 //   - The failpoints (failpoint.go) name the instants a crash test kills
 //     the process at: they do nothing unless the binary is built with
 //     -tags failpoints (failpoint_on.go) and SLIVINGDOC_FAILPOINT names
-//     one; SetFailHook turns them into errors for in-process tests.
+//     one (with InterruptPrefix, the process sends itself SIGINT there
+//     instead); SetFailHook turns them into errors for in-process tests.
 //
 // The invariant it owns: before L's first file changes, P holds durably
 // the next baseline, the contents settling may need and find in no pack,

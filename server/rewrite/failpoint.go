@@ -21,6 +21,11 @@ const (
 	FailAfterBaseline = "after-baseline"
 )
 
+// InterruptPrefix before a failpoint's name in SLIVINGDOC_FAILPOINT makes
+// the process send itself SIGINT at that point and go on, instead of
+// dying there (test builds only).
+const InterruptPrefix = "interrupt:"
+
 // Failpoints lists every failpoint name, for tests and documentation.
 var Failpoints = []string{FailAfterRewriteRecord, FailAfterRecoveryFlag, FailMidRewrite, FailAfterRewrite, FailAfterPublish, FailAfterBaseline}
 

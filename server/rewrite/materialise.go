@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/slivingdoc/slivingdoc/cas"
+	"github.com/slivingdoc/slivingdoc/internal/interrupt"
 	"github.com/slivingdoc/slivingdoc/merge"
 	"github.com/slivingdoc/slivingdoc/server/dircall"
 	"github.com/slivingdoc/slivingdoc/server/dirstate"
@@ -59,6 +60,9 @@ func Materialise(s *dircall.Call, changes []plan.Change, flag pstate.RecoveryFla
 	if before == nil {
 		before = s.BaseFiles()
 	}
+	// From here an interrupt lets the rewrite finish rather than cut it:
+	// the CLI installs its signal handler now (internal/interrupt).
+	interrupt.Arm(s.Ctx)
 	data, err := apply(s, changes, flag, next, before)
 	if err != nil {
 		var ns *notStarted
