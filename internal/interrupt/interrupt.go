@@ -10,9 +10,10 @@
 // changes the notebook directory L a signal may end it at once, as it ends
 // any program that leaves the signal alone. The one step an interrupt
 // should not cut is the rewrite of L: with the handler installed, the
-// rewrite runs to its end and the call then returns the context's error
-// (the command reports "interrupted", exit 130), so L is never left half
-// rewritten by a person's Ctrl-C.
+// rewrite runs to its end, and the call stops at its next wait on the
+// context (the command reports "interrupted", exit 130) or, with nothing
+// left to wait for, completes; L is never left half rewritten by a
+// person's Ctrl-C.
 //
 // Data flow: cmd/slivingdoc gives the engine a context that carries an
 // arming function (WithArming) and is cancelled by the handler once armed;
