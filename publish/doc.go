@@ -38,12 +38,12 @@
 //	   │     if C or the order's prefix changed). Gather: LIST again
 //	   │     Gather after the write we read landed, then while commits
 //	   │     still arrive, folding what each LIST listed meanwhile;
-//	   │     after the last LIST only what it added is folded
+//	   │     after the last LIST: PUT marker (if others; beside the
+//	   │     rest, in before the write), fold only what it added
 //	   │     ─▶ GET the listed descriptors the write could take
 //	   │     (registered; remote.AddRegistered copies them) ─▶ PUT
-//	   │     marker (if others), packs/groups/<blake3>.pack (if
-//	   │     re-parented) and segments (tail fold), together
-//	   │     ─▶ ReplaceIfMatch(current, ETag of C)
+//	   │     packs/groups/<blake3>.pack (if re-parented) and segments
+//	   │     (tail fold) ─▶ ReplaceIfMatch(current, ETag of C)
 //	   │        ok ─▶ accepted at C+1+i (i: our place in the group)
 //	   │        412 ─▶ GET current, LIST again at once
 //	   │        429 ─▶ one jittered estimate, then as 412

@@ -862,6 +862,22 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	o := w.o
 	c := w.c
 	p = w.capped(p)
+	// The marker only times others' waits: its failure changes nothing
+	// but their timing. It goes up as the fold's last LIST is known,
+	// beside the rest of the fold, and is in before the write is sent: a
+	// waiter that LISTs meanwhile times its read by it. One request at a
+	// time (Parallel 1, the exhaustive test) it goes first.
+	marked := make(chan struct{})
+	go func() {
+		defer close(marked)
+		if cut := p[len(p)-1]; len(p) > 1 {
+			_ = w.p.store.Put(ctx, remote.FoldMarkerKey(w.ver, w.id, cut.g, cut.id), nil)
+		}
+	}()
+	if o.Parallel == 1 {
+		<-marked
+	}
+	defer func() { <-marked }()
 	if err := w.extend(ctx, p); err != nil {
 		return err
 	}
@@ -894,28 +910,19 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		return h, err == nil
 	})
 	// Every object the write names is stored before it is sent
-	// (invariant 2), and with them the fold's marker when it takes
-	// others (it only times their waits: its failure changes nothing but
-	// their timing). They do not depend on each other, so they go up
-	// together, Parallel at a time (in this order when one at a time: the
-	// exhaustive test's).
-	var ups []remote.SegmentUpload
-	if len(p) > 1 {
-		cut := p[len(p)-1]
-		ups = append(ups, remote.SegmentUpload{Key: remote.FoldMarkerKey(w.ver, w.id, cut.g, cut.id)})
-	}
+	// (invariant 2); they do not depend on each other, so they go up
+	// together, Parallel at a time (the group pack first when one at a
+	// time: the exhaustive test's order).
+	ups := segs
 	if f.group != nil {
-		ups = append(ups, remote.SegmentUpload{Key: group.Key(), Data: f.group})
+		ups = append([]remote.SegmentUpload{{Key: group.Key(), Data: f.group}}, segs...)
 	}
-	ups = append(ups, segs...)
 	if err := parallel.For(len(ups), o.Parallel, func(i int) error {
-		if err := w.putImmutable(ctx, ups[i].Key, ups[i].Data); err != nil && (i > 0 || len(p) == 1) {
-			return err
-		}
-		return nil
+		return w.putImmutable(ctx, ups[i].Key, ups[i].Data)
 	}); err != nil {
 		return err
 	}
+	<-marked
 	// Waiters time their reads from `time` (when the write landed, less
 	// one estimate): the instant it is sent, after the uploads.
 	next.Time = uint64(o.Clock.Now().UnixMilli())
@@ -923,13 +930,12 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	if err != nil {
 		return err
 	}
-	w.tracef("fold of %d on %d: %d objects up, writing", len(f.members), c.Generation(), len(ups))
 	if c.Manifest == nil {
 		_, err = w.p.store.CreateIfAbsent(ctx, remote.CurrentKey, data)
 	} else {
 		_, err = w.p.store.ReplaceIfMatch(ctx, remote.CurrentKey, data, c.ETag)
 	}
-	w.tracef("fold of %d on %d: %v", len(f.members), c.Generation(), err)
+	w.tracef("fold of %d on %d: %d objects up, written: %v", len(f.members), c.Generation(), len(ups), err)
 	switch {
 	case err == nil:
 		for i, m := range f.members {
@@ -1078,14 +1084,9 @@ func (w *call) keep(k key, name string, data []byte) {
 	if w.props == nil {
 		w.props = map[key]proposal{}
 	}
-	foreign := proposal{desc: remote.ProposalV4{Publication: k.id, Parent: k.g}, foreign: true}
-	if data == nil {
-		w.props[k] = foreign
-		return
-	}
-	d, pack, err := remote.DecodeProposalV4(name, data)
+	d, pack, err := remote.DecodeProposalV4(name, data) // absent (nil): not a proposal either
 	if err != nil {
-		w.props[k] = foreign
+		w.props[k] = proposal{desc: remote.ProposalV4{Publication: k.id, Parent: k.g}, foreign: true}
 		return
 	}
 	pk, err := cas.OpenPack(pack)
