@@ -223,10 +223,9 @@ func (f *folding) add(props []proposal) error {
 }
 
 // result is the fold so far: its members, declines and group pack. The
-// folding may be extended after it.
+// folding may be extended after it (appending past what it returned).
 func (f *folding) result() (folded, error) {
 	out := f.out
-	out.members, out.declined = slices.Clone(out.members), slices.Clone(out.declined)
 	if out.ownOut || len(f.made) == 0 {
 		return out, nil
 	}

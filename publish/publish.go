@@ -719,13 +719,14 @@ func (w *call) landed() time.Time {
 }
 
 // cycle estimates one fold, from the write before it landing to its own
-// landing: the folder learning of it (a poll), the gather, LISTs and
-// GETs, the uploads and the write's own legs (six round trips), the
-// write. (The model's cycle has four round trips and no poll; at 200 ms
-// per key its waiters then read about 100 ms early and polled twice.)
+// landing: the folder learning of it (a poll), the gather, LISTs, the
+// GETs of what the last LIST added, the uploads and the write's own legs
+// (five round trips), the write. (The model's cycle has four round trips
+// and no poll; at 200 ms per key its waiters then read about 100 ms early
+// and polled twice.)
 func (w *call) cycle() time.Duration {
 	o := w.o
-	return o.Gather + o.poll() + 6*o.RTT + o.CondEstimate
+	return o.Gather + o.poll() + 5*o.RTT + o.CondEstimate
 }
 
 // wait reads `current` when the write that can tell us something should
