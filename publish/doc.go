@@ -32,15 +32,18 @@
 //	(3) LIST proposals/ ─▶ pending = not accepted, not declined, C−G < K,
 //	   │                    newest version per ID, sorted by (G, id);
 //	   │                    registered descriptors (-r-, -c-) kept aside
-//	   ├─ ours first ─▶ (Gather after the write we read landed, then
-//	   │     LIST again while commits still arrive) fold:
-//	   │     PUT marker (if others; beside the rest of the fold, in
-//	   │     before the write) ─▶ GET their proposals ─▶ fold.go:
-//	   │     merge each onto the fold so far, decline what does not merge
+//	   ├─ ours first ─▶ fold.go, a folding on C extended after each
+//	   │     LIST: GET the versions it adds, catch up, merge each onto
+//	   │     the fold so far, decline what does not merge (begun again
+//	   │     if C or the order's prefix changed). Gather: LIST again
+//	   │     Gather after the write we read landed, then while commits
+//	   │     still arrive, folding what each LIST listed meanwhile;
+//	   │     after the last LIST: PUT marker (if others; beside the
+//	   │     rest, in before the write), fold only what it added
 //	   │     ─▶ GET the listed descriptors the write could take
 //	   │     (registered; remote.AddRegistered copies them) ─▶ PUT
-//	   │     packs/groups/<blake3>.pack (if re-parented) ─▶ PUT
-//	   │     segments (tail fold) ─▶ ReplaceIfMatch(current, ETag of C)
+//	   │     packs/groups/<blake3>.pack (if re-parented) and segments
+//	   │     (tail fold) ─▶ ReplaceIfMatch(current, ETag of C)
 //	   │        ok ─▶ accepted at C+1+i (i: our place in the group)
 //	   │        412 ─▶ GET current, LIST again at once
 //	   │        429 ─▶ one jittered estimate, then as 412
@@ -55,6 +58,12 @@
 //
 // The fold (fold.go) is deterministic: from the same state and the same
 // proposals every folder builds the same members, heads and group pack.
+// It is a left fold (each version merged onto the fold so far, reading
+// its own pack, what the fold made before it and the state's objects),
+// so a folding extended piece by piece is the fold at once: timing
+// decides how much of a write's fold is done before its folder's last
+// LIST, never what the write accepts (it is the fold, on the state read,
+// of exactly the versions that LIST showed).
 // A path only the proposal changed since its parent is taken as it is; a
 // path the fold changed too is merged three-way by merge.Text (base: the
 // parent's version, local: the proposal's, remote: the fold's); a text

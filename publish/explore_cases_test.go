@@ -173,6 +173,27 @@ func TestSampleTwoWritersChainedCommitsSkipTheList(t *testing.T) {
 	}
 }
 
+// Folders that gather (§5.5): a folder that LISTs soon after the write it
+// read folds the versions it listed, LISTs again, and then folds only
+// what that LIST added (or begins again: another state, or a version
+// sorting before one it folded). Its write must accept exactly the fold
+// of its last LIST, whatever was folded before it. Sampled, three
+// writers with two commits each, up to two faults.
+func TestSampleThreeWritersGatherFoldInPieces(t *testing.T) {
+	n := 600
+	if full() {
+		n = 30000
+	}
+	for _, conflict := range []bool{false, true} {
+		gathersSeen, piecesSeen = 0, 0
+		sample(t, scope{writers: 3, commits: 2, depth: 80, faults: 2, conflict: conflict, gather: true}, n)
+		t.Logf("gathers: %d, folds extended: %d", gathersSeen, piecesSeen)
+		if gathersSeen == 0 || piecesSeen == 0 {
+			t.Fatal("no fold was extended after a gather")
+		}
+	}
+}
+
 // The check can fail: a fold that ignores `recent` takes an accepted
 // proposal again, which the exploration finds; its schedule replays to
 // the same failure and the same trace.

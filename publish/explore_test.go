@@ -61,6 +61,11 @@ type scope struct {
 	// (a scheduled PUT), after registering at once a rollup descriptor
 	// of a block that has not ended (no fold may copy it).
 	builder bool
+	// gather: a Gather of four ticks, so that a folder that LISTs soon
+	// after the write it read gathers (its model-clock wait is one tick):
+	// it folds what it listed, LISTs again and folds only what that LIST
+	// added, or begins again (§5.5).
+	gather bool
 }
 
 const tick = 250 * time.Millisecond
@@ -422,8 +427,18 @@ func (x *world) runWriter(w *writer) {
 				if strings.HasPrefix(s[6:], "alone:") {
 					skipsSeen++
 				}
+				if strings.HasPrefix(s[6:], "gather:") {
+					gathersSeen++
+				}
+				var n, g, added int
+				if _, err := fmt.Sscanf(s[6:], "fold of %d on %d: %d folded now", &n, &g, &added); err == nil && added < n {
+					piecesSeen++
+				}
 				x.logf("writer %d: %s", w.agent, s)
 			}}
+		if x.sc.gather {
+			opts.Gather = 4 * tick
+		}
 		p, err := New(wstore{w}, opts)
 		if err != nil {
 			x.calls[id].err = err
@@ -465,6 +480,10 @@ func (x *world) runWriter(w *writer) {
 // skipsSeen counts the folds made without a LIST (the LIST-skip rule),
 // so that the chained scope shows the rule fired.
 var skipsSeen int
+
+// gathersSeen counts the gathers and piecesSeen the folds extended
+// rather than begun, so that the gather scope shows folds in pieces.
+var gathersSeen, piecesSeen int
 
 // runSchedule runs one schedule and audits it.
 func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {

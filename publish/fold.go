@@ -55,60 +55,85 @@ func (s *multiSource) Get(id cas.ID) (cas.Object, error) {
 	return s.rest.Get(id)
 }
 
-// fold merges props, in fold order, onto the state c (whose head's
-// closure objects reaches): each proposal that merges cleanly onto the
-// fold so far is re-parented onto the previous head (a path only it
-// changed taken as it is, a path the fold changed too merged three-way
-// with merge.Text); a text conflict, a modify/delete, a case-folded twin
-// or a file against a directory declines it, whole. Deterministic: the
-// same c and props give the same members, heads and group pack.
-func fold(c State, props []proposal, own string, objects cas.Source) (folded, error) {
-	var out folded
-	src := &multiSource{made: cas.NewObjectSet(), rest: objects}
-	for _, p := range props {
-		if p.pack != nil {
-			// A proposal may store trees as deltas of its parent's
-			// (pack version 2), which objects holds.
-			src.packs = append(src.packs, p.pack.WithBases(objects))
-		}
+// folding is a fold in progress on one state: the versions folded so
+// far, in fold order, and what re-parenting them made. A fold is a left
+// fold (each version merged onto the fold so far, reading only its own
+// pack, the objects made before it and the state's), so a folding
+// extended by add with the versions that follow in fold order is the
+// fold of all of them at once, wherever the pieces split
+// (TestFoldInPiecesIsTheFoldAtOnce). A folder extends one while it
+// gathers, so that after its last LIST only what that LIST added is
+// left to fold.
+type folding struct {
+	c   State
+	own string
+	src *multiSource
+	// The fold's head, and its tree and files, read only when a
+	// proposal is re-parented onto it (prevFiles nil until then): a
+	// writer alone, whose one proposal is built on the state, reads no
+	// tree.
+	prevHead, prevTree cas.ID
+	prevFiles          map[string]cas.ID
+	made               []cas.Object      // in the order created, for a deterministic pack
+	against            map[cas.ID]cas.ID // a base put in the pack -> the fold's tree at its path
+	out                folded
+}
+
+func newFolding(c State, own string, objects cas.Source) *folding {
+	f := &folding{c: c, own: own, src: &multiSource{made: cas.NewObjectSet(), rest: objects},
+		prevHead: c.Head(), against: map[cas.ID]cas.ID{}}
+	if f.prevHead.IsZero() {
+		f.prevFiles = map[string]cas.ID{}
 	}
-	// The fold's head, and its tree and files, read only when a proposal
-	// is re-parented onto it (prevFiles nil until then): a writer alone,
-	// whose one proposal is built on the state, reads no tree.
-	prevHead := c.Head()
-	var prevFiles map[string]cas.ID
-	var prevTree cas.ID
-	if prevHead.IsZero() {
-		prevFiles = map[string]cas.ID{}
-	}
-	readPrev := func() error {
-		if prevFiles != nil {
-			return nil
-		}
-		var err error
-		if prevTree, prevFiles, err = commitFiles(src, prevHead); err != nil {
-			if prevHead == c.Head() {
-				return fmt.Errorf("publish: the tree of generation %d: %w", c.Generation(), err)
-			}
-			return fmt.Errorf("publish: the tree of version %s: %w", prevHead, err)
-		}
+	return f
+}
+
+func (f *folding) readPrev() error {
+	if f.prevFiles != nil {
 		return nil
 	}
-	var made []cas.Object          // in the order created, for a deterministic pack
-	against := map[cas.ID]cas.ID{} // a base put in the pack -> the fold's tree at its path
-	sink := sinkFunc(func(o cas.Object) error {
-		if _, err := src.made.Get(o.ID); err != nil {
-			made = append(made, o)
+	var err error
+	if f.prevTree, f.prevFiles, err = commitFiles(f.src, f.prevHead); err != nil {
+		if f.prevHead == f.c.Head() {
+			return fmt.Errorf("publish: the tree of generation %d: %w", f.c.Generation(), err)
 		}
-		return src.made.Put(o)
-	})
+		return fmt.Errorf("publish: the tree of version %s: %w", f.prevHead, err)
+	}
+	return nil
+}
+
+func (f *folding) Put(o cas.Object) error {
+	if _, err := f.src.made.Get(o.ID); err != nil {
+		f.made = append(f.made, o)
+	}
+	return f.src.made.Put(o)
+}
+
+// add folds props, which follow in fold order every version folded
+// before, onto the state (whose head's closure objects reaches): each
+// proposal that merges cleanly onto the fold so far is re-parented onto
+// the previous head (a path only it changed taken as it is, a path the
+// fold changed too merged three-way with merge.Text); a text conflict, a
+// modify/delete, a case-folded twin or a file against a directory
+// declines it, whole. Deterministic: the same state and props give the
+// same members, heads and group pack. Once the folder's own version is
+// out (ownOut), nothing more is folded: the folder rebuilds it. An error is the engine's or the
+// objects' (a version that cannot be read is declined, not an error);
+// the folding is then not to be extended.
+func (f *folding) add(props []proposal) error {
+	out, src := &f.out, f.src
 	for _, p := range props {
 		if out.ownOut {
-			return out, nil
+			return nil
+		}
+		if p.pack != nil {
+			// A proposal may store trees as deltas of its parent's
+			// (pack version 2), which the state's objects hold.
+			src.packs = append(src.packs, p.pack.WithBases(src.rest))
 		}
 		d := p.desc
 		decline := func() {
-			if d.Publication == own && len(out.members) == 0 {
+			if d.Publication == f.own && len(out.members) == 0 {
 				// Our own version, first: it conflicts with what the
 				// state folded onto changed since its parent; rebuilt on
 				// that state it merges (or its conflict is the engine's
@@ -126,44 +151,44 @@ func fold(c State, props []proposal, own string, objects cas.Source) (folded, er
 			decline()
 			continue
 		}
-		if len(out.members) == 0 && d.Parent == c.Generation() && d.ParentHead == prevHead {
+		if len(out.members) == 0 && d.Parent == f.c.Generation() && d.ParentHead == f.prevHead {
 			// Built on the state folded onto: taken as it is. Another
 			// writer's version is declined if its tree cannot be read;
 			// the folder's own was built from objects it holds, so its
 			// tree is read only if a later proposal needs it.
 			var tree cas.ID
 			var files map[string]cas.ID
-			if d.Publication != own {
+			if d.Publication != f.own {
 				if tree, files, err = commitFiles(src, d.Head); err != nil {
 					decline()
 					continue
 				}
 			}
 			out.members = append(out.members, member(d))
-			prevHead, prevTree, prevFiles = d.Head, tree, files
+			f.prevHead, f.prevTree, f.prevFiles = d.Head, tree, files
 			continue
 		}
-		if err := readPrev(); err != nil {
-			return folded{}, err
+		if err := f.readPrev(); err != nil {
+			return err
 		}
 		bases, err := baseObjects(src, p.pack)
 		if err != nil {
 			decline() // its trees cannot be read: rebase could not either
 			continue
 		}
-		changes, ok := rebase(src, sink, d, commit, prevFiles)
+		changes, ok := rebase(src, f, d, commit, f.prevFiles)
 		if !ok {
 			decline()
 			continue
 		}
-		tree, err := cas.UpdateTree(src, sink, prevTree, changes)
+		tree, err := cas.UpdateTree(src, f, f.prevTree, changes)
 		if err != nil {
 			decline()
 			continue
 		}
-		cobj := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: prevHead, Publication: commit.Publication, Time: commit.Time, Message: commit.Message})
-		if err := sink.Put(cobj); err != nil {
-			return folded{}, err
+		cobj := cas.EncodeCommit(cas.Commit{Tree: tree, Parent: f.prevHead, Publication: commit.Publication, Time: commit.Time, Message: commit.Message})
+		if err := f.Put(cobj); err != nil {
+			return err
 		}
 		// The proposal's trees are deltas of the trees of the generation
 		// it was built on, which the state it is re-parented onto need
@@ -173,13 +198,13 @@ func fold(c State, props []proposal, own string, objects cas.Source) (folded, er
 		set := map[cas.ID]bool{}
 		for _, o := range bases {
 			set[o.ID] = true
-			if err := sink.Put(o); err != nil {
-				return folded{}, err
+			if err := f.Put(o); err != nil {
+				return err
 			}
 		}
 		if len(set) > 0 {
 			if pc, err := cas.DecodeCommit(objectOrZero(src, d.ParentHead)); err == nil {
-				pairTrees(src, set, pc.Tree, tree, against)
+				pairTrees(src, set, pc.Tree, tree, f.against)
 			}
 		}
 		m := member(d)
@@ -187,39 +212,44 @@ func fold(c State, props []proposal, own string, objects cas.Source) (folded, er
 		out.members = append(out.members, m)
 		for path, id := range changes {
 			if id.IsZero() {
-				delete(prevFiles, path)
+				delete(f.prevFiles, path)
 			} else {
-				prevFiles[path] = id
+				f.prevFiles[path] = id
 			}
 		}
-		prevHead, prevTree = cobj.ID, tree
+		f.prevHead, f.prevTree = cobj.ID, tree
 	}
-	if out.ownOut {
+	return nil
+}
+
+// result is the fold so far: its members, declines and group pack. The
+// folding may be extended after it (appending past what it returned).
+func (f *folding) result() (folded, error) {
+	out := f.out
+	if out.ownOut || len(f.made) == 0 {
 		return out, nil
 	}
-	if len(made) > 0 {
-		w := cas.NewPackWriter()
-		for _, o := range made {
-			// A base goes as its delta from the fold's tree at its path
-			// when that tree is in the pack (stored before it): its
-			// difference only, and every reader of the pack can apply it.
-			var err error
-			if a, ok := against[o.ID]; ok && w.Has(a) {
-				ao, _ := src.made.Get(a)
-				err = w.PutDelta(o, ao, 0)
-			} else {
-				err = w.Put(o)
-			}
-			if err != nil {
-				return folded{}, err
-			}
+	w := cas.NewPackWriter()
+	for _, o := range f.made {
+		// A base goes as its delta from the fold's tree at its path
+		// when that tree is in the pack (stored before it): its
+		// difference only, and every reader of the pack can apply it.
+		var err error
+		if a, ok := f.against[o.ID]; ok && w.Has(a) {
+			ao, _ := f.src.made.Get(a)
+			err = w.PutDelta(o, ao, 0)
+		} else {
+			err = w.Put(o)
 		}
-		data, err := w.Finish()
 		if err != nil {
 			return folded{}, err
 		}
-		out.group = data
 	}
+	data, err := w.Finish()
+	if err != nil {
+		return folded{}, err
+	}
+	out.group = data
 	return out, nil
 }
 
@@ -270,10 +300,6 @@ func pairTrees(src cas.Source, bases map[cas.ID]bool, g, f cas.ID, out map[cas.I
 		}
 	}
 }
-
-type sinkFunc func(cas.Object) error
-
-func (f sinkFunc) Put(o cas.Object) error { return f(o) }
 
 func member(d remote.ProposalV4) remote.MemberV4 {
 	return remote.MemberV4{Publication: d.Publication, Proposal: d.Parent, Head: d.Head, Time: d.Time, Author: d.Author}

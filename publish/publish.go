@@ -229,6 +229,11 @@ type call struct {
 	// checked: no generation up to it names our ID (read from the
 	// history once `recent` no longer covered it).
 	checked uint64
+	// acc: the fold of the versions accKeys (in fold order) on the state
+	// acc.c, begun while the folder gathers and extended after each LIST
+	// (fold.go, folding); nil when none is under way.
+	acc     *folding
+	accKeys []key
 }
 
 // key is a proposal version.
@@ -414,39 +419,40 @@ func (w *call) acceptance(ctx context.Context) (uint64, error) {
 	if from > to {
 		return 0, nil
 	}
-	g, err := w.inHistory(ctx, m.Segments, from, to)
-	if err != nil || g > 0 {
-		return g, err
+	inc, err := w.inSegments(ctx, m.Segments, from, to, w.id)
+	if err != nil || inc.Generation > 0 {
+		return inc.Generation, err
 	}
 	w.checked = to
 	return 0, nil
 }
 
-// inHistory looks for our ID at a generation in [from, to] in the
-// segments segs and the segments they index.
-func (w *call) inHistory(ctx context.Context, segs []remote.SegmentRef, from, to uint64) (uint64, error) {
+// inSegments returns the first increment of a generation in [from, to]
+// of publication id (any: ""), in the segments segs and the segments
+// they index (zero: none).
+func (w *call) inSegments(ctx context.Context, segs []remote.SegmentRef, from, to uint64, id string) (remote.IncrementV4, error) {
 	for _, s := range segs {
 		if s.Last < from || s.First > to {
 			continue
 		}
 		data, _, err := w.p.store.Get(ctx, s.Key())
 		if err != nil {
-			return 0, fmt.Errorf("publish: read the history: %w", err)
+			return remote.IncrementV4{}, fmt.Errorf("publish: read the history: %w", err)
 		}
 		seg, err := remote.DecodeSegmentV4(s, data)
 		if err != nil {
-			return 0, err
+			return remote.IncrementV4{}, err
 		}
 		for _, inc := range seg.Increments {
-			if inc.Publication == w.id && inc.Generation >= from && inc.Generation <= to {
-				return inc.Generation, nil
+			if inc.Generation >= from && inc.Generation <= to && (id == "" || inc.Publication == id) {
+				return inc, nil
 			}
 		}
-		if g, err := w.inHistory(ctx, seg.Segments, from, to); err != nil || g > 0 {
-			return g, err
+		if inc, err := w.inSegments(ctx, seg.Segments, from, to, id); err != nil || inc.Generation > 0 {
+			return inc, err
 		}
 	}
-	return 0, nil
+	return remote.IncrementV4{}, nil
 }
 
 // accepted ends the call at generation g: its head, from the tail or a
@@ -483,28 +489,11 @@ func (w *call) headAt(ctx context.Context, g uint64) (cas.ID, error) {
 			return h, nil
 		}
 	}
-	segs := m.Segments
-	for depth := 0; depth <= remote.MaxSegmentLevel; depth++ {
-		i := slices.IndexFunc(segs, func(s remote.SegmentRef) bool { return s.First <= g && g <= s.Last })
-		if i < 0 {
-			break
-		}
-		data, _, err := w.p.store.Get(ctx, segs[i].Key())
-		if err != nil {
-			return cas.ID{}, fmt.Errorf("publish: segment of generation %d: %w", g, err)
-		}
-		seg, err := remote.DecodeSegmentV4(segs[i], data)
-		if err != nil {
-			return cas.ID{}, err
-		}
-		for _, inc := range seg.Increments {
-			if inc.Generation == g {
-				return inc.Head, nil
-			}
-		}
-		segs = seg.Segments
+	inc, err := w.inSegments(ctx, m.Segments, g, g, "")
+	if err == nil && inc.Generation != g {
+		err = fmt.Errorf("publish: generation %d is in no segment: %w", g, remote.ErrCorruptManifest)
 	}
-	return cas.ID{}, fmt.Errorf("publish: generation %d is in no segment: %w", g, remote.ErrCorruptManifest)
+	return inc.Head, err
 }
 
 // dead: our newest version can no longer be folded (declined, or K
@@ -528,15 +517,8 @@ func (w *call) register(ctx context.Context) error {
 		return err
 	}
 	k := d.Key()
-	for {
-		err := w.p.store.Put(ctx, k, data)
-		if !errors.Is(err, remote.ErrAmbiguous) {
-			if err != nil {
-				return fmt.Errorf("publish: register: %w", err)
-			}
-			break
-		}
-		// Ambiguous: the same bytes again under the same key.
+	if err := w.putImmutable(ctx, k, data); err != nil {
+		return err
 	}
 	if !w.have {
 		w.first = d.Parent
@@ -634,24 +616,15 @@ func (w *call) list(ctx context.Context, forced bool) error {
 		// No version of ours in the window at all: a call resumed whose
 		// earlier process died before its registration landed (its
 		// pending record comes first). Unless the state we read accepts
-		// it (from a version older than the window), it has nothing to
-		// wait for: register a version now, as a new call would.
+		// it (from a version older than the window; the run's next turn
+		// then ends the call), it has nothing to wait for: register a
+		// version now, as a new call would.
 		if err := w.read(ctx); err != nil {
 			return err
 		}
-		if g, err := w.acceptance(ctx); err != nil || g > 0 {
-			if err != nil {
-				return err
-			}
-			r, err := w.accepted(ctx, g)
-			if err != nil {
-				return err
-			}
-			return &accepted{r}
-		}
-		w.tracef("no version of ours is registered: registering one")
-		w.have = false
-		return nil
+		g, err := w.acceptance(ctx)
+		w.have = g > 0
+		return err
 	case mine < 0:
 		// Not pending: accepted or declined since our read, or a version
 		// on a generation newer than the state we read. Read again.
@@ -674,7 +647,8 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			// are still registering: LIST again once they are in (§5.5),
 			// reading meanwhile the proposals already listed.
 			w.gathered, w.rounds, w.lastLen = true, 0, len(p)
-			if err := w.prefetch(ctx, p); err != nil {
+			w.tracef("gather: folding the %d listed", len(p))
+			if err := w.extend(ctx, p); err != nil {
 				return err
 			}
 			d = w.landed().Add(w.o.Gather).Sub(w.o.Clock.Now())
@@ -692,7 +666,7 @@ func (w *call) list(ctx context.Context, forced bool) error {
 			// does not hold the fold.
 			w.rounds++
 			w.lastLen = len(p)
-			if err := w.prefetch(ctx, p); err != nil {
+			if err := w.extend(ctx, p); err != nil {
 				return err
 			}
 			return w.list(ctx, false)
@@ -745,13 +719,14 @@ func (w *call) landed() time.Time {
 }
 
 // cycle estimates one fold, from the write before it landing to its own
-// landing: the folder learning of it (a poll), the gather, LISTs and
-// GETs, the uploads and the write's own legs (six round trips), the
-// write. (The model's cycle has four round trips and no poll; at 200 ms
-// per key its waiters then read about 100 ms early and polled twice.)
+// landing: the folder learning of it (a poll), the gather, LISTs, the
+// GETs of what the last LIST added, the uploads and the write's own legs
+// (five round trips), the write. (The model's cycle has four round trips
+// and no poll; at 200 ms per key its waiters then read about 100 ms early
+// and polled twice.)
 func (w *call) cycle() time.Duration {
 	o := w.o
-	return o.Gather + o.poll() + 6*o.RTT + o.CondEstimate
+	return o.Gather + o.poll() + 5*o.RTT + o.CondEstimate
 }
 
 // wait reads `current` when the write that can tell us something should
@@ -887,45 +862,27 @@ func later(a, b time.Time) time.Time {
 func (w *call) fold(ctx context.Context, p []key) error {
 	o := w.o
 	c := w.c
-	if len(p) > o.M {
-		own := slices.IndexFunc(p, func(k key) bool { return k.id == w.id })
-		if own >= o.M {
-			p = append(slices.Clip(p[:o.M-1]), p[own])
-		} else {
-			p = p[:o.M]
-		}
-	}
+	p = w.capped(p)
 	// The marker only times others' waits: its failure changes nothing
-	// but their timing. It goes up beside the fold (the reads of the
-	// proposals, the merge, the uploads) and is in before the write is
-	// sent, as when it went first: one round trip off every cycle. One
-	// at a time (Parallel 1, the exhaustive test) it goes first.
+	// but their timing. It goes up as the fold's last LIST is known,
+	// beside the rest of the fold, and is in before the write is sent: a
+	// waiter that LISTs meanwhile times its read by it. One request at a
+	// time (Parallel 1, the exhaustive test) it goes first.
 	marked := make(chan struct{})
-	if len(p) > 1 {
-		me, cut := key{w.ver, w.id}, p[len(p)-1]
-		mark := func() {
-			defer close(marked)
-			_ = w.p.store.Put(ctx, remote.FoldMarkerKey(me.g, me.id, cut.g, cut.id), nil)
+	go func() {
+		defer close(marked)
+		if cut := p[len(p)-1]; len(p) > 1 {
+			_ = w.p.store.Put(ctx, remote.FoldMarkerKey(w.ver, w.id, cut.g, cut.id), nil)
 		}
-		if o.Parallel == 1 {
-			mark()
-		} else {
-			go mark()
-		}
-	} else {
-		close(marked)
+	}()
+	if o.Parallel == 1 {
+		<-marked
 	}
 	defer func() { <-marked }()
-	props, err := w.proposals(ctx, p)
-	if err != nil {
+	if err := w.extend(ctx, p); err != nil {
 		return err
 	}
-	w.tracef("fold of %d on %d: proposals read", len(p), c.Generation())
-	objects, err := o.Objects(ctx, c)
-	if err != nil {
-		return err
-	}
-	f, err := fold(c, props, w.id, objects)
+	f, err := w.acc.result()
 	if err != nil {
 		return err
 	}
@@ -957,19 +914,12 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	// (invariant 2); they do not depend on each other, so they go up
 	// together, Parallel at a time (the group pack first when one at a
 	// time: the exhaustive test's order).
-	type upload struct {
-		key  string
-		data []byte
-	}
-	var ups []upload
+	ups := segs
 	if f.group != nil {
-		ups = append(ups, upload{group.Key(), f.group})
-	}
-	for _, s := range segs {
-		ups = append(ups, upload{s.Key, s.Data})
+		ups = append([]remote.SegmentUpload{{Key: group.Key(), Data: f.group}}, segs...)
 	}
 	if err := parallel.For(len(ups), o.Parallel, func(i int) error {
-		return w.putImmutable(ctx, ups[i].key, ups[i].data)
+		return w.putImmutable(ctx, ups[i].Key, ups[i].Data)
 	}); err != nil {
 		return err
 	}
@@ -981,13 +931,12 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	if err != nil {
 		return err
 	}
-	w.tracef("fold of %d on %d: %d objects up, writing", len(f.members), c.Generation(), len(ups))
 	if c.Manifest == nil {
 		_, err = w.p.store.CreateIfAbsent(ctx, remote.CurrentKey, data)
 	} else {
 		_, err = w.p.store.ReplaceIfMatch(ctx, remote.CurrentKey, data, c.ETag)
 	}
-	w.tracef("fold of %d on %d: %v", len(f.members), c.Generation(), err)
+	w.tracef("fold of %d on %d: %d objects up, written: %v", len(f.members), c.Generation(), len(ups), err)
 	switch {
 	case err == nil:
 		for i, m := range f.members {
@@ -1039,6 +988,53 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	return fmt.Errorf("publish: write current: %w", err)
 }
 
+// capped is the versions p that a fold takes: at most M, ours always
+// among them.
+func (w *call) capped(p []key) []key {
+	m := w.o.M
+	if len(p) <= m {
+		return p
+	}
+	if own := slices.IndexFunc(p, func(k key) bool { return k.id == w.id }); own >= m {
+		return append(slices.Clip(p[:m-1]), p[own])
+	}
+	return p[:m]
+}
+
+// extend brings the fold under way (w.acc) to the versions p (at most M
+// of them, ours among them) on the state last read: when it is on that
+// state and its versions are the first of p, only the rest are read and
+// folded; otherwise (another state, a version gone or a new one sorting
+// before one folded) it begins again. A fold is a left fold, so the
+// result is the fold of p at once wherever the pieces fell: timing
+// decides how much of the fold is done before the folder's last LIST,
+// never what its write accepts.
+func (w *call) extend(ctx context.Context, p []key) error {
+	p = w.capped(p)
+	if w.acc == nil || w.acc.c != w.c || len(w.accKeys) > len(p) || !slices.Equal(w.accKeys, p[:len(w.accKeys)]) {
+		objects, err := w.o.Objects(ctx, w.c)
+		if err != nil {
+			return err
+		}
+		w.acc, w.accKeys = newFolding(w.c, w.id, objects), nil
+	}
+	todo := p[len(w.accKeys):]
+	if err := w.prefetch(ctx, todo); err != nil {
+		return err
+	}
+	props := make([]proposal, len(todo))
+	for i, k := range todo {
+		props[i] = w.props[k]
+	}
+	if err := w.acc.add(props); err != nil {
+		w.acc = nil
+		return err
+	}
+	w.accKeys = slices.Clone(p)
+	w.tracef("fold of %d on %d: %d folded now", len(p), w.c.Generation(), len(todo))
+	return nil
+}
+
 // registered reads the registered descriptors of our last LIST that the
 // write next could still take (§5.2 step 3), Parallel at a time. One that
 // cannot be read or decoded is left out: a registration never fails a
@@ -1054,19 +1050,6 @@ func (w *call) registered(ctx context.Context, next *remote.ManifestV4) []remote
 		return nil
 	})
 	return slices.DeleteFunc(got, func(r remote.Registered) bool { return r.Kind == 0 })
-}
-
-// proposals returns the objects of the versions ks, reading those not
-// read yet, Parallel at a time.
-func (w *call) proposals(ctx context.Context, ks []key) ([]proposal, error) {
-	if err := w.prefetch(ctx, ks); err != nil {
-		return nil, err
-	}
-	out := make([]proposal, len(ks))
-	for i, k := range ks {
-		out[i] = w.props[k]
-	}
-	return out, nil
 }
 
 // prefetch reads the objects of the versions ks not read yet (at most
@@ -1102,14 +1085,9 @@ func (w *call) keep(k key, name string, data []byte) {
 	if w.props == nil {
 		w.props = map[key]proposal{}
 	}
-	foreign := proposal{desc: remote.ProposalV4{Publication: k.id, Parent: k.g}, foreign: true}
-	if data == nil {
-		w.props[k] = foreign
-		return
-	}
-	d, pack, err := remote.DecodeProposalV4(name, data)
+	d, pack, err := remote.DecodeProposalV4(name, data) // absent (nil): not a proposal either
 	if err != nil {
-		w.props[k] = foreign
+		w.props[k] = proposal{desc: remote.ProposalV4{Publication: k.id, Parent: k.g}, foreign: true}
 		return
 	}
 	pk, err := cas.OpenPack(pack)
@@ -1124,7 +1102,8 @@ func (w *call) keep(k key, name string, data []byte) {
 // commits are still arriving.
 const maxRounds = 3
 
-// putImmutable PUTs a content-keyed object, again on an ambiguous reply.
+// putImmutable PUTs a content- or ID-keyed object, the same bytes again
+// on an ambiguous reply.
 func (w *call) putImmutable(ctx context.Context, k string, data []byte) error {
 	for {
 		err := w.p.store.Put(ctx, k, data)
