@@ -102,8 +102,8 @@
 // the fold's write on it, conditional on its ETag, is the upgrade.
 //
 // Registered descriptors are built by the engine (rollups and
-// checkpoints, server/); this package only copies them. Not yet here
-// (docs/publication.md, status line): cleanup of proposals.
+// checkpoints, server/); this package only copies them. Nor is cleanup
+// (remote/cleanup_v4.go, run by server/commit/cleanup.go) this package's.
 // The exhaustive small-scope test (explore_test.go) runs this code
 // under internal/crashpoint's schedule explorer.
 package publish
