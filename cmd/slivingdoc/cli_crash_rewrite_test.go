@@ -156,10 +156,7 @@ func killDuringRewriteOfOthersEdit(t *testing.T, nb *notebook, bin, point, op st
 	a.write("a.md", "from a\n")
 
 	a.bin = bin
-	args := []string{"pull", a.dir}
-	if op == "commit" {
-		args = []string{"commit", a.dir, "-m", "a"}
-	}
+	args := a.syncArgs(op)
 	if o := a.runEnv([]string{"SLIVINGDOC_FAILPOINT=" + point}, args...); o.signal != syscall.SIGKILL {
 		t.Fatalf("the failpoint did not fire:\n%s", o)
 	}

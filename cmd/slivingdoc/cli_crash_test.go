@@ -55,10 +55,7 @@ func crashAndRecover(t *testing.T, nb *notebook, bin, point, op string) {
 	a.write("a.md", "from a\n")
 
 	a.bin = bin
-	args := []string{"pull", a.dir}
-	if op == "commit" {
-		args = []string{"commit", a.dir, "-m", "a"}
-	}
+	args := a.syncArgs(op)
 	o := a.runEnv([]string{"SLIVINGDOC_FAILPOINT=" + point}, args...)
 	if o.signal != syscall.SIGKILL {
 		t.Fatalf("the failpoint did not fire:\n%s", o)

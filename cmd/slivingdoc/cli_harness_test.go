@@ -147,6 +147,15 @@ func (a *agent) execIn(dir string, env []string, stdin string, args ...string) o
 
 func (a *agent) run(args ...string) outcome { a.nb.t.Helper(); return a.runEnv(nil, args...) }
 
+// syncArgs are the arguments of a's pull (op "pull") or of a commit
+// (op "commit", message "a"): the two operations that rewrite L.
+func (a *agent) syncArgs(op string) []string {
+	if op == "commit" {
+		return []string{"commit", a.dir, "-m", "a"}
+	}
+	return []string{"pull", a.dir}
+}
+
 // pull and commit must succeed; they return the parsed result.
 func (a *agent) pull() okResult {
 	a.nb.t.Helper()

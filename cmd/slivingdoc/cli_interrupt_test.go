@@ -37,10 +37,7 @@ func TestCLIInterruptDuringRewrite(t *testing.T) {
 			a.write("a.md", "from a\n")
 
 			a.bin = bin
-			args := []string{"pull", a.dir}
-			if op == "commit" {
-				args = []string{"commit", a.dir, "-m", "a"}
-			}
+			args := a.syncArgs(op)
 			o := a.runEnv([]string{"SLIVINGDOC_FAILPOINT=" + server.FailInterrupt + server.FailMidRewrite}, args...)
 			if o.signal != 0 || (o.code != 0 && o.code != exitInterrupted) {
 				t.Fatalf("want the call to end by itself with 0 or %d:\n%s", exitInterrupted, o)
