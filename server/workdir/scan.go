@@ -272,41 +272,43 @@ var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
 // when the WatchedListings vouches for them, else freshly listed (and remembered
 // when watched). A shared listing belongs to the WatchedListings: not to be
 // modified. parentReused says the parent's listing was recalled, so the
-// name still denotes the directory remembered under it.
-func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []dirEnt, shared, recalled, pooled bool, err error) {
+// name still denotes the directory remembered under it. A recalled
+// listing comes with the outcome of its last walk when that still holds
+// (nil otherwise).
+func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []dirEnt, o *outcome, shared, recalled, pooled bool, err error) {
 	if w.mem != nil && (parentReused || prefix == "") {
-		if ents, ok := w.mem.recall(prefix, -1); ok {
-			return ents, true, true, false, nil
+		if ents, o, ok := w.mem.recall(prefix, -1, w.rules, w.sameCache); ok {
+			return ents, o, true, true, false, nil
 		}
 	}
 	if d.fd >= 0 || d.fdErr != nil {
 		if d.fdErr != nil {
-			return nil, false, false, false, d.fdErr
+			return nil, nil, false, false, false, d.fdErr
 		}
 		dirsListed.Add(1)
 		listing := dirEntBufs.Get().(*[]dirEnt)
 		entries, err = listFD(d.fd, (*listing)[:0])
 		if err != nil {
 			dirEntBufs.Put(listing)
-			return nil, false, false, false, err
+			return nil, nil, false, false, false, err
 		}
 		*listing = entries
-		return entries, false, false, true, nil
+		return entries, nil, false, false, true, nil
 	}
 	r, err := w.open(d)
 	if err != nil {
-		return nil, false, false, false, err
+		return nil, nil, false, false, false, err
 	}
 	f, err := r.Open(".")
 	if err != nil {
-		return nil, false, false, false, err
+		return nil, nil, false, false, false, err
 	}
 	defer f.Close()
 	wd, watched := int32(0), false
 	if w.mem != nil {
 		if wd, watched = w.mem.watchDir(f); watched && prefix != "" && !parentReused {
-			if ents, ok := w.mem.recall(prefix, wd); ok {
-				return ents, true, true, false, nil // the same directory, unchanged
+			if ents, o, ok := w.mem.recall(prefix, wd, w.rules, w.sameCache); ok {
+				return ents, o, true, true, false, nil // the same directory, unchanged
 			}
 		}
 	}
@@ -316,39 +318,37 @@ func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []di
 		if err == nil && !slices.ContainsFunc(entries, func(e dirEnt) bool { return e.shared }) {
 			w.mem.remember(prefix, wd, entries)
 		}
-		return entries, true, false, false, err
+		return entries, nil, true, false, false, err
 	}
 	listing := dirEntBufs.Get().(*[]dirEnt)
 	entries, err = listDir(f, (*listing)[:0])
 	if err != nil {
 		dirEntBufs.Put(listing)
-		return nil, false, false, false, err
+		return nil, nil, false, false, false, err
 	}
 	*listing = entries
-	return entries, false, false, true, nil
+	return entries, nil, false, false, true, nil
 }
 
 func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused bool) {
 	if d.ownFD {
 		defer closeFD(d.fd) // once the subdirectories are opened (descend)
 	}
-	entries, shared, reusedHere, pooled, err := w.list(d, prefix, parentReused)
+	entries, o, shared, reusedHere, pooled, err := w.list(d, prefix, parentReused)
 	if err != nil {
 		w.fail(err)
 		return
 	}
-	if reusedHere && w.sameCache {
-		if o := w.mem.outcome(prefix, w.rules); o != nil {
-			w.mu.Lock()
-			for _, f := range o.files {
-				w.res.Files[f.rel] = f.id
-			}
-			w.res.Ignored = append(w.res.Ignored, o.ignored...)
-			w.res.Markers = append(w.res.Markers, o.markers...)
-			w.mu.Unlock()
-			w.descend(d, o.subs, true)
-			return
+	if o != nil { // recalled, and its outcome holds (the same cache and rules)
+		w.mu.Lock()
+		for _, f := range o.files {
+			w.res.Files[f.rel] = f.id
 		}
+		w.res.Ignored = append(w.res.Ignored, o.ignored...)
+		w.res.Markers = append(w.res.Markers, o.markers...)
+		w.mu.Unlock()
+		w.descend(d, o.subs, true)
+		return
 	}
 	var ignored []string
 	var below map[string]dirStates // anchored-rule states of subdirectories
@@ -477,8 +477,12 @@ type found struct {
 // descend walks the subdirectories of d, in parallel while slots are
 // free; parentReused: d's listing was recalled.
 func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
-	for _, sd := range subs {
-		sub := &dirRef{parent: d, name: sd.name, fd: -1}
+	// One allocation for the directories of one listing: a scan of a
+	// remembered tree is mostly this loop, once per directory of L.
+	refs := make([]dirRef, len(subs))
+	for i, sd := range subs {
+		sub := &refs[i]
+		sub.parent, sub.name, sub.fd = d, sd.name, -1
 		if d.fd >= 0 {
 			// Opened before this walk returns and closes d's descriptor;
 			// a goroutine walking sub owns sub's.
