@@ -63,8 +63,17 @@ func (f *Sink) PackTrees(store *cas.Store, root, parent cas.ID) error {
 		}
 		delete(f.trees, id)
 		var olds map[string]cas.TreeEntry
-		base, depth, err := cas.GetDepth(store, old)
-		if old.IsZero() || err != nil || base.Kind != cas.KindTree {
+		var base cas.Object
+		var depth int
+		err := cas.ErrNotFound
+		if !old.IsZero() {
+			// A path the parent has no tree at (old zero) is not looked up:
+			// the store would miss and list its directory again to be sure,
+			// once per new tree (a first commit of a large tree paid that for
+			// each of its directories).
+			base, depth, err = cas.GetDepth(store, old)
+		}
+		if err != nil || base.Kind != cas.KindTree {
 			err = f.pack.Put(o)
 		} else {
 			err = f.pack.PutDelta(o, base, depth)
