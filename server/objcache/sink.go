@@ -31,6 +31,10 @@ func NewSink(inParent map[cas.ID]bool, deltaTrees bool) *Sink {
 // Added reports whether the sink was given id already.
 func (f *Sink) Added(id cas.ID) bool { return f.added[id] }
 
+// Holds reports whether Put would skip id: given already, or the
+// parent's (cas.Holder).
+func (f *Sink) Holds(id cas.ID) bool { return f.added[id] || f.inParent[id] }
+
 // Finish returns the pack of what the sink was given (PackTrees first).
 func (f *Sink) Finish() ([]byte, error) { return f.pack.Finish() }
 

@@ -61,6 +61,10 @@ type Listing struct {
 	Temps   []string          // leftover temporary files of a crashed rewrite
 	Ignored []string          // entries of L the ignore rules leave out (directories end in '/')
 	Changed bool              // stats differ from the loaded cache
+	// Chunks are the chunk lists of the files of Content stored in
+	// chunks (cas.HashFile): a commit puts those files into its pack
+	// without cutting and hashing them again (cas.WriteFileChunks).
+	Chunks map[string][]cas.ChunkRef
 	// Markers are the paths of Files whose entry in Stats says the file
 	// holds a complete conflict block (unordered): found during the walk,
 	// so a commit need not look at every entry of Stats.
@@ -137,6 +141,7 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 		Files:   make(map[string]cas.ID, cache.Len()),
 		Stats:   cache, // updated in place: most entries are reused as they are
 		Content: map[string][]byte{},
+		Chunks:  map[string][]cas.ChunkRef{},
 	}
 	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if n := cache.Len(); n > 0 && n < serialBelow {
@@ -523,6 +528,7 @@ func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) e
 	}
 	type outcome struct {
 		content []byte
+		chunks  []cas.ChunkRef
 		st      Entry
 		reason  string
 		err     error
@@ -538,7 +544,7 @@ func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) e
 		}
 		o.content, o.st, o.reason, o.err = ReadChecked(r, p.name, p.st)
 		if o.err == nil && o.reason == "" {
-			o.st.ID, o.err = cas.WriteFile(nil, o.content)
+			o.st.ID, o.chunks, o.err = cas.HashFile(o.content)
 			o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
 			o.st.Trusted = o.st.Mtime < start-racyMargin(o.st.Mtime)
 		}
@@ -556,6 +562,9 @@ func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) e
 			res.Files[p.rel] = o.st.ID
 			res.Stats.Set(p.rel, o.st)
 			res.Content[p.rel] = o.content
+			if o.chunks != nil {
+				res.Chunks[p.rel] = o.chunks
+			}
 			if o.st.Markers {
 				res.Markers = append(res.Markers, p.rel)
 			}
