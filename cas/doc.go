@@ -9,6 +9,8 @@
 //	        (FastCDC, 2/8/64 KiB)      ├─▶ file object ─┐
 //	content ≤ InlineMax ── inline ─────┘                ├─▶ tree objects ─▶ commit object
 //	                                      WriteTree ────┘
+//	content ──HashFile──▶ file ID + chunk list ──WriteFileChunks──▶ the same
+//	        objects as WriteFile, cut at the listed sizes (no second cut or hash)
 //	objects ──PackWriter.Put──▶ Finish ──▶ pack bytes ──▶ remote / Store.AddPack
 //	packs fetched together ──▶ Store.AddPacks ──▶ one bundle file (bundle.go)
 //

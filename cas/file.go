@@ -128,12 +128,66 @@ func decodeChunkedFile(r *reader) (File, error) {
 // WriteFile chunks content, puts its chunk objects and its file object into
 // sink, and returns the file ID. A nil sink only computes the ID.
 func WriteFile(sink Sink, content []byte) (ID, error) {
+	id, _, err := writeFile(sink, content)
+	return id, err
+}
+
+// HashFile returns the file ID of content and, for content stored in
+// chunks (larger than InlineMax), its chunk list: what WriteFileChunks
+// needs to put the same file without cutting and hashing it again.
+func HashFile(content []byte) (ID, []ChunkRef, error) { return writeFile(nil, content) }
+
+// Holder is a Sink that can tell an object it would not store (held
+// already): WriteFileChunks then does not build that chunk's object.
+type Holder interface {
+	Sink
+	Holds(id ID) bool
+}
+
+// WriteFileChunks puts into sink the file of content whose chunk list
+// HashFile returned (chunks), and returns its ID: the chunks' bodies are
+// cut from content at the listed sizes, each keeping the ID listed,
+// and those sink holds are skipped. The sink's checks still apply to
+// what is put (a pack writer verifies each object against its ID), so a
+// list that is not content's fails there rather than storing a wrong
+// chunk. Chunks whose sizes do not add up to content's length are refused.
+func WriteFileChunks(sink Holder, content []byte, chunks []ChunkRef) (ID, error) {
+	var total uint64
+	for _, c := range chunks {
+		total += uint64(c.Size)
+	}
+	if len(chunks) == 0 || total != uint64(len(content)) || len(content) <= InlineMax {
+		return ID{}, fmt.Errorf("%w: a chunk list of %d bytes for %d bytes of content", ErrInvalidObject, total, len(content))
+	}
+	off := 0
+	for _, c := range chunks {
+		chunk := content[off : off+int(c.Size)]
+		off += int(c.Size)
+		if sink.Holds(c.ID) {
+			continue
+		}
+		body := make([]byte, 1+len(chunk))
+		body[0] = byte(KindChunk)
+		copy(body[1:], chunk)
+		if err := sink.Put(Object{ID: c.ID, Kind: KindChunk, Body: body}); err != nil {
+			return ID{}, err
+		}
+	}
+	o, err := EncodeFile(File{Size: uint64(len(content)), Chunks: chunks})
+	if err != nil {
+		return ID{}, err
+	}
+	return o.ID, sink.Put(o)
+}
+
+// writeFile is WriteFile, also returning the chunk list (nil: inline).
+func writeFile(sink Sink, content []byte) (ID, []ChunkRef, error) {
 	if len(content) <= InlineMax {
 		o, err := EncodeFile(File{Size: uint64(len(content)), Inline: content})
 		if err != nil {
-			return ID{}, err
+			return ID{}, nil, err
 		}
-		return o.ID, put(sink, o)
+		return o.ID, nil, put(sink, o)
 	}
 	f := File{Size: uint64(len(content)), Chunks: make([]ChunkRef, 0, len(content)/AvgChunk+1)}
 	// Without a sink the chunk bodies are only hashed: reuse one buffer.
@@ -151,15 +205,15 @@ func WriteFile(sink Sink, content []byte) (ID, error) {
 		copy(body[1:], chunk)
 		o := newObject(body)
 		if err := put(sink, o); err != nil {
-			return ID{}, err
+			return ID{}, nil, err
 		}
 		f.Chunks = append(f.Chunks, ChunkRef{ID: o.ID, Size: uint32(len(chunk))})
 	}
 	o, err := EncodeFile(f)
 	if err != nil {
-		return ID{}, err
+		return ID{}, nil, err
 	}
-	return o.ID, put(sink, o)
+	return o.ID, f.Chunks, put(sink, o)
 }
 
 func put(sink Sink, o Object) error {

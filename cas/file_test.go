@@ -103,3 +103,77 @@ func TestFileDecoderRefusesNonCanonicalForms(t *testing.T) {
 		t.Fatalf("canonical chunked body refused: %v", err)
 	}
 }
+
+// holdingPack is a pack writer that holds some objects already (as a
+// commit's sink holds the parent's chunks) and counts what it is given.
+type holdingPack struct {
+	w    *cas.PackWriter
+	held map[cas.ID]bool
+	puts int
+}
+
+func (h *holdingPack) Put(o cas.Object) error { h.puts++; return h.w.Put(o) }
+func (h *holdingPack) Holds(id cas.ID) bool   { return h.held[id] }
+
+// A file put from the chunk list HashFile returned is the file WriteFile
+// puts: the same ID, the same objects, every chunk verified by the pack
+// writer; chunks the sink holds are not put; a list that is not the
+// content's is refused, not stored.
+func TestWriteFileChunksIsWriteFile(t *testing.T) {
+	content := genText(7, 200<<10)
+	id, chunks, err := cas.HashFile(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := mustFile(t, nil, content); id != want || len(chunks) < 3 {
+		t.Fatalf("HashFile: %v with %d chunks, WriteFile's ID %v", id, len(chunks), want)
+	}
+	whole := cas.NewPackWriter()
+	mustFile(t, whole, content)
+	wholePack, err := whole.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &holdingPack{w: cas.NewPackWriter(), held: map[cas.ID]bool{}}
+	got, err := cas.WriteFileChunks(h, content, chunks)
+	if err != nil || got != id {
+		t.Fatalf("WriteFileChunks: %v, %v; want %v", got, err, id)
+	}
+	pack, err := h.w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pack, wholePack) {
+		t.Fatal("the pack differs from the one WriteFile fills")
+	}
+	p, err := cas.OpenPack(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := cas.ReadFile(p, id); err != nil || !bytes.Equal(back, content) {
+		t.Fatalf("read back: %v", err)
+	}
+
+	h = &holdingPack{w: cas.NewPackWriter(), held: map[cas.ID]bool{chunks[0].ID: true, chunks[1].ID: true}}
+	if _, err := cas.WriteFileChunks(h, content, chunks); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(chunks) - 2 + 1; h.puts != want {
+		t.Fatalf("%d objects put with two chunks held, want %d", h.puts, want)
+	}
+
+	short := append([]cas.ChunkRef(nil), chunks...)
+	short[0].Size--
+	if _, err := cas.WriteFileChunks(&holdingPack{w: cas.NewPackWriter()}, content, short); !errors.Is(err, cas.ErrInvalidObject) {
+		t.Fatalf("sizes that do not add up: %v", err)
+	}
+	shifted := append([]cas.ChunkRef(nil), chunks...)
+	shifted[0].Size--
+	shifted[1].Size++ // the same total, other bodies under the listed IDs
+	if _, err := cas.WriteFileChunks(&holdingPack{w: cas.NewPackWriter()}, content, shifted); !errors.Is(err, cas.ErrInvalidObject) {
+		t.Fatalf("bodies that are not the listed chunks: %v", err)
+	}
+	if _, c, err := cas.HashFile(content[:cas.InlineMax]); err != nil || c != nil {
+		t.Fatalf("an inline file has no chunk list: %v, %v", c, err)
+	}
+}

@@ -494,3 +494,24 @@ func TestManifestV4CanonicalCheckBetweenCalls(t *testing.T) {
 		}
 	}
 }
+
+// decodeRecent takes an ID exactly when its text is a publication ID:
+// the raw bytes' version and variant decide it, as IsPublicationID
+// decides it on the text.
+func TestDecodeRecentTakesPublicationIDsOnly(t *testing.T) {
+	var raw [16]byte
+	var text [uuidLen]byte
+	for i := range 4096 {
+		for j := range raw {
+			raw[j] = byte(i*131 + j*7 + i>>3*j)
+		}
+		raw[6] = byte(i) // every version nibble, with each variant below
+		raw[8] = byte(i >> 4)
+		putUUID(text[:], raw)
+		want := IsPublicationID(string(text[:]))
+		got, err := decodeRecent([]byte(strictB64().EncodeToString(raw[:])))
+		if (err == nil) != want || (want && (len(got) != 1 || got[0] != string(text[:]))) {
+			t.Fatalf("%x: decodeRecent %v, %v; IsPublicationID %v", raw, got, err, want)
+		}
+	}
+}

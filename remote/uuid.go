@@ -74,17 +74,38 @@ func putUUID(s []byte, b [16]byte) {
 // IsPublicationID reports whether s is a canonical lowercase UUIDv7 (version
 // 7, RFC 9562 variant), the only form publication IDs take.
 func IsPublicationID(s string) bool {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+	if len(s) != len(publicationIDShape) {
 		return false
 	}
-	// The hex digits group by group, without a test of the position per
-	// byte: `current` holds hundreds of IDs, each checked as it is read.
-	for _, g := range [5][2]uint8{{0, 8}, {9, 13}, {14, 18}, {19, 23}, {24, 36}} {
-		for _, c := range []byte(s[g[0]:g[1]]) {
-			if c-'0' > 9 && c-'a' > 5 { // unsigned: below '0' or 'a' wraps
-				return false
-			}
+	// One table look-up per byte against the shape: `current` holds
+	// hundreds of IDs, each checked as it is read and as it is validated.
+	for i := range len(publicationIDShape) {
+		if idByteClass[s[i]] != publicationIDShape[i] {
+			return false
 		}
 	}
-	return s[14] == '7' && (s[19] == '8' || s[19] == '9' || s[19] == 'a' || s[19] == 'b')
+	return s[14] == '7' && (s[19]-'8' < 2 || s[19]-'a' < 2) // (unsigned: below wraps)
 }
+
+// publicationIDShape is the class of each byte of a canonical UUID
+// (idHex or idDash), and idByteClass the class of every byte value (0:
+// neither, as for upper-case hex).
+var publicationIDShape, idByteClass = func() (shape [36]uint8, class [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		class[c] = idHex
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		class[c] = idHex
+	}
+	class['-'] = idDash
+	for i := range shape {
+		shape[i] = idHex
+	}
+	shape[8], shape[13], shape[18], shape[23] = idDash, idDash, idDash, idDash
+	return shape, class
+}()
+
+const (
+	idHex  = 1
+	idDash = 2
+)

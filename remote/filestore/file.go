@@ -304,6 +304,21 @@ func (f *Store) Delete(ctx context.Context, key string) error {
 
 // List implements remote.Store: keys with prefix, sorted, ETag left empty.
 func (f *Store) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, error) {
+	return f.list(ctx, prefix, "")
+}
+
+// ListAfter implements remote.ListerAfter: List without the keys that
+// sort at or before after. The directory is still read whole (a listing
+// has no order), but the entries left out are not stat-ed: `proposals/`
+// keeps every accepted proposal for good, so a commit's listing of the
+// window after its base would otherwise stat one file more per
+// publication of the notebook's history.
+func (f *Store) ListAfter(ctx context.Context, prefix, after string) ([]remote.ObjectInfo, error) {
+	return f.list(ctx, prefix, after)
+}
+
+// list is List without the keys at or before after ("": none left out).
+func (f *Store) list(ctx context.Context, prefix, after string) ([]remote.ObjectInfo, error) {
 	if err := remote.CheckPrefix(prefix); err != nil {
 		return nil, err
 	}
@@ -311,50 +326,76 @@ func (f *Store) List(ctx context.Context, prefix string) ([]remote.ObjectInfo, e
 		return nil, err
 	}
 	// Walk only the directory the prefix's complete segments name.
-	start := f.root
+	start, startKey := f.root, ""
 	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
-		start = filepath.Join(f.root, filepath.FromSlash(prefix[:i]))
+		start, startKey = filepath.Join(f.root, filepath.FromSlash(prefix[:i])), prefix[:i+1]
 	}
 	var out []remote.ObjectInfo
-	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+	// walk lists dir, whose entries' keys begin with dirKey. Keys are
+	// built from the names as they are read, and only the files that
+	// are listed are stat-ed.
+	var walk func(dir, dirKey string) error
+	walk = func(dir, dirKey string) error {
+		entries, err := readDirUnsorted(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil // the prefix's directory does not exist, or a file vanished
+				return nil // the prefix's directory does not exist, or it vanished
+			}
+			if fi, serr := os.Lstat(dir); serr == nil && !fi.IsDir() {
+				return nil // an object: no key below it
 			}
 			return err
 		}
-		if strings.HasPrefix(d.Name(), ".") && p != start {
-			if d.IsDir() {
-				return fs.SkipDir // .tmp and any other private directory
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
+				continue // .tmp, .lock and any other private entry
 			}
-			return nil // .lock
+			key := dirKey + name
+			switch {
+			case e.IsDir():
+				sub := key + "/"
+				if !strings.HasPrefix(sub, prefix) && !strings.HasPrefix(prefix, sub) {
+					continue // no key below it has the prefix
+				}
+				if after != "" && after > sub && !strings.HasPrefix(after, sub) {
+					continue // every key below it sorts before after
+				}
+				if err := walk(filepath.Join(dir, name), sub); err != nil {
+					return err
+				}
+			case !e.Type().IsRegular():
+			case !strings.HasPrefix(key, prefix) || (after != "" && key <= after):
+			default:
+				info, err := e.Info()
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // deleted while listing
+				}
+				if err != nil {
+					return err
+				}
+				out = append(out, remote.ObjectInfo{Key: key, Size: info.Size()})
+			}
 		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(f.root, p)
-		if err != nil {
-			return err
-		}
-		key := filepath.ToSlash(rel)
-		if !strings.HasPrefix(key, prefix) {
-			return nil
-		}
-		info, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // deleted while listing
-		}
-		if err != nil {
-			return err
-		}
-		out = append(out, remote.ObjectInfo{Key: key, Size: info.Size()})
 		return nil
-	})
-	if err != nil {
+	}
+	if err := walk(start, startKey); err != nil {
 		return nil, fmt.Errorf("remote: file store: list %q: %w", prefix, mapFileErr(err))
 	}
 	slices.SortFunc(out, func(a, b remote.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
+}
+
+// readDirUnsorted returns dir's entries in the order the file system
+// gives them (os.ReadDir sorts them by name; the listing sorts its keys
+// once at the end).
+func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadDir(-1)
 }
 
 // removeStaleTemps deletes temporary files a crashed writer left behind.

@@ -250,12 +250,30 @@ func (a *Attempt) writeFiles() error {
 		if err != nil {
 			return err
 		}
+		if chunks := a.scannedChunks(p, id); chunks != nil {
+			// L's file as the scan read it: its chunks are known.
+			if _, err := cas.WriteFileChunks(a.sink, content, chunks); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := cas.WriteFile(a.sink, content); err != nil {
 			return err
 		}
 	}
 	a.Changed = a.Changes
 	return nil
+}
+
+// scannedChunks returns the chunk list the scan found for p when p's
+// file in the merge is the one the scan read (the same file ID: the same
+// content, and a file object that names these chunks); nil otherwise.
+func (a *Attempt) scannedChunks(p string, id cas.ID) []cas.ChunkRef {
+	sc := a.c.Scan
+	if sc == nil || sc.Files[p] != id {
+		return nil
+	}
+	return sc.Chunks[p]
 }
 
 // writeCommit adds the head commit and finishes the pack.

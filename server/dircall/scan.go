@@ -26,20 +26,21 @@ type scanRules struct {
 
 // Scan is L as the operations see it.
 type Scan struct {
-	Files    map[string]cas.ID  // tree L: path → file ID
-	Stats    *workdir.StatCache // the stat cache to record
-	Content  map[string][]byte  // files read by this scan
-	Invalid  []diag.FileError   // every file that breaks the content rules
-	Temps    []string           // leftover temporary files of a crashed rewrite
-	Ignored  []string           // entries of L the ignore rules leave out (directories end in '/')
-	Virtual  map[string]bool    // paths of files that are A's, not read from L (plan.AddVirtual)
-	Restore  map[string]bool    // virtual paths to write into L at the next rewrite
-	Withheld []string           // A's paths L does not hold because of a rule (as recorded in P)
-	Unknown  []string           // withheld paths no rule ignores now, where L holds a file: their base is unknown (server/plan)
-	Changed  bool               // stats differ from the loaded cache
-	ByID     map[cas.ID]string  // file ID → one path holding it (built on demand)
-	Touched  []string           // paths that may differ from stats' IDs at the scan's start (workdir.Listing.Touched)
-	Markers  []string           // the files of stats holding complete conflict blocks (workdir.Listing.Markers)
+	Files    map[string]cas.ID         // tree L: path → file ID
+	Stats    *workdir.StatCache        // the stat cache to record
+	Content  map[string][]byte         // files read by this scan
+	Chunks   map[string][]cas.ChunkRef // chunk lists of Content's chunked files (workdir.Listing.Chunks)
+	Invalid  []diag.FileError          // every file that breaks the content rules
+	Temps    []string                  // leftover temporary files of a crashed rewrite
+	Ignored  []string                  // entries of L the ignore rules leave out (directories end in '/')
+	Virtual  map[string]bool           // paths of files that are A's, not read from L (plan.AddVirtual)
+	Restore  map[string]bool           // virtual paths to write into L at the next rewrite
+	Withheld []string                  // A's paths L does not hold because of a rule (as recorded in P)
+	Unknown  []string                  // withheld paths no rule ignores now, where L holds a file: their base is unknown (server/plan)
+	Changed  bool                      // stats differ from the loaded cache
+	ByID     map[cas.ID]string         // file ID → one path holding it (built on demand)
+	Touched  []string                  // paths that may differ from stats' IDs at the scan's start (workdir.Listing.Touched)
+	Markers  []string                  // the files of stats holding complete conflict blocks (workdir.Listing.Markers)
 }
 
 // ScanWithRules is scan under the engine's rules, with the virtual entries
@@ -77,7 +78,7 @@ func scanWith(root *os.Root, cache *workdir.StatCache, rules scanRules) (*Scan, 
 	if err != nil {
 		return nil, err
 	}
-	res := &Scan{Files: l.Files, Stats: l.Stats, Content: l.Content, Temps: l.Temps, Ignored: l.Ignored, Changed: l.Changed, Touched: l.Touched, Markers: l.Markers}
+	res := &Scan{Files: l.Files, Stats: l.Stats, Content: l.Content, Chunks: l.Chunks, Temps: l.Temps, Ignored: l.Ignored, Changed: l.Changed, Touched: l.Touched, Markers: l.Markers}
 	if len(l.Invalid) > 0 {
 		res.Invalid = make([]diag.FileError, len(l.Invalid))
 		for i, r := range l.Invalid {

@@ -302,3 +302,63 @@ func TestSinkSkipsWhatTheParentHolds(t *testing.T) {
 		t.Fatalf("pack holds %v, want only %v", ids, added.ID)
 	}
 }
+
+// The trees of paths the parent has no tree at go whole, and the others
+// as deltas of the parent's: a first commit's pack reads on its own, and
+// a new directory beside a changed one does not make the changed one go
+// whole.
+func TestSinkPackTreesNewPathsGoWhole(t *testing.T) {
+	store, err := cas.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	a, b, c := chunk(t, 1, 64), chunk(t, 2, 64), chunk(t, 3, 64)
+	files := map[string]cas.ID{"x/y/a.md": a.ID, "x/b.md": b.ID}
+	first := NewSink(nil, true)
+	parent, err := cas.WriteTree(first, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.PackTrees(store, parent, cas.ID{}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := first.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cas.OpenPack(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cas.ReadTree(p, parent); err != nil || len(got) != 2 {
+		t.Fatalf("the first pack on its own: %v, %v", got, err)
+	}
+	if err := store.AddPack("first", data); err != nil {
+		t.Fatal(err)
+	}
+	files["x/y/a.md"], files["z/c.md"] = b.ID, c.ID
+	next := NewSink(nil, true)
+	root, err := cas.WriteTree(next, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := next.PackTrees(store, root, parent); err != nil {
+		t.Fatal(err)
+	}
+	if data, err = next.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AddPack("next", data); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cas.ReadTree(store, root); err != nil || len(got) != 3 || got["z/c.md"] != c.ID {
+		t.Fatalf("the next tree: %v, %v", got, err)
+	}
+	if p, err = cas.OpenPack(data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cas.ReadTree(p, root); err == nil {
+		t.Fatal("the next pack reads on its own: its changed trees went whole, not as deltas")
+	}
+}

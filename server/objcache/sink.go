@@ -31,6 +31,10 @@ func NewSink(inParent map[cas.ID]bool, deltaTrees bool) *Sink {
 // Added reports whether the sink was given id already.
 func (f *Sink) Added(id cas.ID) bool { return f.added[id] }
 
+// Holds reports whether Put would skip id: given already, or the
+// parent's (cas.Holder).
+func (f *Sink) Holds(id cas.ID) bool { return f.added[id] || f.inParent[id] }
+
 // Finish returns the pack of what the sink was given (PackTrees first).
 func (f *Sink) Finish() ([]byte, error) { return f.pack.Finish() }
 
@@ -63,8 +67,17 @@ func (f *Sink) PackTrees(store *cas.Store, root, parent cas.ID) error {
 		}
 		delete(f.trees, id)
 		var olds map[string]cas.TreeEntry
-		base, depth, err := cas.GetDepth(store, old)
-		if old.IsZero() || err != nil || base.Kind != cas.KindTree {
+		var base cas.Object
+		var depth int
+		err := cas.ErrNotFound
+		if !old.IsZero() {
+			// A path the parent has no tree at (old zero) is not looked up:
+			// the store would miss and list its directory again to be sure,
+			// once per new tree (a first commit of a large tree paid that for
+			// each of its directories).
+			base, depth, err = cas.GetDepth(store, old)
+		}
+		if err != nil || base.Kind != cas.KindTree {
 			err = f.pack.Put(o)
 		} else {
 			err = f.pack.PutDelta(o, base, depth)

@@ -11,7 +11,9 @@
 //	L ─listDir (getdents64 + fstatat on Linux)─▶ entries with type and stat
 //	  ─ignore rules, name rules, collisions────▶ dropped / refused / kept
 //	  ─stat cache (Entry, trusted and same stat)▶ reused file ID, no read
-//	  ─otherwise ReadChecked + cas.WriteFile───▶ Listing.Files / Content
+//	  ─otherwise ReadChecked + cas.HashFile────▶ Listing.Files / Content / Chunks
+//	    (Chunks: the chunk list of each chunked file read, which a commit
+//	    puts into its pack without cutting it again: cas.WriteFileChunks)
 //
 // With a WatchedListings (a long-lived process), a directory that an inotify watch
 // proves unchanged is not listed again: its remembered listing, and the

@@ -61,6 +61,10 @@ type Listing struct {
 	Temps   []string          // leftover temporary files of a crashed rewrite
 	Ignored []string          // entries of L the ignore rules leave out (directories end in '/')
 	Changed bool              // stats differ from the loaded cache
+	// Chunks are the chunk lists of the files of Content stored in
+	// chunks (cas.HashFile): a commit puts those files into its pack
+	// without cutting and hashing them again (cas.WriteFileChunks).
+	Chunks map[string][]cas.ChunkRef
 	// Markers are the paths of Files whose entry in Stats says the file
 	// holds a complete conflict block (unordered): found during the walk,
 	// so a commit need not look at every entry of Stats.
@@ -137,6 +141,7 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 		Files:   make(map[string]cas.ID, cache.Len()),
 		Stats:   cache, // updated in place: most entries are reused as they are
 		Content: map[string][]byte{},
+		Chunks:  map[string][]cas.ChunkRef{},
 	}
 	w := &walker{res: res, cache: cache, rules: rules, sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if n := cache.Len(); n > 0 && n < serialBelow {
@@ -272,41 +277,43 @@ var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
 // when the WatchedListings vouches for them, else freshly listed (and remembered
 // when watched). A shared listing belongs to the WatchedListings: not to be
 // modified. parentReused says the parent's listing was recalled, so the
-// name still denotes the directory remembered under it.
-func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []dirEnt, shared, recalled, pooled bool, err error) {
+// name still denotes the directory remembered under it. A recalled
+// listing comes with the outcome of its last walk when that still holds
+// (nil otherwise).
+func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []dirEnt, o *outcome, shared, recalled, pooled bool, err error) {
 	if w.mem != nil && (parentReused || prefix == "") {
-		if ents, ok := w.mem.recall(prefix, -1); ok {
-			return ents, true, true, false, nil
+		if ents, o, ok := w.mem.recall(prefix, -1, w.rules, w.sameCache); ok {
+			return ents, o, true, true, false, nil
 		}
 	}
 	if d.fd >= 0 || d.fdErr != nil {
 		if d.fdErr != nil {
-			return nil, false, false, false, d.fdErr
+			return nil, nil, false, false, false, d.fdErr
 		}
 		dirsListed.Add(1)
 		listing := dirEntBufs.Get().(*[]dirEnt)
 		entries, err = listFD(d.fd, (*listing)[:0])
 		if err != nil {
 			dirEntBufs.Put(listing)
-			return nil, false, false, false, err
+			return nil, nil, false, false, false, err
 		}
 		*listing = entries
-		return entries, false, false, true, nil
+		return entries, nil, false, false, true, nil
 	}
 	r, err := w.open(d)
 	if err != nil {
-		return nil, false, false, false, err
+		return nil, nil, false, false, false, err
 	}
 	f, err := r.Open(".")
 	if err != nil {
-		return nil, false, false, false, err
+		return nil, nil, false, false, false, err
 	}
 	defer f.Close()
 	wd, watched := int32(0), false
 	if w.mem != nil {
 		if wd, watched = w.mem.watchDir(f); watched && prefix != "" && !parentReused {
-			if ents, ok := w.mem.recall(prefix, wd); ok {
-				return ents, true, true, false, nil // the same directory, unchanged
+			if ents, o, ok := w.mem.recall(prefix, wd, w.rules, w.sameCache); ok {
+				return ents, o, true, true, false, nil // the same directory, unchanged
 			}
 		}
 	}
@@ -316,39 +323,37 @@ func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []di
 		if err == nil && !slices.ContainsFunc(entries, func(e dirEnt) bool { return e.shared }) {
 			w.mem.remember(prefix, wd, entries)
 		}
-		return entries, true, false, false, err
+		return entries, nil, true, false, false, err
 	}
 	listing := dirEntBufs.Get().(*[]dirEnt)
 	entries, err = listDir(f, (*listing)[:0])
 	if err != nil {
 		dirEntBufs.Put(listing)
-		return nil, false, false, false, err
+		return nil, nil, false, false, false, err
 	}
 	*listing = entries
-	return entries, false, false, true, nil
+	return entries, nil, false, false, true, nil
 }
 
 func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused bool) {
 	if d.ownFD {
 		defer closeFD(d.fd) // once the subdirectories are opened (descend)
 	}
-	entries, shared, reusedHere, pooled, err := w.list(d, prefix, parentReused)
+	entries, o, shared, reusedHere, pooled, err := w.list(d, prefix, parentReused)
 	if err != nil {
 		w.fail(err)
 		return
 	}
-	if reusedHere && w.sameCache {
-		if o := w.mem.outcome(prefix, w.rules); o != nil {
-			w.mu.Lock()
-			for _, f := range o.files {
-				w.res.Files[f.rel] = f.id
-			}
-			w.res.Ignored = append(w.res.Ignored, o.ignored...)
-			w.res.Markers = append(w.res.Markers, o.markers...)
-			w.mu.Unlock()
-			w.descend(d, o.subs, true)
-			return
+	if o != nil { // recalled, and its outcome holds (the same cache and rules)
+		w.mu.Lock()
+		for _, f := range o.files {
+			w.res.Files[f.rel] = f.id
 		}
+		w.res.Ignored = append(w.res.Ignored, o.ignored...)
+		w.res.Markers = append(w.res.Markers, o.markers...)
+		w.mu.Unlock()
+		w.descend(d, o.subs, true)
+		return
 	}
 	var ignored []string
 	var below map[string]dirStates // anchored-rule states of subdirectories
@@ -477,8 +482,12 @@ type found struct {
 // descend walks the subdirectories of d, in parallel while slots are
 // free; parentReused: d's listing was recalled.
 func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
-	for _, sd := range subs {
-		sub := &dirRef{parent: d, name: sd.name, fd: -1}
+	// One allocation for the directories of one listing: a scan of a
+	// remembered tree is mostly this loop, once per directory of L.
+	refs := make([]dirRef, len(subs))
+	for i, sd := range subs {
+		sub := &refs[i]
+		sub.parent, sub.name, sub.fd = d, sd.name, -1
 		if d.fd >= 0 {
 			// Opened before this walk returns and closes d's descriptor;
 			// a goroutine walking sub owns sub's.
@@ -519,6 +528,7 @@ func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) e
 	}
 	type outcome struct {
 		content []byte
+		chunks  []cas.ChunkRef
 		st      Entry
 		reason  string
 		err     error
@@ -534,7 +544,7 @@ func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) e
 		}
 		o.content, o.st, o.reason, o.err = ReadChecked(r, p.name, p.st)
 		if o.err == nil && o.reason == "" {
-			o.st.ID, o.err = cas.WriteFile(nil, o.content)
+			o.st.ID, o.chunks, o.err = cas.HashFile(o.content)
 			o.st.Markers = len(merge.ScanMarkers(o.content)) > 0
 			o.st.Trusted = o.st.Mtime < start-racyMargin(o.st.Mtime)
 		}
@@ -552,6 +562,9 @@ func (res *Listing) readPending(w *walker, pending []pendingRead, start int64) e
 			res.Files[p.rel] = o.st.ID
 			res.Stats.Set(p.rel, o.st)
 			res.Content[p.rel] = o.content
+			if o.chunks != nil {
+				res.Chunks[p.rel] = o.chunks
+			}
 			if o.st.Markers {
 				res.Markers = append(res.Markers, p.rel)
 			}

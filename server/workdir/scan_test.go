@@ -1,9 +1,11 @@
 package workdir
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -121,5 +123,47 @@ func equalMaps[V comparable](t *testing.T, what string, got, want map[string]V) 
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s:\n got  %v\n want %v", what, got, want)
+	}
+}
+
+// A scan lists the chunks of each chunked file it read, as cas.HashFile
+// cuts them (what a commit puts into its pack without cutting again),
+// and none for an inline file or a file it did not read.
+func TestScanListsChunksOfFilesRead(t *testing.T) {
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("a line of a long note\n"), 2000)
+	os.WriteFile(filepath.Join(dir, "big.md"), big, 0o644)
+	os.WriteFile(filepath.Join(dir, "small.md"), []byte("small\n"), 0o644)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cache := NewStatCache()
+	res, err := Scan(r, cache, Rules{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, chunks, err := cas.HashFile(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files["big.md"] != id || !slices.Equal(res.Chunks["big.md"], chunks) {
+		t.Fatalf("big.md: %v with chunks %v, want %v with %v", res.Files["big.md"], res.Chunks["big.md"], id, chunks)
+	}
+	if c, ok := res.Chunks["small.md"]; ok {
+		t.Fatalf("small.md (inline) has chunks %v", c)
+	}
+	for _, p := range []string{"big.md", "small.md"} {
+		e, _ := cache.Get(p)
+		e.Trusted = true // as if scanned long ago
+		cache.Set(p, e)
+	}
+	again, err := Scan(r, cache, Rules{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Content) != 0 || len(again.Chunks) != 0 {
+		t.Fatalf("a scan that read nothing lists chunks %v", again.Chunks)
 	}
 }

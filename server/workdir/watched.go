@@ -206,16 +206,25 @@ func (m *WatchedListings) end(ok bool, cache *StatCache) {
 }
 
 // recall returns the remembered listing of prefix if it is still valid
-// and (with wd >= 0) was taken from the directory watched as wd.
-func (m *WatchedListings) recall(prefix string, wd int32) ([]dirEnt, bool) {
+// and (with wd >= 0) was taken from the directory watched as wd, with the
+// outcome of its last walk under rules (nil: none). The outcome is
+// returned only with cacheHeld, when the scan's stat cache is the one
+// the outcome was found against (sameCache). One look-up serves both: a
+// scan that meets a thousand remembered directories pays one lock and one
+// map access for each, not two.
+func (m *WatchedListings) recall(prefix string, wd int32, rules Rules, cacheHeld bool) ([]dirEnt, *outcome, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := m.dirs[prefix]
 	if d == nil || !d.valid || (wd >= 0 && d.wd != wd) {
-		return nil, false
+		return nil, nil, false
 	}
 	d.seen = m.gen
-	return d.entries, true
+	var o *outcome
+	if cacheHeld && d.rules == rules {
+		o = d.outcome
+	}
+	return d.entries, o, true
 }
 
 // watchDir places the watch on the open directory f (before it is
@@ -255,16 +264,6 @@ func (m *WatchedListings) sameCache(cache *StatCache) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cache != nil && m.cache == cache
-}
-
-// outcome returns the remembered outcome of prefix's walk under rules.
-func (m *WatchedListings) outcome(prefix string, rules Rules) *outcome {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if d := m.dirs[prefix]; d != nil && d.valid && d.rules == rules {
-		return d.outcome
-	}
-	return nil
 }
 
 // keepOutcome remembers the outcome of a walk of prefix's listing.

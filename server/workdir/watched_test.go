@@ -1,6 +1,7 @@
 package workdir
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -276,5 +277,53 @@ func TestWatchedListingsListsMarkerFiles(t *testing.T) {
 		if m := slices.Sorted(slices.Values(got.Markers)); !slices.Equal(m, []string{"x/c.md"}) {
 			t.Fatalf("after resolving y/e.md: marker files %v", m)
 		}
+	}
+}
+
+// A remembered outcome holds only under the rules it was found with:
+// when the ignore rules change, the directories it remembers are walked
+// again under the new rules (their listings still recalled, not listed),
+// and going back to the old rules finds every file again.
+func TestWatchedListingsOutcomeNeedsTheSameRules(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "x/y/d.txt"} {
+		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
+	}
+	mem := NewWatchedListings()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cache := NewStatCache()
+	scan := func(rules Rules) (*Listing, int64) {
+		t.Helper()
+		before := dirsListed.Load()
+		res, err := Scan(r, cache, rules, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, dirsListed.Load() - before
+	}
+	plain := Rules{}
+	scan(plain)
+	if res, listed := scan(plain); listed != 0 || len(res.Files) != 4 {
+		t.Fatalf("warm: %d listed, %d files", listed, len(res.Files))
+	}
+	ign, err := NewIgnore([]string{"*.txt"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, listed := scan(Rules{Ignore: ign})
+	if _, ok := res.Files["x/y/d.txt"]; ok || len(res.Files) != 3 || !slices.Equal(res.Ignored, []string{"x/y/d.txt"}) {
+		t.Fatalf("under *.txt: files %v, ignored %v", slices.Sorted(maps.Keys(res.Files)), res.Ignored)
+	}
+	if listed != 0 || len(res.Content) != 0 {
+		t.Fatalf("under *.txt: %d listed, %d read; want 0 and 0 (listings and stats recalled)", listed, len(res.Content))
+	}
+	if res, _ := scan(plain); len(res.Files) != 4 || len(res.Ignored) != 0 {
+		t.Fatalf("back to no rules: files %v, ignored %v", slices.Sorted(maps.Keys(res.Files)), res.Ignored)
 	}
 }
