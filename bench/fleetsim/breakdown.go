@@ -26,6 +26,11 @@ type commitTimes struct {
 	instant, start, registered, learned time.Duration
 	gen                                 uint64
 	measured                            bool
+	// read: the agent's last GET of `current` before it knew (the one
+	// that showed its acceptance, unless it wrote that state itself);
+	// reads: its GETs of `current` from the registration on.
+	readStart, readEnd time.Duration
+	reads              int
 }
 
 // landing is one won write of `current`: when the store applied it, the
@@ -40,6 +45,46 @@ type rawTimes struct {
 	instant, start, registered, learned time.Time
 	gen                                 uint64
 	measured                            bool
+	read                                req
+	reads                               int
+}
+
+// req is one request an agent's publisher made (Config.Breakdown).
+type req struct {
+	kind       byte // see the reqKind constants
+	start, end time.Time
+	gen        uint64 // reqWrite: the generation the won write reached
+}
+
+const (
+	reqCurrent = 'c' // GET current
+	reqList    = 'l' // LIST proposals/
+	reqGet     = 'g' // any other GET (proposals, segments, registered descriptors)
+	reqUpload  = 'u' // PUT of a group pack or a segment
+	reqPut     = 'p' // any other PUT (registrations, fold markers)
+	reqWrite   = 'w' // a won conditional write of `current`
+	reqCatchUp = 'k' // a GET of the agent's catch-up (outside publish)
+)
+
+// get is a GET of catch-up, noted when the breakdown is on.
+func (a *v4agent) get(ctx context.Context, key string) ([]byte, error) {
+	t := time.Now()
+	data, err := a.store.get(ctx, key)
+	if a.noting {
+		a.note(reqCatchUp, t, 0)
+	}
+	return data, err
+}
+
+// note records a request of the agent's publisher.
+func (a *v4agent) note(kind byte, start time.Time, gen uint64) {
+	a.reqMu.Lock()
+	defer a.reqMu.Unlock()
+	a.reqs = append(a.reqs, req{kind, start, time.Now(), gen})
+	if kind == reqCurrent {
+		a.lastRead = a.reqs[len(a.reqs)-1]
+		a.reads++
+	}
 }
 
 // landings records the won writes of `current` (Latency.onWrite) on the
@@ -79,15 +124,48 @@ type agentStore struct {
 
 // ListAfter passes the window's LIST on as one request (Latency's).
 func (s agentStore) ListAfter(ctx context.Context, prefix, after string) ([]remote.ObjectInfo, error) {
+	t := time.Now()
+	defer s.a.note(reqList, t, 0)
 	return remote.ListAfter(ctx, s.Store, prefix, after)
 }
 
+func (s agentStore) Get(ctx context.Context, key string) ([]byte, string, error) {
+	t := time.Now()
+	data, etag, err := s.Store.Get(ctx, key)
+	if key == remote.CurrentKey {
+		s.a.note(reqCurrent, t, 0)
+	} else {
+		s.a.note(reqGet, t, 0)
+	}
+	return data, etag, err
+}
+
 func (s agentStore) Put(ctx context.Context, key string, data []byte) error {
+	t := time.Now()
 	err := s.Store.Put(ctx, key, data)
+	kind := byte(reqPut)
+	if strings.HasPrefix(key, remote.GroupsPrefix) || strings.HasPrefix(key, remote.SegmentsPrefix) {
+		kind = reqUpload
+	}
+	s.a.note(kind, t, 0)
 	if err == nil && key == s.a.builtKey {
 		s.a.regAt = time.Now()
+		s.a.reqMu.Lock()
+		s.a.reads = 0
+		s.a.reqMu.Unlock()
 	}
 	return err
+}
+
+func (s agentStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	t := time.Now()
+	tag, err := s.Store.ReplaceIfMatch(ctx, key, data, etag)
+	if err == nil && key == remote.CurrentKey {
+		if m, derr := remote.DecodeManifestV4(data); derr == nil {
+			s.a.note(reqWrite, t, m.Generation)
+		}
+	}
+	return tag, err
 }
 
 // Breakdown is where the measured commits' time went, for all of them
@@ -103,6 +181,51 @@ type Breakdown struct {
 	// (the next folder learning of it, its gather and LISTs, the fold
 	// and its uploads): the cycle less the write's own second.
 	Turn Percentiles
+	// Parts split the turn by the requests of the next write's folder.
+	Parts TurnParts
+}
+
+// TurnParts split the turn (a landing to the sending of the next write)
+// by the requests of that write's folder: means over the measured
+// writes whose folder LISTed after the landing before it.
+type TurnParts struct {
+	N int
+	// Learned: the landing to the folder's read of `current` that told
+	// it (its last before its first LIST after the landing) returning. Gather: the landing to the sending of the
+	// gather's LIST (the folder's first sent after the gather's end by
+	// its estimate; its first after the landing if none). Rounds: from
+	// there to the sending of its last LIST; Lists: its LISTs after the
+	// gather's. LastList: that LIST's round trip. Fold: its reply to the
+	// first upload's sending (the GETs of what it added, Gets counting
+	// the folder's GETs then; the fold; the registered descriptors).
+	// Uploads: the first upload's sending to the last one's reply. Send:
+	// from there (without uploads, from the last LIST's reply) to the
+	// write's sending.
+	Learned, Gather, Rounds, LastList, Fold, Uploads, Send time.Duration
+	Lists, Gets                                            float64
+	// Of the gather: Late, its LIST's sending after the gather's end by
+	// the folder's estimate; Early, the folder's requests from its
+	// first LIST after the landing to the last one's reply before the
+	// gather's LIST (the reads of the fold while gathering, catch-up's
+	// included), of the writes whose folder LISTed before it; CatchUps,
+	// catch-up's GETs by the folder in the turn.
+	Late, Early time.Duration
+	Earlies     int
+	CatchUps    float64
+	// The measured commits registered in a turn: before the folder's
+	// gather LIST was sent (InGather), between it and its last LIST's
+	// sending (InRounds: the rounds took them), and after that (After:
+	// they wait for the next fold); Reg, when they registered after the
+	// landing (percentiles).
+	InGather, InRounds, After int
+	Reg                       Percentiles
+}
+
+// span is a req in model time since the run's start.
+type span struct {
+	kind       byte
+	start, end time.Duration
+	gen        uint64
 }
 
 // Phases are the mean phases of a set of commits, and how many fold
@@ -122,13 +245,26 @@ type Phases struct {
 	// before the write ahead of their accepting one was sent (so its
 	// folder had listed without them, or took them not).
 	Missed int
+	// Of the commits whose agent learned of their acceptance by a read
+	// of `current` (not their folder's, who learn by their write's
+	// reply), Readers: how many; ReadSent: the accepting landing to that
+	// read's sending; ReadRTT: its round trip; AfterRead: its reply to
+	// the agent knowing; Reads: the agent's GETs of `current` from the
+	// registration to knowing.
+	Readers                      int
+	ReadSent, ReadRTT, AfterRead time.Duration
+	Reads                        float64
 }
 
-// breakdown computes the Breakdown of cs against the landings ls.
-func breakdown(cs []commitTimes, ls []landing, warmup, slow time.Duration) *Breakdown {
+// breakdown computes the Breakdown of cs against the landings ls, and
+// the turn's parts from the agents' requests reqs; gather is when a
+// folder LISTs for its gather, by its estimate, after the write it
+// builds on was sent.
+func breakdown(cs []commitTimes, ls []landing, reqs [][]span, warmup, slow, gather time.Duration) *Breakdown {
 	ls = slices.Clone(ls)
 	slices.SortFunc(ls, func(x, y landing) int { return int(x.last) - int(y.last) })
 	b := &Breakdown{Slow: slow}
+	b.Parts = turnParts(ls, reqs, cs, warmup, gather)
 	var gaps, turns []time.Duration
 	var gens, writes int
 	for i := 1; i < len(ls); i++ {
@@ -173,6 +309,13 @@ func breakdown(cs []commitTimes, ls []landing, warmup, slow time.Duration) *Brea
 		if n >= 2 && c.registered < ls[i-1].sent {
 			p.Missed++
 		}
+		if c.readEnd >= w.at {
+			p.Readers++
+			p.ReadSent += c.readStart - w.at
+			p.ReadRTT += c.readEnd - c.readStart
+			p.AfterRead += c.learned - c.readEnd
+			p.Reads += float64(c.reads)
+		}
 	}
 	for _, c := range cs {
 		if !c.measured {
@@ -188,9 +331,135 @@ func breakdown(cs []commitTimes, ls []landing, warmup, slow time.Duration) *Brea
 			n := time.Duration(p.N)
 			p.Queue, p.Prologue, p.Fold, p.Learn = p.Queue/n, p.Prologue/n, p.Fold/n, p.Learn/n
 		}
+		if p.Readers > 0 {
+			n := time.Duration(p.Readers)
+			p.ReadSent, p.ReadRTT, p.AfterRead = p.ReadSent/n, p.ReadRTT/n, p.AfterRead/n
+			p.Reads /= float64(p.Readers)
+		}
 	}
 	return b
 }
+
+// turnParts splits each measured turn (ls sorted by generation) by the
+// requests of the folder of its write.
+func turnParts(ls []landing, reqs [][]span, cs []commitTimes, warmup, gather time.Duration) TurnParts {
+	type turn struct{ at, gather, last, sent time.Duration }
+	var turns []turn
+	folder := map[uint64][]span{} // a won write's generation -> its folder's requests
+	for _, rs := range reqs {
+		for _, r := range rs {
+			if r.kind == reqWrite {
+				folder[r.gen] = rs
+			}
+		}
+	}
+	var t TurnParts
+	for i := 1; i < len(ls); i++ {
+		prev, l := ls[i-1], ls[i]
+		rs := folder[l.last]
+		if l.at < warmup || rs == nil {
+			continue
+		}
+		var in []span // the folder's requests from the landing to its write
+		for _, r := range rs {
+			if r.end > prev.at && r.start < l.sent {
+				in = append(in, r)
+			}
+		}
+		var lists []span
+		read := -1 // the folder's last read of `current` before its first LIST
+		for j, r := range in {
+			switch {
+			case r.kind == reqList:
+				lists = append(lists, r)
+			case r.kind == reqCurrent && len(lists) == 0:
+				read = j
+			}
+		}
+		if read < 0 || len(lists) == 0 {
+			continue
+		}
+		// Time is the write's sending in whole milliseconds: a little slack.
+		g := slices.IndexFunc(lists, func(r span) bool { return r.start >= prev.sent+gather-3*time.Millisecond })
+		g = max(g, 0)
+		last := lists[len(lists)-1]
+		upFirst, upLast, gets := time.Duration(-1), last.end, 0
+		for _, r := range in {
+			switch {
+			case r.start < last.end:
+			case r.kind == reqGet && upFirst < 0:
+				gets++
+			case r.kind == reqUpload:
+				if upFirst < 0 {
+					upFirst = r.start
+				}
+				upLast = max(upLast, r.end)
+			}
+		}
+		if g > 0 {
+			t.Earlies++
+			var e time.Duration
+			for _, r := range in {
+				if r.start >= lists[0].start && r.start < lists[g].start && r.kind != reqList {
+					e = max(e, r.end-lists[0].end)
+				}
+			}
+			t.Early += e
+		}
+		for _, r := range in {
+			if r.kind == reqCatchUp {
+				t.CatchUps++
+			}
+		}
+		t.Late += lists[g].start - (prev.sent + gather)
+		turns = append(turns, turn{prev.at, lists[g].start, last.start, l.sent})
+		t.N++
+		t.Learned += in[read].end - prev.at
+		t.Gather += lists[g].start - prev.at
+		t.Rounds += last.start - lists[g].start
+		t.Lists += float64(len(lists) - 1 - g)
+		t.LastList += last.end - last.start
+		if upFirst < 0 {
+			upFirst = last.end
+		}
+		t.Fold += upFirst - last.end
+		t.Uploads += upLast - upFirst
+		t.Send += l.sent - upLast
+		t.Gets += float64(gets)
+	}
+	if t.N > 0 {
+		n := time.Duration(t.N)
+		t.Learned, t.Gather, t.Rounds, t.LastList = t.Learned/n, t.Gather/n, t.Rounds/n, t.LastList/n
+		t.Fold, t.Uploads, t.Send = t.Fold/n, t.Uploads/n, t.Send/n
+		t.Lists, t.Gets = t.Lists/float64(t.N), t.Gets/float64(t.N)
+		t.Late, t.CatchUps = t.Late/n, t.CatchUps/float64(t.N)
+	}
+	if t.Earlies > 0 {
+		t.Early /= time.Duration(t.Earlies)
+	}
+	var regs []time.Duration
+	for _, c := range cs {
+		i := slices.IndexFunc(turns, func(u turn) bool { return c.registered > u.at && c.registered < u.sent })
+		if !c.measured || i < 0 {
+			continue
+		}
+		u := turns[i]
+		regs = append(regs, c.registered-u.at)
+		switch {
+		case c.registered < u.gather:
+			t.InGather++
+		case c.registered < u.last:
+			t.InRounds++
+		default:
+			t.After++
+		}
+	}
+	t.Reg = percentiles(regs)
+	return t
+}
+
+// ms1 is a duration in milliseconds to one decimal.
+func ms1(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 
 // markdownBreakdown renders a run's Breakdown.
 func markdownBreakdown(r *Result) string {
@@ -210,6 +479,18 @@ func markdownBreakdown(r *Result) string {
 		p := row.p
 		fmt.Fprintf(&s, "| %s | %d | %d | %s | %s | %s | %s | %d | %d | %d | %d |\n", row.name, p.N, p.Queued,
 			ms(p.Queue), ms(p.Prologue), ms(p.Fold), ms(p.Learn), p.Cycles[1], p.Cycles[2], p.Cycles[3], p.Missed)
+	}
+	t := b.Parts
+	fmt.Fprintf(&s, "\nThe turn by its folder's requests (%d writes; means): the landing to the folder's read of it returning %s; to its gather's LIST sent %s; its rounds after the gather %s (%.2f LISTs); the last LIST's round trip %s; its reply to the first upload %s (%.2f GETs); the uploads %s; to the write's sending %s. The gather's LIST was sent %s after the gather's end by the folder's estimate; of %d folders that LISTed before it, their requests from that LIST's reply took %s; %.2f GETs of catch-up by the folder in the turn. Registered in a turn: %d before its gather's LIST, %d before its last LIST, %d after (for the next fold); after the landing p50 %s, p90 %s, p99 %s.\n",
+		t.N, ms1(t.Learned), ms1(t.Gather), ms1(t.Rounds), t.Lists, ms1(t.LastList), ms1(t.Fold), t.Gets, ms1(t.Uploads), ms1(t.Send), ms1(t.Late), t.Earlies, ms1(t.Early), t.CatchUps,
+		t.InGather, t.InRounds, t.After, ms(t.Reg.P50), ms(t.Reg.P90), ms(t.Reg.P99))
+	for _, row := range []struct {
+		name string
+		p    Phases
+	}{{"all measured", b.All}, {"slower than " + ms(b.Slow), b.Slows}} {
+		p := row.p
+		fmt.Fprintf(&s, "Learning, %s (%d of %d by a read of `current`; means): the landing to the read's sending %s, its round trip %s, its reply to the agent knowing %s; %.2f reads from the registration.\n",
+			row.name, p.Readers, p.N, ms1(p.ReadSent), ms1(p.ReadRTT), ms1(p.AfterRead), p.Reads)
 	}
 	return s.String()
 }

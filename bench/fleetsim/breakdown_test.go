@@ -28,7 +28,7 @@ func TestBreakdownCountsTheCyclesACommitSpans(t *testing.T) {
 		{instant: 0, start: 0, registered: -100 * time.Millisecond, learned: 3400 * time.Millisecond, gen: 30, measured: true},
 		{instant: 0, start: 0, registered: 0, learned: s, gen: 5, measured: false},
 	}
-	b := breakdown(cs, ls, 0, 3*s)
+	b := breakdown(cs, ls, nil, 0, 3*s, 0)
 	if b.All.N != 3 || b.All.Cycles != [4]int{0, 1, 1, 1} || b.All.Queued != 1 || b.All.Missed != 1 {
 		t.Fatalf("all: %+v", b.All)
 	}
@@ -40,6 +40,39 @@ func TestBreakdownCountsTheCyclesACommitSpans(t *testing.T) {
 	}
 	if b.Cycle.N != 2 || b.Cycle.Mean != 1150*time.Millisecond || b.Group != 10 || b.Turn.Mean != 150*time.Millisecond {
 		t.Fatalf("cycle %+v, group %v", b.Cycle, b.Group)
+	}
+}
+
+// The turn is split by the requests of the next write's folder: its
+// read of the landing, the gather's LIST, the rounds, the last LIST, the
+// fold of what it added, the uploads; the parts add up to the turn.
+func TestTheTurnIsSplitByTheFoldersRequests(t *testing.T) {
+	ms := time.Millisecond
+	ls := []landing{{sent: 0, at: 1000 * ms, first: 1, last: 10}, {sent: 1300 * ms, at: 2300 * ms, first: 11, last: 20}}
+	folder := []span{
+		{kind: reqCurrent, start: 1010 * ms, end: 1030 * ms},
+		{kind: reqList, start: 1030 * ms, end: 1050 * ms},
+		{kind: reqGet, start: 1050 * ms, end: 1070 * ms},
+		{kind: reqList, start: 1180 * ms, end: 1200 * ms}, // the gather's (its end: 0 + 1,180 ms)
+		{kind: reqGet, start: 1200 * ms, end: 1220 * ms},
+		{kind: reqList, start: 1230 * ms, end: 1250 * ms}, // one round
+		{kind: reqGet, start: 1250 * ms, end: 1270 * ms},
+		{kind: reqUpload, start: 1275 * ms, end: 1295 * ms},
+		{kind: reqWrite, start: 1300 * ms, end: 2310 * ms, gen: 20},
+	}
+	cs := []commitTimes{
+		{registered: 1100 * ms, measured: true}, {registered: 1210 * ms, measured: true}, {registered: 1240 * ms, measured: true},
+	}
+	p := turnParts(ls, [][]span{nil, folder}, cs, 0, 1180*ms)
+	if p.N != 1 || p.Learned != 30*ms || p.Gather != 180*ms || p.Rounds != 50*ms || p.Lists != 1 ||
+		p.LastList != 20*ms || p.Fold != 25*ms || p.Gets != 1 || p.Uploads != 20*ms || p.Send != 5*ms {
+		t.Fatalf("%+v", p)
+	}
+	if p.Gather+p.Rounds+p.LastList+p.Fold+p.Uploads+p.Send != ls[1].sent-ls[0].at {
+		t.Fatalf("the parts do not add up to the turn: %+v", p)
+	}
+	if p.InGather != 1 || p.InRounds != 1 || p.After != 1 {
+		t.Fatalf("registrations against the LISTs: %+v", p)
 	}
 }
 

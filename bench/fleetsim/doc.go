@@ -71,7 +71,14 @@
 // registration and its acceptance (its fold cycles), for all commits and
 // for the slow ones. The won writes are seen by the latency model as it
 // applies them (Latency.onWrite), the registrations through a view of
-// the store per agent (agentStore).
+// the store per agent (agentStore), which also notes every request of
+// the agent's publisher and catch-up: from them the turn (a landing to
+// the next write's sending) is split by the next folder's requests
+// (its learning, the gather, the rounds, the last LIST, the fold of
+// what it added, the uploads; TurnParts), with when commits registered
+// against that folder's LISTs, and the learning of each commit by the
+// read of `current` that told it (its lateness after the landing, its
+// round trip, the rest).
 //
 // Arrival instants, jitter and contents are seeded; which writer wins a
 // race is up to the scheduler, so two runs agree in distribution, not

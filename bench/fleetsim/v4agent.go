@@ -174,6 +174,13 @@ type v4agent struct {
 	// commit's instants.
 	regAt, startAt time.Time
 	times          []rawTimes
+	// reqs: every request of the agent's publisher; lastRead its last
+	// GET of `current`, reads those since its newest registration.
+	reqMu    sync.Mutex
+	noting   bool // Config.Breakdown: catch-up's GETs are noted too
+	reqs     []req
+	lastRead req
+	reads    int
 }
 
 // reported is what an agent was told: the generation naming its ID.
@@ -219,7 +226,7 @@ func (a *v4agent) lazyFind(id cas.ID) (*cas.Pack, error) {
 			if _, ok := a.packs[k]; ok {
 				continue
 			}
-			data, err := a.store.get(a.ctx, k)
+			data, err := a.get(a.ctx, k)
 			if err != nil {
 				return nil, fmt.Errorf("agent %s: fetch %s: %w", a.tag, k, err)
 			}
@@ -366,7 +373,7 @@ func (a *v4agent) catchUp(ctx context.Context, st publish.State) error {
 	// generations two seconds long.
 	got := make([]*cas.Pack, len(wants))
 	err = ipar.For(len(wants), catchUpParallel, func(i int) error {
-		data, err := a.store.get(ctx, wants[i].key)
+		data, err := a.get(ctx, wants[i].key)
 		if err != nil {
 			return fmt.Errorf("agent %s: catch up on %s: %w", a.tag, wants[i].key, err)
 		}
@@ -399,7 +406,7 @@ func (a *v4agent) increments(ctx context.Context, m *remote.ManifestV4, from uin
 				}
 				seg := a.segs[s.Key()]
 				if seg == nil {
-					data, err := a.store.get(ctx, s.Key())
+					data, err := a.get(ctx, s.Key())
 					if err != nil {
 						return fmt.Errorf("agent %s: segment: %w", a.tag, err)
 					}

@@ -151,7 +151,9 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 					a.measured = append(a.measured, instants[w][i] >= cfg.Warmup)
 					a.okAt = append(a.okAt, model(now.Sub(t0)))
 					if cfg.Breakdown > 0 {
-						a.times = append(a.times, rawTimes{at, a.startAt, a.regAt, now, a.ids[len(a.ids)-1].gen, instants[w][i] >= cfg.Warmup})
+						a.reqMu.Lock()
+						a.times = append(a.times, rawTimes{at, a.startAt, a.regAt, now, a.ids[len(a.ids)-1].gen, instants[w][i] >= cfg.Warmup, a.lastRead, a.reads})
+						a.reqMu.Unlock()
 					}
 					accepted.Add(1)
 					if cfg.TraceSlow > 0 && model(now.Sub(at)) > cfg.TraceSlow && len(res.SlowTrace) == 0 {
@@ -224,14 +226,29 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 		var cs []commitTimes
 		for _, a := range agents {
 			for _, t := range a.times {
-				cs = append(cs, commitTimes{since(t.instant), since(t.start), since(t.registered), since(t.learned), t.gen, t.measured})
+				cs = append(cs, commitTimes{since(t.instant), since(t.start), since(t.registered), since(t.learned), t.gen, t.measured,
+					since(t.read.start), since(t.read.end), t.reads})
 			}
 		}
+		reqs := make([][]span, len(agents))
+		for i, a := range agents {
+			for _, r := range a.reqs {
+				reqs[i] = append(reqs[i], span{r.kind, since(r.start), since(r.end), r.gen})
+			}
+		}
+		// The folder LISTs for its gather Gather after the write it builds
+		// on should have landed: its sending, one estimate and a round
+		// trip (publish's landed(); the estimates are the model's here).
+		gather := cfg.Gather
+		if gather <= 0 {
+			gather = 5*cfg.Model.RTT + max(2*cfg.Model.RTT, cfg.Model.CondService/16) // publish's default
+		}
+		gather += cfg.Model.CondService + cfg.Model.RTT
 		ls := make([]landing, len(lands.all))
 		for i, l := range lands.all {
 			ls[i] = landing{since(l.sent), since(l.at), l.first, l.last}
 		}
-		res.Breakdown = breakdown(cs, ls, cfg.Warmup, cfg.Breakdown)
+		res.Breakdown = breakdown(cs, ls, reqs, cfg.Warmup, cfg.Breakdown, gather)
 	}
 	res.S3DollarsPerMillion = bench.S3DollarsPerMillion(res.Counts.S3Dollars(), res.MeasuredAccepted)
 
@@ -275,7 +292,7 @@ func setupV4(ctx context.Context, cfg Config, store *Latency, catch *catchUpStor
 		}
 		var ps remote.Store = store
 		if cfg.Breakdown > 0 {
-			ps = agentStore{store, a}
+			ps, a.noting = agentStore{store, a}, true
 		}
 		if a.pub, err = publish.New(ps, opts); err != nil {
 			return nil, 0, err
