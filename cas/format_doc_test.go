@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/slivingdoc/slivingdoc/cas"
 )
 

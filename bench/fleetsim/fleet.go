@@ -13,13 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/slivingdoc/slivingdoc/bench"
+	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server"
 	"github.com/slivingdoc/slivingdoc/server/diag"
-
-	"github.com/slivingdoc/slivingdoc/internal/memstore"
-	"golang.org/x/sync/errgroup"
 )
 
 // Config sizes one simulated run. Durations are in the model's time.
