@@ -136,7 +136,7 @@ func (s *Store) scanLocked() error {
 			return nil
 		}
 	}
-	des, err := readDirUnsorted(s.dir)
+	des, err := osfile.ReadDirUnsorted(s.dir)
 	if err != nil {
 		return fmt.Errorf("cas: scan store: %w", err)
 	}
@@ -201,17 +201,6 @@ func (s *Store) scanLocked() error {
 	s.scannedMtime, s.scannedAt = st.ModTime(), start
 	s.swept = true
 	return nil
-}
-
-// readDirUnsorted lists dir as os.ReadDir does, without sorting: a store
-// of a thousand files would spend a third of its listing sorting it.
-func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
 }
 
 // staleTempAge is how old a temporary file must be before a newly opened

@@ -31,6 +31,9 @@
 //	                       prepared ahead) written over in place and cut to
 //	                       length: its blocks reused, not freed and
 //	                       allocated again as a truncation to zero does.
+//	ReadDirUnsorted        a directory's entries in the file system's
+//	                       order: a listing that sorts its own results (or
+//	                       needs none) does not pay os.ReadDir's sort.
 //
 // Users: remote/filestore (its store lock and directory syncs), server
 // (the per-directory lock and its private state files), cas (its pack

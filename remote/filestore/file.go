@@ -336,7 +336,7 @@ func (f *Store) list(ctx context.Context, prefix, after string) ([]remote.Object
 	// are listed are stat-ed.
 	var walk func(dir, dirKey string) error
 	walk = func(dir, dirKey string) error {
-		entries, err := readDirUnsorted(dir)
+		entries, err := osfile.ReadDirUnsorted(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // the prefix's directory does not exist, or it vanished
@@ -384,18 +384,6 @@ func (f *Store) list(ctx context.Context, prefix, after string) ([]remote.Object
 	}
 	slices.SortFunc(out, func(a, b remote.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
-}
-
-// readDirUnsorted returns dir's entries in the order the file system
-// gives them (os.ReadDir sorts them by name; the listing sorts its keys
-// once at the end).
-func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return d.ReadDir(-1)
 }
 
 // removeStaleTemps deletes temporary files a crashed writer left behind.
