@@ -36,8 +36,8 @@ func (s *registerRacer) Put(ctx context.Context, key string, data []byte) error 
 // becomes A only when the state accepted is the one it
 // was prepared for: when a rival's commit lands first, the fold
 // re-parents the change onto it, the accepted tree holds the rival's
-// change too, and that is what A records. Either way no temporary file
-// is left in P, and an engine that reads P afresh agrees.
+// change too, and that is what A records. Either way P holds no file
+// beside A but the spare, and an engine that reads P afresh agrees.
 func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	files, err := filestore.New(t.TempDir())
 	if err != nil {
@@ -50,20 +50,26 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	a.write("mine.md", "mine\n")
 	a.commit("seed")
 	rival.pull()
-	// Beside A, a commit leaves at most the spare its preparation wrote
-	// into: once installed, it holds the A before (on Linux, where the
-	// two files are exchanged), never a baseline that was not accepted.
-	leftover := func(when string, before uint64) {
+	// Beside A, a commit leaves the spare its preparation wrote into:
+	// once installed, it holds the A before (on Linux, where the two
+	// files are exchanged); not installed, the baseline prepared, which
+	// no one reads and the next preparation writes over. A is the
+	// accepted state's.
+	leftover := func(when string, spare, base uint64) {
 		t.Helper()
 		data, err := os.ReadFile(filepath.Join(a.e.stateDir(a.dir), pstate.BaselineSpare))
-		if os.IsNotExist(err) && (before == 0 || runtime.GOOS != "linux") {
-			return
-		}
-		if err != nil {
+		switch {
+		case os.IsNotExist(err) && runtime.GOOS != "linux":
+		case err != nil:
 			t.Fatalf("%s: %v", when, err)
+		default:
+			if b, err := pstate.DecodeBaseline(data); err != nil || b.Generation != spare {
+				t.Fatalf("%s: the spare holds a baseline (%v) where the one of generation %d was expected", when, err, spare)
+			}
 		}
-		if b, err := pstate.DecodeBaseline(data); err != nil || before == 0 || b.Generation != before {
-			t.Fatalf("%s: the spare holds a baseline (%v) where the one of generation %d (0: none) was expected", when, err, before)
+		data, err = os.ReadFile(filepath.Join(a.e.stateDir(a.dir), "baseline"))
+		if b, derr := pstate.DecodeBaseline(data); err != nil || derr != nil || b.Generation != base {
+			t.Fatalf("%s: A is not generation %d: %v %v", when, base, err, derr)
 		}
 	}
 
@@ -72,7 +78,7 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	if r := a.commit("one"); r.Generation != 2 {
 		t.Fatalf("commit one: %+v", r)
 	}
-	leftover("after an uncontended commit", 1)
+	leftover("after an uncontended commit", 1, 2)
 
 	// The rival's commit lands before a's proposal is registered: the
 	// baseline prepared for it (generation 3, L's tree) is not what is
@@ -86,7 +92,7 @@ func TestPreparedBaselineFollowsTheAcceptedState(t *testing.T) {
 	if r := a.commit("two"); r.Generation != 4 {
 		t.Fatalf("commit two after the rival's: %+v", r)
 	}
-	leftover("after a re-parented commit", 0)
+	leftover("after a re-parented commit", 3, 4)
 	if got := a.read("theirs.md"); got != "theirs\n" {
 		t.Fatalf("the rival's file in L: %q", got)
 	}
@@ -118,9 +124,10 @@ func (a *agent) reopenPlain(t *testing.T, store remote.Store) *Engine {
 }
 
 // A publication that fails outright (the store refuses the write of
-// `current`) leaves A as it was and the prepared baseline removed: the
-// edit is published by the next commit, which resumes the registered
-// change (its outcome was not decided) rather than publishing it twice.
+// `current`) leaves A as it was, the prepared baseline only in the spare
+// no one reads: the edit is published by the next commit, which resumes
+// the registered change (its outcome was not decided) rather than
+// publishing it twice.
 func TestPreparedBaselineDiscardedWhenNothingIsAccepted(t *testing.T) {
 	store := memstore.New()
 	a := newAgent(t, store, func(c *Config) { c.LongLived = true })
@@ -132,8 +139,9 @@ func TestPreparedBaselineDiscardedWhenNothingIsAccepted(t *testing.T) {
 	if _, err := a.e.Commit(context.Background(), "", "refused"); err == nil {
 		t.Fatal("the commit succeeded although the store refused `current`")
 	}
-	if _, err := os.Lstat(filepath.Join(a.e.stateDir(a.dir), pstate.BaselineSpare)); !os.IsNotExist(err) {
-		t.Fatalf("a prepared baseline was left in P: %v", err)
+	data, err := os.ReadFile(filepath.Join(a.e.stateDir(a.dir), "baseline"))
+	if b, derr := pstate.DecodeBaseline(data); err != nil || derr != nil || b.Generation != 1 {
+		t.Fatalf("A after a refused commit: %v %v, want generation 1", err, derr)
 	}
 	if r := a.commit("again"); r.Generation != 2 {
 		t.Fatalf("the edit after the refused commit: %+v", r)

@@ -67,13 +67,13 @@ func (d State) SaveBaseline(b *Baseline) error {
 }
 
 // InstallNextBaseline makes the next baseline written before a rewrite
-// the baseline, and remembers it.
-func (d State) InstallNextBaseline(next *Baseline, data []byte) error {
+// (n, as P keeps it) the baseline, and remembers it.
+func (d State) InstallNextBaseline(next *Baseline, n pstate.NextBaseline) error {
 	d.Mem.forgetBaseline()
-	if err := d.Dir.InstallNextBaseline(); err != nil {
+	if err := d.Dir.InstallNextBaseline(n.File); err != nil {
 		return err
 	}
-	d.keep(next, data)
+	d.keep(next, n.Data)
 	return nil
 }
 

@@ -239,16 +239,26 @@ func (d Dir) LoadRecovery() (*RecoveryFlag, error) {
 	return &f, nil
 }
 
-// SetRecovery records f, durably.
+// recoverySpare is the file the recovery flag is written through and
+// cleared into (see rewrite.go's Spares): never read, so that a rewrite
+// sets and clears its flag without creating or freeing a file.
+const recoverySpare = ".recovery.spare"
+
+// SetRecovery records f, durably: written over the spare, fsynced, and
+// exchanged with (or renamed to) the flag, so the flag is always whole.
 func (d Dir) SetRecovery(f RecoveryFlag) error {
 	data, _ := json.Marshal(f)
-	return WriteAtomic(d.File("recovery"), data)
+	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+		return err
+	}
+	return osfile.WriteSpare(d.File("recovery"), d.File(recoverySpare), 0o600, true, data)
 }
 
-// ClearRecovery removes the flag, durably (none is fine).
+// ClearRecovery removes the flag, durably (none is fine), by renaming it
+// to the spare, which the next SetRecovery writes over.
 func (d Dir) ClearRecovery() error {
 	crashpoint.Hit(cpRemoveState, "recovery")
-	err := os.Remove(d.File("recovery"))
+	err := os.Rename(d.File("recovery"), d.File(recoverySpare))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

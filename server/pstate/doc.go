@@ -17,11 +17,14 @@
 //	  where                                             which L and store the records belong to
 //	  baseline                                          A: generation, head, path→file ID, held paths (Baseline)
 //	  .baseline.spare                                   the next A, written while a commit publishes (Prepared); after it, the A before
-//	  baseline.next                                     the next A, durable, while L is rewritten (RewriteRecord)
+//	  .baseline.next.spare                              the next A, durable, while L is rewritten, named by the record's checksum (RewriteRecord); after it, the A before
+//	  baseline.next                                     the same, as earlier versions wrote it: read and removed, never written
 //	  held/<file ID hex>                                content of a held base, or one settling may need (Dir.SaveHeld)
 //	  rewrite-<checksum>                                the rewrite in flight (RewriteRecord)
+//	  .rewrite.spare                                    the file a rewrite record is written through and removed into
 //	  statcache                                         stat → file ID of L's files (Dir.LoadStatCache)
 //	  recovery                                          present: an operation on L may be unfinished (RecoveryFlag)
+//	  .recovery.spare                                   the file the flag is written through and cleared into
 //	  pending                                           publication in flight (PendingRecord)
 //	  .pending.spare                                    the file pending is written through and removed into
 //	  saved/<time>/<path>                               copies a forced restore or revert kept (the engine's)
@@ -32,7 +35,9 @@
 // and loads the stat cache. Before it rewrites L it writes the next
 // baseline (SaveNextBaseline), the RewriteRecord and the RecoveryFlag, in
 // that order; after, it installs the next baseline, clears the flag and
-// removes the record. A commit writes its PendingRecord before it
+// removes the record. Each of the three is written over a spare and given
+// back to it (rewrite.go's Spares), so a rewrite creates and frees no file
+// of P once the directory has made one. A commit writes its PendingRecord before it
 // publishes and a Prepared baseline while it does, installed by
 // WriteBaseline once the publication is accepted. Every read of the
 // store's `current` is checked against the Highest generation seen.
@@ -47,6 +52,10 @@
 //     written or reads as corrupt (ErrCorrupt, or none), never half of one:
 //     what L3 and L4 (settling a rewrite, once, durably) and L6 (an
 //     accepted commit is common ground) build on;
+//   - a spare is never read as a record: records are read by name (a
+//     spare's name is no record's) or, for the next baseline, by the
+//     checksum the record names, which a spare's stale or torn bytes
+//     cannot match;
 //   - the Lock serialises the calls on one directory across processes, and
 //     is released by the system when its holder dies;
 //   - names in P are hashes (HashKey): a path or store URL is never spelled

@@ -1,7 +1,6 @@
 package pstate
 
 import (
-	"os"
 	"reflect"
 
 	"github.com/slivingdoc/slivingdoc/cas"
@@ -19,7 +18,10 @@ import (
 // not accepted, or whose accepted state differs from the one prepared
 // (another generation or head, or L to be rewritten), discards it. The
 // name is fixed so that a crash leaves at most one such file, which the
-// next preparation overwrites.
+// next preparation overwrites; a discarded preparation's file is kept for
+// it too (a commit whose L is rewritten discards its preparation, and
+// removing the file would make the next commit create it again). It is
+// never read: only an install puts its bytes under the baseline's name.
 //
 // Installing exchanges the two files (osfile.Exchange) rather than
 // renaming one over the other: the spare then holds the old baseline,
@@ -36,7 +38,6 @@ type Prepared struct {
 	done  chan struct{}
 	data  []byte // set with err once done
 	err   error
-	used  bool
 }
 
 // BaselineSpare is the prepared baseline's file (Prepared).
@@ -75,21 +76,17 @@ func (p *Prepared) install(d Dir) error {
 	if err := osfile.Exchange(p.tmp, d.File(baselineFile)); err != nil {
 		return err
 	}
-	p.used = true
 	return osfile.SyncDir(d.Path)
 }
 
-// Discard waits for the preparation and removes its file unless it was
-// installed (installed, the file holds the baseline before, for the next
-// preparation to write over).
+// Discard waits for the preparation, whose file then stays as the spare
+// the next preparation writes over (installed, it holds the baseline
+// before; not, the baseline never recorded).
 func (p *Prepared) Discard() {
 	if p == nil {
 		return
 	}
 	p.Wait()
-	if !p.used {
-		os.Remove(p.tmp)
-	}
 }
 
 // sameMap reports whether a and b are one map (not merely equal ones).

@@ -22,36 +22,37 @@ import (
 // contents only L holds, the rewrite record and the recovery flag. Then
 // removals (and the directories they empty), then each new content written
 // to a temporary sibling, fsynced and renamed over its target. It returns
-// the next baseline's encoding, for State.InstallNextBaseline
+// the next baseline as P keeps it, for State.InstallNextBaseline
 // (server/dirstate). The stat cache is updated with what was written;
 // entries stay untrusted until a later scan.
-func apply(s *dircall.Call, changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore map[string]cas.ID) ([]byte, error) {
+func apply(s *dircall.Call, changes []plan.Change, flag pstate.RecoveryFlag, next *dirstate.Baseline, baseBefore map[string]cas.ID) (pstate.NextBaseline, error) {
+	var none pstate.NextBaseline
 	if err := s.State.RecordWhere(); err != nil {
-		return nil, &notStarted{err}
+		return none, &notStarted{err}
 	}
-	sum, data, err := s.State.SaveNextBaseline(&next.Baseline, next.Prepared)
+	saved, err := s.State.SaveNextBaseline(&next.Baseline, next.Prepared)
 	if err != nil {
-		return nil, &notStarted{err}
+		return none, &notStarted{err}
 	}
 	if err := keepRewriteContents(s, changes, baseBefore, next.Tree()); err != nil {
-		return nil, &notStarted{err}
+		return none, &notStarted{err}
 	}
 	flag.Stage = "rewrite"
-	if flag.Rewrite, err = s.State.SaveRewrite(rewriteRecordFor(changes, s.Scan.Files, baseBefore, sum)); err != nil {
-		return nil, &notStarted{err}
+	if flag.Rewrite, err = s.State.SaveRewrite(rewriteRecordFor(changes, s.Scan.Files, baseBefore, saved.Sum)); err != nil {
+		return none, &notStarted{err}
 	}
 	if err := Failpoint(FailAfterRewriteRecord); err != nil {
-		return nil, &notStarted{err}
+		return none, &notStarted{err}
 	}
 	if err := s.State.SetRecovery(flag); err != nil {
-		return nil, &notStarted{err}
+		return none, &notStarted{err}
 	}
 	if err := Failpoint(FailAfterRecoveryFlag); err != nil {
-		return nil, err
+		return none, err
 	}
 	for _, t := range s.Scan.Temps {
 		if err := s.Root.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return none, err
 		}
 	}
 	s.Scan.Temps = nil
@@ -62,13 +63,13 @@ func apply(s *dircall.Call, changes []plan.Change, flag pstate.RecoveryFlag, nex
 			continue
 		}
 		if err := workdir.RemoveFile(s.Root, c.Path, c.Was); err != nil {
-			return nil, err
+			return none, err
 		}
 		delete(s.Scan.Files, c.Path)
 		s.Scan.Stats.Delete(c.Path)
 		delete(s.Scan.Content, c.Path)
 	}
-	return data, writeAll(s, changes)
+	return saved, writeAll(s, changes)
 }
 
 // notStarted wraps a failure that happened before L was touched.

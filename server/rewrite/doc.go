@@ -10,7 +10,11 @@
 //     baseline (skipped when A says the same already). Otherwise apply
 //     (apply.go) records what settling needs, then removes and writes L's
 //     files (server/workdir), and Materialise installs the next baseline,
-//     clears the flag and removes the record. NextBaseline is the
+//     clears the flag and removes the record. P's three files are
+//     written through spares and given back to them (server/pstate's
+//     rewrite.go), so once a directory has made one rewrite the next ones
+//     create and free no file of P; the next baseline is known by the
+//     checksum the record names (pstate.NextBaseline), never by a name. NextBaseline is the
 //     baseline recording R after a merge, each path left with conflict
 //     blocks keeping its current base (its content saved in P first).
 //   - Interrupted (materialise.go) is how Materialise reports a failure

@@ -63,7 +63,7 @@ func Materialise(s *dircall.Call, changes []plan.Change, flag pstate.RecoveryFla
 	// From here an interrupt lets the rewrite finish rather than cut it:
 	// the CLI installs its signal handler now (internal/interrupt).
 	interrupt.Arm(s.Ctx)
-	data, err := apply(s, changes, flag, next, before)
+	saved, err := apply(s, changes, flag, next, before)
 	if err != nil {
 		var ns *notStarted
 		if errors.As(err, &ns) && pending == nil {
@@ -71,7 +71,7 @@ func Materialise(s *dircall.Call, changes []plan.Change, flag pstate.RecoveryFla
 		}
 		return &Interrupted{Flag: flag, Stage: "rewrite", Err: err}
 	}
-	if err := s.State.InstallNextBaseline(next, data); err != nil {
+	if err := s.State.InstallNextBaseline(next, saved); err != nil {
 		return &Interrupted{Flag: flag, Stage: "baseline", Err: err}
 	}
 	recorded(s, next)

@@ -91,11 +91,11 @@ func Settle(s *dircall.Call, flag *pstate.RecoveryFlag, durable bool) (bool, err
 		return false, err
 	}
 	var next *dirstate.Baseline
-	var nextData []byte
+	var kept pstate.NextBaseline
 	installed := false
 	if rec != nil {
-		if b, data, inst := s.State.LoadNextBaseline(rec.NextSum); b != nil {
-			next, nextData, installed = &dirstate.Baseline{Baseline: *b}, data, inst
+		if b, n, inst := s.State.LoadNextBaseline(rec.NextSum); b != nil {
+			next, kept, installed = &dirstate.Baseline{Baseline: *b}, n, inst
 		}
 	}
 	var settled *dirstate.Baseline
@@ -127,7 +127,7 @@ func Settle(s *dircall.Call, flag *pstate.RecoveryFlag, durable bool) (bool, err
 		// The baseline is next already: nothing to record.
 		s.Base = settled
 	case settled == next:
-		if err := s.State.InstallNextBaseline(next, nextData); err != nil {
+		if err := s.State.InstallNextBaseline(next, kept); err != nil {
 			return true, err
 		}
 		s.Base = settled
@@ -136,7 +136,7 @@ func Settle(s *dircall.Call, flag *pstate.RecoveryFlag, durable bool) (bool, err
 			// The settled baseline replaces the installed next one:
 			// keep next where the record finds it first, so that settling
 			// again after a crash from here on gives the same result.
-			if err := s.State.KeepNextBaseline(nextData); err != nil {
+			if err := s.State.KeepNextBaseline(kept.Data); err != nil {
 				return true, err
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -196,7 +197,8 @@ func sameFiles(a, b map[string]string) bool {
 
 // records is what P holds of a rewrite right now.
 type records struct {
-	next     *pstate.Baseline // baseline.next, if any
+	next     *pstate.Baseline // the next baseline's spare, if any (after a rewrite: the baseline before)
+	oldNext  bool             // an earlier version's baseline.next is there
 	baseline *pstate.Baseline // the recorded A
 	flag     *pstate.RecoveryFlag
 	rewrites []string // checksums of the rewrite records present
@@ -207,10 +209,13 @@ func (sc *scene) records() records {
 	sc.t.Helper()
 	var r records
 	d := sc.st.Dir
-	if data, err := os.ReadFile(d.File("baseline.next")); err == nil {
+	if data, err := os.ReadFile(d.File(pstate.NextBaselineSpare)); err == nil {
 		if r.next, err = pstate.DecodeBaseline(data); err != nil {
-			sc.t.Fatalf("baseline.next unreadable: %v", err)
+			sc.t.Fatalf("next baseline's spare unreadable: %v", err)
 		}
+	}
+	if _, err := os.Lstat(d.File("baseline.next")); err == nil {
+		r.oldNext = true
 	}
 	b, err := sc.st.LoadBaseline()
 	if err != nil || b == nil {
@@ -279,7 +284,8 @@ func failAt(t *testing.T, name string, also func()) {
 }
 
 // The rewrite done: L holds the plan, A is the next baseline, and none
-// of the rewrite's records is left (flag, record, next baseline).
+// of the rewrite's records is left (flag, record); the next baseline's
+// spare holds the baseline before, named by no record.
 func TestMaterialiseRewritesAndClearsItsRecords(t *testing.T) {
 	sc := newScene(t)
 	s := sc.open()
@@ -290,8 +296,8 @@ func TestMaterialiseRewritesAndClearsItsRecords(t *testing.T) {
 		t.Fatalf("L = %q, want %q", got, lAfter)
 	}
 	r := sc.records()
-	if r.flag != nil || len(r.rewrites) != 0 || r.next != nil {
-		t.Fatalf("left behind: flag %+v, records %v, next baseline %v", r.flag, r.rewrites, r.next != nil)
+	if r.flag != nil || len(r.rewrites) != 0 || r.oldNext {
+		t.Fatalf("left behind: flag %+v, records %v, baseline.next %v", r.flag, r.rewrites, r.oldNext)
 	}
 	if r.baseline == nil || r.baseline.Generation != 2 || r.baseline.Head != headR || !maps.Equal(r.baseline.Tree(), sc.next) {
 		t.Fatalf("baseline %+v, want R's", r.baseline)
@@ -326,7 +332,7 @@ func TestRecordsComeBeforeLInOrder(t *testing.T) {
 	t.Run("next baseline fails", func(t *testing.T) {
 		sc := newScene(t)
 		s := sc.open()
-		block(t, sc, "baseline.next", true)
+		block(t, sc, pstate.NextBaselineSpare, true)
 		wantCatalogued(t, sc.materialise(s))
 		r := sc.records()
 		if len(r.held) != 0 || len(r.rewrites) != 0 || r.flag != nil {
@@ -552,6 +558,76 @@ func TestSettleGivesEachPathTheBaseOfWhatLHolds(t *testing.T) {
 	}
 }
 
+// A directory an earlier version left mid-rewrite, at each instant the
+// failpoints name, is settled as one this version left: that version
+// wrote the next baseline to baseline.next (installed by rename) and
+// made no spares; the record and the flag are as this version writes
+// them. The next baseline is found in baseline.next, and the file is
+// removed with the record.
+func TestSettleWhatAnEarlierVersionLeft(t *testing.T) {
+	for _, fp := range Failpoints {
+		if fp == FailAfterPublish || fp == FailAfterRewriteRecord {
+			continue // a commit's; no flag
+		}
+		t.Run(fp, func(t *testing.T) {
+			sc := newScene(t)
+			s := sc.open()
+			failAt(t, fp, nil)
+			_ = sc.materialise(s)
+			sc.end(s)
+			SetFailHook(nil)
+			asEarlierVersion(t, sc, fp)
+
+			s = sc.open()
+			flag, err := sc.st.LoadRecovery()
+			if err != nil || flag == nil {
+				t.Fatalf("flag %+v, %v", flag, err)
+			}
+			if ok, err := Settle(s, flag, true); !ok || err != nil {
+				t.Fatalf("Settle: %v, %v", ok, err)
+			}
+			checkSettled(t, sc, s)
+			// And the next rewrite goes on from there as usual.
+			sc.end(s)
+			s = sc.open()
+			if err := Materialise(s, nil, pstate.RecoveryFlag{Op: "pull", RemoteAccepted: "no", Generation: 3},
+				dirstate.NewBaseline(3, headR, s.Base.Tree()), false); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// asEarlierVersion turns P as this version left it into what an earlier
+// version leaves at the same instant: the next baseline, if no rewrite
+// installed it yet, under baseline.next, and no spare.
+func asEarlierVersion(t *testing.T, sc *scene, fp string) {
+	t.Helper()
+	d := sc.st.Dir
+	flag, err := d.LoadRecovery()
+	if err != nil || flag == nil {
+		t.Fatalf("flag %+v, %v", flag, err)
+	}
+	rec, err := d.LoadRewrite(flag.Rewrite)
+	if err != nil || rec == nil {
+		t.Fatalf("record %v, %v", rec, err)
+	}
+	spare := d.File(pstate.NextBaselineSpare)
+	if _, n, installed := d.LoadNextBaseline(rec.NextSum); n.File == pstate.NextBaselineSpare && !installed {
+		if err := os.Rename(spare, d.File("baseline.next")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{spare, d.File(".rewrite.spare"), d.File(".recovery.spare")} {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Lstat(d.File("baseline.next")); (err == nil) != (fp != FailAfterBaseline) {
+		t.Fatalf("baseline.next present: %v", err == nil)
+	}
+}
+
 // checkSettled: P records a baseline under which L's every file has the
 // base it was made from, and none of the rewrite's records.
 func checkSettled(t *testing.T, sc *scene, s *dircall.Call) {
@@ -573,8 +649,8 @@ func checkSettled(t *testing.T, sc *scene, s *dircall.Call) {
 		}
 	}
 	r := sc.records()
-	if r.flag != nil || len(r.rewrites) != 0 || r.next != nil {
-		t.Fatalf("left behind: flag %+v, records %v, next baseline %v", r.flag, r.rewrites, r.next != nil)
+	if r.flag != nil || len(r.rewrites) != 0 || r.oldNext {
+		t.Fatalf("left behind: flag %+v, records %v, baseline.next %v", r.flag, r.rewrites, r.oldNext)
 	}
 	if !maps.Equal(r.baseline.Tree(), want) {
 		t.Fatalf("settled baseline\n%v\nwant the bases of L's files\n%v\n(L %q)", names(r.baseline.Tree()), names(want), l)
