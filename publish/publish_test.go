@@ -633,3 +633,61 @@ func TestResumeRegistersACallThatNeverRegistered(t *testing.T) {
 		t.Fatalf("b = %q, want the resumed change", got)
 	}
 }
+
+// readsOfCurrent counts the GETs of `current` and the conditional writes
+// that lost.
+type readsOfCurrent struct {
+	remote.Store
+	reads, lost int
+}
+
+func (s *readsOfCurrent) Get(ctx context.Context, key string) ([]byte, string, error) {
+	if key == remote.CurrentKey {
+		s.reads++
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func (s *readsOfCurrent) ReplaceIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	tag, err := s.Store.ReplaceIfMatch(ctx, key, data, etag)
+	if errors.Is(err, remote.ErrPrecondition) {
+		s.lost++
+	}
+	return tag, err
+}
+
+// A commit that starts as the writer's previous one returned builds on
+// the state that accepted it (CommitOn) without reading `current`; on a
+// state gone stale it still ends accepted once (after a wait or a lost
+// write), and never accepts again a commit that state did not name.
+func TestACallOnAHeldStateSkipsTheRead(t *testing.T) {
+	var rs *readsOfCurrent
+	e := newEnv(t, func(m *memstore.Mem) remote.Store { rs = &readsOfCurrent{Store: m}; return rs })
+	ctx := context.Background()
+	on := func(st State, files map[string]*string) Result {
+		t.Helper()
+		id := e.id()
+		r, err := e.pub.CommitOn(ctx, id, st, change(allPacks(e.mem), id, files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r1 := e.commit(map[string]*string{"a.md": str("1\n")})
+	reads := rs.reads
+	if r := on(r1.State, map[string]*string{"a.md": str("2\n")}); r.Generation != 2 || rs.reads != reads || rs.lost != 0 {
+		t.Fatalf("on the held state: generation %d, %d reads of current, %d writes lost", r.Generation, rs.reads-reads, rs.lost)
+	} else {
+		r1 = r
+	}
+	other := e.id()
+	e.commitAs(other, map[string]*string{"b.md": str("b\n")}) // generation 3: r1.State is stale
+	r := on(r1.State, map[string]*string{"a.md": str("3\n")})
+	m := e.current()
+	if r.Generation != 4 || m.Generation != 4 || m.AcceptedAt(other) != 3 || rs.lost > 1 {
+		t.Fatalf("on a stale state: generation %d of %d, the other at %d, %d writes lost", r.Generation, m.Generation, m.AcceptedAt(other), rs.lost)
+	}
+	if got := e.files(m.Head); got["a.md"] != "3\n" || got["b.md"] != "b\n" {
+		t.Fatalf("files %v", got)
+	}
+}
