@@ -12,8 +12,7 @@
 //     record adopted after a crash), looking for its ID before building;
 //     CommitAfter is Commit for a writer that passes the Streak its
 //     previous commit returned (Result.Streak): the LIST-skip rule, a
-//     writer alone folding without a LIST for up to MaxSkips commits;
-//     CommitOn starts on the state that accepted the previous (its State).
+//     writer alone folding without a LIST for up to MaxSkips commits.
 //   - Build, Change: the engine's half of a commit — build my change on
 //     this state's head → head, pack, author (the message and time are
 //     in the head commit). Called again for each new version (a decline,
@@ -26,7 +25,7 @@
 //
 // Data flow of one Commit (publish.go; the step numbers are §5.1's):
 //
-//	GET current (CommitOn: held) ─▶ (1) our ID in `recent`? ─▶ accepted at that generation
+//	GET current ─▶ (1) our ID in `recent`? ─▶ accepted at that generation
 //	   │
 //	   ▼ (2) Build on its head ─▶ PUT proposals/<G>-<id> (descriptor, pack)
 //	   │        alone (Streak) ─▶ fold ours without a LIST (below)

@@ -173,26 +173,6 @@ func TestSampleTwoWritersChainedCommitsSkipTheList(t *testing.T) {
 	}
 }
 
-// A writer whose commit starts as its previous one returned builds it
-// on the state that accepted that one (CommitOn), without reading
-// `current`: the state may be stale by then (the other writer's commits
-// since), which costs a wait or a lost write, never an invariant. Two
-// writers with three commits each, sampled, with up to one fault.
-func TestSampleTwoWritersCommitOnHeldStates(t *testing.T) {
-	n := 800
-	if full() {
-		n = 30000
-	}
-	for _, conflict := range []bool{false, true} {
-		heldSeen = 0
-		sample(t, scope{writers: 2, commits: 3, depth: 80, faults: 1, held: true, conflict: conflict}, n)
-		t.Logf("commits on a held state: %d", heldSeen)
-		if heldSeen == 0 {
-			t.Fatal("no commit started on a held state")
-		}
-	}
-}
-
 // Folders that gather (§5.5): a folder that LISTs soon after the write it
 // read folds the versions it listed, LISTs again, and then folds only
 // what that LIST added (or begins again: another state, or a version

@@ -52,7 +52,6 @@ type scope struct {
 	v3writer         bool // v3 scope: a version-3 writer races the upgrade with one commit
 	mutateLast       bool // Options.mutateReportLast
 	chain            bool // each writer's commits go through CommitAfter with the previous one's Streak (the LIST-skip rule)
-	held             bool // each writer's commit after an accepted one goes through CommitOn with that one's State
 	// resume: a call killed after its first build (the engine's pending
 	// record) is resumed once by a new process, Resume with its ID and the
 	// generation of that build, as the engine's next commit does.
@@ -415,7 +414,6 @@ const storeID = "00112233445566778899aabbccddeeff"
 func (x *world) runWriter(w *writer) {
 	defer func() { x.parked <- struct{}{} }()
 	var prev Streak
-	var held *State
 	for k := 0; k < x.sc.commits; k++ {
 		w.dead = false
 		id := pubID(w.agent, k)
@@ -456,13 +454,9 @@ func (x *world) runWriter(w *writer) {
 			return b(ctx, st)
 		}
 		var r Result
-		switch {
-		case x.sc.chain:
+		if x.sc.chain {
 			r, err = p.CommitAfter(context.Background(), id, prev, build)
-		case x.sc.held && held != nil:
-			heldSeen++
-			r, err = p.CommitOn(context.Background(), id, *held, build)
-		default:
+		} else {
 			r, err = p.Commit(context.Background(), id, build)
 		}
 		if err != nil && w.dead && built && x.sc.resume {
@@ -473,14 +467,12 @@ func (x *world) runWriter(w *writer) {
 			}
 		}
 		prev = r.Streak // the zero Streak after an error: a new process knows none
-		held = nil
 		if err != nil {
 			x.calls[id].err = err
 			x.logf("writer %d commit %d: %v", w.agent, k, err)
 			continue
 		}
 		x.calls[id].result = &r
-		held = &r.State
 		x.logf("writer %d commit %d: accepted at %d", w.agent, k, r.Generation)
 	}
 }
@@ -488,9 +480,6 @@ func (x *world) runWriter(w *writer) {
 // skipsSeen counts the folds made without a LIST (the LIST-skip rule),
 // so that the chained scope shows the rule fired.
 var skipsSeen int
-
-// heldSeen counts the commits started on a held state (CommitOn).
-var heldSeen int
 
 // gathersSeen counts the gathers and piecesSeen the folds extended
 // rather than begun, so that the gather scope shows folds in pieces.

@@ -256,37 +256,30 @@ func (p *Publisher) Commit(ctx context.Context, id string, build Build) (Result,
 // when the LIST-skip rule allows (see Streak), the call folds its version
 // alone without LISTing. Everything else is Commit's.
 func (p *Publisher) CommitAfter(ctx context.Context, id string, prev Streak, build Build) (Result, error) {
-	return p.start(ctx, &call{p: p, o: p.opts, id: id, build: build, prev: prev}, nil)
-}
-
-// CommitOn is Commit for a call that starts as the writer's previous one
-// returned: it builds on st, that call's Result.State, without reading
-// `current` first (§5.1 step 1), a round trip less on the way of a
-// writer whose commits queue. A stale st costs a lost race or a wait,
-// never an outcome: every write is conditional on the state it read.
-func (p *Publisher) CommitOn(ctx context.Context, id string, st State, build Build) (Result, error) {
-	return p.start(ctx, &call{p: p, o: p.opts, id: id, build: build}, &st)
+	if !remote.IsPublicationID(id) {
+		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
+	}
+	w := &call{p: p, o: p.opts, id: id, build: build, prev: prev}
+	if err := w.read(ctx); err != nil {
+		return Result{}, err
+	}
+	return w.run(ctx)
 }
 
 // Resume continues a call whose earlier process registered versions of
-// id, the first built on generation first (a pending record after a
-// crash, or a retry): it looks for id in `recent` and the history since
-// first before building anything, then goes on as Commit does. Nothing
-// is registered again for an ID accepted, so an adopted call cannot be
-// accepted twice however long it was gone.
+// id, the first built on generation first (the engine's pending record
+// after a crash, or a retry): it reads `current` and looks for id in
+// `recent` and, past it, the history since first, before building
+// anything; if the call was not accepted it goes on as Commit does, its
+// newest version still foldable or rebuilt. Nothing is registered again
+// for an ID already accepted, so an adopted call cannot be accepted twice
+// however long it was gone.
 func (p *Publisher) Resume(ctx context.Context, id string, first uint64, build Build) (Result, error) {
-	return p.start(ctx, &call{p: p, o: p.opts, id: id, build: build, have: true, first: first, ver: first}, nil)
-}
-
-// start runs a call from the state st, or from a read of `current`.
-func (p *Publisher) start(ctx context.Context, w *call, st *State) (Result, error) {
-	if !remote.IsPublicationID(w.id) {
-		return Result{}, fmt.Errorf("publish: %q is not a publication ID", w.id)
+	if !remote.IsPublicationID(id) {
+		return Result{}, fmt.Errorf("publish: %q is not a publication ID", id)
 	}
-	if st != nil && st.ETag != "" {
-		w.c, w.moved, w.gen = *st, w.o.Clock.Now(), st.Generation()
-		w.estimate()
-	} else if err := w.read(ctx); err != nil {
+	w := &call{p: p, o: p.opts, id: id, build: build, have: true, first: first, ver: first}
+	if err := w.read(ctx); err != nil {
 		return Result{}, err
 	}
 	return w.run(ctx)
@@ -725,9 +718,12 @@ func (w *call) landed() time.Time {
 	return time.UnixMilli(int64(w.c.Manifest.Time)).Add(w.o.CondEstimate + w.o.RTT)
 }
 
-// cycle estimates one fold, landing to landing: the folder learning of
-// the write before (a poll), the gather, five round trips (LISTs, GETs
-// of what the last LIST added, uploads, the write's legs), the write.
+// cycle estimates one fold, from the write before it landing to its own
+// landing: the folder learning of it (a poll), the gather, LISTs, the
+// GETs of what the last LIST added, the uploads and the write's own legs
+// (five round trips), the write. (The model's cycle has four round trips
+// and no poll; at 200 ms per key its waiters then read about 100 ms early
+// and polled twice.)
 func (w *call) cycle() time.Duration {
 	o := w.o
 	return o.Gather + o.poll() + 5*o.RTT + o.CondEstimate
@@ -780,9 +776,12 @@ func (w *call) wait(ctx context.Context) error {
 	}
 }
 
-// poll is the interval of a waiter's reads of a late write: a sixteenth
-// of an estimate, at least two round trips. A waiter learns up to one
-// poll late, so the gather includes one (§5.5).
+// poll is the interval of a waiter's reads of `current` once the write
+// it waits for is late: a sixteenth of an estimate, at least two round
+// trips. A waiter learns its acceptance up to one poll late and its
+// agent's next commit registers a few round trips after, so the gather
+// includes one poll: with round trips alone, at 1 s per key those
+// commits missed the next fold's LIST and waited a whole cycle more.
 func (o *Options) poll() time.Duration { return max(2*o.RTT, o.CondEstimate/16) }
 
 // expect estimates when the write that can tell us something lands, from
@@ -864,9 +863,11 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	o := w.o
 	c := w.c
 	p = w.capped(p)
-	// The marker only times others' waits (its failure changes nothing
-	// else): up beside the rest of the fold, in before the write is sent;
-	// first when one request at a time (Parallel 1, the exhaustive test).
+	// The marker only times others' waits: its failure changes nothing
+	// but their timing. It goes up as the fold's last LIST is known,
+	// beside the rest of the fold, and is in before the write is sent: a
+	// waiter that LISTs meanwhile times its read by it. One request at a
+	// time (Parallel 1, the exhaustive test) it goes first.
 	marked := make(chan struct{})
 	go func() {
 		defer close(marked)
@@ -910,8 +911,9 @@ func (w *call) fold(ctx context.Context, p []key) error {
 		return h, err == nil
 	})
 	// Every object the write names is stored before it is sent
-	// (invariant 2), together, Parallel at a time (the group pack first
-	// when one at a time: the exhaustive test's order).
+	// (invariant 2); they do not depend on each other, so they go up
+	// together, Parallel at a time (the group pack first when one at a
+	// time: the exhaustive test's order).
 	ups := segs
 	if f.group != nil {
 		ups = append([]remote.SegmentUpload{{Key: group.Key(), Data: f.group}}, segs...)
@@ -929,18 +931,17 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	if err != nil {
 		return err
 	}
-	tag := ""
 	if c.Manifest == nil {
-		tag, err = w.p.store.CreateIfAbsent(ctx, remote.CurrentKey, data)
+		_, err = w.p.store.CreateIfAbsent(ctx, remote.CurrentKey, data)
 	} else {
-		tag, err = w.p.store.ReplaceIfMatch(ctx, remote.CurrentKey, data, c.ETag)
+		_, err = w.p.store.ReplaceIfMatch(ctx, remote.CurrentKey, data, c.ETag)
 	}
 	w.tracef("fold of %d on %d: %d objects up, written: %v", len(f.members), c.Generation(), len(ups), err)
 	switch {
 	case err == nil:
 		for i, m := range f.members {
 			if m.Publication == w.id {
-				w.c = State{Manifest: next, ETag: tag}
+				w.c = State{Manifest: next}
 				if o.mutateReportLast {
 					i = len(f.members) - 1
 				}

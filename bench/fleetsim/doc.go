@@ -84,12 +84,6 @@
 // learning: the queue behind it) and against the last LIST of the first
 // write sent after their registration (taken by it or missed).
 //
-// Config.Held (`-held`, on by default): an agent whose commit queued
-// behind its previous one (its instant passed while that one ran)
-// starts it on the state that accepted the previous one
-// (publish.Publisher.CommitOn with Result.State), without a GET of
-// `current`; a commit whose instant comes later reads `current`.
-//
 // Arrival instants, jitter and contents are seeded; which writer wins a
 // race is up to the scheduler, so two runs agree in distribution, not
 // byte for byte.

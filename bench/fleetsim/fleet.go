@@ -66,10 +66,6 @@ type Config struct {
 	// Gather (publish mode, diagnosis only): publish.Options.Gather
 	// instead of publish's default, to test an explanation of a figure.
 	Gather time.Duration
-	// Held (publish mode): an agent whose commit is queued behind its
-	// previous one builds it on the state that told it the previous one
-	// was accepted (publish.CommitOn), without reading `current` again.
-	Held bool
 	// FoldParallel (publish mode, diagnosis only): publish.Options.Parallel,
 	// the proposals a fold reads at once, instead of publish's default.
 	FoldParallel int

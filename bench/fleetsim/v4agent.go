@@ -157,11 +157,6 @@ type v4agent struct {
 	// which the agent need not fetch back once it is accepted.
 	builtKey  string
 	builtPack []byte
-	// held: the state that told the agent its previous commit was
-	// accepted, kept for a next commit that starts as that one returns
-	// (queued behind it): publish.CommitOn builds on it without reading
-	// `current` again. Nil when the next commit's instant came later.
-	held *publish.State
 
 	seq                        int
 	pending, accepted, written []string
@@ -538,9 +533,6 @@ func (a *v4agent) commitOnce(ctx context.Context, id string, first *uint64) (pub
 		}
 		return b(ctx, st)
 	}
-	if *first == 0 && a.held != nil {
-		return a.pub.CommitOn(ctx, id, *a.held, track)
-	}
 	if *first == 0 {
 		return a.pub.Commit(ctx, id, track)
 	}
@@ -566,9 +558,7 @@ func (a *v4agent) commit(ctx context.Context, deadline time.Time, maxTries int) 
 		r, err := a.commitOnce(ctx, id, &first)
 		a.calls++
 		a.callLatency = append(a.callLatency, time.Since(t))
-		a.held = nil
 		if err == nil {
-			a.held = &r.State
 			a.ok++
 			a.accepted = append(a.accepted, a.pending...)
 			a.pending = nil

@@ -134,9 +134,6 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 			defer wg.Done()
 			for w := range cfg.Windows {
 				at := t0.Add(real(instants[w][i]))
-				if time.Until(at) > 0 || !cfg.Held {
-					a.held = nil // the next commit is not queued: it reads `current`
-				}
 				if err := sleepUntil(ctx, at); err != nil {
 					errs[i] = err
 					return

@@ -50,7 +50,6 @@ func main() {
 	breakdown := flag.Duration("breakdown", 0, "publish engine: report where the measured commits' time went, for all and for those slower than this (0: no report)")
 	catchUp := flag.String("catch-up", "", "publish engine: empty to fetch every pack the manifest names since the agent's generation, \"lazy\" to fetch only what the build and the fold read")
 	gather := flag.Duration("gather", 0, "publish engine, diagnosis only: the protocol's gather instead of its default (5 round trips and a poll)")
-	held := flag.Bool("held", true, "publish engine: a commit queued behind the agent's previous one builds on the state that accepted that one, without reading `current` again (publish.CommitOn)")
 	foldParallel := flag.Int("fold-parallel", 0, "publish engine, diagnosis only: proposals a fold reads at once instead of the protocol's default (32)")
 	jsonOut := flag.String("json", "", "also write the raw results to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs (set-up included) to this file")
@@ -91,7 +90,7 @@ func main() {
 			Agents: n, Windows: *windows, Window: *window, Burst: *burst, Seed: *seed,
 			Model:    fleetsim.Model{RTT: *rtt, Jitter: *jitter, CondService: *cond, Bandwidth: *bw, Scale: *scale},
 			MaxTries: *maxTries, Cap: *capRun, Dir: *dir, EnginePerCommit: *perCommit,
-			Engine: *engine, Warmup: *warmup, TraceSlow: *traceSlow, Breakdown: *breakdown, CatchUp: *catchUp, Gather: *gather, Held: *held, FoldParallel: *foldParallel,
+			Engine: *engine, Warmup: *warmup, TraceSlow: *traceSlow, Breakdown: *breakdown, CatchUp: *catchUp, Gather: *gather, FoldParallel: *foldParallel,
 			Progress: func(format string, args ...any) { lg.Printf("%d agents: "+format, append([]any{n}, args...)...) },
 		}
 		lg.Printf("%d agents ...", n)
