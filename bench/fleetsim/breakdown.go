@@ -31,6 +31,7 @@ type commitTimes struct {
 	// reads: its GETs of `current` from the registration on.
 	readStart, readEnd time.Duration
 	reads              int
+	agent              int // the agent's index: its commits are in order
 }
 
 // landing is one won write of `current`: when the store applied it, the
@@ -183,6 +184,30 @@ type Breakdown struct {
 	Turn Percentiles
 	// Parts split the turn by the requests of the next write's folder.
 	Parts TurnParts
+	// Tails decompose the commits slower than Slow and the slowest 5%
+	// against their agent's previous commit and the writes' last LISTs.
+	Tails [2]Tail
+}
+
+// Tail decomposes a set of slow commits (means): Queue, behind the
+// agent's previous commit; of that previous commit, its learning
+// (PrevLearn: its accepting landing to the agent knowing) and how many
+// spanned two cycles or more (PrevTwo); Reg, the commit's registration
+// after its accepting landing's predecessor (the landing it started
+// after, if queued); ToLast, the registration less the sending of the
+// last LIST of the first write sent after it (positive: that write's
+// folder had listed without it, Missed counts those); Fold, the
+// registration to the accepting landing; Learn, its own learning; and
+// Cycles as in Phases. Made and MissedQ split the queued commits by
+// whether the first write sent after their registration took them.
+type Tail struct {
+	Name                                string
+	N, Queued, PrevTwo, Missed          int
+	Made, MissedQ, PrevQueued           int
+	PrevLat, Gap, PrevToLast            time.Duration
+	Queue, PrevLearn, Reg, ToLast, Fold time.Duration
+	Learn, Latency, MadeLat, MissedQLat time.Duration
+	Cycles                              [4]int
 }
 
 // TurnParts split the turn (a landing to the sending of the next write)
@@ -265,6 +290,7 @@ func breakdown(cs []commitTimes, ls []landing, reqs [][]span, warmup, slow, gath
 	slices.SortFunc(ls, func(x, y landing) int { return int(x.last) - int(y.last) })
 	b := &Breakdown{Slow: slow}
 	b.Parts = turnParts(ls, reqs, cs, warmup, gather)
+	b.Tails = tails(cs, ls, reqs, slow)
 	var gaps, turns []time.Duration
 	var gens, writes int
 	for i := 1; i < len(ls); i++ {
@@ -458,6 +484,139 @@ func turnParts(ls []landing, reqs [][]span, cs []commitTimes, warmup, gather tim
 	return t
 }
 
+// tails decomposes the measured commits slower than slow and the slowest
+// 5% (ls sorted by generation; cs in each agent's order).
+func tails(cs []commitTimes, ls []landing, reqs [][]span, slow time.Duration) [2]Tail {
+	lastList := map[uint64]time.Duration{} // a won write's last generation -> its folder's last LIST sent
+	for _, rs := range reqs {
+		var last time.Duration = -1
+		for _, r := range rs {
+			switch r.kind {
+			case reqList:
+				last = r.start
+			case reqWrite:
+				if last >= 0 {
+					lastList[r.gen] = last
+				}
+			}
+		}
+	}
+	accepting := func(g uint64) int {
+		i, ok := slices.BinarySearchFunc(ls, g, func(l landing, g uint64) int {
+			switch {
+			case l.last < g:
+				return -1
+			case l.first > g:
+				return 1
+			}
+			return 0
+		})
+		if !ok {
+			return -1
+		}
+		return i
+	}
+	var lat []time.Duration
+	for _, c := range cs {
+		if c.measured {
+			lat = append(lat, c.learned-c.instant)
+		}
+	}
+	slices.Sort(lat)
+	var p95 time.Duration
+	if len(lat) > 0 {
+		p95 = lat[len(lat)*95/100]
+	}
+	out := [2]Tail{{Name: "slower than " + ms(slow)}, {Name: "slowest 5% (from " + ms(p95) + ")"}}
+	for j, c := range cs {
+		i := accepting(c.gen)
+		if !c.measured || i < 0 {
+			continue
+		}
+		l := c.learned - c.instant
+		for k, t := range []*Tail{&out[0], &out[1]} {
+			if k == 0 && l <= slow || k == 1 && l < p95 {
+				continue
+			}
+			t.N++
+			t.Latency += l
+			t.Queue += c.start - c.instant
+			queued := c.start-c.instant > time.Millisecond
+			if queued {
+				t.Queued++
+			}
+			if j > 0 && cs[j-1].agent == c.agent {
+				pc := cs[j-1]
+				if pi := accepting(pc.gen); pi >= 0 {
+					t.PrevLearn += pc.learned - ls[pi].at
+					t.PrevLat += pc.learned - pc.instant
+					t.Gap += c.instant - pc.instant
+					if pc.start-pc.instant > time.Millisecond {
+						t.PrevQueued++
+					}
+					if f := slices.IndexFunc(ls, func(x landing) bool { return x.sent > pc.registered }); f >= 0 {
+						if ll, ok := lastList[ls[f].last]; ok {
+							t.PrevToLast += pc.registered - ll
+						}
+					}
+					n := 0
+					for q := pi; q >= 0 && ls[q].at > pc.registered; q-- {
+						n++
+					}
+					if n >= 2 {
+						t.PrevTwo++
+					}
+				}
+			}
+			n := 0
+			for q := i; q >= 0 && ls[q].at > c.registered; q-- {
+				n++
+			}
+			t.Cycles[min(n, 3)]++
+			if i-n >= 0 {
+				t.Reg += c.registered - ls[i-n].at
+			}
+			// The first write sent after the registration.
+			f := slices.IndexFunc(ls, func(x landing) bool { return x.sent > c.registered })
+			missed := false
+			if f >= 0 {
+				if ll, ok := lastList[ls[f].last]; ok {
+					t.ToLast += c.registered - ll
+					missed = c.registered > ll
+				}
+			}
+			if missed {
+				t.Missed++
+			}
+			if queued && missed {
+				t.MissedQ++
+				t.MissedQLat += l
+			} else if queued {
+				t.Made++
+				t.MadeLat += l
+			}
+			t.Fold += ls[i].at - c.registered
+			t.Learn += c.learned - ls[i].at
+		}
+	}
+	for k := range out {
+		t := &out[k]
+		if t.N == 0 {
+			continue
+		}
+		n := time.Duration(t.N)
+		t.Latency, t.Queue, t.Reg, t.ToLast, t.Fold, t.Learn = t.Latency/n, t.Queue/n, t.Reg/n, t.ToLast/n, t.Fold/n, t.Learn/n
+		t.PrevLearn, t.PrevLat, t.Gap, t.PrevToLast = t.PrevLearn/n, t.PrevLat/n, t.Gap/n, t.PrevToLast/n
+		if t.Made > 0 {
+			t.MadeLat /= time.Duration(t.Made)
+		}
+		if t.MissedQ > 0 {
+			t.MissedQLat /= time.Duration(t.MissedQ)
+		}
+	}
+	return out
+}
+
 // ms1 is a duration in milliseconds to one decimal.
 func ms1(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 
@@ -491,6 +650,13 @@ func markdownBreakdown(r *Result) string {
 		p := row.p
 		fmt.Fprintf(&s, "Learning, %s (%d of %d by a read of `current`; means): the landing to the read's sending %s, its round trip %s, its reply to the agent knowing %s; %.2f reads from the registration.\n",
 			row.name, p.Readers, p.N, ms1(p.ReadSent), ms1(p.ReadRTT), ms1(p.AfterRead), p.Reads)
+	}
+	s.WriteString("\nThe tail against the agent's previous commit and the writes' last LISTs (means; *prev*: the agent's previous commit; *reg*: the registration after the landing before its accepting write's cycle; *to last LIST*: the registration less the sending of the last LIST of the first write sent after it, missed when positive; *queued made / missed*: queued commits that first write took or not, with their mean latency):\n\n")
+	s.WriteString("| commits | n | latency | queued | queue | gap after prev's instant | prev's latency | prev queued | prev's registration to last LIST | prev's learning | prev of 2+ cycles | reg | to last LIST | missed | queued made / missed | registration to accepting landing | learning | 1 / 2 / 3+ cycles |\n")
+	s.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |\n")
+	for _, t := range b.Tails {
+		fmt.Fprintf(&s, "| %s | %d | %s | %d | %s | %s | %s | %d | %s | %s | %d | %s | %s | %d | %d (%s) / %d (%s) | %s | %s | %d / %d / %d |\n", t.Name, t.N, ms(t.Latency), t.Queued, ms(t.Queue),
+			ms(t.Gap), ms(t.PrevLat), t.PrevQueued, ms1(t.PrevToLast), ms1(t.PrevLearn), t.PrevTwo, ms1(t.Reg), ms1(t.ToLast), t.Missed, t.Made, ms(t.MadeLat), t.MissedQ, ms(t.MissedQLat), ms(t.Fold), ms1(t.Learn), t.Cycles[1], t.Cycles[2], t.Cycles[3])
 	}
 	return s.String()
 }

@@ -43,6 +43,36 @@ func TestBreakdownCountsTheCyclesACommitSpans(t *testing.T) {
 	}
 }
 
+// The tail is told against the agent's previous commit: a slow commit
+// queued behind a previous one of two cycles, whose registration came
+// before the last LIST of the next write (so that write took it).
+func TestTheTailIsToldAgainstThePreviousCommit(t *testing.T) {
+	ms := time.Millisecond
+	ls := []landing{
+		{sent: 0, at: 1000 * ms, first: 1, last: 10},
+		{sent: 1300 * ms, at: 2300 * ms, first: 11, last: 20},
+		{sent: 2600 * ms, at: 3600 * ms, first: 21, last: 30},
+	}
+	folder := func(list time.Duration, gen uint64, sent time.Duration) []span {
+		return []span{{kind: reqList, start: list, end: list + 20*ms}, {kind: reqWrite, start: sent, end: sent + 1000*ms, gen: gen}}
+	}
+	cs := []commitTimes{
+		// registered during the first write's flight: two cycles, 2,150 ms
+		{instant: 200 * ms, start: 200 * ms, registered: 250 * ms, learned: 2350 * ms, gen: 15, measured: true, agent: 7},
+		// its instant 400 ms later: queued 1,750 ms, registered before the
+		// third write's last LIST, taken by it: 3,060 ms
+		{instant: 600 * ms, start: 2350 * ms, registered: 2400 * ms, learned: 3660 * ms, gen: 25, measured: true, agent: 7},
+	}
+	reqs := [][]span{folder(1200*ms, 20, 1300*ms), folder(2500*ms, 30, 2600*ms)}
+	tl := tails(cs, ls, reqs, 3*time.Second)[0]
+	if tl.N != 1 || tl.Queued != 1 || tl.Queue != 1750*ms || tl.Gap != 400*ms || tl.PrevLat != 2150*ms || tl.PrevTwo != 1 {
+		t.Fatalf("%+v", tl)
+	}
+	if tl.Missed != 0 || tl.Made != 1 || tl.ToLast != -100*ms || tl.Reg != 100*ms || tl.Cycles != [4]int{0, 1, 0, 0} {
+		t.Fatalf("against the LISTs: %+v", tl)
+	}
+}
+
 // The turn is split by the requests of the next write's folder: its
 // read of the landing, the gather's LIST, the rounds, the last LIST, the
 // fold of what it added, the uploads; the parts add up to the turn.

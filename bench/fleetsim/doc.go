@@ -78,7 +78,11 @@
 // what it added, the uploads; TurnParts), with when commits registered
 // against that folder's LISTs, and the learning of each commit by the
 // read of `current` that told it (its lateness after the landing, its
-// round trip, the rest).
+// round trip, the rest). Tails (tails) decompose the commits slower
+// than the bound and the slowest 5% against their agent's previous
+// commit (the gap between their instants, its latency, its cycles and
+// learning: the queue behind it) and against the last LIST of the first
+// write sent after their registration (taken by it or missed).
 //
 // Arrival instants, jitter and contents are seeded; which writer wins a
 // race is up to the scheduler, so two runs agree in distribution, not

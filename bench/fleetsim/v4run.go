@@ -224,10 +224,10 @@ func runV4(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Breakdown > 0 {
 		since := func(t time.Time) time.Duration { return model(t.Sub(t0)) }
 		var cs []commitTimes
-		for _, a := range agents {
+		for ai, a := range agents {
 			for _, t := range a.times {
 				cs = append(cs, commitTimes{since(t.instant), since(t.start), since(t.registered), since(t.learned), t.gen, t.measured,
-					since(t.read.start), since(t.read.end), t.reads})
+					since(t.read.start), since(t.read.end), t.reads, ai})
 			}
 		}
 		reqs := make([][]span, len(agents))
