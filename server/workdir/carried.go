@@ -2,6 +2,7 @@ package workdir
 
 import (
 	"maps"
+	"sync/atomic"
 
 	"github.com/slivingdoc/slivingdoc/cas"
 )
@@ -25,6 +26,9 @@ type carried struct {
 	files map[string]cas.ID
 	dirs  map[string]*dirFiles // by directory prefix
 	gen   uint64               // scans that used it: a dir not seen in the last one was not reached
+	// reached counts the recorded directories this scan reached (each
+	// once): when it is all of them, no directory's paths are to go.
+	reached atomic.Int64
 }
 
 // dirFiles are the paths one directory put in Files: files (whose IDs
@@ -65,6 +69,7 @@ func (w *walker) isCarried(prefix string, o *outcome) bool {
 		return false
 	}
 	d.seen = w.carry.gen
+	w.carry.reached.Add(1)
 	return true
 }
 
@@ -77,6 +82,7 @@ func (w *walker) redoLocked(prefix string, from *outcome, files []found, pending
 	if w.carry != nil {
 		if d := w.carry.dirs[prefix]; d != nil {
 			d.each(func(p string) { delete(w.res.Files, p) })
+			w.carry.reached.Add(1)
 		}
 	}
 	r := redone{prefix: prefix, dirFiles: dirFiles{from: from, files: files}}
@@ -119,6 +125,9 @@ func (w *walker) carryNext() *carried {
 			}
 		})
 		c.dirs[r.prefix] = &r.dirFiles
+	}
+	if int(c.reached.Load()) == len(c.dirs) {
+		return c // every directory recorded was reached: none to forget
 	}
 	for prefix, d := range c.dirs {
 		if d.seen != c.gen {

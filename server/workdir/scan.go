@@ -55,7 +55,7 @@ type Rules struct {
 
 // Listing is what one scan found in L.
 type Listing struct {
-	Files   map[string]cas.ID // tree L: path → file ID
+	Files   map[string]cas.ID // tree L: path → file ID (the caller's own map)
 	Stats   *StatCache        // the stat cache to record
 	Content map[string][]byte // files read by this scan
 	Invalid []Refused         // every file that breaks the content rules
@@ -154,6 +154,7 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 		if w.sameCache && carry != nil {
 			// Files starts as the last scan's: see carried.
 			carry.gen++
+			carry.reached.Store(0)
 			w.carry = carry
 			res.Files = maps.Clone(carry.files)
 		}
