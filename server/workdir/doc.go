@@ -18,7 +18,12 @@
 // With a WatchedListings (a long-lived process), a directory that an inotify watch
 // proves unchanged is not listed again: its remembered listing, and the
 // outcome of its last walk, stand in (server/dirstate/memory.go says why that is sound and
-// what such a watch cannot see).
+// what such a watch cannot see). Such a scan also starts Listing.Files
+// from a copy of the last scan's (carried.go) and puts in only the files
+// of the directories whose outcome is not the one those came from, so a
+// commit that changed one file does not rebuild a map of every file; the
+// map returned is always the caller's own, equal to a scan's from
+// nothing.
 //
 // Invariants (each relied on by the engine):
 //   - Every entry of L a scan does not leave out is either in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -54,7 +55,7 @@ type Rules struct {
 
 // Listing is what one scan found in L.
 type Listing struct {
-	Files   map[string]cas.ID // tree L: path → file ID
+	Files   map[string]cas.ID // tree L: path → file ID (the caller's own map)
 	Stats   *StatCache        // the stat cache to record
 	Content map[string][]byte // files read by this scan
 	Invalid []Refused         // every file that breaks the content rules
@@ -138,7 +139,6 @@ type dirRef struct {
 func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*Listing, error) {
 	start := time.Now().UnixNano()
 	res := &Listing{
-		Files:   make(map[string]cas.ID, cache.Len()),
 		Stats:   cache, // updated in place: most entries are reused as they are
 		Content: map[string][]byte{},
 		Chunks:  map[string][]cas.ChunkRef{},
@@ -147,9 +147,20 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 	if n := cache.Len(); n > 0 && n < serialBelow {
 		w.sem = nil // one goroutine: see serialBelow
 	}
+	carry := mem.takeCarried() // (always taken: a scan that cannot use it leaves none)
 	if mem.begin(root) {
 		w.mem = mem
 		w.sameCache = mem.sameCache(cache)
+		if w.sameCache && carry != nil {
+			// Files starts as the last scan's: see carried.
+			carry.gen++
+			carry.reached.Store(0)
+			w.carry = carry
+			res.Files = maps.Clone(carry.files)
+		}
+	}
+	if res.Files == nil {
+		res.Files = make(map[string]cas.ID, cache.Len())
 	}
 	top := &dirRef{root: root, fd: -1}
 	if rawDirs && w.mem == nil {
@@ -180,6 +191,7 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 		return nil, err
 	}
 	mem.end(true, cache)
+	mem.keepCarried(w.carryNext())
 	for _, p := range w.pending {
 		res.Touched = append(res.Touched, p.rel)
 	}
@@ -228,8 +240,11 @@ type walker struct {
 	sameCache bool
 	sem       chan struct{}
 	wg        sync.WaitGroup
+	// carry: the last scan's files, which Files started from (nil: none).
+	carry *carried
 
 	mu      sync.Mutex
+	redone  []redone // the directories whose files were put in Files anew
 	pending []pendingRead
 	opened  []*os.Root
 	err     error
@@ -345,9 +360,13 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 		return
 	}
 	if o != nil { // recalled, and its outcome holds (the same cache and rules)
+		inFiles := w.isCarried(prefix, o)
 		w.mu.Lock()
-		for _, f := range o.files {
-			w.res.Files[f.rel] = f.id
+		if !inFiles {
+			w.redoLocked(prefix, o, o.files, nil)
+			for _, f := range o.files {
+				w.res.Files[f.rel] = f.id
+			}
 		}
 		w.res.Ignored = append(w.res.Ignored, o.ignored...)
 		w.res.Markers = append(w.res.Markers, o.markers...)
@@ -451,7 +470,12 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 	if pooled {
 		dirEntBufs.Put(&entries) // done with it before descending
 	}
+	var kept *outcome
+	if shared && w.mem != nil && len(pending) == 0 && len(invalid) == 0 && len(temps) == 0 {
+		kept = &outcome{files: reused, markers: markers, ignored: ignored, subs: subs}
+	}
 	w.mu.Lock()
+	w.redoLocked(prefix, kept, reused, pending)
 	for _, f := range reused {
 		w.res.Files[f.rel] = f.id
 	}
@@ -461,8 +485,8 @@ func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused b
 	w.res.Temps = append(w.res.Temps, temps...)
 	w.res.Ignored = append(w.res.Ignored, ignored...)
 	w.mu.Unlock()
-	if shared && w.mem != nil && len(pending) == 0 && len(invalid) == 0 && len(temps) == 0 {
-		w.mem.keepOutcome(prefix, w.rules, &outcome{files: reused, markers: markers, ignored: ignored, subs: subs})
+	if kept != nil {
+		w.mem.keepOutcome(prefix, w.rules, kept)
 	}
 	w.descend(d, subs, reusedHere)
 }

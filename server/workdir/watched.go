@@ -63,6 +63,9 @@ type WatchedListings struct {
 	// cache is the stat cache of the last scan (held, so that no other cache
 	// can take its address): a directory's outcome holds only against it.
 	cache *StatCache
+	// carried is the last scan's files for the next (nil: none): taken by
+	// every scan, and left again only by one that succeeded with the watch.
+	carried *carried
 }
 
 // dirMemo is the remembered listing of one directory.
@@ -116,6 +119,29 @@ func (m *WatchedListings) reset() {
 	}
 	clear(m.dirs)
 	clear(m.byWD)
+	m.carried = nil
+}
+
+// takeCarried returns the last scan's files and forgets them (nil: none).
+func (m *WatchedListings) takeCarried() *carried {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.carried
+	m.carried = nil
+	return c
+}
+
+// keepCarried leaves c for the next scan.
+func (m *WatchedListings) keepCarried(c *carried) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.carried = c
 }
 
 // begin prepares a scan of L through root: it checks that root is the
@@ -189,6 +215,7 @@ func (m *WatchedListings) end(ok bool, cache *StatCache) {
 		clear(m.dirs)
 		clear(m.byWD)
 		m.cache = nil
+		m.carried = nil
 		return
 	}
 	m.cache = cache
