@@ -73,6 +73,33 @@ func (w *walker) isCarried(prefix string, o *outcome) bool {
 	return true
 }
 
+// skip skips the subtree at prefix whole when the watch says nothing in
+// it changed since the last scan, which left all its files in the
+// carried files (WatchedListings.skip): its ignored entries and marker
+// files are added, and its directories count as reached. prefix must
+// still denote the directory remembered under it (its parent's listing
+// was recalled, or it is L).
+func (w *walker) skip(prefix string) bool {
+	if w.carry == nil {
+		return false
+	}
+	below, ok := w.mem.skip(prefix, w.rules)
+	if !ok {
+		return false
+	}
+	subtreesSkipped.Add(1)
+	w.carry.reached.Add(int64(below.dirs))
+	w.mu.Lock()
+	w.skipped = append(w.skipped, prefix)
+	w.res.Ignored = append(w.res.Ignored, below.ignored...)
+	w.res.Markers = append(w.res.Markers, below.markers...)
+	w.mu.Unlock()
+	return true
+}
+
+// subtreesSkipped counts the subtrees skipped whole (for tests).
+var subtreesSkipped atomic.Int64
+
 // redoLocked drops the carried paths of prefix from Files before the walk
 // puts its files there, and records them for the next scan (w.mu held).
 func (w *walker) redoLocked(prefix string, from *outcome, files []found, pending []pendingRead) {
@@ -129,8 +156,12 @@ func (w *walker) carryNext() *carried {
 	if int(c.reached.Load()) == len(c.dirs) {
 		return c // every directory recorded was reached: none to forget
 	}
+	in := make(map[string]bool, len(w.skipped))
+	for _, p := range w.skipped {
+		in[p] = true
+	}
 	for prefix, d := range c.dirs {
-		if d.seen != c.gen {
+		if d.seen != c.gen && !underAny(prefix, in) {
 			d.each(func(p string) {
 				delete(c.files, p)
 				delete(files, p)

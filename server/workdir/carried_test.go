@@ -13,14 +13,16 @@ import (
 )
 
 // A long-lived process's scans start from the last scan's files (carried)
-// yet return what a scan from nothing returns, whatever happens between
-// them: files edited, added and removed, directories created, removed,
-// renamed and replaced by files, and now and then a stat cache that is
-// not the last one. memScan compares every scan with a fresh one.
+// and skip whole subtrees the watch proves unchanged, yet return what a
+// scan from nothing returns, whatever happens between them: files
+// edited, added and removed, directories created, removed, renamed
+// (within L and out of it) and replaced by files, ignore rules changed,
+// the event queue overflowed, and now and then a stat cache that is not
+// the last one. memScanUnder compares every scan with a fresh one.
 func TestCarriedFilesMatchAFreshScanAfterEveryChange(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "L")
 	rng := rand.New(rand.NewPCG(42, 7))
-	dirs := []string{"", "a/", "a/b/", "a/b/c/", "d/", "d/e/", "f/"}
+	dirs := []string{"", "a/", "a/b/", "a/b/c/", "a/g/", "d/", "d/e/", "d/e/h/", "f/"}
 	path := func() string {
 		return dirs[rng.IntN(len(dirs))] + fmt.Sprintf("n%d.md", rng.IntN(6))
 	}
@@ -34,27 +36,34 @@ func TestCarriedFilesMatchAFreshScanAfterEveryChange(t *testing.T) {
 		}
 		writeAged(t, filepath.Join(dir, p), content, time.Hour)
 	}
-	for range 30 {
+	ruleSets := [][]string{nil, {"n3.md"}, {"b/"}, {"/d/e/", "n0.md"}, {"h/"}}
+	rules := Rules{TempsOurs: true}
+	for range 40 {
 		put(path(), "seed\n")
 	}
 	mem := NewWatchedListings()
 	defer mem.Close()
 	needWatch(t, dir, mem)
-	res, _ := memScan(t, dir, NewStatCache(), mem)
-	for step := range 200 {
-		switch k := rng.IntN(10); {
+	res, _ := memScanUnder(t, dir, NewStatCache(), rules, mem)
+	skipped := subtreesSkipped.Load()
+	for step := range 400 {
+		switch k := rng.IntN(14); {
 		case k < 4: // edit or add
 			put(path(), fmt.Sprintf("step %d\n", step))
 		case k < 6:
 			os.Remove(filepath.Join(dir, path()))
-		case k == 6: // a directory removed, or renamed over a fresh name
+		case k == 6: // a directory removed, or renamed out of the names used
 			d := dirs[1+rng.IntN(len(dirs)-1)]
 			if rng.IntN(2) == 0 {
 				os.RemoveAll(filepath.Join(dir, d))
 			} else {
 				os.Rename(filepath.Join(dir, d), filepath.Join(dir, fmt.Sprintf("moved%d", step)))
 			}
-		case k == 7: // a directory replaced by a file of its name
+		case k == 7: // a directory renamed to another name of the tree (with what it holds)
+			from, to := dirs[1+rng.IntN(len(dirs)-1)], dirs[1+rng.IntN(len(dirs)-1)]
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, to[:len(to)-1])), 0o755)
+			os.Rename(filepath.Join(dir, from), filepath.Join(dir, to)) // (fails when to is not empty)
+		case k == 8: // a directory replaced by a file of its name
 			d := dirs[1+rng.IntN(len(dirs)-1)]
 			os.RemoveAll(filepath.Join(dir, d))
 			put(d[:len(d)-1], "a file\n")
@@ -62,16 +71,70 @@ func TestCarriedFilesMatchAFreshScanAfterEveryChange(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				os.Remove(filepath.Join(dir, d[:len(d)-1]))
 			}
-		case k == 8: // nothing changed
-		default: // an invalid name, which the scan refuses
-			put(dirs[rng.IntN(len(dirs))]+"bad:name.md", "x\n")
+		case k == 9: // other ignore rules (sometimes the same ones anew)
+			ign, err := NewIgnore(ruleSets[rng.IntN(len(ruleSets))], false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules.Ignore = ign
+		case k == 10: // the event queue overflowed
+			mem.mu.Lock()
+			mem.forget(-1)
+			mem.mu.Unlock()
+		case k == 11: // an invalid name, which the scan refuses, or its removal
+			p := dirs[rng.IntN(len(dirs))] + "bad:name.md"
+			if rng.IntN(2) == 0 {
+				put(p, "x\n")
+			} else {
+				os.Remove(filepath.Join(dir, p))
+			}
+		default: // nothing changed
 		}
 		cache := res.Stats
-		if rng.IntN(15) == 0 {
+		if rng.IntN(25) == 0 {
 			cache = NewStatCache() // another cache: nothing carried applies
 		}
-		res, _ = memScan(t, dir, cache, mem)
+		res, _ = memScanUnder(t, dir, cache, rules, mem)
 	}
+	if n := subtreesSkipped.Load() - skipped; n < 100 {
+		t.Fatalf("%d subtrees skipped in 400 scans: the test does not exercise skipping", n)
+	}
+}
+
+// A scan visits only the directories on the path to a change: the others
+// are skipped whole, their files carried, until something in them
+// changes.
+func TestWatchedScanSkipsUnchangedSubtrees(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "x/w/e.md", "z/d.md", "z/v/f.md"} {
+		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
+	}
+	mem := NewWatchedListings()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	res, _ := memScan(t, dir, NewStatCache(), mem)
+	res, _ = memScan(t, dir, res.Stats, mem) // every file read before: now each directory settles
+	walked := func(want int64, why string) {
+		t.Helper()
+		res, _ = memScan(t, dir, res.Stats, mem)
+		if got := lastWalked; got != want {
+			t.Fatalf("%s: %d directories walked, want %d", why, got, want)
+		}
+	}
+	walked(0, "nothing changed") // L itself skipped whole
+	writeAged(t, filepath.Join(dir, "x/y/c.md"), "changed\n", time.Hour)
+	walked(3, "x/y/c.md changed")                   // L, x and x/y: not x/w, z, z/v
+	walked(3, "the directory read is walked again") // its outcome is kept now
+	walked(0, "nothing changed since")
+	if err := os.Rename(filepath.Join(dir, "z/v"), filepath.Join(dir, "x/v")); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = memScan(t, dir, res.Stats, mem) // (equal to a fresh scan)
+	if _, ok := res.Files["x/v/f.md"]; !ok {
+		t.Fatal("the renamed directory's file is missing")
+	}
+	memScan(t, dir, res.Stats, mem)
+	walked(0, "nothing changed after the rename")
 }
 
 // The Files a scan returns are the caller's: the engine keeps them as L's

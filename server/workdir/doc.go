@@ -23,7 +23,15 @@
 // of the directories whose outcome is not the one those came from, so a
 // commit that changed one file does not rebuild a map of every file; the
 // map returned is always the caller's own, equal to a scan's from
-// nothing.
+// nothing. Nor does it visit every directory: a subtree whose
+// directories were all recalled with their outcome by the last scan, and
+// that no event has named since (settled, watched.go), is skipped whole
+// when the name still denotes it (its parent's listing was recalled):
+// its files are already in the carried map, and the ignored entries and
+// marker files it adds are remembered with it. A scan visits only the
+// directories on the path to a change and those whose state is unknown
+// (an overflow, a new or failed watch, another cache or other rules), and
+// its end-of-scan sweeps count a skipped subtree's directories as reached.
 //
 // Invariants (each relied on by the engine):
 //   - Every entry of L a scan does not leave out is either in

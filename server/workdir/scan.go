@@ -169,13 +169,15 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 		// a dozen allocations more than git pays to list it.
 		f, err := root.Open(".")
 		if err != nil {
-			mem.end(false, nil)
+			mem.end(false, nil, nil)
 			return nil, err
 		}
 		defer f.Close()
 		top.fd = fdOf(f)
 	}
-	w.walk(top, "", rules.Ignore.rootStates(), false)
+	if !w.skip("") {
+		w.walk(top, "", rules.Ignore.rootStates(), false)
+	}
 	w.wg.Wait()
 	defer func() {
 		for _, r := range w.opened {
@@ -183,14 +185,14 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 		}
 	}()
 	if w.err != nil {
-		mem.end(false, nil)
+		mem.end(false, nil, nil)
 		return nil, w.err
 	}
 	if err := res.readPending(w, w.pending, start); err != nil {
-		mem.end(false, nil)
+		mem.end(false, nil, nil)
 		return nil, err
 	}
-	mem.end(true, cache)
+	mem.end(true, cache, w.skipped)
 	mem.keepCarried(w.carryNext())
 	for _, p := range w.pending {
 		res.Touched = append(res.Touched, p.rel)
@@ -245,6 +247,7 @@ type walker struct {
 
 	mu      sync.Mutex
 	redone  []redone // the directories whose files were put in Files anew
+	skipped []string // the subtrees skipped whole (their files carried)
 	pending []pendingRead
 	opened  []*os.Root
 	err     error
@@ -350,7 +353,12 @@ func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []di
 	return entries, nil, false, false, true, nil
 }
 
+// dirsWalked counts the directories walked (for tests: those inside a
+// skipped subtree are not).
+var dirsWalked atomic.Int64
+
 func (w *walker) walk(d *dirRef, prefix string, states dirStates, parentReused bool) {
+	dirsWalked.Add(1)
 	if d.ownFD {
 		defer closeFD(d.fd) // once the subdirectories are opened (descend)
 	}
@@ -520,6 +528,9 @@ func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
 			if sub.fdErr != nil {
 				sub.fdErr = &fs.PathError{Op: "openat", Path: sd.rel, Err: sub.fdErr}
 			}
+		}
+		if parentReused && w.skip(sd.rel) {
+			continue // the same directory, nothing in it changed
 		}
 		if parentReused {
 			// Most likely remembered too: no system call to overlap, so

@@ -2,6 +2,8 @@ package workdir
 
 import (
 	"os"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -10,7 +12,9 @@ import (
 // only while a change watch proves that nothing in that directory changed
 // since it was listed. A scan with a WatchedListings lists and stats only the
 // directories that changed; the others cost no system call unless a file
-// in them must be read.
+// in them must be read, and a subtree in which nothing changed since the
+// last scan, and whose files that scan carried, is not visited at all
+// (dirMemo.settled).
 //
 // Soundness (what makes a remembered listing as good as a fresh one):
 //   - The watch on a directory is placed before the directory is listed,
@@ -60,6 +64,13 @@ type WatchedListings struct {
 	dirs    map[string]*dirMemo // by directory prefix ("" for L, "a/b/")
 	byWD    map[int32][]string  // prefixes remembered under each watch (may be stale)
 	gen     uint64              // scans done: memos not seen in the last one are dropped
+	// reached counts the memos this scan reached, each once (those inside
+	// a skipped subtree by its count): when it is all of them, end has
+	// none to drop. visited are the prefixes recalled or listed by this
+	// scan (not those inside a skipped subtree), whose settled state end
+	// finds anew.
+	reached int
+	visited []string
 	// cache is the stat cache of the last scan (held, so that no other cache
 	// can take its address): a directory's outcome holds only against it.
 	cache *StatCache
@@ -78,6 +89,23 @@ type dirMemo struct {
 	// vouched for by the stat cache (nil: none); under rules.
 	outcome *outcome
 	rules   Rules
+	used    uint64 // the scan (gen) that last used or kept outcome
+	// settled: at the end of the last scan, this directory and every
+	// directory below it were recalled unchanged with their outcome used
+	// (under rules, against the cache held), so their files are all in the
+	// carried files, and no event has named any of them since (forget
+	// unsettles a directory and all its ancestors). A scan may then skip
+	// the whole subtree, taking below's ignored entries and marker files.
+	settled bool
+	below   *subtree
+}
+
+// subtree is what a settled directory and the directories below it add
+// to a scan besides their files (which are carried).
+type subtree struct {
+	ignored []string
+	markers []string
+	dirs    int // memos in the subtree, itself included
 }
 
 // outcome is what a walk of one directory found: every file reused from
@@ -154,6 +182,8 @@ func (m *WatchedListings) begin(root *os.Root) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
+	m.reached = 0
+	m.visited = m.visited[:0]
 	if m.off {
 		return false
 	}
@@ -192,20 +222,75 @@ func (m *WatchedListings) begin(root *os.Root) bool {
 func (m *WatchedListings) forget(wd int32) {
 	if wd < 0 {
 		for _, d := range m.dirs {
-			d.valid = false
+			d.valid, d.settled = false, false
 		}
 		return
 	}
 	for _, p := range m.byWD[wd] {
 		if d := m.dirs[p]; d != nil && d.wd == wd {
 			d.valid = false
+			m.unsettle(p)
 		}
 	}
 }
 
+// unsettle marks prefix and each of its ancestors as not settled: a
+// change at prefix is inside each of their subtrees.
+func (m *WatchedListings) unsettle(prefix string) {
+	for p := prefix; ; {
+		if d := m.dirs[p]; d != nil {
+			if !d.settled && p != prefix {
+				return // its ancestors were unsettled with it
+			}
+			d.settled = false
+		}
+		if p == "" {
+			return
+		}
+		p = parentPrefix(p)
+	}
+}
+
+// parentPrefix is the prefix of the directory holding directory prefix
+// ("a/b/" → "a/", "a/" → "").
+func parentPrefix(p string) string {
+	i := strings.LastIndexByte(p[:len(p)-1], '/')
+	return p[:i+1]
+}
+
+// underAny reports whether prefix or one of its ancestors is in set.
+func underAny(prefix string, set map[string]bool) bool {
+	for p := prefix; ; p = parentPrefix(p) {
+		if set[p] {
+			return true
+		}
+		if p == "" {
+			return false
+		}
+	}
+}
+
+// skip reports whether the scan may skip the subtree at prefix whole
+// (settled, still valid, under the same rules: see dirMemo.settled) and
+// then returns what it adds besides its files. The caller holds the
+// stat cache of the last scan and its carried files.
+func (m *WatchedListings) skip(prefix string, rules Rules) (*subtree, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.dirs[prefix]
+	if d == nil || !d.valid || !d.settled || d.rules != rules || d.seen == m.gen {
+		return nil, false
+	}
+	d.seen = m.gen
+	m.reached += d.below.dirs
+	return d.below, true
+}
+
 // end drops the memos of directories the scan did not reach (removed, or
-// now ignored). After a failed scan everything is forgotten.
-func (m *WatchedListings) end(ok bool, cache *StatCache) {
+// now ignored; those inside a skipped subtree were reached) and finds
+// which of the directories visited are settled. After a failed scan
+// everything is forgotten.
+func (m *WatchedListings) end(ok bool, cache *StatCache, skipped []string) {
 	if m == nil {
 		return
 	}
@@ -219,16 +304,67 @@ func (m *WatchedListings) end(ok bool, cache *StatCache) {
 		return
 	}
 	m.cache = cache
-	for p, d := range m.dirs {
-		if d.seen != m.gen {
-			delete(m.dirs, p)
+	if m.reached != len(m.dirs) {
+		in := make(map[string]bool, len(skipped))
+		for _, p := range skipped {
+			in[p] = true
+		}
+		for p, d := range m.dirs {
+			if d.seen != m.gen && !underAny(p, in) {
+				delete(m.dirs, p)
+			}
 		}
 	}
+	m.settle()
 	if len(m.byWD) > 2*len(m.dirs)+16 { // rebuild the index without stale prefixes
 		clear(m.byWD)
 		for p, d := range m.dirs {
 			m.byWD[d.wd] = append(m.byWD[d.wd], p)
 		}
+	}
+}
+
+// settle finds anew, deepest first, whether each directory this scan
+// visited is settled: its outcome was used by this scan and every
+// subdirectory of that outcome is settled (visited and found so, or
+// skipped whole). A directory without a memo (not watched) is not, so
+// neither is any directory above it.
+func (m *WatchedListings) settle() {
+	slices.SortFunc(m.visited, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range m.visited {
+		d := m.dirs[p]
+		if d == nil {
+			continue
+		}
+		d.settled, d.below = false, nil
+		o := d.outcome
+		if !d.valid || d.used != m.gen || o == nil {
+			continue
+		}
+		below := &subtree{ignored: o.ignored, markers: o.markers, dirs: 1}
+		ok, more := true, false
+		for _, s := range o.subs {
+			c := m.dirs[s.rel]
+			if c == nil || !c.settled || c.seen != m.gen {
+				ok = false
+				break
+			}
+			below.dirs += c.below.dirs
+			more = more || len(c.below.ignored) > 0 || len(c.below.markers) > 0
+		}
+		if !ok {
+			continue
+		}
+		if more { // (else below shares the outcome's lists, never modified)
+			below.ignored = slices.Clone(o.ignored)
+			below.markers = slices.Clone(o.markers)
+			for _, s := range o.subs {
+				c := m.dirs[s.rel].below
+				below.ignored = append(below.ignored, c.ignored...)
+				below.markers = append(below.markers, c.markers...)
+			}
+		}
+		d.settled, d.below = true, below
 	}
 }
 
@@ -246,10 +382,17 @@ func (m *WatchedListings) recall(prefix string, wd int32, rules Rules, cacheHeld
 	if d == nil || !d.valid || (wd >= 0 && d.wd != wd) {
 		return nil, nil, false
 	}
-	d.seen = m.gen
+	if d.seen != m.gen {
+		d.seen = m.gen
+		m.reached++
+		m.visited = append(m.visited, prefix)
+	}
 	var o *outcome
 	if cacheHeld && d.rules == rules {
 		o = d.outcome
+		if o != nil {
+			d.used = m.gen
+		}
 	}
 	return d.entries, o, true
 }
@@ -280,8 +423,13 @@ func (m *WatchedListings) remember(prefix string, wd int32, entries []dirEnt) {
 	if m.w == nil {
 		return
 	}
-	if old := m.dirs[prefix]; old == nil || old.wd != wd {
+	old := m.dirs[prefix]
+	if old == nil || old.wd != wd {
 		m.byWD[wd] = append(m.byWD[wd], prefix)
+	}
+	if old == nil || old.seen != m.gen {
+		m.reached++
+		m.visited = append(m.visited, prefix)
 	}
 	m.dirs[prefix] = &dirMemo{wd: wd, entries: entries, valid: true, seen: m.gen}
 }
@@ -298,6 +446,6 @@ func (m *WatchedListings) keepOutcome(prefix string, rules Rules, o *outcome) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if d := m.dirs[prefix]; d != nil {
-		d.outcome, d.rules = o, rules
+		d.outcome, d.rules, d.used = o, rules, m.gen
 	}
 }

@@ -16,18 +16,30 @@ import (
 // how many directories were listed from the file system.
 func memScan(t *testing.T, dir string, cache *StatCache, mem *WatchedListings) (*Listing, int64) {
 	t.Helper()
+	return memScanUnder(t, dir, cache, Rules{TempsOurs: true}, mem)
+}
+
+// lastWalked is how many directories memScanUnder's scan with memory
+// walked (not the oracle's).
+var lastWalked int64
+
+// memScanUnder is memScan under rules: the ignored entries are compared too.
+func memScanUnder(t *testing.T, dir string, cache *StatCache, rules Rules, mem *WatchedListings) (*Listing, int64) {
+	t.Helper()
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	before := dirsListed.Load()
-	got, err := Scan(r, cache, Rules{TempsOurs: true}, mem)
+	walked := dirsWalked.Load()
+	got, err := Scan(r, cache, rules, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
 	listed := dirsListed.Load() - before
-	fresh, err := Scan(r, NewStatCache(), Rules{TempsOurs: true}, nil)
+	lastWalked = dirsWalked.Load() - walked
+	fresh, err := Scan(r, NewStatCache(), rules, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +48,9 @@ func memScan(t *testing.T, dir string, cache *StatCache, mem *WatchedListings) (
 	}
 	if g, f := slices.Sorted(slices.Values(got.Markers)), slices.Sorted(slices.Values(fresh.Markers)); !slices.Equal(g, f) {
 		t.Fatalf("marker files with memory %v, fresh %v", g, f)
+	}
+	if !slices.Equal(got.Ignored, fresh.Ignored) {
+		t.Fatalf("ignored with memory %v, fresh %v", got.Ignored, fresh.Ignored)
 	}
 	return got, listed
 }
@@ -201,7 +216,7 @@ func TestWatchedListingsForgetsOnOverflowAndFailure(t *testing.T) {
 	if _, listed := memScan(t, dir, res.Stats, mem); listed != 2 {
 		t.Fatalf("after an overflow %d directories listed, want 2", listed)
 	}
-	mem.end(false, nil)
+	mem.end(false, nil, nil)
 	if _, listed := memScan(t, dir, res.Stats, mem); listed != 2 {
 		t.Fatalf("after a failed scan %d directories listed, want 2", listed)
 	}
