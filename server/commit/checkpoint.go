@@ -45,6 +45,6 @@ func (b *Background) StartRollups(state remote.State, g uint64) {
 			b.Env.Log.Warn("rollup skipped: the object cache cannot catch up", "err", err)
 			return
 		}
-		b.Env.Caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint (the checkpoint kept in the caches)
+		b.Env.Caches.BuildRollups(ctx, state, g, cp, c) // the rollups and checkpoint, kept in the caches too
 	})
 }

@@ -26,8 +26,7 @@
 //	  holds and storing trees as deltas (sink.go); TreeOf reads a commit's
 //	  files
 //	BuildRollups: the rollups and checkpoint a publication is due for,
-//	  the checkpoint kept in its chain's cache, the rollups not (the cache
-//	  they are built from already reaches past them; checkpoint.go)
+//	  kept in the caches too (checkpoint.go)
 //	Recent: a long-lived engine's contents of the file versions it
 //	  published last (recent.go)
 //
