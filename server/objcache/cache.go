@@ -203,7 +203,9 @@ var BundleBytes = 64 << 20
 // increments, never the whole chain. It is recorded beside the cache
 // (reach/<key>, a sealed record: pstate.Seal) after the packs are kept, so
 // processes sharing P share it; a reach below the chain's checkpoint means
-// "nothing yet".
+// "nothing yet". A process reads the record only while what it read or
+// recorded itself (known) is behind the state it syncs to: the record
+// can only raise a process's reach.
 // Healing the cache forgets it (forgetReach).
 
 func (c *Chain) reachFile() string { return filepath.Join(c.caches.storeDir(), "reach", c.key) }
