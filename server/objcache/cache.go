@@ -180,7 +180,7 @@ func (cs *Caches) openOf(state remote.State) (*Chain, error) {
 	// A chain's cache may be created before any sync sees the chain (a
 	// v4 checkpoint's pre-fill, a writer keeping its own proposal), so
 	// its first sync (nothing reached yet) prunes too.
-	if err == nil && (created || c.Reach() == 0) {
+	if err == nil && (created || (c.known() == 0 && c.Reach() == 0)) {
 		cs.prune(state)
 	}
 	return c, err
@@ -203,7 +203,9 @@ var BundleBytes = 64 << 20
 // increments, never the whole chain. It is recorded beside the cache
 // (reach/<key>, a sealed record: pstate.Seal) after the packs are kept, so
 // processes sharing P share it; a reach below the chain's checkpoint means
-// "nothing yet".
+// "nothing yet". A process reads the record only while what it read or
+// recorded itself (known) is behind the state it syncs to: the record
+// can only raise a process's reach.
 // Healing the cache forgets it (forgetReach).
 
 func (c *Chain) reachFile() string { return filepath.Join(c.caches.storeDir(), "reach", c.key) }
@@ -234,6 +236,16 @@ func (c *Chain) Reach() uint64 {
 		}
 	}
 	c.reach = r
+	return c.reach
+}
+
+// known is the reach this process has read or recorded, without reading
+// the shared record: Reach never returns less, so a caller that only asks
+// whether the cache reaches some generation, and finds that it does, need
+// not open the file (a commit asked about 7 times per call).
+func (c *Chain) known() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.reach
 }
 
@@ -276,8 +288,8 @@ func (cs *Caches) Sync(ctx context.Context, state remote.State) (*Chain, error) 
 		return nil, err
 	}
 	m := state.Manifest
-	if m == nil {
-		return c, nil
+	if m == nil || c.known() >= m.Generation {
+		return c, nil // already reached: the shared record is not read
 	}
 	reach := c.Reach()
 	if reach >= m.Generation {

@@ -362,3 +362,34 @@ func TestSinkPackTreesNewPathsGoWhole(t *testing.T) {
 		t.Fatal("the next pack reads on its own: its changed trees went whole, not as deltas")
 	}
 }
+
+// A sync to a generation the cache already reaches asks the store for
+// nothing, whether this process recorded the reach or another process
+// sharing P did (its record is read while this process's own reach is
+// behind); a reach recorded later by another process never lowers it.
+func TestSyncWithinReachFetchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	head := chunk(t, 8, 100)
+	at := func(g uint64) remote.State {
+		return remote.State{Manifest: &remote.Manifest{Version: 4, Generation: g, Head: head.ID}}
+	}
+	a := newCaches(t, dir, nil) // no notebook: a request to the store would panic
+	keep(t, a, Key(at(4)), "packs/a", head)
+	mustOpen(t, a, Key(at(4))).SetReach(4, head.ID)
+	for _, g := range []uint64{3, 4} {
+		if c, err := a.Sync(t.Context(), at(g)); err != nil || c.Reach() != 4 {
+			t.Fatalf("sync to %d: %v", g, err)
+		}
+	}
+
+	b := newCaches(t, dir, nil) // another process sharing P, behind
+	cb := mustOpen(t, b, Key(at(4)))
+	cb.SetReach(6, head.ID)
+	if c, err := a.Sync(t.Context(), at(6)); err != nil || c.Reach() != 6 {
+		t.Fatalf("the reach another process recorded was not read: %v", err)
+	}
+	mustOpen(t, newCaches(t, dir, nil), Key(at(4))).forgetReach()
+	if c, err := a.Sync(t.Context(), at(5)); err != nil || c.Reach() != 6 {
+		t.Fatalf("this process's reach was lowered: %v", err)
+	}
+}
