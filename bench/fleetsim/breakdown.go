@@ -41,6 +41,20 @@ type landing struct {
 	first, last uint64
 }
 
+// landingOf finds the landing (ls sorted by generation) whose write
+// accepted generation g.
+func landingOf(ls []landing, g uint64) (int, bool) {
+	return slices.BinarySearchFunc(ls, g, func(l landing, g uint64) int {
+		switch {
+		case l.last < g:
+			return -1
+		case l.first > g:
+			return 1
+		}
+		return 0
+	})
+}
+
 // rawTimes are commitTimes on the real clock.
 type rawTimes struct {
 	instant, start, registered, learned time.Time
@@ -306,15 +320,7 @@ func breakdown(cs []commitTimes, ls []landing, reqs [][]span, warmup, slow, gath
 		b.Group = float64(gens) / float64(writes)
 	}
 	add := func(p *Phases, c commitTimes) {
-		i, ok := slices.BinarySearchFunc(ls, c.gen, func(l landing, g uint64) int {
-			switch {
-			case l.last < g:
-				return -1
-			case l.first > g:
-				return 1
-			}
-			return 0
-		})
+		i, ok := landingOf(ls, c.gen)
 		if !ok {
 			return
 		}
@@ -502,15 +508,7 @@ func tails(cs []commitTimes, ls []landing, reqs [][]span, slow time.Duration) [2
 		}
 	}
 	accepting := func(g uint64) int {
-		i, ok := slices.BinarySearchFunc(ls, g, func(l landing, g uint64) int {
-			switch {
-			case l.last < g:
-				return -1
-			case l.first > g:
-				return 1
-			}
-			return 0
-		})
+		i, ok := landingOf(ls, g)
 		if !ok {
 			return -1
 		}
