@@ -519,6 +519,9 @@ func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
 	refs := make([]dirRef, len(subs))
 	for i, sd := range subs {
 		sub := &refs[i]
+		if parentReused && w.skip(sd.rel) {
+			continue // the same directory, nothing in it changed
+		}
 		sub.parent, sub.name, sub.fd = d, sd.name, -1
 		if d.fd >= 0 {
 			// Opened before this walk returns and closes d's descriptor;
@@ -528,9 +531,6 @@ func (w *walker) descend(d *dirRef, subs []subdir, parentReused bool) {
 			if sub.fdErr != nil {
 				sub.fdErr = &fs.PathError{Op: "openat", Path: sd.rel, Err: sub.fdErr}
 			}
-		}
-		if parentReused && w.skip(sd.rel) {
-			continue // the same directory, nothing in it changed
 		}
 		if parentReused {
 			// Most likely remembered too: no system call to overlap, so
