@@ -143,12 +143,7 @@ func TestWatchedScanSkipsUnchangedSubtrees(t *testing.T) {
 // changes a map it returned before.
 func TestCarriedFilesAreTheCallersOwn(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
-		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
-	}
-	mem := NewWatchedListings()
-	defer mem.Close()
-	needWatch(t, dir, mem)
+	mem := watchedTree(t, dir)
 	first, _ := memScan(t, dir, NewStatCache(), mem)
 	kept := maps.Clone(first.Files)
 	first.Files["ignored/by-the-engine.md"] = cas.ID{1} // as plan.AddVirtual does

@@ -66,16 +66,25 @@ func needWatch(t *testing.T, dir string, mem *WatchedListings) {
 	}
 }
 
-// A second scan of an unchanged tree lists nothing; a change lists only
-// the directory it is in.
-func TestWatchedListingsReusesUnchangedListings(t *testing.T) {
-	dir := t.TempDir()
+// watchedTree writes a small tree of aged files to dir (a.md, x/b.md,
+// x/y/c.md, z/d.md) and returns a watch that has scanned it once,
+// closed when the test ends; it skips where no change watch exists.
+func watchedTree(t *testing.T, dir string) *WatchedListings {
+	t.Helper()
 	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
 		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
 	}
 	mem := NewWatchedListings()
-	defer mem.Close()
+	t.Cleanup(func() { mem.Close() })
 	needWatch(t, dir, mem)
+	return mem
+}
+
+// A second scan of an unchanged tree lists nothing; a change lists only
+// the directory it is in.
+func TestWatchedListingsReusesUnchangedListings(t *testing.T) {
+	dir := t.TempDir()
+	mem := watchedTree(t, dir)
 	cache := NewStatCache()
 	first, _ := memScan(t, dir, cache, mem)
 	_, listed := memScan(t, dir, first.Stats, mem)
@@ -159,12 +168,7 @@ func TestWatchedListingsNoticesEveryChange(t *testing.T) {
 	for _, c := range changes {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "L")
-			for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
-				writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
-			}
-			mem := NewWatchedListings()
-			defer mem.Close()
-			needWatch(t, dir, mem)
+			mem := watchedTree(t, dir)
 			first, _ := memScan(t, dir, NewStatCache(), mem)
 			if _, listed := memScan(t, dir, first.Stats, mem); listed != 0 {
 				t.Fatalf("%d directories listed before the change", listed)
