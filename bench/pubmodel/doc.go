@@ -13,14 +13,21 @@
 //	engine.go   requests (kind, label, parallel count, apply), faults,
 //	            the env a protocol runs in, the writer (one commit call)
 //	v4.go       the v4 protocol: read, register, LIST, fold or wait,
-//	            takeover, ambiguous replies, rebuilds under one ID
+//	            takeover, ambiguous replies, rebuilds under one ID;
+//	            with Params.Chain, a commit queued behind its agent's
+//	            pending one registers chained to it (folded only after
+//	            it, declined when its predecessor's version is not the
+//	            one accepted)
 //	today.go    v3 roughly: plain attempt, registration, lead marker,
 //	            leader and followers, today's backoff and retry limits
 //	sim.go      the discrete-event simulation: one event queue ordered
 //	            by (time, issue order), one seeded source; round trips,
 //	            conditional writes holding their key (queued, or 429),
-//	            agents committing once per window, crashes, lost replies;
-//	            Run audits the store at the end
+//	            agents committing once per window (with Chain, a queued
+//	            commit starts once its predecessor registered), crashes
+//	            (ending every call of the agent), lost replies; Run
+//	            audits the store at the end and reports the cycle and
+//	            the queued commits that missed the next write
 //	report.go   per-commit requests by kind, the publication path, cost
 //	            at S3 Standard prices, the printed report
 //	explore.go  the explorer: every order of 2-3 writers' requests with

@@ -51,6 +51,9 @@ type env interface {
 	// finish reports w's commit: accepted at generation gen (0: not
 	// accepted, with the reason).
 	finish(w *writer, gen int, why string)
+	// registered tells the agent that w's first version is stored: a
+	// commit queued behind w may now register chained to it (Chain).
+	registered(w *writer)
 }
 
 // writer is one commit call in progress (an agent commits its calls one
@@ -62,8 +65,16 @@ type writer struct {
 	began   time.Duration // the instant the call started
 	crashed bool
 	done    bool
-	known   int // the generation the agent's cache reaches
-	proto   protocol
+	gen     int // the generation that accepted it (0: not yet)
+	// pred is the agent's call this one was chained behind (Chain): its
+	// versions are built on pred's newest version, not on a generation.
+	pred *writer
+	// prev is the agent's call before this one (for the report: this
+	// one was queued behind it if due before prev ended at end).
+	prev  *writer
+	end   time.Duration
+	known int // the generation the agent's cache reaches
+	proto protocol
 	// requests by label, for the report
 	reqs map[string]float64
 	cond int // conditional writes sent

@@ -144,6 +144,8 @@ func (x *xenv) finish(w *writer, gen int, why string) {
 	x.startNext(w.agent, w.known)
 }
 
+func (x *xenv) registered(*writer) {}
+
 func (x *xenv) fail(err error) {
 	if x.err == nil {
 		x.err = err

@@ -92,6 +92,8 @@ func (r *Result) Print(w io.Writer) {
 		float64(c.Agents)/c.Window.Seconds())
 	fmt.Fprintf(w, "latency p50/p99/mean  %v / %v / %v\n", r.P50.Round(1e6), r.P99.Round(1e6), r.Mean.Round(1e6))
 	fmt.Fprintf(w, "call p50/p99          %v / %v (from the call's start, not the agent's instant)\n", r.CallP50.Round(1e6), r.CallP99.Round(1e6))
+	fmt.Fprintf(w, "cycle                 %v between landings; %d commits queued behind their agent's previous, "+
+		"%d of them taken after the write that followed it\n", r.Cycle.Round(1e6), r.Queued, r.QueuedMissed)
 	fmt.Fprintf(w, "REMOTE_BUSY           %d; unfinished %d; crashed %d\n", r.Busy, r.Unfinished, r.Crashed)
 	fmt.Fprintf(w, "conditional writes    %d sent, %d lost (%.1f%%), %d answered 429\n", r.CondSent, r.CondLost,
 		100*r.LostShare(), r.Rejected)

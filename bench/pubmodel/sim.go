@@ -70,6 +70,9 @@ type sim struct {
 	nextID  int
 	res     *Result
 	commits []*writer
+	last    []*writer // per agent, its newest call
+	known   []int     // per agent, the generation its cache reaches
+	armed   []bool    // per agent, a start is scheduled at its next instant
 }
 
 func (s *sim) now() time.Duration { return s.t }
@@ -134,6 +137,9 @@ func (s *sim) send(w *writer, r req, done func(any, fault)) {
 			var v any = false
 			if applyIt {
 				v = r.apply()
+				if v == true && r.key == "current" {
+					s.st.landed = append(s.st.landed, s.t)
+				}
 				if s.cfg.Trace != nil && v == true && r.key == "current" {
 					c := s.st.cur
 					s.cfg.Trace(fmt.Sprintf("%8.3fs write %d by %d: sent %.3fs, held from %.3fs, generation %d, %d waiting",
@@ -154,6 +160,7 @@ func (s *sim) finish(w *writer, gen int, why string) {
 		panic(fmt.Sprintf("commit %d finished twice", w.id))
 	}
 	w.done = true
+	w.gen, w.end = gen, s.t
 	lat := s.t - w.start
 	measured := w.start >= s.cfg.Warmup && w.start < s.cfg.Warmup+s.cfg.Measure
 	if gen > 0 {
@@ -177,18 +184,29 @@ func (s *sim) finish(w *writer, gen int, why string) {
 		s.res.CondSent += w.cond
 		s.res.CondLost += w.lost
 	}
-	s.agentNext(w.agent, w.known)
+	s.known[w.agent] = max(s.known[w.agent], w.known)
+	s.agentNext(w.agent)
 }
 
-// crash kills w's process; the agent's next commit comes from a new one
-// whose cache reaches what w's did.
+func (s *sim) registered(w *writer) { s.agentNext(w.agent) }
+
+// crash kills w's process, and with it every call of its agent; the
+// agent's next commit comes from a new one whose cache reaches what w's
+// did.
 func (s *sim) crash(w *writer) {
 	if w.crashed {
 		return
 	}
 	w.crashed = true
 	s.res.Crashed++
-	s.agentNext(w.agent, w.known)
+	for p := s.last[w.agent]; p != nil; p = p.pred {
+		if !p.done && !p.crashed {
+			p.crashed = true
+			s.res.Crashed++
+		}
+	}
+	s.known[w.agent] = max(s.known[w.agent], w.known)
+	s.agentNext(w.agent)
 }
 
 // Result is what one run measured.
@@ -209,28 +227,55 @@ type Result struct {
 	latencies         []time.Duration
 	calls             []time.Duration
 	CallP50, CallP99  time.Duration // the same from the call's start (no wait for the agent's previous commit)
-	reported          map[int]int
-	agentQueue        [][]time.Duration
-	store             *store
+	// Cycle is the mean time from one accepted write's landing to the
+	// next in the measured window.
+	Cycle time.Duration
+	// Queued: measured commits due before their agent's previous commit
+	// was accepted; QueuedMissed: of them, those accepted by a write
+	// after the one that followed their predecessor's.
+	Queued, QueuedMissed int
+	reported             map[int]int
+	agentQueue           [][]time.Duration
+	store                *store
 }
 
-// agentNext starts the agent's next commit if one is due.
-func (s *sim) agentNext(a int, known int) {
+// agentNext starts the agent's next commit once it is due and the
+// agent's newest call is over (or, with Chain, has registered).
+func (s *sim) agentNext(a int) {
 	q := s.res.agentQueue[a]
-	if len(q) == 0 {
+	if len(q) == 0 || s.armed[a] {
 		return
 	}
 	t := q[0]
+	if t > s.t {
+		s.armed[a] = true
+		s.at(t, func() { s.armed[a] = false; s.agentNext(a) })
+		return
+	}
+	last := s.last[a]
+	var pred *writer
+	if last != nil && !last.done && !last.crashed {
+		if !s.cfg.Params.Chain || last.proto.(*v4).first < 0 {
+			return // started when it finishes or registers
+		}
+		pred = last
+	}
 	s.res.agentQueue[a] = q[1:]
-	s.at(max(t, s.t), func() { s.startCommit(a, known, t) })
+	s.startCommit(a, t, pred)
 }
 
 // startCommit starts the agent's commit scheduled at instant due (its
 // latency counts from then: waiting for the agent's previous commit is
-// part of what the agent sees).
-func (s *sim) startCommit(a int, known int, due time.Duration) {
+// part of what the agent sees), chained behind pred if not nil.
+func (s *sim) startCommit(a int, due time.Duration, pred *writer) {
 	s.nextID++
-	w := &writer{agent: a, id: s.nextID, start: due, began: s.t, known: known, reqs: map[string]float64{}}
+	known := s.known[a]
+	if pred != nil {
+		known = pred.known
+	}
+	w := &writer{agent: a, id: s.nextID, start: due, began: s.t, known: known, reqs: map[string]float64{},
+		pred: pred, prev: s.last[a]}
+	s.last[a] = w
 	s.commits = append(s.commits, w)
 	s.res.Commits++
 	switch s.cfg.Protocol {
@@ -252,6 +297,7 @@ func Run(cfg Config) (*Result, error) {
 		keyFree: map[string]time.Duration{}}
 	s.res = &Result{Config: cfg, Requests: map[string]float64{}, reported: map[int]int{},
 		agentQueue: make([][]time.Duration, cfg.Agents), store: s.st}
+	s.last, s.known, s.armed = make([]*writer, cfg.Agents), make([]int, cfg.Agents), make([]bool, cfg.Agents)
 	end := cfg.Warmup + cfg.Measure
 	for a := 0; a < cfg.Agents; a++ {
 		for w0 := time.Duration(0); w0 < end; w0 += cfg.Window {
@@ -260,7 +306,7 @@ func Run(cfg Config) (*Result, error) {
 				s.res.agentQueue[a] = append(s.res.agentQueue[a], t)
 			}
 		}
-		s.agentNext(a, 0)
+		s.agentNext(a)
 	}
 	limit := end + 10*time.Minute
 	for s.q.Len() > 0 {
@@ -274,6 +320,25 @@ func Run(cfg Config) (*Result, error) {
 	for _, w := range s.commits {
 		if !w.done && !w.crashed {
 			s.res.Unfinished++
+		}
+	}
+	var in []time.Duration
+	for _, t := range s.st.landed {
+		if t >= cfg.Warmup && t < end {
+			in = append(in, t)
+		}
+	}
+	if len(in) > 1 {
+		s.res.Cycle = (in[len(in)-1] - in[0]) / time.Duration(len(in)-1)
+	}
+	for _, w := range s.commits {
+		p := w.prev
+		if w.gen == 0 || p == nil || p.gen == 0 || p.end <= w.start || w.start < cfg.Warmup || w.start >= end {
+			continue
+		}
+		s.res.Queued++
+		if s.st.genWrite[w.gen-1] > s.st.genWrite[p.gen-1]+1 {
+			s.res.QueuedMissed++
 		}
 	}
 	s.res.Writes = s.st.cur.writes

@@ -85,3 +85,46 @@ func TestRunReplaysFromItsSeed(t *testing.T) {
 		t.Fatalf("two runs of one seed differ: %+v / %+v", a, b)
 	}
 }
+
+// Row 2 with commits queued behind their agent's pending commit chained
+// to it (Params.Chain) and a gather of two round trips: the p99 the
+// design predicts (docs/publication.md §8), every commit accepted.
+func TestChainedQueuedCommitsAtOneWritePerSecond(t *testing.T) {
+	cfg := Config{Protocol: "v4", Agents: 100, Window: 2 * time.Second, Warmup: 30 * time.Second,
+		Measure: 2 * time.Minute, RTT: 20 * time.Millisecond, Cond: time.Second, Seed: 1}
+	cfg.Params = DefaultParams(cfg.Cond, cfg.RTT)
+	cfg.Params.Chain, cfg.Params.Gather = true, 2*cfg.RTT
+	r, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("accepted/s %.1f, p99 %v, mean %v, cycle %v, %d queued, %d missed", r.AcceptedPerSecond(),
+		r.P99, r.Mean, r.Cycle, r.Queued, r.QueuedMissed)
+	if r.AcceptedPerSecond() < 45 || r.P99 > 2500*time.Millisecond || r.LostShare() > 0 || r.Busy != 0 || r.Unfinished != 0 {
+		t.Fatalf("accepted/s %.1f, p99 %v, lost %.1f%%, busy %d, unfinished %d", r.AcceptedPerSecond(), r.P99,
+			100*r.LostShare(), r.Busy, r.Unfinished)
+	}
+}
+
+// Chained commits under crashes (a crash ends every call of its
+// agent) and lost replies, then under conflicts (a chained version
+// whose predecessor is declined or rebuilt is declined with it, and
+// rebuilt on the new version): the audit stays clean, every call ends.
+func TestChainedFleetWithCrashesLostRepliesAndConflicts(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, f := range [][3]float64{{0.01, 0.2, 0}, {0, 0, 0.1}} {
+			cfg := Config{Protocol: "v4", Agents: 30, Window: time.Second, Warmup: 5 * time.Second,
+				Measure: 20 * time.Second, RTT: 20 * time.Millisecond, Cond: 200 * time.Millisecond,
+				CrashP: f[0], AmbigP: f[1], Conflict: f[2], Seed: seed}
+			cfg.Params = DefaultParams(cfg.Cond, cfg.RTT)
+			cfg.Params.Chain, cfg.Params.Conflict = true, cfg.Conflict
+			r, err := Run(cfg)
+			if err != nil {
+				t.Fatalf("seed %d, faults %v: %v", seed, f, err)
+			}
+			if (r.Crashed == 0) != (f[0] == 0) || r.Unfinished != 0 || r.Queued == 0 {
+				t.Fatalf("seed %d, faults %v: crashed %d, unfinished %d, queued %d", seed, f, r.Crashed, r.Unfinished, r.Queued)
+			}
+		}
+	}
+}

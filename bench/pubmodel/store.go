@@ -69,7 +69,10 @@ type store struct {
 	everSeen map[int][]int         // id -> every generation that accepted it (audit)
 	born     map[int]time.Duration // id -> the instant its UUIDv7 carries
 	marks    map[pkey]mark
-	packs    map[int]bool // group packs stored
+	chain    map[pkey]pkey   // a chained version -> its predecessor's version
+	landed   []time.Duration // the instant each accepted write of `current` landed
+	genWrite []int           // genWrite[g-1]: the accepted write that named generation g
+	packs    map[int]bool    // group packs stored
 	packSeq  int
 	// broken records a write that named what the store lacks: the
 	// invariant "pack before current" failed.
@@ -84,6 +87,7 @@ func newStore() *store {
 		everSeen: map[int][]int{},
 		born:     map[int]time.Duration{},
 		marks:    map[pkey]mark{},
+		chain:    map[pkey]pkey{},
 		packs:    map[int]bool{},
 	}
 }
@@ -153,6 +157,7 @@ func (s *store) replace(etag int, next *cur) bool {
 	for g := s.cur.gen + 1; g <= n.gen; g++ {
 		id := n.ids[g-1]
 		s.everSeen[id] = append(s.everSeen[id], g)
+		s.genWrite = append(s.genWrite, n.writes)
 	}
 	s.cur = &n
 	return true

@@ -26,6 +26,19 @@ type Params struct {
 	// Conflict: the probability that a version built on G does not merge
 	// cleanly onto a fold that changed anything since G.
 	Conflict float64
+	// Chain: a commit due while its agent's previous call is still
+	// pending registers at once, chained to that call's newest version
+	// (built on its head, no read of `current`), instead of starting once
+	// the previous call is accepted. A fold takes a chained version only
+	// after its predecessor (accepted before, or a member before it in the
+	// same fold) and declines it when its predecessor's version is not the
+	// one accepted or taken.
+	Chain bool
+	// Turn: the folder's own work between the fold's last reply and its
+	// uploads (merging, re-parenting, packing: CPU the model otherwise
+	// takes as free). Zero in the design's figures; set to calibrate the
+	// model's cycle to a measured one.
+	Turn time.Duration
 	// mutateFoldAccepted breaks the design on purpose (a fold takes
 	// proposals whose ID `current` already names), so a test can show
 	// that the explorer catches a broken invariant.
@@ -57,17 +70,27 @@ type v4 struct {
 	gathered bool         // this fold already waited for the gather
 	marks    map[int]mark // fold markers at our last LIST
 	seed     uint64       // conflict draws
+	on       *pkey        // our newest version is chained to this version of pred's
 }
 
 func newV4(p Params, seed uint64) *v4 { return &v4{p: p, ver: -1, first: -1, seed: seed} }
 
 func (v *v4) begin(e env, w *writer) { v.read(e, w, false) }
 
-// conflicts says whether version k fails to merge onto a fold of state c
-// that already holds `folded` members: a deterministic draw per version,
-// so every folder decides the same.
-func (v *v4) conflicts(k pkey, c *cur, folded int) bool {
-	if v.p.Conflict <= 0 || (c.gen == k.G && folded == 0) {
+// predOf returns the protocol state of the call w is chained behind
+// while that call is not known accepted, or nil.
+func predOf(w *writer) *v4 {
+	if w.pred == nil || w.pred.gen > 0 {
+		return nil
+	}
+	return w.pred.proto.(*v4)
+}
+
+// conflicts says whether version k fails to merge onto a fold that
+// changed something since its parent (fresh: nothing did): a
+// deterministic draw per version, so every folder decides the same.
+func (v *v4) conflicts(k pkey, fresh bool) bool {
+	if v.p.Conflict <= 0 || fresh {
 		return false // nothing changed since it was built
 	}
 	h := mix(v.seed ^ uint64(k.ID)*0x9e3779b97f4a7c15 ^ uint64(k.G)<<32)
@@ -133,7 +156,7 @@ func (v *v4) onCurrent(e env, w *writer, c *cur, folded bool) {
 			return
 		}
 	}
-	if v.ver < 0 || v.dead(c, w.id) {
+	if v.ver < 0 || v.dead(c, w) {
 		v.register(e, w, c)
 		return
 	}
@@ -164,22 +187,52 @@ func (v *v4) acceptance(w *writer, c *cur) int {
 }
 
 // dead: our newest version can no longer be included (declined, or past
-// the K window), so we must build a new one on c, keeping our ID.
-func (v *v4) dead(c *cur, id int) bool {
-	if d, ok := c.declined[id]; ok && d == v.ver {
+// the K window, or chained to a version of our predecessor that is not
+// the one it has accepted or can still have accepted), so we must build
+// a new one, keeping our ID.
+func (v *v4) dead(c *cur, w *writer) bool {
+	if d, ok := c.declined[w.id]; ok && d == v.ver {
 		return true
+	}
+	if v.on != nil {
+		if g := c.acceptedAt(v.on.ID, v.p.window()); g > 0 {
+			if c.vers[g-1] != v.on.G {
+				return true
+			}
+		} else if pv := w.pred.proto.(*v4); pv.ver != v.on.G || w.pred.gen == 0 && pv.dead(c, w.pred) {
+			return true
+		}
 	}
 	return c.gen-v.ver >= v.p.K
 }
 
-// register PUTs our proposal built on c (a new version of our ID) and
-// LISTs.
+// register PUTs our proposal built on c (a new version of our ID), or
+// chained to our predecessor's newest version while that one is
+// pending, and LISTs.
 func (v *v4) register(e env, w *writer, c *cur) {
 	s := e.store()
-	catchUp(w, c.gen)
 	k := pkey{G: c.gen, ID: w.id}
+	var on *pkey
+	if pv := predOf(w); pv != nil && c.acceptedAt(w.pred.id, v.p.window()) == 0 {
+		if pv.dead(c, w.pred) {
+			// Its version is being rebuilt: chain to the new one.
+			e.sleep(w, 2*v.p.RTT, func() { v.register(e, w, c) })
+			return
+		}
+		// Built on the predecessor's newest version but keyed by the
+		// state we read, as an unchained version registered now would
+		// be (the fold order still puts it after its predecessor: an
+		// older or the same generation, a smaller ID), so the K window
+		// counts from there.
+		k.G, on = c.gen, &pkey{G: pv.ver, ID: w.pred.id}
+	} else {
+		catchUp(w, c.gen)
+	}
 	e.send(w, req{op: opPut, label: "PUT proposal", apply: func() any {
 		s.props[k] = true
+		if on != nil {
+			s.chain[k] = *on
+		}
 		if _, ok := s.born[k.ID]; !ok {
 			s.born[k.ID] = w.began // the UUIDv7's instant
 		}
@@ -191,8 +244,9 @@ func (v *v4) register(e env, w *writer, c *cur) {
 		}
 		if v.first < 0 {
 			v.first = k.G
+			e.registered(w)
 		}
-		v.ver = k.G
+		v.ver, v.on = k.G, on
 		v.list(e, w, false)
 	})
 }
@@ -299,7 +353,7 @@ func (v *v4) landed(c *cur) time.Duration {
 // the gather, LIST, GET of the proposals, PUT of the group pack, then
 // the conditional write.
 func (v *v4) cycle() time.Duration {
-	return v.p.Gather + 3*v.p.RTT + v.p.CondEstimate + v.p.RTT
+	return v.p.Gather + 3*v.p.RTT + v.p.Turn + v.p.CondEstimate + v.p.RTT
 }
 
 // wait reads `current` when the write that should tell us something has
@@ -330,7 +384,7 @@ func (v *v4) wait(e env, w *writer) {
 	inF, next := true, false
 	if folder != nil {
 		if m, ok := v.marks[folder.ID]; ok {
-			landF = m.at + 3*v.p.RTT + v.p.CondEstimate
+			landF = m.at + 3*v.p.RTT + v.p.Turn + v.p.CondEstimate
 			inF = !m.cut.less(pkey{G: v.ver, ID: w.id})
 			if !inF {
 				next = true
@@ -417,29 +471,54 @@ func (v *v4) fold(e env, w *writer, c *cur, p []pkey) {
 		if k.ID != w.id {
 			others = append(others, k)
 		}
+		// A chained version whose predecessor was accepted before:
+		// its base is that predecessor's proposal, read too.
+		if on, ok := s.chain[k]; ok && c.acceptedAt(on.ID, v.p.window()) > 0 {
+			w.reqs["GET proposal"]++
+		}
 	}
 	after := func(present map[pkey]bool) {
 		var members, declined []pkey
+		chained := false
 		for _, k := range p {
 			if k.ID != w.id && !present[k] {
 				continue // gone: cleaned up after it was accepted
 			}
-			if v.conflicts(k, c, len(members)) {
-				if k.ID == w.id {
-					// Our own: we merge it ourselves onto c and register
-					// that version; the fold then goes on from a new LIST.
-					v.register(e, w, c)
-					return
+			ok, fresh := true, c.gen == k.G && len(members) == 0
+			on, is := s.chain[k]
+			if is {
+				// Only after its predecessor, and only on the version
+				// of it that is accepted or taken.
+				if g := c.acceptedAt(on.ID, v.p.window()); g > 0 {
+					ok, fresh = c.vers[g-1] == on.G, g == c.gen && len(members) == 0
+				} else {
+					i := slices.Index(members, on)
+					ok, fresh = i >= 0, i == len(members)-1
 				}
+			}
+			if ok && v.conflicts(k, fresh) && k.ID == w.id {
+				// Our own: we merge it ourselves onto c and register
+				// that version; the fold then goes on from a new LIST.
+				v.register(e, w, c)
+				return
+			}
+			if !ok || v.conflicts(k, fresh) {
 				declined = append(declined, k)
 				continue
 			}
+			chained = chained || is
 			members = append(members, k)
+		}
+		if len(members) == 0 {
+			// Our own chained version without its predecessor (a
+			// takeover): read again until our predecessor settles it.
+			e.sleep(w, 2*v.p.RTT, func() { v.read(e, w, false) })
+			return
 		}
 		next := c.extend(members, declined)
 		next.sent = e.now()
 		next.checked = true
-		group := len(members) > 1 || members[0].G != c.gen
+		group := len(members) > 1 || members[0].G != c.gen || chained
 		if group {
 			s.packSeq++
 			next.pack = s.packSeq
@@ -461,27 +540,36 @@ func (v *v4) fold(e env, w *writer, c *cur, p []pkey) {
 							return
 						}
 					}
-					panic("folder not in its own group")
+					v.read(e, w, false) // ours declined (chained, its predecessor left out)
+					return
 				}
 				w.lost++
 				v.read(e, w, true)
 			})
 		}
-		if !group {
-			write()
-			return
-		}
-		e.send(w, req{op: opPut, label: "PUT group pack", apply: func() any {
-			s.packs[next.pack] = true
-			return nil
-		}},
-			func(_ any, f fault) {
-				if f != faultNone {
-					v.read(e, w, true)
-					return
-				}
+		upload := func() {
+			if !group {
 				write()
-			})
+				return
+			}
+			e.send(w, req{op: opPut, label: "PUT group pack", apply: func() any {
+				s.packs[next.pack] = true
+				return nil
+			}},
+				func(_ any, f fault) {
+					if f != faultNone {
+						v.read(e, w, true)
+						return
+					}
+					write()
+				})
+		}
+		upload()
+	}
+	if v.p.Turn > 0 {
+		// The folder's own work comes before the write it times.
+		merged := after
+		after = func(present map[pkey]bool) { e.sleep(w, v.p.Turn, func() { merged(present) }) }
 	}
 	if len(others) == 0 {
 		after(nil)

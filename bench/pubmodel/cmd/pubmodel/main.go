@@ -32,9 +32,12 @@ func main() {
 	seed := flag.Uint64("seed", 1, "the one seed of the run")
 	proto := flag.String("protocol", "both", "v4, today or both")
 	gather := flag.Duration("gather", -1, "v4: a folder's wait after the write it saw landed (-1: the design's)")
+	chain := flag.Bool("chain", false, "v4: a commit queued behind its agent's pending commit registers chained to it")
+	turn := flag.Duration("turn", 0, "v4: the folder's own work between its last reply and its uploads")
 	flag.Parse()
 	cfg.Params = pubmodel.DefaultParams(cfg.Cond, cfg.RTT)
 	cfg.Params.Conflict = cfg.Conflict
+	cfg.Params.Chain, cfg.Params.Turn = *chain, *turn
 	if *gather >= 0 {
 		cfg.Params.Gather = *gather
 	}
