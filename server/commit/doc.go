@@ -30,9 +30,9 @@
 //     publication ID, new or the one the pending record names (then the
 //     earlier call is resumed, Publisher.Resume). publish calls back
 //     the build (a server/build Attempt on the state publish read; the
-//     baseline accepting it would record is prepared at once, and the
 //     version is handed to publish only once its pending record is in
-//     P) and the objects (the caches caught up to a state, refilled on a
+//     P, and the baseline accepting it would record is prepared from
+//     then on, while the version is registered) and the objects (the caches caught up to a state, refilled on a
 //     miss with the packs of the window's generations). Its outcome is
 //     finished by finishV4 (accepted: L and A brought to the accepted
 //     generation's tree, the pack kept in the cache, the background work
