@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/slivingdoc/slivingdoc/internal/memstore"
 	"github.com/slivingdoc/slivingdoc/remote"
 	"github.com/slivingdoc/slivingdoc/server/diag"
+	"github.com/slivingdoc/slivingdoc/server/pstate"
 	"github.com/slivingdoc/slivingdoc/server/rewrite"
 )
 
@@ -208,12 +210,16 @@ func TestKilledAfterTextMergedPublishNextCommitIsClean(t *testing.T) {
 // commit before anything is published: publishing would leave an accepted
 // change that the directory cannot record. The record is written while the
 // pack is uploaded (remote.Proposal.Ready), so at most an unreferenced pack
-// is left, as after any failed attempt; `current` is never written.
+// is left, as after any failed attempt; `current` is never written. Nor
+// is the next baseline prepared (pstate.Prepared) for a version never
+// registered: the spare in P is as the last commit left it.
 func TestUnwritablePendingRecordPublishesNothing(t *testing.T) {
 	store, a := editAfterCommit(t)
 	if err := os.MkdirAll(filepath.Join(a.e.stateDir(a.dir), "pending", "x"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	spare := filepath.Join(a.e.stateDir(a.dir), pstate.BaselineSpare)
+	before, spareErr := os.ReadFile(spare)
 	writes := store.Calls(memstore.OpReplace) + store.Calls(memstore.OpCreate)
 	_, err := a.e.Commit(context.Background(), "", "two")
 	domainErr(t, err, diag.CodeEngineFailed, diag.ReasonLocalIO)
@@ -221,6 +227,9 @@ func TestUnwritablePendingRecordPublishesNothing(t *testing.T) {
 		t.Fatalf("%d conditional writes after the record failed, want none", n)
 	}
 	wantPublished(t, store, "n.md", "a\n")
+	if after, err := os.ReadFile(spare); !bytes.Equal(after, before) || (err == nil) != (spareErr == nil) {
+		t.Fatalf("the baseline spare changed when no version was registered: %d bytes (%v) before, %d (%v) after", len(before), spareErr, len(after), err)
+	}
 }
 
 // A publication accepted while its process died, then overtaken by more

@@ -192,11 +192,12 @@ func New(cfg Config) (*Engine, error) {
 		locator:  cfg.StoreLocator,
 		dirs:     map[string]*sync.Mutex{},
 	}
-	var later func(func()) // a long-lived engine records a higher generation after its reply
+	var later func(func()) // a long-lived engine records a higher generation and keeps its pack after its reply
 	if cfg.LongLived {
 		e.env.Recent = objcache.NewRecent()
 		e.env.Memories = dirstate.NewMemories()
 		later = e.afterReply.Start
+		e.afterReply.Hold = true // until the transport's reply (Replied) or the next call
 	}
 	// Keyed by the store ID P recorded for this URL, if any; Identify
 	// reads it from the store otherwise (server/storeview).
@@ -222,6 +223,7 @@ func New(cfg Config) (*Engine, error) {
 		Opts:       opts,
 		Timing:     storeview.NewTiming(opts, cfg.CondEstimate != 0 || cfg.RTT != 0),
 		Background: &commit.Background{Env: e.env, Retain: retain, CheckpointPacks: cfg.CheckpointPacks, K: opts.K, M: opts.M},
+		Later:      later, // the cache's copy of an accepted pack, after the reply
 	}
 	return e, nil
 }
@@ -234,6 +236,12 @@ func (e *Engine) Close() error {
 	e.env.Memories.Close()
 	return e.env.Caches.Close()
 }
+
+// Replied tells a long-lived engine that a reply was written: the work
+// its calls left for after their replies (the cache's copy of an
+// accepted pack, the highest generation seen) starts now. Without it,
+// that work starts when the next call begins or the engine closes.
+func (e *Engine) Replied() { e.afterReply.Release() }
 
 // PathSets returns the normalised, sorted writable and read-only sets.
 func (e *Engine) PathSets() (writable, readOnly []string) {

@@ -30,13 +30,15 @@
 //     publication ID, new or the one the pending record names (then the
 //     earlier call is resumed, Publisher.Resume). publish calls back
 //     the build (a server/build Attempt on the state publish read; the
-//     baseline accepting it would record is prepared at once, and the
 //     version is handed to publish only once its pending record is in
-//     P) and the objects (the caches caught up to a state, refilled on a
+//     P, and the baseline accepting it would record is prepared from
+//     then on, while the version is registered) and the objects (the caches caught up to a state, refilled on a
 //     miss with the packs of the window's generations). Its outcome is
 //     finished by finishV4 (accepted: L and A brought to the accepted
 //     generation's tree, the pack kept in the cache, the background work
-//     started), finishUnchanged (the merge was the state read: L brought
+//     started; a long-lived engine keeps the pack and starts that work
+//     after its reply, through Publishing.Later, and its next call
+//     waits for both before it begins), finishUnchanged (the merge was the state read: L brought
 //     to it, nothing published), materialiseConflict (the merge
 //     conflicts: the blocks written into L, A recording the state read)
 //     or resumedV4 (an earlier call found accepted: L synchronised with

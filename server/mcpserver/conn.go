@@ -357,6 +357,9 @@ func (c *conn) finish(cl *call, response []byte) {
 	if !cancelled {
 		_ = c.writeOut(response)
 	}
+	if r, ok := c.a.eng.(Replier); ok {
+		r.Replied() // the engine's work after its replies starts now
+	}
 }
 
 // boundText makes client text safe to log: at most limit bytes, control

@@ -28,6 +28,14 @@ type Engine interface {
 
 var _ Engine = (*server.Engine)(nil)
 
+// Replier is an Engine that leaves work for after its replies
+// (server.Engine.Replied): the adapter tells it each time a tool call's
+// reply is written, or the call ended unanswered because its client
+// cancelled it.
+type Replier interface{ Replied() }
+
+var _ Replier = (*server.Engine)(nil)
+
 // Options configure the adapter.
 type Options struct {
 	Version string       // the release version advertised in initialize

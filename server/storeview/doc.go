@@ -37,8 +37,10 @@
 //	                           with the store at the URL now (RecordedOther)
 //	AfterReply             ─▶ a long-lived engine's work left after a
 //	(after_reply.go)           commit's reply (keeping the pack, recording
-//	                           the highest generation: Identity's Later);
-//	                           the next call and Close wait for it
+//	                           the highest generation: Identity's Later),
+//	                           held until the transport's reply is
+//	                           written (Release); the next call and
+//	                           Close start and wait for whatever is left
 //
 // The invariants it owns:
 //   - A host's copy holds what the store holds, or held, under the same
