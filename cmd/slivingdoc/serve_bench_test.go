@@ -17,6 +17,14 @@ package main
 // SLIVINGDOC_BENCH_VS=<build> alternates each serve call with the same call
 // to that build's serve on an identical notebook instead of git status
 // (vs-ms, x-vs): the steadiest before/after on a loaded machine.
+//
+// Between calls the benchmark waits as an agent thinks between its calls
+// (SLIVINGDOC_BENCH_THINK, a duration, default 20ms; 0 for none): the
+// work a serve process leaves after its reply (the object cache's copy of
+// the pack, the rollups) then runs in that pause, as it does for a real
+// host, and not inside the next measurement, where it would slow the
+// reference (the floor, git status, the other build) and flatter the
+// ratio.
 
 import (
 	"bufio"
@@ -229,16 +237,19 @@ func alternate(b *testing.B, ref func(), op func()) { alternateWith(b, "git", re
 
 // alternateWith is alternate with the reference named refName.
 func alternateWith(b *testing.B, refName string, ref func(), op func()) {
+	think := thinkTime(b)
 	var ops, refs []time.Duration
 	for b.Loop() {
 		t := time.Now()
 		op()
 		ops = append(ops, time.Since(t))
 		if ref != nil {
+			time.Sleep(think)
 			t = time.Now()
 			ref()
 			refs = append(refs, time.Since(t))
 		}
+		time.Sleep(think)
 	}
 	median := func(d []time.Duration) float64 {
 		slices.Sort(d)
@@ -259,6 +270,19 @@ func alternateWith(b *testing.B, refName string, ref func(), op func()) {
 		b.ReportMetric(mean(refs), refName+"-mean-ms")
 		b.ReportMetric(median(ops)/g, "x-"+refName)
 	}
+}
+
+// thinkTime is the pause between two measured calls (the package doc).
+func thinkTime(b *testing.B) time.Duration {
+	v := os.Getenv("SLIVINGDOC_BENCH_THINK")
+	if v == "" {
+		return 20 * time.Millisecond
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		b.Fatalf("SLIVINGDOC_BENCH_THINK=%q: want a duration such as 20ms", v)
+	}
+	return d
 }
 
 func benchServeStore(b *testing.B, bin, store string, storeEnv func(*testing.B, string) []string, n int, git func()) {

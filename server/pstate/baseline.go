@@ -289,8 +289,9 @@ func ParseBaseline(data []byte, verify bool) (*Baseline, error) {
 
 // OldestBaseline returns the lowest generation of the baselines recorded
 // under the private root private (only their headers are read); false
-// when there is none. A baseline whose header is not SLDBASE1's counts as
-// generation 0, which pins everything.
+// when there is none. Both forms (SLDBASE1, and SLDBASE2 with held paths)
+// carry the generation right after their magic; a baseline whose header
+// is neither counts as generation 0, which pins everything.
 func OldestBaseline(private string) (uint64, bool) {
 	dirs, err := os.ReadDir(filepath.Join(private, "dirs"))
 	if err != nil {
@@ -307,7 +308,8 @@ func OldestBaseline(private string) (uint64, bool) {
 		_, err = io.ReadFull(f, head)
 		f.Close()
 		g := uint64(0) // unreadable: pin everything, to be safe
-		if err == nil && string(head[:len(baselineMagic)]) == baselineMagic {
+		magic := string(head[:len(baselineMagic)])
+		if err == nil && (magic == baselineMagic || magic == baselineHeldMagic) {
 			g = binary.BigEndian.Uint64(head[len(baselineMagic):])
 		}
 		if !found || g < oldest {

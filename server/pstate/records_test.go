@@ -207,7 +207,7 @@ func TestRewriteRecordCodec(t *testing.T) {
 }
 
 // The oldest baseline under a private root is the lowest generation any
-// directory's baseline records; one whose header cannot be read pins
+// directory's baseline records, held paths or not; one whose header cannot be read pins
 // everything (generation 0); no baseline at all is none.
 func TestOldestBaseline(t *testing.T) {
 	priv := t.TempDir()
@@ -222,6 +222,17 @@ func TestOldestBaseline(t *testing.T) {
 	}
 	if g, ok := OldestBaseline(priv); !ok || g != 3 {
 		t.Fatalf("oldest %d %v, want 3", g, ok)
+	}
+	// A baseline holding a conflicted path (SLDBASE2) has a generation too:
+	// it must not pin everything.
+	held := Dir{Path: DirPath(priv, "file:///s", "/w/held", "/w/held")}
+	hb := &Baseline{Generation: 7, Files: map[string]cas.ID{"a.md": cas.Sum([]byte("a"))},
+		Held: map[string]cas.ID{"a.md": cas.Sum([]byte("theirs"))}}
+	if _, err := held.WriteBaseline(hb, nil); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := OldestBaseline(priv); !ok || g != 3 {
+		t.Fatalf("with a baseline holding a path: oldest %d %v, want 3", g, ok)
 	}
 	torn := Dir{Path: DirPath(priv, "file:///s", "/w/torn", "/w/torn")}
 	if err := WriteAtomic(torn.File("baseline"), []byte("SLDB")); err != nil {
