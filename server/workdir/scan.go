@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -156,7 +155,7 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 			carry.gen++
 			carry.reached.Store(0)
 			w.carry = carry
-			res.Files = maps.Clone(carry.files)
+			res.Files = carry.takeSpare() // (copied after the last scan)
 		}
 	}
 	if res.Files == nil {
