@@ -22,16 +22,8 @@ import (
 // result is the map a scan from nothing builds (memScan's oracle checks
 // it in every test of the memory). The copy the scan returns is the
 // caller's: carried keeps its own, never handed out.
-//
-// That copy of files is made off the scan's path: once a scan has
-// finished files, a goroutine copies it into spare (copySpare) while the
-// caller goes on, and the next scan waits for it and starts Files from
-// spare (takeSpare), which no one else has seen. Until then files is
-// only read; the next scan changes it only after that wait.
 type carried struct {
 	files map[string]cas.ID
-	spare map[string]cas.ID    // a copy of files for the next scan's Files (nil: none)
-	ready chan struct{}        // closed when spare is made (nil: no copy started)
 	dirs  map[string]*dirFiles // by directory prefix
 	gen   uint64               // scans that used it: a dir not seen in the last one was not reached
 	// reached counts the recorded directories this scan reached (each
@@ -62,28 +54,6 @@ func (d *dirFiles) each(f func(string)) {
 type redone struct {
 	prefix string
 	dirFiles
-}
-
-// copySpare starts the copy of files that the next scan will return.
-func (c *carried) copySpare() *carried {
-	c.spare, c.ready = nil, make(chan struct{})
-	go func() {
-		c.spare = maps.Clone(c.files)
-		close(c.ready)
-	}()
-	return c
-}
-
-// takeSpare waits for the copy copySpare started and returns it, the
-// caller's own (a copy made now if none was started).
-func (c *carried) takeSpare() map[string]cas.ID {
-	if c.ready == nil {
-		return maps.Clone(c.files)
-	}
-	<-c.ready
-	s := c.spare
-	c.spare, c.ready = nil, nil
-	return s
 }
 
 // isCarried reports whether Files already holds prefix's files as o found
@@ -168,7 +138,7 @@ func (w *walker) carryNext() *carried {
 			r.seen = c.gen
 			c.dirs[r.prefix] = &r.dirFiles
 		}
-		return c.copySpare()
+		return c
 	}
 	for i := range w.redone {
 		r := &w.redone[i]
@@ -184,7 +154,7 @@ func (w *walker) carryNext() *carried {
 		c.dirs[r.prefix] = &r.dirFiles
 	}
 	if int(c.reached.Load()) == len(c.dirs) {
-		return c.copySpare() // every directory recorded was reached: none to forget
+		return c // every directory recorded was reached: none to forget
 	}
 	in := make(map[string]bool, len(w.skipped))
 	for _, p := range w.skipped {
@@ -199,5 +169,5 @@ func (w *walker) carryNext() *carried {
 			delete(c.dirs, prefix)
 		}
 	}
-	return c.copySpare()
+	return c
 }

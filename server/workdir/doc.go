@@ -22,9 +22,8 @@
 // says only that files in a directory were written (content-only events:
 // no entry created, removed or renamed), its listing stands with those
 // files stat-ed again, and only its outcome is found anew. Such a scan
-// also starts Listing.Files from a copy of the last scan's, made by a
-// goroutine after that scan returned, while its caller went on
-// (carried.go), and puts in only the files of the directories whose outcome is not the
+// also starts Listing.Files from a copy of the last scan's (carried.go)
+// and puts in only the files of the directories whose outcome is not the
 // one those came from, so a commit that changed one file does not
 // rebuild a map of every file; the map returned is always the caller's
 // own, equal to a scan's from nothing. Nor does it visit every

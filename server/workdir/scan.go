@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -155,7 +156,7 @@ func Scan(root *os.Root, cache *StatCache, rules Rules, mem *WatchedListings) (*
 			carry.gen++
 			carry.reached.Store(0)
 			w.carry = carry
-			res.Files = carry.takeSpare() // (copied after the last scan)
+			res.Files = maps.Clone(carry.files)
 		}
 	}
 	if res.Files == nil {
