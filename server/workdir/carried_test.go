@@ -237,3 +237,39 @@ func TestCarriedFilesAreTheCallersOwn(t *testing.T) {
 		t.Fatalf("a later scan changed the maps returned before:\n%v\n%v", first.Files, second.Files)
 	}
 }
+
+// The caller may change the map it was handed at once, scan after scan,
+// as the engine does, and neither the next scan's result nor any map
+// handed out before sees it. Under the race detector (make race) this
+// also checks that the scan's own copy (carried) and the caller's never
+// share a map, should that copy ever be made beside the caller.
+func TestCarriedFilesCopiedWhileTheCallerWrites(t *testing.T) {
+	dir := t.TempDir()
+	mem := watchedTree(t, dir)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cache := NewStatCache()
+	var held, want []map[string]cas.ID
+	for i := range 8 {
+		res, err := Scan(r, cache, Rules{TempsOurs: true}, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := res.Files["a.md"]; !ok || len(res.Files) != 4 {
+			t.Fatalf("scan %d: %v (the caller's changes to an earlier map seen)", i, res.Files)
+		}
+		res.Files[fmt.Sprintf("virtual/%d.md", i)] = cas.ID{byte(i)} // at once, as plan.AddVirtual does
+		delete(res.Files, "a.md")
+		held, want = append(held, res.Files), append(want, maps.Clone(res.Files))
+		appendTo(t, filepath.Join(dir, []string{"x/y/c.md", "a.md"}[i%2]), fmt.Sprintf("scan %d\n", i))
+	}
+	memScan(t, dir, cache, mem) // (equal to a fresh scan)
+	for i := range held {
+		if !maps.Equal(held[i], want[i]) {
+			t.Fatalf("the map of scan %d changed after it was handed out:\n%v\n%v", i, held[i], want[i])
+		}
+	}
+}

@@ -16,19 +16,7 @@ import (
 func BenchmarkScanRemembered(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			benchScanRemembered(b, n, filepath.Join("d00", "e00", "note-00000.md"), 0)
-		})
-	}
-}
-
-// BenchmarkScanRememberedBetweenCalls is BenchmarkScanRemembered with
-// the scans 2 ms apart, untimed, as a long-lived engine's are (the rest
-// of a commit, then the next call): what the scan costs the call that
-// makes it, when work it leaves for later is done by then.
-func BenchmarkScanRememberedBetweenCalls(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			benchScanRemembered(b, n, filepath.Join("d00", "e00", "note-00000.md"), 2*time.Millisecond)
+			benchScanRemembered(b, n, filepath.Join("d00", "e00", "note-00000.md"))
 		})
 	}
 }
@@ -38,15 +26,15 @@ func BenchmarkScanRememberedBetweenCalls(b *testing.B) {
 func BenchmarkScanRememberedAtTop(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			benchScanRemembered(b, n, "top.md", 0)
+			benchScanRemembered(b, n, "top.md")
 		})
 	}
 }
 
 // benchScanRemembered lays out n files as BenchmarkScanRemembered says,
 // and target (one of them, or one more), then times an append to target
-// and a scan, with gap untimed between one scan and the next append.
-func benchScanRemembered(b *testing.B, n int, target string, gap time.Duration) {
+// and a scan.
+func benchScanRemembered(b *testing.B, n int, target string) {
 	dir := b.TempDir()
 	old := time.Now().Add(-time.Hour)
 	files := n
@@ -102,11 +90,6 @@ func benchScanRemembered(b *testing.B, n int, target string, gap time.Duration) 
 		}
 		if len(res.Files) != n {
 			b.Fatalf("%d files listed, want %d", len(res.Files), n)
-		}
-		if gap > 0 {
-			b.StopTimer()
-			time.Sleep(gap)
-			b.StartTimer()
 		}
 	}
 }
