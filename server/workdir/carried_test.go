@@ -243,7 +243,7 @@ func TestCarriedFilesAreTheCallersOwn(t *testing.T) {
 // handed out before sees it. Under the race detector (make race) this
 // also checks that the scan's own copy (carried) and the caller's never
 // share a map, should that copy ever be made beside the caller.
-func TestCarriedFilesCopiedWhileTheCallerWrites(t *testing.T) {
+func TestCarriedFilesUnseenByTheCallersWritesAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	mem := watchedTree(t, dir)
 	r, err := os.OpenRoot(dir)
