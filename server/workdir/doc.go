@@ -15,23 +15,28 @@
 //	    (Chunks: the chunk list of each chunked file read, which a commit
 //	    puts into its pack without cutting it again: cas.WriteFileChunks)
 //
-// With a WatchedListings (a long-lived process), a directory that an inotify watch
-// proves unchanged is not listed again: its remembered listing, and the
-// outcome of its last walk, stand in (server/dirstate/memory.go says why that is sound and
-// what such a watch cannot see). Such a scan also starts Listing.Files
-// from a copy of the last scan's (carried.go) and puts in only the files
-// of the directories whose outcome is not the one those came from, so a
-// commit that changed one file does not rebuild a map of every file; the
-// map returned is always the caller's own, equal to a scan's from
-// nothing. Nor does it visit every directory: a subtree whose
-// directories were all recalled with their outcome by the last scan, and
-// that no event has named since (settled, watched.go), is skipped whole
-// when the name still denotes it (its parent's listing was recalled):
-// its files are already in the carried map, and the ignored entries and
-// marker files it adds are remembered with it. A scan visits only the
-// directories on the path to a change and those whose state is unknown
-// (an overflow, a new or failed watch, another cache or other rules), and
-// its end-of-scan sweeps count a skipped subtree's directories as reached.
+// With a WatchedListings (a long-lived process), a directory that an
+// inotify watch proves unchanged is not listed again: its remembered
+// listing, and the outcome of its last walk, stand in (watched.go says
+// why that is sound and what such a watch cannot see). When the watch
+// says only that files in a directory were written (content-only events:
+// no entry created, removed or renamed), its listing stands with those
+// files stat-ed again, and only its outcome is found anew. Such a scan
+// also starts Listing.Files from a copy of the last scan's (carried.go)
+// and puts in only the files of the directories whose outcome is not the
+// one those came from, so a commit that changed one file does not
+// rebuild a map of every file; the map returned is always the caller's
+// own, equal to a scan's from nothing. Nor does it visit every
+// directory: a subtree whose directories were all recalled with their
+// outcome by the last scan, and that no event has named since (settled,
+// watched.go), is skipped whole when the name still denotes it (its
+// parent's listing was recalled, whether or not files in the parent were
+// written): its files are already in the carried map, and the ignored
+// entries and marker files it adds are remembered with it. A scan visits
+// only the directories on the path to a change and those whose state is
+// unknown (an overflow, a new or failed watch, another cache or other
+// rules), and its end-of-scan sweeps count a skipped subtree's
+// directories as reached.
 //
 // Invariants (each relied on by the engine):
 //   - Every entry of L a scan does not leave out is either in

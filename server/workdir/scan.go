@@ -300,7 +300,7 @@ var dirEntBufs = sync.Pool{New: func() any { return new([]dirEnt) }}
 // (nil otherwise).
 func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []dirEnt, o *outcome, shared, recalled, pooled bool, err error) {
 	if w.mem != nil && (parentReused || prefix == "") {
-		if ents, o, ok := w.mem.recall(prefix, -1, w.rules, w.sameCache); ok {
+		if ents, o, touched, ok := w.mem.recall(prefix, -1, w.rules, w.sameCache); ok && w.restat(d, prefix, ents, touched) {
 			return ents, o, true, true, false, nil
 		}
 	}
@@ -330,8 +330,8 @@ func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []di
 	wd, watched := int32(0), false
 	if w.mem != nil {
 		if wd, watched = w.mem.watchDir(f); watched && prefix != "" && !parentReused {
-			if ents, o, ok := w.mem.recall(prefix, wd, w.rules, w.sameCache); ok {
-				return ents, o, true, true, false, nil // the same directory, unchanged
+			if ents, o, touched, ok := w.mem.recall(prefix, wd, w.rules, w.sameCache); ok && w.restat(d, prefix, ents, touched) {
+				return ents, o, true, true, false, nil // the same directory, the same entries
 			}
 		}
 	}
@@ -352,6 +352,26 @@ func (w *walker) list(d *dirRef, prefix string, parentReused bool) (entries []di
 	*listing = entries
 	return entries, nil, false, false, true, nil
 }
+
+// restat takes again the stats of the files of d's recalled listing
+// that content-only events named (touched, usually none), so that the
+// listing stands for a fresh one; false: it cannot, and the directory
+// is to be listed afresh. d is opened for it, as it would be to read
+// those files, whose stats have most likely changed.
+func (w *walker) restat(d *dirRef, prefix string, ents []dirEnt, touched []string) bool {
+	if len(touched) == 0 {
+		return true
+	}
+	filesRestated.Add(int64(len(touched)))
+	r, err := w.open(d)
+	ok := err == nil && restat(r, ents, touched)
+	w.mem.restated(prefix, ok)
+	return ok
+}
+
+// filesRestated counts the files re-stat-ed in recalled listings (for
+// tests).
+var filesRestated atomic.Int64
 
 // dirsWalked counts the directories walked (for tests: those inside a
 // skipped subtree are not).

@@ -3,9 +3,11 @@
 package workdir
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -74,10 +76,19 @@ func (w *watch) add(f *os.File) (int32, bool) {
 	return int32(wd), true
 }
 
-// drain reads every queued event and calls forget with the watch each
-// names (-1: the queue overflowed, everything is suspect). It reports
-// false when the queue cannot be read.
-func (w *watch) drain(forget func(wd int32)) bool {
+// contentOnly are the events that say a file's content or attributes
+// changed (written, truncated, closed after writing, chmod-ed, touched,
+// its link count changed) but not which entries its directory holds.
+const contentOnly = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE
+
+// drain reads every queued event and calls ev with the watch each names
+// (-1: the queue overflowed, everything is suspect) and, for an event that
+// only says the content of the non-directory name in it changed, that
+// name; name is "" for every other event (an entry created, removed or
+// moved in or out, a subdirectory's attributes, the directory's own
+// attributes, its removal or move, the watch's end), which may change the
+// directory's entries. It reports false when the queue cannot be read.
+func (w *watch) drain(ev func(wd int32, name string)) bool {
 	var buf [16 << 10]byte
 	for {
 		n, err := unix.Read(w.fd, buf[:])
@@ -98,13 +109,46 @@ func (w *watch) drain(forget func(wd int32)) bool {
 			if size > len(b) {
 				return false
 			}
+			raw := b[unix.SizeofInotifyEvent:size] // the name, NUL-padded (none for the directory itself)
 			b = b[size:]
 			if mask&unix.IN_Q_OVERFLOW != 0 {
-				wd = -1
+				ev(-1, "")
+				continue
 			}
-			forget(wd)
+			name := ""
+			if mask&^contentOnly == 0 { // (IN_ISDIR is outside contentOnly)
+				if l := bytes.IndexByte(raw, 0); l >= 0 {
+					raw = raw[:l]
+				}
+				name = string(raw)
+			}
+			ev(wd, name)
 		}
 	}
+}
+
+// restat re-stats, in the directory open as r, the files named by
+// content-only events since ents was listed, and puts their new stats in
+// ents. It reports false when the listing cannot stand as it is: a name
+// it does not hold as a regular file, a name that is no longer one, or
+// one with other hard links now (then the directory is listed afresh).
+func restat(r *os.Root, ents []dirEnt, names []string) bool {
+	for _, name := range names {
+		i := slices.IndexFunc(ents, func(e dirEnt) bool { return e.name == name })
+		if i < 0 || ents[i].typ != 0 {
+			return false
+		}
+		fi, err := r.Lstat(name)
+		if err != nil {
+			return false
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || modeType(st.Mode) != 0 || st.Nlink > 1 {
+			return false
+		}
+		ents[i].st = Entry{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Dev: uint64(st.Dev)}
+	}
+	return true
 }
 
 // fdCall runs fn with f's descriptor.

@@ -13,4 +13,6 @@ func (*watch) close() {}
 
 func (*watch) add(*os.File) (int32, bool) { return 0, false }
 
-func (*watch) drain(func(int32)) bool { return false }
+func (*watch) drain(func(int32, string)) bool { return false }
+
+func restat(*os.Root, []dirEnt, []string) bool { return false }

@@ -11,10 +11,11 @@ import (
 // scans: the raw listing (names, types, stats) of each directory, reused
 // only while a change watch proves that nothing in that directory changed
 // since it was listed. A scan with a WatchedListings lists and stats only the
-// directories that changed; the others cost no system call unless a file
+// directories whose entries changed, and stats again only the files whose
+// content changed in the others; the others cost no system call unless a file
 // in them must be read, and a subtree in which nothing changed since the
 // last scan, and whose files that scan carried, is not visited at all
-// (dirMemo.settled).
+// (dirMemo.settled), even below a directory in which a file was written.
 //
 // Soundness (what makes a remembered listing as good as a fresh one):
 //   - The watch on a directory is placed before the directory is listed,
@@ -23,8 +24,21 @@ import (
 //     itself moved or removed) queues an event; the kernel queues it before
 //     the changing system call returns, so a change made before a call
 //     starts is seen by that call. Each scan first drains the queue and
-//     forgets the listing of every directory an event names. A queue
-//     overflow, or any failure to read it, forgets everything.
+//     forgets the listing of every directory an event names, except for
+//     an event that says only that the content or attributes of a
+//     (non-directory) file in it changed (IN_MODIFY, IN_CLOSE_WRITE,
+//     IN_ATTRIB with a name): a listing is names, types and the stats of
+//     regular files, and such an event changes no name or type, so the
+//     listing stands once that file is stat-ed again (after the drain, so
+//     the stat is at least as new as the event; a later change queues
+//     another). That re-stat must find the name listed as a regular file
+//     and still one, with no other hard link, or the directory is listed
+//     afresh; so even an event taken for content-only by mistake could
+//     not keep a stale name or type. Entry events (created, removed,
+//     moved in or out), a subdirectory's or the directory's own
+//     attributes, its removal or move, and the end of its watch forget
+//     the listing. A queue overflow, or any failure to read it, forgets
+//     everything.
 //   - A remembered listing of a subdirectory is used without opening it
 //     only when its parent's listing was itself reused (no entry of the
 //     parent was created, removed or renamed since, so the name still
@@ -83,7 +97,12 @@ type WatchedListings struct {
 type dirMemo struct {
 	wd      int32 // its watch
 	entries []dirEnt
-	valid   bool // no event since the listing began
+	valid   bool // no event that may change the entries since the listing began
+	// touched are the files whose content or attributes an event said
+	// changed since the listing began (watch.drain): their stats in
+	// entries are stale until re-stat-ed (restat), which the next walk of
+	// the directory does before it uses the listing.
+	touched []string
 	seen    uint64
 	// outcome of the last walk of this listing, when every file in it was
 	// vouched for by the stat cache (nil: none); under rules.
@@ -210,12 +229,45 @@ func (m *WatchedListings) begin(root *os.Root) bool {
 		clear(m.byWD)
 		return true
 	}
-	if !m.w.drain(m.forget) {
+	if !m.w.drain(m.event) {
 		m.reset()
 		return false
 	}
 	return true
 }
+
+// event takes in one event of the watch (watch.drain). One that may
+// have changed the entries of the directory watched as wd (name "")
+// forgets its listings; one that says only that the content or the
+// attributes of file name in it changed leaves the listings standing,
+// drops their outcome and notes the name, which the next walk of the
+// directory re-stats before it uses the listing (walker.list). Either
+// unsettles the directory and its ancestors.
+func (m *WatchedListings) event(wd int32, name string) {
+	if wd < 0 || name == "" {
+		m.forget(wd)
+		return
+	}
+	for _, p := range m.byWD[wd] {
+		d := m.dirs[p]
+		if d == nil || d.wd != wd || !d.valid {
+			continue
+		}
+		d.outcome = nil
+		m.unsettle(p)
+		switch {
+		case slices.Contains(d.touched, name):
+		case len(d.touched) >= maxTouched:
+			d.valid = false // as cheap to list it again
+		default:
+			d.touched = append(d.touched, name)
+		}
+	}
+}
+
+// maxTouched bounds the files of one directory noted for a re-stat: past
+// it, the directory is listed again.
+const maxTouched = 64
 
 // forget invalidates the listings of the directories watched as wd (all
 // of them for wd < 0: the queue overflowed).
@@ -370,17 +422,19 @@ func (m *WatchedListings) settle() {
 
 // recall returns the remembered listing of prefix if it is still valid
 // and (with wd >= 0) was taken from the directory watched as wd, with the
-// outcome of its last walk under rules (nil: none). The outcome is
+// outcome of its last walk under rules (nil: none) and the files whose
+// stats in it are to be taken again first (dirMemo.touched; never with an
+// outcome). The outcome is
 // returned only with cacheHeld, when the scan's stat cache is the one
 // the outcome was found against (sameCache). One look-up serves both: a
 // scan that meets a thousand remembered directories pays one lock and one
 // map access for each, not two.
-func (m *WatchedListings) recall(prefix string, wd int32, rules Rules, cacheHeld bool) ([]dirEnt, *outcome, bool) {
+func (m *WatchedListings) recall(prefix string, wd int32, rules Rules, cacheHeld bool) ([]dirEnt, *outcome, []string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := m.dirs[prefix]
 	if d == nil || !d.valid || (wd >= 0 && d.wd != wd) {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	if d.seen != m.gen {
 		d.seen = m.gen
@@ -394,7 +448,22 @@ func (m *WatchedListings) recall(prefix string, wd int32, rules Rules, cacheHeld
 			d.used = m.gen
 		}
 	}
-	return d.entries, o, true
+	return d.entries, o, d.touched, true
+}
+
+// restated records the re-stat of the files recall named for prefix:
+// its listing now stands as it is (ok), or it is forgotten (the caller
+// lists the directory again).
+func (m *WatchedListings) restated(prefix string, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.dirs[prefix]; d != nil {
+		if ok {
+			d.touched = nil
+		} else {
+			d.valid = false
+		}
+	}
 }
 
 // watchDir places the watch on the open directory f (before it is

@@ -91,13 +91,100 @@ func TestWatchedListingsReusesUnchangedListings(t *testing.T) {
 	if listed != 0 {
 		t.Fatalf("an unchanged tree: %d directories listed, want 0", listed)
 	}
+	restated := filesRestated.Load()
 	writeAged(t, filepath.Join(dir, "x/y/c.md"), "changed\n", time.Hour)
 	res, listed := memScan(t, dir, first.Stats, mem)
-	if listed != 1 {
-		t.Fatalf("one file changed: %d directories listed, want 1 (x/y)", listed)
+	if listed != 0 || filesRestated.Load()-restated != 1 {
+		t.Fatalf("one file's content changed: %d directories listed, %d files re-stat-ed; want 0 and 1 (x/y's listing stands)",
+			listed, filesRestated.Load()-restated)
 	}
 	if _, ok := res.Content["x/y/c.md"]; !ok {
 		t.Fatal("the changed file was not read")
+	}
+	writeAged(t, filepath.Join(dir, "x/y/new.md"), "new\n", time.Hour)
+	if _, listed := memScan(t, dir, res.Stats, mem); listed != 1 {
+		t.Fatalf("one file added: %d directories listed, want 1 (x/y)", listed)
+	}
+}
+
+// An event that says only that a file's content or attributes changed
+// keeps its directory's listing (the file is re-stat-ed), so the
+// subtrees below stay skipped; an event that may change the entries
+// (an editor's save through a temporary file and a rename, a file
+// replaced by a directory) lists the directory again.
+func TestWatchedScanKeepsTheListingOnContentEvents(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
+		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
+	}
+	mem := NewWatchedListings()
+	defer mem.Close()
+	needWatch(t, dir, mem)
+	res, _ := memScan(t, dir, NewStatCache(), mem)
+	res, _ = memScan(t, dir, res.Stats, mem) // every file read before: now each directory settles
+	scan := func(why string, wantListed, wantWalked int64) {
+		t.Helper()
+		var listed int64
+		res, listed = memScan(t, dir, res.Stats, mem) // (equal to a fresh scan)
+		if listed != wantListed || lastWalked != wantWalked {
+			t.Fatalf("%s: %d directories listed and %d walked, want %d and %d", why, listed, lastWalked, wantListed, wantWalked)
+		}
+	}
+	// Each change to files already there, aged: a scan reads the file;
+	// the next keeps its directory's outcome, after which it settles.
+	changed := func(why string, walked int64) {
+		t.Helper()
+		scan(why, 0, walked)
+		scan(why+", then nothing", 0, walked)
+		scan(why+", then nothing twice", 0, 0)
+	}
+	top := filepath.Join(dir, "a.md")
+	appendTo(t, top, "more\n")
+	changed("a.md appended to", 1) // L walked from its listing; x and z skipped
+	os.Chmod(top, 0o600)
+	changed("a.md chmod-ed", 1)
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(filepath.Join(dir, "x/b.md"), old, old)
+	changed("x/b.md touched", 2) // L and x; x/y and z skipped
+	// An editor's save: a new file renamed over the old one.
+	tmp := filepath.Join(dir, ".a.md.swp")
+	writeAged(t, tmp, "saved\n", time.Hour)
+	if err := os.Rename(tmp, top); err != nil {
+		t.Fatal(err)
+	}
+	scan("a.md saved through a rename", 1, 3) // L listed, x and z opened and compared
+	if string(res.Content["a.md"]) != "saved\n" {
+		t.Fatalf("a.md read as %q", res.Content["a.md"])
+	}
+	scan("saved, then nothing", 0, 1)
+	scan("saved, then nothing twice", 0, 0)
+	// A file replaced by a directory of its name.
+	os.Remove(filepath.Join(dir, "z/d.md"))
+	writeAged(t, filepath.Join(dir, "z/d.md/e.md"), "e\n", time.Hour)
+	res, _ = memScan(t, dir, res.Stats, mem)
+	if _, ok := res.Files["z/d.md/e.md"]; !ok {
+		t.Fatal("the file in the directory that replaced z/d.md is missing")
+	}
+}
+
+// appendTo appends s to the file at p and ages it by an hour (content
+// events only: the file is neither created nor renamed).
+func appendTo(t *testing.T, p, s string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
 	}
 }
 
