@@ -44,7 +44,8 @@
 //	   │     (registered; remote.AddRegistered copies them) ─▶ PUT
 //	   │     packs/groups/<blake3>.pack (if re-parented) and segments
 //	   │     (tail fold) ─▶ ReplaceIfMatch(current, ETag of C)
-//	   │        ok ─▶ accepted at C+1+i (i: our place in the group)
+//	   │        ok ─▶ accepted at C+1+i (i: our place in the group);
+//	   │              ours declined ─▶ rebuild on it, register, LIST
 //	   │        412 ─▶ GET current, LIST again at once
 //	   │        429 ─▶ one jittered estimate, then as 412
 //	   │        ambiguous ─▶ GET current: named ─▶ accepted; unchanged
@@ -68,7 +69,11 @@
 // path the fold changed too is merged three-way by merge.Text (base: the
 // parent's version, local: the proposal's, remote: the fold's); a text
 // conflict, a modify/delete, a case-folded twin or a file against a
-// directory declines the proposal whole (recorded in `declined`). Each
+// directory declines the proposal whole (recorded in `declined`), the
+// folder's own too: its write accepts the others, and it rebuilds after
+// (before, when nothing merges: a write accepts at least one, so it
+// makes none). Rebuilt first, its version, keyed by C, sorted after the
+// others, whose proposers waited for its old one until Stall. Each
 // member taken is re-parented: new trees and a commit with its own
 // publication ID, time and message on the previous head.
 //

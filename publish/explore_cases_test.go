@@ -61,6 +61,29 @@ func TestExploreTwoWritersConflicts(t *testing.T) {
 	sample(t, sc, 1000)
 }
 
+// The first folder's own version out (docs/publication.md §5.2 step 2):
+// writers 0 and 1 rewrite line 1 of shared.md, writer 2 does not. When
+// writer 0, first in the fold order, finds its version does not merge
+// onto a `current` writer 1 wrote, writer 2's still does: the write
+// declines writer 0's and accepts writer 2's, and writer 0 rebuilds.
+// Three writers are too many schedules to enumerate: seeded schedules
+// with up to one fault and with up to two (30,000 each with the full
+// scope).
+func TestSampleTheFirstFoldersOwnVersionOut(t *testing.T) {
+	n := 1000
+	if full() {
+		n = 30000
+	}
+	ownDeclinedSeen = 0
+	for _, faults := range []int{1, 2} {
+		sample(t, scope{writers: 3, commits: 1, depth: 40, faults: faults, conflict: true, bystander: true}, n)
+	}
+	t.Logf("writes that declined their folder's own version, first in the order, and accepted others: %d", ownDeclinedSeen)
+	if ownDeclinedSeen == 0 {
+		t.Fatal("no folder's own version was out while another merged")
+	}
+}
+
 // A store of version 3: the first write of either writer is the upgrade,
 // conditional on the version-3 `current`, so exactly one upgrade lands
 // and the other writer folds on top of it. Every fault-free schedule,
@@ -139,7 +162,9 @@ func TestSampleThreeWritersTwoCommitsTwoFaults(t *testing.T) {
 		n = 30000
 	}
 	for _, conflict := range []bool{false, true} {
+		ownDeclinedSeen = 0
 		sample(t, scope{writers: 3, commits: 2, depth: 80, faults: 2, conflict: conflict}, n)
+		t.Logf("writes that declined their folder's own version, first in the order, and accepted others: %d", ownDeclinedSeen)
 	}
 }
 

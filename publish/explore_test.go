@@ -66,6 +66,11 @@ type scope struct {
 	// it folds what it listed, LISTs again and folds only what that LIST
 	// added, or begins again (§5.5).
 	gather bool
+	// bystander: in the conflict scope, the last writer's commits leave
+	// shared.md alone, so they merge where the others' conflict: a
+	// folder whose own version does not merge onto C still has one to
+	// accept.
+	bystander bool
 }
 
 const tick = 250 * time.Millisecond
@@ -376,7 +381,7 @@ func (x *world) build(agent, commit int, id string) Build {
 		if err := put(ownFile(agent), ownContent(agent, commit)); err != nil {
 			return Change{}, err
 		}
-		if x.sc.conflict {
+		if x.rewritesShared(agent) {
 			_, rest, _ := strings.Cut(string(read("shared.md")), "\n")
 			if err := put("shared.md", logLine(agent, commit)+rest); err != nil {
 				return Change{}, err
@@ -394,6 +399,11 @@ func (x *world) build(agent, commit int, id string) Build {
 		pack, err := packOf(sink)
 		return Change{Head: c.ID, Pack: pack, Author: fmt.Sprintf("writer %d", agent)}, err
 	}
+}
+
+// rewritesShared: the agent's commits rewrite line 1 of shared.md.
+func (x *world) rewritesShared(agent int) bool {
+	return x.sc.conflict && (!x.sc.bystander || agent != x.sc.writers-1)
 }
 
 type multi []cas.Source
@@ -429,6 +439,9 @@ func (x *world) runWriter(w *writer) {
 				}
 				if strings.HasPrefix(s[6:], "gather:") {
 					gathersSeen++
+				}
+				if strings.HasPrefix(s[6:], "declined ours (at 0 ") {
+					ownDeclinedSeen++
 				}
 				var n, g, added int
 				if _, err := fmt.Sscanf(s[6:], "fold of %d on %d: %d folded now", &n, &g, &added); err == nil && added < n {
@@ -484,6 +497,11 @@ var skipsSeen int
 // gathersSeen counts the gathers and piecesSeen the folds extended
 // rather than begun, so that the gather scope shows folds in pieces.
 var gathersSeen, piecesSeen int
+
+// ownDeclinedSeen counts the writes a folder won that declined its own
+// version, first in the fold order (it did not merge onto C), and
+// accepted others'.
+var ownDeclinedSeen int
 
 // runSchedule runs one schedule and audits it.
 func runSchedule(sc scope, choose crashpoint.Choose) crashpoint.Outcome {
@@ -900,7 +918,7 @@ func (x *world) audit(cut bool) error {
 			if got := read(ownFile(cl.agent)); !strings.Contains(got, ownContent(cl.agent, cl.commit)) || strings.Contains(got, "<<<<<<<") {
 				return fmt.Errorf("invariant 5: %s at generation %d is %q", ownFile(cl.agent), inc.Generation, got)
 			}
-			if x.sc.conflict {
+			if x.rewritesShared(cl.agent) {
 				if got := read("shared.md"); !strings.HasPrefix(got, logLine(cl.agent, cl.commit)) || strings.Contains(got, "<<<<<<<") || !strings.HasSuffix(got, "line 2\n") {
 					return fmt.Errorf("invariant 5: shared.md at generation %d is %q", inc.Generation, got)
 				}

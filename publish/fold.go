@@ -22,14 +22,14 @@ type proposal struct {
 }
 
 // folded is a fold's outcome: the members it accepts in order, the
-// versions it declines, and the group pack of what re-parenting created
-// (nil when the group is one proposal built on the state it was folded
-// onto: its proposal is its pack).
+// versions it declines (the folder's own among them if it does not
+// merge), and the group pack of what re-parenting created (nil when the
+// group is one proposal built on the state it was folded onto: its
+// proposal is its pack).
 type folded struct {
 	members  []remote.MemberV4
 	declined []remote.Declined
 	group    []byte
-	ownOut   bool // the folder's own version did not merge: rebuild it on C
 }
 
 // multiSource reads objects from the proposals' packs, the objects the
@@ -115,17 +115,14 @@ func (f *folding) Put(o cas.Object) error {
 // the previous head (a path only it changed taken as it is, a path the
 // fold changed too merged three-way with merge.Text); a text conflict, a
 // modify/delete, a case-folded twin or a file against a directory
-// declines it, whole. Deterministic: the same state and props give the
-// same members, heads and group pack. Once the folder's own version is
-// out (ownOut), nothing more is folded: the folder rebuilds it. An error is the engine's or the
-// objects' (a version that cannot be read is declined, not an error);
-// the folding is then not to be extended.
+// declines it, whole, the folder's own version like any other.
+// Deterministic: the same state and props give the same members, heads
+// and group pack. An error is the engine's or the objects' (a version
+// that cannot be read is declined, not an error); the folding is then
+// not to be extended.
 func (f *folding) add(props []proposal) error {
 	out, src := &f.out, f.src
 	for _, p := range props {
-		if out.ownOut {
-			return nil
-		}
 		if p.pack != nil {
 			// A proposal may store trees as deltas of its parent's
 			// (pack version 2), which the state's objects hold.
@@ -133,13 +130,6 @@ func (f *folding) add(props []proposal) error {
 		}
 		d := p.desc
 		decline := func() {
-			if d.Publication == f.own && len(out.members) == 0 {
-				// Our own version, first: it conflicts with what the
-				// state folded onto changed since its parent; rebuilt on
-				// that state it merges (or its conflict is the engine's
-				// to report).
-				out.ownOut = true
-			}
 			out.declined = append(out.declined, remote.Declined{Proposal: d.Parent, Publication: d.Publication})
 		}
 		if p.foreign {
@@ -226,7 +216,7 @@ func (f *folding) add(props []proposal) error {
 // folding may be extended after it (appending past what it returned).
 func (f *folding) result() (folded, error) {
 	out := f.out
-	if out.ownOut || len(f.made) == 0 {
+	if len(f.made) == 0 {
 		return out, nil
 	}
 	w := cas.NewPackWriter()

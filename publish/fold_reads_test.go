@@ -75,7 +75,7 @@ func TestFoldOfAVersionBuiltOnTheStateReadsNoTree(t *testing.T) {
 
 	objects := &treeCounter{Source: store}
 	f, err := fold(state, []proposal{version("mine", true)}, "mine", objects)
-	if err != nil || len(f.members) != 1 || len(f.declined) != 0 || f.ownOut || f.group != nil {
+	if err != nil || len(f.members) != 1 || len(f.declined) != 0 || f.group != nil {
 		t.Fatalf("own version alone: %+v, %v; want it taken as it is", f, err)
 	}
 	if objects.trees != 0 {

@@ -886,17 +886,16 @@ func (w *call) fold(ctx context.Context, p []key) error {
 	if err != nil {
 		return err
 	}
-	if f.ownOut {
-		// Our own version does not merge onto the fold: rebuild it on C
-		// and fold again from a new LIST (§5.2 step 2).
+	if len(f.members) == 0 {
+		// Nothing merges, ours included (p always holds it): ours
+		// conflicts with C itself. A write that only declines would
+		// spend the key for nothing; rebuild ours on C and fold again
+		// from a new LIST (§5.2 step 2).
 		w.tracef("own version does not merge")
 		if err := w.register(ctx); err != nil {
 			return err
 		}
 		return w.list(ctx, false)
-	}
-	if len(f.members) == 0 {
-		return w.read(ctx)
 	}
 	var group remote.GroupRef
 	if f.group != nil {
@@ -957,8 +956,10 @@ func (w *call) fold(ctx context.Context, p []key) error {
 				return &accepted{r}
 			}
 		}
-		// Our version conflicted with a member before it (a takeover
-		// fold): the write declined it; the next read rebuilds it.
+		// Our version did not merge (onto C, or onto a member before
+		// it): the write declined it, and the next read rebuilds it.
+		w.tracef("declined ours (at %d in the order), accepted %d others",
+			slices.Index(p, key{w.ver, w.id}), len(f.members))
 		if err := w.read(ctx); err != nil {
 			return err
 		}
