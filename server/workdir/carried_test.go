@@ -180,12 +180,7 @@ func randomChange(t *testing.T, dir string, rng *rand.Rand, dirs []string, path 
 // changes.
 func TestWatchedScanSkipsUnchangedSubtrees(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "x/w/e.md", "z/d.md", "z/v/f.md"} {
-		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
-	}
-	mem := NewWatchedListings()
-	defer mem.Close()
-	needWatch(t, dir, mem)
+	mem := watchedTree(t, dir, "a.md", "x/b.md", "x/y/c.md", "x/w/e.md", "z/d.md", "z/v/f.md")
 	res, _ := memScan(t, dir, NewStatCache(), mem)
 	res, _ = memScan(t, dir, res.Stats, mem) // every file read before: now each directory settles
 	walked := func(want int64, why string) {

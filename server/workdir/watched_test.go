@@ -66,12 +66,15 @@ func needWatch(t *testing.T, dir string, mem *WatchedListings) {
 	}
 }
 
-// watchedTree writes a small tree of aged files to dir (a.md, x/b.md,
+// watchedTree writes aged files to dir (files, or by default a.md, x/b.md,
 // x/y/c.md, z/d.md) and returns a watch that has scanned it once,
 // closed when the test ends; it skips where no change watch exists.
-func watchedTree(t *testing.T, dir string) *WatchedListings {
+func watchedTree(t *testing.T, dir string, files ...string) *WatchedListings {
 	t.Helper()
-	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
+	if len(files) == 0 {
+		files = []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"}
+	}
+	for _, p := range files {
 		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
 	}
 	mem := NewWatchedListings()
@@ -114,12 +117,7 @@ func TestWatchedListingsReusesUnchangedListings(t *testing.T) {
 // replaced by a directory) lists the directory again.
 func TestWatchedScanKeepsTheListingOnContentEvents(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "z/d.md"} {
-		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
-	}
-	mem := NewWatchedListings()
-	defer mem.Close()
-	needWatch(t, dir, mem)
+	mem := watchedTree(t, dir)
 	res, _ := memScan(t, dir, NewStatCache(), mem)
 	res, _ = memScan(t, dir, res.Stats, mem) // every file read before: now each directory settles
 	scan := func(why string, wantListed, wantWalked int64) {
@@ -392,12 +390,7 @@ func TestWatchedListingsListsMarkerFiles(t *testing.T) {
 // and going back to the old rules finds every file again.
 func TestWatchedListingsOutcomeNeedsTheSameRules(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"a.md", "x/b.md", "x/y/c.md", "x/y/d.txt"} {
-		writeAged(t, filepath.Join(dir, p), p+"\n", time.Hour)
-	}
-	mem := NewWatchedListings()
-	defer mem.Close()
-	needWatch(t, dir, mem)
+	mem := watchedTree(t, dir, "a.md", "x/b.md", "x/y/c.md", "x/y/d.txt")
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
