@@ -479,7 +479,7 @@ func (v *v4) fold(e env, w *writer, c *cur, p []pkey) {
 	}
 	after := func(present map[pkey]bool) {
 		var members, declined []pkey
-		chained := false
+		chained, ownOut := false, false
 		for _, k := range p {
 			if k.ID != w.id && !present[k] {
 				continue // gone: cleaned up after it was accepted
@@ -496,18 +496,22 @@ func (v *v4) fold(e env, w *writer, c *cur, p []pkey) {
 					ok, fresh = i >= 0, i == len(members)-1
 				}
 			}
-			if ok && v.conflicts(k, fresh) && k.ID == w.id {
-				// Our own: we merge it ourselves onto c and register
-				// that version; the fold then goes on from a new LIST.
-				v.register(e, w, c)
-				return
-			}
 			if !ok || v.conflicts(k, fresh) {
+				// Ours too, like any other (publish: the folder's
+				// write accepts the others; it rebuilds after).
+				ownOut = ownOut || ok && k.ID == w.id
 				declined = append(declined, k)
 				continue
 			}
 			chained = chained || is
 			members = append(members, k)
+		}
+		if len(members) == 0 && ownOut {
+			// Nothing merges, ours included: a write that only declines
+			// would spend the key; ours is rebuilt on c and registered,
+			// and the fold goes on from a new LIST.
+			v.register(e, w, c)
+			return
 		}
 		if len(members) == 0 {
 			// Our own chained version without its predecessor (a
